@@ -1,0 +1,178 @@
+"""Numerical building blocks shared by every fdpkit module.
+
+Two rules live here so that the rest of the package can rely on them:
+
+1. **Tails keep their digits.** Gaussian quantities are evaluated with survival functions
+   (``norm.sf``/``norm.isf``) and in log space, never as ``1 - norm.cdf(x)`` or
+   ``norm.ppf(1 - a)``, which lose every digit once the tail probability is below
+   machine epsilon (about 1e-16).
+2. **Bad input is a ValueError that names the argument and its value.** The validators
+   below are the only place where inputs are checked, so that the messages read alike.
+
+Tolerances used across the package are named constants here.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from scipy import special
+
+#: Tolerance (absolute, on beta) within which a user-supplied or numeric curve may violate
+#: monotonicity, convexity or beta <= 1 - alpha before it is rejected. Violations inside the
+#: tolerance are repaired in the pessimistic direction (lower convex hull, clip towards 1 - alpha).
+CURVE_TOL = 1e-9
+
+#: Relative safety margin added to a fitted mu so that floating-point rounding in
+#: ``isf(alpha) - isf(tpr)`` can never make the reported mu optimistic.
+MU_SAFETY_RTOL = 1e-12
+
+#: Largest finite mu/epsilon fdpkit accepts in closed forms. Beyond these the curves are
+#: numerically the perfect-distinguishability curve; the limits keep answers finite.
+MU_MAX = 1e3
+EPSILON_MAX = 1e3
+
+
+# --------------------------------------------------------------------------------------
+# validation
+# --------------------------------------------------------------------------------------
+def _is_scalar(value: Any) -> bool:
+    return np.ndim(value) == 0
+
+
+def as_float_array(name: str, value: Any) -> np.ndarray:
+    """Convert ``value`` to a float ndarray, or raise ValueError naming ``name``."""
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number or an array of numbers, got {value!r}") from None
+    if np.isnan(arr).any():
+        raise ValueError(f"{name} must not be NaN, got {_show(value)}")
+    return arr
+
+
+def _show(value: Any) -> str:
+    arr = np.asarray(value, dtype=float) if not isinstance(value, str) else value
+    if isinstance(arr, np.ndarray) and arr.ndim == 0:
+        return repr(float(arr))
+    if isinstance(arr, np.ndarray):
+        return np.array2string(arr, threshold=6, precision=6)
+    return repr(value)
+
+
+def _first_bad(arr: np.ndarray, bad: np.ndarray) -> str:
+    if arr.ndim == 0:
+        return repr(float(arr))
+    idx = int(np.flatnonzero(bad)[0])
+    return f"{float(arr.ravel()[idx])!r} (at index {idx})"
+
+
+def check_probability(
+    name: str, value: Any, *, open_low: bool = False, open_high: bool = False
+) -> np.ndarray:
+    """Return ``value`` as a float array after checking it lies in [0, 1].
+
+    ``open_low``/``open_high`` exclude 0 and 1 respectively.
+
+    >>> float(check_probability("alpha", 0.25))
+    0.25
+    >>> check_probability("alpha", 1.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: alpha must be in [0, 1], got 1.5
+    """
+    arr = as_float_array(name, value)
+    low_bad = arr <= 0 if open_low else arr < 0
+    high_bad = arr >= 1 if open_high else arr > 1
+    bad = low_bad | high_bad
+    if bad.any():
+        interval = ("(" if open_low else "[") + "0, 1" + (")" if open_high else "]")
+        raise ValueError(f"{name} must be in {interval}, got {_first_bad(arr, bad)}")
+    return arr
+
+
+def check_nonnegative(
+    name: str, value: Any, *, allow_zero: bool = True, allow_inf: bool = False
+) -> np.ndarray:
+    """Return ``value`` as a float array after checking it is >= 0 (or > 0), finite unless
+    ``allow_inf``.
+
+    >>> check_nonnegative("mu", -1.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: mu must be >= 0, got -1.0
+    """
+    arr = as_float_array(name, value)
+    bad = arr <= 0 if not allow_zero else arr < 0
+    if bad.any():
+        op = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{name} must be {op}, got {_first_bad(arr, bad)}")
+    if not allow_inf and np.isinf(arr).any():
+        raise ValueError(f"{name} must be finite, got {_first_bad(arr, np.isinf(arr))}")
+    return arr
+
+
+def check_positive(
+    name: str, value: Any, *, allow_zero: bool = False, allow_inf: bool = False
+) -> np.ndarray:
+    """Return ``value`` as a float array after checking it is > 0 (>= 0 with ``allow_zero``)."""
+    return check_nonnegative(name, value, allow_zero=allow_zero, allow_inf=allow_inf)
+
+
+def check_scalar(name: str, value: Any) -> float:
+    """Return ``value`` as a Python float, requiring a scalar."""
+    arr = as_float_array(name, value)
+    if arr.ndim != 0:
+        raise ValueError(f"{name} must be a single number, got an array of shape {arr.shape}")
+    return float(arr)
+
+
+def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
+    """Return ``value`` if it is one of ``choices``, else raise ValueError naming ``name``."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
+    return value
+
+
+def scalar_or_array(result: np.ndarray, *inputs: Any) -> float | np.ndarray:
+    """Return a Python float when every input was a scalar, else the array."""
+    if all(_is_scalar(x) for x in inputs):
+        return float(np.asarray(result).reshape(()))
+    return result
+
+
+# --------------------------------------------------------------------------------------
+# Gaussian tails
+# --------------------------------------------------------------------------------------
+def norm_sf(x: Any) -> np.ndarray:
+    """Phi(-x) = 1 - Phi(x), accurate in the upper tail."""
+    return special.ndtr(-np.asarray(x, dtype=float))
+
+
+def norm_cdf(x: Any) -> np.ndarray:
+    """Phi(x)."""
+    return special.ndtr(np.asarray(x, dtype=float))
+
+
+def norm_isf(p: Any) -> np.ndarray:
+    """Phi^-1(1 - p), accurate for tiny p (the inverse survival function)."""
+    return -special.ndtri(np.asarray(p, dtype=float))
+
+
+def norm_ppf(p: Any) -> np.ndarray:
+    """Phi^-1(p)."""
+    return special.ndtri(np.asarray(p, dtype=float))
+
+
+def norm_logcdf(x: Any) -> np.ndarray:
+    """log Phi(x), accurate far in the lower tail."""
+    return special.log_ndtr(np.asarray(x, dtype=float))
+
+
+def log1mexp(x: Any) -> np.ndarray:
+    """log(1 - exp(x)) for x <= 0, without cancellation (Maechler 2012)."""
+    x = np.asarray(x, dtype=float)
+    with np.errstate(divide="ignore"):
+        return np.where(x > -math.log(2.0), np.log(-np.expm1(x)), np.log1p(-np.exp(x)))

@@ -1,0 +1,23 @@
+"""Trade-off curves: the core maths of fdpkit (no I/O, no plots, no accountants)."""
+
+from fdpkit.curves.base import CurveGrid, TradeOffCurve
+from fdpkit.curves.combine import EnvelopeCurve, envelope, worst_case
+from fdpkit.curves.epsdelta import EpsDeltaCurve, RandomizedResponseCurve, UniformSamplingCurve
+from fdpkit.curves.gaussian import GaussianCurve
+from fdpkit.curves.laplace import LaplaceCurve
+from fdpkit.curves.piecewise import PiecewiseLinearCurve, piecewise_lower_bound
+
+__all__ = [
+    "CurveGrid",
+    "EnvelopeCurve",
+    "EpsDeltaCurve",
+    "GaussianCurve",
+    "LaplaceCurve",
+    "PiecewiseLinearCurve",
+    "RandomizedResponseCurve",
+    "TradeOffCurve",
+    "UniformSamplingCurve",
+    "envelope",
+    "piecewise_lower_bound",
+    "worst_case",
+]

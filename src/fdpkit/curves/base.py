@@ -1,0 +1,179 @@
+"""The trade-off curve contract shared by every curve in fdpkit.
+
+A trade-off curve f (Dong, Roth & Su 2022, Def. 2.1) maps a false-positive rate alpha
+(type I error) to the smallest false-negative rate beta (type II error) that any test
+reaches at that alpha. Valid curves are convex, continuous, non-increasing, and satisfy
+f(alpha) <= 1 - alpha. TPR = 1 - beta is the power of the best attack.
+
+Following ``scipy.stats``, the public methods validate and broadcast, and subclasses
+implement private vectorised hooks (``_beta``, ``_tpr``) that receive a float ndarray
+already checked to lie in [0, 1].
+
+Every curve states what it is: ``bound = "exact"`` (the curve of the mechanism),
+``"lower"`` (a pessimistic bound: the mechanism's true curve is at or above it, so any
+TPR read from it is an upper bound on attack power) or ``"upper"`` (optimistic; fdpkit
+never reports guarantees from such curves).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from fdpkit._numerics import check_probability, scalar_or_array
+
+BOUNDS = ("exact", "lower", "upper")
+
+#: Bisection steps used to invert ``f(alpha) - alpha = d``; 2**-80 is far below double
+#: precision on [0, 1].
+_BISECT_STEPS = 80
+
+
+class CurveGrid(NamedTuple):
+    """A trade-off curve sampled on a grid: ``alpha`` (FPR) and ``beta`` (FNR) arrays."""
+
+    alpha: np.ndarray
+    beta: np.ndarray
+
+
+class TradeOffCurve(ABC):
+    """Abstract trade-off curve: FPR alpha -> smallest FNR beta.
+
+    Subclasses implement ``_beta`` (and ``_tpr`` where ``1 - beta`` would lose digits).
+    """
+
+    #: "exact", "lower" (pessimistic bound) or "upper".
+    bound: str = "exact"
+
+    # ---------------------------------------------------------------- public API
+    def beta(self, alpha: Any) -> float | np.ndarray:
+        """False-negative rate f(alpha) of the best test at false-positive rate ``alpha``.
+
+        Scalar in, float out; arrays are evaluated elementwise.
+        """
+        a = check_probability("alpha", alpha)
+        return scalar_or_array(np.asarray(self._beta(a), dtype=float), alpha)
+
+    def tpr(self, alpha: Any) -> float | np.ndarray:
+        """True-positive rate 1 - f(alpha): the power of the best attack at FPR ``alpha``."""
+        a = check_probability("alpha", alpha)
+        return scalar_or_array(np.asarray(self._tpr(a), dtype=float), alpha)
+
+    def __call__(self, alpha: Any) -> float | np.ndarray:
+        """Same as :meth:`beta`, so a curve can be used as the function f."""
+        return self.beta(alpha)
+
+    @property
+    def f0(self) -> float:
+        """f(0): below 1 means some outputs reveal membership with certainty."""
+        return float(self._beta(np.zeros(1))[0])
+
+    @property
+    def is_symmetric(self) -> bool:
+        """Whether f equals its inverse f^{-1} (true for all closed forms in fdpkit)."""
+        return False
+
+    def grid(self, step: float = 0.01) -> CurveGrid:
+        """The curve on alpha = 0, step, 2*step, ..., 1 (like R fdp's ``gdp(1)()``).
+
+        Examples
+        --------
+        >>> from fdpkit import GaussianCurve
+        >>> g = GaussianCurve(1.0).grid()
+        >>> len(g.alpha), round(float(g.beta[1]), 6)
+        (101, 0.907638)
+        """
+        if not (0 < step <= 1):
+            raise ValueError(f"step must be in (0, 1], got {step!r}")
+        n = int(round(1.0 / step))
+        if abs(n * step - 1.0) > 1e-9:
+            raise ValueError(f"step must divide 1 evenly, got {step!r}")
+        alpha = np.linspace(0.0, 1.0, n + 1)
+        return CurveGrid(alpha, np.asarray(self._beta(alpha), dtype=float))
+
+    def inverse(self) -> "TradeOffCurve":
+        """The inverse curve f^{-1}(alpha) = inf{t in [0, 1] : f(t) <= alpha}.
+
+        It is the trade-off curve of the same test with the hypotheses swapped
+        (Dong et al. 2022, Sec. 2). Symmetric curves return themselves.
+        """
+        if self.is_symmetric:
+            return self
+        return self.to_piecewise().inverse()
+
+    def symmetrize(self) -> "TradeOffCurve":
+        """The weakest symmetric curve below f and f^{-1}: the lower convex hull of
+        min{f, f^{-1}} (Dong et al. 2022, Def. F.1 and Prop. F.2).
+
+        A guarantee that holds for one ordering of neighbouring datasets holds for the
+        other ordering with the inverse curve; the symmetrised curve holds for both.
+        """
+        if self.is_symmetric:
+            return self
+        from fdpkit.curves.combine import worst_case
+
+        return worst_case(self, self.inverse())
+
+    def to_piecewise(self, n: int = 20001) -> "TradeOffCurve":
+        """A piecewise-linear *lower bound* of this curve.
+
+        Smooth curves use tangent lines at ``n`` points spaced uniformly in logit(alpha),
+        so the result lies at or below the curve everywhere (sound). Curves that are
+        already piecewise linear return an exact copy.
+        """
+        from fdpkit.curves.piecewise import piecewise_lower_bound
+
+        return piecewise_lower_bound(self, n)
+
+    # ---------------------------------------------------------------- hooks
+    @abstractmethod
+    def _beta(self, alpha: np.ndarray) -> np.ndarray:
+        """Vectorised f(alpha) for a validated float array."""
+
+    def _tpr(self, alpha: np.ndarray) -> np.ndarray:
+        return 1.0 - self._beta(alpha)
+
+    def _slope(self, alpha: np.ndarray) -> np.ndarray | None:
+        """Derivative f'(alpha) where the curve is smooth, or None if not available."""
+        return None
+
+    def _alpha_at_slope(self, slope: np.ndarray) -> np.ndarray | None:
+        """The alpha where f'(alpha) = slope (slope < 0), or None if not available."""
+        return None
+
+    def _breakpoints(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """(alpha, tpr) vertices when the curve is exactly piecewise linear, else None."""
+        return None
+
+    def _mu_exact(self) -> float | None:
+        """The tight mu over all of [0, 1] where a closed form exists, else None."""
+        return None
+
+    def _advantage_exact(self) -> float | None:
+        return None
+
+    def _alpha_at_d(self, d: np.ndarray) -> np.ndarray:
+        """Solve f(alpha) - alpha = d for alpha (anti-diagonal parametrisation).
+
+        f(alpha) - alpha is strictly decreasing from f(0) to -1, so the solution is unique;
+        for d >= f(0) the answer is 0 (the vertical part of the curve at alpha = 0).
+        Generic version: vectorised bisection.
+        """
+        d = np.asarray(d, dtype=float)
+        lo = np.zeros_like(d)
+        hi = np.ones_like(d)
+        for _ in range(_BISECT_STEPS):
+            mid = 0.5 * (lo + hi)
+            above = self._beta(mid) - mid > d
+            lo = np.where(above, mid, lo)
+            hi = np.where(above, hi, mid)
+        return np.where(d >= self.f0, 0.0, 0.5 * (lo + hi))
+
+    def __repr__(self) -> str:  # pragma: no cover - cosmetic
+        params = ", ".join(f"{k}={v!r}" for k, v in self._params().items())
+        return f"{type(self).__name__}({params})"
+
+    def _params(self) -> dict[str, Any]:
+        return {}

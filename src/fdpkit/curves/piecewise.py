@@ -1,0 +1,368 @@
+"""Piecewise-linear trade-off curves: numeric accountants' output and user-supplied data.
+
+A numeric accountant produces a trade-off curve as finitely many vertices (Kulynych et al.
+2024; Gomez et al. Thm. A.10): between vertices the curve is linear. fdpkit stores the
+vertices as (alpha, TPR) rather than (alpha, beta), because in the small-alpha tail
+TPR = 1 - beta is tiny and ``1 - beta`` would have lost its digits; beta is derived.
+
+Contract checked on construction (OpenDP-style; see STYLE.md):
+
+- alpha and beta are finite, in [0, 1] and of equal length >= 2;
+- alpha is non-decreasing, starts at 0 and ends at 1 (repeated alpha values collapse to
+  the smallest beta, the pessimistic reading);
+- beta is non-increasing, convex and <= 1 - alpha, each within ``CURVE_TOL`` (absolute).
+
+Violations larger than the tolerance raise ValueError saying which property fails and
+where. Violations within it are repaired in the pessimistic direction (beta lowered to
+1 - alpha, to the running minimum and to the lower convex hull), so a repaired curve is
+never above the input.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from fdpkit._numerics import CURVE_TOL, as_float_array, check_choice, check_probability
+from fdpkit.curves.base import BOUNDS, TradeOffCurve
+
+
+def _cross(a, t, b, i0, i1, i2):
+    """Cross product (p1 - p0) x (p2 - p0) in (alpha, TPR) coordinates; >= 0 means p1 is
+    on or below the chord p0-p2 (not a vertex of the upper concave hull). Differences of
+    TPR are taken from the TPR array where TPR is small and from the beta array (beta
+    differences are minus TPR differences) where beta is small, so both tails keep digits."""
+    use_t = t[i1] <= 0.5
+    dt1 = np.where(use_t, t[i1] - t[i0], b[i0] - b[i1])
+    dt2 = np.where(use_t, t[i2] - t[i0], b[i0] - b[i2])
+    return (a[i1] - a[i0]) * dt2 - dt1 * (a[i2] - a[i0])
+
+
+def upper_concave_hull(alpha: np.ndarray, tpr: np.ndarray, beta: np.ndarray | None = None) -> np.ndarray:
+    """Indices of the vertices of the upper concave hull of points sorted by alpha.
+
+    The upper concave hull in (alpha, TPR) is the lower convex hull in (alpha, beta): the
+    largest convex function below the points. Vectorised passes first drop points that lie
+    on or below the chord of their neighbours (never hull vertices); a monotone-chain pass
+    then finishes whatever remains.
+    """
+    beta = 1.0 - tpr if beta is None else beta
+    idx = np.arange(len(alpha))
+    for _ in range(8):
+        if len(idx) < 3:
+            return idx
+        drop = _cross(alpha, tpr, beta, idx[:-2], idx[1:-1], idx[2:]) >= 0
+        if not drop.any():
+            return idx
+        keep = np.ones(len(idx), dtype=bool)
+        keep[1:-1] = ~drop
+        idx = idx[keep]
+    # monotone chain on the survivors
+    a, t, b = alpha[idx].tolist(), tpr[idx].tolist(), beta[idx].tolist()
+    hull: list[int] = []
+    for k in range(len(a)):
+        while len(hull) >= 2:
+            i, j = hull[-2], hull[-1]
+            if t[j] <= 0.5:
+                dt1, dt2 = t[j] - t[i], t[k] - t[i]
+            else:
+                dt1, dt2 = b[i] - b[j], b[i] - b[k]
+            if (a[j] - a[i]) * dt2 - dt1 * (a[k] - a[i]) >= 0:
+                hull.pop()
+            else:
+                break
+        hull.append(k)
+    return idx[np.asarray(hull, dtype=int)]
+
+
+class PiecewiseLinearCurve(TradeOffCurve):
+    """A trade-off curve given by its vertices, linear in between.
+
+    Parameters
+    ----------
+    alpha : array_like
+        False-positive rates of the vertices, non-decreasing from 0 to 1.
+    beta : array_like
+        False-negative rates at those alphas.
+    bound : {"lower", "upper", "exact"}, default "lower"
+        What the curve is relative to the mechanism's true curve: a pessimistic lower
+        bound (numeric accountants), an optimistic upper bound, or exact.
+    tpr : array_like, optional
+        TPR = 1 - beta computed accurately by the caller; when given it is the source of
+        truth (``beta`` may then be None) and keeps tail digits.
+    tol : float, default CURVE_TOL
+        Absolute tolerance for the validity checks.
+
+    Examples
+    --------
+    >>> f = PiecewiseLinearCurve([0, 0.2, 1], [1, 0.4, 0])
+    >>> f.beta(0.1), f.bound
+    (0.7, 'lower')
+    >>> PiecewiseLinearCurve([0, 0.5, 1], [1, 0.8, 0])
+    Traceback (most recent call last):
+    ...
+    ValueError: beta must be convex in alpha: beta[1]=0.8 lies 0.3 above the chord of its neighbours at alpha=0.5
+    """
+
+    def __init__(
+        self,
+        alpha: Any,
+        beta: Any = None,
+        bound: str = "lower",
+        *,
+        tpr: Any = None,
+        tol: float = CURVE_TOL,
+        _hull: bool = False,
+    ) -> None:
+        self.bound = check_choice("bound", bound, BOUNDS)
+        self._hull_input = _hull
+        a = as_float_array("alpha", alpha).ravel()
+        b = t = None
+        if tpr is not None:
+            t = as_float_array("tpr", tpr).ravel()
+            check_probability("tpr", t)
+        if beta is not None:
+            b = as_float_array("beta", beta).ravel()
+            check_probability("beta", b)
+        if b is None and t is None:
+            raise ValueError("beta (or tpr) must be given, got None")
+        if b is not None and t is not None:
+            if len(b) != len(t):
+                raise ValueError(
+                    f"beta and tpr must have the same length, got {len(b)} and {len(t)}"
+                )
+            gap = np.abs(b + t - 1.0)
+            if (gap > 1e-12).any():
+                i = int(np.argmax(gap))
+                raise ValueError(
+                    f"beta and tpr must add up to 1, got beta[{i}] + tpr[{i}] = {float(b[i] + t[i])!r}"
+                )
+        elif t is None:
+            t = 1.0 - b
+        else:
+            b = 1.0 - t
+        other_name = "tpr" if tpr is not None else "beta"
+        if len(a) != len(t):
+            raise ValueError(
+                f"alpha and {other_name} must have the same length, got {len(a)} and {len(t)}"
+            )
+        if len(a) < 2:
+            raise ValueError(f"a piecewise-linear curve needs at least 2 points, got {len(a)}")
+        check_probability("alpha", a)
+        self._alpha, self._beta_v, self._tpr_v = self._validate(
+            a, b, t, float(tol), skip_convexity=_hull
+        )
+        for arr in (self._alpha, self._tpr_v, self._beta_v):
+            arr.setflags(write=False)
+
+    @classmethod
+    def from_tpr(cls, alpha: Any, tpr: Any, bound: str = "lower", *, tol: float = CURVE_TOL):
+        """Build from (alpha, TPR) vertices; use it when TPR was computed accurately.
+
+        >>> f = PiecewiseLinearCurve.from_tpr([0, 1e-12, 1], [0, 1e-10, 1])
+        >>> f.tpr(1e-12)
+        1e-10
+        """
+        return cls(alpha, None, bound, tpr=tpr, tol=tol)
+
+    # ------------------------------------------------------------------ validation
+    @classmethod
+    def lower_convex_hull(
+        cls, alpha: Any, tpr: Any, bound: str = "lower", *, beta: Any = None
+    ) -> "PiecewiseLinearCurve":
+        """The largest convex curve below the points (alpha, 1 - tpr): no convexity check.
+
+        Used to combine curves (``worst_case``): the result is below every point given,
+        so it is a sound lower bound whenever each point is.
+        """
+        return cls(alpha, beta, bound, tpr=tpr, _hull=True)
+
+    @staticmethod
+    def _validate(
+        a: np.ndarray, b: np.ndarray, t: np.ndarray, tol: float, skip_convexity: bool = False
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if a[0] != 0.0 or a[-1] != 1.0:
+            raise ValueError(
+                f"alpha must start at 0 and end at 1, got alpha[0]={float(a[0])!r}, "
+                f"alpha[-1]={float(a[-1])!r}"
+            )
+        da = np.diff(a)
+        if (da < 0).any():
+            i = int(np.flatnonzero(da < 0)[0])
+            raise ValueError(
+                f"alpha must be non-decreasing, got alpha[{i + 1}]={float(a[i + 1])!r} < "
+                f"alpha[{i}]={float(a[i])!r}"
+            )
+        if (da == 0).any():  # collapse repeated alphas to the smallest beta (largest TPR)
+            starts = np.concatenate([[True], da > 0])
+            groups = np.cumsum(starts) - 1
+            t_max = np.full(int(groups[-1]) + 1, -np.inf)
+            b_min = np.full(int(groups[-1]) + 1, np.inf)
+            np.maximum.at(t_max, groups, t)
+            np.minimum.at(b_min, groups, b)
+            a, t, b = a[starts], t_max, b_min
+        rise = np.diff(b)
+        if (rise > tol).any():
+            i = int(np.flatnonzero(rise > tol)[0])
+            raise ValueError(
+                f"beta must be non-increasing, got beta[{i + 1}]={float(b[i + 1])!r} > "
+                f"beta[{i}]={float(b[i])!r} at alpha={float(a[i + 1])!r}"
+            )
+        excess = t - a  # TPR >= alpha  <=>  beta <= 1 - alpha
+        if (excess < -tol).any():
+            i = int(np.flatnonzero(excess < -tol)[0])
+            raise ValueError(
+                f"beta must be <= 1 - alpha, got beta[{i}]={float(b[i])!r} > "
+                f"1 - alpha = {float(1 - a[i])!r}"
+            )
+        if len(a) >= 3 and not skip_convexity:
+            w = (a[1:-1] - a[:-2]) / (a[2:] - a[:-2])
+            chord = b[:-2] + w * (b[2:] - b[:-2])
+            above = b[1:-1] - chord
+            if (above > tol).any():
+                i = int(np.flatnonzero(above > tol)[0]) + 1
+                raise ValueError(
+                    f"beta must be convex in alpha: beta[{i}]={float(b[i])!r} lies "
+                    f"{above[i - 1]:.3g} above the chord of its neighbours at alpha={float(a[i])!r}"
+                )
+        # pessimistic repairs within tolerance: beta <= 1 - alpha, non-increasing, convex hull
+        over = t < a
+        t = np.where(over, a, t)
+        b = np.where(over, 1.0 - a, b)
+        t = np.maximum.accumulate(t)
+        b = np.minimum.accumulate(b)
+        keep = upper_concave_hull(a, t, b)
+        return (np.ascontiguousarray(a[keep]), np.ascontiguousarray(b[keep]),
+                np.ascontiguousarray(t[keep]))
+
+    # ------------------------------------------------------------------ data
+    @property
+    def alphas(self) -> np.ndarray:
+        """Vertex false-positive rates (read-only)."""
+        return self._alpha
+
+    @property
+    def betas(self) -> np.ndarray:
+        """Vertex false-negative rates (read-only)."""
+        return self._beta_v
+
+    @property
+    def tprs(self) -> np.ndarray:
+        """Vertex true-positive rates 1 - beta (read-only, accurate in the tail)."""
+        return self._tpr_v
+
+    def __len__(self) -> int:
+        return len(self._alpha)
+
+    def _params(self) -> dict[str, Any]:
+        return {"vertices": len(self._alpha), "bound": self.bound}
+
+    # ------------------------------------------------------------------ hooks
+    def _beta(self, alpha: np.ndarray) -> np.ndarray:
+        return np.interp(alpha, self._alpha, self._beta_v)
+
+    def _tpr(self, alpha: np.ndarray) -> np.ndarray:
+        return np.interp(alpha, self._alpha, self._tpr_v)
+
+    def _breakpoints(self) -> tuple[np.ndarray, np.ndarray]:
+        return self._alpha, self._tpr_v
+
+    def _vertex_betas(self) -> np.ndarray:
+        return self._beta_v
+
+    def _alpha_at_d(self, d: np.ndarray) -> np.ndarray:
+        dv = self._beta_v - self._alpha  # strictly decreasing along the vertices
+        return np.interp(d, dv[::-1], self._alpha[::-1])
+
+    def _advantage_exact(self) -> float:
+        return float(np.max(self._tpr_v - self._alpha))
+
+    @property
+    def is_symmetric(self) -> bool:
+        inv = self._inverse_arrays()
+        if len(inv[0]) != len(self._alpha):
+            return False
+        return bool(
+            np.allclose(inv[0], self._alpha, rtol=0, atol=1e-15)
+            and np.allclose(inv[1], self._beta_v, rtol=0, atol=1e-15)
+        )
+
+    def _inverse_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        # f^{-1} swaps the roles of alpha and beta: vertices (beta_i, alpha_i), reversed.
+        a_new = self._beta_v[::-1].copy()
+        b_new = self._alpha[::-1].copy()
+        t_new = self._tpr_v[::-1].copy()  # placeholder, recomputed below
+        t_new = 1.0 - b_new
+        if a_new[-1] < 1.0:  # f(0) < 1: f^{-1}(alpha) = 0 for alpha >= f(0)
+            a_new, b_new, t_new = (np.append(a_new, 1.0), np.append(b_new, 0.0),
+                                   np.append(t_new, 1.0))
+        return a_new, b_new, t_new
+
+    def inverse(self) -> "PiecewiseLinearCurve":
+        """The inverse curve f^{-1}: vertices (beta_i, alpha_i), exact.
+
+        >>> f = PiecewiseLinearCurve([0, 0.1, 1], [0.5, 0.2, 0]).inverse()
+        >>> f.beta(0.2), f.beta(0.6)
+        (0.1, 0.0)
+        """
+        a_new, b_new, t_new = self._inverse_arrays()
+        return PiecewiseLinearCurve(a_new, b_new, self.bound, tpr=t_new)
+
+    def to_piecewise(self, n: int = 0) -> "PiecewiseLinearCurve":
+        return self
+
+
+def piecewise_lower_bound(curve: TradeOffCurve, n: int = 20001) -> PiecewiseLinearCurve:
+    """A piecewise-linear curve at or below ``curve`` everywhere (sound for guarantees).
+
+    Exactly piecewise-linear curves are copied. Smooth curves with a known slope use the
+    envelope of tangent lines at ``n`` points uniform in logit(alpha): tangents of a convex
+    function lie below it, so every vertex is a sound lower bound. Without slopes, chords
+    are used and the result is labelled ``bound="upper"``.
+    """
+    if isinstance(curve, PiecewiseLinearCurve):
+        return curve
+    bp = curve._breakpoints()
+    lower = "exact" if curve.bound == "exact" else curve.bound
+    if bp is not None:
+        return PiecewiseLinearCurve.from_tpr(bp[0], bp[1], lower)  # closed forms: few vertices
+    if n < 3:
+        raise ValueError(f"n must be >= 3, got {n!r}")
+    # logit(alpha) from about 1e-300 to 1 - 1e-300, dense near the middle (sinh spacing)
+    u = np.linspace(-1.0, 1.0, n) * math.asinh(69.0)
+    x = 10.0 * np.sinh(u)
+    pts = 1.0 / (1.0 + np.exp(-x))
+    pts = np.concatenate([[0.0], pts[(pts > 0) & (pts < 1)], [1.0]])
+    tpr = curve._tpr(pts)
+    slope = curve._slope(pts[1:-1])
+    if slope is None:
+        return PiecewiseLinearCurve.from_tpr(pts, tpr, "upper")
+    # tangent lines  t(x) = tpr_i - slope_i * (x - a_i)  in TPR space (TPR slope = -f').
+    a_in, t_in, s = pts[1:-1], tpr[1:-1], -np.asarray(slope)
+    # intersections of consecutive tangents
+    with np.errstate(divide="ignore", invalid="ignore"):
+        xa = (t_in[1:] - t_in[:-1] + s[:-1] * a_in[:-1] - s[1:] * a_in[1:]) / (s[:-1] - s[1:])
+    ok = np.isfinite(xa) & (xa > a_in[:-1]) & (xa < a_in[1:])
+    xa = np.where(ok, xa, a_in[:-1])
+    ta = np.where(ok, t_in[:-1] + s[:-1] * (xa - a_in[:-1]), t_in[:-1])
+    alpha = np.concatenate([[0.0], xa, [a_in[-1], 1.0]])
+    t_all = np.concatenate([[tpr[0]], ta, [t_in[-1], 1.0]])
+    out_bound = "lower" if curve.bound in ("exact", "lower") else "upper"
+    b_all = 1.0 - t_all
+    if curve.is_symmetric:
+        # Near alpha = 1, beta is tiny and tangent vertices lose its relative digits. For a
+        # symmetric curve use the accurate half (TPR >= 1 - alpha side, i.e. alpha up to the
+        # fixed point) and mirror it: vertices (1 - TPR_i, 1 - alpha_i).
+        half = b_all >= alpha
+        a_h, t_h, b_h = alpha[half], t_all[half], b_all[half]
+        alpha = np.concatenate([a_h, b_h])
+        t_all = np.concatenate([t_h, 1.0 - a_h])
+        b_all = np.concatenate([b_h, a_h])
+    order = np.argsort(alpha, kind="stable")
+    alpha, t_all, b_all = alpha[order], t_all[order], b_all[order]
+    # tangents can overshoot TPR = 1 or undershoot TPR = alpha only by rounding
+    t_all = np.clip(t_all, alpha, 1.0)
+    b_all = np.clip(b_all, 0.0, 1.0 - alpha)
+    return PiecewiseLinearCurve.lower_convex_hull(alpha, t_all, out_bound, beta=b_all)
