@@ -44,6 +44,8 @@ ALPHA_MIN_DEFAULT = 1e-10
 #: Grid size (uniform in logit alpha) for curves that are neither closed-form nor
 #: piecewise linear; the best grid point is refined with Brent's method.
 _DENSE_GRID = 20001
+#: Grid size for the regret between two smooth curves (refined by Brent afterwards).
+_REGRET_GRID = 2001
 #: Relative margin added to numerically maximised quantities that must not be optimistic.
 _NUMERIC_RTOL = 1e-9
 
@@ -241,7 +243,7 @@ def _regret_candidates(f: TradeOffCurve, g: TradeOffCurve) -> np.ndarray | None:
 
 
 def _regret_dense(f: TradeOffCurve, g: TradeOffCurve) -> float:
-    x = np.linspace(-40.0, 40.0, _DENSE_GRID)
+    x = np.linspace(-40.0, 40.0, _REGRET_GRID)
     a = 1.0 / (1.0 + np.exp(-x))
     d = np.concatenate([_d_of(f, a), _d_of(g, a)])
     t = f._alpha_at_d(d) - g._alpha_at_d(d)

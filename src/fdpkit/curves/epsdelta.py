@@ -37,7 +37,7 @@ class EpsDeltaCurve(TradeOffCurve):
     --------
     >>> f = EpsDeltaCurve(1.0, 1e-5)
     >>> round(f.beta(0.1), 6)
-    0.728272
+    0.728162
     >>> f.f0
     0.99999
     """

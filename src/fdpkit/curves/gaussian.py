@@ -17,7 +17,7 @@ from fdpkit._numerics import check_nonnegative, check_scalar, norm_cdf, norm_isf
 from fdpkit.curves.base import TradeOffCurve
 
 #: Newton steps used to solve G_mu(alpha) - alpha = d in z = isf(alpha).
-_NEWTON_STEPS = 40
+_NEWTON_STEPS = 100
 
 
 class GaussianCurve(TradeOffCurve):
@@ -94,12 +94,14 @@ class GaussianCurve(TradeOffCurve):
         z = np.clip(mu / 2.0 + norm_isf(np.clip((1.0 - d) / 2.0, 1e-300, 1.0)), lo, hi)
         for _ in range(_NEWTON_STEPS):
             h = norm_cdf(z - mu) - norm_sf(z) - d
+            if np.all(np.abs(h) <= 2e-16):
+                break
             lo = np.where(h < 0, z, lo)
             hi = np.where(h >= 0, z, hi)
             dh = np.exp(-0.5 * (z - mu) ** 2) / math.sqrt(2 * math.pi) + np.exp(
                 -0.5 * z**2
             ) / math.sqrt(2 * math.pi)
-            with np.errstate(divide="ignore", invalid="ignore"):
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                 step = z - h / dh
             bad = ~np.isfinite(step) | (step <= lo) | (step >= hi)
             z = np.where(bad, 0.5 * (lo + hi), step)

@@ -85,7 +85,7 @@ class LaplaceCurve(TradeOffCurve):
     def _slope(self, alpha: np.ndarray) -> np.ndarray:
         eps = self.epsilon
         low, high = self._regions(alpha)
-        with np.errstate(divide="ignore"):
+        with np.errstate(divide="ignore", over="ignore"):
             mid = -math.exp(-eps) / (4.0 * alpha**2)
         return np.where(low, -math.exp(eps), np.where(high, -math.exp(-eps), mid))
 

@@ -100,10 +100,10 @@ class PiecewiseLinearCurve(TradeOffCurve):
     >>> f = PiecewiseLinearCurve([0, 0.2, 1], [1, 0.4, 0])
     >>> f.beta(0.1), f.bound
     (0.7, 'lower')
-    >>> PiecewiseLinearCurve([0, 0.5, 1], [1, 0.8, 0])
+    >>> PiecewiseLinearCurve([0, 0.2, 0.4, 1], [1, 0.75, 0.3, 0])
     Traceback (most recent call last):
     ...
-    ValueError: beta must be convex in alpha: beta[1]=0.8 lies 0.3 above the chord of its neighbours at alpha=0.5
+    ValueError: beta must be convex in alpha: beta[1]=0.75 lies 0.1 above the chord of its neighbours at alpha=0.2
     """
 
     def __init__(
@@ -281,12 +281,12 @@ class PiecewiseLinearCurve(TradeOffCurve):
 
     @property
     def is_symmetric(self) -> bool:
-        inv = self._inverse_arrays()
-        if len(inv[0]) != len(self._alpha):
+        inv = self.inverse()
+        if len(inv.alphas) != len(self._alpha):
             return False
         return bool(
-            np.allclose(inv[0], self._alpha, rtol=0, atol=1e-15)
-            and np.allclose(inv[1], self._beta_v, rtol=0, atol=1e-15)
+            np.allclose(inv.alphas, self._alpha, rtol=0, atol=1e-15)
+            and np.allclose(inv.betas, self._beta_v, rtol=0, atol=1e-15)
         )
 
     def _inverse_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -308,7 +308,7 @@ class PiecewiseLinearCurve(TradeOffCurve):
         (0.1, 0.0)
         """
         a_new, b_new, t_new = self._inverse_arrays()
-        return PiecewiseLinearCurve(a_new, b_new, self.bound, tpr=t_new)
+        return PiecewiseLinearCurve(a_new, b_new, self.bound, tpr=t_new, _hull=True)
 
     def to_piecewise(self, n: int = 0) -> "PiecewiseLinearCurve":
         return self
