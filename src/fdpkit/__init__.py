@@ -42,8 +42,61 @@ from fdpkit.fit import (  # noqa: E402
     symmetric_regret,
 )
 
+# --- convert ------------------------------------------------------------------------
+from fdpkit.convert import (  # noqa: E402
+    Table,
+    delta_for_epsilon,
+    epsilon_for_delta,
+    epsilon_for_delta_table,
+    mu_for_epsilon_delta,
+    mu_for_epsilon_delta_table,
+    mu_from_pure_epsilon,
+    mu_rule_of_thumb,
+    multiplicative_advantage_table,
+    precision_at_recall_table,
+    seed_tables,
+)
+
+# --- risk ---------------------------------------------------------------------------
+from fdpkit.risk import (  # noqa: E402
+    attack_power,
+    failure_mode,
+    laplace_epsilon_for_attack_power,
+    laplace_epsilon_for_relative_risk,
+    multiplicative_advantage,
+    mu_for_attack_power,
+    mu_for_relative_risk,
+    posterior,
+    precision_at_recall,
+    relative_risk,
+)
+
 __all__ = [
     "__version__",
+    # convert
+    "Table",
+    "delta_for_epsilon",
+    "epsilon_for_delta",
+    "epsilon_for_delta_table",
+    "mu_for_epsilon_delta",
+    "mu_for_epsilon_delta_table",
+    "mu_from_pure_epsilon",
+    "mu_rule_of_thumb",
+    "multiplicative_advantage_table",
+    "precision_at_recall_table",
+    "seed_tables",
+    # risk
+    "attack_power",
+    "failure_mode",
+    "laplace_epsilon_for_attack_power",
+    "laplace_epsilon_for_relative_risk",
+    "multiplicative_advantage",
+    "mu_for_attack_power",
+    "mu_for_relative_risk",
+    "posterior",
+    "precision_at_recall",
+    "relative_risk",
+    # curves and fit
     "CurveGrid",
     "EpsDeltaCurve",
     "GaussianCurve",

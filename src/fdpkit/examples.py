@@ -10,15 +10,11 @@ def worked_example(mu: float = 1.0, delta: float = 1e-5, fpr: float = 1e-3, prio
     """Lines describing a mu-GDP guarantee: epsilon at delta, TPR at FPR, posterior."""
     curve = fp.GaussianCurve(mu)
     lines = [f"A mechanism that is mu = {mu:g} Gaussian-DP (curve G_mu, exact):"]
-    conv = getattr(fp, "epsilon_for_delta", None)
-    if conv is not None:
-        lines.append(f"  epsilon at delta = {delta:g}:        {conv(mu, delta):.4f}")
-    tpr = curve.tpr(fpr)
-    lines.append(f"  best attack TPR at FPR {fpr:g}:      {tpr:.4g}  ({tpr / fpr:.1f}x the FPR)")
-    post = prior * tpr / ((1 - prior) * fpr + prior * tpr)
-    post_fn = getattr(fp, "posterior", None)
-    if post_fn is not None:
-        post = post_fn(curve, prior, fpr)
+    lines.append(f"  epsilon at delta = {delta:g}:        {fp.epsilon_for_delta(mu, delta):.4f}")
+    tpr = fp.attack_power(curve, fpr)
+    adv = fp.multiplicative_advantage(curve, fpr)
+    lines.append(f"  best attack TPR at FPR {fpr:g}:      {tpr:.4g}  ({adv:.1f}x the FPR)")
+    post = fp.posterior(curve, prior, fpr)
     lines.append(f"  posterior for a {prior:.0%} prior after a positive attack at that FPR: {post:.3f}")
     lines.append(f"  largest TPR - FPR of any attack (advantage): {fp.advantage(curve):.4f}")
     return lines

@@ -1,0 +1,26 @@
+"""Conversions between epsilon, delta and mu, and the seed papers' tables."""
+
+from fdpkit.convert.gdp import delta_for_epsilon, epsilon_for_delta, mu_for_epsilon_delta
+from fdpkit.convert.pure import mu_from_pure_epsilon, mu_rule_of_thumb
+from fdpkit.convert.tables import (
+    Table,
+    epsilon_for_delta_table,
+    mu_for_epsilon_delta_table,
+    multiplicative_advantage_table,
+    precision_at_recall_table,
+    seed_tables,
+)
+
+__all__ = [
+    "Table",
+    "delta_for_epsilon",
+    "epsilon_for_delta",
+    "epsilon_for_delta_table",
+    "mu_for_epsilon_delta",
+    "mu_for_epsilon_delta_table",
+    "mu_from_pure_epsilon",
+    "mu_rule_of_thumb",
+    "multiplicative_advantage_table",
+    "precision_at_recall_table",
+    "seed_tables",
+]

@@ -1,0 +1,24 @@
+"""Attack-risk readings of trade-off curves and privacy-first inverses."""
+
+from fdpkit.risk.attack import attack_power, multiplicative_advantage, posterior, precision_at_recall
+from fdpkit.risk.disclosure import FAILURE_MODES, failure_mode, relative_risk
+from fdpkit.risk.privacy_first import (
+    laplace_epsilon_for_attack_power,
+    laplace_epsilon_for_relative_risk,
+    mu_for_attack_power,
+    mu_for_relative_risk,
+)
+
+__all__ = [
+    "FAILURE_MODES",
+    "attack_power",
+    "failure_mode",
+    "laplace_epsilon_for_attack_power",
+    "laplace_epsilon_for_relative_risk",
+    "multiplicative_advantage",
+    "mu_for_attack_power",
+    "mu_for_relative_risk",
+    "posterior",
+    "precision_at_recall",
+    "relative_risk",
+]

@@ -1,0 +1,106 @@
+"""Attack-risk readings of a trade-off curve (Kulynych & Honkela; de Fondeville).
+
+All readings are worst case over attacks: they use the curve f, the smallest FNR at each
+FPR, so the TPR read from it is the largest any membership-inference attack reaches. For a
+pessimistic (``bound="lower"``) numeric curve these are upper bounds on risk.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from fdpkit._numerics import check_probability, scalar_or_array
+from fdpkit.curves import TradeOffCurve
+
+
+def _curve(curve: Any) -> TradeOffCurve:
+    if not isinstance(curve, TradeOffCurve):
+        raise ValueError(f"curve must be a TradeOffCurve, got {type(curve).__name__}")
+    if curve.bound == "upper":
+        raise ValueError(
+            "curve.bound is 'upper': risk read from an optimistic curve would understate it"
+        )
+    return curve
+
+
+def attack_power(curve: TradeOffCurve, fpr: Any) -> float | np.ndarray:
+    """Largest TPR = 1 - f(fpr) of any membership attack with false-positive rate ``fpr``.
+
+    Examples
+    --------
+    >>> from fdpkit import GaussianCurve
+    >>> round(attack_power(GaussianCurve(2.0), 1e-10), 8)
+    6.46e-06
+    """
+    curve = _curve(curve)
+    return curve.tpr(check_probability("fpr", fpr) if np.ndim(fpr) else float(check_probability("fpr", fpr)))
+
+
+def multiplicative_advantage(curve: TradeOffCurve, fpr: Any) -> float | np.ndarray:
+    """Worst-case TPR / FPR at false-positive rate ``fpr`` (Kulynych & Honkela Def. 3.1,
+    Fig. 4b). ``fpr`` must be in (0, 1].
+
+    Examples
+    --------
+    >>> from fdpkit import GaussianCurve
+    >>> round(multiplicative_advantage(GaussianCurve(1.0), 1e-3), 2)
+    18.3
+    """
+    curve = _curve(curve)
+    a = check_probability("fpr", fpr, open_low=True)
+    return scalar_or_array(curve._tpr(a) / a, fpr)
+
+
+def precision_at_recall(curve: TradeOffCurve, recall: Any) -> float | np.ndarray:
+    """Worst-case precision TPR / (TPR + FPR) of attacks reaching TPR = ``recall`` on a
+    balanced population (Kulynych & Honkela Def. 3.2, Fig. 5b).
+
+    The smallest FPR giving TPR >= b is f^{-1}(1 - b); under mu-GDP this is
+    Phi(Phi^{-1}(b) - mu), so precision = b / (b + Phi(Phi^{-1}(b) - mu)).
+
+    Examples
+    --------
+    >>> from fdpkit import GaussianCurve
+    >>> round(precision_at_recall(GaussianCurve(1.0), 0.01), 3)
+    0.958
+    """
+    curve = _curve(curve)
+    b = check_probability("recall", recall, open_low=True)
+    fpr_needed = curve.inverse()._beta(1.0 - b)
+    return scalar_or_array(b / (b + fpr_needed), recall)
+
+
+def posterior(curve: TradeOffCurve, prior: Any, fpr: Any) -> float | np.ndarray:
+    """Attacker's posterior probability of membership after a positive test at FPR ``fpr``
+    (de Fondeville Eq. 4, Def. 6):
+
+        p_post = prior TPR / ((1 - prior) FPR + prior TPR),  TPR = 1 - f(FPR).
+
+    At fpr = 0 the limit is returned: 1 if f(0) < 1 (blatant disclosure), else
+    prior rho / (1 - prior + prior rho) with rho the relative risk.
+
+    Examples
+    --------
+    >>> from fdpkit import GaussianCurve
+    >>> round(posterior(GaussianCurve(1.0), 0.01, 1e-3), 3)
+    0.156
+    """
+    curve = _curve(curve)
+    p = check_probability("prior", prior)
+    a = check_probability("fpr", fpr)
+    p, a = np.broadcast_arrays(p, a)
+    tpr = curve._tpr(a)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        post = p * tpr / ((1.0 - p) * a + p * tpr)
+    if (a == 0).any():
+        from fdpkit.risk.disclosure import relative_risk
+
+        rho = relative_risk(curve)
+        with np.errstate(invalid="ignore"):
+            lim = np.where(np.isinf(rho), 1.0, p * rho / (1.0 - p + p * rho))
+        lim = np.where(tpr > 0, 1.0, lim)
+        post = np.where(a == 0, np.where(p == 0, 0.0, lim), post)
+    post = np.where(p == 0, 0.0, np.where(p == 1, 1.0, post))
+    return scalar_or_array(post, prior, fpr)

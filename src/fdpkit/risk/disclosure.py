@@ -1,0 +1,101 @@
+"""Relative disclosure risk and failure modes (de Fondeville Sec. 3.2, Def. 7, Thms. 1-2,
+Table 1).
+
+Relative risk rho_alpha0 = sup_{alpha in [alpha0, 1]} (1 - f(alpha)) / alpha. For any
+trade-off curve, TPR(alpha) = 1 - f(alpha) is concave with TPR(0) >= 0, so TPR(alpha)/alpha
+(the slope of the chord from the origin) is non-increasing: the supremum is attained at
+alpha0, and for alpha0 -> 0 it is the limit of TPR(alpha)/alpha (the slope of TPR at 0;
+infinite if f(0) < 1). So rho_alpha0 = TPR(alpha0)/alpha0 exactly, no search needed.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from fdpkit._numerics import check_probability, check_scalar
+from fdpkit.curves import (
+    EnvelopeCurve,
+    EpsDeltaCurve,
+    GaussianCurve,
+    LaplaceCurve,
+    PiecewiseLinearCurve,
+    TradeOffCurve,
+)
+from fdpkit.risk.attack import _curve
+
+FAILURE_MODES = ("none", "graceful", "catastrophic")
+
+
+def _slope_at_zero(curve: TradeOffCurve) -> float:
+    """Right slope of TPR at alpha = 0, ignoring any atom TPR(0) = 1 - f(0): equal to
+    lim TPR(alpha)/alpha when f(0) = 1 (an upper bound where only a sound
+    piecewise-linear lower bound of the curve is available)."""
+    if isinstance(curve, GaussianCurve):
+        return 0.0 if curve.mu == 0 else math.inf
+    if isinstance(curve, (EpsDeltaCurve, LaplaceCurve)):
+        return math.exp(curve.epsilon)
+    if isinstance(curve, EnvelopeCurve):
+        return min(_slope_at_zero(c) for c in curve.curves)
+    pl = curve if isinstance(curve, PiecewiseLinearCurve) else curve.to_piecewise()
+    return float((pl.tprs[1] - pl.tprs[0]) / pl.alphas[1])
+
+
+def relative_risk(curve: TradeOffCurve, fpr_min: Any = None) -> float:
+    """Maximum relative disclosure risk rho (de Fondeville Def. 7): the largest factor by
+    which a positive membership attack can multiply the attacker's prior belief.
+
+    Parameters
+    ----------
+    curve : TradeOffCurve
+    fpr_min : float, optional
+        alpha0 in (0, 1]: only attacks with FPR >= alpha0 count (rho_alpha0). Without it,
+        rho is infinite for the Gaussian mechanism and for any curve with f(0) < 1.
+
+    Examples
+    --------
+    >>> from fdpkit import GaussianCurve, LaplaceCurve
+    >>> round(relative_risk(LaplaceCurve(1.0)), 6)   # e^eps (Corollary 2)
+    2.718282
+    >>> relative_risk(GaussianCurve(1.0))
+    inf
+    >>> round(relative_risk(GaussianCurve(1.0), fpr_min=1e-3), 2)
+    18.3
+    """
+    curve = _curve(curve)
+    if fpr_min is not None:
+        a0 = check_scalar("fpr_min", check_probability("fpr_min", fpr_min, open_low=True))
+        return max(1.0, float(curve._tpr(np.array([a0]))[0] / a0))
+    if curve.f0 < 1.0:
+        return math.inf
+    return max(1.0, _slope_at_zero(curve))
+
+
+def failure_mode(curve: TradeOffCurve, *, tolerance: float = 0.0) -> str:
+    """How a mechanism fails under membership attacks (de Fondeville Thms. 1-2, Table 1).
+
+    - ``"catastrophic"``: f(0) < 1 - tolerance; some outputs reveal membership with
+      certainty (blatant disclosure; Theorem 1).
+    - ``"graceful"``: f(0) = 1 but the relative risk is unbounded; confidence can approach
+      certainty but never reach it (e.g. the Gaussian mechanism).
+    - ``"none"``: bounded relative risk (Theorem 2), e.g. any pure epsilon-DP mechanism.
+
+    ``tolerance`` lets a caller ignore a known numeric tail mass at alpha = 0 (for example
+    the truncation mass of an accountant), and must be stated wherever the result is shown.
+
+    Examples
+    --------
+    >>> from fdpkit import GaussianCurve, LaplaceCurve, UniformSamplingCurve
+    >>> failure_mode(LaplaceCurve(1.0)), failure_mode(GaussianCurve(1.0))
+    ('none', 'graceful')
+    >>> failure_mode(UniformSamplingCurve(1.0, 100))
+    'catastrophic'
+    """
+    curve = _curve(curve)
+    tol = check_scalar("tolerance", check_probability("tolerance", tolerance))
+    f0 = curve.f0
+    if f0 < 1.0 - tol:
+        return "catastrophic"
+    return "none" if math.isfinite(_slope_at_zero(curve)) else "graceful"
