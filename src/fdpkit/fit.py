@@ -8,9 +8,13 @@ Tight mu (Gomez et al., Eq. 5)
     survival functions on TPR, so vertices at alpha = 1e-12 keep their digits.
 
 FPR range
-    Numeric curves are fitted on [alpha_min, 1 - alpha_min] (default 1e-10, Gomez et al.'s
-    choice). The fitted mu then certifies: every attack with FPR >= alpha_min has
-    TPR <= 1 - G_mu(FPR); overall f >= G_mu - tau with tau = 1 - G_mu(alpha_min), hence
+    Numeric curves are fitted on the attacks whose FPR and FNR are both at least alpha_min
+    (default 1e-10, Gomez et al.'s choice): alpha >= alpha_min and f(alpha) >= alpha_min.
+    For a symmetric curve this is the symmetric counterpart of Gomez et al.'s
+    [alpha_min, 1 - alpha_min]: the part of [alpha_min, 1 - alpha_min] it leaves out has
+    beta < alpha_min, which mirrors FPR < alpha_min. The fitted mu then certifies: every such
+    attack has TPR <= 1 - G_mu(FPR); overall f >= G_mu - tau with tau = 1 - G_mu(alpha_min)
+    (for f(alpha) < alpha_min, G_mu(alpha) <= alpha_min <= tau), hence
     delta(eps) <= delta_mu(eps) + tau. Closed forms with a finite mu over all of [0, 1]
     are fitted exactly (alpha_min = 0, tau = 0). Exact curves with f(0) < 1 have no finite
     mu at all (Gomez et al. Prop. 6.2): mu = inf, and ``reason`` says why.
@@ -57,7 +61,9 @@ class GDPFit:
     Attributes
     ----------
     mu : float
-        Smallest mu with G_mu <= f on [alpha_min, 1 - alpha_min]; ``inf`` when none exists.
+        Smallest mu with G_mu(FPR) <= f(FPR) for every FPR >= alpha_min with
+        f(FPR) >= alpha_min (attacks whose FPR and FNR are both >= alpha_min); ``inf`` when
+        none exists.
     regret : float
         Delta(f, G_mu) (Gomez et al. Def. 2.6): how much the summary over-reports risk.
         ``inf`` when mu is infinite.
@@ -82,7 +88,7 @@ class GDPFit:
         if self.alpha_min == 0:
             return f"{self.mu:.4g}-GDP for every attack (exact over all FPR in [0, 1])."
         return (
-            f"{self.mu:.4g}-GDP for every attack with FPR >= {self.alpha_min:.3g}; "
+            f"{self.mu:.4g}-GDP for every attack with FPR and FNR >= {self.alpha_min:.3g}; "
             f"overall TPR <= 1 - G_mu(FPR) + {self.tau:.3g}."
         )
 
@@ -100,22 +106,31 @@ def _check_curve(name: str, curve: Any) -> TradeOffCurve:
 def _mu_on_vertices(
     alpha: np.ndarray, tpr: np.ndarray, beta: np.ndarray, alpha_min: float
 ) -> float:
-    """max_i isf(alpha_i) + isf(beta_i) over vertices in the range (isf(beta) = -isf(TPR));
-    each isf is taken from whichever of beta/TPR is the small, accurately stored one."""
-    lo, hi = alpha_min, 1.0 - alpha_min
-    inside = (alpha >= lo) & (alpha <= hi) & (alpha > 0) & (alpha < 1)
+    """max_i isf(alpha_i) + isf(beta_i) over the vertices of the fitting range (isf(beta) =
+    -isf(TPR), each taken from whichever of beta/TPR is the small, accurately stored one).
+
+    The range is {alpha >= alpha_min and f(alpha) >= alpha_min}: attacks whose FPR and FNR
+    are both at least alpha_min. Its ends cut segments, so f is evaluated there exactly."""
+    inside = (alpha >= alpha_min) & (beta >= alpha_min) & (alpha > 0) & (alpha < 1)
     a, t, b = alpha[inside], tpr[inside], beta[inside]
-    if alpha_min > 0:  # the ends of the range cut a segment: evaluate f there exactly
-        ends = np.array([lo, hi])
-        a = np.concatenate([a, ends])
-        t = np.concatenate([t, np.interp(ends, alpha, tpr)])
-        b = np.concatenate([b, np.interp(ends, alpha, beta)])
+    if alpha_min > 0:
+        ends_a = [alpha_min]
+        # the alpha where beta falls to alpha_min (beta is non-increasing)
+        if beta[-1] < alpha_min <= beta[0]:
+            ends_a.append(float(np.interp(-alpha_min, -beta, alpha)))
+        ends = np.array(ends_a)
+        eb = np.interp(ends, alpha, beta)
+        et = np.interp(ends, alpha, tpr)
+        ok = eb >= alpha_min * (1 - 1e-12)
+        a = np.concatenate([a, ends[ok]])
+        t = np.concatenate([t, et[ok]])
+        b = np.concatenate([b, np.maximum(eb[ok], 0.0)])
     if a.size == 0:
         return 0.0
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore"):
         isf_beta = np.where(b <= 0.5, norm_isf(b), -norm_isf(t))
         vals = norm_isf(a) + isf_beta
-    return float(max(0.0, np.max(vals)))
+    return float(max(0.0, np.nanmax(vals)))
 
 
 def _mu_dense(curve: TradeOffCurve, alpha_min: float) -> float:
@@ -125,7 +140,8 @@ def _mu_dense(curve: TradeOffCurve, alpha_min: float) -> float:
 
     def h(alpha: np.ndarray) -> np.ndarray:
         with np.errstate(invalid="ignore"):
-            return norm_isf(alpha) - norm_isf(curve._tpr(alpha))
+            vals = norm_isf(alpha) - norm_isf(curve._tpr(alpha))
+        return np.where(curve._beta(alpha) >= alpha_min, vals, -np.inf)
 
     vals = h(a)
     i = int(np.nanargmax(vals))
@@ -202,14 +218,13 @@ def fit_gdp(curve: TradeOffCurve, alpha_min: float = ALPHA_MIN_DEFAULT) -> GDPFi
     if not math.isfinite(mu):
         return GDPFit(
             math.inf, math.inf, alpha_min, 0.0,
-            f"the curve reaches beta = 0 at an FPR inside [{alpha_min:.3g}, "
-            f"{1 - alpha_min:.3g}]: no finite mu holds on that range",
+            f"the curve has beta = 0 at an FPR >= {alpha_min:.3g}: no finite mu holds there",
         )
     mu *= 1.0 + MU_SAFETY_RTOL
     tau = float(norm_sf(norm_isf(alpha_min) - mu)) if alpha_min > 0 else 0.0
-    reason = f"{how} on FPR in [{alpha_min:.3g}, {1 - alpha_min:.3g}]"
+    reason = f"{how} on attacks with FPR and FNR >= {alpha_min:.3g}"
     if f0 < 1.0:
-        reason += f"; f(0) = {f0:.12g} < 1, so the guarantee cannot extend to FPR 0"
+        reason += f"; f(0) = 1 - {1 - f0:.3g} < 1, so the guarantee cannot extend to FPR 0"
     return GDPFit(mu, regret(curve, GaussianCurve(mu)), alpha_min, tau, reason)
 
 

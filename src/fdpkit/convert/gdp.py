@@ -23,25 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from fdpkit._numerics import (
-    check_nonnegative,
-    check_probability,
-    log1mexp,
-    norm_logcdf,
-    scalar_or_array,
-)
+from fdpkit._numerics import check_nonnegative, check_probability, scalar_or_array
 from fdpkit._solve import solve_monotone
+from fdpkit.curves.gaussian import gaussian_log_delta
 
 
-def _log_delta(mu: float, eps: float) -> float:
-    """log delta_mu(eps) for scalars (mu > 0, eps >= 0); -inf when delta underflows."""
-    a = -eps / mu + mu / 2.0
-    b = -eps / mu - mu / 2.0
-    la, lb = float(norm_logcdf(a)), float(norm_logcdf(b))
-    gap = eps + lb - la  # log of e^eps Phi(b) / Phi(a), always <= 0
-    if gap >= 0.0:
-        return -math.inf
-    return la + float(log1mexp(gap))
+_log_delta = gaussian_log_delta
 
 
 def delta_for_epsilon(mu: Any, epsilon: Any) -> float | np.ndarray:

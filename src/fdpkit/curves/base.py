@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from fdpkit._numerics import check_probability, scalar_or_array
+from fdpkit._numerics import check_nonnegative, check_probability, scalar_or_array
 
 BOUNDS = ("exact", "lower", "upper")
 
@@ -115,6 +115,67 @@ class TradeOffCurve(ABC):
         from fdpkit.curves.combine import worst_case
 
         return worst_case(self, self.inverse())
+
+    def delta_for_epsilon(self, epsilon: Any) -> float | np.ndarray:
+        """The privacy profile implied by the curve: the smallest delta such that the
+        curve implies (epsilon, delta)-DP,
+
+            delta(eps) = 1 + f*(-e^eps) = sup_alpha 1 - e^eps alpha - f(alpha)
+
+        (Dong, Roth & Su 2022, Prop. 2.12; Gomez et al. Thm. A.9). Exact for
+        piecewise-linear and Gaussian curves; other smooth curves use their sound
+        piecewise-linear lower bound, so delta is never understated.
+
+        Examples
+        --------
+        >>> from fdpkit import EpsDeltaCurve
+        >>> EpsDeltaCurve(1.0, 1e-5).delta_for_epsilon(1.0)
+        1e-05
+        """
+        e = check_nonnegative("epsilon", epsilon, allow_inf=True)
+        out = self._delta_for_epsilon(np.atleast_1d(e).astype(float).ravel()).reshape(e.shape)
+        return scalar_or_array(out, epsilon)
+
+    def epsilon_for_delta(self, delta: Any) -> float:
+        """The smallest epsilon >= 0 with ``delta_for_epsilon(epsilon) <= delta``, rounded up.
+
+        ``inf`` when delta is below 1 - f(0) (no epsilon suffices).
+
+        >>> from fdpkit import EpsDeltaCurve
+        >>> round(EpsDeltaCurve(1.0, 1e-5).epsilon_for_delta(1e-5), 9)
+        1.0
+        """
+        import math
+
+        from fdpkit._numerics import check_scalar
+        from fdpkit._solve import solve_monotone
+
+        d = check_scalar("delta", check_probability("delta", delta))
+        if float(self._delta_for_epsilon(np.array([0.0]))[0]) <= d:
+            return 0.0
+        if d < 1.0 - self.f0 or d == 0.0:
+            return math.inf
+        res = solve_monotone(
+            lambda x: float(self._delta_for_epsilon(np.array([x]))[0]) - d,
+            low=0.0, high=10.0, lower_limit=0.0, upper_limit=1e4, side="high",
+            xtol=1e-10, rtol=1e-10,
+        )
+        return res.root if res.converged else math.inf
+
+    def _delta_for_epsilon(self, eps: np.ndarray) -> np.ndarray:
+        bp = self._breakpoints()
+        if bp is None:
+            return self.to_piecewise()._delta_for_epsilon(eps)
+        a, t = bp
+        out = np.empty(len(eps))
+        for i, e in enumerate(eps):
+            if np.isinf(e):
+                out[i] = t[0] if a[0] == 0 else 0.0
+            else:
+                with np.errstate(over="ignore", invalid="ignore"):
+                    vals = t - np.exp(e) * a
+                out[i] = max(0.0, float(np.nanmax(vals)))
+        return out
 
     def to_piecewise(self, n: int = 20001) -> "TradeOffCurve":
         """A piecewise-linear *lower bound* of this curve.

@@ -92,6 +92,32 @@ class EnvelopeCurve(TradeOffCurve):
         return grid, t
 
 
+def _piecewise_max(pls: list[PiecewiseLinearCurve], bound: str) -> PiecewiseLinearCurve:
+    """Exact pointwise maximum (in beta) of piecewise-linear curves: vertices at the union
+    of all vertices and at every crossing of two curves. beta and TPR are interpolated from
+    their own arrays, so both tails keep their digits."""
+    grid = np.unique(np.concatenate([p.alphas for p in pls]))
+    for _ in range(2):  # second pass adds crossings between the added points, if any
+        ts = [np.interp(grid, p.alphas, p.tprs) for p in pls]
+        extra = []
+        for i in range(len(pls)):
+            for j in range(i + 1, len(pls)):
+                diff = ts[i] - ts[j]
+                k = np.flatnonzero(diff[:-1] * diff[1:] < 0)
+                w = diff[k] / (diff[k] - diff[k + 1])
+                extra.append(grid[k] + w * (grid[k + 1] - grid[k]))
+        extra = np.concatenate(extra) if extra else np.empty(0)
+        extra = extra[(extra > 0) & (extra < 1)]
+        if extra.size == 0:
+            break
+        grid = np.unique(np.concatenate([grid, extra]))
+    ts = np.array([np.interp(grid, p.alphas, p.tprs) for p in pls])
+    bs = np.array([np.interp(grid, p.alphas, p.betas) for p in pls])
+    pick = np.argmin(ts, axis=0)  # the lowest TPR is the highest beta
+    cols = np.arange(len(grid))
+    return PiecewiseLinearCurve(grid, bs[pick, cols], bound, tpr=ts[pick, cols], _hull=True)
+
+
 def envelope(*curves: TradeOffCurve) -> TradeOffCurve:
     """The strongest curve implied by several guarantees that hold at once: max_i f_i.
 
@@ -105,6 +131,8 @@ def envelope(*curves: TradeOffCurve) -> TradeOffCurve:
     curves = _check_curves(curves)
     if len(curves) == 1:
         return curves[0]
+    if all(isinstance(c, PiecewiseLinearCurve) for c in curves):
+        return _piecewise_max(list(curves), _combined_bound(curves))
     return EnvelopeCurve(curves)
 
 

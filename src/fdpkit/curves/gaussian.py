@@ -13,11 +13,32 @@ from typing import Any
 
 import numpy as np
 
-from fdpkit._numerics import check_nonnegative, check_scalar, norm_cdf, norm_isf, norm_sf
+from fdpkit._numerics import (
+    check_nonnegative,
+    check_scalar,
+    log1mexp,
+    norm_cdf,
+    norm_isf,
+    norm_logcdf,
+    norm_sf,
+)
 from fdpkit.curves.base import TradeOffCurve
 
 #: Newton steps used to solve G_mu(alpha) - alpha = d in z = isf(alpha).
 _NEWTON_STEPS = 100
+
+
+def gaussian_log_delta(mu: float, eps: float) -> float:
+    """log delta_mu(eps) = log[Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)] in log space
+    (Kulynych & Honkela Eq. 11; Dong et al. Cor. 2.13); -inf when delta underflows.
+    Requires mu > 0 and finite eps >= 0."""
+    a = -eps / mu + mu / 2.0
+    b = -eps / mu - mu / 2.0
+    la, lb = float(norm_logcdf(a)), float(norm_logcdf(b))
+    gap = eps + lb - la  # log of e^eps Phi(b) / Phi(a), always <= 0
+    if gap >= 0.0:
+        return -math.inf
+    return la + float(log1mexp(gap))
 
 
 class GaussianCurve(TradeOffCurve):
@@ -75,6 +96,11 @@ class GaussianCurve(TradeOffCurve):
 
     def _mu_exact(self) -> float:
         return self.mu
+
+    def _delta_for_epsilon(self, eps: np.ndarray) -> np.ndarray:
+        if self.mu == 0.0:
+            return np.zeros(len(eps))
+        return np.array([0.0 if math.isinf(e) else math.exp(gaussian_log_delta(self.mu, float(e))) for e in eps])
 
     def _advantage_exact(self) -> float:
         # max_alpha 1 - alpha - G_mu(alpha) = 2 Phi(mu/2) - 1 (Dong et al. 2022, Sec. 2.2)

@@ -204,14 +204,14 @@ class PiecewiseLinearCurve(TradeOffCurve):
             np.minimum.at(b_min, groups, b)
             a, t, b = a[starts], t_max, b_min
         rise = np.diff(b)
-        if (rise > tol).any():
+        if (rise > tol).any() and not skip_convexity:
             i = int(np.flatnonzero(rise > tol)[0])
             raise ValueError(
                 f"beta must be non-increasing, got beta[{i + 1}]={float(b[i + 1])!r} > "
                 f"beta[{i}]={float(b[i])!r} at alpha={float(a[i + 1])!r}"
             )
         excess = t - a  # TPR >= alpha  <=>  beta <= 1 - alpha
-        if (excess < -tol).any():
+        if (excess < -tol).any() and not skip_convexity:
             i = int(np.flatnonzero(excess < -tol)[0])
             raise ValueError(
                 f"beta must be <= 1 - alpha, got beta[{i}]={float(b[i])!r} > "
@@ -233,6 +233,9 @@ class PiecewiseLinearCurve(TradeOffCurve):
         b = np.where(over, 1.0 - a, b)
         t = np.maximum.accumulate(t)
         b = np.minimum.accumulate(b)
+        if skip_convexity:  # points from several curves: keep beta and TPR consistent
+            t = np.maximum(t, 1.0 - b)
+            b = np.minimum(b, 1.0 - t)
         keep = upper_concave_hull(a, t, b)
         return (np.ascontiguousarray(a[keep]), np.ascontiguousarray(b[keep]),
                 np.ascontiguousarray(t[keep]))

@@ -1,0 +1,78 @@
+"""The ONE place where fdpkit reads dp_accounting's private PMF attributes.
+
+dp_accounting (pinned to 0.6.0 in pyproject.toml) exposes privacy loss distributions but
+not their probability mass functions. fdpkit needs the PMFs to build trade-off curves, so
+this adapter reads, for each adjacency direction:
+
+- ``PrivacyLossDistribution._pmf_remove`` / ``._pmf_add`` / ``._symmetric``;
+- on the dense form (public ``to_dense_pmf()``): ``_lower_loss`` (int), ``_probs`` (array),
+  ``_infinity_mass`` (float), ``_discretization`` (float).
+
+The PMF is the distribution of the privacy loss L = ln(mu_upper(o)/mu_lower(o)) with o drawn
+from mu_upper (dp_accounting's PLDPmf docstring): in the notation of Gomez et al. Thm. A.7
+these are the probabilities Pr[Y = l], and ``infinity_mass`` is Pr[Y = +inf].
+
+``tests/accounting/test_accounting_adapter.py`` round-trips arrays through
+:func:`pld_from_arrays` and compares delta(eps) with the original PLD, so an upgrade of
+dp_accounting that renames these attributes fails loudly there and nowhere else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from dp_accounting.pld import pld_pmf, privacy_loss_distribution
+
+#: The dp_accounting version these private attributes were read from.
+PINNED_VERSION = "0.6.0"
+
+
+@dataclass(frozen=True)
+class PmfArrays:
+    """One adjacency direction of a PLD as plain arrays.
+
+    Attributes
+    ----------
+    losses : ndarray
+        Privacy-loss grid values (ascending), ``(lower_loss + i) * discretization``.
+    probs : ndarray
+        Pr[Y = losses[i]] under the upper (alternative) distribution.
+    infinity_mass : float
+        Pr[Y = +inf].
+    discretization : float
+    """
+
+    losses: np.ndarray
+    probs: np.ndarray
+    infinity_mass: float
+    discretization: float
+
+
+def _dense_arrays(pmf) -> PmfArrays:
+    dense = pmf.to_dense_pmf()
+    probs = np.asarray(dense._probs, dtype=float)  # noqa: SLF001 - adapter module
+    lower = int(dense._lower_loss)  # noqa: SLF001
+    disc = float(dense._discretization)  # noqa: SLF001
+    losses = (np.arange(len(probs)) + lower) * disc
+    return PmfArrays(losses, probs, float(dense._infinity_mass), disc)  # noqa: SLF001
+
+
+def pmf_arrays(pld: privacy_loss_distribution.PrivacyLossDistribution) -> tuple[PmfArrays, PmfArrays | None]:
+    """(remove, add) directions of ``pld`` as arrays; ``add`` is None when symmetric."""
+    remove = _dense_arrays(pld._pmf_remove)  # noqa: SLF001
+    if pld._symmetric:  # noqa: SLF001
+        return remove, None
+    return remove, _dense_arrays(pld._pmf_add)  # noqa: SLF001
+
+
+def pld_from_arrays(remove: PmfArrays, add: PmfArrays | None = None):
+    """Rebuild a pessimistic dp_accounting PLD from arrays (used by the round-trip test)."""
+
+    def dense(a: PmfArrays):
+        lower = int(round(a.losses[0] / a.discretization))
+        return pld_pmf.DensePLDPmf(a.discretization, lower, np.array(a.probs), a.infinity_mass, True)
+
+    return privacy_loss_distribution.PrivacyLossDistribution(
+        dense(remove), None if add is None else dense(add)
+    )

@@ -1,0 +1,20 @@
+"""Frozen descriptions of mechanisms (what ran). No algorithms here: see fdpkit.accounting."""
+
+from fdpkit.mechanisms.base import Mechanism, mechanism_from_dict, mechanism_from_json
+from fdpkit.mechanisms.basic import ApproxDP, Gaussian, Laplace, PureDP, RandomizedResponse
+from fdpkit.mechanisms.combinators import Composed, Repeated, Subsampled, dpsgd
+
+__all__ = [
+    "ApproxDP",
+    "Composed",
+    "Gaussian",
+    "Laplace",
+    "Mechanism",
+    "PureDP",
+    "RandomizedResponse",
+    "Repeated",
+    "Subsampled",
+    "dpsgd",
+    "mechanism_from_dict",
+    "mechanism_from_json",
+]

@@ -1,0 +1,82 @@
+"""Single releases: Gaussian, Laplace, randomized response, pure and approximate DP."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fdpkit.mechanisms.base import Mechanism, _number
+
+
+@dataclass(frozen=True)
+class Gaussian(Mechanism):
+    """Gaussian noise with standard deviation ``sigma`` on a query of L2 ``sensitivity``.
+
+    Exactly mu-GDP with mu = sensitivity / sigma (Dong, Roth & Su 2022, Thm. 2.7).
+    """
+
+    kind = "gaussian"
+    sigma: float
+    sensitivity: float = 1.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sigma", _number("sigma", self.sigma, positive=True, allow_zero=False))
+        object.__setattr__(self, "sensitivity", _number("sensitivity", self.sensitivity, positive=True, allow_zero=False))
+
+    @property
+    def mu(self) -> float:
+        return self.sensitivity / self.sigma
+
+
+@dataclass(frozen=True)
+class Laplace(Mechanism):
+    """Laplace noise with ``scale`` b on a query of L1 ``sensitivity``: epsilon = sensitivity/b."""
+
+    kind = "laplace"
+    scale: float
+    sensitivity: float = 1.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "scale", _number("scale", self.scale, positive=True, allow_zero=False))
+        object.__setattr__(self, "sensitivity", _number("sensitivity", self.sensitivity, positive=True, allow_zero=False))
+
+    @property
+    def epsilon(self) -> float:
+        return self.sensitivity / self.scale
+
+
+@dataclass(frozen=True)
+class RandomizedResponse(Mechanism):
+    """Binary randomized response: the true bit with probability e^eps / (1 + e^eps)."""
+
+    kind = "randomized_response"
+    epsilon: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", _number("epsilon", self.epsilon, positive=True, upper=100.0))
+
+
+@dataclass(frozen=True)
+class PureDP(Mechanism):
+    """Any epsilon-DP mechanism (worst case over all of them)."""
+
+    kind = "pure_dp"
+    epsilon: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", _number("epsilon", self.epsilon, positive=True, upper=100.0))
+
+
+@dataclass(frozen=True)
+class ApproxDP(Mechanism):
+    """Any (epsilon, delta)-DP mechanism (worst case over all of them)."""
+
+    kind = "approx_dp"
+    epsilon: float
+    delta: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", _number("epsilon", self.epsilon, positive=True, upper=100.0))
+        d = _number("delta", self.delta, positive=True)
+        if d > 1:
+            raise ValueError(f"delta must be in [0, 1], got {self.delta!r}")
+        object.__setattr__(self, "delta", d)

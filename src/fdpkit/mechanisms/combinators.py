@@ -1,0 +1,74 @@
+"""Combinators: Poisson subsampling, composition, repetition; and the DP-SGD shorthand."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fdpkit.mechanisms.base import Mechanism, _number
+from fdpkit.mechanisms.basic import Gaussian
+
+#: Largest number of repetitions accepted (beyond it accounting is impractical).
+MAX_TIMES = 10**7
+
+
+@dataclass(frozen=True)
+class Subsampled(Mechanism):
+    """``inner`` applied to a Poisson subsample: each record is included independently with
+    probability ``sample_rate`` (add-or-remove adjacency)."""
+
+    kind = "subsampled"
+    inner: Mechanism
+    sample_rate: float
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.inner, Mechanism):
+            raise ValueError(f"inner must be a mechanism, got {type(self.inner).__name__}")
+        q = _number("sample_rate", self.sample_rate, positive=True, allow_zero=False)
+        if q > 1:
+            raise ValueError(f"sample_rate must be in (0, 1], got {self.sample_rate!r}")
+        object.__setattr__(self, "sample_rate", q)
+
+
+@dataclass(frozen=True)
+class Composed(Mechanism):
+    """Adaptive composition of ``parts`` (each may itself be composed)."""
+
+    kind = "composed"
+    parts: tuple
+
+    def __post_init__(self) -> None:
+        parts = tuple(self.parts) if isinstance(self.parts, (list, tuple)) else None
+        if not parts:
+            raise ValueError(f"parts must be a non-empty list of mechanisms, got {self.parts!r}")
+        for i, p in enumerate(parts):
+            if not isinstance(p, Mechanism):
+                raise ValueError(f"parts[{i}] must be a mechanism, got {type(p).__name__}")
+        object.__setattr__(self, "parts", parts)
+
+
+@dataclass(frozen=True)
+class Repeated(Mechanism):
+    """``inner`` run ``times`` times (adaptive composition of identical steps)."""
+
+    kind = "repeated"
+    inner: Mechanism
+    times: int
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.inner, Mechanism):
+            raise ValueError(f"inner must be a mechanism, got {type(self.inner).__name__}")
+        t = _number("times", self.times, positive=True, allow_zero=False, upper=MAX_TIMES)
+        if t != int(t):
+            raise ValueError(f"times must be a positive integer, got {self.times!r}")
+        object.__setattr__(self, "times", int(t))
+
+
+def dpsgd(noise_multiplier: float, sample_rate: float, steps: int) -> Repeated:
+    """DP-SGD: ``steps`` Poisson-subsampled Gaussian steps with noise multiplier sigma
+    (noise sd / clipping norm) and sampling rate q.
+
+    >>> dpsgd(9.4, 0.32768, 2000).describe()
+    'Repeated(inner=Subsampled(inner=Gaussian(sigma=9.4, sensitivity=1.0), sample_rate=0.32768), times=2000)'
+    """
+    nm = _number("noise_multiplier", noise_multiplier, positive=True, allow_zero=False)
+    return Repeated(Subsampled(Gaussian(nm, 1.0), sample_rate), steps)
