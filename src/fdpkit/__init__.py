@@ -71,8 +71,46 @@ from fdpkit.risk import (  # noqa: E402
     relative_risk,
 )
 
+# --- mechanisms / accounting / report / calibration ------------------------------------
+from fdpkit.accounting import account, tradeoff_curve  # noqa: E402
+from fdpkit.calibrate import CalibrationResult, calibrate_dpsgd  # noqa: E402
+from fdpkit.mechanisms import (  # noqa: E402
+    ApproxDP,
+    Composed,
+    Gaussian,
+    Laplace,
+    Mechanism,
+    PureDP,
+    RandomizedResponse,
+    Repeated,
+    Subsampled,
+    dpsgd,
+    mechanism_from_dict,
+    mechanism_from_json,
+)
+from fdpkit.privacy import PrivacyReport, privacy_report  # noqa: E402
+
 __all__ = [
     "__version__",
+    # mechanisms / accounting / report / calibration
+    "ApproxDP",
+    "CalibrationResult",
+    "Composed",
+    "Gaussian",
+    "Laplace",
+    "Mechanism",
+    "PrivacyReport",
+    "PureDP",
+    "RandomizedResponse",
+    "Repeated",
+    "Subsampled",
+    "account",
+    "calibrate_dpsgd",
+    "dpsgd",
+    "mechanism_from_dict",
+    "mechanism_from_json",
+    "privacy_report",
+    "tradeoff_curve",
     # convert
     "Table",
     "delta_for_epsilon",

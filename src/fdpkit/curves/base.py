@@ -148,19 +148,32 @@ class TradeOffCurve(ABC):
         import math
 
         from fdpkit._numerics import check_scalar
-        from fdpkit._solve import solve_monotone
 
         d = check_scalar("delta", check_probability("delta", delta))
-        if float(self._delta_for_epsilon(np.array([0.0]))[0]) <= d:
+
+        def delta_at(x: float) -> float:
+            return float(self._delta_for_epsilon(np.array([x]))[0])
+
+        if delta_at(0.0) <= d:
             return 0.0
         if d < 1.0 - self.f0 or d == 0.0:
             return math.inf
-        res = solve_monotone(
-            lambda x: float(self._delta_for_epsilon(np.array([x]))[0]) - d,
-            low=0.0, high=10.0, lower_limit=0.0, upper_limit=1e4, side="high",
-            xtol=1e-10, rtol=1e-10,
-        )
-        return res.root if res.converged else math.inf
+        # bisection on the predicate delta(eps) <= d (delta may be flat at d, so a root
+        # finder could return any point of the flat part); return the safe (upper) end
+        lo, hi = 0.0, 1.0
+        while delta_at(hi) > d:
+            lo, hi = hi, hi * 2.0
+            if hi > 1e4:
+                return math.inf
+        for _ in range(100):
+            mid = 0.5 * (lo + hi)
+            if delta_at(mid) <= d:
+                hi = mid
+            else:
+                lo = mid
+            if hi - lo <= 1e-12 * max(1.0, hi):
+                break
+        return hi
 
     def _delta_for_epsilon(self, eps: np.ndarray) -> np.ndarray:
         bp = self._breakpoints()

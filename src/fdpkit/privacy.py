@@ -1,0 +1,284 @@
+"""The privacy report: a mechanism's guarantee, read every way fdpkit knows.
+
+``privacy_report`` accounts a mechanism (closed form or dp_accounting PLD), fits the tight
+pessimistic mu-GDP with its FPR range and regret (Gomez et al. Sec. 3-4), and reads the
+certified curve as attack risk. Every number comes from the certified curve or from the
+accountant's own profile:
+
+- epsilon at delta comes from the accountant (``get_epsilon_for_delta``), never from
+  delta_mu, which is only an upper bound up to tau;
+- TPR at FPR is read from the certified (lower-bound) curve, so it is an upper bound on
+  the power of any attack;
+- the verdict follows Gomez et al. Sec. 4: below regret 0.01 the mu-GDP summary describes
+  the mechanism essentially completely; otherwise keep the numeric curve.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import platform
+from dataclasses import dataclass, field
+from importlib import metadata
+from typing import Any, Sequence
+
+import numpy as np
+
+from fdpkit._numerics import check_probability
+from fdpkit.accounting import DISCRETIZATION_DEFAULT, Accounting, account
+from fdpkit.curves import GaussianCurve, TradeOffCurve
+from fdpkit.fit import ALPHA_MIN_DEFAULT, GDPFit, advantage, fit_gdp
+from fdpkit.mechanisms import Composed, Gaussian, Mechanism, Repeated, Subsampled, mechanism_from_dict
+from fdpkit.risk import failure_mode, posterior
+
+#: Version of the report's JSON layout (bump on any incompatible change).
+SCHEMA_VERSION = "1.0"
+DEFAULT_DELTAS = (1e-5, 1e-6, 1e-9)
+DEFAULT_FPRS = (1e-10, 1e-8, 1e-6, 1e-4, 1e-3, 1e-2, 1e-1)
+DEFAULT_PRIORS = (0.001, 0.01, 0.1, 0.5)
+#: FPR at which posteriors are reported.
+POSTERIOR_FPR = 1e-3
+#: Regret below which mu-GDP is an essentially complete description (Gomez et al. Sec. 4).
+REGRET_COMPLETE = 0.01
+#: Mass at f(0) < 1 treated as accountant tail truncation rather than a real disclosure.
+TRUNCATION_TOL = 1e-12
+#: Points (log-spaced in FPR) of the curve kept in the report for plots.
+CURVE_SAMPLES = 241
+
+
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:  # pragma: no cover
+        return "unknown"
+
+
+def _unbounded_loss(mechanism: Mechanism) -> bool:
+    """Whether the mechanism contains Gaussian noise (unbounded privacy loss)."""
+    if isinstance(mechanism, Gaussian):
+        return True
+    if isinstance(mechanism, (Subsampled, Repeated)):
+        return _unbounded_loss(mechanism.inner)
+    if isinstance(mechanism, Composed):
+        return any(_unbounded_loss(p) for p in mechanism.parts)
+    return False
+
+
+def _check_grid(name: str, values: Sequence[float], *, open_low: bool = True) -> tuple[float, ...]:
+    arr = check_probability(name, np.asarray(list(values), dtype=float), open_low=open_low, open_high=True)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty list of probabilities, got {values!r}")
+    return tuple(float(v) for v in arr)
+
+
+@dataclass(frozen=True)
+class PrivacyReport:
+    """A mechanism's privacy guarantee and its readings. See :func:`privacy_report`."""
+
+    mechanism: Mechanism
+    method: str
+    discretization: float | None
+    curve: TradeOffCurve = field(repr=False)
+    fit: GDPFit
+    verdict: str
+    gdp_complete: bool
+    epsilons: tuple[tuple[float, float], ...]
+    tprs: tuple[tuple[float, float, float], ...]
+    advantage: float
+    failure_mode: str
+    posteriors: tuple[tuple[float, float], ...]
+    warnings: tuple[str, ...]
+    provenance: dict[str, Any]
+
+    # the names used by checks outside this repository
+    @property
+    def mu(self) -> float:
+        return self.fit.mu
+
+    @property
+    def regret(self) -> float:
+        return self.fit.regret
+
+    @property
+    def alpha_min(self) -> float:
+        return self.fit.alpha_min
+
+    @property
+    def tau(self) -> float:
+        return self.fit.tau
+
+    def epsilon_at(self, delta: float) -> float:
+        """epsilon at one of the report's deltas."""
+        for d, e in self.epsilons:
+            if d == delta:
+                return e
+        raise ValueError(f"delta must be one of the report's deltas {[d for d, _ in self.epsilons]}, got {delta!r}")
+
+    def tpr_at(self, fpr: float) -> float:
+        """Certified TPR at one of the report's FPRs."""
+        for a, t, _ in self.tprs:
+            if a == fpr:
+                return t
+        raise ValueError(f"fpr must be one of the report's FPRs {[a for a, _, _ in self.tprs]}, got {fpr!r}")
+
+    def curve_samples(self, n: int = CURVE_SAMPLES) -> dict[str, list[float]]:
+        """The certified curve on FPRs log-spaced from 1e-12 to 1 (and 0), for plots."""
+        alpha = np.concatenate([[0.0], np.geomspace(1e-12, 1.0, n - 1)])
+        return {
+            "alpha": alpha.tolist(),
+            "beta": np.asarray(self.curve.beta(alpha)).tolist(),
+            "tpr": np.asarray(self.curve.tpr(alpha)).tolist(),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict (floats; inf as the string "inf"), with ``schema_version``."""
+
+        def num(x: float) -> float | str:
+            return x if math.isfinite(x) else ("inf" if x > 0 else "-inf")
+
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "mechanism": self.mechanism.to_dict(),
+            "description": self.mechanism.describe(),
+            "guarantee": {
+                "mu": num(self.fit.mu),
+                "regret": num(self.fit.regret),
+                "alpha_min": self.fit.alpha_min,
+                "tau": self.fit.tau,
+                "statement": self.fit.statement(),
+                "fit_method": self.fit.reason,
+                "verdict": self.verdict,
+                "gdp_complete": self.gdp_complete,
+                "curve_bound": self.curve.bound,
+                "method": self.method,
+            },
+            "epsilon_at_delta": [{"delta": d, "epsilon": num(e)} for d, e in self.epsilons],
+            "tpr_at_fpr": [
+                {"fpr": a, "tpr": t, "tpr_over_fpr": t / a, "tpr_gdp": g} for a, t, g in self.tprs
+            ],
+            "advantage": self.advantage,
+            "failure_mode": self.failure_mode,
+            "posterior": {
+                "fpr": POSTERIOR_FPR,
+                "rows": [{"prior": p, "posterior": q} for p, q in self.posteriors],
+            },
+            "warnings": list(self.warnings),
+            "provenance": dict(self.provenance),
+            "curve": {"bound": self.curve.bound, **self.curve_samples()},
+        }
+
+
+def _verdict(fit: GDPFit) -> tuple[str, bool]:
+    if not math.isfinite(fit.mu):
+        return ("No finite mu-GDP guarantee: report the numeric curve or privacy profile "
+                "instead (Gomez et al. Sec. 6).", False)
+    if fit.regret < REGRET_COMPLETE:
+        return (f"mu-GDP describes this mechanism essentially completely (regret "
+                f"{fit.regret:.2g} < {REGRET_COMPLETE:g}; Gomez et al. Sec. 4).", True)
+    return (f"mu-GDP is a loose summary here (regret {fit.regret:.2g} >= {REGRET_COMPLETE:g}): "
+            "it is a valid bound, but keep the numeric curve to describe the mechanism.", False)
+
+
+def privacy_report(
+    mechanism: Mechanism | dict,
+    *,
+    deltas: Sequence[float] = DEFAULT_DELTAS,
+    fprs: Sequence[float] = DEFAULT_FPRS,
+    priors: Sequence[float] = DEFAULT_PRIORS,
+    discretization: float = DISCRETIZATION_DEFAULT,
+    alpha_min: float = ALPHA_MIN_DEFAULT,
+) -> PrivacyReport:
+    """Account ``mechanism`` and report its guarantee.
+
+    Parameters
+    ----------
+    mechanism : Mechanism or dict
+        A mechanism value object (or its ``to_dict()`` form).
+    deltas : sequence of float
+        deltas at which epsilon is reported (from the accountant's profile).
+    fprs : sequence of float
+        FPRs at which the certified attack TPR is reported.
+    priors : sequence of float
+        Prior membership probabilities for the posterior at FPR 1e-3.
+    discretization : float
+        PLD value discretization interval (numeric mechanisms only).
+    alpha_min : float
+        Lower end of the FPR/FNR range of the fitted mu (numeric curves).
+
+    Returns
+    -------
+    PrivacyReport
+
+    Examples
+    --------
+    >>> from fdpkit.mechanisms import Gaussian
+    >>> r = privacy_report(Gaussian(sigma=1.0))
+    >>> r.mu, r.regret, r.failure_mode
+    (1.0, 0.0, 'graceful')
+    >>> round(r.epsilon_at(1e-5), 3)
+    4.377
+    """
+    mech = mechanism_from_dict(mechanism) if isinstance(mechanism, dict) else mechanism
+    if not isinstance(mech, Mechanism):
+        raise ValueError(f"mechanism must be an fdpkit mechanism, got {type(mechanism).__name__}")
+    deltas = _check_grid("deltas", deltas)
+    fprs = _check_grid("fprs", fprs)
+    priors = _check_grid("priors", priors)
+    acc: Accounting = account(mech, discretization=discretization)
+    curve = acc.curve
+    fit = fit_gdp(curve, alpha_min=alpha_min)
+    verdict, complete = _verdict(fit)
+    warnings: list[str] = []
+    epsilons = tuple((d, acc.epsilon_for_delta(d)) for d in deltas)
+    g = GaussianCurve(fit.mu) if math.isfinite(fit.mu) else None
+    tpr_vals = np.asarray(curve.tpr(np.array(fprs)))
+    tprs = tuple(
+        (a, float(t), float(g.tpr(a)) if g is not None else 1.0) for a, t in zip(fprs, tpr_vals)
+    )
+    f0 = curve.f0
+    tol = TRUNCATION_TOL if acc.method == "PLD" else 0.0
+    mode = failure_mode(curve, tolerance=tol)
+    if mode != "catastrophic" and _unbounded_loss(mech):
+        mode = "graceful"  # Gaussian noise: unbounded privacy loss, confidence never certain
+    if acc.method == "PLD" and 0.0 < 1.0 - f0 <= TRUNCATION_TOL:
+        warnings.append(
+            f"The numeric curve has f(0) = 1 - {1 - f0:.1e}: dp_accounting's tail truncation, "
+            "kept in the curve (pessimistic) but not counted as a blatant disclosure."
+        )
+    if mode == "catastrophic":
+        warnings.append(
+            f"Blatant disclosure is possible: with probability {1 - f0:.3g} an output reveals "
+            "membership with certainty (de Fondeville Thm. 1)."
+        )
+    if math.isfinite(fit.mu) and not complete:
+        warnings.append(
+            f"Regret {fit.regret:.3g} is at least {REGRET_COMPLETE:g}: mu-GDP over-reports risk "
+            "for some attacks; report the numeric curve as well."
+        )
+    if math.isfinite(fit.mu) and fit.alpha_min > 0:
+        warnings.append(
+            f"mu holds for attacks with FPR and FNR >= {fit.alpha_min:g}; beyond that range "
+            f"the TPR bound is 1 - G_mu(FPR) + {fit.tau:.2g}."
+        )
+    if acc.method == "PLD" and discretization > 1e-3:
+        warnings.append(
+            f"Coarse discretization {discretization:g}: the guarantee is valid but looser than "
+            "at the default 1e-4."
+        )
+    post = np.asarray(posterior(curve, np.array(priors), POSTERIOR_FPR))
+    provenance = {
+        "fdpkit_version": _version("fdpkit"),
+        "dp_accounting_version": _version("dp-accounting"),
+        "method": acc.method,
+        "discretization": acc.discretization,
+        "alpha_min": fit.alpha_min,
+        "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "python": platform.python_version(),
+    }
+    return PrivacyReport(
+        mechanism=mech, method=acc.method, discretization=acc.discretization, curve=curve,
+        fit=fit, verdict=verdict, gdp_complete=complete, epsilons=epsilons, tprs=tprs,
+        advantage=advantage(curve), failure_mode=mode,
+        posteriors=tuple((p, float(q)) for p, q in zip(priors, post)),
+        warnings=tuple(warnings), provenance=provenance,
+    )
