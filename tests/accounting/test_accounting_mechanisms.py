@@ -1,0 +1,104 @@
+"""Mechanism value objects, closed-form routing, report object, calibration, bad input."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+import fdpkit as fp
+from fdpkit.mechanisms import (
+    ApproxDP, Composed, Gaussian, Laplace, PureDP, RandomizedResponse, Repeated, Subsampled,
+    dpsgd, mechanism_from_dict, mechanism_from_json,
+)
+
+ALL = [
+    Gaussian(2.0), Gaussian(1.0, sensitivity=2.0), Laplace(0.5), RandomizedResponse(1.0),
+    PureDP(0.5), ApproxDP(1.0, 1e-6), Subsampled(Gaussian(1.0), 0.1),
+    Composed([Gaussian(1.0), Laplace(2.0)]), Repeated(Gaussian(3.0), 9), dpsgd(1.0, 0.01, 10),
+]
+
+
+@pytest.mark.parametrize("mech", ALL, ids=lambda m: m.kind)
+def test_dict_and_json_round_trip(mech):
+    assert mechanism_from_dict(mech.to_dict()) == mech
+    assert mechanism_from_json(json.dumps(mech.to_dict())) == mech
+
+
+def test_dpsgd_spec_shorthand():
+    assert mechanism_from_dict({"kind": "dpsgd", "noise_multiplier": 1.0, "sample_rate": 0.01, "steps": 10}) == dpsgd(1.0, 0.01, 10)
+
+
+def test_closed_forms_where_exact():
+    assert fp.tradeoff_curve(Repeated(Gaussian(3.0), 9)).mu == pytest.approx(1.0)
+    assert fp.tradeoff_curve(Composed([Gaussian(1.0), Gaussian(1.0)])).mu == pytest.approx(math.sqrt(2))
+    assert isinstance(fp.tradeoff_curve(Laplace(0.5)), fp.LaplaceCurve)
+    assert fp.tradeoff_curve(ApproxDP(1.0, 1e-6)).delta == 1e-6
+    assert fp.tradeoff_curve(Subsampled(Gaussian(1.0), 1.0)).mu == 1.0
+    assert fp.account(Subsampled(Gaussian(1.0), 0.1), discretization=1e-3).method == "PLD"
+
+
+def test_numeric_laplace_matches_closed_form():
+    num = fp.tradeoff_curve(Composed([Laplace(1.0)]), discretization=1e-4)
+    exact = fp.LaplaceCurve(1.0)
+    a = np.linspace(0.001, 0.999, 500)
+    assert np.all(num.tpr(a) >= exact.tpr(a) - 1e-12)
+    np.testing.assert_allclose(num.tpr(a), exact.tpr(a), rtol=2e-3)
+
+
+def test_report_object_is_json_ready():
+    r = fp.privacy_report(dpsgd(2.0, 0.05, 200), discretization=2e-3)
+    d = r.to_dict()
+    text = json.dumps(d)
+    assert d["schema_version"] == "1.0"
+    assert set(d) >= {"guarantee", "epsilon_at_delta", "tpr_at_fpr", "advantage", "failure_mode",
+                      "posterior", "warnings", "provenance", "curve", "mechanism"}
+    assert d["provenance"]["dp_accounting_version"] == "0.6.0"
+    assert d["provenance"]["discretization"] == 2e-3
+    assert any("Coarse discretization" in w for w in d["warnings"])
+    assert "NaN" not in text
+    for row in d["tpr_at_fpr"]:
+        assert row["tpr"] >= row["fpr"]
+
+
+def test_report_for_catastrophic_mechanism():
+    r = fp.privacy_report(ApproxDP(1.0, 1e-5))
+    assert r.mu == math.inf and r.failure_mode == "catastrophic"
+    d = r.to_dict()
+    assert d["guarantee"]["mu"] == "inf"
+    assert any("Blatant disclosure" in w for w in r.warnings)
+    json.dumps(d)
+
+
+def test_calibrate_round_trip_and_safe_side():
+    r = fp.calibrate_dpsgd(mu=1.0, sample_rate=0.05, steps=200, discretization=1e-3)
+    assert r.unknown == "noise_multiplier" and r.converged
+    assert r.achieved_mu <= 1.0 and r.achieved_mu > 0.99
+    back = fp.calibrate_dpsgd(noise_multiplier=r.value, sample_rate=0.05, steps=200, discretization=1e-3)
+    assert back.value == pytest.approx(r.achieved_mu)
+    q = fp.calibrate_dpsgd(mu=1.0, noise_multiplier=r.value, steps=200, discretization=1e-3)
+    assert q.achieved_mu <= 1.0 and q.value == pytest.approx(0.05, rel=2e-3)
+    t = fp.calibrate_dpsgd(mu=1.0, noise_multiplier=r.value, sample_rate=0.05, discretization=1e-3)
+    assert t.achieved_mu <= 1.0 and abs(t.value - 200) <= 2 and isinstance(t.value, int)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: Gaussian(-1.0), r"sigma must be > 0, got -1.0"),
+    (lambda: Gaussian(float("nan")), r"sigma must not be NaN"),
+    (lambda: Subsampled(Gaussian(1.0), 1.5), r"sample_rate must be in \(0, 1\], got 1.5"),
+    (lambda: Repeated(Gaussian(1.0), 2.5), r"times must be a positive integer, got 2.5"),
+    (lambda: Composed([]), r"parts must be a non-empty list"),
+    (lambda: ApproxDP(1.0, 2.0), r"delta must be in \[0, 1\], got 2.0"),
+    (lambda: mechanism_from_dict({"kind": "nope"}), r"mechanism kind must be one of"),
+    (lambda: mechanism_from_dict({"kind": "gaussian", "sigma": 1, "bogus": 2}), r"unknown field\(s\) for 'gaussian': bogus"),
+    (lambda: mechanism_from_json("{"), r"not valid JSON"),
+    (lambda: fp.account(Subsampled(PureDP(1.0), 0.1)), r"subsampling is supported for Gaussian and Laplace"),
+    (lambda: fp.account(Gaussian(1.0), discretization=0.0), r"discretization must be in"),
+    (lambda: fp.privacy_report(Gaussian(1.0), deltas=[2.0]), r"deltas must be in \(0, 1\)"),
+    (lambda: fp.calibrate_dpsgd(mu=1.0, sample_rate=0.1), r"exactly one of mu, noise_multiplier, sample_rate, steps must be None"),
+    (lambda: fp.calibrate_dpsgd(mu=-1.0, sample_rate=0.1, steps=10), r"mu must be a positive finite number"),
+    (lambda: fp.calibrate_dpsgd(noise_multiplier=1.0, sample_rate=2.0, steps=10), r"sample_rate must be <= 1"),
+])
+def test_bad_input(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
