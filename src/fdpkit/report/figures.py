@@ -1,0 +1,32 @@
+"""Figure output: SVG (web, HTML), PNG, and vector PDF, without a display."""
+
+from __future__ import annotations
+
+import io
+from typing import Any, Callable
+
+import matplotlib
+
+matplotlib.use("Agg")
+from matplotlib.figure import Figure  # noqa: E402
+
+FORMATS = ("svg", "png", "pdf")
+
+
+def render(draw: Callable[[Any], Any], fmt: str = "svg", *, size: tuple[float, float] = (6.0, 4.5)) -> bytes:
+    """Draw with ``draw(ax)`` on a fresh figure and return the encoded image."""
+    if fmt not in FORMATS:
+        raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    fig = Figure(figsize=size, layout="constrained")
+    ax = fig.add_subplot()
+    draw(ax)
+    buf = io.BytesIO()
+    fig.savefig(buf, format=fmt, metadata={"Date": None} if fmt == "svg" else None)
+    return buf.getvalue()
+
+
+def svg_inline(draw: Callable[[Any], Any], **kwargs: Any) -> str:
+    """SVG markup for inline embedding in HTML (XML prolog and DOCTYPE removed)."""
+    text = render(draw, "svg", **kwargs).decode("utf-8")
+    start = text.find("<svg")
+    return text[start:] if start >= 0 else text

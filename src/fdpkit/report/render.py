@@ -1,0 +1,159 @@
+"""Renderers: one ReportDocument -> JSON, CSV, Markdown, HTML, PDF.
+
+All return bytes or str and write nothing; :func:`write_atomic` puts a result on disk via a
+temporary file and a rename, so a failure never leaves a half-written file.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from fdpkit.report.figures import svg_inline
+from fdpkit.report.model import ReportDocument, Table
+
+FORMATS = ("json", "csv", "md", "html", "pdf")
+_FORMULA_LEAD = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any) -> str:
+    """A CSV cell safe against formula injection: text starting with = + - @ (or a tab or
+    carriage return) is prefixed with a single quote (OWASP recommendation).
+
+    >>> csv_cell("=1+1"), csv_cell("0.5")
+    ("'=1+1", '0.5')
+    """
+    text = "" if value is None else str(value)
+    return "'" + text if text.startswith(_FORMULA_LEAD) else text
+
+
+def csv_rows(rows: list[list[Any]]) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    for row in rows:
+        writer.writerow([csv_cell(c) for c in row])
+    return buf.getvalue()
+
+
+def to_json(doc: ReportDocument) -> str:
+    return json.dumps(doc.data, indent=2, ensure_ascii=False) + "\n"
+
+
+def _tables(doc: ReportDocument) -> list[Table]:
+    return [t for s in doc.sections for t in s.tables]
+
+
+def to_csv(doc: ReportDocument) -> str:
+    """One sectioned CSV: a "# title" row before each table, then its header and rows."""
+    rows: list[list[Any]] = [["# " + doc.title]]
+    for t in _tables(doc):
+        rows.append([])
+        rows.append(["# " + t.title])
+        rows.append(list(t.header))
+        rows.extend(list(r) for r in t.rows)
+    warn = [s for s in doc.sections if s.title == "Warnings"]
+    if warn:
+        rows.append([])
+        rows.append(["# Warnings"])
+        rows.extend([p] for p in warn[0].paragraphs)
+    return csv_rows(rows)
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def to_markdown(doc: ReportDocument) -> str:
+    out = [f"# {doc.title}", ""]
+    for s in doc.sections:
+        out += [f"## {s.title}", ""]
+        for p in s.paragraphs:
+            out += [("- " if s.title == "Warnings" else "") + p, ""]
+        for t in s.tables:
+            out += [f"**{t.title}**", ""]
+            out.append("| " + " | ".join(map(_md_escape, t.header)) + " |")
+            out.append("|" + "---|" * len(t.header))
+            out += ["| " + " | ".join(map(_md_escape, r)) + " |" for r in t.rows]
+            if t.note:
+                out += ["", f"_{t.note}_"]
+            out.append("")
+    return "\n".join(out)
+
+
+_CSS = """
+body{font-family:system-ui,-apple-system,'DejaVu Sans',sans-serif;max-width:60rem;margin:2rem auto;
+padding:0 1rem;color:#1b1f24;line-height:1.45}
+h1{font-size:1.5rem}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #ddd}
+table{border-collapse:collapse;margin:.5rem 0 1rem}td,th{border:1px solid #ccc;padding:.25rem .6rem;
+text-align:left}th{background:#f3f5f7}.summary{background:#eef6ee;padding:.8rem;border-radius:6px}
+.warn li{color:#8a4b00}figure{margin:1rem 0}figcaption{font-size:.9rem;color:#555}
+svg{max-width:100%;height:auto}
+"""
+
+
+def table_html(t: Table) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in t.header)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in t.rows)
+    note = f"<p><small>{html.escape(t.note)}</small></p>" if t.note else ""
+    return f"<h3>{html.escape(t.title)}</h3><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{note}"
+
+
+def to_html(doc: ReportDocument, *, figures: bool = True) -> str:
+    """A self-contained HTML page: inline CSS and inline SVG, no external assets."""
+    parts = [
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>",
+        f"<title>{html.escape(doc.title)}</title><style>{_CSS}</style></head><body>",
+        f"<h1>{html.escape(doc.title)}</h1>",
+        f"<p class='summary' id='summary'>{html.escape(doc.summary)}</p>",
+    ]
+    for s in doc.sections:
+        parts.append(f"<h2>{html.escape(s.title)}</h2>")
+        if s.title == "Warnings":
+            parts.append("<ul class='warn'>" + "".join(f"<li>{html.escape(p)}</li>" for p in s.paragraphs) + "</ul>")
+        else:
+            parts += [f"<p>{html.escape(p)}</p>" for p in s.paragraphs]
+        parts += [table_html(t) for t in s.tables]
+    if figures:
+        parts.append("<h2>Plots</h2>")
+        for f in doc.figures:
+            parts.append(f"<figure id='fig-{f.name}'>{svg_inline(f.draw)}<figcaption>{html.escape(f.caption)}</figcaption></figure>")
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def to_pdf(doc: ReportDocument) -> bytes:
+    from fdpkit.report.pdf import render_pdf
+
+    return render_pdf(doc)
+
+
+def render_document(doc: ReportDocument, fmt: str) -> bytes:
+    """Render to ``fmt`` (json, csv, md, html, pdf) as bytes."""
+    if fmt not in FORMATS:
+        raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    if fmt == "pdf":
+        return to_pdf(doc)
+    text = {"json": to_json, "csv": to_csv, "md": to_markdown, "html": to_html}[fmt](doc)
+    return text.encode("utf-8")
+
+
+def write_atomic(path: str | os.PathLike, data: bytes) -> Path:
+    """Write ``data`` to ``path`` via a temporary file in the same folder and a rename."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target
