@@ -4,6 +4,8 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.fdpkit-installed
 
+HEADLINE := dpsgd --noise-multiplier 9.4 --sample-rate 0.32768 --steps 2000
+
 .PHONY: run test report bench clean
 
 $(STAMP): pyproject.toml
@@ -12,8 +14,19 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[cli,report,web,dev]'
 	@touch $(STAMP)
 
-run: $(STAMP)
-	$(PY) -m fdpkit.examples
+run: report
+
+# The headline DP-SGD example (Gomez et al. Sec. 5): on screen, and as HTML and PDF in out/.
+report: $(STAMP)
+	$(PY) -m fdpkit.cli report $(HEADLINE)
+	$(PY) -m fdpkit.cli --quiet report $(HEADLINE) --format html --output out/report.html
+	$(PY) -m fdpkit.cli --quiet report $(HEADLINE) --format pdf --output out/report.pdf
+	@echo "wrote out/report.html and out/report.pdf"
+
+# Benchmarks against dp_accounting, riskcal and gdpnum (their own venv in benchmarks/.venv).
+bench:
+	bash benchmarks/setup_env.sh
+	benchmarks/.venv/bin/python benchmarks/run.py
 
 test: $(STAMP)
 	$(PY) -m pytest

@@ -57,6 +57,10 @@ class Mechanism:
     def to_json(self) -> str:
         return json.dumps(self.to_dict())
 
+    def label(self) -> str:
+        """A short name for titles (DP-SGD is recognised); defaults to :meth:`describe`."""
+        return self.describe()
+
     def describe(self) -> str:
         """A one-line human description."""
         params = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self))

@@ -54,6 +54,13 @@ class Repeated(Mechanism):
     inner: Mechanism
     times: int
 
+    def label(self) -> str:
+        inner = self.inner
+        if isinstance(inner, Subsampled) and isinstance(inner.inner, Gaussian) and inner.inner.sensitivity == 1.0:
+            return (f"DP-SGD (noise multiplier {inner.inner.sigma:g}, sample rate {inner.sample_rate:g}, "
+                    f"{self.times} steps)")
+        return f"{self.times} x {inner.label()}"
+
     def __post_init__(self) -> None:
         if not isinstance(self.inner, Mechanism):
             raise ValueError(f"inner must be a mechanism, got {type(self.inner).__name__}")

@@ -29,8 +29,6 @@ def fmt(x: Any, digits: int = 4) -> str:
         return "∞" if v > 0 else "-∞"
     if v == 0:
         return "0"
-    if abs(v) < 1e-3 or abs(v) >= 1e5:
-        return f"{v:.{digits - 1}e}"
     return f"{v:.{digits}g}"
 
 
@@ -78,7 +76,7 @@ def build_document(report: PrivacyReport) -> ReportDocument:
     fit = report.fit
     mu_text = fmt(fit.mu)
     summary = (
-        f"{report.mechanism.describe()} satisfies μ = {mu_text} Gaussian DP "
+        f"{report.mechanism.label()} satisfies μ = {mu_text} Gaussian DP "
         f"(regret {fmt(fit.regret)}). {report.verdict}"
     )
     guarantee = Table(
@@ -142,7 +140,7 @@ def build_document(report: PrivacyReport) -> ReportDocument:
     if math.isfinite(mu):
         figures.append(Figure("difference", "Numeric curve against G_μ and their difference",
                               lambda ax: plots.curve_vs_gdp(ax, curve, mu)))
-    return ReportDocument(f"Privacy report: {report.mechanism.describe()}", summary, sections, tuple(figures), d)
+    return ReportDocument(f"Privacy report: {report.mechanism.label()}", summary, sections, tuple(figures), d)
 
 
 def _flatten(obj: Any, prefix: str = ""):

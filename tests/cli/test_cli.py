@@ -1,0 +1,144 @@
+"""The command line through typer's CliRunner: every command, bad input, exit codes."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from fdpkit.cli import app
+
+runner = CliRunner()
+SMALL = ["report", "dpsgd", "--noise-multiplier", "2", "--sample-rate", "0.05", "--steps", "50",
+         "--discretization", "1e-3"]
+
+
+def run(*args):
+    return runner.invoke(app, list(args))
+
+
+def test_help_lists_commands():
+    r = run("--help")
+    assert r.exit_code == 0
+    for cmd in ("report", "convert", "risk", "tables", "calibrate", "plot", "serve"):
+        assert cmd in r.output
+
+
+def test_report_text():
+    r = run(*SMALL)
+    assert r.exit_code == 0, r.output
+    assert "μ" in r.output and "regret" in r.output and "DP-SGD" in r.output
+
+
+def test_report_json_is_clean_and_valid():
+    r = run(*SMALL, "--format", "json")
+    assert r.exit_code == 0
+    data = json.loads(r.stdout)
+    assert data["schema_version"] == "1.0"
+    assert data["guarantee"]["mu"] > 0
+
+
+@pytest.mark.parametrize("fmt", ["json", "csv", "md", "html", "pdf"])
+def test_report_formats_to_file(tmp_path, fmt):
+    path = tmp_path / f"r.{fmt}"
+    r = run("--quiet", *SMALL, "--format", fmt, "--output", str(path))
+    assert r.exit_code == 0, r.output
+    assert path.exists() and path.stat().st_size > 100
+    assert not list(tmp_path.glob(".r.*"))  # no temporary left behind
+
+
+def test_report_from_spec_files(tmp_path):
+    spec = tmp_path / "m.json"
+    spec.write_text(json.dumps({"kind": "composed", "parts": [{"kind": "gaussian", "sigma": 2.0},
+                                                             {"kind": "laplace", "scale": 2.0}]}))
+    r = run("report", "--mechanism", str(spec), "--format", "json", "--discretization", "1e-3")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["mechanism"]["kind"] == "composed"
+    toml = tmp_path / "m.toml"
+    toml.write_text('kind = "dpsgd"\nnoise_multiplier = 2.0\nsample_rate = 0.05\nsteps = 20\n')
+    r = run("report", "--mechanism", str(toml), "--format", "json", "--discretization", "1e-3")
+    assert r.exit_code == 0, r.output
+
+
+@pytest.mark.parametrize("args", [
+    ["report", "gaussian", "--sigma", "1"],
+    ["report", "laplace", "--scale", "1"],
+    ["report", "randomized-response", "--epsilon", "1"],
+    ["report", "pure-dp", "--epsilon", "1"],
+    ["report", "approx-dp", "--epsilon", "1", "--delta", "1e-5"],
+    ["convert", "eps-to-mu", "--epsilon", "1"],
+    ["convert", "eps-to-mu", "--epsilon", "1", "--fpr", "0.01"],
+    ["convert", "mu-to-eps", "--mu", "1"],
+    ["convert", "mu-to-delta", "--mu", "1", "--epsilon", "1"],
+    ["convert", "eps-delta-to-mu", "--epsilon", "1", "--delta", "1e-5"],
+    ["risk", "--mu", "1", "--prior", "0.01", "--fpr", "1e-3"],
+    ["risk", "--epsilon", "1", "--delta", "1e-5"],
+    ["tables"],
+    ["calibrate", "dpsgd", "--mu", "1", "--sample-rate", "0.05", "--steps", "50", "--discretization", "1e-3"],
+])
+def test_commands_succeed(args):
+    r = run(*args)
+    assert r.exit_code == 0, r.output
+    r = run(*args, "--format", "json") if args[0] != "report" else r
+    assert r.exit_code == 0, r.output
+    if args[0] != "report":
+        json.loads(r.stdout)
+
+
+def test_convert_values():
+    r = run("convert", "mu-to-eps", "--mu", "1", "--delta", "1e-5", "--format", "json")
+    assert json.loads(r.stdout)["epsilon_at_delta"][0]["epsilon"] == pytest.approx(4.3772, abs=1e-4)
+    r = run("risk", "--mu", "1", "--fpr", "1e-3", "--prior", "0.01", "--format", "json")
+    data = json.loads(r.stdout)
+    assert data["failure_mode"] == "graceful" and data["relative_risk"] == "inf"
+    assert data["attacks"][0]["posteriors"][0]["posterior"] == pytest.approx(0.156, abs=1e-3)
+
+
+def test_tables_csv_and_json():
+    r = run("tables", "--format", "csv")
+    assert r.exit_code == 0 and "Kulynych" in r.stdout
+    r = run("tables", "--format", "json")
+    assert len(json.loads(r.stdout)["tables"]) == 4
+
+
+@pytest.mark.parametrize("kind", ["tradeoff", "roc", "difference", "profile", "posterior", "relative-risk", "attack-power"])
+def test_plots(tmp_path, kind):
+    path = tmp_path / f"p.{'svg' if kind != 'roc' else 'png'}"
+    r = run("plot", kind, "--mu", "1", "--epsilon", "1", "--output", str(path))
+    assert r.exit_code == 0, r.output
+    assert path.stat().st_size > 1000
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["report", "dpsgd", "--noise-multiplier", "-1", "--sample-rate", "0.1", "--steps", "10"], "noise_multiplier"),
+    (["report", "dpsgd", "--noise-multiplier", "1", "--sample-rate", "1.5", "--steps", "10"], "sample_rate"),
+    (["report", "gaussian", "--sigma", "1", "--format", "xml"], "--format"),
+    (["report", "--mechanism", "/nonexistent/spec.json"], "spec.json"),
+    (["report"], "--mechanism"),
+    (["report", "gaussian", "--sigma", "1", "--format", "pdf"], "--output"),
+    (["convert", "eps-to-mu", "--epsilon", "-1"], "epsilon"),
+    (["convert", "eps-to-mu", "--epsilon", "1", "--fpr", "0.1", "--recall", "0.1"], "at most one"),
+    (["convert", "mu-to-eps", "--mu", "1", "--delta", "2"], "delta"),
+    (["risk", "--mu", "1", "--epsilon", "1"], "exactly one"),
+    (["risk", "--mu", "1", "--prior", "1.5"], "prior"),
+    (["calibrate", "dpsgd", "--mu", "1", "--sample-rate", "0.1"], "exactly one"),
+    (["plot", "nope", "--mu", "1", "--output", "x.svg"], "plot kind"),
+    (["plot", "tradeoff", "--mu", "1", "--output", "x.gif"], "format"),
+])
+def test_bad_input_exits_2_with_one_line(args, needle, tmp_path):
+    r = runner.invoke(app, args)
+    assert r.exit_code == 2, r.output
+    lines = [line for line in r.stderr.strip().splitlines() if line.strip()]
+    assert len(lines) == 1 and needle in lines[0], r.stderr
+
+
+def test_bad_spec_leaves_no_output(tmp_path):
+    spec = tmp_path / "bad.json"
+    spec.write_text('{"kind": "gaussian", "sigma": -1}')
+    target = tmp_path / "out.html"
+    r = run("report", "--mechanism", str(spec), "--format", "html", "--output", str(target))
+    assert r.exit_code == 2 and not target.exists()
+
+
+def test_typer_usage_errors_exit_2():
+    assert run("report", "dpsgd", "--sample-rate", "0.1").exit_code == 2
+    assert run("nonexistent-command").exit_code == 2

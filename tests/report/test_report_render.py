@@ -1,0 +1,108 @@
+"""Reports: JSON against its schema, PDF text and pages, HTML numbers, CSV escaping, plots."""
+
+import csv
+import io
+import json
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+import fdpkit as fp
+from fdpkit.report import build_document, csv_cell, render_document, write_atomic
+
+SCHEMA = Path(__file__).resolve().parents[2] / "src" / "fdpkit" / "report" / "report.schema.json"
+
+
+@pytest.fixture(scope="module")
+def doc():
+    return build_document(fp.privacy_report(fp.dpsgd(2.0, 0.05, 100), discretization=1e-3))
+
+
+def test_json_matches_schema(doc):
+    import jsonschema_rs
+
+    data = json.loads(render_document(doc, "json"))
+    schema = json.loads(SCHEMA.read_text())
+    jsonschema_rs.validate(schema, data)
+    bad = dict(data)
+    bad.pop("guarantee")
+    with pytest.raises(Exception):
+        jsonschema_rs.validate(schema, bad)
+
+
+def test_pdf_text_has_greek_and_numbers(doc, tmp_path):
+    import pypdf
+
+    pdf = render_document(doc, "pdf")
+    path = write_atomic(tmp_path / "r.pdf", pdf)
+    reader = pypdf.PdfReader(str(path))
+    text = "\n".join(p.extract_text() for p in reader.pages)
+    assert "μ" in text and "δ" in text and "ε" in text
+    assert f"{doc.data['guarantee']['mu']:.4g}" in text
+    assert len(reader.pages) >= 3  # tables and the plots
+
+
+@pytest.mark.skipif(shutil.which("pdftoppm") is None, reason="pdftoppm (poppler-utils) not installed")
+def test_pdf_pages_render(doc, tmp_path):
+    path = write_atomic(tmp_path / "r.pdf", render_document(doc, "pdf"))
+    subprocess.run(["pdftoppm", "-png", "-r", "40", str(path), str(tmp_path / "page")], check=True)
+    pages = sorted(tmp_path.glob("page*.png"))
+    assert len(pages) >= 3 and all(p.stat().st_size > 1000 for p in pages)
+
+
+class _Collect(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.text, self.tags = [], []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def test_html_is_self_contained_and_has_numbers(doc):
+    html = render_document(doc, "html").decode()
+    p = _Collect()
+    p.feed(html)
+    text = " ".join(p.text)
+    assert f"{doc.data['guarantee']['mu']:.4g}" in text
+    assert html.count("<svg") >= 3
+    for tag, attrs in p.tags:
+        for key in ("src", "href"):
+            assert not str(attrs.get(key, "")).startswith(("http:", "https:", "//")), (tag, attrs)
+
+
+def test_csv_escapes_formula_cells():
+    assert csv_cell("=HYPERLINK(1)") == "'=HYPERLINK(1)"
+    assert csv_cell("+1") == "'+1" and csv_cell("-1") == "'-1" and csv_cell("@x") == "'@x"
+    assert csv_cell("1e-05") == "1e-05"
+
+
+def test_csv_sections_parse(doc):
+    rows = list(csv.reader(io.StringIO(render_document(doc, "csv").decode())))
+    titles = [r[0] for r in rows if r and r[0].startswith("# ")]
+    assert any("Guarantee" in t for t in titles) and any("ε at standard δ" in t for t in titles)
+
+
+def test_markdown_tables(doc):
+    md = render_document(doc, "md").decode()
+    assert md.startswith("# Privacy report") and "| δ | ε |" in md
+
+
+def test_unknown_format(doc):
+    with pytest.raises(ValueError, match="format must be one of"):
+        render_document(doc, "docx")
+
+
+def test_write_atomic_cleans_up_on_failure(tmp_path):
+    class Boom(bytes):
+        pass
+
+    with pytest.raises(TypeError):
+        write_atomic(tmp_path / "x.txt", 12345)  # not bytes
+    assert list(tmp_path.iterdir()) == []
