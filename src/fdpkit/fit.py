@@ -247,10 +247,15 @@ def _regret_candidates(f: TradeOffCurve, g: TradeOffCurve) -> np.ndarray | None:
             return None
         d_star = _d_of(g, np.asarray(star))
         d_vert = 1.0 - t - a
-        # t(d) is concave on each segment of f: its maximum there is the tangent point
-        # clamped into the segment's d-range [d_vert[i+1], d_vert[i]].
-        seg = np.clip(d_star, d_vert[1:], d_vert[:-1])
-        return np.concatenate(ends + [seg])
+        # t(d) is concave on each segment of f (d runs from d_vert[i] down to d_vert[i+1]):
+        # its maximum there is the tangent point, clamped into the segment. Local maxima are
+        # therefore interior tangent points, or vertices where the segment on the left
+        # peaks at its right end and the segment on the right at its left end.
+        left_end = d_star >= d_vert[:-1]
+        right_end = d_star <= d_vert[1:]
+        interior = ~left_end & ~right_end
+        kink = np.flatnonzero(right_end[:-1] & left_end[1:]) + 1
+        return np.concatenate(ends + [d_star[interior], d_vert[kink], d_vert[[0, -1]]])
     if bg is not None:
         # t(d) is convex on each segment of g: maxima at g's vertices.
         return np.concatenate(ends + [1.0 - bg[1] - bg[0]])

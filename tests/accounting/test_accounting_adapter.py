@@ -28,3 +28,14 @@ def test_round_trip_preserves_the_profile():
 def test_symmetric_pld_has_no_add_direction():
     remove, add = pmf_arrays(build_pld(Gaussian(1.0), 1e-3))
     assert add is None and remove.infinity_mass >= 0
+
+
+def test_vectorised_epsilon_matches_dp_accounting():
+    from fdpkit.accounting.profile import pld_epsilon_for_delta
+
+    for mech in (Gaussian(1.0), dpsgd(2.0, 0.05, 50), dpsgd(0.8, 0.01, 300), Subsampled(Laplace(0.5), 0.2)):
+        pld = build_pld(mech, 1e-3)
+        for delta in (1e-1, 1e-3, 1e-5, 1e-9, 1e-12, 1e-300, 0.0):
+            ours, theirs = pld_epsilon_for_delta(pld, delta), pld.get_epsilon_for_delta(delta)
+            assert ours >= theirs, (mech, delta, ours, theirs)       # never optimistic
+            assert ours == theirs or ours - theirs <= 2e-9 * theirs, (mech, delta, ours, theirs)

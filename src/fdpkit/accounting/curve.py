@@ -188,7 +188,9 @@ class Accounting:
     def epsilon_for_delta(self, delta: float) -> float:
         """epsilon at delta from the accountant's own profile (closed forms: exact)."""
         if self.pld is not None:
-            return float(self.pld.get_epsilon_for_delta(delta))
+            from fdpkit.accounting.profile import pld_epsilon_for_delta
+
+            return pld_epsilon_for_delta(self.pld, delta)
         return float(self.curve.epsilon_for_delta(delta))
 
     def delta_for_epsilon(self, epsilon: float) -> float:

@@ -29,37 +29,20 @@ from fdpkit._numerics import CURVE_TOL, as_float_array, check_choice, check_prob
 from fdpkit.curves.base import BOUNDS, TradeOffCurve
 
 
-def _cross(a, t, b, i0, i1, i2):
-    """Cross product (p1 - p0) x (p2 - p0) in (alpha, TPR) coordinates; >= 0 means p1 is
-    on or below the chord p0-p2 (not a vertex of the upper concave hull). Differences of
-    TPR are taken from the TPR array where TPR is small and from the beta array (beta
-    differences are minus TPR differences) where beta is small, so both tails keep digits."""
-    use_t = t[i1] <= 0.5
-    dt1 = np.where(use_t, t[i1] - t[i0], b[i0] - b[i1])
-    dt2 = np.where(use_t, t[i2] - t[i0], b[i0] - b[i2])
-    return (a[i1] - a[i0]) * dt2 - dt1 * (a[i2] - a[i0])
+def _cross_slices(a: np.ndarray, t: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Cross products (p1 - p0) x (p2 - p0) for consecutive triples, in (alpha, TPR); >= 0
+    means the middle point is on or below the chord of its neighbours (not a vertex of the
+    upper concave hull). TPR differences are taken from the TPR array where TPR is small
+    and from the beta array (minus beta differences) where beta is small, so both tails
+    keep their digits."""
+    use_t = t[1:-1] <= 0.5
+    dt1 = np.where(use_t, t[1:-1] - t[:-2], b[:-2] - b[1:-1])
+    dt2 = np.where(use_t, t[2:] - t[:-2], b[:-2] - b[2:])
+    return (a[1:-1] - a[:-2]) * dt2 - dt1 * (a[2:] - a[:-2])
 
 
-def upper_concave_hull(alpha: np.ndarray, tpr: np.ndarray, beta: np.ndarray | None = None) -> np.ndarray:
-    """Indices of the vertices of the upper concave hull of points sorted by alpha.
-
-    The upper concave hull in (alpha, TPR) is the lower convex hull in (alpha, beta): the
-    largest convex function below the points. Vectorised passes first drop points that lie
-    on or below the chord of their neighbours (never hull vertices); a monotone-chain pass
-    then finishes whatever remains.
-    """
-    beta = 1.0 - tpr if beta is None else beta
-    idx = np.arange(len(alpha))
-    for _ in range(8):
-        if len(idx) < 3:
-            return idx
-        drop = _cross(alpha, tpr, beta, idx[:-2], idx[1:-1], idx[2:]) >= 0
-        if not drop.any():
-            return idx
-        keep = np.ones(len(idx), dtype=bool)
-        keep[1:-1] = ~drop
-        idx = idx[keep]
-    # monotone chain on the survivors
+def _chain(alpha: np.ndarray, tpr: np.ndarray, beta: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """Andrew's monotone chain (upper hull) over the points ``idx`` (sorted by alpha)."""
     a, t, b = alpha[idx].tolist(), tpr[idx].tolist(), beta[idx].tolist()
     hull: list[int] = []
     for k in range(len(a)):
@@ -75,6 +58,53 @@ def upper_concave_hull(alpha: np.ndarray, tpr: np.ndarray, beta: np.ndarray | No
                 break
         hull.append(k)
     return idx[np.asarray(hull, dtype=int)]
+
+
+#: Vectorised passes before the exact monotone chain takes over (on windows only).
+_HULL_PASSES = 6
+#: Violations closer than this (in remaining points) share one monotone-chain window.
+_WINDOW_GAP = 64
+
+
+def upper_concave_hull(alpha: np.ndarray, tpr: np.ndarray, beta: np.ndarray | None = None) -> np.ndarray:
+    """Indices of the vertices of the upper concave hull of points sorted by alpha.
+
+    The upper concave hull in (alpha, TPR) is the lower convex hull in (alpha, beta): the
+    largest convex function below the points. Vectorised passes drop points that lie on or
+    below the chord of their neighbours (never hull vertices); Andrew's monotone chain then
+    finishes exactly, but only on windows around the violations that remain, widened until
+    the whole chain is concave.
+    """
+    beta = 1.0 - tpr if beta is None else beta
+    idx = np.arange(len(alpha))
+    a, t, b = alpha, tpr, beta
+    for _ in range(_HULL_PASSES):
+        if len(idx) < 3:
+            return idx
+        drop = _cross_slices(a, t, b) >= 0
+        if not drop.any():
+            return idx
+        keep = np.ones(len(idx), dtype=bool)
+        keep[1:-1] = ~drop
+        idx, a, t, b = idx[keep], a[keep], t[keep], b[keep]
+    pad = 2
+    while len(idx) >= 3:
+        bad = np.flatnonzero(_cross_slices(alpha[idx], tpr[idx], beta[idx]) >= 0) + 1
+        if bad.size == 0:
+            break
+        # group violations into windows and run the exact chain on each window
+        splits = np.flatnonzero(np.diff(bad) > _WINDOW_GAP) + 1
+        pieces, last = [], 0
+        for group in np.split(bad, splits):
+            lo = max(int(group[0]) - pad, last)
+            hi = min(int(group[-1]) + pad + 1, len(idx))
+            pieces.append(idx[last:lo])
+            pieces.append(_chain(alpha, tpr, beta, idx[lo:hi]))
+            last = hi
+        pieces.append(idx[last:])
+        idx = np.concatenate(pieces)
+        pad = 2 * pad + 8
+    return idx
 
 
 class PiecewiseLinearCurve(TradeOffCurve):
