@@ -157,6 +157,12 @@ def worst_case(*curves: TradeOffCurve) -> PiecewiseLinearCurve | TradeOffCurve:
     pls = [piecewise_lower_bound(c) for c in curves]
     if any(p.bound != c.bound for p, c in zip(pls, curves)) and bound == "exact":
         bound = "lower"
+    # shortcut: a curve whose TPR is at least every other curve's at all their vertices is
+    # above them everywhere (it is concave, they are linear between vertices): it is the hull
+    for i, p in enumerate(pls):
+        if all(np.all(np.interp(q.alphas, p.alphas, p.tprs) >= q.tprs) and
+               np.all(np.interp(q.alphas, p.alphas, p.betas) <= q.betas) for j, q in enumerate(pls) if j != i):
+            return p if p.bound == bound else PiecewiseLinearCurve(p.alphas, p.betas, bound, tpr=p.tprs, _hull=True)
     alpha = np.concatenate([p.alphas for p in pls])
     tpr = np.concatenate([p.tprs for p in pls])
     beta = np.concatenate([p.betas for p in pls])
