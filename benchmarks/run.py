@@ -85,7 +85,7 @@ def main() -> None:
     say("## 2. gdpnum and riskcal on the same setting")
     say()
     try:
-        from gdpnum import get_mu_and_regret_for_dpsgd
+        from gdpnum.dpsgd import get_mu_and_regret_for_dpsgd
 
         t_g, (mu_g, reg_g) = best_of(lambda: get_mu_and_regret_for_dpsgd(nm, q, steps, grid_step=DISC))
         say(f"| library | seconds | mu | regret | ratio to fdpkit report |")
@@ -119,7 +119,7 @@ def main() -> None:
     say("|---|---|---|---|---|---|")
     for s_nm, s_q, s_t in ((1.2, 0.01, 10_000), (0.8, 0.004, 5_000)):
         try:
-            from gdpnum import get_mu_and_regret_for_dpsgd
+            from gdpnum.dpsgd import get_mu_and_regret_for_dpsgd
 
             mg, _ = get_mu_and_regret_for_dpsgd(s_nm, s_q, s_t, grid_step=DISC)
         except Exception:  # pragma: no cover

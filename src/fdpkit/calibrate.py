@@ -168,41 +168,62 @@ def calibrate_dpsgd(
                                  "even sample_rate = 1 stays within the target mu")
     x = min(max(_clt_guess(unknown, target, noise_multiplier, sample_rate, steps), lo_lim), hi_lim)
 
-    def secant(disc: float, x0: float, rtol: float, max_steps: int) -> tuple[float, float]:
-        # secant on g(log x) = log mu(x) - log target, from x0 and a 2% step
-        f = lambda t: math.log(max(evaluate(math.exp(t), disc), 1e-300)) - math.log(target)  # noqa: E731
-        t0 = math.log(x0)
-        t1 = t0 + (0.02 if (f0 := f(t0)) < 0 else -0.02) * (1 if increasing else -1)
-        t1 = min(max(t1, math.log(lo_lim)), math.log(hi_lim))
-        f1 = f(t1)
-        for _ in range(max_steps):
-            if abs(t1 - t0) < rtol or f1 == f0:
-                break
-            t2 = t1 - f1 * (t1 - t0) / (f1 - f0)
-            t2 = min(max(t2, math.log(lo_lim)), math.log(hi_lim))
-            t0, f0, t1 = t1, f1, t2
-            f1 = f(t1)
-            if abs(f1) < rtol / 4:
-                break
-        return math.exp(t1), f1
+    def evaluate_steps_done(cand: float, achieved: float) -> bool:
+        # integer steps: done when one more step would exceed the target
+        return cand >= hi_lim or evaluate(cand + 1, discretization) > target
 
-    if discretization < COARSE_DISCRETIZATION:
-        x, _ = secant(COARSE_DISCRETIZATION, x, 1e-3, 6)
-    x, _ = secant(discretization, x, CALIBRATION_RTOL / 4, _MAX_FINE_STEPS)
+    def clamp(v: float) -> float:
+        v = min(max(v, lo_lim), hi_lim)
+        return float(math.floor(v)) if unknown == "steps" else v
 
-    # step to the safe side and verify
+    # 1. secant on log mu(log x) at the coarse discretization (cheap), to high precision
+    disc_c = COARSE_DISCRETIZATION if discretization < COARSE_DISCRETIZATION else discretization
+    t0, g0 = math.log(x), math.log(evaluate(x, disc_c)) - math.log(target)
+    t1 = t0 - 0.05 * (1 if (g0 > 0) == increasing else -1)
+    g1 = math.log(evaluate(math.exp(t1), disc_c)) - math.log(target)
+    # the slope of log mu in log x over the first, wide step (later steps are too close
+    # together for a slope: discretization wiggles dominate there)
+    slope = (g1 - g0) / (t1 - t0)
+    for _ in range(12):
+        if g1 == g0 or abs(g1) < 1e-6:
+            break
+        t2 = t1 - g1 * (t1 - t0) / (g1 - g0)
+        t2 = min(max(t2, math.log(lo_lim)), math.log(hi_lim))
+        t0, g0, t1 = t1, g1, t2
+        g1 = math.log(evaluate(math.exp(t1), disc_c)) - math.log(target)
+    if slope == 0 or (slope > 0) != increasing:
+        slope = 1.0 if increasing else -1.0
+    x = math.exp(t1)
+
+    # 2. fine discretization: measure, correct with the coarse slope, land on the safe side
     direction = -1.0 if increasing else 1.0
-    step = CALIBRATION_RTOL / 2
-    for _ in range(40):
-        cand = x * (1.0 + direction * step)
-        if unknown == "steps":
-            cand = math.floor(cand)
-        cand = min(max(cand, lo_lim), hi_lim)
+    margin = CALIBRATION_RTOL / 4
+    cand = clamp(x)
+    prev: tuple[float, float] | None = None
+    for _ in range(_MAX_FINE_STEPS + 30):
         achieved = evaluate(cand, discretization)
-        if achieved <= target:
+        gap = math.log(achieved) - math.log(target)
+        if prev is not None and abs(math.log(cand) - prev[0]) > 1e-3:
+            fine_slope = (gap - prev[1]) / (math.log(cand) - prev[0])
+            if fine_slope != 0 and (fine_slope > 0) == increasing:
+                slope = fine_slope
+        prev = (math.log(cand), gap)
+        steps_done = unknown == "steps" and evaluate_steps_done(cand, achieved)
+        if achieved <= target and (-gap <= CALIBRATION_RTOL or steps_done or cand in (lo_lim, hi_lim)):
             value = int(cand) if unknown == "steps" else cand
-            converged = abs(achieved - target) <= 10 * CALIBRATION_RTOL * target or unknown == "steps"
-            return CalibrationResult(unknown, value, achieved, converged, fine_count, coarse_count,
-                                     "" if converged else "the target mu is not reachable precisely")
-        step *= 2.0
+            return CalibrationResult(unknown, value, achieved, True, fine_count, coarse_count)
+        if fine_count > _MAX_FINE_STEPS:
+            margin *= 2.0  # fall back to safe-side stepping
+            cand = clamp(cand * (1.0 + direction * margin)) if achieved > target else cand
+            if achieved <= target:
+                value = int(cand) if unknown == "steps" else cand
+                return CalibrationResult(unknown, value, achieved, False, fine_count, coarse_count,
+                                         "the target mu was met on the safe side but not to full precision")
+            continue
+        # Newton step in log x with the coarse slope, aimed a margin inside the safe side
+        step = (-gap - margin) / slope if increasing else (-gap - margin) / slope
+        new = clamp(cand * math.exp(step))
+        if new == cand:
+            new = clamp(cand * (1.0 + direction * margin))
+        cand = new
     raise ValueError(f"could not reach mu={target!r} by changing {unknown}: check the other parameters")
