@@ -90,8 +90,35 @@ from fdpkit.mechanisms import (  # noqa: E402
 )
 from fdpkit.privacy import PrivacyReport, privacy_report  # noqa: E402
 
+# --- utility / planning ---------------------------------------------------------------
+from fdpkit.planning import ZTestSpec, privacy_first, utility_first  # noqa: E402
+from fdpkit.utility import (  # noqa: E402
+    adjusted_alpha,
+    mc_regression_power,
+    mc_ttest_power,
+    mu_min_for_power_loss,
+    solve_ztest,
+    two_proportion_power,
+    two_sample_power,
+    ztest_power,
+    ztest_power_laplace,
+)
+
 __all__ = [
     "__version__",
+    # utility / planning
+    "ZTestSpec",
+    "adjusted_alpha",
+    "mc_regression_power",
+    "mc_ttest_power",
+    "mu_min_for_power_loss",
+    "privacy_first",
+    "solve_ztest",
+    "two_proportion_power",
+    "two_sample_power",
+    "utility_first",
+    "ztest_power",
+    "ztest_power_laplace",
     # mechanisms / accounting / report / calibration
     "ApproxDP",
     "CalibrationResult",

@@ -64,9 +64,9 @@ def solve_ztest(*, mu: float | None = None, n: float | None = None, effect: floa
     --------
     >>> s = solve_ztest(n=100, effect=0.2, power=0.9, sd=0.25, alpha=0.01)
     >>> s.unknown, round(s.value, 3), s.converged
-    ('mu', 0.448, True)
+    ('mu', 0.202, True)
     >>> solve_ztest(mu=1.0, effect=0.2, power=0.9, sd=0.25, alpha=0.01).value
-    46
+    31
     """
     given = {"mu": mu, "n": n, "effect": effect, "power": power}
     unknown = [k for k, v in given.items() if v is None]

@@ -1,0 +1,14 @@
+"""Decision guides: privacy-first and utility-first (de Fondeville Sec. 5)."""
+
+from fdpkit.planning.guides import (
+    FAMILIES,
+    MechanismOption,
+    PrivacyFirstPlan,
+    UtilityFirstPlan,
+    privacy_first,
+    utility_first,
+)
+from fdpkit.planning.spec import ZTestSpec
+
+__all__ = ["FAMILIES", "MechanismOption", "PrivacyFirstPlan", "UtilityFirstPlan", "ZTestSpec",
+           "privacy_first", "utility_first"]
