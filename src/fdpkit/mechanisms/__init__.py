@@ -2,7 +2,7 @@
 
 from fdpkit.mechanisms.base import Mechanism, mechanism_from_dict, mechanism_from_json
 from fdpkit.mechanisms.basic import ApproxDP, Gaussian, Laplace, PureDP, RandomizedResponse
-from fdpkit.mechanisms.combinators import Composed, Repeated, Subsampled, dpsgd
+from fdpkit.mechanisms.combinators import Composed, Repeated, Subsampled, dpsgd, dpsgd_from_training
 
 __all__ = [
     "ApproxDP",
@@ -15,6 +15,7 @@ __all__ = [
     "Repeated",
     "Subsampled",
     "dpsgd",
+    "dpsgd_from_training",
     "mechanism_from_dict",
     "mechanism_from_json",
 ]

@@ -79,3 +79,32 @@ def dpsgd(noise_multiplier: float, sample_rate: float, steps: int) -> Repeated:
     """
     nm = _number("noise_multiplier", noise_multiplier, positive=True, allow_zero=False)
     return Repeated(Subsampled(Gaussian(nm, 1.0), sample_rate), steps)
+
+
+def dpsgd_from_training(noise_multiplier: float, *, sample_rate: float | None = None,
+                        batch_size: int | None = None, dataset_size: int | None = None,
+                        steps: int | None = None, epochs: float | None = None) -> Repeated:
+    """DP-SGD from training settings: the sample rate is ``sample_rate`` or
+    batch_size / dataset_size, the steps are ``steps`` or ceil(epochs * dataset_size / batch_size).
+
+    >>> dpsgd_from_training(9.4, batch_size=16384, dataset_size=50000, steps=2000).inner.sample_rate
+    0.32768
+    """
+    if (sample_rate is None) == (batch_size is None):
+        raise ValueError("give exactly one of sample_rate or batch_size (with dataset_size)")
+    if batch_size is not None:
+        if dataset_size is None:
+            raise ValueError("dataset_size is required with batch_size")
+        if not (isinstance(batch_size, int) and isinstance(dataset_size, int) and 1 <= batch_size <= dataset_size):
+            raise ValueError(f"batch_size must be an integer in [1, dataset_size], got {batch_size!r}")
+        sample_rate = batch_size / dataset_size
+    if (steps is None) == (epochs is None):
+        raise ValueError("give exactly one of steps or epochs")
+    if epochs is not None:
+        e = _number("epochs", epochs, positive=True, allow_zero=False)
+        if batch_size is None or dataset_size is None:
+            raise ValueError("epochs need batch_size and dataset_size (steps per epoch = dataset_size / batch_size)")
+        import math
+
+        steps = int(math.ceil(e * dataset_size / batch_size))
+    return dpsgd(noise_multiplier, sample_rate, steps)

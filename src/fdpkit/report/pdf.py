@@ -62,3 +62,32 @@ def render_pdf(doc: ReportDocument) -> bytes:
         svg = re.sub(rb"<metadata>.*?</metadata>", b"", svg, flags=re.S)  # fpdf2 ignores it
         pdf.image(io.BytesIO(svg), w=170)
     return bytes(pdf.output())
+
+
+def render_tables_pdf(title: str, tables: list[tuple[str, list[str], list[list[str]]]],
+                      notes: list[str] = ()) -> bytes:
+    """A small PDF of titled tables and notes (calculator exports)."""
+    pdf = _PDF(format="A4")
+    pdf.add_font("DejaVu", "", str(_FONT_DIR / "DejaVuSans.ttf"))
+    pdf.add_font("DejaVu", "B", str(_FONT_DIR / "DejaVuSans-Bold.ttf"))
+    pdf.set_title(title)
+    pdf.add_page()
+    pdf.set_font("DejaVu", "B", 14)
+    pdf.multi_cell(0, 7, title, new_x="LMARGIN", new_y="NEXT")
+    for name, header, rows in tables:
+        pdf.ln(2)
+        pdf.set_font("DejaVu", "B", 11)
+        pdf.multi_cell(0, 6, name, new_x="LMARGIN", new_y="NEXT")
+        pdf.set_font("DejaVu", size=9)
+        with pdf.table(text_align="LEFT", line_height=5) as table:
+            table.row(header)
+            for r in rows:
+                table.row([str(c) for c in r])
+    if notes:
+        pdf.ln(2)
+        pdf.set_font("DejaVu", "B", 11)
+        pdf.multi_cell(0, 6, "Warnings", new_x="LMARGIN", new_y="NEXT")
+        pdf.set_font("DejaVu", size=9)
+        for n in notes:
+            pdf.multi_cell(0, 5, "• " + n, new_x="LMARGIN", new_y="NEXT")
+    return bytes(pdf.output())

@@ -123,3 +123,17 @@ def power_curve(ax, xs: Sequence[float], series: Mapping[str, Callable[[float], 
     ax.set_ylim(0, 1.02)
     ax.legend(fontsize="small")
     return ax
+
+
+def power_vs_mu(ax, power_at: Callable[[float], float], *, nonprivate: float | None = None,
+                mu_range: tuple[float, float] = (0.02, 20.0), label: str = "power"):
+    """Power of a planned analysis against mu on a log axis (de Fondeville Fig. 5)."""
+    mus = np.geomspace(*mu_range, 80)
+    ax.semilogx(mus, [power_at(m) for m in mus], label=label)
+    if nonprivate is not None:
+        ax.axhline(nonprivate, ls="--", color="grey", label="non-private power")
+    ax.set_xlabel("μ (Gaussian DP)")
+    ax.set_ylabel("Power of the test")
+    ax.set_ylim(0, 1.02)
+    ax.legend(fontsize="small")
+    return ax

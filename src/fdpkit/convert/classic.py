@@ -1,0 +1,208 @@
+"""The classic DP calculator, made right: textbook formulas next to the exact answers.
+
+The seed calculator page offers Laplace (eps = Delta/b), the classic Gaussian bound
+sigma = sqrt(2 ln(1.25/delta)) Delta / eps (Dwork & Roth 2014, Thm. A.1, valid only for
+eps < 1) and basic / advanced composition (Dwork, Rothblum & Vadhan 2010). fdpkit adds the
+exact answers from Gaussian DP: the Gaussian mechanism with sd sigma is (Delta/sigma)-GDP,
+so the smallest sigma meeting (eps, delta) is Delta / mu(eps, delta) (Gomez et al. Table 3),
+and k Gaussian releases compose exactly to mu = sqrt(k) Delta / sigma (Dong et al. Cor. 3.3).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from fdpkit._numerics import check_positive, check_probability, check_scalar
+from fdpkit.convert.gdp import epsilon_for_delta, mu_for_epsilon_delta
+
+MODES = ("laplace", "gaussian", "composition")
+
+
+def _pos(name: str, v: Any) -> float:
+    return check_scalar(name, check_positive(name, v))
+
+
+def _delta(name: str, v: Any) -> float:
+    return check_scalar(name, check_probability(name, v, open_low=True, open_high=True))
+
+
+def _k(k: Any) -> int:
+    v = check_scalar("k", k)
+    if v != int(v) or v < 1:
+        raise ValueError(f"k must be a positive integer, got {k!r}")
+    return int(v)
+
+
+def laplace_scale(sensitivity: float, epsilon: float) -> float:
+    """b = Delta / eps.
+
+    >>> laplace_scale(1.0, 0.5)
+    2.0
+    """
+    return _pos("sensitivity", sensitivity) / _pos("epsilon", epsilon)
+
+
+def laplace_epsilon(sensitivity: float, scale: float) -> float:
+    """eps = Delta / b.
+
+    >>> laplace_epsilon(1.0, 1.0)
+    1.0
+    """
+    return _pos("sensitivity", sensitivity) / _pos("scale", scale)
+
+
+def laplace_noise_sd(scale: float) -> float:
+    """Standard deviation sqrt(2) b of Laplace noise with scale b."""
+    return math.sqrt(2.0) * _pos("scale", scale)
+
+
+def classic_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
+    """sigma = sqrt(2 ln(1.25/delta)) Delta / eps (Dwork & Roth Thm. A.1; valid for eps < 1).
+
+    >>> round(classic_gaussian_sigma(1.0, 1.0, 1e-5), 4)
+    4.8448
+    """
+    return math.sqrt(2.0 * math.log(1.25 / _delta("delta", delta))) * _pos("sensitivity", sensitivity) / _pos("epsilon", epsilon)
+
+
+def classic_gaussian_epsilon(sensitivity: float, sigma: float, delta: float) -> float:
+    """eps = sqrt(2 ln(1.25/delta)) Delta / sigma (the classic bound rearranged)."""
+    return math.sqrt(2.0 * math.log(1.25 / _delta("delta", delta))) * _pos("sensitivity", sensitivity) / _pos("sigma", sigma)
+
+
+def exact_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
+    """The smallest sigma for which Gaussian noise gives (eps, delta)-DP: Delta / mu(eps,
+    delta) from Gaussian DP (exact; valid for every eps).
+
+    >>> round(exact_gaussian_sigma(1.0, 1.0, 1e-5), 4)
+    3.7306
+    """
+    mu = mu_for_epsilon_delta(_pos("epsilon", epsilon), _delta("delta", delta))
+    return _pos("sensitivity", sensitivity) / mu
+
+
+def exact_gaussian_epsilon(sensitivity: float, sigma: float, delta: float) -> float:
+    """Exact eps at delta of Gaussian noise with sd sigma: eps_mu(delta), mu = Delta/sigma."""
+    return float(epsilon_for_delta(_pos("sensitivity", sensitivity) / _pos("sigma", sigma), _delta("delta", delta)))
+
+
+def basic_composition(k: int, epsilon: float, delta: float = 0.0) -> tuple[float, float]:
+    """(k eps, k delta) for k releases."""
+    k = _k(k)
+    d = check_scalar("delta", check_probability("delta", delta))
+    return k * check_scalar("epsilon", check_positive("epsilon", epsilon, allow_zero=True)), min(1.0, k * d)
+
+
+def advanced_composition(k: int, epsilon: float, delta: float, delta_prime: float) -> tuple[float, float]:
+    """(sqrt(2k ln(1/delta')) eps + k eps (e^eps - 1), k delta + delta') (Dwork, Rothblum &
+    Vadhan 2010).
+
+    >>> round(advanced_composition(10, 0.1, 0.0, 1e-5)[0], 4)
+    1.6226
+    """
+    k = _k(k)
+    e = check_scalar("epsilon", check_positive("epsilon", epsilon, allow_zero=True))
+    d = check_scalar("delta", check_probability("delta", delta))
+    dp = _delta("delta_prime", delta_prime)
+    return math.sqrt(2.0 * k * math.log(1.0 / dp)) * e + k * e * math.expm1(e), min(1.0, k * d + dp)
+
+
+def exact_gaussian_composition_epsilon(k: int, sensitivity: float, sigma: float, delta: float) -> float:
+    """Exact eps at delta for k Gaussian releases (mu = sqrt(k) Delta / sigma)."""
+    mu = math.sqrt(_k(k)) * _pos("sensitivity", sensitivity) / _pos("sigma", sigma)
+    return float(epsilon_for_delta(mu, _delta("delta", delta)))
+
+
+@dataclass(frozen=True)
+class CalculatorResult:
+    """Inputs, outputs (label -> value) and warnings of one calculator run."""
+
+    mode: str
+    inputs: dict[str, Any]
+    outputs: dict[str, float]
+    warnings: tuple[str, ...] = field(default=())
+
+    def rows(self) -> list[tuple[str, str, str]]:
+        """(section, name, value) rows for exports."""
+        out = [("input", k, str(v)) for k, v in self.inputs.items()]
+        out += [("output", k, f"{v:.6g}") for k, v in self.outputs.items()]
+        out += [("warning", "", w) for w in self.warnings]
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"mode": self.mode, "inputs": dict(self.inputs), "outputs": dict(self.outputs),
+                "warnings": list(self.warnings)}
+
+
+def calculate(mode: str, *, sensitivity: float = 1.0, epsilon: float | None = None,
+              delta: float | None = None, scale: float | None = None, sigma: float | None = None,
+              k: int = 1, delta_prime: float = 1e-5) -> CalculatorResult:
+    """One run of the calculator (``mode`` in laplace, gaussian, composition).
+
+    laplace: give epsilon (-> b) or scale (-> eps). gaussian: give epsilon and delta (->
+    classic and exact sigma) or sigma and delta (-> classic and exact eps). composition: k
+    releases of (epsilon, delta) -> basic and advanced totals, plus the exact GDP total when
+    the releases are Gaussian (sigma given).
+
+    >>> r = calculate("gaussian", sensitivity=1.0, epsilon=1.0, delta=1e-5)
+    >>> round(r.outputs["classic sigma"], 2), round(r.outputs["exact sigma (Gaussian DP)"], 2)
+    (4.84, 3.73)
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    s = _pos("sensitivity", sensitivity)
+    warnings: list[str] = []
+    if mode == "laplace":
+        if (epsilon is None) == (scale is None):
+            raise ValueError("give exactly one of epsilon or scale for the Laplace mechanism")
+        if epsilon is not None:
+            b = laplace_scale(s, epsilon)
+            inputs, outputs = {"sensitivity": s, "epsilon": epsilon}, {"scale b": b}
+        else:
+            b = float(scale)
+            inputs, outputs = {"sensitivity": s, "scale": scale}, {"epsilon": laplace_epsilon(s, scale)}
+        outputs["noise sd (sqrt(2) b)"] = laplace_noise_sd(b)
+        return CalculatorResult(mode, inputs, outputs, ())
+    if mode == "gaussian":
+        if delta is None:
+            raise ValueError("delta is required for the Gaussian mechanism")
+        if (epsilon is None) == (sigma is None):
+            raise ValueError("give exactly one of epsilon or sigma for the Gaussian mechanism")
+        if epsilon is not None:
+            classic = classic_gaussian_sigma(s, epsilon, delta)
+            exact = exact_gaussian_sigma(s, epsilon, delta)
+            inputs = {"sensitivity": s, "epsilon": epsilon, "delta": delta}
+            outputs = {"classic sigma": classic, "exact sigma (Gaussian DP)": exact,
+                       "mu of the exact mechanism": s / exact}
+            eps = float(epsilon)
+            if classic > exact:
+                warnings.append(f"The classic bound adds {classic / exact - 1:.0%} more noise than needed: "
+                                "the exact Gaussian-DP sigma gives the same (epsilon, delta).")
+        else:
+            classic_eps = classic_gaussian_epsilon(s, sigma, delta)
+            exact_eps = exact_gaussian_epsilon(s, sigma, delta)
+            inputs = {"sensitivity": s, "sigma": sigma, "delta": delta}
+            outputs = {"classic epsilon": classic_eps, "exact epsilon (Gaussian DP)": exact_eps, "mu": s / float(sigma)}
+            eps = classic_eps
+        if eps >= 1.0:
+            warnings.append("The classic Gaussian bound is only proven for epsilon < 1; its result is not a "
+                            "valid guarantee here. Use the exact Gaussian-DP value.")
+        return CalculatorResult(mode, inputs, outputs, tuple(warnings))
+    if epsilon is None:
+        raise ValueError("epsilon (per release) is required for composition")
+    d = 0.0 if delta is None else delta
+    kk = _k(k)
+    be, bd = basic_composition(kk, epsilon, d)
+    ae, ad = advanced_composition(kk, epsilon, d, delta_prime)
+    inputs = {"k": kk, "epsilon per release": epsilon, "delta per release": d, "delta prime": delta_prime}
+    outputs = {"basic epsilon": be, "basic delta": bd, "advanced epsilon": ae, "advanced delta": ad}
+    if ae > be:
+        warnings.append("Advanced composition is worse than basic composition here (per-release epsilon too "
+                        "large or k too small): use the basic total.")
+    if sigma is not None:
+        exact = exact_gaussian_composition_epsilon(kk, s, sigma, ad)
+        inputs["sigma (Gaussian releases)"] = sigma
+        outputs["exact epsilon at the advanced delta (Gaussian DP)"] = exact
+    return CalculatorResult(mode, inputs, outputs, tuple(warnings))

@@ -1,0 +1,80 @@
+"""The fdpkit web calculator: FastAPI app factory. Pages and their JSON twins live in one
+router per page (``routers/``); this module wires them, the static files, the security
+headers and the error handlers."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
+from fastapi.staticfiles import StaticFiles
+
+import fdpkit
+from fdpkit.web.common import HERE, Limits
+from fdpkit.web.routers import calculator, convert, plan, report, risk
+
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+       "font-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; "
+       "object-src 'none'")
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "Permissions-Policy": "camera=(), microphone=(), geolocation=()",
+    "Cross-Origin-Opener-Policy": "same-origin",
+}
+
+
+def create_app(limits: Limits | None = None) -> FastAPI:
+    """Build the web application (``uvicorn`` serves it via ``fdpkit serve``)."""
+    app = FastAPI(
+        docs_url=None,
+        redoc_url=None,
+        title="fdpkit web calculator",
+        version=fdpkit.__version__,
+        description="Risk-aware differential-privacy calculator: tight mu-GDP, attack risk, planning.",
+    )
+    app.state.limits = limits or Limits()
+    app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
+    for module in (calculator, report, convert, risk, plan):
+        app.include_router(module.router)
+
+    @app.middleware("http")
+    async def security_headers(request: Request, call_next):
+        response = await call_next(request)
+        for k, v in SECURITY_HEADERS.items():
+            response.headers.setdefault(k, v)
+        return response
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(request: Request, exc: RequestValidationError):
+        parts = []
+        for err in exc.errors():
+            loc = ".".join(str(x) for x in err.get("loc", ()) if x != "body")
+            parts.append(f"{loc}: {err.get('msg')}" if loc else str(err.get("msg")))
+        return JSONResponse({"detail": "; ".join(parts) or "invalid request", "errors": exc.errors()},
+                            status_code=422)
+
+    @app.exception_handler(ValueError)
+    async def value_error(request: Request, exc: ValueError):
+        return JSONResponse({"detail": str(exc)}, status_code=422)
+
+    @app.get("/", include_in_schema=False)
+    async def index():
+        return RedirectResponse("/calculator", status_code=307)
+
+    @app.get("/docs", include_in_schema=False)
+    async def docs():
+        return HTMLResponse(
+            "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>fdpkit API</title>"
+            "<link rel='stylesheet' href='/static/swagger/swagger-ui.css'></head><body>"
+            "<div id='swagger-ui'></div><script src='/static/swagger/swagger-ui-bundle.js'></script>"
+            "<script src='/static/swagger/init.js'></script></body></html>"
+        )
+
+    @app.get("/healthz", include_in_schema=False)
+    async def health():
+        return {"status": "ok", "version": fdpkit.__version__}
+
+    return app

@@ -1,0 +1,71 @@
+"""Pydantic request models of the JSON API, mirroring the library's value objects."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class CalculatorRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    mode: Literal["laplace", "gaussian", "composition"]
+    sensitivity: float = Field(1.0, gt=0, allow_inf_nan=False)
+    epsilon: Optional[float] = Field(None, ge=0, le=100, allow_inf_nan=False)
+    delta: Optional[float] = Field(None, ge=0, le=1, allow_inf_nan=False)
+    scale: Optional[float] = Field(None, gt=0, allow_inf_nan=False)
+    sigma: Optional[float] = Field(None, gt=0, allow_inf_nan=False)
+    k: int = Field(1, ge=1, le=10**7)
+    delta_prime: float = Field(1e-5, gt=0, lt=1, allow_inf_nan=False)
+
+
+class DPSGDRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    noise_multiplier: float = Field(..., gt=0, le=1e4, allow_inf_nan=False)
+    sample_rate: Optional[float] = Field(None, gt=0, le=1, allow_inf_nan=False)
+    batch_size: Optional[int] = Field(None, ge=1)
+    dataset_size: Optional[int] = Field(None, ge=1)
+    steps: Optional[int] = Field(None, ge=1)
+    epochs: Optional[float] = Field(None, gt=0, allow_inf_nan=False)
+    discretization: float = Field(1e-4, gt=0, le=1, allow_inf_nan=False)
+
+
+class MechanismRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    mechanism: dict[str, Any]
+    discretization: float = Field(1e-4, gt=0, le=1, allow_inf_nan=False)
+
+
+class ConvertRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    epsilon: Optional[float] = Field(None, ge=0, le=100, allow_inf_nan=False)
+    delta: Optional[float] = Field(None, ge=0, le=1, allow_inf_nan=False)
+    mu: Optional[float] = Field(None, ge=0, le=100, allow_inf_nan=False)
+
+
+class RiskRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    guarantee: Literal["mu", "epsilon", "epsilon_delta"] = "mu"
+    mu: Optional[float] = Field(None, ge=0, le=100, allow_inf_nan=False)
+    epsilon: Optional[float] = Field(None, ge=0, le=100, allow_inf_nan=False)
+    delta: Optional[float] = Field(None, ge=0, le=1, allow_inf_nan=False)
+    prior: float = Field(0.01, ge=0, le=1, allow_inf_nan=False)
+    fpr: float = Field(1e-3, gt=0, lt=1, allow_inf_nan=False)
+
+
+class PlanRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    guide: Literal["utility_first", "privacy_first"] = "utility_first"
+    effect: float = Field(0.2, allow_inf_nan=False)
+    n: float = Field(100, gt=0, allow_inf_nan=False)
+    sd: float = Field(0.25, ge=0, allow_inf_nan=False)
+    alpha: float = Field(0.05, gt=0, lt=1, allow_inf_nan=False)
+    data_range: float = Field(1.0, gt=0, allow_inf_nan=False)
+    required_power: Optional[float] = Field(None, gt=0, lt=1, allow_inf_nan=False)
+    max_relative_loss: Optional[float] = Field(None, gt=0, lt=1, allow_inf_nan=False)
+    prior: float = Field(0.01, ge=0, le=1, allow_inf_nan=False)
+    fpr: float = Field(1e-3, gt=0, lt=1, allow_inf_nan=False)
+    blatant_disclosure_ok: bool = False
+    high_confidence_ok: bool = True
+    max_relative_risk: Optional[float] = Field(None, ge=1, allow_inf_nan=False)
+    max_attack_power: Optional[float] = Field(None, gt=0, le=1, allow_inf_nan=False)

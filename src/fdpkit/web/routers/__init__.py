@@ -1,0 +1,1 @@
+"""One router per page; each page has a JSON twin under /api."""

@@ -1,0 +1,96 @@
+"""Calculator page: classic formulas beside the exact Gaussian-DP answers (no maths here)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Query, Request
+
+from fdpkit.convert.classic import MODES, calculate
+from fdpkit.report import csv_rows
+from fdpkit.report.pdf import render_tables_pdf
+from fdpkit.web.common import FormErrors, api_error, download, field_of, finite, page, parse_float, parse_int
+from fdpkit.web.models import CalculatorRequest
+
+router = APIRouter()
+FIELDS = ("mode", "sensitivity", "epsilon", "delta", "scale", "sigma", "k", "delta_prime")
+EXAMPLES = [
+    ("Laplace (compute ε)", {"mode": "laplace", "sensitivity": 1, "scale": 1}, "ε = 1 / 1 = 1"),
+    ("Laplace (compute b)", {"mode": "laplace", "sensitivity": 1, "epsilon": 0.5}, "b = 1 / 0.5 = 2"),
+    ("Gaussian (compute σ)", {"mode": "gaussian", "sensitivity": 1, "epsilon": 1, "delta": 1e-5},
+     "classic σ ≈ 4.84; exact σ ≈ 3.73"),
+    ("Composition", {"mode": "composition", "epsilon": 0.2, "delta": 0, "k": 50}, "basic ε_total = 10"),
+]
+
+
+def _parse(form) -> tuple[dict, FormErrors]:
+    errors = FormErrors()
+    mode = form.get("mode") or "gaussian"
+    if mode not in MODES:
+        errors["mode"] = f"mode must be one of {', '.join(MODES)}, got {mode!r}"
+    values = {
+        "mode": mode,
+        "sensitivity": parse_float(form, "sensitivity", errors, default=1.0),
+        "epsilon": parse_float(form, "epsilon", errors, required=False),
+        "delta": parse_float(form, "delta", errors, required=False),
+        "scale": parse_float(form, "scale", errors, required=False),
+        "sigma": parse_float(form, "sigma", errors, required=False),
+        "k": parse_int(form, "k", errors, required=False, default=1),
+        "delta_prime": parse_float(form, "delta_prime", errors, required=False, default=1e-5),
+    }
+    return values, errors
+
+
+def _run(values: dict):
+    return calculate(values["mode"], sensitivity=values["sensitivity"], epsilon=values["epsilon"],
+                     delta=values["delta"], scale=values["scale"], sigma=values["sigma"], k=values["k"],
+                     delta_prime=values["delta_prime"])
+
+
+@router.get("/calculator", include_in_schema=False)
+async def calculator_page(request: Request):
+    return page(request, "calculator.html", {"values": {"mode": "gaussian", "sensitivity": 1, "epsilon": 1,
+                                                          "delta": 1e-5, "k": 1, "delta_prime": 1e-5},
+                                              "errors": {}, "result": None, "examples": EXAMPLES})
+
+
+@router.post("/calculator", include_in_schema=False)
+async def calculator_submit(request: Request):
+    form = await request.form()
+    values, errors = _parse(form)
+    result = None
+    if not errors:
+        try:
+            result = _run(values)
+        except ValueError as exc:
+            errors[field_of(str(exc), FIELDS)] = str(exc)
+    return page(request, "calculator.html", {"values": {k: form.get(k, v) for k, v in values.items()},
+                                              "errors": errors, "result": result, "examples": EXAMPLES})
+
+
+@router.post("/calculator/export", include_in_schema=False)
+async def calculator_export(request: Request, format: str = Query("csv")):
+    form = await request.form()
+    values, errors = _parse(form)
+    if errors:
+        return api_error("; ".join(errors.values()))
+    if format not in ("csv", "pdf"):
+        return api_error(f"format must be csv or pdf, got {format!r}")
+    try:
+        result = _run(values)
+    except ValueError as exc:
+        return api_error(str(exc))
+    rows = [["section", "name", "value"]] + [list(r) for r in result.rows()]
+    if format == "csv":
+        return download(csv_rows(rows).encode(), "fdpkit-calculator.csv", "text/csv; charset=utf-8")
+    tables = [("Inputs", ["name", "value"], [[k, str(v)] for k, v in result.inputs.items()]),
+              ("Outputs", ["name", "value"], [[k, f"{v:.6g}"] for k, v in result.outputs.items()])]
+    pdf = render_tables_pdf(f"fdpkit calculator: {result.mode}", tables, list(result.warnings))
+    return download(pdf, "fdpkit-calculator.pdf", "application/pdf")
+
+
+@router.post("/api/calculator", tags=["calculator"])
+async def calculator_api(body: CalculatorRequest) -> dict:
+    """Calculator (Laplace, Gaussian classic vs exact, composition) as JSON."""
+    try:
+        return finite(_run(body.model_dump()).to_dict())
+    except ValueError as exc:
+        return api_error(str(exc))

@@ -1,0 +1,79 @@
+"""Convert page: epsilon -> mu under each semantics, (epsilon, delta) <-> mu, seed tables."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+
+import fdpkit as fp
+from fdpkit.web.common import FormErrors, api_error, field_of, finite, page, parse_float
+from fdpkit.web.models import ConvertRequest
+
+router = APIRouter()
+FIELDS = ("epsilon", "delta", "mu")
+
+
+def conversions(epsilon: float | None, delta: float | None, mu: float | None) -> dict:
+    """All conversions the inputs allow (library calls only)."""
+    out: dict = {}
+    if epsilon is not None:
+        out["pure_epsilon_to_mu"] = [
+            {"semantics": "any epsilon-DP mechanism (Gomez et al. Prop. 6.1)", "mu": fp.mu_from_pure_epsilon(epsilon)},
+            *[{"semantics": f"multiplicative advantage at FPR {a:g} (K&H Prop. 3.1)",
+               "mu": fp.mu_from_pure_epsilon(epsilon, fpr=a)} for a in (1e-2, 1e-3, 1e-5)],
+            *[{"semantics": f"precision at recall {b:g} (K&H Prop. 3.2)",
+               "mu": fp.mu_from_pure_epsilon(epsilon, recall=b)} for b in (1e-2, 1e-3, 1e-5)],
+            {"semantics": "rule of thumb epsilon/5 (conservative, general purpose)", "mu": fp.mu_rule_of_thumb(epsilon, 5)},
+            {"semantics": "rule of thumb epsilon/3 (low-probability events ignored)", "mu": fp.mu_rule_of_thumb(epsilon, 3)},
+        ]
+        if delta is not None:
+            out["epsilon_delta_to_mu"] = {"epsilon": epsilon, "delta": delta,
+                                          "mu": fp.mu_for_epsilon_delta(epsilon, delta)}
+    if mu is not None:
+        out["mu_to_epsilon"] = [{"delta": d, "epsilon": fp.epsilon_for_delta(mu, d)}
+                                for d in ((delta,) if delta else (1e-5, 1e-6, 1e-9))]
+        if epsilon is not None:
+            out["mu_to_delta"] = {"mu": mu, "epsilon": epsilon, "delta": fp.delta_for_epsilon(mu, epsilon)}
+    return out
+
+
+@router.get("/convert", include_in_schema=False)
+async def convert_page(request: Request):
+    return page(request, "convert.html", {"values": {"epsilon": 1, "delta": 1e-5, "mu": 1}, "errors": {},
+                                           "result": None, "tables": fp.seed_tables()})
+
+
+@router.post("/convert", include_in_schema=False)
+async def convert_submit(request: Request):
+    form = await request.form()
+    errors = FormErrors()
+    eps = parse_float(form, "epsilon", errors, required=False)
+    delta = parse_float(form, "delta", errors, required=False)
+    mu = parse_float(form, "mu", errors, required=False)
+    result = None
+    if not errors:
+        if eps is None and mu is None:
+            errors["form"] = "give epsilon, mu or both"
+        else:
+            try:
+                result = conversions(eps, delta, mu)
+            except ValueError as exc:
+                errors[field_of(str(exc), FIELDS)] = str(exc)
+    return page(request, "convert.html", {"values": dict(form), "errors": errors, "result": result,
+                                           "tables": fp.seed_tables()})
+
+
+@router.post("/api/convert", tags=["convert"])
+async def convert_api(body: ConvertRequest) -> dict:
+    """epsilon -> mu (all semantics), (epsilon, delta) -> mu, mu -> epsilon(delta) / delta(epsilon)."""
+    if body.epsilon is None and body.mu is None:
+        return api_error("give epsilon, mu or both")
+    try:
+        return finite(conversions(body.epsilon, body.delta, body.mu))
+    except ValueError as exc:
+        return api_error(str(exc))
+
+
+@router.get("/api/tables", tags=["convert"])
+async def tables_api() -> dict:
+    """The seed tables (Kulynych & Honkela Fig. 4b/5b/6b, Gomez et al. Table 3)."""
+    return finite({"tables": [t.to_dict() for t in fp.seed_tables()]})

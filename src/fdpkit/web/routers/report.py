@@ -1,0 +1,152 @@
+"""Report page: DP-SGD or a composed mechanism -> the privacy report with plots and
+downloads in every format (no maths here)."""
+
+from __future__ import annotations
+
+import json
+
+from fastapi import APIRouter, Query, Request
+
+import fdpkit as fp
+from fdpkit.mechanisms import Composed, Mechanism, Repeated, dpsgd_from_training, mechanism_from_dict
+from fdpkit.report import FORMATS, build_document, render_document
+from fdpkit.report.figures import svg_inline
+from fdpkit.report.render import table_html
+from fdpkit.web.common import (
+    MEDIA, FormErrors, Limits, api_error, download, field_of, page, parse_float, parse_int, run_bounded,
+)
+from fdpkit.web.models import DPSGDRequest, MechanismRequest
+
+router = APIRouter()
+FIELDS = ("noise_multiplier", "sample_rate", "batch_size", "dataset_size", "steps", "epochs",
+          "discretization", "mechanism", "times")
+DEFAULTS = {"kind": "dpsgd", "noise_multiplier": 9.4, "sample_rate": 0.32768, "steps": 2000,
+            "discretization": 1e-4, "mechanism": ""}
+
+
+def _size(m: Mechanism) -> tuple[int, int]:
+    """(number of leaf mechanisms, largest repetition count): what bounds the work."""
+    if isinstance(m, Composed):
+        sizes = [_size(p) for p in m.parts]
+        return sum(s[0] for s in sizes), max(s[1] for s in sizes)
+    if isinstance(m, Repeated):
+        parts, times = _size(m.inner)
+        return parts, max(times, m.times)
+    inner = getattr(m, "inner", None)
+    return _size(inner) if inner is not None else (1, 1)
+
+
+def check_limits(m: Mechanism, discretization: float, limits: Limits) -> None:
+    parts, times = _size(m)
+    if times > limits.max_steps:
+        raise ValueError(f"steps must be at most {limits.max_steps:,} on this server, got {times:,}")
+    if parts > limits.max_parts:
+        raise ValueError(f"a composed mechanism may have at most {limits.max_parts} parts here, got {parts}")
+    if discretization < limits.min_discretization:
+        raise ValueError(f"discretization must be at least {limits.min_discretization:g} on this server, "
+                         f"got {discretization:g}")
+
+
+def _from_form(form) -> tuple[Mechanism | None, float | None, dict, FormErrors]:
+    errors = FormErrors()
+    values = {k: form.get(k, "") for k in ("kind", *FIELDS)}
+    disc = parse_float(form, "discretization", errors, default=1e-4)
+    mech = None
+    try:
+        if (form.get("kind") or "dpsgd") == "mechanism":
+            text = str(form.get("mechanism") or "").strip()
+            if not text:
+                errors["mechanism"] = "mechanism is required: a JSON mechanism spec"
+            else:
+                try:
+                    mech = mechanism_from_dict(json.loads(text))
+                except json.JSONDecodeError as exc:
+                    errors["mechanism"] = f"mechanism is not valid JSON: {exc.msg}"
+        else:
+            nm = parse_float(form, "noise_multiplier", errors)
+            q = parse_float(form, "sample_rate", errors, required=False)
+            b = parse_int(form, "batch_size", errors, required=False)
+            n = parse_int(form, "dataset_size", errors, required=False)
+            t = parse_int(form, "steps", errors, required=False)
+            e = parse_float(form, "epochs", errors, required=False)
+            if not errors:
+                mech = dpsgd_from_training(nm, sample_rate=q, batch_size=b, dataset_size=n, steps=t, epochs=e)
+    except ValueError as exc:
+        errors[field_of(str(exc), FIELDS)] = str(exc)
+    return mech, disc, values, errors
+
+
+async def _report(request: Request, mech: Mechanism, disc: float):
+    limits: Limits = request.app.state.limits
+    check_limits(mech, disc, limits)
+    return await run_bounded(lambda: fp.privacy_report(mech, discretization=disc), limits)
+
+
+@router.get("/report", include_in_schema=False)
+async def report_page(request: Request):
+    return page(request, "report.html", {"values": DEFAULTS, "errors": {}, "doc": None})
+
+
+@router.post("/report", include_in_schema=False)
+async def report_submit(request: Request):
+    form = await request.form()
+    mech, disc, values, errors = _from_form(form)
+    doc = tables = figures = None
+    if not errors:
+        try:
+            rep = await _report(request, mech, disc)
+            doc = build_document(rep)
+            tables = [table_html(t) for s in doc.sections for t in s.tables]
+            figures = [(f.caption, svg_inline(f.draw)) for f in doc.figures[:2]]
+        except ValueError as exc:
+            errors[field_of(str(exc), FIELDS)] = str(exc)
+    return page(request, "report.html", {"values": values, "errors": errors, "doc": doc,
+                                          "tables": tables, "figures": figures, "formats": FORMATS})
+
+
+@router.post("/report/download", include_in_schema=False)
+async def report_download(request: Request, format: str = Query("html")):
+    form = await request.form()
+    mech, disc, _, errors = _from_form(form)
+    if errors:
+        return api_error("; ".join(errors.values()))
+    if format not in FORMATS:
+        return api_error(f"format must be one of {', '.join(FORMATS)}, got {format!r}")
+    try:
+        rep = await _report(request, mech, disc)
+    except ValueError as exc:
+        return api_error(str(exc))
+    data = render_document(build_document(rep), format)
+    return download(data, f"fdpkit-report.{format}", MEDIA[format])
+
+
+@router.post("/api/report/dpsgd", tags=["report"])
+async def report_dpsgd_api(request: Request, body: DPSGDRequest,
+                           format: str = Query("json", description="json, csv, md, html or pdf")):
+    """Privacy report of DP-SGD (sample rate or batch/dataset size; steps or epochs)."""
+    try:
+        mech = dpsgd_from_training(body.noise_multiplier, sample_rate=body.sample_rate,
+                                   batch_size=body.batch_size, dataset_size=body.dataset_size,
+                                   steps=body.steps, epochs=body.epochs)
+        return await _api_answer(request, mech, body.discretization, format)
+    except ValueError as exc:
+        return api_error(str(exc))
+
+
+@router.post("/api/report", tags=["report"])
+async def report_api(request: Request, body: MechanismRequest,
+                     format: str = Query("json", description="json, csv, md, html or pdf")):
+    """Privacy report of any mechanism spec (the library's mechanism dicts)."""
+    try:
+        return await _api_answer(request, mechanism_from_dict(body.mechanism), body.discretization, format)
+    except ValueError as exc:
+        return api_error(str(exc))
+
+
+async def _api_answer(request: Request, mech: Mechanism, disc: float, format: str):
+    if format not in FORMATS:
+        raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {format!r}")
+    rep = await _report(request, mech, disc)
+    if format == "json":
+        return rep.to_dict()
+    return download(render_document(build_document(rep), format), f"fdpkit-report.{format}", MEDIA[format])
