@@ -14,7 +14,10 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[cli,report,web,dev]'
 	@touch $(STAMP)
 
-run: report
+# The main job: the web calculator on http://127.0.0.1:8000/ (Ctrl-C to stop).
+run: $(STAMP)
+	@echo "fdpkit web calculator: http://127.0.0.1:8000/"
+	$(PY) -m fdpkit.cli serve --host 127.0.0.1 --port 8000
 
 # The headline DP-SGD example (Gomez et al. Sec. 5): on screen, and as HTML and PDF in out/.
 report: $(STAMP)
@@ -29,7 +32,7 @@ bench:
 	benchmarks/.venv/bin/python benchmarks/run.py
 
 test: $(STAMP)
-	$(PY) -m pytest
+	$(PY) -m pytest -n 2
 
 clean:
 	rm -rf $(VENV) out build *.egg-info src/*.egg-info

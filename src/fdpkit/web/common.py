@@ -28,6 +28,8 @@ class Limits:
     min_discretization: float = 1e-5
     max_parts: int = 50
     timeout_s: float = 60.0
+    #: smallest noise (sd or scale relative to sensitivity): below it a PLD grid explodes
+    min_noise: float = 0.1
 
 
 class FormErrors(dict):

@@ -53,7 +53,9 @@ def create_app(limits: Limits | None = None) -> FastAPI:
         for err in exc.errors():
             loc = ".".join(str(x) for x in err.get("loc", ()) if x != "body")
             parts.append(f"{loc}: {err.get('msg')}" if loc else str(err.get("msg")))
-        return JSONResponse({"detail": "; ".join(parts) or "invalid request", "errors": exc.errors()},
+        errors = [{"loc": [str(x) for x in e.get("loc", ())], "msg": str(e.get("msg")),
+                   "type": str(e.get("type"))} for e in exc.errors()]  # no raw input: it may be bytes
+        return JSONResponse({"detail": "; ".join(parts) or "invalid request", "errors": errors},
                             status_code=422)
 
     @app.exception_handler(ValueError)

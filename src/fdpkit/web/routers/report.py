@@ -36,7 +36,22 @@ def _size(m: Mechanism) -> tuple[int, int]:
     return _size(inner) if inner is not None else (1, 1)
 
 
+def _min_noise(m: Mechanism) -> float:
+    if isinstance(m, Composed):
+        return min(_min_noise(p) for p in m.parts)
+    if isinstance(m, fp.Gaussian):
+        return m.sigma / m.sensitivity
+    if isinstance(m, fp.Laplace):
+        return m.scale / m.sensitivity
+    inner = getattr(m, "inner", None)
+    return _min_noise(inner) if inner is not None else float("inf")
+
+
 def check_limits(m: Mechanism, discretization: float, limits: Limits) -> None:
+    noise = _min_noise(m)
+    if noise < limits.min_noise:
+        raise ValueError(f"noise (sd or scale per unit of sensitivity) must be at least {limits.min_noise:g} "
+                         f"on this server, got {noise:g}")
     parts, times = _size(m)
     if times > limits.max_steps:
         raise ValueError(f"steps must be at most {limits.max_steps:,} on this server, got {times:,}")

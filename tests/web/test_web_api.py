@@ -1,0 +1,161 @@
+"""Every page and API endpoint through FastAPI's TestClient: numbers, validation, exports,
+bounded work and security headers."""
+
+import csv
+import io
+import json
+
+import pytest
+
+import fdpkit as fp
+
+CALC = {"mode": "gaussian", "sensitivity": "1", "epsilon": "1", "delta": "1e-5", "k": "1", "delta_prime": "1e-5"}
+SMALL_DPSGD = {"noise_multiplier": 2.0, "sample_rate": 0.05, "steps": 50, "discretization": 1e-3}
+
+
+@pytest.mark.parametrize("path", ["/calculator", "/report", "/convert", "/risk", "/plan", "/docs", "/openapi.json", "/healthz"])
+def test_pages_load_with_security_headers(client, path):
+    r = client.get(path)
+    assert r.status_code == 200
+    assert "default-src 'self'" in r.headers["content-security-policy"]
+    assert r.headers["x-content-type-options"] == "nosniff"
+    assert r.headers["x-frame-options"] == "DENY"
+    assert r.headers["referrer-policy"] == "no-referrer"
+
+
+def test_no_external_assets(client):
+    for path in ("/calculator", "/docs"):
+        text = client.get(path).text
+        assert "http://" not in text and "https://" not in text and "cdn" not in text.lower()
+    assert client.get("/static/htmx.min.js").status_code == 200
+
+
+def test_root_redirects_to_calculator(client):
+    r = client.get("/", follow_redirects=False)
+    assert r.status_code in (302, 307) and r.headers["location"] == "/calculator"
+
+
+def test_calculator_page_and_api(client):
+    r = client.post("/calculator", data=CALC)
+    assert r.status_code == 200 and "4.845" in r.text and "3.731" in r.text
+    assert "only proven for epsilon &lt; 1" in r.text or "only proven for epsilon < 1" in r.text
+    api = client.post("/api/calculator", json={"mode": "gaussian", "epsilon": 1, "delta": 1e-5}).json()
+    assert api["outputs"]["classic sigma"] == pytest.approx(4.844805262605389, rel=1e-9)
+    lap = client.post("/api/calculator", json={"mode": "laplace", "epsilon": 0.5}).json()
+    assert lap["outputs"]["scale b"] == 2.0
+    comp = client.post("/api/calculator", json={"mode": "composition", "epsilon": 0.1, "delta": 0, "k": 10, "sigma": 5.0}).json()
+    assert comp["outputs"]["advanced epsilon"] == pytest.approx(1.6225980474607942, rel=1e-9)
+
+
+def test_calculator_published_examples(published):
+    ref = published["classic_calculator"]
+    from fdpkit.convert.classic import advanced_composition, classic_gaussian_sigma
+
+    g = ref["classic_gaussian_sigma"]
+    assert classic_gaussian_sigma(g["sensitivity"], g["epsilon"], g["delta"]) == pytest.approx(g["value"], rel=1e-9)
+    for row in ref["advanced_composition"]:
+        eps, _ = advanced_composition(row["k"], row["eps"], 0.0, row["delta_prime"])
+        assert eps == pytest.approx(row["eps_total"], rel=1e-9)
+
+
+def test_calculator_exports(client):
+    r = client.post("/calculator/export?format=csv", data=CALC)
+    assert r.status_code == 200 and "attachment" in r.headers["content-disposition"]
+    rows = list(csv.reader(io.StringIO(r.text)))
+    assert rows[0] == ["section", "name", "value"]
+    assert any(row[0] == "warning" for row in rows) and any("classic sigma" in row[1] for row in rows)
+    r = client.post("/calculator/export?format=pdf", data=CALC)
+    assert r.status_code == 200 and r.content.startswith(b"%PDF")
+
+
+def test_csv_export_escapes_formulas(client):
+    data = dict(CALC, mode="laplace", epsilon="", scale="1")
+    r = client.post("/calculator/export?format=csv", data=data)
+    for row in csv.reader(io.StringIO(r.text)):
+        for cell in row:
+            assert not cell.startswith(("=", "+", "-", "@"))
+
+
+def test_form_errors_are_shown_next_to_the_field(client):
+    r = client.post("/calculator", data=dict(CALC, sensitivity="-1"))
+    assert r.status_code == 200 and 'id="sensitivity-error"' in r.text and "sensitivity must be &gt; 0" in r.text
+    r = client.post("/calculator", data=dict(CALC, epsilon="abc"))
+    assert 'id="epsilon-error"' in r.text and "must be a number" in r.text
+    r = client.post("/report", data={"kind": "dpsgd", "noise_multiplier": "2", "sample_rate": "1.5", "steps": "10"})
+    assert "sample_rate must be in (0, 1]" in r.text
+    r = client.post("/report", data={"kind": "mechanism", "mechanism": "{not json"})
+    assert "not valid JSON" in r.text
+
+
+def test_report_page_and_downloads(client):
+    form = {"kind": "dpsgd", "noise_multiplier": "2", "sample_rate": "0.05", "steps": "50", "discretization": "0.001"}
+    r = client.post("/report", data=form)
+    assert r.status_code == 200 and "μ =" in r.text and r.text.count("<svg") >= 2
+    expected = fp.privacy_report(fp.dpsgd(2.0, 0.05, 50), discretization=1e-3).mu
+    assert f"{expected:.4g}" in r.text
+    for fmt, magic in (("json", b"{"), ("csv", b"\"# Privacy"), ("md", b"# "), ("html", b"<!DOCTYPE html>"), ("pdf", b"%PDF")):
+        d = client.post(f"/report/download?format={fmt}", data=form)
+        assert d.status_code == 200 and d.content.startswith(magic), fmt
+    r = client.post("/report", data={"kind": "dpsgd", "noise_multiplier": "9.4", "batch_size": "16384",
+                                     "dataset_size": "50000", "epochs": "1", "discretization": "0.001"})
+    assert r.status_code == 200 and "μ =" in r.text
+
+
+def test_report_api(client):
+    r = client.post("/api/report/dpsgd", json=SMALL_DPSGD)
+    assert r.status_code == 200 and r.json()["schema_version"] == "1.0"
+    spec = {"kind": "composed", "parts": [{"kind": "gaussian", "sigma": 2.0}, {"kind": "laplace", "scale": 2.0}]}
+    r = client.post("/api/report", json={"mechanism": spec, "discretization": 1e-3})
+    assert r.status_code == 200 and r.json()["mechanism"]["kind"] == "composed"
+    r = client.post("/api/report?format=csv", json={"mechanism": {"kind": "gaussian", "sigma": 1.0}})
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/csv")
+
+
+@pytest.mark.parametrize("body, needle", [
+    ({"noise_multiplier": 2, "sample_rate": 0.05, "steps": 5_000_000}, "steps must be at most"),
+    ({"noise_multiplier": 2, "sample_rate": 0.05, "steps": 10, "discretization": 1e-7}, "discretization must be at least"),
+    ({"noise_multiplier": 0.001, "sample_rate": 0.05, "steps": 10}, "noise"),
+    ({"noise_multiplier": 2, "sample_rate": 1.5, "steps": 10}, "sample_rate"),
+    ({"noise_multiplier": 2, "steps": 10}, "sample_rate"),
+    ({"noise_multiplier": -1, "sample_rate": 0.1, "steps": 10}, "noise_multiplier"),
+])
+def test_api_validation_is_422_with_message(client, body, needle):
+    r = client.post("/api/report/dpsgd", json=body)
+    assert r.status_code == 422 and needle in r.json()["detail"]
+
+
+def test_too_many_parts_refused(client):
+    spec = {"kind": "composed", "parts": [{"kind": "laplace", "scale": 1.0}] * 60}
+    r = client.post("/api/report", json={"mechanism": spec})
+    assert r.status_code == 422 and "at most 50 parts" in r.json()["detail"]
+
+
+def test_convert_risk_plan(client):
+    r = client.post("/api/convert", json={"epsilon": 1.0, "delta": 1e-5, "mu": 1.0}).json()
+    assert r["pure_epsilon_to_mu"][0]["mu"] == pytest.approx(1.232035385344901, rel=1e-9)
+    assert r["mu_to_epsilon"][0]["epsilon"] == pytest.approx(4.3772, abs=1e-4)
+    assert client.post("/api/convert", json={}).status_code == 422
+    r = client.post("/convert", data={"epsilon": "1", "delta": "", "mu": ""})
+    assert r.status_code == 200 and "Prop. 6.1" in r.text
+    assert len(client.get("/api/tables").json()["tables"]) == 4
+    r = client.post("/api/risk", json={"guarantee": "mu", "mu": 1.0, "prior": 0.01, "fpr": 1e-3}).json()
+    assert r["posterior"] == pytest.approx(0.156, abs=1e-3) and r["failure_mode"] == "graceful"
+    assert len(r["plain_language"]) == 3
+    r = client.post("/api/risk", json={"guarantee": "epsilon_delta", "epsilon": 1.0, "delta": 1e-5}).json()
+    assert r["failure_mode"] == "catastrophic"
+    assert client.post("/api/risk", json={"guarantee": "mu"}).status_code == 422
+    r = client.post("/api/plan", json={"guide": "utility_first", "effect": 0.2, "n": 100, "sd": 0.25, "alpha": 0.01,
+                                       "max_relative_loss": 0.01}).json()
+    assert r["mu_min"] == pytest.approx(0.28597, rel=1e-3)
+    r = client.post("/api/plan", json={"guide": "privacy_first", "max_relative_risk": 5.0, "high_confidence_ok": False})
+    assert r.status_code == 200 and r.json()["admissible_families"] == ["bounded"]
+    assert client.post("/api/plan", json={"guide": "utility_first"}).status_code == 422
+    r = client.post("/plan", data={"guide": "utility_first", "effect": "0.2", "n": "2", "sd": "0.25", "alpha": "0.01",
+                                   "required_power": "0.99"})
+    assert r.status_code == 200 and "unreachable" in r.text
+
+
+def test_openapi_lists_every_api(client):
+    paths = client.get("/openapi.json").json()["paths"]
+    for p in ("/api/calculator", "/api/report", "/api/report/dpsgd", "/api/convert", "/api/tables", "/api/risk", "/api/plan"):
+        assert p in paths

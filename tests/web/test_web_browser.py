@@ -1,0 +1,142 @@
+"""Real browser (Playwright for Python driving Debian's chromium): fill each page's form,
+submit, check the numbers shown, download exports, save screenshots. Never runs
+`playwright install`: it uses /usr/bin/chromium (installed by .ci/run)."""
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+pytestmark = [pytest.mark.browser,
+              pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian chromium not installed")]
+SHOTS = Path(os.environ.get("FDPKIT_SCREENSHOTS", "/tmp/fdpkit-screenshots"))
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        yield b
+        b.close()
+
+
+@pytest.fixture()
+def page(browser):
+    ctx = browser.new_context(accept_downloads=True, viewport={"width": 1200, "height": 1000})
+    pg = ctx.new_page()
+    yield pg
+    ctx.close()
+
+
+def shot(page, name):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+def test_calculator_with_exports(page, live_server, tmp_path):
+    page.goto(f"{live_server}/calculator")
+    page.select_option("#mode", "gaussian")
+    page.fill("#epsilon", "1")
+    page.fill("#delta", "1e-5")
+    page.click("#submit")
+    page.wait_for_selector("#results")
+    text = page.inner_text("#results")
+    assert "4.845" in text and "3.731" in text
+    assert "only proven for epsilon < 1" in page.inner_text("#warnings")
+    shot(page, "calculator")
+    with page.expect_download() as dl:
+        page.click("#export-csv")
+    path = tmp_path / "calc.csv"
+    dl.value.save_as(path)
+    content = path.read_text()
+    assert "classic sigma" in content and "warning" in content
+    with page.expect_download() as dl:
+        page.click("#export-pdf")
+    pdf = tmp_path / "calc.pdf"
+    dl.value.save_as(pdf)
+    import pypdf
+
+    assert "classic sigma" in "".join(p.extract_text() for p in pypdf.PdfReader(str(pdf)).pages)
+
+
+def test_calculator_error_next_to_field(page, live_server):
+    page.goto(f"{live_server}/calculator")
+    page.fill("#sensitivity", "-2")
+    page.click("#submit")
+    page.wait_for_selector("#sensitivity-error")
+    assert "sensitivity must be > 0" in page.inner_text("#sensitivity-error")
+
+
+def test_calculator_without_javascript(browser, live_server):
+    ctx = browser.new_context(java_script_enabled=False)
+    pg = ctx.new_page()
+    pg.goto(f"{live_server}/calculator")
+    pg.select_option("#mode", "laplace")
+    pg.fill("#epsilon", "0.5")
+    pg.fill("#delta", "")
+    pg.click("#submit")
+    pg.wait_for_selector("#results")
+    assert "2" in pg.inner_text("#outputs")
+    ctx.close()
+
+
+def test_report_page_with_downloads(page, live_server, tmp_path):
+    page.goto(f"{live_server}/report")
+    page.fill("#noise_multiplier", "2")
+    page.fill("#sample_rate", "0.05")
+    page.fill("#steps", "50")
+    page.fill("#discretization", "0.001")
+    page.click("#submit")
+    page.wait_for_selector("#mu", timeout=60_000)
+    mu_text = page.inner_text("#mu")
+    import fdpkit as fp
+
+    mu = fp.privacy_report(fp.dpsgd(2.0, 0.05, 50), discretization=1e-3).mu
+    assert f"{mu:.4g}" in mu_text
+    assert page.locator("svg").count() >= 2
+    shot(page, "report")
+    for fmt in ("pdf", "csv", "html"):
+        with page.expect_download(timeout=60_000) as dl:
+            page.click(f"#download-{fmt}")
+        out = tmp_path / f"r.{fmt}"
+        dl.value.save_as(out)
+        assert out.stat().st_size > 500
+    assert (tmp_path / "r.pdf").read_bytes().startswith(b"%PDF")
+
+
+def test_convert_risk_plan_pages(page, live_server):
+    page.goto(f"{live_server}/convert")
+    page.fill("#epsilon", "1")
+    page.fill("#delta", "")
+    page.fill("#mu", "1")
+    page.click("#submit")
+    page.wait_for_selector("#eps-to-mu")
+    assert "1.232" in page.inner_text("#eps-to-mu") and "4.377" in page.inner_text("#mu-to-eps")
+    shot(page, "convert")
+    page.goto(f"{live_server}/risk")
+    page.fill("#mu", "1")
+    page.fill("#prior", "0.01")
+    page.fill("#fpr", "0.001")
+    page.click("#submit")
+    page.wait_for_selector("#posterior")
+    assert page.inner_text("#posterior").startswith("0.156")
+    assert "graceful" in page.inner_text("#failure-mode")
+    shot(page, "risk")
+    page.goto(f"{live_server}/plan")
+    page.fill("#alpha", "0.01")
+    page.click("#submit")
+    page.wait_for_selector("#mu-min")
+    assert "0.286" in page.inner_text("#mu-min")
+    shot(page, "plan")
+
+
+def test_api_docs_render_offline(page, live_server):
+    page.goto(f"{live_server}/docs")
+    page.wait_for_selector(".swagger-ui .opblock", timeout=30_000)
+    assert "/api/report" in page.inner_text(".swagger-ui")
