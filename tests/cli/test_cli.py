@@ -73,6 +73,10 @@ def test_report_from_spec_files(tmp_path):
     ["risk", "--mu", "1", "--prior", "0.01", "--fpr", "1e-3"],
     ["risk", "--epsilon", "1", "--delta", "1e-5"],
     ["tables"],
+    ["power", "--effect", "0.2", "--n", "15", "--sd", "0.25", "--mu", "1", "--epsilon", "1", "--alpha", "0.01"],
+    ["power", "--effect", "0.2", "--n", "15", "--sd", "0.25", "--mu", "1", "--tests", "5"],
+    ["plan", "utility-first", "--effect", "0.2", "--n", "100", "--sd", "0.25", "--alpha", "0.01", "--max-relative-loss", "0.01"],
+    ["plan", "privacy-first", "--effect", "0.2", "--n", "100", "--sd", "0.25", "--max-attack-power", "0.05"],
     ["calibrate", "dpsgd", "--mu", "1", "--sample-rate", "0.05", "--steps", "50", "--discretization", "1e-3"],
 ])
 def test_commands_succeed(args):
@@ -122,6 +126,9 @@ def test_plots(tmp_path, kind):
     (["risk", "--mu", "1", "--prior", "1.5"], "prior"),
     (["calibrate", "dpsgd", "--mu", "1", "--sample-rate", "0.1"], "exactly one"),
     (["plot", "nope", "--mu", "1", "--output", "x.svg"], "plot kind"),
+    (["power", "--effect", "0.2", "--n", "0", "--sd", "0.25", "--mu", "1"], "n must be"),
+    (["plan", "sideways", "--effect", "0.2", "--n", "10", "--sd", "0.25"], "guide must be"),
+    (["plan", "utility-first", "--effect", "0.2", "--n", "10", "--sd", "0.25"], "exactly one criterion"),
     (["plot", "tradeoff", "--mu", "1", "--output", "x.gif"], "format"),
 ])
 def test_bad_input_exits_2_with_one_line(args, needle, tmp_path):
