@@ -60,7 +60,6 @@ from fdpkit.curves import (
     PiecewiseLinearCurve,
     RandomizedResponseCurve,
     TradeOffCurve,
-    worst_case,
 )
 from fdpkit.mechanisms import (
     ApproxDP,
@@ -116,14 +115,14 @@ def closed_form_curve(mechanism: Mechanism) -> TradeOffCurve | None:
     return None
 
 
-def direction_curve(a: PmfArrays) -> PiecewiseLinearCurve:
-    """The symmetric curve implied by one direction's profile (see module docs)."""
+def _steep_chain(a: PmfArrays) -> tuple[np.ndarray, np.ndarray]:
+    """Vertices (alpha, TPR) of the steep half of one direction (see module docs)."""
     keep = (a.losses >= 0) & (a.probs > 0)
     losses, p = a.losses[keep], a.probs[keep]
     m_inf = max(0.0, float(a.infinity_mass))
     with np.errstate(over="ignore"):
         q = np.exp(-losses) * p
-    # steep half: vertices k = n-1, ..., k0 (alpha increasing), suffix sums from the top
+    # vertices k = n-1, ..., k0 (alpha increasing): suffix sums from the top
     alpha = np.concatenate([[0.0], np.cumsum(q[::-1])])
     tpr = np.minimum(m_inf + np.concatenate([[0.0], np.cumsum(p[::-1])]), 1.0)
     if alpha[-1] > tpr[-1]:
@@ -131,27 +130,39 @@ def direction_curve(a: PmfArrays) -> PiecewiseLinearCurve:
             f"the PLD's null mass above loss 0 ({alpha[-1]!r}) exceeds its alternative mass "
             f"({tpr[-1]!r}): not a valid privacy loss distribution"
         )
-    # symmetric completion (both orderings of neighbouring datasets): the upper concave hull
-    # of the steep vertices and their mirror images (alpha, TPR) -> (1 - TPR, 1 - alpha).
-    # When the steep half ends before the diagonal, the two halves meet on the slope-1
-    # (eps = 0) segment and this is Dong et al.'s Symm(f) exactly; when rounding makes them
-    # overlap (by about 1e-7), the hull keeps every vertex, so the implied delta(eps) stays
-    # >= the accountant's for every eps >= 0.
-    a_all = np.concatenate([alpha, 1.0 - tpr, [1.0]])
-    t_all = np.concatenate([tpr, 1.0 - alpha, [1.0]])
-    b_all = np.concatenate([1.0 - tpr, alpha, [0.0]])
-    order = np.lexsort((-t_all, a_all))
-    return PiecewiseLinearCurve.lower_convex_hull(
-        a_all[order], t_all[order], "lower", beta=b_all[order]
-    )
+    return alpha, tpr
+
+
+def _symmetric_hull(chains: list[tuple[np.ndarray, np.ndarray]]) -> PiecewiseLinearCurve:
+    """Upper concave hull of the steep chains and their mirror images (alpha, TPR) ->
+    (1 - TPR, 1 - alpha). The mirror of a vertex takes its beta from alpha exactly.
+
+    When a steep half ends before the diagonal, it meets its mirror on the slope-1
+    (eps = 0) segment and the hull is Dong et al.'s Symm(f) exactly; when rounding makes
+    them overlap (by about 1e-7) the hull keeps every vertex, so the implied delta(eps)
+    stays >= the accountant's for every eps >= 0. Several directions are combined by the
+    same hull: that is ``worst_case`` of their symmetric curves."""
+    a_parts, t_parts, b_parts = [], [], []
+    for alpha, tpr in chains:
+        a_parts += [alpha, (1.0 - tpr)[::-1]]
+        t_parts += [tpr, (1.0 - alpha)[::-1]]
+        b_parts += [1.0 - tpr, alpha[::-1]]
+    a_all = np.concatenate(a_parts + [[1.0]])
+    t_all = np.concatenate(t_parts + [[1.0]])
+    b_all = np.concatenate(b_parts + [[0.0]])
+    order = np.argsort(a_all, kind="stable")  # sorted runs: timsort merges them quickly
+    return PiecewiseLinearCurve.lower_convex_hull(a_all[order], t_all[order], "lower", beta=b_all[order])
+
+
+def direction_curve(a: PmfArrays) -> PiecewiseLinearCurve:
+    """The symmetric curve implied by one direction's profile (see module docs)."""
+    return _symmetric_hull([_steep_chain(a)])
 
 
 def curve_from_pld(pld: Any) -> PiecewiseLinearCurve:
     """The certified (pessimistic, symmetric) trade-off curve of a dp_accounting PLD."""
     remove, add = pmf_arrays(pld)
-    if add is None:
-        return direction_curve(remove)
-    return worst_case(direction_curve(remove), direction_curve(add))
+    return _symmetric_hull([_steep_chain(d) for d in (remove, add) if d is not None])
 
 
 def _check_discretization(discretization: Any) -> float:
@@ -188,9 +199,11 @@ class Accounting:
     def epsilon_for_delta(self, delta: float) -> float:
         """epsilon at delta from the accountant's own profile (closed forms: exact)."""
         if self.pld is not None:
-            from fdpkit.accounting.profile import pld_epsilon_for_delta
+            if "_profile" not in self.__dict__:
+                from fdpkit.accounting.profile import PldProfile
 
-            return pld_epsilon_for_delta(self.pld, delta)
+                object.__setattr__(self, "_profile", PldProfile(self.pld))
+            return self.__dict__["_profile"].epsilon_for_delta(delta)
         return float(self.curve.epsilon_for_delta(delta))
 
     def delta_for_epsilon(self, epsilon: float) -> float:

@@ -26,40 +26,58 @@ from fdpkit.accounting._pld_adapter import PmfArrays, pmf_arrays
 EPS_SAFETY_RTOL = 1e-9
 
 
-def _epsilon_one_direction(a: PmfArrays, delta: float) -> float:
-    m_inf = a.infinity_mass
-    if m_inf > delta:
-        return math.inf
-    losses = a.losses[::-1]
-    probs = a.probs[::-1]
-    with np.errstate(over="ignore"):
-        lower_inc = np.exp(-losses) * probs
-    upper_after = m_inf + np.cumsum(probs)
-    lower_after = np.cumsum(lower_inc)
-    upper_before = np.concatenate([[m_inf], upper_after[:-1]])
-    lower_before = np.concatenate([[0.0], lower_after[:-1]])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ok = (upper_before > delta) & (lower_before > 0)
-        stop = ok & (np.log(np.where(ok, (upper_before - delta) / np.where(ok, lower_before, 1.0), 1.0)) >= losses)
-    # dp_accounting's early exit when exp(-loss) underflows to 0 after adding a mass
-    under = (upper_after >= delta) & (lower_after == 0)
-    j_stop = int(np.argmax(stop)) if stop.any() else len(losses)
-    j_under = int(np.argmax(under)) if under.any() else len(losses)
-    if j_under < j_stop:
-        return max(0.0, float(losses[j_under]))
-    if j_stop < len(losses):
-        upper, lower = float(upper_before[j_stop]), float(lower_before[j_stop])
-    else:
-        upper, lower = float(upper_after[-1]), float(lower_after[-1])
-    if upper <= lower + delta:
-        return 0.0
-    return math.log((upper - delta) / lower) * (1.0 + EPS_SAFETY_RTOL)
+class _Direction:
+    """Cumulative sums of one direction, from the largest loss down (computed once)."""
+
+    def __init__(self, a: PmfArrays) -> None:
+        self.m_inf = a.infinity_mass
+        self.losses = a.losses[::-1]
+        probs = a.probs[::-1]
+        with np.errstate(over="ignore"):
+            lower_inc = np.exp(-self.losses) * probs
+        self.upper_after = self.m_inf + np.cumsum(probs)
+        self.lower_after = np.cumsum(lower_inc)
+        self.upper_before = np.concatenate([[self.m_inf], self.upper_after[:-1]])
+        self.lower_before = np.concatenate([[0.0], self.lower_after[:-1]])
+        ok = self.lower_before > 0
+        self._ok = ok
+        self._lower_safe = np.where(ok, self.lower_before, 1.0)
+        # dp_accounting's early exit when exp(-loss) underflows to 0 after adding a mass
+        self._zero_lower = self.lower_after == 0
+
+    def epsilon(self, delta: float) -> float:
+        if self.m_inf > delta:
+            return math.inf
+        n = len(self.losses)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ok = self._ok & (self.upper_before > delta)
+            ratio = np.where(ok, (self.upper_before - delta) / self._lower_safe, 1.0)
+            stop = ok & (np.log(ratio) >= self.losses)
+        under = (self.upper_after >= delta) & self._zero_lower
+        j_stop = int(np.argmax(stop)) if stop.any() else n
+        j_under = int(np.argmax(under)) if under.any() else n
+        if j_under < j_stop:
+            return max(0.0, float(self.losses[j_under]))
+        if j_stop < n:
+            upper, lower = float(self.upper_before[j_stop]), float(self.lower_before[j_stop])
+        else:
+            upper, lower = float(self.upper_after[-1]), float(self.lower_after[-1])
+        if upper <= lower + delta:
+            return 0.0
+        return math.log((upper - delta) / lower) * (1.0 + EPS_SAFETY_RTOL)
+
+
+class PldProfile:
+    """epsilon(delta) of a PLD (both directions), with the sums computed once."""
+
+    def __init__(self, pld) -> None:
+        remove, add = pmf_arrays(pld)
+        self._dirs = [_Direction(remove)] + ([_Direction(add)] if add is not None else [])
+
+    def epsilon_for_delta(self, delta: float) -> float:
+        return max(d.epsilon(delta) for d in self._dirs)
 
 
 def pld_epsilon_for_delta(pld, delta: float) -> float:
     """Smallest epsilon >= 0 with the PLD's delta(epsilon) <= ``delta`` (both directions)."""
-    remove, add = pmf_arrays(pld)
-    eps = _epsilon_one_direction(remove, delta)
-    if add is not None:
-        eps = max(eps, _epsilon_one_direction(add, delta))
-    return eps
+    return PldProfile(pld).epsilon_for_delta(delta)

@@ -226,13 +226,8 @@ class PiecewiseLinearCurve(TradeOffCurve):
                 f"alpha[{i}]={float(a[i])!r}"
             )
         if (da == 0).any():  # collapse repeated alphas to the smallest beta (largest TPR)
-            starts = np.concatenate([[True], da > 0])
-            groups = np.cumsum(starts) - 1
-            t_max = np.full(int(groups[-1]) + 1, -np.inf)
-            b_min = np.full(int(groups[-1]) + 1, np.inf)
-            np.maximum.at(t_max, groups, t)
-            np.minimum.at(b_min, groups, b)
-            a, t, b = a[starts], t_max, b_min
+            starts = np.flatnonzero(np.concatenate([[True], da > 0]))
+            a, t, b = a[starts], np.maximum.reduceat(t, starts), np.minimum.reduceat(b, starts)
         rise = np.diff(b)
         if (rise > tol).any() and not skip_convexity:
             i = int(np.flatnonzero(rise > tol)[0])
