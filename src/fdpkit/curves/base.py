@@ -199,7 +199,10 @@ class TradeOffCurve(ABC):
         """
         from fdpkit.curves.piecewise import piecewise_lower_bound
 
-        return piecewise_lower_bound(self, n)
+        cache = self.__dict__.setdefault("_piecewise_cache", {})  # curves are immutable
+        if n not in cache:
+            cache[n] = piecewise_lower_bound(self, n)
+        return cache[n]
 
     # ---------------------------------------------------------------- hooks
     @abstractmethod
