@@ -200,11 +200,21 @@ def fit_gdp(curve: TradeOffCurve, alpha_min: float = ALPHA_MIN_DEFAULT) -> GDPFi
             f"exact over all FPR in [0, 1] ({type(curve).__name__} closed form)",
         )
     f0 = curve.f0
-    if curve.bound == "exact" and f0 < 1.0:
+    # TPR at FPR 0, read from the accurately stored side: f(0) = 1 - 1e-191 rounds to 1.0
+    tpr0 = float(curve._tpr(np.zeros(1))[0])
+    if curve.bound == "exact" and (f0 < 1.0 or tpr0 > 0.0):
         return GDPFit(
             math.inf, math.inf, 0.0, 0.0,
-            f"f(0) = {f0:.6g} < 1: with probability {1 - f0:.3g} an output identifies "
+            f"f(0) = 1 - {tpr0:.3g} < 1: with probability {tpr0:.3g} an output identifies "
             "membership with certainty, so no finite mu holds (Gomez et al. Prop. 6.2)",
+        )
+    if alpha_min > 0 and float(curve._beta(np.array([alpha_min]))[0]) < alpha_min:
+        return GDPFit(
+            math.inf, math.inf, alpha_min, 0.0,
+            f"every attack with FPR >= {alpha_min:.3g} has FNR < {alpha_min:.3g}: the "
+            "fitting range is empty because the curve is (nearly) perfectly "
+            "distinguishing there, so no finite mu is certified; lower alpha_min to fit "
+            "deeper in the tail",
         )
     bp = curve._breakpoints()
     if bp is not None:

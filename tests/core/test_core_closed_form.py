@@ -148,3 +148,20 @@ def test_envelope_and_worst_case():
     assert s.is_symmetric
     assert np.all(s.beta(a) <= np.minimum(p.beta(a), q.beta(a)) + 1e-15)
     assert p.symmetrize().beta(0.2) == pytest.approx(s.beta(0.2))
+
+
+def test_fit_is_infinite_when_f0_below_one_underflows():
+    # Regression (hypothesis): f(0) = 1 - 4.4e-191 rounds to 1.0, yet no finite mu holds.
+    fit = fp.fit_gdp(fp.EpsDeltaCurve(epsilon=64.5, delta=4.4e-191))
+    assert fit.mu == math.inf
+    assert "4.4e-191" in fit.reason
+
+
+@pytest.mark.parametrize("mu", [13.0, 20.0])
+def test_fit_is_infinite_when_the_fitting_range_is_empty(mu):
+    # beta(alpha_min) < alpha_min: no attack has FPR and FNR >= alpha_min. Never report 0.
+    fit = fp.fit_gdp(fp.GaussianCurve(mu).to_piecewise(), alpha_min=1e-10)
+    assert fit.mu == math.inf
+    assert "lower alpha_min" in fit.reason
+    deeper = fp.fit_gdp(fp.GaussianCurve(mu).to_piecewise(), alpha_min=1e-40)
+    assert deeper.mu >= mu * (1 - 1e-9) or deeper.mu == math.inf
