@@ -103,6 +103,19 @@ def _check_curve(name: str, curve: Any) -> TradeOffCurve:
 
 
 # ----------------------------------------------------------------------------- fit
+#: Vertices per block in the branch-and-bound maximisation of _mu_on_vertices.
+_BLOCK = 64
+
+
+def _isf_beta(b: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """isf(beta) = -isf(TPR), from whichever of beta/TPR is small (accurately stored)."""
+    out = np.empty(len(b))
+    small = b <= 0.5
+    out[small] = norm_isf(b[small])
+    out[~small] = -norm_isf(t[~small])
+    return out
+
+
 def _mu_on_vertices(
     alpha: np.ndarray, tpr: np.ndarray, beta: np.ndarray, alpha_min: float
 ) -> float:
@@ -110,27 +123,50 @@ def _mu_on_vertices(
     -isf(TPR), each taken from whichever of beta/TPR is the small, accurately stored one).
 
     The range is {alpha >= alpha_min and f(alpha) >= alpha_min}: attacks whose FPR and FNR
-    are both at least alpha_min. Its ends cut segments, so f is evaluated there exactly."""
+    are both at least alpha_min. Its ends cut segments, so f is evaluated there exactly.
+
+    Exact branch and bound: isf is decreasing, alpha increases and beta decreases along
+    the vertices, so on a block of vertices i..j every value is at most
+    isf(alpha_i) + isf(beta_j). The block ends are evaluated first; only blocks whose bound
+    exceeds the best end value are evaluated in full."""
+    if alpha_min == 0.0 and alpha[0] == 0.0 and tpr[0] > 0.0:
+        return math.inf  # TPR > 0 at FPR 0 (the mirror of beta = 0 at FPR < 1)
     inside = (alpha >= alpha_min) & (beta >= alpha_min) & (alpha > 0) & (alpha < 1)
     a, t, b = alpha[inside], tpr[inside], beta[inside]
-    if alpha_min > 0:
-        ends_a = [alpha_min]
-        # the alpha where beta falls to alpha_min (beta is non-increasing)
-        if beta[-1] < alpha_min <= beta[0]:
-            ends_a.append(float(np.interp(-alpha_min, -beta, alpha)))
-        ends = np.array(ends_a)
-        eb = np.interp(ends, alpha, beta)
-        et = np.interp(ends, alpha, tpr)
-        ok = eb >= alpha_min * (1 - 1e-12)
-        a = np.concatenate([a, ends[ok]])
-        t = np.concatenate([t, et[ok]])
-        b = np.concatenate([b, np.maximum(eb[ok], 0.0)])
-    if a.size == 0:
-        return 0.0
+    best = -math.inf
     with np.errstate(invalid="ignore", divide="ignore"):
-        isf_beta = np.where(b <= 0.5, norm_isf(b), -norm_isf(t))
-        vals = norm_isf(a) + isf_beta
-    return float(max(0.0, np.nanmax(vals)))
+        if alpha_min > 0:
+            ends_a = [alpha_min]
+            # the alpha where beta falls to alpha_min (beta is non-increasing)
+            if beta[-1] < alpha_min <= beta[0]:
+                ends_a.append(float(np.interp(-alpha_min, -beta, alpha)))
+            ends = np.array(ends_a)
+            eb = np.interp(ends, alpha, beta)
+            et = np.interp(ends, alpha, tpr)
+            ok = eb >= alpha_min * (1 - 1e-12)
+            if ok.any():
+                ev = norm_isf(ends[ok]) + _isf_beta(np.maximum(eb[ok], 0.0), et[ok])
+                best = max(best, float(np.nanmax(ev)))
+        n = len(a)
+        if n == 0:
+            return max(0.0, best) if math.isfinite(best) or best > 0 else 0.0
+        if n <= 8 * _BLOCK:
+            return float(max(0.0, best, np.nanmax(norm_isf(a) + _isf_beta(b, t))))
+        s = np.append(np.arange(0, n - 1, _BLOCK), n - 1)
+        isf_a, isf_b = norm_isf(a[s]), _isf_beta(b[s], t[s])
+        best = max(best, float(np.nanmax(isf_a + isf_b)))
+        bound = isf_a[:-1] + isf_b[1:]
+        cand = np.flatnonzero(~(bound <= best))  # NaN bounds are searched too
+        if cand.size:
+            starts = s[cand] + 1
+            lens = s[cand + 1] - starts  # block interiors (ends are done)
+            cand, starts, lens = cand[lens > 0], starts[lens > 0], lens[lens > 0]
+            if lens.size:
+                offsets = np.repeat(starts - (np.cumsum(lens) - lens), lens)
+                idx = np.arange(int(lens.sum())) + offsets
+                vals = norm_isf(a[idx]) + _isf_beta(b[idx], t[idx])
+                best = max(best, float(np.nanmax(vals)))
+    return float(max(0.0, best))
 
 
 def _mu_dense(curve: TradeOffCurve, alpha_min: float) -> float:
@@ -218,18 +254,24 @@ def fit_gdp(curve: TradeOffCurve, alpha_min: float = ALPHA_MIN_DEFAULT) -> GDPFi
         )
     bp = curve._breakpoints()
     if bp is not None:
-        vb = getattr(curve, "_vertex_betas", None)
-        betas = vb() if vb is not None else 1.0 - bp[1]
-        mu = _mu_on_vertices(bp[0], bp[1], betas, alpha_min)
+        half = curve._half_breakpoints()
+        if half is not None:  # symmetric: isf(alpha) + isf(beta) is mirror-invariant
+            mu = _mu_on_vertices(half[0], half[1], half[2], alpha_min)
+        else:
+            vb = getattr(curve, "_vertex_betas", None)
+            betas = vb() if vb is not None else 1.0 - bp[1]
+            mu = _mu_on_vertices(bp[0], bp[1], betas, alpha_min)
         how = "maximum over the curve's vertices (Gomez et al. Eq. 21)"
     else:
         mu = _mu_dense(curve, alpha_min)
         how = "dense search plus Brent refinement, rounded up"
     if not math.isfinite(mu):
-        return GDPFit(
-            math.inf, math.inf, alpha_min, 0.0,
-            f"the curve has beta = 0 at an FPR >= {alpha_min:.3g}: no finite mu holds there",
-        )
+        if alpha_min == 0.0 and tpr0 > 0.0:
+            why = (f"f(0) = 1 - {tpr0:.3g} < 1, so no finite mu holds over all FPRs (Gomez et "
+                   "al. Prop. 6.2); fit on attacks with FPR and FNR >= alpha_min > 0 instead")
+        else:
+            why = f"the curve has beta = 0 at an FPR >= {alpha_min:.3g}: no finite mu holds there"
+        return GDPFit(math.inf, math.inf, alpha_min, 0.0, why)
     mu *= 1.0 + MU_SAFETY_RTOL
     tau = float(norm_sf(norm_isf(alpha_min) - mu)) if alpha_min > 0 else 0.0
     reason = f"{how} on attacks with FPR and FNR >= {alpha_min:.3g}"
@@ -245,6 +287,11 @@ def _d_of(curve: TradeOffCurve, alpha: np.ndarray) -> np.ndarray:
 
 def _regret_candidates(f: TradeOffCurve, g: TradeOffCurve) -> np.ndarray | None:
     bf, bg = f._breakpoints(), g._breakpoints()
+    half = f._half_breakpoints()
+    if half is not None and bg is None and g.is_symmetric:
+        # both symmetric: alpha_f(d) - alpha_g(d) is even in d, so d >= 0 (f's alpha <= beta
+        # half, plus the segment crossing the diagonal) gives the maximum
+        bf = half[0], half[1]
     ends = [np.array([-1.0, min(f.f0, g.f0), 1.0])]
     if bf is not None and bg is not None:
         return np.concatenate(ends + [1.0 - bf[1] - bf[0], 1.0 - bg[1] - bg[0]])
@@ -252,10 +299,9 @@ def _regret_candidates(f: TradeOffCurve, g: TradeOffCurve) -> np.ndarray | None:
         a, t = bf
         with np.errstate(divide="ignore", invalid="ignore"):
             slope = -np.diff(t) / np.diff(a)  # slope of f (in beta) on each segment
-        star = g._alpha_at_slope(slope)
-        if star is None:
+        d_star = g._d_at_slope(slope)
+        if d_star is None:
             return None
-        d_star = _d_of(g, np.asarray(star))
         d_vert = 1.0 - t - a
         # t(d) is concave on each segment of f (d runs from d_vert[i] down to d_vert[i+1]):
         # its maximum there is the tangent point, clamped into the segment. Local maxima are

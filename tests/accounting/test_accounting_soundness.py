@@ -80,3 +80,30 @@ def test_plain_gaussian_tail_tpr_is_not_zero():
     g = fp.tradeoff_curve(Gaussian(0.5))  # closed form, mu = 2
     assert g.tpr(1e-10) == pytest.approx(6.46e-6, rel=1e-2)
     assert g.tpr(1e-8) == pytest.approx(1.5e-4, rel=5e-2)
+
+
+def test_symmetric_half_shortcuts_equal_the_full_curve():
+    """fit_gdp, regret and delta(eps) use only the alpha <= beta half of the certified
+    (symmetric) curve; a copy without the symmetry flag must give the same answers."""
+    from fdpkit.curves import PiecewiseLinearCurve
+
+    for mech in (fp.dpsgd(2.0, 0.5, 10), fp.dpsgd(1.2, 0.01, 300)):
+        curve = curve_from_pld(build_pld(mech, 1e-3))
+        assert curve.is_symmetric and curve._half_breakpoints() is not None
+        # the same vertices, not flagged symmetric: the full-curve code paths run
+        plain = PiecewiseLinearCurve._from_hull_vertices(
+            curve.alphas, curve.tprs, curve.betas, "lower", symmetric=False
+        )
+        for alpha_min in (0.0, 1e-10, 1e-6, 1e-3):
+            half, full = fp.fit_gdp(curve, alpha_min=alpha_min), fp.fit_gdp(plain, alpha_min=alpha_min)
+            if alpha_min == 0.0:
+                assert half.mu == full.mu == np.inf  # f(0) = 1 - truncation mass < 1
+                continue
+            # the mirror half stores alpha = 1 - TPR (rounded near 1): agreement to 1e-9, the
+            # relative safety margin fit_gdp adds
+            assert abs(half.mu - full.mu) <= 1e-9 * full.mu
+            g = fp.GaussianCurve(half.mu)
+            assert abs(fp.regret(curve, g) - fp.regret(plain, g)) <= 1e-9
+        eps = np.linspace(0, 20, 41)
+        np.testing.assert_allclose(curve.delta_for_epsilon(eps), plain.delta_for_epsilon(eps),
+                                   rtol=1e-12, atol=1e-300)

@@ -53,6 +53,8 @@ import numpy as np
 from fdpkit._numerics import check_scalar
 from fdpkit.accounting._pld_adapter import PmfArrays, pmf_arrays
 from fdpkit.accounting.pld import build_pld
+from fdpkit.accounting.profile import PldProfile, _Direction
+from fdpkit.curves.piecewise import upper_concave_hull
 from fdpkit.curves import (
     EpsDeltaCurve,
     GaussianCurve,
@@ -115,16 +117,17 @@ def closed_form_curve(mechanism: Mechanism) -> TradeOffCurve | None:
     return None
 
 
-def _steep_chain(a: PmfArrays) -> tuple[np.ndarray, np.ndarray]:
-    """Vertices (alpha, TPR) of the steep half of one direction (see module docs)."""
-    keep = (a.losses >= 0) & (a.probs > 0)
-    losses, p = a.losses[keep], a.probs[keep]
-    m_inf = max(0.0, float(a.infinity_mass))
-    with np.errstate(over="ignore"):
-        q = np.exp(-losses) * p
-    # vertices k = n-1, ..., k0 (alpha increasing): suffix sums from the top
-    alpha = np.concatenate([[0.0], np.cumsum(q[::-1])])
-    tpr = np.minimum(m_inf + np.concatenate([[0.0], np.cumsum(p[::-1])]), 1.0)
+def _steep_chain(a: PmfArrays | _Direction) -> tuple[np.ndarray, np.ndarray]:
+    """Vertices (alpha, TPR) of the steep half of one direction (see module docs), from the
+    suffix sums the privacy profile uses too (computed once per direction)."""
+    d = a if isinstance(a, _Direction) else _Direction(a)
+    k = int(np.count_nonzero(d.losses >= 0))  # losses descend: the first k are >= 0
+    # FFT round-off leaves masses of about -1e-18: they are left out (as 0 they can only
+    # raise TPR, the pessimistic side), as are the vertices zero masses would repeat
+    has_mass = d.probs[:k] > 0
+    p, q = d.probs[:k][has_mass], d.lower_inc[:k][has_mass]
+    alpha = np.concatenate([[0.0], np.cumsum(q)])
+    tpr = np.minimum(max(0.0, float(d.m_inf)) + np.concatenate([[0.0], np.cumsum(p)]), 1.0)
     if alpha[-1] > tpr[-1]:
         raise ValueError(
             f"the PLD's null mass above loss 0 ({alpha[-1]!r}) exceeds its alternative mass "
@@ -133,25 +136,101 @@ def _steep_chain(a: PmfArrays) -> tuple[np.ndarray, np.ndarray]:
     return alpha, tpr
 
 
+#: Relative margin by which a point must lie below another direction's chain to be dropped
+#: before the hull (far above float rounding, so only true non-vertices go).
+_DOMINATED_RTOL = 1e-12
+
+
+def _fold(alpha: np.ndarray, tpr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A steep chain folded onto the side alpha <= beta: vertices past the diagonal are
+    replaced by their mirror images (alpha, TPR) -> (1 - TPR, 1 - alpha). Returns
+    (alpha, TPR, beta) sorted by alpha."""
+    beta = 1.0 - tpr
+    cut = int(np.searchsorted(alpha - beta, 0.0, side="right"))  # alpha - beta increases
+    a = np.concatenate([alpha[:cut], beta[cut:][::-1]])
+    t = np.concatenate([tpr[:cut], (1.0 - alpha[cut:])[::-1]])
+    b = np.concatenate([beta[:cut], alpha[cut:][::-1]])
+    if 0 < cut < len(alpha):  # two sorted runs; merge them
+        order = np.argsort(a, kind="stable")
+        a, t, b = a[order], t[order], b[order]
+    return a, t, b
+
+
+def _drop_dominated(runs: list[tuple[np.ndarray, ...]]) -> list[tuple[np.ndarray, ...]]:
+    """Drop points lying clearly below the piecewise-linear interpolation of another run.
+
+    Every chord between points of the set lies below their upper concave hull, so such a
+    point is not a hull vertex. (Where the directions interleave, this removes in one
+    vectorised step what would otherwise take many hull passes.) TPR is compared where it
+    is small and beta where it is small, each with a relative margin."""
+    if len(runs) < 2:
+        return runs
+    kept = []
+    for i, (a, t, b) in enumerate(runs):
+        keep = np.ones(len(a), dtype=bool)
+        small = t <= 0.5
+        for j, (a2, t2, b2) in enumerate(runs):
+            if j != i:
+                below_t = t < np.interp(a, a2, t2) * (1.0 - _DOMINATED_RTOL)
+                above_b = b > np.interp(a, a2, b2) * (1.0 + _DOMINATED_RTOL)
+                keep &= ~np.where(small, below_t, above_b)
+        kept.append((a[keep], t[keep], b[keep]))
+    return kept
+
+
+def _dedup(a: np.ndarray, t: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Collapse repeated alphas (sorted input) to the largest TPR: the pessimistic reading."""
+    da = np.diff(a)
+    if (da > 0).all():
+        return a, t, b
+    starts = np.flatnonzero(np.concatenate([[True], da > 0]))
+    return a[starts], np.maximum.reduceat(t, starts), np.minimum.reduceat(b, starts)
+
+
 def _symmetric_hull(chains: list[tuple[np.ndarray, np.ndarray]]) -> PiecewiseLinearCurve:
     """Upper concave hull of the steep chains and their mirror images (alpha, TPR) ->
-    (1 - TPR, 1 - alpha). The mirror of a vertex takes its beta from alpha exactly.
+    (1 - TPR, 1 - alpha): the worst case of the directions' symmetric curves.
+
+    The set is mirror-symmetric, so its hull H is too, and H crosses the diagonal
+    alpha = beta on a segment of slope 1 (the mirror map turns slope s into 1/s). Hence
+    H on the side alpha <= beta is the hull K of the chains folded onto that side, cut at
+    the first vertex whose outgoing slope is <= 1, and H is that half followed by its
+    mirror image. (Proof: the half, its slope-1 continuation and the mirror form a concave
+    function through points of the set that lies above every folded point and, by
+    symmetry, every mirrored one; a concave function through points of a set is at most
+    its hull.) The half is computed from accurately stored alpha and TPR; the mirror half
+    stores alpha = 1 - TPR, which rounds near alpha = 1, so it gets its own hull pass
+    (repeated alphas keep the larger TPR, the pessimistic reading).
 
     When a steep half ends before the diagonal, it meets its mirror on the slope-1
-    (eps = 0) segment and the hull is Dong et al.'s Symm(f) exactly; when rounding makes
-    them overlap (by about 1e-7) the hull keeps every vertex, so the implied delta(eps)
-    stays >= the accountant's for every eps >= 0. Several directions are combined by the
-    same hull: that is ``worst_case`` of their symmetric curves."""
-    a_parts, t_parts, b_parts = [], [], []
-    for alpha, tpr in chains:
-        a_parts += [alpha, (1.0 - tpr)[::-1]]
-        t_parts += [tpr, (1.0 - alpha)[::-1]]
-        b_parts += [1.0 - tpr, alpha[::-1]]
-    a_all = np.concatenate(a_parts + [[1.0]])
-    t_all = np.concatenate(t_parts + [[1.0]])
-    b_all = np.concatenate(b_parts + [[0.0]])
-    order = np.argsort(a_all, kind="stable")  # sorted runs: timsort merges them quickly
-    return PiecewiseLinearCurve.lower_convex_hull(a_all[order], t_all[order], "lower", beta=b_all[order])
+    (eps = 0) segment and H is Dong et al.'s Symm(f) exactly; the implied delta(eps) is
+    the accountant's for every eps >= 0."""
+    runs = _drop_dominated([_fold(a, t) for a, t in chains])
+    a = np.concatenate([r[0] for r in runs])
+    t = np.concatenate([r[1] for r in runs])
+    b = np.concatenate([r[2] for r in runs])
+    if len(runs) > 1:
+        order = np.argsort(a, kind="stable")  # sorted runs: timsort merges them quickly
+        a, t, b = a[order], t[order], b[order]
+    a, t, b = _dedup(a, t, b)
+    keep = upper_concave_hull(a, t, b)
+    a, t, b = a[keep], t[keep], b[keep]
+    # cut the half at the first vertex whose outgoing slope is <= 1 (dTPR <= dalpha)
+    d_t = np.where(t[1:] <= 0.5, np.diff(t), b[:-1] - b[1:])
+    flat = np.flatnonzero(d_t <= np.diff(a))
+    u = int(flat[0]) + 1 if flat.size else len(a)
+    a, t, b = a[:u], t[:u], b[:u]
+    # mirror half: (beta, 1 - alpha, alpha), reversed so alpha increases
+    ma, mt, mb = _dedup(np.append(b[::-1], 1.0), np.append(1.0 - a[::-1], 1.0),
+                        np.append(a[::-1], 0.0))
+    mkeep = upper_concave_hull(ma, mt, mb)
+    ma, mt, mb = ma[mkeep], mt[mkeep], mb[mkeep]
+    if ma[0] <= a[-1]:  # the last vertex lies on the diagonal: it is its own mirror
+        ma, mt, mb = ma[1:], mt[1:], mb[1:]
+    return PiecewiseLinearCurve._from_hull_vertices(
+        np.concatenate([a, ma]), np.concatenate([t, mt]), np.concatenate([b, mb]), "lower",
+        symmetric=True,
+    )
 
 
 def direction_curve(a: PmfArrays) -> PiecewiseLinearCurve:
@@ -159,10 +238,11 @@ def direction_curve(a: PmfArrays) -> PiecewiseLinearCurve:
     return _symmetric_hull([_steep_chain(a)])
 
 
-def curve_from_pld(pld: Any) -> PiecewiseLinearCurve:
-    """The certified (pessimistic, symmetric) trade-off curve of a dp_accounting PLD."""
-    remove, add = pmf_arrays(pld)
-    return _symmetric_hull([_steep_chain(d) for d in (remove, add) if d is not None])
+def curve_from_pld(pld: Any, profile: PldProfile | None = None) -> PiecewiseLinearCurve:
+    """The certified (pessimistic, symmetric) trade-off curve of a dp_accounting PLD
+    (``profile``: the PLD's already computed :class:`PldProfile`, to share its sums)."""
+    profile = PldProfile(pld) if profile is None else profile
+    return _symmetric_hull([_steep_chain(d) for d in profile.directions])
 
 
 def _check_discretization(discretization: Any) -> float:
@@ -200,8 +280,6 @@ class Accounting:
         """epsilon at delta from the accountant's own profile (closed forms: exact)."""
         if self.pld is not None:
             if "_profile" not in self.__dict__:
-                from fdpkit.accounting.profile import PldProfile
-
                 object.__setattr__(self, "_profile", PldProfile(self.pld))
             return self.__dict__["_profile"].epsilon_for_delta(delta)
         return float(self.curve.epsilon_for_delta(delta))
@@ -230,7 +308,10 @@ def account(mechanism: Mechanism, *, discretization: float = DISCRETIZATION_DEFA
     if exact is not None:
         return Accounting(mechanism, exact, "closed form", None)
     pld = build_pld(mechanism, d)
-    return Accounting(mechanism, curve_from_pld(pld), "PLD", d, pld)
+    profile = PldProfile(pld)
+    acc = Accounting(mechanism, curve_from_pld(pld, profile), "PLD", d, pld)
+    object.__setattr__(acc, "_profile", profile)
+    return acc
 
 
 def tradeoff_curve(mechanism: Mechanism, *, discretization: float = DISCRETIZATION_DEFAULT) -> TradeOffCurve:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dp_accounting import dp_event  # noqa: F401  (kept for future event-based accounting)
 from dp_accounting.pld import common, privacy_loss_distribution as pldlib
 
+from fdpkit.accounting import _pld_adapter as _adapter
 from fdpkit.mechanisms import (
     ApproxDP,
     Composed,
@@ -66,13 +67,13 @@ def build_pld(mechanism: Mechanism, discretization: float):
             f"{type(inner).__name__}"
         )
     if isinstance(mechanism, Repeated):
-        return build_pld(mechanism.inner, discretization).self_compose(
-            mechanism.times, tail_mass_truncation=TAIL_MASS_TRUNCATION
+        return _adapter.self_compose(
+            build_pld(mechanism.inner, discretization), mechanism.times, TAIL_MASS_TRUNCATION
         )
     if isinstance(mechanism, Composed):
         plds = [build_pld(p, discretization) for p in mechanism.parts]
         out = plds[0]
         for p in plds[1:]:
-            out = out.compose(p, tail_mass_truncation=TAIL_MASS_TRUNCATION)
+            out = _adapter.compose(out, p, TAIL_MASS_TRUNCATION)
         return out
     raise ValueError(f"mechanism must be an fdpkit mechanism, got {type(mechanism).__name__}")

@@ -26,40 +26,59 @@ from fdpkit.accounting._pld_adapter import PmfArrays, pmf_arrays
 EPS_SAFETY_RTOL = 1e-9
 
 
+#: Losses are scanned from the top in chunks of this many grid points; epsilon is usually
+#: found in the first few, so most of the grid is never touched.
+_CHUNK = 8192
+
+
 class _Direction:
     """Cumulative sums of one direction, from the largest loss down (computed once)."""
 
     def __init__(self, a: PmfArrays) -> None:
         self.m_inf = a.infinity_mass
         self.losses = a.losses[::-1]
-        probs = a.probs[::-1]
+        self.probs = probs = a.probs[::-1]
         with np.errstate(over="ignore"):
-            lower_inc = np.exp(-self.losses) * probs
+            self.lower_inc = lower_inc = np.exp(-self.losses) * probs
         self.upper_after = self.m_inf + np.cumsum(probs)
         self.lower_after = np.cumsum(lower_inc)
-        self.upper_before = np.concatenate([[self.m_inf], self.upper_after[:-1]])
-        self.lower_before = np.concatenate([[0.0], self.lower_after[:-1]])
-        ok = self.lower_before > 0
-        self._ok = ok
-        self._lower_safe = np.where(ok, self.lower_before, 1.0)
-        # dp_accounting's early exit when exp(-loss) underflows to 0 after adding a mass
-        self._zero_lower = self.lower_after == 0
+
+    def _first_stop(self, delta: float) -> tuple[int, int]:
+        """(j_stop, j_under): the first index where dp_accounting's loop stops, and the first
+        where exp(-loss) has underflowed after adding mass (its early exit); n if none."""
+        n = len(self.losses)
+        for lo in range(0, n, _CHUNK):
+            hi = min(lo + _CHUNK, n)
+            ua, la = self.upper_after[lo:hi], self.lower_after[lo:hi]
+            if lo == 0:
+                ub = np.concatenate([[self.m_inf], ua[:-1]])
+                lb = np.concatenate([[0.0], la[:-1]])
+            else:
+                ub, lb = self.upper_after[lo - 1:hi - 1], self.lower_after[lo - 1:hi - 1]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ok = (lb > 0) & (ub > delta)
+                ratio = np.where(ok, (ub - delta) / np.where(ok, lb, 1.0), 1.0)
+                stop = ok & (np.log(ratio) >= self.losses[lo:hi])
+            under = (ua >= delta) & (la == 0)
+            j_stop = lo + int(np.argmax(stop)) if stop.any() else n
+            j_under = lo + int(np.argmax(under)) if under.any() else n
+            if min(j_stop, j_under) < n:
+                return j_stop, j_under
+        return n, n
 
     def epsilon(self, delta: float) -> float:
         if self.m_inf > delta:
             return math.inf
         n = len(self.losses)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ok = self._ok & (self.upper_before > delta)
-            ratio = np.where(ok, (self.upper_before - delta) / self._lower_safe, 1.0)
-            stop = ok & (np.log(ratio) >= self.losses)
-        under = (self.upper_after >= delta) & self._zero_lower
-        j_stop = int(np.argmax(stop)) if stop.any() else n
-        j_under = int(np.argmax(under)) if under.any() else n
+        j_stop, j_under = self._first_stop(delta)
         if j_under < j_stop:
             return max(0.0, float(self.losses[j_under]))
         if j_stop < n:
-            upper, lower = float(self.upper_before[j_stop]), float(self.lower_before[j_stop])
+            if j_stop == 0:
+                upper, lower = float(self.m_inf), 0.0
+            else:
+                upper = float(self.upper_after[j_stop - 1])
+                lower = float(self.lower_after[j_stop - 1])
         else:
             upper, lower = float(self.upper_after[-1]), float(self.lower_after[-1])
         if upper <= lower + delta:
@@ -72,10 +91,10 @@ class PldProfile:
 
     def __init__(self, pld) -> None:
         remove, add = pmf_arrays(pld)
-        self._dirs = [_Direction(remove)] + ([_Direction(add)] if add is not None else [])
+        self.directions = [_Direction(remove)] + ([_Direction(add)] if add is not None else [])
 
     def epsilon_for_delta(self, delta: float) -> float:
-        return max(d.epsilon(delta) for d in self._dirs)
+        return max(d.epsilon(delta) for d in self.directions)
 
 
 def pld_epsilon_for_delta(pld, delta: float) -> float:

@@ -175,11 +175,19 @@ class TradeOffCurve(ABC):
                 break
         return hi
 
+    def _half_breakpoints(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """The alpha <= beta half of a symmetric piecewise-linear curve's vertices, if known."""
+        return None
+
     def _delta_for_epsilon(self, eps: np.ndarray) -> np.ndarray:
         bp = self._breakpoints()
         if bp is None:
             return self.to_piecewise()._delta_for_epsilon(eps)
         a, t = bp
+        half = self._half_breakpoints()
+        if half is not None and np.all(eps >= 0):
+            # for eps >= 0 the sup is where the slope passes e^eps >= 1: the steep half
+            a, t = half[0], half[1]
         out = np.empty(len(eps))
         for i, e in enumerate(eps):
             if np.isinf(e):
@@ -219,6 +227,14 @@ class TradeOffCurve(ABC):
     def _alpha_at_slope(self, slope: np.ndarray) -> np.ndarray | None:
         """The alpha where f'(alpha) = slope (slope < 0), or None if not available."""
         return None
+
+    def _d_at_slope(self, slope: np.ndarray) -> np.ndarray | None:
+        """d = f(alpha) - alpha at the alpha where f'(alpha) = slope, or None."""
+        star = self._alpha_at_slope(slope)
+        if star is None:
+            return None
+        star = np.asarray(star, dtype=float)
+        return self._beta(star) - star
 
     def _breakpoints(self) -> tuple[np.ndarray, np.ndarray] | None:
         """(alpha, tpr) vertices when the curve is exactly piecewise linear, else None."""

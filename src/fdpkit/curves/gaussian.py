@@ -94,6 +94,14 @@ class GaussianCurve(TradeOffCurve):
             z = (np.log(-slope) + 0.5 * self.mu**2) / self.mu
         return norm_sf(z)
 
+    def _d_at_slope(self, slope: np.ndarray) -> np.ndarray | None:
+        if self.mu == 0.0:
+            return super()._d_at_slope(slope)
+        # at z = isf(alpha): alpha = Phi(-z) and G_mu(alpha) = Phi(z - mu), no round trip
+        with np.errstate(divide="ignore"):
+            z = (np.log(-np.asarray(slope, dtype=float)) + 0.5 * self.mu**2) / self.mu
+        return norm_cdf(z - self.mu) - norm_sf(z)
+
     def _mu_exact(self) -> float:
         return self.mu
 

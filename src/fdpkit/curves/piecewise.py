@@ -60,10 +60,25 @@ def _chain(alpha: np.ndarray, tpr: np.ndarray, beta: np.ndarray, idx: np.ndarray
     return idx[np.asarray(hull, dtype=int)]
 
 
-#: Vectorised passes before the exact monotone chain takes over (on windows only).
+#: Most vectorised passes before the exact monotone chain takes over (on windows only).
 _HULL_PASSES = 6
+#: Switch to windows once fewer than 1/_SPARSE of the points violate concavity.
+_SPARSE = 256
 #: Violations closer than this (in remaining points) share one monotone-chain window.
 _WINDOW_GAP = 64
+
+
+def _cross_at(alpha: np.ndarray, tpr: np.ndarray, beta: np.ndarray, idx: np.ndarray,
+              pos: np.ndarray) -> np.ndarray:
+    """``_cross_slices`` for the triples centred at positions ``pos`` of ``idx`` only."""
+    i0, i1, i2 = idx[pos - 1], idx[pos], idx[pos + 1]
+    a0, a1, a2 = alpha[i0], alpha[i1], alpha[i2]
+    t0, t1, t2 = tpr[i0], tpr[i1], tpr[i2]
+    b0, b1, b2 = beta[i0], beta[i1], beta[i2]
+    use_t = t1 <= 0.5
+    dt1 = np.where(use_t, t1 - t0, b0 - b1)
+    dt2 = np.where(use_t, t2 - t0, b0 - b2)
+    return (a1 - a0) * dt2 - dt1 * (a2 - a0)
 
 
 def upper_concave_hull(alpha: np.ndarray, tpr: np.ndarray, beta: np.ndarray | None = None) -> np.ndarray:
@@ -71,38 +86,49 @@ def upper_concave_hull(alpha: np.ndarray, tpr: np.ndarray, beta: np.ndarray | No
 
     The upper concave hull in (alpha, TPR) is the lower convex hull in (alpha, beta): the
     largest convex function below the points. Vectorised passes drop points that lie on or
-    below the chord of their neighbours (never hull vertices); Andrew's monotone chain then
-    finishes exactly, but only on windows around the violations that remain, widened until
-    the whole chain is concave.
+    below the chord of their neighbours (never hull vertices) while violations are dense,
+    rechecking only the span between the outermost violations; once they are sparse, Andrew's monotone chain finishes exactly on windows around them.
+    The chain keeps each window's end points, so afterwards only the triples centred on
+    window ends can violate concavity; those are rechecked (not the whole array) and their
+    windows widened until none is left.
     """
     beta = 1.0 - tpr if beta is None else beta
     idx = np.arange(len(alpha))
-    a, t, b = alpha, tpr, beta
+    if len(idx) < 3:
+        return idx
+    bad = np.flatnonzero(_cross_slices(alpha, tpr, beta) >= 0) + 1
     for _ in range(_HULL_PASSES):
-        if len(idx) < 3:
-            return idx
-        drop = _cross_slices(a, t, b) >= 0
-        if not drop.any():
-            return idx
-        keep = np.ones(len(idx), dtype=bool)
-        keep[1:-1] = ~drop
-        idx, a, t, b = idx[keep], a[keep], t[keep], b[keep]
-    pad = 2
-    while len(idx) >= 3:
-        bad = np.flatnonzero(_cross_slices(alpha[idx], tpr[idx], beta[idx]) >= 0) + 1
-        if bad.size == 0:
+        if bad.size == 0 or bad.size * _SPARSE < len(idx):
             break
+        # drop every violating point at once (each lies on or below a chord of the set);
+        # only triples between the outermost violations' neighbours can change
+        lo, hi = int(bad[0]) - 1, int(bad[-1]) + 1
+        keep = np.ones(hi - lo + 1, dtype=bool)
+        keep[bad - lo] = False
+        sub = idx[lo:hi + 1][keep]
+        idx = np.concatenate([idx[:lo], sub, idx[hi + 1:]])
+        pos = np.arange(max(lo, 1), min(lo + len(sub) - 1, len(idx) - 2) + 1)
+        bad = pos[_cross_at(alpha, tpr, beta, idx, pos) >= 0] if pos.size else pos
+    pad = 2
+    while bad.size and len(idx) >= 3:
         # group violations into windows and run the exact chain on each window
-        splits = np.flatnonzero(np.diff(bad) > _WINDOW_GAP) + 1
-        pieces, last = [], 0
+        splits = np.flatnonzero(np.diff(bad) > _WINDOW_GAP + 2 * pad) + 1
+        pieces, ends, last, n_out = [], [], 0, 0
         for group in np.split(bad, splits):
             lo = max(int(group[0]) - pad, last)
             hi = min(int(group[-1]) + pad + 1, len(idx))
             pieces.append(idx[last:lo])
-            pieces.append(_chain(alpha, tpr, beta, idx[lo:hi]))
+            n_out += lo - last
+            window = _chain(alpha, tpr, beta, idx[lo:hi])
+            pieces.append(window)
+            ends += [n_out, n_out + len(window) - 1]
+            n_out += len(window)
             last = hi
         pieces.append(idx[last:])
         idx = np.concatenate(pieces)
+        pos = np.unique(np.asarray(ends, dtype=np.intp))
+        pos = pos[(pos >= 1) & (pos <= len(idx) - 2)]
+        bad = pos[_cross_at(alpha, tpr, beta, idx, pos) >= 0] if pos.size else pos
         pad = 2 * pad + 8
     return idx
 
@@ -184,8 +210,37 @@ class PiecewiseLinearCurve(TradeOffCurve):
         self._alpha, self._beta_v, self._tpr_v = self._validate(
             a, b, t, float(tol), skip_convexity=_hull
         )
+        self._symmetric: bool | None = None
         for arr in (self._alpha, self._tpr_v, self._beta_v):
             arr.setflags(write=False)
+
+    @classmethod
+    def _from_hull_vertices(
+        cls, alpha: np.ndarray, tpr: np.ndarray, beta: np.ndarray, bound: str, *,
+        symmetric: bool | None = None,
+    ) -> "PiecewiseLinearCurve":
+        """Wrap vertices that are already an upper concave hull (internal, no hull pass).
+
+        The caller guarantees: alpha strictly increasing from 0 to 1 and (alpha, TPR)
+        concave. Only the cheap pessimistic repairs run (TPR >= alpha, monotone), so a
+        rounding slip can only move the curve down, never up. ``symmetric=True`` records
+        that the curve is symmetric by construction (``is_symmetric`` then skips its
+        check)."""
+        obj = cls.__new__(cls)
+        obj.bound = check_choice("bound", bound, BOUNDS)
+        obj._hull_input = True
+        if not (alpha[0] == 0.0 and alpha[-1] == 1.0 and (np.diff(alpha) > 0).all()):
+            raise ValueError("internal error: hull vertices must increase from alpha 0 to 1")
+        over = tpr < alpha
+        t = np.maximum.accumulate(np.where(over, alpha, tpr))
+        b = np.minimum.accumulate(np.where(over, 1.0 - alpha, beta))
+        obj._alpha = np.ascontiguousarray(alpha, dtype=float)
+        obj._tpr_v = np.ascontiguousarray(t, dtype=float)
+        obj._beta_v = np.ascontiguousarray(b, dtype=float)
+        obj._symmetric = symmetric
+        for arr in (obj._alpha, obj._tpr_v, obj._beta_v):
+            arr.setflags(write=False)
+        return obj
 
     @classmethod
     def from_tpr(cls, alpha: Any, tpr: Any, bound: str = "lower", *, tol: float = CURVE_TOL):
@@ -300,6 +355,17 @@ class PiecewiseLinearCurve(TradeOffCurve):
     def _vertex_betas(self) -> np.ndarray:
         return self._beta_v
 
+    def _half_breakpoints(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """(alpha, TPR, beta) of the vertices with alpha <= beta and the first one past the
+        diagonal, for curves known to be symmetric (else None). Quantities invariant under
+        the mirror (alpha, beta) -> (beta, alpha) are maximised over this half only, where
+        alpha and TPR are stored with full tail accuracy."""
+        if self._symmetric is not True:
+            return None
+        n = min(int(np.searchsorted(self._alpha - self._beta_v, 0.0, side="right")) + 1,
+                len(self._alpha))
+        return self._alpha[:n], self._tpr_v[:n], self._beta_v[:n]
+
     def _alpha_at_d(self, d: np.ndarray) -> np.ndarray:
         dv = self._beta_v - self._alpha  # strictly decreasing along the vertices
         return np.interp(d, dv[::-1], self._alpha[::-1])
@@ -309,13 +375,13 @@ class PiecewiseLinearCurve(TradeOffCurve):
 
     @property
     def is_symmetric(self) -> bool:
-        inv = self.inverse()
-        if len(inv.alphas) != len(self._alpha):
-            return False
-        return bool(
-            np.allclose(inv.alphas, self._alpha, rtol=0, atol=1e-15)
-            and np.allclose(inv.betas, self._beta_v, rtol=0, atol=1e-15)
-        )
+        if self._symmetric is None:  # curves are immutable: check once
+            inv = self.inverse()
+            self._symmetric = len(inv.alphas) == len(self._alpha) and bool(
+                np.allclose(inv.alphas, self._alpha, rtol=0, atol=1e-15)
+                and np.allclose(inv.betas, self._beta_v, rtol=0, atol=1e-15)
+            )
+        return self._symmetric
 
     def _inverse_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         # f^{-1} swaps the roles of alpha and beta: vertices (beta_i, alpha_i), reversed.

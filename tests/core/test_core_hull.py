@@ -1,0 +1,51 @@
+"""The vectorised upper concave hull equals Andrew's monotone chain on every input."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fdpkit.curves.piecewise import _chain, upper_concave_hull
+
+
+def _reference(alpha, tpr, beta):
+    return _chain(alpha, tpr, beta, np.arange(len(alpha)))
+
+
+def _points(rng, n, kind):
+    if kind == "noisy-concave":  # two interleaved concave chains plus rounding noise
+        a = np.sort(rng.uniform(0, 1, n))
+        t = np.sqrt(a) * (1 + 1e-3 * rng.standard_normal(n))
+    elif kind == "quantized":  # alpha rounded to a coarse grid near 1 (the mirror tail)
+        x = np.sort(rng.uniform(0, 1, n))
+        a = np.round(1 - 1e-6 * x**2, 9)
+        t = 1 - 1e-9 * x
+    else:
+        a = np.sort(rng.uniform(0, 1, n))
+        t = rng.uniform(0, 1, n)
+    a[0], a[-1] = 0.0, 1.0
+    a = np.maximum.accumulate(a)
+    keep = np.concatenate([[True], np.diff(a) > 0])
+    a, t = a[keep], np.clip(t[keep], 0, 1)
+    return a, t, 1.0 - t
+
+
+@pytest.mark.parametrize("kind", ["noisy-concave", "quantized", "random"])
+@pytest.mark.parametrize("seed", range(5))
+def test_hull_matches_monotone_chain(kind, seed):
+    rng = np.random.default_rng(seed)
+    for n in (3, 10, 1000, 30000):
+        a, t, b = _points(rng, n, kind)
+        np.testing.assert_array_equal(upper_concave_hull(a, t, b), _reference(a, t, b))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(0, 1), min_size=3, max_size=400), st.integers(0, 2**31))
+def test_hull_matches_monotone_chain_property(ys, seed):
+    rng = np.random.default_rng(seed)
+    n = len(ys)
+    a = np.linspace(0, 1, n)
+    # mostly concave with local dents, so every phase of the algorithm runs
+    t = np.sqrt(a) - 0.01 * np.asarray(ys) * (rng.uniform(size=n) < 0.3)
+    t = np.clip(t, 0, 1)
+    np.testing.assert_array_equal(upper_concave_hull(a, t, 1 - t), _reference(a, t, 1 - t))
