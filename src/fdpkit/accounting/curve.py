@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 
 from fdpkit._numerics import check_scalar
-from fdpkit.accounting._pld_adapter import PmfArrays, pmf_arrays
+from fdpkit.accounting._pld_adapter import PmfArrays
 from fdpkit.accounting.pld import build_pld
 from fdpkit.accounting.profile import PldProfile, _Direction
 from fdpkit.curves.piecewise import upper_concave_hull
@@ -119,7 +119,7 @@ def closed_form_curve(mechanism: Mechanism) -> TradeOffCurve | None:
 
 def _steep_chain(a: PmfArrays | _Direction) -> tuple[np.ndarray, np.ndarray]:
     """Vertices (alpha, TPR) of the steep half of one direction (see module docs), from the
-    suffix sums the privacy profile uses too (computed once per direction)."""
+    reversed losses and null masses e^{-l} p that the privacy profile computes anyway."""
     d = a if isinstance(a, _Direction) else _Direction(a)
     k = int(np.count_nonzero(d.losses >= 0))  # losses descend: the first k are >= 0
     # FFT round-off leaves masses of about -1e-18: they are left out (as 0 they can only
@@ -162,7 +162,11 @@ def _drop_dominated(runs: list[tuple[np.ndarray, ...]]) -> list[tuple[np.ndarray
     Every chord between points of the set lies below their upper concave hull, so such a
     point is not a hull vertex. (Where the directions interleave, this removes in one
     vectorised step what would otherwise take many hull passes.) TPR is compared where it
-    is small and beta where it is small, each with a relative margin."""
+    is small and beta where it is small, each with a relative margin. Past a run's last
+    alpha, ``np.interp`` holds the last value: a point to the right of and below a point q
+    of the set cannot be reached by a hull edge of slope > 1 (q would lie above that edge),
+    so it lies beyond the cut of :func:`_symmetric_hull` and dropping it changes nothing
+    that is kept."""
     if len(runs) < 2:
         return runs
     kept = []
