@@ -121,7 +121,7 @@ def _steep_chain(a: PmfArrays | _Direction) -> tuple[np.ndarray, np.ndarray]:
     """Vertices (alpha, TPR) of the steep half of one direction (see module docs), from the
     reversed losses and null masses e^{-l} p that the privacy profile computes anyway."""
     d = a if isinstance(a, _Direction) else _Direction(a)
-    k = int(np.count_nonzero(d.losses >= 0))  # losses descend: the first k are >= 0
+    k = d.n_steep  # losses descend: the first k are >= 0
     # FFT round-off leaves masses of about -1e-18: they are left out (as 0 they can only
     # raise TPR, the pessimistic side), as are the vertices zero masses would repeat
     has_mass = d.probs[:k] > 0
@@ -172,12 +172,12 @@ def _drop_dominated(runs: list[tuple[np.ndarray, ...]]) -> list[tuple[np.ndarray
     kept = []
     for i, (a, t, b) in enumerate(runs):
         keep = np.ones(len(a), dtype=bool)
-        small = t <= 0.5
+        small = np.flatnonzero(t <= 0.5)
+        large = np.flatnonzero(t > 0.5)
         for j, (a2, t2, b2) in enumerate(runs):
             if j != i:
-                below_t = t < np.interp(a, a2, t2) * (1.0 - _DOMINATED_RTOL)
-                above_b = b > np.interp(a, a2, b2) * (1.0 + _DOMINATED_RTOL)
-                keep &= ~np.where(small, below_t, above_b)
+                keep[small[t[small] < np.interp(a[small], a2, t2) * (1.0 - _DOMINATED_RTOL)]] = False
+                keep[large[b[large] > np.interp(a[large], a2, b2) * (1.0 + _DOMINATED_RTOL)]] = False
         kept.append((a[keep], t[keep], b[keep]))
     return kept
 

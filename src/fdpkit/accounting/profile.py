@@ -32,16 +32,39 @@ _CHUNK = 8192
 
 
 class _Direction:
-    """Cumulative sums of one direction, from the largest loss down (computed once)."""
+    """Cumulative sums of one direction, from the largest loss down.
+
+    The sums over the non-negative losses (all the trade-off curve needs, and where
+    epsilon > 0 is found) are computed at once; the rest only if a delta requires it,
+    continuing the same sequential sums."""
 
     def __init__(self, a: PmfArrays) -> None:
         self.m_inf = a.infinity_mass
         self.losses = a.losses[::-1]
-        self.probs = probs = a.probs[::-1]
+        self.probs = a.probs[::-1]
+        n = len(self.losses)
+        #: number of losses >= 0 (they come first, in descending order)
+        self.n_steep = n - int(np.searchsorted(a.losses, 0.0, side="left"))
+        self._m = 0
+        self._extend(min(n, self.n_steep + 1))
+
+    def _extend(self, m: int) -> None:
+        """Make lower_inc, upper_after and lower_after cover the first ``m`` losses."""
+        lo = self._m
+        if m <= lo:
+            return
         with np.errstate(over="ignore"):
-            self.lower_inc = lower_inc = np.exp(-self.losses) * probs
-        self.upper_after = self.m_inf + np.cumsum(probs)
-        self.lower_after = np.cumsum(lower_inc)
+            inc = np.exp(-self.losses[lo:m]) * self.probs[lo:m]
+        if lo == 0:
+            self.lower_inc, self._cp, self._cq = inc, np.cumsum(self.probs[:m]), np.cumsum(inc)
+        else:  # continue the sequential sums exactly as one cumsum would
+            cp = np.cumsum(np.concatenate([self._cp[-1:], self.probs[lo:m]]))[1:]
+            cq = np.cumsum(np.concatenate([self._cq[-1:], inc]))[1:]
+            self.lower_inc = np.concatenate([self.lower_inc, inc])
+            self._cp, self._cq = np.concatenate([self._cp, cp]), np.concatenate([self._cq, cq])
+        self.upper_after = self.m_inf + self._cp
+        self.lower_after = self._cq
+        self._m = m
 
     def _first_stop(self, delta: float) -> tuple[int, int]:
         """(j_stop, j_under): the first index where dp_accounting's loop stops, and the first
@@ -49,6 +72,7 @@ class _Direction:
         n = len(self.losses)
         for lo in range(0, n, _CHUNK):
             hi = min(lo + _CHUNK, n)
+            self._extend(hi)
             ua, la = self.upper_after[lo:hi], self.lower_after[lo:hi]
             if lo == 0:
                 ub = np.concatenate([[self.m_inf], ua[:-1]])
@@ -80,6 +104,7 @@ class _Direction:
                 upper = float(self.upper_after[j_stop - 1])
                 lower = float(self.lower_after[j_stop - 1])
         else:
+            self._extend(n)
             upper, lower = float(self.upper_after[-1]), float(self.lower_after[-1])
         if upper <= lower + delta:
             return 0.0
