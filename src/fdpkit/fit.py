@@ -149,7 +149,7 @@ def _mu_on_vertices(
                 best = max(best, float(np.nanmax(ev)))
         n = len(a)
         if n == 0:
-            return max(0.0, best) if math.isfinite(best) or best > 0 else 0.0
+            return float(max(0.0, best))
         if n <= 8 * _BLOCK:
             return float(max(0.0, best, np.nanmax(norm_isf(a) + _isf_beta(b, t))))
         s = np.append(np.arange(0, n - 1, _BLOCK), n - 1)
