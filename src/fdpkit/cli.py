@@ -126,10 +126,10 @@ def _print_report(r: fp.PrivacyReport) -> None:
 
     doc = build_document(r)
     out.print(f"[bold]{doc.title}[/bold]")
-    out.print(doc.summary, highlight=False)
+    out.print(doc.summary, highlight=False, soft_wrap=True)
     for s in doc.sections:
         for p in s.paragraphs:
-            out.print(f"[yellow]! {p}[/yellow]" if s.title == "Warnings" and p != "None." else p, highlight=False)
+            out.print(f"[yellow]! {p}[/yellow]" if s.title == "Warnings" and p != "None." else p, highlight=False, soft_wrap=True)
         for t in s.tables:
             table = RichTable(title=t.title, title_justify="left")
             for h in t.header:
