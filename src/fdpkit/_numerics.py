@@ -146,6 +146,22 @@ def scalar_or_array(result: np.ndarray, *inputs: Any) -> float | np.ndarray:
 # --------------------------------------------------------------------------------------
 # Gaussian tails
 # --------------------------------------------------------------------------------------
+def json_safe(payload: Any) -> Any:
+    """A JSON-ready copy of ``payload`` (dicts, lists, tuples, scalars): non-finite floats
+    become the strings "inf", "-inf" and "nan", as fdpkit's JSON schema spells them.
+
+    >>> json_safe({"mu": float("inf"), "eps": [1.0, -float("inf")]})
+    {'mu': 'inf', 'eps': [1.0, '-inf']}
+    """
+    if isinstance(payload, float) and not math.isfinite(payload):
+        return "nan" if math.isnan(payload) else ("inf" if payload > 0 else "-inf")
+    if isinstance(payload, dict):
+        return {k: json_safe(v) for k, v in payload.items()}
+    if isinstance(payload, (list, tuple)):
+        return [json_safe(v) for v in payload]
+    return payload
+
+
 def norm_sf(x: Any) -> np.ndarray:
     """Phi(-x) = 1 - Phi(x), accurate in the upper tail."""
     return special.ndtr(-np.asarray(x, dtype=float))

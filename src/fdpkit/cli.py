@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table as RichTable
 
 import fdpkit as fp
+from fdpkit._numerics import json_safe
 from fdpkit.mechanisms import mechanism_from_dict
 from fdpkit.report.model import fmt as fmt_num
 
@@ -68,7 +69,7 @@ def working(message: str):
 def emit(payload: dict, fmt: str, output: Optional[Path], text: Callable[[], None]) -> None:
     """Print or write a small result (convert/risk/calibrate) as text or JSON."""
     if fmt == "json":
-        data = json.dumps(payload, indent=2, default=_json_default) + "\n"
+        data = json.dumps(json_safe(payload), indent=2, allow_nan=False) + "\n"
         if output:
             from fdpkit.report import write_atomic
 
@@ -79,22 +80,6 @@ def emit(payload: dict, fmt: str, output: Optional[Path], text: Callable[[], Non
     if fmt != "text":
         fail(f"--format must be text or json for this command, got {fmt!r}")
     text()
-
-
-def _json_default(o: Any) -> Any:
-    if isinstance(o, float) and not math.isfinite(o):
-        return "inf" if o > 0 else "-inf"
-    raise TypeError(type(o).__name__)
-
-
-def _finite(payload: Any) -> Any:
-    if isinstance(payload, float) and not math.isfinite(payload):
-        return "inf" if payload > 0 else "-inf"
-    if isinstance(payload, dict):
-        return {k: _finite(v) for k, v in payload.items()}
-    if isinstance(payload, (list, tuple)):
-        return [_finite(v) for v in payload]
-    return payload
 
 
 # ----------------------------------------------------------------------------- callbacks
@@ -266,7 +251,7 @@ def convert_eps_to_mu(epsilon: float = typer.Option(..., help="Pure-DP epsilon."
         rows = {f"{k}={v:g}": fp.mu_from_pure_epsilon(epsilon, fpr=fpr, recall=recall, delta=delta)
                 for k, v in (("fpr", fpr), ("recall", recall), ("delta", delta)) if v is not None}
     payload = {"epsilon": epsilon, "mu": [{"semantics": k, "mu": v} for k, v in rows.items()]}
-    emit(_finite(payload), fmt, output, lambda: _kv(f"mu for pure epsilon = {epsilon:g}", rows))
+    emit((payload), fmt, output, lambda: _kv(f"mu for pure epsilon = {epsilon:g}", rows))
 
 
 @convert_app.command("mu-to-eps")
@@ -277,7 +262,7 @@ def convert_mu_to_eps(mu: float = typer.Option(...),
     """mu -> epsilon(delta) (Kulynych & Honkela Eq. 11, inverted)."""
     rows = {f"delta = {d:g}": fp.epsilon_for_delta(mu, d) for d in delta}
     payload = {"mu": mu, "epsilon_at_delta": [{"delta": d, "epsilon": fp.epsilon_for_delta(mu, d)} for d in delta]}
-    emit(_finite(payload), fmt, output, lambda: _kv(f"epsilon(delta) for mu = {mu:g}", rows))
+    emit((payload), fmt, output, lambda: _kv(f"epsilon(delta) for mu = {mu:g}", rows))
 
 
 @convert_app.command("mu-to-delta")
@@ -287,7 +272,7 @@ def convert_mu_to_delta(mu: float = typer.Option(...), epsilon: list[float] = ty
     """mu -> delta(epsilon) (Kulynych & Honkela Eq. 11)."""
     rows = {f"epsilon = {e:g}": fp.delta_for_epsilon(mu, e) for e in epsilon}
     payload = {"mu": mu, "delta_at_epsilon": [{"epsilon": e, "delta": fp.delta_for_epsilon(mu, e)} for e in epsilon]}
-    emit(_finite(payload), fmt, output, lambda: _kv(f"delta(epsilon) for mu = {mu:g}", rows))
+    emit((payload), fmt, output, lambda: _kv(f"delta(epsilon) for mu = {mu:g}", rows))
 
 
 @convert_app.command("eps-delta-to-mu")
@@ -296,7 +281,7 @@ def convert_eps_delta_to_mu(epsilon: float = typer.Option(...), delta: float = t
                             fmt: str = typer.Option("text", "--format", "-f"), output: Optional[Path] = OutputOpt) -> None:
     """(epsilon, delta) -> the largest mu whose GDP implies it (Gomez Table 3)."""
     m = fp.mu_for_epsilon_delta(epsilon, delta)
-    emit(_finite({"epsilon": epsilon, "delta": delta, "mu": m}), fmt, output,
+    emit(({"epsilon": epsilon, "delta": delta, "mu": m}), fmt, output,
          lambda: _kv(f"mu with the same delta at epsilon = {epsilon:g}", {f"delta = {delta:g}": m}))
 
 
@@ -338,7 +323,7 @@ def risk(mu: Optional[float] = typer.Option(None, help="GDP mu."),
                         "posteriors": [{"prior": p, "posterior": fp.posterior(curve, p, a)} for p in prior]})
     payload = {"guarantee": name, "failure_mode": rows["failure mode"], "advantage": rows["advantage (max TPR - FPR)"],
                "relative_risk": rows["relative risk (all FPR)"], "attacks": attacks}
-    emit(_finite(payload), fmt, output, lambda: _kv(f"Risk of {name}", rows))
+    emit((payload), fmt, output, lambda: _kv(f"Risk of {name}", rows))
 
 
 # ----------------------------------------------------------------------------- tables
@@ -383,7 +368,7 @@ def calibrate_dpsgd(mu: Optional[float] = typer.Option(None), noise_multiplier: 
     with working("Calibrating (several accounting runs)..."):
         r = fp.calibrate_dpsgd(mu=mu, noise_multiplier=noise_multiplier, sample_rate=sample_rate,
                                steps=steps, discretization=discretization)
-    emit(_finite(r.to_dict()), fmt, output, lambda: _kv(
+    emit((r.to_dict()), fmt, output, lambda: _kv(
         f"DP-SGD calibrated for {r.unknown}",
         {r.unknown: r.value, "achieved mu": r.achieved_mu, "converged": str(r.converged),
          "accounting runs": r.evaluations + r.coarse_evaluations}))
@@ -409,7 +394,7 @@ def power(effect: float = typer.Option(..., help="Mean shift to detect."),
     rows.update({f"Gaussian, mu = {m:g}": fp.ztest_power(mu=m, **kw) for m in mu})
     rows.update({f"Laplace, epsilon = {e:g}": fp.ztest_power_laplace(epsilon=e, **kw) for e in epsilon})
     payload = {"alpha_per_test": level, "power": [{"release": k, "power": v} for k, v in rows.items()]}
-    emit(_finite(payload), fmt, output, lambda: _kv(f"Power at level {level:g}", rows))
+    emit((payload), fmt, output, lambda: _kv(f"Power at level {level:g}", rows))
 
 
 @app.command("plan")

@@ -24,7 +24,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from fdpkit._numerics import check_probability
+from fdpkit._numerics import check_probability, json_safe
 from fdpkit.accounting import DISCRETIZATION_DEFAULT, Accounting, account
 from fdpkit.curves import GaussianCurve, TradeOffCurve
 from fdpkit.fit import ALPHA_MIN_DEFAULT, GDPFit, advantage, fit_gdp
@@ -133,16 +133,13 @@ class PrivacyReport:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (floats; inf as the string "inf"), with ``schema_version``."""
 
-        def num(x: float) -> float | str:
-            return x if math.isfinite(x) else ("inf" if x > 0 else "-inf")
-
         return {
             "schema_version": SCHEMA_VERSION,
             "mechanism": self.mechanism.to_dict(),
             "description": self.mechanism.describe(),
             "guarantee": {
-                "mu": num(self.fit.mu),
-                "regret": num(self.fit.regret),
+                "mu": json_safe(self.fit.mu),
+                "regret": json_safe(self.fit.regret),
                 "alpha_min": self.fit.alpha_min,
                 "tau": self.fit.tau,
                 "statement": self.fit.statement(),
@@ -152,7 +149,7 @@ class PrivacyReport:
                 "curve_bound": self.curve.bound,
                 "method": self.method,
             },
-            "epsilon_at_delta": [{"delta": d, "epsilon": num(e)} for d, e in self.epsilons],
+            "epsilon_at_delta": [{"delta": d, "epsilon": json_safe(e)} for d, e in self.epsilons],
             "tpr_at_fpr": [
                 {"fpr": a, "tpr": t, "tpr_over_fpr": t / a, "tpr_gdp": g} for a, t, g in self.tprs
             ],

@@ -387,7 +387,6 @@ class PiecewiseLinearCurve(TradeOffCurve):
         # f^{-1} swaps the roles of alpha and beta: vertices (beta_i, alpha_i), reversed.
         a_new = self._beta_v[::-1].copy()
         b_new = self._alpha[::-1].copy()
-        t_new = self._tpr_v[::-1].copy()  # placeholder, recomputed below
         t_new = 1.0 - b_new
         if a_new[-1] < 1.0:  # f(0) < 1: f^{-1}(alpha) = 0 for alpha >= f(0)
             a_new, b_new, t_new = (np.append(a_new, 1.0), np.append(b_new, 0.0),

@@ -21,6 +21,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from fdpkit._numerics import json_safe
 from fdpkit.convert import epsilon_for_delta
 from fdpkit.curves import GaussianCurve, LaplaceCurve
 from fdpkit.planning.spec import ZTestSpec
@@ -43,10 +44,6 @@ FAMILIES = {
 }
 
 
-def _num(x: float) -> Any:
-    return x if math.isfinite(x) else ("inf" if x > 0 else "-inf")
-
-
 @dataclass(frozen=True)
 class MechanismOption:
     """One admissible mechanism and its parameter meeting the limit."""
@@ -60,7 +57,7 @@ class MechanismOption:
     relative_risk: float
 
     def to_dict(self) -> dict:
-        return {k: _num(v) if isinstance(v, float) else v for k, v in self.__dict__.items()}
+        return json_safe(dict(self.__dict__))
 
 
 @dataclass(frozen=True)
@@ -154,7 +151,7 @@ class UtilityFirstPlan:
     reason: str = ""
 
     def to_dict(self) -> dict:
-        d = {k: _num(v) if isinstance(v, float) else v for k, v in self.__dict__.items() if k != "analysis"}
+        d = json_safe({k: v for k, v in self.__dict__.items() if k != "analysis"})
         d["analysis"] = self.analysis.to_dict()
         return d
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from fdpkit._numerics import check_scalar
+from fdpkit._numerics import check_scalar, json_safe
 from fdpkit._solve import solve_monotone
 from fdpkit.utility.ztest import ztest_power
 
@@ -45,7 +45,7 @@ class PowerSolution:
     reason: str = ""
 
     def to_dict(self) -> dict:
-        return {k: (v if not (isinstance(v, float) and math.isinf(v)) else "inf") for k, v in self.__dict__.items()}
+        return json_safe(dict(self.__dict__))
 
 
 def _target(name: str, value: float) -> float:

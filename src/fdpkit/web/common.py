@@ -13,6 +13,7 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.templating import Jinja2Templates
 
+from fdpkit._numerics import json_safe
 from fdpkit.report.model import fmt
 
 HERE = Path(__file__).resolve().parent
@@ -97,12 +98,5 @@ MEDIA = {"json": "application/json", "csv": "text/csv; charset=utf-8", "md": "te
          "html": "text/html; charset=utf-8", "pdf": "application/pdf"}
 
 
-def finite(payload: Any) -> Any:
-    """JSON-safe: inf as the string "inf"."""
-    if isinstance(payload, float) and not math.isfinite(payload):
-        return "inf" if payload > 0 else "-inf"
-    if isinstance(payload, dict):
-        return {k: finite(v) for k, v in payload.items()}
-    if isinstance(payload, (list, tuple)):
-        return [finite(v) for v in payload]
-    return payload
+#: JSON-safe payloads: inf as the string "inf" (one implementation, in the core).
+finite = json_safe
