@@ -1,0 +1,3 @@
+from fdpkit.cli import main
+
+main()

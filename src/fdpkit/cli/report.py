@@ -1,0 +1,139 @@
+"""``fdpkit report``: the privacy report of a mechanism in every format."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.table import Table as RichTable
+
+import fdpkit as fp
+from fdpkit.cli._common import (DiscOpt, FormatOpt, FORMATS, OutputOpt, State, err, fail, guarded, load_spec, out,
+                                working)
+from fdpkit.mechanisms import mechanism_from_dict
+
+report_app = typer.Typer(help="Privacy report of a mechanism: mu, regret, risk, exports.")
+
+
+def _print_report(r: fp.PrivacyReport) -> None:
+    from fdpkit.report import build_document
+
+    doc = build_document(r)
+    out.print(f"[bold]{doc.title}[/bold]")
+    out.print(doc.summary, highlight=False, soft_wrap=True)
+    for s in doc.sections:
+        for p in s.paragraphs:
+            out.print(f"[yellow]! {p}[/yellow]" if s.title == "Warnings" and p != "None." else p, highlight=False, soft_wrap=True)
+        for t in s.tables:
+            table = RichTable(title=t.title, title_justify="left")
+            for h in t.header:
+                table.add_column(h)
+            for row in t.rows:
+                table.add_row(*row)
+            out.print(table)
+
+
+def run_report(mechanism: fp.Mechanism, fmt: str, output: Optional[Path], discretization: float) -> None:
+    if fmt not in FORMATS:
+        fail(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    with working("Accounting the mechanism..."):
+        r = fp.privacy_report(mechanism, discretization=discretization)
+    if fmt == "text":
+        if output:
+            fail("--output needs a file format (--format json, csv, md, html or pdf)")
+        _print_report(r)
+        return
+    from fdpkit.report import build_document, render_document, write_atomic
+
+    with working(f"Rendering {fmt}..."):
+        data = render_document(build_document(r), fmt)
+    if output:
+        write_atomic(output, data)
+        if not State.quiet:
+            err.print(f"wrote {output}")
+    elif fmt == "pdf":
+        fail("PDF output needs --output PATH")
+    else:
+        sys.stdout.write(data.decode("utf-8"))
+
+
+@report_app.callback(invoke_without_command=True)
+@guarded
+def report_main(
+    ctx: typer.Context,
+    mechanism: Optional[Path] = typer.Option(None, "--mechanism", "-m", help="Mechanism spec (JSON or TOML)."),
+    fmt: str = FormatOpt, output: Optional[Path] = OutputOpt, discretization: float = DiscOpt,
+) -> None:
+    """Report a mechanism given as a spec file, or use a subcommand."""
+    if ctx.invoked_subcommand is not None:
+        ctx.obj = {"fmt": fmt, "output": output, "discretization": discretization}
+        return
+    if mechanism is None:
+        fail("give --mechanism SPEC or a subcommand (dpsgd, gaussian, laplace, randomized-response, pure-dp, approx-dp)")
+    run_report(mechanism_from_dict(load_spec(mechanism)), fmt, output, discretization)
+
+
+
+def _opts(ctx: typer.Context, fmt: str, output: Optional[Path], disc: float) -> tuple:
+    parent = ctx.obj or {}
+    return (fmt if fmt != "text" else parent.get("fmt", "text"),
+            output or parent.get("output"), disc if disc != 1e-4 else parent.get("discretization", 1e-4))
+
+
+@report_app.command("dpsgd")
+@guarded
+def report_dpsgd(ctx: typer.Context,
+                 noise_multiplier: float = typer.Option(..., help="Noise sd / clipping norm."),
+                 sample_rate: float = typer.Option(..., help="Poisson sampling rate (batch / dataset size)."),
+                 steps: int = typer.Option(..., help="Number of steps."),
+                 fmt: str = FormatOpt, output: Optional[Path] = OutputOpt, discretization: float = DiscOpt) -> None:
+    """DP-SGD: STEPS Poisson-subsampled Gaussian steps."""
+    run_report(fp.dpsgd(noise_multiplier, sample_rate, steps), *_opts(ctx, fmt, output, discretization))
+
+
+@report_app.command("gaussian")
+@guarded
+def report_gaussian(ctx: typer.Context, sigma: float = typer.Option(..., help="Noise standard deviation."),
+                    sensitivity: float = typer.Option(1.0), times: int = typer.Option(1, help="Repetitions."),
+                    fmt: str = FormatOpt, output: Optional[Path] = OutputOpt, discretization: float = DiscOpt) -> None:
+    """Gaussian mechanism (repeated TIMES times)."""
+    mech = fp.Gaussian(sigma, sensitivity)
+    run_report(mech if times == 1 else fp.Repeated(mech, times), *_opts(ctx, fmt, output, discretization))
+
+
+@report_app.command("laplace")
+@guarded
+def report_laplace(ctx: typer.Context, scale: float = typer.Option(..., help="Laplace scale b."),
+                   sensitivity: float = typer.Option(1.0), times: int = typer.Option(1, help="Repetitions."),
+                   fmt: str = FormatOpt, output: Optional[Path] = OutputOpt, discretization: float = DiscOpt) -> None:
+    """Laplace mechanism (repeated TIMES times)."""
+    mech = fp.Laplace(scale, sensitivity)
+    run_report(mech if times == 1 else fp.Repeated(mech, times), *_opts(ctx, fmt, output, discretization))
+
+
+@report_app.command("randomized-response")
+@guarded
+def report_rr(ctx: typer.Context, epsilon: float = typer.Option(...),
+              fmt: str = FormatOpt, output: Optional[Path] = OutputOpt, discretization: float = DiscOpt) -> None:
+    """Binary randomized response."""
+    run_report(fp.RandomizedResponse(epsilon), *_opts(ctx, fmt, output, discretization))
+
+
+@report_app.command("pure-dp")
+@guarded
+def report_pure(ctx: typer.Context, epsilon: float = typer.Option(...),
+                fmt: str = FormatOpt, output: Optional[Path] = OutputOpt, discretization: float = DiscOpt) -> None:
+    """Any epsilon-DP mechanism (worst case)."""
+    run_report(fp.PureDP(epsilon), *_opts(ctx, fmt, output, discretization))
+
+
+@report_app.command("approx-dp")
+@guarded
+def report_approx(ctx: typer.Context, epsilon: float = typer.Option(...), delta: float = typer.Option(...),
+                  fmt: str = FormatOpt, output: Optional[Path] = OutputOpt, discretization: float = DiscOpt) -> None:
+    """Any (epsilon, delta)-DP mechanism (worst case)."""
+    run_report(fp.ApproxDP(epsilon, delta), *_opts(ctx, fmt, output, discretization))
+
+

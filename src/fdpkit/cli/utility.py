@@ -1,0 +1,74 @@
+"""``fdpkit power`` and ``fdpkit plan``: statistical power and planning guides."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+import fdpkit as fp
+from fdpkit.cli._common import (OutputOpt, emit, fail, guarded, kv)
+from fdpkit.report.model import fmt as fmt_num
+
+
+@guarded
+def power(effect: float = typer.Option(..., help="Mean shift to detect."),
+          n: float = typer.Option(..., help="Number of observations."),
+          sd: float = typer.Option(..., help="Measurement sd of one observation."),
+          mu: list[float] = typer.Option([], help="GDP mu of the release (repeatable)."),
+          epsilon: list[float] = typer.Option([], help="Laplace epsilon of the release (repeatable)."),
+          alpha: float = typer.Option(0.05, help="Test level."),
+          data_range: float = typer.Option(1.0, help="Width of the data range."),
+          alternative: str = typer.Option("larger", help="larger, smaller or two-sided."),
+          tests: int = typer.Option(1, help="Number of planned tests (Bonferroni)."),
+          fmt: str = typer.Option("text", "--format", "-f"), output: Optional[Path] = OutputOpt) -> None:
+    """Power of a Z-test for a mean released with Gaussian (mu) or Laplace (epsilon) noise."""
+    level = fp.adjusted_alpha(alpha, tests) if tests > 1 else alpha
+    kw = dict(effect=effect, n=n, sd=sd, alpha=level, data_range=data_range, alternative=alternative)
+    rows = {"non-private": fp.ztest_power(mu=math.inf, **kw)}
+    rows.update({f"Gaussian, mu = {m:g}": fp.ztest_power(mu=m, **kw) for m in mu})
+    rows.update({f"Laplace, epsilon = {e:g}": fp.ztest_power_laplace(epsilon=e, **kw) for e in epsilon})
+    payload = {"alpha_per_test": level, "power": [{"release": k, "power": v} for k, v in rows.items()]}
+    emit((payload), fmt, output, lambda: kv(f"Power at level {level:g}", rows))
+
+
+@guarded
+def plan(guide: str = typer.Argument(..., help="utility-first or privacy-first"),
+         effect: float = typer.Option(...), n: float = typer.Option(...), sd: float = typer.Option(...),
+         alpha: float = typer.Option(0.05), data_range: float = typer.Option(1.0),
+         required_power: Optional[float] = typer.Option(None, help="utility-first: power to keep."),
+         max_relative_loss: Optional[float] = typer.Option(None, help="utility-first: largest relative power loss."),
+         max_relative_risk: Optional[float] = typer.Option(None, help="privacy-first: largest relative risk."),
+         max_attack_power: Optional[float] = typer.Option(None, help="privacy-first: largest attack TPR at --fpr."),
+         blatant_ok: bool = typer.Option(False, "--blatant-ok", help="privacy-first: blatant disclosure acceptable."),
+         high_confidence_ok: bool = typer.Option(True, "--high-confidence-ok/--bounded-confidence",
+                                                 help="privacy-first: unbounded attacker confidence acceptable."),
+         prior: float = typer.Option(0.01), fpr: float = typer.Option(1e-3),
+         fmt: str = typer.Option("text", "--format", "-f"), output: Optional[Path] = OutputOpt) -> None:
+    """Privacy-first or utility-first planning guide (de Fondeville Sec. 5)."""
+    spec = fp.ZTestSpec(effect=effect, n=n, sd=sd, alpha=alpha, data_range=data_range)
+    if guide == "utility-first":
+        res = fp.utility_first(analysis=spec, required_power=required_power, max_relative_loss=max_relative_loss,
+                               prior=prior, fpr=fpr)
+        d = res.to_dict()
+        rows = {k: d[k] for k in ("criterion", "mu_min", "power", "nonprivate_power", "posterior",
+                                  "attack_power", "relative_risk", "epsilon_at_1e5", "reachable")}
+        if res.reason:
+            rows["reason"] = res.reason
+    elif guide == "privacy-first":
+        res = fp.privacy_first(blatant_disclosure_ok=blatant_ok, high_confidence_ok=high_confidence_ok,
+                               max_relative_risk=max_relative_risk, max_attack_power=max_attack_power,
+                               fpr=fpr, analysis=spec)
+        d = res.to_dict()
+        rows = {"admissible": ", ".join(d["admissible_families"])}
+        for o in d["options"]:
+            rows[f"{o['mechanism']}: {o['parameter']}"] = o["value"]
+            rows[f"{o['mechanism']}: power"] = o["power"]
+    else:
+        fail(f"guide must be utility-first or privacy-first, got {guide!r}")
+    emit(d, fmt, output, lambda: kv(f"{guide} plan", {k: (v if isinstance(v, str) else fmt_num(v)) for k, v in rows.items()}))
+
+
+# ----------------------------------------------------------------------------- plot
