@@ -28,7 +28,8 @@ from fdpkit._numerics import check_probability, json_safe
 from fdpkit.accounting import DISCRETIZATION_DEFAULT, Accounting, account
 from fdpkit.curves import GaussianCurve, TradeOffCurve
 from fdpkit.fit import ALPHA_MIN_DEFAULT, GDPFit, advantage, fit_gdp
-from fdpkit.mechanisms import Composed, Gaussian, Mechanism, Repeated, Subsampled, mechanism_from_dict
+from fdpkit.mechanisms import (RDP, ZCDP, Composed, Gaussian, Mechanism, Repeated, Subsampled,
+                               mechanism_from_dict)
 from fdpkit.risk import failure_mode, posterior
 
 #: Version of the report's JSON layout (bump on any incompatible change).
@@ -55,7 +56,7 @@ def _version(dist: str) -> str:
 
 def _unbounded_loss(mechanism: Mechanism) -> bool:
     """Whether the mechanism contains Gaussian noise (unbounded privacy loss)."""
-    if isinstance(mechanism, Gaussian):
+    if isinstance(mechanism, (Gaussian, ZCDP, RDP)):  # Rényi guarantees: loss not bounded
         return True
     if isinstance(mechanism, (Subsampled, Repeated)):
         return _unbounded_loss(mechanism.inner)

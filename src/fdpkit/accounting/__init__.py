@@ -8,9 +8,15 @@ from fdpkit.accounting.curve import (
     curve_from_pld,
     tradeoff_curve,
 )
+from fdpkit.accounting.rdp import RhoFit, rdp_epsilons, rdp_guarantee, renyi_curve, tight_rho
 
 __all__ = [
     "DISCRETIZATION_DEFAULT",
+    "RhoFit",
+    "rdp_epsilons",
+    "rdp_guarantee",
+    "renyi_curve",
+    "tight_rho",
     "Accounting",
     "account",
     "closed_form_curve",

@@ -6,6 +6,7 @@ from fdpkit.curves.epsdelta import EpsDeltaCurve, RandomizedResponseCurve, Unifo
 from fdpkit.curves.gaussian import GaussianCurve
 from fdpkit.curves.laplace import LaplaceCurve
 from fdpkit.curves.piecewise import PiecewiseLinearCurve, piecewise_lower_bound
+from fdpkit.curves.renyi import RDPCurve, ZCDPCurve
 
 __all__ = [
     "CurveGrid",
@@ -14,9 +15,11 @@ __all__ = [
     "GaussianCurve",
     "LaplaceCurve",
     "PiecewiseLinearCurve",
+    "RDPCurve",
     "RandomizedResponseCurve",
     "TradeOffCurve",
     "UniformSamplingCurve",
+    "ZCDPCurve",
     "envelope",
     "piecewise_lower_bound",
     "worst_case",

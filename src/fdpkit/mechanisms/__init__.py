@@ -3,6 +3,7 @@
 from fdpkit.mechanisms.base import Mechanism, mechanism_from_dict, mechanism_from_json
 from fdpkit.mechanisms.basic import ApproxDP, Gaussian, Laplace, PureDP, RandomizedResponse
 from fdpkit.mechanisms.combinators import Composed, Repeated, Subsampled, dpsgd, dpsgd_from_training
+from fdpkit.mechanisms.renyi import RDP, ZCDP
 
 __all__ = [
     "ApproxDP",
@@ -11,9 +12,11 @@ __all__ = [
     "Laplace",
     "Mechanism",
     "PureDP",
+    "RDP",
     "RandomizedResponse",
     "Repeated",
     "Subsampled",
+    "ZCDP",
     "dpsgd",
     "dpsgd_from_training",
     "mechanism_from_dict",
