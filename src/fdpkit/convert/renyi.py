@@ -35,7 +35,7 @@ import numpy as np
 
 from fdpkit._numerics import check_nonnegative, check_probability, check_scalar, scalar_or_array
 from fdpkit.curves import TradeOffCurve
-from fdpkit.curves.renyi import RDPCurve, ZCDPCurve, check_rdp, check_rho
+from fdpkit.curves.renyi import RDPCurve, ZCDPCurve, check_rdp, check_rho, renyi_log_delta, zcdp_orders
 
 #: eps grid of :func:`profile_regret` (uniform, from 0).
 PROFILE_GRID = 4001
@@ -90,21 +90,30 @@ def epsilon_for_delta_from_rho(rho: Any, delta: Any) -> float:
     rounded up (module docs).
 
     >>> round(epsilon_for_delta_from_rho(0.5, 1e-5), 3)
-    4.737
+    4.729
     """
     d = check_scalar("delta", check_probability("delta", delta))
-    return float(zcdp_curve(rho).epsilon_for_delta(d))
+    r = check_rho(rho)
+    if r == 0.0:
+        return 0.0
+    o = zcdp_orders(r)
+    return _refined_epsilon(o, r * o, zcdp_curve(r), d)
 
 
 def delta_for_epsilon_from_rho(rho: Any, epsilon: Any) -> float | np.ndarray:
     """delta(eps) implied by rho-zCDP (optimal conversion, rounded up); the inverse of
     :func:`epsilon_for_delta_from_rho`.
 
-    >>> delta_for_epsilon_from_rho(0.5, 4.737) <= 1e-5
+    >>> delta_for_epsilon_from_rho(0.5, 4.729) <= 1e-5
     True
     """
-    check_nonnegative("epsilon", epsilon, allow_inf=True)
-    return zcdp_curve(rho).delta_for_epsilon(epsilon)
+    e = check_nonnegative("epsilon", epsilon, allow_inf=True)
+    r = check_rho(rho)
+    if r == 0.0:
+        return scalar_or_array(np.zeros(e.shape), epsilon)
+    o = zcdp_orders(r)
+    out = np.array([_refined_delta(o, r * o, zcdp_curve(r), float(x)) for x in np.atleast_1d(e).ravel()])
+    return scalar_or_array(out.reshape(e.shape), epsilon)
 
 
 def classic_epsilon_for_delta_from_rho(rho: Any, delta: Any) -> float:
@@ -135,10 +144,10 @@ def epsilon_for_delta_from_rdp(orders: Sequence[float], epsilons: Sequence[float
     conversion of the whole list.
 
     >>> round(epsilon_for_delta_from_rdp([2, 4, 8, 16, 32], [1, 2, 4, 8, 16], 1e-5), 3)
-    5.1
+    5.087
     """
     d = check_scalar("delta", check_probability("delta", delta))
-    return float(_rdp_curve(orders, epsilons).epsilon_for_delta(d))
+    return _refined_epsilon(*check_rdp(orders, epsilons), _rdp_curve(orders, epsilons), d)
 
 
 def delta_for_epsilon_from_rdp(orders: Sequence[float], epsilons: Sequence[float], epsilon: Any) -> float | np.ndarray:
@@ -148,8 +157,40 @@ def delta_for_epsilon_from_rdp(orders: Sequence[float], epsilons: Sequence[float
     >>> delta_for_epsilon_from_rdp([2, 4, 8], [1, 2, 4], 5.0) < 1e-2
     True
     """
-    check_nonnegative("epsilon", epsilon, allow_inf=True)
-    return _rdp_curve(orders, epsilons).delta_for_epsilon(epsilon)
+    e = check_nonnegative("epsilon", epsilon, allow_inf=True)
+    o, ep = check_rdp(orders, epsilons)
+    curve = _rdp_curve(orders, epsilons)
+    out = np.array([_refined_delta(o, ep, curve, float(x)) for x in np.atleast_1d(e).ravel()])
+    return scalar_or_array(out.reshape(e.shape), epsilon)
+
+
+def _refined_delta(o: np.ndarray, e: np.ndarray, curve: TradeOffCurve, eps: float) -> float:
+    """The smaller of two sound bounds: the curve's delta and the per-order tangent delta."""
+    d_curve = float(curve.delta_for_epsilon(eps))
+    if not math.isfinite(eps):
+        return d_curve
+    return min(d_curve, math.exp(min(0.0, renyi_log_delta(o, e, eps))))
+
+
+def _refined_epsilon(o: np.ndarray, e: np.ndarray, curve: TradeOffCurve, d: float) -> float:
+    """Smallest eps with _refined_delta(eps) <= d, by bisection, returning the safe end."""
+    hi = float(curve.epsilon_for_delta(d))
+    if not math.isfinite(hi) or hi == 0.0:
+        return hi
+    if _refined_delta(o, e, curve, 0.0) <= d:
+        return 0.0
+    lo = 0.95 * hi  # the curve's answer is within a few per cent of the refined one
+    if _refined_delta(o, e, curve, lo) <= d:
+        lo = 0.0
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        if _refined_delta(o, e, curve, mid) <= d:
+            hi = mid
+        else:
+            lo = mid
+        if hi - lo <= 1e-8 * hi:
+            break
+    return hi
 
 
 def cks_delta_for_epsilon_from_rdp(orders: Sequence[float], epsilons: Sequence[float], epsilon: Any) -> float:

@@ -87,6 +87,8 @@ _DELTA_RTOL = 1e-9
 #: Lines steeper than e^_ETA_MAX or with log(delta) below _LOG_DELTA_MIN are dropped.
 _ETA_MAX = 700.0
 _LOG_DELTA_MIN = -700.0
+#: Orders refined per conversion by :func:`renyi_log_delta`.
+_TANGENT_ORDERS = 3
 #: Largest order accepted (beyond it, (t - 1) eps overflows any useful range).
 ORDER_MAX = 1e7
 #: Orders of the zCDP grid (log-spaced in t - 1).
@@ -160,17 +162,11 @@ def _log_sigmoid(x: np.ndarray) -> np.ndarray:
     return -np.logaddexp(0.0, -x)
 
 
-def renyi_lines(orders: np.ndarray, epsilons: np.ndarray, n: int = POINTS_PER_ORDER) -> tuple[np.ndarray, np.ndarray]:
-    """Sound (eta, log delta) pairs implied by the RDP list (steps 1-2 of the module docs).
-
-    Every returned pair is an (eta, delta)-DP statement implied by the list, with
-    eta >= 0 and delta > 0."""
-    keep = np.isfinite(epsilons)
-    t = np.asarray(orders, dtype=float)[keep][:, None]
-    logc = ((t - 1.0) * np.asarray(epsilons, dtype=float)[keep][:, None])
-    if t.size == 0:
-        return np.zeros(0), np.zeros(0)
-    xa = _alpha_grid(n)[None, :] + np.zeros_like(t)
+def _boundary_lines(t: np.ndarray, logc: np.ndarray, xa: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Supporting lines of {L_1 <= c} at certified-outside points, one per logit(alpha) in
+    ``xa`` (broadcast against the column vectors ``t``, ``logc``). Returns (eta, la, l1a,
+    lb, l1b, ok): the signed log-slope and the logs of alpha, 1 - alpha, beta, 1 - beta."""
+    xa = xa + np.zeros_like(t)
     la, l1a = _log_sigmoid(xa), _log_sigmoid(-xa)
     tt = np.broadcast_to(t, xa.shape)
     lc = np.broadcast_to(logc, xa.shape)
@@ -209,20 +205,74 @@ def renyi_lines(orders: np.ndarray, epsilons: np.ndarray, n: int = POINTS_PER_OR
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         ds = np.where(ok, d, -1.0)
         eta = (np.log1p(-1.0 / tt) + lu + log1mexp(tt * ds) - log1mexp((tt - 1.0) * ds))
+    ok &= np.isfinite(eta)
+    return eta, la, l1a, lb, l1b, ok
+
+
+def _line_deltas(eta, la, l1a, lb, l1b):
+    """(|eta|, log delta, usable) of the lines: steep ones as they are, the others mirrored."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         steep = eta >= 0.0
-        # steep line through (alpha0, TPR0): delta = TPR0 - e^eta alpha0
-        arg_s = eta + la - l1b
-        # mirrored line through (beta0, 1 - alpha0), slope e^-eta
-        arg_m = -eta + lb - l1a
-        arg = np.where(steep, arg_s, arg_m)
-        e_out = np.abs(eta)
+        arg = np.where(steep, eta + la - l1b, -eta + lb - l1a)  # log(e^eta alpha0 / TPR0)
         logd = np.where(steep, l1b, l1a) + log1mexp(np.minimum(arg, 0.0))
-    ok &= np.isfinite(eta) & (arg < -1e-12) & (e_out <= _ETA_MAX)
     logd = logd + math.log1p(_DELTA_RTOL)
-    ok &= np.isfinite(logd) & (logd >= _LOG_DELTA_MIN)
+    e_out = np.abs(eta)
+    usable = (arg < -1e-12) & (e_out <= _ETA_MAX) & np.isfinite(logd) & (logd >= _LOG_DELTA_MIN)
+    return e_out, logd, usable
+
+
+def renyi_lines(orders: np.ndarray, epsilons: np.ndarray, n: int = POINTS_PER_ORDER) -> tuple[np.ndarray, np.ndarray]:
+    """Sound (eta, log delta) pairs implied by the RDP list (steps 1-2 of the module docs).
+
+    Every returned pair is an (eta, delta)-DP statement implied by the list, with
+    eta >= 0 and delta > 0."""
+    keep = np.isfinite(epsilons)
+    t = np.asarray(orders, dtype=float)[keep][:, None]
+    if t.size == 0:
+        return np.zeros(0), np.zeros(0)
+    logc = (t - 1.0) * np.asarray(epsilons, dtype=float)[keep][:, None]
+    eta, la, l1a, lb, l1b, ok = _boundary_lines(t, logc, _alpha_grid(n)[None, :])
+    e_out, logd, usable = _line_deltas(eta, la, l1a, lb, l1b)
+    ok &= usable
     return e_out[ok], logd[ok]
 
 
+def renyi_log_delta(orders: np.ndarray, epsilons: np.ndarray, eta: float, *,
+                    n: int = 48, rounds: int = 4) -> float:
+    """log delta(eta) implied by the RDP list, order by order at the tangent of slope e^eta
+    (the optimal conversion of each order; Asoodeh et al. 2021), rounded up: any supporting
+    line with slope e^eta' <= e^eta bounds TPR - e^eta alpha by its own delta. The tangent
+    point is located by zooming a logit(alpha) grid. Returns the smallest over orders
+    (``inf`` if none applies)."""
+    o = np.asarray(orders, dtype=float)
+    e = np.asarray(epsilons, dtype=float)
+    keep = np.isfinite(e)
+    o, e = o[keep], e[keep]
+    if o.size == 0:
+        return math.inf
+    # only the orders whose Canonne-Kamath-Steinke bound is smallest are refined (any
+    # subset of the orders gives a sound bound; the optimum sits next to CKS's best order)
+    cks = (o - 1.0) * (e - eta + np.log1p(-1.0 / o)) - np.log(o)
+    pick = np.argsort(cks)[:_TANGENT_ORDERS]
+    t = o[pick][:, None]
+    logc = (t - 1.0) * e[pick][:, None]
+    lo = np.full(t.shape, -700.0)
+    hi = np.full(t.shape, 30.0)
+    best = np.full(t.shape[0], np.inf)
+    for _ in range(rounds):
+        xa = lo + (hi - lo) * np.linspace(0.0, 1.0, n)[None, :]
+        e_s, la, l1a, lb, l1b, ok = _boundary_lines(t, logc, xa)
+        e_out, logd, usable = _line_deltas(e_s, la, l1a, lb, l1b)
+        good = ok & usable & (e_s >= 0.0) & (e_s <= eta)
+        cand = np.where(good, logd, np.inf)
+        best = np.minimum(best, cand.min(axis=1))
+        # slopes decrease along alpha: zoom on the cell where eta' crosses eta
+        below = np.where(ok, e_s <= eta, True)
+        j = np.argmax(below, axis=1)  # first grid point with eta' <= eta
+        j = np.clip(j, 1, n - 1)
+        rows = np.arange(t.shape[0])
+        lo, hi = xa[rows, j - 1][:, None], xa[rows, j][:, None]
+    return float(np.min(best))
 def _envelope(eta: np.ndarray, logd: np.ndarray) -> tuple[np.ndarray, ...]:
     """Vertices (alpha, TPR) of min_i delta_i + e^eta_i alpha on alpha >= 0, each vertex
     evaluated as the larger of its two lines (step 3 of the module docs)."""
