@@ -8,8 +8,9 @@ eps(t) (an upper bound on the Rényi divergence of order t, both orderings)
     - randomized response and any pure epsilon-DP mechanism: the divergence of the binary
       randomized response with p = e^eps/(1+e^eps), which dominates every epsilon-DP
       mechanism (Kairouz et al. 2015), in log space;
-    - Poisson-subsampled Gaussian: dp_accounting's RDP accountant (Mironov, Talwar & Zhang
-      2019); orders where its series does not converge count as ``inf`` (no constraint);
+    - Poisson-subsampled Gaussian: dp_accounting's RDP accountant at integer orders (exact;
+      Mironov, Talwar & Zhang 2019), log-convex interpolation in between
+      (``_rdp_adapter``); orders it cannot compute count as ``inf`` (no constraint);
     - rho-zCDP: rho t; an RDP list: eps(t_j) for the smallest listed t_j >= t (RDP is
       non-decreasing in t), ``inf`` past the largest listed order;
     - composition adds (Mironov 2017, Prop. 1); (epsilon, delta > 0)-DP has no finite RDP.
@@ -42,10 +43,13 @@ from fdpkit.mechanisms import (ApproxDP, Composed, Gaussian, Laplace, Mechanism,
                                RandomizedResponse, Repeated, Subsampled)
 from fdpkit.mechanisms.renyi import RDP, ZCDP
 
-#: Orders at which mechanisms are accounted for their RDP curve (t - 1 log-spaced).
-RDP_ORDERS_DEFAULT = 1.0 + np.geomspace(1e-2, 1023.0, 64)
+#: Orders at which mechanisms are accounted for their RDP curve: 1 + 10^-3..10^-0.5 (for
+#: closed forms; subsampled Gaussians are bounded by order 2 there), every integer to 64,
+#: then powers of two (dp_accounting computes integer orders exactly).
+RDP_ORDERS_DEFAULT = np.concatenate([1.0 + np.geomspace(1e-3, 0.5, 12), np.arange(2.0, 65.0),
+                                     [96.0, 128.0, 192.0, 256.0, 512.0, 1024.0]])
 #: Orders of the rho* search (refined where the bracket is loosest).
-RHO_ORDERS = 1.0 + np.geomspace(1e-4, 1023.0, 96)
+RHO_ORDERS = np.unique(np.concatenate([1.0 + np.geomspace(1e-4, 1023.0, 96), np.arange(2.0, 33.0)]))
 #: Points inserted per refinement, refinement rounds, and the bracket's target tightness.
 _REFINE = 32
 _REFINE_ROUNDS = 8
@@ -142,6 +146,13 @@ def rdp_epsilons(mechanism: Mechanism, orders) -> np.ndarray:
     raise ValueError(f"mechanism must be an fdpkit mechanism, got {type(mechanism).__name__}")
 
 
+def _monotone(eps: np.ndarray) -> np.ndarray:
+    """Make accountant output non-decreasing in the order, soundly: the true eps(t) is at
+    most the reported eps(s) for every s >= t, so eps(t) is replaced by min_{s >= t} eps(s)
+    (dp_accounting's fractional orders just above 1 can be far looser than order 2)."""
+    return np.minimum.accumulate(np.asarray(eps, dtype=float)[::-1])[::-1]
+
+
 def _tail(mechanism: Mechanism) -> tuple[float, float]:
     """(s, C) with eps(t) <= s t + C for every t > 1 (module docs); inf when unknown."""
     if isinstance(mechanism, ZCDP):
@@ -202,7 +213,7 @@ def tight_rho(mechanism: Mechanism, *, orders=None) -> RhoFit:
     t = np.asarray(RHO_ORDERS if orders is None else orders, dtype=float)
     e = rdp_epsilons(mechanism, t)
     keep = np.isfinite(e)  # orders the accountant could not compute: the tail bound covers them
-    t, e = t[keep], np.maximum.accumulate(e[keep])
+    t, e = t[keep], _monotone(e[keep])
     if t.size == 0:
         return RhoFit(s + c, math.inf, "tail bound eps(t) <= s t + C only")
     for _ in range(_REFINE_ROUNDS):
@@ -219,7 +230,7 @@ def tight_rho(mechanism: Mechanism, *, orders=None) -> RhoFit:
         if not np.isfinite(ef).all():
             break
         t = np.concatenate([t[:k], fine, t[k:]])
-        e = np.maximum.accumulate(np.concatenate([e[:k], ef, e[k:]]))
+        e = _monotone(np.concatenate([e[:k], ef, e[k:]]))
     rho = float(np.max(bracket))
     j = int(np.argmax(e / t))
     if k == len(t):
@@ -249,8 +260,7 @@ def renyi_curve(mechanism: Mechanism, *, orders=None) -> TradeOffCurve:
     keep = np.isfinite(e)
     if not keep.any():
         raise ValueError(f"mechanism has no finite Rényi divergence at any order: {mechanism.describe()}")
-    e = np.maximum.accumulate(np.where(keep, e, 0.0))  # RDP is non-decreasing in t
-    return RDPCurve(t[keep], e[keep])
+    return RDPCurve(t[keep], _monotone(e[keep]))
 
 
 def rdp_guarantee(mechanism: Mechanism, *, orders=None) -> RDP:
@@ -265,7 +275,7 @@ def rdp_guarantee(mechanism: Mechanism, *, orders=None) -> RDP:
     keep = np.isfinite(e)
     if not keep.any():
         raise ValueError(f"mechanism has no finite Rényi divergence at any order: {mechanism.describe()}")
-    return RDP(tuple(t[keep]), tuple(np.maximum.accumulate(e[keep])))
+    return RDP(tuple(t[keep]), tuple(_monotone(e[keep])))
 
 
 def check_orders(orders) -> np.ndarray:
