@@ -25,9 +25,11 @@ from fdpkit.curves import (  # noqa: E402
     GaussianCurve,
     LaplaceCurve,
     PiecewiseLinearCurve,
+    RDPCurve,
     RandomizedResponseCurve,
     TradeOffCurve,
     UniformSamplingCurve,
+    ZCDPCurve,
     envelope,
     worst_case,
 )
@@ -45,6 +47,15 @@ from fdpkit.fit import (  # noqa: E402
 # --- convert ------------------------------------------------------------------------
 from fdpkit.convert import (  # noqa: E402
     Table,
+    classic_epsilon_for_delta_from_rho,
+    delta_for_epsilon_from_rdp,
+    delta_for_epsilon_from_rho,
+    epsilon_for_delta_from_rdp,
+    epsilon_for_delta_from_rho,
+    gaussian_mu_from_rho,
+    mu_bound_from_rho,
+    profile_regret,
+    rho_from_gaussian_mu,
     delta_for_epsilon,
     epsilon_for_delta,
     epsilon_for_delta_table,
@@ -72,7 +83,7 @@ from fdpkit.risk import (  # noqa: E402
 )
 
 # --- mechanisms / accounting / report / calibration ------------------------------------
-from fdpkit.accounting import account, tradeoff_curve  # noqa: E402
+from fdpkit.accounting import RhoFit, account, tight_rho, tradeoff_curve  # noqa: E402
 from fdpkit.calibrate import CalibrationResult, calibrate_dpsgd  # noqa: E402
 from fdpkit.mechanisms import (  # noqa: E402
     ApproxDP,
@@ -135,7 +146,9 @@ __all__ = [
     "Repeated",
     "Subsampled",
     "ZCDP",
+    "RhoFit",
     "account",
+    "tight_rho",
     "calibrate_dpsgd",
     "dpsgd",
     "mechanism_from_dict",
@@ -144,6 +157,15 @@ __all__ = [
     "tradeoff_curve",
     # convert
     "Table",
+    "classic_epsilon_for_delta_from_rho",
+    "delta_for_epsilon_from_rdp",
+    "delta_for_epsilon_from_rho",
+    "epsilon_for_delta_from_rdp",
+    "epsilon_for_delta_from_rho",
+    "gaussian_mu_from_rho",
+    "mu_bound_from_rho",
+    "profile_regret",
+    "rho_from_gaussian_mu",
     "delta_for_epsilon",
     "epsilon_for_delta",
     "epsilon_for_delta_table",
@@ -171,9 +193,11 @@ __all__ = [
     "GaussianCurve",
     "LaplaceCurve",
     "PiecewiseLinearCurve",
+    "RDPCurve",
     "RandomizedResponseCurve",
     "TradeOffCurve",
     "UniformSamplingCurve",
+    "ZCDPCurve",
     "envelope",
     "worst_case",
     "GDPFit",
