@@ -113,8 +113,32 @@ def representations(mechanism: Any, curve: TradeOffCurve, fit: GDPFit, delta: fl
     >>> r.recommended, r.regret_of("gdp")
     ('gdp', 0.0)
     """
+    key = None
+    try:
+        key = (mechanism, getattr(curve, "bound", None), len(getattr(curve, "alphas", ())), float(fit.mu),
+               float(delta), float(epsilon))
+        hash(key)
+    except TypeError:  # pragma: no cover - unhashable custom mechanism
+        key = None
+    if key is not None and key in _CACHE:
+        return _CACHE[key]
+    out = _representations(mechanism, curve, fit, delta, epsilon)
+    if key is not None:
+        if len(_CACHE) >= _CACHE_SIZE:
+            _CACHE.pop(next(iter(_CACHE)))
+        _CACHE[key] = out
+    return out
+
+
+#: Representations computed recently (reports of the same mechanism in several formats).
+_CACHE: dict = {}
+_CACHE_SIZE = 16
+
+
+def _representations(mechanism: Any, curve: TradeOffCurve, fit: GDPFit, delta: float,
+                     epsilon: float) -> Representations:
     from fdpkit.accounting.rdp import renyi_curve, tight_rho
-    from fdpkit.curves.renyi import ZCDPCurve
+    from fdpkit.convert.renyi import zcdp_curve as ZCDPCurve
 
     rows = []
     curves: dict[str, TradeOffCurve] = {"mechanism": curve}
