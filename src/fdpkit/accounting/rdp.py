@@ -51,8 +51,8 @@ RDP_ORDERS_DEFAULT = np.concatenate([1.0 + np.geomspace(1e-3, 0.5, 12), np.arang
 #: Orders of the rho* search (refined where the bracket is loosest).
 RHO_ORDERS = np.unique(np.concatenate([1.0 + np.geomspace(1e-4, 1023.0, 96), np.arange(2.0, 33.0)]))
 #: Points inserted per refinement, refinement rounds, and the bracket's target tightness.
-_REFINE = 32
-_REFINE_ROUNDS = 8
+_REFINE = 8
+_REFINE_ROUNDS = 6
 _RHO_RTOL = 1e-3
 
 
@@ -234,21 +234,24 @@ def tight_rho(mechanism: Mechanism, *, orders=None) -> RhoFit:
     t, e = t[keep], _monotone(e[keep])
     if t.size == 0:
         return RhoFit(s + c, math.inf, "tail bound eps(t) <= s t + C only")
-    for _ in range(_REFINE_ROUNDS):
+    for _ in range(_REFINE_ROUNDS + 1):
         # on (1, t_0] and [t_i, t_(i+1)]: eps(t)/t <= min(eps(right end)/left end, s + C/left end)
         left = np.concatenate([[1.0], t])
         right_eps = np.concatenate([e, [math.inf]])
         bracket = np.minimum(right_eps / left, s + c / left)
-        k = int(np.argmax(bracket))
         best = float(np.max(e / t))
-        if bracket[k] <= best * (1.0 + _RHO_RTOL) or k == 0 or k == len(t):
+        loose = np.flatnonzero(bracket > best * (1.0 + _RHO_RTOL))
+        loose = loose[(loose > 0) & (loose < len(t))]  # interior intervals [t_(k-1), t_k]
+        if loose.size == 0 or _ == _REFINE_ROUNDS:
             break
-        fine = np.linspace(t[k - 1], t[k], _REFINE + 2)[1:-1]
+        fine = np.concatenate([np.linspace(t[k - 1], t[k], _REFINE + 2)[1:-1] for k in loose])
         ef = rdp_epsilons(mechanism, fine)
-        if not np.isfinite(ef).all():
-            break
-        t = np.concatenate([t[:k], fine, t[k:]])
-        e = _monotone(np.concatenate([e[:k], ef, e[k:]]))
+        ok = np.isfinite(ef)
+        t_all = np.concatenate([t, fine[ok]])
+        order = np.argsort(t_all, kind="stable")
+        t = t_all[order]
+        e = _monotone(np.concatenate([e, ef[ok]])[order])
+    k = int(np.argmax(bracket))
     rho = float(np.max(bracket))
     j = int(np.argmax(e / t))
     if k == len(t):

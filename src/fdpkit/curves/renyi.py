@@ -238,7 +238,7 @@ def renyi_lines(orders: np.ndarray, epsilons: np.ndarray, n: int = POINTS_PER_OR
 
 
 def renyi_log_delta(orders: np.ndarray, epsilons: np.ndarray, eta: float, *,
-                    n: int = 48, rounds: int = 4) -> float:
+                    n: int = 48, rounds: int = 6) -> float:
     """log delta(eta) implied by the RDP list, order by order at the tangent of slope e^eta
     (the optimal conversion of each order; Asoodeh et al. 2021), rounded up: any supporting
     line with slope e^eta' <= e^eta bounds TPR - e^eta alpha by its own delta. The tangent
