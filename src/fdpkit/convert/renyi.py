@@ -95,7 +95,7 @@ def epsilon_for_delta_from_rho(rho: Any, delta: Any) -> float:
     rounded up (module docs).
 
     >>> round(epsilon_for_delta_from_rho(0.5, 1e-5), 3)
-    4.729
+    4.728
     """
     d = check_scalar("delta", check_probability("delta", delta))
     r = check_rho(rho)

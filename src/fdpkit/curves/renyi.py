@@ -368,7 +368,7 @@ class RDPCurve(PiecewiseLinearCurve):
 
     Examples
     --------
-    >>> c = RDPCurve([2.0, 8.0, 32.0], [0.5, 2.0, 8.0])   # a Gaussian with mu = 1
+    >>> c = RDPCurve([2.0, 8.0, 32.0], [1.0, 4.0, 16.0])   # satisfied by a Gaussian with mu = 1
     >>> c.bound, c.is_symmetric
     ('lower', True)
     >>> from fdpkit import GaussianCurve
