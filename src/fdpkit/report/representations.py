@@ -67,7 +67,9 @@ def representation_figures(report: PrivacyReport) -> list:
 
     def curves(ax: Any):
         reps = report.representations()
-        return plots.roc_loglog(ax, dict(reps.curves or {}))
+        curves = {k: c for k, c in (reps.curves or {}).items() if k != "mechanism"}
+        curves["mechanism"] = report.curve  # drawn last, on top
+        return plots.roc_loglog(ax, curves)
 
     return [
         Figure("representations", "Regret of each representation of the mechanism (Gomez et al. Fig. 1c)",
