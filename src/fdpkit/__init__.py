@@ -31,6 +31,7 @@ from fdpkit.curves import (  # noqa: E402
     UniformSamplingCurve,
     ZCDPCurve,
     envelope,
+    group_curve,
     worst_case,
 )
 
@@ -83,11 +84,12 @@ from fdpkit.risk import (  # noqa: E402
 )
 
 # --- mechanisms / accounting / report / calibration ------------------------------------
-from fdpkit.accounting import RhoFit, account, tight_rho, tradeoff_curve  # noqa: E402
+from fdpkit.accounting import RhoFit, account, compose_curves, tight_rho, tradeoff_curve  # noqa: E402
 from fdpkit.calibrate import CalibrationResult, calibrate_dpsgd  # noqa: E402
 from fdpkit.mechanisms import (  # noqa: E402
     ApproxDP,
     Composed,
+    CurveMechanism,
     Gaussian,
     Laplace,
     Mechanism,
@@ -97,6 +99,7 @@ from fdpkit.mechanisms import (  # noqa: E402
     Repeated,
     Subsampled,
     ZCDP,
+    UniformSampling,
     dpsgd,
     mechanism_from_dict,
     mechanism_from_json,
@@ -136,6 +139,7 @@ __all__ = [
     "ApproxDP",
     "CalibrationResult",
     "Composed",
+    "CurveMechanism",
     "Gaussian",
     "Laplace",
     "Mechanism",
@@ -149,6 +153,8 @@ __all__ = [
     "RhoFit",
     "account",
     "tight_rho",
+    "UniformSampling",
+    "compose_curves",
     "calibrate_dpsgd",
     "dpsgd",
     "mechanism_from_dict",
@@ -199,6 +205,7 @@ __all__ = [
     "UniformSamplingCurve",
     "ZCDPCurve",
     "envelope",
+    "group_curve",
     "worst_case",
     "GDPFit",
     "advantage",
