@@ -143,6 +143,9 @@ def rdp_epsilons(mechanism: Mechanism, orders) -> np.ndarray:
         return mechanism.times * rdp_epsilons(mechanism.inner, t)
     if isinstance(mechanism, Composed):
         return np.sum([rdp_epsilons(p, t) for p in mechanism.parts], axis=0)
+    if isinstance(mechanism, Mechanism):
+        raise ValueError(f"RDP accounting does not cover {type(mechanism).__name__} mechanisms "
+                         "(no Rényi divergence bound is known to fdpkit for them)")
     raise ValueError(f"mechanism must be an fdpkit mechanism, got {type(mechanism).__name__}")
 
 
@@ -225,9 +228,10 @@ def tight_rho(mechanism: Mechanism, *, orders=None) -> RhoFit:
         return RhoFit(s, math.inf, "eps(t)/t rises to the Gaussian value mu^2/2 per step as t "
                       "grows: subsampling does not lower rho (sup reached as t -> inf)")
     if not (math.isfinite(s) and math.isfinite(c)):
-        return RhoFit(math.inf, math.inf, "no finite eps(t) bound for all orders t > 1, so no "
+        return RhoFit(math.inf, math.inf, "no finite bound on eps(t) for all orders t > 1, so no "
                       "finite rho (an RDP list says nothing past its largest order; "
-                      "(epsilon, delta > 0)-DP has no finite Rényi divergence)")
+                      "(epsilon, delta > 0)-DP and blatant disclosure have no finite Rényi "
+                      "divergence)")
     t = np.asarray(RHO_ORDERS if orders is None else orders, dtype=float)
     e = rdp_epsilons(mechanism, t)
     keep = np.isfinite(e)  # orders the accountant could not compute: the tail bound covers them
