@@ -116,6 +116,16 @@ def test_zcdp_tight_against_denser_construction():
     assert float(np.max(dense.beta(ALPHAS) - z.beta(ALPHAS))) <= ZCDP_TIGHTNESS
 
 
+@pytest.mark.parametrize("orders, epsilons", [([2.0], [1e3]), ([1.5, 4.0], [400.0, 900.0])])
+def test_huge_losses_give_a_vacuous_not_an_optimistic_curve(orders, epsilons):
+    c = RDPCurve(orders, epsilons)
+    for alpha in (1e-12, 1e-3, 0.3):
+        ref = min(_tpr_reference(alpha, t, e) for t, e in zip(orders, epsilons))
+        assert c.tpr(alpha) >= ref * (1 - TPR_RTOL)
+    z = ZCDPCurve(1e4)
+    assert z.beta(0.01) <= fp.GaussianCurve(100.0).beta(0.01) + BETA_SLACK
+
+
 def test_zero_rho_is_perfect_privacy():
     z = fp.tradeoff_curve(fp.ZCDP(0.0))
     assert z.beta(0.3) == pytest.approx(0.7)

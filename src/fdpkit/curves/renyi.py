@@ -321,8 +321,8 @@ def renyi_vertices(orders: np.ndarray, epsilons: np.ndarray,
                    n: int = POINTS_PER_ORDER) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(alpha, TPR, beta) points of the sound symmetric curve of an RDP list (module docs)."""
     eta, logd = renyi_lines(orders, epsilons, n)
-    if eta.size == 0:  # no constraint binds: the trivial curve
-        return np.array([0.0, 1.0]), np.array([0.0, 1.0]), np.array([1.0, 0.0])
+    if eta.size == 0:  # no usable line: nothing is certified, so f = 0 (sound, vacuous)
+        return np.array([0.0, 1.0]), np.array([1.0, 1.0]), np.array([0.0, 0.0])
     xs, vals, ks, ds = _envelope(eta, logd)
     # crossing with the anti-diagonal TPR = 1 - alpha
     c_all = (1.0 - ds) / (1.0 + ks)
