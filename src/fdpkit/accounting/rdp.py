@@ -35,10 +35,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fdpkit._numerics import check_scalar
+from fdpkit._numerics import check_nonnegative, check_probability, check_scalar
 from fdpkit.accounting._rdp_adapter import poisson_gaussian_rdp
+from fdpkit.accounting.curve import Accounting
 from fdpkit.curves import TradeOffCurve
-from fdpkit.curves.renyi import RDPCurve, ZCDPCurve
+from fdpkit.curves.renyi import (RDPCurve, ZCDPCurve, refined_delta_for_epsilon,
+                                 refined_epsilon_for_delta)
 from fdpkit.mechanisms import (ApproxDP, Composed, Gaussian, Laplace, Mechanism, PureDP,
                                RandomizedResponse, Repeated, Subsampled)
 from fdpkit.mechanisms.renyi import RDP, ZCDP
@@ -265,6 +267,58 @@ def tight_rho(mechanism: Mechanism, *, orders=None) -> RhoFit:
                   f"grid of {len(t)} orders (grid value {float(np.max(e / t)):.6g})")
 
 
+@dataclass(frozen=True)
+class RenyiAccounting(Accounting):
+    """Accounting through Rényi guarantees (``method = "RDP"``): the curve of
+    :func:`renyi_curve`, and epsilon/delta from the per-order tangent refinement of
+    :func:`fdpkit.curves.renyi.refined_delta_for_epsilon` (sound, never looser than the
+    curve's own profile)."""
+
+    rho: float | None = None
+    orders: tuple = ()
+    epsilons: tuple = ()
+
+    def _kw(self) -> dict:
+        if self.rho is not None:
+            return {"rho": self.rho}
+        return {"orders": np.asarray(self.orders), "epsilons": np.asarray(self.epsilons)}
+
+    def epsilon_for_delta(self, delta: float) -> float:
+        d = check_scalar("delta", check_probability("delta", delta))
+        return refined_epsilon_for_delta(self.curve, d, **self._kw())
+
+    def delta_for_epsilon(self, epsilon: float) -> float:
+        e = check_scalar("epsilon", check_nonnegative("epsilon", epsilon, allow_inf=True))
+        return refined_delta_for_epsilon(self.curve, e, **self._kw())
+
+
+def renyi_accounting(mechanism: Mechanism, *, orders=None) -> RenyiAccounting:
+    """Account a mechanism that contains ZCDP or RDP guarantees (see :func:`renyi_curve`).
+
+    >>> from fdpkit.mechanisms.renyi import ZCDP
+    >>> acc = renyi_accounting(ZCDP(0.5))
+    >>> acc.method, round(acc.epsilon_for_delta(1e-5), 3)
+    ('RDP', 4.728)
+    """
+    rho = zcdp_rho(mechanism)
+    if rho is not None:
+        return RenyiAccounting(mechanism, ZCDPCurve(rho), "RDP", None, rho=float(rho))
+    t, e = _rdp_list(mechanism, orders)
+    return RenyiAccounting(mechanism, RDPCurve(t, e), "RDP", None, orders=tuple(t), epsilons=tuple(e))
+
+
+def _rdp_list(mechanism: Mechanism, orders) -> tuple[np.ndarray, np.ndarray]:
+    if orders is None:
+        lists = _list_orders(mechanism)
+        orders = np.unique(np.concatenate(lists)) if lists else RDP_ORDERS_DEFAULT
+    t = np.asarray(orders, dtype=float)
+    e = rdp_epsilons(mechanism, t)
+    keep = np.isfinite(e)
+    if not keep.any():
+        raise ValueError(f"mechanism has no finite Rényi divergence at any order: {mechanism.describe()}")
+    return t[keep], _monotone(e[keep])
+
+
 def renyi_curve(mechanism: Mechanism, *, orders=None) -> TradeOffCurve:
     """The sound trade-off curve of a mechanism through its Rényi guarantees: ZCDPCurve
     when it is exactly rho-zCDP, else the RDPCurve of its eps(t) at the orders of the RDP
@@ -277,15 +331,7 @@ def renyi_curve(mechanism: Mechanism, *, orders=None) -> TradeOffCurve:
     rho = zcdp_rho(mechanism)
     if rho is not None:
         return ZCDPCurve(rho)
-    if orders is None:
-        lists = _list_orders(mechanism)
-        orders = np.unique(np.concatenate(lists)) if lists else RDP_ORDERS_DEFAULT
-    t = np.asarray(orders, dtype=float)
-    e = rdp_epsilons(mechanism, t)
-    keep = np.isfinite(e)
-    if not keep.any():
-        raise ValueError(f"mechanism has no finite Rényi divergence at any order: {mechanism.describe()}")
-    return RDPCurve(t[keep], _monotone(e[keep]))
+    return RDPCurve(*_rdp_list(mechanism, orders))
 
 
 def rdp_guarantee(mechanism: Mechanism, *, orders=None) -> RDP:
@@ -311,5 +357,5 @@ def check_orders(orders) -> np.ndarray:
     return t
 
 
-__all__ = ["RDP_ORDERS_DEFAULT", "RhoFit", "check_scalar", "contains_renyi", "rdp_epsilons",
-           "rdp_guarantee", "renyi_curve", "tight_rho", "zcdp_rho"]
+__all__ = ["RDP_ORDERS_DEFAULT", "RenyiAccounting", "RhoFit", "contains_renyi", "rdp_epsilons",
+           "rdp_guarantee", "renyi_accounting", "renyi_curve", "tight_rho", "zcdp_rho"]

@@ -35,13 +35,9 @@ import numpy as np
 
 from fdpkit._numerics import check_nonnegative, check_probability, check_scalar, scalar_or_array
 from fdpkit.curves import TradeOffCurve
-from fdpkit.curves.renyi import RDPCurve, ZCDPCurve, check_rdp, check_rho, renyi_log_delta, zcdp_orders
+from fdpkit.curves.renyi import (RDPCurve, ZCDPCurve, check_rdp, check_rho, refined_delta_for_epsilon,
+                                 refined_epsilon_for_delta)
 
-#: Orders searched for the per-order tangent refinement of rho-zCDP conversions (only the
-#: few with the smallest Canonne-Kamath-Steinke bound are refined, so a fine grid is cheap).
-_TANGENT_ZCDP_ORDERS = 400
-#: Regula falsi steps of the eps(delta) inversions.
-_EPS_STEPS = 40
 #: eps grid of :func:`profile_regret` (uniform, from 0).
 PROFILE_GRID = 4001
 
@@ -101,7 +97,7 @@ def epsilon_for_delta_from_rho(rho: Any, delta: Any) -> float:
     r = check_rho(rho)
     if r == 0.0:
         return 0.0
-    return _refined_epsilon(np.float64(r), None, zcdp_curve(r), d)
+    return refined_epsilon_for_delta(zcdp_curve(r), d, rho=r)
 
 
 def delta_for_epsilon_from_rho(rho: Any, epsilon: Any) -> float | np.ndarray:
@@ -115,7 +111,7 @@ def delta_for_epsilon_from_rho(rho: Any, epsilon: Any) -> float | np.ndarray:
     r = check_rho(rho)
     if r == 0.0:
         return scalar_or_array(np.zeros(e.shape), epsilon)
-    out = np.array([_refined_delta(np.float64(r), None, zcdp_curve(r), float(x)) for x in np.atleast_1d(e).ravel()])
+    out = np.array([refined_delta_for_epsilon(zcdp_curve(r), float(x), rho=r) for x in np.atleast_1d(e).ravel()])
     return scalar_or_array(out.reshape(e.shape), epsilon)
 
 
@@ -150,7 +146,8 @@ def epsilon_for_delta_from_rdp(orders: Sequence[float], epsilons: Sequence[float
     5.087
     """
     d = check_scalar("delta", check_probability("delta", delta))
-    return _refined_epsilon(*check_rdp(orders, epsilons), _rdp_curve(orders, epsilons), d)
+    o, e = check_rdp(orders, epsilons)
+    return refined_epsilon_for_delta(_rdp_curve(orders, epsilons), d, orders=o, epsilons=e)
 
 
 def delta_for_epsilon_from_rdp(orders: Sequence[float], epsilons: Sequence[float], epsilon: Any) -> float | np.ndarray:
@@ -163,129 +160,8 @@ def delta_for_epsilon_from_rdp(orders: Sequence[float], epsilons: Sequence[float
     e = check_nonnegative("epsilon", epsilon, allow_inf=True)
     o, ep = check_rdp(orders, epsilons)
     curve = _rdp_curve(orders, epsilons)
-    out = np.array([_refined_delta(o, ep, curve, float(x)) for x in np.atleast_1d(e).ravel()])
+    out = np.array([refined_delta_for_epsilon(curve, float(x), orders=o, epsilons=ep) for x in np.atleast_1d(e).ravel()])
     return scalar_or_array(out.reshape(e.shape), epsilon)
-
-
-def _refined_delta(o: np.ndarray, e: np.ndarray | None, curve: TradeOffCurve, eps: float) -> float:
-    """The smaller of two sound bounds: the curve's delta and the per-order tangent delta.
-    ``e = None`` means rho-zCDP with rho = ``o`` (orders chosen freely, refined near the
-    best order of the Canonne-Kamath-Steinke bound at ``eps``)."""
-    d_curve = float(curve.delta_for_epsilon(eps))
-    if not math.isfinite(eps):
-        return d_curve
-    if e is None:
-        rho = float(o)
-        t = zcdp_orders(rho, _TANGENT_ZCDP_ORDERS)
-        cks = (t - 1.0) * (rho * t - eps + np.log1p(-1.0 / t)) - np.log(t)
-        k = int(np.argmin(cks))
-        fine = np.linspace(t[max(k - 1, 0)], t[min(k + 1, len(t) - 1)], 257)
-        o, e = fine, rho * fine
-    return min(d_curve, math.exp(min(0.0, renyi_log_delta(o, e, eps))))
-
-
-def _refined_epsilon(o: np.ndarray, e: np.ndarray, curve: TradeOffCurve, d: float) -> float:
-    """Smallest eps with _refined_delta(eps) <= d: Illinois regula falsi on log delta(eps)
-    - log d, always returning the end of the bracket where the condition holds (safe)."""
-    hi = float(curve.epsilon_for_delta(d))
-    if not math.isfinite(hi) or hi == 0.0 or d == 0.0:
-        return hi
-
-    def g(x: float) -> float:
-        return math.log(max(_refined_delta(o, e, curve, x), 1e-320)) - math.log(d)
-
-    if g(0.0) <= 0.0:
-        return 0.0
-    g_hi = g(hi)
-    if g_hi > 0.0:  # pragma: no cover - the curve's answer always satisfies it
-        return hi
-    lo = 0.95 * hi  # the curve's answer is within a few per cent of the refined one
-    g_lo = g(lo)
-    if g_lo <= 0.0:
-        lo, g_lo = 0.0, g(0.0)
-    side = 0
-    for _ in range(_EPS_STEPS):
-        x = (lo * g_hi - hi * g_lo) / (g_hi - g_lo) if g_hi != g_lo else 0.5 * (lo + hi)
-        if not lo < x < hi:
-            x = 0.5 * (lo + hi)
-        gx = g(x)
-        if gx <= 0.0:
-            hi, g_hi = x, gx
-            if side < 0:
-                g_lo *= 0.5
-            side = -1
-        else:
-            lo, g_lo = x, gx
-            if side > 0:
-                g_hi *= 0.5
-            side = 1
-        if hi - lo <= 1e-11 * hi:
-            break
-    return hi
-
-
-def epsilon_for_delta_from_rdp(orders: Sequence[float], epsilons: Sequence[float], delta: Any) -> float:
-    """Smallest eps with (eps, delta)-DP implied by the RDP list, rounded up: at most
-    dp_accounting's RDP answer (Canonne et al. 2020 per order) and never below the optimal
-    conversion of the whole list.
-
-    >>> round(epsilon_for_delta_from_rdp([2, 4, 8, 16, 32], [1, 2, 4, 8, 16], 1e-5), 3)
-    5.087
-    """
-    d = check_scalar("delta", check_probability("delta", delta))
-    return _refined_epsilon(*check_rdp(orders, epsilons), _rdp_curve(orders, epsilons), d)
-
-
-def delta_for_epsilon_from_rdp(orders: Sequence[float], epsilons: Sequence[float], epsilon: Any) -> float | np.ndarray:
-    """delta(eps) implied by the RDP list (rounded up); the inverse of
-    :func:`epsilon_for_delta_from_rdp`.
-
-    >>> delta_for_epsilon_from_rdp([2, 4, 8], [1, 2, 4], 5.0) < 1e-2
-    True
-    """
-    e = check_nonnegative("epsilon", epsilon, allow_inf=True)
-    o, ep = check_rdp(orders, epsilons)
-    curve = _rdp_curve(orders, epsilons)
-    out = np.array([_refined_delta(o, ep, curve, float(x)) for x in np.atleast_1d(e).ravel()])
-    return scalar_or_array(out.reshape(e.shape), epsilon)
-
-
-def _refined_delta(o: np.ndarray, e: np.ndarray | None, curve: TradeOffCurve, eps: float) -> float:
-    """The smaller of two sound bounds: the curve's delta and the per-order tangent delta.
-    ``e = None`` means rho-zCDP with rho = ``o`` (orders chosen freely, refined near the
-    best order of the Canonne-Kamath-Steinke bound at ``eps``)."""
-    d_curve = float(curve.delta_for_epsilon(eps))
-    if not math.isfinite(eps):
-        return d_curve
-    if e is None:
-        rho = float(o)
-        t = zcdp_orders(rho, _TANGENT_ZCDP_ORDERS)
-        cks = (t - 1.0) * (rho * t - eps + np.log1p(-1.0 / t)) - np.log(t)
-        k = int(np.argmin(cks))
-        fine = np.linspace(t[max(k - 1, 0)], t[min(k + 1, len(t) - 1)], 257)
-        o, e = fine, rho * fine
-    return min(d_curve, math.exp(min(0.0, renyi_log_delta(o, e, eps))))
-
-
-def _refined_epsilon(o: np.ndarray, e: np.ndarray, curve: TradeOffCurve, d: float) -> float:
-    """Smallest eps with _refined_delta(eps) <= d, by bisection, returning the safe end."""
-    hi = float(curve.epsilon_for_delta(d))
-    if not math.isfinite(hi) or hi == 0.0:
-        return hi
-    if _refined_delta(o, e, curve, 0.0) <= d:
-        return 0.0
-    lo = 0.95 * hi  # the curve's answer is within a few per cent of the refined one
-    if _refined_delta(o, e, curve, lo) <= d:
-        lo = 0.0
-    for _ in range(60):
-        mid = 0.5 * (lo + hi)
-        if _refined_delta(o, e, curve, mid) <= d:
-            hi = mid
-        else:
-            lo = mid
-        if hi - lo <= 1e-8 * hi:
-            break
-    return hi
 
 
 def cks_delta_for_epsilon_from_rdp(orders: Sequence[float], epsilons: Sequence[float], epsilon: Any) -> float:

@@ -54,12 +54,28 @@ delta = TPR_0 - e^eta alpha_0 (Dong et al. 2022, Prop. 2.12). fdpkit
    envelope vertex is evaluated as the *larger* of its two lines, so that the chord
    between consecutive vertices lies on or above the line they share;
 4. completes the curve by symmetry: vertices (alpha, TPR) and their mirror images
-   (1 - TPR, 1 - alpha), then the lower convex hull in beta (which only lowers beta).
+   (1 - TPR, 1 - alpha) (repeated alphas keep the larger TPR). The vertices are kept as
+   they are, with only monotone repairs that raise TPR: a generic convex-hull pass
+   compares cross products that underflow below alpha ~ 1e-160 and would drop true tail
+   vertices, letting a chord cut under the envelope.
 
 Every line lies below max_j f_{t_j} (and so do the mirrored ones, the true curve being
-symmetric), hence so does the resulting ``bound = "lower"`` curve: TPR read from it is an
-upper bound on the power of any attack, and its ``delta_for_epsilon`` is an upper bound
-on the optimal RDP -> (eps, delta) conversion (Asoodeh et al. 2021), never below it.
+symmetric); every chord between consecutive vertices lies on or above a line the two
+share; hence the resulting ``bound = "lower"`` curve lies below max_j f_{t_j}: TPR read
+from it is an upper bound on the power of any attack, and its ``delta_for_epsilon`` is an
+upper bound on the optimal RDP -> (eps, delta) conversion (Asoodeh et al. 2021), never
+below it. With no usable line at all the curve is f = 0 (nothing certified), never the
+identity.
+
+Conversions at one eps (:func:`renyi_log_delta`) additionally locate, for the few orders
+whose Canonne-Kamath-Steinke bound is smallest, the boundary point whose supporting line
+has slope exactly e^eps (zooming a logit(alpha) grid): any supporting line of slope
+e^eta' <= e^eps bounds TPR - e^eps alpha by its own delta, so the result is sound and
+per-order optimal up to rounding.
+
+The tests (``tests/renyi``) check soundness pointwise against an independent brentq
+solution of (A.6a)-(A.6b) from alpha = 1e-200 up, the zCDP curve against G_sqrt(2 rho)
+and the classic conversion, and validity (monotone, convex, symmetric) with Hypothesis.
 """
 
 from __future__ import annotations
@@ -77,6 +93,9 @@ POINTS_PER_ORDER = 300
 #: Regula falsi (Illinois) steps in logit(beta); the bracket end kept is always certified
 #: outside the region, so the step count affects tightness only.
 _SOLVER_STEPS = 24
+_SOLVER_STEPS_DEFAULT = _SOLVER_STEPS
+#: Fewer steps for the tangent zoom of conversions (converged long before; only tightness).
+_ZOOM_SOLVER_STEPS = 14
 #: Scale of the sinh-stretched logit(alpha) grid (smaller: denser near alpha = 1/2).
 _GRID_SCALE = 3.0
 _LOGIT_MIN = -745.0
@@ -89,6 +108,11 @@ _ETA_MAX = 700.0
 _LOG_DELTA_MIN = -700.0
 #: Orders refined per conversion by :func:`renyi_log_delta`.
 _TANGENT_ORDERS = 3
+#: Orders searched for the tangent refinement of rho-zCDP conversions (only the few with
+#: the smallest Canonne-Kamath-Steinke bound are refined, so a fine grid is cheap).
+_TANGENT_ZCDP_ORDERS = 400
+#: Regula falsi steps of the eps(delta) inversions.
+_EPS_STEPS = 40
 #: Largest order accepted (beyond it, (t - 1) eps overflows any useful range).
 ORDER_MAX = 1e7
 #: Orders of the zCDP grid (log-spaced in t - 1).
@@ -162,7 +186,8 @@ def _log_sigmoid(x: np.ndarray) -> np.ndarray:
     return -np.logaddexp(0.0, -x)
 
 
-def _boundary_lines(t: np.ndarray, logc: np.ndarray, xa: np.ndarray) -> tuple[np.ndarray, ...]:
+def _boundary_lines(t: np.ndarray, logc: np.ndarray, xa: np.ndarray,
+                    steps: int = _SOLVER_STEPS_DEFAULT) -> tuple[np.ndarray, ...]:
     """Supporting lines of {L_1 <= c} at certified-outside points, one per logit(alpha) in
     ``xa`` (broadcast against the column vectors ``t``, ``logc``). Returns (eta, la, l1a,
     lb, l1b, ok): the signed log-slope and the logs of alpha, 1 - alpha, beta, 1 - beta."""
@@ -185,7 +210,7 @@ def _boundary_lines(t: np.ndarray, logc: np.ndarray, xa: np.ndarray) -> tuple[np
     ok = g_lo > 0  # else beta -> 0 is feasible at this alpha: no boundary point
     g_lo = np.where(ok, g_lo, 1.0)
     side = np.zeros(xa.shape)
-    for _ in range(_SOLVER_STEPS):  # Illinois regula falsi, keeping the bracket
+    for _ in range(steps):  # Illinois regula falsi, keeping the bracket
         with np.errstate(invalid="ignore", divide="ignore"):
             x = (lo * g_hi - hi * g_lo) / (g_hi - g_lo)
         bad = ~np.isfinite(x) | (x <= lo) | (x >= hi)
@@ -238,7 +263,7 @@ def renyi_lines(orders: np.ndarray, epsilons: np.ndarray, n: int = POINTS_PER_OR
 
 
 def renyi_log_delta(orders: np.ndarray, epsilons: np.ndarray, eta: float, *,
-                    n: int = 48, rounds: int = 6) -> float:
+                    n: int = 256, rounds: int = 4) -> float:
     """log delta(eta) implied by the RDP list, order by order at the tangent of slope e^eta
     (the optimal conversion of each order; Asoodeh et al. 2021), rounded up: any supporting
     line with slope e^eta' <= e^eta bounds TPR - e^eta alpha by its own delta. The tangent
@@ -261,7 +286,7 @@ def renyi_log_delta(orders: np.ndarray, epsilons: np.ndarray, eta: float, *,
     best = np.full(t.shape[0], np.inf)
     for _ in range(rounds):
         xa = lo + (hi - lo) * np.linspace(0.0, 1.0, n)[None, :]
-        e_s, la, l1a, lb, l1b, ok = _boundary_lines(t, logc, xa)
+        e_s, la, l1a, lb, l1b, ok = _boundary_lines(t, logc, xa, _ZOOM_SOLVER_STEPS)
         e_out, logd, usable = _line_deltas(e_s, la, l1a, lb, l1b)
         good = ok & usable & (e_s >= 0.0) & (e_s <= eta)
         cand = np.where(good, logd, np.inf)
@@ -273,6 +298,69 @@ def renyi_log_delta(orders: np.ndarray, epsilons: np.ndarray, eta: float, *,
         rows = np.arange(t.shape[0])
         lo, hi = xa[rows, j - 1][:, None], xa[rows, j][:, None]
     return float(np.min(best))
+def refined_delta_for_epsilon(curve: PiecewiseLinearCurve, eps: float, *, orders=None, epsilons=None,
+                              rho: float | None = None) -> float:
+    """delta(eps) of a Rényi guarantee: the smaller of two sound bounds, the curve's delta
+    and the per-order tangent delta of :func:`renyi_log_delta` (for rho-zCDP the orders are
+    chosen freely and refined next to the best order of the Canonne-Kamath-Steinke bound)."""
+    d_curve = float(curve.delta_for_epsilon(eps))
+    if not math.isfinite(eps):
+        return d_curve
+    if rho is not None:
+        if rho == 0.0:
+            return d_curve
+        t = zcdp_orders(rho, _TANGENT_ZCDP_ORDERS)
+        cks = (t - 1.0) * (rho * t - eps + np.log1p(-1.0 / t)) - np.log(t)
+        k = int(np.argmin(cks))
+        orders = np.linspace(t[max(k - 1, 0)], t[min(k + 1, len(t) - 1)], 257)
+        epsilons = rho * orders
+    return min(d_curve, math.exp(min(0.0, renyi_log_delta(np.asarray(orders, dtype=float),
+                                                            np.asarray(epsilons, dtype=float), eps))))
+
+
+def refined_epsilon_for_delta(curve: PiecewiseLinearCurve, delta: float, *, orders=None, epsilons=None,
+                              rho: float | None = None) -> float:
+    """Smallest eps with :func:`refined_delta_for_epsilon` <= delta: Illinois regula falsi on
+    log delta(eps) - log delta, always returning the end of the bracket where the condition
+    holds (the safe end), so the answer is never below the sound one."""
+    kw = {"orders": orders, "epsilons": epsilons, "rho": rho}
+    hi = float(curve.epsilon_for_delta(delta))
+    if not math.isfinite(hi) or hi == 0.0 or delta == 0.0:
+        return hi
+
+    def g(x: float) -> float:
+        return math.log(max(refined_delta_for_epsilon(curve, x, **kw), 1e-320)) - math.log(delta)
+
+    if g(0.0) <= 0.0:
+        return 0.0
+    g_hi = g(hi)
+    if g_hi > 0.0:  # pragma: no cover - the curve's own answer always satisfies it
+        return hi
+    lo = 0.95 * hi  # the curve's answer is within a few per cent of the refined one
+    g_lo = g(lo)
+    if g_lo <= 0.0:
+        lo, g_lo = 0.0, g(0.0)
+    side = 0
+    for _ in range(_EPS_STEPS):
+        x = (lo * g_hi - hi * g_lo) / (g_hi - g_lo) if g_hi != g_lo else 0.5 * (lo + hi)
+        if not lo < x < hi:
+            x = 0.5 * (lo + hi)
+        gx = g(x)
+        if gx <= 0.0:
+            hi, g_hi = x, gx
+            if side < 0:
+                g_lo *= 0.5
+            side = -1
+        else:
+            lo, g_lo = x, gx
+            if side > 0:
+                g_hi *= 0.5
+            side = 1
+        if hi - lo <= 1e-9 * hi:
+            break
+    return hi
+
+
 def _envelope(eta: np.ndarray, logd: np.ndarray) -> tuple[np.ndarray, ...]:
     """Vertices (alpha, TPR) of min_i delta_i + e^eta_i alpha on alpha >= 0, each vertex
     evaluated as the larger of its two lines (step 3 of the module docs)."""
