@@ -47,6 +47,16 @@ def test_rho_to_epsilon_is_sound_and_better_than_known_conversions(rho, delta):
     assert fp.delta_for_epsilon_from_rho(rho, eps) <= delta * (1 + 1e-9)
 
 
+@pytest.mark.parametrize("rho", [300.0, 1000.0])
+def test_extreme_rho_falls_back_to_closed_forms(rho):
+    """Where the curve's lines leave the float range the conversion stays finite, below the
+    classic formula and never below the Gaussian that is rho-zCDP."""
+    eps = fp.epsilon_for_delta_from_rho(rho, 1e-5)
+    assert math.isfinite(eps) and eps <= fp.classic_epsilon_for_delta_from_rho(rho, 1e-5)
+    assert eps >= fp.epsilon_for_delta(min(math.sqrt(2 * rho), 40.0), 1e-5)
+    assert fp.delta_for_epsilon_from_rho(rho, 1.05 * eps) > 0.0
+
+
 @pytest.mark.parametrize("delta", [1e-5, 1e-9])
 def test_rdp_to_epsilon_sound_and_at_most_dp_accounting(delta):
     orders = [1.5, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64]

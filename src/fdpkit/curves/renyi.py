@@ -113,6 +113,8 @@ _TANGENT_ORDERS = 3
 _TANGENT_ZCDP_ORDERS = 400
 #: Regula falsi steps of the eps(delta) inversions.
 _EPS_STEPS = 40
+#: Largest eps at which a curve's own profile (which needs e^eps) is used.
+_EPS_CURVE_MAX = 700.0
 #: Largest order accepted (beyond it, (t - 1) eps overflows any useful range).
 ORDER_MAX = 1e7
 #: Orders of the zCDP grid (log-spaced in t - 1).
@@ -303,7 +305,10 @@ def refined_delta_for_epsilon(curve: PiecewiseLinearCurve, eps: float, *, orders
     """delta(eps) of a Rényi guarantee: the smaller of two sound bounds, the curve's delta
     and the per-order tangent delta of :func:`renyi_log_delta` (for rho-zCDP the orders are
     chosen freely and refined next to the best order of the Canonne-Kamath-Steinke bound)."""
-    d_curve = float(curve.delta_for_epsilon(eps))
+    if eps > _EPS_CURVE_MAX:  # e^eps overflows in the curve's profile: use the closed forms only
+        d_curve = 1.0
+    else:
+        d_curve = float(curve.delta_for_epsilon(eps))
     if not math.isfinite(eps):
         return d_curve
     if rho is not None:
@@ -314,8 +319,14 @@ def refined_delta_for_epsilon(curve: PiecewiseLinearCurve, eps: float, *, orders
         k = int(np.argmin(cks))
         orders = np.linspace(t[max(k - 1, 0)], t[min(k + 1, len(t) - 1)], 257)
         epsilons = rho * orders
-    return min(d_curve, math.exp(min(0.0, renyi_log_delta(np.asarray(orders, dtype=float),
-                                                            np.asarray(epsilons, dtype=float), eps))))
+    o, e = np.asarray(orders, dtype=float), np.asarray(epsilons, dtype=float)
+    # the closed form of Canonne, Kamath & Steinke (2020, Prop. 12) is sound too: it covers
+    # extreme losses where every supporting line leaves the float range
+    with np.errstate(invalid="ignore", over="ignore"):
+        cks_all = (o - 1.0) * (e - eps + np.log1p(-1.0 / o)) - np.log(o)
+    cks_all = cks_all[np.isfinite(cks_all)]
+    log_cks = float(np.min(cks_all)) if cks_all.size else 0.0
+    return min(d_curve, math.exp(min(0.0, renyi_log_delta(o, e, eps), log_cks)))
 
 
 def refined_epsilon_for_delta(curve: PiecewiseLinearCurve, delta: float, *, orders=None, epsilons=None,
@@ -325,6 +336,19 @@ def refined_epsilon_for_delta(curve: PiecewiseLinearCurve, delta: float, *, orde
     holds (the safe end), so the answer is never below the sound one."""
     kw = {"orders": orders, "epsilons": epsilons, "rho": rho}
     hi = float(curve.epsilon_for_delta(delta))
+    if hi > _EPS_CURVE_MAX:  # beyond the float range of e^eps the curve's answer is not trusted
+        hi = math.inf
+    if delta > 0.0:  # the closed forms are sound too (extreme losses: vacuous curve)
+        if rho is not None and rho > 0.0:
+            t = zcdp_orders(rho, _TANGENT_ZCDP_ORDERS)
+            o, e = t, rho * t
+        else:
+            o, e = np.asarray(orders, dtype=float), np.asarray(epsilons, dtype=float)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            cks = e + np.log1p(-1.0 / o) - (math.log(delta) + np.log(o)) / (o - 1.0)
+        cks = cks[np.isfinite(cks)]
+        if cks.size:
+            hi = min(hi, max(0.0, float(np.min(cks)) * (1.0 + 1e-12)))
     if not math.isfinite(hi) or hi == 0.0 or delta == 0.0:
         return hi
 
