@@ -165,6 +165,19 @@ class AuditResult:
                 "members": int(p.members[i]), "fpr": float(p.fpr[i]), "tpr": float(p.tpr[i]),
                 "fpr_upper": float(p.fpr_upper[i]), "tpr_lower": float(p.tpr_lower[i])}
 
+    def empirical_tpr_at(self, fpr: float) -> float:
+        """Empirical TPR of the best threshold whose empirical FPR is at most ``fpr`` (a point
+        estimate, not a bound).
+
+        >>> audit_from_counts([50, 90], [1, 10], 100, 100).empirical_tpr_at(0.05)
+        0.5
+        """
+        a = check_scalar("fpr", fpr)
+        if not 0.0 <= a <= 1.0:
+            raise ValueError(f"fpr must be in [0, 1], got {fpr!r}")
+        ok = self.roc_fpr <= a
+        return float(np.max(self.roc_tpr[ok])) if ok.any() else 0.0
+
     def roc_samples(self, n: int = ROC_SAMPLES) -> tuple[np.ndarray, np.ndarray]:
         """At most ``n`` points of the empirical ROC, spread evenly in log FPR (and the ends)."""
         fpr, tpr = self.roc_fpr, self.roc_tpr
