@@ -385,10 +385,19 @@ def empirical_roc(member_scores: np.ndarray, nonmember_scores: np.ndarray) -> tu
 
 
 def _roc_sorted(sm: np.ndarray, sn: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    thr = np.unique(np.concatenate([sm, sn]))[::-1]
-    thr = np.append(thr, -np.inf)
-    fpr = (len(sn) - np.searchsorted(sn, thr, side="right")) / len(sn)
-    tpr = (len(sm) - np.searchsorted(sm, thr, side="right")) / len(sm)
+    """ROC from sorted scores in linear time after one merge: a stable argsort of the two
+    sorted runs (a timsort merge), then cumulative member counts at each distinct score."""
+    m, n = len(sm), len(sn)
+    both = np.concatenate([sm, sn])
+    order = np.argsort(both, kind="stable")
+    v = both[order]
+    members_le = np.cumsum(order < m)  # members with score <= v[i]
+    last = np.flatnonzero(np.append(v[1:] != v[:-1], True))  # last index of each distinct score
+    m_le = members_le[last]
+    n_le = last + 1 - m_le
+    thr = np.append(v[last][::-1], -np.inf)
+    fpr = np.append((n - n_le)[::-1], n) / n
+    tpr = np.append((m - m_le)[::-1], m) / m
     return thr, fpr, tpr
 
 
