@@ -333,7 +333,12 @@ def _verdict(res: dict, cert: Certified | None, violating: np.ndarray, p: Bounde
             "(lower bounds from the attack).")
     if cert is None:
         return None, head + " No certified guarantee was given to compare with."
-    mu_bad = math.isfinite(cert.mu) and mu_lo > cert.mu
+    # mu_certified holds for attacks with FPR and FNR >= alpha_min (fit_gdp): compare only
+    # when the best box lies in that range (the curve check covers every box anyway)
+    i = res["mu_index"]
+    fpr_up = min(1.0, float(p.fpr_upper[i]))
+    in_range = cert.alpha_min == 0 or (fpr_up >= cert.alpha_min and float(cert.curve.beta(fpr_up)) >= cert.alpha_min)
+    mu_bad = math.isfinite(cert.mu) and mu_lo > cert.mu and in_range
     eps_bad = math.isfinite(cert.epsilon) and eps_lo > cert.epsilon
     if violating.size or mu_bad or eps_bad:
         reasons = []
@@ -369,7 +374,8 @@ def _finish(source: str, points: BoundedThresholds, roc_fpr, roc_tpr, members: i
     side = "direct" if points.epsilon_direct[i_eps] >= points.epsilon_mirror[i_eps] else "mirror"
     cert = certified_guarantee(mechanism, delta) if mechanism is not None else None
     violating = _violations(points, cert.curve) if cert is not None else np.array([], dtype=int)
-    res = {"confidence": confidence, "mu_lower": mu_lower, "epsilon_lower": eps_lower, "delta": delta}
+    res = {"confidence": confidence, "mu_lower": mu_lower, "epsilon_lower": eps_lower, "delta": delta,
+           "mu_index": i_mu}
     violation, verdict = _verdict(res, cert, violating, points)
     return AuditResult(source, members, nonmembers, confidence, delta, level, points, roc_fpr, roc_tpr,
                        mu_lower, i_mu, eps_lower, i_eps, side, cert, violation,
