@@ -205,3 +205,20 @@ def test_bounds_are_finite_and_monotone_in_confidence(n, m, fpr, tpr, conf):
     assert r.epsilon_lower <= looser.epsilon_lower + 1e-12
     if 0 < fpc < n and 0 < tpc < m:  # never above the point estimate
         assert r.mu_lower <= stats.norm.ppf(tpc / m) - stats.norm.ppf(fpc / n) + 1e-9 or r.mu_lower == 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(m=st.lists(st.sampled_from([-1.0, 0.0, 0.5, 1.0, 2.0, np.inf]), min_size=1, max_size=40),
+       n=st.lists(st.floats(-3, 3), min_size=1, max_size=40))
+def test_score_audits_never_return_nan(m, n):
+    if len(set(m) | set(n)) == 1:
+        with pytest.raises(ValueError, match="constant"):
+            fp.audit(m, n)
+        return
+    r = fp.audit(m, n, mechanism=fp.GaussianCurve(1.0))
+    assert math.isfinite(r.mu_lower) and r.mu_lower >= 0
+    assert math.isfinite(r.epsilon_lower) and r.epsilon_lower >= 0
+    assert r.violation in (True, False)
+    assert np.all(np.diff(r.roc_fpr) >= 0) and np.all(np.diff(r.roc_tpr) >= 0)
+    assert r.roc_fpr[-1] == 1 and r.roc_tpr[-1] == 1
+    assert np.all(r.points.fpr_upper >= r.points.fpr) and np.all(r.points.tpr_lower <= r.points.tpr)

@@ -44,6 +44,7 @@ def test_counts_and_simulation_on_the_page(client):
     r = client.post("/audit", data={"mode": "simulate", "ran": '{"kind": "gaussian", "sigma": 0.5}',
                                     "mechanism": GAUSS_1, "trials": "2000", "seed": "1"})
     assert r.status_code == 200 and "VIOLATION" in r.text
+    assert 'id="simulation"' in r.text and "Without noise the attack is perfect" in r.text
 
 
 @pytest.mark.parametrize("members, field, needle", [

@@ -188,7 +188,7 @@ async def audit_submit(request: Request):
     values.setdefault("mode", mode)
     conf = parse_float(form, "confidence", errors, default=0.95)
     delta = parse_float(form, "delta", errors, default=1e-5)
-    result = None
+    result = simulation = None
     try:
         if mode not in ("scores", "counts", "simulate"):
             raise ValueError(f"mode must be scores, counts or simulate, got {mode!r}")
@@ -206,9 +206,11 @@ async def audit_submit(request: Request):
 
                 def work():
                     sim = simulate_attack(ran, trials=trials, seed=seed)
-                    return sim.audit(confidence=conf, delta=delta, mechanism=_certified(declared or ran, limits))
+                    return sim, sim.audit(confidence=conf, delta=delta, mechanism=_certified(declared or ran, limits))
 
-                result = await run_bounded(work, limits)
+                sim, result = await run_bounded(work, limits)
+                simulation = {"label": ran.label(), "score": sim.score, "trials": trials,
+                              "tpr_1e3": result.empirical_tpr_at(1e-3), "tpr_1e2": result.empirical_tpr_at(1e-2)}
         elif mode == "counts":
             lists = {k: _counts_list(form, k, errors) for k in
                      ("true_positives", "false_positives", "n_members", "n_nonmembers")}
@@ -231,7 +233,8 @@ async def audit_submit(request: Request):
                                                          delta=delta, mechanism=_certified(mech, limits)), limits)
     except ValueError as exc:
         errors[_field_of(str(exc))] = str(exc)
-    context = {"values": values, "errors": errors, "result": _view(result) if result is not None else None}
+    context = {"values": values, "errors": errors, "result": _view(result) if result is not None else None,
+               "simulation": simulation}
     return page(request, "audit.html", context, status=422 if errors else 200)
 
 
