@@ -44,7 +44,10 @@ def test_stand_alone_document_in_every_format(violated):
 
 def test_audit_appended_to_a_privacy_report(violated):
     doc = with_audit(build_document(fp.privacy_report(fp.Gaussian(1.0))), violated)
-    assert "Audit" in [s.title for s in doc.sections]
+    titles = [s.title for s in doc.sections]
+    assert "Audit" in titles and titles.count("Warnings") == 1
+    warnings = next(s for s in doc.sections if s.title == "Warnings").paragraphs
+    assert "None." not in warnings and warnings[-1].startswith("VIOLATION")
     assert doc.figures[-1].name == "audit-roc"
     assert json.loads(render_document(doc, "json"))["audit"]["violation"] is True
     assert "## Audit" in render_document(doc, "md").decode()

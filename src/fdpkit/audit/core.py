@@ -228,6 +228,16 @@ class AuditResult:
             },
         })
 
+    def headline(self) -> str:
+        """One line: the verdict and the two bounds."""
+        bounds = (f"μ ≥ {self.mu_lower:.4g}, ε ≥ {self.epsilon_lower:.4g} at δ = {self.delta:g} "
+                  f"(confidence {self.confidence:g})")
+        if self.certified is None:
+            return f"Lower bounds from the attack: {bounds}."
+        c = self.certified
+        word = "VIOLATION" if self.violation else "No violation"
+        return f"{word}: {bounds}; certified μ = {c.mu:.4g}, ε = {c.epsilon:.4g}."
+
     def document(self):
         """The audit as a :class:`fdpkit.report.ReportDocument` (JSON/CSV/MD/HTML/PDF)."""
         from fdpkit.report.audit import build_audit_document
@@ -276,7 +286,8 @@ def certified_guarantee(mechanism: Any, delta: float) -> Certified:
     """The certified curve, mu and epsilon(delta) of a mechanism, a mechanism dict, a
     :class:`~fdpkit.privacy.PrivacyReport` or a trade-off curve."""
     from fdpkit.accounting import account
-    from fdpkit.curves import TradeOffCurve
+    from fdpkit.curves import (EpsDeltaCurve, GaussianCurve, LaplaceCurve, RandomizedResponseCurve,
+                               TradeOffCurve)
     from fdpkit.fit import fit_gdp
     from fdpkit.mechanisms import Mechanism, mechanism_from_dict
     from fdpkit.privacy import PrivacyReport
@@ -289,7 +300,9 @@ def certified_guarantee(mechanism: Any, delta: float) -> Certified:
                          mechanism.curve.bound, mechanism.alpha_min)
     if isinstance(mechanism, TradeOffCurve):
         fit = fit_gdp(mechanism)
-        return Certified(repr(mechanism), fit.mu, float(mechanism.epsilon_for_delta(delta)), mechanism,
+        closed = isinstance(mechanism, (GaussianCurve, LaplaceCurve, RandomizedResponseCurve, EpsDeltaCurve))
+        desc = repr(mechanism) if closed else f"a numeric trade-off curve ({mechanism.bound} bound)"
+        return Certified(desc, fit.mu, float(mechanism.epsilon_for_delta(delta)), mechanism,
                          mechanism.bound, fit.alpha_min)
     if isinstance(mechanism, dict):
         mechanism = mechanism_from_dict(mechanism)

@@ -16,6 +16,8 @@ from fdpkit.report.model import Figure, ReportDocument, Section, Table, fmt
 #: Confidence boxes drawn at most (spread over the bounded thresholds).
 MAX_BOXES = 40
 _FLOOR = 1e-12  # log axes: zero FPR/TPR drawn here
+_WARNING = ("VIOLATION: with confidence {:g} the audited attack does better than the certified guarantee "
+            "allows; see the Audit section for where, and what may be wrong.")
 
 
 def audit_roc(ax, result: Any):
@@ -115,8 +117,8 @@ def build_audit_document(result: Any) -> ReportDocument:
     title = "Audit" + (f": {cert.description}" if cert is not None else " of a membership-inference attack")
     sections = [audit_section(result)]
     if result.violation:
-        sections.append(Section("Warnings", (result.verdict,)))
-    return ReportDocument(title, result.verdict, tuple(sections), (audit_figure(result),),
+        sections.append(Section("Warnings", (_WARNING.format(result.confidence),)))
+    return ReportDocument(title, result.headline(), tuple(sections), (audit_figure(result),),
                           {"audit": result.to_dict()})
 
 
@@ -127,6 +129,13 @@ def with_audit(document: ReportDocument, result: Any) -> ReportDocument:
     data["audit"] = result.to_dict()
     sections = list(document.sections) + [audit_section(result)]
     if result.violation:
-        sections.append(Section("Warnings", (result.verdict,)))
+        warning = _WARNING.format(result.confidence)
+        for i, s in enumerate(sections):
+            if s.title == "Warnings":  # one Warnings section: add to it
+                kept = tuple(p for p in s.paragraphs if p != "None.")
+                sections[i] = dataclasses.replace(s, paragraphs=kept + (warning,))
+                break
+        else:
+            sections.append(Section("Warnings", (warning,)))
     return dataclasses.replace(document, sections=tuple(sections),
                                figures=tuple(document.figures) + (audit_figure(result),), data=data)
