@@ -45,6 +45,16 @@ def test_audit_scores_json_and_violation(score_files):
     assert r.exit_code == 0 and "No violation" in r.stdout
 
 
+def test_audit_against_a_json_privacy_report(tmp_path, score_files):
+    report = tmp_path / "r.json"
+    r = run("--quiet", "report", "gaussian", "--sigma", "1", "--format", "json", "--output", report)
+    assert r.exit_code == 0, r.output
+    m, n = score_files
+    r = run("audit", "--members", m, "--nonmembers", n, "--mechanism", report, "-f", "json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["violation"] is True
+
+
 def test_audit_spec_file_counts_and_formats(tmp_path, score_files):
     spec = tmp_path / "g.json"
     spec.write_text(GAUSS_1)

@@ -16,7 +16,8 @@ from fdpkit.cli._common import FORMATS, State, err, fail, guarded, load_spec, ou
 audit_app = typer.Typer(help="Audit a membership-inference attack against a certified guarantee.")
 
 MechOpt = typer.Option(None, "--mechanism", "-m",
-                       help="Certified mechanism: a spec file (JSON or TOML) or inline JSON.")
+                       help="Certified mechanism: a spec file (JSON or TOML), a JSON privacy "
+                       "report, or inline JSON.")
 ConfOpt = typer.Option(0.95, "--confidence", help="Joint confidence of all bounds, in (0, 1).")
 DeltaOpt = typer.Option(1e-5, "--delta", help="delta of the epsilon lower bound.")
 FmtOpt = typer.Option("text", "--format", "-f", help="text, json, csv, md, html or pdf.")
@@ -34,10 +35,14 @@ def _mechanism(spec: Optional[str]) -> Any:
     text = spec.strip()
     if text.startswith("{"):
         try:
-            return mechanism_from_dict(json.loads(text))
+            data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise ValueError(f"--mechanism is not valid JSON: {exc}") from None
-    return mechanism_from_dict(load_spec(Path(spec)))
+    else:
+        data = load_spec(Path(spec))
+    if isinstance(data, dict) and "schema_version" in data and "mechanism" in data:
+        data = data["mechanism"]  # a privacy report (fdpkit report --format json): its mechanism
+    return mechanism_from_dict(data)
 
 
 def _read(path: Path, what: str):
