@@ -222,3 +222,18 @@ def test_score_audits_never_return_nan(m, n):
     assert np.all(np.diff(r.roc_fpr) >= 0) and np.all(np.diff(r.roc_tpr) >= 0)
     assert r.roc_fpr[-1] == 1 and r.roc_tpr[-1] == 1
     assert np.all(r.points.fpr_upper >= r.points.fpr) and np.all(r.points.tpr_lower <= r.points.tpr)
+
+
+def test_names_used_by_external_checks():
+    import inspect
+
+    sig = inspect.signature(fp.audit)
+    params = sig.parameters
+    assert list(params)[:2] == ["member_scores", "nonmember_scores"]
+    for name, default in (("confidence", 0.95), ("delta", 1e-5), ("mechanism", None)):
+        assert params[name].kind is inspect.Parameter.KEYWORD_ONLY and params[name].default == default
+    r = fp.audit([2.0, 3.0, 1.5], [0.0, 1.0, -1.0], mechanism={"kind": "gaussian", "sigma": 1.0})
+    assert isinstance(r.mu_lower, float) and isinstance(r.epsilon_lower, float) and r.violation is False
+    assert fp.audit([2.0, 3.0], [0.0, 1.0]).violation is None
+    sim = fp.simulate_attack(fp.Gaussian(1.0), trials=10, seed=0)
+    assert sim.member_scores.shape == sim.nonmember_scores.shape == (10,)
