@@ -278,7 +278,7 @@ def _check_counts(name: str, value: Any) -> np.ndarray:
     bad = (arr < 0) | (arr != np.floor(arr)) | ~np.isfinite(arr)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{name} must be whole numbers >= 0, got {arr[i]!r} (at index {i})")
+        raise ValueError(f"{name} must be whole numbers >= 0, got {float(arr[i])!r} (at index {i})")
     return arr
 
 
@@ -468,7 +468,7 @@ def audit(member_scores: Any, nonmember_scores: Any, *, confidence: float = 0.95
         raise ValueError(f"thresholds_per_side must be a whole number >= 1, got {thresholds_per_side!r}")
     sm, sn = np.sort(m_s), np.sort(n_s)
     if sm[0] == sm[-1] == sn[0] == sn[-1]:
-        raise ValueError(f"member_scores and nonmember_scores are all equal ({sm[0]!r}): constant scores carry "
+        raise ValueError(f"member_scores and nonmember_scores are all equal ({float(sm[0])!r}): constant scores carry "
                          "no information; give the attack's real scores")
     n, m = len(sn), len(sm)
     ranks = rank_grid(n, int(per_side))
@@ -509,7 +509,7 @@ def audit_from_counts(true_positives: Any, false_positives: Any, members: Any, n
         if len(arr) not in (1, k):
             raise ValueError(f"{name} must be one number or one per threshold ({k}), got {len(arr)}")
         if (arr < 1).any():
-            raise ValueError(f"{name} must be >= 1, got {arr[arr < 1][0]!r}")
+            raise ValueError(f"{name} must be >= 1, got {float(arr[arr < 1][0])!r}")
     m, n = np.broadcast_to(m, (k,)).astype(float), np.broadcast_to(n, (k,)).astype(float)
     if (tp > m).any():
         i = int(np.flatnonzero(tp > m)[0])
