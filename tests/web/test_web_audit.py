@@ -127,3 +127,13 @@ def test_simulation_work_is_bounded(client):
     assert r.status_code == 422 and "trials x releases" in r.json()["detail"]
     assert np.isfinite(client.post("/api/audit/simulate", json={"mechanism": {"kind": "randomized_response",
                                                                              "epsilon": 1}}).json()["mu_lower"])
+
+
+def test_api_downloads_the_audit_document(client, scores):
+    m, n = scores
+    body = {"member_scores": m[:300].tolist(), "nonmember_scores": n[:300].tolist()}
+    r = client.post("/api/audit?format=md", json=body)
+    assert r.status_code == 200 and r.text.startswith("# Audit") and "attachment" in r.headers["content-disposition"]
+    r = client.post("/api/audit/upload?format=csv", files=_files(m[:300], n[:300]))
+    assert r.status_code == 200 and "μ lower bound" in r.text
+    assert client.post("/api/audit?format=xml", json=body).status_code == 422

@@ -8,7 +8,7 @@ import json
 import re
 from typing import Annotated, Any, Optional, Union
 
-from fastapi import APIRouter, File, Form, Request, UploadFile
+from fastapi import APIRouter, File, Form, Query, Request, UploadFile
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -19,7 +19,9 @@ from fdpkit.privacy import privacy_report
 from fdpkit.report.audit import audit_roc, audit_tables
 from fdpkit.report.figures import svg_inline
 from fdpkit.report.render import table_html
-from fdpkit.web.common import FormErrors, Limits, api_error, finite, page, parse_float, parse_int, run_bounded
+from fdpkit.report import FORMATS, render_document
+from fdpkit.web.common import (MEDIA, FormErrors, Limits, api_error, download, finite, page, parse_float, parse_int,
+                               run_bounded)
 from fdpkit.web.routers.report import check_limits
 
 router = APIRouter()
@@ -152,6 +154,18 @@ def _too_large(request: Request) -> JSONResponse | None:
     return None
 
 
+def _answer(result: Any, format: str):
+    """JSON (the result's dict), or the audit document in another report format."""
+    if format == "json":
+        return finite(result.to_dict())
+    return download(render_document(result.document(), format), f"fdpkit-audit.{format}", MEDIA[format])
+
+
+def _check_format(format: str) -> None:
+    if format not in FORMATS:
+        raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {format!r}")
+
+
 def _view(result: Any) -> dict:
     return {"data": result.to_dict(), "verdict": result.verdict, "violation": result.violation,
             "tables": [table_html(t) for t in audit_tables(result)],
@@ -240,12 +254,13 @@ async def audit_submit(request: Request):
 
 # ------------------------------------------------------------------------------------ API
 @router.post("/api/audit", tags=["audit"])
-async def audit_api(request: Request, body: AuditRequest) -> dict:
+async def audit_api(request: Request, body: AuditRequest, format: str = Query("json", description="json, csv, md, html or pdf")):
     """Audit scores (``member_scores`` and ``nonmember_scores``) or published ``counts``,
     optionally against a certified ``mechanism``: lower bounds on mu and epsilon at delta,
     and the violation verdict."""
     limits: Limits = request.app.state.limits
     try:
+        _check_format(format)
         mech = _mechanism(body.mechanism, limits)
         if body.counts is not None:
             if body.member_scores is not None or body.nonmember_scores is not None:
@@ -260,7 +275,7 @@ async def audit_api(request: Request, body: AuditRequest) -> dict:
             result = await run_bounded(lambda: audit(body.member_scores, body.nonmember_scores,
                                                      confidence=body.confidence, delta=body.delta,
                                                      mechanism=_certified(mech, limits)), limits)
-        return finite(result.to_dict())
+        return _answer(result, format)
     except ValueError as exc:
         return api_error(str(exc))
 
@@ -268,7 +283,7 @@ async def audit_api(request: Request, body: AuditRequest) -> dict:
 @router.post("/api/audit/upload", tags=["audit"])
 async def audit_upload_api(request: Request, members: UploadFile = File(...), nonmembers: UploadFile = File(...),
                            mechanism: Optional[str] = Form(None), confidence: float = Form(0.95),
-                           delta: float = Form(1e-5)) -> dict:
+                           delta: float = Form(1e-5), format: str = Query("json", description="json, csv, md, html or pdf")):
     """The page's JSON twin: two CSV files of scores (multipart), optionally a mechanism
     spec (JSON text)."""
     big = _too_large(request)
@@ -276,12 +291,13 @@ async def audit_upload_api(request: Request, members: UploadFile = File(...), no
         return big
     limits: Limits = request.app.state.limits
     try:
+        _check_format(format)
         m = _scores(await _read_upload(members, "members"), "members", members.filename)
         n = _scores(await _read_upload(nonmembers, "nonmembers"), "nonmembers", nonmembers.filename)
         mech = _mechanism(mechanism, limits)
         result = await run_bounded(lambda: audit(m, n, confidence=confidence, delta=delta,
                                                  mechanism=_certified(mech, limits)), limits)
-        return finite(result.to_dict())
+        return _answer(result, format)
     except ValueError as exc:
         return api_error(str(exc))
 
