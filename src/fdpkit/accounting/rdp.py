@@ -349,13 +349,5 @@ def rdp_guarantee(mechanism: Mechanism, *, orders=None) -> RDP:
     return RDP(tuple(t[keep]), tuple(_monotone(e[keep])))
 
 
-def check_orders(orders) -> np.ndarray:
-    """Orders argument check (> 1, finite)."""
-    t = np.asarray(orders, dtype=float)
-    if t.ndim != 1 or t.size == 0 or not (t > 1).all() or not np.isfinite(t).all():
-        raise ValueError(f"orders must be a non-empty list of numbers > 1, got {orders!r}")
-    return t
-
-
 __all__ = ["RDP_ORDERS_DEFAULT", "RenyiAccounting", "RhoFit", "contains_renyi", "rdp_epsilons",
            "rdp_guarantee", "renyi_accounting", "renyi_curve", "tight_rho", "zcdp_rho"]
