@@ -81,11 +81,19 @@ def _cli(*args, **kw):
     return subprocess.run([sys.executable, "-m", "fdpkit.cli", *args], capture_output=True, text=True, env=env, **kw)
 
 
+def _invoke(*args):
+    from typer.testing import CliRunner
+
+    from fdpkit.cli import app
+
+    return CliRunner().invoke(app, list(args))
+
+
 def test_cli_names_and_columns(tmp_path):
     out = tmp_path / "s.csv"
-    res = _cli("sweep", "--noise-multiplier", "1,2", "--sample-rate", "0.01,0.1", "--steps", "100,400",
+    res = _invoke("sweep", "--noise-multiplier", "1,2", "--sample-rate", "0.01,0.1", "--steps", "100,400",
                "--discretization", str(DISC), "--executor", "inprocess", "--output", str(out))
-    assert res.returncode == 0, res.stderr
+    assert res.exit_code == 0, res.output
     with out.open() as fh:
         rows = list(csv.DictReader(fh))
     assert len(rows) == 8
@@ -178,6 +186,6 @@ def test_cli_bad_input_exit_2(tmp_path):
                  ["sweep", "--noise-multiplier", "1", "--sample-rate", "0.1", "--steps", "10", "--output",
                   str(tmp_path / "a.txt")],
                  ["sweep", "--noise-multiplier", "1", "--sample-rate", "2", "--steps", "10"]):
-        res = _cli(*args)
-        assert res.returncode == 2, (args, res.stderr)
-        assert res.stderr.count("\n") == 1 and "Traceback" not in res.stderr
+        res = _invoke(*args)
+        assert res.exit_code == 2, (args, res.output)
+        assert res.output.startswith("error: ") and res.output.count("\n") == 1
