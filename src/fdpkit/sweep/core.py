@@ -107,6 +107,7 @@ def sweep(
     output: str | Path | None = None,
     progress: Callable[[int, int], None] | None = None,
     on_client: Callable[[Any], None] | None = None,
+    client: Any = None,
 ) -> SweepResult:
     """Account every DP-SGD setting of a grid and return one row of metrics per setting.
 
@@ -141,6 +142,8 @@ def sweep(
         Called as settings finish.
     on_client : callable(client), optional
         Called with the Dask client once connected (e.g. to print its dashboard link).
+    client : dask.distributed.Client, optional
+        An existing Dask client to run on (implies ``executor="dask"``; left open).
 
     Returns
     -------
@@ -166,7 +169,7 @@ def sweep(
     for s in settings:  # validate every setting before any work (errors name the parameter)
         mechanism_for(s)
     if executor is None:
-        executor = "dask" if (scheduler is not None or dask_local is not None) else "processes"
+        executor = "dask" if (scheduler is not None or dask_local is not None or client is not None) else "processes"
     if executor not in EXECUTORS:
         raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, (int, np.integer))
@@ -214,7 +217,7 @@ def sweep(
 
     if todo:
         RUNNERS[executor](group_by_steps(todo), options, on_done, workers=workers, scheduler=scheduler,
-                          dask_local=dask_local, on_client=client_hook)
+                          dask_local=dask_local, on_client=client_hook, client=client)
     table = [_ordered(done[_row_key(w)]) for w in wanted]
     if out_path is not None:
         store.write_table(out_path, table)
