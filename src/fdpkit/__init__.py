@@ -29,6 +29,7 @@ from fdpkit.curves import (  # noqa: E402
     TradeOffCurve,
     UniformSamplingCurve,
     envelope,
+    group_curve,
     worst_case,
 )
 
@@ -72,11 +73,12 @@ from fdpkit.risk import (  # noqa: E402
 )
 
 # --- mechanisms / accounting / report / calibration ------------------------------------
-from fdpkit.accounting import account, tradeoff_curve  # noqa: E402
+from fdpkit.accounting import account, compose_curves, tradeoff_curve  # noqa: E402
 from fdpkit.calibrate import CalibrationResult, calibrate_dpsgd  # noqa: E402
 from fdpkit.mechanisms import (  # noqa: E402
     ApproxDP,
     Composed,
+    CurveMechanism,
     Gaussian,
     Laplace,
     Mechanism,
@@ -84,6 +86,7 @@ from fdpkit.mechanisms import (  # noqa: E402
     RandomizedResponse,
     Repeated,
     Subsampled,
+    UniformSampling,
     dpsgd,
     mechanism_from_dict,
     mechanism_from_json,
@@ -123,6 +126,7 @@ __all__ = [
     "ApproxDP",
     "CalibrationResult",
     "Composed",
+    "CurveMechanism",
     "Gaussian",
     "Laplace",
     "Mechanism",
@@ -131,7 +135,9 @@ __all__ = [
     "RandomizedResponse",
     "Repeated",
     "Subsampled",
+    "UniformSampling",
     "account",
+    "compose_curves",
     "calibrate_dpsgd",
     "dpsgd",
     "mechanism_from_dict",
@@ -171,6 +177,7 @@ __all__ = [
     "TradeOffCurve",
     "UniformSamplingCurve",
     "envelope",
+    "group_curve",
     "worst_case",
     "GDPFit",
     "advantage",
