@@ -23,7 +23,6 @@ import shutil
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from fdpkit.report.render import write_atomic
 from fdpkit.sweep.grid import INPUT_COLUMNS
 
 FORMATS = ("csv", "parquet")
@@ -91,6 +90,8 @@ class Checkpoint:
         self.dir.mkdir(exist_ok=True)
         self._count += 1
         name = f"part-{os.getpid()}-{self._count:06d}.json"
+        from fdpkit.report.render import write_atomic
+
         data = json.dumps([{k: _jsonable(v) for k, v in r.items()} for r in rows], allow_nan=False)
         write_atomic(self.dir / name, data.encode())
 
@@ -130,6 +131,8 @@ def to_parquet_bytes(rows: Sequence[dict[str, Any]]) -> bytes:
 
 
 def write_table(path: str | os.PathLike, rows: Sequence[dict[str, Any]]) -> Path:
+    from fdpkit.report.render import write_atomic
+
     p = Path(path)
     data = to_parquet_bytes(rows) if output_format(p) == "parquet" else to_csv_bytes(rows)
     write_atomic(p, data)
