@@ -93,6 +93,11 @@ from fdpkit.mechanisms import (  # noqa: E402
 )
 from fdpkit.privacy import PrivacyReport, privacy_report  # noqa: E402
 
+# --- audits (the function fdpkit.audit shadows the package name on purpose: use
+# ``from fdpkit.audit import ...`` for the package's other names) -------------------------
+from fdpkit.audit import AuditResult, SimulatedAttack, audit_from_counts, simulate_attack  # noqa: E402
+from fdpkit.audit import audit  # noqa: E402
+
 # --- utility / planning ---------------------------------------------------------------
 from fdpkit.planning import ZTestSpec, privacy_first, utility_first  # noqa: E402
 from fdpkit.utility import (  # noqa: E402
@@ -109,6 +114,12 @@ from fdpkit.utility import (  # noqa: E402
 
 __all__ = [
     "__version__",
+    # audits
+    "AuditResult",
+    "SimulatedAttack",
+    "audit",
+    "audit_from_counts",
+    "simulate_attack",
     # utility / planning
     "ZTestSpec",
     "adjusted_alpha",
