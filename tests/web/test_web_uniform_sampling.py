@@ -13,7 +13,12 @@ def test_web_api_and_page(client):
     assert client.post("/api/report/uniform-sampling", json={"mu": 1, "n": 0}).status_code == 422
     generic = client.post("/api/report", json={"mechanism": {"kind": "uniform-sampling", "mu": MU, "n": N}})
     assert generic.status_code == 200 and generic.json()["failure_mode"] == "catastrophic"
-    page = client.post("/report", data={"kind": "uniform-sampling", "mu": "1", "n": "5", "discretization": "1e-4"})
+    page = client.post("/report", data={"kind": "uniform-sampling", "sampling_mu": "1", "sampling_n": "5",
+                                        "discretization": "1e-4"})
     assert page.status_code == 200 and "catastrophic" in page.text and "Example 3" in page.text
-    bad = client.post("/report", data={"kind": "uniform-sampling", "mu": "1", "n": "0", "discretization": "1e-4"})
-    assert 'id="n-error"' in bad.text
+    bad = client.post("/report", data={"kind": "uniform-sampling", "sampling_mu": "1", "sampling_n": "0",
+                                       "discretization": "1e-4"})
+    assert 'id="sampling_n-error"' in bad.text
+    bad = client.post("/report", data={"kind": "uniform-sampling", "sampling_mu": "-1", "sampling_n": "3",
+                                       "discretization": "1e-4"})
+    assert 'id="sampling_mu-error"' in bad.text

@@ -19,9 +19,9 @@ from fdpkit.web.models import DPSGDRequest, MechanismRequest, UniformSamplingReq
 
 router = APIRouter()
 FIELDS = ("noise_multiplier", "sample_rate", "batch_size", "dataset_size", "steps", "epochs",
-          "discretization", "mechanism", "times", "mu", "n")
+          "discretization", "mechanism", "times", "sampling_mu", "sampling_n")
 DEFAULTS = {"kind": "dpsgd", "noise_multiplier": 9.4, "sample_rate": 0.32768, "steps": 2000,
-            "discretization": 1e-4, "mechanism": "", "mu": 1.0, "n": 100}
+            "discretization": 1e-4, "mechanism": "", "sampling_mu": 1.0, "sampling_n": 100}
 
 
 def _size(m: Mechanism) -> tuple[int, int]:
@@ -70,10 +70,15 @@ def _from_form(form) -> tuple[Mechanism | None, float | None, dict, FormErrors]:
     try:
         kind = form.get("kind") or "dpsgd"
         if kind == "uniform-sampling":
-            mu = parse_float(form, "mu", errors)
-            n = parse_int(form, "n", errors)
+            # form names differ from the library's (mu, n): the page shows the report's mu
+            mu = parse_float(form, "sampling_mu", errors)
+            n = parse_int(form, "sampling_n", errors)
             if not errors:
-                mech = fp.UniformSampling(mu, n)
+                try:
+                    mech = fp.UniformSampling(mu, n)
+                except ValueError as exc:
+                    name = {"mu": "sampling_mu", "n": "sampling_n"}.get(str(exc).split(" ", 1)[0], "form")
+                    errors[name] = str(exc)
         elif kind == "mechanism":
             text = str(form.get("mechanism") or "").strip()
             if not text:
