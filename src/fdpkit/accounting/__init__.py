@@ -8,8 +8,12 @@ from fdpkit.accounting.curve import (
     curve_from_pld,
     tradeoff_curve,
 )
+from fdpkit.accounting.running import RUNNING_DISCRETIZATION, Composition, gaussian_mu
 
 __all__ = [
+    "RUNNING_DISCRETIZATION",
+    "Composition",
+    "gaussian_mu",
     "DISCRETIZATION_DEFAULT",
     "Accounting",
     "account",
