@@ -86,10 +86,11 @@ def snapshot(row: Any) -> dict[str, Any]:
     return out
 
 
-def append(session: Session, head: ChainHead, *, kind: str, actor: str, rows: list[Any] = (),
+def append(session: Session, head: Any, *, kind: str, actor: str, rows: list[Any] = (),
            deleted: list[tuple[str, int]] = (), dataset_id: int | None = None,
            release_id: int | None = None, data: dict | None = None) -> Event:
-    """Append one event (``head`` must be locked by the caller's transaction). ``rows`` are
+    """Append one event after ``head`` (an object with ``seq`` and ``hash``, advanced here;
+    the caller's transaction holds the chain-head lock and stores the head). ``rows`` are
     flushed first so that their ids and values are final; their snapshots go in the payload."""
     session.flush()
     payload = canonical({

@@ -10,6 +10,7 @@ reports, compositions of a new mechanism) is done before the transaction where p
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from fdpkit.accounting import Composition, gaussian_mu
-from fdpkit.curves import GaussianCurve
+from fdpkit.convert import epsilon_for_delta as gdp_epsilon_for_delta
 from fdpkit.ledger import db
 from fdpkit.ledger.chain import VerifyResult, append, canonical, now, verify
 from fdpkit.ledger.models import (
@@ -65,11 +66,18 @@ class Prepared:
     epsilon_ref: float
 
 
+@functools.lru_cache(maxsize=256)
+def _gdp_epsilon_ref(mu: float) -> float:
+    return float(gdp_epsilon_for_delta(mu, DELTA_REF))
+
+
 def prepare(mechanism: Any) -> Prepared:
+    """Parse and account a mechanism (its exact mu if Gaussian-family, its own epsilon at
+    delta = 1e-5) before any transaction."""
     mech = parse_mechanism(mechanism)
     mu = gaussian_mu(mech)
     try:
-        eps = (float(GaussianCurve(mu).epsilon_for_delta(DELTA_REF)) if mu is not None
+        eps = (_gdp_epsilon_ref(mu) if mu is not None
                else Composition.empty().add([mech]).epsilon_for_delta(DELTA_REF))
     except ValueError as exc:
         raise LedgerError(f"mechanism cannot be accounted: {exc}") from None
@@ -156,6 +164,14 @@ def _spec_of(t: Threshold) -> ThresholdSpec:
     return ThresholdSpec(t.metric, t.level, t.value, t.delta, t.fpr)
 
 
+@dataclass
+class Head:
+    """The chain head as seen inside one write transaction."""
+
+    seq: int
+    hash: str
+
+
 class Ledger:
     """A privacy-budget ledger at a SQLAlchemy URL (see :func:`fdpkit.ledger.open_ledger`)."""
 
@@ -187,9 +203,14 @@ class Ledger:
             yield s
 
     def _write(self, fn):
+        """Run ``fn(session, head)`` in one write transaction holding the chain-head lock;
+        the head row is written once, at the end."""
         def run(s: Session):
-            head = db.lock_head(s)
-            return fn(s, head)
+            row = db.lock_head(s)
+            head = Head(row.seq, row.hash)
+            result = fn(s, head)
+            row.seq, row.hash = head.seq, head.hash
+            return result
         return db.run_write(self.engine, run)
 
     # ------------------------------------------------------------------ lookups
@@ -443,23 +464,31 @@ class Ledger:
 
     # ------------------------------------------------------------------ totals
     def _released_state(self, s: Session, dataset_id: int) -> tuple[Composition, list[int], float]:
-        rows = s.execute(select(Release.id, Release.gaussian_mu, Release.spec, Release.epsilon_ref)
-                         .where(Release.dataset_id == dataset_id, Release.state == "released")).all()
-        by_id = {row.id: row for row in rows}
+        """The composition of the dataset's released releases: the cached state plus the
+        releases it does not cover yet (all of them when the cache does not match)."""
+        current = set(s.execute(select(Release.id).where(Release.dataset_id == dataset_id,
+                                                         Release.state == "released")).scalars())
         cache = s.get(ComposedState, dataset_id)
         state, ids, eps_sum = Composition.empty(), [], 0.0
         if cache is not None:
             cached_ids = json.loads(cache.release_ids)
-            if set(cached_ids) <= set(by_id):
+            if set(cached_ids) <= current:
                 try:
                     state, ids, eps_sum = Composition.from_bytes(cache.state), cached_ids, cache.epsilon_sum
                 except ValueError:
                     pass
-        missing = [by_id[i] for i in sorted(set(by_id) - set(ids))]
+        missing = sorted(current - set(ids))
         if missing:
-            state = _add_rows(state, missing)
-            eps_sum += sum(m.epsilon_ref for m in missing)
-            ids = sorted(by_id)
+            cols = select(Release.id, Release.gaussian_mu, Release.spec, Release.epsilon_ref)
+            if len(missing) > 500:
+                rows = [r for r in s.execute(cols.where(Release.dataset_id == dataset_id,
+                                                        Release.state == "released")) if r.id in set(missing)]
+            else:
+                rows = list(s.execute(cols.where(Release.id.in_(missing))))
+            rows.sort(key=lambda r: r.id)
+            state = _add_rows(state, rows)
+            eps_sum += sum(m.epsilon_ref for m in rows)
+            ids = sorted(current)
         return state, ids, eps_sum
 
     @staticmethod

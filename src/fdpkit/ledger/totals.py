@@ -12,10 +12,11 @@ epsilon comes from the accountant's own (upper-bound) profile.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterable
 
 from fdpkit.accounting import Composition
+from fdpkit.convert import epsilon_for_delta as gdp_epsilon_for_delta
 from fdpkit.fit import fit_gdp
 
 #: delta of the headline epsilon and of the basic-composition sum; FPR of the headline TPR.
@@ -84,29 +85,73 @@ def _num(name: str, value: Any) -> float:
     return v
 
 
-@dataclass(frozen=True)
 class Total:
-    """The composed guarantee of a set of releases.
+    """The composed guarantee of a set of releases, read lazily (each quantity is computed
+    the first time it is asked for).
 
-    ``mu``/``regret``/``alpha_min``: tight mu-GDP fit; ``epsilons``: delta -> epsilon;
-    ``tpr``: certified TPR at FPR 1e-3; ``epsilon_sum``/``delta_sum``: basic composition of
-    each release's own (epsilon, 1e-5), shown so users see what tight composition saves.
+    ``mu``/``regret``/``alpha_min``: tight mu-GDP fit (exact for GDP); ``epsilon_at(delta)``
+    from the accountant's profile (for GDP the closed form, rounded up); ``tpr``: certified TPR at FPR 1e-3; ``epsilon_sum`` and
+    ``delta_sum``: basic composition of each release's own (epsilon, 1e-5), shown so users
+    see what tight composition saves.
     """
 
-    count: int
-    method: str
-    bound: str
-    mu: float
-    regret: float
-    alpha_min: float
-    epsilons: dict[float, float]
-    tpr: float
-    epsilon_sum: float
-    composition: Composition = field(repr=False, compare=False)
+    def __init__(self, composition: Composition, epsilon_sum: float) -> None:
+        self.composition = composition
+        self.count = composition.count
+        self.method = composition.method
+        self.epsilon_sum = float(epsilon_sum)
+        self._eps: dict[float, float] = {}
+        self._fit: tuple[float, float, float] | None = None
+
+    @property
+    def bound(self) -> str:
+        return "lower" if self.method == "PLD" else "exact"
+
+    def epsilon_at(self, delta: float) -> float:
+        d = float(delta)
+        if d not in self._eps:
+            if not (0.0 < d < 1.0):
+                raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
+            self._eps[d] = (float(gdp_epsilon_for_delta(self.composition.gaussian_mu, d))
+                            if self.method != "PLD" else self.composition.epsilon_for_delta(d))
+        return self._eps[d]
 
     @property
     def epsilon(self) -> float:
-        return self.epsilons[DELTA_REF]
+        return self.epsilon_at(DELTA_REF)
+
+    @property
+    def epsilons(self) -> dict[float, float]:
+        self.epsilon_at(DELTA_REF)
+        return dict(sorted(self._eps.items()))
+
+    def _fitted(self) -> tuple[float, float, float]:
+        if self._fit is None:
+            if self.method == "PLD":
+                fit = fit_gdp(self.composition.curve())
+                self._fit = (float(fit.mu), float(fit.regret), float(fit.alpha_min))
+            else:
+                self._fit = (self.composition.gaussian_mu, 0.0, 0.0)
+        return self._fit
+
+    @property
+    def mu(self) -> float:
+        return self._fitted()[0]
+
+    @property
+    def regret(self) -> float:
+        return self._fitted()[1]
+
+    @property
+    def alpha_min(self) -> float:
+        return self._fitted()[2]
+
+    @property
+    def tpr(self) -> float:
+        return self.tpr_at(FPR_REF)
+
+    def tpr_at(self, fpr: float) -> float:
+        return float(self.composition.curve().tpr(float(fpr)))
 
     @property
     def delta_sum(self) -> float:
@@ -116,33 +161,24 @@ class Total:
         if t.metric == "mu":
             return self.mu
         if t.metric == "epsilon":
-            if t.delta not in self.epsilons:
-                self.epsilons[t.delta] = self.composition.epsilon_for_delta(t.delta)
-            return self.epsilons[t.delta]
-        return float(self.composition.curve().tpr(t.fpr))
+            return self.epsilon_at(t.delta)
+        return self.tpr_at(t.fpr)
 
     def to_dict(self) -> dict[str, Any]:
         return {"count": self.count, "method": self.method, "bound": self.bound, "mu": self.mu,
                 "regret": self.regret, "alpha_min": self.alpha_min,
                 "epsilon": self.epsilon, "delta": DELTA_REF,
-                "epsilons": [{"delta": d, "epsilon": e} for d, e in sorted(self.epsilons.items())],
+                "epsilons": [{"delta": d, "epsilon": e} for d, e in self.epsilons.items()],
                 "tpr_at_fpr": {"fpr": FPR_REF, "tpr": self.tpr},
                 "epsilon_sum": self.epsilon_sum, "delta_sum": self.delta_sum}
 
 
 def read_total(state: Composition, epsilon_sum: float, deltas: Iterable[float] = ()) -> Total:
-    """Read ``state`` at delta 1e-5 (and ``deltas``) and FPR 1e-3."""
-    eps = {DELTA_REF: state.epsilon_for_delta(DELTA_REF)}
+    """The total of ``state`` (read lazily; ``deltas`` are read at once)."""
+    total = Total(state, epsilon_sum)
     for d in deltas:
-        eps.setdefault(float(d), state.epsilon_for_delta(d))
-    curve = state.curve()
-    if state.method == "PLD":
-        fit = fit_gdp(curve)
-        mu, regret, amin = float(fit.mu), float(fit.regret), float(fit.alpha_min)
-    else:
-        mu, regret, amin = state.gaussian_mu, 0.0, 0.0
-    return Total(state.count, state.method, curve.bound, mu, regret, amin, eps,
-                 float(curve.tpr(FPR_REF)), float(epsilon_sum), state)
+        total.epsilon_at(d)
+    return total
 
 
 @dataclass(frozen=True)
