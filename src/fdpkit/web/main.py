@@ -4,6 +4,8 @@ headers and the error handlers."""
 
 from __future__ import annotations
 
+import html
+
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
@@ -11,7 +13,8 @@ from fastapi.staticfiles import StaticFiles
 
 import fdpkit
 from fdpkit.web.common import HERE, Limits
-from fdpkit.web.routers import calculator, convert, plan, report, risk
+from fdpkit.web.auth import AuthError
+from fdpkit.web.routers import calculator, convert, ledger_api, ledger_login, ledger_pages, plan, report, risk
 
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
        "font-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; "
@@ -26,8 +29,10 @@ SECURITY_HEADERS = {
 }
 
 
-def create_app(limits: Limits | None = None) -> FastAPI:
-    """Build the web application (``uvicorn`` serves it via ``fdpkit serve``)."""
+def create_app(limits: Limits | None = None, ledger_url: str | None = None) -> FastAPI:
+    """Build the web application (``uvicorn`` serves it via ``fdpkit serve``). The ledger
+    pages use ``ledger_url`` (default: ``FDPKIT_LEDGER``, else the SQLite file in the user's
+    data directory), opened on first use."""
     app = FastAPI(
         docs_url=None,
         redoc_url=None,
@@ -36,8 +41,9 @@ def create_app(limits: Limits | None = None) -> FastAPI:
         description="Risk-aware differential-privacy calculator: tight mu-GDP, attack risk, planning.",
     )
     app.state.limits = limits or Limits()
+    app.state.ledger_url = ledger_url
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
-    for module in (calculator, report, convert, risk, plan):
+    for module in (calculator, report, convert, risk, plan, ledger_login, ledger_pages, ledger_api):
         app.include_router(module.router)
 
     @app.middleware("http")
@@ -57,6 +63,18 @@ def create_app(limits: Limits | None = None) -> FastAPI:
                    "type": str(e.get("type"))} for e in exc.errors()]  # no raw input: it may be bytes
         return JSONResponse({"detail": "; ".join(parts) or "invalid request", "errors": errors},
                             status_code=422)
+
+    @app.exception_handler(AuthError)
+    async def auth_error(request: Request, exc: AuthError):
+        if exc.api:
+            return JSONResponse({"detail": exc.message}, status_code=exc.status)
+        if exc.status == 401:
+            from urllib.parse import quote
+
+            return RedirectResponse(f"/ledger/login?next={quote(request.url.path)}", status_code=303)
+        return HTMLResponse(f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>Forbidden</title>"
+                            f"</head><body><h1>Forbidden</h1><p id='forbidden'>{html.escape(exc.message)}</p>"
+                            "<p><a href='/ledger'>Ledger</a></p></body></html>", status_code=403)
 
     @app.exception_handler(ValueError)
     async def value_error(request: Request, exc: ValueError):
