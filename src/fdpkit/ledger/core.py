@@ -64,6 +64,15 @@ class Prepared:
     spec: str
     gaussian_mu: float | None
     epsilon_ref: float
+    #: the mechanism's own composition state (None for the Gaussian family)
+    alone: Composition | None = field(default=None, repr=False)
+
+    def after(self, state: Composition) -> Composition:
+        """``state`` followed by this mechanism (one composition at most)."""
+        if self.alone is None:
+            return Composition(state.count + 1, state.gaussian_mu_sq + self.gaussian_mu ** 2, state.pld,
+                               state.discretization)
+        return state.merge(self.alone)
 
 
 @functools.lru_cache(maxsize=256)
@@ -76,12 +85,16 @@ def prepare(mechanism: Any) -> Prepared:
     delta = 1e-5) before any transaction."""
     mech = parse_mechanism(mechanism)
     mu = gaussian_mu(mech)
+    alone = None
     try:
-        eps = (_gdp_epsilon_ref(mu) if mu is not None
-               else Composition.empty().add([mech]).epsilon_for_delta(DELTA_REF))
+        if mu is not None:
+            eps = _gdp_epsilon_ref(mu)
+        else:
+            alone = Composition.empty().add([mech])
+            eps = alone.epsilon_for_delta(DELTA_REF)
     except ValueError as exc:
         raise LedgerError(f"mechanism cannot be accounted: {exc}") from None
-    return Prepared(mech, canonical(mech.to_dict()), mu, eps)
+    return Prepared(mech, canonical(mech.to_dict()), mu, eps, alone)
 
 
 def render_report(mechanism: Mechanism) -> tuple[bytes, bytes]:
@@ -179,6 +192,7 @@ class Ledger:
         self.url = db.resolve_url(url)
         self.engine = db.make_engine(self.url)
         self._sessions = db.session_factory(self.engine)
+        self._totals: dict[tuple, Total] = {}
         if upgrade:
             self.init()
         elif db.current_revision(self.engine) is None:
@@ -413,12 +427,13 @@ class Ledger:
     def withdraw(self, release_id: Any, *, user: str, comment: str = "") -> Release:
         return self._close(release_id, user, comment, "withdrawn", ("proposed", "approved"))
 
-    def _release_in(self, s: Session, head, r: Release, user: str, override_reason: str | None) -> Release:
+    def _release_in(self, s: Session, head, r: Release, user: str, override_reason: str | None,
+                    prepared: Prepared | None = None) -> Release:
         if r.state != "approved":
             raise LedgerError(f"release {r.id} is {r.state}: only an approved release can be released")
         state, ids, eps_sum = self._released_state(s, r.dataset_id)
         before = read_total(state, eps_sum)
-        after_state = _add_rows(state, [r])
+        after_state = prepared.after(state) if prepared is not None else _add_rows(state, [r])
         after = read_total(after_state, eps_sum + r.epsilon_ref)
         specs = [_spec_of(t) for t in s.execute(select(Threshold).where(Threshold.dataset_id == r.dataset_id)).scalars()]
         hard = [c for c in crossings(after, specs) if c.exceeded and c.threshold.level == "hard"]
@@ -456,10 +471,10 @@ class Ledger:
         p = prepare(mechanism)
         reports = render_report(p.mechanism) if report else None
 
-        def fn(s: Session, head):
+        def fn(s: Session, head):  # noqa: D401
             r = self._propose_in(s, head, dataset, p, title, user, purpose or "")
             self._approve_in(s, head, r, approver, "", reports)
-            return self._release_in(s, head, r, approver, override_reason)
+            return self._release_in(s, head, r, approver, override_reason, p)
         return self._write(fn)
 
     # ------------------------------------------------------------------ totals
@@ -522,11 +537,29 @@ class Ledger:
         if stale and ids:
             self._refresh_cache(d.id, state, ids, eps_sum)
         deltas = [t.delta for t in specs if t.delta is not None]
-        released = read_total(state, eps_sum, deltas)
+        released = self._total(d.id, state, ids, eps_sum, deltas)
         with_approved = (read_total(_add_rows(state, approved), eps_sum + sum(a.epsilon_ref for a in approved),
                                     deltas) if approved else released)
         counts = {k: int(counts.get(k, 0)) for k in ("proposed", "approved", "released", "rejected", "withdrawn")}
         return Status(d, counts, released, with_approved, crossings(released, specs), alerts)
+
+    def _total(self, dataset_id: int, state: Composition, ids: list[int], eps_sum: float,
+               deltas: list[float]) -> Total:
+        """The released total, kept in memory per set of releases: its readings (mu fit,
+        epsilons) are computed once per change of the ledger, not once per request."""
+        key = (dataset_id, tuple(ids), eps_sum)
+        total = self._totals.get(key)
+        if total is None:
+            total = read_total(state, eps_sum)
+            if len(self._totals) >= 16:
+                try:
+                    self._totals.pop(next(iter(self._totals)))
+                except (KeyError, StopIteration, RuntimeError):  # another thread got there first
+                    pass
+            self._totals[key] = total
+        for dl in deltas:
+            total.epsilon_at(dl)
+        return total
 
     def check(self, dataset: str, mechanism: Any) -> Check:
         """What releasing ``mechanism`` would do to ``dataset``'s released total (about one
@@ -534,13 +567,11 @@ class Ledger:
         p = prepare(mechanism)
         with self.read() as s:
             d = self._dataset(s, dataset)
-            state, _, eps_sum = self._released_state(s, d.id)
+            state, ids, eps_sum = self._released_state(s, d.id)
             specs = [_spec_of(t) for t in s.execute(select(Threshold).where(Threshold.dataset_id == d.id)).scalars()]
         deltas = [t.delta for t in specs if t.delta is not None]
-        before = read_total(state, eps_sum, deltas)
-        after_state = state.add([p.mechanism]) if p.gaussian_mu is None else Composition(
-            state.count + 1, state.gaussian_mu_sq + p.gaussian_mu ** 2, state.pld, state.discretization)
-        after = read_total(after_state, eps_sum + p.epsilon_ref, deltas)
+        before = self._total(d.id, state, ids, eps_sum, deltas)
+        after = read_total(p.after(state), eps_sum + p.epsilon_ref, deltas)
         return Check(before, after, crossings(after, specs), newly_exceeded(before, after, specs))
 
     def check_release(self, release_id: Any) -> Check:

@@ -106,10 +106,12 @@ def draw_timeline(rows: list[TimelineRow], epsilon_thresholds: list[tuple[str, f
 
     def draw(ax):
         xs = [r.start for r in rows]
-        ax.step(xs, [r.epsilon for r in rows], where="post", marker="o", ms=3,
-                label=f"ε (tight composition, δ = {DELTA_REF:g})")
-        ax.step(xs, [r.epsilon_sum for r in rows], where="post", ls="--",
-                label="Σ ε (basic composition)")
+        if xs:  # close the last bucket so that a single bucket is a segment, not a dot
+            xs.append(xs[-1] + (xs[-1] - xs[-2] if len(xs) > 1 else dt.timedelta(days=7)))
+        eps = [r.epsilon for r in rows] + [rows[-1].epsilon] if rows else []
+        eps_sum = [r.epsilon_sum for r in rows] + [rows[-1].epsilon_sum] if rows else []
+        ax.step(xs, eps, where="post", marker="o", ms=3, label=f"ε (tight composition, δ = {DELTA_REF:g})")
+        ax.step(xs, eps_sum, where="post", ls="--", color="tab:purple", label="Σ ε (basic composition)")
         for level, value in epsilon_thresholds:
             ax.axhline(value, ls=":", color={"notice": "grey", "warning": "tab:orange",
                                              "hard": "tab:red"}.get(level, "grey"),
