@@ -29,6 +29,7 @@ from fdpkit.curves import (  # noqa: E402
     TradeOffCurve,
     UniformSamplingCurve,
     envelope,
+    group_curve,
     worst_case,
 )
 
@@ -72,11 +73,12 @@ from fdpkit.risk import (  # noqa: E402
 )
 
 # --- mechanisms / accounting / report / calibration ------------------------------------
-from fdpkit.accounting import account, tradeoff_curve  # noqa: E402
+from fdpkit.accounting import account, compose_curves, tradeoff_curve  # noqa: E402
 from fdpkit.calibrate import CalibrationResult, calibrate_dpsgd  # noqa: E402
 from fdpkit.mechanisms import (  # noqa: E402
     ApproxDP,
     Composed,
+    CurveMechanism,
     Gaussian,
     Laplace,
     Mechanism,
@@ -84,11 +86,17 @@ from fdpkit.mechanisms import (  # noqa: E402
     RandomizedResponse,
     Repeated,
     Subsampled,
+    UniformSampling,
     dpsgd,
     mechanism_from_dict,
     mechanism_from_json,
 )
 from fdpkit.privacy import PrivacyReport, privacy_report  # noqa: E402
+
+# --- audits (the function fdpkit.audit shadows the package name on purpose: use
+# ``from fdpkit.audit import ...`` for the package's other names) -------------------------
+from fdpkit.audit import AuditResult, SimulatedAttack, audit_from_counts, simulate_attack  # noqa: E402
+from fdpkit.audit import audit  # noqa: E402
 
 # --- utility / planning ---------------------------------------------------------------
 from fdpkit.planning import ZTestSpec, privacy_first, utility_first  # noqa: E402
@@ -106,6 +114,12 @@ from fdpkit.utility import (  # noqa: E402
 
 __all__ = [
     "__version__",
+    # audits
+    "AuditResult",
+    "SimulatedAttack",
+    "audit",
+    "audit_from_counts",
+    "simulate_attack",
     # utility / planning
     "ZTestSpec",
     "adjusted_alpha",
@@ -123,6 +137,7 @@ __all__ = [
     "ApproxDP",
     "CalibrationResult",
     "Composed",
+    "CurveMechanism",
     "Gaussian",
     "Laplace",
     "Mechanism",
@@ -131,7 +146,9 @@ __all__ = [
     "RandomizedResponse",
     "Repeated",
     "Subsampled",
+    "UniformSampling",
     "account",
+    "compose_curves",
     "calibrate_dpsgd",
     "dpsgd",
     "mechanism_from_dict",
@@ -171,6 +188,7 @@ __all__ = [
     "TradeOffCurve",
     "UniformSamplingCurve",
     "envelope",
+    "group_curve",
     "worst_case",
     "GDPFit",
     "advantage",

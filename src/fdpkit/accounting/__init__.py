@@ -10,10 +10,15 @@ from fdpkit.accounting.curve import (
 )
 from fdpkit.accounting.running import RUNNING_DISCRETIZATION, Composition, gaussian_mu
 
+from fdpkit.accounting.compose import compose_curves
+from fdpkit.accounting.from_curve import pld_from_curve
+
 __all__ = [
     "RUNNING_DISCRETIZATION",
     "Composition",
     "gaussian_mu",
+    "compose_curves",
+    "pld_from_curve",
     "DISCRETIZATION_DEFAULT",
     "Accounting",
     "account",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import typer
 
-from fdpkit.cli import calibrate, convert, ledger, plot, report, risk, serve, utility
+from fdpkit.cli import audit, calibrate, convert, ledger, plot, report, risk, serve, utility
 from fdpkit.cli._common import State
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
@@ -15,6 +15,7 @@ app.add_typer(report.report_app, name="report")
 app.add_typer(convert.convert_app, name="convert")
 app.add_typer(calibrate.calibrate_app, name="calibrate")
 app.add_typer(ledger.ledger_app, name="ledger")
+app.add_typer(audit.audit_app, name="audit")
 app.command("risk")(risk.risk)
 app.command("tables")(convert.tables)
 app.command("power")(utility.power)

@@ -14,7 +14,9 @@ from fastapi.staticfiles import StaticFiles
 import fdpkit
 from fdpkit.web.common import HERE, Limits
 from fdpkit.web.auth import AuthError
-from fdpkit.web.routers import calculator, convert, ledger_api, ledger_login, ledger_pages, plan, report, risk
+from fdpkit.web.routers import (
+    audit, calculator, convert, ledger_api, ledger_login, ledger_pages, plan, report, risk,
+)
 
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
        "font-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; "
@@ -43,7 +45,7 @@ def create_app(limits: Limits | None = None, ledger_url: str | None = None) -> F
     app.state.limits = limits or Limits()
     app.state.ledger_url = ledger_url
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
-    for module in (calculator, report, convert, risk, plan, ledger_login, ledger_pages, ledger_api):
+    for module in (calculator, report, convert, risk, plan, audit, ledger_login, ledger_pages, ledger_api):
         app.include_router(module.router)
 
     @app.middleware("http")
