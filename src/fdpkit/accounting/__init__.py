@@ -8,10 +8,9 @@ from fdpkit.accounting.curve import (
     curve_from_pld,
     tradeoff_curve,
 )
-from fdpkit.accounting.running import RUNNING_DISCRETIZATION, Composition, gaussian_mu
-
 from fdpkit.accounting.compose import compose_curves
 from fdpkit.accounting.from_curve import pld_from_curve
+from fdpkit.accounting.running import RUNNING_DISCRETIZATION, Composition, gaussian_mu
 
 __all__ = [
     "RUNNING_DISCRETIZATION",
