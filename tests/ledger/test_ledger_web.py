@@ -72,6 +72,8 @@ PAGES = [
     ("GET", "/ledger", "viewer", None),
     ("GET", "/ledger/d/census", "viewer", None),
     ("GET", "/ledger/r/1", "viewer", None),
+    ("GET", "/ledger/d/census/export.csv", "viewer", None),
+    ("GET", "/ledger/r/1/report.pdf", "viewer", None),
     ("GET", "/ledger/history", "viewer", None),
     ("GET", "/ledger/queue", "approver", None),
     ("GET", "/ledger/users", "admin", None),
@@ -123,8 +125,8 @@ def test_route_tables_cover_every_ledger_route(setup):
               and m != "HEAD"}
     listed = {(m, re.sub(r"/(census|999|1)(?=/|$)", "/{x}", p)) for m, p, _, _ in PAGES + API}
     norm = {(m, re.sub(r"\{[a-z_]+\}", "{x}", p)) for m, p in routes}
-    norm = {(m, p.replace("report.{x}", "report.pdf")) for m, p in norm}
-    assert norm - {("GET", "/ledger/r/{x}/report.pdf")} <= listed
+    norm = {(m, p.replace("report.{x}", "report.pdf").replace("export.{x}", "export.csv")) for m, p in norm}
+    assert norm <= listed, norm - listed
 
 
 @pytest.mark.parametrize("method,path,role,body", PAGES + API, ids=[f"{m} {p}" for m, p, _, _ in PAGES + API])
@@ -217,6 +219,9 @@ def test_round_trip_through_the_pages(setup):
     assert 'id="alerts"' in page and "warning threshold exceeded" in page and "<svg" in page
     again = approver.post(f"/ledger/r/{rid}/approve", data={"csrf_token": csrf})
     assert again.status_code == 422 and "only a proposed" in again.text
+    pdf = approver.get("/ledger/d/census/export.pdf")
+    assert pdf.status_code == 200 and pdf.content.startswith(b"%PDF")
+    assert approver.get(f"/ledger/r/{rid}/report.pdf").content.startswith(b"%PDF")
     api = _client(setup)
     _login_api(api, "viewer")
     st = api.get("/api/ledger/datasets/census/status").json()

@@ -77,6 +77,24 @@ async def dataset_page(request: Request, name: str, p: Principal = require("view
     return await _dataset_view(request, p, name)
 
 
+@router.get("/ledger/d/{name}/export.{fmt}", include_in_schema=False)
+async def dataset_export(request: Request, name: str, fmt: str, p: Principal = require("viewer")):
+    """The ledger report of a dataset (PDF, HTML, CSV, JSON, Markdown)."""
+    from fdpkit.ledger import NotFound
+    from fdpkit.ledger.timeline import ledger_document
+    from fdpkit.report import FORMATS, render_document
+    from fdpkit.web.common import MEDIA, download
+
+    if fmt not in FORMATS:
+        return Response(f"format must be one of {', '.join(FORMATS)}", status_code=404)
+    led = ledger_of(request)
+    try:
+        data = await call(lambda: render_document(ledger_document(led, name), fmt))
+    except NotFound as exc:
+        return Response(str(exc), status_code=404)
+    return download(data, f"ledger-{quote(name)}.{fmt}", MEDIA[fmt])
+
+
 @router.post("/ledger/d/{name}/propose", include_in_schema=False)
 async def propose(request: Request, name: str, p: Principal = require("analyst")):
     form = await request.form()
