@@ -3,7 +3,6 @@ fixture runs every test on both): concurrent writers from two OS processes, a wr
 with SIGKILL in the middle of recording a release with its report, and tampering found by
 ``verify``."""
 
-import os
 import signal
 import subprocess
 import sys
@@ -13,7 +12,6 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 
-from fdpkit.ledger import open_ledger
 
 WORKER = str(Path(__file__).with_name("_worker.py"))
 PER_PROCESS = 500

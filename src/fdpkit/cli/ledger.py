@@ -355,7 +355,7 @@ def timeline(name: str = typer.Argument(..., help="Dataset name."),
              db: Optional[str] = DbOpt, format: str = typer.Option("text", "--format", "-f", help="text, json or csv.")) -> None:
     """The running total over time (weekly buckets by default)."""
     _check_fmt(format, ("text", "json", "csv"))
-    from fdpkit.ledger.timeline import HEADER, draw_timeline, timeline as tl, timeline_csv
+    from fdpkit.ledger.timeline import ADJECTIVE, HEADER, draw_timeline, timeline as tl, timeline_csv
     from fdpkit.report import write_atomic
 
     led = _open(db)
@@ -378,7 +378,7 @@ def timeline(name: str = typer.Argument(..., help="Dataset name."),
         else:
             sys.stdout.write(data)
         return
-    _table(f"Timeline: {name} ({bucket}ly)", list(HEADER), [r.cells() for r in rows])
+    _table(f"Timeline: {name} ({ADJECTIVE[bucket]})", list(HEADER), [r.cells() for r in rows])
 
 
 @ledger_app.command("history")

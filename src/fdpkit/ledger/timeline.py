@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import math
 from dataclasses import dataclass
 from typing import Any
 
+from fdpkit._numerics import json_safe
 from fdpkit.ledger.chain import canonical, utc
 from fdpkit.ledger.core import Ledger, Status, _add_rows, event_dict, release_dict
 from fdpkit.ledger.totals import DELTA_REF, FPR_REF, read_total
@@ -20,6 +20,7 @@ from fdpkit.accounting import Composition
 from fdpkit.report.model import Figure, ReportDocument, Section, Table, fmt
 
 BUCKETS = ("week", "day", "month")
+ADJECTIVE = {"week": "weekly", "day": "daily", "month": "monthly"}
 #: Most buckets a timeline may have (gaps are filled with empty buckets).
 MAX_BUCKETS = 520
 HEADER = ("period start", "releases", "released total", "μ", "regret", f"ε at δ = {DELTA_REF:g}",
@@ -174,7 +175,7 @@ def ledger_document(ledger: Ledger, dataset: str, bucket: str = "week") -> Repor
     thr = Table("Thresholds", ("level", "metric", "limit", "current", "exceeded"), tuple(
         (c.threshold.level, c.threshold.describe(), fmt(c.threshold.value), fmt(c.current),
          "yes" if c.exceeded else "no") for c in status.thresholds))
-    tl = Table(f"Timeline ({bucket}ly buckets)", HEADER, tuple(tuple(fmt(c) for c in row.cells()) for row in rows))
+    tl = Table(f"Timeline ({ADJECTIVE[bucket]} buckets)", HEADER, tuple(tuple(fmt(c) for c in row.cells()) for row in rows))
     rel = Table("Releases", ("id", "title", "state", "analyst", "released at", "ε alone"), tuple(
         (str(x["id"]), x["title"], x["state"], x["analyst"], x["released_at"] or "-", fmt(x["epsilon_ref"]))
         for x in data["releases"]))
@@ -185,8 +186,5 @@ def ledger_document(ledger: Ledger, dataset: str, bucket: str = "week") -> Repor
                 Section("Warnings", alerts or ("No threshold crossed.",)),
                 Section("Timeline", (), (tl,)), Section("Releases", (), (rel,)))
     return ReportDocument(f"Privacy-budget ledger: {dataset}", summary, sections, figures,
-                          json.loads(json.dumps(data, default=str, allow_nan=True).replace("Infinity", '"inf"')))
+                          json_safe(data))
 
-
-def _finite(x: float) -> float | str:
-    return x if math.isfinite(x) else "inf"
