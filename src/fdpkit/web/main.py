@@ -12,10 +12,31 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
 import fdpkit
-from fdpkit.web.common import HERE, Limits
 from fdpkit.web.auth import AuthError
-from fdpkit.web.routers import (
-    audit, calculator, convert, ledger_api, ledger_login, ledger_pages, plan, report, risk,
+from fdpkit.web.common import HERE, Limits
+from fdpkit.web.routers import audit
+from fdpkit.web.routers import calculator
+from fdpkit.web.routers import convert
+from fdpkit.web.routers import ledger_api
+from fdpkit.web.routers import ledger_login
+from fdpkit.web.routers import ledger_pages
+from fdpkit.web.routers import plan
+from fdpkit.web.routers import report
+from fdpkit.web.routers import risk
+from fdpkit.web.routers import sweep
+
+#: One router per page and its JSON twins, in navigation order.
+ROUTERS = (
+    calculator,
+    report,
+    convert,
+    risk,
+    plan,
+    sweep,
+    audit,
+    ledger_login,
+    ledger_pages,
+    ledger_api,
 )
 
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
@@ -45,7 +66,7 @@ def create_app(limits: Limits | None = None, ledger_url: str | None = None) -> F
     app.state.limits = limits or Limits()
     app.state.ledger_url = ledger_url
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
-    for module in (calculator, report, convert, risk, plan, audit, ledger_login, ledger_pages, ledger_api):
+    for module in ROUTERS:
         app.include_router(module.router)
 
     @app.middleware("http")
