@@ -141,8 +141,10 @@ ALPHA_FLOOR = 1e-15
 #: The first tilt: -1/2 weighs both hypotheses alike (x ~ sqrt(p q)), centring the FFT on
 #: the losses near 0 that decide TPR near 1 and the curve's diagonal crossing.
 THETA_START = -0.5
-#: At most this many tilts per direction.
-MAX_TILTS = 8
+#: At most this many tilts per direction from the a-priori placement ...
+MAX_TILTS = 6
+#: ... and this many more added where the achieved bound is loose (Step 2).
+REFINE_PASSES = 2
 #: FFT error constant c_F per radix level, in units of round-off (see Step 3).
 FFT_LEVEL_ERROR = 10.0
 
@@ -462,11 +464,25 @@ def _input_rounding(factors: list[_Factor], cum: _Cumulants, theta: float, u: fl
     return up, low
 
 
-def compose(parts: list[tuple[PmfArrays, int]], *, dtype=np.float64) -> PmfArrays:
+def compose(parts: list[tuple[PmfArrays, int]], *, dtype=None) -> PmfArrays:
     """The dominating PMF (7) of the composition of ``parts`` (single-step PMF, times).
 
-    All parts must share one discretization. ``dtype`` (float64 or longdouble) is the FFT
-    precision; the error bounds use its unit round-off."""
+    All parts must share one discretization. ``dtype`` (float64 or longdouble) fixes the
+    FFT precision (the error bounds use its unit round-off); by default float64 is used,
+    and the composition is redone in extended precision (numpy's longdouble, where it is
+    wider than float64) when the float64 bound on some tail sum that matters stays above
+    REL_TAIL of the sum (Step 2): a PMF concentrated on a few grid points composed 10^6
+    times, whose rare-event tail no tilt isolates."""
+    if dtype is not None:
+        return _compose_once(parts, dtype)[0]
+    out, worst = _compose_once(parts, np.float64)
+    if worst > REL_TAIL and np.finfo(np.longdouble).eps < np.finfo(np.float64).eps:
+        out = _compose_once(parts, np.longdouble)[0]
+    return out
+
+
+def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays, float]:
+    """One composition at FFT precision ``dtype``: (PMF, worst relative tail error bound)."""
     d = float(parts[0][0].discretization)
     for a, _ in parts:
         if not math.isclose(a.discretization, d, rel_tol=1e-12):
@@ -500,7 +516,10 @@ def compose(parts: list[tuple[PmfArrays, int]], *, dtype=np.float64) -> PmfArray
 
     p_up = np.full(size, np.inf)
     p_low = np.zeros(size)
-    for (theta, k, k1, sd), (lo, hi) in zip(tilts, windows):
+    err = np.full(size, np.inf)
+
+    def run(theta: float, k: float, sd: float, lo: int, hi: int) -> None:
+        """One pass (Eq. 6), merged into p_up, p_low and err (p_up minus the estimate)."""
         y, eps = _fft_pass(factors, cum, theta, lo, hi - lo + 1, dtype)
         alias = 0.0
         if lo > lo_sup:
@@ -509,16 +528,57 @@ def compose(parts: list[tuple[PmfArrays, int]], *, dtype=np.float64) -> PmfArray
             alias += _chernoff_mass(cum, theta, k, sd, hi * d, True)
         log_r_up, log_r_low = _input_rounding(factors, cum, theta, u)
         kappa = sum(f.times * abs(cum.lam(j, theta)[0]) for j, f in enumerate(factors))
-        sl = slice(lo - start, hi - start + 1)
+        a, b = max(lo, start), min(hi, stop)
+        if b < a:
+            return
+        y = y[a - lo:b - lo + 1]
+        sl = slice(a - start, b - start + 1)
         ls = losses[sl]
         zeta = np.expm1(u64 * ((len(factors) + 2) * kappa + 3.0 * np.abs(theta * ls) + 4.0))
         with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-            up = np.exp(k - theta * ls + log_r_up + 4 * u64) * (1.0 + zeta) * (np.maximum(y, 0.0) + eps)
-            low = np.exp(k - theta * ls + log_r_low - 4 * u64) * (1.0 - zeta) * np.maximum(y - eps - alias, 0.0)
+            scale = np.exp(k - theta * ls)
+            up = scale * math.exp(log_r_up + 4 * u64) * (1.0 + zeta) * (np.maximum(y, 0.0) + eps)
+            low = scale * math.exp(log_r_low - 4 * u64) * (1.0 - zeta) * np.maximum(y - eps - alias, 0.0)
+            excess = up - scale * np.maximum(y, 0.0)
         up = np.where(np.isnan(up), np.inf, up)
         low = np.where(np.isfinite(low), low, 0.0)
-        np.minimum(p_up[sl], up, out=p_up[sl])
+        excess = np.where(np.isnan(excess), np.inf, excess)
+        better = up < p_up[sl]
+        p_up[sl] = np.where(better, up, p_up[sl])
+        err[sl] = np.where(better, excess, err[sl])
         np.maximum(p_low[sl], low, out=p_low[sl])
+
+    for (theta, k, k1, sd), (lo, hi) in zip(tilts, windows):
+        run(theta, k, sd, lo, hi)
+    # a-posteriori refinement: where the tail sums' error bound is above REL_TAIL of the
+    # sums themselves (and the null tail is above ALPHA_FLOOR), add a tilt at the saddle
+    # point of the worst loss
+    nonneg = losses >= 0
+    done = [t[0] for t in tilts]
+
+    def worst_ratio() -> tuple[float, int]:
+        with np.errstate(invalid="ignore", over="ignore"):
+            tail_up = np.cumsum(np.minimum(p_up, 1.0)[::-1])[::-1]
+            tail_err = np.cumsum(np.minimum(err, 1.0)[::-1])[::-1]
+            tail_q = np.cumsum((np.exp(-np.maximum(losses, 0.0)) * np.minimum(p_up, 1.0))[::-1])[::-1]
+            ratio = np.where(nonneg & (tail_q > ALPHA_FLOOR) & (tail_up > 0), tail_err / tail_up, 0.0)
+        i = int(np.argmax(ratio))
+        return float(ratio[i]), i
+
+    worst, at = worst_ratio()
+    for _ in range(REFINE_PASSES):
+        if not worst > REL_TAIL:
+            break
+        theta = _saddle(cum, float(losses[at]))
+        if any(abs(theta - t) <= 1e-3 * max(1.0, abs(t)) for t in done):
+            break
+        done.append(theta)
+        k, k1, k2 = cum(theta)
+        sd = math.sqrt(k2)
+        lo = max(lo_sup, math.floor(_chernoff_x(cum, theta, k, sd, log_alias, False) / d) - 1)
+        hi = min(hi_sup, math.ceil(_chernoff_x(cum, theta, k, sd, log_alias, True) / d) + 1)
+        run(theta, k, sd, lo, max(hi, lo))
+        worst, at = worst_ratio()
     p_up = np.minimum(p_up, 1.0)
     p_low = np.minimum(p_low, p_up)
     # (7): U_up(L) = min(m + C + sum_{>= L} p_up, 1 - sum_{< L} p_low), outward rounded
@@ -530,4 +590,4 @@ def compose(parts: list[tuple[PmfArrays, int]], *, dtype=np.float64) -> PmfArray
     upper = np.maximum.accumulate(upper[::-1])[::-1]  # non-increasing, still an upper bound
     nxt = np.append(upper[1:], inf_mass)
     probs = np.maximum(upper - nxt, 0.0)
-    return PmfArrays(losses, probs, float(inf_mass), d)
+    return PmfArrays(losses, probs, float(inf_mass), d), worst
