@@ -204,7 +204,9 @@ class _Cumulants:
             return self._memo[key]
         e = self.logp[j] + theta * self.losses[j]
         top = float(np.max(e))
-        w = np.exp(e - top)
+        # terms below e^-700 are raised to it: an upper bound on Lambda (what the Chernoff
+        # bounds need), and no subnormal arithmetic
+        w = np.exp(np.maximum(e - top, -700.0))
         s = float(np.sum(w))
         l = self.losses[j]
         mean = float(np.dot(w, l)) / s
@@ -224,33 +226,39 @@ class _Cumulants:
 
 
 def _min_log_scan(fun, lam0: float) -> float:
-    """min over lambda > 0 of a unimodal ``fun``: a doubling scan over lambda0 * 2^k,
-    k = -30..12, then golden-section refinement on log lambda. Any lambda gives a valid
+    """min over lambda > 0 of a unimodal ``fun``: doubling/halving steps from lambda0 while
+    it decreases, then golden-section refinement on log lambda. Any lambda gives a valid
     Chernoff bound, so only tightness depends on finding the minimum."""
-    ks = np.arange(-30, 13)
-    vals = []
-    for k in ks:
+    def f(k: float) -> float:
         v = fun(lam0 * 2.0 ** k)
-        vals.append(v if math.isfinite(v) else math.inf)
-        if len(vals) > 3 and vals[-1] > vals[-2] > vals[-3]:
+        return v if math.isfinite(v) else math.inf
+
+    best_k, best = 0.0, f(0.0)
+    for direction in (1.0, -1.0):
+        k = best_k
+        while -40 <= k <= 20:
+            v = f(k + direction)
+            if v < best:
+                best_k, best, k = k + direction, v, k + direction
+            else:
+                break
+        if best_k != 0.0:
             break
-    i = int(np.argmin(vals))
-    best = vals[i]
     if not math.isfinite(best):
         return best
-    lo, hi = math.log(lam0) + (ks[i] - 1) * math.log(2.0), math.log(lam0) + (ks[i] + 1) * math.log(2.0)
+    lo, hi = best_k - 1.0, best_k + 1.0
     g = (math.sqrt(5.0) - 1.0) / 2.0
     a, b = hi - g * (hi - lo), lo + g * (hi - lo)
-    fa, fb = fun(math.exp(a)), fun(math.exp(b))
-    for _ in range(12):
+    fa, fb = f(a), f(b)
+    for _ in range(8):
         if fa <= fb:
             hi, b, fb = b, a, fa
             a = hi - g * (hi - lo)
-            fa = fun(math.exp(a))
+            fa = f(a)
         else:
             lo, a, fa = a, b, fb
             b = lo + g * (hi - lo)
-            fb = fun(math.exp(b))
+            fb = f(b)
     return min(best, fa, fb)
 
 
@@ -314,13 +322,15 @@ def _bregman_step(cum: _Cumulants, theta_b: float, log_r: float, hi: float) -> f
     lo, up = theta_b, hi
     if growth(up) <= log_r:
         return up
-    for _ in range(40):
+    while up - theta_b > 4.0 * (lo - theta_b) + 1e-9 and growth(theta_b + (up - theta_b) / 4.0) > log_r:
+        up = theta_b + (up - theta_b) / 4.0  # shrink a huge bracket geometrically first
+    for _ in range(14):
         mid = 0.5 * (lo + up)
         if growth(mid) <= log_r:
             lo = mid
         else:
             up = mid
-        if up - lo <= 1e-3 * max(up - theta_b, 1e-9):
+        if up - lo <= 1e-2 * max(up - theta_b, 1e-9):
             break
     return lo
 
@@ -332,13 +342,13 @@ def _saddle(cum: _Cumulants, loss: float) -> float:
         return lo
     while cum(hi)[1] < loss and hi < 1e6:
         lo, hi = hi, THETA_START + 2.0 * (hi - THETA_START)
-    for _ in range(60):
+    for _ in range(30):
         mid = 0.5 * (lo + hi)
         if cum(mid)[1] < loss:
             lo = mid
         else:
             hi = mid
-        if hi - lo <= 1e-6 * max(1.0, abs(hi)):
+        if hi - lo <= 1e-3 * max(1.0, abs(hi)):
             break
     return hi
 
@@ -366,14 +376,20 @@ def _tilts(cum: _Cumulants, l_max: float, dtype) -> list[tuple[float, float, flo
             break
         # the covered range ends at the saddle point theta_b with D(theta, theta_b) = log_tail
         lo_b, up_b = theta, hi
-        for _ in range(40):
+
+        def gap(t: float) -> float:
+            kb, k1b, _ = cum(t)
+            return k - kb - (theta - t) * k1b
+
+        while up_b - theta > 1e-9 and gap(theta + (up_b - theta) / 4.0) > log_tail:
+            up_b = theta + (up_b - theta) / 4.0
+        for _ in range(14):
             mid = 0.5 * (lo_b + up_b)
-            kb, k1b, _ = cum(mid)
-            if k - kb - (theta - mid) * k1b <= log_tail:
+            if gap(mid) <= log_tail:
                 lo_b = mid
             else:
                 up_b = mid
-            if up_b - lo_b <= 1e-3 * max(up_b - theta, 1e-9):
+            if up_b - lo_b <= 1e-2 * max(up_b - theta, 1e-9):
                 break
         kb, k1b, _ = cum(lo_b)
         if kb - (1.0 + lo_b) * k1b < math.log(ALPHA_FLOOR) or k1b >= l_max - sd:
@@ -565,6 +581,19 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays,
         i = int(np.argmax(ratio))
         return float(ratio[i]), i
 
+    # lattice: if every factor lives on lo_j + g Z, the composition lives on S0 + g Z, and
+    # is exactly 0 elsewhere (randomized response, pure DP: two losses far apart)
+    g = 0
+    for f in factors:
+        nz = np.flatnonzero(f.probs > 0)
+        g = math.gcd(g, *[int(v) for v in np.unique(np.diff(nz))]) if nz.size > 1 else g
+    if g > 1:
+        s0 = sum(f.times * f.lo for f in factors)
+        off = (start + np.arange(size) - s0) % g != 0
+        p_up[off] = 0.0
+        p_low[off] = 0.0
+        err[off] = 0.0
+
     worst, at = worst_ratio()
     for _ in range(REFINE_PASSES):
         if not worst > REL_TAIL:
@@ -578,6 +607,10 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays,
         lo = max(lo_sup, math.floor(_chernoff_x(cum, theta, k, sd, log_alias, False) / d) - 1)
         hi = min(hi_sup, math.ceil(_chernoff_x(cum, theta, k, sd, log_alias, True) / d) + 1)
         run(theta, k, sd, lo, max(hi, lo))
+        if g > 1:
+            p_up[off] = 0.0
+            p_low[off] = 0.0
+            err[off] = 0.0
         worst, at = worst_ratio()
     p_up = np.minimum(p_up, 1.0)
     p_low = np.minimum(p_low, p_up)
