@@ -104,7 +104,10 @@ on the finite mass above the window, moved to +inf), and by the complement
 sums are rounded outward by n u. With U_up the smaller of the two, made non-increasing
 by a running maximum from the top, the output PMF is
 
-    p_out(L) = U_up(L) - U_up(L + d),   infinity mass m + C.                   (7)
+    p_out(L) = U_up(L) - U_up(L + d),   infinity mass m + C,   for L >= 0.     (7)
+
+(Losses below 0 enter only through the complement; they are left out of the output: no
+delta(eps) with eps >= 0, and no vertex of the curve's steep half, reads them.)
 
 Every privacy-profile value is monotone in U: by Abel summation
 delta(eps) = sum_L (1 - e^{eps - L})_+ p(L) = sum_L U(L) (w(L) - w(L - d)) with
@@ -250,7 +253,7 @@ def _min_log_scan(fun, lam0: float) -> float:
     g = (math.sqrt(5.0) - 1.0) / 2.0
     a, b = hi - g * (hi - lo), lo + g * (hi - lo)
     fa, fb = f(a), f(b)
-    for _ in range(8):
+    for _ in range(4):
         if fa <= fb:
             hi, b, fb = b, a, fa
             a = hi - g * (hi - lo)
@@ -324,13 +327,13 @@ def _bregman_step(cum: _Cumulants, theta_b: float, log_r: float, hi: float) -> f
         return up
     while up - theta_b > 4.0 * (lo - theta_b) + 1e-9 and growth(theta_b + (up - theta_b) / 4.0) > log_r:
         up = theta_b + (up - theta_b) / 4.0  # shrink a huge bracket geometrically first
-    for _ in range(14):
+    for _ in range(8):
         mid = 0.5 * (lo + up)
         if growth(mid) <= log_r:
             lo = mid
         else:
             up = mid
-        if up - lo <= 1e-2 * max(up - theta_b, 1e-9):
+        if up - lo <= 5e-2 * max(up - theta_b, 1e-9):
             break
     return lo
 
@@ -342,13 +345,13 @@ def _saddle(cum: _Cumulants, loss: float) -> float:
         return lo
     while cum(hi)[1] < loss and hi < 1e6:
         lo, hi = hi, THETA_START + 2.0 * (hi - THETA_START)
-    for _ in range(30):
+    for _ in range(16):
         mid = 0.5 * (lo + hi)
         if cum(mid)[1] < loss:
             lo = mid
         else:
             hi = mid
-        if hi - lo <= 1e-3 * max(1.0, abs(hi)):
+        if hi - lo <= 1e-2 * max(1.0, abs(hi)):
             break
     return hi
 
@@ -383,13 +386,13 @@ def _tilts(cum: _Cumulants, l_max: float, dtype) -> list[tuple[float, float, flo
 
         while up_b - theta > 1e-9 and gap(theta + (up_b - theta) / 4.0) > log_tail:
             up_b = theta + (up_b - theta) / 4.0
-        for _ in range(14):
+        for _ in range(8):
             mid = 0.5 * (lo_b + up_b)
             if gap(mid) <= log_tail:
                 lo_b = mid
             else:
                 up_b = mid
-            if up_b - lo_b <= 1e-2 * max(up_b - theta, 1e-9):
+            if up_b - lo_b <= 5e-2 * max(up_b - theta, 1e-9):
                 break
         kb, k1b, _ = cum(lo_b)
         if kb - (1.0 + lo_b) * k1b < math.log(ALPHA_FLOOR) or k1b >= l_max - sd:
@@ -429,14 +432,14 @@ def _fft_pass(factors: list[_Factor], cum: _Cumulants, theta: float, start: int,
         if len(x) > n_fft:  # fold (circular convolution commutes with folding)
             x = np.bincount(np.arange(len(x)) % n_fft, weights=x.astype(float),
                             minlength=n_fft).astype(dtype)
-        xf = x.astype(float)
+        xf = np.asarray(x, dtype=float)
         norm2 = math.sqrt(float(np.dot(xf, xf)))
         total = float(np.sum(xf)) * (1.0 + (math.log2(len(x) + 1) + 4.0) * u) + 1e-300
         xs = sfft.rfft(x, n_fft)
-        a = np.abs(xs).astype(float)
+        a = np.asarray(np.abs(xs), dtype=float)
         gj = eta * math.sqrt(n_fft) * norm2 * (1.0 + 1e-6)
-        with np.errstate(divide="ignore"):
-            log_m.append(np.log(np.maximum(a, np.minimum(a + gj, total))))
+        m = np.maximum(a, np.minimum(a + gj, total))  # >= |X_jk| and |X^_jk|, and > 0
+        log_m.append((m, np.log(m)))
         g.append(gj)
         pw = _power(xs, f.times)
         spec = pw if spec is None else spec * pw
@@ -447,24 +450,26 @@ def _fft_pass(factors: list[_Factor], cum: _Cumulants, theta: float, start: int,
     if n_fft % 2 == 0:
         weight[-1] = 1.0
     # (3): sum_j G_j ||W_j||_2 over the full spectrum
-    log_p = sum(f.times * lm for f, lm in zip(factors, log_m))
+    prod_m = np.exp(sum(f.times * lm for f, (_, lm) in zip(factors, log_m)))
     spectral = 0.0
-    for f, lm, gj in zip(factors, log_m, g):
-        w = f.times * np.exp(log_p - lm)
+    for f, (m, _), gj in zip(factors, log_m, g):
+        w = (f.times * prod_m) / m
         spectral += gj * math.sqrt(float(np.dot(weight, w * w)))
     # (4) for repeated squaring: relative error <= (1 + 4u)^(sum T_j - 1 + J - 1) - 1
     mults = sum(f.times for f in factors) + len(factors)
     rel = math.expm1(mults * math.log1p(4.0 * u))
     if rel >= 0.5:
         raise ValueError("too many compositions for the FFT precision")
-    ym = np.abs(spec).astype(float)
-    spectral += float(np.dot(weight, ym)) * rel / (1.0 - rel) + 1e-300 * n_fft
+    # |Y^_k| <= (1 + r) |prod X^_jk^T_j| <= (1 + r) prod_m
+    spectral += float(np.dot(weight, prod_m)) * rel * (1.0 + rel) / (1.0 - rel) + 1e-300 * n_fft
     y = sfft.irfft(spec, n_fft)
-    yf = y.astype(float)
+    yf = np.asarray(y, dtype=float)
     y_norm = math.sqrt(float(np.dot(yf, yf)))
     eps = (spectral / n_fft) * (1.0 + 8 * u) + eta * y_norm / (1.0 - eta)
     shift = (start - s0) % n_fft
-    return np.roll(yf, -shift)[:size], eps
+    if shift + size <= n_fft:
+        return yf[shift:shift + size], eps
+    return np.concatenate([yf[shift:], yf[:shift + size - n_fft]]), eps
 
 
 def _input_rounding(factors: list[_Factor], cum: _Cumulants, theta: float, u: float):
@@ -550,18 +555,24 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays,
         y = y[a - lo:b - lo + 1]
         sl = slice(a - start, b - start + 1)
         ls = losses[sl]
-        zeta = np.expm1(u64 * ((len(factors) + 2) * kappa + 3.0 * np.abs(theta * ls) + 4.0))
-        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-            scale = np.exp(k - theta * ls)
-            up = scale * math.exp(log_r_up + 4 * u64) * (1.0 + zeta) * (np.maximum(y, 0.0) + eps)
-            low = scale * math.exp(log_r_low - 4 * u64) * (1.0 - zeta) * np.maximum(y - eps - alias, 0.0)
-            excess = up - scale * np.maximum(y, 0.0)
-        up = np.where(np.isnan(up), np.inf, up)
-        low = np.where(np.isfinite(low), low, 0.0)
-        excess = np.where(np.isnan(excess), np.inf, excess)
-        better = up < p_up[sl]
-        p_up[sl] = np.where(better, up, p_up[sl])
-        err[sl] = np.where(better, excess, err[sl])
+        zeta = math.expm1(u64 * ((len(factors) + 2) * kappa
+                                 + 3.0 * abs(theta) * float(np.max(np.abs(ls))) + 4.0))
+        expo = k - theta * ls
+        big = expo > 700.0  # e^{K - theta L} would overflow: no information there
+        scale = np.exp(np.minimum(expo, 700.0))
+        yp = np.maximum(y, 0.0)
+        up = scale * (math.exp(log_r_up + 4 * u64) * (1.0 + zeta)) * (yp + eps)
+        low = scale * (math.exp(log_r_low - 4 * u64) * (1.0 - zeta)) * np.maximum(y - eps - alias, 0.0)
+        excess = up - scale * yp
+        if big.any():
+            up[big], low[big], excess[big] = np.inf, 0.0, np.inf
+        cur = p_up[sl]
+        better = up < cur
+        if better.all():
+            p_up[sl], err[sl] = up, excess
+        else:
+            p_up[sl] = np.where(better, up, cur)
+            err[sl] = np.where(better, excess, err[sl])
         np.maximum(p_low[sl], low, out=p_low[sl])
 
     for (theta, k, k1, sd), (lo, hi) in zip(tilts, windows):
@@ -572,14 +583,19 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays,
     nonneg = losses >= 0
     done = [t[0] for t in tilts]
 
+    first = int(np.argmax(nonneg)) if nonneg.any() else size
+
     def worst_ratio() -> tuple[float, int]:
+        if first >= size:
+            return 0.0, 0
+        pu = np.minimum(p_up[first:], 1.0)
         with np.errstate(invalid="ignore", over="ignore"):
-            tail_up = np.cumsum(np.minimum(p_up, 1.0)[::-1])[::-1]
-            tail_err = np.cumsum(np.minimum(err, 1.0)[::-1])[::-1]
-            tail_q = np.cumsum((np.exp(-np.maximum(losses, 0.0)) * np.minimum(p_up, 1.0))[::-1])[::-1]
-            ratio = np.where(nonneg & (tail_q > ALPHA_FLOOR) & (tail_up > 0), tail_err / tail_up, 0.0)
+            tail_up = np.cumsum(pu[::-1])[::-1]
+            tail_err = np.cumsum(np.minimum(err[first:], 1.0)[::-1])[::-1]
+            tail_q = np.cumsum((np.exp(-losses[first:]) * pu)[::-1])[::-1]
+            ratio = np.where((tail_q > ALPHA_FLOOR) & (tail_up > 0), tail_err / tail_up, 0.0)
         i = int(np.argmax(ratio))
-        return float(ratio[i]), i
+        return float(ratio[i]), first + i
 
     # lattice: if every factor lives on lo_j + g Z, the composition lives on S0 + g Z, and
     # is exactly 0 elsewhere (randomized response, pure DP: two losses far apart)
@@ -612,15 +628,20 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays,
             p_low[off] = 0.0
             err[off] = 0.0
         worst, at = worst_ratio()
-    p_up = np.minimum(p_up, 1.0)
-    p_low = np.minimum(p_low, p_up)
-    # (7): U_up(L) = min(m + C + sum_{>= L} p_up, 1 - sum_{< L} p_low), outward rounded
-    n = size
-    tail = inf_mass + np.cumsum(p_up[::-1])[::-1] * (1.0 + (n + 2) * u64)
-    head = np.concatenate([[0.0], np.cumsum(p_low)[:-1]]) * (1.0 - (n + 2) * u64)
+    # (7) on the non-negative losses only: all that delta(eps), eps >= 0, and the curve read
+    # (the mass below loss 0 is left out; moving it up to loss 0 instead would add null
+    # mass at -inf, which the symmetric completion reads as a catastrophic reverse test)
+    f0 = first if first < size else size - 1
+    n = size - f0
+    head0 = math.fsum(np.minimum(p_low[:f0], 1.0)) * (1.0 - (f0 + 2) * u64)
+    pu = np.minimum(p_up[f0:], 1.0)
+    pl = np.minimum(p_low[f0:], pu)
+    tail = inf_mass + np.cumsum(pu[::-1])[::-1] * (1.0 + (n + 2) * u64)
+    head = (head0 + np.concatenate([[0.0], np.cumsum(pl)[:-1]])) * (1.0 - (n + 2) * u64)
     upper = np.minimum(np.minimum(tail, 1.0 - head + 2 * u64), 1.0)
     upper = np.maximum(upper, inf_mass)
     upper = np.maximum.accumulate(upper[::-1])[::-1]  # non-increasing, still an upper bound
     nxt = np.append(upper[1:], inf_mass)
     probs = np.maximum(upper - nxt, 0.0)
+    losses = losses[f0:]
     return PmfArrays(losses, probs, float(inf_mass), d), worst
