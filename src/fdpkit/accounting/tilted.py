@@ -547,10 +547,10 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays,
     def run(theta: float, k: float, sd: float, lo: int, hi: int) -> None:
         """One pass (Eq. 6), merged into p_up, p_low and err (p_up minus the estimate)."""
         y, eps = _fft_pass(factors, cum, theta, lo, hi - lo + 1, dtype)
-        alias = 0.0
-        if lo > lo_sup:
+        alias = 0.0  # only the lower bounds need the wrapped-around mass
+        if need_low and lo > lo_sup:
             alias += _chernoff_mass(cum, theta, k, sd, lo * d, False)
-        if hi < hi_sup:
+        if need_low and hi < hi_sup:
             alias += _chernoff_mass(cum, theta, k, sd, hi * d, True)
         log_r_up, log_r_low = _input_rounding(factors, cum, theta, u)
         kappa = sum(f.times * abs(cum.lam(j, theta)[0]) for j, f in enumerate(factors))
@@ -592,17 +592,26 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays,
 
     first = int(np.argmax(nonneg)) if nonneg.any() else size
 
+    block = 64
+
     def worst_ratio() -> tuple[float, int]:
+        """Largest (tail error bound) / (tail sum) over blocks of non-negative losses whose
+        null tail exceeds ALPHA_FLOOR (decides refinement only; block resolution)."""
         if first >= size:
             return 0.0, 0
-        pu = np.minimum(p_up[first:], 1.0)
+        nb = (size - first) // block
+        if nb == 0:
+            return 0.0, first
+        end = first + nb * block
+        pu = np.minimum(p_up[first:end], 1.0).reshape(nb, block).sum(axis=1)
+        er = np.minimum(err[first:end], 1.0).reshape(nb, block).sum(axis=1)
         with np.errstate(invalid="ignore", over="ignore"):
             tail_up = np.cumsum(pu[::-1])[::-1]
-            tail_err = np.cumsum(np.minimum(err[first:], 1.0)[::-1])[::-1]
-            tail_q = np.cumsum((np.exp(-losses[first:]) * pu)[::-1])[::-1]
+            tail_err = np.cumsum(er[::-1])[::-1]
+            tail_q = np.cumsum((np.exp(-losses[first:end:block]) * pu)[::-1])[::-1]
             ratio = np.where((tail_q > ALPHA_FLOOR) & (tail_up > 0), tail_err / tail_up, 0.0)
         i = int(np.argmax(ratio))
-        return float(ratio[i]), first + i
+        return float(ratio[i]), first + i * block
 
     # lattice: if every factor lives on lo_j + g Z, the composition lives on S0 + g Z, and
     # is exactly 0 elsewhere (randomized response, pure DP: two losses far apart)
@@ -640,7 +649,7 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays,
     # mass at -inf, which the symmetric completion reads as a catastrophic reverse test)
     f0 = first if first < size else size - 1
     n = size - f0
-    head0 = math.fsum(np.minimum(p_low[:f0], 1.0)) * (1.0 - (f0 + 2) * u64)
+    head0 = float(np.sum(np.minimum(p_low[:f0], 1.0))) * (1.0 - (f0 + 2) * u64) if need_low else 0.0
     pu = np.minimum(p_up[f0:], 1.0)
     pl = np.minimum(p_low[f0:], pu)
     tail = inf_mass + np.cumsum(pu[::-1])[::-1] * (1.0 + (n + 2) * u64)
