@@ -40,7 +40,7 @@ Compositions are computed by :mod:`fdpkit.accounting.tilted`, whose PMF dominate
 exact composition of the single-step PMFs (every tail sum an upper bound, total mass at
 most 1), so FFT round-off can neither lower a TPR nor collapse the curve. Masses are summed
 from the small end (suffix sums), so alpha and TPR keep their digits in the tail; the sums'
-own rounding is absorbed by rounding TPR up and alpha down by a relative (n + 2) u.
+own rounding is absorbed by rounding the k-th TPR up and alpha down by a relative (k + 2) u.
 Mirrored vertices take their beta from alpha exactly.
 """
 
@@ -135,9 +135,10 @@ def _steep_chain(a: PmfArrays | _Direction) -> tuple[np.ndarray, np.ndarray]:
     # raise TPR, the pessimistic side), as are the vertices zero masses would repeat
     has_mass = d.probs[:k] > 0
     p, q = d.probs[:k][has_mass], d.lower_inc[:k][has_mass]
-    # sequential sums of n non-negative terms are within (n - 1) u of the exact sums:
-    # TPR is rounded up and alpha down by that much, so no vertex moves the optimistic way
-    slack = (len(p) + 2) * _UNIT_ROUNDOFF
+    # the k-th sequential sum of non-negative terms is within a relative (k - 1) u of the
+    # exact one: TPR is rounded up and alpha down by (k + 2) u, so no vertex moves the
+    # optimistic way (relative to its own sum, so tail vertices keep their digits)
+    slack = (np.arange(len(p) + 1) + 2.0) * _UNIT_ROUNDOFF
     alpha = np.concatenate([[0.0], np.cumsum(q)]) * (1.0 - slack)
     tpr = np.minimum((max(0.0, float(d.m_inf)) + np.concatenate([[0.0], np.cumsum(p)])) * (1.0 + slack), 1.0)
     if alpha[-1] > tpr[-1]:
