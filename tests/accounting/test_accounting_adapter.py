@@ -38,7 +38,7 @@ def test_vectorised_epsilon_matches_dp_accounting():
         for delta in (1e-1, 1e-3, 1e-5, 1e-9, 1e-12, 1e-300, 0.0):
             ours, theirs = pld_epsilon_for_delta(pld, delta), pld.get_epsilon_for_delta(delta)
             assert ours >= theirs, (mech, delta, ours, theirs)       # never optimistic
-            assert ours == theirs or ours - theirs <= 2e-9 * theirs, (mech, delta, ours, theirs)
+            assert ours == theirs or ours - theirs <= 1e-8 * theirs, (mech, delta, ours, theirs)
 
 
 def test_concurrent_composition_is_identical_to_dp_accounting(monkeypatch):
@@ -61,8 +61,11 @@ def test_concurrent_composition_is_identical_to_dp_accounting(monkeypatch):
             np.testing.assert_array_equal(a.probs, b.probs)
             np.testing.assert_array_equal(a.losses, b.losses)
             assert a.infinity_mass == b.infinity_mass
-    # build_pld goes through the adapter for Repeated and Composed
+    # build_pld composes Repeated and Composed with accounting.tilted (round-off bounded):
+    # its profile agrees with dp_accounting's where round-off does not matter
     rep = build_pld(Repeated(Subsampled(Gaussian(1.5), 0.05), 40), 1e-3)
-    np.testing.assert_array_equal(pmf_arrays(rep)[1].probs, pmf_arrays(pairs[0][1])[1].probs)
+    np.testing.assert_allclose(rep.get_delta_for_epsilon(EPS), pairs[0][1].get_delta_for_epsilon(EPS),
+                               rtol=2e-5, atol=1e-15)
     comp = build_pld(Composed([Subsampled(Gaussian(1.5), 0.05), Subsampled(Laplace(2.0), 0.1)]), 1e-3)
-    assert comp.get_delta_for_epsilon(1.0) == pairs[1][1].get_delta_for_epsilon(1.0)
+    np.testing.assert_allclose(comp.get_delta_for_epsilon(EPS), pairs[1][1].get_delta_for_epsilon(EPS),
+                               rtol=2e-5, atol=1e-15)

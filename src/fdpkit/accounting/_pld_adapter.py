@@ -11,7 +11,9 @@ this adapter reads, for each adjacency direction:
 It also composes the two directions of a PLD concurrently (``self_compose``, ``compose``):
 dp_accounting composes ``_pmf_remove`` and then ``_pmf_add`` one after the other with the
 same public PMF methods; their FFTs release the GIL, so two threads give the identical PLD
-sooner. ``FDPKIT_THREADS=1`` turns this off.
+sooner. ``FDPKIT_THREADS=1`` turns this off. (``build_pld`` composes mechanisms with
+:mod:`fdpkit.accounting.tilted` instead, whose round-off is bounded; it reads the
+single-step PMFs here and runs the two directions through :func:`_both` too.)
 
 The PMF is the distribution of the privacy loss L = ln(mu_upper(o)/mu_lower(o)) with o drawn
 from mu_upper (dp_accounting's PLDPmf docstring): in the notation of Gomez et al. Thm. A.7

@@ -35,11 +35,13 @@ the accountant's, never smaller.
 Both directions are combined pessimistically by the lower convex hull of their minimum
 (``worst_case``), whose profile is the larger of the two, as in dp_accounting.
 
-Only non-negative losses are used, so the masses at negative losses (where the
-connect-the-dots PMF may carry a total slightly different from 1, about 1e-6 after
-thousands of compositions) play no role. Masses are summed from the small end (suffix
-sums), so alpha and TPR keep their digits in the tail; mirrored vertices take their beta
-from alpha exactly. FFT round-off (masses of about -1e-18) is set to 0.
+Only non-negative losses are used, so the masses at negative losses play no role.
+Compositions are computed by :mod:`fdpkit.accounting.tilted`, whose PMF dominates the
+exact composition of the single-step PMFs (every tail sum an upper bound, total mass at
+most 1), so FFT round-off can neither lower a TPR nor collapse the curve. Masses are summed
+from the small end (suffix sums), so alpha and TPR keep their digits in the tail; the sums'
+own rounding is absorbed by rounding the k-th TPR up and alpha down by a relative (k + 2) u.
+Mirrored vertices take their beta from alpha exactly.
 """
 
 from __future__ import annotations
@@ -133,8 +135,12 @@ def _steep_chain(a: PmfArrays | _Direction) -> tuple[np.ndarray, np.ndarray]:
     # raise TPR, the pessimistic side), as are the vertices zero masses would repeat
     has_mass = d.probs[:k] > 0
     p, q = d.probs[:k][has_mass], d.lower_inc[:k][has_mass]
-    alpha = np.concatenate([[0.0], np.cumsum(q)])
-    tpr = np.minimum(max(0.0, float(d.m_inf)) + np.concatenate([[0.0], np.cumsum(p)]), 1.0)
+    # the k-th sequential sum of non-negative terms is within a relative (k - 1) u of the
+    # exact one: TPR is rounded up and alpha down by (k + 2) u, so no vertex moves the
+    # optimistic way (relative to its own sum, so tail vertices keep their digits)
+    slack = (np.arange(len(p) + 1) + 2.0) * _UNIT_ROUNDOFF
+    alpha = np.concatenate([[0.0], np.cumsum(q)]) * (1.0 - slack)
+    tpr = np.minimum((max(0.0, float(d.m_inf)) + np.concatenate([[0.0], np.cumsum(p)])) * (1.0 + slack), 1.0)
     if alpha[-1] > tpr[-1]:
         raise ValueError(
             f"the PLD's null mass above loss 0 ({alpha[-1]!r}) exceeds its alternative mass "
@@ -142,6 +148,9 @@ def _steep_chain(a: PmfArrays | _Direction) -> tuple[np.ndarray, np.ndarray]:
         )
     return alpha, tpr
 
+
+#: Unit round-off of float64.
+_UNIT_ROUNDOFF = float(np.finfo(float).eps) / 2.0
 
 #: Relative margin by which a point must lie below another direction's chain to be dropped
 #: before the hull (far above float rounding, so only true non-vertices go).

@@ -1,8 +1,14 @@
-"""Mechanism value objects -> dp_accounting privacy loss distributions (public API only).
+"""Mechanism value objects -> dp_accounting privacy loss distributions.
 
-Pessimistic estimates and connect-the-dots discretisation throughout (Doroshenko et al.
-2022), add-or-remove adjacency, so that every delta(eps) the PLD reports is an upper bound
-on the mechanism's true delta(eps).
+Single steps: dp_accounting's pessimistic estimates and connect-the-dots discretisation
+(Doroshenko et al. 2022), add-or-remove adjacency, so that every delta(eps) the PLD reports
+is an upper bound on the mechanism's true delta(eps). Compositions (``Repeated``,
+``Composed``, nested in any way) are flattened into distinct single steps with their
+multiplicities and composed by :mod:`fdpkit.accounting.tilted` (round-off bounded by
+construction, never optimistic; one pass per adjacency direction for all factors), not by
+dp_accounting's ``self_compose``/``compose``, whose FFT round-off and total masses above 1
+break the curve at large step counts (issue 11). The result is returned as a
+dp_accounting ``PrivacyLossDistribution`` built from the composed arrays.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from dp_accounting import dp_event  # noqa: F401  (kept for future event-based a
 from dp_accounting.pld import common, privacy_loss_distribution as pldlib
 
 from fdpkit.accounting import _pld_adapter as _adapter
+from fdpkit.accounting import tilted
 from fdpkit.accounting.from_curve import pld_from_curve
 from fdpkit.curves import PiecewiseLinearCurve, UniformSamplingCurve
 from fdpkit.mechanisms import (
@@ -75,14 +82,39 @@ def build_pld(mechanism: Mechanism, discretization: float):
             "subsampling is supported for Gaussian and Laplace inner mechanisms, got "
             f"{type(inner).__name__}"
         )
-    if isinstance(mechanism, Repeated):
-        return _adapter.self_compose(
-            build_pld(mechanism.inner, discretization), mechanism.times, TAIL_MASS_TRUNCATION
-        )
-    if isinstance(mechanism, Composed):
-        plds = [build_pld(p, discretization) for p in mechanism.parts]
-        out = plds[0]
-        for p in plds[1:]:
-            out = _adapter.compose(out, p, TAIL_MASS_TRUNCATION)
-        return out
+    if isinstance(mechanism, (Repeated, Composed)):
+        return _compose(_flatten(mechanism), discretization)
     raise ValueError(f"mechanism must be an fdpkit mechanism, got {type(mechanism).__name__}")
+
+
+def _flatten(mechanism: Mechanism, times: int = 1, out: list | None = None) -> list:
+    """[(single-step mechanism, multiplicity)], equal steps merged, in first-seen order."""
+    out = [] if out is None else out
+    if isinstance(mechanism, Repeated):
+        return _flatten(mechanism.inner, times * mechanism.times, out)
+    if isinstance(mechanism, Composed):
+        for part in mechanism.parts:
+            _flatten(part, times, out)
+        return out
+    if isinstance(mechanism, Subsampled) and mechanism.sample_rate == 1.0:
+        return _flatten(mechanism.inner, times, out)
+    for i, (m, t) in enumerate(out):
+        if m == mechanism:
+            out[i] = (m, t + times)
+            return out
+    out.append((mechanism, times))
+    return out
+
+
+def _compose(steps: list, discretization: float):
+    """The composition of ``steps`` [(mechanism, times)] as a PLD (see module docs)."""
+    if len(steps) == 1 and steps[0][1] == 1:
+        return build_pld(steps[0][0], discretization)
+    arrays = [(_adapter.pmf_arrays(build_pld(m, discretization)), t) for m, t in steps]
+    remove = [(r, t) for (r, _), t in arrays]
+    if all(a is None for (_, a), _ in arrays):
+        return _adapter.pld_from_arrays(tilted.compose(remove))
+    add = [(r if a is None else a, t) for (r, a), t in arrays]
+    out_remove, out_add = _adapter._both(lambda: tilted.compose(remove),
+                                         lambda: tilted.compose(add))
+    return _adapter.pld_from_arrays(out_remove, out_add)

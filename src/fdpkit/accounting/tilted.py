@@ -1,0 +1,557 @@
+r"""Composition of privacy-loss PMFs with FFT round-off bounded by construction.
+
+dp_accounting composes a discretised privacy-loss distribution (PLD) T times by one FFT,
+a T-th power of every Fourier coefficient and one inverse FFT. Two things go wrong at
+large T (issue 11): (i) its pessimistic connect-the-dots PMF can carry a total mass above
+1 (negative round-off masses are clipped to 0: 1 + 4e-8 for a subsampled Gaussian), and
+the T-th power turns that into (1 + 4e-8)^T (1.04 at T = 10^6), so that the certified
+curve collapses; (ii) the power multiplies the FFT's relative round-off by T, leaving
+absolute errors of up to 1e-9 per grid point: tail masses below that are noise, which is
+optimistic where it is negative and very pessimistic where it is positive. This module
+replaces that step. It takes the single-step PMFs dp_accounting builds (read by
+``_pld_adapter``) and returns, for each adjacency direction, a PMF whose privacy profile
+upper-bounds that of the exact T-fold composition of those single-step PMFs.
+
+Notation
+--------
+A factor j is a PMF on the loss grid l = k d (k integer, d the discretization): masses
+p_j(l) of the privacy loss Y under the alternative ("upper") distribution P_j, plus
+m_j = P_j[Y = +inf]; the null masses are e^{-l} p_j(l) (Gomez et al. Thm. A.7). It is
+composed T_j times; P = (x)_j P_j^{T_j}, with finite part p = *_j p_j^{*T_j} (``*`` is
+convolution) and P[Y = +inf] = 1 - prod_j (1 - m_j)^{T_j}.
+
+Step 1: a probability distribution (repair)
+-------------------------------------------
+If m_j + sum_l p_j(l) > 1, the masses at the lowest losses are removed until the total is
+1 (the last one in part). The curve of a PMF has vertices alpha_k = sum_{l > l_k}
+e^{-l} p(l), TPR_k = m + sum_{l > l_k} p(l) (Gomez et al. Thm. A.10); removing mass from
+the lowest losses leaves every vertex with TPR <= 1 unchanged and replaces the rest by the
+line TPR = 1, which lies above them. So the repaired pair's trade-off curve is a lower
+bound of the given one in beta (TPR never lower): it is at least as pessimistic, and is a
+pair of (sub-)probability distributions, for which composition is the tensor product of
+Dong et al. Thm. 3.2 / Lemma C.3 (monotone in each factor). Nothing else is changed.
+
+Step 2: exponential tilting (Eqs. 1-2)
+--------------------------------------
+For a tilt theta, with Lambda_j(theta) = ln sum_l p_j(l) e^{theta l} and
+K(theta) = sum_j T_j Lambda_j(theta) (the cumulant generating function of the composed
+finite loss), the tilted factors x_j(l) = p_j(l) e^{theta l - Lambda_j(theta)} are
+probability vectors, and convolution commutes with tilting:
+
+    p(L) = e^{K(theta) - theta L} (*_j x_j^{*T_j})(L).                         (1)
+
+An FFT computes c = *_j x_j^{*T_j} with an absolute error per grid point of at most
+eps_theta (Step 3); by (1) the error on p(L) is at most
+
+    E_theta(L) = eps_theta e^{K(theta) - theta L},                             (2)
+
+which for theta > 0 decays with L like the Chernoff bound on the upper tail (Chernoff:
+P[Y >= L] <= e^{K(theta) - theta L}). Near the saddle point L = K'(theta) the relative
+error is eps_theta times a polynomial factor; for a loss with variance s^2 = K''(theta)
+it grows like exp(s^2 (theta - theta')^2 / 2) away from it, so a tilt keeps it within a
+factor R over |theta' - theta| <= sqrt(2 ln R) / s. The first tilt is placed so that the
+(a-priori estimated) relative error at theta' = -1/2 is at most REL_BODY: there
+x ~ sqrt(p q) weighs both hypotheses alike, and the losses near 0 decide TPR near 1 and
+the curve's diagonal crossing. Further tilts keep it below REL_TAIL between them, until
+the null tail beyond the last one's range, exp(K(theta) - (1 + theta) L), is below
+ALPHA_FLOOR. Each grid point takes the
+tightest of the tilts' intervals (all are valid).
+
+Step 3: the round-off bound (Eqs. 3-6)
+--------------------------------------
+Let N be the FFT length, u the unit round-off, X_j = DFT(x_j) and X^_j its computed
+value. For the FFT, ||X^_j - X_j||_2 <= eta_N ||X_j||_2 = eta_N sqrt(N) ||x_j||_2 =: G_j with
+eta_N = c_F u (ceil(log2 N) + 2) (Higham 2002, Thm. 24.2: c_F = 6.7 for radix 2 with
+accurate twiddles; FFT_LEVEL_ERROR = 10 leaves room for pocketfft's mixed radix and the
+real-input packing; ``tests/accounting/test_accounting_roundoff.py`` checks the bound
+against extended-precision recomputations). With m_jk an upper bound on both |X_jk| and
+|X^_jk| (|X_jk| <= sum x_j), telescoping the product gives
+
+    |prod_j X^_jk^{T_j} - prod_j X_jk^{T_j}| <= sum_j |X^_jk - X_jk| W_jk,
+    W_jk = T_j prod_i m_ik^{T_i} / m_jk,                                       (3)
+
+so by Cauchy-Schwarz the sum over all N coefficients is at most sum_j G_j ||W_j||_2. The
+powers are computed by repeated squaring and the factors multiplied: a complex product is
+accurate to sqrt(5) u < 4 u (Brent, Percival and Zimmermann 2007), and the relative error
+of z^T computed so is at most (1 + 4u)^{T-1} - 1 (a squaring doubles the error exponent),
+so with M = sum_j T_j + J and r = (1 + 4u)^M - 1
+
+    |Y^_k - prod_j X^_jk^{T_j}| <= e_k = |Y^_k| r / (1 - r).                     (4)
+
+The inverse transform maps a spectrum error of l1-norm S to at most S / N per grid point,
+and adds its own eta_N ||y^||_2 / (1 - eta_N). Hence, per grid point,
+
+    |y^ - circ(c)| <= eps_theta = (sum_j G_j ||W_j||_2 + sum_k e_k) / N
+                                  + eta_N ||y^||_2 / (1 - eta_N).                (5)
+
+The circular convolution circ(c) exceeds the linear one c inside the window by the
+tilted mass that wraps around, which is at most the Chernoff bound A_theta on the tilted
+mass outside the window (ALIAS_MASS; c <= circ(c) as all terms are >= 0). Computing x_j
+rounds each entry by a relative rho_j (the exponent theta l - Lambda + ln p is accurate to
+3 u times its terms' magnitudes), so the convolution of the exact tilted inputs lies
+within the factors prod_j (1 -+ rho_j)^{T_j} of that of the computed ones, and the
+factor e^{K - theta L} of (1) is computed to a relative zeta_L. Altogether, per point L,
+
+    p(L) <= e^{K - theta L} (1 + zeta_L) (y^_L + eps_theta) prod_j (1 + rho_j)^{T_j},
+    p(L) >= e^{K - theta L} (1 - zeta_L) (y^_L - eps_theta - A_theta)_+ prod_j (1 - rho_j)^{T_j}.  (6)
+
+Step 4: one dominating PMF (Eq. 7)
+----------------------------------
+The upper tail U(L) = P[Y >= L] (including +inf) is bounded two ways: from above by the
+upper bounds of (6) summed from the top, m + C + sum_{L' >= L} p_up(L') (C: Chernoff bound
+on the finite mass above the window, moved to +inf), and by the complement
+1 - sum_{L' < L} p_low(L') (mass below the window is simply not subtracted). Sequential
+sums are rounded outward by n u. With U_up the smaller of the two, made non-increasing
+by a running maximum from the top, the output PMF is
+
+    p_out(L) = U_up(L) - U_up(L + d),   infinity mass m + C,   for L >= 0.     (7)
+
+(Losses below 0 enter only through the complement; they are left out of the output: no
+delta(eps) with eps >= 0, and no vertex of the curve's steep half, reads them.)
+
+Every privacy-profile value is monotone in U: by Abel summation
+delta(eps) = sum_L (1 - e^{eps - L})_+ p(L) = sum_L U(L) (w(L) - w(L - d)) with
+w(L) = (1 - e^{eps - L})_+ non-decreasing. So p_out's delta(eps) is at least the exact
+composition's for every eps >= 0, its epsilon(delta) is at least the exact one, and the
+symmetric trade-off curve built from its non-negative losses (``accounting.curve``) is a
+lower bound of the true one. Its total mass is at most 1 (no collapse), and its tail
+error is relative, so that mu at T = 10^6 stays within a few percent of the round-off-free
+value at the same discretization.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import fft as sfft
+
+from fdpkit.accounting._cumulants import _chernoff_mass, _chernoff_x, _Cumulants
+from fdpkit.accounting._pld_adapter import PmfArrays
+
+#: Tilted mass (per tilt, each side) allowed to wrap around the FFT window.
+ALIAS_MASS = 1e-20
+#: Untilted finite mass above the window; moved to +inf.
+UPPER_TAIL_MASS = 1e-25
+#: Untilted mass below the window (left out; only raises the bounds).
+LOWER_TAIL_MASS = 1e-18
+#: Relative error of the bound allowed near the loss 0 (the body of the curve) ...
+REL_BODY = 1e-6
+#: ... and in the tails, between neighbouring tilts (Step 2).
+REL_TAIL = 1e-3
+#: Tilts are added until the null tail beyond the last tilt's range is below this.
+ALPHA_FLOOR = 1e-15
+#: The first tilt: -1/2 weighs both hypotheses alike (x ~ sqrt(p q)), centring the FFT on
+#: the losses near 0 that decide TPR near 1 and the curve's diagonal crossing.
+THETA_START = -0.5
+#: At most this many tilts per direction from the a-priori placement ...
+MAX_TILTS = 6
+#: ... and this many more added where the achieved bound is loose (Step 2).
+REFINE_PASSES = 2
+#: FFT error constant c_F per radix level, in units of round-off (see Step 3).
+FFT_LEVEL_ERROR = 10.0
+
+
+@dataclass(frozen=True)
+class _Factor:
+    lo: int            # grid index of probs[0]
+    probs: np.ndarray  # finite masses, first and last > 0
+    inf: float
+    times: int
+
+
+def repair(a: PmfArrays) -> PmfArrays:
+    """Step 1: remove mass from the lowest losses until ``infinity_mass + sum(probs) <= 1``
+    (a pessimistic change of the PMF's trade-off curve; see module docs)."""
+    p = np.clip(np.asarray(a.probs, dtype=float), 0.0, None)
+    inf = min(max(float(a.infinity_mass), 0.0), 1.0)
+    total = inf + math.fsum(p)
+    if total <= 1.0:
+        return PmfArrays(a.losses, p, inf, a.discretization)
+    from_top = inf + np.cumsum(p[::-1])  # TPR after each mass, from the largest loss
+    keep = int(np.searchsorted(from_top, 1.0, side="right"))  # masses fully kept
+    out = np.zeros_like(p)
+    n = len(p)
+    if keep:
+        out[n - keep:] = p[n - keep:]
+    if keep < n:
+        rest = 1.0 - (from_top[keep - 1] if keep else inf)
+        out[n - keep - 1] = max(0.0, rest) * (1.0 - 4 * np.finfo(float).eps)
+    return PmfArrays(a.losses, out, inf, a.discretization)
+
+
+def _factor(a: PmfArrays, times: int) -> _Factor:
+    a = repair(a)
+    nz = np.flatnonzero(a.probs > 0)
+    lo0 = int(round(a.losses[0] / a.discretization))
+    if nz.size == 0:
+        return _Factor(lo0, np.zeros(1), a.infinity_mass, times)
+    return _Factor(lo0 + int(nz[0]), a.probs[nz[0]:nz[-1] + 1].copy(), a.infinity_mass, times)
+
+
+def _base_ratio(cum: _Cumulants, theta: float, sd: float, dtype) -> float:
+    """Rough a-priori estimate of eps_theta / (peak tilted mass) (Step 2): with a Gaussian
+    spectrum, (3) gives eps ~ eta ||x||_2 T / sqrt(2 sqrt(pi) s_b) and the peak is
+    1 / (sqrt(2 pi) s_b), s_b the loss's standard deviation in grid steps. Used only to
+    place the tilts (tightness), never in a bound."""
+    u = float(np.finfo(dtype).eps) / 2.0
+    s_b = max(sd / cum.d, 1.0)
+    eta = FFT_LEVEL_ERROR * u * (math.log2(20.0 * s_b + 2.0) + 2.0)
+    total = 0.0
+    for j, f in enumerate(cum.f):
+        lam = cum.lam(j, theta)[0]
+        x = np.exp(cum.logp[j] + theta * cum.losses[j] - lam)
+        total += f.times * math.sqrt(float(np.dot(x, x)))
+    return 3.0 * eta * total * math.sqrt(2.0 * math.pi * s_b) / math.sqrt(2.0 * math.sqrt(math.pi))
+
+
+def _bregman_step(cum: _Cumulants, theta_b: float, log_r: float, hi: float) -> float:
+    """The theta > theta_b with D(theta, theta_b) = K(theta) - K(theta_b)
+    - (theta - theta_b) K'(theta_b) = log_r (the log growth of the relative error from the
+    saddle point of theta_b to a tilt at theta; Step 2), by bisection on [theta_b, hi]."""
+    kb, k1b, _ = cum(theta_b)
+
+    def growth(t: float) -> float:
+        v = cum(t)[0] - kb - (t - theta_b) * k1b
+        return v if math.isfinite(v) else math.inf
+
+    lo, up = theta_b, hi
+    if growth(up) <= log_r:
+        return up
+    while up - theta_b > 4.0 * (lo - theta_b) + 1e-9 and growth(theta_b + (up - theta_b) / 4.0) > log_r:
+        up = theta_b + (up - theta_b) / 4.0  # shrink a huge bracket geometrically first
+    for _ in range(8):
+        mid = 0.5 * (lo + up)
+        if growth(mid) <= log_r:
+            lo = mid
+        else:
+            up = mid
+        if up - lo <= 5e-2 * max(up - theta_b, 1e-9):
+            break
+    return lo
+
+
+def _saddle(cum: _Cumulants, loss: float) -> float:
+    """theta >= THETA_START with K'(theta) = loss (bisection; K' is increasing)."""
+    lo, hi = THETA_START, THETA_START + 1.0
+    if cum(lo)[1] >= loss:
+        return lo
+    while cum(hi)[1] < loss and hi < 1e6:
+        lo, hi = hi, THETA_START + 2.0 * (hi - THETA_START)
+    for _ in range(16):
+        mid = 0.5 * (lo + hi)
+        if cum(mid)[1] < loss:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-2 * max(1.0, abs(hi)):
+            break
+    return hi
+
+
+def _tilts(cum: _Cumulants, l_max: float, dtype) -> list[tuple[float, float, float, float]]:
+    """Step 2: tilts (theta, K, K', sd). The relative error of a tilt at theta, at the
+    saddle point of theta', grows by exp(D(theta, theta')) with D the Bregman divergence of
+    K (for a Gaussian loss s^2 (theta - theta')^2 / 2). The first tilt is placed so that
+    D(theta_1, -1/2) = ln(REL_BODY / base) and the next ones so that neighbours cover each
+    other's gaps within REL_TAIL."""
+    k, k1, k2 = cum(THETA_START)
+    sd = math.sqrt(k2)
+    if sd <= 0:
+        return [(THETA_START, k, k1, sd)]
+    base = _base_ratio(cum, THETA_START, sd, dtype)
+    log_tail = math.log(max(REL_TAIL / base, math.e))
+    hi = max(_saddle(cum, l_max), THETA_START)  # no tilt beyond the window's top
+    theta = _bregman_step(cum, THETA_START, math.log(max(REL_BODY / base, 1.0 + 1e-9)), hi)
+    out = []
+    for _ in range(MAX_TILTS):
+        k, k1, k2 = cum(theta)
+        sd = math.sqrt(k2)
+        out.append((theta, k, k1, sd))
+        if sd <= 0 or k1 >= l_max - sd or theta >= hi:
+            break
+        # the covered range ends at the saddle point theta_b with D(theta, theta_b) = log_tail
+        lo_b, up_b = theta, hi
+
+        def gap(t: float) -> float:
+            kb, k1b, _ = cum(t)
+            return k - kb - (theta - t) * k1b
+
+        while up_b - theta > 1e-9 and gap(theta + (up_b - theta) / 4.0) > log_tail:
+            up_b = theta + (up_b - theta) / 4.0
+        for _ in range(8):
+            mid = 0.5 * (lo_b + up_b)
+            if gap(mid) <= log_tail:
+                lo_b = mid
+            else:
+                up_b = mid
+            if up_b - lo_b <= 5e-2 * max(up_b - theta, 1e-9):
+                break
+        kb, k1b, _ = cum(lo_b)
+        if kb - (1.0 + lo_b) * k1b < math.log(ALPHA_FLOOR) or k1b >= l_max - sd:
+            break
+        theta = _bregman_step(cum, lo_b, log_tail, hi)
+    return out
+
+
+def _power(z: np.ndarray, times: int) -> np.ndarray:
+    """z**times by repeated squaring (relative error <= (1 + 4u)^(times - 1) - 1, Step 3)."""
+    result = None
+    base = z
+    while times:
+        if times & 1:
+            result = base.copy() if result is None else result * base
+        times >>= 1
+        if times:
+            base = base * base
+    return result
+
+
+def _fft_pass(factors: list[_Factor], cum: _Cumulants, theta: float, start: int,
+              size: int, dtype) -> tuple[np.ndarray, float]:
+    """One tilted FFT composition on the grid indices [start, start + size): the computed
+    circular convolution y^ there and its error bound eps_theta of Eq. (5)."""
+    u = float(np.finfo(dtype).eps) / 2.0
+    n_fft = sfft.next_fast_len(size, real=True)
+    levels = math.ceil(math.log2(max(n_fft, 2))) + 2
+    eta = FFT_LEVEL_ERROR * u * levels
+    spec = None
+    log_m, g = [], []
+    s0 = 0
+    for j, f in enumerate(factors):
+        lam = cum.lam(j, theta)[0]
+        grid = (f.lo + np.arange(len(f.probs))).astype(dtype) * dtype(cum.d)
+        x = np.exp(cum.logp[j].astype(dtype) + dtype(theta) * grid - dtype(lam))
+        if len(x) > n_fft:  # fold (circular convolution commutes with folding)
+            x = np.bincount(np.arange(len(x)) % n_fft, weights=x.astype(float),
+                            minlength=n_fft).astype(dtype)
+        xf = np.asarray(x, dtype=float)
+        norm2 = math.sqrt(float(np.dot(xf, xf)))
+        total = float(np.sum(xf)) * (1.0 + (math.log2(len(x) + 1) + 4.0) * u) + 1e-300
+        xs = sfft.rfft(x, n_fft)
+        a = np.asarray(np.abs(xs), dtype=float)
+        gj = eta * math.sqrt(n_fft) * norm2 * (1.0 + 1e-6)
+        m = np.maximum(a, np.minimum(a + gj, total))  # >= |X_jk| and |X^_jk|, and > 0
+        log_m.append((m, np.log(m)))
+        g.append(gj)
+        pw = _power(xs, f.times)
+        spec = pw if spec is None else spec * pw
+        s0 += f.times * f.lo
+    n_half = len(spec)
+    weight = np.full(n_half, 2.0)
+    weight[0] = 1.0
+    if n_fft % 2 == 0:
+        weight[-1] = 1.0
+    # (3): sum_j G_j ||W_j||_2 over the full spectrum
+    prod_m = np.exp(sum(f.times * lm for f, (_, lm) in zip(factors, log_m)))
+    spectral = 0.0
+    for f, (m, _), gj in zip(factors, log_m, g):
+        w = (f.times * prod_m) / m
+        spectral += gj * math.sqrt(float(np.dot(weight, w * w)))
+    # (4) for repeated squaring: relative error <= (1 + 4u)^(sum T_j - 1 + J - 1) - 1
+    mults = sum(f.times for f in factors) + len(factors)
+    rel = math.expm1(mults * math.log1p(4.0 * u))
+    if rel >= 0.5:
+        raise ValueError("too many compositions for the FFT precision")
+    # |Y^_k| <= (1 + r) |prod X^_jk^T_j| <= (1 + r) prod_m
+    spectral += float(np.dot(weight, prod_m)) * rel * (1.0 + rel) / (1.0 - rel) + 1e-300 * n_fft
+    y = sfft.irfft(spec, n_fft)
+    yf = np.asarray(y, dtype=float)
+    y_norm = math.sqrt(float(np.dot(yf, yf)))
+    eps = (spectral / n_fft) * (1.0 + 8 * u) + eta * y_norm / (1.0 - eta)
+    shift = (start - s0) % n_fft
+    if shift + size <= n_fft:
+        return yf[shift:shift + size], eps
+    return np.concatenate([yf[shift:], yf[:shift + size - n_fft]]), eps
+
+
+def _input_rounding(factors: list[_Factor], cum: _Cumulants, theta: float, u: float):
+    """(log R_up, log R_low): prod_j (1 +- rho_j)^{T_j} of Step 3."""
+    up = low = 0.0
+    for j, f in enumerate(factors):
+        lam = cum.lam(j, theta)[0]
+        finite = np.isfinite(cum.logp[j])
+        mag = (np.abs(cum.logp[j][finite]) + np.abs(theta * cum.losses[j][finite])).max(initial=0.0)
+        rho = math.expm1(3.0 * u * (float(mag) + abs(lam)) + 2.0 * u)
+        up += f.times * math.log1p(rho)
+        low += f.times * math.log1p(-min(rho, 0.5))
+    return up, low
+
+
+def compose(parts: list[tuple[PmfArrays, int]], *, dtype=None) -> PmfArrays:
+    """The dominating PMF (7) of the composition of ``parts`` (single-step PMF, times).
+
+    All parts must share one discretization. ``dtype`` (float64 or longdouble) fixes the
+    FFT precision (the error bounds use its unit round-off); by default float64 is used,
+    and the composition is redone in extended precision (numpy's longdouble, where it is
+    wider than float64) when the float64 bound on some tail sum that matters stays above
+    REL_TAIL of the sum (Step 2): a PMF concentrated on a few grid points composed 10^6
+    times, whose rare-event tail no tilt isolates."""
+    if dtype is not None:
+        return _compose_once(parts, dtype)[0]
+    out, worst = _compose_once(parts, np.float64)
+    if worst > REL_TAIL and np.finfo(np.longdouble).eps < np.finfo(np.float64).eps:
+        out = _compose_once(parts, np.longdouble)[0]
+    return out
+
+
+def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays, float]:
+    """One composition at FFT precision ``dtype``: (PMF, worst relative tail error bound)."""
+    d = float(parts[0][0].discretization)
+    for a, _ in parts:
+        if not math.isclose(a.discretization, d, rel_tol=1e-12):
+            raise ValueError("all PMFs must share one discretization")
+    factors = [_factor(a, int(t)) for a, t in parts]
+    u = float(np.finfo(dtype).eps) / 2.0
+    u64 = max(u, float(np.finfo(float).eps) / 2.0)  # the untilting runs in float64
+    log1m = sum(f.times * math.log1p(-f.inf) if f.inf < 1 else -math.inf for f in factors)
+    inf_mass = -math.expm1(log1m) if math.isfinite(log1m) else 1.0
+    inf_mass = min(1.0, inf_mass * (1.0 + 16 * u64) + (1e-300 if inf_mass > 0 else 0.0))
+    cum = _Cumulants(factors, d)
+    lo_sup = sum(f.times * f.lo for f in factors)
+    hi_sup = sum(f.times * (f.lo + len(f.probs) - 1) for f in factors)
+    k0, _, k20 = cum(0.0)
+    top = _chernoff_x(cum, 0.0, k0, math.sqrt(k20), math.log(UPPER_TAIL_MASS), True)
+    top = min(hi_sup, math.ceil(top / d) + 1)
+    tilts = _tilts(cum, top * d, dtype)
+    log_alias = math.log(ALIAS_MASS)
+    windows = []
+    for theta, k, k1, sd in tilts:
+        lo = max(lo_sup, math.floor(_chernoff_x(cum, theta, k, sd, log_alias, False) / d) - 1)
+        hi = min(hi_sup, math.ceil(_chernoff_x(cum, theta, k, sd, log_alias, True) / d) + 1)
+        windows.append([lo, max(hi, lo)])
+    windows[-1][1] = max(windows[-1][1], top)
+    start = min(w[0] for w in windows)
+    stop = max(w[1] for w in windows)
+    size = stop - start + 1
+    losses = (start + np.arange(size)) * d
+    above = 0.0 if stop >= hi_sup else _chernoff_mass(cum, 0.0, k0, math.sqrt(k20), stop * d, True)
+    inf_mass = min(1.0, inf_mass + above)
+
+    p_up = np.full(size, np.inf)
+    p_low = np.zeros(size)
+    err = np.full(size, np.inf)
+
+    # the complement bound 1 - sum p_low only helps where P[Y < 0] is small (TPR near 1 at
+    # the diagonal crossing); p_low = 0 is always valid, and skipping it saves a pass
+    k00, k10, k20 = cum(0.0)
+    need_low = k10 - 3.0 * math.sqrt(k20) > 0.0
+
+    def run(theta: float, k: float, sd: float, lo: int, hi: int) -> None:
+        """One pass (Eq. 6), merged into p_up, p_low and err (p_up minus the estimate)."""
+        y, eps = _fft_pass(factors, cum, theta, lo, hi - lo + 1, dtype)
+        alias = 0.0  # only the lower bounds need the wrapped-around mass
+        if need_low and lo > lo_sup:
+            alias += _chernoff_mass(cum, theta, k, sd, lo * d, False)
+        if need_low and hi < hi_sup:
+            alias += _chernoff_mass(cum, theta, k, sd, hi * d, True)
+        log_r_up, log_r_low = _input_rounding(factors, cum, theta, u)
+        kappa = sum(f.times * abs(cum.lam(j, theta)[0]) for j, f in enumerate(factors))
+        a, b = max(lo, start), min(hi, stop)
+        if b < a:
+            return
+        y = y[a - lo:b - lo + 1]
+        sl = slice(a - start, b - start + 1)
+        ls = losses[sl]
+        zeta = math.expm1(u64 * ((len(factors) + 2) * kappa
+                                 + 3.0 * abs(theta) * float(np.max(np.abs(ls))) + 4.0))
+        expo = k - theta * ls
+        big = expo > 700.0  # e^{K - theta L} would overflow: no information there
+        scale = np.exp(np.minimum(expo, 700.0))
+        yp = np.maximum(y, 0.0)
+        up = scale * (math.exp(log_r_up + 4 * u64) * (1.0 + zeta)) * (yp + eps)
+        excess = up - scale * yp
+        if big.any():
+            up[big], excess[big] = np.inf, np.inf
+        cur = p_up[sl]
+        better = up < cur
+        if better.all():
+            p_up[sl], err[sl] = up, excess
+        else:
+            p_up[sl] = np.where(better, up, cur)
+            err[sl] = np.where(better, excess, err[sl])
+        if need_low:
+            low = scale * (math.exp(log_r_low - 4 * u64) * (1.0 - zeta)) * np.maximum(y - eps - alias, 0.0)
+            low[big] = 0.0
+            np.maximum(p_low[sl], low, out=p_low[sl])
+
+    for (theta, k, k1, sd), (lo, hi) in zip(tilts, windows):
+        run(theta, k, sd, lo, hi)
+    # a-posteriori refinement: where the tail sums' error bound is above REL_TAIL of the
+    # sums themselves (and the null tail is above ALPHA_FLOOR), add a tilt at the saddle
+    # point of the worst loss
+    nonneg = losses >= 0
+    done = [t[0] for t in tilts]
+
+    first = int(np.argmax(nonneg)) if nonneg.any() else size
+
+    block = 64
+
+    def worst_ratio() -> tuple[float, int]:
+        """Largest (tail error bound) / (tail sum) over blocks of non-negative losses whose
+        null tail exceeds ALPHA_FLOOR (decides refinement only; block resolution)."""
+        if first >= size:
+            return 0.0, 0
+        nb = (size - first) // block
+        if nb == 0:
+            return 0.0, first
+        end = first + nb * block
+        pu = np.minimum(p_up[first:end], 1.0).reshape(nb, block).sum(axis=1)
+        er = np.minimum(err[first:end], 1.0).reshape(nb, block).sum(axis=1)
+        with np.errstate(invalid="ignore", over="ignore"):
+            tail_up = np.cumsum(pu[::-1])[::-1]
+            tail_err = np.cumsum(er[::-1])[::-1]
+            tail_q = np.cumsum((np.exp(-losses[first:end:block]) * pu)[::-1])[::-1]
+            ratio = np.where((tail_q > ALPHA_FLOOR) & (tail_up > 0), tail_err / tail_up, 0.0)
+        i = int(np.argmax(ratio))
+        return float(ratio[i]), first + i * block
+
+    # lattice: if every factor lives on lo_j + g Z, the composition lives on S0 + g Z, and
+    # is exactly 0 elsewhere (randomized response, pure DP: two losses far apart)
+    g = 0
+    for f in factors:
+        nz = np.flatnonzero(f.probs > 0)
+        g = math.gcd(g, *[int(v) for v in np.unique(np.diff(nz))]) if nz.size > 1 else g
+    if g > 1:
+        s0 = sum(f.times * f.lo for f in factors)
+        off = (start + np.arange(size) - s0) % g != 0
+        p_up[off] = 0.0
+        p_low[off] = 0.0
+        err[off] = 0.0
+
+    worst, at = worst_ratio()
+    for _ in range(REFINE_PASSES):
+        if not worst > REL_TAIL:
+            break
+        theta = _saddle(cum, float(losses[at]))
+        if any(abs(theta - t) <= 1e-3 * max(1.0, abs(t)) for t in done):
+            break
+        done.append(theta)
+        k, k1, k2 = cum(theta)
+        sd = math.sqrt(k2)
+        lo = max(lo_sup, math.floor(_chernoff_x(cum, theta, k, sd, log_alias, False) / d) - 1)
+        hi = min(hi_sup, math.ceil(_chernoff_x(cum, theta, k, sd, log_alias, True) / d) + 1)
+        run(theta, k, sd, lo, max(hi, lo))
+        if g > 1:
+            p_up[off] = 0.0
+            p_low[off] = 0.0
+            err[off] = 0.0
+        worst, at = worst_ratio()
+    # (7) on the non-negative losses only: all that delta(eps), eps >= 0, and the curve read
+    # (the mass below loss 0 is left out; moving it up to loss 0 instead would add null
+    # mass at -inf, which the symmetric completion reads as a catastrophic reverse test)
+    f0 = first if first < size else size - 1
+    n = size - f0
+    head0 = float(np.sum(np.minimum(p_low[:f0], 1.0))) * (1.0 - (f0 + 2) * u64) if need_low else 0.0
+    pu = np.minimum(p_up[f0:], 1.0)
+    pl = np.minimum(p_low[f0:], pu)
+    tail = inf_mass + np.cumsum(pu[::-1])[::-1] * (1.0 + (n + 2) * u64)
+    head = (head0 + np.concatenate([[0.0], np.cumsum(pl)[:-1]])) * (1.0 - (n + 2) * u64)
+    upper = np.minimum(np.minimum(tail, 1.0 - head + 2 * u64), 1.0)
+    upper = np.maximum(upper, inf_mass)
+    upper = np.maximum.accumulate(upper[::-1])[::-1]  # non-increasing, still an upper bound
+    nxt = np.append(upper[1:], inf_mass)
+    probs = np.maximum(upper - nxt, 0.0)
+    losses = losses[f0:]
+    return PmfArrays(losses, probs, float(inf_mass), d), worst
