@@ -257,8 +257,10 @@ def privacy_report(
     epsilons = tuple((d, acc.epsilon_for_delta(d)) for d in deltas)
     g = GaussianCurve(fit.mu) if math.isfinite(fit.mu) else None
     tpr_vals = np.asarray(curve.tpr(np.array(fprs)))
+    # the TPR bound that mu states: 1 - G_mu(FPR), plus tau below mu's range (FPR < alpha_min)
     tprs = tuple(
-        (a, float(t), float(g.tpr(a)) if g is not None else 1.0) for a, t in zip(fprs, tpr_vals)
+        (a, float(t), min(1.0, float(g.tpr(a)) + (fit.tau if a < fit.alpha_min else 0.0)) if g is not None else 1.0)
+        for a, t in zip(fprs, tpr_vals)
     )
     f0 = curve.f0
     tol = TRUNCATION_TOL if acc.method == "PLD" else 0.0

@@ -127,7 +127,12 @@ class LaplaceCurve(TradeOffCurve):
 
         def h(log_a: np.ndarray) -> np.ndarray:
             a = np.exp(log_a)
-            return norm_isf(a) - norm_isf(self._tpr(a))
+            b = self._beta(a)
+            # isf(TPR) = -isf(beta): read it from the side that keeps its digits (TPR
+            # rounds to 1 once beta < 1e-16, e.g. epsilon = 37, where isf(TPR) would be -inf)
+            with np.errstate(invalid="ignore"):
+                isf_tpr = np.where(b < 0.5, -norm_isf(b), norm_isf(self._tpr(a)))
+            return norm_isf(a) - isf_tpr
 
         grid = np.linspace(math.log(1e-300), math.log(0.5), _MU_GRID)
         vals = h(grid)
