@@ -189,3 +189,10 @@ def test_cli_bad_input_exit_2(tmp_path):
         res = _invoke(*args)
         assert res.exit_code == 2, (args, res.output)
         assert res.output.startswith("error: ") and res.output.count("\n") == 1
+
+
+def test_shared_single_step_gives_the_standalone_numbers():
+    r = sweep([1.0], [0.05], [50, 200, 400], discretization=DISC, executor="inprocess")
+    for row in r:
+        rep = fp.privacy_report(fp.dpsgd(1.0, 0.05, row["steps"]), discretization=DISC)
+        assert row["mu"] == rep.mu and row["epsilon"] == rep.epsilon_at(1e-5)

@@ -11,6 +11,7 @@ from fdpkit.accounting.curve import (
 from fdpkit.accounting.rdp import RhoFit, rdp_epsilons, rdp_guarantee, renyi_curve, tight_rho
 
 from fdpkit.accounting.compose import compose_curves
+from fdpkit.accounting.pld import shared_single_steps
 from fdpkit.accounting.from_curve import pld_from_curve
 from fdpkit.accounting.running import RUNNING_DISCRETIZATION, Composition, gaussian_mu
 
@@ -19,6 +20,7 @@ __all__ = [
     "Composition",
     "gaussian_mu",
     "compose_curves",
+    "shared_single_steps",
     "pld_from_curve",
     "DISCRETIZATION_DEFAULT",
     "RhoFit",

@@ -13,7 +13,9 @@ dp_accounting ``PrivacyLossDistribution`` built from the composed arrays.
 
 from __future__ import annotations
 
-from dp_accounting import dp_event  # noqa: F401  (kept for future event-based accounting)
+import contextlib
+from typing import Iterator
+
 from dp_accounting.pld import common, privacy_loss_distribution as pldlib
 
 from fdpkit.accounting import _pld_adapter as _adapter
@@ -37,6 +39,41 @@ from fdpkit.mechanisms import (
 #: Tail mass dp_accounting may truncate in each composition; pessimistic mode moves it to
 #: the infinite loss (right tail) or the lowest loss (left tail).
 TAIL_MASS_TRUNCATION = 1e-15
+
+#: While :func:`shared_single_steps` is active: (single-step mechanism, discretization) ->
+#: its PMF arrays, so that accounting several step counts of one mechanism builds the
+#: single step once (the arrays are never modified).
+_SHARED: dict | None = None
+
+
+@contextlib.contextmanager
+def shared_single_steps() -> Iterator[None]:
+    """Reuse single-step PMFs across the compositions accounted inside the block (a sweep
+    over step counts of one DP-SGD setting builds its subsampled Gaussian once). The
+    numbers are identical to accounting each mechanism alone; the cache ends with the block.
+    """
+    global _SHARED
+    outer = _SHARED
+    if outer is None:
+        _SHARED = {}
+    try:
+        yield
+    finally:
+        if outer is None:
+            _SHARED = None
+
+
+def _single_step_arrays(mechanism: Mechanism, discretization: float):
+    if _SHARED is None:
+        return _adapter.pmf_arrays(build_pld(mechanism, discretization))
+    key = (mechanism, discretization)
+    try:
+        hash(key)
+    except TypeError:  # a mechanism holding an unhashable value: no sharing
+        return _adapter.pmf_arrays(build_pld(mechanism, discretization))
+    if key not in _SHARED:
+        _SHARED[key] = _adapter.pmf_arrays(build_pld(mechanism, discretization))
+    return _SHARED[key]
 
 
 def build_pld(mechanism: Mechanism, discretization: float):
@@ -110,7 +147,7 @@ def _compose(steps: list, discretization: float):
     """The composition of ``steps`` [(mechanism, times)] as a PLD (see module docs)."""
     if len(steps) == 1 and steps[0][1] == 1:
         return build_pld(steps[0][0], discretization)
-    arrays = [(_adapter.pmf_arrays(build_pld(m, discretization)), t) for m, t in steps]
+    arrays = [(_single_step_arrays(m, discretization), t) for m, t in steps]
     remove = [(r, t) for (r, _), t in arrays]
     if all(a is None for (_, a), _ in arrays):
         return _adapter.pld_from_arrays(tilted.compose(remove))

@@ -13,7 +13,8 @@ the safe side):
 - ``tpr_at_<fpr>``: the certified TPR of the best attack at each requested FPR;
 - ``advantage``: max TPR - FPR;
 - ``seconds``: wall time of this setting's accounting (shared work counted once, in the
-  first setting of its group).
+  first setting of its group: the single-step PMF of settings that differ only in their
+  step count is built once, :func:`fdpkit.accounting.shared_single_steps`).
 """
 
 from __future__ import annotations
@@ -90,7 +91,10 @@ def evaluate_group(group: Sequence[Mapping[str, Any]], options: Mapping[str, Any
     A plain function of plain data (lists of dicts of numbers and strings), so that it
     runs unchanged in-process, in a process pool or as a Dask task.
     """
-    return [evaluate_setting(s, options) for s in group]
+    from fdpkit.accounting import shared_single_steps
+
+    with shared_single_steps():  # the single step is built once for all step counts
+        return [evaluate_setting(s, options) for s in group]
 
 
 def same_numbers(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
