@@ -37,7 +37,7 @@ def parse_fraction(text: Any, name: str) -> float:
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         v = float(text)
     else:
-        raw = str(text).strip().replace(",", "") if text is not None else ""
+        raw = str(text).strip() if text is not None else ""
         pct = raw.endswith("%")
         try:
             v = float(raw[:-1].strip() if pct else raw)
