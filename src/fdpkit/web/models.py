@@ -61,6 +61,11 @@ class PlanRequest(BaseModel):
     sd: float = Field(0.25, ge=0, allow_inf_nan=False)
     alpha: float = Field(0.05, gt=0, lt=1, allow_inf_nan=False)
     data_range: float = Field(1.0, gt=0, allow_inf_nan=False)
+    statistic: Literal["mean", "proportion", "count"] = "mean"
+    alternative: Literal["larger", "smaller", "two-sided"] = "larger"
+    groups: Literal[1, 2] = 1
+    tests: int = Field(1, ge=1, le=10**6)
+    correction: Literal["bonferroni", "bh"] = "bonferroni"
     required_power: Optional[float] = Field(None, gt=0, lt=1, allow_inf_nan=False)
     max_relative_loss: Optional[float] = Field(None, gt=0, lt=1, allow_inf_nan=False)
     prior: float = Field(0.01, ge=0, le=1, allow_inf_nan=False)
