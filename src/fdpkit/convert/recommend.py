@@ -76,11 +76,9 @@ def recommend_mu(epsilon: float, delta: float | None = None) -> Recommendation:
                       "allows blatant disclosure with probability δ.",
                       "Gomez et al. Table 3; Kulynych & Honkela Eq. 11")
         alts = (
-            Reading("same δ at ε (profile match)", mu, "The same reading as recommended: μ whose δ(ε) equals δ.",
-                    "Kulynych & Honkela Eq. 11"),
             Reading("every (ε, δ)-DP mechanism", float("inf"),
                     "No μ-GDP bound holds for all (ε, δ)-DP mechanisms with δ > 0 (their f(0) = 1 − δ < 1).",
-                    "Dong, Roth & Su Prop. 2.13"),
+                    "de Fondeville Thm. 1"),
             Reading("ignore δ: any ε-DP mechanism", float(mu_from_pure_epsilon(epsilon)),
                     "What ε alone would give if δ were 0; too optimistic for a mechanism that needs δ.",
                     "Gomez et al. Prop. 6.1"),

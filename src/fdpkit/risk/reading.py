@@ -132,7 +132,6 @@ def read_guarantee(guarantee: str = "mu", *, mu: float | None = None, epsilon: f
     mode = failure_mode(curve)
     g = grade(curve)
     plain = (
-        f"Verdict: {g.label}. {g.definition}",
         f"Among attacks that wrongly flag at most {a:.2%} of non-members, the best one correctly flags at "
         f"most {tpr:.2%} of members ({float(multiplicative_advantage(curve, a)):.3g} times the "
         "false-positive rate).",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 
 import fdpkit as fp
+from fdpkit.plausibility import plausibility_warnings
 from fdpkit.web.common import FormErrors, api_error, field_of, finite, page, parse_float
 from fdpkit.web.models import ConvertRequest
 
@@ -15,7 +16,9 @@ FIELDS = ("epsilon", "delta", "mu")
 def conversions(epsilon: float | None, delta: float | None, mu: float | None) -> dict:
     """All conversions the inputs allow (library calls only)."""
     out: dict = {}
+    warnings = plausibility_warnings(mu=mu, epsilon=epsilon, delta=delta)
     if epsilon is not None:
+        out["recommended_mu"] = fp.recommend_mu(epsilon, delta).to_dict()
         out["pure_epsilon_to_mu"] = [
             {"semantics": "any epsilon-DP mechanism (Gomez et al. Prop. 6.1)", "mu": fp.mu_from_pure_epsilon(epsilon)},
             *[{"semantics": f"multiplicative advantage at FPR {a:g} (K&H Prop. 3.1)",
@@ -29,10 +32,12 @@ def conversions(epsilon: float | None, delta: float | None, mu: float | None) ->
             out["epsilon_delta_to_mu"] = {"epsilon": epsilon, "delta": delta,
                                           "mu": fp.mu_for_epsilon_delta(epsilon, delta)}
     if mu is not None:
+        out["recommended_epsilon"] = fp.recommend_epsilon(mu, delta).to_dict()
         out["mu_to_epsilon"] = [{"delta": d, "epsilon": fp.epsilon_for_delta(mu, d)}
                                 for d in ((delta,) if delta else (1e-5, 1e-6, 1e-9))]
         if epsilon is not None:
             out["mu_to_delta"] = {"mu": mu, "epsilon": epsilon, "delta": fp.delta_for_epsilon(mu, epsilon)}
+    out["warnings"] = warnings
     return out
 
 
