@@ -17,6 +17,8 @@ class CalculatorRequest(BaseModel):
     sigma: Optional[float] = Field(None, gt=0, allow_inf_nan=False)
     k: int = Field(1, ge=1, le=10**7)
     delta_prime: float = Field(1e-5, gt=0, lt=1, allow_inf_nan=False)
+    releases: Optional[list[tuple[float, float]]] = Field(
+        None, max_length=10_000, description="composition of different releases: [[epsilon_i, delta_i], ...]")
 
 
 class DPSGDRequest(BaseModel):
