@@ -5,6 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 
 import fdpkit as fp
+from fdpkit.report import plots
+from fdpkit.report.figures import svg_inline
 from fdpkit.plausibility import plausibility_warnings
 from fdpkit.web.common import FormErrors, api_error, field_of, finite, page, parse_float
 from fdpkit.web.models import ConvertRequest
@@ -54,17 +56,21 @@ async def convert_submit(request: Request):
     eps = parse_float(form, "epsilon", errors, required=False)
     delta = parse_float(form, "delta", errors, required=False)
     mu = parse_float(form, "mu", errors, required=False)
-    result = None
+    result = figure = None
     if not errors:
         if eps is None and mu is None:
             errors["form"] = "give epsilon, mu or both"
         else:
             try:
                 result = conversions(eps, delta, mu)
+                if eps is not None and not delta:
+                    top = max(8.0, 1.2 * eps) if eps <= 40 else 1.2 * eps
+                    figure = svg_inline(lambda ax: plots.mu_vs_epsilon(ax, epsilons=[x * top / 120 for x in range(1, 121)]),
+                                        title="μ against pure ε under each semantics (Kulynych & Honkela Figs. 1–3)")
             except ValueError as exc:
                 errors[field_of(str(exc), FIELDS)] = str(exc)
     return page(request, "convert.html", {"values": dict(form), "errors": errors, "result": result,
-                                           "tables": fp.seed_tables()})
+                                           "tables": fp.seed_tables(), "figure": figure})
 
 
 @router.post("/api/convert", tags=["convert"])

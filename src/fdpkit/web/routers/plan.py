@@ -68,15 +68,24 @@ async def plan_submit(request: Request):
     for k in ("required_power", "max_relative_loss", "max_relative_risk", "max_attack_power"):
         p[k] = parse_float(form, k, errors, required=False)
     result = figure = None
+    figures = []
     if not errors:
         try:
             plan, spec = run_plan(p)
             result = finite(plan.to_dict())
             figure = power_svg(spec)
+            mus = sorted({round(m, 4) for m in (0.1, 0.5, 1.0, getattr(plan, "mu_min", 1.0))
+                          if math.isfinite(m) and m > 0})[:4]
+            figures = [(cap, svg_inline(draw, title=cap)) for cap, draw in (
+                ("Power against the true shift of the mean (de Fondeville Fig. 5)",
+                 lambda ax: plots.power_vs_effect(ax, spec, mus=tuple(mus))),
+                ("ROC of the planned test under DP noise: power against the test level",
+                 lambda ax: plots.ztest_roc(ax, spec, mus=tuple(mus))))]
         except ValueError as exc:
             errors[field_of(str(exc), FIELDS)] = str(exc)
     return page(request, "plan.html", {"values": dict(form), "errors": errors, "result": result,
-                                        "guide": p["guide"], "figure": figure, "guidance": GUIDANCE})
+                                        "guide": p["guide"], "figure": figure, "figures": figures,
+                                        "guidance": GUIDANCE})
 
 
 @router.post("/api/plan", tags=["plan"])

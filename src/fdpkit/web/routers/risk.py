@@ -44,8 +44,14 @@ async def risk_submit(request: Request):
             if fpr is not None and not 0 < fpr < 1:
                 raise ValueError(f"fpr must be in (0, 1), got {fpr!r}")
             result, curve = reading(guarantee, vals["mu"], vals["epsilon"], vals["delta"], prior, fpr)
-            figs = [("Posterior after a positive attack", svg_inline(lambda ax: plots.posterior_vs_prior(ax, curve))),
-                    ("Log-log ROC", svg_inline(lambda ax: plots.roc_loglog(ax, {"guarantee": curve})))]
+            figs = [(cap, svg_inline(draw, title=cap)) for cap, draw in (
+                ("Posterior after a positive attack against the prior",
+                 lambda ax: plots.posterior_vs_prior(ax, curve)),
+                ("Posterior after a positive attack against the attack's FPR (de Fondeville Fig. 2)",
+                 lambda ax: plots.posterior_vs_fpr(ax, curve, priors=(prior, 0.1, 0.5) if prior not in (0.1, 0.5) else (0.01, 0.1, 0.5))),
+                ("Worst-case attack precision against recall (Kulynych & Honkela Figs. 2a, 5a)",
+                 lambda ax: plots.precision_vs_recall(ax, {"guarantee": curve})),
+                ("Log-log ROC: attack TPR against FPR", lambda ax: plots.roc_loglog(ax, {"guarantee": curve})))]
         except ValueError as exc:
             errors[field_of(str(exc), FIELDS)] = str(exc)
     return page(request, "risk.html", {"values": dict(form), "errors": errors, "result": result, "figures": figs, "scale": SCALE})
