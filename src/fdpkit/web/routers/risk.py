@@ -45,8 +45,6 @@ async def risk_submit(request: Request):
                 raise ValueError(f"fpr must be in (0, 1), got {fpr!r}")
             result, curve = reading(guarantee, vals["mu"], vals["epsilon"], vals["delta"], prior, fpr)
             figs = [(cap, svg_inline(draw, title=cap)) for cap, draw in (
-                ("Posterior after a positive attack against the prior",
-                 lambda ax: plots.posterior_vs_prior(ax, curve)),
                 ("Posterior after a positive attack against the attack's FPR (de Fondeville Fig. 2)",
                  lambda ax: plots.posterior_vs_fpr(ax, curve, priors=(prior, 0.1, 0.5) if prior not in (0.1, 0.5) else (0.01, 0.1, 0.5))),
                 ("Worst-case attack precision against recall (Kulynych & Honkela Figs. 2a, 5a)",
