@@ -56,6 +56,7 @@ def test_html_headline_collapsed_notes_and_all_plots(doc):
     assert "tail truncation" not in html[:notes] or "tail truncation" in html[notes:]
     assert html.count("<figure") == len(doc.figures) >= 4 and html.count("<title>") >= len(doc.figures) + 1
     assert "G_μ" not in html.replace("G<sub>μ</sub>", "") and "G_mu" not in html
+    assert html.count(">Inputs</h") == 1  # no duplicated heading
 
 
 @pytest.mark.skipif(shutil.which("pdftoppm") is None, reason="pdftoppm (poppler-utils) not installed")

@@ -121,7 +121,7 @@ def section_html(s: Any, *, skip_tables: bool = False) -> str:
     else:
         body += [f"<p>{_esc(p)}</p>" for p in s.paragraphs]
     if not skip_tables:
-        body += [table_html(t) for t in s.tables]
+        body += [table_html(t, heading=t.title != s.title) for t in s.tables]  # no heading twice
     sid = f" id='section-{html.escape(s.key)}'" if s.key else ""
     if s.collapsed:
         return f"<details{sid}><summary>{html.escape(s.title)}</summary>{''.join(body)}</details>"
@@ -138,11 +138,12 @@ def _esc(text: str) -> str:
     return html.escape(text).replace("G_μ", "G<sub>μ</sub>")
 
 
-def table_html(t: Table) -> str:
+def table_html(t: Table, *, heading: bool = True) -> str:
     head = "".join(f"<th>{_esc(h)}</th>" for h in t.header)
     body = "".join("<tr>" + "".join(f"<td>{_esc(c)}</td>" for c in r) + "</tr>" for r in t.rows)
     note = f"<p><small>{html.escape(t.note)}</small></p>" if t.note else ""
-    return (f"<h3>{html.escape(t.title)}</h3><div class='table-wrap'><table><thead><tr>{head}</tr></thead>"
+    title = f"<h3>{html.escape(t.title)}</h3>" if heading else ""
+    return (f"{title}<div class='table-wrap'><table><thead><tr>{head}</tr></thead>"
             f"<tbody>{body}</tbody></table></div>{note}")
 
 

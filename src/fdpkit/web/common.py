@@ -12,6 +12,7 @@ from typing import Any, Callable
 from fastapi import Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.templating import Jinja2Templates
+from markupsafe import Markup, escape
 
 from fdpkit._numerics import json_safe
 from fdpkit.plausibility import FRACTION_FIELDS, parse_fraction
@@ -20,6 +21,8 @@ from fdpkit.report.model import fmt
 HERE = Path(__file__).resolve().parent
 templates = Jinja2Templates(directory=str(HERE / "templates"))
 templates.env.filters["num"] = fmt
+#: G_μ with a real subscript (report sentences), escaped first.
+templates.env.filters["sub"] = lambda text: Markup(str(escape(text)).replace("G_μ", "G<sub>μ</sub>"))
 
 
 @dataclass(frozen=True)
