@@ -29,6 +29,7 @@ from fdpkit.curves import (  # noqa: E402
     TradeOffCurve,
     UniformSamplingCurve,
     envelope,
+    group_curve,
     worst_case,
 )
 
@@ -77,11 +78,12 @@ from fdpkit.risk.reading import RiskReading, read_guarantee  # noqa: E402
 from fdpkit.plausibility import parse_fraction, plausibility_warnings  # noqa: E402
 
 # --- mechanisms / accounting / report / calibration ------------------------------------
-from fdpkit.accounting import account, tradeoff_curve  # noqa: E402
+from fdpkit.accounting import account, compose_curves, tradeoff_curve  # noqa: E402
 from fdpkit.calibrate import CalibrationResult, calibrate_dpsgd  # noqa: E402
 from fdpkit.mechanisms import (  # noqa: E402
     ApproxDP,
     Composed,
+    CurveMechanism,
     Gaussian,
     Laplace,
     Mechanism,
@@ -89,11 +91,17 @@ from fdpkit.mechanisms import (  # noqa: E402
     RandomizedResponse,
     Repeated,
     Subsampled,
+    UniformSampling,
     dpsgd,
     mechanism_from_dict,
     mechanism_from_json,
 )
 from fdpkit.privacy import PrivacyReport, privacy_report  # noqa: E402
+
+# --- audits (the function fdpkit.audit shadows the package name on purpose: use
+# ``from fdpkit.audit import ...`` for the package's other names) -------------------------
+from fdpkit.audit import AuditResult, SimulatedAttack, audit_from_counts, simulate_attack  # noqa: E402
+from fdpkit.audit import audit  # noqa: E402
 
 # --- utility / planning ---------------------------------------------------------------
 from fdpkit.planning import ZTestSpec, privacy_first, utility_first  # noqa: E402
@@ -111,6 +119,12 @@ from fdpkit.utility import (  # noqa: E402
 
 __all__ = [
     "__version__",
+    # audits
+    "AuditResult",
+    "SimulatedAttack",
+    "audit",
+    "audit_from_counts",
+    "simulate_attack",
     # utility / planning
     "ZTestSpec",
     "adjusted_alpha",
@@ -128,6 +142,7 @@ __all__ = [
     "ApproxDP",
     "CalibrationResult",
     "Composed",
+    "CurveMechanism",
     "Gaussian",
     "Laplace",
     "Mechanism",
@@ -136,7 +151,9 @@ __all__ = [
     "RandomizedResponse",
     "Repeated",
     "Subsampled",
+    "UniformSampling",
     "account",
+    "compose_curves",
     "calibrate_dpsgd",
     "dpsgd",
     "mechanism_from_dict",
@@ -184,6 +201,7 @@ __all__ = [
     "TradeOffCurve",
     "UniformSamplingCurve",
     "envelope",
+    "group_curve",
     "worst_case",
     "GDPFit",
     "advantage",

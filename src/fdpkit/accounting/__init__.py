@@ -9,7 +9,12 @@ from fdpkit.accounting.curve import (
     tradeoff_curve,
 )
 
+from fdpkit.accounting.compose import compose_curves
+from fdpkit.accounting.from_curve import pld_from_curve
+
 __all__ = [
+    "compose_curves",
+    "pld_from_curve",
     "DISCRETIZATION_DEFAULT",
     "Accounting",
     "account",

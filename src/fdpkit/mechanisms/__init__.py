@@ -2,11 +2,13 @@
 
 from fdpkit.mechanisms.base import Mechanism, mechanism_from_dict, mechanism_from_json
 from fdpkit.mechanisms.basic import ApproxDP, Gaussian, Laplace, PureDP, RandomizedResponse
+from fdpkit.mechanisms.curve import CurveMechanism, UniformSampling
 from fdpkit.mechanisms.combinators import Composed, Repeated, Subsampled, dpsgd, dpsgd_from_training
 
 __all__ = [
     "ApproxDP",
     "Composed",
+    "CurveMechanism",
     "Gaussian",
     "Laplace",
     "Mechanism",
@@ -14,6 +16,7 @@ __all__ = [
     "RandomizedResponse",
     "Repeated",
     "Subsampled",
+    "UniformSampling",
     "dpsgd",
     "dpsgd_from_training",
     "mechanism_from_dict",
