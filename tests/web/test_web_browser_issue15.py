@@ -67,7 +67,7 @@ def test_page_fits_and_announces_results(browser, live_server, name, size):
         for sel, v in PAGES[name].items():
             pg.fill(sel, v)
         pg.click("#submit")
-        pg.wait_for_selector("#results", timeout=60_000)
+        pg.wait_for_selector("#results", timeout=90_000)
         pg.wait_for_function("document.getElementById('live').textContent.length > 0")
         assert pg.evaluate("document.activeElement.id") == "results"
         assert pg.inner_text("#live").startswith("Result:")
@@ -88,7 +88,7 @@ def test_grade_colour_and_icon_per_case(browser, live_server, eps, level):
         pg.select_option("#guarantee", "epsilon")
         pg.fill("#epsilon", eps)
         pg.click("#submit")
-        pg.wait_for_selector("#grade")
+        pg.wait_for_selector("#grade", timeout=90_000)
         assert pg.get_attribute("#grade", "data-level") == str(level)
         colour = pg.eval_on_selector("#grade .grade-word", "e => getComputedStyle(e).color")
         assert colour == _rgb(COLOURS[level])
@@ -112,7 +112,7 @@ def test_only_inputs_that_apply(browser, live_server):
         pg.fill("#epsilon", "8")
         pg.fill("#delta", "1e-5")
         pg.click("#submit")
-        pg.wait_for_selector("#grade")
+        pg.wait_for_selector("#grade", timeout=90_000)
         assert pg.get_attribute("#grade", "data-level") == "3"  # mu = 1 left in the hidden field is not read
         pg.goto(f"{live_server}/calculator")
         pg.select_option("#mode", "laplace")
@@ -142,7 +142,7 @@ def test_progress_indicator_with_elapsed_time(browser, live_server):
         pg.wait_for_selector("#progress:not([hidden])")
         pg.wait_for_function("Number(document.getElementById('elapsed').textContent) >= 1", timeout=10_000)
         assert "Working" in pg.inner_text("#progress")
-        pg.wait_for_selector("#results")
+        pg.wait_for_selector("#results", timeout=90_000)
         pg.wait_for_selector("#progress", state="hidden")
     finally:
         ctx.close()

@@ -230,6 +230,10 @@ def _calculate(mode: str, *, sensitivity: float = 1.0, epsilon: float | None = N
             b = float(scale)
             inputs, outputs = {"sensitivity": s, "scale": scale}, {"epsilon": laplace_epsilon(s, scale)}
         outputs["noise sd (sqrt(2) b)"] = laplace_noise_sd(b)
+        from fdpkit.curves import LaplaceCurve
+        from fdpkit.fit import fit_gdp
+
+        outputs["mu of this Laplace mechanism (tight Gaussian DP)"] = float(fit_gdp(LaplaceCurve(s / b)).mu)
         return CalculatorResult(mode, inputs, outputs, ())
     if mode == "gaussian":
         if delta is None:

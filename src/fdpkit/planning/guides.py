@@ -24,6 +24,7 @@ from typing import Any
 from fdpkit._numerics import json_safe
 from fdpkit.convert import epsilon_for_delta
 from fdpkit.curves import GaussianCurve, LaplaceCurve
+from fdpkit.plausibility import plausibility_warnings
 from fdpkit.planning.spec import ZTestSpec
 from fdpkit.risk import (
     attack_power,
@@ -88,6 +89,8 @@ class PrivacyFirstPlan:
             "laplace_scale": json_safe(self.laplace_scale),
             "sensitivity": self.analysis.sensitivity if self.analysis else None,
             "noise": noise_sentences(self),
+            "warnings": plausibility_warnings(mu=next((o.value for o in self.options if o.parameter == "mu"
+                                                        and math.isfinite(o.value)), None)),
             "admissible_families": list(self.admissible_families),
             "family_descriptions": {f: FAMILIES[f] for f in self.admissible_families},
             "excluded": dict(self.excluded),
@@ -188,6 +191,7 @@ class UtilityFirstPlan:
         d["sensitivity"] = self.analysis.sensitivity
         d["sigma"] = json_safe(self.sigma)
         d["noise"] = noise_sentences(self)
+        d["warnings"] = plausibility_warnings(prior=self.prior, mu=self.mu_min if math.isfinite(self.mu_min) else None)
         return d
 
 

@@ -224,7 +224,7 @@ def ztest_roc(ax, spec, *, mus: Sequence[float] = (0.1, 0.5, 1.0)):
 def posterior_vs_fpr(ax, curve: TradeOffCurve, *, priors: Sequence[float] = (0.01, 0.1, 0.5)):
     """Posterior membership probability after a positive attack against the attack's FPR α,
     for several priors (de Fondeville Fig. 2)."""
-    a = np.geomspace(1e-8, 1.0, 200)
+    a = np.geomspace(1e-8, 1.0, 120)
     for p in priors:
         ax.semilogx(a, posterior(curve, p, a), label=f"prior = {p:g}")
         ax.axhline(p, ls=":", lw=0.7, color="grey")
