@@ -45,7 +45,7 @@ def test_calculator_with_exports(page, live_server, tmp_path):
     page.fill("#epsilon", "1")
     page.fill("#delta", "1e-5")
     page.click("#submit")
-    page.wait_for_selector("#results")
+    page.wait_for_selector("#results", timeout=90_000)
     text = page.inner_text("#results")
     assert "4.845" in text and "3.731" in text
     assert "only proven for epsilon < 1" in page.inner_text("#warnings")
@@ -81,7 +81,7 @@ def test_calculator_without_javascript(browser, live_server):
     pg.fill("#epsilon", "0.5")
     pg.fill("#delta", "")
     pg.click("#submit")
-    pg.wait_for_selector("#results")
+    pg.wait_for_selector("#results", timeout=90_000)
     assert "2" in pg.inner_text("#outputs")
     ctx.close()
 
