@@ -134,7 +134,7 @@ def compose_releases(releases: Any, delta_prime: float = 1e-5) -> dict[str, floa
     dts = [d for _, d in items]
     out = {"basic epsilon": sum(eps), "basic delta": min(1.0, sum(dts))}
     out["advanced epsilon"] = (math.sqrt(2.0 * math.log(1.0 / dp) * sum(e * e for e in eps))
-                               + sum(e * math.expm1(e) for e in eps))
+                               + sum(e * math.expm1(e) if e < 700 else math.inf for e in eps))
     out["advanced delta"] = min(1.0, sum(dts) + dp)
     if all(0 < d < 1 for d in dts) and out["advanced delta"] < 1:
         mu = math.sqrt(sum(float(mu_for_epsilon_delta(e, d)) ** 2 for e, d in items))

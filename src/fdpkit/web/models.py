@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, Optional
+from typing import Annotated, Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -17,7 +17,8 @@ class CalculatorRequest(BaseModel):
     sigma: Optional[float] = Field(None, gt=0, allow_inf_nan=False)
     k: int = Field(1, ge=1, le=10**7)
     delta_prime: float = Field(1e-5, gt=0, lt=1, allow_inf_nan=False)
-    releases: Optional[list[tuple[float, float]]] = Field(
+    releases: Optional[list[tuple[Annotated[float, Field(ge=0, le=100, allow_inf_nan=False)],
+                                  Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]]]] = Field(
         None, max_length=10_000, description="composition of different releases: [[epsilon_i, delta_i], ...]")
 
 
