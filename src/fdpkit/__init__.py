@@ -25,9 +25,11 @@ from fdpkit.curves import (  # noqa: E402
     GaussianCurve,
     LaplaceCurve,
     PiecewiseLinearCurve,
+    RDPCurve,
     RandomizedResponseCurve,
     TradeOffCurve,
     UniformSamplingCurve,
+    ZCDPCurve,
     envelope,
     group_curve,
     worst_case,
@@ -46,6 +48,15 @@ from fdpkit.fit import (  # noqa: E402
 # --- convert ------------------------------------------------------------------------
 from fdpkit.convert import (  # noqa: E402
     Table,
+    classic_epsilon_for_delta_from_rho,
+    delta_for_epsilon_from_rdp,
+    delta_for_epsilon_from_rho,
+    epsilon_for_delta_from_rdp,
+    epsilon_for_delta_from_rho,
+    gaussian_mu_from_rho,
+    mu_bound_from_rho,
+    profile_regret,
+    rho_from_gaussian_mu,
     delta_for_epsilon,
     epsilon_for_delta,
     epsilon_for_delta_table,
@@ -78,7 +89,7 @@ from fdpkit.risk.reading import RiskReading, read_guarantee  # noqa: E402
 from fdpkit.plausibility import parse_fraction, plausibility_warnings  # noqa: E402
 
 # --- mechanisms / accounting / report / calibration ------------------------------------
-from fdpkit.accounting import account, compose_curves, tradeoff_curve  # noqa: E402
+from fdpkit.accounting import RhoFit, account, compose_curves, tight_rho, tradeoff_curve  # noqa: E402
 from fdpkit.calibrate import CalibrationResult, calibrate_dpsgd  # noqa: E402
 from fdpkit.mechanisms import (  # noqa: E402
     ApproxDP,
@@ -88,9 +99,11 @@ from fdpkit.mechanisms import (  # noqa: E402
     Laplace,
     Mechanism,
     PureDP,
+    RDP,
     RandomizedResponse,
     Repeated,
     Subsampled,
+    ZCDP,
     UniformSampling,
     dpsgd,
     mechanism_from_dict,
@@ -117,8 +130,13 @@ from fdpkit.utility import (  # noqa: E402
     ztest_power_laplace,
 )
 
+# --- sweeps ----------------------------------------------------------------------------
+from fdpkit.sweep import sweep  # noqa: E402  (the function; the package is fdpkit.sweep)
+
 __all__ = [
     "__version__",
+    # sweeps
+    "sweep",
     # audits
     "AuditResult",
     "SimulatedAttack",
@@ -148,11 +166,15 @@ __all__ = [
     "Mechanism",
     "PrivacyReport",
     "PureDP",
+    "RDP",
     "RandomizedResponse",
     "Repeated",
     "Subsampled",
-    "UniformSampling",
+    "ZCDP",
+    "RhoFit",
     "account",
+    "tight_rho",
+    "UniformSampling",
     "compose_curves",
     "calibrate_dpsgd",
     "dpsgd",
@@ -162,6 +184,15 @@ __all__ = [
     "tradeoff_curve",
     # convert
     "Table",
+    "classic_epsilon_for_delta_from_rho",
+    "delta_for_epsilon_from_rdp",
+    "delta_for_epsilon_from_rho",
+    "epsilon_for_delta_from_rdp",
+    "epsilon_for_delta_from_rho",
+    "gaussian_mu_from_rho",
+    "mu_bound_from_rho",
+    "profile_regret",
+    "rho_from_gaussian_mu",
     "delta_for_epsilon",
     "epsilon_for_delta",
     "epsilon_for_delta_table",
@@ -197,9 +228,11 @@ __all__ = [
     "GaussianCurve",
     "LaplaceCurve",
     "PiecewiseLinearCurve",
+    "RDPCurve",
     "RandomizedResponseCurve",
     "TradeOffCurve",
     "UniformSamplingCurve",
+    "ZCDPCurve",
     "envelope",
     "group_curve",
     "worst_case",

@@ -8,6 +8,7 @@ from fdpkit.accounting.curve import (
     curve_from_pld,
     tradeoff_curve,
 )
+from fdpkit.accounting.rdp import RhoFit, rdp_epsilons, rdp_guarantee, renyi_curve, tight_rho
 
 from fdpkit.accounting.compose import compose_curves
 from fdpkit.accounting.from_curve import pld_from_curve
@@ -16,6 +17,11 @@ __all__ = [
     "compose_curves",
     "pld_from_curve",
     "DISCRETIZATION_DEFAULT",
+    "RhoFit",
+    "rdp_epsilons",
+    "rdp_guarantee",
+    "renyi_curve",
+    "tight_rho",
     "Accounting",
     "account",
     "closed_form_curve",

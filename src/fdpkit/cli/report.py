@@ -71,7 +71,8 @@ def report_main(
         ctx.obj = {"fmt": fmt, "output": output, "discretization": discretization}
         return
     if mechanism is None:
-        fail("give --mechanism SPEC or a subcommand (dpsgd, gaussian, laplace, randomized-response, pure-dp, approx-dp)")
+        fail("give --mechanism SPEC or a subcommand (dpsgd, gaussian, laplace, randomized-response, pure-dp, "
+             "approx-dp, zcdp, rdp, uniform-sampling)")
     run_report(mechanism_from_dict(load_spec(mechanism)), fmt, output, discretization)
 
 
@@ -137,3 +138,29 @@ def report_approx(ctx: typer.Context, epsilon: float = typer.Option(...), delta:
     run_report(fp.ApproxDP(epsilon, delta), *_opts(ctx, fmt, output, discretization))
 
 
+@report_app.command("zcdp")
+@guarded
+def report_zcdp(ctx: typer.Context, rho: float = typer.Option(..., help="zCDP parameter rho >= 0."),
+                fmt: str = FormatOpt, output: Optional[Path] = OutputOpt, discretization: float = DiscOpt) -> None:
+    """Any rho-zCDP mechanism (worst case), e.g. a Tumult Analytics or Census TopDown budget."""
+    run_report(fp.ZCDP(rho), *_opts(ctx, fmt, output, discretization))
+
+
+@report_app.command("rdp")
+@guarded
+def report_rdp(ctx: typer.Context,
+               orders: list[float] = typer.Option(..., "--order", help="Rényi order t > 1 (repeatable)."),
+               epsilons: list[float] = typer.Option(..., "--epsilon", help="eps(t) at that order (repeatable, same count)."),
+               fmt: str = FormatOpt, output: Optional[Path] = OutputOpt, discretization: float = DiscOpt) -> None:
+    """Any mechanism with the given (order, epsilon) RDP pairs, as Opacus or TF Privacy print them."""
+    run_report(fp.RDP(orders, epsilons), *_opts(ctx, fmt, output, discretization))
+
+
+@report_app.command("uniform-sampling")
+@guarded
+def report_uniform(ctx: typer.Context,
+                   mu: float = typer.Option(..., help="De Fondeville's privacy parameter (> 0; not a GDP mu)."),
+                   n: int = typer.Option(..., help="Dataset size (>= 1)."),
+                   fmt: str = FormatOpt, output: Optional[Path] = OutputOpt, discretization: float = DiscOpt) -> None:
+    """De Fondeville's uniform random sampling (Example 3): fails catastrophically."""
+    run_report(fp.UniformSampling(mu, n), *_opts(ctx, fmt, output, discretization))

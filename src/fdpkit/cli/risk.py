@@ -17,19 +17,20 @@ def risk(mu: Optional[float] = typer.Option(None, help="GDP mu."),
          delta: Optional[str] = typer.Option(None, help="delta of an (epsilon, delta) guarantee (1e-5 or 0.001%)."),
          prior: list[str] = typer.Option(["0.01"], help="Prior probability of membership, 0.01 or 1% (repeatable)."),
          fpr: list[str] = typer.Option(["0.001"], help="Attack FPR, 0.001 or 0.1% (repeatable)."),
+         zcdp: Optional[float] = typer.Option(None, "--zcdp", help="zCDP parameter rho (any rho-zCDP mechanism)."),
          n: Optional[float] = typer.Option(None, help="Number of people in the data (delta sanity check)."),
          fmt: str = typer.Option("text", "--format", "-f"), output: Optional[Path] = OutputOpt) -> None:
-    """Attack-risk reading of mu-GDP or (epsilon, delta)-DP, graded on a fixed scale."""
-    if (mu is None) == (epsilon is None):
-        fail("give exactly one of --mu or --epsilon")
+    """Attack-risk reading of mu-GDP, (epsilon, delta)-DP or rho-zCDP, graded on a fixed scale."""
+    if sum(x is not None for x in (mu, epsilon, zcdp)) != 1:
+        fail("give exactly one of --mu, --epsilon or --zcdp")
     d = fraction_option(delta, "delta")
-    if mu is not None and d is not None:
-        fail("--delta does not apply to a mu-GDP guarantee: give --epsilon with --delta, or --mu alone")
+    if epsilon is None and d is not None:
+        fail("--delta does not apply to a mu-GDP or zCDP guarantee: give --epsilon with --delta")
     priors = [fraction_option(p, "prior") for p in prior]
     fprs = [fraction_option(a, "fpr") for a in fpr]
-    kind = "mu" if mu is not None else ("epsilon" if not d else "epsilon_delta")
+    kind = "mu" if mu is not None else "zcdp" if zcdp is not None else ("epsilon" if not d else "epsilon_delta")
     readings = [fp.read_guarantee(kind, mu=mu, epsilon=epsilon, delta=d if kind == "epsilon_delta" else None,
-                                  prior=priors[0], fpr=a, n=n) for a in fprs]
+                                  rho=zcdp, prior=priors[0], fpr=a, n=n) for a in fprs]
     first = readings[0]
     curve = first.curve
     rows = {

@@ -4,6 +4,7 @@ from fdpkit.mechanisms.base import Mechanism, mechanism_from_dict, mechanism_fro
 from fdpkit.mechanisms.basic import ApproxDP, Gaussian, Laplace, PureDP, RandomizedResponse
 from fdpkit.mechanisms.curve import CurveMechanism, UniformSampling
 from fdpkit.mechanisms.combinators import Composed, Repeated, Subsampled, dpsgd, dpsgd_from_training
+from fdpkit.mechanisms.renyi import RDP, ZCDP
 
 __all__ = [
     "ApproxDP",
@@ -13,9 +14,11 @@ __all__ = [
     "Laplace",
     "Mechanism",
     "PureDP",
+    "RDP",
     "RandomizedResponse",
     "Repeated",
     "Subsampled",
+    "ZCDP",
     "UniformSampling",
     "dpsgd",
     "dpsgd_from_training",

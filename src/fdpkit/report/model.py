@@ -150,6 +150,7 @@ def build_document(report: PrivacyReport) -> ReportDocument:
     from fdpkit.report import plots
     from fdpkit.report.published import PUBLISHED, place_among
     from fdpkit.risk.grade import grade as grade_of
+    from fdpkit.report.representations import representation_figures, representation_section
 
     d = report.to_dict()
     fit = report.fit
@@ -234,6 +235,7 @@ def build_document(report: PrivacyReport) -> ReportDocument:
         Section("Guarantee", (), (fit_table,), key="guarantee"),
         Section("Privacy profile", (), (eps,), key="profile"),
         Section("Attack risk", (), (tpr, post, risk), key="risk"),
+        representation_section(report),
         Section("Comparison with published settings", (placement,), (compare,), key="comparison"),
         Section("Warnings", user_warn or ("None.",), key="warnings"),
         Section("Inputs", (report.mechanism.label(),), (inputs,), key="inputs"),
@@ -252,6 +254,7 @@ def build_document(report: PrivacyReport) -> ReportDocument:
                               lambda ax: plots.curve_vs_gdp(ax, curve, mu)))
     figures.append(Figure("posterior", "Posterior after a positive attack against the attack's FPR "
                           "(de Fondeville Fig. 2)", lambda ax: plots.posterior_vs_fpr(ax, curve)))
+    figures += representation_figures(report)
     data = dict(d)
     data.setdefault("grade", g.to_dict())
     data.setdefault("comparison", {"sentence": placement, "references": [r.to_dict() for r in PUBLISHED]})

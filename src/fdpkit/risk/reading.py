@@ -18,9 +18,15 @@ from fdpkit.risk.attack import attack_power, multiplicative_advantage, posterior
 from fdpkit.risk.disclosure import failure_mode, relative_risk
 from fdpkit.risk.grade import SCALE_NOTE, WORST_CASE_NOTE, Grade, grade
 
-GUARANTEES = ("mu", "epsilon", "epsilon_delta")
-#: Which of mu, epsilon, delta each kind of guarantee uses.
-FIELDS_OF = {"mu": ("mu",), "epsilon": ("epsilon",), "epsilon_delta": ("epsilon", "delta")}
+GUARANTEES = ("mu", "epsilon", "epsilon_delta", "zcdp")
+#: Which of mu, epsilon, delta, rho each kind of guarantee uses.
+FIELDS_OF = {"mu": ("mu",), "epsilon": ("epsilon",), "epsilon_delta": ("epsilon", "delta"), "zcdp": ("rho",)}
+_KIND = {"mu": "a mu-GDP", "epsilon": "a pure epsilon-DP", "epsilon_delta": "an (epsilon, delta)-DP",
+         "zcdp": "a rho-zCDP"}
+_HINT = {"mu": "give only mu, or choose guarantee 'epsilon' or 'epsilon_delta'",
+         "epsilon": "give only epsilon, or choose guarantee 'epsilon_delta' or 'mu'",
+         "epsilon_delta": "give only epsilon and delta, or choose guarantee 'mu'",
+         "zcdp": "give only rho, or choose another guarantee"}
 #: delta used when an (eps, delta) guarantee is read without a delta.
 DEFAULT_DELTA = 1e-5
 MODES = {
@@ -34,7 +40,7 @@ MODES = {
 
 
 def check_guarantee_fields(guarantee: str, *, mu: float | None = None, epsilon: float | None = None,
-                           delta: float | None = None) -> None:
+                           delta: float | None = None, rho: float | None = None) -> None:
     """Refuse fields that contradict the chosen kind of guarantee (a ValueError naming them).
 
     >>> check_guarantee_fields("mu", mu=1.0, epsilon=1.0)
@@ -43,16 +49,13 @@ def check_guarantee_fields(guarantee: str, *, mu: float | None = None, epsilon: 
     """
     if guarantee not in GUARANTEES:
         raise ValueError(f"guarantee must be one of {', '.join(GUARANTEES)}, got {guarantee!r}")
-    given = {"mu": mu, "epsilon": epsilon, "delta": delta}
+    given = {"mu": mu, "epsilon": epsilon, "delta": delta, "rho": rho}
     extra = [k for k, v in given.items() if v is not None and k not in FIELDS_OF[guarantee]]
     if guarantee == "epsilon" and extra == ["delta"] and delta == 0:
         extra = []  # delta = 0 is pure epsilon-DP
     if extra:
         names = " and ".join(extra)
-        kind = {"mu": "a mu-GDP", "epsilon": "a pure epsilon-DP", "epsilon_delta": "an (epsilon, delta)-DP"}[guarantee]
-        hint = {"mu": "give only mu, or choose guarantee 'epsilon' or 'epsilon_delta'",
-                "epsilon": "give only epsilon, or choose guarantee 'epsilon_delta' or 'mu'",
-                "epsilon_delta": "give only epsilon and delta, or choose guarantee 'mu'"}[guarantee]
+        kind, hint = _KIND[guarantee], _HINT[guarantee]
         raise ValueError(f"{names} {'does' if len(extra) == 1 else 'do'} not apply to {kind} guarantee "
                          f"(guarantee={guarantee!r}); {hint}")
     missing = [k for k in FIELDS_OF[guarantee] if given[k] is None and k != "delta"]
@@ -61,9 +64,14 @@ def check_guarantee_fields(guarantee: str, *, mu: float | None = None, epsilon: 
 
 
 def guarantee_curve(guarantee: str, *, mu: float | None = None, epsilon: float | None = None,
-                    delta: float | None = None) -> tuple[TradeOffCurve, str]:
-    """The exact trade-off curve of a guarantee and its name for people."""
-    check_guarantee_fields(guarantee, mu=mu, epsilon=epsilon, delta=delta)
+                    delta: float | None = None, rho: float | None = None) -> tuple[TradeOffCurve, str]:
+    """The trade-off curve of a guarantee (exact, or a sound lower bound for zCDP) and its name."""
+    check_guarantee_fields(guarantee, mu=mu, epsilon=epsilon, delta=delta, rho=rho)
+    if guarantee == "zcdp":
+        from fdpkit.accounting import tradeoff_curve
+        from fdpkit.mechanisms import ZCDP
+
+        return tradeoff_curve(ZCDP(rho)), f"ρ = {rho:g} zCDP"
     if guarantee == "mu":
         return GaussianCurve(mu), f"μ = {mu:g} Gaussian DP"
     d = 0.0 if guarantee == "epsilon" else (DEFAULT_DELTA if delta is None else delta)
@@ -103,13 +111,13 @@ class RiskReading:
 
 def read_guarantee(guarantee: str = "mu", *, mu: float | None = None, epsilon: float | None = None,
                    delta: float | None = None, prior: float = 0.01, fpr: float = 1e-3,
-                   n: float | None = None) -> RiskReading:
+                   n: float | None = None, rho: float | None = None) -> RiskReading:
     """Read a guarantee as attack risk with a graded verdict.
 
     Parameters
     ----------
-    guarantee : {"mu", "epsilon", "epsilon_delta"}
-    mu, epsilon, delta : float, optional
+    guarantee : {"mu", "epsilon", "epsilon_delta", "zcdp"}
+    mu, epsilon, delta, rho : float, optional
         Only the fields of the chosen kind (others raise ``ValueError`` naming them).
     prior : float
         Attacker's prior probability of membership, in [0, 1].
@@ -124,7 +132,7 @@ def read_guarantee(guarantee: str = "mu", *, mu: float | None = None, epsilon: f
     >>> r.grade.label, r.notes[0].startswith("This is the worst case")
     ('no meaningful protection', True)
     """
-    curve, name = guarantee_curve(guarantee, mu=mu, epsilon=epsilon, delta=delta)
+    curve, name = guarantee_curve(guarantee, mu=mu, epsilon=epsilon, delta=delta, rho=rho)
     p = check_scalar("prior", check_probability("prior", prior))
     a = check_scalar("fpr", check_probability("fpr", fpr, open_low=True, open_high=True))
     tpr = float(attack_power(curve, a))

@@ -12,13 +12,13 @@ from fdpkit.web.common import FormErrors, api_error, field_of, finite, page, par
 from fdpkit.web.models import RiskRequest
 
 router = APIRouter()
-FIELDS = ("mu", "epsilon", "delta", "prior", "fpr", "guarantee")
+FIELDS = ("mu", "epsilon", "delta", "rho", "prior", "fpr", "guarantee")
 SCALE = tuple(zip(LABELS, DEFINITIONS))
 
 
-def reading(guarantee: str, mu, epsilon, delta, prior: float, fpr: float):
+def reading(guarantee: str, mu, epsilon, delta, prior: float, fpr: float, rho=None):
     """The library's reading (grade, sentences, warnings) and its curve."""
-    r = read_guarantee(guarantee, mu=mu, epsilon=epsilon, delta=delta, prior=prior, fpr=fpr)
+    r = read_guarantee(guarantee, mu=mu, epsilon=epsilon, delta=delta, prior=prior, fpr=fpr, rho=rho)
     return r.to_dict(), r.curve
 
 
@@ -33,17 +33,17 @@ async def risk_submit(request: Request):
     form = await request.form()
     errors = FormErrors()
     guarantee = form.get("guarantee") or "mu"
-    vals = {k: parse_float(form, k, errors, required=False) for k in ("mu", "epsilon", "delta")}
+    vals = {k: parse_float(form, k, errors, required=False) for k in ("mu", "epsilon", "delta", "rho")}
     prior = parse_float(form, "prior", errors, default=0.01, percent=True)
     fpr = parse_float(form, "fpr", errors, default=1e-3, percent=True)
     result = figs = None
-    if guarantee not in ("mu", "epsilon", "epsilon_delta"):
-        errors["guarantee"] = f"guarantee must be mu, epsilon or epsilon_delta, got {guarantee!r}"
+    if guarantee not in ("mu", "epsilon", "epsilon_delta", "zcdp"):
+        errors["guarantee"] = f"guarantee must be mu, epsilon, epsilon_delta or zcdp, got {guarantee!r}"
     if not errors:
         try:
             if fpr is not None and not 0 < fpr < 1:
                 raise ValueError(f"fpr must be in (0, 1), got {fpr!r}")
-            result, curve = reading(guarantee, vals["mu"], vals["epsilon"], vals["delta"], prior, fpr)
+            result, curve = reading(guarantee, vals["mu"], vals["epsilon"], vals["delta"], prior, fpr, vals["rho"])
             figs = [(cap, svg_inline(draw, title=cap)) for cap, draw in (
                 ("Posterior after a positive attack against the attack's FPR (de Fondeville Fig. 2)",
                  lambda ax: plots.posterior_vs_fpr(ax, curve, priors=(prior, 0.1, 0.5) if prior not in (0.1, 0.5) else (0.01, 0.1, 0.5))),
@@ -57,9 +57,9 @@ async def risk_submit(request: Request):
 
 @router.post("/api/risk", tags=["risk"])
 async def risk_api(body: RiskRequest) -> dict:
-    """Attack-risk reading of mu-GDP, epsilon-DP or (epsilon, delta)-DP."""
+    """Attack-risk reading of mu-GDP, epsilon-DP, (epsilon, delta)-DP or rho-zCDP."""
     try:
-        out, _ = reading(body.guarantee, body.mu, body.epsilon, body.delta, body.prior, body.fpr)
+        out, _ = reading(body.guarantee, body.mu, body.epsilon, body.delta, body.prior, body.fpr, body.rho)
         return finite(out)
     except ValueError as exc:
         return api_error(str(exc))
