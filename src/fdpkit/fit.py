@@ -101,7 +101,7 @@ class GDPFit:
 
     def _repr_html_(self) -> str:
         """A compact notebook card with the fitted Gaussian curve."""
-        from fdpkit import _repr
+        from fdpkit.curves import _repr
 
         rows = [("μ", _repr.num(self.mu)), ("regret", _repr.num(self.regret)),
                 ("FPR range", "all of [0, 1]" if self.alpha_min == 0 else f"FPR, FNR ≥ {self.alpha_min:.3g}"),

@@ -134,7 +134,7 @@ class PrivacyReport:
 
     def _repr_html_(self) -> str:
         """A compact notebook card: headline numbers, grade, and the curve against G_mu."""
-        from fdpkit import _repr
+        from fdpkit.curves import _repr
 
         g = self.grade
         rows = [("μ", _repr.num(self.fit.mu)), ("regret", _repr.num(self.fit.regret))]

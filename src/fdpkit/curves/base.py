@@ -307,12 +307,3 @@ class TradeOffCurve(ABC):
     def _params(self) -> dict[str, Any]:
         return {}
 
-    def _repr_html_(self) -> str:
-        """A compact notebook card: the parameters, the bound, and a small trade-off plot."""
-        from fdpkit import _repr
-
-        rows = [(k, _repr.num(v) if isinstance(v, (int, float)) else str(v)) for k, v in self._params().items()]
-        rows.append(("bound", self.bound))
-        rows.append(("f(0)", _repr.num(self.f0)))
-        svg = _repr.tradeoff_svg(np.asarray(self.beta(_repr.grid())), title=f"Trade-off curve of {type(self).__name__}")
-        return _repr.card(type(self).__name__, rows, svg)

@@ -1,6 +1,6 @@
 """Notebook cards: small self-contained HTML (inline SVG, no matplotlib, no JavaScript) for
-``_repr_html_`` of curves, fits and reports. Core level: numpy only, so ``curves/`` may use
-it without importing anything above itself."""
+``_repr_html_`` of curves, fits and reports. Lives in ``curves/`` (numpy only) so that curves
+use it without importing anything above themselves; fit and reports import it from here."""
 
 from __future__ import annotations
 
@@ -66,3 +66,14 @@ def num(x: float) -> str:
     if math.isinf(v):
         return "∞"
     return f"{v:.4g}"
+
+
+def curve_html(curve) -> str:
+    """``TradeOffCurve._repr_html_``: the parameters, the bound, and a small trade-off plot
+    (attached in ``fdpkit.curves.__init__`` so that ``curves/base.py`` imports nothing from
+    ``fdpkit.curves``)."""
+    rows = [(k, num(v) if isinstance(v, (int, float)) else str(v)) for k, v in curve._params().items()]
+    rows.append(("bound", curve.bound))
+    rows.append(("f(0)", num(curve.f0)))
+    svg = tradeoff_svg(np.asarray(curve.beta(grid())), title=f"Trade-off curve of {type(curve).__name__}")
+    return card(type(curve).__name__, rows, svg)
