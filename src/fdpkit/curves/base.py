@@ -306,4 +306,3 @@ class TradeOffCurve(ABC):
 
     def _params(self) -> dict[str, Any]:
         return {}
-
