@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import socket
+from typing import Optional
 
 import typer
 
@@ -29,12 +30,14 @@ def _check_port(host: str, port: int) -> None:
 
 
 def serve(host: str = typer.Option("127.0.0.1", help="Address to listen on."),
-          port: int = typer.Option(8000, help="Port to listen on.")) -> None:
-    """Start the web calculator."""
+          port: int = typer.Option(8000, help="Port to listen on."),
+          db: Optional[str] = typer.Option(None, "--db", help="Ledger URL or SQLite file for the /ledger pages "
+                                                              "(default: FDPKIT_LEDGER, else the user's data directory).")) -> None:
+    """Start the web calculator (and the privacy-budget ledger pages)."""
     import uvicorn
 
     from fdpkit.web.main import create_app
 
     _check_port(host, port)
     err.print(f"fdpkit web calculator on http://{host}:{port}/ (Ctrl-C to stop)")
-    uvicorn.run(create_app(), host=host, port=port, log_level="warning")
+    uvicorn.run(create_app(ledger_url=db), host=host, port=port, log_level="warning")

@@ -70,13 +70,15 @@ def vertex_profile(alpha: np.ndarray, tpr: np.ndarray, eps: np.ndarray) -> np.nd
     with np.errstate(divide="ignore", invalid="ignore"):
         slopes = np.diff(t) / np.diff(a)
     slopes = np.where(np.isnan(slopes), 0.0, slopes)
-    x = np.exp(e)
+    with np.errstate(over="ignore"):
+        x = np.exp(e)  # inf beyond eps ~ 709: then only a vertex at alpha = 0 counts
     k = np.searchsorted(-slopes, -x, side="left")  # number of segments steeper than e^eps
     best = np.zeros(e.shape)
     with np.errstate(over="ignore", invalid="ignore"):
         for shift in (-1, 0, 1):
             j = np.clip(k + shift, 0, len(a) - 1)
-            val = t[j] - x * a[j]
+            aj = a[j]
+            val = t[j] - np.where(aj == 0.0, 0.0, x * aj)  # e^eps * 0 is 0, never NaN
             best = np.maximum(best, np.where(np.isnan(val), 0.0, val))
     out[~inf] = best
     return out
