@@ -14,10 +14,12 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[cli,report,web,ledger,sweep,dev]'
 	@touch $(STAMP)
 
-# The main job: the web calculator on http://127.0.0.1:8000/ (Ctrl-C to stop).
+# The main job: the web calculator on http://127.0.0.1:8000/ (Ctrl-C to stop);
+# `make run PORT=8080` for another port.
+PORT ?= 8000
+HOST ?= 127.0.0.1
 run: $(STAMP)
-	@echo "fdpkit web calculator: http://127.0.0.1:8000/"
-	$(PY) -m fdpkit.cli serve --host 127.0.0.1 --port 8000
+	@$(PY) -m fdpkit.cli serve --host $(HOST) --port $(PORT)
 
 # The headline DP-SGD example (Gomez et al. Sec. 5): on screen, and as HTML and PDF in out/.
 report: $(STAMP)

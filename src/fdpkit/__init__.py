@@ -66,6 +66,8 @@ from fdpkit.convert import (  # noqa: E402
     mu_rule_of_thumb,
     multiplicative_advantage_table,
     precision_at_recall_table,
+    recommend_epsilon,
+    recommend_mu,
     seed_tables,
 )
 
@@ -82,6 +84,9 @@ from fdpkit.risk import (  # noqa: E402
     precision_at_recall,
     relative_risk,
 )
+from fdpkit.risk.grade import Grade, grade  # noqa: E402
+from fdpkit.risk.reading import RiskReading, read_guarantee  # noqa: E402
+from fdpkit.plausibility import parse_fraction, plausibility_warnings  # noqa: E402
 
 # --- mechanisms / accounting / report / calibration ------------------------------------
 from fdpkit.accounting import RhoFit, account, compose_curves, tight_rho, tradeoff_curve  # noqa: E402
@@ -197,8 +202,16 @@ __all__ = [
     "mu_rule_of_thumb",
     "multiplicative_advantage_table",
     "precision_at_recall_table",
+    "recommend_epsilon",
+    "recommend_mu",
     "seed_tables",
     # risk
+    "Grade",
+    "RiskReading",
+    "grade",
+    "parse_fraction",
+    "plausibility_warnings",
+    "read_guarantee",
     "attack_power",
     "failure_mode",
     "laplace_epsilon_for_attack_power",

@@ -95,6 +95,23 @@ class GDPFit:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def __repr__(self) -> str:
+        rng = "all FPR" if self.alpha_min == 0 else f"FPR and FNR >= {self.alpha_min:.3g}"
+        return f"GDPFit(mu={self.mu:.6g}, regret={self.regret:.3g}, {rng})"
+
+    def _repr_html_(self) -> str:
+        """A compact notebook card with the fitted Gaussian curve."""
+        from fdpkit.curves import _repr
+
+        rows = [("μ", _repr.num(self.mu)), ("regret", _repr.num(self.regret)),
+                ("FPR range", "all of [0, 1]" if self.alpha_min == 0 else f"FPR, FNR ≥ {self.alpha_min:.3g}"),
+                ("τ", _repr.num(self.tau))]
+        svg = ""
+        if math.isfinite(self.mu):
+            svg = _repr.tradeoff_svg(np.asarray(GaussianCurve(self.mu).beta(_repr.grid())),
+                                     title=f"Gaussian trade-off curve, mu = {self.mu:.4g}")
+        return _repr.card("Tight μ-GDP fit", rows, svg, self.reason)
+
 
 def _check_curve(name: str, curve: Any) -> TradeOffCurve:
     if not isinstance(curve, TradeOffCurve):

@@ -120,6 +120,46 @@ class PrivacyReport:
     def tau(self) -> float:
         return self.fit.tau
 
+    @property
+    def grade(self):
+        """The graded verdict of the certified curve (:func:`fdpkit.risk.grade`)."""
+        from fdpkit.risk.grade import grade
+
+        return grade(self.curve)
+
+    def __repr__(self) -> str:
+        eps = ", ".join(f"eps(δ={d:g})={e:.4g}" for d, e in self.epsilons[:1])
+        return (f"PrivacyReport({self.mechanism.label()}: mu={self.fit.mu:.4g}, regret={self.fit.regret:.3g}, "
+                f"{eps}, grade={self.grade.label!r})")
+
+    def _repr_html_(self) -> str:
+        """A compact notebook card: headline numbers, grade, and the curve against G_mu."""
+        from fdpkit.curves import _repr
+
+        g = self.grade
+        rows = [("μ", _repr.num(self.fit.mu)), ("regret", _repr.num(self.fit.regret))]
+        rows += [(f"ε at δ = {d:g}", _repr.num(e)) for d, e in self.epsilons[:1]]
+        rows += [("TPR at FPR 0.001", _repr.num(float(self.curve.tpr(1e-3)))),
+                 ("protection", f"{g.icon} {g.label}"), ("failure mode", self.failure_mode)]
+        ref = np.asarray(GaussianCurve(self.fit.mu).beta(_repr.grid())) if math.isfinite(self.fit.mu) else None
+        svg = _repr.tradeoff_svg(np.asarray(self.curve.beta(_repr.grid())), reference=ref,
+                                 title=f"Trade-off curve of {self.mechanism.label()} and its fitted Gaussian curve")
+        return _repr.card(f"Privacy report: {self.mechanism.label()}", rows, svg,
+                          "report.to_html() / report.to_pdf(path) for the full report", accent=g.colour)
+
+    def to_html(self) -> str:
+        """The full report as one self-contained HTML page (inline SVG plots)."""
+        from fdpkit.report import build_document
+        from fdpkit.report.render import to_html
+
+        return to_html(build_document(self))
+
+    def to_pdf(self, path: Any) -> Any:
+        """Write the full report as PDF to ``path`` (atomically) and return the path."""
+        from fdpkit.report import build_document, render_document, write_atomic
+
+        return write_atomic(path, render_document(build_document(self), "pdf"))
+
     def epsilon_at(self, delta: float) -> float:
         """epsilon at one of the report's deltas."""
         for d, e in self.epsilons:
@@ -186,6 +226,7 @@ class PrivacyReport:
                 "fpr": POSTERIOR_FPR,
                 "rows": [{"prior": p, "posterior": q} for p, q in self.posteriors],
             },
+            "grade": self.grade.to_dict(),
             "warnings": list(self.warnings),
             "provenance": dict(self.provenance),
             "curve": {"bound": self.curve.bound, **self.curve_samples()},

@@ -70,6 +70,15 @@ def emit(payload: dict, fmt: str, output: Optional[Path], text: Callable[[], Non
     text()
 
 
+def fraction_option(value: Any, name: str) -> Optional[float]:
+    """A probability option given as 0.05 or 5% (None stays None); bad text -> exit 2."""
+    if value is None:
+        return None
+    from fdpkit.plausibility import parse_fraction
+
+    return parse_fraction(value, name)
+
+
 def load_spec(path: Path) -> dict:
     text = path.read_text(encoding="utf-8")
     if path.suffix.lower() == ".toml":

@@ -10,32 +10,41 @@ import typer
 from rich.table import Table as RichTable
 
 import fdpkit as fp
-from fdpkit.cli._common import (OutputOpt, emit, guarded, kv, out, working)
+from fdpkit.cli._common import (OutputOpt, emit, err, fraction_option, guarded, kv, out, working)
+from fdpkit.report.model import fmt as fmt_num
 
 convert_app = typer.Typer(help="Convert between epsilon, delta and mu.", no_args_is_help=True)
 
 
 @convert_app.command("eps-to-mu")
 @guarded
-def convert_eps_to_mu(epsilon: float = typer.Option(..., help="Pure-DP epsilon."),
-                      fpr: Optional[float] = typer.Option(None, help="Match multiplicative advantage at this FPR."),
-                      recall: Optional[float] = typer.Option(None, help="Match precision at this recall."),
-                      delta: Optional[float] = typer.Option(None, help="Match the privacy profile at this delta."),
+def convert_eps_to_mu(epsilon: float = typer.Option(..., help="Epsilon (pure DP, or with --delta)."),
+                      fpr: Optional[str] = typer.Option(None, help="Match multiplicative advantage at this FPR."),
+                      recall: Optional[str] = typer.Option(None, help="Match precision at this recall."),
+                      delta: Optional[str] = typer.Option(None, help="delta of an (epsilon, delta) guarantee."),
                       fmt: str = typer.Option("text", "--format", "-f"), output: Optional[Path] = OutputOpt) -> None:
-    """epsilon -> mu under each semantics (Kulynych & Honkela; Gomez Prop. 6.1)."""
-    rows = {"any epsilon-DP mechanism (Gomez Prop. 6.1)": fp.mu_from_pure_epsilon(epsilon)}
-    if fpr is None and recall is None and delta is None:
-        for a in (1e-2, 1e-3, 1e-5):
-            rows[f"multiplicative advantage at FPR {a:g}"] = fp.mu_from_pure_epsilon(epsilon, fpr=a)
-        for b in (1e-2, 1e-3, 1e-5):
-            rows[f"precision at recall {b:g}"] = fp.mu_from_pure_epsilon(epsilon, recall=b)
-        rows["rule of thumb eps/5 (conservative)"] = fp.mu_rule_of_thumb(epsilon, 5)
-        rows["rule of thumb eps/3"] = fp.mu_rule_of_thumb(epsilon, 3)
-    else:
-        rows = {f"{k}={v:g}": fp.mu_from_pure_epsilon(epsilon, fpr=fpr, recall=recall, delta=delta)
-                for k, v in (("fpr", fpr), ("recall", recall), ("delta", delta)) if v is not None}
-    payload = {"epsilon": epsilon, "mu": [{"semantics": k, "mu": v} for k, v in rows.items()]}
-    emit((payload), fmt, output, lambda: kv(f"mu for pure epsilon = {epsilon:g}", rows))
+    """epsilon (or (epsilon, delta)) -> one recommended mu, its meaning, and the other readings."""
+    fpr, recall, delta = (fraction_option(v, n) for v, n in ((fpr, "fpr"), (recall, "recall"), (delta, "delta")))
+    warnings = fp.plausibility_warnings(epsilon=epsilon, delta=delta)
+    if fpr is not None or recall is not None:
+        rows = {f"{k}={v:g}": fp.mu_from_pure_epsilon(epsilon, fpr=fpr, recall=recall)
+                for k, v in (("fpr", fpr), ("recall", recall)) if v is not None}
+        payload = {"epsilon": epsilon, "mu": [{"semantics": k, "mu": v} for k, v in rows.items()]}
+        emit(payload, fmt, output, lambda: kv(f"mu for pure epsilon = {epsilon:g}", rows))
+        return
+    rec = fp.recommend_mu(epsilon, delta)
+    payload = {"epsilon": epsilon, "delta": delta, **rec.to_dict(), "warnings": warnings,
+               "mu": [{"semantics": rec.recommended.semantics, "mu": rec.value}]
+               + [{"semantics": a.semantics, "mu": a.value} for a in rec.alternatives]}
+
+    def text() -> None:
+        for w in warnings:
+            err.print(f"warning: {w}", soft_wrap=True)
+        out.print(f"[bold]{rec.question}: μ = {fmt_num(rec.value)}[/bold]  ({rec.recommended.semantics})", soft_wrap=True)
+        out.print(f"{rec.recommended.meaning} ({rec.recommended.source})", soft_wrap=True)
+        kv("Other readings", {f"{a.semantics} ({a.source})": a.value for a in rec.alternatives})
+
+    emit(payload, fmt, output, text)
 
 
 @convert_app.command("mu-to-eps")

@@ -8,19 +8,38 @@ from typing import Optional
 import typer
 
 import fdpkit as fp
-from fdpkit.cli._common import (DiscOpt, State, err, fail, guarded, load_spec, working)
+from fdpkit.cli._common import (DiscOpt, State, err, fail, fraction_option, guarded, load_spec, working)
 from fdpkit.mechanisms import mechanism_from_dict
-PLOTS = ("tradeoff", "roc", "difference", "profile", "posterior", "relative-risk", "attack-power")
+
+PLOTS = ("tradeoff", "roc", "difference", "profile", "posterior", "relative-risk", "attack-power",
+         "mu-vs-epsilon", "precision-recall", "power-effect", "ztest-roc", "posterior-fpr", "epsilon-noise")
+#: kinds that need no guarantee (they draw a family or a planned test)
+_NO_CURVE = ("attack-power", "mu-vs-epsilon", "power-effect", "ztest-roc", "epsilon-noise")
+
+
+def _eps_delta(text: str) -> tuple[float, float]:
+    try:
+        e, d = (x.strip() for x in text.split(","))
+        return float(e), fraction_option(d, "delta")
+    except ValueError:
+        raise ValueError(f"--eps-delta must be EPSILON,DELTA such as 1,1e-5, got {text!r}") from None
 
 
 @guarded
 def plot(kind: str = typer.Argument(..., help=", ".join(PLOTS)),
          output: Path = typer.Option(..., "--output", "-o", help="File ending in .svg, .png or .pdf."),
          mu: list[float] = typer.Option([], help="GDP mu (repeatable)."),
-         epsilon: list[float] = typer.Option([], help="Laplace / pure-DP epsilon (repeatable)."),
+         epsilon: list[float] = typer.Option([], help="Laplace epsilon (repeatable)."),
+         eps_delta: list[str] = typer.Option([], "--eps-delta", help="(epsilon, delta)-DP curve as EPS,DELTA (repeatable)."),
          mechanism: Optional[Path] = typer.Option(None, "--mechanism", "-m", help="Mechanism spec to plot."),
+         effect: float = typer.Option(0.2, help="power-effect / ztest-roc: planned shift of the mean."),
+         n: float = typer.Option(15, help="power-effect / ztest-roc: observations."),
+         sd: float = typer.Option(0.25, help="power-effect / ztest-roc: measurement sd."),
+         alpha: str = typer.Option("0.01", help="power-effect: test level."),
+         sensitivity: float = typer.Option(1.0, help="epsilon-noise: sensitivity."),
+         delta: str = typer.Option("1e-5", help="epsilon-noise: delta of the Gaussian epsilon."),
          discretization: float = DiscOpt) -> None:
-    """Write one of the plots to SVG/PNG/PDF."""
+    """Write one of the plots to SVG/PNG/PDF (several curves on one plot where it makes sense)."""
     from fdpkit.report import plots, write_atomic
     from fdpkit.report.figures import render
 
@@ -29,6 +48,9 @@ def plot(kind: str = typer.Argument(..., help=", ".join(PLOTS)),
     fmt = output.suffix.lower().lstrip(".")
     curves: dict[str, fp.TradeOffCurve] = {f"μ = {m:g}": fp.GaussianCurve(m) for m in mu}
     curves.update({f"Laplace ε = {e:g}": fp.LaplaceCurve(e) for e in epsilon})
+    for text in eps_delta:
+        e, d = _eps_delta(text)
+        curves[f"(ε, δ) = ({e:g}, {d:g})"] = fp.EpsDeltaCurve(e, d)
     fitted = None
     if mechanism is not None:
         mech = mechanism_from_dict(load_spec(mechanism))
@@ -36,9 +58,10 @@ def plot(kind: str = typer.Argument(..., help=", ".join(PLOTS)),
             c = fp.tradeoff_curve(mech, discretization=discretization)
         curves["mechanism"] = c
         fitted = fp.fit_gdp(c).mu
-    if not curves and kind not in ("attack-power",):
-        fail("give at least one --mu, --epsilon or --mechanism")
+    if not curves and kind not in _NO_CURVE:
+        fail("give at least one --mu, --epsilon, --eps-delta or --mechanism")
     first = next(iter(curves.values()), None)
+    spec = fp.ZTestSpec(effect=effect, n=n, sd=sd, alpha=fraction_option(alpha, "alpha"))
     draw = {
         "tradeoff": lambda ax: plots.tradeoff(ax, curves, mu=fitted),
         "roc": lambda ax: plots.roc_loglog(ax, curves, mu=fitted),
@@ -47,8 +70,13 @@ def plot(kind: str = typer.Argument(..., help=", ".join(PLOTS)),
         "posterior": lambda ax: plots.posterior_vs_prior(ax, first),
         "relative-risk": lambda ax: plots.relative_risk_vs_fpr(ax, curves),
         "attack-power": lambda ax: plots.attack_power_vs_mu(ax),
+        "mu-vs-epsilon": lambda ax: plots.mu_vs_epsilon(ax),
+        "precision-recall": lambda ax: plots.precision_vs_recall(ax, curves),
+        "power-effect": lambda ax: plots.power_vs_effect(ax, spec, mus=tuple(mu) or (0.1, 0.5, 1.0), epsilons=tuple(epsilon)),
+        "ztest-roc": lambda ax: plots.ztest_roc(ax, spec, mus=tuple(mu) or (0.1, 0.5, 1.0)),
+        "posterior-fpr": lambda ax: plots.posterior_vs_fpr(ax, first),
+        "epsilon-noise": lambda ax: plots.epsilon_vs_noise(ax, sensitivity=sensitivity, delta=fraction_option(delta, "delta")),
     }[kind]
     write_atomic(output, render(draw, fmt))
     if not State.quiet:
         err.print(f"wrote {output}")
-

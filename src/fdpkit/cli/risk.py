@@ -1,4 +1,4 @@
-"""``fdpkit risk``: attack-risk reading of a guarantee."""
+"""``fdpkit risk``: attack-risk reading of a guarantee, with its grade."""
 
 from __future__ import annotations
 
@@ -8,39 +8,57 @@ from typing import Optional
 import typer
 
 import fdpkit as fp
-from fdpkit.cli._common import (OutputOpt, emit, fail, guarded, kv)
+from fdpkit.cli._common import (OutputOpt, emit, err, fail, fraction_option, guarded, kv, out)
 
 
 @guarded
 def risk(mu: Optional[float] = typer.Option(None, help="GDP mu."),
          epsilon: Optional[float] = typer.Option(None, help="Pure or approximate DP epsilon (with --delta)."),
-         delta: Optional[float] = typer.Option(None, help="delta of an (epsilon, delta) guarantee."),
+         delta: Optional[str] = typer.Option(None, help="delta of an (epsilon, delta) guarantee (1e-5 or 0.001%)."),
+         prior: list[str] = typer.Option(["0.01"], help="Prior probability of membership, 0.01 or 1% (repeatable)."),
+         fpr: list[str] = typer.Option(["0.001"], help="Attack FPR, 0.001 or 0.1% (repeatable)."),
          zcdp: Optional[float] = typer.Option(None, "--zcdp", help="zCDP parameter rho (any rho-zCDP mechanism)."),
-         prior: list[float] = typer.Option([0.01], help="Prior probability of membership (repeatable)."),
-         fpr: list[float] = typer.Option([1e-3], help="Attack FPR (repeatable)."),
+         n: Optional[float] = typer.Option(None, help="Number of people in the data (delta sanity check)."),
          fmt: str = typer.Option("text", "--format", "-f"), output: Optional[Path] = OutputOpt) -> None:
-    """Attack-risk reading of mu-GDP, (epsilon, delta)-DP or rho-zCDP."""
+    """Attack-risk reading of mu-GDP, (epsilon, delta)-DP or rho-zCDP, graded on a fixed scale."""
     if sum(x is not None for x in (mu, epsilon, zcdp)) != 1:
         fail("give exactly one of --mu, --epsilon or --zcdp")
-    if zcdp is not None:
-        curve, name = fp.tradeoff_curve(fp.ZCDP(zcdp)), f"rho = {zcdp:g} zCDP"
-    else:
-        curve = fp.GaussianCurve(mu) if mu is not None else fp.EpsDeltaCurve(epsilon, delta or 0.0)
-        name = f"mu = {mu:g}" if mu is not None else f"epsilon = {epsilon:g}, delta = {delta or 0:g}"
+    d = fraction_option(delta, "delta")
+    if epsilon is None and d is not None:
+        fail("--delta does not apply to a mu-GDP or zCDP guarantee: give --epsilon with --delta")
+    priors = [fraction_option(p, "prior") for p in prior]
+    fprs = [fraction_option(a, "fpr") for a in fpr]
+    kind = "mu" if mu is not None else "zcdp" if zcdp is not None else ("epsilon" if not d else "epsilon_delta")
+    readings = [fp.read_guarantee(kind, mu=mu, epsilon=epsilon, delta=d if kind == "epsilon_delta" else None,
+                                  rho=zcdp, prior=priors[0], fpr=a, n=n) for a in fprs]
+    first = readings[0]
+    curve = first.curve
     rows = {
-        "failure mode": fp.failure_mode(curve),
-        "advantage (max TPR - FPR)": fp.advantage(curve),
-        "relative risk (all FPR)": fp.relative_risk(curve),
+        "grade": str(first.grade),
+        "failure mode": first.failure_mode,
+        "advantage (max TPR - FPR)": first.advantage,
+        "relative risk (all FPR)": first.relative_risk,
     }
     attacks = []
-    for a in fpr:
-        rows[f"attack TPR at FPR {a:g}"] = fp.attack_power(curve, a)
-        rows[f"relative risk for FPR >= {a:g}"] = fp.relative_risk(curve, fpr_min=a)
-        for p in prior:
-            rows[f"posterior at FPR {a:g} for prior {p:g}"] = fp.posterior(curve, p, a)
-        attacks.append({"fpr": a, "tpr": fp.attack_power(curve, a), "relative_risk": fp.relative_risk(curve, fpr_min=a),
-                        "posteriors": [{"prior": p, "posterior": fp.posterior(curve, p, a)} for p in prior]})
-    payload = {"guarantee": name, "failure_mode": rows["failure mode"], "advantage": rows["advantage (max TPR - FPR)"],
-               "relative_risk": rows["relative risk (all FPR)"], "attacks": attacks}
-    emit((payload), fmt, output, lambda: kv(f"Risk of {name}", rows))
+    for a, r in zip(fprs, readings):
+        rows[f"attack TPR at FPR {a:g}"] = r.attack_power
+        rows[f"relative risk for FPR >= {a:g}"] = r.relative_risk_at_fpr
+        posts = [{"prior": p, "posterior": fp.posterior(curve, p, a)} for p in priors]
+        for q in posts:
+            rows[f"posterior at FPR {a:g} for prior {q['prior']:g}"] = q["posterior"]
+        attacks.append({"fpr": a, "tpr": r.attack_power, "relative_risk": r.relative_risk_at_fpr, "posteriors": posts})
+    payload = {"guarantee": first.guarantee, "grade": first.grade.to_dict(), "failure_mode": first.failure_mode,
+               "advantage": first.advantage, "relative_risk": first.relative_risk, "attacks": attacks,
+               "notes": list(first.notes), "warnings": list(first.warnings)}
 
+    def text() -> None:
+        for w in first.warnings:
+            err.print(f"warning: {w}", soft_wrap=True)
+        out.print(f"[bold]{first.grade.icon} Protection: {first.grade.label}[/bold] (level {first.grade.level}, "
+                  "0 strongest)", soft_wrap=True)
+        out.print(f"What this grade means: {first.grade.definition}", soft_wrap=True)
+        for note in first.notes:
+            out.print(note, soft_wrap=True)
+        kv(f"Risk of {first.guarantee}", rows)
+
+    emit(payload, fmt, output, text)

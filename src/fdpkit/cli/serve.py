@@ -2,14 +2,35 @@
 
 from __future__ import annotations
 
+import errno
+import socket
 from typing import Optional
 
 import typer
 
-from fdpkit.cli._common import err
+from fdpkit.cli._common import err, fail
 
 
-def serve(host: str = typer.Option("127.0.0.1"), port: int = typer.Option(8000),
+def _check_port(host: str, port: int) -> None:
+    """Fail with one clear line if the port cannot be bound (busy, privileged, bad host)."""
+    if not 0 < port < 65536:
+        fail(f"--port must be between 1 and 65535, got {port}")
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                fail(f"port {port} on {host} is already in use: stop the other server or choose another "
+                     f"port, e.g. `fdpkit serve --port {port + 1}` or `make run PORT={port + 1}`")
+            if exc.errno == errno.EACCES:
+                fail(f"port {port} needs administrator rights: choose a port above 1023, e.g. --port 8080")
+            fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+
+
+def serve(host: str = typer.Option("127.0.0.1", help="Address to listen on."),
+          port: int = typer.Option(8000, help="Port to listen on."),
           db: Optional[str] = typer.Option(None, "--db", help="Ledger URL or SQLite file for the /ledger pages "
                                                               "(default: FDPKIT_LEDGER, else the user's data directory).")) -> None:
     """Start the web calculator (and the privacy-budget ledger pages)."""
@@ -17,5 +38,6 @@ def serve(host: str = typer.Option("127.0.0.1"), port: int = typer.Option(8000),
 
     from fdpkit.web.main import create_app
 
-    err.print(f"fdpkit web calculator on http://{host}:{port}/")
+    _check_port(host, port)
+    err.print(f"fdpkit web calculator on http://{host}:{port}/ (Ctrl-C to stop)")
     uvicorn.run(create_app(ledger_url=db), host=host, port=port, log_level="warning")

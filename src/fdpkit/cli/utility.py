@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 import fdpkit as fp
-from fdpkit.cli._common import (OutputOpt, emit, fail, guarded, kv)
+from fdpkit.cli._common import (OutputOpt, emit, fail, fraction_option, guarded, kv, out)
 from fdpkit.report.model import fmt as fmt_num
 
 
@@ -37,24 +37,36 @@ def power(effect: float = typer.Option(..., help="Mean shift to detect."),
 @guarded
 def plan(guide: str = typer.Argument(..., help="utility-first or privacy-first"),
          effect: float = typer.Option(...), n: float = typer.Option(...), sd: float = typer.Option(...),
-         alpha: float = typer.Option(0.05), data_range: float = typer.Option(1.0),
-         required_power: Optional[float] = typer.Option(None, help="utility-first: power to keep."),
-         max_relative_loss: Optional[float] = typer.Option(None, help="utility-first: largest relative power loss."),
+         alpha: str = typer.Option("0.05", help="Overall test level, 0.05 or 5%."), data_range: float = typer.Option(1.0),
+         required_power: Optional[str] = typer.Option(None, help="utility-first: power to keep."),
+         max_relative_loss: Optional[str] = typer.Option(None, help="utility-first: largest relative power loss."),
          max_relative_risk: Optional[float] = typer.Option(None, help="privacy-first: largest relative risk."),
-         max_attack_power: Optional[float] = typer.Option(None, help="privacy-first: largest attack TPR at --fpr."),
+         max_attack_power: Optional[str] = typer.Option(None, help="privacy-first: largest attack TPR at --fpr."),
          blatant_ok: bool = typer.Option(False, "--blatant-ok", help="privacy-first: blatant disclosure acceptable."),
          high_confidence_ok: bool = typer.Option(True, "--high-confidence-ok/--bounded-confidence",
                                                  help="privacy-first: unbounded attacker confidence acceptable."),
-         prior: float = typer.Option(0.01), fpr: float = typer.Option(1e-3),
+         statistic: str = typer.Option("mean", help="mean, proportion or count."),
+         groups: int = typer.Option(1, help="1 (one sample) or 2 (difference of two groups of n each)."),
+         alternative: str = typer.Option("larger", help="larger, smaller or two-sided."),
+         tests: int = typer.Option(1, help="Number of tests planned together (multiple testing)."),
+         correction: str = typer.Option("bonferroni", help="bonferroni or bh (Benjamini-Hochberg)."),
+         guidance: bool = typer.Option(False, "--guidance", help="Also print the planning guidance."),
+         prior: str = typer.Option("0.01", help="0.01 or 1%."), fpr: str = typer.Option("0.001", help="0.001 or 0.1%."),
          fmt: str = typer.Option("text", "--format", "-f"), output: Optional[Path] = OutputOpt) -> None:
-    """Privacy-first or utility-first planning guide (de Fondeville Sec. 5)."""
-    spec = fp.ZTestSpec(effect=effect, n=n, sd=sd, alpha=alpha, data_range=data_range)
+    """Privacy-first or utility-first planning guide (de Fondeville Sec. 5), ending in the noise to add."""
+    prior, fpr = fraction_option(prior, "prior"), fraction_option(fpr, "fpr")
+    alpha = fraction_option(alpha, "alpha")
+    required_power = fraction_option(required_power, "required_power")
+    max_relative_loss = fraction_option(max_relative_loss, "max_relative_loss")
+    max_attack_power = fraction_option(max_attack_power, "max_attack_power")
+    spec = fp.ZTestSpec(effect=effect, n=n, sd=sd, alpha=alpha, data_range=data_range, statistic=statistic,
+                        groups=groups, alternative=alternative, tests=tests, correction=correction)
     if guide == "utility-first":
         res = fp.utility_first(analysis=spec, required_power=required_power, max_relative_loss=max_relative_loss,
                                prior=prior, fpr=fpr)
         d = res.to_dict()
-        rows = {k: d[k] for k in ("criterion", "mu_min", "power", "nonprivate_power", "posterior",
-                                  "attack_power", "relative_risk", "epsilon_at_1e5", "reachable")}
+        rows = {k: d[k] for k in ("criterion", "mu_min", "sigma", "sensitivity", "power", "nonprivate_power",
+                                  "posterior", "attack_power", "relative_risk", "epsilon_at_1e5", "reachable")}
         if res.reason:
             rows["reason"] = res.reason
     elif guide == "privacy-first":
@@ -65,10 +77,22 @@ def plan(guide: str = typer.Argument(..., help="utility-first or privacy-first")
         rows = {"admissible": ", ".join(d["admissible_families"])}
         for o in d["options"]:
             rows[f"{o['mechanism']}: {o['parameter']}"] = o["value"]
+            rows[f"{o['mechanism']}: noise {'sigma' if o['noise_parameter'] == 'sigma' else 'scale b'}"] = o["noise_scale"]
             rows[f"{o['mechanism']}: power"] = o["power"]
     else:
         fail(f"guide must be utility-first or privacy-first, got {guide!r}")
-    emit(d, fmt, output, lambda: kv(f"{guide} plan", {k: (v if isinstance(v, str) else fmt_num(v)) for k, v in rows.items()}))
+    d["guidance"] = [{"title": t, "text": x} for t, x in fp.planning.GUIDANCE]
+
+    def text() -> None:
+        out.print(f"[bold]{spec.describe()}[/bold]", soft_wrap=True)
+        for line in d["noise"]:
+            out.print(f"[bold]{line}[/bold]", soft_wrap=True)
+        kv(f"{guide} plan", {k: (v if isinstance(v, str) else fmt_num(v)) for k, v in rows.items()})
+        if guidance:
+            for t, x in fp.planning.GUIDANCE:
+                out.print(f"[bold]{t}[/bold]: {x}", soft_wrap=True)
+
+    emit(d, fmt, output, text)
 
 
 # ----------------------------------------------------------------------------- plot

@@ -2,6 +2,7 @@
 
 from fdpkit.convert.gdp import delta_for_epsilon, epsilon_for_delta, mu_for_epsilon_delta
 from fdpkit.convert.pure import mu_from_pure_epsilon, mu_rule_of_thumb
+from fdpkit.convert.recommend import Recommendation, recommend_epsilon, recommend_mu
 from fdpkit.convert.renyi import (
     classic_epsilon_for_delta_from_rho,
     delta_for_epsilon_from_rdp,
@@ -23,6 +24,7 @@ from fdpkit.convert.tables import (
 )
 
 __all__ = [
+    "Recommendation",
     "Table",
     "classic_epsilon_for_delta_from_rho",
     "delta_for_epsilon_from_rdp",
@@ -42,5 +44,7 @@ __all__ = [
     "mu_rule_of_thumb",
     "multiplicative_advantage_table",
     "precision_at_recall_table",
+    "recommend_epsilon",
+    "recommend_mu",
     "seed_tables",
 ]

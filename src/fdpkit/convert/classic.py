@@ -16,6 +16,7 @@ from typing import Any
 
 from fdpkit._numerics import check_positive, check_probability, check_scalar
 from fdpkit.convert.gdp import epsilon_for_delta, mu_for_epsilon_delta
+from fdpkit.plausibility import plausibility_warnings
 
 MODES = ("laplace", "gaussian", "composition")
 
@@ -109,6 +110,59 @@ def advanced_composition(k: int, epsilon: float, delta: float, delta_prime: floa
     return math.sqrt(2.0 * k * math.log(1.0 / dp)) * e + k * e * math.expm1(e), min(1.0, k * d + dp)
 
 
+def compose_releases(releases: Any, delta_prime: float = 1e-5) -> dict[str, float]:
+    """Basic and advanced composition of releases with different (eps_i, delta_i).
+
+    Basic: (sum eps_i, sum delta_i). Advanced (Dwork, Rothblum & Vadhan 2010, in its
+    heterogeneous form): eps = sqrt(2 ln(1/delta') sum eps_i^2) + sum eps_i (e^eps_i - 1),
+    delta = sum delta_i + delta'; with equal eps_i this is :func:`advanced_composition`.
+    When every delta_i > 0, the exact Gaussian-DP answer is added: if each release is a
+    Gaussian mechanism calibrated to its (eps_i, delta_i), it is mu_i-GDP with
+    mu_i = mu(eps_i, delta_i), the composition is sqrt(sum mu_i^2)-GDP (Dong et al. Cor. 3.3),
+    and its eps is read at the advanced total delta.
+
+    >>> out = compose_releases([(0.5, 0.0), (1.0, 0.0), (0.25, 0.0)])
+    >>> out["basic epsilon"]
+    1.75
+    """
+    items = [(float(check_scalar("epsilon", check_positive("epsilon", e, allow_zero=True))),
+              float(check_scalar("delta", check_probability("delta", d)))) for e, d in list(releases)]
+    if not items:
+        raise ValueError("releases must list at least one (epsilon, delta) pair")
+    dp = _delta("delta_prime", delta_prime)
+    eps = [e for e, _ in items]
+    dts = [d for _, d in items]
+    out = {"basic epsilon": sum(eps), "basic delta": min(1.0, sum(dts))}
+    out["advanced epsilon"] = (math.sqrt(2.0 * math.log(1.0 / dp) * sum(e * e for e in eps))
+                               + sum(e * math.expm1(e) if e < 700 else math.inf for e in eps))
+    out["advanced delta"] = min(1.0, sum(dts) + dp)
+    if all(0 < d < 1 for d in dts) and out["advanced delta"] < 1:
+        mu = math.sqrt(sum(float(mu_for_epsilon_delta(e, d)) ** 2 for e, d in items))
+        out["mu if every release is Gaussian (exact)"] = mu
+        out["exact epsilon at the advanced delta (Gaussian DP)"] = float(epsilon_for_delta(mu, out["advanced delta"]))
+    return out
+
+
+def parse_releases(text: str) -> list[tuple[float, float]]:
+    """Releases from text, one "epsilon, delta" (or "epsilon") per line or separated by ";".
+
+    >>> parse_releases("0.5, 1e-6; 1")
+    [(0.5, 1e-06), (1.0, 0.0)]
+    """
+    out = []
+    for k, part in enumerate(p.strip() for p in str(text).replace(";", "\n").splitlines()):
+        if not part:
+            continue
+        bits = [b.strip() for b in part.replace("\t", ",").split(",") if b.strip()]
+        try:
+            if len(bits) not in (1, 2):
+                raise ValueError
+            out.append((float(bits[0]), float(bits[1]) if len(bits) == 2 else 0.0))
+        except ValueError:
+            raise ValueError(f"releases line {k + 1} must be 'epsilon, delta' or 'epsilon', got {part!r}") from None
+    return out
+
+
 def exact_gaussian_composition_epsilon(k: int, sensitivity: float, sigma: float, delta: float) -> float:
     """Exact eps at delta for k Gaussian releases (mu = sqrt(k) Delta / sigma)."""
     mu = math.sqrt(_k(k)) * _pos("sensitivity", sensitivity) / _pos("sigma", sigma)
@@ -138,7 +192,19 @@ class CalculatorResult:
 
 def calculate(mode: str, *, sensitivity: float = 1.0, epsilon: float | None = None,
               delta: float | None = None, scale: float | None = None, sigma: float | None = None,
-              k: int = 1, delta_prime: float = 1e-5) -> CalculatorResult:
+              k: int = 1, delta_prime: float = 1e-5, releases: Any = None) -> CalculatorResult:
+    """See :func:`_calculate`; adds plausibility warnings (delta sanity, huge epsilon)."""
+    res = _calculate(mode, sensitivity=sensitivity, epsilon=epsilon, delta=delta, scale=scale, sigma=sigma,
+                     k=k, delta_prime=delta_prime, releases=releases)
+    rel = parse_releases(releases) if isinstance(releases, str) else list(releases or [])
+    extra = plausibility_warnings(epsilon=epsilon, delta=delta or None,
+                                  deltas=[d for _, d in rel if d > 0] + ([delta_prime] if mode == "composition" else []))
+    return CalculatorResult(res.mode, res.inputs, res.outputs, tuple(extra) + res.warnings)
+
+
+def _calculate(mode: str, *, sensitivity: float = 1.0, epsilon: float | None = None,
+               delta: float | None = None, scale: float | None = None, sigma: float | None = None,
+               k: int = 1, delta_prime: float = 1e-5, releases: Any = None) -> CalculatorResult:
     """One run of the calculator (``mode`` in laplace, gaussian, composition).
 
     laplace: give epsilon (-> b) or scale (-> eps). gaussian: give epsilon and delta (->
@@ -164,6 +230,10 @@ def calculate(mode: str, *, sensitivity: float = 1.0, epsilon: float | None = No
             b = float(scale)
             inputs, outputs = {"sensitivity": s, "scale": scale}, {"epsilon": laplace_epsilon(s, scale)}
         outputs["noise sd (sqrt(2) b)"] = laplace_noise_sd(b)
+        from fdpkit.curves import LaplaceCurve
+        from fdpkit.fit import fit_gdp
+
+        outputs["mu of this Laplace mechanism (tight Gaussian DP)"] = float(fit_gdp(LaplaceCurve(s / b)).mu)
         return CalculatorResult(mode, inputs, outputs, ())
     if mode == "gaussian":
         if delta is None:
@@ -190,8 +260,15 @@ def calculate(mode: str, *, sensitivity: float = 1.0, epsilon: float | None = No
             warnings.append("The classic Gaussian bound is only proven for epsilon < 1; its result is not a "
                             "valid guarantee here. Use the exact Gaussian-DP value.")
         return CalculatorResult(mode, inputs, outputs, tuple(warnings))
+    if releases is not None and (not isinstance(releases, str) or releases.strip()):
+        rel = parse_releases(releases) if isinstance(releases, str) else list(releases)
+        outputs = compose_releases(rel, delta_prime)
+        inputs = {"releases": "; ".join(f"({e:g}, {d:g})" for e, d in rel), "delta prime": delta_prime}
+        if outputs["advanced epsilon"] > outputs["basic epsilon"]:
+            warnings.append("Advanced composition is worse than basic composition here: use the basic total.")
+        return CalculatorResult(mode, inputs, outputs, tuple(warnings))
     if epsilon is None:
-        raise ValueError("epsilon (per release) is required for composition")
+        raise ValueError("epsilon (per release) is required for composition (or give releases)")
     d = 0.0 if delta is None else delta
     kk = _k(k)
     be, bd = basic_composition(kk, epsilon, d)
@@ -205,4 +282,8 @@ def calculate(mode: str, *, sensitivity: float = 1.0, epsilon: float | None = No
         exact = exact_gaussian_composition_epsilon(kk, s, sigma, ad)
         inputs["sigma (Gaussian releases)"] = sigma
         outputs["exact epsilon at the advanced delta (Gaussian DP)"] = exact
+    elif 0 < d < 1 and ad < 1:
+        mu = math.sqrt(kk) * float(mu_for_epsilon_delta(epsilon, d))
+        outputs["mu if every release is Gaussian (exact)"] = mu
+        outputs["exact epsilon at the advanced delta (Gaussian DP)"] = float(epsilon_for_delta(mu, ad))
     return CalculatorResult(mode, inputs, outputs, tuple(warnings))

@@ -31,3 +31,7 @@ __all__ = [
     "piecewise_lower_bound",
     "worst_case",
 ]
+
+from fdpkit.curves import _repr as _repr  # noqa: E402
+
+TradeOffCurve._repr_html_ = _repr.curve_html  # notebook card (see curves/_repr.py)

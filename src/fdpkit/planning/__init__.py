@@ -2,13 +2,14 @@
 
 from fdpkit.planning.guides import (
     FAMILIES,
+    GUIDANCE,
     MechanismOption,
     PrivacyFirstPlan,
     UtilityFirstPlan,
     privacy_first,
     utility_first,
 )
-from fdpkit.planning.spec import ZTestSpec
+from fdpkit.planning.spec import CORRECTIONS, STATISTICS, ZTestSpec
 
-__all__ = ["FAMILIES", "MechanismOption", "PrivacyFirstPlan", "UtilityFirstPlan", "ZTestSpec",
+__all__ = ["FAMILIES", "GUIDANCE", "MechanismOption", "PrivacyFirstPlan", "UtilityFirstPlan", "ZTestSpec",
            "privacy_first", "utility_first"]

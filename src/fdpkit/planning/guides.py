@@ -24,6 +24,7 @@ from typing import Any
 from fdpkit._numerics import json_safe
 from fdpkit.convert import epsilon_for_delta
 from fdpkit.curves import GaussianCurve, LaplaceCurve
+from fdpkit.plausibility import plausibility_warnings
 from fdpkit.planning.spec import ZTestSpec
 from fdpkit.risk import (
     attack_power,
@@ -55,6 +56,9 @@ class MechanismOption:
     power: float | None
     attack_power: float
     relative_risk: float
+    #: noise to add for one release: Gaussian sd sigma, or Laplace scale b (None without an analysis)
+    noise_parameter: str = ""
+    noise_scale: float | None = None
 
     def to_dict(self) -> dict:
         return json_safe(dict(self.__dict__))
@@ -69,8 +73,24 @@ class PrivacyFirstPlan:
     analysis: ZTestSpec | None
     notes: tuple[str, ...] = field(default=())
 
+    @property
+    def sigma(self) -> float | None:
+        """Gaussian noise sd of the Gaussian option (None if no Gaussian option or analysis)."""
+        return next((o.noise_scale for o in self.options if o.noise_parameter == "sigma"), None)
+
+    @property
+    def laplace_scale(self) -> float | None:
+        """Laplace scale b of the Laplace option (None without an analysis)."""
+        return next((o.noise_scale for o in self.options if o.noise_parameter == "b"), None)
+
     def to_dict(self) -> dict:
         return {
+            "sigma": json_safe(self.sigma),
+            "laplace_scale": json_safe(self.laplace_scale),
+            "sensitivity": self.analysis.sensitivity if self.analysis else None,
+            "noise": noise_sentences(self),
+            "warnings": plausibility_warnings(mu=next((o.value for o in self.options if o.parameter == "mu"
+                                                        and math.isfinite(o.value)), None)),
             "admissible_families": list(self.admissible_families),
             "family_descriptions": {f: FAMILIES[f] for f in self.admissible_families},
             "excluded": dict(self.excluded),
@@ -117,7 +137,8 @@ def privacy_first(*, blatant_disclosure_ok: bool, high_confidence_ok: bool,
         options.append(MechanismOption(
             "graceful", "Gaussian (mu-GDP)", "mu", mu,
             analysis.power(mu=mu) if analysis else None,
-            attack_power(g, fpr) if g else 1.0, relative_risk(g, fpr_min=fpr) if g else math.inf))
+            attack_power(g, fpr) if g else 1.0, relative_risk(g, fpr_min=fpr) if g else math.inf,
+            "sigma", analysis.sigma(mu) if analysis else None))
     if max_relative_risk is not None:
         eps = laplace_epsilon_for_relative_risk(max_relative_risk)
     else:
@@ -126,7 +147,11 @@ def privacy_first(*, blatant_disclosure_ok: bool, high_confidence_ok: bool,
     options.append(MechanismOption(
         "bounded", "Laplace", "epsilon", eps,
         analysis.laplace_power(epsilon=eps) if analysis else None,
-        attack_power(lap, fpr) if lap else 1.0, relative_risk(lap) if lap else math.inf))
+        attack_power(lap, fpr) if lap else 1.0, relative_risk(lap) if lap else math.inf,
+        "b", analysis.laplace_scale(eps) if analysis else None))
+    if analysis is not None and analysis.groups == 2:
+        notes.append("The Laplace option's power is not computed for two groups (the difference of two "
+                     "Laplace noises has no closed form here); the Gaussian option's is exact.")
     if "catastrophic" in families:
         notes.append("Mechanisms that may fail catastrophically are admissible but carry a "
                      "probability of blatant disclosure; fdpkit does not recommend them for "
@@ -150,9 +175,23 @@ class UtilityFirstPlan:
     reachable: bool
     reason: str = ""
 
+    @property
+    def sigma(self) -> float:
+        """Gaussian noise sd to add to the released statistic at mu_min: sensitivity / mu_min."""
+        return self.analysis.sigma(self.mu_min) if math.isfinite(self.mu_min) else 0.0
+
+    @property
+    def laplace_scale(self) -> None:
+        """No Laplace mechanism is planned by the utility-first guide (it plans mu)."""
+        return None
+
     def to_dict(self) -> dict:
         d = json_safe({k: v for k, v in self.__dict__.items() if k != "analysis"})
         d["analysis"] = self.analysis.to_dict()
+        d["sensitivity"] = self.analysis.sensitivity
+        d["sigma"] = json_safe(self.sigma)
+        d["noise"] = noise_sentences(self)
+        d["warnings"] = plausibility_warnings(prior=self.prior, mu=self.mu_min if math.isfinite(self.mu_min) else None)
         return d
 
 
@@ -172,15 +211,12 @@ def utility_first(*, analysis: ZTestSpec, required_power: float | None = None,
     if (required_power is None) == (max_relative_loss is None):
         raise ValueError("give exactly one criterion: required_power or max_relative_loss")
     best = analysis.power(mu=math.inf)
+    kw = analysis._kw()
     if max_relative_loss is not None:
-        mu = mu_min_for_power_loss(n=analysis.n, effect=analysis.effect, sd=analysis.sd,
-                                   alpha=analysis.alpha, data_range=analysis.data_range,
-                                   max_relative_loss=max_relative_loss, alternative=analysis.alternative)
+        mu = mu_min_for_power_loss(max_relative_loss=max_relative_loss, **kw)
         criterion, ok, reason = f"power >= {1 - max_relative_loss:.0%} of the non-private power", True, ""
     else:
-        sol = solve_ztest(n=analysis.n, effect=analysis.effect, power=required_power, sd=analysis.sd,
-                          alpha=analysis.alpha, data_range=analysis.data_range,
-                          alternative=analysis.alternative)
+        sol = solve_ztest(power=required_power, **kw)
         mu, ok, reason = sol.value, sol.converged, sol.reason
         criterion = f"power >= {required_power:g}"
     if not math.isfinite(mu):
@@ -192,3 +228,54 @@ def utility_first(*, analysis: ZTestSpec, required_power: float | None = None,
         float(posterior(g, prior, fpr)), relative_risk(g, fpr_min=fpr), attack_power(g, fpr),
         float(epsilon_for_delta(mu, 1e-5)), ok, reason,
     )
+
+
+def noise_sentences(plan: "PrivacyFirstPlan | UtilityFirstPlan") -> list[str]:
+    """What to add, in words: the noise scale for the user's sensitivity."""
+    a = plan.analysis
+    if a is None:
+        return ["Give the planned analysis to get the noise scale (it depends on the sensitivity)."]
+    what = {"mean": f"the mean (sensitivity R/n = {a.sensitivity:.4g})",
+            "proportion": f"the proportion (sensitivity 1/n = {a.sensitivity:.4g})",
+            "count": "the count (sensitivity 1)"}[a.statistic]
+    groups = " of each group" if a.groups == 2 else ""
+    out = []
+    if isinstance(plan, UtilityFirstPlan):
+        if math.isfinite(plan.mu_min):
+            out.append(f"Add Gaussian noise with sd σ = {plan.sigma:.4g} to {what}{groups}: this is "
+                       f"μ = {plan.mu_min:.4g} Gaussian DP per release.")
+        else:
+            out.append("No amount of noise reaches the required power: change the analysis first.")
+    else:
+        for o in plan.options:
+            if o.noise_scale is None:
+                continue
+            if o.noise_parameter == "sigma":
+                out.append(f"Gaussian mechanism: add noise with sd σ = {o.noise_scale:.4g} to {what}{groups} "
+                           f"(μ = {o.value:.4g}).")
+            else:
+                out.append(f"Laplace mechanism: add noise with scale b = {o.noise_scale:.4g} to {what}{groups} "
+                           f"(ε = {o.value:.4g}; sd √2·b = {math.sqrt(2) * o.noise_scale:.4g}).")
+    if a.tests > 1:
+        out.append(f"With {a.tests} releases about the same people, each gets this noise and the total is "
+                   f"√{a.tests} × μ Gaussian DP (Dong et al. Cor. 3.3): plan μ per release accordingly.")
+    return out
+
+
+#: de Fondeville Sec. 5.2's settings, in fdpkit's words (shown by the Plan page and CLI).
+GUIDANCE = (
+    ("Who runs the analysis",
+     "With a central curator, trusted staff see the raw data and release only the noisy answer: "
+     "the plan can use what the curator knows. With eyes-off users, analysts run DP queries on a "
+     "platform without seeing the data: every number they use to plan (n, sd) must be public or "
+     "itself released with DP, and a conservative bound is safest."),
+    ("Observational or experimental",
+     "Observational work explores existing data and its plan may change along the way; each extra "
+     "look spends privacy budget and risks fitting the noise. Experimental work fixes the test, its "
+     "level and the sample size before seeing data. Plan DP releases the experimental way even for "
+     "existing data: choose μ from public facts (for yes/no data sd ≤ 0.5), so planning leaks "
+     "nothing and the choice is not steered by what the data show."),
+    ("Unknown sizes",
+     "If n is not public, spend a small part of the budget on a noisy count and plan with a lower "
+     "bound of it."),
+)

@@ -1,4 +1,19 @@
-"""The planned analysis a data holder wants to keep useful."""
+"""The planned analysis a data holder wants to keep useful.
+
+One-sample or two-sample Z-tests of a mean, a proportion or a count (de Fondeville Sec. 4,
+Eq. 9), one- or two-sided, with a multiple-testing correction of the level. The released
+statistic gets DP noise calibrated to its sensitivity:
+
+- ``"mean"`` of n values in a range of width R: sensitivity R / n;
+- ``"proportion"`` of n yes/no answers: sensitivity 1 / n (a mean with R = 1);
+- ``"count"`` of yes answers among n: sensitivity 1. A count is n times the proportion and
+  its noise is n times larger, so both tests have the same power; only the noise scale that
+  is added differs.
+
+Two samples (``groups=2``) of n people each are released separately (each person is in one
+group, so the pair is as private as one release); the difference then has twice the
+variance of one group's statistic, which is the one-sample test at effect / sqrt(2).
+"""
 
 from __future__ import annotations
 
@@ -6,17 +21,44 @@ import math
 from dataclasses import asdict, dataclass
 
 from fdpkit._numerics import check_choice
-from fdpkit.utility import ALTERNATIVES, ztest_power, ztest_power_laplace
+from fdpkit.utility import ALTERNATIVES, adjusted_alpha, ztest_power, ztest_power_laplace
+
+STATISTICS = ("mean", "proportion", "count")
+CORRECTIONS = ("bonferroni", "bh")
 
 
 @dataclass(frozen=True)
 class ZTestSpec:
-    """A one-sample Z-test of a mean on n values in a range of width ``data_range``.
+    """A Z-test of a mean (or proportion, or count) on n values per group.
+
+    Parameters
+    ----------
+    effect : float
+        Shift to detect, in the unit of one value (for proportions and counts: a difference
+        of proportions).
+    n : float
+        Values per group.
+    sd : float
+        Measurement sd of one value (for yes/no data at most 0.5, the worst case).
+    alpha : float
+        Overall test level; with ``tests`` > 1 it is divided by the correction.
+    data_range : float
+        Width of the range of one value (forced to 1 for proportions and counts).
+    alternative : {"larger", "smaller", "two-sided"}
+    statistic : {"mean", "proportion", "count"}
+    groups : {1, 2}
+        One-sample test, or a difference of two independent groups of n each.
+    tests : int
+        Number of tests planned together (multiple testing).
+    correction : {"bonferroni", "bh"}
+        Per-test level: alpha / tests, or Benjamini-Hochberg planning with one true effect.
 
     Examples
     --------
     >>> ZTestSpec(effect=0.2, n=100, sd=0.25, alpha=0.01).power(mu=float("inf")) > 0.99
     True
+    >>> ZTestSpec(effect=0.1, n=500, sd=0.5, statistic="count").sensitivity
+    1.0
     """
 
     effect: float
@@ -25,25 +67,71 @@ class ZTestSpec:
     alpha: float = 0.05
     data_range: float = 1.0
     alternative: str = "larger"
+    statistic: str = "mean"
+    groups: int = 1
+    tests: int = 1
+    correction: str = "bonferroni"
 
     def __post_init__(self) -> None:
         check_choice("alternative", self.alternative, ALTERNATIVES)
-        # validate all numbers once through the power function
-        ztest_power(effect=self.effect, n=self.n, sd=self.sd, mu=math.inf, alpha=self.alpha,
-                    data_range=self.data_range, alternative=self.alternative) if self.sd > 0 else None
+        check_choice("statistic", self.statistic, STATISTICS)
+        check_choice("correction", self.correction, CORRECTIONS)
+        if self.groups not in (1, 2):
+            raise ValueError(f"groups must be 1 or 2, got {self.groups!r}")
         if self.sd < 0:
             raise ValueError(f"sd must be >= 0, got {self.sd!r}")
+        if self.statistic != "mean" and self.data_range != 1.0:
+            raise ValueError(f"data_range must be 1 for a {self.statistic} (yes/no values), got {self.data_range!r}")
+        adjusted_alpha(self.alpha, self.tests, self.correction)
+        # validate all numbers once through the power function
+        if self.sd > 0:
+            self.power(mu=math.inf)
+
+    @property
+    def level(self) -> float:
+        """The per-test level after the multiple-testing correction."""
+        return adjusted_alpha(self.alpha, self.tests, self.correction) if self.tests > 1 else self.alpha
+
+    @property
+    def sensitivity(self) -> float:
+        """Sensitivity of the released statistic (one group's): R/n, 1/n or 1."""
+        if self.statistic == "count":
+            return 1.0
+        return self.data_range / self.n
+
+    def _kw(self) -> dict:
+        return dict(effect=self.effect / math.sqrt(self.groups), n=self.n, sd=self.sd, alpha=self.level,
+                    data_range=self.data_range, alternative=self.alternative)
 
     def power(self, *, mu: float) -> float:
         """Power with a mu-GDP Gaussian mechanism (mu = inf: non-private)."""
-        return ztest_power(effect=self.effect, n=self.n, sd=self.sd, mu=mu, alpha=self.alpha,
-                           data_range=self.data_range, alternative=self.alternative)
+        return ztest_power(mu=mu, **self._kw())
 
-    def laplace_power(self, *, epsilon: float) -> float:
-        """Power with the Laplace mechanism at epsilon."""
-        return ztest_power_laplace(effect=self.effect, n=self.n, sd=self.sd, epsilon=epsilon,
-                                   alpha=self.alpha, data_range=self.data_range,
-                                   alternative=self.alternative)
+    def laplace_power(self, *, epsilon: float) -> float | None:
+        """Power with the Laplace mechanism at epsilon (exact for one group; None for two
+        groups, whose difference of two Laplace noises has no closed form here)."""
+        if self.groups != 1:
+            return None
+        return ztest_power_laplace(epsilon=epsilon, **self._kw())
+
+    def sigma(self, mu: float) -> float:
+        """Gaussian noise sd giving mu-GDP for one release: sensitivity / mu."""
+        return self.sensitivity / mu if mu > 0 else math.inf
+
+    def laplace_scale(self, epsilon: float) -> float:
+        """Laplace scale b giving epsilon-DP for one release: sensitivity / epsilon."""
+        return self.sensitivity / epsilon if epsilon > 0 else math.inf
+
+    def describe(self) -> str:
+        """The planned analysis in words."""
+        side = {"larger": "one-sided (larger)", "smaller": "one-sided (smaller)", "two-sided": "two-sided"}[self.alternative]
+        what = {"mean": "mean", "proportion": "proportion", "count": "count"}[self.statistic]
+        sample = "two-sample" if self.groups == 2 else "one-sample"
+        multi = f", {self.tests} tests ({self.correction}: level {self.level:.3g} each)" if self.tests > 1 else ""
+        return f"{side} {sample} Z-test of a {what}, n = {self.n:g} per group, level {self.alpha:g}{multi}"
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        d["sensitivity"] = self.sensitivity
+        d["level_per_test"] = self.level
+        return d

@@ -25,8 +25,17 @@ def render(draw: Callable[[Any], Any], fmt: str = "svg", *, size: tuple[float, f
     return buf.getvalue()
 
 
-def svg_inline(draw: Callable[[Any], Any], **kwargs: Any) -> str:
-    """SVG markup for inline embedding in HTML (XML prolog and DOCTYPE removed)."""
+def svg_inline(draw: Callable[[Any], Any], *, title: str | None = None, **kwargs: Any) -> str:
+    """SVG markup for inline embedding in HTML (XML prolog and DOCTYPE removed). With
+    ``title`` the SVG gets ``role="img"``, an ``aria-label`` and a ``<title>`` (its
+    accessible name)."""
     text = render(draw, "svg", **kwargs).decode("utf-8")
     start = text.find("<svg")
-    return text[start:] if start >= 0 else text
+    svg = text[start:] if start >= 0 else text
+    if title:
+        from html import escape
+
+        t = escape(title, quote=True)
+        end = svg.find(">")
+        svg = f'{svg[:end]} role="img" aria-label="{t}">' + f"<title>{t}</title>" + svg[end + 1:]
+    return svg

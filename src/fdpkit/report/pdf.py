@@ -23,7 +23,41 @@ class _PDF(FPDF):
         self.cell(0, 8, f"fdpkit privacy report, page {self.page_no()}", align="C")
 
 
+#: Figure size (inches) in the PDF: two per A4 page at full text width, fonts legible.
+FIGURE_SIZE = (6.4, 3.9)
+FIGURE_WIDTH_MM = 170.0
+
+
+def _plain(text: str) -> str:
+    """Symbols for PDF text: no literal underscores for subscripts (G_μ -> Gμ)."""
+    return text.replace("G_μ", "Gμ").replace("G_mu", "Gμ")
+
+
+def _section(pdf: FPDF, s) -> None:
+    pdf.ln(3)
+    pdf.set_font("DejaVu", "B", 12)
+    pdf.multi_cell(0, 7, s.title, align="L", new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("DejaVu", size=9)
+    bullet = s.key == "warnings" or s.title == "Warnings"
+    for p in s.paragraphs:
+        pdf.multi_cell(0, 5, ("• " if bullet else "") + _plain(p), align="L", new_x="LMARGIN", new_y="NEXT")
+    for t in s.tables:
+        if t.title != s.title:  # no heading twice
+            pdf.set_font("DejaVu", "B", 10)
+            pdf.multi_cell(0, 6, t.title, align="L", new_x="LMARGIN", new_y="NEXT")
+        pdf.set_font("DejaVu", size=8)
+        with pdf.table(text_align="LEFT", line_height=4.5) as table:
+            table.row(list(t.header))
+            for r in t.rows:
+                table.row([_plain(c) for c in r])
+        if t.note:
+            pdf.set_font("DejaVu", size=7)
+            pdf.multi_cell(0, 4, _plain(t.note), align="L", new_x="LMARGIN", new_y="NEXT")
+
+
 def render_pdf(doc: ReportDocument) -> bytes:
+    """The report as PDF: left-aligned title and text, the headline and grade first, tables,
+    then the plots two to a page, then the collapsed (technical) sections."""
     pdf = _PDF(format="A4")
     pdf.set_auto_page_break(True, margin=15)
     pdf.add_font("DejaVu", "", str(_FONT_DIR / "DejaVuSans.ttf"))
@@ -32,35 +66,41 @@ def render_pdf(doc: ReportDocument) -> bytes:
     pdf.set_creator("fdpkit")
     pdf.add_page()
     pdf.set_font("DejaVu", "B", 14)
-    pdf.multi_cell(0, 7, doc.title, new_x="LMARGIN", new_y="NEXT")
+    pdf.multi_cell(0, 7, doc.title, align="L", new_x="LMARGIN", new_y="NEXT")
     pdf.ln(2)
     pdf.set_font("DejaVu", size=10)
-    pdf.multi_cell(0, 5, doc.summary, new_x="LMARGIN", new_y="NEXT")
-    for s in doc.sections:
-        pdf.ln(3)
-        pdf.set_font("DejaVu", "B", 12)
-        pdf.multi_cell(0, 7, s.title, new_x="LMARGIN", new_y="NEXT")
-        pdf.set_font("DejaVu", size=9)
-        for p in s.paragraphs:
-            pdf.multi_cell(0, 5, ("• " if s.title == "Warnings" else "") + p, new_x="LMARGIN", new_y="NEXT")
-        for t in s.tables:
-            pdf.set_font("DejaVu", "B", 10)
-            pdf.multi_cell(0, 6, t.title, new_x="LMARGIN", new_y="NEXT")
-            pdf.set_font("DejaVu", size=8)
-            with pdf.table(text_align="LEFT", line_height=4.5) as table:
-                table.row(list(t.header))
-                for r in t.rows:
-                    table.row(list(r))
-            if t.note:
-                pdf.set_font("DejaVu", size=7)
-                pdf.multi_cell(0, 4, t.note, new_x="LMARGIN", new_y="NEXT")
-    for f in doc.figures:
-        pdf.add_page()
+    pdf.multi_cell(0, 5, _plain(doc.summary), align="L", new_x="LMARGIN", new_y="NEXT")
+    g = doc.grade
+    if g is not None:
+        pdf.ln(1)
+        r, gg, b = (int(g.colour[i:i + 2], 16) for i in (1, 3, 5))
+        pdf.set_fill_color(r, gg, b)
+        pdf.set_text_color(255, 255, 255)
         pdf.set_font("DejaVu", "B", 11)
-        pdf.multi_cell(0, 6, f.caption, new_x="LMARGIN", new_y="NEXT")
-        svg = render(f.draw, "svg", size=(6.5, 5.0))
+        pdf.cell(0, 8, f" {g.icon}  Protection: {g.label} (level {g.level} of 0–3, 0 strongest)", fill=True,
+                 new_x="LMARGIN", new_y="NEXT")
+        pdf.set_text_color(0, 0, 0)
+        pdf.set_fill_color(0, 0, 0)  # the default: SVG glyphs without a fill use it
+        pdf.set_font("DejaVu", size=9)
+        pdf.multi_cell(0, 5, f"What this grade means: {g.definition}", align="L", new_x="LMARGIN", new_y="NEXT")
+    for s in doc.sections:
+        if not s.collapsed:
+            _section(pdf, s)
+    for i, f in enumerate(doc.figures):
+        if i % 2 == 0:
+            pdf.add_page()
+        else:
+            pdf.ln(4)
+        pdf.set_font("DejaVu", "B", 10)
+        pdf.multi_cell(0, 5, f.caption, align="L", new_x="LMARGIN", new_y="NEXT")
+        svg = render(f.draw, "svg", size=FIGURE_SIZE)
         svg = re.sub(rb"<metadata>.*?</metadata>", b"", svg, flags=re.S)  # fpdf2 ignores it
-        pdf.image(io.BytesIO(svg), w=170)
+        pdf.image(io.BytesIO(svg), w=FIGURE_WIDTH_MM)
+    collapsed = [s for s in doc.sections if s.collapsed]
+    if collapsed:
+        pdf.add_page()
+        for s in collapsed:
+            _section(pdf, s)
     return bytes(pdf.output())
 
 
@@ -73,11 +113,11 @@ def render_tables_pdf(title: str, tables: list[tuple[str, list[str], list[list[s
     pdf.set_title(title)
     pdf.add_page()
     pdf.set_font("DejaVu", "B", 14)
-    pdf.multi_cell(0, 7, title, new_x="LMARGIN", new_y="NEXT")
+    pdf.multi_cell(0, 7, title, align="L", new_x="LMARGIN", new_y="NEXT")
     for name, header, rows in tables:
         pdf.ln(2)
         pdf.set_font("DejaVu", "B", 11)
-        pdf.multi_cell(0, 6, name, new_x="LMARGIN", new_y="NEXT")
+        pdf.multi_cell(0, 6, name, align="L", new_x="LMARGIN", new_y="NEXT")
         pdf.set_font("DejaVu", size=9)
         with pdf.table(text_align="LEFT", line_height=5) as table:
             table.row(header)
@@ -86,8 +126,8 @@ def render_tables_pdf(title: str, tables: list[tuple[str, list[str], list[list[s
     if notes:
         pdf.ln(2)
         pdf.set_font("DejaVu", "B", 11)
-        pdf.multi_cell(0, 6, "Warnings", new_x="LMARGIN", new_y="NEXT")
+        pdf.multi_cell(0, 6, "Warnings", align="L", new_x="LMARGIN", new_y="NEXT")
         pdf.set_font("DejaVu", size=9)
         for n in notes:
-            pdf.multi_cell(0, 5, "• " + n, new_x="LMARGIN", new_y="NEXT")
+            pdf.multi_cell(0, 5, "• " + n, align="L", new_x="LMARGIN", new_y="NEXT")
     return bytes(pdf.output())

@@ -25,7 +25,7 @@ def tradeoff(ax, curves: Mapping[str, TradeOffCurve], *, mu: float | None = None
     for name, c in curves.items():
         ax.plot(_GRID, c.beta(_GRID), label=f"{name} ({c.bound})")
     if mu is not None and math.isfinite(mu):
-        ax.plot(_GRID, GaussianCurve(mu).beta(_GRID), "--", label=f"G_μ, μ = {mu:.4g}")
+        ax.plot(_GRID, GaussianCurve(mu).beta(_GRID), "--", label=rf"$G_\mu$, μ = {mu:.4g}")
     ax.plot([0, 1], [1, 0], ":", color="grey", label="1 − α (no privacy loss)")
     ax.set_xlabel(FPR_LABEL)
     ax.set_ylabel(FNR_LABEL)
@@ -41,7 +41,7 @@ def roc_loglog(ax, curves: Mapping[str, TradeOffCurve], *, mu: float | None = No
     for name, c in curves.items():
         ax.loglog(_LOG_GRID, np.maximum(c.tpr(_LOG_GRID), 1e-300), label=f"{name} ({c.bound})")
     if mu is not None and math.isfinite(mu):
-        ax.loglog(_LOG_GRID, GaussianCurve(mu).tpr(_LOG_GRID), "--", label=f"G_μ, μ = {mu:.4g}")
+        ax.loglog(_LOG_GRID, GaussianCurve(mu).tpr(_LOG_GRID), "--", label=rf"$G_\mu$, μ = {mu:.4g}")
     ax.loglog(_LOG_GRID, _LOG_GRID, ":", color="grey", label="TPR = FPR (random guess)")
     ax.set_xlabel(FPR_LABEL)
     ax.set_ylabel(TPR_LABEL)
@@ -51,12 +51,14 @@ def roc_loglog(ax, curves: Mapping[str, TradeOffCurve], *, mu: float | None = No
 
 
 def curve_vs_gdp(ax, curve: TradeOffCurve, mu: float):
-    """The curve against its fitted G_μ and the difference f − G_μ (Gomez et al. Fig. 7)."""
+    """The difference f(α) − G_μ(α) against α on a log axis (Gomez et al. Fig. 7): ≥ 0
+    wherever the fitted μ holds; the small-α end, where attacks matter, is visible."""
     g = GaussianCurve(mu)
-    diff = curve.beta(_GRID) - g.beta(_GRID)
-    ax.plot(_GRID, diff, label="f(α) − G_μ(α)")
+    a = _LOG_GRID[_LOG_GRID >= 1e-10]
+    diff = curve.beta(a) - g.beta(a)
+    ax.semilogx(a, diff, label=r"$f(\alpha) - G_\mu(\alpha)$" + f", μ = {mu:.4g}")
     ax.axhline(0.0, color="grey", lw=0.8)
-    ax.set_xlabel(FPR_LABEL)
+    ax.set_xlabel(FPR_LABEL + ", log scale")
     ax.set_ylabel("FNR difference (≥ 0 where μ holds)")
     ax.legend(fontsize="small")
     return ax
@@ -135,5 +137,113 @@ def power_vs_mu(ax, power_at: Callable[[float], float], *, nonprivate: float | N
     ax.set_xlabel("μ (Gaussian DP)")
     ax.set_ylabel("Power of the test")
     ax.set_ylim(0, 1.02)
+    ax.legend(fontsize="small")
+    return ax
+
+
+# ------------------------------------------------------------------ figures of issue 15
+def mu_vs_epsilon(ax, *, epsilons: Sequence[float] | None = None, fprs: Sequence[float] = (1e-2, 1e-3, 1e-5),
+                  recalls: Sequence[float] = (1e-2, 1e-5), rules: bool = True):
+    """μ against pure ε under each semantics (Kulynych & Honkela Figs. 1–3): any ε-DP
+    mechanism (Gomez et al. Prop. 6.1), the same TPR/FPR at an FPR (Prop. 3.1), the same
+    precision at a recall (Prop. 3.2), and the rules of thumb ε/5 and ε/3."""
+    from fdpkit.convert import mu_from_pure_epsilon
+
+    eps = np.linspace(0.05, 8.0, 120) if epsilons is None else np.asarray(epsilons, dtype=float)
+    ax.plot(eps, mu_from_pure_epsilon(eps), lw=2.2, label="any ε-DP mechanism (Gomez Prop. 6.1)")
+    for a in fprs:
+        ax.plot(eps, mu_from_pure_epsilon(eps, fpr=a), label=f"same TPR/FPR at FPR {a:g}")
+    for b in recalls:
+        ax.plot(eps, mu_from_pure_epsilon(eps, recall=b), "-.", label=f"same precision at recall {b:g}")
+    if rules:
+        ax.plot(eps, eps / 5.0, ":", color="grey", label="rule of thumb ε/5")
+        ax.plot(eps, eps / 3.0, "--", color="grey", label="rule of thumb ε/3")
+    ax.set_xlabel("Pure-DP ε")
+    ax.set_ylabel("Gaussian-DP μ")
+    ax.legend(fontsize="small")
+    return ax
+
+
+def precision_vs_recall(ax, curves: Mapping[str, TradeOffCurve], *, recall_min: float = 1e-6):
+    """Worst-case attack precision against recall on a balanced population (Kulynych &
+    Honkela Figs. 2a, 5a): precision = TPR / (TPR + FPR) at TPR = recall."""
+    from fdpkit.risk import precision_at_recall
+
+    r = np.geomspace(recall_min, 0.999, 200)
+    for name, c in curves.items():
+        ax.semilogx(r, precision_at_recall(c, r), label=f"{name} ({c.bound})")
+    ax.axhline(0.5, ls=":", color="grey", label="random guess (0.5)")
+    ax.set_xlabel("Recall (attack TPR), log scale")
+    ax.set_ylabel("Worst-case precision")
+    ax.set_ylim(0.45, 1.01)
+    ax.legend(fontsize="small")
+    return ax
+
+
+def power_vs_effect(ax, spec, *, mus: Sequence[float] = (0.1, 0.5, 1.0), epsilons: Sequence[float] = (),
+                    effect_max: float | None = None):
+    """Power of the planned Z-test against the true shift of the mean (de Fondeville Fig. 5),
+    non-private and under Gaussian (μ) or Laplace (ε) noise. ``spec`` is a
+    :class:`fdpkit.planning.ZTestSpec`; its effect is replaced by each x value."""
+    from dataclasses import replace
+
+    top = effect_max if effect_max is not None else 3.0 * abs(spec.effect) if spec.effect else 1.0
+    xs = np.linspace(0.0, top, 80)
+    ax.plot(xs, [replace(spec, effect=x).power(mu=math.inf) for x in xs], "k--", label="non-private")
+    for m in mus:
+        ax.plot(xs, [replace(spec, effect=x).power(mu=m) for x in xs], label=f"Gaussian, μ = {m:g}")
+    for e in epsilons:
+        ax.plot(xs, [replace(spec, effect=x).laplace_power(epsilon=e) for x in xs], "-.", label=f"Laplace, ε = {e:g}")
+    ax.axhline(spec.level if spec.alternative != "two-sided" else spec.level, ls=":", color="grey", lw=0.8)
+    ax.set_xlabel("True shift of the mean (alternative)")
+    ax.set_ylabel("Power of the test")
+    ax.set_ylim(0, 1.02)
+    ax.legend(fontsize="small")
+    return ax
+
+
+def ztest_roc(ax, spec, *, mus: Sequence[float] = (0.1, 0.5, 1.0)):
+    """ROC of the planned Z-test under DP noise (de Fondeville Fig. 5): power against the
+    test level α0 (the test's own FPR), non-private and for each μ."""
+    from dataclasses import replace
+
+    levels = np.geomspace(1e-4, 0.999, 120)
+    one = replace(spec, tests=1)
+    ax.semilogx(levels, [replace(one, alpha=float(a)).power(mu=math.inf) for a in levels], "k--",
+                label="non-private")
+    for m in mus:
+        ax.semilogx(levels, [replace(one, alpha=float(a)).power(mu=m) for a in levels], label=f"μ = {m:g}")
+    ax.semilogx(levels, levels, ":", color="grey", label="power = level")
+    ax.set_xlabel("Test level α0 (false-positive rate of the test), log scale")
+    ax.set_ylabel("Power (true-positive rate of the test)")
+    ax.set_ylim(0, 1.02)
+    ax.legend(fontsize="small")
+    return ax
+
+
+def posterior_vs_fpr(ax, curve: TradeOffCurve, *, priors: Sequence[float] = (0.01, 0.1, 0.5)):
+    """Posterior membership probability after a positive attack against the attack's FPR α,
+    for several priors (de Fondeville Fig. 2)."""
+    a = np.geomspace(1e-8, 1.0, 120)
+    for p in priors:
+        ax.semilogx(a, posterior(curve, p, a), label=f"prior = {p:g}")
+        ax.axhline(p, ls=":", lw=0.7, color="grey")
+    ax.set_xlabel(FPR_LABEL + ", log scale")
+    ax.set_ylabel("Posterior after a positive attack")
+    ax.set_ylim(0, 1.02)
+    ax.legend(fontsize="small")
+    return ax
+
+
+def epsilon_vs_noise(ax, *, sensitivity: float = 1.0, delta: float = 1e-5, scale_range: tuple[float, float] = (0.2, 20.0)):
+    """ε against the noise scale for one release: Laplace ε = Δ/b; Gaussian ε(δ) exact
+    (μ = Δ/σ, Kulynych & Honkela Eq. 11) and the classic bound √(2 ln(1.25/δ)) Δ/σ."""
+    x = np.geomspace(*scale_range, 100)
+    ax.loglog(x, sensitivity / x, label="Laplace: ε = Δ/b")
+    ax.loglog(x, [epsilon_for_delta(sensitivity / v, delta) for v in x], label=f"Gaussian, exact ε at δ = {delta:g}")
+    ax.loglog(x, math.sqrt(2.0 * math.log(1.25 / delta)) * sensitivity / x, "--",
+              label=f"Gaussian, classic bound at δ = {delta:g}")
+    ax.set_xlabel(f"Noise scale (b or σ), sensitivity Δ = {sensitivity:g}")
+    ax.set_ylabel("ε")
     ax.legend(fontsize="small")
     return ax

@@ -57,7 +57,7 @@ def to_csv(doc: ReportDocument) -> str:
         rows.append(["# " + t.title])
         rows.append(list(t.header))
         rows.extend(list(r) for r in t.rows)
-    warn = [s for s in doc.sections if s.title == "Warnings"]
+    warn = [s for s in doc.sections if s.key == "warnings" or s.title == "Warnings"]
     if warn:
         rows.append([])
         rows.append(["# Warnings"])
@@ -66,15 +66,15 @@ def to_csv(doc: ReportDocument) -> str:
 
 
 def _md_escape(text: str) -> str:
-    return text.replace("|", "\\|")
+    return text.replace("|", "\\|").replace("G_μ", "G<sub>μ</sub>")
 
 
 def to_markdown(doc: ReportDocument) -> str:
-    out = [f"# {doc.title}", ""]
+    out = [f"# {doc.title}", "", doc.summary, ""]
     for s in doc.sections:
         out += [f"## {s.title}", ""]
         for p in s.paragraphs:
-            out += [("- " if s.title == "Warnings" else "") + p, ""]
+            out += [("- " if s.key == "warnings" or s.title == "Warnings" else "") + p, ""]
         for t in s.tables:
             out += [f"**{t.title}**", ""]
             out.append("| " + " | ".join(map(_md_escape, t.header)) + " |")
@@ -93,15 +93,58 @@ h1{font-size:1.5rem}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid 
 table{border-collapse:collapse;margin:.5rem 0 1rem}td,th{border:1px solid #ccc;padding:.25rem .6rem;
 text-align:left}th{background:#f3f5f7}.summary{background:#eef6ee;padding:.8rem;border-radius:6px}
 .warn li{color:#8a4b00}figure{margin:1rem 0}figcaption{font-size:.9rem;color:#555}
-svg{max-width:100%;height:auto}
+svg{max-width:100%;height:auto}.grade{border-left:.5rem solid;padding:.5rem .8rem;margin:.6rem 0;background:#fff}
+.grade-icon{display:inline-block;width:1.5rem;height:1.5rem;border-radius:50%;color:#fff;text-align:center;
+font-weight:700;margin-right:.4rem}.table-wrap{max-width:100%;overflow-x:auto}details{margin:1rem 0}
+summary{cursor:pointer;font-weight:600}.headline td:last-child{font-weight:600}
+@media print{figure{break-inside:avoid}}
 """
 
 
-def table_html(t: Table) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in t.header)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in t.rows)
+def grade_html(grade: Any) -> str:
+    """A grade as colour AND icon AND words, with its definition."""
+    if grade is None:
+        return ""
+    c = html.escape(grade.colour)
+    return (f"<div class='grade grade-{grade.level}' id='grade' data-level='{grade.level}' style='border-color:{c}'>"
+            f"<p><span class='grade-icon' aria-hidden='true' style='background:{c}'>{html.escape(grade.icon)}</span>"
+            f"<strong>Protection: <span style='color:{c}'>{html.escape(grade.label)}</span></strong> "
+            f"<small>(level {grade.level} of 0–3, 0 strongest)</small></p>"
+            f"<p><em>What this grade means:</em> {html.escape(grade.definition)}</p></div>")
+
+
+def section_html(s: Any, *, skip_tables: bool = False) -> str:
+    """One section; collapsed sections as a closed ``<details>``."""
+    body = []
+    if s.key == "warnings" or s.title == "Warnings":
+        body.append("<ul class='warn'>" + "".join(f"<li>{_esc(p)}</li>" for p in s.paragraphs) + "</ul>")
+    else:
+        body += [f"<p>{_esc(p)}</p>" for p in s.paragraphs]
+    if not skip_tables:
+        body += [table_html(t, heading=t.title != s.title) for t in s.tables]  # no heading twice
+    sid = f" id='section-{html.escape(s.key)}'" if s.key else ""
+    if s.collapsed:
+        return f"<details{sid}><summary>{html.escape(s.title)}</summary>{''.join(body)}</details>"
+    return f"<section{sid}><h2>{html.escape(s.title)}</h2>{''.join(body)}</section>"
+
+
+def figure_html(f: Any) -> str:
+    return (f"<figure id='fig-{html.escape(f.name)}'>{svg_inline(f.draw, title=f.caption)}"
+            f"<figcaption>{html.escape(f.caption)}</figcaption></figure>")
+
+
+def _esc(text: str) -> str:
+    """Escape for HTML, with G_μ as G<sub>μ</sub> (no literal underscore)."""
+    return html.escape(text).replace("G_μ", "G<sub>μ</sub>")
+
+
+def table_html(t: Table, *, heading: bool = True) -> str:
+    head = "".join(f"<th>{_esc(h)}</th>" for h in t.header)
+    body = "".join("<tr>" + "".join(f"<td>{_esc(c)}</td>" for c in r) + "</tr>" for r in t.rows)
     note = f"<p><small>{html.escape(t.note)}</small></p>" if t.note else ""
-    return f"<h3>{html.escape(t.title)}</h3><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{note}"
+    title = f"<h3>{html.escape(t.title)}</h3>" if heading else ""
+    return (f"{title}<div class='table-wrap'><table><thead><tr>{head}</tr></thead>"
+            f"<tbody>{body}</tbody></table></div>{note}")
 
 
 def to_html(doc: ReportDocument, *, figures: bool = True) -> str:
@@ -112,18 +155,16 @@ def to_html(doc: ReportDocument, *, figures: bool = True) -> str:
         f"<title>{html.escape(doc.title)}</title><style>{_CSS}</style></head><body>",
         f"<h1>{html.escape(doc.title)}</h1>",
         f"<p class='summary' id='summary'>{html.escape(doc.summary)}</p>",
+        grade_html(doc.grade),
     ]
     for s in doc.sections:
-        parts.append(f"<h2>{html.escape(s.title)}</h2>")
-        if s.title == "Warnings":
-            parts.append("<ul class='warn'>" + "".join(f"<li>{html.escape(p)}</li>" for p in s.paragraphs) + "</ul>")
-        else:
-            parts += [f"<p>{html.escape(p)}</p>" for p in s.paragraphs]
-        parts += [table_html(t) for t in s.tables]
+        if not s.collapsed:
+            parts.append(section_html(s))
     if figures:
         parts.append("<h2>Plots</h2>")
         for f in doc.figures:
-            parts.append(f"<figure id='fig-{f.name}'>{svg_inline(f.draw)}<figcaption>{html.escape(f.caption)}</figcaption></figure>")
+            parts.append(figure_html(f))
+    parts += [section_html(s) for s in doc.sections if s.collapsed]
     parts.append("</body></html>")
     return "\n".join(parts)
 

@@ -2,6 +2,7 @@
 
 from fdpkit.risk.attack import attack_power, multiplicative_advantage, posterior, precision_at_recall
 from fdpkit.risk.disclosure import FAILURE_MODES, failure_mode, relative_risk
+from fdpkit.risk.grade import Grade, grade, grade_for_tpr
 from fdpkit.risk.privacy_first import (
     laplace_epsilon_for_attack_power,
     laplace_epsilon_for_relative_risk,
@@ -11,6 +12,9 @@ from fdpkit.risk.privacy_first import (
 
 __all__ = [
     "FAILURE_MODES",
+    "Grade",
+    "grade",
+    "grade_for_tpr",
     "attack_power",
     "failure_mode",
     "laplace_epsilon_for_attack_power",

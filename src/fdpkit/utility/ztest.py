@@ -120,8 +120,12 @@ def _normal_laplace_logsf(x: np.ndarray, s: float, b: float) -> np.ndarray:
         return pos + np.log1p(-np.exp(np.minimum(t2 - pos, 0.0)))
 
 
+#: Laplace noise with scale below this fraction of the normal sd is numerically negligible.
+_NEGLIGIBLE_LAPLACE = 1e-12
+
+
 def _sf(x: float, s: float, b: float) -> float:
-    if b == 0.0:
+    if b == 0.0 or b < _NEGLIGIBLE_LAPLACE * s:
         return float(norm_sf(x / s))
     if s == 0.0:
         return 0.5 * math.exp(-x / b) if x >= 0 else 1.0 - 0.5 * math.exp(x / b)

@@ -12,13 +12,17 @@ from typing import Any, Callable
 from fastapi import Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.templating import Jinja2Templates
+from markupsafe import Markup, escape
 
 from fdpkit._numerics import json_safe
+from fdpkit.plausibility import FRACTION_FIELDS, parse_fraction
 from fdpkit.report.model import fmt
 
 HERE = Path(__file__).resolve().parent
 templates = Jinja2Templates(directory=str(HERE / "templates"))
 templates.env.filters["num"] = fmt
+#: G_μ with a real subscript (report sentences), escaped first.
+templates.env.filters["sub"] = lambda text: Markup(str(escape(text)).replace("G_μ", "G<sub>μ</sub>"))
 
 
 @dataclass(frozen=True)
@@ -38,12 +42,20 @@ class FormErrors(dict):
 
 
 def parse_float(form: Any, name: str, errors: FormErrors, *, required: bool = True,
-                default: float | None = None) -> float | None:
+                default: float | None = None, percent: bool | None = None) -> float | None:
+    """A number from a form field; probability fields (``percent``, by default the library's
+    FRACTION_FIELDS) also accept "5%" as 0.05."""
     raw = form.get(name)
     if raw is None or str(raw).strip() == "":
         if required and default is None:
             errors[name] = f"{name.replace('_', ' ')} is required"
         return default
+    if percent or (percent is None and name in FRACTION_FIELDS):
+        try:
+            return parse_fraction(raw, name.replace("_", " "))
+        except ValueError as exc:
+            errors[name] = str(exc)
+            return None
     try:
         v = float(str(raw).strip())
     except ValueError:

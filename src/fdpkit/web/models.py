@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, Optional
+from typing import Annotated, Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -17,6 +17,9 @@ class CalculatorRequest(BaseModel):
     sigma: Optional[float] = Field(None, gt=0, allow_inf_nan=False)
     k: int = Field(1, ge=1, le=10**7)
     delta_prime: float = Field(1e-5, gt=0, lt=1, allow_inf_nan=False)
+    releases: Optional[list[tuple[Annotated[float, Field(ge=0, le=100, allow_inf_nan=False)],
+                                  Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]]]] = Field(
+        None, max_length=10_000, description="composition of different releases: [[epsilon_i, delta_i], ...]")
 
 
 class DPSGDRequest(BaseModel):
@@ -70,6 +73,11 @@ class PlanRequest(BaseModel):
     sd: float = Field(0.25, ge=0, allow_inf_nan=False)
     alpha: float = Field(0.05, gt=0, lt=1, allow_inf_nan=False)
     data_range: float = Field(1.0, gt=0, allow_inf_nan=False)
+    statistic: Literal["mean", "proportion", "count"] = "mean"
+    alternative: Literal["larger", "smaller", "two-sided"] = "larger"
+    groups: Literal[1, 2] = 1
+    tests: int = Field(1, ge=1, le=10**6)
+    correction: Literal["bonferroni", "bh"] = "bonferroni"
     required_power: Optional[float] = Field(None, gt=0, lt=1, allow_inf_nan=False)
     max_relative_loss: Optional[float] = Field(None, gt=0, lt=1, allow_inf_nan=False)
     prior: float = Field(0.01, ge=0, le=1, allow_inf_nan=False)

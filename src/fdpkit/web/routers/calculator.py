@@ -5,19 +5,21 @@ from __future__ import annotations
 from fastapi import APIRouter, Query, Request
 
 from fdpkit.convert.classic import MODES, calculate
-from fdpkit.report import csv_rows
+from fdpkit.report import csv_rows, plots
+from fdpkit.report.figures import svg_inline
 from fdpkit.report.pdf import render_tables_pdf
 from fdpkit.web.common import FormErrors, api_error, download, field_of, finite, page, parse_float, parse_int
 from fdpkit.web.models import CalculatorRequest
 
 router = APIRouter()
-FIELDS = ("mode", "sensitivity", "epsilon", "delta", "scale", "sigma", "k", "delta_prime")
+FIELDS = ("mode", "sensitivity", "epsilon", "delta", "scale", "sigma", "k", "delta_prime", "releases")
 EXAMPLES = [
     ("Laplace (compute ε)", {"mode": "laplace", "sensitivity": 1, "scale": 1}, "ε = 1 / 1 = 1"),
     ("Laplace (compute b)", {"mode": "laplace", "sensitivity": 1, "epsilon": 0.5}, "b = 1 / 0.5 = 2"),
     ("Gaussian (compute σ)", {"mode": "gaussian", "sensitivity": 1, "epsilon": 1, "delta": 1e-5},
      "classic σ ≈ 4.84; exact σ ≈ 3.73"),
     ("Composition", {"mode": "composition", "epsilon": 0.2, "delta": 0, "k": 50}, "basic ε_total = 10"),
+    ("Different releases", {"mode": "composition", "releases": "0.5, 0; 1, 0; 0.25, 0"}, "basic ε_total = Σεᵢ = 1.75"),
 ]
 
 
@@ -35,6 +37,7 @@ def _parse(form) -> tuple[dict, FormErrors]:
         "sigma": parse_float(form, "sigma", errors, required=False),
         "k": parse_int(form, "k", errors, required=False, default=1),
         "delta_prime": parse_float(form, "delta_prime", errors, required=False, default=1e-5),
+        "releases": str(form.get("releases") or ""),
     }
     return values, errors
 
@@ -42,7 +45,7 @@ def _parse(form) -> tuple[dict, FormErrors]:
 def _run(values: dict):
     return calculate(values["mode"], sensitivity=values["sensitivity"], epsilon=values["epsilon"],
                      delta=values["delta"], scale=values["scale"], sigma=values["sigma"], k=values["k"],
-                     delta_prime=values["delta_prime"])
+                     delta_prime=values["delta_prime"], releases=values.get("releases") or None)
 
 
 @router.get("/calculator", include_in_schema=False)
@@ -56,14 +59,27 @@ async def calculator_page(request: Request):
 async def calculator_submit(request: Request):
     form = await request.form()
     values, errors = _parse(form)
-    result = None
+    result = figure = None
     if not errors:
         try:
             result = _run(values)
+            figure = noise_figure(values)
         except ValueError as exc:
             errors[field_of(str(exc), FIELDS)] = str(exc)
     return page(request, "calculator.html", {"values": {k: form.get(k, v) for k, v in values.items()},
-                                              "errors": errors, "result": result, "examples": EXAMPLES})
+                                              "errors": errors, "result": result, "examples": EXAMPLES,
+                                              "figure": figure})
+
+
+def noise_figure(values: dict) -> str | None:
+    """ε against the noise scale for the user's sensitivity and δ (Laplace and Gaussian)."""
+    if values["mode"] == "composition":
+        return None
+    d = values.get("delta")
+    d = d if d is not None and 0 < d < 1 else 1e-5
+    s = values["sensitivity"]
+    return svg_inline(lambda ax: plots.epsilon_vs_noise(ax, sensitivity=s, delta=d, scale_range=(0.2 * s, 20.0 * s)),
+                      title=f"ε against the noise scale, sensitivity {s:g}, δ = {d:g}")
 
 
 @router.post("/calculator/export", include_in_schema=False)

@@ -5,6 +5,9 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 
 import fdpkit as fp
+from fdpkit.report import plots
+from fdpkit.report.figures import svg_inline
+from fdpkit.plausibility import plausibility_warnings
 from fdpkit.web.common import FormErrors, api_error, field_of, finite, page, parse_float
 from fdpkit.web.models import ConvertRequest
 
@@ -15,6 +18,7 @@ FIELDS = ("epsilon", "delta", "mu", "rho")
 def conversions(epsilon: float | None, delta: float | None, mu: float | None, rho: float | None = None) -> dict:
     """All conversions the inputs allow (library calls only)."""
     out: dict = {}
+    warnings = plausibility_warnings(mu=mu, epsilon=epsilon, delta=delta)
     if rho is not None:
         out["rho"] = {
             "rho": rho,
@@ -27,6 +31,7 @@ def conversions(epsilon: float | None, delta: float | None, mu: float | None, rh
     if mu is not None:
         out["mu_to_rho"] = {"mu": mu, "rho": fp.rho_from_gaussian_mu(mu)}
     if epsilon is not None:
+        out["recommended_mu"] = fp.recommend_mu(epsilon, delta).to_dict()
         out["pure_epsilon_to_mu"] = [
             {"semantics": "any epsilon-DP mechanism (Gomez et al. Prop. 6.1)", "mu": fp.mu_from_pure_epsilon(epsilon)},
             *[{"semantics": f"multiplicative advantage at FPR {a:g} (K&H Prop. 3.1)",
@@ -40,10 +45,12 @@ def conversions(epsilon: float | None, delta: float | None, mu: float | None, rh
             out["epsilon_delta_to_mu"] = {"epsilon": epsilon, "delta": delta,
                                           "mu": fp.mu_for_epsilon_delta(epsilon, delta)}
     if mu is not None:
+        out["recommended_epsilon"] = fp.recommend_epsilon(mu, delta).to_dict()
         out["mu_to_epsilon"] = [{"delta": d, "epsilon": fp.epsilon_for_delta(mu, d)}
                                 for d in ((delta,) if delta else (1e-5, 1e-6, 1e-9))]
         if epsilon is not None:
             out["mu_to_delta"] = {"mu": mu, "epsilon": epsilon, "delta": fp.delta_for_epsilon(mu, epsilon)}
+    out["warnings"] = warnings
     return out
 
 
@@ -61,17 +68,21 @@ async def convert_submit(request: Request):
     delta = parse_float(form, "delta", errors, required=False)
     mu = parse_float(form, "mu", errors, required=False)
     rho = parse_float(form, "rho", errors, required=False)
-    result = None
+    result = figure = None
     if not errors:
         if eps is None and mu is None and rho is None:
             errors["form"] = "give epsilon, mu or rho"
         else:
             try:
                 result = conversions(eps, delta, mu, rho)
+                if eps is not None and not delta:
+                    top = max(8.0, 1.2 * eps) if eps <= 40 else 1.2 * eps
+                    figure = svg_inline(lambda ax: plots.mu_vs_epsilon(ax, epsilons=[x * top / 120 for x in range(1, 121)]),
+                                        title="μ against pure ε under each semantics (Kulynych & Honkela Figs. 1–3)")
             except ValueError as exc:
                 errors[field_of(str(exc), FIELDS)] = str(exc)
     return page(request, "convert.html", {"values": dict(form), "errors": errors, "result": result,
-                                           "tables": fp.seed_tables()})
+                                           "tables": fp.seed_tables(), "figure": figure})
 
 
 @router.post("/api/convert", tags=["convert"])

@@ -9,16 +9,20 @@ from fastapi import APIRouter, Request
 import fdpkit as fp
 from fdpkit.report import plots
 from fdpkit.report.figures import svg_inline
-from fdpkit.web.common import FormErrors, api_error, field_of, finite, page, parse_float
+from fdpkit.web.common import FormErrors, api_error, field_of, finite, page, parse_float, parse_int
 from fdpkit.web.models import PlanRequest
 
 router = APIRouter()
-FIELDS = ("effect", "n", "sd", "alpha", "data_range", "required_power", "max_relative_loss", "prior", "fpr",
+GUIDANCE = fp.planning.GUIDANCE
+FIELDS = ("statistic", "alternative", "groups", "tests", "correction", "effect", "n", "sd", "alpha", "data_range", "required_power", "max_relative_loss", "prior", "fpr",
           "max_relative_risk", "max_attack_power", "max_power", "max_risk")
 
 
 def run_plan(p: dict):
-    spec = fp.ZTestSpec(effect=p["effect"], n=p["n"], sd=p["sd"], alpha=p["alpha"], data_range=p["data_range"])
+    spec = fp.ZTestSpec(effect=p["effect"], n=p["n"], sd=p["sd"], alpha=p["alpha"], data_range=p["data_range"],
+                        statistic=p.get("statistic") or "mean", alternative=p.get("alternative") or "larger",
+                        groups=int(p.get("groups") or 1), tests=int(p.get("tests") or 1),
+                        correction=p.get("correction") or "bonferroni")
     if p["guide"] == "privacy_first":
         plan = fp.privacy_first(blatant_disclosure_ok=p["blatant_disclosure_ok"],
                                 high_confidence_ok=p["high_confidence_ok"],
@@ -32,15 +36,18 @@ def run_plan(p: dict):
 
 def power_svg(spec) -> str:
     return svg_inline(lambda ax: plots.power_vs_mu(ax, lambda m: spec.power(mu=m),
-                                                   nonprivate=spec.power(mu=math.inf), label=f"n = {spec.n:g}"))
+                                                   nonprivate=spec.power(mu=math.inf), label=f"n = {spec.n:g}"),
+                      title="Power of the planned test against μ")
 
 
 @router.get("/plan", include_in_schema=False)
 async def plan_page(request: Request):
     return page(request, "plan.html", {"values": {"guide": "utility_first", "effect": 0.2, "n": 100, "sd": 0.25,
                                                    "alpha": 0.01, "data_range": 1, "max_relative_loss": 0.01,
-                                                   "prior": 0.01, "fpr": 0.001, "high_confidence_ok": "on"},
-                                        "errors": {}, "result": None})
+                                                   "prior": 0.01, "fpr": 0.001, "high_confidence_ok": "on",
+                                                   "statistic": "mean", "alternative": "larger", "groups": "1",
+                                                   "tests": 1, "correction": "bonferroni"},
+                                        "errors": {}, "result": None, "guidance": GUIDANCE})
 
 
 @router.post("/plan", include_in_schema=False)
@@ -49,22 +56,36 @@ async def plan_submit(request: Request):
     errors = FormErrors()
     p = {"guide": form.get("guide") or "utility_first",
          "blatant_disclosure_ok": form.get("blatant_disclosure_ok") == "on",
-         "high_confidence_ok": form.get("high_confidence_ok") == "on"}
+         "high_confidence_ok": form.get("high_confidence_ok") == "on",
+         "statistic": form.get("statistic") or "mean", "alternative": form.get("alternative") or "larger",
+         "groups": form.get("groups") or "1", "correction": form.get("correction") or "bonferroni"}
+    p["tests"] = parse_int(form, "tests", errors, required=False, default=1)
+    if p["groups"] not in ("1", "2"):
+        errors["groups"] = f"groups must be 1 or 2, got {p['groups']!r}"
     for k, d in (("effect", None), ("n", None), ("sd", None), ("alpha", 0.05), ("data_range", 1.0),
                  ("prior", 0.01), ("fpr", 1e-3)):
         p[k] = parse_float(form, k, errors, default=d)
     for k in ("required_power", "max_relative_loss", "max_relative_risk", "max_attack_power"):
         p[k] = parse_float(form, k, errors, required=False)
     result = figure = None
+    figures = []
     if not errors:
         try:
             plan, spec = run_plan(p)
             result = finite(plan.to_dict())
             figure = power_svg(spec)
+            mus = sorted({round(m, 4) for m in (0.1, 0.5, 1.0, getattr(plan, "mu_min", 1.0))
+                          if math.isfinite(m) and m > 0})[:4]
+            figures = [(cap, svg_inline(draw, title=cap)) for cap, draw in (
+                ("Power against the true shift of the mean (de Fondeville Fig. 5)",
+                 lambda ax: plots.power_vs_effect(ax, spec, mus=tuple(mus))),
+                ("ROC of the planned test under DP noise: power against the test level",
+                 lambda ax: plots.ztest_roc(ax, spec, mus=tuple(mus))))]
         except ValueError as exc:
             errors[field_of(str(exc), FIELDS)] = str(exc)
     return page(request, "plan.html", {"values": dict(form), "errors": errors, "result": result,
-                                        "guide": p["guide"], "figure": figure})
+                                        "guide": p["guide"], "figure": figure, "figures": figures,
+                                        "guidance": GUIDANCE})
 
 
 @router.post("/api/plan", tags=["plan"])

@@ -11,7 +11,7 @@ import fdpkit as fp
 from fdpkit.mechanisms import Composed, Mechanism, Repeated, dpsgd_from_training, mechanism_from_dict
 from fdpkit.report import FORMATS, build_document, render_document
 from fdpkit.report.figures import svg_inline
-from fdpkit.report.render import table_html
+from fdpkit.report.render import section_html
 from fdpkit.web.common import (
     MEDIA, FormErrors, Limits, api_error, download, field_of, page, parse_float, parse_int, run_bounded,
 )
@@ -117,17 +117,19 @@ async def report_page(request: Request):
 async def report_submit(request: Request):
     form = await request.form()
     mech, disc, values, errors = _from_form(form)
-    doc = tables = figures = None
+    doc = tables = figures = details = None
     if not errors:
         try:
             rep = await _report(request, mech, disc)
             doc = build_document(rep)
-            tables = [table_html(t) for s in doc.sections for t in s.tables]
-            figures = [(f.caption, svg_inline(f.draw)) for f in doc.figures[:2]]
+            tables = [section_html(s) for s in doc.sections if not s.collapsed and s.key not in ("headline", "warnings")]
+            figures = [(f.caption, svg_inline(f.draw, title=f.caption)) for f in doc.figures]
+            details = [section_html(s) for s in doc.sections if s.collapsed]
         except ValueError as exc:
             errors[field_of(str(exc), FIELDS)] = str(exc)
     return page(request, "report.html", {"values": values, "errors": errors, "doc": doc,
-                                          "tables": tables, "figures": figures, "formats": FORMATS})
+                                          "tables": tables, "figures": figures, "details": details,
+                                          "formats": FORMATS})
 
 
 @router.post("/report/download", include_in_schema=False)

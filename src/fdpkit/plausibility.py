@@ -1,0 +1,97 @@
+"""Plausibility checks of user inputs: warnings, not errors.
+
+Values that are valid but probably not meant (a prior of 1, a delta of one in a hundred, a
+mu of 50) are answered, with a warning that says what the user may have meant. Every
+interface (library, CLI, web) shows the same sentences from :func:`plausibility_warnings`.
+
+Percentages: :func:`parse_fraction` reads "5%" as 0.05, so CLI options and form fields that
+hold probabilities accept either spelling; any other text is refused with a hint.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+#: delta above this is a weak guarantee whatever n is (common advice: delta << 1/n, <= 1e-5).
+DELTA_MAX_PLAUSIBLE = 1e-3
+#: mu above this is almost certainly an epsilon typed into the mu field.
+MU_MAX_PLAUSIBLE = 10.0
+#: epsilon above this gives essentially no protection.
+EPSILON_MAX_PLAUSIBLE = 20.0
+
+#: Fields read as probabilities (fractions in [0, 1]) where "5%" means 0.05.
+FRACTION_FIELDS = ("prior", "fpr", "delta", "delta_prime", "alpha", "required_power", "max_relative_loss",
+                   "max_attack_power", "sample_rate", "recall", "max_power", "p0", "p1", "p2")
+
+
+def parse_fraction(text: Any, name: str) -> float:
+    """A number, or a percentage "5%" read as 0.05.
+
+    >>> parse_fraction("5%", "prior"), parse_fraction("0.05", "prior")
+    (0.05, 0.05)
+    >>> parse_fraction("five", "prior")
+    Traceback (most recent call last):
+    ValueError: prior must be a number such as 0.05 (or 5%), got 'five'
+    """
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        v = float(text)
+    else:
+        raw = str(text).strip() if text is not None else ""
+        pct = raw.endswith("%")
+        try:
+            v = float(raw[:-1].strip() if pct else raw)
+        except ValueError:
+            raise ValueError(f"{name} must be a number such as 0.05 (or 5%), got {text!r}") from None
+        if pct:
+            v = v / 100.0
+    if math.isnan(v):
+        raise ValueError(f"{name} must be a number such as 0.05 (or 5%), got {text!r}")
+    return v
+
+
+def plausibility_warnings(*, mu: float | None = None, epsilon: float | None = None,
+                          delta: float | None = None, prior: float | None = None,
+                          n: float | None = None, deltas: Any = ()) -> list[str]:
+    """Warnings for valid but implausible inputs (empty when all look deliberate).
+
+    Parameters
+    ----------
+    mu, epsilon, delta : float, optional
+        A guarantee's parameters.
+    prior : float, optional
+        An attacker's prior probability of membership.
+    n : float, optional
+        Number of people in the data, for the delta >= 1/n check.
+    deltas : sequence of float
+        Further deltas (e.g. of several releases) checked like ``delta``.
+
+    Examples
+    --------
+    >>> plausibility_warnings(prior=1.0)[0][:40]
+    'prior = 1 means the attacker already kno'
+    >>> plausibility_warnings(mu=1.0, epsilon=1.0, delta=1e-5)
+    []
+    """
+    out: list[str] = []
+    if prior is not None and prior >= 1.0:
+        out.append("prior = 1 means the attacker already knows the person is in the data, so no release "
+                   "can add risk. Did you mean 1% (0.01)?")
+    elif prior is not None and prior == 0.0:
+        out.append("prior = 0 means the attacker is certain the person is not in the data: every posterior "
+                   "is 0. Did you mean a small prior such as 0.01?")
+    if mu is not None and mu > MU_MAX_PLAUSIBLE:
+        out.append(f"μ = {mu:g} is far beyond any meaningful protection (μ above {MU_MAX_PLAUSIBLE:g} lets "
+                   "an attacker identify members almost perfectly). Did you mean ε?")
+    if epsilon is not None and epsilon > EPSILON_MAX_PLAUSIBLE:
+        out.append(f"ε = {epsilon:g} gives essentially no protection (e^ε ≈ {math.exp(min(epsilon, 700)):.3g}); "
+                   f"published deployments use ε below {EPSILON_MAX_PLAUSIBLE:g}.")
+    for d in ([delta] if delta is not None else []) + [float(x) for x in deltas]:
+        if n is not None and n > 0 and d >= 1.0 / n and d > 0:
+            out.append(f"δ = {d:g} is at least 1/n = {1.0 / n:.3g}: a mechanism may then publish one "
+                       "person's record outright and still satisfy the guarantee. Use δ well below 1/n.")
+        elif d > DELTA_MAX_PLAUSIBLE:
+            out.append(f"δ = {d:g} is large: δ is the probability that the ε bound fails, and common "
+                       f"practice keeps it at or below 1e-5 and well below 1/n (anything above "
+                       f"{DELTA_MAX_PLAUSIBLE:g} is rarely defensible).")
+    return out

@@ -1,0 +1,62 @@
+/* fdpkit pages: show only the inputs that apply, a progress indicator with elapsed time,
+   and results announced (aria-live) and focused. No maths here. */
+(function () {
+  "use strict";
+  var timer = null, started = 0;
+
+  function applyWhen(root) {
+    (root || document).querySelectorAll("select[data-controls]").forEach(function (sel) {
+      var name = sel.getAttribute("data-controls");
+      document.querySelectorAll("[data-when-" + name + "]").forEach(function (box) {
+        var on = box.getAttribute("data-when-" + name).split(" ").indexOf(sel.value) >= 0;
+        box.hidden = !on;
+        box.querySelectorAll("input, select, textarea").forEach(function (el) { el.disabled = !on; });
+      });
+    });
+  }
+
+  function announce() {
+    var res = document.getElementById("results");
+    var live = document.getElementById("live");
+    var err = document.querySelector("#main [role=alert]");
+    if (res) {
+      var head = res.querySelector("h2");
+      var grade = res.querySelector(".grade-label");
+      if (live) { live.textContent = "Result: " + (head ? head.textContent : "") + (grade ? ". " + grade.textContent.replace(/\s+/g, " ") : ""); }
+      res.focus();
+    } else if (err && live) {
+      live.textContent = "Error: " + err.textContent;
+      err.focus && err.setAttribute("tabindex", "-1");
+      err.focus();
+    }
+  }
+
+  function startProgress() {
+    var box = document.getElementById("progress"), el = document.getElementById("elapsed");
+    if (!box) { return; }
+    started = Date.now(); el.textContent = "0"; box.hidden = false;
+    timer = setInterval(function () { el.textContent = Math.floor((Date.now() - started) / 1000); }, 500);
+  }
+
+  function stopProgress() {
+    var box = document.getElementById("progress");
+    if (timer) { clearInterval(timer); timer = null; }
+    if (box) { box.hidden = true; }
+  }
+
+  document.addEventListener("change", function (e) {
+    if (e.target && e.target.matches && e.target.matches("select[data-controls]")) { applyWhen(); }
+  });
+  document.addEventListener("submit", function (e) {
+    /* plain form posts (no htmx) also show the indicator until the new page arrives */
+    if (e.target && !e.target.hasAttribute("hx-post")) { startProgress(); }
+  });
+  document.addEventListener("htmx:beforeRequest", startProgress);
+  document.addEventListener("htmx:afterRequest", stopProgress);
+  document.addEventListener("htmx:afterSettle", function () { applyWhen(); announce(); });
+  document.addEventListener("DOMContentLoaded", function () {
+    applyWhen();
+    if (document.getElementById("results") || document.querySelector("#main [role=alert]")) { announce(); }
+  });
+  window.addEventListener("pageshow", stopProgress);
+})();

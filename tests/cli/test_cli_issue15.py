@@ -1,0 +1,78 @@
+"""CLI of issue 15: graded risk, recommended conversion with the right heading, plans with
+noise scales, percentages, new plot kinds, a busy port in one line."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from fdpkit.cli import app
+
+runner = CliRunner()
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+
+
+def run(*args):
+    return runner.invoke(app, list(args))
+
+
+def test_risk_grade_and_worst_case_note():
+    r = run("risk", "--epsilon", "10")
+    assert r.exit_code == 0 and "no meaningful protection" in r.output and "worst case" in r.output
+    data = json.loads(run("risk", "--mu", "0.1", "--format", "json").stdout)
+    assert data["grade"]["level"] == 0 and data["grade"]["label"] == "strong"
+    r = run("risk", "--mu", "1", "--delta", "1e-5")
+    assert r.exit_code == 2 and "--delta does not apply" in r.output
+
+
+def test_percentages_accepted_or_refused_with_hint():
+    a = json.loads(run("risk", "--mu", "1", "--prior", "1%", "--fpr", "0.1%", "--format", "json").stdout)
+    b = json.loads(run("risk", "--mu", "1", "--prior", "0.01", "--fpr", "0.001", "--format", "json").stdout)
+    assert a["attacks"] == b["attacks"]
+    r = run("risk", "--mu", "1", "--prior", "five")
+    assert r.exit_code == 2 and "0.05 (or 5%)" in r.output and "Traceback" not in r.output
+
+
+def test_convert_heading_honours_delta():
+    r = run("convert", "eps-to-mu", "--epsilon", "1", "--delta", "1e-5")
+    assert r.exit_code == 0 and "pure epsilon" not in r.output and "pure ε" not in r.output
+    assert "μ for (ε = 1, δ = 1e-05): μ = 0.2681" in r.output
+    r = run("convert", "eps-to-mu", "--epsilon", "1")
+    assert "μ for pure ε = 1: μ = 1.232" in r.output and "Other readings" in r.output
+
+
+def test_plan_ends_in_noise_scale():
+    r = run("plan", "utility-first", "--effect", "0.2", "--n", "100", "--sd", "0.25", "--alpha", "1%",
+            "--max-relative-loss", "0.01", "--format", "json")
+    d = json.loads(r.stdout)
+    assert d["sigma"] == pytest.approx(0.01 / d["mu_min"], rel=1e-9)
+    r = run("plan", "privacy-first", "--effect", "0.1", "--n", "400", "--sd", "0.5", "--statistic", "proportion",
+            "--groups", "2", "--alternative", "two-sided", "--tests", "3", "--max-attack-power", "5%", "--guidance")
+    assert r.exit_code == 0, r.output
+    assert "σ =" in r.output and "b =" in r.output and "two-sided two-sample" in r.output and "eyes-off" in r.output
+
+
+@pytest.mark.parametrize("kind", ["mu-vs-epsilon", "precision-recall", "power-effect", "ztest-roc",
+                                  "posterior-fpr", "epsilon-noise", "tradeoff"])
+def test_new_plot_kinds(kind, tmp_path):
+    out = tmp_path / f"{kind}.svg"
+    r = run("-q", "plot", kind, "--mu", "1", "--eps-delta", "1,1e-5", "-o", str(out))
+    assert r.exit_code == 0, r.output
+    assert out.read_text().lstrip().startswith(("<?xml", "<svg"))
+
+
+def test_busy_port_gives_one_clear_line():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        r = subprocess.run([sys.executable, "-m", "fdpkit.cli", "serve", "--port", str(port)], capture_output=True,
+                           text=True, timeout=120, env={**os.environ, "PYTHONPATH": SRC})
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "already in use" in lines[0] and "Traceback" not in r.stderr

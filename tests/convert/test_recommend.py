@@ -1,0 +1,67 @@
+"""One recommended conversion per question (issue 15), against the closed forms and the
+published values."""
+
+import math
+
+import pytest
+
+import fdpkit as fp
+from fdpkit.convert.classic import calculate, compose_releases, parse_releases
+from fdpkit._numerics import norm_isf
+
+CLOSED_FORM_RTOL = 1e-9
+PUBLISHED_RTOL = 1e-6
+
+
+def test_pure_epsilon_recommends_the_guarantee_for_every_mechanism(published):
+    for row in published["pure_epsilon_to_mu"]["rows"]:
+        r = fp.recommend_mu(row["eps"])
+        assert r.value == pytest.approx(row["mu_pure"], rel=PUBLISHED_RTOL)
+        assert r.value == pytest.approx(2 * float(norm_isf(1 / (1 + math.exp(row["eps"])))), rel=CLOSED_FORM_RTOL)
+        assert r.question.startswith("μ for pure ε")
+        alt = {a.semantics: a.value for a in r.alternatives}
+        assert alt["same TPR/FPR at FPR 0.01"] == pytest.approx(row["mu_multadv_alpha=0.01"], rel=PUBLISHED_RTOL)
+        assert alt["same precision at recall 1e-05"] == pytest.approx(row["mu_precision_b=1e-05"], rel=PUBLISHED_RTOL)
+        assert alt["rule of thumb ε/5"] == pytest.approx(row["eps"] / 5, rel=CLOSED_FORM_RTOL)
+
+
+def test_delta_is_honoured_and_headed_right():
+    r = fp.recommend_mu(1.0, 1e-5)
+    assert "pure" not in r.question and "δ = 1e-05" in r.question
+    assert r.value == pytest.approx(float(fp.mu_for_epsilon_delta(1.0, 1e-5)), rel=CLOSED_FORM_RTOL)
+    assert fp.delta_for_epsilon(r.value, 1.0) == pytest.approx(1e-5, rel=1e-6)
+    assert any(math.isinf(a.value) for a in r.alternatives)  # no mu covers every (eps, delta) mechanism
+    assert fp.recommend_mu(1.0, 0.0).question.startswith("μ for pure ε")
+
+
+def test_mu_to_epsilon_recommendation():
+    r = fp.recommend_epsilon(1.0, 1e-6)
+    assert r.value == pytest.approx(float(fp.epsilon_for_delta(1.0, 1e-6)), rel=CLOSED_FORM_RTOL)
+    assert fp.recommend_epsilon(1.0).recommended.semantics == "ε at δ = 1e-05"
+    d = r.to_dict()
+    assert d["recommended"]["meaning"] and d["alternatives"]
+
+
+def test_composition_of_different_releases():
+    rel = [(0.5, 1e-6), (1.0, 1e-6), (0.25, 1e-7)]
+    out = compose_releases(rel, 1e-5)
+    assert out["basic epsilon"] == pytest.approx(1.75) and out["basic delta"] == pytest.approx(2.1e-6)
+    adv = math.sqrt(2 * math.log(1e5) * sum(e * e for e, _ in rel)) + sum(e * math.expm1(e) for e, _ in rel)
+    assert out["advanced epsilon"] == pytest.approx(adv, rel=CLOSED_FORM_RTOL)
+    mu = math.sqrt(sum(float(fp.mu_for_epsilon_delta(e, d)) ** 2 for e, d in rel))
+    assert out["mu if every release is Gaussian (exact)"] == pytest.approx(mu, rel=CLOSED_FORM_RTOL)
+    # equal releases reduce to the classic advanced composition
+    from fdpkit.convert.classic import advanced_composition
+    same = compose_releases([(0.1, 0.0)] * 10, 1e-5)
+    assert same["advanced epsilon"] == pytest.approx(advanced_composition(10, 0.1, 0.0, 1e-5)[0], rel=CLOSED_FORM_RTOL)
+    assert "mu if every release is Gaussian (exact)" not in same  # pure releases: no Gaussian reading
+
+
+def test_parse_releases_and_calculator_warnings():
+    assert parse_releases("0.5, 1e-6\n1;0.25,0") == [(0.5, 1e-6), (1.0, 0.0), (0.25, 0.0)]
+    with pytest.raises(ValueError, match="releases line 2"):
+        parse_releases("1, 0\nx, y")
+    res = calculate("gaussian", sensitivity=1.0, epsilon=1.0, delta=0.5)
+    assert any("δ = 0.5 is large" in w for w in res.warnings)
+    res = calculate("composition", epsilon=0.2, delta=1e-6, k=50)
+    assert "exact epsilon at the advanced delta (Gaussian DP)" in res.outputs

@@ -1,0 +1,73 @@
+"""Plans end in a noise scale; counts, proportions, two-sample, two-sided and multiple tests
+(issue 15). Cross-checked against the independent two-sample power functions."""
+
+import math
+
+import pytest
+
+import fdpkit as fp
+from fdpkit.planning import GUIDANCE
+
+CLOSED_FORM_RTOL = 1e-9
+
+
+def test_utility_first_sigma_is_sensitivity_over_mu():
+    spec = fp.ZTestSpec(effect=0.2, n=100, sd=0.25, alpha=0.01)
+    plan = fp.utility_first(analysis=spec, max_relative_loss=0.01)
+    d = plan.to_dict()
+    assert d["sigma"] == pytest.approx((1.0 / 100) / plan.mu_min, rel=CLOSED_FORM_RTOL)
+    assert d["sensitivity"] == pytest.approx(0.01) and "σ =" in d["noise"][0]
+    # the planned noise gives exactly the planned power (de Fondeville Eq. 9)
+    s_n = math.hypot(0.25 / 10, d["sigma"])
+    assert fp.ztest_power(effect=0.2, n=100, sd=0.25, mu=plan.mu_min, alpha=0.01) == pytest.approx(
+        float(fp.ztest_power(effect=0.2, n=1, sd=s_n, mu=math.inf, alpha=0.01)), rel=1e-9)
+
+
+def test_privacy_first_has_sigma_and_laplace_scale():
+    spec = fp.ZTestSpec(effect=0.2, n=100, sd=0.25, alpha=0.01, statistic="count")
+    plan = fp.privacy_first(blatant_disclosure_ok=False, high_confidence_ok=True, max_attack_power=0.05,
+                            fpr=1e-3, analysis=spec)
+    d = plan.to_dict()
+    gauss, lap = d["options"]
+    assert d["sigma"] == pytest.approx(1.0 / gauss["value"], rel=CLOSED_FORM_RTOL)
+    assert d["laplace_scale"] == pytest.approx(1.0 / lap["value"], rel=CLOSED_FORM_RTOL)
+    assert gauss["noise_parameter"] == "sigma" and lap["noise_parameter"] == "b"
+    bounded = fp.privacy_first(blatant_disclosure_ok=False, high_confidence_ok=False, max_relative_risk=3.0,
+                               analysis=spec).to_dict()
+    assert bounded["sigma"] is None and bounded["laplace_scale"] == pytest.approx(1.0 / math.log(3.0), rel=1e-9)
+
+
+def test_count_and_proportion_have_the_same_power_but_different_noise():
+    p = fp.ZTestSpec(effect=0.05, n=400, sd=0.5, statistic="proportion")
+    c = fp.ZTestSpec(effect=0.05, n=400, sd=0.5, statistic="count")
+    assert p.power(mu=0.5) == pytest.approx(c.power(mu=0.5), rel=CLOSED_FORM_RTOL)
+    assert c.sigma(0.5) == pytest.approx(400 * p.sigma(0.5), rel=CLOSED_FORM_RTOL)
+    with pytest.raises(ValueError, match="data_range must be 1"):
+        fp.ZTestSpec(effect=0.05, n=400, sd=0.5, statistic="count", data_range=2.0)
+
+
+@pytest.mark.parametrize("alternative", ["larger", "two-sided"])
+def test_two_sample_matches_the_independent_function(alternative):
+    spec = fp.ZTestSpec(effect=0.1, n=200, sd=0.25, groups=2, alternative=alternative, data_range=1.0)
+    for mu in (0.3, 1.0, math.inf):
+        ref = fp.two_sample_power(effect=0.1, n1=200, n2=200, sd=0.25, mu=mu, alternative=alternative)
+        assert spec.power(mu=mu) == pytest.approx(ref, rel=1e-12)
+    assert spec.laplace_power(epsilon=1.0) is None
+
+
+def test_multiple_testing_level_and_composition_note():
+    spec = fp.ZTestSpec(effect=0.2, n=100, sd=0.25, alpha=0.05, tests=5)
+    assert spec.level == pytest.approx(0.01)
+    bh = fp.ZTestSpec(effect=0.2, n=100, sd=0.25, alpha=0.05, tests=5, correction="bh")
+    assert bh.level == pytest.approx(0.01) and "5 tests" in spec.describe()
+    plan = fp.utility_first(analysis=spec, required_power=0.9)
+    single = fp.utility_first(analysis=fp.ZTestSpec(effect=0.2, n=100, sd=0.25, alpha=0.01), required_power=0.9)
+    assert plan.mu_min == pytest.approx(single.mu_min, rel=1e-9)
+    assert any("√5" in s for s in plan.to_dict()["noise"])
+
+
+def test_guidance_is_fdpkits_own_words():
+    titles = [t for t, _ in GUIDANCE]
+    assert titles[:2] == ["Who runs the analysis", "Observational or experimental"]
+    text = " ".join(x for _, x in GUIDANCE)
+    assert "central curator" in text and "eyes-off" in text

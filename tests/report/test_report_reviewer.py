@@ -1,0 +1,93 @@
+"""Reports a reviewer can file (issue 15): headline first, internal notes collapsed, PDF
+pages and text via pdftoppm / pypdf, the same plots in HTML and PDF, human input labels."""
+
+import re
+import shutil
+import subprocess
+
+import pytest
+
+import fdpkit as fp
+from fdpkit.report import build_document, render_document, write_atomic
+from fdpkit.report.model import Section
+
+PDF_DPI = 40
+
+
+@pytest.fixture(scope="module")
+def rep():
+    return fp.privacy_report(fp.dpsgd(2.0, 0.05, 100), discretization=1e-3)
+
+
+@pytest.fixture(scope="module")
+def doc(rep):
+    return build_document(rep)
+
+
+def test_headline_first(doc, rep):
+    assert doc.sections[0].key == "headline"
+    rows = dict(doc.sections[0].tables[0].rows)
+    assert rows["μ (tight, pessimistic)"] == f"{rep.mu:.4g}"
+    assert rows["ε at δ = 1e-05"] == f"{rep.epsilon_at(1e-5):.4g}"
+    assert rows["best attack TPR at FPR 0.001"] == f"{rep.tpr_at(1e-3):.4g}"
+    assert rep.grade.label in rows["protection grade"]
+    assert doc.data["grade"]["label"] == rep.grade.label and "comparison" in doc.data
+    assert doc.sections[-1].collapsed and doc.sections[-1].key == "notes"
+
+
+def test_human_labels_and_no_dotted_keys(doc):
+    inputs = doc.section("inputs").tables[0].rows
+    labels = [r[0] for r in inputs]
+    assert not any("inner." in lab or "." in lab.split(" ")[0] for lab in labels)
+    assert "noise standard deviation σ (Gaussian mechanism)" in labels and "repetitions (steps)" in labels
+
+
+def test_sections_are_extensible(doc):
+    extra = doc.with_section(Section("Statement", ("A sentence.",), key="statement"))
+    keys = [s.key for s in extra.sections]
+    assert keys.index("statement") == keys.index("notes") - 1
+    assert extra.with_section(Section("First", key="x"), before="headline").sections[0].key == "x"
+
+
+def test_html_headline_collapsed_notes_and_all_plots(doc):
+    html = render_document(doc, "html").decode()
+    assert html.index("id='grade'") < html.index("<h2>Guarantee")
+    notes = html.index("<details id='section-notes'>")
+    assert "tail truncation" not in html[:notes] or "tail truncation" in html[notes:]
+    assert html.count("<figure") == len(doc.figures) >= 4 and html.count("<title>") >= len(doc.figures) + 1
+    assert "G_μ" not in html.replace("G<sub>μ</sub>", "") and "G_mu" not in html
+    assert html.count(">Inputs</h") == 1  # no duplicated heading
+
+
+@pytest.mark.skipif(shutil.which("pdftoppm") is None, reason="pdftoppm (poppler-utils) not installed")
+def test_pdf_pages_text_and_layout(doc, tmp_path):
+    import pypdf
+
+    path = write_atomic(tmp_path / "r.pdf", render_document(doc, "pdf"))
+    reader = pypdf.PdfReader(str(path))
+    pages = [p.extract_text() for p in reader.pages]
+    text = "\n".join(pages)
+    # tables first, then the plots two per page, technical notes on the last page
+    first = next(i for i, p in enumerate(pages) if doc.figures[0].caption[:25] in p.replace("\n", " "))
+    for k, f in enumerate(doc.figures):
+        assert f.caption[:25] in pages[first + k // 2].replace("\n", " "), (k, f.caption)
+    assert len(pages) == first + (len(doc.figures) + 1) // 2 + 1
+    assert "Protection:" in pages[0] and "Headline" in pages[0]
+    assert pages[0].index("Protection:") < pages[0].index("Guarantee")
+    assert "Technical notes" in pages[-1] and "Technical notes" not in "\n".join(pages[:-1])
+    assert "G_μ" not in text and "G_mu" not in text and "inner.inner" not in text
+    assert len(re.findall(r"^Guarantee$", text, flags=re.M)) == 1  # no duplicated heading
+    subprocess.run(["pdftoppm", "-png", "-r", str(PDF_DPI), str(path), str(tmp_path / "page")], check=True)
+    pngs = sorted(tmp_path.glob("page*.png"))
+    assert len(pngs) == len(pages) and all(p.stat().st_size > 1000 for p in pngs)
+    # plots fill the page: the figure pages carry more ink than a blank one
+    assert min(pngs[first].stat().st_size, pngs[first + 1].stat().st_size) > 5000
+
+
+def test_notebook_repr(rep):
+    assert len(repr(rep)) < 200 and "PrivacyReport(" in repr(rep)
+    card = rep._repr_html_()
+    assert "<svg" in card and "<title>" in card and rep.grade.label in card
+    assert "<svg" in fp.GaussianCurve(1.0)._repr_html_() and "<svg" in fp.fit_gdp(fp.LaplaceCurve(1.0))._repr_html_()
+    assert "GDPFit(mu=" in repr(fp.fit_gdp(fp.LaplaceCurve(1.0)))
+    assert rep.to_html().startswith("<!DOCTYPE html>")

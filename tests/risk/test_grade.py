@@ -1,0 +1,132 @@
+"""Graded verdicts, guarantee readings and plausibility warnings (issue 15)."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import fdpkit as fp
+from fdpkit._numerics import norm_isf, norm_sf
+from fdpkit.plausibility import parse_fraction, plausibility_warnings
+from fdpkit.risk.grade import (COLOURS, DEFINITIONS, ICONS, LABELS, REFERENCE_FPR, REFERENCE_PRIOR, grade,
+                               grade_for_tpr)
+from fdpkit.risk.reading import check_guarantee_fields, read_guarantee
+
+CLOSED_FORM_RTOL = 1e-9
+
+#: The issue's cases: pure eps from strong to none, and mu on the same scale.
+EPS_CASES = [(0.1, "strong"), (1.0, "strong"), (2.0, "moderate"), (3.0, "weak"), (5.0, "weak"),
+             (8.0, "no meaningful protection"), (10.0, "no meaningful protection")]
+MU_CASES = [(0.1, 0), (0.25, 0), (0.5, 1), (1.0, 1), (1.5669, 2), (2.0, 2), (3.0, 3)]
+
+
+@pytest.mark.parametrize("eps,label", EPS_CASES)
+def test_pure_epsilon_grades(eps, label):
+    g = read_guarantee("epsilon", epsilon=eps).grade
+    assert g.label == label and g.level == LABELS.index(label)
+
+
+@pytest.mark.parametrize("mu,level", MU_CASES)
+def test_mu_grades_from_closed_form_tpr(mu, level):
+    g = grade(fp.GaussianCurve(mu))
+    tpr = float(norm_sf(norm_isf(REFERENCE_FPR) - mu))  # 1 - G_mu(alpha) = Phi(mu - isf(alpha))
+    assert g.tpr == pytest.approx(tpr, rel=CLOSED_FORM_RTOL)
+    assert g.level == level
+    post = REFERENCE_PRIOR * tpr / ((1 - REFERENCE_PRIOR) * REFERENCE_FPR + REFERENCE_PRIOR * tpr)
+    assert g.posterior == pytest.approx(post, rel=CLOSED_FORM_RTOL)
+
+
+def test_eps_delta_worst_case_is_graded_and_noted():
+    r = read_guarantee("epsilon_delta", epsilon=8.0, delta=1e-5)
+    assert r.grade.level == 3 and r.failure_mode == "catastrophic"
+    assert r.notes[0].startswith("This is the worst case over every mechanism")
+    assert read_guarantee("epsilon", epsilon=1.0).notes[0].startswith("This is the worst case")
+    assert not read_guarantee("mu", mu=1.0).notes[0].startswith("This is the worst case")
+
+
+def test_scale_presentation_differs_per_level():
+    assert len(set(COLOURS)) == len(set(ICONS)) == len(set(LABELS)) == len(DEFINITIONS) == 4
+    for d in DEFINITIONS:
+        assert "FPR 0.1%" in d and "1% prior" in d
+    assert grade_for_tpr(0.0).level == 0 and grade_for_tpr(1.0).level == 3
+    with pytest.raises(ValueError, match="tpr"):
+        grade_for_tpr(1.5)
+
+
+def test_optimistic_curve_refused():
+    pl = fp.GaussianCurve(1.0).to_piecewise()
+    upper = fp.PiecewiseLinearCurve(pl.alphas, pl.betas, bound="upper")
+    with pytest.raises(ValueError, match="upper"):
+        grade(upper)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(0.0, 6.0), st.floats(0.0, 6.0))
+def test_grade_is_monotone_in_mu(a, b):
+    lo, hi = sorted((a, b))
+    assert grade(fp.GaussianCurve(lo)).level <= grade(fp.GaussianCurve(hi)).level
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(0.0, 12.0))
+def test_grade_is_never_lenient_against_the_certified_tpr(eps):
+    """The grade's TPR is the certified TPR itself: never below any attack's TPR."""
+    c = fp.LaplaceCurve(eps)
+    g = grade(c)
+    assert g.tpr >= float(c.tpr(REFERENCE_FPR)) - 1e-15
+
+
+@pytest.mark.parametrize("kind,kw,names", [
+    ("mu", {"mu": 1.0, "epsilon": 1.0}, "epsilon"),
+    ("mu", {"mu": 1.0, "delta": 1e-5}, "delta"),
+    ("mu", {"mu": 1.0, "epsilon": 1.0, "delta": 1e-5}, "epsilon and delta"),
+    ("epsilon", {"epsilon": 1.0, "mu": 1.0}, "mu"),
+    ("epsilon", {"epsilon": 1.0, "delta": 1e-5}, "delta"),
+    ("epsilon_delta", {"epsilon": 1.0, "delta": 1e-5, "mu": 2.0}, "mu"),
+])
+def test_contradictory_fields_are_named(kind, kw, names):
+    with pytest.raises(ValueError, match=f"^{names} do(es)? not apply"):
+        check_guarantee_fields(kind, **kw)
+
+
+def test_missing_and_allowed_fields():
+    check_guarantee_fields("epsilon", epsilon=1.0, delta=0.0)  # delta = 0 is pure
+    check_guarantee_fields("epsilon_delta", epsilon=1.0)  # delta defaults to 1e-5
+    with pytest.raises(ValueError, match="^mu is required"):
+        check_guarantee_fields("mu")
+    with pytest.raises(ValueError, match="^guarantee must be"):
+        check_guarantee_fields("rho", mu=1.0)
+
+
+def test_plausibility_warnings():
+    assert "Did you mean 1%" in plausibility_warnings(prior=1.0)[0]
+    assert "Did you mean ε" in plausibility_warnings(mu=12.0)[0]
+    assert "no protection" in plausibility_warnings(epsilon=25.0)[0]
+    assert "1/n" in plausibility_warnings(delta=1e-3, n=1000)[0]
+    assert "is large" in plausibility_warnings(delta=0.5)[0]
+    assert plausibility_warnings(mu=10.0, epsilon=20.0, delta=1e-3, prior=0.5) == []
+    r = read_guarantee("mu", mu=11.0, prior=1.0)
+    assert len(r.warnings) == 2 and r.grade.level == 3
+
+
+@pytest.mark.parametrize("text,value", [("5%", 0.05), (" 0.5 % ", 0.005), ("1e-5", 1e-5), (0.25, 0.25), ("100%", 1.0)])
+def test_parse_fraction(text, value):
+    assert parse_fraction(text, "prior") == pytest.approx(value, rel=1e-15)
+
+
+@pytest.mark.parametrize("text", ["five", "5%%", "", "nan", "1,5"])
+def test_parse_fraction_refuses_with_hint(text):
+    with pytest.raises(ValueError, match=r"prior must be a number such as 0.05 \(or 5%\)"):
+        parse_fraction(text, "prior")
+
+
+def test_reading_numbers_match_the_risk_functions():
+    r = read_guarantee("mu", mu=1.0, prior=0.01, fpr=1e-3)
+    c = fp.GaussianCurve(1.0)
+    assert r.attack_power == pytest.approx(float(fp.attack_power(c, 1e-3)), rel=CLOSED_FORM_RTOL)
+    assert r.posterior == pytest.approx(float(fp.posterior(c, 0.01, 1e-3)), rel=CLOSED_FORM_RTOL)
+    d = r.to_dict()
+    assert set(d["grade"]) >= {"level", "label", "definition"} and math.isinf(r.relative_risk)
+    assert np.isfinite(d["attack_power"])
