@@ -8,12 +8,17 @@ from fdpkit.accounting.curve import (
     curve_from_pld,
     tradeoff_curve,
 )
+from fdpkit.accounting.cost import BudgetExceeded, CostBudget, CostEstimate, estimate_cost
 
 __all__ = [
     "DISCRETIZATION_DEFAULT",
     "Accounting",
+    "BudgetExceeded",
+    "CostBudget",
+    "CostEstimate",
     "account",
     "closed_form_curve",
     "curve_from_pld",
+    "estimate_cost",
     "tradeoff_curve",
 ]

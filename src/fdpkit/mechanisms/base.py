@@ -9,26 +9,16 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
+from fdpkit._numerics import check_real
+
 _REGISTRY: dict[str, type["Mechanism"]] = {}
 
 
 def _number(name: str, value: Any, *, positive: bool = False, allow_zero: bool = True,
             allow_inf: bool = False, upper: float | None = None) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        try:
-            value = float(value)
-        except (TypeError, ValueError):
-            raise ValueError(f"{name} must be a number, got {value!r}") from None
-    v = float(value)
-    if math.isnan(v):
-        raise ValueError(f"{name} must not be NaN, got {value!r}")
-    if math.isinf(v) and not allow_inf:
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    if positive and (v < 0 or (v == 0 and not allow_zero)):
-        raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'}, got {value!r}")
-    if upper is not None and v > upper:
-        raise ValueError(f"{name} must be <= {upper:g}, got {value!r}")
-    return v
+    """A mechanism parameter through fdpkit's one numeric validator (no bools, no strings)."""
+    return check_real(name, value, low=0.0 if positive else None, low_open=positive and not allow_zero,
+                      high=upper, allow_inf=allow_inf, scalar=True) * 1.0
 
 
 @dataclass(frozen=True)
