@@ -4,6 +4,8 @@ headers and the error handlers."""
 
 from __future__ import annotations
 
+from contextlib import asynccontextmanager
+
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
@@ -11,24 +13,35 @@ from fastapi.staticfiles import StaticFiles
 
 import fdpkit
 from fdpkit.web.common import HERE, Limits
+from fdpkit.web.pool import ServerBusy
 from fdpkit.web.routers import calculator, convert, plan, report, risk
+from fdpkit.web.server import CSP, SECURITY_HEADERS, EdgeMiddleware  # noqa: F401 (re-exported)
 
-CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
-       "font-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; "
-       "object-src 'none'")
-SECURITY_HEADERS = {
-    "Content-Security-Policy": CSP,
-    "X-Content-Type-Options": "nosniff",
-    "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
-    "Permissions-Policy": "camera=(), microphone=(), geolocation=()",
-    "Cross-Origin-Opener-Policy": "same-origin",
-}
+
+class _App(FastAPI):
+    """FastAPI with :class:`EdgeMiddleware` OUTSIDE Starlette's error middleware, so that
+    500 responses carry the security headers too and oversized bodies never get parsed."""
+
+    def build_middleware_stack(self):  # type: ignore[override]
+        return EdgeMiddleware(super().build_middleware_stack(), self.state.limits.max_body_bytes)
+
+
+@asynccontextmanager
+async def _lifespan(app: FastAPI):
+    from fdpkit.web.common import pool_of
+
+    pool_of(app).start()  # workers import fdpkit while the server starts
+    yield
+    pool = getattr(app.state, "pool", None)
+    if pool is not None:
+        pool.close()
 
 
 def create_app(limits: Limits | None = None) -> FastAPI:
-    """Build the web application (``uvicorn`` serves it via ``fdpkit serve``)."""
-    app = FastAPI(
+    """Build the web application (``fdpkit serve`` runs it with
+    :func:`fdpkit.web.server.server_config`: request deadline, keep-alive, connection cap)."""
+    app = _App(
+        lifespan=_lifespan,
         docs_url=None,
         redoc_url=None,
         title="fdpkit web calculator",
@@ -40,12 +53,10 @@ def create_app(limits: Limits | None = None) -> FastAPI:
     for module in (calculator, report, convert, risk, plan):
         app.include_router(module.router)
 
-    @app.middleware("http")
-    async def security_headers(request: Request, call_next):
-        response = await call_next(request)
-        for k, v in SECURITY_HEADERS.items():
-            response.headers.setdefault(k, v)
-        return response
+    @app.exception_handler(ServerBusy)
+    async def server_busy(request: Request, exc: ServerBusy):
+        return JSONResponse({"detail": str(exc)}, status_code=503,
+                            headers={"Retry-After": str(exc.retry_after)})
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError):

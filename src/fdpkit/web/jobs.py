@@ -1,0 +1,39 @@
+"""Heavy web jobs: plain module-level functions of plain data, run in the worker processes
+of :mod:`fdpkit.web.pool` (picklable in and out). They call the library and the report
+renderers; no maths here."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import fdpkit as fp
+from fdpkit.accounting import CostBudget, estimate_cost
+from fdpkit.mechanisms import Mechanism, mechanism_from_dict
+
+
+def prepare(spec: Any, discretization: float, budget: CostBudget | None) -> Mechanism:
+    """Parse a mechanism spec and refuse it at once when over ``budget`` (a ValueError
+    naming the parameter to change). Cheap: run in a thread before queueing heavy work."""
+    mech = mechanism_from_dict(spec)
+    estimate_cost(mech, discretization).check(budget)
+    return mech
+
+
+def report_job(mech: Mechanism, discretization: float, fmt: str, budget: CostBudget | None) -> Any:
+    """The privacy report of ``mech`` as JSON-ready dict (``fmt="json"``), rendered bytes
+    (csv, md, html, pdf) or the pieces of the report page (``fmt="page"``)."""
+    from fdpkit.report import build_document, render_document
+
+    rep = fp.privacy_report(mech, discretization=discretization, budget=budget)
+    if fmt == "json":
+        return rep.to_dict()
+    doc = build_document(rep)
+    if fmt == "page":
+        from fdpkit.report.figures import svg_inline
+        from fdpkit.report.render import table_html
+
+        tables = [table_html(t) for s in doc.sections for t in s.tables]
+        figures = [(f.caption, svg_inline(f.draw)) for f in doc.figures[:2]]
+        return {"doc": dataclasses.replace(doc, figures=()), "tables": tables, "figures": figures}
+    return render_document(doc, fmt)
