@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 import fdpkit as fp
-from fdpkit.cli._common import (DiscOpt, State, err, fail, guarded, load_spec, working)
+from fdpkit.cli._common import (write_output, DiscOpt, State, err, fail, guarded, load_spec, working)
 from fdpkit.mechanisms import mechanism_from_dict
 PLOTS = ("tradeoff", "roc", "difference", "profile", "posterior", "relative-risk", "attack-power")
 
@@ -21,7 +21,7 @@ def plot(kind: str = typer.Argument(..., help=", ".join(PLOTS)),
          mechanism: Optional[Path] = typer.Option(None, "--mechanism", "-m", help="Mechanism spec to plot."),
          discretization: float = DiscOpt) -> None:
     """Write one of the plots to SVG/PNG/PDF."""
-    from fdpkit.report import plots, write_atomic
+    from fdpkit.report import plots
     from fdpkit.report.figures import render
 
     if kind not in PLOTS:
@@ -48,7 +48,7 @@ def plot(kind: str = typer.Argument(..., help=", ".join(PLOTS)),
         "relative-risk": lambda ax: plots.relative_risk_vs_fpr(ax, curves),
         "attack-power": lambda ax: plots.attack_power_vs_mu(ax),
     }[kind]
-    write_atomic(output, render(draw, fmt))
+    write_output(output, render(draw, fmt))
     if not State.quiet:
         err.print(f"wrote {output}")
 
