@@ -104,10 +104,14 @@ def check_real(
     if isinstance(value, (str, bytes, bytearray)):
         _reject_type(name, value, "a string")
     if isinstance(value, int) and not isinstance(value, bool):
-        if abs(value) > 2**1023:
+        try:
+            too_big = not math.isfinite(float(value))
+        except OverflowError:
+            too_big = True
+        if too_big:
             if not allow_inf:
                 raise ValueError(f"{name} must be finite, got a number with {len(str(abs(value)))} digits")
-            value = math.copysign(math.inf, value)
+            value = math.inf if value > 0 else -math.inf
         elif integer and scalar:
             _check_range(name, float(value), low, high, low_open, high_open)
             return int(value)
@@ -131,9 +135,10 @@ def check_real(
                 item, (int, float, np.integer, np.floating)
             ):
                 _reject_type(name, value, f"a {type(item).__name__}")
-            if isinstance(item, int) and abs(item) > 2**1023:
-                item = math.copysign(math.inf, item)
-            flat.append(float(item))
+            try:
+                flat.append(float(item))
+            except OverflowError:
+                flat.append(math.inf if item > 0 else -math.inf)
         arr = np.asarray(flat, dtype=float).reshape(arr.shape)
     elif kind not in "iuf":
         _reject_type(name, value, f"dtype {arr.dtype}")
@@ -152,33 +157,27 @@ def check_real(
         if arr.ndim == 0:
             _check_range(name, float(arr), low, high, low_open, high_open)
         else:
-            bad = np.zeros(arr.shape, dtype=bool)
             if low is not None:
-                bad |= arr <= low if low_open else arr < low
+                bad = arr <= low if low_open else arr < low
+                if bad.any():
+                    raise ValueError(f"{name} must be {'>' if low_open else '>='} {low:g}, "
+                                     f"got {_first_bad(arr, bad)}")
             if high is not None:
-                bad |= arr >= high if high_open else arr > high
-            if bad.any():
-                raise ValueError(f"{name} must be {_interval(low, high, low_open, high_open)}, "
-                                 f"got {_first_bad(arr, bad)}")
+                bad = arr >= high if high_open else arr > high
+                if bad.any():
+                    raise ValueError(f"{name} must be {'<' if high_open else '<='} {high:g}, "
+                                     f"got {_first_bad(arr, bad)}")
     if scalar:
         v = float(arr)
         return int(v) if integer and math.isfinite(v) else v
     return arr
 
 
-def _interval(low, high, low_open, high_open) -> str:
-    if low is not None and high is not None:
-        return f"in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
-    if low is not None:
-        return f"{'>' if low_open else '>='} {low:g}"
-    return f"{'<' if high_open else '<='} {high:g}"
-
-
 def _check_range(name, v, low, high, low_open, high_open) -> None:
-    bad = (low is not None and (v <= low if low_open else v < low)) or (
-        high is not None and (v >= high if high_open else v > high))
-    if bad:
-        raise ValueError(f"{name} must be {_interval(low, high, low_open, high_open)}, got {v!r}")
+    if low is not None and (v <= low if low_open else v < low):
+        raise ValueError(f"{name} must be {'>' if low_open else '>='} {low:g}, got {v!r}")
+    if high is not None and (v >= high if high_open else v > high):
+        raise ValueError(f"{name} must be {'<' if high_open else '<='} {high:g}, got {v!r}")
 
 
 def as_float_array(name: str, value: Any) -> np.ndarray:

@@ -94,7 +94,14 @@ def _clt_guess(unknown: str, mu: float, sigma, q, steps) -> float:
 
 def _check(name: str, value, *, upper: float | None = None, integer: bool = False) -> float:
     """A positive finite number (NumPy scalars welcome) through the shared validator."""
-    return check_real(name, value, low=0.0, low_open=True, high=upper, integer=integer, scalar=True) * 1.0
+    v = check_real(name, value, allow_inf=True, scalar=True) * 1.0
+    if not math.isfinite(v) or v <= 0:
+        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+    if upper is not None and v > upper:
+        raise ValueError(f"{name} must be <= {upper:g}, got {value!r}")
+    if integer and v != int(v):
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return v
 
 
 def calibrate_dpsgd(

@@ -123,6 +123,8 @@ def _from_dict(data: Any, depth: int, count: list) -> Mechanism:
 
 def mechanism_from_json(text: str) -> Mechanism:
     """Parse a JSON mechanism spec."""
+    if not isinstance(text, (str, bytes, bytearray)):
+        raise ValueError(f"text must be a JSON string, got {type(text).__name__}")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
