@@ -12,6 +12,8 @@ def serve(host: str = typer.Option("127.0.0.1"), port: int = typer.Option(8000))
     import uvicorn
 
     from fdpkit.web.main import create_app
+    from fdpkit.web.server import server_config
 
     err.print(f"fdpkit web calculator on http://{host}:{port}/")
-    uvicorn.run(create_app(), host=host, port=port, log_level="warning")
+    # request deadline, keep-alive timeout and connection cap from the app's Limits
+    uvicorn.Server(server_config(create_app(), host=host, port=port)).run()

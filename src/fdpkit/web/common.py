@@ -40,9 +40,15 @@ class Limits:
     #: about 30 s of work and 1 GiB of grids at most
     budget: CostBudget = field(default_factory=lambda: CostBudget(
         max_grid_points=8_000_000, max_work=3e8, max_memory_bytes=1024**3))
-    #: worker processes for heavy work, jobs allowed to wait, address space per worker
+    #: two lanes of worker processes: jobs whose estimated work is at most ``light_work``
+    #: (about a second, e.g. the README's DP-SGD report) go to the light lane; the rest to
+    #: the heavy lane, whose workers run at a lower CPU priority so light answers stay fast.
+    #: Per lane: workers, jobs allowed to wait; address space per worker.
+    light_work: float = 3e7
     workers: int = 2
-    queue: int = 8
+    queue: int = 64
+    heavy_workers: int = 2
+    heavy_queue: int = 4
     worker_memory_bytes: int = 3 * 1024**3
     #: seconds a client is told to wait (Retry-After) when the queue is full
     retry_after_s: int = 5
@@ -96,25 +102,30 @@ def field_of(message: str, names: tuple[str, ...]) -> str:
     return first if first in names else "form"
 
 
-def pool_of(app: Any) -> WorkerPool:
-    """The app's worker pool (created on first use with the app's limits)."""
-    pool = getattr(app.state, "pool", None)
-    if pool is None:
+def pool_of(app: Any, lane: str = "light") -> WorkerPool:
+    """The app's worker pool for ``lane`` ("light" or "heavy"), created on first use."""
+    pools = getattr(app.state, "pools", None)
+    if pools is None:
         lim: Limits = app.state.limits
-        pool = WorkerPool(lim.workers, lim.queue, lim.worker_memory_bytes, lim.retry_after_s)
-        app.state.pool = pool
-    return pool
+        pools = {"light": WorkerPool(lim.workers, lim.queue, lim.worker_memory_bytes, lim.retry_after_s),
+                 "heavy": WorkerPool(lim.heavy_workers, lim.heavy_queue, lim.worker_memory_bytes,
+                                     lim.retry_after_s, nice=10)}
+        app.state.pools = pools
+    return pools[lane]
 
 
-async def run_heavy(request: Request, fn: Callable, *args: Any, **kwargs: Any) -> Any:
-    """Run heavy work ``fn(*args, **kwargs)`` in a worker PROCESS, within the app's time
-    limit; the worker is killed and replaced on timeout or when the client leaves.
+async def run_heavy(request: Request, fn: Callable, *args: Any, work: float = math.inf, **kwargs: Any) -> Any:
+    """Run ``fn(*args, **kwargs)`` in a worker PROCESS, within the app's time limit; the
+    worker is killed and replaced on timeout or when the client leaves.
 
-    ``fn`` must be a module-level function and its arguments and result picklable (plain
-    data, mechanisms, bytes). Raises the job's ValueError (HTTP 422), JobFailed (422) or
-    ServerBusy (503 + Retry-After, answered by the app's handler)."""
+    ``work`` is the job's estimated cost (``fdpkit.accounting.estimate_cost(...).work``;
+    unknown: heavy); jobs up to ``Limits.light_work`` take the light lane. ``fn`` must be a
+    module-level function and its arguments and result picklable (plain data, mechanisms,
+    bytes). Raises the job's ValueError (HTTP 422), JobFailed (422) or ServerBusy (503 +
+    Retry-After, answered by the app's handler)."""
     limits: Limits = request.app.state.limits
-    return await pool_of(request.app).run(fn, *args, timeout=limits.timeout_s, **kwargs)
+    lane = "light" if work <= limits.light_work else "heavy"
+    return await pool_of(request.app, lane).run(fn, *args, timeout=limits.timeout_s, **kwargs)
 
 
 async def run_light(fn: Callable, *args: Any, timeout: float | None = None, **kwargs: Any) -> Any:

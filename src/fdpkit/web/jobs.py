@@ -12,21 +12,24 @@ from fdpkit.accounting import CostBudget, estimate_cost
 from fdpkit.mechanisms import Mechanism, mechanism_from_dict
 
 
-def prepare(spec: Any, discretization: float, budget: CostBudget | None) -> Mechanism:
+def prepare(spec: Any, discretization: float, budget: CostBudget | None) -> tuple[Mechanism, float]:
     """Parse a mechanism spec and refuse it at once when over ``budget`` (a ValueError
-    naming the parameter to change). Cheap: run in a thread before queueing heavy work."""
+    naming the parameter to change); return it with its estimated work. Cheap: run in a
+    thread before queueing heavy work."""
     mech = mechanism_from_dict(spec)
-    estimate_cost(mech, discretization).check(budget)
-    return mech
+    cost = estimate_cost(mech, discretization)
+    cost.check(budget)
+    return mech, cost.work
 
 
 def report_job(mech: Mechanism, discretization: float, fmt: str, budget: CostBudget | None) -> Any:
-    """The privacy report of ``mech`` as JSON-ready dict (``fmt="json"``), rendered bytes
-    (csv, md, html, pdf) or the pieces of the report page (``fmt="page"``)."""
+    """The privacy report of ``mech`` as the API's JSON-ready dict (``fmt="dict"``), a
+    rendered document (json, csv, md, html, pdf: bytes) or the pieces of the report page
+    (``fmt="page"``)."""
     from fdpkit.report import build_document, render_document
 
     rep = fp.privacy_report(mech, discretization=discretization, budget=budget)
-    if fmt == "json":
+    if fmt == "dict":
         return rep.to_dict()
     doc = build_document(rep)
     if fmt == "page":

@@ -30,10 +30,10 @@ class _App(FastAPI):
 async def _lifespan(app: FastAPI):
     from fdpkit.web.common import pool_of
 
-    pool_of(app).start()  # workers import fdpkit while the server starts
+    pool_of(app, "light").start()  # workers import fdpkit while the server starts
+    pool_of(app, "heavy").start()
     yield
-    pool = getattr(app.state, "pool", None)
-    if pool is not None:
+    for pool in getattr(app.state, "pools", {}).values():
         pool.close()
 
 

@@ -47,11 +47,13 @@ def _rss_bytes() -> int:
         return 0
 
 
-def _worker_main(conn, memory_bytes: int | None) -> None:  # pragma: no cover - runs in the child
+def _worker_main(conn, memory_bytes: int | None, nice: int = 0) -> None:  # pragma: no cover - in the child
     import resource
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the server, which stops us
+    if nice:
+        os.nice(nice)
     if memory_bytes:
         soft, hard = resource.getrlimit(resource.RLIMIT_AS)
         cap = memory_bytes if hard == resource.RLIM_INFINITY else min(memory_bytes, hard)
@@ -86,11 +88,11 @@ class _Worker:
     """One worker: ``python -m fdpkit.web.pool FD MEMORY`` talking pickles over a socket pair
     (a fresh interpreter: no fork of a threaded server, no re-import of ``__main__``)."""
 
-    def __init__(self, memory_bytes: int | None) -> None:
+    def __init__(self, memory_bytes: int | None, nice: int = 0) -> None:
         mine, theirs = socket.socketpair()
         env = {**os.environ, **_CHILD_ENV}
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "fdpkit.web.pool", str(theirs.fileno()), str(memory_bytes or 0)],
+            [sys.executable, "-m", "fdpkit.web.pool", str(theirs.fileno()), str(memory_bytes or 0), str(nice)],
             pass_fds=(theirs.fileno(),), env=env, stdin=subprocess.DEVNULL, close_fds=True,
         )
         theirs.close()
@@ -116,56 +118,63 @@ _CHILD_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THRE
 
 class WorkerPool:
     """``size`` worker processes, at most ``queue`` jobs waiting, ``memory_bytes`` address
-    space per worker (None: no cap). Workers start on first use."""
+    space per worker (None: no cap), workers ``nice``-d by that much (a heavy lane yields
+    the CPU to a light one). Workers start on first use; the pool works from any event loop
+    (the test client runs one per request)."""
+
+    #: seconds between looks for a free worker while a job waits in the queue
+    POLL_S = 0.01
 
     def __init__(self, size: int = 2, queue: int = 8, memory_bytes: int | None = 3 * 1024**3,
-                 retry_after: int = 5) -> None:
+                 retry_after: int = 5, nice: int = 0) -> None:
         self.size, self.queue, self.memory_bytes, self.retry_after = size, queue, memory_bytes, retry_after
-        self._idle: asyncio.Queue | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self.nice = nice
+        self._idle: list[_Worker] = []
         self._workers: set[_Worker] = set()
+        self._lock = threading.Lock()
         self.pending = 0
 
-    def _ensure(self) -> asyncio.Queue:
-        loop = asyncio.get_running_loop()
-        if self._idle is None or self._loop is not loop:
-            self.close()
-            self._loop, self._idle = loop, asyncio.Queue()
-            for _ in range(self.size):
-                self._start_one()
-        return self._idle
-
     def start(self) -> None:
-        """Start the workers now (inside the running event loop) rather than on first use."""
-        self._ensure()
+        """Start the workers now rather than on first use."""
+        with self._lock:
+            while len(self._workers) < self.size:
+                self._start_one()
 
     def _start_one(self) -> None:
-        w = _Worker(self.memory_bytes)
+        w = _Worker(self.memory_bytes, self.nice)
         self._workers.add(w)
-        assert self._idle is not None
-        self._idle.put_nowait(w)
+        self._idle.append(w)
 
     def _replace(self, w: _Worker) -> None:
         w.kill()
-        self._workers.discard(w)
-        self._start_one()
+        with self._lock:
+            self._workers.discard(w)
+            self._start_one()
+
+    async def _acquire(self) -> _Worker:
+        while True:
+            with self._lock:
+                while len(self._workers) < self.size:
+                    self._start_one()
+                if self._idle:
+                    w = self._idle.pop(0)
+                    if w.alive():
+                        return w
+                    self._workers.discard(w)
+                    continue
+            await asyncio.sleep(self.POLL_S)
 
     async def run(self, fn: Callable, *args: Any, timeout: float, **kwargs: Any) -> Any:
         """Run ``fn(*args, **kwargs)`` (picklable, module-level) in a worker; at most
         ``timeout`` seconds of computing. Raises ServerBusy, JobFailed or the job's
         ValueError (same message)."""
-        idle = self._ensure()
         if self.pending >= self.size + self.queue:
             raise ServerBusy(self.retry_after)
         self.pending += 1
         w: _Worker | None = None
         done = False
         try:
-            w = await idle.get()
-            if not w.alive():
-                self._workers.discard(w)
-                w = _Worker(self.memory_bytes)
-                self._workers.add(w)
+            w = await self._acquire()
             try:
                 w.conn.send((fn, args, kwargs))
             except (OSError, ValueError):
@@ -191,7 +200,8 @@ class WorkerPool:
             self.pending -= 1
             if w is not None:
                 if done and w.alive():
-                    idle.put_nowait(w)
+                    with self._lock:
+                        self._idle.append(w)
                 else:  # timed out, cancelled (client left), crashed or recycled: replace it
                     self._replace(w)
         kind = msg[0]
@@ -207,11 +217,12 @@ class WorkerPool:
         raise RuntimeError(msg[1])
 
     def close(self) -> None:
-        for w in list(self._workers):
-            w.kill()
-        self._workers.clear()
-        self._idle = None
+        with self._lock:
+            for w in list(self._workers):
+                w.kill()
+            self._workers.clear()
+            self._idle.clear()
 
 
 if __name__ == "__main__":  # pragma: no cover - the worker process
-    _worker_main(Connection(int(sys.argv[1])), int(sys.argv[2]) or None)
+    _worker_main(Connection(int(sys.argv[1])), int(sys.argv[2]) or None, int(sys.argv[3]))

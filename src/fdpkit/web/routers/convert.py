@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 
 import fdpkit as fp
-from fdpkit.web.common import FormErrors, api_error, field_of, finite, page, parse_float
+from fdpkit.web.common import render_page, run_light, FormErrors, api_error, field_of, finite, page, parse_float
 from fdpkit.web.models import ConvertRequest
 
 router = APIRouter()
@@ -38,8 +38,8 @@ def conversions(epsilon: float | None, delta: float | None, mu: float | None) ->
 
 @router.get("/convert", include_in_schema=False)
 async def convert_page(request: Request):
-    return page(request, "convert.html", {"values": {"epsilon": 1, "delta": 1e-5, "mu": 1}, "errors": {},
-                                           "result": None, "tables": fp.seed_tables()})
+    return await render_page(request, "convert.html", {"values": {"epsilon": 1, "delta": 1e-5, "mu": 1}, "errors": {},
+                                           "result": None, "tables": await run_light(fp.seed_tables)})
 
 
 @router.post("/convert", include_in_schema=False)
@@ -55,11 +55,11 @@ async def convert_submit(request: Request):
             errors["form"] = "give epsilon, mu or both"
         else:
             try:
-                result = conversions(eps, delta, mu)
+                result = await run_light(conversions, eps, delta, mu)
             except ValueError as exc:
                 errors[field_of(str(exc), FIELDS)] = str(exc)
-    return page(request, "convert.html", {"values": dict(form), "errors": errors, "result": result,
-                                           "tables": fp.seed_tables()})
+    return await render_page(request, "convert.html", {"values": dict(form), "errors": errors, "result": result,
+                                           "tables": await run_light(fp.seed_tables)})
 
 
 @router.post("/api/convert", tags=["convert"])
@@ -68,7 +68,7 @@ async def convert_api(body: ConvertRequest) -> dict:
     if body.epsilon is None and body.mu is None:
         return api_error("give epsilon, mu or both")
     try:
-        return finite(conversions(body.epsilon, body.delta, body.mu))
+        return await run_light(lambda: finite(conversions(body.epsilon, body.delta, body.mu)))
     except ValueError as exc:
         return api_error(str(exc))
 
@@ -76,4 +76,4 @@ async def convert_api(body: ConvertRequest) -> dict:
 @router.get("/api/tables", tags=["convert"])
 async def tables_api() -> dict:
     """The seed tables (Kulynych & Honkela Fig. 4b/5b/6b, Gomez et al. Table 3)."""
-    return finite({"tables": [t.to_dict() for t in fp.seed_tables()]})
+    return await run_light(lambda: finite({"tables": [t.to_dict() for t in fp.seed_tables()]}))

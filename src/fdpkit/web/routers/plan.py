@@ -9,7 +9,7 @@ from fastapi import APIRouter, Request
 import fdpkit as fp
 from fdpkit.report import plots
 from fdpkit.report.figures import svg_inline
-from fdpkit.web.common import FormErrors, api_error, field_of, finite, page, parse_float
+from fdpkit.web.common import render_page, run_light, FormErrors, api_error, field_of, finite, page, parse_float
 from fdpkit.web.models import PlanRequest
 
 router = APIRouter()
@@ -37,7 +37,7 @@ def power_svg(spec) -> str:
 
 @router.get("/plan", include_in_schema=False)
 async def plan_page(request: Request):
-    return page(request, "plan.html", {"values": {"guide": "utility_first", "effect": 0.2, "n": 100, "sd": 0.25,
+    return await render_page(request, "plan.html", {"values": {"guide": "utility_first", "effect": 0.2, "n": 100, "sd": 0.25,
                                                    "alpha": 0.01, "data_range": 1, "max_relative_loss": 0.01,
                                                    "prior": 0.01, "fpr": 0.001, "high_confidence_ok": "on"},
                                         "errors": {}, "result": None})
@@ -58,12 +58,12 @@ async def plan_submit(request: Request):
     result = figure = None
     if not errors:
         try:
-            plan, spec = run_plan(p)
+            plan, spec = await run_light(run_plan, p)
             result = finite(plan.to_dict())
-            figure = power_svg(spec)
+            figure = await run_light(power_svg, spec)
         except ValueError as exc:
             errors[field_of(str(exc), FIELDS)] = str(exc)
-    return page(request, "plan.html", {"values": dict(form), "errors": errors, "result": result,
+    return await render_page(request, "plan.html", {"values": dict(form), "errors": errors, "result": result,
                                         "guide": p["guide"], "figure": figure})
 
 
@@ -71,7 +71,7 @@ async def plan_submit(request: Request):
 async def plan_api(body: PlanRequest) -> dict:
     """Privacy-first or utility-first plan for a one-sample Z-test."""
     try:
-        plan, _ = run_plan(body.model_dump())
+        plan, _ = await run_light(run_plan, body.model_dump())
         return finite(plan.to_dict())
     except ValueError as exc:
         return api_error(str(exc))

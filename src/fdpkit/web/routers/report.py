@@ -91,7 +91,7 @@ def _from_form(form) -> tuple[Mechanism | None, float | None, dict, FormErrors]:
     return mech, disc, values, errors
 
 
-def _checked(spec, disc: float, limits: Limits) -> Mechanism:
+def _checked(spec, disc: float, limits: Limits) -> tuple[Mechanism, float]:
     """Parse, apply the server's limits and the cost budget (cheap; run in a thread)."""
     mech = mechanism_from_dict(spec)
     check_limits(mech, disc, limits)
@@ -101,8 +101,8 @@ def _checked(spec, disc: float, limits: Limits) -> Mechanism:
 async def _report(request: Request, mech, disc: float, fmt: str):
     """Refuse over-budget work at once (422), then run it in a worker process."""
     limits: Limits = request.app.state.limits
-    mech = await run_light(_checked, mech, disc, limits)
-    return await run_heavy(request, report_job, mech, disc, fmt, limits.budget)
+    mech, work = await run_light(_checked, mech, disc, limits)
+    return await run_heavy(request, report_job, mech, disc, fmt, limits.budget, work=work)
 
 
 @router.get("/report", include_in_schema=False)
@@ -166,7 +166,7 @@ async def report_api(request: Request, body: MechanismRequest,
 async def _api_answer(request: Request, mech, disc: float, format: str):
     if format not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {format!r}")
-    result = await _report(request, mech, disc, format)
+    result = await _report(request, mech, disc, "dict" if format == "json" else format)
     if format == "json":
         return result
     return download(result, f"fdpkit-report.{format}", MEDIA[format])

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Request
 import fdpkit as fp
 from fdpkit.report import plots
 from fdpkit.report.figures import svg_inline
-from fdpkit.web.common import FormErrors, api_error, field_of, finite, page, parse_float
+from fdpkit.web.common import render_page, run_light, FormErrors, api_error, field_of, finite, page, parse_float
 from fdpkit.web.models import RiskRequest
 
 router = APIRouter()
@@ -54,7 +54,7 @@ def reading(guarantee: str, mu, epsilon, delta, prior: float, fpr: float) -> tup
 
 @router.get("/risk", include_in_schema=False)
 async def risk_page(request: Request):
-    return page(request, "risk.html", {"values": {"guarantee": "mu", "mu": 1, "prior": 0.01, "fpr": 0.001},
+    return await render_page(request, "risk.html", {"values": {"guarantee": "mu", "mu": 1, "prior": 0.01, "fpr": 0.001},
                                         "errors": {}, "result": None})
 
 
@@ -73,19 +73,20 @@ async def risk_submit(request: Request):
         try:
             if fpr is not None and not 0 < fpr < 1:
                 raise ValueError(f"fpr must be in (0, 1), got {fpr!r}")
-            result, curve = reading(guarantee, vals["mu"], vals["epsilon"], vals["delta"], prior, fpr)
-            figs = [("Posterior after a positive attack", svg_inline(lambda ax: plots.posterior_vs_prior(ax, curve))),
-                    ("Log-log ROC", svg_inline(lambda ax: plots.roc_loglog(ax, {"guarantee": curve})))]
+            result, curve = await run_light(reading, guarantee, vals["mu"], vals["epsilon"], vals["delta"], prior, fpr)
+            figs = await run_light(lambda: [
+                ("Posterior after a positive attack", svg_inline(lambda ax: plots.posterior_vs_prior(ax, curve))),
+                ("Log-log ROC", svg_inline(lambda ax: plots.roc_loglog(ax, {"guarantee": curve})))])
         except ValueError as exc:
             errors[field_of(str(exc), FIELDS)] = str(exc)
-    return page(request, "risk.html", {"values": dict(form), "errors": errors, "result": result, "figures": figs})
+    return await render_page(request, "risk.html", {"values": dict(form), "errors": errors, "result": result, "figures": figs})
 
 
 @router.post("/api/risk", tags=["risk"])
 async def risk_api(body: RiskRequest) -> dict:
     """Attack-risk reading of mu-GDP, epsilon-DP or (epsilon, delta)-DP."""
     try:
-        out, _ = reading(body.guarantee, body.mu, body.epsilon, body.delta, body.prior, body.fpr)
+        out, _ = await run_light(reading, body.guarantee, body.mu, body.epsilon, body.delta, body.prior, body.fpr)
         return finite(out)
     except ValueError as exc:
         return api_error(str(exc))
