@@ -22,7 +22,7 @@ from multiprocessing.connection import Connection
 from typing import Any, Callable
 
 #: A worker whose resident memory exceeds this after a job is replaced (returns memory).
-RECYCLE_RSS_BYTES = 400 * 1024**2
+RECYCLE_RSS_BYTES = 500 * 1024**2
 #: Jobs after which a worker is replaced regardless (bounds slow leaks).
 MAX_JOBS_PER_WORKER = 200
 
@@ -39,18 +39,22 @@ class JobFailed(ValueError):
     """A job could not finish (timeout, out of memory, worker died): HTTP 422."""
 
 
-def _rss_bytes() -> int:
+#: The worker process's program. It is deliberately standalone (``python -c``): it imports
+#: no part of fdpkit until a job arrives (unpickling the job's function imports its module),
+#: so a freshly started or recycled worker costs no CPU while idle.
+_WORKER_CODE = r"""
+import os, resource, signal, sys
+from multiprocessing.connection import Connection
+
+def rss():
     try:
         with open("/proc/self/statm") as fh:
             return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):  # pragma: no cover - non-Linux
+    except (OSError, ValueError, IndexError):
         return 0
 
-
-def _worker_main(conn, memory_bytes: int | None, nice: int = 0) -> None:  # pragma: no cover - in the child
-    import resource
-    import signal
-
+def main(fd, memory_bytes, nice, recycle_rss, max_jobs):
+    conn = Connection(fd)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the server, which stops us
     if nice:
         os.nice(nice)
@@ -64,16 +68,19 @@ def _worker_main(conn, memory_bytes: int | None, nice: int = 0) -> None:  # prag
             fn, args, kwargs = conn.recv()
         except (EOFError, OSError):
             return
-        try:
-            result: Any = ("ok", fn(*args, **kwargs))
         except MemoryError:
             result = ("memory", "")
-        except ValueError as exc:
-            result = ("value", str(exc), getattr(exc, "parameter", None))
-        except Exception as exc:  # noqa: BLE001 - reported to the parent as a failure
-            result = ("error", f"{type(exc).__name__}: {exc}")
+        else:
+            try:
+                result = ("ok", fn(*args, **kwargs))
+            except MemoryError:
+                result = ("memory", "")
+            except ValueError as exc:
+                result = ("value", str(exc), getattr(exc, "parameter", None))
+            except Exception as exc:
+                result = ("error", f"{type(exc).__name__}: {exc}")
         jobs += 1
-        retiring = jobs >= MAX_JOBS_PER_WORKER or _rss_bytes() > RECYCLE_RSS_BYTES
+        retiring = jobs >= max_jobs or rss() > recycle_rss
         try:
             conn.send((retiring, result))
         except MemoryError:
@@ -82,6 +89,9 @@ def _worker_main(conn, memory_bytes: int | None, nice: int = 0) -> None:  # prag
         if retiring:
             conn.close()
             return
+
+main(*map(int, sys.argv[1:6]))
+"""
 
 
 class _Worker:
@@ -92,7 +102,8 @@ class _Worker:
         mine, theirs = socket.socketpair()
         env = {**os.environ, **_CHILD_ENV}
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "fdpkit.web.pool", str(theirs.fileno()), str(memory_bytes or 0), str(nice)],
+            [sys.executable, "-c", _WORKER_CODE, str(theirs.fileno()), str(memory_bytes or 0), str(nice),
+             str(RECYCLE_RSS_BYTES), str(MAX_JOBS_PER_WORKER)],
             pass_fds=(theirs.fileno(),), env=env, stdin=subprocess.DEVNULL, close_fds=True,
         )
         theirs.close()
@@ -222,7 +233,3 @@ class WorkerPool:
                 w.kill()
             self._workers.clear()
             self._idle.clear()
-
-
-if __name__ == "__main__":  # pragma: no cover - the worker process
-    _worker_main(Connection(int(sys.argv[1])), int(sys.argv[2]) or None, int(sys.argv[3]))

@@ -35,10 +35,6 @@ SECURITY_HEADERS = {
 _HEADER_BYTES = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in SECURITY_HEADERS.items()]
 
 
-class _BodyTooLarge(Exception):
-    pass
-
-
 class EdgeMiddleware:
     """Security headers on every HTTP response (500s included) and the body size limit."""
 
@@ -51,9 +47,12 @@ class EdgeMiddleware:
             await self.app(scope, receive, send)
             return
         started = False
+        refused = False  # we answered 413 ourselves: whatever the app sends next is dropped
 
         async def send_with_headers(message: dict) -> None:
             nonlocal started
+            if refused:
+                return
             if message["type"] == "http.response.start":
                 started = True
                 present = {k.lower() for k, _ in message.get("headers", [])}
@@ -68,19 +67,24 @@ class EdgeMiddleware:
         received = 0
 
         async def limited_receive() -> dict:
-            nonlocal received
+            nonlocal received, refused
+            if refused:
+                return {"type": "http.disconnect"}
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > self.max_body_bytes:
-                    raise _BodyTooLarge()
+                    if not started:
+                        await _too_large(send_with_headers, self.max_body_bytes)
+                    refused = True
+                    return {"type": "http.disconnect"}  # the app stops reading; nothing is parsed
             return message
 
         try:
             await self.app(scope, limited_receive, send_with_headers)
-        except _BodyTooLarge:
-            if not started:
-                await _too_large(send_with_headers, self.max_body_bytes)
+        except Exception:
+            if not refused:
+                raise
 
 
 def _content_length(scope: dict) -> int | None:
