@@ -30,9 +30,10 @@ CURVE_TOL = 1e-9
 MU_SAFETY_RTOL = 1e-12
 
 #: Largest finite mu/epsilon fdpkit accepts in closed forms. Beyond these the curves are
-#: numerically the perfect-distinguishability curve; the limits keep answers finite.
+#: numerically the perfect-distinguishability curve; the limits keep answers finite
+#: (e^epsilon stays below the float range: exp(709.8) overflows).
 MU_MAX = 1e3
-EPSILON_MAX = 1e3
+EPSILON_MAX = 700.0
 
 
 # --------------------------------------------------------------------------------------

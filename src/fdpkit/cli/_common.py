@@ -29,6 +29,14 @@ FORMATS = ("text", "json", "csv", "md", "html", "pdf")
 MAX_SPEC_BYTES = 1_000_000
 
 
+def cli_budget():
+    """The cost budget the CLI sets on accounting (fdpkit.accounting.estimate_cost): larger
+    than the web's, still well inside a workstation's memory."""
+    from fdpkit.accounting import CostBudget
+
+    return CostBudget(max_grid_points=50_000_000, max_work=2e10, max_memory_bytes=4 * 1024**3)
+
+
 class State:
     quiet = False
     #: ``--force``: overwrite an existing output file

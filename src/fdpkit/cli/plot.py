@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 import fdpkit as fp
-from fdpkit.cli._common import (write_output, DiscOpt, State, err, fail, guarded, load_spec, working)
+from fdpkit.cli._common import (cli_budget, write_output, DiscOpt, State, err, fail, guarded, load_spec, working)
 from fdpkit.mechanisms import mechanism_from_dict
 PLOTS = ("tradeoff", "roc", "difference", "profile", "posterior", "relative-risk", "attack-power")
 
@@ -33,7 +33,7 @@ def plot(kind: str = typer.Argument(..., help=", ".join(PLOTS)),
     if mechanism is not None:
         mech = mechanism_from_dict(load_spec(mechanism))
         with working("Accounting the mechanism..."):
-            c = fp.tradeoff_curve(mech, discretization=discretization)
+            c = fp.tradeoff_curve(mech, discretization=discretization, budget=cli_budget())
         curves["mechanism"] = c
         fitted = fp.fit_gdp(c).mu
     if not curves and kind not in ("attack-power",):
