@@ -25,10 +25,13 @@ from fdpkit.curves import (  # noqa: E402
     GaussianCurve,
     LaplaceCurve,
     PiecewiseLinearCurve,
+    RDPCurve,
     RandomizedResponseCurve,
     TradeOffCurve,
     UniformSamplingCurve,
+    ZCDPCurve,
     envelope,
+    group_curve,
     worst_case,
 )
 
@@ -45,6 +48,15 @@ from fdpkit.fit import (  # noqa: E402
 # --- convert ------------------------------------------------------------------------
 from fdpkit.convert import (  # noqa: E402
     Table,
+    classic_epsilon_for_delta_from_rho,
+    delta_for_epsilon_from_rdp,
+    delta_for_epsilon_from_rho,
+    epsilon_for_delta_from_rdp,
+    epsilon_for_delta_from_rho,
+    gaussian_mu_from_rho,
+    mu_bound_from_rho,
+    profile_regret,
+    rho_from_gaussian_mu,
     delta_for_epsilon,
     epsilon_for_delta,
     epsilon_for_delta_table,
@@ -72,23 +84,32 @@ from fdpkit.risk import (  # noqa: E402
 )
 
 # --- mechanisms / accounting / report / calibration ------------------------------------
-from fdpkit.accounting import account, tradeoff_curve  # noqa: E402
+from fdpkit.accounting import RhoFit, account, compose_curves, tight_rho, tradeoff_curve  # noqa: E402
 from fdpkit.calibrate import CalibrationResult, calibrate_dpsgd  # noqa: E402
 from fdpkit.mechanisms import (  # noqa: E402
     ApproxDP,
     Composed,
+    CurveMechanism,
     Gaussian,
     Laplace,
     Mechanism,
     PureDP,
+    RDP,
     RandomizedResponse,
     Repeated,
     Subsampled,
+    ZCDP,
+    UniformSampling,
     dpsgd,
     mechanism_from_dict,
     mechanism_from_json,
 )
 from fdpkit.privacy import PrivacyReport, privacy_report  # noqa: E402
+
+# --- audits (the function fdpkit.audit shadows the package name on purpose: use
+# ``from fdpkit.audit import ...`` for the package's other names) -------------------------
+from fdpkit.audit import AuditResult, SimulatedAttack, audit_from_counts, simulate_attack  # noqa: E402
+from fdpkit.audit import audit  # noqa: E402
 
 # --- utility / planning ---------------------------------------------------------------
 from fdpkit.planning import ZTestSpec, privacy_first, utility_first  # noqa: E402
@@ -104,8 +125,19 @@ from fdpkit.utility import (  # noqa: E402
     ztest_power_laplace,
 )
 
+# --- sweeps ----------------------------------------------------------------------------
+from fdpkit.sweep import sweep  # noqa: E402  (the function; the package is fdpkit.sweep)
+
 __all__ = [
     "__version__",
+    # sweeps
+    "sweep",
+    # audits
+    "AuditResult",
+    "SimulatedAttack",
+    "audit",
+    "audit_from_counts",
+    "simulate_attack",
     # utility / planning
     "ZTestSpec",
     "adjusted_alpha",
@@ -123,15 +155,22 @@ __all__ = [
     "ApproxDP",
     "CalibrationResult",
     "Composed",
+    "CurveMechanism",
     "Gaussian",
     "Laplace",
     "Mechanism",
     "PrivacyReport",
     "PureDP",
+    "RDP",
     "RandomizedResponse",
     "Repeated",
     "Subsampled",
+    "ZCDP",
+    "RhoFit",
     "account",
+    "tight_rho",
+    "UniformSampling",
+    "compose_curves",
     "calibrate_dpsgd",
     "dpsgd",
     "mechanism_from_dict",
@@ -140,6 +179,15 @@ __all__ = [
     "tradeoff_curve",
     # convert
     "Table",
+    "classic_epsilon_for_delta_from_rho",
+    "delta_for_epsilon_from_rdp",
+    "delta_for_epsilon_from_rho",
+    "epsilon_for_delta_from_rdp",
+    "epsilon_for_delta_from_rho",
+    "gaussian_mu_from_rho",
+    "mu_bound_from_rho",
+    "profile_regret",
+    "rho_from_gaussian_mu",
     "delta_for_epsilon",
     "epsilon_for_delta",
     "epsilon_for_delta_table",
@@ -167,10 +215,13 @@ __all__ = [
     "GaussianCurve",
     "LaplaceCurve",
     "PiecewiseLinearCurve",
+    "RDPCurve",
     "RandomizedResponseCurve",
     "TradeOffCurve",
     "UniformSamplingCurve",
+    "ZCDPCurve",
     "envelope",
+    "group_curve",
     "worst_case",
     "GDPFit",
     "advantage",

@@ -9,9 +9,20 @@ from fdpkit.accounting.curve import (
     tradeoff_curve,
 )
 from fdpkit.accounting.cost import BudgetExceeded, CostBudget, CostEstimate, estimate_cost
+from fdpkit.accounting.rdp import RhoFit, rdp_epsilons, rdp_guarantee, renyi_curve, tight_rho
+
+from fdpkit.accounting.compose import compose_curves
+from fdpkit.accounting.from_curve import pld_from_curve
 
 __all__ = [
+    "compose_curves",
+    "pld_from_curve",
     "DISCRETIZATION_DEFAULT",
+    "RhoFit",
+    "rdp_epsilons",
+    "rdp_guarantee",
+    "renyi_curve",
+    "tight_rho",
     "Accounting",
     "BudgetExceeded",
     "CostBudget",

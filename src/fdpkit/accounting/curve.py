@@ -62,10 +62,12 @@ from fdpkit.curves import (
     PiecewiseLinearCurve,
     RandomizedResponseCurve,
     TradeOffCurve,
+    UniformSamplingCurve,
 )
 from fdpkit.mechanisms import (
     ApproxDP,
     Composed,
+    CurveMechanism,
     Gaussian,
     Laplace,
     Mechanism,
@@ -73,6 +75,7 @@ from fdpkit.mechanisms import (
     RandomizedResponse,
     Repeated,
     Subsampled,
+    UniformSampling,
 )
 
 #: Default value_discretization_interval of the PLD (dp_accounting's default, Gomez et al.).
@@ -114,6 +117,10 @@ def closed_form_curve(mechanism: Mechanism) -> TradeOffCurve | None:
         return EpsDeltaCurve(mechanism.epsilon)
     if isinstance(mechanism, ApproxDP):
         return EpsDeltaCurve(mechanism.epsilon, mechanism.delta)
+    if isinstance(mechanism, UniformSampling):
+        return UniformSamplingCurve(mechanism.mu, mechanism.n)
+    if isinstance(mechanism, CurveMechanism):
+        return PiecewiseLinearCurve.from_tpr(mechanism.alpha, mechanism.tpr, mechanism.bound)
     return None
 
 
@@ -313,6 +320,10 @@ def account(mechanism: Mechanism, *, discretization: float = DISCRETIZATION_DEFA
     if not isinstance(mechanism, Mechanism):
         raise ValueError(f"mechanism must be an fdpkit mechanism, got {type(mechanism).__name__}")
     d = _check_discretization(discretization)
+    from fdpkit.accounting.rdp import contains_renyi, renyi_accounting
+
+    if contains_renyi(mechanism):  # zCDP / RDP guarantees: accounting/rdp.py
+        return renyi_accounting(mechanism)
     exact = closed_form_curve(mechanism)
     if exact is not None:
         return Accounting(mechanism, exact, "closed form", None)

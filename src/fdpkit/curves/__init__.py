@@ -4,8 +4,10 @@ from fdpkit.curves.base import CurveGrid, TradeOffCurve
 from fdpkit.curves.combine import EnvelopeCurve, envelope, worst_case
 from fdpkit.curves.epsdelta import EpsDeltaCurve, RandomizedResponseCurve, UniformSamplingCurve
 from fdpkit.curves.gaussian import GaussianCurve
+from fdpkit.curves.group import group_curve
 from fdpkit.curves.laplace import LaplaceCurve
 from fdpkit.curves.piecewise import PiecewiseLinearCurve, piecewise_lower_bound
+from fdpkit.curves.renyi import RDPCurve, ZCDPCurve
 
 __all__ = [
     "CurveGrid",
@@ -14,10 +16,13 @@ __all__ = [
     "GaussianCurve",
     "LaplaceCurve",
     "PiecewiseLinearCurve",
+    "RDPCurve",
     "RandomizedResponseCurve",
     "TradeOffCurve",
     "UniformSamplingCurve",
+    "ZCDPCurve",
     "envelope",
+    "group_curve",
     "piecewise_lower_bound",
     "worst_case",
 ]

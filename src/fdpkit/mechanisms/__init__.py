@@ -2,18 +2,24 @@
 
 from fdpkit.mechanisms.base import Mechanism, mechanism_from_dict, mechanism_from_json
 from fdpkit.mechanisms.basic import ApproxDP, Gaussian, Laplace, PureDP, RandomizedResponse
+from fdpkit.mechanisms.curve import CurveMechanism, UniformSampling
 from fdpkit.mechanisms.combinators import Composed, Repeated, Subsampled, dpsgd, dpsgd_from_training
+from fdpkit.mechanisms.renyi import RDP, ZCDP
 
 __all__ = [
     "ApproxDP",
     "Composed",
+    "CurveMechanism",
     "Gaussian",
     "Laplace",
     "Mechanism",
     "PureDP",
+    "RDP",
     "RandomizedResponse",
     "Repeated",
     "Subsampled",
+    "ZCDP",
+    "UniformSampling",
     "dpsgd",
     "dpsgd_from_training",
     "mechanism_from_dict",

@@ -14,8 +14,25 @@ from fastapi.staticfiles import StaticFiles
 import fdpkit
 from fdpkit.web.common import HERE, Limits
 from fdpkit.web.pool import ServerBusy
-from fdpkit.web.routers import calculator, convert, plan, report, risk
 from fdpkit.web.server import CSP, SECURITY_HEADERS, EdgeMiddleware  # noqa: F401 (re-exported)
+from fdpkit.web.routers import audit
+from fdpkit.web.routers import calculator
+from fdpkit.web.routers import convert
+from fdpkit.web.routers import plan
+from fdpkit.web.routers import report
+from fdpkit.web.routers import risk
+from fdpkit.web.routers import sweep
+
+#: One router per page and its JSON twins, in navigation order.
+ROUTERS = (
+    calculator,
+    report,
+    convert,
+    risk,
+    plan,
+    sweep,
+    audit,
+)
 
 
 class _App(FastAPI):
@@ -50,7 +67,7 @@ def create_app(limits: Limits | None = None) -> FastAPI:
     )
     app.state.limits = limits or Limits()
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
-    for module in (calculator, report, convert, risk, plan):
+    for module in ROUTERS:
         app.include_router(module.router)
 
     @app.exception_handler(ServerBusy)
