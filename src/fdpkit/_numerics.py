@@ -30,9 +30,10 @@ CURVE_TOL = 1e-9
 MU_SAFETY_RTOL = 1e-12
 
 #: Largest finite mu/epsilon fdpkit accepts in closed forms. Beyond these the curves are
-#: numerically the perfect-distinguishability curve; the limits keep answers finite.
+#: numerically the perfect-distinguishability curve; the limits keep answers finite
+#: (e^epsilon stays below the float range: exp(709.8) overflows).
 MU_MAX = 1e3
-EPSILON_MAX = 1e3
+EPSILON_MAX = 700.0
 
 
 class InputTypeError(TypeError, ValueError):
@@ -47,24 +48,158 @@ def _is_scalar(value: Any) -> bool:
     return np.ndim(value) == 0
 
 
-def as_float_array(name: str, value: Any) -> np.ndarray:
-    """Convert ``value`` to a float ndarray, or raise ValueError naming ``name``."""
+class InputTypeError(TypeError, ValueError):
+    """A value of the wrong type (a bool, a string, a complex number, an object).
+
+    It is both a TypeError (what Python raises for wrong types) and a ValueError (what
+    fdpkit's interfaces turn into exit code 2 / HTTP 422), so either ``except`` catches it.
+    """
+
+
+#: Largest number of elements any array argument may have (a guard against accidental
+#: multi-gigabyte inputs; every public grid and table in fdpkit is far smaller).
+MAX_ARRAY_SIZE = 10_000_000
+
+
+def _reject_type(name: str, value: Any, what: str) -> None:
+    raise InputTypeError(f"{name} must be a number, not {what}, got {_short(value)}")
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def check_real(
+    name: str,
+    value: Any,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+    allow_inf: bool = False,
+    integer: bool = False,
+    scalar: bool = False,
+) -> Any:
+    """THE validator of numeric input: every public fdpkit callable goes through it.
+
+    Accepts Python ints and floats, NumPy integer and floating scalars, 0-d arrays, and (unless
+    ``scalar``) arrays and lists of them. Refuses bools, strings, bytes, complex numbers and
+    other objects (:class:`InputTypeError`, a TypeError that is also a ValueError), NaN, and
+    (unless ``allow_inf``) infinities; checks the range ``[low, high]`` (``low_open``/
+    ``high_open`` exclude the ends) and, with ``integer``, whole numbers. Integers too large
+    for a float count as infinite. Every message starts with ``name``, the PUBLIC parameter
+    name, and shows the offending value.
+
+    Returns a Python float (or int with ``integer``) when ``scalar``, else a float ndarray.
+
+    >>> check_real("sigma", np.float32(2.5), low=0, low_open=True, scalar=True)
+    2.5
+    >>> check_real("sigma", True, scalar=True)
+    Traceback (most recent call last):
+    ...
+    fdpkit._numerics.InputTypeError: sigma must be a number, not a bool, got True
+    >>> check_real("steps", 10**400, integer=True, scalar=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: steps must be finite, got a number with 401 digits
+    """
+    if isinstance(value, (bool, np.bool_)):
+        _reject_type(name, value, "a bool")
+    if isinstance(value, (str, bytes, bytearray)):
+        _reject_type(name, value, "a string")
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            too_big = not math.isfinite(float(value))
+        except OverflowError:
+            too_big = True
+        if too_big:
+            if not allow_inf:
+                raise ValueError(f"{name} must be finite, got a number with {len(str(abs(value)))} digits")
+            value = math.inf if value > 0 else -math.inf
+        elif integer and scalar:
+            _check_range(name, float(value), low, high, low_open, high_open)
+            return int(value)
     try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number or an array of numbers, got {value!r}") from None
+        arr = np.asarray(value)
+    except (TypeError, ValueError, OverflowError):
+        _reject_type(name, value, "this object")
+    if arr.size > MAX_ARRAY_SIZE:
+        raise ValueError(f"{name} may have at most {MAX_ARRAY_SIZE:,} elements, got {arr.size:,}")
+    kind = arr.dtype.kind
+    if kind == "b":
+        _reject_type(name, value, "a bool")
+    if kind in "USa":
+        _reject_type(name, value, "a string")
+    if kind == "c":
+        _reject_type(name, value, "a complex number")
+    if kind == "O":
+        flat = []
+        for item in arr.ravel():
+            if isinstance(item, (bool, np.bool_, str, bytes)) or not isinstance(
+                item, (int, float, np.integer, np.floating)
+            ):
+                _reject_type(name, value, f"a {type(item).__name__}")
+            try:
+                flat.append(float(item))
+            except OverflowError:
+                flat.append(math.inf if item > 0 else -math.inf)
+        arr = np.asarray(flat, dtype=float).reshape(arr.shape)
+    elif kind not in "iuf":
+        _reject_type(name, value, f"dtype {arr.dtype}")
+    arr = arr.astype(float)
+    if scalar and arr.ndim != 0:
+        raise ValueError(f"{name} must be a single number, got an array of shape {arr.shape}")
     if np.isnan(arr).any():
         raise ValueError(f"{name} must not be NaN, got {_show(value)}")
+    if not allow_inf and np.isinf(arr).any():
+        raise ValueError(f"{name} must be finite, got {_first_bad(arr, np.isinf(arr))}")
+    if integer:
+        bad = np.isfinite(arr) & (arr != np.floor(arr))
+        if bad.any():
+            raise ValueError(f"{name} must be a whole number, got {_first_bad(arr, bad)}")
+    if low is not None or high is not None:
+        if arr.ndim == 0:
+            _check_range(name, float(arr), low, high, low_open, high_open)
+        else:
+            if low is not None:
+                bad = arr <= low if low_open else arr < low
+                if bad.any():
+                    raise ValueError(f"{name} must be {'>' if low_open else '>='} {low:g}, "
+                                     f"got {_first_bad(arr, bad)}")
+            if high is not None:
+                bad = arr >= high if high_open else arr > high
+                if bad.any():
+                    raise ValueError(f"{name} must be {'<' if high_open else '<='} {high:g}, "
+                                     f"got {_first_bad(arr, bad)}")
+    if scalar:
+        v = float(arr)
+        return int(v) if integer and math.isfinite(v) else v
     return arr
 
 
+def _check_range(name, v, low, high, low_open, high_open) -> None:
+    if low is not None and (v <= low if low_open else v < low):
+        raise ValueError(f"{name} must be {'>' if low_open else '>='} {low:g}, got {v!r}")
+    if high is not None and (v >= high if high_open else v > high):
+        raise ValueError(f"{name} must be {'<' if high_open else '<='} {high:g}, got {v!r}")
+
+
+def as_float_array(name: str, value: Any) -> np.ndarray:
+    """Convert ``value`` to a float ndarray (via :func:`check_real`; infinities pass), or
+    raise ValueError naming ``name``."""
+    return check_real(name, value, allow_inf=True)
+
+
 def _show(value: Any) -> str:
-    arr = np.asarray(value, dtype=float) if not isinstance(value, str) else value
-    if isinstance(arr, np.ndarray) and arr.ndim == 0:
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        return _short(value)
+    if arr.ndim == 0:
         return repr(float(arr))
-    if isinstance(arr, np.ndarray):
-        return np.array2string(arr, threshold=6, precision=6)
-    return repr(value)
+    return np.array2string(arr, threshold=6, precision=6)
 
 
 def _first_bad(arr: np.ndarray, bad: np.ndarray) -> str:
@@ -127,11 +262,8 @@ def check_positive(
 
 
 def check_scalar(name: str, value: Any) -> float:
-    """Return ``value`` as a Python float, requiring a scalar."""
-    arr = as_float_array(name, value)
-    if arr.ndim != 0:
-        raise ValueError(f"{name} must be a single number, got an array of shape {arr.shape}")
-    return float(arr)
+    """Return ``value`` as a Python float, requiring a scalar (infinities pass)."""
+    return check_real(name, value, allow_inf=True, scalar=True)
 
 
 def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:

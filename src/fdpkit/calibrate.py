@@ -22,7 +22,8 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
-from fdpkit.accounting import DISCRETIZATION_DEFAULT, account
+from fdpkit._numerics import MU_MAX, check_real
+from fdpkit.accounting import DISCRETIZATION_DEFAULT, BudgetExceeded, CostBudget, account
 from fdpkit.fit import ALPHA_MIN_DEFAULT, fit_gdp
 from fdpkit.mechanisms import dpsgd
 from fdpkit.mechanisms.combinators import MAX_TIMES
@@ -32,6 +33,11 @@ CALIBRATION_RTOL = 2e-4
 #: Discretization used for the cheap first stage.
 COARSE_DISCRETIZATION = 2e-3
 _MAX_FINE_STEPS = 8
+#: Largest target mu accepted (fdpkit's MU_MAX): beyond it every attack is near-perfect.
+CALIBRATE_MU_MAX = MU_MAX
+#: Default cost budget of each accounting run during a search: a target that would need a
+#: larger grid fails fast with a ValueError instead of exhausting memory.
+CALIBRATION_BUDGET = CostBudget()
 
 
 @dataclass(frozen=True)
@@ -69,9 +75,11 @@ class CalibrationResult:
 
 
 def dpsgd_mu(noise_multiplier: float, sample_rate: float, steps: int, *,
-             discretization: float = DISCRETIZATION_DEFAULT, alpha_min: float = ALPHA_MIN_DEFAULT) -> float:
+             discretization: float = DISCRETIZATION_DEFAULT, alpha_min: float = ALPHA_MIN_DEFAULT,
+             budget: CostBudget | None = None) -> float:
     """The tight pessimistic mu of DP-SGD (certified curve, FPR/FNR >= alpha_min)."""
-    curve = account(dpsgd(noise_multiplier, sample_rate, steps), discretization=discretization).curve
+    curve = account(dpsgd(noise_multiplier, sample_rate, steps), discretization=discretization,
+                    budget=budget).curve
     return fit_gdp(curve, alpha_min=alpha_min).mu
 
 
@@ -85,9 +93,8 @@ def _clt_guess(unknown: str, mu: float, sigma, q, steps) -> float:
 
 
 def _check(name: str, value, *, upper: float | None = None, integer: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{name} must be a number, got {value!r}")
-    v = float(value)
+    """A positive finite number (NumPy scalars welcome) through the shared validator."""
+    v = check_real(name, value, allow_inf=True, scalar=True) * 1.0
     if not math.isfinite(v) or v <= 0:
         raise ValueError(f"{name} must be a positive finite number, got {value!r}")
     if upper is not None and v > upper:
@@ -105,6 +112,7 @@ def calibrate_dpsgd(
     steps: int | None = None,
     discretization: float = DISCRETIZATION_DEFAULT,
     alpha_min: float = ALPHA_MIN_DEFAULT,
+    budget: CostBudget | None = CALIBRATION_BUDGET,
 ) -> CalibrationResult:
     """Solve DP-SGD for the one parameter given as None.
 
@@ -114,6 +122,9 @@ def calibrate_dpsgd(
         Exactly one must be None. With ``mu=None`` this simply accounts the mechanism.
     discretization, alpha_min
         Accounting settings (see :func:`fdpkit.privacy_report`).
+    budget : CostBudget or None
+        Cost limit of each accounting run (:func:`fdpkit.accounting.estimate_cost`); a
+        search that would need more stops with a ValueError naming the target.
 
     Returns
     -------
@@ -142,9 +153,19 @@ def calibrate_dpsgd(
     if steps is not None:
         steps = int(_check("steps", steps, upper=MAX_TIMES, integer=True))
     if unknown == "mu":
-        m = dpsgd_mu(noise_multiplier, sample_rate, steps, discretization=discretization, alpha_min=alpha_min)
+        m = dpsgd_mu(noise_multiplier, sample_rate, steps, discretization=discretization, alpha_min=alpha_min,
+                     budget=budget)
         return CalibrationResult("mu", m, m, True, 1)
-    target = _check("mu", mu)
+    target = _check("mu", mu, upper=CALIBRATE_MU_MAX)
+    try:
+        return _solve(unknown, target, noise_multiplier, sample_rate, steps, discretization, alpha_min, budget)
+    except BudgetExceeded as exc:
+        raise ValueError(f"mu: reaching mu={target:g} by changing {unknown} needs more than the cost budget "
+                         f"allows ({exc}); choose a smaller mu or change the other parameters") from None
+
+
+def _solve(unknown: str, target: float, noise_multiplier, sample_rate, steps, discretization: float,
+           alpha_min: float, budget: CostBudget | None) -> CalibrationResult:
     fine_count = coarse_count = 0
 
     def evaluate(x: float, disc: float) -> float:
@@ -156,7 +177,7 @@ def calibrate_dpsgd(
         p = dict(noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=steps)
         p[unknown] = int(round(x)) if unknown == "steps" else x
         return dpsgd_mu(p["noise_multiplier"], p["sample_rate"], p["steps"],
-                        discretization=disc, alpha_min=alpha_min)
+                        discretization=disc, alpha_min=alpha_min, budget=budget)
 
     # which way is safe: mu decreases in sigma, increases in q and T
     increasing = unknown != "noise_multiplier"

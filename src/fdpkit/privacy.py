@@ -253,6 +253,7 @@ def privacy_report(
     priors: Sequence[float] = DEFAULT_PRIORS,
     discretization: float = DISCRETIZATION_DEFAULT,
     alpha_min: float = ALPHA_MIN_DEFAULT,
+    budget: Any = None,
 ) -> PrivacyReport:
     """Account ``mechanism`` and report its guarantee.
 
@@ -270,6 +271,8 @@ def privacy_report(
         PLD value discretization interval (numeric mechanisms only).
     alpha_min : float
         Lower end of the FPR/FNR range of the fitted mu (numeric curves).
+    budget : CostBudget or None
+        Cost limit checked before accounting (see :func:`fdpkit.accounting.estimate_cost`).
 
     Returns
     -------
@@ -290,7 +293,7 @@ def privacy_report(
     deltas = _check_grid("deltas", deltas)
     fprs = _check_grid("fprs", fprs)
     priors = _check_grid("priors", priors)
-    acc: Accounting = account(mech, discretization=discretization)
+    acc: Accounting = account(mech, discretization=discretization, budget=budget)
     curve = acc.curve
     fit = fit_gdp(curve, alpha_min=alpha_min)
     verdict, complete = _verdict(fit)

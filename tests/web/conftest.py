@@ -27,7 +27,9 @@ def live_server():
     import uvicorn
 
     port = _free_port()
-    config = uvicorn.Config(create_app(Limits(timeout_s=60)), host="127.0.0.1", port=port, log_level="warning")
+    from fdpkit.web.server import server_config
+
+    config = server_config(create_app(Limits(timeout_s=60)), host="127.0.0.1", port=port)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

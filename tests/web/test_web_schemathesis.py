@@ -1,4 +1,6 @@
-"""Property-based API fuzzing with schemathesis: no input produces a server error."""
+"""Property-based API fuzzing with schemathesis against the app WITH its production limits
+(the defaults of :class:`Limits`: cost budget, body size, worker pool): no input produces a
+server error."""
 
 import schemathesis
 from hypothesis import HealthCheck, settings
@@ -6,7 +8,7 @@ from hypothesis import HealthCheck, settings
 from fdpkit.web.common import Limits
 from fdpkit.web.main import create_app
 
-APP = create_app(Limits(max_steps=200, timeout_s=10, min_discretization=1e-3))
+APP = create_app(Limits())  # the production limits, not reduced ones
 schema = schemathesis.openapi.from_asgi("/openapi.json", APP)
 
 

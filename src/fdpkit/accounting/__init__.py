@@ -8,6 +8,7 @@ from fdpkit.accounting.curve import (
     curve_from_pld,
     tradeoff_curve,
 )
+from fdpkit.accounting.cost import BudgetExceeded, CostBudget, CostEstimate, estimate_cost
 from fdpkit.accounting.rdp import RhoFit, rdp_epsilons, rdp_guarantee, renyi_curve, tight_rho
 
 from fdpkit.accounting.compose import compose_curves
@@ -29,8 +30,12 @@ __all__ = [
     "renyi_curve",
     "tight_rho",
     "Accounting",
+    "BudgetExceeded",
+    "CostBudget",
+    "CostEstimate",
     "account",
     "closed_form_curve",
     "curve_from_pld",
+    "estimate_cost",
     "tradeoff_curve",
 ]

@@ -311,8 +311,13 @@ class Accounting:
         return float(self.curve.delta_for_epsilon(epsilon))
 
 
-def account(mechanism: Mechanism, *, discretization: float = DISCRETIZATION_DEFAULT) -> Accounting:
+def account(mechanism: Mechanism, *, discretization: float = DISCRETIZATION_DEFAULT,
+            budget: Any = None) -> Accounting:
     """Account ``mechanism``: its trade-off curve and privacy profile.
+
+    ``budget`` (a :class:`fdpkit.accounting.cost.CostBudget`, or None for no limit) is checked
+    against :func:`fdpkit.accounting.estimate_cost` before any work; over it, a
+    ``BudgetExceeded`` (a ValueError) names the parameter to change.
 
     Examples
     --------
@@ -331,6 +336,10 @@ def account(mechanism: Mechanism, *, discretization: float = DISCRETIZATION_DEFA
     exact = closed_form_curve(mechanism)
     if exact is not None:
         return Accounting(mechanism, exact, "closed form", None)
+    if budget is not None:
+        from fdpkit.accounting.cost import estimate_cost
+
+        estimate_cost(mechanism, d).check(budget)
     pld = build_pld(mechanism, d)
     profile = PldProfile(pld)
     acc = Accounting(mechanism, curve_from_pld(pld, profile), "PLD", d, pld)
@@ -338,7 +347,8 @@ def account(mechanism: Mechanism, *, discretization: float = DISCRETIZATION_DEFA
     return acc
 
 
-def tradeoff_curve(mechanism: Mechanism, *, discretization: float = DISCRETIZATION_DEFAULT) -> TradeOffCurve:
+def tradeoff_curve(mechanism: Mechanism, *, discretization: float = DISCRETIZATION_DEFAULT,
+                   budget: Any = None) -> TradeOffCurve:
     """The trade-off curve of ``mechanism``: exact closed forms where they exist (Gaussian
     compositions, Laplace, randomized response, pure and approximate DP), otherwise the
     curve certified by dp_accounting's pessimistic connect-the-dots PLD
@@ -349,4 +359,4 @@ def tradeoff_curve(mechanism: Mechanism, *, discretization: float = DISCRETIZATI
     >>> c.bound
     'lower'
     """
-    return account(mechanism, discretization=discretization).curve
+    return account(mechanism, discretization=discretization, budget=budget).curve

@@ -35,12 +35,58 @@ app.command("serve")(serve.serve)
 
 
 @app.callback()
-def main_callback(quiet: bool = typer.Option(False, "--quiet", "-q", help="No spinners or extra text.")) -> None:
+def main_callback(quiet: bool = typer.Option(False, "--quiet", "-q", help="No spinners or extra text."),
+                  force: bool = typer.Option(False, "--force", help="Overwrite an existing --output file "
+                                             "(accepted anywhere on the command line).")) -> None:
     State.quiet = quiet
+    State.force = State.force or force
+
+
+def run(argv: list[str] | None = None) -> int:
+    """Run the command line on ``argv``; return the exit code. Every error is one line on
+    stderr and exit code 2: usage errors (no typer box), library errors, anything else.
+    ``--force`` (overwrite an existing ``--output``) is accepted anywhere before ``--``."""
+    import sys
+    import warnings
+
+    import numpy as np
+    from typer.exceptions import TyperException
+
+    from fdpkit.cli._common import describe_error, one_line
+
+    State.force = False
+    State.quiet = False
+    args = sys.argv[1:] if argv is None else list(argv)
+    cut = args.index("--") if "--" in args else len(args)
+    if "--force" in args[:cut]:
+        State.force = True
+        args = [a for a in args[:cut] if a != "--force"] + args[cut:]
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        # numeric edge cases are the library's business: it raises or returns a finite value
+        warnings.simplefilter("ignore", RuntimeWarning)
+        try:
+            result = typer.main.get_command(app).main(args, prog_name="fdpkit", standalone_mode=False)
+        except (typer.Exit, SystemExit) as exc:
+            code = getattr(exc, "exit_code", getattr(exc, "code", 0))
+            return code if isinstance(code, int) else 2
+        except (typer.Abort, KeyboardInterrupt):
+            sys.stderr.write("error: interrupted\n")
+            return 130
+        except TyperException as exc:  # click's usage errors, vendored by typer
+            if type(exc).__name__ == "NoArgsIsHelpError":
+                sys.stdout.write(exc.ctx.get_help() + "\n")
+                return 0
+            message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+            sys.stderr.write(f"error: {one_line(message)}\n")
+            return 2
+        except Exception as exc:  # noqa: BLE001 - the CLI's one error convention
+            sys.stderr.write(f"error: {one_line(describe_error(exc))}\n")
+            return 2
+    return result if isinstance(result, int) else 0
 
 
 def main() -> None:  # pragma: no cover - console entry point
-    app()
+    raise SystemExit(run())
 
 
-__all__ = ["app", "main"]
+__all__ = ["app", "main", "run"]

@@ -6,7 +6,10 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import os
+import stat
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -22,26 +25,132 @@ err = Console(stderr=True)
 FORMATS = ("text", "json", "csv", "md", "html", "pdf")
 
 
+#: Largest mechanism spec file read (bytes); anything longer is refused unread.
+MAX_SPEC_BYTES = 1_000_000
+
+
+def cli_budget():
+    """The cost budget the CLI sets on accounting (fdpkit.accounting.estimate_cost): larger
+    than the web's, still well inside a workstation's memory."""
+    from fdpkit.accounting import CostBudget
+
+    return CostBudget(max_grid_points=50_000_000, max_work=2e10, max_memory_bytes=4 * 1024**3)
+
+
 class State:
     quiet = False
+    #: ``--force``: overwrite an existing output file
+    force = False
+
+
+def one_line(message: str) -> str:
+    """A message as one readable line (newlines folded, length capped)."""
+    text = " ".join(str(message).split())
+    return text if len(text) <= 500 else text[:497] + "..."
 
 
 def fail(message: str) -> None:
-    sys.stderr.write(f"error: {message}\n")
+    sys.stderr.write(f"error: {one_line(message)}\n")
     raise typer.Exit(2)
 
 
+def describe_error(exc: BaseException) -> str:
+    """One line for any exception: the library's own message for ValueErrors, a plain
+    description otherwise (never a traceback)."""
+    if isinstance(exc, MemoryError):
+        return "out of memory: use a coarser --discretization or fewer steps"
+    if isinstance(exc, RecursionError):
+        return "the input is nested too deeply"
+    if isinstance(exc, OSError) and exc.strerror:
+        where = f"{exc.filename}: " if exc.filename else ""
+        return f"{where}{exc.strerror}"
+    text = str(exc)
+    if isinstance(exc, ValueError):
+        return text or type(exc).__name__
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
 def guarded(fn: Callable) -> Callable:
-    """Turn library ValueErrors (and missing files) into exit code 2 with one line."""
+    """Turn every error of a command (library ValueErrors, files, overflow, memory) into
+    exit code 2 with one line on stderr; typer's own exits pass through."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any):
         try:
             return fn(*args, **kwargs)
-        except (ValueError, OSError) as exc:
-            fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+        except (typer.Exit, typer.Abort, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # noqa: BLE001 - the CLI's one error convention
+            fail(describe_error(exc))
 
     return wrapper
+
+
+def _check_target(target: Path) -> None:
+    """Refuse directories and existing non-regular files (devices, FIFOs, sockets), and an
+    existing file unless ``--force``."""
+    try:
+        st = os.stat(target)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise ValueError(f"--output {target}: {exc.strerror}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise ValueError(f"--output {target} is a directory; give a file name")
+    if not stat.S_ISREG(st.st_mode):
+        raise ValueError(f"--output {target} exists and is not a regular file (a device, pipe or socket); "
+                         "give another file name")
+    if not State.force:
+        raise ValueError(f"--output {target} already exists; add --force to overwrite it")
+
+
+def write_output(path: Path | str, data: bytes) -> Path:
+    """Write ``data`` to the user's ``--output`` path safely: checks of :func:`_check_target`,
+    then a temporary file (short name, same folder) renamed over the target. Errors name the
+    target, never the temporary file."""
+    target = Path(path)
+    _check_target(target)
+    parent = target.parent
+    if not parent.is_dir():
+        raise ValueError(f"--output {target}: the folder {parent} does not exist")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".fdpkit-", suffix=".tmp", dir=parent)
+    except OSError as exc:
+        raise ValueError(f"cannot write --output {target}: {exc.strerror}") from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        _check_target(target)  # again, just before the rename
+        os.replace(tmp, target)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise ValueError(f"cannot write --output {target}: {exc.strerror}") from None
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target
+
+
+def read_spec_text(path: Path) -> str:
+    """A spec file's text, reading at most :data:`MAX_SPEC_BYTES` (``/dev/zero`` fails fast)."""
+    try:
+        with open(path, "rb") as fh:
+            if stat.S_ISDIR(os.fstat(fh.fileno()).st_mode):
+                raise ValueError(f"--mechanism {path} is a directory")
+            raw = fh.read(MAX_SPEC_BYTES + 1)
+    except IsADirectoryError:
+        raise ValueError(f"--mechanism {path} is a directory") from None
+    except OSError as exc:
+        raise ValueError(f"--mechanism {path}: {exc.strerror}") from None
+    if len(raw) > MAX_SPEC_BYTES:
+        raise ValueError(f"--mechanism {path} is larger than {MAX_SPEC_BYTES:,} bytes; is it a mechanism spec?")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"--mechanism {path} is not UTF-8 text") from None
 
 
 @contextlib.contextmanager
@@ -59,9 +168,7 @@ def emit(payload: dict, fmt: str, output: Optional[Path], text: Callable[[], Non
     if fmt == "json":
         data = json.dumps(json_safe(payload), indent=2, allow_nan=False) + "\n"
         if output:
-            from fdpkit.report import write_atomic
-
-            write_atomic(output, data.encode())
+            write_output(output, data.encode())
         else:
             sys.stdout.write(data)
         return
@@ -80,7 +187,7 @@ def fraction_option(value: Any, name: str) -> Optional[float]:
 
 
 def load_spec(path: Path) -> dict:
-    text = path.read_text(encoding="utf-8")
+    text = read_spec_text(path)
     if path.suffix.lower() == ".toml":
         try:
             import tomllib
@@ -94,6 +201,8 @@ def load_spec(path: Path) -> dict:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"mechanism spec is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise ValueError("mechanism spec is nested too deeply") from None
 
 
 def kv(title: str, rows: dict) -> None:

@@ -137,13 +137,14 @@ def tables(fmt: str = typer.Option("text", "--format", "-f", help="text, json or
     with working("Computing tables..."):
         ts = fp.seed_tables()
     if fmt == "csv":
-        from fdpkit.report import csv_rows, write_atomic
+        from fdpkit.cli._common import write_output
+        from fdpkit.report import csv_rows
 
         rows: list[list[Any]] = []
         for t in ts:
             rows += [[f"# {t.title} ({t.source})"], *t.formatted(), []]
         data = csv_rows(rows)
-        write_atomic(output, data.encode()) if output else sys.stdout.write(data)
+        write_output(output, data.encode()) if output else sys.stdout.write(data)
         return
 
     def text() -> None:

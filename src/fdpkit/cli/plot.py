@@ -8,7 +8,8 @@ from typing import Optional
 import typer
 
 import fdpkit as fp
-from fdpkit.cli._common import (DiscOpt, State, err, fail, fraction_option, guarded, load_spec, working)
+from fdpkit.cli._common import (DiscOpt, State, cli_budget, err, fail, fraction_option, guarded, load_spec, working,
+                                write_output)
 from fdpkit.mechanisms import mechanism_from_dict
 
 PLOTS = ("tradeoff", "roc", "difference", "profile", "posterior", "relative-risk", "attack-power",
@@ -40,7 +41,7 @@ def plot(kind: str = typer.Argument(..., help=", ".join(PLOTS)),
          delta: str = typer.Option("1e-5", help="epsilon-noise: delta of the Gaussian epsilon."),
          discretization: float = DiscOpt) -> None:
     """Write one of the plots to SVG/PNG/PDF (several curves on one plot where it makes sense)."""
-    from fdpkit.report import plots, write_atomic
+    from fdpkit.report import plots
     from fdpkit.report.figures import render
 
     if kind not in PLOTS:
@@ -55,7 +56,7 @@ def plot(kind: str = typer.Argument(..., help=", ".join(PLOTS)),
     if mechanism is not None:
         mech = mechanism_from_dict(load_spec(mechanism))
         with working("Accounting the mechanism..."):
-            c = fp.tradeoff_curve(mech, discretization=discretization)
+            c = fp.tradeoff_curve(mech, discretization=discretization, budget=cli_budget())
         curves["mechanism"] = c
         fitted = fp.fit_gdp(c).mu
     if not curves and kind not in _NO_CURVE:
@@ -77,6 +78,6 @@ def plot(kind: str = typer.Argument(..., help=", ".join(PLOTS)),
         "posterior-fpr": lambda ax: plots.posterior_vs_fpr(ax, first),
         "epsilon-noise": lambda ax: plots.epsilon_vs_noise(ax, sensitivity=sensitivity, delta=fraction_option(delta, "delta")),
     }[kind]
-    write_atomic(output, render(draw, fmt))
+    write_output(output, render(draw, fmt))
     if not State.quiet:
         err.print(f"wrote {output}")

@@ -10,7 +10,7 @@ import typer
 from rich.table import Table as RichTable
 
 import fdpkit as fp
-from fdpkit.cli._common import (DiscOpt, FormatOpt, FORMATS, OutputOpt, State, err, fail, guarded, load_spec, out,
+from fdpkit.cli._common import (cli_budget, write_output, DiscOpt, FormatOpt, FORMATS, OutputOpt, State, err, fail, guarded, load_spec, out,
                                 working)
 from fdpkit.mechanisms import mechanism_from_dict
 
@@ -39,18 +39,18 @@ def run_report(mechanism: fp.Mechanism, fmt: str, output: Optional[Path], discre
     if fmt not in FORMATS:
         fail(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     with working("Accounting the mechanism..."):
-        r = fp.privacy_report(mechanism, discretization=discretization)
+        r = fp.privacy_report(mechanism, discretization=discretization, budget=cli_budget())
     if fmt == "text":
         if output:
             fail("--output needs a file format (--format json, csv, md, html or pdf)")
         _print_report(r)
         return
-    from fdpkit.report import build_document, render_document, write_atomic
+    from fdpkit.report import build_document, render_document
 
     with working(f"Rendering {fmt}..."):
         data = render_document(build_document(r), fmt)
     if output:
-        write_atomic(output, data)
+        write_output(output, data)
         if not State.quiet:
             err.print(f"wrote {output}")
     elif fmt == "pdf":

@@ -37,7 +37,9 @@ def serve(host: str = typer.Option("127.0.0.1", help="Address to listen on."),
     import uvicorn
 
     from fdpkit.web.main import create_app
+    from fdpkit.web.server import server_config
 
     _check_port(host, port)
     err.print(f"fdpkit web calculator on http://{host}:{port}/ (Ctrl-C to stop)")
-    uvicorn.run(create_app(ledger_url=db), host=host, port=port, log_level="warning")
+    # request deadline, keep-alive timeout and connection cap from the app's Limits
+    uvicorn.Server(server_config(create_app(ledger_url=db), host=host, port=port)).run()

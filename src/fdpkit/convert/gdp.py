@@ -23,12 +23,17 @@ from typing import Any
 
 import numpy as np
 
-from fdpkit._numerics import check_nonnegative, check_probability, scalar_or_array
+from fdpkit._numerics import MU_MAX, check_nonnegative, check_probability, check_real, scalar_or_array
 from fdpkit._solve import solve_monotone
 from fdpkit.curves.gaussian import gaussian_log_delta
 
 
 _log_delta = gaussian_log_delta
+#: Largest epsilon :func:`mu_for_epsilon_delta` solves for: above every epsilon_for_delta
+#: of a mu <= MU_MAX at delta >= 1e-300 (about MU_MAX^2 / 2 + 37 MU_MAX), far below overflow.
+EPSILON_SOLVE_MAX = 1e6
+#: Phi(-x) < 1e-300 for x above this: delta_mu(eps) is then 0 in floating point.
+_TAIL_ZERO = 37.5
 
 
 def delta_for_epsilon(mu: Any, epsilon: Any) -> float | np.ndarray:
@@ -57,14 +62,14 @@ def delta_for_epsilon(mu: Any, epsilon: Any) -> float | np.ndarray:
     >>> delta_for_epsilon(0.5, 15.0) > 0
     True
     """
-    m = check_nonnegative("mu", mu)
+    m = check_real("mu", mu, low=0.0, high=MU_MAX)
     e = check_nonnegative("epsilon", epsilon, allow_inf=True)
     mb, eb = np.broadcast_arrays(m, e)
     out = np.empty(mb.shape, dtype=float)
     for idx in np.ndindex(mb.shape):
         mu_i, eps_i = float(mb[idx]), float(eb[idx])
-        if mu_i == 0.0 or math.isinf(eps_i):
-            out[idx] = 0.0
+        if mu_i == 0.0 or math.isinf(eps_i) or eps_i / mu_i - mu_i / 2.0 > _TAIL_ZERO:
+            out[idx] = 0.0  # delta <= Phi(-eps/mu + mu/2) < 1e-300: below the float range
         else:
             out[idx] = math.exp(_log_delta(mu_i, eps_i))
     return scalar_or_array(out, mu, epsilon)
@@ -94,7 +99,7 @@ def epsilon_for_delta(mu: Any, delta: Any) -> float | np.ndarray:
     >>> epsilon_for_delta(1.0, 0.0)
     inf
     """
-    m = check_nonnegative("mu", mu)
+    m = check_real("mu", mu, low=0.0, high=MU_MAX)
     d = check_probability("delta", delta)
     mb, db = np.broadcast_arrays(m, d)
     out = np.empty(mb.shape, dtype=float)
@@ -133,7 +138,7 @@ def mu_for_epsilon_delta(epsilon: Any, delta: Any) -> float | np.ndarray:
     >>> round(mu_for_epsilon_delta(1.0, 1e-5), 4)
     0.2681
     """
-    e = check_nonnegative("epsilon", epsilon)
+    e = check_real("epsilon", epsilon, low=0.0, high=EPSILON_SOLVE_MAX)
     d = check_probability("delta", delta)
     eb, db = np.broadcast_arrays(e, d)
     out = np.empty(eb.shape, dtype=float)

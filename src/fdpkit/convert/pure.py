@@ -24,6 +24,7 @@ import numpy as np
 
 from fdpkit._numerics import (
     check_nonnegative,
+    check_real,
     check_probability,
     norm_isf,
     scalar_or_array,
@@ -93,6 +94,11 @@ def mu_rule_of_thumb(epsilon: Any, divisor: float = 5.0) -> float | np.ndarray:
     0.4
     """
     eps = check_nonnegative("epsilon", epsilon)
-    if not (isinstance(divisor, (int, float)) and divisor > 0 and math.isfinite(divisor)):
+    div = check_real("divisor", divisor, allow_inf=True, scalar=True)
+    if not (0 < div < math.inf):
         raise ValueError(f"divisor must be a positive number, got {divisor!r}")
-    return scalar_or_array(eps / divisor, epsilon)
+    with np.errstate(over="ignore"):
+        mu = eps / div
+    if not np.isfinite(mu).all():
+        raise ValueError(f"divisor: epsilon / divisor overflows, got divisor={divisor!r}")
+    return scalar_or_array(mu, epsilon)

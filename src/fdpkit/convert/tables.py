@@ -6,6 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+import numpy as np
+
+from fdpkit._numerics import check_real
+
 from fdpkit.convert.gdp import epsilon_for_delta, mu_for_epsilon_delta
 from fdpkit.curves import GaussianCurve
 from fdpkit.risk.attack import multiplicative_advantage, precision_at_recall
@@ -65,8 +69,26 @@ class Table:
         }
 
 
-def _grid(rows: Sequence[float], cols: Sequence[float], fn: Callable[[float, float], float]):
-    return tuple(tuple(float(fn(r, c)) for c in cols) for r in rows)
+#: Most rows or columns of a table (a table is for reading, not bulk computation).
+MAX_TABLE_SIDE = 1000
+
+
+def _values(name: str, values: Any) -> tuple[float, ...]:
+    """A table axis: a non-empty 1-D sequence of real numbers (the shared validator)."""
+    if isinstance(values, (str, bytes)) or np.ndim(values) != 1:
+        raise ValueError(f"{name} must be a non-empty list of numbers, got {values!r}")
+    arr = check_real(name, list(values))
+    if not 0 < arr.size <= MAX_TABLE_SIDE:
+        raise ValueError(f"{name} must have 1 to {MAX_TABLE_SIDE} values, got {arr.size}")
+    return tuple(float(v) for v in arr)
+
+
+def _grid(rows: Sequence[float], cols: Sequence[float], fn: Callable[[float, float], float],
+          names: tuple[str, str] = ("rows", "cols")):
+    try:
+        return tuple(tuple(float(fn(r, c)) for c in cols) for r in rows)
+    except ValueError as exc:  # a value out of its range: name the table's own parameters
+        raise ValueError(f"{names[0]}, {names[1]}: {exc}") from None
 
 
 def multiplicative_advantage_table(alphas: Sequence[float] = KH_ROWS, mus: Sequence[float] = KH_MUS) -> Table:
@@ -76,11 +98,12 @@ def multiplicative_advantage_table(alphas: Sequence[float] = KH_ROWS, mus: Seque
     >>> round(t.cells[0][3], 2)
     9.24
     """
+    alphas, mus = _values('alphas', alphas), _values('mus', mus)
     return Table(
         "multiplicative_advantage", "Worst-case multiplicative advantage TPR/FPR of mu-GDP",
         "Kulynych & Honkela, Fig. 4b", "alpha", "mu", "tpr_over_fpr",
-        tuple(alphas), tuple(mus),
-        _grid(alphas, mus, lambda a, m: multiplicative_advantage(GaussianCurve(m), a)), 4,
+        alphas, mus,
+        _grid(alphas, mus, lambda a, m: multiplicative_advantage(GaussianCurve(m), a), ('alphas', 'mus')), 4,
     )
 
 
@@ -90,11 +113,12 @@ def precision_at_recall_table(recalls: Sequence[float] = KH_ROWS, mus: Sequence[
     >>> round(precision_at_recall_table().cells[0][0], 3)
     0.567
     """
+    recalls, mus = _values('recalls', recalls), _values('mus', mus)
     return Table(
         "precision_at_recall", "Worst-case precision at recall under mu-GDP",
         "Kulynych & Honkela, Fig. 5b", "recall", "mu", "precision",
-        tuple(recalls), tuple(mus),
-        _grid(recalls, mus, lambda b, m: precision_at_recall(GaussianCurve(m), b)),
+        recalls, mus,
+        _grid(recalls, mus, lambda b, m: precision_at_recall(GaussianCurve(m), b), ('recalls', 'mus')),
     )
 
 
@@ -104,10 +128,11 @@ def epsilon_for_delta_table(deltas: Sequence[float] = KH_DELTAS, mus: Sequence[f
     >>> round(epsilon_for_delta_table().cells[0][3], 1)
     4.4
     """
+    deltas, mus = _values('deltas', deltas), _values('mus', mus)
     return Table(
         "epsilon_for_delta", "epsilon at delta implied by mu-GDP",
         "Kulynych & Honkela, Fig. 6b", "delta", "mu", "epsilon",
-        tuple(deltas), tuple(mus), _grid(deltas, mus, lambda d, m: epsilon_for_delta(m, d)), 2,
+        deltas, mus, _grid(deltas, mus, lambda d, m: epsilon_for_delta(m, d), ('deltas', 'mus')), 2,
     )
 
 
@@ -119,10 +144,11 @@ def mu_for_epsilon_delta_table(
     >>> round(mu_for_epsilon_delta_table().cells[0][0], 2)
     0.03
     """
+    epsilons, deltas = _values('epsilons', epsilons), _values('deltas', deltas)
     return Table(
         "mu_for_epsilon_delta", "mu-GDP with the same delta at epsilon",
         "Gomez et al., Table 3", "epsilon", "delta", "mu",
-        tuple(epsilons), tuple(deltas), _grid(epsilons, deltas, lambda e, d: mu_for_epsilon_delta(e, d)), 2,
+        epsilons, deltas, _grid(epsilons, deltas, lambda e, d: mu_for_epsilon_delta(e, d), ('epsilons', 'deltas')), 2,
     )
 
 

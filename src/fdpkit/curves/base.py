@@ -23,8 +23,10 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from fdpkit._numerics import check_nonnegative, check_probability, check_scalar, scalar_or_array
+from fdpkit._numerics import check_nonnegative, check_probability, check_real, check_scalar, scalar_or_array
 
+#: Smallest step of :meth:`TradeOffCurve.grid` (a million points): a documented memory cap.
+GRID_STEP_MIN = 1e-6
 BOUNDS = ("exact", "lower", "upper")
 
 #: Operations that need subclasses (piecewise-linear bounds, hulls), implemented in the
@@ -131,6 +133,9 @@ class TradeOffCurve(ABC):
     def grid(self, step: float = 0.01) -> CurveGrid:
         """The curve on alpha = 0, step, 2*step, ..., 1 (like R fdp's ``gdp(1)()``).
 
+        ``step`` must be at least :data:`GRID_STEP_MIN` (1e-6: a million points, 16 MB),
+        so a grid never exhausts memory; use :meth:`beta` on your own points for more.
+
         Examples
         --------
         >>> from fdpkit import GaussianCurve
@@ -138,8 +143,7 @@ class TradeOffCurve(ABC):
         >>> len(g.alpha), round(float(g.beta[1]), 6)
         (101, 0.907638)
         """
-        if not (0 < step <= 1):
-            raise ValueError(f"step must be in (0, 1], got {step!r}")
+        step = check_real("step", step, low=GRID_STEP_MIN, high=1.0, scalar=True)
         n = int(round(1.0 / step))
         if abs(n * step - 1.0) > 1e-9:
             raise ValueError(f"step must divide 1 evenly, got {step!r}")

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from fdpkit._numerics import check_nonnegative, check_positive, check_probability, check_scalar
+from fdpkit._numerics import EPSILON_MAX, check_real, check_nonnegative, check_positive, check_probability, check_scalar
 from fdpkit._numerics import norm_isf, MU_SAFETY_RTOL
 from fdpkit.curves.base import TradeOffCurve
 
@@ -45,7 +45,8 @@ class EpsDeltaCurve(TradeOffCurve):
     bound = "exact"
 
     def __init__(self, epsilon: float, delta: float = 0.0) -> None:
-        self.epsilon = check_scalar("epsilon", check_nonnegative("epsilon", epsilon))
+        # EPSILON_MAX: beyond it e^epsilon overflows (the curve is perfect distinguishability)
+        self.epsilon = check_real("epsilon", epsilon, low=0.0, high=EPSILON_MAX, scalar=True)
         self.delta = check_scalar("delta", check_probability("delta", delta))
 
     def _params(self) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from scipy import optimize
 
-from fdpkit._numerics import MU_SAFETY_RTOL, check_nonnegative, check_scalar, norm_isf
+from fdpkit._numerics import EPSILON_MAX, check_real, MU_SAFETY_RTOL, check_nonnegative, check_scalar, norm_isf
 from fdpkit.curves.base import TradeOffCurve
 
 #: Points in the grid search for the tight mu of a Laplace curve (before Brent refinement).
@@ -51,7 +51,8 @@ class LaplaceCurve(TradeOffCurve):
     bound = "exact"
 
     def __init__(self, epsilon: float) -> None:
-        self.epsilon = check_scalar("epsilon", check_nonnegative("epsilon", epsilon))
+        # EPSILON_MAX: beyond it e^epsilon overflows (the curve is perfect distinguishability)
+        self.epsilon = check_real("epsilon", epsilon, low=0.0, high=EPSILON_MAX, scalar=True)
 
     def _params(self) -> dict[str, Any]:
         return {"epsilon": self.epsilon}

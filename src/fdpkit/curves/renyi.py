@@ -85,11 +85,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from fdpkit._numerics import as_float_array, check_nonnegative, check_scalar, log1mexp
+from fdpkit._numerics import as_float_array, check_nonnegative, check_real, check_scalar, log1mexp
 from fdpkit.curves.piecewise import PiecewiseLinearCurve
 
 #: Points per order on the logit(alpha) grid (sinh-stretched; see module docs).
 POINTS_PER_ORDER = 300
+#: Most tangent points per order (tightness only; bounds memory and time).
+MAX_POINTS = 100_000
 #: Regula falsi (Illinois) steps in logit(beta); the bracket end kept is always certified
 #: outside the region, so the step count affects tightness only.
 _SOLVER_STEPS = 24
@@ -493,6 +495,7 @@ class RDPCurve(PiecewiseLinearCurve):
         o, e = check_rdp(orders, epsilons)
         self.orders = tuple(float(x) for x in o)
         self.epsilons = tuple(float(x) for x in e)
+        points = check_real("points", points, low=2, high=MAX_POINTS, integer=True, scalar=True)
         _adopt_vertices(self, *renyi_vertices(o, e, points))
 
     def _params(self) -> dict[str, Any]:
@@ -514,6 +517,7 @@ class ZCDPCurve(PiecewiseLinearCurve):
     """
 
     def __init__(self, rho: float, *, points: int = POINTS_PER_ORDER) -> None:
+        points = check_real("points", points, low=2, high=MAX_POINTS, integer=True, scalar=True)
         self.rho = check_rho(rho)
         if self.rho == 0.0:
             a, t, b = np.array([0.0, 1.0]), np.array([0.0, 1.0]), np.array([1.0, 0.0])

@@ -9,26 +9,16 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
+from fdpkit._numerics import check_real
+
 _REGISTRY: dict[str, type["Mechanism"]] = {}
 
 
 def _number(name: str, value: Any, *, positive: bool = False, allow_zero: bool = True,
             allow_inf: bool = False, upper: float | None = None) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        try:
-            value = float(value)
-        except (TypeError, ValueError):
-            raise ValueError(f"{name} must be a number, got {value!r}") from None
-    v = float(value)
-    if math.isnan(v):
-        raise ValueError(f"{name} must not be NaN, got {value!r}")
-    if math.isinf(v) and not allow_inf:
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    if positive and (v < 0 or (v == 0 and not allow_zero)):
-        raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'}, got {value!r}")
-    if upper is not None and v > upper:
-        raise ValueError(f"{name} must be <= {upper:g}, got {value!r}")
-    return v
+    """A mechanism parameter through fdpkit's one numeric validator (no bools, no strings)."""
+    return check_real(name, value, low=0.0 if positive else None, low_open=positive and not allow_zero,
+                      high=upper, allow_inf=allow_inf, scalar=True) * 1.0
 
 
 @dataclass(frozen=True)
@@ -67,14 +57,32 @@ class Mechanism:
         return f"{type(self).__name__}({params})"
 
 
+#: Deepest nesting of mechanism specs accepted (``inner``/``parts`` levels), checked while parsing.
+MAX_SPEC_DEPTH = 32
+#: Most mechanism objects one spec may contain, counted while parsing.
+MAX_SPEC_NODES = 10_000
+
+
 def mechanism_from_dict(data: Any) -> Mechanism:
     """Rebuild a mechanism from :meth:`Mechanism.to_dict` output (or hand-written JSON).
+
+    Nesting deeper than :data:`MAX_SPEC_DEPTH` or more than :data:`MAX_SPEC_NODES`
+    mechanisms are refused while parsing (a ValueError naming ``mechanism``).
 
     >>> mechanism_from_dict({"kind": "gaussian", "sigma": 2.0}).describe()
     'Gaussian(sigma=2.0, sensitivity=1.0)'
     """
+    return _from_dict(data, 0, [0])
+
+
+def _from_dict(data: Any, depth: int, count: list) -> Mechanism:
     if isinstance(data, Mechanism):
         return data
+    if depth > MAX_SPEC_DEPTH:
+        raise ValueError(f"mechanism is nested more than {MAX_SPEC_DEPTH} levels deep")
+    count[0] += 1
+    if count[0] > MAX_SPEC_NODES:
+        raise ValueError(f"mechanism has more than {MAX_SPEC_NODES:,} parts")
     if not isinstance(data, dict):
         raise ValueError(f"mechanism must be an object with a 'kind', got {type(data).__name__}")
     kind = data.get("kind")
@@ -98,21 +106,29 @@ def mechanism_from_dict(data: Any) -> Mechanism:
         raise ValueError(f"unknown field(s) for {kind!r}: {', '.join(sorted(extra))}")
     kwargs = {k: v for k, v in data.items() if k != "kind"}
     if "inner" in kwargs:
-        kwargs["inner"] = mechanism_from_dict(kwargs["inner"])
+        kwargs["inner"] = _from_dict(kwargs["inner"], depth + 1, count)
     if "parts" in kwargs:
         if not isinstance(kwargs["parts"], (list, tuple)):
             raise ValueError(f"parts must be a list of mechanisms, got {kwargs['parts']!r}")
-        kwargs["parts"] = tuple(mechanism_from_dict(p) for p in kwargs["parts"])
+        if len(kwargs["parts"]) > MAX_SPEC_NODES:
+            raise ValueError(f"mechanism has more than {MAX_SPEC_NODES:,} parts")
+        kwargs["parts"] = tuple(_from_dict(p, depth + 1, count) for p in kwargs["parts"])
     try:
         return cls(**kwargs)
     except TypeError as err:
+        if isinstance(err, ValueError):  # a bad value (InputTypeError): its message names the field
+            raise
         raise ValueError(f"invalid fields for {kind!r}: {err}") from None
 
 
 def mechanism_from_json(text: str) -> Mechanism:
     """Parse a JSON mechanism spec."""
+    if not isinstance(text, (str, bytes, bytearray)):
+        raise ValueError(f"text must be a JSON string, got {type(text).__name__}")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
         raise ValueError(f"mechanism spec is not valid JSON: {err}") from None
+    except RecursionError:
+        raise ValueError("mechanism spec is nested too deeply") from None
     return mechanism_from_dict(data)

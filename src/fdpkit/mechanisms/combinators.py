@@ -78,7 +78,10 @@ def dpsgd(noise_multiplier: float, sample_rate: float, steps: int) -> Repeated:
     'Repeated(inner=Subsampled(inner=Gaussian(sigma=9.4, sensitivity=1.0), sample_rate=0.32768), times=2000)'
     """
     nm = _number("noise_multiplier", noise_multiplier, positive=True, allow_zero=False)
-    return Repeated(Subsampled(Gaussian(nm, 1.0), sample_rate), steps)
+    t = _number("steps", steps, positive=True, allow_zero=False, upper=MAX_TIMES)
+    if t != int(t):
+        raise ValueError(f"steps must be a positive integer, got {steps!r}")
+    return Repeated(Subsampled(Gaussian(nm, 1.0), sample_rate), int(t))
 
 
 def dpsgd_from_training(noise_multiplier: float, *, sample_rate: float | None = None,

@@ -21,7 +21,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from fdpkit._numerics import json_safe
+from fdpkit._numerics import check_real, json_safe
 from fdpkit.convert import epsilon_for_delta
 from fdpkit.curves import GaussianCurve, LaplaceCurve
 from fdpkit.plausibility import plausibility_warnings
@@ -116,6 +116,13 @@ def privacy_first(*, blatant_disclosure_ok: bool, high_confidence_ok: bool,
     """
     if (max_relative_risk is None) == (max_attack_power is None):
         raise ValueError("give exactly one limit: max_relative_risk or max_attack_power")
+    # validated here, under the public names (the solvers below name their own arguments)
+    if max_relative_risk is not None:
+        max_relative_risk = check_real("max_relative_risk", max_relative_risk, low=1.0, scalar=True)
+    if max_attack_power is not None:
+        max_attack_power = check_real("max_attack_power", max_attack_power, low=0.0, high=1.0, low_open=True,
+                                      scalar=True)
+    fpr = check_real("fpr", fpr, low=0.0, high=1.0, low_open=True, high_open=True, scalar=True)
     excluded: dict[str, str] = {}
     families = ["bounded"]
     if high_confidence_ok:
@@ -210,6 +217,17 @@ def utility_first(*, analysis: ZTestSpec, required_power: float | None = None,
     """
     if (required_power is None) == (max_relative_loss is None):
         raise ValueError("give exactly one criterion: required_power or max_relative_loss")
+    if not isinstance(analysis, ZTestSpec):
+        raise ValueError(f"analysis must be a ZTestSpec, got {type(analysis).__name__}")
+    # validated here, under the public names (the solvers below name their own arguments)
+    if required_power is not None:
+        required_power = check_real("required_power", required_power, low=0.0, high=1.0, low_open=True,
+                                    high_open=True, scalar=True)
+    if max_relative_loss is not None:
+        max_relative_loss = check_real("max_relative_loss", max_relative_loss, low=0.0, high=1.0,
+                                       low_open=True, high_open=True, scalar=True)
+    prior = check_real("prior", prior, low=0.0, high=1.0, scalar=True)
+    fpr = check_real("fpr", fpr, low=0.0, high=1.0, low_open=True, high_open=True, scalar=True)
     best = analysis.power(mu=math.inf)
     kw = analysis._kw()
     if max_relative_loss is not None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 from fdpkit._numerics import check_choice, check_scalar
 
 METHODS = ("bonferroni", "bh")
+#: Most tests planned at once (keeps alpha / n_tests a normal float).
+MAX_TESTS = 10**15
 
 
 def adjusted_alpha(alpha: float, n_tests: int, method: str = "bonferroni", n_true: int | None = None) -> float:
@@ -23,8 +25,8 @@ def adjusted_alpha(alpha: float, n_tests: int, method: str = "bonferroni", n_tru
     a = check_scalar("alpha", alpha)
     if not 0 < a < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
-    if not (isinstance(n_tests, int) and n_tests >= 1):
-        raise ValueError(f"n_tests must be a positive integer, got {n_tests!r}")
+    if not (isinstance(n_tests, int) and 1 <= n_tests <= MAX_TESTS):
+        raise ValueError(f"n_tests must be a positive integer up to {MAX_TESTS:g}, got {n_tests!r}")
     check_choice("method", method, METHODS)
     if method == "bonferroni":
         return a / n_tests

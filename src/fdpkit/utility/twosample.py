@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from fdpkit._numerics import check_choice, check_probability, check_scalar
+from fdpkit._numerics import check_real, check_choice, check_probability, check_scalar
 from fdpkit.utility.ztest import ALTERNATIVES, _level, _power_from_z, noise_sd, released_sd
 
 
@@ -44,6 +44,8 @@ def two_proportion_power(*, p1: float, p2: float, n1: float, n2: float, mu: floa
     check_choice("alternative", alternative, ALTERNATIVES)
     q1 = float(check_probability("p1", p1))
     q2 = float(check_probability("p2", p2))
+    n1 = check_real("n1", n1, low=0.0, low_open=True, scalar=True)
+    n2 = check_real("n2", n2, low=0.0, low_open=True, scalar=True)
     var = sum(
         q * (1 - q) / n + noise_sd(n=n, data_range=1.0, mu=mu) ** 2
         for q, n in ((q1, n1), (q2, n2))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -16,7 +16,9 @@ from markupsafe import Markup, escape
 
 from fdpkit._numerics import json_safe
 from fdpkit.plausibility import FRACTION_FIELDS, parse_fraction
+from fdpkit.accounting import CostBudget
 from fdpkit.report.model import fmt
+from fdpkit.web.pool import JobFailed, ServerBusy, WorkerPool
 
 HERE = Path(__file__).resolve().parent
 templates = Jinja2Templates(directory=str(HERE / "templates"))
@@ -27,14 +29,42 @@ templates.env.filters["sub"] = lambda text: Markup(str(escape(text)).replace("G_
 
 @dataclass(frozen=True)
 class Limits:
-    """Bounds on the work one request may ask for."""
+    """Bounds on the work one request may ask for, and on the server as a whole.
+
+    The production values are the defaults; tests run with them too."""
 
     max_steps: int = 1_000_000
     min_discretization: float = 1e-5
     max_parts: int = 50
+    #: wall-clock seconds one heavy job may compute before its worker is killed
     timeout_s: float = 60.0
     #: smallest noise (sd or scale relative to sensitivity): below it a PLD grid explodes
     min_noise: float = 0.1
+    #: cost model budget checked before any accounting (fdpkit.accounting.estimate_cost):
+    #: about 30 s of work and 1 GiB of grids at most
+    budget: CostBudget = field(default_factory=lambda: CostBudget(
+        max_grid_points=8_000_000, max_work=3e8, max_memory_bytes=1024**3))
+    #: two lanes of worker processes: jobs whose estimated work is at most ``light_work``
+    #: (about a second, e.g. the README's DP-SGD report) go to the light lane; the rest to
+    #: the heavy lane, whose workers run at a lower CPU priority so light answers stay fast.
+    #: Per lane: workers, jobs allowed to wait; address space per worker.
+    light_work: float = 3e7
+    workers: int = 2
+    queue: int = 64
+    heavy_workers: int = 2
+    heavy_queue: int = 4
+    worker_memory_bytes: int = 3 * 1024**3
+    #: seconds a client is told to wait (Retry-After) when the queue is full
+    retry_after_s: int = 5
+    #: largest request body (bytes), enforced before parsing
+    max_body_bytes: int = 1_000_000
+    #: seconds within which a whole request (headers and body) must arrive; keep-alive idle
+    request_timeout_s: float = 10.0
+    keep_alive_s: float = 5.0
+    #: most simultaneous connections (beyond it: 503)
+    max_connections: int = 500
+    #: seconds light (closed-form) work may take in a thread
+    light_timeout_s: float = 20.0
 
 
 class FormErrors(dict):
@@ -84,17 +114,61 @@ def field_of(message: str, names: tuple[str, ...]) -> str:
     return first if first in names else "form"
 
 
+def pool_of(app: Any, lane: str = "light") -> WorkerPool:
+    """The app's worker pool for ``lane`` ("light" or "heavy"), created on first use."""
+    pools = getattr(app.state, "pools", None)
+    if pools is None:
+        lim: Limits = app.state.limits
+        pools = {"light": WorkerPool(lim.workers, lim.queue, lim.worker_memory_bytes, lim.retry_after_s),
+                 "heavy": WorkerPool(lim.heavy_workers, lim.heavy_queue, lim.worker_memory_bytes,
+                                     lim.retry_after_s, nice=10)}
+        app.state.pools = pools
+    return pools[lane]
+
+
+async def run_heavy(request: Request, fn: Callable, *args: Any, work: float = math.inf, **kwargs: Any) -> Any:
+    """Run ``fn(*args, **kwargs)`` in a worker PROCESS, within the app's time limit; the
+    worker is killed and replaced on timeout or when the client leaves.
+
+    ``work`` is the job's estimated cost (``fdpkit.accounting.estimate_cost(...).work``;
+    unknown: heavy); jobs up to ``Limits.light_work`` take the light lane. ``fn`` must be a
+    module-level function and its arguments and result picklable (plain data, mechanisms,
+    bytes). Raises the job's ValueError (HTTP 422), JobFailed (422) or ServerBusy (503 +
+    Retry-After, answered by the app's handler)."""
+    limits: Limits = request.app.state.limits
+    lane = "light" if work <= limits.light_work else "heavy"
+    return await pool_of(request.app, lane).run(fn, *args, timeout=limits.timeout_s, **kwargs)
+
+
+async def run_light(fn: Callable, *args: Any, timeout: float | None = None, **kwargs: Any) -> Any:
+    """Run bounded synchronous work (closed forms, spec parsing, cost estimates, page
+    rendering) off the event loop in a thread. Only for work whose cost the library
+    bounds; anything that accounts a PLD goes through :func:`run_heavy`."""
+    try:
+        return await asyncio.wait_for(asyncio.to_thread(fn, *args, **kwargs),
+                                      timeout=timeout or Limits.light_timeout_s)
+    except asyncio.TimeoutError:
+        raise JobFailed("the computation took too long; use smaller inputs") from None
+
+
 async def run_bounded(fn: Callable[[], Any], limits: Limits) -> Any:
-    """Run blocking library work off the event loop, within the time limit."""
+    """Legacy: work off the event loop in a THREAD, within ``limits.timeout_s``. A thread
+    cannot be stopped, so prefer :func:`run_heavy` (processes) for anything that accounts a
+    PLD, and :func:`run_light` for bounded closed-form work."""
     try:
         return await asyncio.wait_for(asyncio.to_thread(fn), timeout=limits.timeout_s)
     except asyncio.TimeoutError:
-        raise ValueError(f"the computation took longer than {limits.timeout_s:g} s; use fewer steps "
-                         "or a coarser discretization") from None
+        raise JobFailed(f"the computation took longer than {limits.timeout_s:g} s; use fewer steps "
+                        "or a coarser discretization") from None
 
 
 def page(request: Request, name: str, context: dict, status: int = 200) -> HTMLResponse:
     return templates.TemplateResponse(request, name, context, status_code=status)
+
+
+async def render_page(request: Request, name: str, context: dict, status: int = 200) -> HTMLResponse:
+    """:func:`page` rendered off the event loop."""
+    return await run_light(page, request, name, context, status)
 
 
 def api_error(message: str) -> JSONResponse:

@@ -5,6 +5,7 @@ headers and the error handlers."""
 from __future__ import annotations
 
 import html
+from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -14,6 +15,8 @@ from fastapi.staticfiles import StaticFiles
 import fdpkit
 from fdpkit.web.auth import AuthError
 from fdpkit.web.common import HERE, Limits
+from fdpkit.web.pool import ServerBusy
+from fdpkit.web.server import CSP, SECURITY_HEADERS, EdgeMiddleware  # noqa: F401 (re-exported)
 from fdpkit.web.routers import audit
 from fdpkit.web.routers import calculator
 from fdpkit.web.routers import convert
@@ -39,24 +42,33 @@ ROUTERS = (
     ledger_api,
 )
 
-CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
-       "font-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; "
-       "object-src 'none'")
-SECURITY_HEADERS = {
-    "Content-Security-Policy": CSP,
-    "X-Content-Type-Options": "nosniff",
-    "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
-    "Permissions-Policy": "camera=(), microphone=(), geolocation=()",
-    "Cross-Origin-Opener-Policy": "same-origin",
-}
+
+class _App(FastAPI):
+    """FastAPI with :class:`EdgeMiddleware` OUTSIDE Starlette's error middleware, so that
+    500 responses carry the security headers too and oversized bodies never get parsed."""
+
+    def build_middleware_stack(self):  # type: ignore[override]
+        return EdgeMiddleware(super().build_middleware_stack(), self.state.limits.max_body_bytes)
+
+
+@asynccontextmanager
+async def _lifespan(app: FastAPI):
+    from fdpkit.web.common import pool_of
+
+    pool_of(app, "light").start()  # workers import fdpkit while the server starts
+    pool_of(app, "heavy").start()
+    yield
+    for pool in getattr(app.state, "pools", {}).values():
+        pool.close()
 
 
 def create_app(limits: Limits | None = None, ledger_url: str | None = None) -> FastAPI:
-    """Build the web application (``uvicorn`` serves it via ``fdpkit serve``). The ledger
-    pages use ``ledger_url`` (default: ``FDPKIT_LEDGER``, else the SQLite file in the user's
-    data directory), opened on first use."""
-    app = FastAPI(
+    """Build the web application (``fdpkit serve`` runs it with
+    :func:`fdpkit.web.server.server_config`: request deadline, keep-alive, connection cap).
+    The ledger pages use ``ledger_url`` (default: ``FDPKIT_LEDGER``, else the SQLite file in
+    the user's data directory), opened on first use."""
+    app = _App(
+        lifespan=_lifespan,
         docs_url=None,
         redoc_url=None,
         title="fdpkit web calculator",
@@ -69,12 +81,10 @@ def create_app(limits: Limits | None = None, ledger_url: str | None = None) -> F
     for module in ROUTERS:
         app.include_router(module.router)
 
-    @app.middleware("http")
-    async def security_headers(request: Request, call_next):
-        response = await call_next(request)
-        for k, v in SECURITY_HEADERS.items():
-            response.headers.setdefault(k, v)
-        return response
+    @app.exception_handler(ServerBusy)
+    async def server_busy(request: Request, exc: ServerBusy):
+        return JSONResponse({"detail": str(exc)}, status_code=503,
+                            headers={"Retry-After": str(exc.retry_after)})
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError):

@@ -8,7 +8,8 @@ from fdpkit.convert.classic import MODES, calculate
 from fdpkit.report import csv_rows, plots
 from fdpkit.report.figures import svg_inline
 from fdpkit.report.pdf import render_tables_pdf
-from fdpkit.web.common import FormErrors, api_error, download, field_of, finite, page, parse_float, parse_int
+from fdpkit.web.common import (FormErrors, api_error, download, field_of, finite, parse_float, parse_int, render_page,
+                                run_light)
 from fdpkit.web.models import CalculatorRequest
 
 router = APIRouter()
@@ -50,7 +51,7 @@ def _run(values: dict):
 
 @router.get("/calculator", include_in_schema=False)
 async def calculator_page(request: Request):
-    return page(request, "calculator.html", {"values": {"mode": "gaussian", "sensitivity": 1, "epsilon": 1,
+    return await render_page(request, "calculator.html", {"values": {"mode": "gaussian", "sensitivity": 1, "epsilon": 1,
                                                           "delta": 1e-5, "k": 1, "delta_prime": 1e-5},
                                               "errors": {}, "result": None, "examples": EXAMPLES})
 
@@ -62,13 +63,13 @@ async def calculator_submit(request: Request):
     result = figure = None
     if not errors:
         try:
-            result = _run(values)
-            figure = noise_figure(values)
+            result = await run_light(_run, values)
+            figure = await run_light(noise_figure, values)
         except ValueError as exc:
             errors[field_of(str(exc), FIELDS)] = str(exc)
-    return page(request, "calculator.html", {"values": {k: form.get(k, v) for k, v in values.items()},
-                                              "errors": errors, "result": result, "examples": EXAMPLES,
-                                              "figure": figure})
+    return await render_page(request, "calculator.html", {"values": {k: form.get(k, v) for k, v in values.items()},
+                                                          "errors": errors, "result": result, "examples": EXAMPLES,
+                                                          "figure": figure})
 
 
 def noise_figure(values: dict) -> str | None:
@@ -91,7 +92,7 @@ async def calculator_export(request: Request, format: str = Query("csv")):
     if format not in ("csv", "pdf"):
         return api_error(f"format must be csv or pdf, got {format!r}")
     try:
-        result = _run(values)
+        result = await run_light(_run, values)
     except ValueError as exc:
         return api_error(str(exc))
     rows = [["section", "name", "value"]] + [list(r) for r in result.rows()]
@@ -99,7 +100,7 @@ async def calculator_export(request: Request, format: str = Query("csv")):
         return download(csv_rows(rows).encode(), "fdpkit-calculator.csv", "text/csv; charset=utf-8")
     tables = [("Inputs", ["name", "value"], [[k, str(v)] for k, v in result.inputs.items()]),
               ("Outputs", ["name", "value"], [[k, f"{v:.6g}"] for k, v in result.outputs.items()])]
-    pdf = render_tables_pdf(f"fdpkit calculator: {result.mode}", tables, list(result.warnings))
+    pdf = await run_light(render_tables_pdf, f"fdpkit calculator: {result.mode}", tables, list(result.warnings))
     return download(pdf, "fdpkit-calculator.pdf", "application/pdf")
 
 
@@ -107,6 +108,6 @@ async def calculator_export(request: Request, format: str = Query("csv")):
 async def calculator_api(body: CalculatorRequest) -> dict:
     """Calculator (Laplace, Gaussian classic vs exact, composition) as JSON."""
     try:
-        return finite(_run(body.model_dump()).to_dict())
+        return await run_light(lambda: finite(_run(body.model_dump()).to_dict()))
     except ValueError as exc:
         return api_error(str(exc))

@@ -5,10 +5,10 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 
 import fdpkit as fp
+from fdpkit.plausibility import plausibility_warnings
 from fdpkit.report import plots
 from fdpkit.report.figures import svg_inline
-from fdpkit.plausibility import plausibility_warnings
-from fdpkit.web.common import FormErrors, api_error, field_of, finite, page, parse_float
+from fdpkit.web.common import FormErrors, api_error, field_of, finite, parse_float, render_page, run_light
 from fdpkit.web.models import ConvertRequest
 
 router = APIRouter()
@@ -56,8 +56,8 @@ def conversions(epsilon: float | None, delta: float | None, mu: float | None, rh
 
 @router.get("/convert", include_in_schema=False)
 async def convert_page(request: Request):
-    return page(request, "convert.html", {"values": {"epsilon": 1, "delta": 1e-5, "mu": 1}, "errors": {},
-                                           "result": None, "tables": fp.seed_tables()})
+    return await render_page(request, "convert.html", {"values": {"epsilon": 1, "delta": 1e-5, "mu": 1}, "errors": {},
+                                           "result": None, "tables": await run_light(fp.seed_tables)})
 
 
 @router.post("/convert", include_in_schema=False)
@@ -74,15 +74,19 @@ async def convert_submit(request: Request):
             errors["form"] = "give epsilon, mu or rho"
         else:
             try:
-                result = conversions(eps, delta, mu, rho)
+                result = await run_light(conversions, eps, delta, mu, rho)
                 if eps is not None and not delta:
-                    top = max(8.0, 1.2 * eps) if eps <= 40 else 1.2 * eps
-                    figure = svg_inline(lambda ax: plots.mu_vs_epsilon(ax, epsilons=[x * top / 120 for x in range(1, 121)]),
-                                        title="μ against pure ε under each semantics (Kulynych & Honkela Figs. 1–3)")
+                    figure = await run_light(mu_vs_epsilon_figure, eps)
             except ValueError as exc:
                 errors[field_of(str(exc), FIELDS)] = str(exc)
-    return page(request, "convert.html", {"values": dict(form), "errors": errors, "result": result,
-                                           "tables": fp.seed_tables(), "figure": figure})
+    return await render_page(request, "convert.html", {"values": dict(form), "errors": errors, "result": result,
+                                                       "tables": await run_light(fp.seed_tables), "figure": figure})
+
+
+def mu_vs_epsilon_figure(eps: float) -> str:
+    top = max(8.0, 1.2 * eps) if eps <= 40 else 1.2 * eps
+    return svg_inline(lambda ax: plots.mu_vs_epsilon(ax, epsilons=[x * top / 120 for x in range(1, 121)]),
+                      title="μ against pure ε under each semantics (Kulynych & Honkela Figs. 1–3)")
 
 
 @router.post("/api/convert", tags=["convert"])
@@ -92,7 +96,7 @@ async def convert_api(body: ConvertRequest) -> dict:
     if body.epsilon is None and body.mu is None and body.rho is None:
         return api_error("give epsilon, mu or rho")
     try:
-        return finite(conversions(body.epsilon, body.delta, body.mu, body.rho))
+        return await run_light(lambda: finite(conversions(body.epsilon, body.delta, body.mu, body.rho)))
     except ValueError as exc:
         return api_error(str(exc))
 
@@ -100,4 +104,4 @@ async def convert_api(body: ConvertRequest) -> dict:
 @router.get("/api/tables", tags=["convert"])
 async def tables_api() -> dict:
     """The seed tables (Kulynych & Honkela Fig. 4b/5b/6b, Gomez et al. Table 3)."""
-    return finite({"tables": [t.to_dict() for t in fp.seed_tables()]})
+    return await run_light(lambda: finite({"tables": [t.to_dict() for t in fp.seed_tables()]}))

@@ -9,7 +9,8 @@ from fastapi import APIRouter, Request
 import fdpkit as fp
 from fdpkit.report import plots
 from fdpkit.report.figures import svg_inline
-from fdpkit.web.common import FormErrors, api_error, field_of, finite, page, parse_float, parse_int
+from fdpkit.web.common import (FormErrors, api_error, field_of, finite, parse_float, parse_int, render_page,
+                                run_light)
 from fdpkit.web.models import PlanRequest
 
 router = APIRouter()
@@ -42,7 +43,7 @@ def power_svg(spec) -> str:
 
 @router.get("/plan", include_in_schema=False)
 async def plan_page(request: Request):
-    return page(request, "plan.html", {"values": {"guide": "utility_first", "effect": 0.2, "n": 100, "sd": 0.25,
+    return await render_page(request, "plan.html", {"values": {"guide": "utility_first", "effect": 0.2, "n": 100, "sd": 0.25,
                                                    "alpha": 0.01, "data_range": 1, "max_relative_loss": 0.01,
                                                    "prior": 0.01, "fpr": 0.001, "high_confidence_ok": "on",
                                                    "statistic": "mean", "alternative": "larger", "groups": "1",
@@ -71,28 +72,33 @@ async def plan_submit(request: Request):
     figures = []
     if not errors:
         try:
-            plan, spec = run_plan(p)
+            plan, spec = await run_light(run_plan, p)
             result = finite(plan.to_dict())
-            figure = power_svg(spec)
-            mus = sorted({round(m, 4) for m in (0.1, 0.5, 1.0, getattr(plan, "mu_min", 1.0))
-                          if math.isfinite(m) and m > 0})[:4]
-            figures = [(cap, svg_inline(draw, title=cap)) for cap, draw in (
-                ("Power against the true shift of the mean (de Fondeville Fig. 5)",
-                 lambda ax: plots.power_vs_effect(ax, spec, mus=tuple(mus))),
-                ("ROC of the planned test under DP noise: power against the test level",
-                 lambda ax: plots.ztest_roc(ax, spec, mus=tuple(mus))))]
+            figure, figures = await run_light(plan_figures, plan, spec)
         except ValueError as exc:
             errors[field_of(str(exc), FIELDS)] = str(exc)
-    return page(request, "plan.html", {"values": dict(form), "errors": errors, "result": result,
-                                        "guide": p["guide"], "figure": figure, "figures": figures,
-                                        "guidance": GUIDANCE})
+    return await render_page(request, "plan.html", {"values": dict(form), "errors": errors, "result": result,
+                                                    "guide": p["guide"], "figure": figure, "figures": figures,
+                                                    "guidance": GUIDANCE})
+
+
+def plan_figures(plan, spec) -> tuple[str, list[tuple[str, str]]]:
+    """The power-against-mu plot and the two planning figures (de Fondeville Fig. 5)."""
+    mus = sorted({round(m, 4) for m in (0.1, 0.5, 1.0, getattr(plan, "mu_min", 1.0))
+                  if math.isfinite(m) and m > 0})[:4]
+    figures = [(cap, svg_inline(draw, title=cap)) for cap, draw in (
+        ("Power against the true shift of the mean (de Fondeville Fig. 5)",
+         lambda ax: plots.power_vs_effect(ax, spec, mus=tuple(mus))),
+        ("ROC of the planned test under DP noise: power against the test level",
+         lambda ax: plots.ztest_roc(ax, spec, mus=tuple(mus))))]
+    return power_svg(spec), figures
 
 
 @router.post("/api/plan", tags=["plan"])
 async def plan_api(body: PlanRequest) -> dict:
     """Privacy-first or utility-first plan for a one-sample Z-test."""
     try:
-        plan, _ = run_plan(body.model_dump())
+        plan, _ = await run_light(run_plan, body.model_dump())
         return finite(plan.to_dict())
     except ValueError as exc:
         return api_error(str(exc))

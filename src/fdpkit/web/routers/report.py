@@ -9,12 +9,12 @@ from fastapi import APIRouter, Query, Request
 
 import fdpkit as fp
 from fdpkit.mechanisms import Composed, Mechanism, Repeated, dpsgd_from_training, mechanism_from_dict
-from fdpkit.report import FORMATS, build_document, render_document
-from fdpkit.report.figures import svg_inline
-from fdpkit.report.render import section_html
+from fdpkit.report import FORMATS
 from fdpkit.web.common import (
-    MEDIA, FormErrors, Limits, api_error, download, field_of, page, parse_float, parse_int, run_bounded,
+    MEDIA, FormErrors, Limits, api_error, download, field_of, parse_float, parse_int, render_page, run_heavy,
+    run_light,
 )
+from fdpkit.web.jobs import prepare, report_job
 from fdpkit.web.models import DPSGDRequest, MechanismRequest, UniformSamplingRequest
 
 router = APIRouter()
@@ -29,9 +29,9 @@ def _size(m: Mechanism) -> tuple[int, int]:
     if isinstance(m, Composed):
         sizes = [_size(p) for p in m.parts]
         return sum(s[0] for s in sizes), max(s[1] for s in sizes)
-    if isinstance(m, Repeated):
+    if isinstance(m, Repeated):  # nesting multiplies: Repeated(Repeated(M, a), b) is a*b steps
         parts, times = _size(m.inner)
-        return parts, max(times, m.times)
+        return parts, times * m.times
     inner = getattr(m, "inner", None)
     return _size(inner) if inner is not None else (1, 1)
 
@@ -102,49 +102,53 @@ def _from_form(form) -> tuple[Mechanism | None, float | None, dict, FormErrors]:
     return mech, disc, values, errors
 
 
-async def _report(request: Request, mech: Mechanism, disc: float):
-    limits: Limits = request.app.state.limits
+def _checked(spec, disc: float, limits: Limits) -> tuple[Mechanism, float]:
+    """Parse, apply the server's limits and the cost budget (cheap; run in a thread)."""
+    mech = mechanism_from_dict(spec)
     check_limits(mech, disc, limits)
-    return await run_bounded(lambda: fp.privacy_report(mech, discretization=disc), limits)
+    return prepare(mech, disc, limits.budget)
+
+
+async def _report(request: Request, mech, disc: float, fmt: str):
+    """Refuse over-budget work at once (422), then run it in a worker process."""
+    limits: Limits = request.app.state.limits
+    mech, work = await run_light(_checked, mech, disc, limits)
+    return await run_heavy(request, report_job, mech, disc, fmt, limits.budget, work=work)
 
 
 @router.get("/report", include_in_schema=False)
 async def report_page(request: Request):
-    return page(request, "report.html", {"values": DEFAULTS, "errors": {}, "doc": None})
+    return await render_page(request, "report.html", {"values": DEFAULTS, "errors": {}, "doc": None})
 
 
 @router.post("/report", include_in_schema=False)
 async def report_submit(request: Request):
     form = await request.form()
-    mech, disc, values, errors = _from_form(form)
+    mech, disc, values, errors = await run_light(_from_form, form)
     doc = tables = figures = details = None
     if not errors:
         try:
-            rep = await _report(request, mech, disc)
-            doc = build_document(rep)
-            tables = [section_html(s) for s in doc.sections if not s.collapsed and s.key not in ("headline", "warnings")]
-            figures = [(f.caption, svg_inline(f.draw, title=f.caption)) for f in doc.figures]
-            details = [section_html(s) for s in doc.sections if s.collapsed]
+            parts = await _report(request, mech, disc, "page")
+            doc, tables, figures, details = parts["doc"], parts["tables"], parts["figures"], parts["details"]
         except ValueError as exc:
             errors[field_of(str(exc), FIELDS)] = str(exc)
-    return page(request, "report.html", {"values": values, "errors": errors, "doc": doc,
-                                          "tables": tables, "figures": figures, "details": details,
-                                          "formats": FORMATS})
+    return await render_page(request, "report.html", {"values": values, "errors": errors, "doc": doc,
+                                                      "tables": tables, "figures": figures, "details": details,
+                                                      "formats": FORMATS})
 
 
 @router.post("/report/download", include_in_schema=False)
 async def report_download(request: Request, format: str = Query("html")):
     form = await request.form()
-    mech, disc, _, errors = _from_form(form)
+    mech, disc, _, errors = await run_light(_from_form, form)
     if errors:
         return api_error("; ".join(errors.values()))
     if format not in FORMATS:
         return api_error(f"format must be one of {', '.join(FORMATS)}, got {format!r}")
     try:
-        rep = await _report(request, mech, disc)
+        data = await _report(request, mech, disc, format)
     except ValueError as exc:
         return api_error(str(exc))
-    data = render_document(build_document(rep), format)
     return download(data, f"fdpkit-report.{format}", MEDIA[format])
 
 
@@ -178,15 +182,15 @@ async def report_api(request: Request, body: MechanismRequest,
                      format: str = Query("json", description="json, csv, md, html or pdf")):
     """Privacy report of any mechanism spec (the library's mechanism dicts)."""
     try:
-        return await _api_answer(request, mechanism_from_dict(body.mechanism), body.discretization, format)
+        return await _api_answer(request, body.mechanism, body.discretization, format)
     except ValueError as exc:
         return api_error(str(exc))
 
 
-async def _api_answer(request: Request, mech: Mechanism, disc: float, format: str):
+async def _api_answer(request: Request, mech, disc: float, format: str):
     if format not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {format!r}")
-    rep = await _report(request, mech, disc)
+    result = await _report(request, mech, disc, "dict" if format == "json" else format)
     if format == "json":
-        return rep.to_dict()
-    return download(render_document(build_document(rep), format), f"fdpkit-report.{format}", MEDIA[format])
+        return result
+    return download(result, f"fdpkit-report.{format}", MEDIA[format])

@@ -8,7 +8,7 @@ from fdpkit.report import plots
 from fdpkit.risk.grade import DEFINITIONS, LABELS
 from fdpkit.risk.reading import read_guarantee
 from fdpkit.report.figures import svg_inline
-from fdpkit.web.common import FormErrors, api_error, field_of, finite, page, parse_float
+from fdpkit.web.common import render_page, run_light, FormErrors, api_error, field_of, finite, parse_float
 from fdpkit.web.models import RiskRequest
 
 router = APIRouter()
@@ -24,8 +24,8 @@ def reading(guarantee: str, mu, epsilon, delta, prior: float, fpr: float, rho=No
 
 @router.get("/risk", include_in_schema=False)
 async def risk_page(request: Request):
-    return page(request, "risk.html", {"values": {"guarantee": "mu", "mu": 1, "prior": 0.01, "fpr": 0.001},
-                                        "errors": {}, "result": None, "scale": SCALE})
+    return await render_page(request, "risk.html", {"values": {"guarantee": "mu", "mu": 1, "prior": 0.01, "fpr": 0.001},
+                                                    "errors": {}, "result": None, "scale": SCALE})
 
 
 @router.post("/risk", include_in_schema=False)
@@ -43,23 +43,32 @@ async def risk_submit(request: Request):
         try:
             if fpr is not None and not 0 < fpr < 1:
                 raise ValueError(f"fpr must be in (0, 1), got {fpr!r}")
-            result, curve = reading(guarantee, vals["mu"], vals["epsilon"], vals["delta"], prior, fpr, vals["rho"])
-            figs = [(cap, svg_inline(draw, title=cap)) for cap, draw in (
-                ("Posterior after a positive attack against the attack's FPR (de Fondeville Fig. 2)",
-                 lambda ax: plots.posterior_vs_fpr(ax, curve, priors=(prior, 0.1, 0.5) if prior not in (0.1, 0.5) else (0.01, 0.1, 0.5))),
-                ("Worst-case attack precision against recall (Kulynych & Honkela Figs. 2a, 5a)",
-                 lambda ax: plots.precision_vs_recall(ax, {"guarantee": curve})),
-                ("Log-log ROC: attack TPR against FPR", lambda ax: plots.roc_loglog(ax, {"guarantee": curve})))]
+            result, curve = await run_light(reading, guarantee, vals["mu"], vals["epsilon"], vals["delta"], prior, fpr,
+                                            vals["rho"])
+            figs = await run_light(risk_figures, curve, prior)
         except ValueError as exc:
             errors[field_of(str(exc), FIELDS)] = str(exc)
-    return page(request, "risk.html", {"values": dict(form), "errors": errors, "result": result, "figures": figs, "scale": SCALE})
+    return await render_page(request, "risk.html", {"values": dict(form), "errors": errors, "result": result,
+                                                    "figures": figs, "scale": SCALE})
+
+
+def risk_figures(curve, prior: float) -> list[tuple[str, str]]:
+    """Posterior against FPR, precision against recall and the log-log ROC of a guarantee."""
+    priors = (prior, 0.1, 0.5) if prior not in (0.1, 0.5) else (0.01, 0.1, 0.5)
+    return [(cap, svg_inline(draw, title=cap)) for cap, draw in (
+        ("Posterior after a positive attack against the attack's FPR (de Fondeville Fig. 2)",
+         lambda ax: plots.posterior_vs_fpr(ax, curve, priors=priors)),
+        ("Worst-case attack precision against recall (Kulynych & Honkela Figs. 2a, 5a)",
+         lambda ax: plots.precision_vs_recall(ax, {"guarantee": curve})),
+        ("Log-log ROC: attack TPR against FPR", lambda ax: plots.roc_loglog(ax, {"guarantee": curve})))]
 
 
 @router.post("/api/risk", tags=["risk"])
 async def risk_api(body: RiskRequest) -> dict:
     """Attack-risk reading of mu-GDP, epsilon-DP, (epsilon, delta)-DP or rho-zCDP."""
     try:
-        out, _ = reading(body.guarantee, body.mu, body.epsilon, body.delta, body.prior, body.fpr, body.rho)
+        out, _ = await run_light(reading, body.guarantee, body.mu, body.epsilon, body.delta, body.prior, body.fpr,
+                                 body.rho)
         return finite(out)
     except ValueError as exc:
         return api_error(str(exc))

@@ -1,0 +1,297 @@
+"""Issue 14 on the web: security headers on every status (500 included), body size limit
+before parsing, spec depth/parts while parsing, the cost budget refused at once with the
+parameter to change, 503 + Retry-After when the queue is full, and a real uvicorn server on
+127.0.0.1 under load and under slow clients (bounded loops, loopback only).
+
+No timed assertions: the load and slow-client checks compare against the server's
+CONFIGURED limits (request deadline, thresholds from the issue) with generous margins and
+report measured numbers in their failure messages; speed lives in ``benchmarks/``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import threading
+import time
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+
+from fdpkit.web.common import Limits
+from fdpkit.web.main import create_app
+from fdpkit.web.server import SECURITY_HEADERS, server_config
+
+#: A request for the heavy lane (estimated work just above ``Limits.light_work``; about 2 s
+#: of CPU, so the test stays short). Six of them fill the heavy lane to its limit (2 running,
+#: 4 waiting).
+HEAVY = {"mechanism": {"kind": "repeated", "times": 100,
+                       "inner": {"kind": "subsampled", "sample_rate": 0.5, "inner": {"kind": "laplace", "scale": 0.5}}},
+         "discretization": 1e-4}
+LIGHT_PATHS = [("/api/convert", {"epsilon": 1.0, "delta": 1e-5}),
+               ("/api/risk", {"guarantee": "mu", "mu": 1.0}),
+               ("/api/report", {"mechanism": {"kind": "gaussian", "sigma": 2.0}})]
+#: The issue's thresholds (seconds / ratios) for the load test.
+LIGHT_P95_S = 2.0
+HEALTHZ_BLOCK_S = 0.5
+RSS_RATIO = 1.5
+#: On a busy shared machine the thresholds above are relaxed to this multiple of the same
+#: server's idle measurement (the benchmark holds the strict ratio, see benchmarks/).
+LOAD_SLACK = 3.0
+#: Slow clients: how many trickling sockets, and the request deadline the test server uses.
+TRICKLERS = 200
+REQUEST_TIMEOUT_S = 2.0
+
+
+def _assert_headers(response):
+    for k, v in SECURITY_HEADERS.items():
+        assert response.headers.get(k) == v, (response.status_code, k)
+
+
+@pytest.fixture(scope="module")
+def app_client():
+    app = create_app()
+
+    @app.get("/boom", include_in_schema=False)
+    async def boom():
+        raise RuntimeError("deliberate failure for the 500 test")
+
+    with TestClient(app, raise_server_exceptions=False) as c:
+        yield c
+
+
+def test_security_headers_on_200_404_422_500(app_client):
+    r200 = app_client.get("/healthz")
+    r404 = app_client.get("/no-such-page")
+    r422 = app_client.post("/api/convert", json={"epsilon": "abc"})
+    r500 = app_client.get("/boom")
+    assert [r.status_code for r in (r200, r404, r422, r500)] == [200, 404, 422, 500]
+    for r in (r200, r404, r422, r500):
+        _assert_headers(r)
+
+
+def test_body_limit_before_parsing(app_client):
+    r = app_client.post("/api/report", content=b"[" * 2_000_000, headers={"content-type": "application/json"})
+    assert r.status_code == 413 and "1,000,000 bytes" in r.json()["detail"]
+    _assert_headers(r)
+
+    def chunks():  # no Content-Length: counted while streaming
+        for _ in range(30):
+            yield b" " * 50_000
+
+    r = app_client.post("/api/report", content=chunks(), headers={"content-type": "application/json"})
+    assert r.status_code == 413
+
+
+def test_spec_depth_and_parts_limits(app_client):
+    spec = {"kind": "gaussian", "sigma": 1.0}
+    for _ in range(200):
+        spec = {"kind": "repeated", "times": 2, "inner": spec}
+    r = app_client.post("/api/report", json={"mechanism": spec})
+    assert r.status_code == 422 and "nested" in r.json()["detail"]
+    many = {"kind": "composed", "parts": [{"kind": "laplace", "scale": 1.0}] * 20_000}
+    r = app_client.post("/api/report", json={"mechanism": many})
+    assert r.status_code == 422 and "parts" in r.json()["detail"]
+
+
+@pytest.mark.parametrize("body, parameter", [
+    ({"mechanism": {"kind": "repeated", "times": 1000, "inner": {"kind": "laplace", "scale": 0.1}},
+      "discretization": 1e-5}, "times"),
+    ({"mechanism": {"kind": "subsampled", "sample_rate": 0.999, "inner": {"kind": "gaussian", "sigma": 0.1}},
+      "discretization": 1e-5}, "discretization"),
+    ({"mechanism": {"kind": "repeated", "times": 1000,
+                    "inner": {"kind": "repeated", "times": 1000, "inner": {"kind": "laplace", "scale": 1.0}}}},
+     "times"),  # nesting multiplied through: 10^6 compositions
+    ({"mechanism": {"kind": "dpsgd", "noise_multiplier": 0.5, "sample_rate": 0.5, "steps": 100000}}, "steps"),
+])
+def test_over_budget_refused_at_once_naming_the_parameter(app_client, body, parameter):
+    r = app_client.post("/api/report", json=body)
+    assert r.status_code == 422
+    assert r.json()["detail"].startswith(parameter), r.json()
+
+
+def test_bools_and_strings_are_not_numbers(app_client):
+    r = app_client.post("/api/report", json={"mechanism": {"kind": "gaussian", "sigma": True}})
+    assert r.status_code == 422 and r.json()["detail"].startswith("sigma")
+    r = app_client.post("/api/report", json={"mechanism": {"kind": "gaussian", "sigma": "1"}})
+    assert r.status_code == 422 and r.json()["detail"].startswith("sigma")
+
+
+def test_full_queue_answers_503_with_retry_after():
+    app = create_app(Limits(heavy_workers=1, heavy_queue=0, light_work=0.0))
+    with TestClient(app) as c:
+        results: list[int] = []
+
+        def post():
+            results.append(c.post("/api/report", json=HEAVY).status_code)
+
+        t = threading.Thread(target=post)
+        t.start()
+        deadline = time.monotonic() + 60
+        while app.state.pools["heavy"].pending == 0 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        r = c.post("/api/report", json=HEAVY)
+        assert r.status_code == 503 and r.headers["Retry-After"].isdigit()
+        _assert_headers(r)
+        t.join(timeout=300)
+        assert results and results[0] in (200, 422)  # done, or stopped at the time limit (busy machine)
+
+
+# --------------------------------------------------------------------------------------
+# a real server on 127.0.0.1
+# --------------------------------------------------------------------------------------
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class _Server:
+    def __init__(self, limits: Limits) -> None:
+        import uvicorn
+
+        self.app = create_app(limits)
+        self.port = _free_port()
+        self.server = uvicorn.Server(server_config(self.app, port=self.port))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> "_Server":
+        self.thread.start()
+        deadline = time.time() + 60
+        while not self.server.started and time.time() < deadline:
+            time.sleep(0.05)
+        assert self.server.started
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=20)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def worker_pids(self) -> list[int]:
+        return [w.proc.pid for p in self.app.state.pools.values() for w in list(p._workers)]
+
+
+def _rss(pid: int) -> int:
+    with open(f"/proc/{pid}/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _cpu_ticks(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+def _p95(values: list[float]) -> float:
+    values = sorted(values)
+    return values[int(0.95 * (len(values) - 1))]
+
+
+def test_load_heavy_and_light_at_once():
+    """6 heavy requests (the heavy lane at its limit) and 50 light ones at once.
+
+    The issue's thresholds (light p95 <= 2 s, /healthz never blocked > 0.5 s) hold on an
+    otherwise idle machine; the shared CI machine may be many times slower, so each is
+    checked against max(threshold, LOAD_SLACK x the same server's idle measurement taken
+    first). What must never happen (an event loop blocked by heavy work, a light lane
+    starved by it) fails either way."""
+    with _Server(Limits()) as srv:
+        async def scenario():
+            async with httpx.AsyncClient(base_url=srv.url, timeout=300) as client:
+                await client.get("/healthz")
+                await client.post("/api/report", json=LIGHT_PATHS[2][1])  # warm the light lane
+                idle_rss = _rss(os.getpid())
+
+                async def timed(path, body):
+                    t0 = time.monotonic()
+                    r = await client.post(path, json=body)
+                    return r.status_code, time.monotonic() - t0
+
+                async def with_probe(work):
+                    stop = asyncio.Event()
+                    gaps: list[float] = []
+
+                    async def probe():
+                        while not stop.is_set():
+                            t0 = time.monotonic()
+                            r = await client.get("/healthz")
+                            assert r.status_code == 200
+                            gaps.append(time.monotonic() - t0)
+                            await asyncio.sleep(0.05)
+
+                    prober = asyncio.create_task(probe())
+                    out = await work()
+                    stop.set()
+                    await prober
+                    return out, gaps
+
+                async def light_only():
+                    return await asyncio.gather(*(timed(*LIGHT_PATHS[i % 3]) for i in range(50)))
+
+                async def heavy_and_light():
+                    heavy = [asyncio.create_task(timed("/api/report", HEAVY)) for _ in range(6)]
+                    await asyncio.sleep(0.5)
+                    light = await light_only()
+                    return light, await asyncio.gather(*heavy)
+
+                idle, idle_gaps = await with_probe(light_only)
+                (light, heavy), gaps = await with_probe(heavy_and_light)
+                return idle_rss, idle, idle_gaps, light, heavy, gaps
+
+        idle_rss, idle, idle_gaps, light, heavy, gaps = asyncio.run(scenario())
+        assert all(s == 200 for s, _ in idle + light), light
+        assert all(s in (200, 422, 503) for s, _ in heavy), heavy  # 422: stopped at the time limit
+        idle_p95, p95 = _p95([t for _, t in idle]), _p95([t for _, t in light])
+        assert p95 <= max(LIGHT_P95_S, LOAD_SLACK * idle_p95), f"light p95 {p95:.2f} s (idle {idle_p95:.2f} s)"
+        worst, idle_worst = max(gaps), max(idle_gaps)
+        assert worst <= max(HEALTHZ_BLOCK_S, LOAD_SLACK * idle_worst), \
+            f"/healthz blocked {worst:.2f} s (idle worst {idle_worst:.2f} s)"
+        assert _rss(os.getpid()) <= RSS_RATIO * idle_rss + 50 * 2**20
+        # no CPU still busy 5 s after the last response: every worker idle from then on
+        time.sleep(5)
+        pids = srv.worker_pids()
+        before = {p: _cpu_ticks(p) for p in pids if os.path.exists(f"/proc/{p}")}
+        time.sleep(2)
+        after = {p: _cpu_ticks(p) for p in before if os.path.exists(f"/proc/{p}")}
+        busy = {p: after[p] - before[p] for p in after}
+        assert all(t <= 20 for t in busy.values()), f"CPU ticks per worker 5-7 s after the last response: {busy}"
+
+
+def test_slow_clients_are_dropped_while_healthz_answers():
+    limits = Limits(request_timeout_s=REQUEST_TIMEOUT_S)
+    with _Server(limits) as srv:
+        socks = []
+        for i in range(TRICKLERS):
+            s = socket.create_connection(("127.0.0.1", srv.port), timeout=5)
+            s.sendall(b"POST /api/convert HTTP/1.1\r\nHost: x\r\n" if i % 2 else b"GET /healthz HTTP/1.1\r\n")
+            socks.append(s)
+        start = time.monotonic()
+        closed = [False] * TRICKLERS
+        healthz: list[int] = []
+        with httpx.Client(base_url=srv.url, timeout=5) as client:
+            while not all(closed) and time.monotonic() - start < REQUEST_TIMEOUT_S * 5:
+                for i, s in enumerate(socks):
+                    if closed[i]:
+                        continue
+                    try:
+                        s.sendall(b"X")  # one byte at a time, never finishing the request
+                        s.settimeout(0.0)
+                        if s.recv(1024) == b"":
+                            closed[i] = True
+                    except BlockingIOError:
+                        pass
+                    except OSError:
+                        closed[i] = True
+                healthz.append(client.get("/healthz").status_code)
+                time.sleep(0.2)
+        elapsed = time.monotonic() - start
+        for s in socks:
+            s.close()
+        assert all(closed), f"{closed.count(False)} of {TRICKLERS} trickling sockets still open after {elapsed:.1f} s"
+        assert healthz and all(c == 200 for c in healthz)
