@@ -28,7 +28,8 @@ from fdpkit._numerics import check_probability, json_safe
 from fdpkit.accounting import DISCRETIZATION_DEFAULT, Accounting, account
 from fdpkit.curves import GaussianCurve, TradeOffCurve
 from fdpkit.fit import ALPHA_MIN_DEFAULT, GDPFit, advantage, fit_gdp
-from fdpkit.mechanisms import Composed, Gaussian, Mechanism, Repeated, Subsampled, mechanism_from_dict
+from fdpkit.mechanisms import DPSGD, Composed, Gaussian, Mechanism, Repeated, Subsampled, mechanism_from_dict
+from fdpkit.setting import comparison_for, setting_of
 from fdpkit.risk import failure_mode, posterior
 
 #: Version of the report's JSON layout (bump on any incompatible change).
@@ -55,7 +56,7 @@ def _version(dist: str) -> str:
 
 def _unbounded_loss(mechanism: Mechanism) -> bool:
     """Whether the mechanism contains Gaussian noise (unbounded privacy loss)."""
-    if isinstance(mechanism, Gaussian):
+    if isinstance(mechanism, (Gaussian, DPSGD)):
         return True
     if isinstance(mechanism, (Subsampled, Repeated)):
         return _unbounded_loss(mechanism.inner)
@@ -89,6 +90,19 @@ class PrivacyReport:
     posteriors: tuple[tuple[float, float], ...]
     warnings: tuple[str, ...]
     provenance: dict[str, Any]
+    #: sampling scheme, neighbouring relation, privacy unit (every report states them)
+    setting: dict[str, Any] = field(default_factory=dict)
+    #: shuffled batches only: what Poisson accounting would say (not a guarantee)
+    comparison: dict[str, Any] | None = None
+
+    def statement(self) -> str:
+        """A paragraph for the paper: privacy unit, neighbouring relation, sampling scheme,
+        steps/epochs, noise, accounting method (versions, discretization), mu with regret
+        and FPR range, epsilon at delta, TPR at FPR 1e-3, and the caveats that apply
+        (following Ponomareva et al. 2023, Sec. 5.3). See :mod:`fdpkit.statement`."""
+        from fdpkit.statement import paper_statement
+
+        return paper_statement(self)
 
     # the names used by checks outside this repository
     @property
@@ -160,6 +174,9 @@ class PrivacyReport:
                 "rows": [{"prior": p, "posterior": q} for p, q in self.posteriors],
             },
             "warnings": list(self.warnings),
+            "setting": json_safe(dict(self.setting)),
+            "comparison": json_safe(self.comparison),
+            "paper_statement": self.statement(),
             "provenance": dict(self.provenance),
             "curve": {"bound": self.curve.bound, **self.curve_samples()},
         }
@@ -262,6 +279,10 @@ def privacy_report(
             f"Coarse discretization {discretization:g}: the guarantee is valid but looser than "
             "at the default 1e-4."
         )
+    setting = setting_of(mech)
+    comparison = comparison_for(mech, discretization, deltas, alpha_min)
+    if comparison is not None:
+        warnings.append(comparison["caveat"])
     post = np.asarray(posterior(curve, np.array(priors), POSTERIOR_FPR))
     provenance = {
         "fdpkit_version": _version("fdpkit"),
@@ -277,5 +298,5 @@ def privacy_report(
         fit=fit, verdict=verdict, gdp_complete=complete, epsilons=epsilons, tprs=tprs,
         advantage=advantage(curve), failure_mode=mode,
         posteriors=tuple((p, float(q)) for p, q in zip(priors, post)),
-        warnings=tuple(warnings), provenance=provenance,
+        warnings=tuple(warnings), provenance=provenance, setting=setting, comparison=comparison,
     )

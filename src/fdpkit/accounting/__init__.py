@@ -3,11 +3,10 @@
 from fdpkit.accounting.curve import (
     DISCRETIZATION_DEFAULT,
     Accounting,
-    account,
     closed_form_curve,
     curve_from_pld,
-    tradeoff_curve,
 )
+from fdpkit.accounting.dpsgd import account, group_curve, poisson_comparison, tradeoff_curve
 
 __all__ = [
     "DISCRETIZATION_DEFAULT",
@@ -15,5 +14,7 @@ __all__ = [
     "account",
     "closed_form_curve",
     "curve_from_pld",
+    "group_curve",
+    "poisson_comparison",
     "tradeoff_curve",
 ]

@@ -12,6 +12,7 @@ from dp_accounting.pld import common, privacy_loss_distribution as pldlib
 
 from fdpkit.accounting import _pld_adapter as _adapter
 from fdpkit.mechanisms import (
+    DPSGD,
     ApproxDP,
     Composed,
     Gaussian,
@@ -30,6 +31,10 @@ TAIL_MASS_TRUNCATION = 1e-15
 
 def build_pld(mechanism: Mechanism, discretization: float):
     """The pessimistic PLD of ``mechanism`` at ``discretization`` (value_discretization_interval)."""
+    if isinstance(mechanism, DPSGD):
+        from fdpkit.accounting.dpsgd import dpsgd_pld
+
+        return dpsgd_pld(mechanism, discretization)
     if isinstance(mechanism, Gaussian):
         return pldlib.from_gaussian_mechanism(
             mechanism.sigma, sensitivity=mechanism.sensitivity, pessimistic_estimate=True,

@@ -2,9 +2,20 @@
 
 from fdpkit.mechanisms.base import Mechanism, mechanism_from_dict, mechanism_from_json
 from fdpkit.mechanisms.basic import ApproxDP, Gaussian, Laplace, PureDP, RandomizedResponse
-from fdpkit.mechanisms.combinators import Composed, Repeated, Subsampled, dpsgd, dpsgd_from_training
+from fdpkit.mechanisms.combinators import Composed, Repeated, Subsampled, dpsgd_from_training
+from fdpkit.mechanisms.dpsgd import (
+    DPSGD,
+    Phase,
+    dpsgd,
+    dpsgd_from_opacus_history,
+    dpsgd_schedule,
+)
 
 __all__ = [
+    "DPSGD",
+    "Phase",
+    "dpsgd_from_opacus_history",
+    "dpsgd_schedule",
     "ApproxDP",
     "Composed",
     "Gaussian",
