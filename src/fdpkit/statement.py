@@ -26,14 +26,14 @@ _SAMPLING = {
     "poisson": "Poisson sampling (each {u} joins a batch independently with probability q = {q})",
     "truncated-poisson": ("Poisson sampling with probability q = {q}, batches larger than {mb} cut down "
                           "to {mb} {u}s (truncated Poisson)"),
-    "fixed-size": "fixed-size batches of {b} {u}s drawn uniformly without replacement from {n} (q = {q})",
-    "shuffled": "shuffled fixed-size batches of {b} {u}s out of {n}, each {u} used once per pass over the data",
+    "fixed-size": "drawing a fixed-size batch of {b} {u}s uniformly without replacement from {n} at every step (q = {q})",
+    "shuffled": "shuffling the {n} {u}s and cutting them into fixed-size batches of {b}, each {u} used once per pass over the data",
     "none": "no subsampling",
 }
 _RELATION = {
-    "add-remove": "datasets that differ by adding or removing one {u} (add/remove)",
-    "replace-one": "datasets that differ by replacing one {u} with another (replace-one)",
-    "zero-out": "datasets that differ by replacing one {u} with one whose gradient is zero (zero-out)",
+    "add-remove": "those that differ by adding or removing one {u} (add/remove)",
+    "replace-one": "those that differ by replacing one {u} with another (replace-one)",
+    "zero-out": "those that differ by replacing one {u} with one whose gradient is zero (zero-out)",
 }
 _METHOD = {
     "poisson": "the privacy loss distribution (PLD) of the Poisson subsampled Gaussian",

@@ -129,6 +129,7 @@ def build_document(report: PrivacyReport) -> ReportDocument:
         Section("Attack risk", (), (tpr, post, risk)),
         Section("Warnings", tuple(report.warnings) or ("None.",)),
         Section("Inputs and provenance", (), (inputs, prov)),
+        _statement_section(report),
     )
     curve, mu = report.curve, fit.mu
     figures = [
@@ -141,6 +142,12 @@ def build_document(report: PrivacyReport) -> ReportDocument:
         figures.append(Figure("difference", "Numeric curve against G_μ and their difference",
                               lambda ax: plots.curve_vs_gdp(ax, curve, mu)))
     return ReportDocument(f"Privacy report: {report.mechanism.label()}", summary, sections, tuple(figures), d)
+
+
+def _statement_section(report: PrivacyReport) -> Section:
+    from fdpkit.report.paper import statement_section
+
+    return statement_section(report)
 
 
 def _flatten(obj: Any, prefix: str = ""):
