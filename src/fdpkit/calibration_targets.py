@@ -95,51 +95,48 @@ class Target:
 
 def make_target(*, mu: Any = None, epsilon: Any = None, delta: Any = None, tpr: Any = None, fpr: Any = None,
                 advantage: Any = None, posterior: Any = None, prior: Any = None) -> Target | None:
-    """Validate the target arguments (exactly one target, or none to only account)."""
+    """Validate the target arguments (exactly one target, or none to only account).
+    ``delta``, ``fpr`` and ``prior`` also set where the other metrics are reported."""
     given = {"mu": mu, "epsilon": epsilon, "tpr": tpr, "advantage": advantage, "posterior": posterior}
     named = [k for k, v in given.items() if v is not None]
     if len(named) > 1:
         raise ValueError(f"give exactly one target (mu, epsilon, tpr, advantage or posterior), got {', '.join(named)}")
-    if delta is not None and epsilon is None:
-        raise ValueError("delta goes with an epsilon target, got delta without epsilon")
-    if prior is not None and posterior is None:
-        raise ValueError("prior goes with a posterior target, got prior without posterior")
-    if fpr is not None and tpr is None and posterior is None:
-        raise ValueError("fpr goes with a tpr or posterior target, got fpr alone")
+    rep_delta = None if delta is None else _positive("delta", delta, upper=1.0, open_upper=True)
+    rep_fpr = None if fpr is None else _positive("fpr", fpr, upper=1.0, open_upper=True)
+    rep_prior = None if prior is None else _positive("prior", prior, upper=1.0, open_upper=True)
     if not named:
         return None
     name = named[0]
     if name == "mu":
-        return Target("mu", _positive("mu", mu))
+        return Target("mu", _positive("mu", mu), rep_delta, rep_fpr, rep_prior)
     if name == "epsilon":
         if delta is None:
             raise ValueError("an epsilon target needs delta (e.g. delta=1e-5)")
-        return Target("epsilon", _positive("epsilon", epsilon, upper=100.0),
-                      delta=_positive("delta", delta, upper=1.0, open_upper=True))
+        return Target("epsilon", _positive("epsilon", epsilon, upper=100.0), rep_delta, rep_fpr, rep_prior)
     if name == "tpr":
         if fpr is None:
             raise ValueError("a tpr target needs fpr (the false-positive rate it is read at)")
-        a = _positive("fpr", fpr, upper=1.0, open_upper=True)
+        a = rep_fpr
         t = _positive("tpr", tpr, upper=1.0, open_upper=True)
         if t <= a:
             raise ValueError(f"tpr must be above fpr={a:g} (TPR = FPR is perfect privacy), got {tpr!r}")
-        return Target("tpr", t, fpr=a)
+        return Target("tpr", t, rep_delta, a, rep_prior)
     if name == "advantage":
-        return Target("advantage", _positive("advantage", advantage, upper=1.0, open_upper=True))
+        return Target("advantage", _positive("advantage", advantage, upper=1.0, open_upper=True),
+                      rep_delta, rep_fpr, rep_prior)
     if prior is None:
         raise ValueError("a posterior target needs prior (the attacker's prior belief in membership)")
-    p = _positive("prior", prior, upper=1.0, open_upper=True)
+    p = rep_prior
     post = _positive("posterior", posterior, upper=1.0, open_upper=True)
     if post <= p:
         raise ValueError(f"posterior must be above prior={p:g} (no attack can be held below the prior), got {posterior!r}")
-    a = POSTERIOR_FPR if fpr is None else _positive("fpr", fpr, upper=1.0, open_upper=True)
-    return Target("posterior", post, fpr=a, prior=p)
+    return Target("posterior", post, rep_delta, POSTERIOR_FPR if rep_fpr is None else rep_fpr, p)
 
 
 def achieved_values(acc: Accounting, target: Target | None, alpha_min: float = ALPHA_MIN_DEFAULT) -> dict[str, Any]:
     """Every metric of the calibrated run, at the target's delta/fpr/prior where it has them."""
     delta = target.delta if target is not None and target.delta is not None else REPORT_DELTA
-    fpr = target.fpr if target is not None and target.fpr is not None and target.name == "tpr" else REPORT_FPR
+    fpr = target.fpr if target is not None and target.fpr is not None and target.name != "posterior" else REPORT_FPR
     prior = target.prior if target is not None and target.prior is not None else REPORT_PRIOR
     pfpr = target.fpr if target is not None and target.name == "posterior" else POSTERIOR_FPR
     fit = fit_gdp(acc.curve, alpha_min=alpha_min)
