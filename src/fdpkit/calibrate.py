@@ -40,7 +40,7 @@ CALIBRATION_RTOL = 2e-4
 #: Discretization used for the cheap first stage.
 COARSE_DISCRETIZATION = 2e-3
 #: Most accounting runs at the requested discretization before the solver gives up precision.
-MAX_FINE_RUNS = 24
+MAX_FINE_RUNS = 12
 NOISE_RANGE = (0.05, 1e4)
 UNKNOWNS = ("noise_multiplier", "sample_rate", "batch_size", "steps", "epochs")
 
