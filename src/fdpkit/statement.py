@@ -39,7 +39,7 @@ _METHOD = {
     "poisson": "the privacy loss distribution (PLD) of the Poisson subsampled Gaussian",
     "truncated-poisson": "the PLD of the truncated subsampled Gaussian (dp_accounting)",
     "fixed-size": ("the without-replacement subsampling theorem of Dong, Roth & Su (2022, Thm. 4.2), "
-                   "C_q(G_{Δ/σ}) with Δ = {d:g}, composed over the steps through its PLD"),
+                   "C_q(G_{{Δ/σ}}) with Δ = {d:g}, composed over the steps through its PLD"),
     "shuffled": "the Gaussian mechanism without amplification by sampling (μ = √P·Δ/σ, Δ = {d:g}), exact",
 }
 

@@ -106,3 +106,24 @@ def test_cli_bad_input_names_the_flag(args, needle):
     r = CliRunner().invoke(app, ["report", "dpsgd", *args])
     assert r.exit_code == 2
     assert needle in r.output and "Traceback" not in r.output
+
+
+@pytest.mark.parametrize("kw, phrase", [
+    (dict(sample_rate=0.05, steps=20), "Poisson sampling"),
+    (dict(sample_rate=0.05, steps=20, relation="replace-one"), "replacing one example with another"),
+    (dict(batch_size=5, dataset_size=100, steps=20, sampling="truncated-poisson", max_batch_size=8), "cut down to 8"),
+    (dict(batch_size=5, dataset_size=100, steps=20, sampling="fixed-size", relation="replace-one"), "Thm. 4.2"),
+    (dict(batch_size=5, dataset_size=100, steps=20, sampling="fixed-size", relation="zero-out"), "Δ = 1"),
+    (dict(batch_size=5, dataset_size=100, epochs=2, sampling="shuffled", relation="zero-out"), "without amplification"),
+    (dict(sample_rate=0.05, steps=20, unit="user"), "users are sampled"),
+])
+def test_statement_for_every_scheme(kw, phrase):
+    s = fp.privacy_report(fp.dpsgd(2.0, **kw), discretization=1e-2).statement()
+    assert phrase in s and "μ =" in s and "ε =" in s
+
+
+def test_statement_for_a_schedule():
+    from fdpkit.mechanisms import dpsgd_schedule
+
+    s = fp.privacy_report(dpsgd_schedule([(2.0, 0.05, 10), (1.5, 0.1, 5)]), discretization=1e-2).statement()
+    assert "in 2 phases" in s and "σ = 1.5" in s
