@@ -204,6 +204,8 @@ def calibrate_dpsgd(
     examples_per_user: int | None = None,
     discretization: float = DISCRETIZATION_DEFAULT,
     alpha_min: float = ALPHA_MIN_DEFAULT,
+    max_steps: int | None = None,
+    min_noise_multiplier: float | None = None,
 ) -> CalibrationResult:
     """Solve DP-SGD for the one training parameter left out, to meet one target.
 
@@ -221,6 +223,8 @@ def calibrate_dpsgd(
         As for :func:`fdpkit.dpsgd`.
     discretization, alpha_min
         Accounting settings (see :func:`fdpkit.privacy_report`).
+    max_steps, min_noise_multiplier
+        Optional bounds of the search (a server's limits on the work of one request).
 
     Returns
     -------
@@ -264,6 +268,10 @@ def calibrate_dpsgd(
     probe = {"noise_multiplier": 1.0, "sample_rate": 0.5, "batch_size": 1, "steps": 1}[unknown]
     p = _problem(unknown, kw)
     p.build(probe)
+    if max_steps is not None and p.unknown == "steps":
+        p.hi = float(min(p.hi, int(max_steps)))
+    if min_noise_multiplier is not None and p.unknown == "noise_multiplier":
+        p.lo = max(p.lo, float(min_noise_multiplier))
     return _solve(p, target, discretization, alpha_min, report_epochs)
 
 

@@ -37,7 +37,7 @@ async def _calibrate(request: Request, kwargs: dict, with_report: bool):
     _check(kwargs, limits)
 
     def work():
-        r = fp.calibrate_dpsgd(**kwargs)
+        r = fp.calibrate_dpsgd(**kwargs, max_steps=limits.max_steps, min_noise_multiplier=limits.min_noise)
         rep = fp.privacy_report(r.mechanism, discretization=kwargs["discretization"]) if with_report else None
         return r, rep
 
