@@ -277,6 +277,7 @@ def calibrate_dpsgd(
 
 def _solve(p: _Problem, target: Target, disc: float, alpha_min: float, report_epochs: bool) -> CalibrationResult:
     fine = coarse = 0
+    stage = ["coarse"]
     cache: dict[tuple[float, float], tuple[float, Any]] = {}
 
     def metric(x: float, d: float) -> tuple[float, Any]:
@@ -285,7 +286,7 @@ def _solve(p: _Problem, target: Target, disc: float, alpha_min: float, report_ep
         if key not in cache:
             acc = account(p.build(x), discretization=d)
             cache[key] = (target.read(acc, alpha_min), acc)
-            if d == disc:
+            if d == disc and stage[0] == "fine":
                 fine += 1
             else:
                 coarse += 1
@@ -308,8 +309,10 @@ def _solve(p: _Problem, target: Target, disc: float, alpha_min: float, report_ep
     most = p.lo if p.increasing else p.hi
     x = _initial_guess(p, target, least)
     d_c = COARSE_DISCRETIZATION if disc < COARSE_DISCRETIZATION else disc
+    stage[0] = "fine"
     if p.unknown in ("sample_rate", "batch_size") and good(metric(least, disc)[0]):
         return finish(least, True, f"even {p.unknown} = {least:g} stays within the target")
+    stage[0] = "coarse"
     # 1. secant on log metric in log x, coarse discretization
     sign = 1.0 if p.increasing else -1.0
 
@@ -338,6 +341,7 @@ def _solve(p: _Problem, target: Target, disc: float, alpha_min: float, report_ep
     if slope == 0 or (slope > 0) != p.increasing or not math.isfinite(slope):
         slope = sign
     x = math.exp(t1)
+    stage[0] = "fine"
     if p.integer:
         return _integer_finish(p, x, lambda v: good(metric(v, disc)[0]), finish, most)
     # 2. fine discretization: Newton steps with the coarse slope, aimed inside the safe side
@@ -345,7 +349,9 @@ def _solve(p: _Problem, target: Target, disc: float, alpha_min: float, report_ep
     safe: float | None = None
     unsafe: float | None = None
     cand = p.clamp(x)
-    while fine < MAX_FINE_RUNS:
+    for _ in range(3 * MAX_FINE_RUNS):
+        if fine >= MAX_FINE_RUNS:
+            break
         gp = gap(cand, disc)
         if gp <= 0:
             safe = cand if safe is None or (cand > safe) == p.increasing else safe
