@@ -75,6 +75,7 @@ from fdpkit.risk import (  # noqa: E402
 from fdpkit.accounting import account, tradeoff_curve  # noqa: E402
 from fdpkit.calibrate import CalibrationResult, calibrate_dpsgd  # noqa: E402
 from fdpkit.mechanisms import (  # noqa: E402
+    DPSGD,
     ApproxDP,
     Composed,
     Gaussian,
@@ -85,6 +86,8 @@ from fdpkit.mechanisms import (  # noqa: E402
     Repeated,
     Subsampled,
     dpsgd,
+    dpsgd_from_opacus_history,
+    dpsgd_schedule,
     mechanism_from_dict,
     mechanism_from_json,
 )
@@ -122,6 +125,7 @@ __all__ = [
     # mechanisms / accounting / report / calibration
     "ApproxDP",
     "CalibrationResult",
+    "DPSGD",
     "Composed",
     "Gaussian",
     "Laplace",
@@ -134,6 +138,8 @@ __all__ = [
     "account",
     "calibrate_dpsgd",
     "dpsgd",
+    "dpsgd_from_opacus_history",
+    "dpsgd_schedule",
     "mechanism_from_dict",
     "mechanism_from_json",
     "privacy_report",

@@ -160,8 +160,9 @@ def group_curve(curve: TradeOffCurve, k: int) -> TradeOffCurve:
         return curve
     if isinstance(curve, GaussianCurve):
         return GaussianCurve(k * curve.mu)
-    pw = curve if isinstance(curve, PiecewiseLinearCurve) else curve.to_piecewise()
-    a1, t1 = _tpr_map(pw)
+    if not isinstance(curve, PiecewiseLinearCurve):
+        raise ValueError(f"curve must be a GaussianCurve or a certified PiecewiseLinearCurve, got {type(curve).__name__}")
+    a1, t1 = _tpr_map(curve)
     a, t = a1, t1
     inc = np.concatenate([[True], np.diff(t1) > 0])
     for _ in range(k - 1):
