@@ -37,6 +37,9 @@ from fdpkit.mechanisms.dpsgd import DPSGD, MAX_STEPS, SENSITIVITY
 
 #: Relative precision of the returned value: the achieved metric is within this of target.
 CALIBRATION_RTOL = 2e-4
+#: Relative precision of a continuous unknown: converged once the secant puts the exact
+#: solution within this of the (safe) value returned (plain bisection's stopping rule).
+X_RTOL = 1e-4
 #: Discretization used for the cheap first stage.
 COARSE_DISCRETIZATION = 2e-3
 #: Most accounting runs at the requested discretization before the solver gives up precision.
@@ -344,32 +347,43 @@ def _solve(p: _Problem, target: Target, disc: float, alpha_min: float, report_ep
     stage[0] = "fine"
     if p.integer:
         return _integer_finish(p, x, lambda v: good(metric(v, disc)[0]), finish, most)
-    # 2. fine discretization: Newton steps with the coarse slope, aimed inside the safe side
-    aim = CALIBRATION_RTOL / 3
-    safe: float | None = None
+    # 2. requested discretization: a Newton step with the coarse slope, then secant steps on
+    # the full-resolution points (their slope differs from the coarse one), aimed a little
+    # inside the safe side; bisection between safe and unsafe points if that stalls
+    aim = CALIBRATION_RTOL / 2
+    safe: tuple[float, float] | None = None  # (x, gap) on the safe side closest to the target
     unsafe: float | None = None
+    last: tuple[float, float] | None = None
     cand = p.clamp(x)
     for _ in range(3 * MAX_FINE_RUNS):
         if fine >= MAX_FINE_RUNS:
             break
         gp = gap(cand, disc)
+        if last is not None and abs(math.log(cand) - last[0]) > 1e-9:
+            s_f = (gp - last[1]) / (math.log(cand) - last[0])
+            if s_f != 0 and (s_f > 0) == p.increasing and math.isfinite(s_f):
+                slope = s_f
+        last = (math.log(cand), gp)
         if gp <= 0:
-            safe = cand if safe is None or (cand > safe) == p.increasing else safe
-            if -gp <= CALIBRATION_RTOL or cand == least:
+            if safe is None or -gp < -safe[1]:
+                safe = (cand, gp)
+            # converged: within RTOL of the target, or within X_RTOL of the unknown's solution
+            if -gp <= CALIBRATION_RTOL or abs(gp / slope) <= X_RTOL or cand == least:
                 return finish(cand, True)
         else:
             unsafe = cand if unsafe is None or (cand < unsafe) == p.increasing else unsafe
             if cand == most:
                 break
-        if safe is not None and unsafe is not None and fine >= 3:
-            new = math.sqrt(safe * unsafe)  # bisection in log x between the fine brackets
-        else:
-            new = p.clamp(cand * math.exp((-gp - aim) / slope))
+        new = p.clamp(cand * math.exp((-gp - aim) / slope))
+        if safe is not None and unsafe is not None:
+            lo_b, hi_b = sorted((safe[0], unsafe))
+            if not lo_b < new < hi_b:  # the secant left the bracket: bisect in log x
+                new = math.sqrt(safe[0] * unsafe)
         if new == cand:
             new = p.clamp(cand * math.exp(-sign * aim))
         cand = new
     if safe is not None:
-        return finish(safe, False, "the target was met on the safe side but not to full precision")
+        return finish(safe[0], False, "the target was met on the safe side but not to full precision")
     raise ValueError(f"could not meet {target.describe()} by changing {p.unknown}: even "
                      f"{p.unknown} = {most:g} exceeds it; change the other parameters")
 
