@@ -29,6 +29,7 @@ from fdpkit.curves import (  # noqa: E402
     TradeOffCurve,
     UniformSamplingCurve,
     envelope,
+    group_curve,
     worst_case,
 )
 
@@ -72,12 +73,13 @@ from fdpkit.risk import (  # noqa: E402
 )
 
 # --- mechanisms / accounting / report / calibration ------------------------------------
-from fdpkit.accounting import account, tradeoff_curve  # noqa: E402
+from fdpkit.accounting import account, compose_curves, tradeoff_curve  # noqa: E402
 from fdpkit.calibrate import CalibrationResult, calibrate_dpsgd  # noqa: E402
 from fdpkit.mechanisms import (  # noqa: E402
     DPSGD,
     ApproxDP,
     Composed,
+    CurveMechanism,
     Gaussian,
     Laplace,
     Mechanism,
@@ -85,6 +87,7 @@ from fdpkit.mechanisms import (  # noqa: E402
     RandomizedResponse,
     Repeated,
     Subsampled,
+    UniformSampling,
     dpsgd,
     dpsgd_from_opacus_history,
     dpsgd_schedule,
@@ -92,6 +95,11 @@ from fdpkit.mechanisms import (  # noqa: E402
     mechanism_from_json,
 )
 from fdpkit.privacy import PrivacyReport, privacy_report  # noqa: E402
+
+# --- audits (the function fdpkit.audit shadows the package name on purpose: use
+# ``from fdpkit.audit import ...`` for the package's other names) -------------------------
+from fdpkit.audit import AuditResult, SimulatedAttack, audit_from_counts, simulate_attack  # noqa: E402
+from fdpkit.audit import audit  # noqa: E402
 
 # --- utility / planning ---------------------------------------------------------------
 from fdpkit.planning import ZTestSpec, privacy_first, utility_first  # noqa: E402
@@ -109,6 +117,12 @@ from fdpkit.utility import (  # noqa: E402
 
 __all__ = [
     "__version__",
+    # audits
+    "AuditResult",
+    "SimulatedAttack",
+    "audit",
+    "audit_from_counts",
+    "simulate_attack",
     # utility / planning
     "ZTestSpec",
     "adjusted_alpha",
@@ -127,6 +141,7 @@ __all__ = [
     "CalibrationResult",
     "DPSGD",
     "Composed",
+    "CurveMechanism",
     "Gaussian",
     "Laplace",
     "Mechanism",
@@ -135,7 +150,9 @@ __all__ = [
     "RandomizedResponse",
     "Repeated",
     "Subsampled",
+    "UniformSampling",
     "account",
+    "compose_curves",
     "calibrate_dpsgd",
     "dpsgd",
     "dpsgd_from_opacus_history",
@@ -177,6 +194,7 @@ __all__ = [
     "TradeOffCurve",
     "UniformSamplingCurve",
     "envelope",
+    "group_curve",
     "worst_case",
     "GDPFit",
     "advantage",

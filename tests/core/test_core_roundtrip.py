@@ -41,7 +41,9 @@ def test_pl_roundtrip_through_tpr_and_beta():
     g = fp.GaussianCurve(2.0).to_piecewise()
     again = fp.PiecewiseLinearCurve(g.alphas, g.betas, g.bound, tpr=g.tprs)
     np.testing.assert_array_equal(again.alphas, g.alphas)
-    assert fp.fit_gdp(again).mu == fp.fit_gdp(g).mu
+    # g is symmetric by construction (fitted on its accurate half), again is checked: the
+    # two fits agree to rounding
+    assert fp.fit_gdp(again).mu == pytest.approx(fp.fit_gdp(g).mu, rel=1e-11)
 
 
 def test_grid_step():

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 import fdpkit as fp
 from dp_accounting.pld import privacy_loss_distribution as pldlib
 
-from fdpkit.accounting import curve_from_pld, group_curve
+from fdpkit import group_curve
+from fdpkit.accounting import curve_from_pld
 from fdpkit.curves import GaussianCurve
 
 ALPHAS = np.geomspace(1e-10, 0.999, 300)

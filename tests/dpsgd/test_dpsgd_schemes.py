@@ -13,7 +13,9 @@ from dp_accounting.pld import privacy_loss_distribution as pldlib
 from scipy.stats import norm
 
 import fdpkit as fp
-from fdpkit.accounting import account, curve_from_pld, group_curve
+from fdpkit import compose_curves, group_curve
+from fdpkit.accounting import account, curve_from_pld
+from fdpkit.accounting.dpsgd import fixed_size_step_curve
 from fdpkit.curves import GaussianCurve, PiecewiseLinearCurve
 from fdpkit.fit import fit_gdp
 
@@ -80,6 +82,35 @@ def test_fixed_size_one_step_is_cq_of_gaussian(relation, delta):
     diff = c.beta(ALPHAS) - exact.beta(ALPHAS)
     assert diff.max() <= 1e-12, "fixed-size curve above the exact C_q(G): optimistic"
     assert diff.min() >= -CQ_ATOL
+
+
+def _bucket_pld(curve, d):
+    """Independent curve -> PLD (privacy buckets): each hull segment of slope e^l is an atom
+    of Q-mass dTPR at loss l rounded up to the grid; TPR(0) is the mass at +inf."""
+    a, t = np.asarray(curve.alphas), np.asarray(curve.tprs)
+    da, dt = np.diff(a), np.diff(t)
+    keep = (dt > 0) & (da > 0)
+    loss = np.log(dt[keep] / da[keep])
+    idx = np.ceil(loss / d).astype(int)
+    probs = np.bincount(idx - idx.min(), weights=dt[keep])
+    from dp_accounting.pld import pld_pmf
+
+    pmf = pld_pmf.DensePLDPmf(d, int(idx.min()), probs, float(t[0]), True)
+    return pldlib.PrivacyLossDistribution(pmf)
+
+
+def test_fixed_size_composition_against_independent_routes():
+    sigma, b, n, steps = 1.0, 20, 1000, 5
+    m = fp.dpsgd(sigma, batch_size=b, dataset_size=n, steps=steps, sampling="fixed-size", relation="replace-one")
+    ours = account(m, discretization=DISC)
+    step = fixed_size_step_curve(sigma, b / n, "replace-one", DISC)
+    # compose_curves (T copies of the curve) and a privacy-bucket PLD composed by dp_accounting
+    via_compose = compose_curves(*[step] * steps, discretization=DISC)
+    buckets = _bucket_pld(step, DISC).self_compose(steps)
+    e_ours = ours.epsilon_for_delta(1e-5)
+    assert e_ours == pytest.approx(via_compose.epsilon_for_delta(1e-5), rel=1e-6)
+    e_b = buckets.get_epsilon_for_delta(1e-5)
+    assert e_ours <= e_b * (1 + 1e-9) and e_ours == pytest.approx(e_b, rel=5e-3)
 
 
 def test_fixed_size_composes_and_is_weaker_than_poisson():

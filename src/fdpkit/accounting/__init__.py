@@ -6,15 +6,19 @@ from fdpkit.accounting.curve import (
     closed_form_curve,
     curve_from_pld,
 )
-from fdpkit.accounting.dpsgd import account, group_curve, poisson_comparison, tradeoff_curve
+from fdpkit.accounting.dpsgd import account, poisson_comparison, tradeoff_curve
+
+from fdpkit.accounting.compose import compose_curves
+from fdpkit.accounting.from_curve import pld_from_curve
 
 __all__ = [
+    "compose_curves",
+    "pld_from_curve",
     "DISCRETIZATION_DEFAULT",
     "Accounting",
     "account",
     "closed_form_curve",
     "curve_from_pld",
-    "group_curve",
     "poisson_comparison",
     "tradeoff_curve",
 ]

@@ -62,10 +62,12 @@ from fdpkit.curves import (
     PiecewiseLinearCurve,
     RandomizedResponseCurve,
     TradeOffCurve,
+    UniformSamplingCurve,
 )
 from fdpkit.mechanisms import (
     ApproxDP,
     Composed,
+    CurveMechanism,
     Gaussian,
     Laplace,
     Mechanism,
@@ -73,6 +75,7 @@ from fdpkit.mechanisms import (
     RandomizedResponse,
     Repeated,
     Subsampled,
+    UniformSampling,
 )
 
 #: Default value_discretization_interval of the PLD (dp_accounting's default, Gomez et al.).
@@ -114,6 +117,10 @@ def closed_form_curve(mechanism: Mechanism) -> TradeOffCurve | None:
         return EpsDeltaCurve(mechanism.epsilon)
     if isinstance(mechanism, ApproxDP):
         return EpsDeltaCurve(mechanism.epsilon, mechanism.delta)
+    if isinstance(mechanism, UniformSampling):
+        return UniformSamplingCurve(mechanism.mu, mechanism.n)
+    if isinstance(mechanism, CurveMechanism):
+        return PiecewiseLinearCurve.from_tpr(mechanism.alpha, mechanism.tpr, mechanism.bound)
     return None
 
 

@@ -22,12 +22,11 @@ scheme and neighbouring relation (see :mod:`fdpkit.mechanisms.dpsgd`):
   its inverse, and fdpkit's curve of a PLD is the convex hull of the minimum of the
   directions' symmetric curves, whose privacy profile is the larger of theirs (the
   conjugate of min{f, g}** is max{f*, g*}). So fdpkit builds that one-step curve (a
-  certified lower bound at the discretization), turns it back into a *symmetric* PLD by
-  reading each hull segment of slope -e^l as an atom at loss l (rounded **up** to the grid,
-  the pessimistic direction: delta(eps) = m_inf + sum_{l > eps} (1 - e^{eps-l}) p only
-  grows), and composes that PLD over the steps with dp_accounting: the curve certified
-  for C_q(f)^{(x)T} (Dong et al. Thm. 3.2 composition; ordering is kept because a PLD
-  with larger losses dominates, Zhu, Dong & Wang 2022).
+  certified lower bound at the discretization), turns it back into a pessimistic PLD of
+  the *curve* (:func:`fdpkit.accounting.from_curve.pld_from_curve`, connect-the-dots on
+  its privacy profile), and composes that PLD over the steps with dp_accounting: the
+  curve certified for C_q(f)^{(x)T} (Dong et al. Thm. 3.2; the same route as
+  :func:`fdpkit.compose_curves`, with dp_accounting's self-composition for T equal steps).
 - **Shuffled fixed-size batches** (each example once per pass): no amplification is
   claimed. An example enters P steps, each a Gaussian of sensitivity Delta, the others do
   not depend on it (for replace-one / zero-out the partition into batches is the same on
@@ -39,22 +38,21 @@ scheme and neighbouring relation (see :mod:`fdpkit.mechanisms.dpsgd`):
 **Privacy unit.** ``unit="user"`` without ``examples_per_user``: users are sampled, so the
 maths is the same with users as units. With ``examples_per_user = k``: group privacy, Dong,
 Roth & Su Thm. 2.14: an f-DP mechanism is 1 - (1 - f)^{o k}-DP for datasets differing in k
-examples (o k: k-fold functional composition of the TPR map alpha -> 1 - f(alpha)); for
-G_mu this is exactly G_{k mu}. On a piecewise-linear certified curve the composition is
-computed exactly on the union of the breakpoints and their preimages, then nudged up.
+examples; exactly G_{k mu} for Gaussian DP, a sound lower bound on a certified curve
+(:func:`fdpkit.group_curve`).
 """
 
 from __future__ import annotations
 
 import math
-import numpy as np
 from dp_accounting import privacy_accountant
 from dp_accounting.pld import privacy_loss_distribution as pldlib
 
 from fdpkit.accounting import _pld_adapter as _adapter
 from fdpkit.accounting import curve as _curve
+from fdpkit.accounting.from_curve import pld_from_curve
 from fdpkit.accounting.profile import PldProfile
-from fdpkit.curves import GaussianCurve, PiecewiseLinearCurve, TradeOffCurve
+from fdpkit.curves import GaussianCurve, PiecewiseLinearCurve, TradeOffCurve, group_curve
 from fdpkit.mechanisms import Mechanism
 from fdpkit.mechanisms.dpsgd import DPSGD, Phase
 
@@ -63,10 +61,6 @@ _NEIGHBOUR = {"add-remove": _REL.ADD_OR_REMOVE_ONE, "zero-out": _REL.REPLACE_SPE
               "replace-one": _REL.REPLACE_ONE}
 #: Tail mass dp_accounting may truncate in each composition (as in fdpkit.accounting.pld).
 TAIL_MASS_TRUNCATION = 1e-15
-#: Losses beyond this (in nats) in a PLD rebuilt from a curve go to the infinite loss.
-LOSS_CAP = 60.0
-#: Relative amount by which a group curve's TPR is raised to absorb float rounding.
-GROUP_TPR_RTOL = 1e-12
 
 
 # ------------------------------------------------------------------------- one phase
@@ -75,28 +69,6 @@ def _poisson_step(sigma: float, q: float, relation: str, d: float):
         sigma, sensitivity=1.0, pessimistic_estimate=True, value_discretization_interval=d,
         sampling_prob=q, use_connect_dots=True, neighboring_relation=_NEIGHBOUR[relation],
     )
-
-
-def _pld_from_symmetric_curve(curve: PiecewiseLinearCurve, d: float):
-    """A symmetric pessimistic PLD whose privacy profile is at least the curve's, every eps.
-
-    Each hull segment from (alpha_i, TPR_i) to (alpha_{i+1}, TPR_{i+1}) is an atom of mass
-    p = TPR_{i+1} - TPR_i (under the alternative) at loss ln(p / (alpha_{i+1} - alpha_i)),
-    rounded up to the grid; TPR at alpha = 0 is the mass at +inf."""
-    a, t, b = curve.alphas, curve.tprs, curve.betas
-    da = np.diff(a)
-    dt = np.where(t[1:] <= 0.5, np.diff(t), b[:-1] - b[1:])
-    keep = (dt > 0) & (da > 0)
-    p, loss = dt[keep], np.log(dt[keep]) - np.log(da[keep])
-    m_inf = float(t[0])
-    far = loss > LOSS_CAP
-    m_inf += float(p[far].sum())
-    p, loss = p[~far], np.maximum(loss[~far], -LOSS_CAP)  # raising a loss is pessimistic
-    idx = np.ceil(loss / d).astype(np.int64)
-    lo = int(idx.min())
-    probs = np.bincount(idx - lo, weights=p)
-    losses = (np.arange(len(probs)) + lo) * d
-    return _adapter.pld_from_arrays(_adapter.PmfArrays(losses, probs, m_inf, d))
 
 
 def fixed_size_step_curve(sigma: float, q: float, relation: str, d: float) -> PiecewiseLinearCurve:
@@ -121,7 +93,7 @@ def _phase_pld(m: DPSGD, ph: Phase, d: float):
             neighboring_relation=_NEIGHBOUR[m.relation],
         )
     elif m.sampling == "fixed-size":
-        step = _pld_from_symmetric_curve(fixed_size_step_curve(s, ph.sample_rate, m.relation, d), d)
+        step = pld_from_curve(fixed_size_step_curve(s, ph.sample_rate, m.relation, d), d)
     else:  # shuffled: P Gaussians of sensitivity Delta (no amplification)
         step = pldlib.from_gaussian_mechanism(s, sensitivity=m.sensitivity, pessimistic_estimate=True,
                                               value_discretization_interval=d, use_connect_dots=True)
@@ -144,38 +116,6 @@ def dpsgd_pld(m: DPSGD, discretization: float):
 def shuffled_mu(m: DPSGD) -> float:
     """mu = Delta sqrt(sum_phases P / sigma^2) of shuffled batches (no amplification)."""
     return m.sensitivity * math.sqrt(sum(ph.participations / ph.noise_multiplier**2 for ph in m.phases))
-
-
-# ------------------------------------------------------------------------ group privacy
-def _tpr_map(c: PiecewiseLinearCurve) -> tuple[np.ndarray, np.ndarray]:
-    return np.asarray(c.alphas, dtype=float), np.asarray(c.tprs, dtype=float)
-
-
-def group_curve(curve: TradeOffCurve, k: int) -> TradeOffCurve:
-    """1 - (1 - f)^{o k}: the curve for datasets differing in ``k`` examples (Dong, Roth &
-    Su Thm. 2.14). Exact G_{k mu} for a Gaussian curve; for a piecewise-linear lower bound,
-    the exact k-fold composition of its TPR map (a lower bound again), nudged up by
-    ``GROUP_TPR_RTOL`` against rounding."""
-    if k == 1:
-        return curve
-    if isinstance(curve, GaussianCurve):
-        return GaussianCurve(k * curve.mu)
-    if not isinstance(curve, PiecewiseLinearCurve):
-        raise ValueError(f"curve must be a GaussianCurve or a certified PiecewiseLinearCurve, got {type(curve).__name__}")
-    a1, t1 = _tpr_map(curve)
-    a, t = a1, t1
-    inc = np.concatenate([[True], np.diff(t1) > 0])
-    for _ in range(k - 1):
-        # new(x) = f1(old(x)); breakpoints: old's and old^{-1}(f1's breakpoints)
-        ok = np.concatenate([[True], np.diff(t) > 0])
-        lo, hi = t[0], t[-1]
-        pre = a1[inc & (a1 > lo) & (a1 < hi)]
-        x = np.union1d(a, np.interp(pre, t[ok], a[ok]))
-        inner = np.interp(x, a, t)
-        t = np.minimum(np.interp(inner, a1, t1) * (1.0 + GROUP_TPR_RTOL), 1.0)
-        a = x
-    t = np.maximum(np.maximum.accumulate(t), a)
-    return PiecewiseLinearCurve.lower_convex_hull(a, t, "lower")
 
 
 # ----------------------------------------------------------------------------- account
@@ -222,5 +162,5 @@ def tradeoff_curve(mechanism: Mechanism, *, discretization: float = _curve.DISCR
     return account(mechanism, discretization=discretization).curve
 
 
-__all__ = ["account", "account_dpsgd", "dpsgd_pld", "group_curve", "poisson_comparison", "shuffled_mu",
+__all__ = ["account", "account_dpsgd", "dpsgd_pld", "poisson_comparison", "shuffled_mu",
            "tradeoff_curve", "fixed_size_step_curve"]

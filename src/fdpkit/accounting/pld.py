@@ -11,10 +11,13 @@ from dp_accounting import dp_event  # noqa: F401  (kept for future event-based a
 from dp_accounting.pld import common, privacy_loss_distribution as pldlib
 
 from fdpkit.accounting import _pld_adapter as _adapter
+from fdpkit.accounting.from_curve import pld_from_curve
+from fdpkit.curves import PiecewiseLinearCurve, UniformSamplingCurve
 from fdpkit.mechanisms import (
     DPSGD,
     ApproxDP,
     Composed,
+    CurveMechanism,
     Gaussian,
     Laplace,
     Mechanism,
@@ -22,6 +25,7 @@ from fdpkit.mechanisms import (
     RandomizedResponse,
     Repeated,
     Subsampled,
+    UniformSampling,
 )
 
 #: Tail mass dp_accounting may truncate in each composition; pessimistic mode moves it to
@@ -51,6 +55,11 @@ def build_pld(mechanism: Mechanism, discretization: float):
     if isinstance(mechanism, ApproxDP):
         params = common.DifferentialPrivacyParameters(mechanism.epsilon, mechanism.delta)
         return pldlib.from_privacy_parameters(params, value_discretization_interval=discretization)
+    if isinstance(mechanism, CurveMechanism):
+        curve = PiecewiseLinearCurve.from_tpr(mechanism.alpha, mechanism.tpr, mechanism.bound)
+        return pld_from_curve(curve, discretization)
+    if isinstance(mechanism, UniformSampling):
+        return pld_from_curve(UniformSamplingCurve(mechanism.mu, mechanism.n), discretization)
     if isinstance(mechanism, Subsampled):
         inner, q = mechanism.inner, mechanism.sample_rate
         if q == 1.0:

@@ -4,6 +4,7 @@ from fdpkit.curves.base import CurveGrid, TradeOffCurve
 from fdpkit.curves.combine import EnvelopeCurve, envelope, worst_case
 from fdpkit.curves.epsdelta import EpsDeltaCurve, RandomizedResponseCurve, UniformSamplingCurve
 from fdpkit.curves.gaussian import GaussianCurve
+from fdpkit.curves.group import group_curve
 from fdpkit.curves.laplace import LaplaceCurve
 from fdpkit.curves.piecewise import PiecewiseLinearCurve, piecewise_lower_bound
 
@@ -18,6 +19,7 @@ __all__ = [
     "TradeOffCurve",
     "UniformSamplingCurve",
     "envelope",
+    "group_curve",
     "piecewise_lower_bound",
     "worst_case",
 ]

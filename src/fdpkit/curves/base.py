@@ -31,6 +31,39 @@ BOUNDS = ("exact", "lower", "upper")
 _BISECT_STEPS = 80
 
 
+def vertex_profile(alpha: np.ndarray, tpr: np.ndarray, eps: np.ndarray) -> np.ndarray:
+    """delta(eps) = max(0, max_k TPR_k - e^eps alpha_k) over the vertices of a concave chain
+    (alpha increasing, TPR concave), for any real eps (``inf`` allowed).
+
+    The maximum over a concave chain is at the vertex where the segment slopes pass e^eps;
+    it is located by a binary search on the slopes and, so that a rounded slope can never
+    pick a smaller value, the vertices on either side are evaluated too. O((n + m) log n)
+    for n vertices and m epsilons.
+    """
+    a = np.asarray(alpha, dtype=float)
+    t = np.asarray(tpr, dtype=float)
+    eps = np.asarray(eps, dtype=float)
+    out = np.zeros(eps.shape)
+    inf = np.isposinf(eps)
+    out[inf] = t[0] if a[0] == 0.0 else 0.0
+    e = eps[~inf]
+    if e.size == 0:
+        return out
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slopes = np.diff(t) / np.diff(a)
+    slopes = np.where(np.isnan(slopes), 0.0, slopes)
+    x = np.exp(e)
+    k = np.searchsorted(-slopes, -x, side="left")  # number of segments steeper than e^eps
+    best = np.zeros(e.shape)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for shift in (-1, 0, 1):
+            j = np.clip(k + shift, 0, len(a) - 1)
+            val = t[j] - x * a[j]
+            best = np.maximum(best, np.where(np.isnan(val), 0.0, val))
+    out[~inf] = best
+    return out
+
+
 class CurveGrid(NamedTuple):
     """A trade-off curve sampled on a grid: ``alpha`` (FPR) and ``beta`` (FNR) arrays."""
 
@@ -188,15 +221,7 @@ class TradeOffCurve(ABC):
         if half is not None and np.all(eps >= 0):
             # for eps >= 0 the sup is where the slope passes e^eps >= 1: the steep half
             a, t = half[0], half[1]
-        out = np.empty(len(eps))
-        for i, e in enumerate(eps):
-            if np.isinf(e):
-                out[i] = t[0] if a[0] == 0 else 0.0
-            else:
-                with np.errstate(over="ignore", invalid="ignore"):
-                    vals = t - np.exp(e) * a
-                out[i] = max(0.0, float(np.nanmax(vals)))
-        return out
+        return vertex_profile(a, t, eps)
 
     def to_piecewise(self, n: int = 20001) -> "TradeOffCurve":
         """A piecewise-linear *lower bound* of this curve.

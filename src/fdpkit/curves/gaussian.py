@@ -41,6 +41,21 @@ def gaussian_log_delta(mu: float, eps: float) -> float:
     return la + float(log1mexp(gap))
 
 
+def gaussian_log_delta_array(mu: float, eps: np.ndarray) -> np.ndarray:
+    """:func:`gaussian_log_delta` for an array of eps >= 0 (``inf`` gives -inf), vectorised.
+    Requires mu > 0."""
+    eps = np.asarray(eps, dtype=float)
+    out = np.full(eps.shape, -math.inf)
+    fin = np.isfinite(eps)
+    e = eps[fin]
+    la = norm_logcdf(-e / mu + mu / 2.0)
+    gap = e + norm_logcdf(-e / mu - mu / 2.0) - la  # log of e^eps Phi(b) / Phi(a), <= 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        val = la + log1mexp(np.minimum(gap, 0.0))
+    out[fin] = np.where(gap < 0.0, val, -math.inf)
+    return out
+
+
 class GaussianCurve(TradeOffCurve):
     """Trade-off curve of mu-GDP, G_mu(alpha) = Phi(Phi^{-1}(1 - alpha) - mu).
 
@@ -108,7 +123,7 @@ class GaussianCurve(TradeOffCurve):
     def _delta_for_epsilon(self, eps: np.ndarray) -> np.ndarray:
         if self.mu == 0.0:
             return np.zeros(len(eps))
-        return np.array([0.0 if math.isinf(e) else math.exp(gaussian_log_delta(self.mu, float(e))) for e in eps])
+        return np.exp(gaussian_log_delta_array(self.mu, np.asarray(eps, dtype=float)))
 
     def _advantage_exact(self) -> float:
         # max_alpha 1 - alpha - G_mu(alpha) = 2 Phi(mu/2) - 1 (Dong et al. 2022, Sec. 2.2)

@@ -98,6 +98,18 @@ class LaplaceCurve(TradeOffCurve):
             a = np.sqrt(math.exp(-eps) / (4.0 * -slope))
         return np.clip(a, 0.5 * math.exp(-eps), 0.5)
 
+    def _delta_for_epsilon(self, eps: np.ndarray) -> np.ndarray:
+        """delta(eps) = 1 - e^{(eps - epsilon)/2} for 0 <= eps <= epsilon, else 0.
+
+        The sup of TPR - e^eps alpha is at the tangent point alpha = e^{-(epsilon + eps)/2}/2
+        of the middle regime, where TPR = 1 - e^{(eps - epsilon)/2}/2 and
+        e^eps alpha = e^{(eps - epsilon)/2}/2 (Dong et al. 2022, Prop. 2.12).
+        """
+        eps = np.asarray(eps, dtype=float)
+        with np.errstate(invalid="ignore"):
+            out = -np.expm1(0.5 * (np.minimum(eps, self.epsilon) - self.epsilon))
+        return np.where(eps >= self.epsilon, 0.0, out)
+
     def _advantage_exact(self) -> float:
         # symmetric curve: the maximum of 1 - alpha - f is at the fixed point f(a) = a,
         # e^-eps / (4a) = a  =>  a = e^{-eps/2}/2, so the advantage is 1 - e^{-eps/2}.

@@ -2,6 +2,7 @@
 
 from fdpkit.mechanisms.base import Mechanism, mechanism_from_dict, mechanism_from_json
 from fdpkit.mechanisms.basic import ApproxDP, Gaussian, Laplace, PureDP, RandomizedResponse
+from fdpkit.mechanisms.curve import CurveMechanism, UniformSampling
 from fdpkit.mechanisms.combinators import Composed, Repeated, Subsampled, dpsgd_from_training
 from fdpkit.mechanisms.dpsgd import (
     DPSGD,
@@ -18,6 +19,7 @@ __all__ = [
     "dpsgd_schedule",
     "ApproxDP",
     "Composed",
+    "CurveMechanism",
     "Gaussian",
     "Laplace",
     "Mechanism",
@@ -25,6 +27,7 @@ __all__ = [
     "RandomizedResponse",
     "Repeated",
     "Subsampled",
+    "UniformSampling",
     "dpsgd",
     "dpsgd_from_training",
     "mechanism_from_dict",

@@ -11,7 +11,7 @@ from fastapi.staticfiles import StaticFiles
 
 import fdpkit
 from fdpkit.web.common import HERE, Limits
-from fdpkit.web.routers import calculator, calibrate, convert, plan, report, risk
+from fdpkit.web.routers import audit, calculator, calibrate, convert, plan, report, risk
 
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
        "font-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; "
@@ -37,7 +37,7 @@ def create_app(limits: Limits | None = None) -> FastAPI:
     )
     app.state.limits = limits or Limits()
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
-    for module in (calculator, report, calibrate, convert, risk, plan):
+    for module in (calculator, report, calibrate, convert, risk, plan, audit):
         app.include_router(module.router)
 
     @app.middleware("http")

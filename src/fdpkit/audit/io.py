@@ -1,0 +1,144 @@
+"""Reading attack scores and published counts from CSV, safely (shared by CLI and web).
+
+Scores: one number per row, either a single column (an optional header line is skipped)
+or a column named ``score``. Blank lines and lines starting with ``#`` are ignored.
+Counts: a header naming ``true_positives`` (or ``tp``), ``false_positives`` (``fp``),
+``members`` and ``nonmembers``, then one row per threshold.
+
+Parsing never evaluates anything: text is decoded as UTF-8, split by Python's ``csv``
+module and converted with ``float``; every problem is a ValueError that names the input
+and the line.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from typing import Any
+
+import numpy as np
+
+#: Largest number of rows accepted from one file.
+MAX_ROWS = 5_000_000
+_SCORE_NAMES = ("score", "scores")
+_COUNT_ALIASES = {
+    "true_positives": ("true_positives", "tp"),
+    "false_positives": ("false_positives", "fp"),
+    "members": ("members", "n_members", "positives"),
+    "nonmembers": ("nonmembers", "n_nonmembers", "non_members", "negatives"),
+}
+
+
+def _text(name: str, data: bytes | str) -> str:
+    if isinstance(data, (bytes, bytearray)):
+        if b"\x00" in data:
+            raise ValueError(f"{name} is not a text CSV file (it contains NUL bytes)")
+        try:
+            return bytes(data).decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{name} is not UTF-8 text (byte {exc.start})") from None
+    return data
+
+
+def _rows(name: str, data: bytes | str, max_rows: int):
+    reader = csv.reader(io.StringIO(_text(name, data)))
+    count = 0
+    try:
+        for row in reader:
+            cells = [c.strip() for c in row]
+            if not any(cells) or cells[0].startswith("#"):
+                continue
+            count += 1
+            if count > max_rows:
+                raise ValueError(f"{name} has more than {max_rows:,} rows")
+            yield reader.line_num, cells
+    except csv.Error as exc:
+        raise ValueError(f"{name} is not valid CSV (line {reader.line_num}): {exc}") from None
+
+
+def _number(name: str, line: int, cell: str) -> float:
+    try:
+        v = float(cell)
+    except ValueError:
+        raise ValueError(f"{name}, line {line}: {cell[:40]!r} is not a number") from None
+    if math.isnan(v):
+        raise ValueError(f"{name}, line {line}: NaN is not a score")
+    return v
+
+
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
+def read_scores_csv(data: bytes | str, name: str = "scores", *, max_rows: int = MAX_ROWS) -> np.ndarray:
+    """Scores from CSV text or bytes (see module docs).
+
+    >>> read_scores_csv("score\\n0.5\\n1.5\\n").tolist()
+    [0.5, 1.5]
+    >>> read_scores_csv("0.5\\nabc\\n", "members")
+    Traceback (most recent call last):
+    ...
+    ValueError: members, line 2: 'abc' is not a number
+    """
+    col: int | None = None
+    values: list[float] = []
+    for line, cells in _rows(name, data, max_rows):
+        if col is None:
+            lowered = [c.lower() for c in cells]
+            named = [i for i, c in enumerate(lowered) if c in _SCORE_NAMES]
+            if named:
+                col = named[0]
+                continue
+            if len(cells) != 1:
+                raise ValueError(f"{name} has {len(cells)} columns on line {line}; give one column of scores "
+                                 "or name one column 'score'")
+            col = 0
+            if not _is_number(cells[0]) and not values:
+                continue  # a one-column header
+        if col >= len(cells) or cells[col] == "":
+            raise ValueError(f"{name}, line {line}: no score in column {col + 1}")
+        values.append(_number(name, line, cells[col]))
+    if not values:
+        raise ValueError(f"{name} has no scores")
+    return np.asarray(values, dtype=float)
+
+
+def read_counts_csv(data: bytes | str, name: str = "counts", *, max_rows: int = MAX_ROWS) -> dict[str, np.ndarray]:
+    """Counts at one or more thresholds from CSV (see module docs), as arrays named like
+    :func:`fdpkit.audit_from_counts`'s arguments.
+
+    >>> c = read_counts_csv("tp,fp,members,nonmembers\\n900,100,1000,1000\\n")
+    >>> {k: v.tolist() for k, v in c.items()}
+    {'true_positives': [900.0], 'false_positives': [100.0], 'members': [1000.0], 'nonmembers': [1000.0]}
+    """
+    index: dict[str, int] | None = None
+    out: dict[str, list[float]] = {k: [] for k in _COUNT_ALIASES}
+    for line, cells in _rows(name, data, max_rows):
+        if index is None:
+            lowered = [c.lower().replace(" ", "_").replace("-", "_") for c in cells]
+            index = {}
+            for key, aliases in _COUNT_ALIASES.items():
+                hits = [i for i, c in enumerate(lowered) if c in aliases]
+                if not hits:
+                    raise ValueError(f"{name} needs a header with the columns true_positives, false_positives, "
+                                     f"members and nonmembers; {key} is missing")
+                index[key] = hits[0]
+            continue
+        for key, i in index.items():
+            if i >= len(cells) or cells[i] == "":
+                raise ValueError(f"{name}, line {line}: no value for {key}")
+            out[key].append(_number(name, line, cells[i]))
+    if index is None or not out["true_positives"]:
+        raise ValueError(f"{name} has no rows of counts")
+    return {k: np.asarray(v, dtype=float) for k, v in out.items()}
+
+
+def scores_csv(scores: Any) -> str:
+    """Scores as a one-column CSV with a ``score`` header (what :func:`read_scores_csv` reads)."""
+    arr = np.asarray(scores, dtype=float)
+    return "score\n" + "\n".join(repr(float(v)) for v in arr) + "\n"

@@ -1,0 +1,108 @@
+"""``fdpkit audit`` and ``fdpkit audit simulate`` through typer's CliRunner."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from fdpkit.cli import app
+
+runner = CliRunner()
+GAUSS_1 = '{"kind": "gaussian", "sigma": 1.0}'
+GAUSS_HALF = '{"kind": "gaussian", "sigma": 0.5}'
+
+
+def run(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+@pytest.fixture(scope="module")
+def score_files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("scores")
+    r = run("--quiet", "audit", "simulate", "-m", GAUSS_HALF, "--trials", "3000", "--seed", "1",
+            "--members-out", d / "m.csv", "--nonmembers-out", d / "n.csv", "-f", "json")
+    assert r.exit_code == 0, r.output
+    return d / "m.csv", d / "n.csv"
+
+
+def test_help_lists_audit():
+    r = run("--help")
+    assert r.exit_code == 0 and "audit" in r.output
+    r = run("audit", "--help")
+    assert r.exit_code == 0 and "simulate" in r.output and "--members" in r.output
+
+
+def test_audit_scores_json_and_violation(score_files):
+    m, n = score_files
+    r = run("audit", "--members", m, "--nonmembers", n, "--mechanism", GAUSS_1, "-f", "json")
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    assert data["violation"] is True and data["mu_lower"] > 1.0
+    assert data["bounds"]["correction"] == "Bonferroni"
+    r = run("audit", "--members", m, "--nonmembers", n, "--mechanism", GAUSS_1, "--fail-on-violation")
+    assert r.exit_code == 1 and "VIOLATION" in r.stdout
+    r = run("audit", "--members", m, "--nonmembers", n, "--mechanism", GAUSS_HALF)
+    assert r.exit_code == 0 and "No violation" in r.stdout
+
+
+def test_audit_against_a_json_privacy_report(tmp_path, score_files):
+    report = tmp_path / "r.json"
+    r = run("--quiet", "report", "gaussian", "--sigma", "1", "--format", "json", "--output", report)
+    assert r.exit_code == 0, r.output
+    m, n = score_files
+    r = run("audit", "--members", m, "--nonmembers", n, "--mechanism", report, "-f", "json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["violation"] is True
+
+
+def test_audit_spec_file_counts_and_formats(tmp_path, score_files):
+    spec = tmp_path / "g.json"
+    spec.write_text(GAUSS_1)
+    counts = tmp_path / "c.csv"
+    counts.write_text("true_positives,false_positives,members,nonmembers\n900,100,1000,1000\n500,10,1000,1000\n")
+    r = run("audit", "--counts", counts, "--mechanism", spec, "-f", "json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["bounds"]["thresholds_used"] == 2
+    m, n = score_files
+    for fmt in ("md", "csv"):  # html and pdf: tests/report/test_report_audit.py
+        out = tmp_path / f"a.{fmt}"
+        r = run("--quiet", "audit", "--members", m, "--nonmembers", n, "-f", fmt, "-o", out)
+        assert r.exit_code == 0, r.output
+        assert out.stat().st_size > 200
+    r = run("audit", "--members", m, "--nonmembers", n, "--plot", tmp_path / "p.svg")
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "p.svg").read_text().lstrip().startswith("<?xml")
+
+
+def test_simulate_text():
+    r = run("audit", "simulate", "-m", '{"kind": "dpsgd", "noise_multiplier": 2, "sample_rate": 0.1, "steps": 10}',
+            "--trials", "2000", "--seed", "3")
+    assert r.exit_code == 0, r.output
+    assert "No violation" in r.stdout and "without noise" in r.stdout
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["audit"], "--members"),
+    (["audit", "--members", "@m"], "--members"),
+    (["audit", "--members", "@bad", "--nonmembers", "@n"], "not a number"),
+    (["audit", "--members", "@empty", "--nonmembers", "@n"], "no scores"),
+    (["audit", "--members", "@m", "--nonmembers", "@n", "--confidence", "1.5"], "confidence"),
+    (["audit", "--members", "@m", "--nonmembers", "@n", "--mechanism", "{oops"], "JSON"),
+    (["audit", "--members", "@m", "--nonmembers", "@n", "--mechanism", "/nonexistent/spec.json"], "spec.json"),
+    (["audit", "--members", "@m", "--nonmembers", "@n", "-f", "xml"], "--format"),
+    (["audit", "--counts", "@badcounts"], "true_positives"),
+    (["audit", "--counts", "@toomany"], "true_positives must be <= members"),
+    (["audit", "simulate", "-m", '{"kind": "pure_dp", "epsilon": 1}'], "simulated"),
+    (["audit", "simulate", "-m", GAUSS_1, "--trials", "0"], "trials"),
+])
+def test_bad_input_exits_2_with_one_line(args, needle, tmp_path, score_files):
+    files = {"m": score_files[0], "n": score_files[1], "bad": tmp_path / "bad.csv", "empty": tmp_path / "e.csv",
+             "badcounts": tmp_path / "bc.csv", "toomany": tmp_path / "tm.csv"}
+    files["bad"].write_text("score\n1.0\nabc\n")
+    files["empty"].write_text("score\n\n")
+    files["badcounts"].write_text("fp,members,nonmembers\n1,2,3\n")
+    files["toomany"].write_text("tp,fp,members,nonmembers\n11,1,10,10\n")
+    r = run(*[files.get(a[1:], a) if a.startswith("@") else a for a in args])
+    assert r.exit_code == 2, r.output
+    lines = [line for line in r.stderr.strip().splitlines() if line.strip()]
+    assert len(lines) == 1 and needle in lines[0], r.stderr

@@ -1,0 +1,139 @@
+"""The audit page and its JSON twins through FastAPI's TestClient (uploads, counts,
+simulation, malformed files -> 422, size limit -> 413)."""
+
+import numpy as np
+import pytest
+
+import fdpkit as fp
+from fdpkit.audit import scores_csv, simulate_attack
+from fdpkit.web.routers import audit as audit_router
+
+GAUSS_1 = '{"kind": "gaussian", "sigma": 1.0}'
+
+
+@pytest.fixture(scope="module")
+def scores():
+    sim = simulate_attack(fp.Gaussian(0.5), trials=3000, seed=8)
+    return sim.member_scores, sim.nonmember_scores
+
+
+def _files(m, n):
+    return {"members": ("m.csv", scores_csv(m).encode(), "text/csv"),
+            "nonmembers": ("n.csv", scores_csv(n).encode(), "text/csv")}
+
+
+def test_page_loads_with_nav(client):
+    r = client.get("/audit")
+    assert r.status_code == 200 and 'href="/audit"' in r.text and "enctype=\"multipart/form-data\"" in r.text
+
+
+def test_upload_shows_violation_and_plot(client, scores):
+    r = client.post("/audit", data={"mode": "scores", "mechanism": GAUSS_1, "confidence": "0.95", "delta": "1e-5"},
+                    files=_files(*scores))
+    assert r.status_code == 200, r.text[:500]
+    assert "VIOLATION" in r.text and "<svg" in r.text and "Bonferroni" in r.text
+    r = client.post("/audit", data={"mode": "scores", "mechanism": '{"kind": "gaussian", "sigma": 0.5}'},
+                    files=_files(*scores))
+    assert r.status_code == 200 and "No violation" in r.text
+
+
+def test_counts_and_simulation_on_the_page(client):
+    r = client.post("/audit", data={"mode": "counts", "true_positives": "900, 500", "false_positives": "100 10",
+                                    "n_members": "1000", "n_nonmembers": "1000", "mechanism": ""})
+    assert r.status_code == 200 and 'id="mu-lower"' in r.text
+    r = client.post("/audit", data={"mode": "simulate", "ran": '{"kind": "gaussian", "sigma": 0.5}',
+                                    "mechanism": GAUSS_1, "trials": "2000", "seed": "1"})
+    assert r.status_code == 200 and "VIOLATION" in r.text
+    assert 'id="simulation"' in r.text and "Without noise the attack is perfect" in r.text
+
+
+@pytest.mark.parametrize("members, field, needle", [
+    (b"score\n1.0\nabc\n", "members", "not a number"),
+    (b"", "members", "no scores"),
+    (b"a,b\n1,2\n", "members", "columns"),
+    (b"\xff\xfe\x00garbage", "members", "not a text CSV"),
+    (b"score\nnan\n", "members", "NaN"),
+])
+def test_malformed_upload_is_422_with_a_clear_error(client, scores, members, field, needle):
+    files = _files(*scores)
+    files["members"] = ("bad.csv", members, "text/csv")
+    r = client.post("/audit", data={"mode": "scores"}, files=files)
+    assert r.status_code == 422
+    assert f'id="{field}-error"' in r.text and needle in r.text
+    api = client.post("/api/audit/upload", files=files)
+    assert api.status_code == 422 and needle in api.json()["detail"]
+
+
+def test_page_errors_are_422(client):
+    r = client.post("/audit", data={"mode": "scores"})
+    assert r.status_code == 422 and "members is required" in r.text
+    r = client.post("/audit", data={"mode": "counts", "true_positives": "11", "false_positives": "1",
+                                    "n_members": "10", "n_nonmembers": "10"})
+    assert r.status_code == 422 and "true_positives must be &lt;= members" in r.text
+    r = client.post("/audit", data={"mode": "counts", "true_positives": "x", "false_positives": "1",
+                                    "n_members": "10", "n_nonmembers": "10"})
+    assert r.status_code == 422 and 'id="true_positives-error"' in r.text
+    r = client.post("/audit", data={"mode": "simulate", "ran": '{"kind": "pure_dp", "epsilon": 1}'})
+    assert r.status_code == 422 and "simulated" in r.text
+    r = client.post("/audit", data={"mode": "simulate", "ran": "{oops"})
+    assert r.status_code == 422 and 'id="ran-error"' in r.text
+
+
+def test_upload_size_limit(client, monkeypatch, scores):
+    monkeypatch.setattr(audit_router, "MAX_UPLOAD_BYTES", 1000)
+    r = client.post("/api/audit/upload", files=_files(*scores))
+    assert r.status_code == 422 and "larger than" in r.json()["detail"]
+    monkeypatch.setattr(audit_router, "MAX_REQUEST_BYTES", 1000)
+    r = client.post("/audit", data={"mode": "scores"}, files=_files(*scores))
+    assert r.status_code == 413
+
+
+def test_json_api_scores_counts_and_simulation(client, scores):
+    m, n = scores
+    r = client.post("/api/audit", json={"member_scores": m[:500].tolist(), "nonmember_scores": n[:500].tolist(),
+                                        "mechanism": {"kind": "gaussian", "sigma": 1.0}})
+    assert r.status_code == 200
+    data = r.json()
+    lib = fp.audit(m[:500], n[:500], mechanism=fp.Gaussian(1.0))
+    assert data["mu_lower"] == pytest.approx(lib.mu_lower) and data["violation"] == lib.violation
+    r = client.post("/api/audit", json={"counts": {"true_positives": [900], "false_positives": [100],
+                                                   "members": 1000, "nonmembers": 1000}})
+    assert r.status_code == 200 and r.json()["violation"] is None
+    r = client.post("/api/audit/simulate", json={"mechanism": {"kind": "laplace", "scale": 1.0}, "trials": 2000})
+    assert r.status_code == 200 and r.json()["violation"] is False and r.json()["simulated"]["score"] == "output"
+
+
+@pytest.mark.parametrize("body, needle", [
+    ({"member_scores": [1.0]}, "give member_scores"),
+    ({"member_scores": [], "nonmember_scores": [1.0]}, "member_scores"),
+    ({"member_scores": [1.0, 1.0], "nonmember_scores": [1.0]}, "constant"),
+    ({"counts": {"true_positives": [1, 2], "false_positives": [1], "members": 10, "nonmembers": 10}},
+     "false_positives"),
+    ({"counts": {"true_positives": [1], "false_positives": [20], "members": 10, "nonmembers": 10}},
+     "false_positives must be <= nonmembers"),
+    ({"member_scores": [1.0], "nonmember_scores": [0.0], "confidence": 1.0}, "confidence"),
+    ({"member_scores": [1.0], "nonmember_scores": [0.0], "mechanism": {"kind": "nope"}}, "kind"),
+    ({"member_scores": [1.0], "nonmember_scores": [0.0], "mechanism": {"kind": "gaussian", "sigma": 1e-3}}, "noise"),
+])
+def test_json_api_bad_input_is_422(client, body, needle):
+    r = client.post("/api/audit", json=body)
+    assert r.status_code == 422 and needle in r.text
+
+
+def test_simulation_work_is_bounded(client):
+    r = client.post("/api/audit/simulate", json={"mechanism": {"kind": "dpsgd", "noise_multiplier": 1.0,
+                                                               "sample_rate": 0.01, "steps": 100000},
+                                                 "trials": 200000})
+    assert r.status_code == 422 and "trials x releases" in r.json()["detail"]
+    assert np.isfinite(client.post("/api/audit/simulate", json={"mechanism": {"kind": "randomized_response",
+                                                                             "epsilon": 1}}).json()["mu_lower"])
+
+
+def test_api_downloads_the_audit_document(client, scores):
+    m, n = scores
+    body = {"member_scores": m[:300].tolist(), "nonmember_scores": n[:300].tolist()}
+    r = client.post("/api/audit?format=md", json=body)
+    assert r.status_code == 200 and r.text.startswith("# Audit") and "attachment" in r.headers["content-disposition"]
+    r = client.post("/api/audit/upload?format=csv", files=_files(m[:300], n[:300]))
+    assert r.status_code == 200 and "μ lower bound" in r.text
+    assert client.post("/api/audit?format=xml", json=body).status_code == 422
