@@ -125,3 +125,14 @@ def test_schedule_bad_input():
     assert fp.privacy_report(s, discretization=DISC).epsilon_at(1e-5) == pytest.approx(
         fp.privacy_report(both, discretization=DISC).epsilon_at(1e-5), rel=EPS_RTOL)
     assert math.isfinite(fp.privacy_report(s, discretization=DISC).mu)
+
+
+def test_elementary_form_for_simulation():
+    from fdpkit.audit import simulate_attack
+
+    assert fp.dpsgd(2.0, 0.1, 40).elementary() == fp.Repeated(fp.Subsampled(fp.Gaussian(2.0), 0.1), 40)
+    sh = fp.dpsgd(2.0, batch_size=10, dataset_size=100, epochs=3, sampling="shuffled", relation="replace-one")
+    assert sh.elementary() == fp.Repeated(fp.Gaussian(2.0, 2.0), 3)
+    assert fp.dpsgd(2.0, 0.1, 40, relation="replace-one").elementary() is None
+    with pytest.raises(ValueError, match=r"DP-SGD with sampling 'poisson', relation 'replace-one' cannot be simulated"):
+        simulate_attack(fp.dpsgd(2.0, 0.1, 40, relation="replace-one"), trials=10, seed=0)

@@ -282,6 +282,26 @@ class DPSGD(Mechanism):
             return replace(self, phases=tuple(replace(p, **changes) for p in self.phases))
         return replace(self, phases=(replace(self.phases[0], **changes),))
 
+    def elementary(self) -> Mechanism | None:
+        """The same run in elementary mechanisms, where one exists (for simulation):
+        Poisson add-remove/zero-out as Repeated(Subsampled(Gaussian(sigma), q), T) per phase,
+        shuffled as Repeated(Gaussian(sigma, Delta), P); None otherwise (replace-one
+        Poisson, truncated Poisson, fixed-size batches, group privacy)."""
+        from fdpkit.mechanisms.basic import Gaussian
+        from fdpkit.mechanisms.combinators import Composed, Repeated, Subsampled
+
+        if self.examples_per_user is not None:
+            return None
+        if self.sampling == "poisson" and self.relation in ("add-remove", "zero-out"):
+            parts = [Repeated(Subsampled(Gaussian(p.noise_multiplier, 1.0), p.sample_rate), p.steps)
+                     for p in self.phases]
+        elif self.sampling == "shuffled":
+            parts = [Repeated(Gaussian(p.noise_multiplier, self.sensitivity), p.participations)
+                     for p in self.phases]
+        else:
+            return None
+        return parts[0] if len(parts) == 1 else Composed(tuple(parts))
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind}
         if len(self.phases) == 1:
