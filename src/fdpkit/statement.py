@@ -64,7 +64,7 @@ def _training(m: DPSGD, unit: str) -> str:
     for p in m.phases:
         shape = f"{p.steps:,} steps" + (f" ({_g(p.epochs)} epochs)" if p.epochs is not None else "")
         if m.sampling == "shuffled":
-            shape += f", each {unit} in at most {p.participations} of them"
+            shape += f", each {unit} in at most {p.participations} of them,"
         parts.append(f"{shape} with noise multiplier σ = {_g(p.noise_multiplier)} (noise standard deviation "
                      f"over the clipping norm) and sample rate q = {_g(p.sample_rate)}")
     if len(parts) == 1:
