@@ -115,8 +115,13 @@ from fdpkit.utility import (  # noqa: E402
     ztest_power_laplace,
 )
 
+# --- sweeps ----------------------------------------------------------------------------
+from fdpkit.sweep import sweep  # noqa: E402  (the function; the package is fdpkit.sweep)
+
 __all__ = [
     "__version__",
+    # sweeps
+    "sweep",
     # audits
     "AuditResult",
     "SimulatedAttack",

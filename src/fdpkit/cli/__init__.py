@@ -6,7 +6,15 @@ from __future__ import annotations
 
 import typer
 
-from fdpkit.cli import audit, calibrate, convert, plot, report, risk, serve, utility
+from fdpkit.cli import audit
+from fdpkit.cli import calibrate
+from fdpkit.cli import convert
+from fdpkit.cli import plot
+from fdpkit.cli import report
+from fdpkit.cli import risk
+from fdpkit.cli import serve
+from fdpkit.cli import sweep
+from fdpkit.cli import utility
 from fdpkit.cli._common import State
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
@@ -14,6 +22,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
 app.add_typer(report.report_app, name="report")
 app.add_typer(convert.convert_app, name="convert")
 app.add_typer(calibrate.calibrate_app, name="calibrate")
+app.add_typer(sweep.sweep_app, name="sweep")
 app.add_typer(audit.audit_app, name="audit")
 app.command("risk")(risk.risk)
 app.command("tables")(convert.tables)

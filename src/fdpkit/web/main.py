@@ -11,7 +11,26 @@ from fastapi.staticfiles import StaticFiles
 
 import fdpkit
 from fdpkit.web.common import HERE, Limits
-from fdpkit.web.routers import audit, calculator, calibrate, convert, plan, report, risk
+from fdpkit.web.routers import audit
+from fdpkit.web.routers import calculator
+from fdpkit.web.routers import calibrate
+from fdpkit.web.routers import convert
+from fdpkit.web.routers import plan
+from fdpkit.web.routers import report
+from fdpkit.web.routers import risk
+from fdpkit.web.routers import sweep
+
+#: One router per page and its JSON twins, in navigation order.
+ROUTERS = (
+    calculator,
+    report,
+    calibrate,
+    convert,
+    risk,
+    plan,
+    sweep,
+    audit,
+)
 
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
        "font-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; "
@@ -37,7 +56,7 @@ def create_app(limits: Limits | None = None) -> FastAPI:
     )
     app.state.limits = limits or Limits()
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
-    for module in (calculator, report, calibrate, convert, risk, plan, audit):
+    for module in ROUTERS:
         app.include_router(module.router)
 
     @app.middleware("http")

@@ -100,3 +100,26 @@ class PlanRequest(BaseModel):
     high_confidence_ok: bool = True
     max_relative_risk: Optional[float] = Field(None, ge=1, allow_inf_nan=False)
     max_attack_power: Optional[float] = Field(None, gt=0, le=1, allow_inf_nan=False)
+
+
+class SweepRequest(BaseModel):
+    """A small DP-SGD grid (the web accepts at most a few hundred settings per request)."""
+
+    model_config = ConfigDict(extra="forbid")
+    noise_multiplier: list[float] = Field(..., min_length=1, max_length=20)
+    sample_rate: list[float] = Field(..., min_length=1, max_length=20)
+    steps: list[int] = Field(..., min_length=1, max_length=10)
+    delta: float = Field(1e-5, gt=0, lt=1, allow_inf_nan=False)
+    discretization: float = Field(1e-3, gt=0, le=0.5, allow_inf_nan=False)
+
+
+class DesignTableRequest(BaseModel):
+    """Smallest noise multiplier per (batch size, epochs) pair for a target mu."""
+
+    model_config = ConfigDict(extra="forbid")
+    mu: float = Field(..., gt=0, le=50, allow_inf_nan=False)
+    batch_size: list[int] = Field(..., min_length=1, max_length=6)
+    epochs: list[float] = Field(..., min_length=1, max_length=6)
+    dataset_size: int = Field(..., ge=1, le=10**9)
+    delta: float = Field(1e-5, gt=0, lt=1, allow_inf_nan=False)
+    discretization: float = Field(1e-3, gt=0, le=0.5, allow_inf_nan=False)

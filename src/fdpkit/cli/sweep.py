@@ -1,0 +1,279 @@
+"""``fdpkit sweep``: grids of DP-SGD settings -> a table (CSV or Parquet), on one core, a
+local process pool or Dask; the regret map, the rule-of-thumb study and the design table."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable, Iterator, Optional
+
+import typer
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn,
+                           TimeRemainingColumn)
+from rich.table import Table as RichTable
+from rich.text import Text
+
+from fdpkit._numerics import json_safe
+from fdpkit.cli._common import DiscOpt, State, err, fail, guarded, out
+from fdpkit.report.model import fmt as fmt_num
+
+sweep_app = typer.Typer(help="Sweep DP-SGD settings: a table of mu, regret, epsilon and attack risk.")
+
+NoiseOpt = typer.Option(None, "--noise-multiplier", help="Comma-separated noise multipliers, e.g. 1,2,4.")
+RateOpt = typer.Option(None, "--sample-rate", help="Comma-separated Poisson sample rates.")
+BatchOpt = typer.Option(None, "--batch-size", help="Comma-separated batch sizes (with --dataset-size).")
+DataOpt = typer.Option(None, "--dataset-size", help="Comma-separated dataset sizes.")
+StepsOpt = typer.Option(None, "--steps", help="Comma-separated step counts.")
+EpochsOpt = typer.Option(None, "--epochs", help="Comma-separated epoch counts.")
+DeltaOpt = typer.Option(1e-5, "--delta", help="delta at which epsilon is reported.")
+FprOpt = typer.Option("1e-3", "--fpr", help="Comma-separated FPRs for the certified TPR columns.")
+OutOpt = typer.Option(None, "--output", "-o", help="Write the table to FILE.csv or FILE.parquet (resumable).")
+DaskLocalOpt = typer.Option(None, "--dask-local", help="Start a Dask LocalCluster with N workers.")
+SchedOpt = typer.Option(None, "--scheduler", help="Address of a running Dask scheduler (tcp://host:port).")
+WorkersOpt = typer.Option(None, "--workers", help="Size of the local process pool (default: all cores).")
+ExecOpt = typer.Option(None, "--executor", help="inprocess, processes or dask (default: from the options).")
+FmtOpt = typer.Option("text", "--format", "-f", help="text or json (a summary; the table goes to --output).")
+
+
+def parse_list(option: str, text: Optional[str], kind: Callable[[str], Any] = float) -> Optional[list[Any]]:
+    """A comma-separated option value as a list (None when the option was not given)."""
+    if text is None:
+        return None
+    items = [t.strip() for t in str(text).split(",")]
+    if not any(items):
+        raise ValueError(f"{option} must list at least one value")
+    values = []
+    for t in items:
+        if not t:
+            raise ValueError(f"{option} has an empty item in {text!r}")
+        try:
+            values.append(kind(t))
+        except ValueError:
+            raise ValueError(f"{option} must be a comma-separated list of numbers, got {text!r}") from None
+    return values
+
+
+def _whole(t: str) -> int:
+    x = float(t)
+    if x != int(x):
+        raise ValueError(t)
+    return int(x)
+
+
+class RateColumn(ProgressColumn):
+    """Settings accounted per second."""
+
+    def render(self, task) -> Text:
+        return Text(f"{task.speed:.2f} settings/s" if task.speed else "- settings/s")
+
+
+@contextlib.contextmanager
+def progress_bar(label: str) -> Iterator[Callable[[int, int], None]]:
+    """A rich progress bar on stderr (rows done, rate, ETA); silent with --quiet or when piped."""
+    if State.quiet or not err.is_terminal:
+        yield lambda done, total: None
+        return
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), RateColumn(),
+               TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
+    with Progress(*columns, console=err, transient=False) as bar:
+        task = bar.add_task(label, total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update
+
+
+def _dashboard(client: Any) -> None:
+    link = getattr(client, "dashboard_link", None)
+    if link and not State.quiet:
+        err.print(f"Dask dashboard: {link}")
+
+
+def _interrupted(output: Optional[Path]) -> None:
+    where = f" in {output}.partial" if output else ""
+    sys.stderr.write(f"interrupted: finished settings are kept{where}; run the same command again to finish\n")
+    raise typer.Exit(130)
+
+
+def _print_rows(rows: list[dict[str, Any]], title: str, limit: int = 50) -> None:
+    if not rows:
+        return
+    cols = list(rows[0])
+    table = RichTable(title=title, title_justify="left")
+    for c in cols:
+        table.add_column(c)
+    for r in rows[:limit]:
+        table.add_row(*(v if isinstance(v, str) else fmt_num(v) for v in (r.get(c) for c in cols)))
+    out.print(table)
+    if len(rows) > limit:
+        out.print(f"... {len(rows) - limit} more rows (use --output FILE.csv for the whole table)")
+
+
+@sweep_app.callback(invoke_without_command=True)
+@guarded
+def sweep_main(ctx: typer.Context, noise_multiplier: Optional[str] = NoiseOpt, sample_rate: Optional[str] = RateOpt,
+               batch_size: Optional[str] = BatchOpt, dataset_size: Optional[str] = DataOpt,
+               steps: Optional[str] = StepsOpt, epochs: Optional[str] = EpochsOpt,
+               delta: float = DeltaOpt, fpr: str = FprOpt,
+               metrics: Optional[str] = typer.Option(None, help="Comma-separated subset of mu, regret, alpha_min, "
+                                                                "epsilon, tpr, advantage, seconds."),
+               discretization: float = DiscOpt, output: Optional[Path] = OutOpt,
+               dask_local: Optional[int] = DaskLocalOpt, scheduler: Optional[str] = SchedOpt,
+               workers: Optional[int] = WorkersOpt, executor: Optional[str] = ExecOpt,
+               fmt: str = FmtOpt) -> None:
+    """Account every combination of the given lists (a Cartesian grid) and write one row per
+    setting: mu, regret, epsilon at --delta, certified TPR at each --fpr, advantage, time."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from fdpkit.sweep import sweep
+
+    if fmt not in ("text", "json"):
+        fail(f"--format must be text or json, got {fmt!r}")
+    if noise_multiplier is None:
+        fail("give --noise-multiplier (and a sample rate and steps), or a subcommand: "
+             "regret-map, rule-of-thumb, design-table")
+    grid = {"noise_multiplier": parse_list("--noise-multiplier", noise_multiplier),
+            "sample_rate": parse_list("--sample-rate", sample_rate),
+            "batch_size": parse_list("--batch-size", batch_size, _whole),
+            "dataset_size": parse_list("--dataset-size", dataset_size, _whole),
+            "steps": parse_list("--steps", steps, _whole),
+            "epochs": parse_list("--epochs", epochs)}
+    try:
+        with progress_bar("Sweeping") as update:
+            result = sweep(**grid, delta=delta, fprs=parse_list("--fpr", fpr), metrics=metrics,
+                           discretization=discretization, output=output, dask_local=dask_local,
+                           scheduler=scheduler, workers=workers, executor=executor, progress=update,
+                           on_client=_dashboard)
+    except KeyboardInterrupt:
+        _interrupted(output)
+    summary = {"settings": len(result), "computed": result.computed, "reused": result.reused,
+               "executor": result.executor, "output": str(result.output) if result.output else None,
+               "columns": result.columns}
+    if fmt == "json":
+        payload = summary if output else {**summary, "rows": result.rows}
+        sys.stdout.write(json.dumps(json_safe(payload), indent=2, allow_nan=False) + "\n")
+        return
+    if output is None:
+        _print_rows(result.rows, f"DP-SGD sweep ({len(result)} settings)")
+    elif not State.quiet:
+        err.print(f"wrote {output}: {len(result)} settings ({result.computed} computed, {result.reused} reused)")
+
+
+def _write_plot(plot: Optional[Path], draw: Callable[[Any], Any]) -> None:
+    if plot is None:
+        return
+    from fdpkit.report import write_atomic
+    from fdpkit.report.figures import render
+
+    fmt = plot.suffix.lower().lstrip(".")
+    if fmt not in ("svg", "png", "pdf"):
+        fail(f"--plot must end in .svg, .png or .pdf, got {str(plot)!r}")
+    write_atomic(plot, render(draw, fmt, size=(7.0, 4.8)))
+    if not State.quiet:
+        err.print(f"wrote {plot}")
+
+
+PlotOpt = typer.Option(None, "--plot", help="Also draw the figure to FILE.svg, .png or .pdf.")
+
+
+@sweep_app.command("regret-map")
+@guarded
+def regret_map_cmd(noise_multiplier: str = typer.Option("0.5,1,2,4,8", "--noise-multiplier"),
+                   steps: str = typer.Option("400,1000,2000", "--steps"),
+                   sample_rate: Optional[str] = typer.Option(None, "--sample-rate",
+                                                             help="Default: 10 rates from 1e-3 to 0.5."),
+                   discretization: float = DiscOpt, output: Optional[Path] = OutOpt, plot: Optional[Path] = PlotOpt,
+                   dask_local: Optional[int] = DaskLocalOpt, scheduler: Optional[str] = SchedOpt,
+                   workers: Optional[int] = WorkersOpt, executor: Optional[str] = ExecOpt) -> None:
+    """Regret of mu-GDP for DP-SGD against the sample rate (Gomez et al. Fig. 4)."""
+    from fdpkit.report.sweep_plots import regret_map_plot
+    from fdpkit.sweep import regret_map
+    from fdpkit.sweep.studies import FIG4_SAMPLE_RATES
+
+    rates = parse_list("--sample-rate", sample_rate) or list(FIG4_SAMPLE_RATES)
+    try:
+        with progress_bar("Regret map") as update:
+            r = regret_map(parse_list("--noise-multiplier", noise_multiplier), parse_list("--steps", steps, _whole),
+                           rates, discretization=discretization, output=output, dask_local=dask_local,
+                           scheduler=scheduler, workers=workers, executor=executor, progress=update,
+                           on_client=_dashboard)
+    except KeyboardInterrupt:
+        _interrupted(output)
+    if output is None:
+        _print_rows(r.rows, "Regret of mu-GDP (Gomez et al. Fig. 4)")
+    _write_plot(plot, lambda ax: regret_map_plot(ax, r.rows))
+
+
+@sweep_app.command("rule-of-thumb")
+@guarded
+def rule_of_thumb_cmd(noise_multiplier: str = typer.Option("1,2,4,8", "--noise-multiplier"),
+                      steps: str = typer.Option("100,400,1000,2000", "--steps"),
+                      sample_rate: Optional[str] = typer.Option(None, "--sample-rate"),
+                      threshold: float = typer.Option(0.01, help="Regret threshold."),
+                      discretization: float = DiscOpt, output: Optional[Path] = OutOpt,
+                      plot: Optional[Path] = PlotOpt, dask_local: Optional[int] = DaskLocalOpt,
+                      scheduler: Optional[str] = SchedOpt, workers: Optional[int] = WorkersOpt,
+                      executor: Optional[str] = ExecOpt, fmt: str = FmtOpt) -> None:
+    """Where does "sigma >= 2 and T >= 400 => regret < 0.01" (Gomez et al. Sec. 5) hold?"""
+    from fdpkit.report.sweep_plots import regret_map_plot
+    from fdpkit.sweep import rule_of_thumb
+    from fdpkit.sweep.studies import FIG4_SAMPLE_RATES
+
+    if fmt not in ("text", "json"):
+        fail(f"--format must be text or json, got {fmt!r}")
+    rates = parse_list("--sample-rate", sample_rate) or list(FIG4_SAMPLE_RATES)
+    try:
+        with progress_bar("Rule of thumb") as update:
+            study = rule_of_thumb(parse_list("--noise-multiplier", noise_multiplier),
+                                  parse_list("--steps", steps, _whole), rates, threshold=threshold,
+                                  discretization=discretization, output=output, dask_local=dask_local,
+                                  scheduler=scheduler, workers=workers, executor=executor, progress=update,
+                                  on_client=_dashboard)
+    except KeyboardInterrupt:
+        _interrupted(output)
+    if fmt == "json":
+        d = study.to_dict()
+        d.pop("rows")
+        sys.stdout.write(json.dumps(json_safe(d), indent=2, allow_nan=False) + "\n")
+    else:
+        out.print(study.summary(), soft_wrap=True, highlight=False)
+        if study.counterexamples:
+            _print_rows(study.counterexamples, "Counter-examples")
+    _write_plot(plot, lambda ax: regret_map_plot(ax, study.result.rows, threshold=study.threshold))
+
+
+@sweep_app.command("design-table")
+@guarded
+def design_table_cmd(mu: float = typer.Option(..., help="Target mu (the table's noise meets it, safe side)."),
+                     batch_size: str = typer.Option(..., "--batch-size", help="Comma-separated batch sizes."),
+                     epochs: str = typer.Option(..., "--epochs", help="Comma-separated epoch counts."),
+                     dataset_size: int = typer.Option(..., "--dataset-size"),
+                     delta: float = DeltaOpt, discretization: float = DiscOpt, output: Optional[Path] = OutOpt,
+                     dask_local: Optional[int] = DaskLocalOpt, scheduler: Optional[str] = SchedOpt,
+                     workers: Optional[int] = WorkersOpt, executor: Optional[str] = ExecOpt,
+                     fmt: str = FmtOpt) -> None:
+    """Smallest noise multiplier for each (batch size, epochs) pair at a target mu."""
+    from fdpkit.sweep import design_table
+    from fdpkit.sweep.store import check_output_path, write_table
+
+    if fmt not in ("text", "json"):
+        fail(f"--format must be text or json, got {fmt!r}")
+    if output is not None:
+        check_output_path(output)
+    with progress_bar("Calibrating") as update:
+        rows = design_table(mu=mu, batch_size=parse_list("--batch-size", batch_size, _whole),
+                            epochs=parse_list("--epochs", epochs), dataset_size=dataset_size, delta=delta,
+                            discretization=discretization, executor=executor, workers=workers,
+                            scheduler=scheduler, dask_local=dask_local, progress=update)
+    if output is not None:
+        write_table(output, rows)
+        if not State.quiet:
+            err.print(f"wrote {output}")
+    if fmt == "json":
+        sys.stdout.write(json.dumps(json_safe({"mu": mu, "delta": delta, "rows": rows}), indent=2,
+                                    allow_nan=False) + "\n")
+    else:
+        _print_rows(rows, f"Smallest noise multiplier for mu <= {mu:g}")

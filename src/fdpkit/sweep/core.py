@@ -1,0 +1,230 @@
+"""``fdpkit.sweep``: account a grid of DP-SGD settings, on one core, a process pool or Dask.
+
+Each setting is accounted exactly as :func:`fdpkit.privacy_report` accounts it (so a sweep
+row equals the report of that setting), one row per setting, in a tidy table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping, Sequence
+
+import numpy as np
+
+from fdpkit._numerics import check_probability, check_scalar
+from fdpkit.sweep import store
+from fdpkit.sweep.evaluate import check_metrics, mechanism_for
+from fdpkit.sweep.executors import EXECUTORS, RUNNERS
+from fdpkit.sweep.grid import cartesian, explicit, group_by_steps, setting_key
+
+#: Discretizations a sweep accepts (as :func:`fdpkit.privacy_report`).
+DISCRETIZATION_RANGE = (1e-5, 0.5)
+
+
+@dataclass
+class SweepResult:
+    """The table of a sweep: one dict per setting, in grid order.
+
+    Iterating, ``len`` and indexing act on :attr:`rows`. :meth:`to_records` gives a NumPy
+    record array and :meth:`to_pandas` a DataFrame (when pandas is installed).
+    """
+
+    rows: list[dict[str, Any]]
+    output: Path | None = None
+    computed: int = 0
+    reused: int = 0
+    executor: str = "inprocess"
+    dashboard: str | None = field(default=None, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self.rows)
+
+    def __getitem__(self, i: int) -> dict[str, Any]:
+        return self.rows[i]
+
+    @property
+    def columns(self) -> list[str]:
+        return store.columns(self.rows)
+
+    def column(self, name: str) -> np.ndarray:
+        """One column as an array."""
+        if name not in self.columns:
+            raise ValueError(f"name must be one of the columns {self.columns}, got {name!r}")
+        return np.array([r.get(name) for r in self.rows])
+
+    def to_records(self) -> np.recarray:
+        cols = self.columns
+        arrays = [np.array([r.get(c) for r in self.rows]) for c in cols]
+        return np.rec.fromarrays(arrays, names=cols)
+
+    def to_pandas(self):
+        try:
+            import pandas as pd
+        except ImportError:  # pragma: no cover - optional
+            raise ImportError("to_pandas needs pandas; use .rows or .to_records() instead") from None
+        return pd.DataFrame(self.rows, columns=self.columns)
+
+
+def _options(delta: Any, fprs: Any, metrics: Any, discretization: Any) -> dict[str, Any]:
+    d = float(check_probability("delta", check_scalar("delta", delta), open_low=True, open_high=True))
+    fpr_list = [float(check_probability("fprs", check_scalar("fprs", a), open_low=True, open_high=True))
+                for a in ([fprs] if np.ndim(fprs) == 0 else list(fprs))]
+    disc = check_scalar("discretization", discretization)
+    lo, hi = DISCRETIZATION_RANGE
+    if not lo <= disc <= hi:
+        raise ValueError(f"discretization must be in [{lo:g}, {hi:g}], got {discretization!r}")
+    return {"delta": d, "fprs": tuple(dict.fromkeys(fpr_list)), "metrics": check_metrics(metrics),
+            "discretization": disc}
+
+
+def _row_key(row: Mapping[str, Any]) -> tuple:
+    return setting_key(row) + (("delta", row.get("delta")), ("discretization", row.get("discretization")))
+
+
+def sweep(
+    noise_multiplier: Sequence[float] | None = None,
+    sample_rate: Sequence[float] | None = None,
+    steps: Sequence[int] | None = None,
+    *,
+    batch_size: Sequence[int] | None = None,
+    dataset_size: Sequence[int] | None = None,
+    epochs: Sequence[float] | None = None,
+    sampling: Sequence[str] | None = None,
+    relation: Sequence[str] | None = None,
+    rows: Sequence[Mapping[str, Any]] | None = None,
+    delta: float = 1e-5,
+    fprs: Sequence[float] = (1e-3,),
+    metrics: Sequence[str] | None = None,
+    discretization: float = 1e-4,
+    executor: str | None = None,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    dask_local: int | None = None,
+    output: str | Path | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    on_client: Callable[[Any], None] | None = None,
+    client: Any = None,
+) -> SweepResult:
+    """Account every DP-SGD setting of a grid and return one row of metrics per setting.
+
+    Parameters
+    ----------
+    noise_multiplier, sample_rate, steps, batch_size, dataset_size, epochs, sampling, relation
+        Lists of values; the grid is their Cartesian product (the keyword arguments of
+        :func:`fdpkit.dpsgd`: a sample rate or batch size + dataset size, steps or epochs).
+    rows : sequence of dict, optional
+        An explicit table of settings instead of a Cartesian product.
+    delta : float
+        delta at which ``epsilon`` is reported (from the accountant's profile).
+    fprs : sequence of float
+        FPRs at which the certified attack TPR is reported (columns ``tpr_at_<fpr>``).
+    metrics : sequence of str, optional
+        Subset of ``mu, regret, alpha_min, epsilon, tpr, advantage, seconds`` (default all).
+    discretization : float
+        PLD discretization interval, as in :func:`fdpkit.privacy_report`.
+    executor : {"inprocess", "processes", "dask"}, optional
+        Default: ``"dask"`` when ``scheduler`` or ``dask_local`` is given, else
+        ``"processes"`` (a local pool of ``workers`` processes, default all cores).
+    workers : int, optional
+        Size of the local process pool.
+    scheduler : str, optional
+        Address of a running Dask scheduler (``tcp://host:port``).
+    dask_local : int, optional
+        Start a Dask ``LocalCluster`` with this many single-threaded workers.
+    output : path, optional
+        ``.csv`` or ``.parquet`` file. Finished rows are checkpointed beside it as they
+        arrive; a sweep run again with the same arguments computes only what is missing.
+    progress : callable(done, total), optional
+        Called as settings finish.
+    on_client : callable(client), optional
+        Called with the Dask client once connected (e.g. to print its dashboard link).
+    client : dask.distributed.Client, optional
+        An existing Dask client to run on (implies ``executor="dask"``; left open).
+
+    Returns
+    -------
+    SweepResult
+
+    Examples
+    --------
+    >>> r = sweep([2.0], [0.01], [100, 400], discretization=1e-3, executor="inprocess",
+    ...           metrics=["mu", "epsilon"])
+    >>> [(row["steps"], round(row["mu"], 3)) for row in r]
+    [(100, 0.065), (400, 0.117)]
+    """
+    if rows is not None:
+        if any(v is not None for v in (noise_multiplier, sample_rate, steps, batch_size, dataset_size,
+                                       epochs, sampling, relation)):
+            raise ValueError("give either rows or parameter lists, not both")
+        settings = explicit(rows)
+    else:
+        settings = cartesian(noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=steps,
+                             batch_size=batch_size, dataset_size=dataset_size, epochs=epochs,
+                             sampling=sampling, relation=relation)
+    options = _options(delta, fprs, metrics, discretization)
+    for s in settings:  # validate every setting before any work (errors name the parameter)
+        mechanism_for(s)
+    if executor is None:
+        executor = "dask" if (scheduler is not None or dask_local is not None or client is not None) else "processes"
+    if executor not in EXECUTORS:
+        raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, (int, np.integer))
+                                or workers < 1):
+        raise ValueError(f"workers must be a positive integer, got {workers!r}")
+    if dask_local is not None and (isinstance(dask_local, bool) or not isinstance(dask_local, (int, np.integer))
+                                   or dask_local < 1):
+        raise ValueError(f"dask_local must be a positive integer, got {dask_local!r}")
+    if scheduler is not None and dask_local is not None:
+        raise ValueError("give scheduler or dask_local, not both")
+    out_path = store.check_output_path(output) if output is not None else None
+
+    def tagged(s: Mapping[str, Any]) -> dict[str, Any]:
+        return {**s, "delta": options["delta"], "discretization": options["discretization"]}
+
+    wanted = [tagged(s) for s in settings]
+    done: dict[tuple, dict[str, Any]] = {}
+    checkpoint = store.Checkpoint(out_path) if out_path is not None else None
+    if out_path is not None:
+        for r in store.read_table(out_path) + checkpoint.rows():
+            done[_row_key(r)] = r
+    todo = [s for s, w in zip(settings, wanted) if _row_key(w) not in done]
+    reused = len(settings) - len(todo)
+    total = len(settings)
+    finished = [reused]
+    if progress is not None:
+        progress(finished[0], total)
+
+    def on_done(group_rows: list) -> None:
+        group_rows = [tagged(r) for r in group_rows]
+        if checkpoint is not None:
+            checkpoint.save(group_rows)
+        for r in group_rows:
+            done[_row_key(r)] = r
+        finished[0] += len(group_rows)
+        if progress is not None:
+            progress(finished[0], total)
+
+    dashboard: list[str | None] = [None]
+
+    def client_hook(client: Any) -> None:
+        dashboard[0] = getattr(client, "dashboard_link", None)
+        if on_client is not None:
+            on_client(client)
+
+    if todo:
+        RUNNERS[executor](group_by_steps(todo), options, on_done, workers=workers, scheduler=scheduler,
+                          dask_local=dask_local, on_client=client_hook, client=client)
+    table = [_ordered(done[_row_key(w)]) for w in wanted]
+    if out_path is not None:
+        store.write_table(out_path, table)
+        checkpoint.clear()
+    return SweepResult(rows=table, output=out_path, computed=len(todo), reused=reused,
+                       executor=executor, dashboard=dashboard[0])
+
+
+def _ordered(row: Mapping[str, Any]) -> dict[str, Any]:
+    return {c: row[c] for c in store.columns([row])}

@@ -1,0 +1,107 @@
+"""Where a sweep's groups run: in this process, a local process pool, or a Dask cluster.
+
+Every executor calls the same plain function (by default
+:func:`fdpkit.sweep.evaluate.evaluate_group`; a study may pass its own ``fn``) on the same
+plain data, so results are identical whichever runs them. fdpkit keeps no
+scheduler, queue or retry logic of its own: ``concurrent.futures`` runs the local pool and
+Dask (``dask.distributed``) runs clusters, with their own scheduling and fault handling.
+
+Workers account with ``FDPKIT_THREADS=1`` (one thread per process), so that *N* workers use
+*N* cores.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Mapping, Sequence
+
+from fdpkit.sweep.evaluate import evaluate_group
+
+EXECUTORS = ("inprocess", "processes", "dask")
+#: Seconds to wait for a Dask scheduler before giving up.
+DASK_CONNECT_TIMEOUT = 10.0
+
+Group = Sequence[Mapping[str, Any]]
+OnDone = Callable[[list], None]
+
+
+def _single_threaded() -> None:
+    os.environ["FDPKIT_THREADS"] = "1"
+
+
+def run_inprocess(groups: Sequence[Group], options: Mapping[str, Any], on_done: OnDone, *,
+                  fn: Callable = evaluate_group, **_: Any) -> None:
+    for g in groups:
+        on_done(fn(list(g), dict(options)))
+
+
+def run_processes(groups: Sequence[Group], options: Mapping[str, Any], on_done: OnDone, *,
+                  workers: int | None = None, fn: Callable = evaluate_group, **_: Any) -> None:
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    n = workers or os.cpu_count() or 1
+    ctx = multiprocessing.get_context("spawn")
+    pool = ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_single_threaded)
+    try:
+        pending = {pool.submit(fn, list(g), dict(options)) for g in groups}
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in done:
+                on_done(fut.result())
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def dask_client(*, scheduler: str | None = None, dask_local: int | None = None):
+    """A ``dask.distributed`` client: connected to ``scheduler`` (``tcp://host:port``) or
+    to a ``LocalCluster`` of ``dask_local`` single-threaded worker processes (closed with
+    the client)."""
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError:  # pragma: no cover - the [sweep] extra is installed by make
+        raise ValueError("the Dask executor needs the [sweep] extra: pip install 'fdpkit[sweep]'") from None
+    if scheduler is not None:
+        try:
+            return Client(scheduler, timeout=DASK_CONNECT_TIMEOUT, set_as_default=False)
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise ValueError(f"could not reach the Dask scheduler at {scheduler!r}: {exc}") from None
+    cluster = LocalCluster(n_workers=dask_local or 1, threads_per_worker=1, processes=True,
+                           dashboard_address=None, env={"FDPKIT_THREADS": "1"})
+    client = Client(cluster, set_as_default=False)
+    client._fdpkit_owns_cluster = cluster  # closed together in close_client
+    return client
+
+
+def close_client(client) -> None:
+    cluster = getattr(client, "_fdpkit_owns_cluster", None)
+    client.close()
+    if cluster is not None:
+        cluster.close()
+
+
+def run_dask(groups: Sequence[Group], options: Mapping[str, Any], on_done: OnDone, *,
+             scheduler: str | None = None, dask_local: int | None = None, client=None,
+             on_client: Callable[[Any], None] | None = None, fn: Callable = evaluate_group,
+             **_: Any) -> None:
+    from dask.distributed import as_completed
+
+    own = client is None
+    if own:
+        client = dask_client(scheduler=scheduler, dask_local=dask_local)
+    try:
+        if on_client is not None:
+            on_client(client)
+        with client.as_current():
+            futures = [client.submit(fn, list(g), dict(options), pure=False) for g in groups]
+            try:
+                for fut in as_completed(futures):
+                    on_done(fut.result())
+            finally:
+                client.cancel(futures)
+    finally:
+        if own:
+            close_client(client)
+
+
+RUNNERS = {"inprocess": run_inprocess, "processes": run_processes, "dask": run_dask}

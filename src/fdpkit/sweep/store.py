@@ -1,0 +1,182 @@
+"""Resumable sweep output: finished rows are saved in chunks as they arrive.
+
+While a sweep runs, every finished group is written atomically (temporary file + rename)
+as one small JSON file in a checkpoint folder beside the output, ``<output>.partial/``.
+When all settings are done the table is written atomically to the output (CSV or
+Parquet) and the checkpoint folder is removed. A sweep that is killed or interrupted
+leaves the finished chunks; the same command run again reads them (and the rows of an
+existing output file) and computes only the settings that are missing, so the final table
+equals an uninterrupted run. The output file itself is never half-written.
+
+Rows carry their ``delta`` and ``discretization`` columns, so a row is reused only for a
+sweep that asks for the same numbers.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+import shutil
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from fdpkit.sweep.grid import INPUT_COLUMNS
+
+FORMATS = ("csv", "parquet")
+_INT_COLUMNS = ("batch_size", "dataset_size", "steps")
+_TEXT_COLUMNS = ("sampling", "relation")
+
+
+def output_format(path: str | os.PathLike) -> str:
+    """``"csv"`` or ``"parquet"`` from the output's suffix."""
+    suffix = Path(path).suffix.lower().lstrip(".")
+    if suffix not in FORMATS:
+        raise ValueError(f"output must end in .csv or .parquet, got {str(path)!r}")
+    return suffix
+
+
+def check_output_path(path: str | os.PathLike) -> Path:
+    """Validate an output path before any work: a .csv/.parquet file in an existing folder."""
+    p = Path(path)
+    output_format(p)
+    if p.exists() and not p.is_file():
+        raise ValueError(f"output {str(p)!r} exists and is not a regular file")
+    if not p.parent.is_dir():
+        raise ValueError(f"output folder {str(p.parent)!r} does not exist")
+    return p
+
+
+def partial_dir(path: str | os.PathLike) -> Path:
+    p = Path(path)
+    return p.with_name(p.name + ".partial")
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, float) and not math.isfinite(v):
+        return "inf" if v > 0 else ("-inf" if v < 0 else "nan")
+    return v
+
+
+def _from_json(v: Any) -> Any:
+    if v in ("inf", "-inf", "nan"):
+        return float(v)
+    return v
+
+
+class Checkpoint:
+    """The checkpoint folder of one output file."""
+
+    def __init__(self, output: str | os.PathLike) -> None:
+        self.dir = partial_dir(output)
+        self._count = 0
+
+    def rows(self) -> list[dict[str, Any]]:
+        if not self.dir.is_dir():
+            return []
+        out: list[dict[str, Any]] = []
+        for f in sorted(self.dir.glob("part-*.json")):
+            try:
+                chunk = json.loads(f.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue  # a chunk is written atomically; anything unreadable is ignored
+            out += [{k: _from_json(v) for k, v in r.items()} for r in chunk]
+            self._count += 1
+        return out
+
+    def save(self, rows: Sequence[dict[str, Any]]) -> None:
+        self.dir.mkdir(exist_ok=True)
+        self._count += 1
+        name = f"part-{os.getpid()}-{self._count:06d}.json"
+        from fdpkit.report.render import write_atomic
+
+        data = json.dumps([{k: _jsonable(v) for k, v in r.items()} for r in rows], allow_nan=False)
+        write_atomic(self.dir / name, data.encode())
+
+    def clear(self) -> None:
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def columns(rows: Iterable[dict[str, Any]]) -> list[str]:
+    """Column order: inputs, then delta/discretization, then metrics in first-seen order."""
+    seen: dict[str, None] = {}
+    for r in rows:
+        for k in r:
+            seen.setdefault(k, None)
+    head = [c for c in INPUT_COLUMNS if c in seen] + [c for c in ("delta", "discretization") if c in seen]
+    return head + [c for c in seen if c not in head]
+
+
+def to_csv_bytes(rows: Sequence[dict[str, Any]]) -> bytes:
+    cols = columns(rows)
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(cols)
+    for r in rows:
+        w.writerow(["" if r.get(c) is None else (repr(r[c]) if isinstance(r[c], float) else r[c]) for c in cols])
+    return buf.getvalue().encode()
+
+
+def to_parquet_bytes(rows: Sequence[dict[str, Any]]) -> bytes:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    cols = columns(rows)
+    table = pa.table({c: [r.get(c) for r in rows] for c in cols})
+    sink = io.BytesIO()
+    pq.write_table(table, sink)
+    return sink.getvalue()
+
+
+def write_table(path: str | os.PathLike, rows: Sequence[dict[str, Any]]) -> Path:
+    from fdpkit.report.render import write_atomic
+
+    p = Path(path)
+    data = to_parquet_bytes(rows) if output_format(p) == "parquet" else to_csv_bytes(rows)
+    write_atomic(p, data)
+    return p
+
+
+def _parse_cell(col: str, text: str) -> Any:
+    if text == "":
+        return None
+    if col in _TEXT_COLUMNS:
+        return text
+    if col in _INT_COLUMNS:
+        return int(float(text))
+    return float(text)
+
+
+def read_table(path: str | os.PathLike) -> list[dict[str, Any]]:
+    """Rows of an existing sweep output (CSV or Parquet); [] when there is none."""
+    p = Path(path)
+    if not p.is_file():
+        return []
+    if output_format(p) == "parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            table = pq.read_table(p)
+        except Exception as exc:  # pyarrow raises several types for a corrupt file
+            raise ValueError(f"output {str(p)!r} exists but is not a readable Parquet file: {exc}") from None
+        data = table.to_pydict()
+        n = table.num_rows
+        return [{k: data[k][i] for k in data if data[k][i] is not None} for i in range(n)]
+    with p.open(newline="", encoding="utf-8") as fh:
+        reader = csv.reader(fh)
+        try:
+            header = next(reader)
+        except StopIteration:
+            return []
+        rows = []
+        for line in reader:
+            if len(line) != len(header):
+                continue
+            try:
+                row = {c: _parse_cell(c, t) for c, t in zip(header, line)}
+            except ValueError:
+                raise ValueError(f"output {str(p)!r} exists but is not a sweep table") from None
+            rows.append({k: v for k, v in row.items() if v is not None})
+        return rows

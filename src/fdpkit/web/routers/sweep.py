@@ -1,0 +1,134 @@
+"""Sweep page: a small DP-SGD grid -> the regret map (Gomez et al. Fig. 4) and a table, and a
+noise / batch size / epochs design table for a target mu. Bounded (a few hundred settings,
+coarse discretization) and run off the event loop; no maths here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+
+from fdpkit.report.figures import svg_inline
+from fdpkit.report.sweep_plots import design_table_plot, regret_map_plot
+from fdpkit.sweep import design_table, sweep
+from fdpkit.web.common import FormErrors, api_error, finite, page, parse_float, run_bounded
+from fdpkit.web.models import DesignTableRequest, SweepRequest
+
+router = APIRouter()
+
+#: Bounds of one web sweep (the CLI and Python have none of these).
+MAX_SETTINGS = 200
+MAX_STEPS = 10_000
+MAX_DESIGN_PAIRS = 12
+MIN_DISCRETIZATION = 1e-3
+MIN_NOISE = 0.3
+DEFAULTS = {"noise_multiplier": "1, 2, 4", "sample_rate": "0.001, 0.01, 0.1", "steps": "400, 1000",
+            "delta": "1e-5", "mu": "1", "batch_size": "256, 1024", "epochs": "1, 5", "dataset_size": "60000",
+            "task": "map"}
+
+
+def check_grid(noise: list[float], rates: list[float], steps: list[int], discretization: float) -> None:
+    n = len(noise) * len(rates) * len(steps)
+    if n > MAX_SETTINGS:
+        raise ValueError(f"the grid has {n} settings; the web sweeps at most {MAX_SETTINGS} (use the CLI or "
+                         "Python for larger grids)")
+    if steps and max(steps) > MAX_STEPS:
+        raise ValueError(f"steps must be at most {MAX_STEPS:,} on this page, got {max(steps):,}")
+    if noise and min(noise) < MIN_NOISE:
+        raise ValueError(f"noise_multiplier must be at least {MIN_NOISE:g} on this page, got {min(noise):g}")
+    if discretization < MIN_DISCRETIZATION:
+        raise ValueError(f"discretization must be at least {MIN_DISCRETIZATION:g} on this page, got {discretization:g}")
+
+
+def run_map(body: dict[str, Any]) -> dict[str, Any]:
+    check_grid(body["noise_multiplier"], body["sample_rate"], body["steps"], body["discretization"])
+    r = sweep(body["noise_multiplier"], body["sample_rate"], body["steps"], delta=body["delta"],
+              discretization=body["discretization"], executor="inprocess",
+              metrics=("mu", "regret", "epsilon", "tpr", "advantage"))
+    return {"columns": r.columns, "rows": r.rows}
+
+
+def run_design(body: dict[str, Any]) -> dict[str, Any]:
+    pairs = len(body["batch_size"]) * len(body["epochs"])
+    if pairs > MAX_DESIGN_PAIRS:
+        raise ValueError(f"the design table has {pairs} pairs; the web calibrates at most {MAX_DESIGN_PAIRS}")
+    if body["discretization"] < MIN_DISCRETIZATION:
+        raise ValueError(f"discretization must be at least {MIN_DISCRETIZATION:g} on this page")
+    rows = design_table(mu=body["mu"], batch_size=body["batch_size"], epochs=body["epochs"],
+                        dataset_size=body["dataset_size"], delta=body["delta"],
+                        discretization=body["discretization"], executor="inprocess")
+    if any(r["steps"] > MAX_STEPS for r in rows):
+        raise ValueError(f"steps (epochs x dataset_size / batch_size) must be at most {MAX_STEPS:,} on this page")
+    return {"mu": body["mu"], "rows": rows}
+
+
+def _list(form: Any, name: str, errors: FormErrors, kind=float) -> list:
+    raw = str(form.get(name) or "").strip()
+    if not raw:
+        errors[name] = f"{name.replace('_', ' ')} is required (comma-separated numbers)"
+        return []
+    try:
+        vals = [kind(float(t)) if kind is int else float(t) for t in raw.split(",") if t.strip()]
+    except ValueError:
+        errors[name] = f"{name.replace('_', ' ')} must be comma-separated numbers, got {raw!r}"
+        return []
+    if kind is int and any(float(t) != int(float(t)) for t in raw.split(",") if t.strip()):
+        errors[name] = f"{name.replace('_', ' ')} must be whole numbers, got {raw!r}"
+    if any(v != v or v <= 0 for v in vals):
+        errors[name] = f"{name.replace('_', ' ')} must be positive numbers, got {raw!r}"
+    return vals
+
+
+@router.get("/sweep", include_in_schema=False)
+async def sweep_page(request: Request):
+    return page(request, "sweep.html", {"values": DEFAULTS, "errors": {}, "result": None})
+
+
+@router.post("/sweep", include_in_schema=False)
+async def sweep_submit(request: Request):
+    form = await request.form()
+    errors = FormErrors()
+    task = form.get("task") or "map"
+    delta = parse_float(form, "delta", errors, default=1e-5)
+    result = figure = None
+    limits = request.app.state.limits
+    if task == "design":
+        body = {"mu": parse_float(form, "mu", errors), "batch_size": _list(form, "batch_size", errors, int),
+                "epochs": _list(form, "epochs", errors), "delta": delta, "discretization": MIN_DISCRETIZATION}
+        size = parse_float(form, "dataset_size", errors)
+        body["dataset_size"] = int(size) if size is not None else None
+    else:
+        body = {"noise_multiplier": _list(form, "noise_multiplier", errors),
+                "sample_rate": _list(form, "sample_rate", errors), "steps": _list(form, "steps", errors, int),
+                "delta": delta, "discretization": MIN_DISCRETIZATION}
+    if not errors:
+        try:
+            if task == "design":
+                result = await run_bounded(lambda: run_design(body), limits)
+                figure = svg_inline(lambda ax: design_table_plot(ax, result["rows"]))
+            else:
+                result = await run_bounded(lambda: run_map(body), limits)
+                figure = svg_inline(lambda ax: regret_map_plot(ax, result["rows"]), size=(7.0, 4.8))
+        except (ValueError, TypeError) as exc:
+            errors["form"] = str(exc)
+    return page(request, "sweep.html", {"values": dict(form), "errors": errors, "task": task,
+                                         "result": finite(result) if result else None, "figure": figure})
+
+
+@router.post("/api/sweep", tags=["sweep"])
+async def sweep_api(body: SweepRequest, request: Request) -> dict:
+    """Account a small DP-SGD grid: one row per setting (mu, regret, epsilon at delta, TPR at
+    FPR 1e-3, advantage)."""
+    try:
+        return finite(await run_bounded(lambda: run_map(body.model_dump()), request.app.state.limits))
+    except (ValueError, TypeError) as exc:
+        return api_error(str(exc))
+
+
+@router.post("/api/sweep/design", tags=["sweep"])
+async def design_api(body: DesignTableRequest, request: Request) -> dict:
+    """Smallest noise multiplier for each (batch size, epochs) pair at a target mu."""
+    try:
+        return finite(await run_bounded(lambda: run_design(body.model_dump()), request.app.state.limits))
+    except (ValueError, TypeError) as exc:
+        return api_error(str(exc))

@@ -1,0 +1,191 @@
+"""Sweeps: executors agree, resume after a kill, studies match privacy_report, bad input."""
+
+from __future__ import annotations
+
+import csv
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import fdpkit as fp
+from fdpkit.sweep import design_table, regret_map, rule_of_thumb, sweep
+from fdpkit.sweep.evaluate import same_numbers
+from fdpkit.sweep.store import partial_dir, read_table
+
+#: Coarse grid so the suite stays fast; the numbers are still certified (just looser).
+DISC = 1e-3
+GRID = dict(noise_multiplier=[1.0, 2.0], sample_rate=[0.01, 0.05], steps=[50, 200])
+#: mu of a sweep row equals the standalone report's to the last digit (same computation).
+EXACT = 0.0
+
+
+def _strip(rows):
+    return [{k: v for k, v in r.items() if k != "seconds"} for r in rows]
+
+
+def test_row_equals_privacy_report():
+    r = sweep([2.0], [0.1], [400], discretization=DISC, executor="inprocess", fprs=(1e-3, 1e-2))
+    rep = fp.privacy_report(fp.dpsgd(2.0, 0.1, 400), deltas=(1e-5,), fprs=(1e-3, 1e-2), discretization=DISC)
+    row = r[0]
+    assert row["mu"] == rep.mu and row["regret"] == rep.regret
+    assert row["epsilon"] == rep.epsilon_at(1e-5)
+    assert row["tpr_at_0.001"] == rep.tpr_at(1e-3) and row["tpr_at_0.01"] == rep.tpr_at(1e-2)
+    assert row["advantage"] == rep.advantage
+    assert set(["noise_multiplier", "sample_rate", "steps", "mu", "regret", "epsilon"]) <= set(row)
+
+
+def test_executors_agree_to_the_last_digit():
+    local = sweep(**GRID, discretization=DISC, executor="inprocess")
+    procs = sweep(**GRID, discretization=DISC, executor="processes", workers=2)
+    dask = sweep(**GRID, discretization=DISC, dask_local=2)
+    assert dask.executor == "dask" and procs.executor == "processes"
+    assert len(local) == 8
+    for a, b, c in zip(local, procs, dask):
+        assert same_numbers(a, b) and same_numbers(a, c)
+
+
+def test_output_csv_and_parquet_round_trip(tmp_path):
+    for name in ("t.csv", "t.parquet"):
+        out = tmp_path / name
+        r = sweep(**GRID, discretization=DISC, executor="inprocess", output=out)
+        assert out.is_file() and not partial_dir(out).exists()
+        back = read_table(out)
+        assert _strip(back) == _strip(r.rows)
+        again = sweep(**GRID, discretization=DISC, executor="inprocess", output=out)
+        assert again.computed == 0 and again.reused == 8  # nothing recomputed
+        assert _strip(again.rows) == _strip(r.rows)
+
+
+def test_records_and_columns():
+    r = sweep([1.0], [0.01], [10, 20], discretization=DISC, executor="inprocess", metrics=["mu", "epsilon"])
+    rec = r.to_records()
+    assert list(rec.dtype.names) == r.columns
+    assert rec["steps"].tolist() == [10, 20]
+    assert (r.column("mu") > 0).all()
+
+
+def test_explicit_rows_and_training_inputs():
+    rows = [{"noise_multiplier": 1.0, "sample_rate": 0.01, "steps": 100},
+            {"noise_multiplier": 2.0, "sample_rate": 0.02, "steps": 50}]
+    r = sweep(rows=rows, discretization=DISC, executor="inprocess", metrics=["mu"])
+    assert [x["noise_multiplier"] for x in r] == [1.0, 2.0]
+
+
+def _cli(*args, **kw):
+    env = {**os.environ, "PYTHONPATH": str(Path(fp.__file__).resolve().parents[1])}
+    return subprocess.run([sys.executable, "-m", "fdpkit.cli", *args], capture_output=True, text=True, env=env, **kw)
+
+
+def _invoke(*args):
+    from typer.testing import CliRunner
+
+    from fdpkit.cli import app
+
+    return CliRunner().invoke(app, list(args))
+
+
+def test_cli_names_and_columns(tmp_path):
+    out = tmp_path / "s.csv"
+    res = _invoke("sweep", "--noise-multiplier", "1,2", "--sample-rate", "0.01,0.1", "--steps", "100,400",
+               "--discretization", str(DISC), "--executor", "inprocess", "--output", str(out))
+    assert res.exit_code == 0, res.output
+    with out.open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 8
+    for col in ("noise_multiplier", "sample_rate", "steps", "mu", "regret", "epsilon"):
+        assert col in rows[0]
+
+
+def test_resume_after_kill_equals_uninterrupted(tmp_path):
+    out = tmp_path / "r.csv"
+    args = ("sweep", "--noise-multiplier", "0.8,1,1.5,2,3,4", "--sample-rate", "0.02,0.05", "--steps", "100,300",
+            "--discretization", str(DISC), "--executor", "inprocess", "--output", str(out), "--quiet")
+    env = {**os.environ, "PYTHONPATH": str(Path(fp.__file__).resolve().parents[1])}
+    proc = subprocess.Popen([sys.executable, "-m", "fdpkit.cli", "--quiet", *args[:-1]], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    part = partial_dir(out)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if part.is_dir() and len(list(part.glob("part-*.json"))) >= 2:
+            break
+        time.sleep(0.02)
+    killed = proc.poll() is None
+    if killed:
+        proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=60)
+    if killed:
+        assert not out.exists() and part.is_dir()  # output never half-written
+    res = _cli("--quiet", *args[:-1])
+    assert res.returncode == 0, res.stderr
+    assert not part.exists()
+    full = sweep(noise_multiplier=[0.8, 1, 1.5, 2, 3, 4], sample_rate=[0.02, 0.05], steps=[100, 300],
+                 discretization=DISC, executor="inprocess")
+    assert _strip(read_table(out)) == _strip(full.rows)
+
+
+def test_fig4_points_match_privacy_report():
+    r = regret_map([2.0, 4.0], [400], [0.1], discretization=DISC, executor="inprocess")
+    for row in r:
+        rep = fp.privacy_report(fp.dpsgd(row["noise_multiplier"], 0.1, 400), discretization=DISC)
+        assert row["regret"] == rep.regret and row["mu"] == rep.mu
+
+
+def test_rule_of_thumb_counterexample():
+    study = rule_of_thumb([2.0], [400], [0.1], discretization=DISC, executor="inprocess")
+    assert not study.holds
+    assert study.counterexamples[0]["sample_rate"] == 0.1
+    assert study.counterexamples[0]["regret"] > 0.01
+    assert "does not hold" in study.summary()
+
+
+def test_design_table_meets_target_on_the_safe_side():
+    rows = design_table(mu=1.0, batch_size=[256], epochs=[2, 4], dataset_size=60000, discretization=DISC,
+                        executor="inprocess")
+    assert [r["epochs"] for r in rows] == [2, 4]
+    for r in rows:
+        assert r["mu"] <= 1.0
+        assert r["noise_multiplier"] > 0
+    assert rows[1]["noise_multiplier"] > rows[0]["noise_multiplier"]  # more epochs need more noise
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(noise_multiplier=[], sample_rate=[0.1], steps=[10]), "noise_multiplier must not be empty"),
+    (dict(noise_multiplier=[float("nan")], sample_rate=[0.1], steps=[10]), "noise_multiplier"),
+    (dict(noise_multiplier=[-1.0], sample_rate=[0.1], steps=[10]), "noise_multiplier"),
+    (dict(noise_multiplier=[1.0], sample_rate=[1.5], steps=[10]), "sample_rate"),
+    (dict(noise_multiplier=[1.0], sample_rate=[0.1], steps=[10.5]), "steps"),
+    (dict(noise_multiplier=[1.0], sample_rate=[0.1], steps=[10], metrics=["bogus"]), "unknown metric"),
+    (dict(noise_multiplier=[1.0], sample_rate=[0.1], steps=[10], delta=1.0), "delta"),
+    (dict(noise_multiplier=[1.0], sample_rate=[0.1], steps=[10], executor="gpu"), "executor"),
+    (dict(noise_multiplier=[1.0], sample_rate=[0.1], steps=[10], workers=0), "workers"),
+])
+def test_bad_input(kwargs, match, tmp_path):
+    out = tmp_path / "x.csv"
+    with pytest.raises((ValueError, TypeError), match=match):
+        sweep(**kwargs, output=out)
+    assert not out.exists() and not partial_dir(out).exists()
+
+
+def test_unreachable_scheduler_is_a_clear_error(tmp_path, monkeypatch):
+    from fdpkit.sweep import executors
+
+    monkeypatch.setattr(executors, "DASK_CONNECT_TIMEOUT", 1.0)
+    out = tmp_path / "x.csv"
+    with pytest.raises(ValueError, match="could not reach the Dask scheduler"):
+        sweep([1.0], [0.1], [10], scheduler="tcp://127.0.0.1:9", output=out)
+    assert not out.exists()
+
+
+def test_cli_bad_input_exit_2(tmp_path):
+    for args in (["sweep", "--noise-multiplier", "1,x", "--sample-rate", "0.1", "--steps", "10"],
+                 ["sweep", "--noise-multiplier", "1", "--sample-rate", "0.1", "--steps", "10", "--output",
+                  str(tmp_path / "a.txt")],
+                 ["sweep", "--noise-multiplier", "1", "--sample-rate", "2", "--steps", "10"]):
+        res = _invoke(*args)
+        assert res.exit_code == 2, (args, res.output)
+        assert res.output.startswith("error: ") and res.output.count("\n") == 1

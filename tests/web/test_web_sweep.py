@@ -1,0 +1,51 @@
+"""The Sweep page and its JSON twins: small grids, bounds, errors (TestClient)."""
+
+SMALL = {"noise_multiplier": [2.0], "sample_rate": [0.01, 0.1], "steps": [100], "discretization": 1e-3}
+
+
+def test_sweep_page_renders(client):
+    r = client.get("/sweep")
+    assert r.status_code == 200
+    assert "Sweep DP-SGD settings" in r.text and 'href="/sweep"' in r.text
+
+
+def test_sweep_api_rows(client):
+    r = client.post("/api/sweep", json=SMALL)
+    assert r.status_code == 200, r.text
+    rows = r.json()["rows"]
+    assert [row["sample_rate"] for row in rows] == [0.01, 0.1]
+    for row in rows:
+        assert row["mu"] > 0 and 0 <= row["regret"] < 1 and row["epsilon"] > 0
+
+
+def test_sweep_api_refuses_big_grids_and_bad_values(client):
+    big = {"noise_multiplier": [1.0 + i for i in range(10)], "sample_rate": [0.01 * (i + 1) for i in range(10)],
+           "steps": [10, 20, 30]}
+    r = client.post("/api/sweep", json=big)
+    assert r.status_code == 422 and "at most 200" in r.json()["detail"]
+    r = client.post("/api/sweep", json={**SMALL, "steps": [100_000]})
+    assert r.status_code == 422 and "steps" in r.json()["detail"]
+    r = client.post("/api/sweep", json={**SMALL, "sample_rate": [2.0]})
+    assert r.status_code == 422 and "sample_rate" in r.json()["detail"]
+    r = client.post("/api/sweep", json={**SMALL, "noise_multiplier": []})
+    assert r.status_code == 422
+
+
+def test_sweep_form_shows_plot_and_table(client):
+    r = client.post("/sweep", data={"task": "map", "noise_multiplier": "2", "sample_rate": "0.01, 0.1",
+                                    "steps": "100", "delta": "1e-5"})
+    assert r.status_code == 200
+    assert "<svg" in r.text and 'id="sweep-table"' in r.text
+
+
+def test_sweep_form_error_is_shown(client):
+    r = client.post("/sweep", data={"task": "map", "noise_multiplier": "two", "sample_rate": "0.1", "steps": "10"})
+    assert r.status_code == 200 and "comma-separated numbers" in r.text
+
+
+def test_design_api(client):
+    r = client.post("/api/sweep/design", json={"mu": 1.0, "batch_size": [256], "epochs": [1, 2],
+                                               "dataset_size": 60000})
+    assert r.status_code == 200, r.text
+    rows = r.json()["rows"]
+    assert all(row["mu"] <= 1.0 for row in rows)
