@@ -20,7 +20,7 @@ import math
 import platform
 from dataclasses import dataclass, field
 from importlib import metadata
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -28,9 +28,13 @@ from fdpkit._numerics import check_probability, json_safe
 from fdpkit.accounting import DISCRETIZATION_DEFAULT, Accounting, account
 from fdpkit.curves import GaussianCurve, TradeOffCurve
 from fdpkit.fit import ALPHA_MIN_DEFAULT, GDPFit, advantage, fit_gdp
-from fdpkit.mechanisms import DPSGD, Composed, Gaussian, Mechanism, Repeated, Subsampled, mechanism_from_dict
+from fdpkit.mechanisms import (DPSGD, RDP, ZCDP, Composed, Gaussian, Mechanism, Repeated, Subsampled,
+                               mechanism_from_dict)
 from fdpkit.setting import comparison_for, setting_of
 from fdpkit.risk import failure_mode, posterior
+
+if TYPE_CHECKING:  # pragma: no cover
+    from fdpkit.representations import Representations
 
 #: Version of the report's JSON layout (bump on any incompatible change).
 SCHEMA_VERSION = "1.0"
@@ -56,7 +60,7 @@ def _version(dist: str) -> str:
 
 def _unbounded_loss(mechanism: Mechanism) -> bool:
     """Whether the mechanism contains Gaussian noise (unbounded privacy loss)."""
-    if isinstance(mechanism, (Gaussian, DPSGD)):
+    if isinstance(mechanism, (Gaussian, DPSGD, ZCDP, RDP)):  # Rényi guarantees: loss not bounded
         return True
     if isinstance(mechanism, (Subsampled, Repeated)):
         return _unbounded_loss(mechanism.inner)
@@ -135,6 +139,20 @@ class PrivacyReport:
                 return t
         raise ValueError(f"fpr must be one of the report's FPRs {[a for a, _, _ in self.tprs]}, got {fpr!r}")
 
+    def representations(self) -> Representations:
+        """The regret of each representation ((eps, delta) at the report's first delta,
+        rho*-zCDP, the RDP curve, mu-GDP; Gomez et al. Fig. 1c) and the fallback advice of
+        Sec. 4 (:mod:`fdpkit.representations`). Computed on first use and cached: the
+        Rényi accounting it needs is not part of ``privacy_report``'s own cost."""
+        cached = self.__dict__.get("_representations")
+        if cached is None:
+            from fdpkit.representations import representations
+
+            d, e = self.epsilons[0]
+            cached = representations(self.mechanism, self.curve, self.fit, d, e)
+            object.__setattr__(self, "_representations", cached)
+        return cached
+
     def curve_samples(self, n: int = CURVE_SAMPLES) -> dict[str, list[float]]:
         """The certified curve on FPRs log-spaced from 1e-12 to 1 (and 0), for plots."""
         alpha = np.concatenate([[0.0], np.geomspace(1e-12, 1.0, n - 1)])
@@ -179,6 +197,7 @@ class PrivacyReport:
             "paper_statement": self.statement(),
             "provenance": dict(self.provenance),
             "curve": {"bound": self.curve.bound, **self.curve_samples()},
+            "representations": self.representations().to_dict(),
         }
 
 

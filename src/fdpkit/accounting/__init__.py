@@ -7,6 +7,7 @@ from fdpkit.accounting.curve import (
     curve_from_pld,
 )
 from fdpkit.accounting.dpsgd import account, poisson_comparison, tradeoff_curve
+from fdpkit.accounting.rdp import RhoFit, rdp_epsilons, rdp_guarantee, renyi_curve, tight_rho
 
 from fdpkit.accounting.compose import compose_curves
 from fdpkit.accounting.from_curve import pld_from_curve
@@ -15,6 +16,11 @@ __all__ = [
     "compose_curves",
     "pld_from_curve",
     "DISCRETIZATION_DEFAULT",
+    "RhoFit",
+    "rdp_epsilons",
+    "rdp_guarantee",
+    "renyi_curve",
+    "tight_rho",
     "Accounting",
     "account",
     "closed_form_curve",

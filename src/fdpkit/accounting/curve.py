@@ -315,6 +315,10 @@ def account(mechanism: Mechanism, *, discretization: float = DISCRETIZATION_DEFA
     if not isinstance(mechanism, Mechanism):
         raise ValueError(f"mechanism must be an fdpkit mechanism, got {type(mechanism).__name__}")
     d = _check_discretization(discretization)
+    from fdpkit.accounting.rdp import contains_renyi, renyi_accounting
+
+    if contains_renyi(mechanism):  # zCDP / RDP guarantees: accounting/rdp.py
+        return renyi_accounting(mechanism)
     exact = closed_form_curve(mechanism)
     if exact is not None:
         return Accounting(mechanism, exact, "closed form", None)

@@ -70,6 +70,57 @@ def convert_eps_delta_to_mu(epsilon: float = typer.Option(...), delta: float = t
 
 
 
+@convert_app.command("rho-to-mu")
+@guarded
+def convert_rho_to_mu(rho: float = typer.Option(..., help="zCDP parameter rho."),
+                      fmt: str = typer.Option("text", "--format", "-f"), output: Optional[Path] = OutputOpt) -> None:
+    """rho -> the Gaussian reading sqrt(2 rho) and the tight mu that rho-zCDP guarantees."""
+    with working("Computing the rho-zCDP curve..."):
+        rows = {"Gaussian mechanism that is exactly rho-zCDP: mu = sqrt(2 rho)": fp.gaussian_mu_from_rho(rho),
+                "tight mu-GDP of any rho-zCDP mechanism (FPR, FNR >= 1e-10)": fp.mu_bound_from_rho(rho)}
+    payload = {"rho": rho, "gaussian_mu": rows["Gaussian mechanism that is exactly rho-zCDP: mu = sqrt(2 rho)"],
+               "mu_bound": rows["tight mu-GDP of any rho-zCDP mechanism (FPR, FNR >= 1e-10)"]}
+    emit(payload, fmt, output, lambda: kv(f"mu for rho = {rho:g} zCDP", rows))
+
+
+@convert_app.command("mu-to-rho")
+@guarded
+def convert_mu_to_rho(mu: float = typer.Option(..., help="GDP mu of a Gaussian mechanism."),
+                      fmt: str = typer.Option("text", "--format", "-f"), output: Optional[Path] = OutputOpt) -> None:
+    """mu -> rho = mu^2 / 2, the zCDP parameter of the Gaussian mechanism with that mu."""
+    r = fp.rho_from_gaussian_mu(mu)
+    emit({"mu": mu, "rho": r}, fmt, output, lambda: kv(f"rho for mu = {mu:g}", {"rho = mu^2 / 2": r}))
+
+
+@convert_app.command("rho-to-eps")
+@guarded
+def convert_rho_to_eps(rho: float = typer.Option(..., help="zCDP parameter rho."),
+                       delta: list[float] = typer.Option([1e-5, 1e-6, 1e-9], help="Repeat for several."),
+                       fmt: str = typer.Option("text", "--format", "-f"), output: Optional[Path] = OutputOpt) -> None:
+    """rho -> epsilon(delta): the optimal conversion (sound), beside the classic formula."""
+    with working("Converting..."):
+        rows_p = [{"delta": d, "epsilon": fp.epsilon_for_delta_from_rho(rho, d),
+                   "epsilon_classic": fp.classic_epsilon_for_delta_from_rho(rho, d)} for d in delta]
+    rows = {}
+    for r in rows_p:
+        rows[f"delta = {r['delta']:g} (optimal)"] = r["epsilon"]
+        rows[f"delta = {r['delta']:g} (rho + 2 sqrt(rho log 1/delta))"] = r["epsilon_classic"]
+    emit({"rho": rho, "epsilon_at_delta": rows_p}, fmt, output, lambda: kv(f"epsilon(delta) for rho = {rho:g}", rows))
+
+
+@convert_app.command("rdp-to-eps")
+@guarded
+def convert_rdp_to_eps(orders: list[float] = typer.Option(..., "--order", help="Rényi order t > 1 (repeatable)."),
+                       epsilons: list[float] = typer.Option(..., "--epsilon", help="eps(t) at that order (repeatable)."),
+                       delta: list[float] = typer.Option([1e-5, 1e-6, 1e-9], help="Repeat for several."),
+                       fmt: str = typer.Option("text", "--format", "-f"), output: Optional[Path] = OutputOpt) -> None:
+    """RDP (order, epsilon) pairs -> epsilon(delta): the improved conversion (sound)."""
+    with working("Converting..."):
+        rows_p = [{"delta": d, "epsilon": fp.epsilon_for_delta_from_rdp(orders, epsilons, d)} for d in delta]
+    emit({"orders": orders, "epsilons": epsilons, "epsilon_at_delta": rows_p}, fmt, output,
+         lambda: kv("epsilon(delta) for the RDP list", {f"delta = {r['delta']:g}": r["epsilon"] for r in rows_p}))
+
+
 @guarded
 def tables(fmt: str = typer.Option("text", "--format", "-f", help="text, json or csv."),
            output: Optional[Path] = OutputOpt) -> None:

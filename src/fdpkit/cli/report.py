@@ -82,7 +82,8 @@ def report_main(
         ctx.obj = {"fmt": fmt, "output": output, "discretization": discretization}
         return
     if mechanism is None:
-        fail("give --mechanism SPEC or a subcommand (dpsgd, gaussian, laplace, randomized-response, pure-dp, approx-dp)")
+        fail("give --mechanism SPEC or a subcommand (dpsgd, gaussian, laplace, randomized-response, pure-dp, "
+             "approx-dp, zcdp, rdp)")
     run_report(mechanism_from_dict(load_spec(mechanism)), fmt, output, discretization)
 
 
@@ -156,3 +157,19 @@ def report_approx(ctx: typer.Context, epsilon: float = typer.Option(...), delta:
     run_report(fp.ApproxDP(epsilon, delta), *_opts(ctx, fmt, output, discretization))
 
 
+@report_app.command("zcdp")
+@guarded
+def report_zcdp(ctx: typer.Context, rho: float = typer.Option(..., help="zCDP parameter rho >= 0."),
+                fmt: str = FormatOpt, output: Optional[Path] = OutputOpt, discretization: float = DiscOpt) -> None:
+    """Any rho-zCDP mechanism (worst case), e.g. a Tumult Analytics or Census TopDown budget."""
+    run_report(fp.ZCDP(rho), *_opts(ctx, fmt, output, discretization))
+
+
+@report_app.command("rdp")
+@guarded
+def report_rdp(ctx: typer.Context,
+               orders: list[float] = typer.Option(..., "--order", help="Rényi order t > 1 (repeatable)."),
+               epsilons: list[float] = typer.Option(..., "--epsilon", help="eps(t) at that order (repeatable, same count)."),
+               fmt: str = FormatOpt, output: Optional[Path] = OutputOpt, discretization: float = DiscOpt) -> None:
+    """Any mechanism with the given (order, epsilon) RDP pairs, as Opacus or TF Privacy print them."""
+    run_report(fp.RDP(orders, epsilons), *_opts(ctx, fmt, output, discretization))

@@ -15,14 +15,18 @@ from fdpkit.cli._common import (OutputOpt, emit, fail, guarded, kv)
 def risk(mu: Optional[float] = typer.Option(None, help="GDP mu."),
          epsilon: Optional[float] = typer.Option(None, help="Pure or approximate DP epsilon (with --delta)."),
          delta: Optional[float] = typer.Option(None, help="delta of an (epsilon, delta) guarantee."),
+         zcdp: Optional[float] = typer.Option(None, "--zcdp", help="zCDP parameter rho (any rho-zCDP mechanism)."),
          prior: list[float] = typer.Option([0.01], help="Prior probability of membership (repeatable)."),
          fpr: list[float] = typer.Option([1e-3], help="Attack FPR (repeatable)."),
          fmt: str = typer.Option("text", "--format", "-f"), output: Optional[Path] = OutputOpt) -> None:
-    """Attack-risk reading of mu-GDP or (epsilon, delta)-DP."""
-    if (mu is None) == (epsilon is None):
-        fail("give exactly one of --mu or --epsilon")
-    curve = fp.GaussianCurve(mu) if mu is not None else fp.EpsDeltaCurve(epsilon, delta or 0.0)
-    name = f"mu = {mu:g}" if mu is not None else f"epsilon = {epsilon:g}, delta = {delta or 0:g}"
+    """Attack-risk reading of mu-GDP, (epsilon, delta)-DP or rho-zCDP."""
+    if sum(x is not None for x in (mu, epsilon, zcdp)) != 1:
+        fail("give exactly one of --mu, --epsilon or --zcdp")
+    if zcdp is not None:
+        curve, name = fp.tradeoff_curve(fp.ZCDP(zcdp)), f"rho = {zcdp:g} zCDP"
+    else:
+        curve = fp.GaussianCurve(mu) if mu is not None else fp.EpsDeltaCurve(epsilon, delta or 0.0)
+        name = f"mu = {mu:g}" if mu is not None else f"epsilon = {epsilon:g}, delta = {delta or 0:g}"
     rows = {
         "failure mode": fp.failure_mode(curve),
         "advantage (max TPR - FPR)": fp.advantage(curve),

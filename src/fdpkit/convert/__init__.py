@@ -2,6 +2,17 @@
 
 from fdpkit.convert.gdp import delta_for_epsilon, epsilon_for_delta, mu_for_epsilon_delta
 from fdpkit.convert.pure import mu_from_pure_epsilon, mu_rule_of_thumb
+from fdpkit.convert.renyi import (
+    classic_epsilon_for_delta_from_rho,
+    delta_for_epsilon_from_rdp,
+    delta_for_epsilon_from_rho,
+    epsilon_for_delta_from_rdp,
+    epsilon_for_delta_from_rho,
+    gaussian_mu_from_rho,
+    mu_bound_from_rho,
+    profile_regret,
+    rho_from_gaussian_mu,
+)
 from fdpkit.convert.tables import (
     Table,
     epsilon_for_delta_table,
@@ -13,6 +24,15 @@ from fdpkit.convert.tables import (
 
 __all__ = [
     "Table",
+    "classic_epsilon_for_delta_from_rho",
+    "delta_for_epsilon_from_rdp",
+    "delta_for_epsilon_from_rho",
+    "epsilon_for_delta_from_rdp",
+    "epsilon_for_delta_from_rho",
+    "gaussian_mu_from_rho",
+    "mu_bound_from_rho",
+    "profile_regret",
+    "rho_from_gaussian_mu",
     "delta_for_epsilon",
     "epsilon_for_delta",
     "epsilon_for_delta_table",

@@ -7,6 +7,7 @@ from fdpkit.curves.gaussian import GaussianCurve
 from fdpkit.curves.group import group_curve
 from fdpkit.curves.laplace import LaplaceCurve
 from fdpkit.curves.piecewise import PiecewiseLinearCurve, piecewise_lower_bound
+from fdpkit.curves.renyi import RDPCurve, ZCDPCurve
 
 __all__ = [
     "CurveGrid",
@@ -15,9 +16,11 @@ __all__ = [
     "GaussianCurve",
     "LaplaceCurve",
     "PiecewiseLinearCurve",
+    "RDPCurve",
     "RandomizedResponseCurve",
     "TradeOffCurve",
     "UniformSamplingCurve",
+    "ZCDPCurve",
     "envelope",
     "group_curve",
     "piecewise_lower_bound",

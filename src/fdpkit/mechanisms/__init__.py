@@ -11,6 +11,7 @@ from fdpkit.mechanisms.dpsgd import (
     dpsgd_from_opacus_history,
     dpsgd_schedule,
 )
+from fdpkit.mechanisms.renyi import RDP, ZCDP
 
 __all__ = [
     "DPSGD",
@@ -24,9 +25,11 @@ __all__ = [
     "Laplace",
     "Mechanism",
     "PureDP",
+    "RDP",
     "RandomizedResponse",
     "Repeated",
     "Subsampled",
+    "ZCDP",
     "UniformSampling",
     "dpsgd",
     "dpsgd_from_training",

@@ -70,6 +70,7 @@ class ReportDocument:
 def build_document(report: PrivacyReport) -> ReportDocument:
     """Arrange a privacy report for people (see module docs)."""
     from fdpkit.report import plots
+    from fdpkit.report.representations import representation_figures, representation_section
 
     d = report.to_dict()
     g = d["guarantee"]
@@ -127,6 +128,7 @@ def build_document(report: PrivacyReport) -> ReportDocument:
         Section("Guarantee", (), (guarantee,)),
         Section("Privacy profile", (), (eps,)),
         Section("Attack risk", (), (tpr, post, risk)),
+        representation_section(report),
         Section("Warnings", tuple(report.warnings) or ("None.",)),
         Section("Inputs and provenance", (), (inputs, prov)),
         _statement_section(report),
@@ -141,6 +143,7 @@ def build_document(report: PrivacyReport) -> ReportDocument:
     if math.isfinite(mu):
         figures.append(Figure("difference", "Numeric curve against G_μ and their difference",
                               lambda ax: plots.curve_vs_gdp(ax, curve, mu)))
+    figures += representation_figures(report)
     return ReportDocument(f"Privacy report: {report.mechanism.label()}", summary, sections, tuple(figures), d)
 
 

@@ -22,7 +22,9 @@ from fdpkit.curves import (
     GaussianCurve,
     LaplaceCurve,
     PiecewiseLinearCurve,
+    RDPCurve,
     TradeOffCurve,
+    ZCDPCurve,
 )
 from fdpkit.risk.attack import _curve
 
@@ -39,6 +41,8 @@ def _slope_at_zero(curve: TradeOffCurve) -> float:
         return math.exp(curve.epsilon)
     if isinstance(curve, EnvelopeCurve):
         return min(_slope_at_zero(c) for c in curve.curves)
+    if isinstance(curve, (RDPCurve, ZCDPCurve)):
+        return math.inf  # TPR ~ alpha^(1 - 1/t) at every finite order: unbounded slope
     pl = curve if isinstance(curve, PiecewiseLinearCurve) else curve.to_piecewise()
     return float((pl.tprs[1] - pl.tprs[0]) / pl.alphas[1])
 

@@ -72,12 +72,14 @@ class ConvertRequest(BaseModel):
     epsilon: Optional[float] = Field(None, ge=0, le=100, allow_inf_nan=False)
     delta: Optional[float] = Field(None, ge=0, le=1, allow_inf_nan=False)
     mu: Optional[float] = Field(None, ge=0, le=100, allow_inf_nan=False)
+    rho: Optional[float] = Field(None, ge=0, le=1000, allow_inf_nan=False)
 
 
 class RiskRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    guarantee: Literal["mu", "epsilon", "epsilon_delta"] = "mu"
+    guarantee: Literal["mu", "epsilon", "epsilon_delta", "zcdp"] = "mu"
     mu: Optional[float] = Field(None, ge=0, le=100, allow_inf_nan=False)
+    rho: Optional[float] = Field(None, ge=0, le=1000, allow_inf_nan=False)
     epsilon: Optional[float] = Field(None, ge=0, le=100, allow_inf_nan=False)
     delta: Optional[float] = Field(None, ge=0, le=1, allow_inf_nan=False)
     prior: float = Field(0.01, ge=0, le=1, allow_inf_nan=False)

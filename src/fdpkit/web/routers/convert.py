@@ -9,12 +9,23 @@ from fdpkit.web.common import FormErrors, api_error, field_of, finite, page, par
 from fdpkit.web.models import ConvertRequest
 
 router = APIRouter()
-FIELDS = ("epsilon", "delta", "mu")
+FIELDS = ("epsilon", "delta", "mu", "rho")
 
 
-def conversions(epsilon: float | None, delta: float | None, mu: float | None) -> dict:
+def conversions(epsilon: float | None, delta: float | None, mu: float | None, rho: float | None = None) -> dict:
     """All conversions the inputs allow (library calls only)."""
     out: dict = {}
+    if rho is not None:
+        out["rho"] = {
+            "rho": rho,
+            "gaussian_mu": fp.gaussian_mu_from_rho(rho),
+            "mu_bound": fp.mu_bound_from_rho(rho),
+            "epsilon_at_delta": [{"delta": d, "epsilon": fp.epsilon_for_delta_from_rho(rho, d),
+                                  "epsilon_classic": fp.classic_epsilon_for_delta_from_rho(rho, d)}
+                                 for d in ((delta,) if delta else (1e-5, 1e-6, 1e-9))],
+        }
+    if mu is not None:
+        out["mu_to_rho"] = {"mu": mu, "rho": fp.rho_from_gaussian_mu(mu)}
     if epsilon is not None:
         out["pure_epsilon_to_mu"] = [
             {"semantics": "any epsilon-DP mechanism (Gomez et al. Prop. 6.1)", "mu": fp.mu_from_pure_epsilon(epsilon)},
@@ -49,13 +60,14 @@ async def convert_submit(request: Request):
     eps = parse_float(form, "epsilon", errors, required=False)
     delta = parse_float(form, "delta", errors, required=False)
     mu = parse_float(form, "mu", errors, required=False)
+    rho = parse_float(form, "rho", errors, required=False)
     result = None
     if not errors:
-        if eps is None and mu is None:
-            errors["form"] = "give epsilon, mu or both"
+        if eps is None and mu is None and rho is None:
+            errors["form"] = "give epsilon, mu or rho"
         else:
             try:
-                result = conversions(eps, delta, mu)
+                result = conversions(eps, delta, mu, rho)
             except ValueError as exc:
                 errors[field_of(str(exc), FIELDS)] = str(exc)
     return page(request, "convert.html", {"values": dict(form), "errors": errors, "result": result,
@@ -64,11 +76,12 @@ async def convert_submit(request: Request):
 
 @router.post("/api/convert", tags=["convert"])
 async def convert_api(body: ConvertRequest) -> dict:
-    """epsilon -> mu (all semantics), (epsilon, delta) -> mu, mu -> epsilon(delta) / delta(epsilon)."""
-    if body.epsilon is None and body.mu is None:
-        return api_error("give epsilon, mu or both")
+    """epsilon -> mu (all semantics), (epsilon, delta) -> mu, mu -> epsilon(delta) / delta(epsilon),
+    rho-zCDP -> mu and epsilon(delta), mu -> rho."""
+    if body.epsilon is None and body.mu is None and body.rho is None:
+        return api_error("give epsilon, mu or rho")
     try:
-        return finite(conversions(body.epsilon, body.delta, body.mu))
+        return finite(conversions(body.epsilon, body.delta, body.mu, body.rho))
     except ValueError as exc:
         return api_error(str(exc))
 

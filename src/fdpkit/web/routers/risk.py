@@ -13,7 +13,7 @@ from fdpkit.web.common import FormErrors, api_error, field_of, finite, page, par
 from fdpkit.web.models import RiskRequest
 
 router = APIRouter()
-FIELDS = ("mu", "epsilon", "delta", "prior", "fpr", "guarantee")
+FIELDS = ("mu", "epsilon", "delta", "rho", "prior", "fpr", "guarantee")
 MODES = {
     "none": "No blatant disclosure and bounded risk: a positive attack can raise an attacker's belief by "
             "at most a fixed factor.",
@@ -24,8 +24,12 @@ MODES = {
 }
 
 
-def reading(guarantee: str, mu, epsilon, delta, prior: float, fpr: float) -> tuple[dict, object]:
-    if guarantee == "mu":
+def reading(guarantee: str, mu, epsilon, delta, prior: float, fpr: float, rho=None) -> tuple[dict, object]:
+    if guarantee == "zcdp":
+        if rho is None:
+            raise ValueError("rho is required for a rho-zCDP guarantee")
+        curve, name = fp.tradeoff_curve(fp.ZCDP(rho)), f"ρ = {rho:g} zCDP"
+    elif guarantee == "mu":
         if mu is None:
             raise ValueError("mu is required for a mu-GDP guarantee")
         curve, name = fp.GaussianCurve(mu), f"μ = {mu:g} Gaussian DP"
@@ -63,17 +67,17 @@ async def risk_submit(request: Request):
     form = await request.form()
     errors = FormErrors()
     guarantee = form.get("guarantee") or "mu"
-    vals = {k: parse_float(form, k, errors, required=False) for k in ("mu", "epsilon", "delta")}
+    vals = {k: parse_float(form, k, errors, required=False) for k in ("mu", "epsilon", "delta", "rho")}
     prior = parse_float(form, "prior", errors, default=0.01)
     fpr = parse_float(form, "fpr", errors, default=1e-3)
     result = figs = None
-    if guarantee not in ("mu", "epsilon", "epsilon_delta"):
-        errors["guarantee"] = f"guarantee must be mu, epsilon or epsilon_delta, got {guarantee!r}"
+    if guarantee not in ("mu", "epsilon", "epsilon_delta", "zcdp"):
+        errors["guarantee"] = f"guarantee must be mu, epsilon, epsilon_delta or zcdp, got {guarantee!r}"
     if not errors:
         try:
             if fpr is not None and not 0 < fpr < 1:
                 raise ValueError(f"fpr must be in (0, 1), got {fpr!r}")
-            result, curve = reading(guarantee, vals["mu"], vals["epsilon"], vals["delta"], prior, fpr)
+            result, curve = reading(guarantee, vals["mu"], vals["epsilon"], vals["delta"], prior, fpr, vals["rho"])
             figs = [("Posterior after a positive attack", svg_inline(lambda ax: plots.posterior_vs_prior(ax, curve))),
                     ("Log-log ROC", svg_inline(lambda ax: plots.roc_loglog(ax, {"guarantee": curve})))]
         except ValueError as exc:
@@ -83,9 +87,9 @@ async def risk_submit(request: Request):
 
 @router.post("/api/risk", tags=["risk"])
 async def risk_api(body: RiskRequest) -> dict:
-    """Attack-risk reading of mu-GDP, epsilon-DP or (epsilon, delta)-DP."""
+    """Attack-risk reading of mu-GDP, epsilon-DP, (epsilon, delta)-DP or rho-zCDP."""
     try:
-        out, _ = reading(body.guarantee, body.mu, body.epsilon, body.delta, body.prior, body.fpr)
+        out, _ = reading(body.guarantee, body.mu, body.epsilon, body.delta, body.prior, body.fpr, body.rho)
         return finite(out)
     except ValueError as exc:
         return api_error(str(exc))

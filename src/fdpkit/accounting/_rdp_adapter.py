@@ -1,0 +1,77 @@
+"""The one place that reads dp_accounting's RDP accountant state (``RdpAccountant._rdp``:
+the composed Rényi epsilons at its orders; the library has no public getter for them).
+
+dp_accounting computes integer orders of the Poisson-subsampled Gaussian exactly (a
+finite binomial sum; Mironov, Talwar & Zhang 2019, Sec. 3.3) but its fractional orders
+from a truncated series that can be far too pessimistic at large sampling rates (at
+q = 0.33, sigma = 9.4: 16.0 instead of 2.21 at order 1.81, T = 2000). fdpkit therefore
+asks it for integer orders only and bounds any order t in between by the log-convexity of
+t -> (t - 1) eps(t) = log E[(p/q)^t] (Hölder): for k <= t <= k + 1,
+
+    (t - 1) eps(t) <= (k + 1 - t)(k - 1) eps(k) + (t - k) k eps(k + 1),
+
+and for 1 < t < 2, where dp_accounting's series is loosest and the chord from (1, 0) would
+only give eps(2), fdpkit integrates the moment E_0[((1 - q) + q e^((2x - 1)/(2 sigma^2)))^t]
+numerically (adaptive quadrature; the quadrature's error estimate, times a safety factor,
+is added before the logarithm), in the direction dp_accounting uses (the dominating one,
+Mironov, Talwar & Zhang 2019, Thm. 5), and keeps the smaller of that and eps(2).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+from dp_accounting import dp_event
+from dp_accounting.rdp import rdp_privacy_accountant as rdplib
+from scipy import integrate
+
+#: Factor applied to quad's error estimate before it is added to the moment (safe side).
+_QUAD_SAFETY = 10.0
+
+
+def _fractional_rdp(sample_rate: float, sigma: float, t: float) -> float:
+    """eps(t) for 1 < t < 2 by quadrature of the moment, rounded up (module docs)."""
+    q, s2 = sample_rate, sigma * sigma
+
+    def integrand(x: float) -> float:
+        log_ratio = (2.0 * x - 1.0) / (2.0 * s2)
+        mix = np.logaddexp(np.log1p(-q) if q < 1 else -np.inf, np.log(q) + log_ratio)
+        return float(np.exp(t * mix - x * x / (2.0 * s2)) / np.sqrt(2.0 * np.pi * s2))
+
+    lim = 40.0 * sigma + 10.0
+    val, err = integrate.quad(integrand, -lim, lim, limit=400, epsabs=1e-14, epsrel=1e-12, points=[0.5])
+    moment = val + _QUAD_SAFETY * err + 1e-13
+    return float(np.log(moment) / (t - 1.0)) if moment > 0 else np.inf
+
+
+def _integer_orders_rdp(sample_rate: float, noise_multiplier: float, ks: np.ndarray) -> np.ndarray:
+    acc = rdplib.RdpAccountant(orders=[int(k) for k in ks])
+    event = dp_event.PoissonSampledDpEvent(sample_rate, dp_event.GaussianDpEvent(noise_multiplier))
+    absl = logging.getLogger("absl")
+    level = absl.level
+    absl.setLevel(logging.ERROR)  # non-finite orders are reported as inf below
+    try:
+        acc.compose(event)
+    finally:
+        absl.setLevel(level)
+    out = np.asarray(acc._rdp, dtype=float).copy()
+    return np.where(np.isnan(out), np.inf, out)
+
+
+def poisson_gaussian_rdp(sample_rate: float, noise_multiplier: float, orders: np.ndarray) -> np.ndarray:
+    """Upper bounds on eps(t) of one Poisson-subsampled Gaussian step at ``orders`` (module
+    docs): exact at integers, log-convex interpolation in between; ``inf`` where
+    dp_accounting returns nothing finite (no constraint)."""
+    t = np.asarray(orders, dtype=float)
+    k = np.maximum(np.floor(t), 2.0)
+    ks = np.unique(np.concatenate([k, k + 1.0]))
+    vals = dict(zip(ks.tolist(), _integer_orders_rdp(sample_rate, noise_multiplier, ks).tolist()))
+    e_k = np.array([vals[x] for x in k.tolist()])
+    e_k1 = np.array([vals[x + 1.0] for x in k.tolist()])
+    with np.errstate(invalid="ignore"):
+        interp = ((k + 1.0 - t) * (k - 1.0) * e_k + (t - k) * k * e_k1) / (t - 1.0)
+    out = np.where(t < 2.0, e_k, np.where(t == k, e_k, interp))
+    for i in np.flatnonzero(t < 2.0):
+        out[i] = min(out[i], _fractional_rdp(sample_rate, noise_multiplier, float(t[i])))
+    return np.where(np.isnan(out), np.inf, out)
