@@ -28,8 +28,18 @@ from fdpkit._numerics import check_probability, json_safe
 from fdpkit.accounting import DISCRETIZATION_DEFAULT, Accounting, account
 from fdpkit.curves import GaussianCurve, TradeOffCurve
 from fdpkit.fit import ALPHA_MIN_DEFAULT, GDPFit, advantage, fit_gdp
-from fdpkit.mechanisms import (DPSGD, RDP, ZCDP, Composed, Gaussian, Mechanism, Repeated, Subsampled,
-                               mechanism_from_dict)
+from fdpkit.mechanisms import (
+    DPSGD,
+    RDP,
+    ZCDP,
+    Composed,
+    Gaussian,
+    Mechanism,
+    Repeated,
+    Subsampled,
+    UniformSampling,
+    mechanism_from_dict,
+)
 from fdpkit.setting import comparison_for, setting_of
 from fdpkit.risk import failure_mode, posterior
 
@@ -282,6 +292,13 @@ def privacy_report(
         warnings.append(
             f"Blatant disclosure is possible: with probability {1 - f0:.3g} an output reveals "
             "membership with certainty (de Fondeville Thm. 1)."
+        )
+    if isinstance(mech, UniformSampling):
+        warnings.append(
+            "Uniform random sampling is de Fondeville's worked example of catastrophic failure "
+            f"(Example 3): it releases one record verbatim, the target's with probability "
+            f"{mech.disclosure_probability:.3g}, so it satisfies no finite mu-GDP and no "
+            "epsilon-DP for any delta below that probability."
         )
     if math.isfinite(fit.mu) and not complete:
         warnings.append(

@@ -11,6 +11,8 @@ import math
 import numpy as np
 import pytest
 from dp_accounting.pld import privacy_loss_distribution as pldlib
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 import fdpkit as fp
@@ -162,3 +164,17 @@ def test_bad_curve_vertices_fail_when_accounted():
     mech = fp.CurveMechanism([0, 0.2, 0.4, 1], [0, 0.25, 0.7, 1])  # not concave
     with pytest.raises(ValueError, match="convex"):
         fp.tradeoff_curve(mech)
+
+
+@settings(max_examples=8, deadline=None)
+@given(mu1=st.floats(0.05, 2.0), mu2=st.floats(0.05, 2.0), eps=st.floats(0.05, 2.0))
+def test_hypothesis_composition_is_sound(mu1, mu2, eps):
+    """G_mu1 (x) G_mu2 = G_sqrt(mu1^2 + mu2^2) exactly; adding a Laplace can only weaken it."""
+    grid = np.concatenate([np.geomspace(1e-8, 0.5, 40), np.linspace(0.5, 0.99, 10)])
+    gg = fp.compose_curves(fp.GaussianCurve(mu1), fp.GaussianCurve(mu2), discretization=1e-3)
+    exact = fp.GaussianCurve(math.hypot(mu1, mu2))
+    assert np.all(gg.tpr(grid) >= exact.tpr(grid))
+    ggl = fp.compose_curves(fp.GaussianCurve(mu1), fp.GaussianCurve(mu2), fp.LaplaceCurve(eps),
+                            discretization=1e-3)
+    assert np.all(ggl.tpr(grid) >= exact.tpr(grid))
+    assert np.all(ggl.delta_for_epsilon(np.array([0.0, 1.0])) >= fp.LaplaceCurve(eps).delta_for_epsilon(np.array([0.0, 1.0])))

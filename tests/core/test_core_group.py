@@ -111,3 +111,13 @@ def test_bad_curve():
         fp.group_curve(1.0, 2)
     with pytest.raises(ValueError, match="upper"):
         fp.group_curve(fp.PiecewiseLinearCurve([0, 0.5, 1], [1, 0.2, 0], "upper"), 2)
+
+
+def test_asymmetric_piecewise_group_matches_direct_iteration():
+    f = fp.PiecewiseLinearCurve([0, 0.05, 0.3, 1], [0.8, 0.4, 0.1, 0])
+    g = fp.group_curve(f, 3)
+    a = ALPHAS.copy()
+    for _ in range(3):
+        a = f.tpr(a)
+    assert np.all(g.tpr(ALPHAS) >= a - FLOAT_SLACK)
+    np.testing.assert_allclose(g.tpr(ALPHAS), a, atol=EXACT_ATOL)

@@ -102,8 +102,8 @@ def test_report_page_with_downloads(page, live_server, tmp_path):
     assert page.locator("svg").count() >= 2
     shot(page, "report")
     for fmt in ("pdf", "csv", "html"):
-        with page.expect_download(timeout=60_000) as dl:
-            page.click(f"#download-{fmt}")
+        with page.expect_download(timeout=120_000) as dl:
+            page.click(f"#download-{fmt}", timeout=120_000)
         out = tmp_path / f"r.{fmt}"
         dl.value.save_as(out)
         assert out.stat().st_size > 500

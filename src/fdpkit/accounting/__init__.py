@@ -11,8 +11,12 @@ from fdpkit.accounting.rdp import RhoFit, rdp_epsilons, rdp_guarantee, renyi_cur
 
 from fdpkit.accounting.compose import compose_curves
 from fdpkit.accounting.from_curve import pld_from_curve
+from fdpkit.accounting.running import RUNNING_DISCRETIZATION, Composition, gaussian_mu
 
 __all__ = [
+    "RUNNING_DISCRETIZATION",
+    "Composition",
+    "gaussian_mu",
     "compose_curves",
     "pld_from_curve",
     "DISCRETIZATION_DEFAULT",

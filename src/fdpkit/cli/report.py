@@ -83,7 +83,7 @@ def report_main(
         return
     if mechanism is None:
         fail("give --mechanism SPEC or a subcommand (dpsgd, gaussian, laplace, randomized-response, pure-dp, "
-             "approx-dp, zcdp, rdp)")
+             "approx-dp, zcdp, rdp, uniform-sampling)")
     run_report(mechanism_from_dict(load_spec(mechanism)), fmt, output, discretization)
 
 
@@ -173,3 +173,13 @@ def report_rdp(ctx: typer.Context,
                fmt: str = FormatOpt, output: Optional[Path] = OutputOpt, discretization: float = DiscOpt) -> None:
     """Any mechanism with the given (order, epsilon) RDP pairs, as Opacus or TF Privacy print them."""
     run_report(fp.RDP(orders, epsilons), *_opts(ctx, fmt, output, discretization))
+
+
+@report_app.command("uniform-sampling")
+@guarded
+def report_uniform(ctx: typer.Context,
+                   mu: float = typer.Option(..., help="De Fondeville's privacy parameter (> 0; not a GDP mu)."),
+                   n: int = typer.Option(..., help="Dataset size (>= 1)."),
+                   fmt: str = FormatOpt, output: Optional[Path] = OutputOpt, discretization: float = DiscOpt) -> None:
+    """De Fondeville's uniform random sampling (Example 3): fails catastrophically."""
+    run_report(fp.UniformSampling(mu, n), *_opts(ctx, fmt, output, discretization))

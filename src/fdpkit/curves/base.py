@@ -17,14 +17,32 @@ never reports guarantees from such curves).
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
-from typing import Any, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from fdpkit._numerics import check_nonnegative, check_probability, scalar_or_array
+from fdpkit._numerics import check_nonnegative, check_probability, check_scalar, scalar_or_array
 
 BOUNDS = ("exact", "lower", "upper")
+
+#: Operations that need subclasses (piecewise-linear bounds, hulls), implemented in the
+#: modules that own those subclasses and registered by ``fdpkit.curves`` when the package
+#: is imported, so that this base module never imports its subclasses.
+_OPERATIONS: dict[str, Callable[..., Any]] = {}
+
+
+def register_operation(name: str, function: Callable[..., Any]) -> None:
+    """Register the implementation of a curve operation (``fdpkit.curves`` does this)."""
+    _OPERATIONS[name] = function
+
+
+def _operation(name: str) -> Callable[..., Any]:
+    try:
+        return _OPERATIONS[name]
+    except KeyError:  # pragma: no cover - fdpkit.curves registers them on import
+        raise RuntimeError(f"curve operation {name!r} is not registered; import fdpkit.curves") from None
 
 #: Bisection steps used to invert ``f(alpha) - alpha = d``; 2**-80 is far below double
 #: precision on [0, 1].
@@ -52,13 +70,15 @@ def vertex_profile(alpha: np.ndarray, tpr: np.ndarray, eps: np.ndarray) -> np.nd
     with np.errstate(divide="ignore", invalid="ignore"):
         slopes = np.diff(t) / np.diff(a)
     slopes = np.where(np.isnan(slopes), 0.0, slopes)
-    x = np.exp(e)
+    with np.errstate(over="ignore"):
+        x = np.exp(e)  # inf beyond eps ~ 709: then only a vertex at alpha = 0 counts
     k = np.searchsorted(-slopes, -x, side="left")  # number of segments steeper than e^eps
     best = np.zeros(e.shape)
     with np.errstate(over="ignore", invalid="ignore"):
         for shift in (-1, 0, 1):
             j = np.clip(k + shift, 0, len(a) - 1)
-            val = t[j] - x * a[j]
+            aj = a[j]
+            val = t[j] - np.where(aj == 0.0, 0.0, x * aj)  # e^eps * 0 is 0, never NaN
             best = np.maximum(best, np.where(np.isnan(val), 0.0, val))
     out[~inf] = best
     return out
@@ -145,9 +165,7 @@ class TradeOffCurve(ABC):
         """
         if self.is_symmetric:
             return self
-        from fdpkit.curves.combine import worst_case
-
-        return worst_case(self, self.inverse())
+        return _operation("worst_case")(self, self.inverse())
 
     def delta_for_epsilon(self, epsilon: Any) -> float | np.ndarray:
         """The privacy profile implied by the curve: the smallest delta such that the
@@ -178,10 +196,6 @@ class TradeOffCurve(ABC):
         >>> round(EpsDeltaCurve(1.0, 1e-5).epsilon_for_delta(1e-5), 9)
         1.0
         """
-        import math
-
-        from fdpkit._numerics import check_scalar
-
         d = check_scalar("delta", check_probability("delta", delta))
 
         def delta_at(x: float) -> float:
@@ -224,17 +238,16 @@ class TradeOffCurve(ABC):
         return vertex_profile(a, t, eps)
 
     def to_piecewise(self, n: int = 20001) -> "TradeOffCurve":
-        """A piecewise-linear *lower bound* of this curve.
+        """A piecewise-linear *lower bound* of this curve (sound by construction).
 
-        Smooth curves use tangent lines at ``n`` points spaced uniformly in logit(alpha),
-        so the result lies at or below the curve everywhere (sound). Curves that are
-        already piecewise linear return an exact copy.
+        Smooth curves use the envelope of tangent lines at ``n`` points (see
+        :func:`fdpkit.curves.lower_bound.piecewise_lower_bound` for the derivation),
+        curves known only by values the envelope of extended secants; either lies at or
+        below the curve everywhere. Piecewise-linear curves return an exact copy.
         """
-        from fdpkit.curves.piecewise import piecewise_lower_bound
-
         cache = self.__dict__.setdefault("_piecewise_cache", {})  # curves are immutable
         if n not in cache:
-            cache[n] = piecewise_lower_bound(self, n)
+            cache[n] = _operation("piecewise_lower_bound")(self, n)
         return cache[n]
 
     # ---------------------------------------------------------------- hooks

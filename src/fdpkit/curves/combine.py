@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from fdpkit.curves.base import TradeOffCurve
-from fdpkit.curves.piecewise import PiecewiseLinearCurve, piecewise_lower_bound
+from fdpkit.curves.piecewise import PiecewiseLinearCurve
 
 
 def _combined_bound(curves: tuple[TradeOffCurve, ...]) -> str:
@@ -68,6 +68,16 @@ class EnvelopeCurve(TradeOffCurve):
         if self.is_symmetric:
             return self
         return EnvelopeCurve(tuple(c.inverse() for c in self.curves))
+
+    def to_piecewise(self, n: int = 20001) -> PiecewiseLinearCurve:
+        """max_i g_i for sound piecewise lower bounds g_i <= f_i: a sound lower bound of
+        max_i f_i (exact maximum of piecewise-linear curves, :func:`_piecewise_max`)."""
+        cache = self.__dict__.setdefault("_piecewise_cache", {})
+        if n not in cache:
+            pls = [c.to_piecewise(n) for c in self.curves]
+            bound = "lower" if self.bound == "exact" and any(p.bound != "exact" for p in pls) else self.bound
+            cache[n] = _piecewise_max(pls, bound)
+        return cache[n]
 
     def _breakpoints(self):
         parts = [c._breakpoints() for c in self.curves]
@@ -154,7 +164,7 @@ def worst_case(*curves: TradeOffCurve) -> PiecewiseLinearCurve | TradeOffCurve:
     if len(curves) == 1:
         return curves[0]
     bound = _combined_bound(curves)
-    pls = [piecewise_lower_bound(c) for c in curves]
+    pls = [c.to_piecewise() for c in curves]
     if any(p.bound != c.bound for p, c in zip(pls, curves)) and bound == "exact":
         bound = "lower"
     # shortcut: a curve whose TPR is at least every other curve's at all their vertices is

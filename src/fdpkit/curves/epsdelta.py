@@ -56,9 +56,14 @@ class EpsDeltaCurve(TradeOffCurve):
         return True
 
     def _beta(self, alpha: np.ndarray) -> np.ndarray:
+        # steep part 1 - delta - e^eps alpha = a* + e^eps (a* - alpha) with the diagonal
+        # vertex a* = (1 - delta)/(1 + e^eps): no cancellation as alpha approaches a*
         eps, delta = self.epsilon, self.delta
-        with np.errstate(divide="ignore", over="ignore"):
-            steep = 1.0 - delta - np.exp(eps + np.log(alpha))
+        alpha = np.asarray(alpha, dtype=float)
+        with np.errstate(over="ignore", invalid="ignore"):
+            e = math.exp(eps) if eps < 709.0 else math.inf
+            knee = (1.0 - delta) / (1.0 + e)
+            steep = np.where(alpha <= 0.0, 1.0 - delta, knee + e * (knee - alpha))
         flat = math.exp(-eps) * (1.0 - delta - alpha)
         return np.maximum(0.0, np.maximum(steep, flat))
 

@@ -20,7 +20,7 @@ Exact cases
 Everything else (numeric, piecewise)
 ------------------------------------
 Let g <= f be a piecewise-linear lower bound (exact for piecewise-linear curves, the
-tangent construction of :func:`fdpkit.curves.piecewise.piecewise_lower_bound` for smooth
+tangent construction of :func:`fdpkit.curves.lower_bound.piecewise_lower_bound` for smooth
 ones). Its TPR function h_g >= h is increasing, so h_g^{o k} >= h^{o k} pointwise
 (induction: h_g(h_g^{o j}(a)) >= h_g(h^{o j}(a)) >= h(h^{o j}(a))): 1 - h_g^{o k} is a
 sound lower bound of (1). h_g^{o k} is computed by repeated squaring. The composition
@@ -49,13 +49,9 @@ from fdpkit._numerics import InputTypeError
 from fdpkit.curves.base import TradeOffCurve
 from fdpkit.curves.gaussian import GaussianCurve
 from fdpkit.curves.laplace import LaplaceCurve
-from fdpkit.curves.piecewise import (
-    PIECEWISE_SAFETY_RTOL as ROUND_RTOL,
-    PiecewiseLinearCurve,
-    _safe,
-    piecewise_lower_bound,
-    upper_concave_hull,
-)
+from fdpkit.curves.lower_bound import PIECEWISE_SAFETY_RTOL as ROUND_RTOL
+from fdpkit.curves.lower_bound import _safe
+from fdpkit.curves.piecewise import PiecewiseLinearCurve, upper_concave_hull
 
 #: Most vertices kept between compositions (more are pruned pessimistically).
 MAX_VERTICES = 40_001
@@ -162,7 +158,7 @@ def group_curve(curve: TradeOffCurve, k: int) -> TradeOffCurve:
         return GaussianCurve(k * curve.mu)
     if isinstance(curve, LaplaceCurve):
         return LaplaceCurve(k * curve.epsilon)
-    g = piecewise_lower_bound(curve)
+    g = curve.to_piecewise()
     if g.bound == "upper":
         raise ValueError("curve has no sound piecewise-linear lower bound (bound='upper')")
     a, t = _power(np.asarray(g.alphas), np.asarray(g.tprs), k)
@@ -173,7 +169,7 @@ def group_curve(curve: TradeOffCurve, k: int) -> TradeOffCurve:
         # the vertex set of a symmetric curve is mirror-closed, so their hull is the curve
         n = min(int(np.searchsorted(a - b, 0.0, side="right")) + 1, len(a))
         ah, (th, bh) = a[:n], _safe(t[:n], b[:n])
-        mirrored = np.where(bh < 0.5, bh * (1.0 - ROUND_RTOL), 1.0 - th)  # rounded down
+        mirrored = np.where(bh < 0.5, bh * (1.0 - ROUND_RTOL), np.nextafter(1.0 - th, 0.0))  # rounded down
         a = np.concatenate([ah, mirrored, [1.0]])
         t = np.concatenate([th, 1.0 - ah, [1.0]])
         b = np.concatenate([bh, ah, [0.0]])

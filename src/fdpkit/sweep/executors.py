@@ -67,7 +67,7 @@ def dask_client(*, scheduler: str | None = None, dask_local: int | None = None):
         except (OSError, TimeoutError, ValueError) as exc:
             raise ValueError(f"could not reach the Dask scheduler at {scheduler!r}: {exc}") from None
     cluster = LocalCluster(n_workers=dask_local or 1, threads_per_worker=1, processes=True,
-                           dashboard_address=None, env={"FDPKIT_THREADS": "1"})
+                           dashboard_address=":0", env={"FDPKIT_THREADS": "1"})
     client = Client(cluster, set_as_default=False)
     client._fdpkit_owns_cluster = cluster  # closed together in close_client
     return client

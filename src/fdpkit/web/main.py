@@ -4,17 +4,23 @@ headers and the error handlers."""
 
 from __future__ import annotations
 
+import html
+
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
 import fdpkit
+from fdpkit.web.auth import AuthError
 from fdpkit.web.common import HERE, Limits
 from fdpkit.web.routers import audit
 from fdpkit.web.routers import calculator
 from fdpkit.web.routers import calibrate
 from fdpkit.web.routers import convert
+from fdpkit.web.routers import ledger_api
+from fdpkit.web.routers import ledger_login
+from fdpkit.web.routers import ledger_pages
 from fdpkit.web.routers import plan
 from fdpkit.web.routers import report
 from fdpkit.web.routers import risk
@@ -30,6 +36,9 @@ ROUTERS = (
     plan,
     sweep,
     audit,
+    ledger_login,
+    ledger_pages,
+    ledger_api,
 )
 
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
@@ -45,8 +54,10 @@ SECURITY_HEADERS = {
 }
 
 
-def create_app(limits: Limits | None = None) -> FastAPI:
-    """Build the web application (``uvicorn`` serves it via ``fdpkit serve``)."""
+def create_app(limits: Limits | None = None, ledger_url: str | None = None) -> FastAPI:
+    """Build the web application (``uvicorn`` serves it via ``fdpkit serve``). The ledger
+    pages use ``ledger_url`` (default: ``FDPKIT_LEDGER``, else the SQLite file in the user's
+    data directory), opened on first use."""
     app = FastAPI(
         docs_url=None,
         redoc_url=None,
@@ -55,6 +66,7 @@ def create_app(limits: Limits | None = None) -> FastAPI:
         description="Risk-aware differential-privacy calculator: tight mu-GDP, attack risk, planning.",
     )
     app.state.limits = limits or Limits()
+    app.state.ledger_url = ledger_url
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
     for module in ROUTERS:
         app.include_router(module.router)
@@ -76,6 +88,18 @@ def create_app(limits: Limits | None = None) -> FastAPI:
                    "type": str(e.get("type"))} for e in exc.errors()]  # no raw input: it may be bytes
         return JSONResponse({"detail": "; ".join(parts) or "invalid request", "errors": errors},
                             status_code=422)
+
+    @app.exception_handler(AuthError)
+    async def auth_error(request: Request, exc: AuthError):
+        if exc.api:
+            return JSONResponse({"detail": exc.message}, status_code=exc.status)
+        if exc.status == 401:
+            from urllib.parse import quote
+
+            return RedirectResponse(f"/ledger/login?next={quote(request.url.path)}", status_code=303)
+        return HTMLResponse(f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>Forbidden</title>"
+                            f"</head><body><h1>Forbidden</h1><p id='forbidden'>{html.escape(exc.message)}</p>"
+                            "<p><a href='/ledger'>Ledger</a></p></body></html>", status_code=403)
 
     @app.exception_handler(ValueError)
     async def value_error(request: Request, exc: ValueError):

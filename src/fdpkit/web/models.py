@@ -61,6 +61,13 @@ class CalibrateRequest(BaseModel):
     discretization: float = Field(1e-4, gt=0, le=1, allow_inf_nan=False)
 
 
+class UniformSamplingRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    mu: float = Field(..., gt=0, le=1e3, allow_inf_nan=False)
+    n: int = Field(..., ge=1, le=10**12)
+    discretization: float = Field(1e-4, gt=0, le=1, allow_inf_nan=False)
+
+
 class MechanismRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     mechanism: dict[str, Any]

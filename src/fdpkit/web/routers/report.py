@@ -15,16 +15,16 @@ from fdpkit.report.render import table_html
 from fdpkit.web.common import (
     MEDIA, FormErrors, Limits, api_error, download, field_of, page, parse_float, parse_int, run_bounded,
 )
-from fdpkit.web.models import DPSGDRequest, MechanismRequest
+from fdpkit.web.models import DPSGDRequest, MechanismRequest, UniformSamplingRequest
 
 router = APIRouter()
 FIELDS = ("noise_multiplier", "sample_rate", "batch_size", "dataset_size", "steps", "epochs",
-          "discretization", "mechanism", "times", "sampling", "relation", "max_batch_size", "unit",
-          "examples_per_user")
+          "discretization", "mechanism", "times", "sampling_mu", "sampling_n", "sampling", "relation",
+          "max_batch_size", "unit", "examples_per_user")
 CHOICES = {"sampling": ("poisson", "truncated-poisson", "fixed-size", "shuffled"),
            "relation": ("add-remove", "replace-one", "zero-out"), "unit": ("example", "user")}
 DEFAULTS = {"kind": "dpsgd", "noise_multiplier": 9.4, "sample_rate": 0.32768, "steps": 2000,
-            "discretization": 1e-4, "mechanism": ""}
+            "discretization": 1e-4, "mechanism": "", "sampling_mu": 1.0, "sampling_n": 100}
 
 
 def _size(m: Mechanism) -> tuple[int, int]:
@@ -77,7 +77,18 @@ def _from_form(form) -> tuple[Mechanism | None, float | None, dict, FormErrors]:
     disc = parse_float(form, "discretization", errors, default=1e-4)
     mech = None
     try:
-        if (form.get("kind") or "dpsgd") == "mechanism":
+        kind = form.get("kind") or "dpsgd"
+        if kind == "uniform-sampling":
+            # form names differ from the library's (mu, n): the page shows the report's mu
+            mu = parse_float(form, "sampling_mu", errors)
+            n = parse_int(form, "sampling_n", errors)
+            if not errors:
+                try:
+                    mech = fp.UniformSampling(mu, n)
+                except ValueError as exc:
+                    name = {"mu": "sampling_mu", "n": "sampling_n"}.get(str(exc).split(" ", 1)[0], "form")
+                    errors[name] = str(exc)
+        elif kind == "mechanism":
             text = str(form.get("mechanism") or "").strip()
             if not text:
                 errors["mechanism"] = "mechanism is required: a JSON mechanism spec"
@@ -159,6 +170,18 @@ async def report_dpsgd_api(request: Request, body: DPSGDRequest,
                                    steps=body.steps, epochs=body.epochs, sampling=body.sampling,
                                    relation=body.relation, max_batch_size=body.max_batch_size,
                                    unit=body.unit, examples_per_user=body.examples_per_user)
+        return await _api_answer(request, mech, body.discretization, format)
+    except ValueError as exc:
+        return api_error(str(exc))
+
+
+@router.post("/api/report/uniform-sampling", tags=["report"])
+async def report_uniform_api(request: Request, body: UniformSamplingRequest,
+                             format: str = Query("json", description="json, csv, md, html or pdf")):
+    """Privacy report of de Fondeville's uniform random sampling (Example 3), the worked
+    example of catastrophic failure."""
+    try:
+        mech = fp.UniformSampling(body.mu, body.n)
         return await _api_answer(request, mech, body.discretization, format)
     except ValueError as exc:
         return api_error(str(exc))

@@ -1,0 +1,463 @@
+"""``fdpkit ledger``: the privacy-budget ledger from the command line. Every command takes
+``--db URL`` (before or after the subcommand); commands that print a result take
+``--format json``. The user (``--user``, default the login name) is taken on trust: this is
+a local tool; the web pages authenticate. No maths here: everything is fdpkit.ledger."""
+
+from __future__ import annotations
+
+import functools
+import getpass
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import typer
+from rich.table import Table as RichTable
+
+from fdpkit._numerics import json_safe
+from fdpkit.cli._common import State, err, fail, load_spec, out, working
+from fdpkit.report.model import fmt as fmt_num
+
+ledger_app = typer.Typer(help="Privacy-budget ledger: releases composed tightly over time, thresholds, "
+                              "approvals, a verifiable event log.", no_args_is_help=True)
+dataset_app = typer.Typer(help="Datasets (privacy units).", no_args_is_help=True)
+threshold_app = typer.Typer(help="Alert thresholds (notice / warning / hard limit).", no_args_is_help=True)
+user_app = typer.Typer(help="Local accounts for the web pages.", no_args_is_help=True)
+ledger_app.add_typer(dataset_app, name="dataset")
+ledger_app.add_typer(threshold_app, name="threshold")
+ledger_app.add_typer(user_app, name="user")
+
+
+class _Ctx:
+    db: Optional[str] = None
+
+
+DbOpt = typer.Option(None, "--db", help="SQLAlchemy URL or SQLite file (default: FDPKIT_LEDGER, else the "
+                                         "user's data directory).")
+FmtOpt = typer.Option("text", "--format", "-f", help="text or json.")
+
+
+def _user_default() -> str:
+    try:
+        return getpass.getuser()
+    except Exception:  # noqa: BLE001 - no login name (containers)
+        return os.environ.get("USER", "cli")
+
+
+UserOpt = typer.Option(None, "--user", "-u", help="Who does this (taken on trust; default: login name).")
+
+
+@ledger_app.callback()
+def _callback(db: Optional[str] = DbOpt) -> None:
+    _Ctx.db = db
+
+
+def _open(db: Optional[str]):
+    from fdpkit.ledger import open_ledger
+
+    return open_ledger(db if db is not None else _Ctx.db)
+
+
+def ledger_cmd(fn: Callable) -> Callable:
+    """Library and database errors -> exit 2 with one line."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any):
+        from sqlalchemy.exc import SQLAlchemyError
+
+        try:
+            return fn(*args, **kwargs)
+        except (ValueError, OSError) as exc:
+            fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+        except SQLAlchemyError as exc:
+            msg = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+            fail(f"database error: {msg[0] if msg else type(exc).__name__}")
+
+    return wrapper
+
+
+def _check_fmt(fmt: str, allowed: tuple[str, ...] = ("text", "json")) -> None:
+    if fmt not in allowed:
+        fail(f"--format must be {', '.join(allowed[:-1])} or {allowed[-1]}, got {fmt!r}")
+
+
+def _json(payload: Any) -> None:
+    sys.stdout.write(json.dumps(json_safe(payload), indent=2, allow_nan=False, default=str) + "\n")
+
+
+def _table(title: str, header: list[str], rows: list[list[Any]]) -> None:
+    t = RichTable(title=title, title_justify="left")
+    for h in header:
+        t.add_column(h)
+    for r in rows:
+        t.add_row(*[fmt_num(c) for c in r])
+    out.print(t)
+
+
+def _say(text: str) -> None:
+    if not State.quiet:
+        err.print(text, highlight=False, soft_wrap=True)
+
+
+# ---------------------------------------------------------------------- init, datasets, thresholds
+@ledger_app.command("init")
+@ledger_cmd
+def init(db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
+    """Create or upgrade the ledger's schema (Alembic migrations)."""
+    _check_fmt(format)
+    from sqlalchemy.engine import make_url
+
+    led = _open(db)
+    rev = led.init()
+    shown = make_url(led.url).render_as_string(hide_password=True)
+    if format == "json":
+        _json({"url": shown, "revision": rev})
+    else:
+        out.print(f"ledger ready at {shown} (schema {rev})", highlight=False, soft_wrap=True)
+
+
+@dataset_app.command("add")
+@ledger_cmd
+def dataset_add(name: str = typer.Argument(..., help="Dataset name."),
+                unit: str = typer.Option(..., "--unit", help='Privacy unit in words, e.g. "one person".'),
+                relation: str = typer.Option("add-or-remove", "--relation",
+                                             help="Neighbouring relation: add-or-remove or replace-one."),
+                description: str = typer.Option("", "--description"),
+                user: Optional[str] = UserOpt, db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
+    """Register a dataset (default thresholds: ε 2 / 4 / 8 at δ = 1e-5)."""
+    _check_fmt(format)
+    d = _open(db).add_dataset(name, unit=unit, relation=relation, description=description,
+                              user=user or _user_default())
+    if format == "json":
+        _json({"id": d.id, "name": d.name, "unit": d.unit, "relation": d.relation})
+    else:
+        out.print(f"dataset {d.name} added (privacy unit: {d.unit})", highlight=False)
+
+
+@dataset_app.command("list")
+@ledger_cmd
+def dataset_list(db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
+    """List the datasets."""
+    _check_fmt(format)
+    ds = _open(db).datasets()
+    rows = [{"id": d.id, "name": d.name, "unit": d.unit, "relation": d.relation} for d in ds]
+    if format == "json":
+        _json(rows)
+    else:
+        _table("Datasets", ["id", "name", "privacy unit", "relation"], [list(r.values()) for r in rows])
+
+
+@threshold_app.command("set")
+@ledger_cmd
+def threshold_set(name: str = typer.Argument(..., help="Dataset name."),
+                  level: str = typer.Option(..., "--level", help="notice, warning or hard."),
+                  epsilon: Optional[float] = typer.Option(None, "--epsilon", help="ε limit (at --delta)."),
+                  delta: Optional[float] = typer.Option(None, "--delta", help="δ of an ε limit (default 1e-5)."),
+                  mu: Optional[float] = typer.Option(None, "--mu", help="μ limit."),
+                  tpr: Optional[float] = typer.Option(None, "--tpr", help="Certified TPR limit (at --fpr)."),
+                  fpr: Optional[float] = typer.Option(None, "--fpr", help="FPR of a TPR limit (default 1e-3)."),
+                  remove: bool = typer.Option(False, "--remove", help="Remove this level's limit on the metric."),
+                  user: Optional[str] = UserOpt, db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
+    """Set (or --remove) a threshold: exactly one of --epsilon, --mu, --tpr."""
+    _check_fmt(format)
+    given = {k: v for k, v in (("epsilon", epsilon), ("mu", mu), ("tpr", tpr)) if v is not None}
+    if remove:
+        if len(given) > 1:
+            fail("give at most one of --epsilon, --mu, --tpr with --remove")
+        metric = next(iter(given), "epsilon")
+        _open(db).remove_threshold(name, metric=metric, level=level, user=user or _user_default())
+        payload = {"dataset": name, "metric": metric, "level": level, "removed": True}
+    else:
+        if len(given) != 1:
+            fail("give exactly one of --epsilon, --mu, --tpr")
+        metric, value = next(iter(given.items()))
+        t = _open(db).set_threshold(name, metric=metric, level=level, value=value, delta=delta, fpr=fpr,
+                                    user=user or _user_default())
+        payload = {"dataset": name, "metric": t.metric, "level": t.level, "value": t.value,
+                   "delta": t.delta, "fpr": t.fpr}
+    if format == "json":
+        _json(payload)
+    else:
+        out.print(" ".join(f"{k}={v}" for k, v in payload.items() if v is not None), highlight=False)
+
+
+# ---------------------------------------------------------------------- releases
+def _mechanism(mechanism: Optional[Path], spec: Optional[str], gaussian: Optional[float],
+               laplace: Optional[float], noise_multiplier: Optional[float], sample_rate: Optional[float],
+               steps: Optional[int]) -> dict:
+    from fdpkit.mechanisms import dpsgd
+
+    chosen = [x is not None for x in (mechanism, spec, gaussian, laplace, noise_multiplier)]
+    if sum(chosen) != 1:
+        fail("give exactly one of --mechanism FILE, --spec JSON, --gaussian SIGMA, --laplace SCALE, "
+             "or --noise-multiplier with --sample-rate and --steps")
+    if mechanism is not None:
+        return load_spec(mechanism)
+    if spec is not None:
+        try:
+            return json.loads(spec)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"spec is not valid JSON: {exc.msg}") from None
+    if gaussian is not None:
+        return {"kind": "gaussian", "sigma": gaussian}
+    if laplace is not None:
+        return {"kind": "laplace", "scale": laplace}
+    if sample_rate is None or steps is None:
+        fail("--noise-multiplier needs --sample-rate and --steps")
+    return dpsgd(noise_multiplier, sample_rate, steps).to_dict()
+
+
+MechOpt = typer.Option(None, "--mechanism", "-m", help="Mechanism spec file (JSON or TOML), as for `fdpkit report`.")
+SpecOpt = typer.Option(None, "--spec", help="Mechanism spec as inline JSON.")
+GaussOpt = typer.Option(None, "--gaussian", help="A Gaussian mechanism with this σ (sensitivity 1).")
+LapOpt = typer.Option(None, "--laplace", help="A Laplace mechanism with this scale (sensitivity 1).")
+NmOpt = typer.Option(None, "--noise-multiplier", help="DP-SGD noise multiplier.")
+QOpt = typer.Option(None, "--sample-rate", help="DP-SGD sample rate.")
+StepsOpt = typer.Option(None, "--steps", help="DP-SGD steps.")
+
+
+@ledger_app.command("propose")
+@ledger_cmd
+def propose(name: str = typer.Argument(..., help="Dataset name."),
+            mechanism: Optional[Path] = MechOpt, spec: Optional[str] = SpecOpt,
+            gaussian: Optional[float] = GaussOpt, laplace: Optional[float] = LapOpt,
+            noise_multiplier: Optional[float] = NmOpt, sample_rate: Optional[float] = QOpt,
+            steps: Optional[int] = StepsOpt,
+            title: str = typer.Option(..., "--title", help="What is released."),
+            purpose: str = typer.Option("", "--purpose"),
+            user: Optional[str] = UserOpt, db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
+    """Propose a release; prints its id and what it would do to the running total."""
+    _check_fmt(format)
+    from fdpkit.ledger import release_dict
+
+    mech = _mechanism(mechanism, spec, gaussian, laplace, noise_multiplier, sample_rate, steps)
+    led = _open(db)
+    with working("Accounting the release..."):
+        r = led.propose(name, mech, title=title, user=user or _user_default(), purpose=purpose)
+        check = led.check(name, r.spec)
+    if format == "json":
+        _json({**release_dict(r), "check": check.to_dict()})
+        return
+    out.print(str(r.id))
+    a = check.after
+    _say(f"release {r.id} proposed: released total would become μ = {fmt_num(a.mu)}, ε = {fmt_num(a.epsilon)} "
+         f"at δ = 1e-5 (ε sum {fmt_num(a.epsilon_sum)})")
+    for m in check.messages:
+        _say(f"[yellow]! {m}[/yellow]")
+
+
+def _transition(fn_name: str, release_id: int, user: Optional[str], db: Optional[str], format: str,
+                **kwargs: Any) -> None:
+    _check_fmt(format)
+    from fdpkit.ledger import release_dict
+
+    led = _open(db)
+    with working(f"{fn_name.capitalize()}..."):
+        result = getattr(led, fn_name)(release_id, user=user or _user_default(), **kwargs)
+        r = led.release_info(release_id)
+    if format == "json":
+        _json(release_dict(r))
+    else:
+        out.print(f"release {r.id} {r.state}" + (f" (override: {r.override_reason})" if r.override_reason else ""),
+                  highlight=False)
+    if fn_name == "release" and format == "text":
+        for e in led.history(release_id=r.id, kind="alert"):
+            _say(f"[yellow]! alert: {json.loads(e.payload)['data'].get('message', '')}[/yellow]")
+    return result
+
+
+@ledger_app.command("approve")
+@ledger_cmd
+def approve(release_id: int = typer.Argument(..., metavar="ID"), comment: str = typer.Option("", "--comment"),
+            no_report: bool = typer.Option(False, "--no-report", help="Do not store the privacy report."),
+            user: Optional[str] = UserOpt, db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
+    """Approve a proposed release (stores its privacy report, PDF and JSON, with SHA-256)."""
+    _transition("approve", release_id, user, db, format, comment=comment, report=not no_report)
+
+
+@ledger_app.command("reject")
+@ledger_cmd
+def reject(release_id: int = typer.Argument(..., metavar="ID"), comment: str = typer.Option("", "--comment"),
+           user: Optional[str] = UserOpt, db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
+    """Reject a proposed release."""
+    _transition("reject", release_id, user, db, format, comment=comment)
+
+
+@ledger_app.command("withdraw")
+@ledger_cmd
+def withdraw(release_id: int = typer.Argument(..., metavar="ID"), comment: str = typer.Option("", "--comment"),
+             user: Optional[str] = UserOpt, db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
+    """Withdraw a proposed or approved release."""
+    _transition("withdraw", release_id, user, db, format, comment=comment)
+
+
+@ledger_app.command("release")
+@ledger_cmd
+def release(release_id: int = typer.Argument(..., metavar="ID"),
+            override: Optional[str] = typer.Option(None, "--override", help="Reason to release beyond the hard limit."),
+            user: Optional[str] = UserOpt, db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
+    """Release an approved release (refused beyond the hard limit without --override REASON)."""
+    _transition("release", release_id, user, db, format, override_reason=override)
+
+
+# ---------------------------------------------------------------------- reading
+@ledger_app.command("status")
+@ledger_cmd
+def status(name: str = typer.Argument(..., help="Dataset name."), db: Optional[str] = DbOpt,
+           format: str = FmtOpt) -> None:
+    """Running total (tight composition) beside the ε sum, thresholds and alerts."""
+    _check_fmt(format)
+    with working("Composing..."):
+        st = _open(db).status(name)
+    if format == "json":
+        _json(st.to_dict())
+        return
+    r, w = st.released, st.with_approved
+    _table(f"Ledger status: {name} (privacy unit: {st.dataset.unit})", ["", "released", "released + approved"], [
+        ["releases", r.count, w.count], ["μ (tight)", r.mu, w.mu], ["regret", r.regret, w.regret],
+        ["ε at δ = 1e-5", r.epsilon, w.epsilon], ["TPR at FPR 1e-3", r.tpr, w.tpr],
+        ["ε sum (basic composition)", r.epsilon_sum, w.epsilon_sum], ["method", f"{r.method} ({r.bound})", w.method]])
+    _table("Thresholds", ["level", "limit", "current", "exceeded"],
+           [[c.threshold.level, c.threshold.describe(), c.current, c.exceeded] for c in st.thresholds])
+    for c in st.exceeded:
+        out.print(f"[yellow]! {c.message()}[/yellow]", highlight=False)
+
+
+@ledger_app.command("check")
+@ledger_cmd
+def check(name: str = typer.Argument(..., help="Dataset name."),
+          mechanism: Optional[Path] = MechOpt, spec: Optional[str] = SpecOpt,
+          gaussian: Optional[float] = GaussOpt, laplace: Optional[float] = LapOpt,
+          noise_multiplier: Optional[float] = NmOpt, sample_rate: Optional[float] = QOpt,
+          steps: Optional[int] = StepsOpt, db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
+    """What a proposed release would do to the released total (writes nothing)."""
+    _check_fmt(format)
+    mech = _mechanism(mechanism, spec, gaussian, laplace, noise_multiplier, sample_rate, steps)
+    c = _open(db).check(name, mech)
+    if format == "json":
+        _json(c.to_dict())
+        return
+    _table(f"Effect on {name}", ["", "now", "with this release"], [
+        ["releases", c.before.count, c.after.count], ["μ", c.before.mu, c.after.mu],
+        ["ε at δ = 1e-5", c.before.epsilon, c.after.epsilon], ["ε sum", c.before.epsilon_sum, c.after.epsilon_sum]])
+    for m in c.messages:
+        out.print(f"[yellow]! {m}[/yellow]", highlight=False)
+
+
+@ledger_app.command("timeline")
+@ledger_cmd
+def timeline(name: str = typer.Argument(..., help="Dataset name."),
+             bucket: str = typer.Option("week", "--bucket", help="week, day or month."),
+             plot: Optional[Path] = typer.Option(None, "--plot", help="Also draw it to this file (.png, .svg, .pdf)."),
+             output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the table here."),
+             db: Optional[str] = DbOpt, format: str = typer.Option("text", "--format", "-f", help="text, json or csv.")) -> None:
+    """The running total over time (weekly buckets by default)."""
+    _check_fmt(format, ("text", "json", "csv"))
+    from fdpkit.ledger.timeline import ADJECTIVE, HEADER, draw_timeline, timeline as tl, timeline_csv
+    from fdpkit.report import write_atomic
+
+    led = _open(db)
+    with working("Composing..."):
+        rows = tl(led, name, bucket)
+        st = led.status(name) if plot else None
+    if plot:
+        from fdpkit.report.figures import render
+
+        kind = plot.suffix.lower().lstrip(".")
+        eps = [(c.threshold.level, c.threshold.value) for c in st.thresholds if c.threshold.metric == "epsilon"]
+        write_atomic(plot, render(draw_timeline(rows, eps), kind))
+        _say(f"wrote {plot}")
+    data = (json.dumps(json_safe([r.to_dict() for r in rows]), indent=2) + "\n" if format == "json"
+            else timeline_csv(rows) if format == "csv" else None)
+    if data is not None:
+        if output:
+            write_atomic(output, data.encode())
+            _say(f"wrote {output}")
+        else:
+            sys.stdout.write(data)
+        return
+    _table(f"Timeline: {name} ({ADJECTIVE[bucket]})", list(HEADER), [r.cells() for r in rows])
+
+
+@ledger_app.command("history")
+@ledger_cmd
+def history(name: Optional[str] = typer.Argument(None, help="Dataset name (default: all)."),
+            release_id: Optional[int] = typer.Option(None, "--release", help="Only this release."),
+            limit: Optional[int] = typer.Option(None, "--limit", help="Only the last N events."),
+            db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
+    """The event log (oldest first)."""
+    _check_fmt(format)
+    from fdpkit.ledger import event_dict
+
+    events = [event_dict(e) for e in _open(db).history(name, release_id, limit)]
+    if format == "json":
+        _json(events)
+        return
+    _table("Events", ["seq", "at (UTC)", "kind", "actor", "release", "details"],
+           [[e["seq"], e["at"][:19], e["kind"], e["actor"], e["release_id"] or "-",
+             "; ".join(f"{k}: {v}" for k, v in e["data"].items() if k in ("title", "message", "reason", "comment",
+                                                                          "threshold") and v)] for e in events])
+
+
+@ledger_app.command("export")
+@ledger_cmd
+def export(name: str = typer.Argument(..., help="Dataset name."),
+           format: str = typer.Option("json", "--format", "-f", help="json, csv, md, html or pdf."),
+           output: Optional[Path] = typer.Option(None, "--output", "-o", help="File to write (needed for PDF)."),
+           bucket: str = typer.Option("week", "--bucket"), db: Optional[str] = DbOpt) -> None:
+    """The ledger report of a dataset: status, thresholds, timeline (with its plot), releases."""
+    from fdpkit.ledger.timeline import ledger_document
+    from fdpkit.report import FORMATS, render_document, write_atomic
+
+    if format not in FORMATS:
+        fail(f"--format must be one of {', '.join(FORMATS)}, got {format!r}")
+    if format == "pdf" and output is None:
+        fail("PDF output needs --output PATH")
+    with working(f"Rendering {format}..."):
+        data = render_document(ledger_document(_open(db), name, bucket), format)
+    if output:
+        write_atomic(output, data)
+        _say(f"wrote {output}")
+    else:
+        sys.stdout.write(data.decode("utf-8"))
+
+
+@ledger_app.command("verify")
+@ledger_cmd
+def verify(db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
+    """Check the hash-chained event log and every row against it: exit 0 when intact, 1 with
+    the first broken event otherwise."""
+    _check_fmt(format)
+    res = _open(db).verify()
+    if format == "json":
+        _json(res.to_dict())
+    elif res.ok:
+        out.print(f"ledger intact: {res.events} events verified", highlight=False)
+    else:
+        out.print(f"ledger BROKEN at event {res.broken_seq}: {res.reason}", highlight=False, soft_wrap=True)
+    if not res.ok:
+        raise typer.Exit(1)
+
+
+@user_app.command("add")
+@ledger_cmd
+def user_add(name: str = typer.Argument(..., help="Login name."),
+             role: str = typer.Option(..., "--role", help="viewer, analyst, approver or admin."),
+             password_stdin: bool = typer.Option(False, "--password-stdin",
+                                                 help="Read the password from the first line of stdin."),
+             user: Optional[str] = UserOpt, db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
+    """Create a web account (argon2 hash; the password is never stored or printed)."""
+    _check_fmt(format)
+    from fdpkit.ledger.users import add_user
+
+    if password_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+    else:
+        password = typer.prompt("Password", hide_input=True, confirmation_prompt=True)
+    u = add_user(_open(db), name, role=role, password=password, actor=user or _user_default())
+    if format == "json":
+        _json({"id": u.id, "name": u.name, "role": u.role})
+    else:
+        out.print(f"user {u.name} added ({u.role})", highlight=False)

@@ -1,0 +1,190 @@
+"""The running total over time (weekly buckets by default) as a table, a plot, CSV, and the
+ledger report (JSON, CSV, Markdown, HTML, PDF through fdpkit.report's renderers).
+
+Each bucket's row is the tight composition of every release released up to the end of the
+bucket, beside the basic epsilon sum; the plot draws both with the epsilon thresholds, on
+an Axes like every fdpkit plot (``draw(ax)``)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from fdpkit._numerics import json_safe
+from fdpkit.ledger.chain import canonical, utc
+from fdpkit.ledger.core import Ledger, Status, _add_rows, event_dict, release_dict
+from fdpkit.ledger.totals import DELTA_REF, FPR_REF, read_total
+from fdpkit.accounting import Composition
+from fdpkit.report.model import Figure, ReportDocument, Section, Table, fmt
+
+BUCKETS = ("week", "day", "month")
+ADJECTIVE = {"week": "weekly", "day": "daily", "month": "monthly"}
+#: Most buckets a timeline may have (gaps are filled with empty buckets).
+MAX_BUCKETS = 520
+HEADER = ("period start", "releases", "released total", "μ", "regret", f"ε at δ = {DELTA_REF:g}",
+          "ε sum (basic)", f"TPR at FPR {FPR_REF:g}", "method")
+
+
+@dataclass(frozen=True)
+class TimelineRow:
+    start: dt.date
+    releases: int
+    count: int
+    mu: float
+    regret: float
+    epsilon: float
+    epsilon_sum: float
+    tpr: float
+    method: str
+
+    def cells(self) -> list[Any]:
+        return [self.start.isoformat(), self.releases, self.count, self.mu, self.regret, self.epsilon,
+                self.epsilon_sum, self.tpr, self.method]
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(zip(("start", "releases", "count", "mu", "regret", "epsilon", "epsilon_sum", "tpr",
+                         "method"), [self.start.isoformat(), *self.cells()[1:]]))
+
+
+def _start(t: dt.datetime, bucket: str) -> dt.date:
+    d = utc(t).date()
+    if bucket == "week":
+        return d - dt.timedelta(days=d.weekday())
+    if bucket == "month":
+        return d.replace(day=1)
+    return d
+
+
+def _next(d: dt.date, bucket: str) -> dt.date:
+    if bucket == "week":
+        return d + dt.timedelta(days=7)
+    if bucket == "month":
+        return (d.replace(day=28) + dt.timedelta(days=4)).replace(day=1)
+    return d + dt.timedelta(days=1)
+
+
+def timeline(ledger: Ledger, dataset: str, bucket: str = "week") -> list[TimelineRow]:
+    """Running totals at the end of each bucket (``week``, ``day`` or ``month``)."""
+    if bucket not in BUCKETS:
+        raise ValueError(f"bucket must be one of {', '.join(BUCKETS)}, got {bucket!r}")
+    rel = sorted(ledger.releases(dataset, state="released"), key=lambda r: (utc(r.released_at), r.id))
+    if not rel:
+        return []
+    groups: dict[dt.date, list] = {}
+    for r in rel:
+        groups.setdefault(_start(r.released_at, bucket), []).append(r)
+    first, last = min(groups), max(groups)
+    starts, d = [], first
+    while d <= last:
+        starts.append(d)
+        d = _next(d, bucket)
+    if len(starts) > MAX_BUCKETS:
+        starts = sorted(groups)  # too long to fill the gaps: only buckets with releases
+    state, eps_sum, rows = Composition.empty(), 0.0, []
+    for s in starts:
+        batch = groups.get(s, [])
+        if batch or not rows:
+            state = _add_rows(state, batch)
+            eps_sum += sum(r.epsilon_ref for r in batch)
+            total = read_total(state, eps_sum)
+        rows.append(TimelineRow(s, len(batch), total.count, total.mu, total.regret, total.epsilon,
+                                total.epsilon_sum, total.tpr, total.method))
+    return rows
+
+
+def timeline_csv(rows: list[TimelineRow]) -> str:
+    from fdpkit.report import csv_rows
+
+    return csv_rows([list(HEADER), *[[c if not isinstance(c, float) else repr(c) for c in r.cells()]
+                                     for r in rows]])
+
+
+def draw_timeline(rows: list[TimelineRow], epsilon_thresholds: list[tuple[str, float]] = ()):
+    """A ``draw(ax)`` function: tight epsilon and the basic epsilon sum against time, with
+    the epsilon thresholds as dotted lines."""
+
+    def draw(ax):
+        xs = [r.start for r in rows]
+        if xs:  # close the last bucket so that a single bucket is a segment, not a dot
+            xs.append(xs[-1] + (xs[-1] - xs[-2] if len(xs) > 1 else dt.timedelta(days=7)))
+        eps = [r.epsilon for r in rows] + [rows[-1].epsilon] if rows else []
+        eps_sum = [r.epsilon_sum for r in rows] + [rows[-1].epsilon_sum] if rows else []
+        ax.step(xs, eps, where="post", marker="o", ms=3, label=f"ε (tight composition, δ = {DELTA_REF:g})")
+        ax.step(xs, eps_sum, where="post", ls="--", color="tab:purple", label="Σ ε (basic composition)")
+        for level, value in epsilon_thresholds:
+            ax.axhline(value, ls=":", color={"notice": "grey", "warning": "tab:orange",
+                                             "hard": "tab:red"}.get(level, "grey"),
+                       label=f"{level} threshold ε = {value:g}")
+        ax.set_xlabel("Period start (UTC)")
+        ax.set_ylabel(f"ε at δ = {DELTA_REF:g} (privacy spent)")
+        ax.set_ylim(bottom=0)
+        ax.legend(fontsize="small")
+        ax.figure.autofmt_xdate() if hasattr(ax.figure, "autofmt_xdate") else None
+        return ax
+    return draw
+
+
+def timeline_svg(rows: list[TimelineRow], status: Status) -> str:
+    from fdpkit.report.figures import svg_inline
+
+    return svg_inline(draw_timeline(rows, _eps_thresholds(status)))
+
+
+def _eps_thresholds(status: Status) -> list[tuple[str, float]]:
+    return [(c.threshold.level, c.threshold.value) for c in status.thresholds
+            if c.threshold.metric == "epsilon" and c.threshold.delta == DELTA_REF]
+
+
+def export_data(ledger: Ledger, dataset: str, bucket: str = "week") -> dict[str, Any]:
+    """Everything about one dataset as plain JSON data (status, releases, approvals' report
+    digests, timeline, events)."""
+    status = ledger.status(dataset)
+    releases = []
+    for r in ledger.releases(dataset):
+        item = release_dict(r)
+        item["approvals"] = [{"approver": a.approver, "decision": a.decision, "comment": a.comment,
+                              "at": json.loads(canonical(a.created_at)),
+                              "report_json_sha256": a.report_json_sha256,
+                              "report_pdf_sha256": a.report_pdf_sha256} for a in ledger.approvals(r.id)]
+        releases.append(item)
+    return {"status": status.to_dict(), "releases": releases,
+            "timeline": [r.to_dict() for r in timeline(ledger, dataset, bucket)],
+            "events": [event_dict(e) for e in ledger.history(dataset)],
+            "verify": ledger.verify().to_dict()}
+
+
+def ledger_document(ledger: Ledger, dataset: str, bucket: str = "week") -> ReportDocument:
+    """The ledger report of one dataset, for fdpkit.report's renderers."""
+    data = export_data(ledger, dataset, bucket)
+    status = ledger.status(dataset)
+    r = status.released
+    rows = timeline(ledger, dataset, bucket)
+    summary = (f"Dataset {dataset} (privacy unit: {status.dataset.unit}): {r.count} released releases "
+               f"compose to μ = {fmt(r.mu)} (regret {fmt(r.regret)}), ε = {fmt(r.epsilon)} at δ = {DELTA_REF:g}; "
+               f"adding up each release's ε would claim {fmt(r.epsilon_sum)} at δ = {fmt(r.delta_sum)}.")
+    total = Table("Running total", ("quantity", "released", "released + approved"), (
+        ("releases", str(r.count), str(status.with_approved.count)),
+        ("μ (tight)", fmt(r.mu), fmt(status.with_approved.mu)),
+        ("regret", fmt(r.regret), fmt(status.with_approved.regret)),
+        (f"ε at δ = {DELTA_REF:g}", fmt(r.epsilon), fmt(status.with_approved.epsilon)),
+        (f"TPR at FPR {FPR_REF:g}", fmt(r.tpr), fmt(status.with_approved.tpr)),
+        ("ε sum (basic composition)", fmt(r.epsilon_sum), fmt(status.with_approved.epsilon_sum)),
+        ("method", f"{r.method} ({r.bound})", status.with_approved.method)))
+    thr = Table("Thresholds", ("level", "metric", "limit", "current", "exceeded"), tuple(
+        (c.threshold.level, c.threshold.describe(), fmt(c.threshold.value), fmt(c.current),
+         "yes" if c.exceeded else "no") for c in status.thresholds))
+    tl = Table(f"Timeline ({ADJECTIVE[bucket]} buckets)", HEADER, tuple(tuple(fmt(c) for c in row.cells()) for row in rows))
+    rel = Table("Releases", ("id", "title", "state", "analyst", "released at", "ε alone"), tuple(
+        (str(x["id"]), x["title"], x["state"], x["analyst"], x["released_at"] or "-", fmt(x["epsilon_ref"]))
+        for x in data["releases"]))
+    alerts = tuple(e.kind + ": " + json.loads(e.payload)["data"].get("message", "") for e in status.alerts)
+    figures = (Figure("timeline", "Privacy spent over time: tight composition against the ε sum",
+                      draw_timeline(rows, _eps_thresholds(status))),) if rows else ()
+    sections = (Section("Running total", (), (total, thr)),
+                Section("Warnings", alerts or ("No threshold crossed.",)),
+                Section("Timeline", (), (tl,)), Section("Releases", (), (rel,)))
+    return ReportDocument(f"Privacy-budget ledger: {dataset}", summary, sections, figures,
+                          json_safe(data))
+

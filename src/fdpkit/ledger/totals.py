@@ -1,0 +1,222 @@
+"""Running totals of a dataset: the tight composition read as mu (with regret), epsilon at
+the thresholds' deltas and the certified TPR at FPR 1e-3, beside the basic-composition
+epsilon sum, and the thresholds they cross. Pure functions of plain data (no database).
+
+The composition itself is :class:`fdpkit.accounting.Composition` (exact GDP for the
+Gaussian family, the accountant's pessimistic PLD otherwise); mu is the tight fit of
+:func:`fdpkit.fit.fit_gdp` (Gomez et al. Def. 2.6 for the regret). A reading is never more
+optimistic than the truth: closed forms are exact, PLD curves are lower bounds, and
+epsilon comes from the accountant's own (upper-bound) profile.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from fdpkit.accounting import Composition
+from fdpkit.convert import epsilon_for_delta as gdp_epsilon_for_delta
+from fdpkit.fit import fit_gdp
+
+#: delta of the headline epsilon and of the basic-composition sum; FPR of the headline TPR.
+DELTA_REF = 1e-5
+FPR_REF = 1e-3
+#: The calculator document's alert thresholds: epsilon 2 / 4 / 8 at delta 1e-5.
+DEFAULT_THRESHOLDS = (("notice", 2.0), ("warning", 4.0), ("hard", 8.0))
+METRIC_LABEL = {"epsilon": "ε", "mu": "μ", "tpr": "TPR"}
+
+
+@dataclass(frozen=True)
+class ThresholdSpec:
+    """A threshold as plain data: ``metric`` in epsilon/mu/tpr, ``level`` in
+    notice/warning/hard, ``value``, and ``delta`` (epsilon) or ``fpr`` (tpr)."""
+
+    metric: str
+    level: str
+    value: float
+    delta: float | None = None
+    fpr: float | None = None
+
+    def describe(self) -> str:
+        where = (f" at δ = {self.delta:g}" if self.metric == "epsilon"
+                 else f" at FPR = {self.fpr:g}" if self.metric == "tpr" else "")
+        return f"{METRIC_LABEL[self.metric]} {self.value:g}{where} ({self.level})"
+
+
+def check_threshold(metric: str, level: str, value: Any, delta: Any = None, fpr: Any = None) -> ThresholdSpec:
+    """Validate a threshold; ``ValueError`` naming the bad argument."""
+    from fdpkit.ledger.models import LEVELS, METRICS
+
+    if metric not in METRICS:
+        raise ValueError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {', '.join(LEVELS)}, got {level!r}")
+    v = _num("value", value)
+    if metric in ("epsilon", "mu") and not (0 < v < math.inf):
+        raise ValueError(f"value must be a positive finite {metric}, got {value!r}")
+    if metric == "tpr" and not (0 < v <= 1):
+        raise ValueError(f"value must be a TPR in (0, 1], got {value!r}")
+    d = f = None
+    if metric == "epsilon":
+        d = DELTA_REF if delta is None else _num("delta", delta)
+        if not (0 < d < 1):
+            raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
+    elif delta is not None:
+        raise ValueError(f"delta applies to epsilon thresholds only, got delta={delta!r} for {metric}")
+    if metric == "tpr":
+        f = FPR_REF if fpr is None else _num("fpr", fpr)
+        if not (0 < f < 1):
+            raise ValueError(f"fpr must lie in (0, 1), got {fpr!r}")
+    elif fpr is not None:
+        raise ValueError(f"fpr applies to tpr thresholds only, got fpr={fpr!r} for {metric}")
+    return ThresholdSpec(metric, level, v, d, f)
+
+
+def _num(name: str, value: Any) -> float:
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {value!r}") from None
+    if math.isnan(v):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    return v
+
+
+class Total:
+    """The composed guarantee of a set of releases, read lazily (each quantity is computed
+    the first time it is asked for).
+
+    ``mu``/``regret``/``alpha_min``: tight mu-GDP fit (exact for GDP); ``epsilon_at(delta)``
+    from the accountant's profile (for GDP the closed form, rounded up); ``tpr``: certified TPR at FPR 1e-3; ``epsilon_sum`` and
+    ``delta_sum``: basic composition of each release's own (epsilon, 1e-5), shown so users
+    see what tight composition saves.
+    """
+
+    def __init__(self, composition: Composition, epsilon_sum: float) -> None:
+        self.composition = composition
+        self.count = composition.count
+        self.method = composition.method
+        self.epsilon_sum = float(epsilon_sum)
+        self._eps: dict[float, float] = {}
+        self._fit: tuple[float, float, float] | None = None
+
+    @property
+    def bound(self) -> str:
+        return "lower" if self.method == "PLD" else "exact"
+
+    def epsilon_at(self, delta: float) -> float:
+        d = float(delta)
+        if d not in self._eps:
+            if not (0.0 < d < 1.0):
+                raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
+            self._eps[d] = (float(gdp_epsilon_for_delta(self.composition.gaussian_mu, d))
+                            if self.method != "PLD" else self.composition.epsilon_for_delta(d))
+        return self._eps[d]
+
+    @property
+    def epsilon(self) -> float:
+        return self.epsilon_at(DELTA_REF)
+
+    @property
+    def epsilons(self) -> dict[float, float]:
+        self.epsilon_at(DELTA_REF)
+        return dict(sorted(self._eps.items()))
+
+    def _fitted(self) -> tuple[float, float, float]:
+        if self._fit is None:
+            if self.method == "PLD":
+                fit = fit_gdp(self.composition.curve())
+                self._fit = (float(fit.mu), float(fit.regret), float(fit.alpha_min))
+            else:
+                self._fit = (self.composition.gaussian_mu, 0.0, 0.0)
+        return self._fit
+
+    @property
+    def mu(self) -> float:
+        return self._fitted()[0]
+
+    @property
+    def regret(self) -> float:
+        return self._fitted()[1]
+
+    @property
+    def alpha_min(self) -> float:
+        return self._fitted()[2]
+
+    @property
+    def tpr(self) -> float:
+        return self.tpr_at(FPR_REF)
+
+    def tpr_at(self, fpr: float) -> float:
+        return float(self.composition.curve().tpr(float(fpr)))
+
+    @property
+    def delta_sum(self) -> float:
+        return self.count * DELTA_REF
+
+    def value_of(self, t: ThresholdSpec) -> float:
+        if t.metric == "mu":
+            return self.mu
+        if t.metric == "epsilon":
+            return self.epsilon_at(t.delta)
+        return self.tpr_at(t.fpr)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"count": self.count, "method": self.method, "bound": self.bound, "mu": self.mu,
+                "regret": self.regret, "alpha_min": self.alpha_min,
+                "epsilon": self.epsilon, "delta": DELTA_REF,
+                "epsilons": [{"delta": d, "epsilon": e} for d, e in self.epsilons.items()],
+                "tpr_at_fpr": {"fpr": FPR_REF, "tpr": self.tpr},
+                "epsilon_sum": self.epsilon_sum, "delta_sum": self.delta_sum}
+
+
+def read_total(state: Composition, epsilon_sum: float, deltas: Iterable[float] = ()) -> Total:
+    """The total of ``state`` (read lazily; ``deltas`` are read at once)."""
+    total = Total(state, epsilon_sum)
+    for d in deltas:
+        total.epsilon_at(d)
+    return total
+
+
+@dataclass(frozen=True)
+class Crossing:
+    """A threshold and the total's value against it."""
+
+    threshold: ThresholdSpec
+    current: float
+
+    @property
+    def exceeded(self) -> bool:
+        return self.current > self.threshold.value
+
+    def message(self) -> str:
+        t = self.threshold
+        where = (f" at δ = {t.delta:g}" if t.metric == "epsilon"
+                 else f" at FPR = {t.fpr:g}" if t.metric == "tpr" else "")
+        return (f"{t.level} threshold {'exceeded' if self.exceeded else 'not reached'}: "
+                f"{METRIC_LABEL[t.metric]} {self.current:.4g} {'>' if self.exceeded else '<='} "
+                f"{t.value:g}{where}")
+
+    def to_dict(self) -> dict[str, Any]:
+        t = self.threshold
+        return {"metric": t.metric, "level": t.level, "value": t.value, "delta": t.delta, "fpr": t.fpr,
+                "current": self.current, "exceeded": self.exceeded, "message": self.message()}
+
+
+def crossings(total: Total, thresholds: Iterable[ThresholdSpec]) -> list[Crossing]:
+    order = {"hard": 0, "warning": 1, "notice": 2}
+    return sorted((Crossing(t, total.value_of(t)) for t in thresholds),
+                  key=lambda c: (order[c.threshold.level], c.threshold.metric))
+
+
+def newly_exceeded(before: Total, after: Total, thresholds: Iterable[ThresholdSpec]) -> list[Crossing]:
+    """Thresholds the ``after`` total exceeds and ``before`` did not."""
+    out = []
+    for t in thresholds:
+        c = Crossing(t, after.value_of(t))
+        if c.exceeded and not before.value_of(t) > t.value:
+            out.append(c)
+    return out

@@ -1,0 +1,103 @@
+"""Login, roles and CSRF for the ledger pages and their JSON twins (no maths here).
+
+- Accounts are the ledger's local users (``fdpkit ledger user add``), argon2 hashes.
+- A login sets an HttpOnly, SameSite=Strict session cookie; the server keeps only the
+  token's SHA-256 (``fdpkit.ledger.users``).
+- Every POST carries the session's CSRF token: a ``csrf_token`` form field on the pages, an
+  ``X-CSRF-Token`` header on the API. The login form itself uses a double-submit cookie.
+- Roles, each including the ones before it: viewer < analyst (propose) < approver
+  (approve, reject, release, override) < admin (users, datasets, thresholds).
+The calculator pages stay public: only routes that use :func:`require` need a login.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import Depends, Request
+from starlette.concurrency import run_in_threadpool
+
+SESSION_COOKIE = "fdpkit_session"
+LOGIN_CSRF_COOKIE = "fdpkit_login_csrf"
+_LOCK = threading.Lock()
+
+
+class AuthError(Exception):
+    """401 (no valid session) or 403 (wrong role, bad CSRF token)."""
+
+    def __init__(self, status: int, message: str, api: bool) -> None:
+        super().__init__(message)
+        self.status, self.message, self.api = status, message, api
+
+
+@dataclass(frozen=True)
+class Principal:
+    name: str
+    role: str
+    csrf: str
+    user_id: int
+
+
+def ledger_of(request: Request):
+    """The app's ledger, opened (and migrated) on first use: the calculator never needs it."""
+    app = request.app
+    led = getattr(app.state, "ledger", None)
+    if led is None:
+        with _LOCK:
+            led = getattr(app.state, "ledger", None)
+            if led is None:
+                from fdpkit.ledger import open_ledger
+
+                led = open_ledger(getattr(app.state, "ledger_url", None))
+                app.state.ledger = led
+    return led
+
+
+async def call(fn, *args: Any, **kwargs: Any):
+    """Run blocking ledger work in the thread pool."""
+    return await run_in_threadpool(fn, *args, **kwargs)
+
+
+async def principal(request: Request, role: str, api: bool) -> Principal:
+    from fdpkit.ledger.users import has_role, session_user
+
+    token = request.cookies.get(SESSION_COOKIE)
+    if not token:
+        raise AuthError(401, "login required", api)
+    found = await call(session_user, ledger_of(request), token)
+    if found is None:
+        raise AuthError(401, "login required (the session has expired)", api)
+    user, csrf = found
+    if not has_role(user.role, role):
+        raise AuthError(403, f"this needs the {role} role; {user.name} is {user.role}", api)
+    if request.method not in ("GET", "HEAD", "OPTIONS"):
+        if api:
+            sent = request.headers.get("x-csrf-token", "")
+        else:
+            form = await request.form()
+            sent = str(form.get("csrf_token") or "")
+        if not sent or not hmac.compare_digest(sent, csrf):
+            raise AuthError(403, "missing or wrong CSRF token", api)
+    return Principal(user.name, user.role, csrf, user.id)
+
+
+def require(role: str, *, api: bool = False):
+    """A dependency: the logged-in user, with at least ``role`` (and a CSRF token on POST)."""
+
+    async def dep(request: Request) -> Principal:
+        return await principal(request, role, api)
+
+    return Depends(dep)
+
+
+def new_login_csrf() -> str:
+    return secrets.token_urlsafe(24)
+
+
+def set_session_cookie(response, request: Request, token: str) -> None:
+    response.set_cookie(SESSION_COOKIE, token, httponly=True, samesite="strict", path="/",
+                        secure=request.url.scheme == "https", max_age=12 * 3600)

@@ -1,0 +1,223 @@
+"""JSON twins of the ledger pages, with the same authorisation (session cookie from
+``POST /api/ledger/login``; ``X-CSRF-Token`` header on every POST). No maths here."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Optional
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from fdpkit._numerics import json_safe
+from fdpkit.web.auth import Principal, call, ledger_of, require
+
+router = APIRouter(prefix="/api/ledger", tags=["ledger"])
+
+
+def _err(exc: ValueError) -> JSONResponse:
+    from fdpkit.ledger import NotFound
+
+    return JSONResponse({"detail": str(exc)}, status_code=404 if isinstance(exc, NotFound) else 422)
+
+
+async def _run(fn, *args, **kwargs):
+    try:
+        return json_safe(await call(fn, *args, **kwargs))
+    except ValueError as exc:
+        return _err(exc)
+
+
+class DatasetRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(..., min_length=1, max_length=200)
+    unit: str = Field(..., min_length=1, max_length=200)
+    relation: Literal["add-or-remove", "replace-one"] = "add-or-remove"
+    description: str = Field("", max_length=5000)
+
+
+class ProposeRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    mechanism: dict[str, Any]
+    title: str = Field(..., min_length=1, max_length=300)
+    purpose: str = Field("", max_length=5000)
+
+
+class CheckRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    mechanism: dict[str, Any]
+
+
+class ThresholdRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    metric: Literal["epsilon", "mu", "tpr"]
+    level: Literal["notice", "warning", "hard"]
+    value: float = Field(..., allow_inf_nan=False)
+    delta: Optional[float] = Field(None, allow_inf_nan=False)
+    fpr: Optional[float] = Field(None, allow_inf_nan=False)
+
+
+class DecisionRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    comment: str = Field("", max_length=5000)
+
+
+class ReleaseRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    override_reason: Optional[str] = Field(None, max_length=5000)
+
+
+class UserRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(..., min_length=1, max_length=200)
+    role: Literal["viewer", "analyst", "approver", "admin"]
+    password: str = Field(..., min_length=8, max_length=1000)
+
+
+@router.get("/datasets")
+async def datasets(request: Request, p: Principal = require("viewer", api=True)):
+    """Datasets with their released totals."""
+    led = ledger_of(request)
+    return await _run(lambda: [led.status(d.name).to_dict() for d in led.datasets()])
+
+
+@router.post("/datasets")
+async def dataset_add(request: Request, body: DatasetRequest, p: Principal = require("admin", api=True)):
+    """Add a dataset (admin)."""
+    led = ledger_of(request)
+    return await _run(lambda: {"id": led.add_dataset(body.name, unit=body.unit, relation=body.relation,
+                                                     description=body.description, user=p.name).id})
+
+
+@router.get("/datasets/{name}/status")
+async def status(request: Request, name: str, p: Principal = require("viewer", api=True)):
+    """Running total (tight composition), ε sum, thresholds, alerts."""
+    led = ledger_of(request)
+    return await _run(lambda: led.status(name).to_dict())
+
+
+@router.get("/datasets/{name}/timeline")
+async def timeline(request: Request, name: str, bucket: str = "week", p: Principal = require("viewer", api=True)):
+    """Running total per week (or day, month)."""
+    from fdpkit.ledger.timeline import timeline as tl
+
+    led = ledger_of(request)
+    return await _run(lambda: [r.to_dict() for r in tl(led, name, bucket)])
+
+
+@router.post("/datasets/{name}/check")
+async def check(request: Request, name: str, body: CheckRequest, p: Principal = require("viewer", api=True)):
+    """What releasing a mechanism would do to the running total (writes nothing)."""
+    led = ledger_of(request)
+    return await _run(lambda: led.check(name, body.mechanism).to_dict())
+
+
+@router.post("/datasets/{name}/releases")
+async def propose(request: Request, name: str, body: ProposeRequest, p: Principal = require("analyst", api=True)):
+    """Propose a release (analyst)."""
+    from fdpkit.ledger import release_dict
+
+    led = ledger_of(request)
+    return await _run(lambda: release_dict(led.propose(name, body.mechanism, title=body.title, user=p.name,
+                                                       purpose=body.purpose)))
+
+
+@router.post("/datasets/{name}/thresholds")
+async def threshold_set(request: Request, name: str, body: ThresholdRequest,
+                        p: Principal = require("admin", api=True)):
+    """Set a threshold (admin)."""
+    led = ledger_of(request)
+
+    def fn():
+        t = led.set_threshold(name, metric=body.metric, level=body.level, value=body.value, delta=body.delta,
+                              fpr=body.fpr, user=p.name)
+        return {"metric": t.metric, "level": t.level, "value": t.value, "delta": t.delta, "fpr": t.fpr}
+    return await _run(fn)
+
+
+@router.get("/releases/{release_id}")
+async def release_get(request: Request, release_id: int, p: Principal = require("viewer", api=True)):
+    """A release with its approvals (report digests) and events."""
+    from fdpkit.ledger import event_dict, release_dict
+
+    led = ledger_of(request)
+
+    def fn():
+        out = release_dict(led.release_info(release_id))
+        out["approvals"] = [{"approver": a.approver, "decision": a.decision, "comment": a.comment,
+                             "report_pdf_sha256": a.report_pdf_sha256, "report_json_sha256": a.report_json_sha256}
+                            for a in led.approvals(release_id)]
+        out["events"] = [event_dict(e) for e in led.history(release_id=release_id)]
+        return out
+    return await _run(fn)
+
+
+async def _transition(request: Request, verb: str, release_id: int, p: Principal, **kwargs):
+    from fdpkit.ledger import release_dict
+
+    led = ledger_of(request)
+    return await _run(lambda: (getattr(led, verb)(release_id, user=p.name, **kwargs),
+                               release_dict(led.release_info(release_id)))[1])
+
+
+@router.post("/releases/{release_id}/approve")
+async def approve(request: Request, release_id: int, body: DecisionRequest,
+                  p: Principal = require("approver", api=True)):
+    """Approve (approver): stores the release's privacy report (PDF, JSON, SHA-256)."""
+    return await _transition(request, "approve", release_id, p, comment=body.comment)
+
+
+@router.post("/releases/{release_id}/reject")
+async def reject(request: Request, release_id: int, body: DecisionRequest,
+                 p: Principal = require("approver", api=True)):
+    """Reject (approver)."""
+    return await _transition(request, "reject", release_id, p, comment=body.comment)
+
+
+@router.post("/releases/{release_id}/withdraw")
+async def withdraw(request: Request, release_id: int, body: DecisionRequest,
+                   p: Principal = require("analyst", api=True)):
+    """Withdraw a proposed or approved release (analyst)."""
+    return await _transition(request, "withdraw", release_id, p, comment=body.comment)
+
+
+@router.post("/releases/{release_id}/release")
+async def release(request: Request, release_id: int, body: ReleaseRequest,
+                  p: Principal = require("approver", api=True)):
+    """Release (approver); beyond the hard limit only with ``override_reason``."""
+    return await _transition(request, "release", release_id, p, override_reason=body.override_reason)
+
+
+@router.get("/events")
+async def events(request: Request, limit: int = 200, p: Principal = require("viewer", api=True)):
+    """The last ``limit`` events of the hash-chained log."""
+    from fdpkit.ledger import event_dict
+
+    led = ledger_of(request)
+    return await _run(lambda: [event_dict(e) for e in led.history(limit=max(1, min(limit, 10_000)))])
+
+
+@router.get("/verify")
+async def verify(request: Request, p: Principal = require("viewer", api=True)):
+    """Check the event chain and every row against it."""
+    led = ledger_of(request)
+    return await _run(lambda: led.verify().to_dict())
+
+
+@router.get("/users")
+async def users(request: Request, p: Principal = require("admin", api=True)):
+    """Local accounts (admin); never a password or its hash."""
+    from fdpkit.ledger.users import user_dict, users as list_users
+
+    led = ledger_of(request)
+    return await _run(lambda: [user_dict(u) for u in list_users(led)])
+
+
+@router.post("/users")
+async def user_add(request: Request, body: UserRequest, p: Principal = require("admin", api=True)):
+    """Add a local account (admin)."""
+    from fdpkit.ledger.users import add_user, user_dict
+
+    led = ledger_of(request)
+    return await _run(lambda: user_dict(add_user(led, body.name, role=body.role, password=body.password,
+                                                 actor=p.name)))

@@ -1,0 +1,97 @@
+"""Ledger login and logout: the page (double-submit CSRF cookie) and the JSON twin."""
+
+from __future__ import annotations
+
+import hmac
+from urllib.parse import urlparse
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, RedirectResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from fdpkit.web.auth import (
+    LOGIN_CSRF_COOKIE, SESSION_COOKIE, call, ledger_of, new_login_csrf, set_session_cookie,
+)
+from fdpkit.web.common import page
+
+router = APIRouter()
+
+
+def _safe_next(target: str | None) -> str:
+    """Only local paths: never redirect off-site after a login."""
+    if not target or not target.startswith("/") or target.startswith("//") or urlparse(target).netloc:
+        return "/ledger"
+    return target
+
+
+def _login_page(request: Request, error: str = "", status: int = 200, next_url: str = "/ledger"):
+    csrf = new_login_csrf()
+    resp = page(request, "ledger_login.html", {"error": error, "csrf": csrf, "next": _safe_next(next_url)},
+                status=status)
+    resp.set_cookie(LOGIN_CSRF_COOKIE, csrf, httponly=True, samesite="strict", path="/ledger/login")
+    return resp
+
+
+@router.get("/ledger/login", include_in_schema=False)
+async def login_page(request: Request, next: str = "/ledger"):
+    return _login_page(request, next_url=next)
+
+
+async def _login(request: Request, username: str, password: str):
+    from fdpkit.ledger.users import authenticate, create_session
+
+    led = ledger_of(request)
+    user = await call(authenticate, led, username, password)
+    if user is None:
+        return None
+    token, csrf = await call(create_session, led, user)
+    return user, token, csrf
+
+
+@router.post("/ledger/login", include_in_schema=False)
+async def login_submit(request: Request):
+    form = await request.form()
+    sent, cookie = str(form.get("csrf_token") or ""), request.cookies.get(LOGIN_CSRF_COOKIE, "")
+    next_url = _safe_next(str(form.get("next") or "/ledger"))
+    if not sent or not cookie or not hmac.compare_digest(sent, cookie):
+        return _login_page(request, "The form expired; please log in again.", 403, next_url)
+    found = await _login(request, str(form.get("username") or ""), str(form.get("password") or ""))
+    if found is None:
+        return _login_page(request, "Unknown user or wrong password.", 401, next_url)
+    _, token, _ = found
+    resp = RedirectResponse(next_url, status_code=303)
+    set_session_cookie(resp, request, token)
+    resp.delete_cookie(LOGIN_CSRF_COOKIE, path="/ledger/login")
+    return resp
+
+
+@router.post("/ledger/logout", include_in_schema=False)
+async def logout(request: Request):
+    from fdpkit.ledger.users import end_session
+
+    from fdpkit.web.auth import principal
+
+    await principal(request, "viewer", api=False)  # CSRF-checked like every form
+    await call(end_session, ledger_of(request), request.cookies.get(SESSION_COOKIE))
+    resp = RedirectResponse("/ledger/login", status_code=303)
+    resp.delete_cookie(SESSION_COOKIE, path="/")
+    return resp
+
+
+class LoginRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    username: str = Field(..., min_length=1, max_length=200)
+    password: str = Field(..., min_length=1, max_length=1000)
+
+
+@router.post("/api/ledger/login", tags=["ledger"])
+async def login_api(request: Request, body: LoginRequest):
+    """Log in (JSON body, so no cross-site form can post it): sets the session cookie and
+    returns the CSRF token to send as ``X-CSRF-Token`` on every POST."""
+    found = await _login(request, body.username, body.password)
+    if found is None:
+        return JSONResponse({"detail": "unknown user or wrong password"}, status_code=401)
+    user, token, csrf = found
+    resp = JSONResponse({"user": user.name, "role": user.role, "csrf_token": csrf})
+    set_session_cookie(resp, request, token)
+    return resp

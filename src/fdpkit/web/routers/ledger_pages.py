@@ -1,0 +1,227 @@
+"""Ledger pages (login required): datasets, a dataset's running total with thresholds and
+the timeline plot, the propose form, the approval queue, a release with its stored
+reports, the event history, users. Forms post and redirect; every form carries the
+session's CSRF token. No maths here: everything comes from fdpkit.ledger."""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import quote
+
+from fastapi import APIRouter, Request
+from fastapi.responses import RedirectResponse, Response
+
+from fdpkit.web.auth import Principal, call, ledger_of, require
+from fdpkit.web.common import page
+
+router = APIRouter()
+
+
+def _ctx(p: Principal, **kw):
+    return {"me": p, **kw}
+
+
+def _back(url: str) -> RedirectResponse:
+    return RedirectResponse(url, status_code=303)
+
+
+async def _dataset_view(request: Request, p: Principal, name: str, errors: dict | None = None,
+                        values: dict | None = None, status: int = 200):
+    from fdpkit.ledger import NotFound
+    from fdpkit.ledger.timeline import timeline, timeline_svg
+
+    led = ledger_of(request)
+
+    def load():
+        st = led.status(name)
+        rows = timeline(led, name)
+        return st, rows, (timeline_svg(rows, st) if rows else None), led.releases(name), led.thresholds(name)
+
+    try:
+        st, rows, svg, releases, thresholds = await call(load)
+    except NotFound as exc:
+        return page(request, "ledger_error.html", _ctx(p, message=str(exc)), status=404)
+    alerts = [json.loads(e.payload)["data"].get("message", "") for e in st.alerts]
+    return page(request, "ledger_dataset.html", _ctx(
+        p, st=st, rows=rows, svg=svg, releases=releases, thresholds=thresholds, alerts=alerts,
+        errors=errors or {}, values=values or {}), status=status)
+
+
+@router.get("/ledger", include_in_schema=False)
+async def ledger_index(request: Request, p: Principal = require("viewer")):
+    led = ledger_of(request)
+
+    def load():
+        return [(d, led.status(d.name)) for d in led.datasets()]
+
+    return page(request, "ledger_index.html", _ctx(p, items=await call(load), errors={}))
+
+
+@router.post("/ledger/datasets", include_in_schema=False)
+async def dataset_add(request: Request, p: Principal = require("admin")):
+    form = await request.form()
+    name = str(form.get("name") or "")
+    try:
+        await call(ledger_of(request).add_dataset, name, unit=str(form.get("unit") or ""),
+                   relation=str(form.get("relation") or "add-or-remove"),
+                   description=str(form.get("description") or ""), user=p.name)
+    except ValueError as exc:
+        led = ledger_of(request)
+        items = await call(lambda: [(d, led.status(d.name)) for d in led.datasets()])
+        return page(request, "ledger_index.html", _ctx(p, items=items, errors={"form": str(exc)}), status=422)
+    return _back(f"/ledger/d/{quote(name.strip())}")
+
+
+@router.get("/ledger/d/{name}", include_in_schema=False)
+async def dataset_page(request: Request, name: str, p: Principal = require("viewer")):
+    return await _dataset_view(request, p, name)
+
+
+@router.get("/ledger/d/{name}/export.{fmt}", include_in_schema=False)
+async def dataset_export(request: Request, name: str, fmt: str, p: Principal = require("viewer")):
+    """The ledger report of a dataset (PDF, HTML, CSV, JSON, Markdown)."""
+    from fdpkit.ledger import NotFound
+    from fdpkit.ledger.timeline import ledger_document
+    from fdpkit.report import FORMATS, render_document
+    from fdpkit.web.common import MEDIA, download
+
+    if fmt not in FORMATS:
+        return Response(f"format must be one of {', '.join(FORMATS)}", status_code=404)
+    led = ledger_of(request)
+    try:
+        data = await call(lambda: render_document(ledger_document(led, name), fmt))
+    except NotFound as exc:
+        return Response(str(exc), status_code=404)
+    return download(data, f"ledger-{quote(name)}.{fmt}", MEDIA[fmt])
+
+
+@router.post("/ledger/d/{name}/propose", include_in_schema=False)
+async def propose(request: Request, name: str, p: Principal = require("analyst")):
+    form = await request.form()
+    values = {k: str(form.get(k) or "") for k in ("title", "purpose", "mechanism")}
+    try:
+        r = await call(ledger_of(request).propose, name, values["mechanism"], title=values["title"],
+                       user=p.name, purpose=values["purpose"])
+    except ValueError as exc:
+        return await _dataset_view(request, p, name, {"propose": str(exc)}, values, status=422)
+    return _back(f"/ledger/r/{r.id}")
+
+
+@router.post("/ledger/d/{name}/thresholds", include_in_schema=False)
+async def threshold_set(request: Request, name: str, p: Principal = require("admin")):
+    form = await request.form()
+    opt = {k: (str(form.get(k)).strip() or None) if form.get(k) is not None else None for k in ("delta", "fpr")}
+    try:
+        await call(ledger_of(request).set_threshold, name, metric=str(form.get("metric") or ""),
+                   level=str(form.get("level") or ""), value=str(form.get("value") or ""), user=p.name, **opt)
+    except ValueError as exc:
+        return await _dataset_view(request, p, name, {"threshold": str(exc)}, status=422)
+    return _back(f"/ledger/d/{quote(name)}")
+
+
+@router.get("/ledger/queue", include_in_schema=False)
+async def queue(request: Request, p: Principal = require("approver")):
+    led = ledger_of(request)
+
+    def load():
+        items = []
+        for r in led.releases(state="proposed") + led.releases(state="approved"):
+            items.append((r, led.check_release(r.id)))
+        names = {d.id: d.name for d in led.datasets()}
+        return sorted(items, key=lambda x: x[0].id), names
+
+    items, names = await call(load)
+    return page(request, "ledger_queue.html", _ctx(p, items=items, names=names))
+
+
+def _action(verb: str, role: str):
+    async def handler(request: Request, release_id: int, p: Principal = require(role)):
+        form = await request.form()
+        led = ledger_of(request)
+        kwargs = {"user": p.name}
+        if verb in ("approve", "reject", "withdraw"):
+            kwargs["comment"] = str(form.get("comment") or "")
+        if verb == "release" and str(form.get("override_reason") or "").strip():
+            kwargs["override_reason"] = str(form.get("override_reason"))
+        try:
+            await call(getattr(led, verb), release_id, **kwargs)
+        except ValueError as exc:
+            return page(request, "ledger_error.html", _ctx(p, message=str(exc), release_id=release_id),
+                        status=404 if "unknown" in str(exc) else 422)
+        return _back(str(form.get("next") or f"/ledger/r/{release_id}") if str(form.get("next") or "").startswith("/ledger")
+                     else f"/ledger/r/{release_id}")
+    handler.__name__ = f"release_{verb}"
+    return handler
+
+
+for _verb, _role in (("approve", "approver"), ("reject", "approver"), ("release", "approver"),
+                     ("withdraw", "analyst")):
+    router.add_api_route(f"/ledger/r/{{release_id}}/{_verb}", _action(_verb, _role), methods=["POST"],
+                         include_in_schema=False)
+
+
+@router.get("/ledger/r/{release_id}", include_in_schema=False)
+async def release_page(request: Request, release_id: int, p: Principal = require("viewer")):
+    from fdpkit.ledger import NotFound
+
+    led = ledger_of(request)
+
+    def load():
+        r = led.release_info(release_id)
+        ds = [d for d in led.datasets() if d.id == r.dataset_id][0]
+        check = led.check_release(r.id) if r.state in ("proposed", "approved") else None
+        return r, ds, led.approvals(r.id), led.history(release_id=r.id), check
+
+    try:
+        r, ds, approvals, events, check = await call(load)
+    except NotFound as exc:
+        return page(request, "ledger_error.html", _ctx(p, message=str(exc)), status=404)
+    return page(request, "ledger_release.html", _ctx(p, r=r, ds=ds, approvals=approvals, events=events,
+                                                     check=check, spec=json.dumps(json.loads(r.spec), indent=1)))
+
+
+@router.get("/ledger/r/{release_id}/report.{fmt}", include_in_schema=False)
+async def release_report(request: Request, release_id: int, fmt: str, p: Principal = require("viewer")):
+    if fmt not in ("pdf", "json"):
+        return Response("format must be pdf or json", status_code=404)
+    from fdpkit.ledger import NotFound
+
+    try:
+        approvals = await call(ledger_of(request).approvals, release_id)
+    except NotFound as exc:
+        return Response(str(exc), status_code=404)
+    data = next((getattr(a, f"report_{fmt}") for a in approvals if getattr(a, f"report_{fmt}")), None)
+    if data is None:
+        return Response("no stored report for this release", status_code=404)
+    media = "application/pdf" if fmt == "pdf" else "application/json"
+    return Response(data, media_type=media,
+                    headers={"Content-Disposition": f'attachment; filename="release-{release_id}-report.{fmt}"'})
+
+
+@router.get("/ledger/history", include_in_schema=False)
+async def history(request: Request, p: Principal = require("viewer")):
+    led = ledger_of(request)
+    events, result = await call(lambda: (led.history(limit=500), led.verify()))
+    return page(request, "ledger_history.html", _ctx(p, events=events, result=result,
+                                                     data=[json.loads(e.payload)["data"] for e in events]))
+
+
+@router.get("/ledger/users", include_in_schema=False)
+async def users_page(request: Request, p: Principal = require("admin")):
+    from fdpkit.ledger.users import users
+
+    return page(request, "ledger_users.html", _ctx(p, users=await call(users, ledger_of(request)), errors={}))
+
+
+@router.post("/ledger/users", include_in_schema=False)
+async def users_add(request: Request, p: Principal = require("admin")):
+    from fdpkit.ledger.users import add_user, users
+
+    form = await request.form()
+    try:
+        await call(add_user, ledger_of(request), str(form.get("name") or ""), role=str(form.get("role") or ""),
+                   password=str(form.get("password") or ""), actor=p.name)
+    except ValueError as exc:
+        return page(request, "ledger_users.html", _ctx(p, users=await call(users, ledger_of(request)),
+                                                       errors={"form": str(exc)}), status=422)
+    return _back("/ledger/users")

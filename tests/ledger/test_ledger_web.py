@@ -1,0 +1,229 @@
+"""Ledger web pages and JSON API: every route x role (anonymous refused, wrong roles
+refused, right roles allowed), CSRF on every POST, passwords never stored or shown in
+clear, and a full propose -> approve -> release round through the pages."""
+
+import json
+import re
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import create_engine, text
+
+from fdpkit.ledger import open_ledger
+from fdpkit.ledger.users import add_user
+from fdpkit.web.main import create_app
+
+ROLES = ("viewer", "analyst", "approver", "admin")
+PASSWORD = "s3cret-Passw0rd!"
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    url = f"sqlite:///{tmp_path_factory.mktemp('web') / 'ledger.sqlite'}"
+    led = open_ledger(url)
+    led.add_dataset("census", unit="one person", user="admin")
+    for role in ROLES:
+        add_user(led, role, role=role, password=PASSWORD + role, actor="admin")
+    r = led.propose("census", {"kind": "gaussian", "sigma": 3.0}, title="seed", user="analyst")
+    led.approve(r.id, user="approver", report=False)
+    led.release(r.id, user="approver")
+    led.close()
+    return url
+
+
+_APPS = {}
+
+
+def _client(url):
+    if url not in _APPS:
+        _APPS[url] = create_app(ledger_url=url)
+    return TestClient(_APPS[url], follow_redirects=False)
+
+
+@pytest.fixture(scope="module")
+def logged_in(setup):
+    """One logged-in client per (role, page or API), with its CSRF token."""
+    out = {}
+    for who in ROLES:
+        for api in (False, True):
+            c = _client(setup)
+            out[who, api] = (c, _login_api(c, who) if api else _login_page(c, who))
+    return out
+
+
+def _login_page(c, role):
+    page = c.get("/ledger/login")
+    token = re.search(r'name="csrf_token" value="([^"]+)"', page.text).group(1)
+    r = c.post("/ledger/login", data={"username": role, "password": PASSWORD + role, "csrf_token": token,
+                                      "next": "/ledger"})
+    assert r.status_code == 303, r.text
+    csrf = re.search(r'name="csrf_token" value="([^"]+)"', c.get("/ledger").text).group(1)
+    return csrf
+
+
+def _login_api(c, role):
+    r = c.post("/api/ledger/login", json={"username": role, "password": PASSWORD + role})
+    assert r.status_code == 200, r.text
+    return r.json()["csrf_token"]
+
+
+# (method, path, minimum role, body): pages use form bodies, the API JSON bodies
+PAGES = [
+    ("GET", "/ledger", "viewer", None),
+    ("GET", "/ledger/d/census", "viewer", None),
+    ("GET", "/ledger/r/1", "viewer", None),
+    ("GET", "/ledger/d/census/export.csv", "viewer", None),
+    ("GET", "/ledger/r/1/report.pdf", "viewer", None),
+    ("GET", "/ledger/history", "viewer", None),
+    ("GET", "/ledger/queue", "approver", None),
+    ("GET", "/ledger/users", "admin", None),
+    ("POST", "/ledger/d/census/propose", "analyst", {"title": "t", "mechanism": '{"kind": "gaussian", "sigma": 9}'}),
+    ("POST", "/ledger/r/999/approve", "approver", {}),
+    ("POST", "/ledger/r/999/reject", "approver", {}),
+    ("POST", "/ledger/r/999/release", "approver", {}),
+    ("POST", "/ledger/r/999/withdraw", "analyst", {}),
+    ("POST", "/ledger/d/census/thresholds", "admin", {"metric": "mu", "level": "notice", "value": "5"}),
+    ("POST", "/ledger/datasets", "admin", {"name": "", "unit": "x"}),
+    ("POST", "/ledger/users", "admin", {"name": "", "role": "viewer", "password": "x"}),
+]
+API = [
+    ("GET", "/api/ledger/datasets", "viewer", None),
+    ("GET", "/api/ledger/datasets/census/status", "viewer", None),
+    ("GET", "/api/ledger/datasets/census/timeline", "viewer", None),
+    ("POST", "/api/ledger/datasets/census/check", "viewer", {"mechanism": {"kind": "gaussian", "sigma": 9}}),
+    ("GET", "/api/ledger/releases/1", "viewer", None),
+    ("GET", "/api/ledger/events", "viewer", None),
+    ("GET", "/api/ledger/verify", "viewer", None),
+    ("POST", "/api/ledger/datasets/census/releases", "analyst",
+     {"mechanism": {"kind": "gaussian", "sigma": 9}, "title": "api"}),
+    ("POST", "/api/ledger/releases/999/withdraw", "analyst", {}),
+    ("POST", "/api/ledger/releases/999/approve", "approver", {}),
+    ("POST", "/api/ledger/releases/999/reject", "approver", {}),
+    ("POST", "/api/ledger/releases/999/release", "approver", {}),
+    ("POST", "/api/ledger/datasets/census/thresholds", "admin", {"metric": "mu", "level": "notice", "value": 5}),
+    ("POST", "/api/ledger/datasets", "admin", {"name": "census", "unit": "x"}),
+    ("GET", "/api/ledger/users", "admin", None),
+    ("POST", "/api/ledger/users", "admin", {"name": "admin", "role": "viewer", "password": "longenough"}),
+]
+
+
+def _call(c, method, path, body, api, csrf=None):
+    if method == "GET":
+        return c.get(path)
+    if api:
+        return c.post(path, json=body, headers={"X-CSRF-Token": csrf} if csrf else {})
+    data = dict(body)
+    if csrf:
+        data["csrf_token"] = csrf
+    return c.post(path, data=data)
+
+
+def test_route_tables_cover_every_ledger_route(setup):
+    app = create_app(ledger_url=setup)
+    routes = {(m, r.path) for r in app.routes for m in getattr(r, "methods", ())
+              if r.path.startswith(("/ledger", "/api/ledger")) and "login" not in r.path and "logout" not in r.path
+              and m != "HEAD"}
+    listed = {(m, re.sub(r"/(census|999|1)(?=/|$)", "/{x}", p)) for m, p, _, _ in PAGES + API}
+    norm = {(m, re.sub(r"\{[a-z_]+\}", "{x}", p)) for m, p in routes}
+    norm = {(m, p.replace("report.{x}", "report.pdf").replace("export.{x}", "export.csv")) for m, p in norm}
+    assert norm <= listed, norm - listed
+
+
+@pytest.mark.parametrize("method,path,role,body", PAGES + API, ids=[f"{m} {p}" for m, p, _, _ in PAGES + API])
+def test_anonymous_is_refused(setup, method, path, role, body):
+    c = _client(setup)
+    api = path.startswith("/api/")
+    r = _call(c, method, path, body, api)
+    if api:
+        assert r.status_code == 401
+    else:
+        assert r.status_code == 303 and r.headers["location"].startswith("/ledger/login")
+
+
+@pytest.mark.parametrize("method,path,role,body", PAGES + API, ids=[f"{m} {p}" for m, p, _, _ in PAGES + API])
+def test_roles(logged_in, method, path, role, body):
+    api = path.startswith("/api/")
+    rank = ROLES.index(role)
+    for who in ROLES:
+        c, csrf = logged_in[who, api]
+        r = _call(c, method, path, body, api, csrf)
+        if ROLES.index(who) < rank:
+            assert r.status_code == 403, (who, r.status_code, r.text[:200])
+        else:
+            assert r.status_code not in (401, 403, 500), (who, r.status_code, r.text[:300])
+        if method == "POST":  # the same request without its CSRF token is refused
+            r = _call(c, method, path, body, api, None)
+            assert r.status_code == 403
+            r = _call(c, method, path, body, api, "wrong-token")
+            assert r.status_code == 403
+
+
+def test_login_form_needs_its_csrf_cookie(setup):
+    c = _client(setup)
+    r = c.post("/ledger/login", data={"username": "admin", "password": PASSWORD + "admin", "csrf_token": "forged"})
+    assert r.status_code == 403 and "fdpkit_session" not in r.cookies
+    r = c.post("/api/ledger/login", json={"username": "admin", "password": "wrong"})
+    assert r.status_code == 401
+
+
+def test_login_redirect_stays_local(setup):
+    c = _client(setup)
+    page = c.get("/ledger/login?next=https://evil.example/")
+    assert 'value="/ledger"' in page.text and "evil" not in page.text
+
+
+def test_calculator_stays_public(setup):
+    c = _client(setup)
+    assert c.get("/calculator").status_code == 200
+
+
+def test_passwords_never_in_clear(setup, caplog):
+    c = _client(setup)
+    csrf = _login_api(c, "admin")
+    secret = "Very-Secret-Pass-123"
+    with caplog.at_level("DEBUG"):
+        r = c.post("/api/ledger/users", json={"name": "newbie", "role": "viewer", "password": secret},
+                   headers={"X-CSRF-Token": csrf})
+    assert r.status_code == 200 and secret not in r.text
+    assert secret not in caplog.text
+    eng = create_engine(setup)
+    with eng.connect() as conn:
+        for table in ("users", "events", "web_sessions"):
+            rows = conn.execute(text(f"SELECT * FROM {table}")).all()
+            assert secret not in repr(rows)
+        h = conn.execute(text("SELECT password_hash FROM users WHERE name = 'newbie'")).scalar()
+    eng.dispose()
+    assert h.startswith("$argon2id$")
+    assert "password" not in json.dumps(c.get("/api/ledger/users").json())
+    # the new account works
+    c2 = _client(setup)
+    assert c2.post("/api/ledger/login", json={"username": "newbie", "password": secret}).status_code == 200
+
+
+def test_round_trip_through_the_pages(setup):
+    analyst = _client(setup)
+    csrf = _login_page(analyst, "analyst")
+    r = analyst.post("/ledger/d/census/propose", data={"csrf_token": csrf, "title": "big table",
+                                                       "mechanism": '{"kind": "gaussian", "sigma": 0.9}'})
+    assert r.status_code == 303
+    rid = int(r.headers["location"].rsplit("/", 1)[1])
+    bad = analyst.post("/ledger/d/census/propose", data={"csrf_token": csrf, "title": "x", "mechanism": "{nope"})
+    assert bad.status_code == 422 and "not valid JSON" in bad.text
+    approver = _client(setup)
+    csrf = _login_page(approver, "approver")
+    q = approver.get("/ledger/queue")
+    assert f"queue-{rid}" in q.text and "would exceed" in q.text
+    assert approver.post(f"/ledger/r/{rid}/approve", data={"csrf_token": csrf}).status_code == 303
+    assert approver.post(f"/ledger/r/{rid}/release", data={"csrf_token": csrf}).status_code == 303
+    page = approver.get("/ledger/d/census").text
+    assert 'id="alerts"' in page and "warning threshold exceeded" in page and "<svg" in page
+    again = approver.post(f"/ledger/r/{rid}/approve", data={"csrf_token": csrf})
+    assert again.status_code == 422 and "only a proposed" in again.text
+    pdf = approver.get("/ledger/d/census/export.pdf")
+    assert pdf.status_code == 200 and pdf.content.startswith(b"%PDF")
+    assert approver.get(f"/ledger/r/{rid}/report.pdf").content.startswith(b"%PDF")
+    api = _client(setup)
+    _login_api(api, "viewer")
+    st = api.get("/api/ledger/datasets/census/status").json()
+    assert st["released_count"] >= 2 and st["exceeded"]
+    assert api.get("/api/ledger/verify").json()["ok"] is True
