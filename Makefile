@@ -32,6 +32,7 @@ report: $(STAMP)
 bench:
 	bash benchmarks/setup_env.sh
 	benchmarks/.venv/bin/python benchmarks/run.py
+	benchmarks/.venv/bin/python benchmarks/dpsgd_calibration.py
 
 test: $(STAMP)
 	$(PY) -m pytest -n 2

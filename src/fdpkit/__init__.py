@@ -92,6 +92,7 @@ from fdpkit.plausibility import parse_fraction, plausibility_warnings  # noqa: E
 from fdpkit.accounting import RhoFit, account, compose_curves, tight_rho, tradeoff_curve  # noqa: E402
 from fdpkit.calibrate import CalibrationResult, calibrate_dpsgd  # noqa: E402
 from fdpkit.mechanisms import (  # noqa: E402
+    DPSGD,
     ApproxDP,
     Composed,
     CurveMechanism,
@@ -106,6 +107,8 @@ from fdpkit.mechanisms import (  # noqa: E402
     ZCDP,
     UniformSampling,
     dpsgd,
+    dpsgd_from_opacus_history,
+    dpsgd_schedule,
     mechanism_from_dict,
     mechanism_from_json,
 )
@@ -159,6 +162,7 @@ __all__ = [
     # mechanisms / accounting / report / calibration
     "ApproxDP",
     "CalibrationResult",
+    "DPSGD",
     "Composed",
     "CurveMechanism",
     "Gaussian",
@@ -178,6 +182,8 @@ __all__ = [
     "compose_curves",
     "calibrate_dpsgd",
     "dpsgd",
+    "dpsgd_from_opacus_history",
+    "dpsgd_schedule",
     "mechanism_from_dict",
     "mechanism_from_json",
     "privacy_report",

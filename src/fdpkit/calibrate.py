@@ -1,43 +1,51 @@
-"""Calibrate DP-SGD to a target mu: leave exactly one unknown and solve for it
-(statsmodels ``solve_power`` pattern).
+"""Calibrate DP-SGD to any target, solving for any one unknown (statsmodels ``solve_power``
+pattern: leave exactly one parameter out).
 
-The mu of DP-SGD is the tight pessimistic mu-GDP of its certified curve (``fit_gdp`` of the
-PLD curve, FPR/FNR range alpha_min). It is decreasing in the noise multiplier and
-increasing in the sample rate and the number of steps. The solver
+Targets (:mod:`fdpkit.calibration_targets`): mu, epsilon at delta, certified TPR at an FPR,
+advantage, posterior for a prior. Unknowns: the noise multiplier (default), the sample rate
+or batch size, the number of steps or epochs; any sampling scheme and relation of
+:func:`fdpkit.dpsgd`. Every target metric decreases in the noise multiplier and increases
+in the sample rate and the number of steps, so the safe side is "more noise" or "fewer
+samples / steps". The solver
 
-1. starts from the central-limit approximation mu ~ q sqrt(T (e^{1/sigma^2} - 1))
-   (Dong, Roth & Su 2022, Cor. 5.4; Bu et al. 2020), solved in closed form for the unknown;
-2. refines with secant steps on log mu at a coarse discretization (cheap PLDs);
-3. finishes with secant steps at the requested discretization, then steps to the safe side
-   and checks: the returned value always achieves mu <= target at the requested
-   discretization (it is never more optimistic than asked).
+1. starts from the central-limit approximation mu ~ k q sqrt(T (e^{(Delta/sigma)^2} - 1))
+   (Dong, Roth & Su 2022, Cor. 5.4 and Thm. 5.3 for sampling without replacement; exact
+   sqrt(P) Delta / sigma for shuffled batches), with the target mapped to the mu of a
+   Gaussian curve that just meets it;
+2. refines with secant steps on log(metric) in log(unknown) at a coarse discretization
+   (cheap accounting runs);
+3. at the requested discretization takes Newton steps with the coarse slope aimed a little
+   inside the safe side (usually one or two runs), and for whole-number unknowns brackets
+   and bisects.
 
-Plain bisection at the final discretization needs about 20 expensive evaluations for 0.1%
-precision; this needs two to four, plus a few cheap ones (see ``benchmarks/``).
+The returned value always achieves ``metric <= target`` at the requested discretization:
+never more optimistic than asked. Plain bisection at the requested discretization needs
+about 20 runs for 0.02% precision (see ``benchmarks/``).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Callable
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
-from fdpkit._numerics import MU_MAX, check_real
-from fdpkit.accounting import DISCRETIZATION_DEFAULT, BudgetExceeded, CostBudget, account
+from fdpkit.accounting import BudgetExceeded, CostBudget, DISCRETIZATION_DEFAULT, account
+from fdpkit.calibration_targets import Target, achieved_values, make_target
 from fdpkit.fit import ALPHA_MIN_DEFAULT, fit_gdp
 from fdpkit.mechanisms import dpsgd
-from fdpkit.mechanisms.combinators import MAX_TIMES
+from fdpkit.mechanisms.dpsgd import DPSGD, MAX_STEPS, SENSITIVITY
 
-#: Relative precision of the returned value (the achieved mu is within about this of target).
+#: Relative precision of the returned value: the achieved metric is within this of target.
 CALIBRATION_RTOL = 2e-4
+#: Relative precision of a continuous unknown: converged once the secant puts the exact
+#: solution within this of the (safe) value returned (plain bisection's stopping rule).
+X_RTOL = 1e-4
 #: Discretization used for the cheap first stage.
 COARSE_DISCRETIZATION = 2e-3
-_MAX_FINE_STEPS = 8
-#: Largest target mu accepted (fdpkit's MU_MAX): beyond it every attack is near-perfect.
-CALIBRATE_MU_MAX = MU_MAX
-#: Default cost budget of each accounting run during a search: a target that would need a
-#: larger grid fails fast with a ValueError instead of exhausting memory.
-CALIBRATION_BUDGET = CostBudget()
+#: Most accounting runs at the requested discretization before the solver gives up precision.
+MAX_FINE_RUNS = 12
+NOISE_RANGE = (0.05, 1e4)
+UNKNOWNS = ("noise_multiplier", "sample_rate", "batch_size", "steps", "epochs")
 
 
 @dataclass(frozen=True)
@@ -49,17 +57,24 @@ class CalibrationResult:
     unknown : str
         Which parameter was solved for.
     value : float
-        Its value (an int for ``steps``); on the safe side of the target.
+        Its value (an int for ``steps`` and ``batch_size``), on the safe side of the target.
     achieved_mu : float
-        mu of DP-SGD with ``value`` at the requested discretization (<= target mu).
+        mu of the calibrated run at the requested discretization.
     converged : bool
         Whether the solver met its tolerance.
     evaluations : int
-        Accounting runs at the requested discretization (expensive ones).
+        Accounting runs at the requested discretization (the expensive ones).
     coarse_evaluations : int
         Accounting runs at the coarse discretization.
     reason : str
-        Empty when converged; otherwise why not.
+        Empty when converged; otherwise why not (or a note such as "even q = 1 ...").
+    target : str
+        The target, e.g. ``"epsilon <= 3 at delta=1e-05"`` (empty when only accounting).
+    achieved : dict
+        Every metric of the calibrated run: mu, regret, epsilon at delta, TPR at FPR,
+        advantage, posterior (at the target's delta/FPR/prior where it has them).
+    mechanism : DPSGD or None
+        The calibrated run.
     """
 
     unknown: str
@@ -69,182 +84,349 @@ class CalibrationResult:
     evaluations: int
     coarse_evaluations: int = 0
     reason: str = ""
+    target: str = ""
+    achieved: dict = field(default_factory=dict)
+    mechanism: DPSGD | None = None
 
-    def to_dict(self) -> dict:
-        return dict(self.__dict__)
+    @property
+    def noise_multiplier(self) -> float | None:
+        return None if self.mechanism is None else self.mechanism.noise_multiplier
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: the solved value, the calibrated run's parameters and every achieved
+        metric at top level (``noise_multiplier``, ``mu``, ``epsilon`` at ``delta``, ...)."""
+        out: dict[str, Any] = {"unknown": self.unknown, "value": self.value, "target": self.target}
+        if self.mechanism is not None:
+            m = self.mechanism
+            ph = m.phases[0]
+            out.update(noise_multiplier=ph.noise_multiplier, sample_rate=ph.sample_rate, steps=ph.steps,
+                       batch_size=ph.batch_size, dataset_size=m.dataset_size, epochs=ph.epochs,
+                       sampling=m.sampling, relation=m.relation, unit=m.unit,
+                       examples_per_user=m.examples_per_user, max_batch_size=ph.max_batch_size)
+        out.update(self.achieved)
+        out.update(achieved_mu=self.achieved_mu, converged=self.converged, evaluations=self.evaluations,
+                   coarse_evaluations=self.coarse_evaluations, reason=self.reason,
+                   mechanism=None if self.mechanism is None else self.mechanism.to_dict())
+        return out
 
 
 def dpsgd_mu(noise_multiplier: float, sample_rate: float, steps: int, *,
-             discretization: float = DISCRETIZATION_DEFAULT, alpha_min: float = ALPHA_MIN_DEFAULT,
-             budget: CostBudget | None = None) -> float:
-    """The tight pessimistic mu of DP-SGD (certified curve, FPR/FNR >= alpha_min)."""
-    curve = account(dpsgd(noise_multiplier, sample_rate, steps), discretization=discretization,
-                    budget=budget).curve
+             discretization: float = DISCRETIZATION_DEFAULT, alpha_min: float = ALPHA_MIN_DEFAULT) -> float:
+    """The tight pessimistic mu of Poisson DP-SGD (certified curve, FPR/FNR >= alpha_min)."""
+    curve = account(dpsgd(noise_multiplier, sample_rate, steps), discretization=discretization).curve
     return fit_gdp(curve, alpha_min=alpha_min).mu
 
 
-def _clt_guess(unknown: str, mu: float, sigma, q, steps) -> float:
+def _clt_mu(m: DPSGD) -> float:
+    """Central-limit mu of a one-phase run (step 1 of the module docs)."""
+    ph, k = m.phases[0], (m.examples_per_user or 1)
+    d = SENSITIVITY[m.relation]
+    if m.sampling == "shuffled":
+        return k * d * math.sqrt(ph.participations) / ph.noise_multiplier
+    growth = math.expm1(min((d / ph.noise_multiplier) ** 2, 700.0))
+    return k * ph.sample_rate * math.sqrt(ph.steps * growth)
+
+
+@dataclass
+class _Problem:
+    """The one-unknown family x -> DP-SGD run, with its bounds and direction."""
+
+    unknown: str
+    build: Callable[[float], DPSGD]
+    lo: float
+    hi: float
+    integer: bool
+    increasing: bool
+
+    def clamp(self, x: float) -> float:
+        x = min(max(x, self.lo), self.hi)
+        return float(math.floor(x)) if self.integer else x
+
+
+def _problem(unknown: str, kw: dict[str, Any]) -> _Problem:
+    def build(x: float) -> DPSGD:
+        args = dict(kw)
+        if unknown == "noise_multiplier":
+            args["noise_multiplier"] = x
+        elif unknown == "sample_rate":
+            args["sample_rate"] = x
+        elif unknown == "batch_size":
+            args["batch_size"] = int(x)
+        else:
+            args["steps"], args["epochs"] = int(x), None
+        nm = args.pop("noise_multiplier")
+        return dpsgd(nm, **args)
+
+    n = kw.get("dataset_size")
     if unknown == "noise_multiplier":
-        return 1.0 / math.sqrt(math.log1p((mu / q) ** 2 / steps))
-    growth = math.expm1(1.0 / sigma**2)
+        return _Problem(unknown, build, *NOISE_RANGE, False, False)
     if unknown == "sample_rate":
-        return min(1.0, mu / math.sqrt(steps * growth))
-    return max(1.0, (mu / q) ** 2 / growth)
+        return _Problem(unknown, build, 1e-9, 1.0, False, True)
+    if unknown == "batch_size":
+        return _Problem(unknown, build, 1.0, float(n), True, True)
+    return _Problem(unknown, build, 1.0, float(MAX_STEPS), True, True)
 
 
-def _check(name: str, value, *, upper: float | None = None, integer: bool = False) -> float:
-    """A positive finite number (NumPy scalars welcome) through the shared validator."""
-    v = check_real(name, value, allow_inf=True, scalar=True) * 1.0
-    if not math.isfinite(v) or v <= 0:
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
-    if upper is not None and v > upper:
-        raise ValueError(f"{name} must be <= {upper:g}, got {value!r}")
-    if integer and v != int(v):
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return v
+def _initial_guess(p: _Problem, target: Target, probe: float) -> float:
+    """Solve the central-limit mu = target's mu-equivalent for x (bisection in log x)."""
+    goal = target.mu_equivalent()
+    lo, hi = math.log(p.lo), math.log(p.hi)
+    for _ in range(80):
+        mid = 0.5 * (lo + hi)
+        try:
+            val = _clt_mu(p.build(p.clamp(math.exp(mid)) if not p.integer else max(1.0, math.floor(math.exp(mid)))))
+        except ValueError:
+            val = math.inf
+        if (val > goal) == p.increasing:
+            hi = mid
+        else:
+            lo = mid
+    return p.clamp(math.exp(0.5 * (lo + hi))) if not p.integer else max(p.lo, float(round(math.exp(0.5 * (lo + hi)))))
+
+
+#: Default cost budget of each accounting run of a search (see :func:`calibrate_dpsgd`).
+CALIBRATION_BUDGET = CostBudget()
 
 
 def calibrate_dpsgd(
     *,
     mu: float | None = None,
+    epsilon: float | None = None,
+    delta: float | None = None,
+    tpr: float | None = None,
+    fpr: float | None = None,
+    advantage: float | None = None,
+    posterior: float | None = None,
+    prior: float | None = None,
     noise_multiplier: float | None = None,
     sample_rate: float | None = None,
     steps: int | None = None,
+    batch_size: int | None = None,
+    dataset_size: int | None = None,
+    epochs: float | None = None,
+    sampling: str = "poisson",
+    relation: str = "add-remove",
+    max_batch_size: int | None = None,
+    unit: str = "example",
+    examples_per_user: int | None = None,
     discretization: float = DISCRETIZATION_DEFAULT,
     alpha_min: float = ALPHA_MIN_DEFAULT,
+    max_steps: int | None = None,
+    min_noise_multiplier: float | None = None,
     budget: CostBudget | None = CALIBRATION_BUDGET,
 ) -> CalibrationResult:
-    """Solve DP-SGD for the one parameter given as None.
+    """Solve DP-SGD for the one training parameter left out, to meet one target.
 
     Parameters
     ----------
-    mu, noise_multiplier, sample_rate, steps
-        Exactly one must be None. With ``mu=None`` this simply accounts the mechanism.
+    mu, epsilon (with delta), tpr (with fpr), advantage, posterior (with prior, fpr)
+        The target: exactly one; with none, the run is only accounted (all training
+        parameters given; ``unknown`` is then "mu").
+    noise_multiplier, sample_rate or batch_size, steps or epochs
+        Training parameters (see :func:`fdpkit.dpsgd`): leave exactly one of the three
+        out; it is solved for (a batch size when ``dataset_size`` is given and
+        the sampling scheme has fixed batches, or steps/epochs as given by the other
+        parameters: epochs when batch_size and dataset_size are known).
+    dataset_size, sampling, relation, max_batch_size, unit, examples_per_user
+        As for :func:`fdpkit.dpsgd`.
     discretization, alpha_min
         Accounting settings (see :func:`fdpkit.privacy_report`).
+    max_steps, min_noise_multiplier
+        Optional bounds of the search (a server's limits on the work of one request).
     budget : CostBudget or None
-        Cost limit of each accounting run (:func:`fdpkit.accounting.estimate_cost`); a
-        search that would need more stops with a ValueError naming the target.
+        Cost limit of each accounting run (:func:`fdpkit.accounting.estimate_cost`;
+        default: :data:`CALIBRATION_BUDGET`); a search that would need more stops at once
+        with a ValueError naming the target instead of exhausting memory.
 
     Returns
     -------
     CalibrationResult
-        ``achieved_mu <= mu`` always: the smallest noise multiplier, or the largest sample
-        rate or number of steps, that keeps DP-SGD mu-GDP.
+        The smallest noise multiplier, or the largest sample rate, batch size or number of
+        steps, that keeps the target; ``achieved`` holds every metric of that run.
 
     Examples
     --------
-    >>> r = calibrate_dpsgd(mu=1.0, sample_rate=0.05, steps=100, discretization=1e-3)
-    >>> r.unknown, r.achieved_mu <= 1.0, r.converged
+    >>> r = calibrate_dpsgd(epsilon=3.0, delta=1e-5, sample_rate=0.05, steps=100, discretization=1e-3)
+    >>> r.unknown, r.achieved["epsilon"] <= 3.0, r.converged
     ('noise_multiplier', True, True)
     """
-    given = {"mu": mu, "noise_multiplier": noise_multiplier, "sample_rate": sample_rate, "steps": steps}
-    unknowns = [k for k, v in given.items() if v is None]
-    if len(unknowns) != 1:
+    target = make_target(mu=mu, epsilon=epsilon, delta=delta, tpr=tpr, fpr=fpr, advantage=advantage,
+                         posterior=posterior, prior=prior)
+    groups = {"noise_multiplier": noise_multiplier is None,
+              "sample_rate": sample_rate is None and batch_size is None,
+              "steps": steps is None and epochs is None}
+    missing = [k for k, v in groups.items() if v]
+    kw = dict(noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=steps, batch_size=batch_size,
+              dataset_size=dataset_size, epochs=epochs, sampling=sampling, relation=relation,
+              max_batch_size=max_batch_size, unit=unit, examples_per_user=examples_per_user)
+    if target is None:
+        if missing:
+            raise ValueError("give a target (mu, epsilon, tpr, advantage or posterior) to solve for "
+                             f"{', '.join(missing)}, or give every training parameter to account the run")
+        m = dpsgd(**kw)
+        acc = account(m, discretization=discretization, budget=budget)
+        ach = achieved_values(acc, None, alpha_min)
+        return CalibrationResult("mu", ach["mu"], ach["mu"], True, 1, 0, "", "", ach, m)
+    if len(missing) != 1:
         raise ValueError(
-            "exactly one of mu, noise_multiplier, sample_rate, steps must be None, got "
-            f"{len(unknowns)} ({', '.join(unknowns) or 'none'})"
-        )
-    unknown = unknowns[0]
-    if noise_multiplier is not None:
-        noise_multiplier = _check("noise_multiplier", noise_multiplier)
-    if sample_rate is not None:
-        sample_rate = _check("sample_rate", sample_rate, upper=1.0)
-    if steps is not None:
-        steps = int(_check("steps", steps, upper=MAX_TIMES, integer=True))
-    if unknown == "mu":
-        m = dpsgd_mu(noise_multiplier, sample_rate, steps, discretization=discretization, alpha_min=alpha_min,
-                     budget=budget)
-        return CalibrationResult("mu", m, m, True, 1)
-    target = _check("mu", mu, upper=CALIBRATE_MU_MAX)
+            "exactly one of noise_multiplier, sample_rate (or batch_size), steps (or epochs) must be left out "
+            f"to be solved for, got {len(missing)} left out ({', '.join(missing) or 'none'})")
+    unknown = missing[0]
+    fixed_batches = sampling in ("fixed-size", "shuffled", "truncated-poisson")
+    if unknown == "sample_rate" and dataset_size is not None and (fixed_batches or epochs is not None):
+        unknown = "batch_size"
+    report_epochs = unknown == "steps" and batch_size is not None and dataset_size is not None
+    # validate the given parameters once (errors name them), with a placeholder unknown
+    probe = {"noise_multiplier": 1.0, "sample_rate": 0.5, "batch_size": 1, "steps": 1}[unknown]
+    p = _problem(unknown, kw)
+    p.build(probe)
+    if max_steps is not None and p.unknown == "steps":
+        p.hi = float(min(p.hi, int(max_steps)))
+    if min_noise_multiplier is not None and p.unknown == "noise_multiplier":
+        p.lo = max(p.lo, float(min_noise_multiplier))
     try:
-        return _solve(unknown, target, noise_multiplier, sample_rate, steps, discretization, alpha_min, budget)
+        return _solve(p, target, discretization, alpha_min, report_epochs, budget)
     except BudgetExceeded as exc:
-        raise ValueError(f"mu: reaching mu={target:g} by changing {unknown} needs more than the cost budget "
-                         f"allows ({exc}); choose a smaller mu or change the other parameters") from None
+        raise ValueError(f"{target.name}: meeting this target by changing {p.unknown} needs more than the cost "
+                         f"budget allows ({exc}); choose a weaker target or change the other parameters") from None
 
 
-def _solve(unknown: str, target: float, noise_multiplier, sample_rate, steps, discretization: float,
-           alpha_min: float, budget: CostBudget | None) -> CalibrationResult:
-    fine_count = coarse_count = 0
+def _solve(p: _Problem, target: Target, disc: float, alpha_min: float, report_epochs: bool,
+           budget: CostBudget | None = None) -> CalibrationResult:
+    fine = coarse = 0
+    stage = ["coarse"]
+    cache: dict[tuple[float, float], tuple[float, Any]] = {}
 
-    def evaluate(x: float, disc: float) -> float:
-        nonlocal fine_count, coarse_count
-        if disc == discretization:
-            fine_count += 1
-        else:
-            coarse_count += 1
-        p = dict(noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=steps)
-        p[unknown] = int(round(x)) if unknown == "steps" else x
-        return dpsgd_mu(p["noise_multiplier"], p["sample_rate"], p["steps"],
-                        discretization=disc, alpha_min=alpha_min, budget=budget)
+    def metric(x: float, d: float) -> tuple[float, Any]:
+        nonlocal fine, coarse
+        key = (x, d)
+        if key not in cache:
+            acc = account(p.build(x), discretization=d, budget=budget)
+            cache[key] = (target.read(acc, alpha_min), acc)
+            if d == disc and stage[0] == "fine":
+                fine += 1
+            else:
+                coarse += 1
+        return cache[key]
 
-    # which way is safe: mu decreases in sigma, increases in q and T
-    increasing = unknown != "noise_multiplier"
-    lo_lim, hi_lim = {"noise_multiplier": (1e-2, 1e4), "sample_rate": (1e-9, 1.0), "steps": (1.0, MAX_TIMES)}[unknown]
+    def finish(x: float, converged: bool, reason: str = "") -> CalibrationResult:
+        val, acc = metric(x, disc)
+        m = acc.mechanism
+        ach = achieved_values(acc, target, alpha_min)
+        value: float = int(x) if p.integer else x
+        unknown = p.unknown
+        if report_epochs:
+            ph = m.phases[0]
+            ach["epochs_equivalent"] = ph.steps * ph.batch_size / m.dataset_size
+        return CalibrationResult(unknown, value, ach["mu"], converged, fine, coarse, reason, target.describe(), ach, m)
 
-    if unknown == "sample_rate" and evaluate(1.0, discretization) <= target:
-        m = evaluate(1.0, discretization)
-        return CalibrationResult(unknown, 1.0, m, True, fine_count, coarse_count,
-                                 "even sample_rate = 1 stays within the target mu")
-    x = min(max(_clt_guess(unknown, target, noise_multiplier, sample_rate, steps), lo_lim), hi_lim)
+    good = lambda v: v <= target.value  # noqa: E731
+    # edge: the most private end already fails / the least private end already passes
+    least = p.hi if p.increasing else p.lo
+    most = p.lo if p.increasing else p.hi
+    x = _initial_guess(p, target, least)
+    d_c = COARSE_DISCRETIZATION if disc < COARSE_DISCRETIZATION else disc
+    stage[0] = "fine"
+    if p.unknown in ("sample_rate", "batch_size") and good(metric(least, disc)[0]):
+        return finish(least, True, f"even {p.unknown} = {least:g} stays within the target")
+    stage[0] = "coarse"
+    # 1. secant on log metric in log x, coarse discretization
+    sign = 1.0 if p.increasing else -1.0
 
-    def evaluate_steps_done(cand: float, achieved: float) -> bool:
-        # integer steps: done when one more step would exceed the target
-        return cand >= hi_lim or evaluate(cand + 1, discretization) > target
+    def gap(x: float, d: float) -> float:
+        v = metric(x, d)[0]
+        return math.log(max(v, 1e-300)) - math.log(target.value)
 
-    def clamp(v: float) -> float:
-        v = min(max(v, lo_lim), hi_lim)
-        return float(math.floor(v)) if unknown == "steps" else v
-
-    # 1. secant on log mu(log x) at the coarse discretization (cheap), to high precision
-    disc_c = COARSE_DISCRETIZATION if discretization < COARSE_DISCRETIZATION else discretization
-    t0, g0 = math.log(x), math.log(evaluate(x, disc_c)) - math.log(target)
-    t1 = t0 - 0.05 * (1 if (g0 > 0) == increasing else -1)
-    g1 = math.log(evaluate(math.exp(t1), disc_c)) - math.log(target)
-    # the slope of log mu in log x over the first, wide step (later steps are too close
-    # together for a slope: discretization wiggles dominate there)
-    slope = (g1 - g0) / (t1 - t0)
-    for _ in range(12):
-        if g1 == g0 or abs(g1) < 1e-6:
+    t0, g0 = math.log(x), gap(x, d_c)
+    t1 = math.log(p.clamp(math.exp(t0 - 0.05 * sign * (1 if g0 > 0 else -1)))) if not p.integer else \
+        math.log(max(p.lo, min(p.hi, float(round(math.exp(t0 - 0.05 * sign * (1 if g0 > 0 else -1)))))))
+    if t1 == t0:
+        t1 = math.log(min(p.hi, math.exp(t0) + 1.0))
+    g1 = gap(math.exp(t1), d_c)
+    slope = (g1 - g0) / (t1 - t0) if t1 != t0 else 0.0
+    for _ in range(14):
+        if g1 == g0 or abs(g1) < 2e-5:
             break
         t2 = t1 - g1 * (t1 - t0) / (g1 - g0)
-        t2 = min(max(t2, math.log(lo_lim)), math.log(hi_lim))
+        t2 = min(max(t2, math.log(p.lo)), math.log(p.hi))
+        if p.integer:
+            t2 = math.log(max(p.lo, float(round(math.exp(t2)))))
+            if t2 == t1:
+                break
         t0, g0, t1 = t1, g1, t2
-        g1 = math.log(evaluate(math.exp(t1), disc_c)) - math.log(target)
-    if slope == 0 or (slope > 0) != increasing:
-        slope = 1.0 if increasing else -1.0
+        g1 = gap(math.exp(t1), d_c)
+    if slope == 0 or (slope > 0) != p.increasing or not math.isfinite(slope):
+        slope = sign
     x = math.exp(t1)
-
-    # 2. fine discretization: measure, correct with the coarse slope, land on the safe side
-    direction = -1.0 if increasing else 1.0
-    margin = CALIBRATION_RTOL / 4
-    cand = clamp(x)
-    prev: tuple[float, float] | None = None
-    for _ in range(_MAX_FINE_STEPS + 30):
-        achieved = evaluate(cand, discretization)
-        gap = math.log(achieved) - math.log(target)
-        if prev is not None and abs(math.log(cand) - prev[0]) > 1e-3:
-            fine_slope = (gap - prev[1]) / (math.log(cand) - prev[0])
-            if fine_slope != 0 and (fine_slope > 0) == increasing:
-                slope = fine_slope
-        prev = (math.log(cand), gap)
-        steps_done = unknown == "steps" and evaluate_steps_done(cand, achieved)
-        if achieved <= target and (-gap <= CALIBRATION_RTOL or steps_done or cand in (lo_lim, hi_lim)):
-            value = int(cand) if unknown == "steps" else cand
-            return CalibrationResult(unknown, value, achieved, True, fine_count, coarse_count)
-        if fine_count > _MAX_FINE_STEPS:
-            margin *= 2.0  # fall back to safe-side stepping
-            cand = clamp(cand * (1.0 + direction * margin)) if achieved > target else cand
-            if achieved <= target:
-                value = int(cand) if unknown == "steps" else cand
-                return CalibrationResult(unknown, value, achieved, False, fine_count, coarse_count,
-                                         "the target mu was met on the safe side but not to full precision")
-            continue
-        # Newton step in log x with the coarse slope, aimed a margin inside the safe side
-        step = (-gap - margin) / slope if increasing else (-gap - margin) / slope
-        new = clamp(cand * math.exp(step))
+    stage[0] = "fine"
+    if p.integer:
+        return _integer_finish(p, x, lambda v: good(metric(v, disc)[0]), finish, most)
+    # 2. requested discretization: a Newton step with the coarse slope, then secant steps on
+    # the full-resolution points (their slope differs from the coarse one), aimed a little
+    # inside the safe side; bisection between safe and unsafe points if that stalls
+    aim = CALIBRATION_RTOL / 2
+    safe: tuple[float, float] | None = None  # (x, gap) on the safe side closest to the target
+    unsafe: float | None = None
+    last: tuple[float, float] | None = None
+    cand = p.clamp(x)
+    for _ in range(3 * MAX_FINE_RUNS):
+        if fine >= MAX_FINE_RUNS:
+            break
+        gp = gap(cand, disc)
+        if last is not None and abs(math.log(cand) - last[0]) > 1e-9:
+            s_f = (gp - last[1]) / (math.log(cand) - last[0])
+            if s_f != 0 and (s_f > 0) == p.increasing and math.isfinite(s_f):
+                slope = s_f
+        last = (math.log(cand), gp)
+        if gp <= 0:
+            if safe is None or -gp < -safe[1]:
+                safe = (cand, gp)
+            # converged: within RTOL of the target, or within X_RTOL of the unknown's solution
+            if -gp <= CALIBRATION_RTOL or abs(gp / slope) <= X_RTOL or cand == least:
+                return finish(cand, True)
+        else:
+            unsafe = cand if unsafe is None or (cand < unsafe) == p.increasing else unsafe
+            if cand == most:
+                break
+        new = p.clamp(cand * math.exp((-gp - aim) / slope))
+        if safe is not None and unsafe is not None:
+            lo_b, hi_b = sorted((safe[0], unsafe))
+            if not lo_b < new < hi_b:  # the secant left the bracket: bisect in log x
+                new = math.sqrt(safe[0] * unsafe)
         if new == cand:
-            new = clamp(cand * (1.0 + direction * margin))
+            new = p.clamp(cand * math.exp(-sign * aim))
         cand = new
-    raise ValueError(f"could not reach mu={target!r} by changing {unknown}: check the other parameters")
+    if safe is not None:
+        return finish(safe[0], False, "the target was met on the safe side but not to full precision")
+    raise ValueError(f"could not meet {target.describe()} by changing {p.unknown}: even "
+                     f"{p.unknown} = {most:g} exceeds it; change the other parameters")
+
+
+def _integer_finish(p: _Problem, x: float, ok: Callable[[float], bool], finish, most: float) -> CalibrationResult:
+    """Largest whole x with ok(x) (metric increases in x): bracket around the estimate, bisect."""
+    lo_ok: float | None = None
+    hi_bad: float | None = None
+    c = p.clamp(x)
+    step = max(1.0, math.floor(0.01 * c))
+    for _ in range(60):
+        if ok(c):
+            lo_ok = c
+            if c >= p.hi:
+                return finish(c, True)
+            nxt = min(p.hi, c + step)
+        else:
+            hi_bad = c
+            if c <= p.lo:
+                raise ValueError(f"could not meet the target by changing {p.unknown}: even {p.unknown} = "
+                                 f"{int(p.lo)} exceeds it; change the other parameters")
+            nxt = max(p.lo, c - step)
+        if lo_ok is not None and hi_bad is not None:
+            break
+        c, step = nxt, step * 2
+    while hi_bad - lo_ok > 1:
+        mid = float(math.floor((lo_ok + hi_bad) / 2))
+        if ok(mid):
+            lo_ok = mid
+        else:
+            hi_bad = mid
+    return finish(lo_ok, True)

@@ -29,6 +29,7 @@ from fdpkit.accounting import DISCRETIZATION_DEFAULT, Accounting, account
 from fdpkit.curves import GaussianCurve, TradeOffCurve
 from fdpkit.fit import ALPHA_MIN_DEFAULT, GDPFit, advantage, fit_gdp
 from fdpkit.mechanisms import (
+    DPSGD,
     RDP,
     ZCDP,
     Composed,
@@ -39,6 +40,7 @@ from fdpkit.mechanisms import (
     UniformSampling,
     mechanism_from_dict,
 )
+from fdpkit.setting import comparison_for, setting_of
 from fdpkit.risk import failure_mode, posterior
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -68,7 +70,7 @@ def _version(dist: str) -> str:
 
 def _unbounded_loss(mechanism: Mechanism) -> bool:
     """Whether the mechanism contains Gaussian noise (unbounded privacy loss)."""
-    if isinstance(mechanism, (Gaussian, ZCDP, RDP)):  # Rényi guarantees: loss not bounded
+    if isinstance(mechanism, (Gaussian, DPSGD, ZCDP, RDP)):  # Rényi guarantees: loss not bounded
         return True
     if isinstance(mechanism, (Subsampled, Repeated)):
         return _unbounded_loss(mechanism.inner)
@@ -102,6 +104,19 @@ class PrivacyReport:
     posteriors: tuple[tuple[float, float], ...]
     warnings: tuple[str, ...]
     provenance: dict[str, Any]
+    #: sampling scheme, neighbouring relation, privacy unit (every report states them)
+    setting: dict[str, Any] = field(default_factory=dict)
+    #: shuffled batches only: what Poisson accounting would say (not a guarantee)
+    comparison: dict[str, Any] | None = None
+
+    def statement(self) -> str:
+        """A paragraph for the paper: privacy unit, neighbouring relation, sampling scheme,
+        steps/epochs, noise, accounting method (versions, discretization), mu with regret
+        and FPR range, epsilon at delta, TPR at FPR 1e-3, and the caveats that apply
+        (following Ponomareva et al. 2023, Sec. 5.3). See :mod:`fdpkit.statement`."""
+        from fdpkit.statement import paper_statement
+
+        return paper_statement(self)
 
     # the names used by checks outside this repository
     @property
@@ -228,6 +243,9 @@ class PrivacyReport:
             },
             "grade": self.grade.to_dict(),
             "warnings": list(self.warnings),
+            "setting": json_safe(dict(self.setting)),
+            "comparison": json_safe(self.comparison),
+            "paper_statement": self.statement(),
             "provenance": dict(self.provenance),
             "curve": {"bound": self.curve.bound, **self.curve_samples()},
             "representations": self.representations().to_dict(),
@@ -343,6 +361,10 @@ def privacy_report(
             f"Coarse discretization {discretization:g}: the guarantee is valid but looser than "
             "at the default 1e-4."
         )
+    setting = setting_of(mech)
+    comparison = comparison_for(mech, discretization, deltas, alpha_min)
+    if comparison is not None:
+        warnings.append(comparison["caveat"])
     post = np.asarray(posterior(curve, np.array(priors), POSTERIOR_FPR))
     provenance = {
         "fdpkit_version": _version("fdpkit"),
@@ -358,5 +380,5 @@ def privacy_report(
         fit=fit, verdict=verdict, gdp_complete=complete, epsilons=epsilons, tprs=tprs,
         advantage=advantage(curve), failure_mode=mode,
         posteriors=tuple((p, float(q)) for p, q in zip(priors, post)),
-        warnings=tuple(warnings), provenance=provenance,
+        warnings=tuple(warnings), provenance=provenance, setting=setting, comparison=comparison,
     )

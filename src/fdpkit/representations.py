@@ -140,6 +140,10 @@ def _representations(mechanism: Any, curve: TradeOffCurve, fit: GDPFit, delta: f
     from fdpkit.accounting.rdp import renyi_curve, tight_rho
     from fdpkit.convert.renyi import zcdp_curve as ZCDPCurve
 
+    from fdpkit.mechanisms import DPSGD
+
+    if isinstance(mechanism, DPSGD):  # Rényi accounting reads DP-SGD in elementary mechanisms
+        mechanism = mechanism.elementary() or mechanism
     rows = []
     curves: dict[str, TradeOffCurve] = {"mechanism": curve}
     if math.isfinite(epsilon):

@@ -95,9 +95,9 @@ def test_calibrate_round_trip_and_safe_side():
     (lambda: fp.account(Subsampled(PureDP(1.0), 0.1)), r"subsampling is supported for Gaussian and Laplace"),
     (lambda: fp.account(Gaussian(1.0), discretization=0.0), r"discretization must be in"),
     (lambda: fp.privacy_report(Gaussian(1.0), deltas=[2.0]), r"deltas must be in \(0, 1\)"),
-    (lambda: fp.calibrate_dpsgd(mu=1.0, sample_rate=0.1), r"exactly one of mu, noise_multiplier, sample_rate, steps must be None"),
+    (lambda: fp.calibrate_dpsgd(mu=1.0, sample_rate=0.1), r"exactly one of noise_multiplier, sample_rate \(or batch_size\), steps \(or epochs\) must be left out"),
     (lambda: fp.calibrate_dpsgd(mu=-1.0, sample_rate=0.1, steps=10), r"mu must be a positive finite number"),
-    (lambda: fp.calibrate_dpsgd(noise_multiplier=1.0, sample_rate=2.0, steps=10), r"sample_rate must be <= 1"),
+    (lambda: fp.calibrate_dpsgd(noise_multiplier=1.0, sample_rate=2.0, steps=10), r"sample_rate must be in \(0, 1\], got 2.0"),
 ])
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):

@@ -113,8 +113,8 @@ def test_plots(tmp_path, kind):
 
 
 @pytest.mark.parametrize("args, needle", [
-    (["report", "dpsgd", "--noise-multiplier", "-1", "--sample-rate", "0.1", "--steps", "10"], "noise_multiplier"),
-    (["report", "dpsgd", "--noise-multiplier", "1", "--sample-rate", "1.5", "--steps", "10"], "sample_rate"),
+    (["report", "dpsgd", "--noise-multiplier", "-1", "--sample-rate", "0.1", "--steps", "10"], "--noise-multiplier"),
+    (["report", "dpsgd", "--noise-multiplier", "1", "--sample-rate", "1.5", "--steps", "10"], "--sample-rate"),
     (["report", "gaussian", "--sigma", "1", "--format", "xml"], "--format"),
     (["report", "--mechanism", "/nonexistent/spec.json"], "spec.json"),
     (["report"], "--mechanism"),

@@ -159,3 +159,38 @@ def test_openapi_lists_every_api(client):
     paths = client.get("/openapi.json").json()["paths"]
     for p in ("/api/calculator", "/api/report", "/api/report/dpsgd", "/api/convert", "/api/tables", "/api/risk", "/api/plan"):
         assert p in paths
+
+
+CAL = {"epsilon": 3.0, "delta": 1e-5, "batch_size": 50, "dataset_size": 1000, "epochs": 2, "discretization": 1e-2}
+
+
+def test_calibrate_page_and_json_twin(client):
+    assert client.get("/calibrate").status_code == 200
+    r = client.post("/api/calibrate/dpsgd", json=CAL)
+    assert r.status_code == 200
+    data = r.json()
+    assert {"noise_multiplier", "mu", "epsilon", "tpr", "advantage", "posterior"} <= set(data)
+    assert data["epsilon"] <= 3.0 and data["unknown"] == "noise_multiplier"
+    form = {"target": "epsilon", "target_value": "3", "delta": "1e-5", "batch_size": "50", "dataset_size": "1000",
+            "epochs": "2", "discretization": "1e-2", "sampling": "poisson", "relation": "add-remove", "unit": "example"}
+    page = client.post("/calibrate", data=form)
+    assert page.status_code == 200 and 'id="copy-statement"' in page.text
+    assert f"{data['noise_multiplier']:.4g}" in page.text  # the same number as the JSON twin
+    bad = client.post("/api/calibrate/dpsgd", json={**CAL, "delta": None})
+    assert bad.status_code == 422 and "delta" in bad.json()["detail"]
+    bad = client.post("/api/calibrate/dpsgd", json={**CAL, "sampling": "shuffled"})
+    assert bad.status_code == 422 and "reshuffles" in bad.json()["detail"]
+    bad = client.post("/calibrate", data={**form, "target_value": ""})
+    assert 'id="target_value-error"' in bad.text
+
+
+def test_report_takes_the_training_setting(client):
+    body = {"noise_multiplier": 2.0, "batch_size": 50, "dataset_size": 1000, "epochs": 2, "sampling": "shuffled",
+            "relation": "replace-one", "discretization": 1e-2}
+    d = client.post("/api/report/dpsgd", json=body).json()
+    assert d["setting"]["sampling"] == "shuffled" and "not a guarantee" in d["comparison"]["label"]
+    assert "replace-one" in d["paper_statement"]
+    page = client.post("/report", data={"kind": "dpsgd", **{k: str(v) for k, v in body.items()}})
+    assert 'id="statement"' in page.text and 'data-copy="statement"' in page.text
+    page = client.post("/report", data={"kind": "dpsgd", **{k: str(v) for k, v in body.items()}, "relation": "add-remove"})
+    assert 'id="relation-error"' in page.text

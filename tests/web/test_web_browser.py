@@ -140,3 +140,32 @@ def test_api_docs_render_offline(page, live_server):
     page.goto(f"{live_server}/docs")
     page.wait_for_selector(".swagger-ui .opblock", timeout=30_000)
     assert "/api/report" in page.inner_text(".swagger-ui")
+
+
+def test_calibrate_page_and_copy_statement(page, live_server):
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page.goto(f"{live_server}/calibrate")
+    page.select_option("#target", "epsilon")
+    page.fill("#target_value", "3")
+    page.fill("#delta", "1e-5")
+    page.fill("#batch_size", "50")
+    page.fill("#dataset_size", "1000")
+    page.fill("#epochs", "2")
+    page.select_option("#sampling", "fixed-size")
+    page.select_option("#relation", "replace-one")
+    page.fill("#discretization", "0.01")
+    page.click("#submit")
+    page.wait_for_selector("#value", timeout=60_000)
+    import fdpkit as fp
+
+    r = fp.calibrate_dpsgd(epsilon=3, delta=1e-5, batch_size=50, dataset_size=1000, epochs=2, sampling="fixed-size",
+                           relation="replace-one", discretization=1e-2)
+    assert page.inner_text("#value") == f"{r.value:.4g}"
+    assert float(page.inner_text("#achieved-epsilon")) <= 3.0
+    statement = page.inner_text("#statement")
+    assert "fixed-size batch of 50" in statement and "replace-one" in statement
+    page.click("#copy-statement")
+    page.wait_for_function("document.getElementById('copy-statement').getAttribute('data-copied') !== null")
+    if page.get_attribute("#copy-statement", "data-copied") == "yes":
+        assert page.evaluate("navigator.clipboard.readText()") == statement
+    shot(page, "calibrate")

@@ -3,12 +3,11 @@
 from fdpkit.accounting.curve import (
     DISCRETIZATION_DEFAULT,
     Accounting,
-    account,
     closed_form_curve,
     curve_from_pld,
-    tradeoff_curve,
 )
 from fdpkit.accounting.cost import BudgetExceeded, CostBudget, CostEstimate, estimate_cost
+from fdpkit.accounting.dpsgd import account, poisson_comparison, tradeoff_curve
 from fdpkit.accounting.rdp import RhoFit, rdp_epsilons, rdp_guarantee, renyi_curve, tight_rho
 
 from fdpkit.accounting.compose import compose_curves
@@ -37,5 +36,6 @@ __all__ = [
     "closed_form_curve",
     "curve_from_pld",
     "estimate_cost",
+    "poisson_comparison",
     "tradeoff_curve",
 ]

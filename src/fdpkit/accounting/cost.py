@@ -239,6 +239,22 @@ def _stats(m: Mechanism, d: float) -> _Stats:
     return _leaf(m, d)
 
 
+def _cost_proxy(mechanism: Mechanism) -> Mechanism:
+    """A DP-SGD run as elementary mechanisms of the same grid and work: its own elementary
+    form where one exists, else per phase T subsampled Gaussians of sensitivity Delta
+    (fixed-size, truncated Poisson and replace-one steps build grids of that size)."""
+    from fdpkit.mechanisms.dpsgd import DPSGD
+
+    if not isinstance(mechanism, DPSGD):
+        return mechanism
+    elementary = mechanism.elementary()
+    if elementary is not None:
+        return elementary
+    parts = [Repeated(Subsampled(Gaussian(p.noise_multiplier, mechanism.sensitivity), p.sample_rate), p.steps)
+             for p in mechanism.phases]
+    return parts[0] if len(parts) == 1 else Composed(tuple(parts))
+
+
 def estimate_cost(mechanism: Mechanism, discretization: float = 1e-4) -> CostEstimate:
     """Estimate what accounting ``mechanism`` at ``discretization`` costs, before doing it.
 
@@ -268,6 +284,7 @@ def estimate_cost(mechanism: Mechanism, discretization: float = 1e-4) -> CostEst
     if not isinstance(mechanism, Mechanism):
         raise ValueError(f"mechanism must be an fdpkit mechanism, got {type(mechanism).__name__}")
     d = _check_discretization(discretization)
+    mechanism = _cost_proxy(mechanism)
     if closed_form_curve(mechanism) is not None:
         return CostEstimate("closed form", 0, 0.0, 0, "none")
     s = _stats(mechanism, d)

@@ -23,6 +23,7 @@ from fdpkit.accounting import tilted
 from fdpkit.accounting.from_curve import pld_from_curve
 from fdpkit.curves import PiecewiseLinearCurve, UniformSamplingCurve
 from fdpkit.mechanisms import (
+    DPSGD,
     ApproxDP,
     Composed,
     CurveMechanism,
@@ -78,6 +79,10 @@ def _single_step_arrays(mechanism: Mechanism, discretization: float):
 
 def build_pld(mechanism: Mechanism, discretization: float):
     """The pessimistic PLD of ``mechanism`` at ``discretization`` (value_discretization_interval)."""
+    if isinstance(mechanism, DPSGD):
+        from fdpkit.accounting.dpsgd import dpsgd_pld
+
+        return dpsgd_pld(mechanism, discretization)
     if isinstance(mechanism, Gaussian):
         return pldlib.from_gaussian_mechanism(
             mechanism.sigma, sensitivity=mechanism.sensitivity, pessimistic_estimate=True,
@@ -147,7 +152,19 @@ def _compose(steps: list, discretization: float):
     """The composition of ``steps`` [(mechanism, times)] as a PLD (see module docs)."""
     if len(steps) == 1 and steps[0][1] == 1:
         return build_pld(steps[0][0], discretization)
-    arrays = [(_single_step_arrays(m, discretization), t) for m, t in steps]
+    return compose_arrays([(_single_step_arrays(m, discretization), t) for m, t in steps])
+
+
+def compose_plds(steps: list):
+    """The composition of ``steps`` [(single-step PLD, times)] built elsewhere (DP-SGD's
+    sampling schemes), by the same round-off-bounded composition as :func:`build_pld`."""
+    if len(steps) == 1 and steps[0][1] == 1:
+        return steps[0][0]
+    return compose_arrays([(_adapter.pmf_arrays(p), t) for p, t in steps])
+
+
+def compose_arrays(arrays: list):
+    """[((remove, add or None), times)] -> the composed PLD (:mod:`fdpkit.accounting.tilted`)."""
     remove = [(r, t) for (r, _), t in arrays]
     if all(a is None for (_, a), _ in arrays):
         return _adapter.pld_from_arrays(tilted.compose(remove))

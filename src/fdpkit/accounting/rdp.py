@@ -351,3 +351,31 @@ def rdp_guarantee(mechanism: Mechanism, *, orders=None) -> RDP:
 
 __all__ = ["RDP_ORDERS_DEFAULT", "RenyiAccounting", "RhoFit", "contains_renyi", "rdp_epsilons",
            "rdp_guarantee", "renyi_accounting", "renyi_curve", "tight_rho", "zcdp_rho"]
+
+
+def _plain(mechanism):
+    """A DP-SGD run in elementary mechanisms where one exists (Poisson add-remove/zero-out,
+    shuffled batches); anything else unchanged (and refused below if not covered)."""
+    from fdpkit.mechanisms import DPSGD
+
+    if isinstance(mechanism, DPSGD):
+        elementary = mechanism.elementary()
+        return mechanism if elementary is None else elementary
+    return mechanism
+
+
+def _reads_dpsgd(fn):
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(mechanism, *args, **kwargs):
+        return fn(_plain(mechanism), *args, **kwargs)
+
+    return wrapper
+
+
+# every entry point (and the recursive helpers, through the module globals) reads DP-SGD runs
+for _name in ("contains_renyi", "zcdp_rho", "_list_orders", "rdp_epsilons", "_noise_only", "_tail", "tight_rho",
+              "renyi_accounting", "_rdp_list", "renyi_curve", "rdp_guarantee"):
+    globals()[_name] = _reads_dpsgd(globals()[_name])
+del _name

@@ -1,4 +1,4 @@
-"""``fdpkit calibrate``: solve DP-SGD for one unknown."""
+"""``fdpkit calibrate``: solve DP-SGD for one unknown to meet one target."""
 
 from __future__ import annotations
 
@@ -8,23 +8,53 @@ from typing import Optional
 import typer
 
 import fdpkit as fp
-from fdpkit.cli._common import (DiscOpt, OutputOpt, emit, guarded, kv, working)
+from fdpkit.cli import _dpsgd as _dp
+from fdpkit.cli._common import DiscOpt, OutputOpt, emit, guarded, kv, working
 
-calibrate_app = typer.Typer(help="Solve DP-SGD for one unknown.", no_args_is_help=True)
+calibrate_app = typer.Typer(help="Solve DP-SGD for one unknown to meet a privacy target.", no_args_is_help=True)
+
+
+def _whole(name: str, v: Optional[float]):
+    """Whole numbers typed as floats stay floats, so the library names the bad value."""
+    return None if v is None else (int(v) if float(v).is_integer() else v)
 
 
 @calibrate_app.command("dpsgd")
 @guarded
-def calibrate_dpsgd_cmd(mu: Optional[float] = typer.Option(None), noise_multiplier: Optional[float] = typer.Option(None),
-                    sample_rate: Optional[float] = typer.Option(None), steps: Optional[int] = typer.Option(None),
-                    discretization: float = DiscOpt,
-                    fmt: str = typer.Option("text", "--format", "-f"), output: Optional[Path] = OutputOpt) -> None:
-    """Leave exactly one of --mu, --noise-multiplier, --sample-rate, --steps out; it is solved for."""
+def calibrate_dpsgd_cmd(
+    mu: Optional[float] = typer.Option(None, "--mu", help="Target: mu-GDP."),
+    epsilon: Optional[float] = typer.Option(None, "--epsilon", help="Target: epsilon at --delta."),
+    delta: Optional[float] = typer.Option(None, "--delta", help="delta of the epsilon target (and of the reported epsilon)."),
+    tpr: Optional[float] = typer.Option(None, "--tpr", help="Target: certified attack TPR at --fpr."),
+    fpr: Optional[float] = typer.Option(None, "--fpr", help="FPR of the TPR (or posterior) target."),
+    advantage: Optional[float] = typer.Option(None, "--advantage", help="Target: max TPR - FPR."),
+    posterior: Optional[float] = typer.Option(None, "--posterior", help="Target: posterior after a positive attack, with --prior."),
+    prior: Optional[float] = typer.Option(None, "--prior", help="Prior of the posterior target."),
+    noise_multiplier: Optional[float] = _dp.NoiseOpt, sample_rate: Optional[float] = _dp.RateOpt,
+    steps: Optional[float] = _dp.StepsOpt, batch_size: Optional[float] = _dp.BatchOpt,
+    dataset_size: Optional[int] = _dp.DatasetOpt, epochs: Optional[float] = _dp.EpochsOpt,
+    sampling: str = _dp.SamplingOpt, relation: str = _dp.RelationOpt,
+    max_batch_size: Optional[float] = _dp.MaxBatchOpt, unit: str = _dp.UnitOpt,
+    examples_per_user: Optional[float] = _dp.PerUserOpt,
+    discretization: float = DiscOpt,
+    fmt: str = typer.Option("text", "--format", "-f", help="text or json."), output: Optional[Path] = OutputOpt,
+) -> None:
+    """Give one target (--mu, --epsilon with --delta, --tpr with --fpr, --advantage, or --posterior
+    with --prior) and leave one of --noise-multiplier, --sample-rate/--batch-size,
+    --steps/--epochs out: it is solved for, on the safe side of the target."""
     with working("Calibrating (several accounting runs)..."):
-        r = fp.calibrate_dpsgd(mu=mu, noise_multiplier=noise_multiplier, sample_rate=sample_rate,
-                               steps=steps, discretization=discretization)
-    emit((r.to_dict()), fmt, output, lambda: kv(
-        f"DP-SGD calibrated for {r.unknown}",
-        {r.unknown: r.value, "achieved mu": r.achieved_mu, "converged": str(r.converged),
-         "accounting runs": r.evaluations + r.coarse_evaluations}))
-
+        r = _dp.translated(lambda: fp.calibrate_dpsgd(
+            mu=mu, epsilon=epsilon, delta=delta, tpr=tpr, fpr=fpr, advantage=advantage, posterior=posterior,
+            prior=prior, noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=_whole("steps", steps),
+            batch_size=_whole("batch_size", batch_size), dataset_size=dataset_size, epochs=epochs,
+            sampling=sampling, relation=relation, max_batch_size=_whole("max_batch_size", max_batch_size),
+            unit=unit, examples_per_user=_whole("examples_per_user", examples_per_user),
+            discretization=discretization))
+    a = r.achieved
+    rows = {r.unknown: r.value, "target": r.target or "-", "noise multiplier": r.to_dict().get("noise_multiplier"),
+            "sample rate": r.to_dict().get("sample_rate"), "steps": r.to_dict().get("steps"),
+            "achieved mu": a["mu"], f"achieved epsilon at delta={a['delta']:g}": a["epsilon"],
+            f"achieved TPR at FPR={a['fpr']:g}": a["tpr"], "achieved advantage": a["advantage"],
+            f"achieved posterior (prior {a['prior']:g})": a["posterior"], "converged": str(r.converged),
+            "accounting runs (full / coarse)": f"{r.evaluations} / {r.coarse_evaluations}"}
+    emit(r.to_dict(), fmt, output, lambda: kv(f"DP-SGD calibrated for {r.unknown}", rows))

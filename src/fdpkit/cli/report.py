@@ -10,6 +10,7 @@ import typer
 from rich.table import Table as RichTable
 
 import fdpkit as fp
+from fdpkit.cli import _dpsgd as _dp
 from fdpkit.cli._common import (cli_budget, write_output, DiscOpt, FormatOpt, FORMATS, OutputOpt, State, err, fail, guarded, load_spec, out,
                                 working)
 from fdpkit.mechanisms import mechanism_from_dict
@@ -36,8 +37,18 @@ def _print_report(r: fp.PrivacyReport) -> None:
 
 
 def run_report(mechanism: fp.Mechanism, fmt: str, output: Optional[Path], discretization: float) -> None:
+    if fmt == "statement":
+        with working("Accounting the mechanism..."):
+            text = fp.privacy_report(mechanism, discretization=discretization).statement() + "\n"
+        if output:
+            from fdpkit.report import write_atomic
+
+            write_atomic(output, text.encode("utf-8"))
+        else:
+            sys.stdout.write(text)
+        return
     if fmt not in FORMATS:
-        fail(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+        fail(f"--format must be one of {', '.join(FORMATS)} or statement, got {fmt!r}")
     with working("Accounting the mechanism..."):
         r = fp.privacy_report(mechanism, discretization=discretization, budget=cli_budget())
     if fmt == "text":
@@ -86,12 +97,20 @@ def _opts(ctx: typer.Context, fmt: str, output: Optional[Path], disc: float) -> 
 @report_app.command("dpsgd")
 @guarded
 def report_dpsgd(ctx: typer.Context,
-                 noise_multiplier: float = typer.Option(..., help="Noise sd / clipping norm."),
-                 sample_rate: float = typer.Option(..., help="Poisson sampling rate (batch / dataset size)."),
-                 steps: int = typer.Option(..., help="Number of steps."),
-                 fmt: str = FormatOpt, output: Optional[Path] = OutputOpt, discretization: float = DiscOpt) -> None:
-    """DP-SGD: STEPS Poisson-subsampled Gaussian steps."""
-    run_report(fp.dpsgd(noise_multiplier, sample_rate, steps), *_opts(ctx, fmt, output, discretization))
+                 noise_multiplier: Optional[float] = _dp.NoiseOpt, sample_rate: Optional[float] = _dp.RateOpt,
+                 steps: Optional[float] = _dp.StepsOpt, batch_size: Optional[float] = _dp.BatchOpt,
+                 dataset_size: Optional[int] = _dp.DatasetOpt, epochs: Optional[float] = _dp.EpochsOpt,
+                 sampling: str = _dp.SamplingOpt, relation: str = _dp.RelationOpt,
+                 max_batch_size: Optional[float] = _dp.MaxBatchOpt, unit: str = _dp.UnitOpt,
+                 examples_per_user: Optional[float] = _dp.PerUserOpt, schedule: Optional[Path] = _dp.ScheduleOpt,
+                 opacus_history: Optional[Path] = _dp.HistoryOpt,
+                 fmt: str = typer.Option("text", "--format", "-f", help="text, statement, json, csv, md, html or pdf."),
+                 output: Optional[Path] = OutputOpt, discretization: float = DiscOpt) -> None:
+    """DP-SGD as trained: noise multiplier; sample rate or batch and dataset size; steps or
+    epochs; sampling scheme, neighbouring relation and privacy unit."""
+    mech = _dp.build(noise_multiplier, sample_rate, steps, batch_size, dataset_size, epochs, sampling, relation,
+                     max_batch_size, unit, examples_per_user, schedule, opacus_history)
+    run_report(mech, *_opts(ctx, fmt, output, discretization))
 
 
 @report_app.command("gaussian")

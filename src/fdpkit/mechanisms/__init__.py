@@ -3,10 +3,21 @@
 from fdpkit.mechanisms.base import Mechanism, mechanism_from_dict, mechanism_from_json
 from fdpkit.mechanisms.basic import ApproxDP, Gaussian, Laplace, PureDP, RandomizedResponse
 from fdpkit.mechanisms.curve import CurveMechanism, UniformSampling
-from fdpkit.mechanisms.combinators import Composed, Repeated, Subsampled, dpsgd, dpsgd_from_training
+from fdpkit.mechanisms.combinators import Composed, Repeated, Subsampled, dpsgd_from_training
+from fdpkit.mechanisms.dpsgd import (
+    DPSGD,
+    Phase,
+    dpsgd,
+    dpsgd_from_opacus_history,
+    dpsgd_schedule,
+)
 from fdpkit.mechanisms.renyi import RDP, ZCDP
 
 __all__ = [
+    "DPSGD",
+    "Phase",
+    "dpsgd_from_opacus_history",
+    "dpsgd_schedule",
     "ApproxDP",
     "Composed",
     "CurveMechanism",

@@ -87,18 +87,12 @@ def _from_dict(data: Any, depth: int, count: list) -> Mechanism:
         raise ValueError(f"mechanism must be an object with a 'kind', got {type(data).__name__}")
     kind = data.get("kind")
     if kind == "dpsgd":
-        from fdpkit.mechanisms.combinators import dpsgd
+        from fdpkit.mechanisms.dpsgd import DPSGD
 
-        extra = set(data) - {"kind", "noise_multiplier", "sample_rate", "steps"}
-        if extra:
-            raise ValueError(f"unknown field(s) for 'dpsgd': {', '.join(sorted(extra))}")
-        try:
-            return dpsgd(data["noise_multiplier"], data["sample_rate"], data["steps"])
-        except KeyError as err:
-            raise ValueError(f"'dpsgd' needs the field {err.args[0]!r}") from None
+        return DPSGD.from_dict(data)
     cls = _REGISTRY.get(kind)
     if cls is None:
-        known = ", ".join(sorted(list(_REGISTRY) + ["dpsgd"]))
+        known = ", ".join(sorted(_REGISTRY))
         raise ValueError(f"mechanism kind must be one of {known}, got {kind!r}")
     names = {f.name for f in fields(cls)}
     extra = set(data) - names - {"kind"}

@@ -1,4 +1,4 @@
-"""Combinators: Poisson subsampling, composition, repetition; and the DP-SGD shorthand."""
+"""Combinators: Poisson subsampling, composition, repetition."""
 
 from __future__ import annotations
 
@@ -70,44 +70,15 @@ class Repeated(Mechanism):
         object.__setattr__(self, "times", int(t))
 
 
-def dpsgd(noise_multiplier: float, sample_rate: float, steps: int) -> Repeated:
-    """DP-SGD: ``steps`` Poisson-subsampled Gaussian steps with noise multiplier sigma
-    (noise sd / clipping norm) and sampling rate q.
-
-    >>> dpsgd(9.4, 0.32768, 2000).describe()
-    'Repeated(inner=Subsampled(inner=Gaussian(sigma=9.4, sensitivity=1.0), sample_rate=0.32768), times=2000)'
-    """
-    nm = _number("noise_multiplier", noise_multiplier, positive=True, allow_zero=False)
-    t = _number("steps", steps, positive=True, allow_zero=False, upper=MAX_TIMES)
-    if t != int(t):
-        raise ValueError(f"steps must be a positive integer, got {steps!r}")
-    return Repeated(Subsampled(Gaussian(nm, 1.0), sample_rate), int(t))
-
-
 def dpsgd_from_training(noise_multiplier: float, *, sample_rate: float | None = None,
                         batch_size: int | None = None, dataset_size: int | None = None,
-                        steps: int | None = None, epochs: float | None = None) -> Repeated:
-    """DP-SGD from training settings: the sample rate is ``sample_rate`` or
-    batch_size / dataset_size, the steps are ``steps`` or ceil(epochs * dataset_size / batch_size).
+                        steps: int | None = None, epochs: float | None = None, **kwargs):
+    """Kept for callers of the keyword-only form: :func:`fdpkit.mechanisms.dpsgd.dpsgd`.
 
-    >>> dpsgd_from_training(9.4, batch_size=16384, dataset_size=50000, steps=2000).inner.sample_rate
+    >>> dpsgd_from_training(9.4, batch_size=16384, dataset_size=50000, steps=2000).sample_rate
     0.32768
     """
-    if (sample_rate is None) == (batch_size is None):
-        raise ValueError("give exactly one of sample_rate or batch_size (with dataset_size)")
-    if batch_size is not None:
-        if dataset_size is None:
-            raise ValueError("dataset_size is required with batch_size")
-        if not (isinstance(batch_size, int) and isinstance(dataset_size, int) and 1 <= batch_size <= dataset_size):
-            raise ValueError(f"batch_size must be an integer in [1, dataset_size], got {batch_size!r}")
-        sample_rate = batch_size / dataset_size
-    if (steps is None) == (epochs is None):
-        raise ValueError("give exactly one of steps or epochs")
-    if epochs is not None:
-        e = _number("epochs", epochs, positive=True, allow_zero=False)
-        if batch_size is None or dataset_size is None:
-            raise ValueError("epochs need batch_size and dataset_size (steps per epoch = dataset_size / batch_size)")
-        import math
+    from fdpkit.mechanisms.dpsgd import dpsgd
 
-        steps = int(math.ceil(e * dataset_size / batch_size))
-    return dpsgd(noise_multiplier, sample_rate, steps)
+    return dpsgd(noise_multiplier, sample_rate, steps, batch_size=batch_size, dataset_size=dataset_size,
+                 epochs=epochs, **kwargs)

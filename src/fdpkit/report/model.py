@@ -239,6 +239,7 @@ def build_document(report: PrivacyReport) -> ReportDocument:
         Section("Comparison with published settings", (placement,), (compare,), key="comparison"),
         Section("Warnings", user_warn or ("None.",), key="warnings"),
         Section("Inputs", (report.mechanism.label(),), (inputs,), key="inputs"),
+        _statement_section(report),
         Section("Technical notes", internal or ("None.",), (prov,), key="notes", collapsed=True),
     )
     curve, mu = report.curve, fit.mu
@@ -259,3 +260,9 @@ def build_document(report: PrivacyReport) -> ReportDocument:
     data.setdefault("grade", g.to_dict())
     data.setdefault("comparison", {"sentence": placement, "references": [r.to_dict() for r in PUBLISHED]})
     return ReportDocument(f"Privacy report: {report.mechanism.label()}", summary, sections, tuple(figures), data, g)
+
+
+def _statement_section(report: PrivacyReport) -> Section:
+    from fdpkit.report.paper import statement_section
+
+    return statement_section(report)

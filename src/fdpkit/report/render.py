@@ -62,6 +62,9 @@ def to_csv(doc: ReportDocument) -> str:
         rows.append([])
         rows.append(["# Warnings"])
         rows.extend([p] for p in warn[0].paragraphs)
+    for s in doc.sections:
+        if s.title == "Statement for the paper":
+            rows += [[], ["# " + s.title], *([p] for p in s.paragraphs)]
     return csv_rows(rows)
 
 

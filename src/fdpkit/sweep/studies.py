@@ -136,7 +136,7 @@ def _design_rows(group: Sequence[Mapping[str, Any]], options: Mapping[str, Any])
     for s in group:
         probe = dpsgd_from_training(1.0, batch_size=s["batch_size"], dataset_size=s["dataset_size"],
                                     epochs=s["epochs"])
-        q, steps = probe.inner.sample_rate, probe.times
+        q, steps = probe.sample_rate, probe.steps
         cal = calibrate_dpsgd(mu=options["mu"], sample_rate=q, steps=steps,
                               discretization=options["discretization"])
         rep = privacy_report(dpsgd_from_training(cal.value, batch_size=s["batch_size"],

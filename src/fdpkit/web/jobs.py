@@ -40,5 +40,5 @@ def report_job(mech: Mechanism, discretization: float, fmt: str, budget: CostBud
         figures = [(f.caption, svg_inline(f.draw, title=f.caption)) for f in doc.figures]
         details = [section_html(s) for s in doc.sections if s.collapsed]
         return {"doc": dataclasses.replace(doc, figures=()), "tables": tables, "figures": figures,
-                "details": details}
+                "details": details, "statement": rep.statement()}
     return render_document(doc, fmt)

@@ -19,6 +19,7 @@ from fdpkit.web.pool import ServerBusy
 from fdpkit.web.server import CSP, SECURITY_HEADERS, EdgeMiddleware  # noqa: F401 (re-exported)
 from fdpkit.web.routers import audit
 from fdpkit.web.routers import calculator
+from fdpkit.web.routers import calibrate
 from fdpkit.web.routers import convert
 from fdpkit.web.routers import ledger_api
 from fdpkit.web.routers import ledger_login
@@ -32,6 +33,7 @@ from fdpkit.web.routers import sweep
 ROUTERS = (
     calculator,
     report,
+    calibrate,
     convert,
     risk,
     plan,

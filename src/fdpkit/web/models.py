@@ -30,6 +30,37 @@ class DPSGDRequest(BaseModel):
     dataset_size: Optional[int] = Field(None, ge=1)
     steps: Optional[int] = Field(None, ge=1)
     epochs: Optional[float] = Field(None, gt=0, allow_inf_nan=False)
+    sampling: Literal["poisson", "truncated-poisson", "fixed-size", "shuffled"] = "poisson"
+    relation: Literal["add-remove", "replace-one", "zero-out"] = "add-remove"
+    max_batch_size: Optional[int] = Field(None, ge=1)
+    unit: Literal["example", "user"] = "example"
+    examples_per_user: Optional[int] = Field(None, ge=1, le=10_000)
+    discretization: float = Field(1e-4, gt=0, le=1, allow_inf_nan=False)
+
+
+class CalibrateRequest(BaseModel):
+    """Calibrate DP-SGD: one target, and every training parameter but the one to solve for."""
+
+    model_config = ConfigDict(extra="forbid")
+    mu: Optional[float] = Field(None, gt=0, le=100, allow_inf_nan=False)
+    epsilon: Optional[float] = Field(None, gt=0, le=100, allow_inf_nan=False)
+    delta: Optional[float] = Field(None, gt=0, lt=1, allow_inf_nan=False)
+    tpr: Optional[float] = Field(None, gt=0, lt=1, allow_inf_nan=False)
+    fpr: Optional[float] = Field(None, gt=0, lt=1, allow_inf_nan=False)
+    advantage: Optional[float] = Field(None, gt=0, lt=1, allow_inf_nan=False)
+    posterior: Optional[float] = Field(None, gt=0, lt=1, allow_inf_nan=False)
+    prior: Optional[float] = Field(None, gt=0, lt=1, allow_inf_nan=False)
+    noise_multiplier: Optional[float] = Field(None, gt=0, le=1e4, allow_inf_nan=False)
+    sample_rate: Optional[float] = Field(None, gt=0, le=1, allow_inf_nan=False)
+    batch_size: Optional[int] = Field(None, ge=1)
+    dataset_size: Optional[int] = Field(None, ge=1)
+    steps: Optional[int] = Field(None, ge=1)
+    epochs: Optional[float] = Field(None, gt=0, allow_inf_nan=False)
+    sampling: Literal["poisson", "truncated-poisson", "fixed-size", "shuffled"] = "poisson"
+    relation: Literal["add-remove", "replace-one", "zero-out"] = "add-remove"
+    max_batch_size: Optional[int] = Field(None, ge=1)
+    unit: Literal["example", "user"] = "example"
+    examples_per_user: Optional[int] = Field(None, ge=1, le=10_000)
     discretization: float = Field(1e-4, gt=0, le=1, allow_inf_nan=False)
 
 

@@ -83,6 +83,8 @@ def _releases(m: Mechanism) -> int:
         return sum(_releases(p) for p in m.parts)
     if isinstance(m, Repeated):
         return m.times * _releases(m.inner)
+    if hasattr(m, "phases"):  # DP-SGD: one release per step
+        return int(m.steps)
     inner = getattr(m, "inner", None)
     return _releases(inner) if inner is not None else 1
 

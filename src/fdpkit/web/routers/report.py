@@ -8,7 +8,7 @@ import json
 from fastapi import APIRouter, Query, Request
 
 import fdpkit as fp
-from fdpkit.mechanisms import Composed, Mechanism, Repeated, dpsgd_from_training, mechanism_from_dict
+from fdpkit.mechanisms import DPSGD, Composed, Mechanism, Repeated, dpsgd_from_training, mechanism_from_dict
 from fdpkit.report import FORMATS
 from fdpkit.web.common import (
     MEDIA, FormErrors, Limits, api_error, download, field_of, parse_float, parse_int, render_page, run_heavy,
@@ -19,7 +19,10 @@ from fdpkit.web.models import DPSGDRequest, MechanismRequest, UniformSamplingReq
 
 router = APIRouter()
 FIELDS = ("noise_multiplier", "sample_rate", "batch_size", "dataset_size", "steps", "epochs",
-          "discretization", "mechanism", "times", "sampling_mu", "sampling_n")
+          "discretization", "mechanism", "times", "sampling_mu", "sampling_n", "sampling", "relation",
+          "max_batch_size", "unit", "examples_per_user")
+CHOICES = {"sampling": ("poisson", "truncated-poisson", "fixed-size", "shuffled"),
+           "relation": ("add-remove", "replace-one", "zero-out"), "unit": ("example", "user")}
 DEFAULTS = {"kind": "dpsgd", "noise_multiplier": 9.4, "sample_rate": 0.32768, "steps": 2000,
             "discretization": 1e-4, "mechanism": "", "sampling_mu": 1.0, "sampling_n": 100}
 
@@ -29,6 +32,8 @@ def _size(m: Mechanism) -> tuple[int, int]:
     if isinstance(m, Composed):
         sizes = [_size(p) for p in m.parts]
         return sum(s[0] for s in sizes), max(s[1] for s in sizes)
+    if isinstance(m, DPSGD):
+        return len(m.phases), m.steps
     if isinstance(m, Repeated):  # nesting multiplies: Repeated(Repeated(M, a), b) is a*b steps
         parts, times = _size(m.inner)
         return parts, times * m.times
@@ -37,6 +42,8 @@ def _size(m: Mechanism) -> tuple[int, int]:
 
 
 def _min_noise(m: Mechanism) -> float:
+    if isinstance(m, DPSGD):
+        return min(p.noise_multiplier for p in m.phases) / m.sensitivity
     if isinstance(m, Composed):
         return min(_min_noise(p) for p in m.parts)
     if isinstance(m, fp.Gaussian):
@@ -65,6 +72,8 @@ def check_limits(m: Mechanism, discretization: float, limits: Limits) -> None:
 def _from_form(form) -> tuple[Mechanism | None, float | None, dict, FormErrors]:
     errors = FormErrors()
     values = {k: form.get(k, "") for k in ("kind", *FIELDS)}
+    for c, options in CHOICES.items():
+        values[c] = values[c] or options[0]
     disc = parse_float(form, "discretization", errors, default=1e-4)
     mech = None
     try:
@@ -95,8 +104,12 @@ def _from_form(form) -> tuple[Mechanism | None, float | None, dict, FormErrors]:
             n = parse_int(form, "dataset_size", errors, required=False)
             t = parse_int(form, "steps", errors, required=False)
             e = parse_float(form, "epochs", errors, required=False)
+            mb = parse_int(form, "max_batch_size", errors, required=False)
+            k = parse_int(form, "examples_per_user", errors, required=False)
+            opts = {c: (form.get(c) or CHOICES[c][0]) for c in CHOICES}
             if not errors:
-                mech = dpsgd_from_training(nm, sample_rate=q, batch_size=b, dataset_size=n, steps=t, epochs=e)
+                mech = dpsgd_from_training(nm, sample_rate=q, batch_size=b, dataset_size=n, steps=t, epochs=e,
+                                           max_batch_size=mb, examples_per_user=k, **opts)
     except ValueError as exc:
         errors[field_of(str(exc), FIELDS)] = str(exc)
     return mech, disc, values, errors
@@ -118,23 +131,26 @@ async def _report(request: Request, mech, disc: float, fmt: str):
 
 @router.get("/report", include_in_schema=False)
 async def report_page(request: Request):
-    return await render_page(request, "report.html", {"values": DEFAULTS, "errors": {}, "doc": None})
+    return await render_page(request, "report.html", {"values": DEFAULTS, "errors": {}, "doc": None,
+                                                      "choices": CHOICES})
 
 
 @router.post("/report", include_in_schema=False)
 async def report_submit(request: Request):
     form = await request.form()
     mech, disc, values, errors = await run_light(_from_form, form)
-    doc = tables = figures = details = None
+    doc = tables = figures = details = statement = None
     if not errors:
         try:
             parts = await _report(request, mech, disc, "page")
             doc, tables, figures, details = parts["doc"], parts["tables"], parts["figures"], parts["details"]
+            statement = parts["statement"]
         except ValueError as exc:
             errors[field_of(str(exc), FIELDS)] = str(exc)
     return await render_page(request, "report.html", {"values": values, "errors": errors, "doc": doc,
-                                                      "tables": tables, "figures": figures, "details": details,
-                                                      "formats": FORMATS})
+                                                      "choices": CHOICES, "tables": tables, "figures": figures,
+                                                      "details": details, "formats": FORMATS,
+                                                      "statement": statement})
 
 
 @router.post("/report/download", include_in_schema=False)
@@ -159,7 +175,9 @@ async def report_dpsgd_api(request: Request, body: DPSGDRequest,
     try:
         mech = dpsgd_from_training(body.noise_multiplier, sample_rate=body.sample_rate,
                                    batch_size=body.batch_size, dataset_size=body.dataset_size,
-                                   steps=body.steps, epochs=body.epochs)
+                                   steps=body.steps, epochs=body.epochs, sampling=body.sampling,
+                                   relation=body.relation, max_batch_size=body.max_batch_size,
+                                   unit=body.unit, examples_per_user=body.examples_per_user)
         return await _api_answer(request, mech, body.discretization, format)
     except ValueError as exc:
         return api_error(str(exc))

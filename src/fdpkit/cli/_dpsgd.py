@@ -1,0 +1,77 @@
+"""DP-SGD options shared by ``fdpkit report dpsgd`` and ``fdpkit calibrate dpsgd``: parsing
+only. Library errors name the Python parameter; here the first word becomes the flag the
+user typed (``sample_rate must be ...`` -> ``--sample-rate must be ...``)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import typer
+
+PARAMS = ("noise_multiplier", "sample_rate", "steps", "batch_size", "dataset_size", "epochs", "sampling",
+          "relation", "max_batch_size", "unit", "examples_per_user", "mu", "epsilon", "delta", "tpr", "fpr",
+          "advantage", "posterior", "prior", "history", "phases")
+
+NoiseOpt = typer.Option(None, "--noise-multiplier", help="Noise standard deviation / clipping norm (sigma).")
+RateOpt = typer.Option(None, "--sample-rate", help="Sampling probability q in (0, 1]; or --batch-size with --dataset-size.")
+StepsOpt = typer.Option(None, "--steps", help="Number of optimizer steps; or --epochs.")
+BatchOpt = typer.Option(None, "--batch-size", help="Batch size (expected size for Poisson sampling).")
+DatasetOpt = typer.Option(None, "--dataset-size", help="Number of examples (or users) in the training set.")
+EpochsOpt = typer.Option(None, "--epochs", help="Epochs: steps = ceil(epochs x dataset size / batch size).")
+SamplingOpt = typer.Option("poisson", "--sampling", help="poisson, truncated-poisson, fixed-size or shuffled.")
+RelationOpt = typer.Option("add-remove", "--relation", help="add-remove, replace-one or zero-out.")
+MaxBatchOpt = typer.Option(None, "--max-batch-size", help="Truncated Poisson: largest batch kept.")
+UnitOpt = typer.Option("example", "--unit", help="Privacy unit: example or user.")
+PerUserOpt = typer.Option(None, "--examples-per-user", help="With --unit user: most examples one user has (group privacy).")
+ScheduleOpt = typer.Option(None, "--schedule", help="JSON file: a list of phases (dicts with the per-phase options).")
+HistoryOpt = typer.Option(None, "--opacus-history", help="JSON file: an Opacus accountant's history, [[sigma, q, steps], ...].")
+
+
+def flagged(message: str) -> str:
+    """The message with its leading parameter name written as the CLI flag."""
+    m = re.match(r"^(phases\[\d+\]: |history\[\d+\]: )?([a-z_]+)\b", message)
+    if m and m.group(2) in PARAMS:
+        return message[: m.start(2)] + "--" + m.group(2).replace("_", "-") + message[m.end(2):]
+    return message
+
+
+def translated(fn: Callable[[], Any]) -> Any:
+    try:
+        return fn()
+    except ValueError as exc:
+        raise ValueError(flagged(str(exc))) from None
+
+
+def _json_file(path: Path, what: str) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{what} is not valid JSON: {exc}") from None
+
+
+def build(noise_multiplier: Optional[float], sample_rate: Optional[float], steps: Optional[float],
+          batch_size: Optional[float], dataset_size: Optional[int], epochs: Optional[float], sampling: str,
+          relation: str, max_batch_size: Optional[float], unit: str, examples_per_user: Optional[float],
+          schedule: Optional[Path] = None, history: Optional[Path] = None):
+    """The DP-SGD mechanism the options describe."""
+    import fdpkit as fp
+    from fdpkit.mechanisms import dpsgd_from_opacus_history, dpsgd_schedule
+
+    common = dict(dataset_size=dataset_size, sampling=sampling, relation=relation, unit=unit,
+                  examples_per_user=examples_per_user)
+    if schedule is not None or history is not None:
+        if schedule is not None and history is not None:
+            raise ValueError("give --schedule or --opacus-history, not both")
+        if any(v is not None for v in (noise_multiplier, sample_rate, steps, batch_size, epochs, max_batch_size)):
+            raise ValueError("--schedule/--opacus-history describe every phase: drop --noise-multiplier, "
+                             "--sample-rate, --batch-size, --steps, --epochs and --max-batch-size")
+        if history is not None:
+            return translated(lambda: dpsgd_from_opacus_history(_json_file(history, "--opacus-history"), **common))
+        return translated(lambda: dpsgd_schedule(_json_file(schedule, "--schedule"), **common))
+    if noise_multiplier is None:
+        raise ValueError("--noise-multiplier is required (or --schedule / --opacus-history)")
+    return translated(lambda: fp.dpsgd(noise_multiplier, sample_rate, steps, batch_size=batch_size,
+                                       epochs=epochs, max_batch_size=max_batch_size, **common))

@@ -1,0 +1,478 @@
+r"""DP-SGD as people train: what ran, in training terms (no algorithm here).
+
+A :class:`DPSGD` value object records a training run: one or more *phases* (noise
+multiplier, sample rate, steps), the **sampling scheme** (how batches were drawn), the
+**neighbouring relation** (which pairs of datasets the guarantee compares) and the
+**privacy unit** (an example, or a user). ``fdpkit.accounting`` turns it into a curve.
+
+Training-shaped inputs and their rounding rules
+-----------------------------------------------
+- sample rate q = ``sample_rate``, or q = batch_size / dataset_size (the expected batch
+  size for Poisson sampling, the fixed batch size otherwise);
+- steps T = ``steps``, or T = ceil(epochs x dataset_size / batch_size) (= ceil(epochs / q)
+  when only the sample rate is known), computed in exact decimal arithmetic and rounded
+  **up**: more steps never make the guarantee look better than what ran;
+- shuffled batches (each example once per pass over a fresh permutation): an example takes
+  part in P = ceil(epochs) steps when epochs are given, else in at most
+  P = ceil(T / floor(dataset_size / batch_size)) steps (every pass has at least
+  floor(N/B) batches, dropped last batch or not).
+
+Schemes and relations
+---------------------
+=================  ========================================================================
+sampling           relations (what fdpkit accounts)
+=================  ========================================================================
+poisson            add-remove, zero-out (same PLD), replace-one (dp_accounting's PLD)
+truncated-poisson  all three: dp_accounting 0.6.0's truncated subsampled Gaussian
+fixed-size         replace-one, zero-out: Dong, Roth & Su 2022 Thm. 4.2, C_q(G_{Delta/sigma})
+                   composed T times; add-remove is refused (the batch size would not change
+                   with the dataset, which Thm. 4.2 does not cover)
+shuffled           replace-one, zero-out: no amplification, mu = sqrt(P) Delta / sigma;
+                   add-remove is refused (adding or removing one example reshuffles the
+                   whole partition into batches)
+=================  ========================================================================
+
+Delta = 2 for replace-one (the clipped gradient of one example is replaced by another: the
+sum moves by up to 2C) and 1 for zero-out (replaced by a zero gradient) and add-remove.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from decimal import Decimal
+from typing import Any, Iterable, Sequence
+
+from fdpkit.mechanisms.base import Mechanism, _number
+
+#: Largest number of steps accepted (beyond it accounting is impractical).
+MAX_STEPS = 10**7
+SAMPLINGS = ("poisson", "truncated-poisson", "fixed-size", "shuffled")
+RELATIONS = ("add-remove", "replace-one", "zero-out")
+UNITS = ("example", "user")
+
+#: Why a (sampling, relation) pair is refused.
+REFUSED = {
+    ("shuffled", "add-remove"): (
+        "relation 'add-remove' cannot be accounted with sampling 'shuffled': adding or "
+        "removing one example reshuffles the whole partition into batches, so every batch "
+        "may change; use relation='replace-one' or 'zero-out'"
+    ),
+    ("fixed-size", "add-remove"): (
+        "relation 'add-remove' cannot be accounted with sampling 'fixed-size': the "
+        "without-replacement subsampling theorem (Dong, Roth & Su Thm. 4.2) compares datasets "
+        "of the same size; use relation='replace-one' or 'zero-out'"
+    ),
+}
+
+#: Sensitivity of the summed clipped gradients in units of the clipping norm.
+SENSITIVITY = {"add-remove": 1.0, "zero-out": 1.0, "replace-one": 2.0}
+
+
+def _whole(name: str, value: Any, *, hint: str = "", low: int = 1, high: int | None = None) -> int:
+    if isinstance(value, bool) or value is None:
+        raise ValueError(f"{name} must be a whole number, got {value!r}")
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a whole number, got {value!r}") from None
+    if not math.isfinite(v) or v != int(v):
+        raise ValueError(f"{name} must be a whole number, got {value!r}{hint}")
+    if v < low or (high is not None and v > high):
+        rng = f">= {low}" if high is None else f"in [{low}, {high:,}]"
+        raise ValueError(f"{name} must be {rng}, got {value!r}{hint}")
+    return int(v)
+
+
+def _choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
+    v = str(value).strip().lower().replace("_", "-") if isinstance(value, str) else value
+    if v not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+    return v
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One phase of training: ``steps`` steps at one noise multiplier and sample rate.
+
+    ``batch_size``, ``epochs`` and ``max_batch_size`` keep what the user typed (and the
+    truncation of truncated Poisson); ``participations`` is, for shuffled batches, the
+    number of steps any one example takes part in (see the module docs)."""
+
+    noise_multiplier: float
+    sample_rate: float
+    steps: int
+    batch_size: int | None = None
+    epochs: float | None = None
+    max_batch_size: int | None = None
+    participations: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {"noise_multiplier": self.noise_multiplier, "sample_rate": self.sample_rate, "steps": self.steps}
+        for k in ("batch_size", "epochs", "max_batch_size", "participations"):
+            if getattr(self, k) is not None:
+                out[k] = getattr(self, k)
+        return out
+
+
+def _rate_hint(value: Any) -> str:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return ""
+    if v > 1 and v == int(v):
+        b = int(v)
+        return (f": did you mean batch_size={b} with dataset_size=N "
+                f"(--batch-size {b} --dataset-size N)?")
+    return ""
+
+
+def _steps_from_epochs(epochs: float, dataset_size: int | None, batch_size: int | None,
+                       sample_rate: float) -> int:
+    """ceil(epochs * N / B) (or ceil(epochs / q)) in exact decimal arithmetic."""
+    e = Decimal(repr(float(epochs)))
+    if dataset_size is not None and batch_size is not None:
+        exact = e * dataset_size / batch_size
+    else:
+        exact = e / Decimal(repr(float(sample_rate)))
+    return int(exact.to_integral_value(rounding="ROUND_CEILING"))
+
+
+def make_phase(noise_multiplier: Any, sample_rate: Any = None, steps: Any = None, *,
+               batch_size: Any = None, dataset_size: int | None = None, epochs: Any = None,
+               sampling: str = "poisson", max_batch_size: Any = None) -> Phase:
+    """Validate one phase in training terms (see the module docs for the rules)."""
+    nm = _number("noise_multiplier", noise_multiplier, positive=True, allow_zero=False)
+    if (sample_rate is None) == (batch_size is None):
+        raise ValueError("give exactly one of sample_rate or batch_size (with dataset_size), got "
+                         + ("both" if sample_rate is not None else "neither"))
+    if batch_size is not None:
+        try:
+            fb = float(batch_size)
+        except (TypeError, ValueError):
+            fb = math.nan
+        if 0 < fb < 1:
+            raise ValueError(f"batch_size must be a whole number of examples, got {batch_size!r}: "
+                             f"did you mean sample_rate={batch_size!r} (--sample-rate {batch_size})?")
+        b = _whole("batch_size", batch_size)
+        if dataset_size is None:
+            raise ValueError(f"dataset_size is required with batch_size (sample rate = batch_size / "
+                             f"dataset_size), got batch_size={b} and no dataset_size")
+        if b > dataset_size:
+            raise ValueError(f"batch_size must be at most dataset_size={dataset_size}, got {b}")
+        q = b / dataset_size
+    else:
+        q = _number("sample_rate", sample_rate, positive=True, allow_zero=False)
+        if q > 1:
+            raise ValueError(f"sample_rate must be in (0, 1], got {sample_rate!r}{_rate_hint(sample_rate)}")
+        b = None
+    if sampling in ("fixed-size", "shuffled") and (b is None or dataset_size is None):
+        raise ValueError(f"sampling {sampling!r} needs batch_size and dataset_size (fixed batches of "
+                         "batch_size examples out of dataset_size)")
+    if (steps is None) == (epochs is None):
+        raise ValueError("give exactly one of steps or epochs, got " + ("both" if steps is not None else "neither"))
+    e = None
+    if epochs is not None:
+        e = _number("epochs", epochs, positive=True, allow_zero=False)
+        t = _steps_from_epochs(e, dataset_size, b, q)
+        if t > MAX_STEPS:
+            raise ValueError(f"epochs={epochs!r} give {t:,} steps, more than the {MAX_STEPS:,} fdpkit accounts")
+    else:
+        hint = ""
+        try:
+            if float(steps) != int(float(steps)):
+                hint = " (steps count whole optimizer steps; to give epochs use epochs=..., rounded up)"
+        except (TypeError, ValueError, OverflowError):
+            pass
+        t = _whole("steps", steps, hint=hint, high=MAX_STEPS)
+    mb = None
+    if sampling == "truncated-poisson":
+        if max_batch_size is None:
+            raise ValueError("sampling 'truncated-poisson' needs max_batch_size (the largest batch kept)")
+        if dataset_size is None:
+            raise ValueError("sampling 'truncated-poisson' needs dataset_size (dp_accounting's truncated "
+                             "subsampled Gaussian depends on it)")
+        mb = _whole("max_batch_size", max_batch_size, high=dataset_size)
+    elif max_batch_size is not None:
+        raise ValueError(f"max_batch_size applies only to sampling='truncated-poisson', got sampling={sampling!r}")
+    parts = None
+    if sampling == "shuffled":
+        per_epoch = dataset_size // b
+        parts = math.ceil(e) if e is not None else -(-t // per_epoch)
+    return Phase(nm, q, t, b, e, mb, parts)
+
+
+@dataclass(frozen=True)
+class DPSGD(Mechanism):
+    """DP-SGD as it ran: phases, sampling scheme, neighbouring relation, privacy unit.
+
+    Build it with :func:`dpsgd`, :func:`dpsgd_schedule` or :func:`dpsgd_from_opacus_history`.
+    The noise multiplier is the noise standard deviation over the clipping norm C.
+
+    Attributes
+    ----------
+    phases : tuple of Phase
+    sampling : {"poisson", "truncated-poisson", "fixed-size", "shuffled"}
+    relation : {"add-remove", "replace-one", "zero-out"}
+    dataset_size : int or None
+    unit : {"example", "user"}
+        "user": users (not examples) are sampled and clipped; the maths is the same.
+    examples_per_user : int or None
+        With ``unit="user"``: examples are sampled, and each user has at most this many;
+        the example-level curve is turned into a user-level one by group privacy (Dong,
+        Roth & Su Thm. 2.14).
+    """
+
+    kind = "dpsgd"
+    phases: tuple
+    sampling: str = "poisson"
+    relation: str = "add-remove"
+    dataset_size: int | None = None
+    unit: str = "example"
+    examples_per_user: int | None = None
+
+    def __post_init__(self) -> None:
+        s = _choice("sampling", self.sampling, SAMPLINGS)
+        r = _choice("relation", self.relation, RELATIONS)
+        if (s, r) in REFUSED:
+            raise ValueError(REFUSED[(s, r)])
+        u = _choice("unit", self.unit, UNITS)
+        k = self.examples_per_user
+        if k is not None:
+            if u != "user":
+                raise ValueError(f"examples_per_user needs unit='user', got unit={self.unit!r}")
+            k = _whole("examples_per_user", k, high=10**4)
+        phases = tuple(self.phases) if isinstance(self.phases, (list, tuple)) else ()
+        if not phases or not all(isinstance(p, Phase) for p in phases):
+            raise ValueError(f"phases must be a non-empty list of phases, got {self.phases!r}")
+        if sum(p.steps for p in phases) > MAX_STEPS:
+            raise ValueError(f"steps must total at most {MAX_STEPS:,}, got {sum(p.steps for p in phases):,}")
+        for name, v in (("sampling", s), ("relation", r), ("unit", u), ("examples_per_user", k),
+                        ("phases", phases)):
+            object.__setattr__(self, name, v)
+
+    # --- single-phase shorthands ---------------------------------------------------------
+    def _only(self, name: str):
+        vals = {getattr(p, name) for p in self.phases}
+        return vals.pop() if len(vals) == 1 else None
+
+    @property
+    def noise_multiplier(self) -> float | None:
+        """The noise multiplier (None when the phases differ)."""
+        return self._only("noise_multiplier")
+
+    @property
+    def sample_rate(self) -> float | None:
+        """The sample rate (None when the phases differ)."""
+        return self._only("sample_rate")
+
+    @property
+    def steps(self) -> int:
+        """Total number of steps."""
+        return sum(p.steps for p in self.phases)
+
+    @property
+    def sensitivity(self) -> float:
+        """Sensitivity of one step's noisy sum, in clipping norms (2 for replace-one)."""
+        return SENSITIVITY[self.relation]
+
+    def with_(self, **changes: Any) -> "DPSGD":
+        """A copy with single-phase fields changed (noise_multiplier, sample_rate, steps)."""
+        if len(self.phases) != 1:
+            return replace(self, phases=tuple(replace(p, **changes) for p in self.phases))
+        return replace(self, phases=(replace(self.phases[0], **changes),))
+
+    def elementary(self) -> Mechanism | None:
+        """The same run in elementary mechanisms, where one exists (for simulation):
+        Poisson add-remove/zero-out as Repeated(Subsampled(Gaussian(sigma), q), T) per phase,
+        shuffled as Repeated(Gaussian(sigma, Delta), P); None otherwise (replace-one
+        Poisson, truncated Poisson, fixed-size batches, group privacy)."""
+        from fdpkit.mechanisms.basic import Gaussian
+        from fdpkit.mechanisms.combinators import Composed, Repeated, Subsampled
+
+        if self.examples_per_user is not None:
+            return None
+        if self.sampling == "poisson" and self.relation in ("add-remove", "zero-out"):
+            parts = [Repeated(Subsampled(Gaussian(p.noise_multiplier, 1.0), p.sample_rate), p.steps)
+                     for p in self.phases]
+        elif self.sampling == "shuffled":
+            parts = [Repeated(Gaussian(p.noise_multiplier, self.sensitivity), p.participations)
+                     for p in self.phases]
+        else:
+            return None
+        return parts[0] if len(parts) == 1 else Composed(tuple(parts))
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind}
+        if len(self.phases) == 1:
+            out.update(self.phases[0].to_dict())
+        else:
+            out["phases"] = [p.to_dict() for p in self.phases]
+        out.update(sampling=self.sampling, relation=self.relation, unit=self.unit)
+        if self.dataset_size is not None:
+            out["dataset_size"] = self.dataset_size
+        if self.examples_per_user is not None:
+            out["examples_per_user"] = self.examples_per_user
+        return out
+
+    def setting(self) -> dict[str, Any]:
+        """Sampling scheme, neighbouring relation and privacy unit, spelled out."""
+        return {"sampling": self.sampling, "relation": self.relation, "unit": self.unit,
+                "examples_per_user": self.examples_per_user, "dataset_size": self.dataset_size,
+                "steps": self.steps, "phases": len(self.phases)}
+
+    def label(self) -> str:
+        unit = {"example": "example-level", "user": "user-level"}[self.unit]
+        how = f"{self.sampling} sampling, {self.relation}, {unit}"
+        if len(self.phases) == 1:
+            p = self.phases[0]
+            return (f"DP-SGD (noise multiplier {p.noise_multiplier:g}, sample rate {p.sample_rate:.4g}, "
+                    f"{p.steps} steps; {how})")
+        return f"DP-SGD schedule ({len(self.phases)} phases, {self.steps} steps; {how})"
+
+    def describe(self) -> str:
+        return self.label()
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "DPSGD":
+        known = {"kind", "noise_multiplier", "sample_rate", "steps", "batch_size", "epochs",
+                 "max_batch_size", "participations", "phases", "sampling", "relation", "unit",
+                 "dataset_size", "examples_per_user"}
+        extra = set(data) - known
+        if extra:
+            raise ValueError(f"unknown field(s) for 'dpsgd': {', '.join(sorted(extra))}")
+        common = {k: data[k] for k in ("sampling", "relation", "unit", "dataset_size", "examples_per_user")
+                  if k in data}
+        if "phases" in data:
+            return dpsgd_schedule(data["phases"], **common)
+        if "noise_multiplier" not in data:
+            raise ValueError("'dpsgd' needs the field 'noise_multiplier'")
+        args = {k: data.get(k) for k in ("sample_rate", "steps", "batch_size", "epochs", "max_batch_size")}
+        if args["sample_rate"] is not None and args["batch_size"] is not None:
+            args["sample_rate"] = None  # written by to_dict: the batch size is what the user gave
+        if args["steps"] is not None and args["epochs"] is not None:
+            args["steps"] = None
+        return dpsgd(data["noise_multiplier"], **args, **common)
+
+
+def _common(dataset_size: Any, sampling: str, relation: str, unit: str) -> tuple[int | None, str, str, str]:
+    n = None if dataset_size is None else _whole("dataset_size", dataset_size, high=10**12)
+    s = _choice("sampling", sampling, SAMPLINGS)
+    r = _choice("relation", relation, RELATIONS)
+    if (s, r) in REFUSED:
+        raise ValueError(REFUSED[(s, r)])
+    return n, s, r, _choice("unit", unit, UNITS)
+
+
+def dpsgd(noise_multiplier: float, sample_rate: float | None = None, steps: int | None = None, *,
+          batch_size: int | None = None, dataset_size: int | None = None, epochs: float | None = None,
+          sampling: str = "poisson", relation: str = "add-remove", max_batch_size: int | None = None,
+          unit: str = "example", examples_per_user: int | None = None) -> DPSGD:
+    """DP-SGD in training terms.
+
+    Parameters
+    ----------
+    noise_multiplier : float
+        Noise standard deviation / clipping norm (sigma).
+    sample_rate : float, optional
+        Sampling probability q in (0, 1]; or give ``batch_size`` and ``dataset_size``.
+    steps : int, optional
+        Number of steps T; or give ``epochs`` (T = ceil(epochs x dataset_size / batch_size),
+        rounded up in exact decimal arithmetic).
+    batch_size, dataset_size : int, optional
+        q = batch_size / dataset_size (expected batch size for Poisson sampling).
+    epochs : float, optional
+    sampling : {"poisson", "truncated-poisson", "fixed-size", "shuffled"}
+    relation : {"add-remove", "replace-one", "zero-out"}
+    max_batch_size : int, optional
+        Truncated Poisson: batches larger than this are cut down to it.
+    unit : {"example", "user"}
+    examples_per_user : int, optional
+        With ``unit="user"``: the most examples one user has (group privacy).
+
+    Examples
+    --------
+    >>> m = dpsgd(1.1, batch_size=256, dataset_size=60000, epochs=60)
+    >>> m.steps, round(m.sample_rate, 6), m.sampling, m.relation
+    (14063, 0.004267, 'poisson', 'add-remove')
+    >>> dpsgd(1.1, 256, 100)
+    Traceback (most recent call last):
+    ...
+    ValueError: sample_rate must be in (0, 1], got 256: did you mean batch_size=256 with dataset_size=N (--batch-size 256 --dataset-size N)?
+    """
+    n, s, r, u = _common(dataset_size, sampling, relation, unit)
+    phase = make_phase(noise_multiplier, sample_rate, steps, batch_size=batch_size, dataset_size=n,
+                       epochs=epochs, sampling=s, max_batch_size=max_batch_size)
+    return DPSGD((phase,), s, r, n, u, examples_per_user)
+
+
+def dpsgd_schedule(phases: Sequence[Any], *, dataset_size: int | None = None, sampling: str = "poisson",
+                   relation: str = "add-remove", unit: str = "example",
+                   examples_per_user: int | None = None) -> DPSGD:
+    """DP-SGD whose noise multiplier, batch size or sample rate change during training.
+
+    Parameters
+    ----------
+    phases : list of dict or tuple
+        Each a dict with the arguments of :func:`dpsgd` for that phase (noise_multiplier;
+        sample_rate or batch_size; steps or epochs; max_batch_size), or a tuple
+        (noise_multiplier, sample_rate, steps).
+
+    Examples
+    --------
+    >>> dpsgd_schedule([(1.0, 0.01, 100), {"noise_multiplier": 2.0, "sample_rate": 0.02, "steps": 50}]).steps
+    150
+    """
+    n, s, r, u = _common(dataset_size, sampling, relation, unit)
+    if isinstance(phases, (str, bytes)) or not isinstance(phases, Iterable):
+        raise ValueError(f"phases must be a list of phases, got {phases!r}")
+    out = []
+    for i, ph in enumerate(list(phases)):
+        try:
+            if isinstance(ph, dict):
+                extra = set(ph) - {"noise_multiplier", "sample_rate", "steps", "batch_size", "epochs",
+                                   "max_batch_size", "participations"}
+                if extra:
+                    raise ValueError(f"unknown field(s): {', '.join(sorted(extra))}")
+                if "noise_multiplier" not in ph:
+                    raise ValueError("noise_multiplier is required")
+                args = {k: ph.get(k) for k in ("sample_rate", "steps", "batch_size", "epochs", "max_batch_size")}
+                if args["sample_rate"] is not None and args["batch_size"] is not None:
+                    args["sample_rate"] = None
+                if args["steps"] is not None and args["epochs"] is not None:
+                    args["steps"] = None
+                out.append(make_phase(ph["noise_multiplier"], **args, dataset_size=n, sampling=s))
+            elif isinstance(ph, (list, tuple)) and len(ph) == 3:
+                out.append(make_phase(ph[0], ph[1], ph[2], dataset_size=n, sampling=s))
+            else:
+                raise ValueError(f"must be a dict or a (noise_multiplier, sample_rate, steps) triple, got {ph!r}")
+        except ValueError as exc:
+            raise ValueError(f"phases[{i}]: {exc}") from None
+    if not out:
+        raise ValueError("phases must be a non-empty list of phases, got []")
+    return DPSGD(tuple(out), s, r, n, u, examples_per_user)
+
+
+def dpsgd_from_opacus_history(history: Sequence[Any], **kwargs: Any) -> DPSGD:
+    """DP-SGD from an Opacus accountant's ``history``: a list of
+    (noise_multiplier, sample_rate, num_steps) triples, one per phase (Opacus
+    ``RDPAccountant.history`` / ``PRVAccountant.history``). Opacus samples with Poisson
+    (its ``DPDataLoader``) under add/remove, fdpkit's defaults; other keywords as for
+    :func:`dpsgd_schedule`.
+
+    >>> dpsgd_from_opacus_history([(1.1, 0.004, 1000), (1.1, 0.004, 500)]).steps
+    1500
+    """
+    if isinstance(history, (str, bytes, dict)) or not isinstance(history, Iterable):
+        raise ValueError(f"history must be a list of (noise_multiplier, sample_rate, steps), got {history!r}")
+    rows = []
+    for i, h in enumerate(list(history)):
+        if not isinstance(h, (list, tuple)) or len(h) != 3:
+            raise ValueError(f"history[{i}] must be a (noise_multiplier, sample_rate, steps) triple, got {h!r}")
+        rows.append(tuple(h))
+    if not rows:
+        raise ValueError("history must hold at least one (noise_multiplier, sample_rate, steps) entry, got []")
+    try:
+        return dpsgd_schedule(rows, **kwargs)
+    except ValueError as exc:
+        raise ValueError(str(exc).replace("phases[", "history[", 1)) from None

@@ -1,0 +1,70 @@
+"""What a guarantee is about: sampling scheme, neighbouring relation, privacy unit.
+
+Every report states these (``PrivacyReport.setting``). For DP-SGD they are the fields of
+:class:`fdpkit.mechanisms.DPSGD`; for other mechanisms they follow from how fdpkit accounts
+them: Poisson subsampling is analysed under add/remove (dp_accounting's default), and a
+mechanism without subsampling is private with respect to whichever relation its stated
+sensitivity was computed for.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from fdpkit.fit import fit_gdp
+from fdpkit.mechanisms import DPSGD, Composed, Mechanism, Repeated, Subsampled
+
+#: Citations for the gap between shuffled and Poisson accounting.
+SHUFFLE_CITATIONS = (
+    "Chua et al., How Private are DP-SGD Implementations?, ICML 2024",
+    "Annamalai et al., To Shuffle or not to Shuffle: Auditing DP-SGD with Shuffling, 2024",
+)
+NOT_A_GUARANTEE = "not a guarantee for shuffled batches"
+
+
+def _has_subsampling(m: Mechanism) -> bool:
+    if isinstance(m, Subsampled):
+        return m.sample_rate < 1.0 or _has_subsampling(m.inner)
+    if isinstance(m, Repeated):
+        return _has_subsampling(m.inner)
+    if isinstance(m, Composed):
+        return any(_has_subsampling(p) for p in m.parts)
+    return False
+
+
+def setting_of(mechanism: Mechanism) -> dict[str, Any]:
+    """Sampling scheme, neighbouring relation and privacy unit of ``mechanism``.
+
+    >>> from fdpkit.mechanisms import Gaussian
+    >>> setting_of(Gaussian(1.0))["sampling"]
+    'none'
+    """
+    if isinstance(mechanism, DPSGD):
+        return mechanism.setting()
+    if isinstance(mechanism, Composed) and any(isinstance(p, DPSGD) for p in mechanism.parts):
+        parts = [setting_of(p) for p in mechanism.parts]
+        pick = lambda k: ", ".join(sorted({str(p[k]) for p in parts}))  # noqa: E731
+        return {"sampling": pick("sampling"), "relation": pick("relation"), "unit": pick("unit"),
+                "examples_per_user": None}
+    if _has_subsampling(mechanism):
+        return {"sampling": "poisson", "relation": "add-remove", "unit": "record", "examples_per_user": None}
+    return {"sampling": "none", "relation": "as defined by the stated sensitivity", "unit": "record",
+            "examples_per_user": None}
+
+
+def comparison_for(mechanism: Mechanism, discretization: float, deltas: Sequence[float],
+                   alpha_min: float) -> dict[str, Any] | None:
+    """For shuffled DP-SGD: what Poisson accounting of the same run would say, labelled
+    as not a guarantee; None otherwise."""
+    if not (isinstance(mechanism, DPSGD) and mechanism.sampling == "shuffled"):
+        return None
+    from fdpkit.accounting import poisson_comparison
+
+    acc = poisson_comparison(mechanism, discretization)
+    mu = fit_gdp(acc.curve, alpha_min=alpha_min).mu
+    eps = [{"delta": d, "epsilon": acc.epsilon_for_delta(d)} for d in deltas]
+    caveat = (f"Shuffled batches: the guarantee claims no amplification by sampling. Poisson "
+              f"accounting of the same run would give mu = {mu:.4g}, epsilon = {eps[0]['epsilon']:.4g} "
+              f"at delta = {eps[0]['delta']:g}: {NOT_A_GUARANTEE} ({'; '.join(SHUFFLE_CITATIONS)}).")
+    return {"label": f"Poisson accounting ({NOT_A_GUARANTEE})", "mu": mu, "epsilon_at_delta": eps,
+            "citations": list(SHUFFLE_CITATIONS), "caveat": caveat}

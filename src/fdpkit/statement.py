@@ -1,0 +1,141 @@
+"""A privacy statement for the paper, written from a :class:`fdpkit.PrivacyReport`.
+
+It names what a reader needs to judge the guarantee, following the reporting practice of
+Ponomareva et al., "How to DP-fy ML" (2023, Sec. 5.3) and Gomez et al. (Sec. 4): the
+privacy unit, the neighbouring relation, the sampling scheme, steps and epochs, the noise,
+the accounting method (software versions, discretization), mu-GDP with its regret and FPR
+range, epsilon at delta, the certified TPR at FPR 1e-3, and the caveats that apply. Every
+number is read from the report; nothing is recomputed except TPR at 1e-3 when the report's
+FPR grid lacks it (read from the same certified curve).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from fdpkit.mechanisms import DPSGD
+
+if TYPE_CHECKING:  # pragma: no cover
+    from fdpkit.privacy import PrivacyReport
+
+#: FPR at which the statement quotes the certified TPR.
+STATEMENT_FPR = 1e-3
+
+_SAMPLING = {
+    "poisson": "Poisson sampling (each {u} joins a batch independently with probability q = {q})",
+    "truncated-poisson": ("Poisson sampling with probability q = {q}, batches larger than {mb} cut down "
+                          "to {mb} {u}s (truncated Poisson)"),
+    "fixed-size": "drawing a fixed-size batch of {b} {u}s uniformly without replacement from {n} at every step (q = {q})",
+    "shuffled": "shuffling the {n} {u}s and cutting them into fixed-size batches of {b}, each {u} used once per pass over the data",
+    "none": "no subsampling",
+}
+_RELATION = {
+    "add-remove": "those that differ by adding or removing one {u} (add/remove)",
+    "replace-one": "those that differ by replacing one {u} with another (replace-one)",
+    "zero-out": "those that differ by replacing one {u} with one whose gradient is zero (zero-out)",
+}
+_METHOD = {
+    "poisson": "the privacy loss distribution (PLD) of the Poisson subsampled Gaussian",
+    "truncated-poisson": "the PLD of the truncated subsampled Gaussian (dp_accounting)",
+    "fixed-size": ("the without-replacement subsampling theorem of Dong, Roth & Su (2022, Thm. 4.2), "
+                   "C_q(G_{{Δ/σ}}) with Δ = {d:g}, composed over the steps through its PLD"),
+    "shuffled": "the Gaussian mechanism without amplification by sampling (μ = √P·Δ/σ, Δ = {d:g}), exact",
+}
+
+
+def _g(x: float, digits: int = 4) -> str:
+    if isinstance(x, str):
+        return x
+    if not math.isfinite(x):
+        return "∞"
+    return f"{x:.{digits}g}"
+
+
+def _tpr_at(report: "PrivacyReport", fpr: float) -> float:
+    for a, t, _ in report.tprs:
+        if a == fpr:
+            return t
+    return float(report.curve.tpr(fpr))
+
+
+def _training(m: DPSGD, unit: str) -> str:
+    parts = []
+    for p in m.phases:
+        shape = f"{p.steps:,} steps" + (f" ({_g(p.epochs)} epochs)" if p.epochs is not None else "")
+        if m.sampling == "shuffled":
+            shape += f", each {unit} in at most {p.participations} of them,"
+        parts.append(f"{shape} with noise multiplier σ = {_g(p.noise_multiplier)} (noise standard deviation "
+                     f"over the clipping norm) and sample rate q = {_g(p.sample_rate)}")
+    if len(parts) == 1:
+        return f"Training ran {parts[0]}."
+    return f"Training ran in {len(parts)} phases: " + "; ".join(parts) + "."
+
+
+def paper_statement(report: "PrivacyReport") -> str:
+    """The privacy statement (one paragraph) of ``report``; see the module docs."""
+    m, s = report.mechanism, report.setting or {}
+    unit = {"example": "example", "user": "user"}.get(s.get("unit"), "record")
+    k = s.get("examples_per_user")
+    out = []
+    if isinstance(m, DPSGD):
+        p0 = m.phases[0]
+        level = "user-level" if m.unit == "user" else "example-level"
+        unit_text = (f"one user, who contributes at most {k} examples (group privacy, Dong, Roth & Su Thm. 2.14)"
+                     if k else f"one {unit}" + (" (users are sampled and clipped as units)" if m.unit == "user" else ""))
+        out.append(f"We train with DP-SGD and report {'an' if level[0] == 'e' else 'a'} {level} guarantee: the privacy unit is {unit_text}, "
+                   f"and neighbouring datasets are {_RELATION[m.relation].format(u='example' if k else unit)}.")
+        u = "example" if k else unit
+        samp = _SAMPLING[m.sampling].format(u=u, q=_g(p0.sample_rate), b=p0.batch_size, n=m.dataset_size,
+                                            mb=p0.max_batch_size)
+        out.append(f"Batches are formed by {samp}.")
+        out.append(_training(m, u))
+        how = _METHOD[m.sampling].format(d=m.sensitivity)
+    else:
+        out.append(f"We release the output of {m.label()}; the privacy unit is one record, and neighbouring "
+                   f"datasets are {'those differing by adding or removing one record' if s.get('sampling') == 'poisson' else 'those for which the stated sensitivity holds'}.")
+        how = "the exact closed form" if report.method == "closed form" else "the privacy loss distribution (PLD)"
+    prov = report.provenance
+    disc = (f", value discretization {_g(report.discretization)} with pessimistic rounding"
+            if report.discretization else "")
+    out.append(f"Privacy is accounted with {how}, using fdpkit {prov.get('fdpkit_version', '?')} and "
+               f"dp_accounting {prov.get('dp_accounting_version', '?')}{disc}; the certified trade-off curve "
+               f"is {'exact' if report.curve.bound == 'exact' else 'a lower bound on the true one (never optimistic)'}.")
+    fit = report.fit
+    if math.isfinite(fit.mu):
+        rng = ("over all false-positive rates" if fit.alpha_min == 0 else
+               f"for every attack with false-positive and false-negative rates of at least {fit.alpha_min:g}")
+        out.append(f"The run satisfies μ = {_g(fit.mu)} Gaussian differential privacy {rng} "
+                   f"(regret {_g(fit.regret, 2)}, Gomez et al.).")
+    else:
+        out.append("The run has no finite μ-GDP guarantee; we report its privacy profile.")
+    d0, e0 = report.epsilons[0]
+    tpr = _tpr_at(report, STATEMENT_FPR)
+    out.append(f"Equivalently it is (ε = {_g(e0)}, δ = {d0:g})-DP, and no membership-inference attack "
+               f"reaches a true-positive rate above {_g(tpr, 3)} at a false-positive rate of {STATEMENT_FPR:g}.")
+    caveats = _caveats(report, m, d0)
+    if caveats:
+        out.append("Caveats: " + " ".join(caveats))
+    return " ".join(out)
+
+
+def _caveats(report: "PrivacyReport", m, d0: float) -> list[str]:
+    c = []
+    if isinstance(m, DPSGD):
+        if m.sampling in ("poisson", "truncated-poisson"):
+            c.append("The accounting assumes batches were really drawn by Poisson sampling; it does not hold "
+                     "for shuffled fixed-size batches.")
+        if report.comparison:
+            cmp = report.comparison
+            e = cmp["epsilon_at_delta"][0]
+            c.append(f"No amplification by shuffling is claimed; Poisson accounting of the same run would give "
+                     f"μ = {_g(cmp['mu'])} and ε = {_g(e['epsilon'])} at δ = {e['delta']:g}, which is "
+                     f"not a guarantee for shuffled batches (Chua et al., ICML 2024; Annamalai et al. 2024).")
+        if m.dataset_size and d0 >= 1.0 / m.dataset_size:
+            c.append(f"δ = {d0:g} is not small against 1/{m.dataset_size:,}.")
+        c.append("The guarantee covers every intermediate model (the final one included), but not "
+                 "hyperparameter tuning or any other use of the same data, which must be accounted in addition.")
+    if report.fit.alpha_min > 0 and math.isfinite(report.fit.mu):
+        c.append(f"Below FPR {report.fit.alpha_min:g} the μ-GDP bound holds up to τ = {_g(report.fit.tau, 2)}; "
+                 "the certified curve holds everywhere.")
+    return c

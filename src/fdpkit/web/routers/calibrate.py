@@ -1,0 +1,94 @@
+"""Calibrate page: DP-SGD solved for the one training parameter left empty, to meet one
+target (mu, epsilon at delta, TPR at FPR, advantage, posterior); its JSON twin. No maths here."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+
+import fdpkit as fp
+from fdpkit.web.common import FormErrors, Limits, api_error, field_of, finite, page, parse_float, parse_int, run_bounded
+from fdpkit.web.models import CalibrateRequest
+from fdpkit.web.routers.report import CHOICES
+
+router = APIRouter()
+TARGETS = ("epsilon", "mu", "tpr", "advantage", "posterior")
+NUMBERS = ("target_value", "delta", "fpr", "prior", "noise_multiplier", "sample_rate", "batch_size", "dataset_size",
+           "steps", "epochs", "max_batch_size", "examples_per_user", "discretization")
+FIELDS = ("target", *NUMBERS, "sampling", "relation", "unit", "mu", "epsilon", "tpr", "advantage", "posterior")
+DEFAULTS = {"target": "epsilon", "target_value": 3, "delta": 1e-5, "batch_size": 256, "dataset_size": 60000,
+            "epochs": 1, "sampling": "poisson", "relation": "add-remove", "unit": "example", "discretization": 1e-3}
+INTEGERS = ("batch_size", "dataset_size", "steps", "max_batch_size", "examples_per_user")
+
+
+def _check(kwargs: dict, limits: Limits) -> None:
+    steps = kwargs.get("steps")
+    if steps is not None and steps > limits.max_steps:
+        raise ValueError(f"steps must be at most {limits.max_steps:,} on this server, got {steps:,}")
+    nm = kwargs.get("noise_multiplier")
+    if nm is not None and nm < limits.min_noise:
+        raise ValueError(f"noise_multiplier must be at least {limits.min_noise:g} on this server, got {nm:g}")
+    if kwargs["discretization"] < limits.min_discretization:
+        raise ValueError(f"discretization must be at least {limits.min_discretization:g} on this server, "
+                         f"got {kwargs['discretization']:g}")
+
+
+async def _calibrate(request: Request, kwargs: dict, with_report: bool):
+    limits: Limits = request.app.state.limits
+    _check(kwargs, limits)
+
+    def work():
+        r = fp.calibrate_dpsgd(**kwargs, max_steps=limits.max_steps, min_noise_multiplier=limits.min_noise)
+        rep = fp.privacy_report(r.mechanism, discretization=kwargs["discretization"]) if with_report else None
+        return r, rep
+
+    return await run_bounded(work, limits)
+
+
+@router.get("/calibrate", include_in_schema=False)
+async def calibrate_page(request: Request):
+    return page(request, "calibrate.html", {"values": DEFAULTS, "errors": {}, "result": None, "choices": CHOICES,
+                                             "targets": TARGETS})
+
+
+@router.post("/calibrate", include_in_schema=False)
+async def calibrate_submit(request: Request):
+    form = await request.form()
+    errors = FormErrors()
+    values = {k: form.get(k, "") for k in FIELDS}
+    target = form.get("target") or "epsilon"
+    nums = {}
+    for k in NUMBERS:
+        parse = parse_int if k in INTEGERS else parse_float
+        nums[k] = parse(form, k, errors, required=False)
+    if target not in TARGETS:
+        errors["target"] = f"target must be one of {', '.join(TARGETS)}, got {target!r}"
+    if nums["target_value"] is None and "target_value" not in errors:
+        errors["target_value"] = f"target value is required: the largest {target} allowed"
+    result = rep = None
+    if not errors:
+        kwargs = {k: v for k, v in nums.items() if k != "target_value"}
+        kwargs[target] = nums["target_value"]
+        kwargs["discretization"] = kwargs["discretization"] or 1e-4
+        for c, options in CHOICES.items():
+            kwargs[c] = form.get(c) or options[0]
+        try:
+            result, rep = await _calibrate(request, kwargs, True)
+        except ValueError as exc:
+            name = field_of(str(exc), FIELDS)
+            errors["target_value" if name == target else name] = str(exc)
+    return page(request, "calibrate.html", {"values": values, "errors": errors, "choices": CHOICES, "targets": TARGETS,
+                                             "result": result, "data": finite(result.to_dict()) if result else None,
+                                             "statement": rep.statement() if rep else None})
+
+
+@router.post("/api/calibrate/dpsgd", tags=["calibrate"])
+async def calibrate_api(request: Request, body: CalibrateRequest):
+    """Calibrate DP-SGD: give one target (mu; epsilon with delta; tpr with fpr; advantage;
+    posterior with prior) and every training parameter except the one to solve for. Returns
+    the solved value, the calibrated run's parameters and every achieved metric (always on
+    the safe side of the target)."""
+    try:
+        r, _ = await _calibrate(request, body.model_dump(), False)
+        return finite(r.to_dict())
+    except ValueError as exc:
+        return api_error(str(exc))

@@ -1,0 +1,137 @@
+"""Calibration round trips for every target x unknown (solve, then report, then compare with
+the target on the safe side), any scheme, the CLI's JSON, and bad input."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+import fdpkit as fp
+from fdpkit.calibrate import CALIBRATION_RTOL
+from fdpkit.cli import app
+
+DISC = 1e-2            # cheap accounting runs (the solver is the same at 1e-4)
+CLOSE_RTOL = 5 * CALIBRATION_RTOL  # achieved within this of the target (continuous unknowns)
+#: fixed-size batches at discretization 1e-2: epsilon(sigma) jitters by ~0.5% (the one-step
+#: curve's losses are rounded up to the grid), so the safe answer may sit that far inside
+JITTER_RTOL = 1e-2
+BASE = dict(noise_multiplier=1.2, sample_rate=0.05, steps=40)
+TARGETS = {
+    "mu": dict(mu=0.6),
+    "epsilon": dict(epsilon=2.0, delta=1e-5),
+    "tpr": dict(tpr=0.01, fpr=1e-3),
+    "advantage": dict(advantage=0.15),
+    "posterior": dict(posterior=0.05, prior=0.01),
+}
+
+
+def _metric(report, name, target):
+    if name == "mu":
+        return report.mu
+    if name == "epsilon":
+        return report.epsilon_at(target["delta"])
+    if name == "tpr":
+        return float(report.curve.tpr(target["fpr"]))
+    if name == "advantage":
+        return report.advantage
+    return float(fp.posterior(report.curve, target["prior"], 1e-3))
+
+
+@pytest.mark.parametrize("unknown", ["noise_multiplier", "sample_rate", "steps", "batch_size"])
+@pytest.mark.parametrize("name", list(TARGETS))
+def test_round_trip_every_target_and_unknown(name, unknown):
+    target = TARGETS[name]
+    given = dict(BASE)
+    if unknown == "batch_size":
+        given = dict(noise_multiplier=1.2, dataset_size=400, steps=40, sampling="fixed-size", relation="replace-one",
+                     **({} if False else {}))
+        given["noise_multiplier"] = 2.5
+    else:
+        given.pop(unknown)
+    r = fp.calibrate_dpsgd(**target, **given, discretization=DISC)
+    assert r.unknown == unknown and r.converged
+    rep = fp.privacy_report(r.mechanism, discretization=DISC, deltas=[1e-5])
+    achieved = _metric(rep, name, target)
+    assert achieved == pytest.approx(r.achieved[name])
+    assert achieved <= target[name], "calibrated run exceeds the target"
+    for key in ("mu", "epsilon", "tpr", "advantage", "posterior"):
+        assert key in r.achieved
+    if unknown in ("noise_multiplier", "sample_rate"):
+        assert achieved >= target[name] * (1 - CLOSE_RTOL)
+    else:  # whole numbers: one more step / example breaks the target
+        more = r.mechanism.with_(steps=r.value + 1) if unknown == "steps" else fp.dpsgd(
+            given["noise_multiplier"], batch_size=r.value + 1, dataset_size=400, steps=40,
+            sampling="fixed-size", relation="replace-one")
+        assert _metric(fp.privacy_report(more, discretization=DISC, deltas=[1e-5]), name, target) > target[name]
+
+
+@pytest.mark.parametrize("scheme", [
+    dict(sampling="shuffled", relation="replace-one", batch_size=50, dataset_size=1000, epochs=4),
+    dict(sampling="fixed-size", relation="zero-out", batch_size=50, dataset_size=1000, steps=40),
+    dict(sampling="truncated-poisson", relation="add-remove", batch_size=50, dataset_size=1000, steps=40,
+         max_batch_size=60),
+    dict(sample_rate=0.05, steps=40, relation="replace-one", unit="user", examples_per_user=2),
+])
+def test_any_scheme_noise_for_epsilon(scheme):
+    r = fp.calibrate_dpsgd(epsilon=3.0, delta=1e-5, **scheme, discretization=DISC)
+    eps = fp.privacy_report(r.mechanism, discretization=DISC, deltas=[1e-5]).epsilon_at(1e-5)
+    assert eps <= 3.0
+    assert eps >= 3.0 * (1 - (JITTER_RTOL if scheme.get("sampling") == "fixed-size" else CLOSE_RTOL))
+    assert r.mechanism.sampling == scheme.get("sampling", "poisson")
+
+
+def test_epochs_unknown_reports_epochs():
+    r = fp.calibrate_dpsgd(epsilon=2.0, delta=1e-5, noise_multiplier=1.5, batch_size=50, dataset_size=1000,
+                           discretization=DISC)
+    assert r.unknown == "steps" and r.achieved["epochs_equivalent"] == pytest.approx(r.value * 50 / 1000)
+
+
+def test_account_only_and_old_form():
+    r = fp.calibrate_dpsgd(noise_multiplier=1.0, sample_rate=0.05, steps=40, discretization=DISC)
+    assert r.unknown == "mu" and r.value == r.achieved_mu
+    old = fp.calibrate_dpsgd(mu=1.0, sample_rate=0.05, steps=40, discretization=DISC)
+    assert old.unknown == "noise_multiplier" and old.achieved_mu <= 1.0
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(mu=1.0, epsilon=1.0, delta=1e-5, sample_rate=0.1, steps=10), r"give exactly one target"),
+    (dict(epsilon=1.0, sample_rate=0.1, steps=10), r"an epsilon target needs delta"),
+    (dict(epsilon=1.0, delta=1.5, sample_rate=0.1, steps=10), r"delta must be < 1"),
+    (dict(tpr=0.5, sample_rate=0.1, steps=10), r"a tpr target needs fpr"),
+    (dict(tpr=0.001, fpr=0.01, sample_rate=0.1, steps=10), r"tpr must be above fpr=0.01"),
+    (dict(posterior=0.5, sample_rate=0.1, steps=10), r"a posterior target needs prior"),
+    (dict(posterior=0.01, prior=0.1, sample_rate=0.1, steps=10), r"posterior must be above prior=0.1"),
+    (dict(advantage=1.0, sample_rate=0.1, steps=10), r"advantage must be < 1"),
+    (dict(mu=1.0, noise_multiplier=1.0, sample_rate=0.1, steps=10), r"exactly one of noise_multiplier, sample_rate \(or batch_size\), steps \(or epochs\) must be left out.*got 0"),
+    (dict(mu=1.0, steps=10), r"got 2 left out \(noise_multiplier, sample_rate\)"),
+    (dict(sample_rate=0.1, steps=10), r"give a target"),
+    (dict(mu=1.0, sample_rate=256, steps=10), r"sample_rate must be in \(0, 1\], got 256: did you mean batch_size=256"),
+])
+def test_bad_input(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        fp.calibrate_dpsgd(**kwargs, discretization=DISC)
+
+
+def test_unreachable_target_is_refused():
+    with pytest.raises(ValueError, match=r"could not meet the target by changing steps: even steps = 1"):
+        fp.calibrate_dpsgd(mu=0.01, noise_multiplier=0.5, sample_rate=0.5, discretization=DISC)
+
+
+def test_cli_calibrate_json_has_the_external_keys():
+    runner = CliRunner()
+    r = runner.invoke(app, ["calibrate", "dpsgd", "--epsilon", "3", "--delta", "1e-5", "--batch-size", "50",
+                            "--dataset-size", "1000", "--epochs", "2", "--discretization", "1e-2", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    assert {"noise_multiplier", "mu", "epsilon"} <= set(data)
+    assert data["epsilon"] <= 3.0 and data["delta"] == 1e-5
+    back = fp.privacy_report(fp.dpsgd(data["noise_multiplier"], batch_size=50, dataset_size=1000, epochs=2),
+                             discretization=1e-2, deltas=[1e-5])
+    assert back.epsilon_at(1e-5) == pytest.approx(data["epsilon"]) and back.mu == pytest.approx(data["mu"])
+    for args in (["--mu", "1"], ["--tpr", "0.01", "--fpr", "1e-3"]):
+        r = runner.invoke(app, ["calibrate", "dpsgd", *args, "--sample-rate", "0.05", "--steps", "40",
+                                "--discretization", "1e-2", "--format", "json"])
+        assert r.exit_code == 0, r.output
+        assert "noise_multiplier" in json.loads(r.stdout)
+    r = runner.invoke(app, ["calibrate", "dpsgd", "--epsilon", "3", "--sample-rate", "0.05", "--steps", "40"])
+    assert r.exit_code == 2 and "--epsilon target needs delta" not in r.output and "delta" in r.output

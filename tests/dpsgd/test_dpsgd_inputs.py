@@ -1,0 +1,138 @@
+"""DP-SGD in training terms: batch size, dataset size, epochs and their rounding rule;
+hints; schedules and Opacus history import; bad input for every new parameter."""
+
+import math
+
+import pytest
+from dp_accounting import dp_event
+from dp_accounting.pld import pld_privacy_accountant
+
+import fdpkit as fp
+from fdpkit.mechanisms import DPSGD, dpsgd_from_opacus_history, dpsgd_schedule, mechanism_from_dict
+
+DISC = 1e-3
+EPS_RTOL = 1e-6  # same PLD, same composition: equal up to float summation order
+
+
+def test_training_shape_and_rounding_rule():
+    m = fp.dpsgd(1.1, batch_size=256, dataset_size=60000, epochs=60)
+    assert isinstance(m, DPSGD)
+    assert m.steps == 14063  # ceil(60 * 60000 / 256) = ceil(14062.5)
+    assert m.sample_rate == 256 / 60000
+    assert (m.sampling, m.relation, m.unit) == ("poisson", "add-remove", "example")
+    # exact decimal arithmetic: 0.1 epoch of 1000 examples in batches of 10 is 10 steps, not 11
+    assert fp.dpsgd(1.0, batch_size=10, dataset_size=1000, epochs=0.1).steps == 10
+    # epochs with only a sample rate: steps = ceil(epochs / q)
+    assert fp.dpsgd(1.0, 0.3, epochs=1).steps == 4
+    # positional (noise_multiplier, sample_rate, steps) keeps working
+    assert fp.dpsgd(9.4, 0.32768, 2000).steps == 2000
+
+
+def test_hints_name_the_public_parameter():
+    with pytest.raises(ValueError, match=r"sample_rate must be in \(0, 1\], got 256: did you mean batch_size=256 "
+                                         r"with dataset_size=N \(--batch-size 256 --dataset-size N\)\?"):
+        fp.dpsgd(1.1, 256, 100)
+    with pytest.raises(ValueError, match=r"batch_size must be a whole number of examples, got 0.004: did you mean sample_rate=0.004"):
+        fp.dpsgd(1.1, batch_size=0.004, dataset_size=1000, steps=10)
+    with pytest.raises(ValueError, match=r"^steps must be a whole number, got 14062.5") as err:
+        fp.dpsgd(1.1, 0.01, 14062.5)
+    assert "times" not in str(err.value)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(noise_multiplier=0.0, sample_rate=0.1, steps=10), r"noise_multiplier must be > 0"),
+    (dict(noise_multiplier=1.0, steps=10), r"exactly one of sample_rate or batch_size"),
+    (dict(noise_multiplier=1.0, sample_rate=0.1, batch_size=10, dataset_size=100, steps=10), r"exactly one of sample_rate or batch_size"),
+    (dict(noise_multiplier=1.0, batch_size=10, steps=10), r"dataset_size is required with batch_size"),
+    (dict(noise_multiplier=1.0, batch_size=200, dataset_size=100, steps=10), r"batch_size must be at most dataset_size=100"),
+    (dict(noise_multiplier=1.0, batch_size=10, dataset_size=0, steps=10), r"dataset_size must be in \[1, "),
+    (dict(noise_multiplier=1.0, batch_size=10, dataset_size=100.5, steps=10), r"dataset_size must be a whole number"),
+    (dict(noise_multiplier=1.0, sample_rate=0.1), r"exactly one of steps or epochs"),
+    (dict(noise_multiplier=1.0, sample_rate=0.1, steps=0), r"steps must be in \[1,"),
+    (dict(noise_multiplier=1.0, sample_rate=0.1, epochs=-1), r"epochs must be > 0"),
+    (dict(noise_multiplier=1.0, sample_rate=1e-9, epochs=100), r"epochs=100 give .* steps, more than"),
+    (dict(noise_multiplier=1.0, sample_rate=0.1, steps=10, sampling="bogus"), r"sampling must be one of poisson, truncated-poisson, fixed-size, shuffled"),
+    (dict(noise_multiplier=1.0, sample_rate=0.1, steps=10, relation="swap"), r"relation must be one of add-remove, replace-one, zero-out"),
+    (dict(noise_multiplier=1.0, batch_size=10, dataset_size=100, steps=10, sampling="shuffled"),
+     r"relation 'add-remove' cannot be accounted with sampling 'shuffled': adding or removing one example reshuffles"),
+    (dict(noise_multiplier=1.0, batch_size=10, dataset_size=100, steps=10, sampling="fixed-size"),
+     r"relation 'add-remove' cannot be accounted with sampling 'fixed-size'"),
+    (dict(noise_multiplier=1.0, sample_rate=0.1, steps=10, sampling="shuffled", relation="replace-one"),
+     r"sampling 'shuffled' needs batch_size and dataset_size"),
+    (dict(noise_multiplier=1.0, sample_rate=0.1, dataset_size=100, steps=10, sampling="truncated-poisson"),
+     r"sampling 'truncated-poisson' needs max_batch_size"),
+    (dict(noise_multiplier=1.0, sample_rate=0.1, steps=10, sampling="truncated-poisson", max_batch_size=20),
+     r"sampling 'truncated-poisson' needs dataset_size"),
+    (dict(noise_multiplier=1.0, sample_rate=0.1, dataset_size=100, steps=10, sampling="truncated-poisson", max_batch_size=0),
+     r"max_batch_size must be in \[1, 100\]"),
+    (dict(noise_multiplier=1.0, sample_rate=0.1, steps=10, max_batch_size=20), r"max_batch_size applies only to sampling='truncated-poisson'"),
+    (dict(noise_multiplier=1.0, sample_rate=0.1, steps=10, unit="household"), r"unit must be one of example, user"),
+    (dict(noise_multiplier=1.0, sample_rate=0.1, steps=10, examples_per_user=3), r"examples_per_user needs unit='user'"),
+    (dict(noise_multiplier=1.0, sample_rate=0.1, steps=10, unit="user", examples_per_user=0), r"examples_per_user must be in \[1,"),
+    (dict(noise_multiplier=1.0, sample_rate=0.1, steps=10, unit="user", examples_per_user=1.5), r"examples_per_user must be a whole number"),
+])
+def test_bad_input(kwargs, match):
+    nm = kwargs.pop("noise_multiplier")
+    with pytest.raises(ValueError, match=match):
+        fp.dpsgd(nm, **kwargs)
+
+
+def test_spec_round_trip_and_old_spec_form():
+    for m in (fp.dpsgd(1.1, batch_size=256, dataset_size=60000, epochs=2, sampling="shuffled", relation="zero-out"),
+              fp.dpsgd(1.0, 0.01, 100, relation="replace-one", unit="user", examples_per_user=3),
+              fp.dpsgd(1.0, 0.01, 100, dataset_size=1000, sampling="truncated-poisson", max_batch_size=20),
+              dpsgd_schedule([(1.0, 0.01, 10), {"noise_multiplier": 2.0, "batch_size": 5, "epochs": 1}], dataset_size=100)):
+        assert mechanism_from_dict(m.to_dict()) == m
+    old = mechanism_from_dict({"kind": "dpsgd", "noise_multiplier": 2.0, "sample_rate": 0.05, "steps": 50})
+    assert old == fp.dpsgd(2.0, 0.05, 50)
+    with pytest.raises(ValueError, match=r"unknown field\(s\) for 'dpsgd': bogus"):
+        mechanism_from_dict({"kind": "dpsgd", "noise_multiplier": 2.0, "sample_rate": 0.05, "steps": 50, "bogus": 1})
+
+
+def test_opacus_history_import_matches_dp_accounting():
+    # the exact shape of Opacus's RDPAccountant.history: a list of (noise_multiplier, sample_rate, num_steps)
+    history = [(1.1, 0.004, 300), (0.9, 0.008, 100), (1.1, 0.004, 50)]
+    m = dpsgd_from_opacus_history(history)
+    assert m.steps == 450 and len(m.phases) == 3 and m.noise_multiplier is None
+    acc = pld_privacy_accountant.PLDAccountant(value_discretization_interval=DISC)
+    for nm, q, steps in history:
+        acc.compose(dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(nm)), steps)
+    ours = fp.privacy_report(m, discretization=DISC).epsilon_at(1e-5)
+    assert ours == pytest.approx(acc.get_epsilon(1e-5), rel=EPS_RTOL)
+
+
+@pytest.mark.parametrize("history, match", [
+    ("not a list", r"history must be a list"),
+    ([], r"history must hold at least one"),
+    ([(1.0, 0.1)], r"history\[0\] must be a \(noise_multiplier, sample_rate, steps\) triple"),
+    ([(1.0, 0.1, 10), (1.0, 2.0, 10)], r"history\[1\]: sample_rate must be in \(0, 1\]"),
+])
+def test_opacus_history_bad_input(history, match):
+    with pytest.raises(ValueError, match=match):
+        dpsgd_from_opacus_history(history)
+
+
+def test_schedule_bad_input():
+    with pytest.raises(ValueError, match=r"phases\[1\]: unknown field\(s\): sigma"):
+        dpsgd_schedule([(1.0, 0.1, 10), {"sigma": 1.0}])
+    with pytest.raises(ValueError, match=r"phases\[0\]: noise_multiplier is required"):
+        dpsgd_schedule([{"sample_rate": 0.1, "steps": 10}])
+    with pytest.raises(ValueError, match=r"phases must be a non-empty list"):
+        dpsgd_schedule([])
+    # a schedule is the composition of its phases
+    s = dpsgd_schedule([(1.0, 0.02, 30), (2.0, 0.05, 20)])
+    both = fp.Composed([fp.dpsgd(1.0, 0.02, 30), fp.dpsgd(2.0, 0.05, 20)])
+    assert fp.privacy_report(s, discretization=DISC).epsilon_at(1e-5) == pytest.approx(
+        fp.privacy_report(both, discretization=DISC).epsilon_at(1e-5), rel=EPS_RTOL)
+    assert math.isfinite(fp.privacy_report(s, discretization=DISC).mu)
+
+
+def test_elementary_form_for_simulation():
+    from fdpkit.audit import simulate_attack
+
+    assert fp.dpsgd(2.0, 0.1, 40).elementary() == fp.Repeated(fp.Subsampled(fp.Gaussian(2.0), 0.1), 40)
+    sh = fp.dpsgd(2.0, batch_size=10, dataset_size=100, epochs=3, sampling="shuffled", relation="replace-one")
+    assert sh.elementary() == fp.Repeated(fp.Gaussian(2.0, 2.0), 3)
+    assert fp.dpsgd(2.0, 0.1, 40, relation="replace-one").elementary() is None
+    with pytest.raises(ValueError, match=r"DP-SGD with sampling 'poisson', relation 'replace-one' cannot be simulated"):
+        simulate_attack(fp.dpsgd(2.0, 0.1, 40, relation="replace-one"), trials=10, seed=0)

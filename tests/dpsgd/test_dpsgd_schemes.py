@@ -1,0 +1,186 @@
+"""Each sampling scheme / relation / privacy unit against an independent computation:
+dp_accounting's own accountant where it supports the scheme, the closed form C_q(G) at
+T = 1 for fixed-size batches (Dong, Roth & Su Thm. 4.2), closed forms for shuffled batches
+and group privacy, and a Monte Carlo check of the shuffled-batch Gaussian."""
+
+import math
+
+import numpy as np
+import pytest
+from dp_accounting import dp_event, privacy_accountant
+from dp_accounting.pld import pld_privacy_accountant
+from dp_accounting.pld import privacy_loss_distribution as pldlib
+from scipy.stats import norm
+
+import fdpkit as fp
+from fdpkit import compose_curves, group_curve
+from fdpkit.accounting import account, curve_from_pld
+from fdpkit.accounting.dpsgd import fixed_size_step_curve
+from fdpkit.curves import GaussianCurve, PiecewiseLinearCurve
+from fdpkit.fit import fit_gdp
+
+DISC = 1e-3
+EPS_RTOL = 1e-6           # same dp_accounting PLD composed the same way
+CQ_ATOL = 5e-4            # certified one-step fixed-size curve vs exact C_q(G) (lower bound; loss grid 1e-3)
+GROUP_ATOL = 2e-3         # PLD-based group curve vs exact G_{k mu} (beta, absolute)
+MC_SAMPLES = 400_000
+MC_ATOL = 5 * 0.5 / math.sqrt(MC_SAMPLES)  # five standard errors of a rate
+ALPHAS = np.concatenate([np.geomspace(1e-9, 0.5, 200), np.linspace(0.5, 0.999, 50)])
+REL = privacy_accountant.NeighboringRelation
+
+
+def _dp_accounting_eps(event, count, relation, delta=1e-5):
+    acc = pld_privacy_accountant.PLDAccountant(relation, value_discretization_interval=DISC)
+    acc.compose(event, count)
+    return acc.get_epsilon(delta)
+
+
+@pytest.mark.parametrize("relation, rel", [("add-remove", REL.ADD_OR_REMOVE_ONE), ("replace-one", REL.REPLACE_ONE),
+                                           ("zero-out", REL.REPLACE_SPECIAL)])
+def test_poisson_relations_match_dp_accounting(relation, rel):
+    m = fp.dpsgd(1.0, 0.02, 60, relation=relation)
+    ours = fp.privacy_report(m, discretization=DISC).epsilon_at(1e-5)
+    ref = _dp_accounting_eps(dp_event.PoissonSampledDpEvent(0.02, dp_event.GaussianDpEvent(1.0)), 60, rel)
+    assert ours == pytest.approx(ref, rel=EPS_RTOL)
+
+
+def test_zero_out_equals_add_remove_and_replace_one_is_weaker():
+    e = {r: fp.privacy_report(fp.dpsgd(1.0, 0.02, 60, relation=r), discretization=DISC).epsilon_at(1e-5)
+         for r in ("add-remove", "zero-out", "replace-one")}
+    assert e["zero-out"] == e["add-remove"] < e["replace-one"]
+
+
+@pytest.mark.parametrize("relation, rel", [("add-remove", REL.ADD_OR_REMOVE_ONE), ("replace-one", REL.REPLACE_ONE)])
+def test_truncated_poisson_matches_dp_accounting(relation, rel):
+    m = fp.dpsgd(1.0, batch_size=10, dataset_size=500, steps=40, sampling="truncated-poisson",
+                 max_batch_size=13, relation=relation)
+    ours = fp.privacy_report(m, discretization=DISC).epsilon_at(1e-5)
+    ev = dp_event.TruncatedSubsampledGaussianDpEvent(dataset_size=500, sampling_probability=0.02,
+                                                     truncated_batch_size=13, noise_multiplier=1.0)
+    assert ours == pytest.approx(_dp_accounting_eps(ev, 40, rel), rel=EPS_RTOL)
+    # truncation can only cost privacy relative to untruncated Poisson
+    plain = fp.privacy_report(fp.dpsgd(1.0, 0.02, 40, relation=relation), discretization=DISC).epsilon_at(1e-5)
+    assert ours >= plain
+
+
+def _exact_cq(q, mu):
+    """C_q(G_mu) = min{f_q, f_q^{-1}}** with f_q = q G_mu + (1 - q) Id, on a fine grid
+    (independent of fdpkit's accounting: inverse by interpolation, hull by fdpkit's
+    generic lower convex hull of points)."""
+    x = np.concatenate([[0.0], np.geomspace(1e-15, 1.0, 400_001)])
+    fq = q * norm.cdf(norm.isf(x) - mu) + (1 - q) * (1 - x)
+    finv = np.interp(x, fq[::-1], x[::-1])
+    return PiecewiseLinearCurve.lower_convex_hull(x, 1.0 - np.minimum(fq, finv))
+
+
+@pytest.mark.parametrize("relation, delta", [("replace-one", 2.0), ("zero-out", 1.0)])
+def test_fixed_size_one_step_is_cq_of_gaussian(relation, delta):
+    sigma, b, n = 1.5, 20, 1000
+    c = account(fp.dpsgd(sigma, batch_size=b, dataset_size=n, steps=1, sampling="fixed-size", relation=relation),
+                discretization=DISC).curve
+    exact = _exact_cq(b / n, delta / sigma)
+    diff = c.beta(ALPHAS) - exact.beta(ALPHAS)
+    assert diff.max() <= 1e-12, "fixed-size curve above the exact C_q(G): optimistic"
+    assert diff.min() >= -CQ_ATOL
+
+
+def _bucket_pld(curve, d):
+    """Independent curve -> PLD (privacy buckets): each hull segment of slope e^l is an atom
+    of Q-mass dTPR at loss l rounded up to the grid; TPR(0) is the mass at +inf."""
+    a, t = np.asarray(curve.alphas), np.asarray(curve.tprs)
+    da, dt = np.diff(a), np.diff(t)
+    keep = (dt > 0) & (da > 0)
+    loss = np.log(dt[keep] / da[keep])
+    idx = np.ceil(loss / d).astype(int)
+    probs = np.bincount(idx - idx.min(), weights=dt[keep])
+    from dp_accounting.pld import pld_pmf
+
+    pmf = pld_pmf.DensePLDPmf(d, int(idx.min()), probs, float(t[0]), True)
+    return pldlib.PrivacyLossDistribution(pmf)
+
+
+def test_fixed_size_composition_against_independent_routes():
+    sigma, b, n, steps = 1.0, 20, 1000, 5
+    m = fp.dpsgd(sigma, batch_size=b, dataset_size=n, steps=steps, sampling="fixed-size", relation="replace-one")
+    ours = account(m, discretization=DISC)
+    step = fixed_size_step_curve(sigma, b / n, "replace-one", DISC)
+    # compose_curves (T copies of the curve) and a privacy-bucket PLD composed by dp_accounting
+    via_compose = compose_curves(*[step] * steps, discretization=DISC)
+    buckets = _bucket_pld(step, DISC).self_compose(steps)
+    e_ours = ours.epsilon_for_delta(1e-5)
+    assert e_ours == pytest.approx(via_compose.epsilon_for_delta(1e-5), rel=1e-6)
+    e_b = buckets.get_epsilon_for_delta(1e-5)
+    assert e_ours <= e_b * (1 + 1e-9) and e_ours == pytest.approx(e_b, rel=5e-3)
+
+
+def test_fixed_size_composes_and_is_weaker_than_poisson():
+    kw = dict(batch_size=20, dataset_size=1000, sampling="fixed-size", relation="replace-one")
+    mus = [fp.privacy_report(fp.dpsgd(1.0, steps=t, **kw), discretization=DISC).mu for t in (1, 10, 50)]
+    assert mus[0] < mus[1] < mus[2]
+    # Poisson with the same sensitivity 2 composes the two directions separately: never weaker
+    pois = curve_from_pld(pldlib.from_gaussian_mechanism(1.0, sensitivity=2.0, sampling_prob=0.02,
+                                                         value_discretization_interval=DISC).self_compose(50))
+    assert mus[2] >= fit_gdp(pois).mu - 1e-9
+
+
+def test_shuffled_closed_form_and_poisson_comparison():
+    m = fp.dpsgd(2.0, batch_size=100, dataset_size=1000, epochs=3, sampling="shuffled", relation="replace-one")
+    r = fp.privacy_report(m, discretization=DISC)
+    assert r.method == "closed form" and r.mu == pytest.approx(math.sqrt(3) * 2 / 2.0)
+    z = fp.privacy_report(m.__class__(m.phases, "shuffled", "zero-out", 1000), discretization=DISC)
+    assert z.mu == pytest.approx(math.sqrt(3) / 2.0)
+    # independent: dp_accounting's Gaussian PLD with sensitivity 2, composed 3 times
+    ref = pldlib.from_gaussian_mechanism(2.0, sensitivity=2.0, value_discretization_interval=1e-4).self_compose(3)
+    assert r.epsilon_at(1e-5) == pytest.approx(ref.get_epsilon_for_delta(1e-5), rel=1e-3)
+    assert r.epsilon_at(1e-5) <= ref.get_epsilon_for_delta(1e-5)  # exact vs pessimistic
+    cmp = r.comparison
+    assert cmp["label"] == "Poisson accounting (not a guarantee for shuffled batches)"
+    assert any("Chua" in c and "ICML 2024" in c for c in cmp["citations"])
+    assert any("Annamalai" in c and "2024" in c for c in cmp["citations"])
+    assert cmp["mu"] < r.mu  # the Poisson number is the optimistic one
+    assert any("not a guarantee for shuffled batches" in w for w in r.warnings)
+    d = r.to_dict()
+    assert d["setting"]["sampling"] == "shuffled" and d["comparison"]["mu"] == pytest.approx(cmp["mu"])
+    # steps instead of epochs: an example is in at most ceil(T / floor(N/B)) steps
+    assert fp.dpsgd(2.0, batch_size=300, dataset_size=1000, steps=7, sampling="shuffled",
+                    relation="zero-out").phases[0].participations == 3
+
+
+def test_shuffled_gaussian_monte_carlo():
+    """Monte Carlo of what one example's P participations release: P Gaussian sums, each moved
+    by Delta = 2 (replace-one, clipped gradients +C and -C). The likelihood-ratio test's
+    empirical (FPR, TPR) must sit on G_mu, mu = sqrt(P) * 2 / sigma."""
+    rng = np.random.default_rng(12)
+    sigma, parts = 3.0, 4
+    mu = fp.privacy_report(fp.dpsgd(sigma, batch_size=10, dataset_size=100, epochs=parts, sampling="shuffled",
+                                    relation="replace-one"), discretization=DISC).mu
+    h0 = rng.normal(-1.0, sigma, size=(MC_SAMPLES, parts)).sum(axis=1)  # gradient -C in every batch
+    h1 = rng.normal(+1.0, sigma, size=(MC_SAMPLES, parts)).sum(axis=1)  # replaced by +C
+    for thr in (0.0, 5.0, 10.0):
+        fpr, tpr = (h0 > thr).mean(), (h1 > thr).mean()
+        assert tpr == pytest.approx(float(GaussianCurve(mu).tpr(fpr)), abs=MC_ATOL)
+
+
+def test_group_privacy_k_examples_per_user():
+    m = fp.dpsgd(2.0, batch_size=100, dataset_size=1000, epochs=2, sampling="shuffled", relation="zero-out",
+                 unit="user", examples_per_user=3)
+    assert fp.privacy_report(m, discretization=DISC).mu == pytest.approx(3 * math.sqrt(2) / 2.0)
+    # on a numeric curve: the Gaussian through the PLD, grouped, against G_{k mu}
+    num = curve_from_pld(pldlib.from_gaussian_mechanism(2.0, value_discretization_interval=DISC))
+    for k in (2, 4):
+        g = group_curve(num, k)
+        diff = g.beta(ALPHAS) - GaussianCurve(k / 2.0).beta(ALPHAS)
+        assert diff.max() <= 1e-12 and diff.min() >= -GROUP_ATOL
+    # Poisson DP-SGD with k examples per user: weaker than example level, sound curve
+    base = fp.privacy_report(fp.dpsgd(1.0, 0.02, 50), discretization=DISC)
+    grp = fp.privacy_report(fp.dpsgd(1.0, 0.02, 50, unit="user", examples_per_user=2), discretization=DISC)
+    assert grp.method == "PLD + group privacy" and grp.curve.bound == "lower"
+    assert grp.mu > base.mu and grp.epsilon_at(1e-5) > base.epsilon_at(1e-5)
+
+
+def test_user_sampling_is_the_same_maths_renamed():
+    ex = fp.privacy_report(fp.dpsgd(1.0, 0.02, 50), discretization=DISC)
+    us = fp.privacy_report(fp.dpsgd(1.0, 0.02, 50, unit="user"), discretization=DISC)
+    assert us.mu == ex.mu and us.epsilons == ex.epsilons
+    assert us.setting["unit"] == "user" and "user-level" in us.statement() and "one user" in us.statement()
+    assert "user-level" in us.mechanism.label()
