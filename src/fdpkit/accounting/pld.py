@@ -64,16 +64,37 @@ def shared_single_steps() -> Iterator[None]:
             _SHARED = None
 
 
+class _PhaseStep(tuple):
+    """One single step of phase ``i`` of a DP-SGD run (a hashable key)."""
+
+    def __new__(cls, run, i: int):
+        return super().__new__(cls, (run, i))
+
+    def build(self, discretization: float):
+        from fdpkit.accounting.dpsgd import _phase_pld
+
+        run, i = self
+        return _phase_pld(run, run.phases[i], discretization)[0]
+
+
+def _phase_count(run, phase) -> int:
+    return phase.participations if run.sampling == "shuffled" else phase.steps
+
+
+def _single_step_pld(step, discretization: float):
+    return step.build(discretization) if isinstance(step, _PhaseStep) else build_pld(step, discretization)
+
+
 def _single_step_arrays(mechanism: Mechanism, discretization: float):
     if _SHARED is None:
-        return _adapter.pmf_arrays(build_pld(mechanism, discretization))
+        return _adapter.pmf_arrays(_single_step_pld(mechanism, discretization))
     key = (mechanism, discretization)
     try:
         hash(key)
     except TypeError:  # a mechanism holding an unhashable value: no sharing
-        return _adapter.pmf_arrays(build_pld(mechanism, discretization))
+        return _adapter.pmf_arrays(_single_step_pld(mechanism, discretization))
     if key not in _SHARED:
-        _SHARED[key] = _adapter.pmf_arrays(build_pld(mechanism, discretization))
+        _SHARED[key] = _adapter.pmf_arrays(_single_step_pld(mechanism, discretization))
     return _SHARED[key]
 
 
@@ -140,19 +161,45 @@ def _flatten(mechanism: Mechanism, times: int = 1, out: list | None = None) -> l
         return out
     if isinstance(mechanism, Subsampled) and mechanism.sample_rate == 1.0:
         return _flatten(mechanism.inner, times, out)
-    for i, (m, t) in enumerate(out):
-        if m == mechanism:
-            out[i] = (m, t + times)
-            return out
-    out.append((mechanism, times))
+    if isinstance(mechanism, DPSGD) and mechanism.examples_per_user is None:
+        # a DP-SGD run is its phases' single steps: composed in the same single pass (an
+        # already composed PMF keeps only its non-negative losses and must not be composed again)
+        for i, ph in enumerate(mechanism.phases):
+            _append(out, _PhaseStep(mechanism, i), times * _phase_count(mechanism, ph))
+        return out
+    _append(out, mechanism, times)
     return out
+
+
+def _append(out: list, step, times: int) -> None:
+    for i, (m, t) in enumerate(out):
+        if m == step:
+            out[i] = (m, t + times)
+            return
+    out.append((step, times))
 
 
 def _compose(steps: list, discretization: float):
     """The composition of ``steps`` [(mechanism, times)] as a PLD (see module docs)."""
     if len(steps) == 1 and steps[0][1] == 1:
-        return build_pld(steps[0][0], discretization)
+        return _single_step_pld(steps[0][0], discretization)
     return compose_arrays([(_single_step_arrays(m, discretization), t) for m, t in steps])
+
+
+def build_pld_for_composition(mechanism: Mechanism, discretization: float):
+    """The pessimistic PLD of ``mechanism`` with its whole loss range, for callers that compose
+    it again with other PLDs (the ledger's running total): its single steps are composed by
+    dp_accounting (``self_compose``/``compose``, pessimistic rounding), because the
+    round-off-bounded output of :func:`build_pld` keeps only the non-negative losses, which
+    is all a privacy profile or curve reads but not enough to compose with."""
+    steps = _flatten(mechanism)
+    out = None
+    for step, times in steps:
+        p = _single_step_pld(step, discretization)
+        if times > 1:
+            p = _adapter.self_compose(p, times, TAIL_MASS_TRUNCATION)
+        out = p if out is None else _adapter.compose(out, p, TAIL_MASS_TRUNCATION)
+    return out
 
 
 def compose_plds(steps: list):

@@ -35,7 +35,7 @@ import numpy as np
 from fdpkit.accounting import _pld_adapter as _adapter
 from fdpkit.accounting._pld_adapter import PmfArrays, pld_from_arrays, pmf_arrays
 from fdpkit.accounting.curve import _gaussian_mu, curve_from_pld
-from fdpkit.accounting.pld import TAIL_MASS_TRUNCATION, build_pld
+from fdpkit.accounting.pld import TAIL_MASS_TRUNCATION, build_pld, build_pld_for_composition
 from fdpkit.accounting.profile import PldProfile
 from fdpkit.curves import GaussianCurve, TradeOffCurve
 from fdpkit.mechanisms import Gaussian, Mechanism
@@ -92,7 +92,7 @@ class Composition:
             if mu is not None:
                 mu_sq += mu * mu
                 continue
-            p = build_pld(m, self.discretization)
+            p = build_pld_for_composition(m, self.discretization)  # whole loss range: composed again
             pld = p if pld is None else _adapter.compose(pld, p, TAIL_MASS_TRUNCATION)
         return Composition(count, mu_sq, pld, self.discretization)
 
