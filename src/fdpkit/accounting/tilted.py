@@ -504,6 +504,8 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays,
     k00, k10, k20 = cum(0.0)
     need_low = k10 - 3.0 * math.sqrt(k20) > 0.0
 
+    fresh = [True]
+
     def run(theta: float, k: float, sd: float, lo: int, hi: int) -> None:
         """One pass (Eq. 6), merged into p_up, p_low and err (p_up minus the estimate)."""
         y, eps = _fft_pass(factors, cum, theta, lo, hi - lo + 1, dtype)
@@ -546,10 +548,14 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays,
                 excess = np.subtract(up, scale, out=scale)
                 if big is not None:
                     up[big], excess[big] = np.inf, np.inf
-                cur = p_up[sl]
-                better = up < cur
-                np.copyto(cur, up, where=better)
-                np.copyto(err[sl], excess, where=better)
+                if fresh[0]:  # p_up is still +inf everywhere: every finite up is better
+                    p_up[sl], err[sl] = up, excess
+                    fresh[0] = False
+                else:
+                    cur = p_up[sl]
+                    better = up < cur
+                    np.copyto(cur, up, where=better)
+                    np.copyto(err[sl], excess, where=better)
             else:
                 low = ys - (eps + alias)
                 np.maximum(low, 0.0, out=low)
