@@ -78,6 +78,12 @@ so with M = sum_j T_j + J and r = (1 + 4u)^M - 1
 
     |Y^_k - prod_j X^_jk^{T_j}| <= e_k = |Y^_k| r / (1 - r).                     (4)
 
+Only coefficients that matter are powered: with M_j = max_k m_jk and thresholds thr_j
+such that thr_j^{T_j} prod_{i != j} M_i^{T_i} = e^F (F = LOG_SPECTRUM_FLOOR = -700), every
+k with m_jk <= thr_j for some j has prod_i m_ik^{T_i} <= e^F (up to a counted rounding
+slack); its computed value is set to 0, an error of at most e^F that is added to (4),
+and its W_jk <= T_j e^F / min(G_j, sum x_j) enters ||W_j||_2 as such. (At T = 2000 only
+the few hundred lowest frequencies of 1.5e5 remain, and fewer at larger T.)
 The inverse transform maps a spectrum error of l1-norm S to at most S / N per grid point,
 and adds its own eta_N ||y^||_2 / (1 - eta_N). Hence, per grid point,
 
@@ -101,8 +107,10 @@ The upper tail U(L) = P[Y >= L] (including +inf) is bounded two ways: from above
 upper bounds of (6) summed from the top, m + C + sum_{L' >= L} p_up(L') (C: Chernoff bound
 on the finite mass above the window, moved to +inf), and by the complement
 1 - sum_{L' < L} p_low(L') (mass below the window is simply not subtracted). Sequential
-sums are rounded outward by n u. With U_up the smaller of the two, made non-increasing
-by a running maximum from the top, the output PMF is
+sums are rounded outward by n u. With U_up the smaller of the two (non-increasing by
+construction: rounding is monotone, so sequential sums of non-negative terms, their
+products with positive constants and the minima and maxima taken all are), the output
+PMF is
 
     p_out(L) = U_up(L) - U_up(L + d),   infinity mass m + C,   for L >= 0.     (7)
 
