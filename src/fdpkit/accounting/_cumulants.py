@@ -31,15 +31,20 @@ class _Cumulants:
         key = (j, theta)
         if key in self._memo:
             return self._memo[key]
-        e = self.logp[j] + theta * self.losses[j]
+        l = self.losses[j]
+        e = l * theta
+        e += self.logp[j]
         top = float(np.max(e))
         # terms below e^-700 are raised to it: an upper bound on Lambda (what the Chernoff
         # bounds need), and no subnormal arithmetic
-        w = np.exp(np.maximum(e - top, -700.0))
+        e -= top
+        np.maximum(e, -700.0, out=e)
+        w = np.exp(e, out=e)
         s = float(np.sum(w))
-        l = self.losses[j]
         mean = float(np.dot(w, l)) / s
-        var = max(float(np.dot(w, (l - mean) ** 2)) / s, 0.0)
+        dev = l - mean
+        dev *= dev
+        var = max(float(np.dot(w, dev)) / s, 0.0)
         out = (top + math.log(s), mean, var)
         self._memo[key] = out
         return out

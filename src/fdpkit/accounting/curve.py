@@ -133,14 +133,26 @@ def _steep_chain(a: PmfArrays | _Direction) -> tuple[np.ndarray, np.ndarray]:
     k = d.n_steep  # losses descend: the first k are >= 0
     # FFT round-off leaves masses of about -1e-18: they are left out (as 0 they can only
     # raise TPR, the pessimistic side), as are the vertices zero masses would repeat
-    has_mass = d.probs[:k] > 0
-    p, q = d.probs[:k][has_mass], d.lower_inc[:k][has_mass]
+    probs = d.probs[:k]
+    has_mass = probs > 0
+    all_mass = bool(has_mass.all())
+    if all_mass or bool((probs >= 0).all()):
+        # no negative mass: the profile's sequential sums, read at the kept masses, are
+        # the cumulative sums of p and q exactly (adding a zero leaves a sum unchanged)
+        cq, cp = d.lower_after[:k], d._cp[:k]  # noqa: SLF001
+        if not all_mass:
+            cq, cp = cq[has_mass], cp[has_mass]
+    else:
+        cp, cq = np.cumsum(probs[has_mass]), np.cumsum(d.lower_inc[:k][has_mass])
     # the k-th sequential sum of non-negative terms is within a relative (k - 1) u of the
     # exact one: TPR is rounded up and alpha down by (k + 2) u, so no vertex moves the
     # optimistic way (relative to its own sum, so tail vertices keep their digits)
-    slack = (np.arange(len(p) + 1) + 2.0) * _UNIT_ROUNDOFF
-    alpha = np.concatenate([[0.0], np.cumsum(q)]) * (1.0 - slack)
-    tpr = np.minimum((max(0.0, float(d.m_inf)) + np.concatenate([[0.0], np.cumsum(p)])) * (1.0 + slack), 1.0)
+    slack = (np.arange(len(cp) + 1) + 2.0) * _UNIT_ROUNDOFF
+    alpha = np.concatenate([[0.0], cq])
+    alpha *= 1.0 - slack
+    tpr = max(0.0, float(d.m_inf)) + np.concatenate([[0.0], cp])
+    tpr *= 1.0 + slack
+    np.minimum(tpr, 1.0, out=tpr)
     if alpha[-1] > tpr[-1]:
         raise ValueError(
             f"the PLD's null mass above loss 0 ({alpha[-1]!r}) exceeds its alternative mass "

@@ -78,6 +78,12 @@ so with M = sum_j T_j + J and r = (1 + 4u)^M - 1
 
     |Y^_k - prod_j X^_jk^{T_j}| <= e_k = |Y^_k| r / (1 - r).                     (4)
 
+Only coefficients that matter are powered: with M_j = max_k m_jk and thresholds thr_j
+such that thr_j^{T_j} prod_{i != j} M_i^{T_i} = e^F (F = LOG_SPECTRUM_FLOOR = -700), every
+k with m_jk <= thr_j for some j has prod_i m_ik^{T_i} <= e^F (up to a counted rounding
+slack); its computed value is set to 0, an error of at most e^F that is added to (4),
+and its W_jk <= T_j e^F / min(G_j, sum x_j) enters ||W_j||_2 as such. (At T = 2000 only
+the few hundred lowest frequencies of 1.5e5 remain, and fewer at larger T.)
 The inverse transform maps a spectrum error of l1-norm S to at most S / N per grid point,
 and adds its own eta_N ||y^||_2 / (1 - eta_N). Hence, per grid point,
 
@@ -101,8 +107,10 @@ The upper tail U(L) = P[Y >= L] (including +inf) is bounded two ways: from above
 upper bounds of (6) summed from the top, m + C + sum_{L' >= L} p_up(L') (C: Chernoff bound
 on the finite mass above the window, moved to +inf), and by the complement
 1 - sum_{L' < L} p_low(L') (mass below the window is simply not subtracted). Sequential
-sums are rounded outward by n u. With U_up the smaller of the two, made non-increasing
-by a running maximum from the top, the output PMF is
+sums are rounded outward by n u. With U_up the smaller of the two (non-increasing by
+construction: rounding is monotone, so sequential sums of non-negative terms, their
+products with positive constants and the minima and maxima taken all are), the output
+PMF is
 
     p_out(L) = U_up(L) - U_up(L + d),   infinity mass m + C,   for L >= 0.     (7)
 
@@ -149,6 +157,9 @@ THETA_START = -0.5
 MAX_TILTS = 6
 #: ... and this many more added where the achieved bound is loose (Step 2).
 REFINE_PASSES = 2
+#: Spectral coefficients whose bound prod_j m_jk^{T_j} is below e^this are set to 0 (the
+#: error this adds to (5) is counted; it lies hundreds of orders below the FFT's own).
+LOG_SPECTRUM_FLOOR = -700.0
 #: FFT error constant c_F per radix level, in units of round-off (see Step 3).
 FFT_LEVEL_ERROR = 10.0
 
@@ -311,13 +322,18 @@ def _power(z: np.ndarray, times: int) -> np.ndarray:
 def _fft_pass(factors: list[_Factor], cum: _Cumulants, theta: float, start: int,
               size: int, dtype) -> tuple[np.ndarray, float]:
     """One tilted FFT composition on the grid indices [start, start + size): the computed
-    circular convolution y^ there and its error bound eps_theta of Eq. (5)."""
+    circular convolution y^ there and its error bound eps_theta of Eq. (5).
+
+    Only the coefficients k whose bound prod_j m_jk^{T_j} exceeds e^LOG_SPECTRUM_FLOOR are
+    powered and multiplied; the others are set to 0, an error of at most that bound per
+    coefficient, which (5) adds (see the module docs, Step 3)."""
     u = float(np.finfo(dtype).eps) / 2.0
+    u64 = float(np.finfo(float).eps) / 2.0
     n_fft = sfft.next_fast_len(size, real=True)
+    n_half = n_fft // 2 + 1
     levels = math.ceil(math.log2(max(n_fft, 2))) + 2
     eta = FFT_LEVEL_ERROR * u * levels
-    spec = None
-    log_m, g = [], []
+    coef, mags, g, tot, m_max, m_min = [], [], [], [], [], []
     s0 = 0
     for j, f in enumerate(factors):
         lam = cum.lam(j, theta)[0]
@@ -330,32 +346,87 @@ def _fft_pass(factors: list[_Factor], cum: _Cumulants, theta: float, start: int,
         norm2 = math.sqrt(float(np.dot(xf, xf)))
         total = float(np.sum(xf)) * (1.0 + (math.log2(len(x) + 1) + 4.0) * u) + 1e-300
         xs = sfft.rfft(x, n_fft)
-        a = np.asarray(np.abs(xs), dtype=float)
+        a = np.abs(xs)
+        if a.dtype != np.float64:
+            a = a.astype(float)
         gj = eta * math.sqrt(n_fft) * norm2 * (1.0 + 1e-6)
-        m = np.maximum(a, np.minimum(a + gj, total))  # >= |X_jk| and |X^_jk|, and > 0
-        log_m.append((m, np.log(m)))
+        # m_jk = max(a (1 + 4u), min(a + G_j, total)) >= |X_jk|, |X^_jk| (a rounded to float)
+        top = float(a.max()) * (1.0 + 4.0 * u64)
+        coef.append(xs)
+        mags.append(a)
         g.append(gj)
-        pw = _power(xs, f.times)
-        spec = pw if spec is None else spec * pw
+        tot.append(total)
+        m_max.append(max(top, min(top + gj, total)))
+        m_min.append(min(gj, total))
         s0 += f.times * f.lo
-    n_half = len(spec)
-    weight = np.full(n_half, 2.0)
-    weight[0] = 1.0
-    if n_fft % 2 == 0:
-        weight[-1] = 1.0
-    # (3): sum_j G_j ||W_j||_2 over the full spectrum
-    prod_m = np.exp(sum(f.times * lm for f, (_, lm) in zip(factors, log_m)))
+    # keep k unless m_jk <= thr_j for some j, thr_j chosen so that then
+    # prod_i m_ik^{T_i} <= thr_j^{T_j} prod_{i != j} M_i^{T_i} = e^LOG_SPECTRUM_FLOOR
+    t_all = sum(f.times for f in factors)
+    log_mm = [math.log(v) for v in m_max]
+    s_log = sum(f.times * lm for f, lm in zip(factors, log_mm))
+    slack = 16.0 * u64 * (abs(LOG_SPECTRUM_FLOOR) + sum(f.times * (abs(lm) + 1.0)
+                                                        for f, lm in zip(factors, log_mm)))
+    keep = None
+    for j, f in enumerate(factors):
+        log_thr = (LOG_SPECTRUM_FLOOR - (s_log - f.times * log_mm[j])) / f.times
+        thr = math.exp(log_thr)
+        if thr >= m_max[j]:
+            keep = np.zeros(n_half, dtype=bool)
+            break
+        # a <= cut implies a (1 + 4u) <= thr and min(a + G_j, total) <= thr
+        cut = thr * (1.0 - 16.0 * u64) - (g[j] * (1.0 + 16.0 * u64) if tot[j] > thr else 0.0)
+        kj = mags[j] > cut
+        keep = kj if keep is None else (keep & kj)
+    idx = np.flatnonzero(keep)
+    n_keep = len(idx)
+    full = n_keep == n_half
+    sel = slice(None) if full else idx
+    # weights: the full DFT's N coefficients, k and N - k folded into the half spectrum
+    w_keep = 2.0 * n_keep - (1.0 if n_keep and idx[0] == 0 else 0.0) \
+        - (1.0 if n_fft % 2 == 0 and n_keep and idx[-1] == n_half - 1 else 0.0)
+    w_omit = max(float(n_fft) - w_keep, 0.0)
+    p_omit = math.exp(LOG_SPECTRUM_FLOOR + slack) * (1.0 + 8.0 * u64) if w_omit else 0.0
+    spec_k = None
+    log_prod = 0.0
+    ms = []
+    for f, xs, a, gj, total in zip(factors, coef, mags, g, tot):
+        ak = a[sel]
+        mk = np.minimum(ak + gj, total)
+        np.maximum(mk, ak * (1.0 + 4.0 * u64), out=mk)
+        ms.append(mk)
+        log_prod = log_prod + f.times * np.log(mk)
+        pw = _power(xs[sel], f.times)
+        spec_k = pw if spec_k is None else spec_k * pw
+    prod_m = np.exp(log_prod) if n_keep else np.zeros(0)
+
+    def wsum(v: np.ndarray) -> float:
+        """sum_k weight_k v_k over the kept coefficients."""
+        s = 2.0 * float(np.sum(v))
+        if n_keep and idx[0] == 0:
+            s -= float(v[0])
+        if n_keep and n_fft % 2 == 0 and idx[-1] == n_half - 1:
+            s -= float(v[-1])
+        return s
+
+    # (3): sum_j G_j ||W_j||_2 over the full spectrum (omitted k: W_jk <= T_j p_omit / m_jk)
     spectral = 0.0
-    for f, (m, _), gj in zip(factors, log_m, g):
-        w = (f.times * prod_m) / m
-        spectral += gj * math.sqrt(float(np.dot(weight, w * w)))
+    for f, mk, gj, mn in zip(factors, ms, g, m_min):
+        w = (f.times * prod_m) / mk
+        omit = w_omit * (f.times * p_omit / mn) ** 2
+        spectral += gj * math.sqrt(wsum(w * w) * (1.0 + 8.0 * u64) + omit)
     # (4) for repeated squaring: relative error <= (1 + 4u)^(sum T_j - 1 + J - 1) - 1
-    mults = sum(f.times for f in factors) + len(factors)
+    mults = t_all + len(factors)
     rel = math.expm1(mults * math.log1p(4.0 * u))
     if rel >= 0.5:
         raise ValueError("too many compositions for the FFT precision")
-    # |Y^_k| <= (1 + r) |prod X^_jk^T_j| <= (1 + r) prod_m
-    spectral += float(np.dot(weight, prod_m)) * rel * (1.0 + rel) / (1.0 - rel) + 1e-300 * n_fft
+    # |Y^_k| <= (1 + r) |prod X^_jk^T_j| <= (1 + r) prod_m; omitted: |0 - prod X^| <= p_omit
+    spectral += (wsum(prod_m) * rel * (1.0 + rel) / (1.0 - rel) + w_omit * p_omit) * (1.0 + 8.0 * u64) \
+        + 1e-300 * n_fft
+    if full:
+        spec = spec_k
+    else:
+        spec = np.zeros(n_half, dtype=coef[0].dtype)
+        spec[idx] = spec_k
     y = sfft.irfft(spec, n_fft)
     yf = np.asarray(y, dtype=float)
     y_norm = math.sqrt(float(np.dot(yf, yf)))
@@ -432,11 +503,16 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays,
     p_up = np.full(size, np.inf)
     p_low = np.zeros(size)
     err = np.full(size, np.inf)
+    # index of the first non-negative loss: (7) reads p_up and err there and above only
+    first = min(max(0, -start), size)
+    f0 = first if first < size else size - 1
 
     # the complement bound 1 - sum p_low only helps where P[Y < 0] is small (TPR near 1 at
     # the diagonal crossing); p_low = 0 is always valid, and skipping it saves a pass
     k00, k10, k20 = cum(0.0)
     need_low = k10 - 3.0 * math.sqrt(k20) > 0.0
+
+    fresh = [True]
 
     def run(theta: float, k: float, sd: float, lo: int, hi: int) -> None:
         """One pass (Eq. 6), merged into p_up, p_low and err (p_up minus the estimate)."""
@@ -451,40 +527,58 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays,
         a, b = max(lo, start), min(hi, stop)
         if b < a:
             return
-        y = y[a - lo:b - lo + 1]
-        sl = slice(a - start, b - start + 1)
-        ls = losses[sl]
+        # the exponent K - theta L is linear in L: its extremes are at the ends
         zeta = math.expm1(u64 * ((len(factors) + 2) * kappa
-                                 + 3.0 * abs(theta) * float(np.max(np.abs(ls))) + 4.0))
-        expo = k - theta * ls
-        big = expo > 700.0  # e^{K - theta L} would overflow: no information there
-        scale = np.exp(np.minimum(expo, 700.0))
-        yp = np.maximum(y, 0.0)
-        up = scale * (math.exp(log_r_up + 4 * u64) * (1.0 + zeta)) * (yp + eps)
-        excess = up - scale * yp
-        if big.any():
-            up[big], excess[big] = np.inf, np.inf
-        cur = p_up[sl]
-        better = up < cur
-        if better.all():
-            p_up[sl], err[sl] = up, excess
-        else:
-            p_up[sl] = np.where(better, up, cur)
-            err[sl] = np.where(better, excess, err[sl])
+                                 + 3.0 * abs(theta) * max(abs(a * d), abs(b * d)) + 4.0))
+        c_up = math.exp(log_r_up + 4 * u64) * (1.0 + zeta)
+        big_any = max(k - theta * a * d, k - theta * b * d) > 700.0
+        lo_bits = [(max(a, start + f0), b, True)]
         if need_low:
-            low = scale * (math.exp(log_r_low - 4 * u64) * (1.0 - zeta)) * np.maximum(y - eps - alias, 0.0)
-            low[big] = 0.0
-            np.maximum(p_low[sl], low, out=p_low[sl])
+            lo_bits.append((a, b, False))
+        for a2, b2, upper in lo_bits:
+            if b2 < a2:
+                continue
+            sl = slice(a2 - start, b2 - start + 1)
+            ys = y[a2 - lo:b2 - lo + 1]
+            scale = losses[sl] * -theta
+            scale += k
+            big = None
+            if big_any:
+                big = scale > 700.0  # e^{K - theta L} would overflow: no information there
+                np.minimum(scale, 700.0, out=scale)
+            np.exp(scale, out=scale)
+            if upper:
+                yp = np.maximum(ys, 0.0)
+                up = yp + eps
+                up *= c_up
+                up *= scale
+                scale *= yp  # the estimate scale y^+, for err (refinement decisions only)
+                excess = np.subtract(up, scale, out=scale)
+                if big is not None:
+                    up[big], excess[big] = np.inf, np.inf
+                if fresh[0]:  # p_up is still +inf everywhere: every finite up is better
+                    p_up[sl], err[sl] = up, excess
+                    fresh[0] = False
+                else:
+                    cur = p_up[sl]
+                    better = up < cur
+                    np.copyto(cur, up, where=better)
+                    np.copyto(err[sl], excess, where=better)
+            else:
+                low = ys - (eps + alias)
+                np.maximum(low, 0.0, out=low)
+                low *= scale
+                low *= math.exp(log_r_low - 4 * u64) * (1.0 - zeta)
+                if big is not None:
+                    low[big] = 0.0
+                np.maximum(p_low[sl], low, out=p_low[sl])
 
     for (theta, k, k1, sd), (lo, hi) in zip(tilts, windows):
         run(theta, k, sd, lo, hi)
     # a-posteriori refinement: where the tail sums' error bound is above REL_TAIL of the
     # sums themselves (and the null tail is above ALPHA_FLOOR), add a tilt at the saddle
     # point of the worst loss
-    nonneg = losses >= 0
     done = [t[0] for t in tilts]
-
-    first = int(np.argmax(nonneg)) if nonneg.any() else size
 
     block = 64
 
@@ -541,17 +635,28 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays,
     # (7) on the non-negative losses only: all that delta(eps), eps >= 0, and the curve read
     # (the mass below loss 0 is left out; moving it up to loss 0 instead would add null
     # mass at -inf, which the symmetric completion reads as a catastrophic reverse test)
-    f0 = first if first < size else size - 1
     n = size - f0
     head0 = float(np.sum(np.minimum(p_low[:f0], 1.0))) * (1.0 - (f0 + 2) * u64) if need_low else 0.0
     pu = np.minimum(p_up[f0:], 1.0)
-    pl = np.minimum(p_low[f0:], pu)
-    tail = inf_mass + np.cumsum(pu[::-1])[::-1] * (1.0 + (n + 2) * u64)
-    head = (head0 + np.concatenate([[0.0], np.cumsum(pl)[:-1]])) * (1.0 - (n + 2) * u64)
-    upper = np.minimum(np.minimum(tail, 1.0 - head + 2 * u64), 1.0)
-    upper = np.maximum(upper, inf_mass)
-    upper = np.maximum.accumulate(upper[::-1])[::-1]  # non-increasing, still an upper bound
-    nxt = np.append(upper[1:], inf_mass)
-    probs = np.maximum(upper - nxt, 0.0)
+    tail = np.cumsum(pu[::-1])[::-1]
+    tail *= 1.0 + (n + 2) * u64
+    tail += inf_mass
+    upper = np.minimum(tail, 1.0, out=tail)
+    if need_low:
+        pl = np.minimum(p_low[f0:], pu)
+        head = np.cumsum(pl)
+        head[1:] = head[:-1]
+        head[0] = 0.0
+        head += head0
+        head *= 1.0 - (n + 2) * u64
+        np.minimum(upper, (1.0 + 2 * u64) - head, out=upper)
+        np.maximum(upper, inf_mass, out=upper)
+    # upper is non-increasing without a running maximum: rounding is monotone, so the
+    # sequential sums of non-negative terms are monotone, and so are the products with
+    # positive constants, the sums with constants and the minima/maxima taken above
+    probs = np.empty(n)
+    np.subtract(upper[:-1], upper[1:], out=probs[:-1])
+    probs[-1] = upper[-1] - inf_mass
+    np.maximum(probs, 0.0, out=probs)
     losses = losses[f0:]
     return PmfArrays(losses, probs, float(inf_mass), d), worst
