@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fdpkit._numerics import json_safe
+from fdpkit._numerics import check_real, json_safe
 from fdpkit.convert.gdp import epsilon_for_delta, mu_for_epsilon_delta
 from fdpkit.convert.pure import mu_from_pure_epsilon, mu_rule_of_thumb
 
@@ -68,6 +68,9 @@ def recommend_mu(epsilon: float, delta: float | None = None) -> Recommendation:
     >>> round(r.value, 4), r.question
     (0.2681, 'μ for (ε = 1, δ = 1e-05)')
     """
+    epsilon = check_real("epsilon", epsilon, low=0.0, scalar=True)
+    if delta is not None:
+        delta = check_real("delta", delta, low=0.0, high=1.0, high_open=True, scalar=True)
     if delta is not None and delta > 0:
         mu = float(mu_for_epsilon_delta(epsilon, delta))
         rec = Reading("Gaussian mechanism with this (ε, δ)", mu,
@@ -109,6 +112,9 @@ def recommend_epsilon(mu: float, delta: float | None = None) -> Recommendation:
     >>> round(r.value, 3), r.recommended.semantics
     (4.377, 'ε at δ = 1e-05')
     """
+    mu = check_real("mu", mu, low=0.0, scalar=True)
+    if delta is not None:
+        delta = check_real("delta", delta, low=0.0, high=1.0, high_open=True, scalar=True)
     d = DEFAULT_DELTA if delta is None or delta == 0 else delta
     eps = float(epsilon_for_delta(mu, d))
     rec = Reading(f"ε at δ = {d:g}", eps,

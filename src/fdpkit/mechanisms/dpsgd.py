@@ -424,7 +424,7 @@ def dpsgd_schedule(phases: Sequence[Any], *, dataset_size: int | None = None, sa
     150
     """
     n, s, r, u = _common(dataset_size, sampling, relation, unit)
-    if isinstance(phases, (str, bytes)) or not isinstance(phases, Iterable):
+    if isinstance(phases, (str, bytes)) or not isinstance(phases, Iterable) or getattr(phases, "ndim", 1) == 0:
         raise ValueError(f"phases must be a list of phases, got {phases!r}")
     out = []
     for i, ph in enumerate(list(phases)):
@@ -463,7 +463,7 @@ def dpsgd_from_opacus_history(history: Sequence[Any], **kwargs: Any) -> DPSGD:
     >>> dpsgd_from_opacus_history([(1.1, 0.004, 1000), (1.1, 0.004, 500)]).steps
     1500
     """
-    if isinstance(history, (str, bytes, dict)) or not isinstance(history, Iterable):
+    if isinstance(history, (str, bytes, dict)) or not isinstance(history, Iterable) or getattr(history, "ndim", 1) == 0:
         raise ValueError(f"history must be a list of (noise_multiplier, sample_rate, steps), got {history!r}")
     rows = []
     for i, h in enumerate(list(history)):
