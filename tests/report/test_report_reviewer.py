@@ -39,13 +39,13 @@ def test_human_labels_and_no_dotted_keys(doc):
     inputs = doc.section("inputs").tables[0].rows
     labels = [r[0] for r in inputs]
     assert not any("inner." in lab or "." in lab.split(" ")[0] for lab in labels)
-    assert "noise standard deviation σ (Gaussian mechanism)" in labels and "repetitions (steps)" in labels
+    assert "noise multiplier σ" in labels and "steps" in labels and "sample rate q" in labels
 
 
 def test_sections_are_extensible(doc):
-    extra = doc.with_section(Section("Statement", ("A sentence.",), key="statement"))
+    extra = doc.with_section(Section("Audit", ("A sentence.",), key="extra"))
     keys = [s.key for s in extra.sections]
-    assert keys.index("statement") == keys.index("notes") - 1
+    assert keys.index("extra") == keys.index("notes") - 1
     assert extra.with_section(Section("First", key="x"), before="headline").sections[0].key == "x"
 
 

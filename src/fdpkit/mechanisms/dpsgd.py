@@ -72,8 +72,13 @@ SENSITIVITY = {"add-remove": 1.0, "zero-out": 1.0, "replace-one": 2.0}
 def _whole(name: str, value: Any, *, hint: str = "", low: int = 1, high: int | None = None) -> int:
     if isinstance(value, bool) or value is None:
         raise ValueError(f"{name} must be a whole number, got {value!r}")
+    if isinstance(value, (str, bytes)):
+        raise ValueError(f"{name} must be a whole number, got {value!r}{hint}")
     try:
         v = float(value)
+    except OverflowError:  # an int beyond float range: far above any bound
+        raise ValueError(f"{name} must be at most {high if high is not None else 'finite'}, got a "
+                         f"{len(str(value))}-digit number") from None
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a whole number, got {value!r}") from None
     if not math.isfinite(v) or v != int(v):
