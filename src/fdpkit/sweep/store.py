@@ -17,12 +17,12 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 import os
 import shutil
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from fdpkit._numerics import json_safe
 from fdpkit.sweep.grid import INPUT_COLUMNS
 
 FORMATS = ("csv", "parquet")
@@ -52,12 +52,6 @@ def check_output_path(path: str | os.PathLike) -> Path:
 def partial_dir(path: str | os.PathLike) -> Path:
     p = Path(path)
     return p.with_name(p.name + ".partial")
-
-
-def _jsonable(v: Any) -> Any:
-    if isinstance(v, float) and not math.isfinite(v):
-        return "inf" if v > 0 else ("-inf" if v < 0 else "nan")
-    return v
 
 
 def _from_json(v: Any) -> Any:
@@ -92,7 +86,7 @@ class Checkpoint:
         name = f"part-{os.getpid()}-{self._count:06d}.json"
         from fdpkit.report.render import write_atomic
 
-        data = json.dumps([{k: _jsonable(v) for k, v in r.items()} for r in rows], allow_nan=False)
+        data = json.dumps(json_safe([dict(r) for r in rows]), allow_nan=False)
         write_atomic(self.dir / name, data.encode())
 
     def clear(self) -> None:
