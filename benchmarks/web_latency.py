@@ -54,7 +54,8 @@ async def _light_batch(client: httpx.AsyncClient, n: int) -> list[float]:
 
 
 async def _run(url: str, n_light: int, n_heavy: int) -> None:
-    async with httpx.AsyncClient(base_url=url, timeout=600) as client:
+    pool = httpx.Limits(max_connections=200, max_keepalive_connections=50, keepalive_expiry=1.0)
+    async with httpx.AsyncClient(base_url=url, timeout=600, limits=pool) as client:
         await _light_batch(client, 2)  # warm both light workers
         idle = await _light_batch(client, n_light)
         heavy = [asyncio.create_task(client.post("/api/report", json=HEAVY)) for _ in range(n_heavy)]
