@@ -115,3 +115,23 @@ def test_propose_approve_release_alert_timeline(server, browser):
     assert "released" in page.inner_text("#release-state")
     assert page.locator("#report-pdf").count() == 1
     ctx.close()
+
+
+def test_ledger_pages_fit_a_phone(server, browser):
+    """Issue 15: no horizontal overflow at 375 px on the ledger's pages (wide tables scroll
+    inside their own box), with a release on record."""
+    ctx = browser.new_context(viewport={"width": 375, "height": 900})
+    page = ctx.new_page()
+    page.set_default_timeout(SLOW_MS)
+    _login(page, server, "ana")
+    page.fill("#title", "A release with a rather long title, to see the tables wrap on a phone")
+    page.fill("#mechanism", '{"kind": "gaussian", "sigma": 4}')
+    page.click("#propose-submit")
+    page.wait_for_selector("#release-state")
+    rid = page.url.rsplit("/", 1)[1]
+    for path in ("/ledger", "/ledger/d/census", f"/ledger/r/{rid}", "/ledger/history"):
+        page.goto(f"{server}{path}")
+        sw, vw = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+        assert sw <= vw, f"{path}: horizontal overflow, scrollWidth {sw} > viewport {vw}"
+        shot(page, "ledger-phone" + path.replace("/", "-"))
+    ctx.close()
