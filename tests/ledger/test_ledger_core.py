@@ -226,3 +226,20 @@ def test_default_url_uses_env_and_data_dir(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     assert resolve_url() == f"sqlite:///{tmp_path / 'data' / 'fdpkit' / 'ledger.sqlite'}"
     assert resolve_url("postgresql+psycopg://u@/db?host=/tmp") == "postgresql+psycopg://u@/db?host=/tmp"
+
+
+def test_ledger_pdf_footer_names_the_document(tmp_path):
+    """Issue 15: the ledger PDF's footer says what it is (not "privacy report")."""
+    import io
+
+    from pypdf import PdfReader
+
+    from fdpkit.ledger.timeline import ledger_document
+    from fdpkit.report import render_document
+
+    led = open_ledger(f"sqlite:///{tmp_path / 'l.sqlite'}")
+    led.add_dataset("census", unit="one person", user="admin")
+    text = "".join(p.extract_text() for p in PdfReader(io.BytesIO(render_document(
+        ledger_document(led, "census"), "pdf"))).pages)
+    led.close()
+    assert "fdpkit privacy-budget ledger report, page 1" in text and "privacy report," not in text

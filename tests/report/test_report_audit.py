@@ -40,6 +40,7 @@ def test_stand_alone_document_in_every_format(violated):
     pdf = PdfReader(io.BytesIO(render_document(doc, "pdf")))
     text = "".join(p.extract_text() for p in pdf.pages)
     assert "Audit" in text and "VIOLATION" in text
+    assert "fdpkit audit report, page 1" in text and "privacy report" not in text  # the footer names it
 
 
 def test_audit_appended_to_a_privacy_report(violated):

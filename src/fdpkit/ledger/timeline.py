@@ -186,5 +186,5 @@ def ledger_document(ledger: Ledger, dataset: str, bucket: str = "week") -> Repor
                 Section("Warnings", alerts or ("No threshold crossed.",)),
                 Section("Timeline", (), (tl,)), Section("Releases", (), (rel,)))
     return ReportDocument(f"Privacy-budget ledger: {dataset}", summary, sections, figures,
-                          json_safe(data))
+                          json_safe(data), kind="privacy-budget ledger report")
 

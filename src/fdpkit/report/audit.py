@@ -119,7 +119,7 @@ def build_audit_document(result: Any) -> ReportDocument:
     if result.violation:
         sections.append(Section("Warnings", (_WARNING.format(result.confidence),)))
     return ReportDocument(title, result.headline(), tuple(sections), (audit_figure(result),),
-                          {"audit": result.to_dict()})
+                          {"audit": result.to_dict()}, kind="audit report")
 
 
 def with_audit(document: ReportDocument, result: Any) -> ReportDocument:

@@ -75,6 +75,8 @@ class ReportDocument:
     figures: tuple[Figure, ...]
     data: dict[str, Any] = field(repr=False)  # the schema-versioned JSON form
     grade: Any = None  # fdpkit.risk.Grade of the certified curve, for colour and icon
+    #: what kind of document this is, for page footers ("fdpkit privacy report, page 2")
+    kind: str = "privacy report"
 
     def section(self, key: str) -> Section | None:
         """The section with this key (or title), else None."""

@@ -17,10 +17,16 @@ _FONT_DIR = Path(matplotlib.get_data_path()) / "fonts" / "ttf"
 
 
 class _PDF(FPDF):
+    """A4 pages whose footer names the document ("fdpkit audit report, page 2")."""
+
+    def __init__(self, kind: str = "privacy report", **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.kind = kind
+
     def footer(self) -> None:  # pragma: no cover - layout
         self.set_y(-12)
         self.set_font("DejaVu", size=8)
-        self.cell(0, 8, f"fdpkit privacy report, page {self.page_no()}", align="C")
+        self.cell(0, 8, f"fdpkit {self.kind}, page {self.page_no()}", align="C")
 
 
 #: Figure size (inches) in the PDF: two per A4 page at full text width, fonts legible.
@@ -58,7 +64,7 @@ def _section(pdf: FPDF, s) -> None:
 def render_pdf(doc: ReportDocument) -> bytes:
     """The report as PDF: left-aligned title and text, the headline and grade first, tables,
     then the plots two to a page, then the collapsed (technical) sections."""
-    pdf = _PDF(format="A4")
+    pdf = _PDF(doc.kind, format="A4")
     pdf.set_auto_page_break(True, margin=15)
     pdf.add_font("DejaVu", "", str(_FONT_DIR / "DejaVuSans.ttf"))
     pdf.add_font("DejaVu", "B", str(_FONT_DIR / "DejaVuSans-Bold.ttf"))
@@ -107,7 +113,7 @@ def render_pdf(doc: ReportDocument) -> bytes:
 def render_tables_pdf(title: str, tables: list[tuple[str, list[str], list[list[str]]]],
                       notes: list[str] = ()) -> bytes:
     """A small PDF of titled tables and notes (calculator exports)."""
-    pdf = _PDF(format="A4")
+    pdf = _PDF("calculator", format="A4")
     pdf.add_font("DejaVu", "", str(_FONT_DIR / "DejaVuSans.ttf"))
     pdf.add_font("DejaVu", "B", str(_FONT_DIR / "DejaVuSans-Bold.ttf"))
     pdf.set_title(title)
