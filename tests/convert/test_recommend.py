@@ -54,7 +54,7 @@ def test_composition_of_different_releases():
     from fdpkit.convert.classic import advanced_composition
     same = compose_releases([(0.1, 0.0)] * 10, 1e-5)
     assert same["advanced epsilon"] == pytest.approx(advanced_composition(10, 0.1, 0.0, 1e-5)[0], rel=CLOSED_FORM_RTOL)
-    assert "mu if every release is Gaussian (exact)" not in same  # pure releases: no Gaussian reading
+    assert "mu if every release is Gaussian (exact)" not in same  # pure releases: the Prop. 6.1 reading instead
 
 
 def test_parse_releases_and_calculator_warnings():
@@ -65,3 +65,35 @@ def test_parse_releases_and_calculator_warnings():
     assert any("δ = 0.5 is large" in w for w in res.warnings)
     res = calculate("composition", epsilon=0.2, delta=1e-6, k=50)
     assert "exact epsilon at the advanced delta (Gaussian DP)" in res.outputs
+
+
+def test_composition_gdp_answer_for_pure_and_mixed_releases():
+    """Every pure eps_i-DP mechanism is mu*(eps_i)-GDP (Gomez et al. Prop. 6.1), so pure and
+    mixed lists get a Gaussian-DP answer too: sqrt(sum mu_i^2), read at the advanced delta."""
+    from fdpkit.convert.classic import MIXED_MU, PURE_EPSILON, PURE_MU
+
+    pure = [(0.5, 0.0), (1.0, 0.0), (0.25, 0.0)]
+    mu_star = [2 * float(norm_isf(1 / (1 + math.exp(e)))) for e, _ in pure]  # the closed form of Prop. 6.1
+    out = compose_releases(pure, 1e-5)
+    assert out[PURE_MU] == pytest.approx(math.hypot(*mu_star), rel=CLOSED_FORM_RTOL)
+    assert out[PURE_EPSILON] == pytest.approx(float(fp.epsilon_for_delta(out[PURE_MU], 1e-5)), rel=CLOSED_FORM_RTOL)
+    mixed = compose_releases([(0.5, 1e-6), (1.0, 0.0)], 1e-5)
+    assert mixed[MIXED_MU] == pytest.approx(math.hypot(float(fp.mu_for_epsilon_delta(0.5, 1e-6)), mu_star[1]),
+                                            rel=CLOSED_FORM_RTOL)
+    # k identical pure releases: sqrt(k) mu*; beside basic and advanced, and flagged when looser
+    many = calculate("composition", epsilon=0.2, delta=0.0, k=50)
+    assert many.outputs[PURE_MU] == pytest.approx(math.sqrt(50) * float(fp.mu_from_pure_epsilon(0.2)),
+                                                  rel=CLOSED_FORM_RTOL)
+    assert many.outputs[PURE_EPSILON] < many.outputs["advanced epsilon"] < many.outputs["basic epsilon"]
+    few = calculate("composition", releases="0.5; 1; 0.25")
+    assert any("looser than basic composition" in w for w in few.warnings)
+
+
+def test_release_list_warns_about_what_it_uses():
+    """The list replaces epsilon, delta and k: an unused delta field is not warned about, the
+    listed deltas and epsilons are."""
+    res = calculate("composition", epsilon=1.0, delta=0.5, releases="0.5, 1e-6; 1, 1e-6")
+    assert not any("δ = 0.5" in w for w in res.warnings)
+    res = calculate("composition", releases="0.5, 0.01; 25, 0")
+    assert any("δ = 0.01 is large" in w for w in res.warnings) and any("ε = 25" in w for w in res.warnings)
+    assert calculate("laplace", epsilon=1.0, delta=0.5).warnings == ()  # delta is not a Laplace input

@@ -116,14 +116,19 @@ def compose_releases(releases: Any, delta_prime: float = 1e-5) -> dict[str, floa
     Basic: (sum eps_i, sum delta_i). Advanced (Dwork, Rothblum & Vadhan 2010, in its
     heterogeneous form): eps = sqrt(2 ln(1/delta') sum eps_i^2) + sum eps_i (e^eps_i - 1),
     delta = sum delta_i + delta'; with equal eps_i this is :func:`advanced_composition`.
-    When every delta_i > 0, the exact Gaussian-DP answer is added: if each release is a
-    Gaussian mechanism calibrated to its (eps_i, delta_i), it is mu_i-GDP with
-    mu_i = mu(eps_i, delta_i), the composition is sqrt(sum mu_i^2)-GDP (Dong et al. Cor. 3.3),
-    and its eps is read at the advanced total delta.
+    The Gaussian-DP answer is added beside them: a Gaussian mechanism calibrated to
+    (eps_i, delta_i) is mu_i-GDP with mu_i = mu(eps_i, delta_i) (Gomez et al. Table 3), every
+    pure eps_i-DP mechanism is mu_i-GDP with mu_i = mu*(eps_i) (Gomez et al. Prop. 6.1), the
+    composition is sqrt(sum mu_i^2)-GDP (Dong et al. Cor. 3.3), and its eps is read at the
+    advanced total delta. With only pure releases this holds for any mechanisms; a release
+    with delta_i > 0 is read as a Gaussian mechanism (any (eps, delta)-DP mechanism has no
+    finite mu).
 
     >>> out = compose_releases([(0.5, 0.0), (1.0, 0.0), (0.25, 0.0)])
     >>> out["basic epsilon"]
     1.75
+    >>> round(out[PURE_MU], 3)
+    1.416
     """
     items = [(float(check_scalar("epsilon", check_positive("epsilon", e, allow_zero=True))),
               float(check_scalar("delta", check_probability("delta", d)))) for e, d in list(releases)]
@@ -136,11 +141,30 @@ def compose_releases(releases: Any, delta_prime: float = 1e-5) -> dict[str, floa
     out["advanced epsilon"] = (math.sqrt(2.0 * math.log(1.0 / dp) * sum(e * e for e in eps))
                                + sum(e * math.expm1(e) if e < 700 else math.inf for e in eps))
     out["advanced delta"] = min(1.0, sum(dts) + dp)
-    if all(0 < d < 1 for d in dts) and out["advanced delta"] < 1:
-        mu = math.sqrt(sum(float(mu_for_epsilon_delta(e, d)) ** 2 for e, d in items))
-        out["mu if every release is Gaussian (exact)"] = mu
-        out["exact epsilon at the advanced delta (Gaussian DP)"] = float(epsilon_for_delta(mu, out["advanced delta"]))
+    if all(d < 1 for d in dts) and out["advanced delta"] < 1:
+        out.update(_gdp_total([(e, d) for e, d in items], out["advanced delta"]))
     return out
+
+
+#: Output names of the Gaussian-DP answer beside the classic composition totals.
+GAUSSIAN_MU = "mu if every release is Gaussian (exact)"
+GAUSSIAN_EPSILON = "exact epsilon at the advanced delta (Gaussian DP)"
+PURE_MU = "mu of any pure-epsilon releases (Gaussian DP, Gomez et al. Prop. 6.1)"
+PURE_EPSILON = "epsilon at the advanced delta from that mu (Gaussian DP)"
+MIXED_MU = "mu if every (epsilon, delta) release is Gaussian, pure ones any mechanism (Gaussian DP)"
+
+
+def _gdp_total(items: list[tuple[float, float]], delta: float) -> dict[str, float]:
+    """sqrt(sum mu_i^2) of the releases (see :func:`compose_releases`) and eps at ``delta``."""
+    from fdpkit.convert.pure import mu_from_pure_epsilon
+
+    mu = math.sqrt(sum((float(mu_for_epsilon_delta(e, d)) if d > 0 else float(mu_from_pure_epsilon(e))) ** 2
+                       for e, d in items))
+    if all(d > 0 for _, d in items):
+        names = (GAUSSIAN_MU, GAUSSIAN_EPSILON)
+    else:
+        names = (PURE_MU if all(d == 0 for _, d in items) else MIXED_MU, PURE_EPSILON)
+    return {names[0]: mu, names[1]: float(epsilon_for_delta(mu, delta))}
 
 
 def parse_releases(text: str) -> list[tuple[float, float]]:
@@ -196,9 +220,17 @@ def calculate(mode: str, *, sensitivity: float = 1.0, epsilon: float | None = No
     """See :func:`_calculate`; adds plausibility warnings (delta sanity, huge epsilon)."""
     res = _calculate(mode, sensitivity=sensitivity, epsilon=epsilon, delta=delta, scale=scale, sigma=sigma,
                      k=k, delta_prime=delta_prime, releases=releases)
+    if res.outputs.get(PURE_EPSILON, -math.inf) > res.outputs.get("basic epsilon", math.inf):
+        res = CalculatorResult(res.mode, res.inputs, res.outputs, res.warnings + (
+            "With few pure-ε releases the Gaussian-DP reading is looser than basic composition: use the basic "
+            "total (Gaussian DP pays off for many releases).",))
     rel = parse_releases(releases) if isinstance(releases, str) else list(releases or [])
-    extra = plausibility_warnings(epsilon=epsilon, delta=delta or None,
-                                  deltas=[d for _, d in rel if d > 0] + ([delta_prime] if mode == "composition" else []))
+    if mode == "composition" and rel:  # the list replaces epsilon, delta and k: warn about what is used
+        extra = plausibility_warnings(deltas=[d for _, d in rel if d > 0] + [delta_prime])
+        extra += [w for e, _ in rel for w in plausibility_warnings(epsilon=e)]
+    else:
+        extra = plausibility_warnings(epsilon=epsilon, delta=None if mode == "laplace" else (delta or None),
+                                      deltas=[delta_prime] if mode == "composition" else [])
     return CalculatorResult(res.mode, res.inputs, res.outputs, tuple(extra) + res.warnings)
 
 
@@ -282,8 +314,6 @@ def _calculate(mode: str, *, sensitivity: float = 1.0, epsilon: float | None = N
         exact = exact_gaussian_composition_epsilon(kk, s, sigma, ad)
         inputs["sigma (Gaussian releases)"] = sigma
         outputs["exact epsilon at the advanced delta (Gaussian DP)"] = exact
-    elif 0 < d < 1 and ad < 1:
-        mu = math.sqrt(kk) * float(mu_for_epsilon_delta(epsilon, d))
-        outputs["mu if every release is Gaussian (exact)"] = mu
-        outputs["exact epsilon at the advanced delta (Gaussian DP)"] = float(epsilon_for_delta(mu, ad))
+    elif d < 1 and ad < 1:
+        outputs.update(_gdp_total([(epsilon, d)] * kk, ad))
     return CalculatorResult(mode, inputs, outputs, tuple(warnings))
