@@ -46,6 +46,18 @@ def test_convert_heading_honours_delta():
     assert "μ for pure ε = 1: μ = 1.232" in r.output and "Other readings" in r.output
 
 
+
+def test_every_conversion_warns_about_implausible_inputs():
+    """mu > 10 ("did you mean epsilon?"), delta > 1e-3, epsilon > 20 warned (not refused) by
+    every convert command; delta may be typed as a percentage."""
+    r = run("convert", "mu-to-eps", "--mu", "12", "--delta", "0.001%")
+    assert r.exit_code == 0 and "Did you mean ε?" in r.output and "δ = 1e-05" in r.output
+    r = run("convert", "mu-to-delta", "--mu", "1", "--epsilon", "25", "--format", "json")
+    assert "ε = 25 gives essentially no protection" in json.loads(r.stdout)["warnings"][0]
+    r = run("convert", "eps-delta-to-mu", "--epsilon", "1", "--delta", "5%", "--format", "json")
+    d = json.loads(r.stdout)
+    assert d["delta"] == 0.05 and "δ = 0.05 is large" in d["warnings"][0]
+
 def test_plan_ends_in_noise_scale():
     r = run("plan", "utility-first", "--effect", "0.2", "--n", "100", "--sd", "0.25", "--alpha", "1%",
             "--max-relative-loss", "0.01", "--format", "json")

@@ -47,15 +47,28 @@ def convert_eps_to_mu(epsilon: float = typer.Option(..., help="Epsilon (pure DP,
     emit(payload, fmt, output, text)
 
 
+def _warned(warnings: list[str], text):
+    """The text renderer, with the plausibility warnings on stderr first."""
+    def show() -> None:
+        for w in warnings:
+            err.print(f"warning: {w}", soft_wrap=True)
+        text()
+    return show
+
+
 @convert_app.command("mu-to-eps")
 @guarded
 def convert_mu_to_eps(mu: float = typer.Option(...),
-                      delta: list[float] = typer.Option([1e-5, 1e-6, 1e-9], help="Repeat for several."),
+                      delta: list[str] = typer.Option(["1e-5", "1e-6", "1e-9"],
+                                                      help="Repeat for several (1e-5 or 0.001%)."),
                       fmt: str = typer.Option("text", "--format", "-f"), output: Optional[Path] = OutputOpt) -> None:
     """mu -> epsilon(delta) (Kulynych & Honkela Eq. 11, inverted)."""
-    rows = {f"delta = {d:g}": fp.epsilon_for_delta(mu, d) for d in delta}
-    payload = {"mu": mu, "epsilon_at_delta": [{"delta": d, "epsilon": fp.epsilon_for_delta(mu, d)} for d in delta]}
-    emit((payload), fmt, output, lambda: kv(f"epsilon(delta) for mu = {mu:g}", rows))
+    ds = [fraction_option(d, "delta") for d in delta]
+    warnings = fp.plausibility_warnings(mu=mu, deltas=ds)
+    rows = {f"ε at δ = {d:g}": fp.epsilon_for_delta(mu, d) for d in ds}
+    payload = {"mu": mu, "epsilon_at_delta": [{"delta": d, "epsilon": fp.epsilon_for_delta(mu, d)} for d in ds],
+               "warnings": warnings}
+    emit(payload, fmt, output, _warned(warnings, lambda: kv(f"ε at δ for μ = {mu:g}", rows)))
 
 
 @convert_app.command("mu-to-delta")
@@ -63,19 +76,24 @@ def convert_mu_to_eps(mu: float = typer.Option(...),
 def convert_mu_to_delta(mu: float = typer.Option(...), epsilon: list[float] = typer.Option([1.0]),
                         fmt: str = typer.Option("text", "--format", "-f"), output: Optional[Path] = OutputOpt) -> None:
     """mu -> delta(epsilon) (Kulynych & Honkela Eq. 11)."""
-    rows = {f"epsilon = {e:g}": fp.delta_for_epsilon(mu, e) for e in epsilon}
-    payload = {"mu": mu, "delta_at_epsilon": [{"epsilon": e, "delta": fp.delta_for_epsilon(mu, e)} for e in epsilon]}
-    emit((payload), fmt, output, lambda: kv(f"delta(epsilon) for mu = {mu:g}", rows))
+    warnings = fp.plausibility_warnings(mu=mu) + [w for e in epsilon for w in fp.plausibility_warnings(epsilon=e)]
+    rows = {f"δ at ε = {e:g}": fp.delta_for_epsilon(mu, e) for e in epsilon}
+    payload = {"mu": mu, "delta_at_epsilon": [{"epsilon": e, "delta": fp.delta_for_epsilon(mu, e)} for e in epsilon],
+               "warnings": warnings}
+    emit(payload, fmt, output, _warned(warnings, lambda: kv(f"δ at ε for μ = {mu:g}", rows)))
 
 
 @convert_app.command("eps-delta-to-mu")
 @guarded
-def convert_eps_delta_to_mu(epsilon: float = typer.Option(...), delta: float = typer.Option(...),
+def convert_eps_delta_to_mu(epsilon: float = typer.Option(...),
+                            delta: str = typer.Option(..., help="delta (1e-5 or 0.001%)."),
                             fmt: str = typer.Option("text", "--format", "-f"), output: Optional[Path] = OutputOpt) -> None:
     """(epsilon, delta) -> the largest mu whose GDP implies it (Gomez Table 3)."""
-    m = fp.mu_for_epsilon_delta(epsilon, delta)
-    emit(({"epsilon": epsilon, "delta": delta, "mu": m}), fmt, output,
-         lambda: kv(f"mu with the same delta at epsilon = {epsilon:g}", {f"delta = {delta:g}": m}))
+    d = fraction_option(delta, "delta")
+    warnings = fp.plausibility_warnings(epsilon=epsilon, delta=d)
+    m = fp.mu_for_epsilon_delta(epsilon, d)
+    emit({"epsilon": epsilon, "delta": d, "mu": m, "warnings": warnings}, fmt, output,
+         _warned(warnings, lambda: kv(f"μ with the same δ at ε = {epsilon:g}", {f"δ = {d:g}": m})))
 
 
 
