@@ -49,6 +49,19 @@ def test_api_risk_plausibility_warnings_and_notes(client):
     assert any("no protection" in w for w in r["warnings"])
 
 
+
+def test_risk_delta_at_least_one_over_n_is_warned(client):
+    """delta >= 1/n: the JSON twin and the form take the optional number of people n."""
+    r = client.post("/api/risk", json={"guarantee": "epsilon_delta", "epsilon": 1, "delta": 1e-4, "n": 50_000})
+    assert r.status_code == 200 and any("1/n" in w for w in r.json()["warnings"])
+    r = client.post("/api/risk", json={"guarantee": "epsilon_delta", "epsilon": 1, "delta": 1e-6, "n": 50_000})
+    assert r.json()["warnings"] == []
+    assert client.post("/api/risk", json={"guarantee": "mu", "mu": 1, "n": 0}).status_code == 422
+    page = client.post("/risk", data={"guarantee": "epsilon_delta", "epsilon": "1", "delta": "1e-4", "n": "50000"})
+    assert page.status_code == 200 and "1/n" in page.text
+    page = client.post("/risk", data={"guarantee": "epsilon_delta", "epsilon": "1", "delta": "1e-4", "n": "-3"})
+    assert "n (people in the data) must be a positive count" in page.text
+
 def test_api_plan_sigma_and_laplace_scale(client):
     r = client.post("/api/plan", json={"effect": 0.2, "n": 100, "sd": 0.25, "alpha": 0.01,
                                        "max_relative_loss": 0.01}).json()

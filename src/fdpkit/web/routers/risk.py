@@ -12,13 +12,13 @@ from fdpkit.web.common import render_page, run_light, FormErrors, api_error, fie
 from fdpkit.web.models import RiskRequest
 
 router = APIRouter()
-FIELDS = ("mu", "epsilon", "delta", "rho", "prior", "fpr", "guarantee")
+FIELDS = ("mu", "epsilon", "delta", "rho", "prior", "fpr", "guarantee", "n")
 SCALE = tuple(zip(LABELS, DEFINITIONS))
 
 
-def reading(guarantee: str, mu, epsilon, delta, prior: float, fpr: float, rho=None):
+def reading(guarantee: str, mu, epsilon, delta, prior: float, fpr: float, rho=None, n=None):
     """The library's reading (grade, sentences, warnings) and its curve."""
-    r = read_guarantee(guarantee, mu=mu, epsilon=epsilon, delta=delta, prior=prior, fpr=fpr, rho=rho)
+    r = read_guarantee(guarantee, mu=mu, epsilon=epsilon, delta=delta, prior=prior, fpr=fpr, rho=rho, n=n)
     return r.to_dict(), r.curve
 
 
@@ -36,6 +36,9 @@ async def risk_submit(request: Request):
     vals = {k: parse_float(form, k, errors, required=False) for k in ("mu", "epsilon", "delta", "rho")}
     prior = parse_float(form, "prior", errors, default=0.01, percent=True)
     fpr = parse_float(form, "fpr", errors, default=1e-3, percent=True)
+    n = parse_float(form, "n", errors, required=False)
+    if n is not None and not 0 < n <= 1e12:
+        errors["n"] = f"n (people in the data) must be a positive count, got {n:g}"
     result = figs = None
     if guarantee not in ("mu", "epsilon", "epsilon_delta", "zcdp"):
         errors["guarantee"] = f"guarantee must be mu, epsilon, epsilon_delta or zcdp, got {guarantee!r}"
@@ -44,7 +47,7 @@ async def risk_submit(request: Request):
             if fpr is not None and not 0 < fpr < 1:
                 raise ValueError(f"fpr must be in (0, 1), got {fpr!r}")
             result, curve = await run_light(reading, guarantee, vals["mu"], vals["epsilon"], vals["delta"], prior, fpr,
-                                            vals["rho"])
+                                            vals["rho"], n)
             figs = await run_light(risk_figures, curve, prior)
         except ValueError as exc:
             errors[field_of(str(exc), FIELDS)] = str(exc)
@@ -68,7 +71,7 @@ async def risk_api(body: RiskRequest) -> dict:
     """Attack-risk reading of mu-GDP, epsilon-DP, (epsilon, delta)-DP or rho-zCDP."""
     try:
         out, _ = await run_light(reading, body.guarantee, body.mu, body.epsilon, body.delta, body.prior, body.fpr,
-                                 body.rho)
+                                 body.rho, body.n)
         return finite(out)
     except ValueError as exc:
         return api_error(str(exc))
