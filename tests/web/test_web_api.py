@@ -171,11 +171,13 @@ def test_calibrate_page_and_json_twin(client):
     data = r.json()
     assert {"noise_multiplier", "mu", "epsilon", "tpr", "advantage", "posterior"} <= set(data)
     assert data["epsilon"] <= 3.0 and data["unknown"] == "noise_multiplier"
+    assert data["warnings"] == []  # delta 1e-5 < 1/1000
     form = {"target": "epsilon", "target_value": "3", "delta": "1e-5", "batch_size": "50", "dataset_size": "1000",
             "epochs": "2", "discretization": "1e-2", "sampling": "poisson", "relation": "add-remove", "unit": "example"}
     page = client.post("/calibrate", data=form)
     assert page.status_code == 200 and 'id="copy-statement"' in page.text
     assert f"{data['noise_multiplier']:.4g}" in page.text  # the same number as the JSON twin
+    assert 'id="grade"' in page.text and "What this grade means" in page.text  # the calibrated run, graded
     bad = client.post("/api/calibrate/dpsgd", json={**CAL, "delta": None})
     assert bad.status_code == 422 and "delta" in bad.json()["detail"]
     bad = client.post("/api/calibrate/dpsgd", json={**CAL, "sampling": "shuffled"})
@@ -194,3 +196,12 @@ def test_report_takes_the_training_setting(client):
     assert 'id="statement"' in page.text and 'data-copy="statement"' in page.text
     page = client.post("/report", data={"kind": "dpsgd", **{k: str(v) for k, v in body.items()}, "relation": "add-remove"})
     assert 'id="relation-error"' in page.text
+
+
+def test_calibrate_warns_about_delta_and_targets():
+    """delta >= 1/n (n = dataset size), a large delta, mu > 10: warned, not refused (issue 15)."""
+    from fdpkit.web.routers.calibrate import _warnings
+
+    assert "1/n" in _warnings({"epsilon": 3.0, "delta": 1e-4, "dataset_size": 60000})[0]
+    assert "Did you mean ε" in _warnings({"mu": 12.0, "delta": 1e-5, "dataset_size": 60000})[0]
+    assert _warnings({"mu": 1.0, "delta": 0.5, "dataset_size": 10}) == []  # delta only matters for an eps target

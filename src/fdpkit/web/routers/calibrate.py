@@ -32,6 +32,14 @@ def _check(kwargs: dict, limits: Limits) -> None:
                          f"got {kwargs['discretization']:g}")
 
 
+def _warnings(kwargs: dict) -> list[str]:
+    """Plausibility warnings of the target and the data size (delta >= 1/n), from the library."""
+    delta = kwargs.get("delta") if kwargs.get("epsilon") is not None else None
+    return fp.plausibility_warnings(epsilon=kwargs.get("epsilon"), mu=kwargs.get("mu"), delta=delta,
+                                    prior=kwargs.get("prior") if kwargs.get("posterior") is not None else None,
+                                    n=kwargs.get("dataset_size"))
+
+
 async def _calibrate(request: Request, kwargs: dict, with_report: bool):
     limits: Limits = request.app.state.limits
     _check(kwargs, limits)
@@ -65,6 +73,7 @@ async def calibrate_submit(request: Request):
     if nums["target_value"] is None and "target_value" not in errors:
         errors["target_value"] = f"target value is required: the largest {target} allowed"
     result = rep = None
+    warnings: list[str] = []
     if not errors:
         kwargs = {k: v for k, v in nums.items() if k != "target_value"}
         kwargs[target] = nums["target_value"]
@@ -72,13 +81,15 @@ async def calibrate_submit(request: Request):
         for c, options in CHOICES.items():
             kwargs[c] = form.get(c) or options[0]
         try:
+            warnings = _warnings(kwargs)
             result, rep = await _calibrate(request, kwargs, True)
         except ValueError as exc:
             name = field_of(str(exc), FIELDS)
             errors["target_value" if name == target else name] = str(exc)
     return page(request, "calibrate.html", {"values": values, "errors": errors, "choices": CHOICES, "targets": TARGETS,
                                              "result": result, "data": finite(result.to_dict()) if result else None,
-                                             "statement": rep.statement() if rep else None})
+                                             "statement": rep.statement() if rep else None,
+                                             "grade": rep.grade if rep else None, "warnings": warnings})
 
 
 @router.post("/api/calibrate/dpsgd", tags=["calibrate"])
@@ -88,7 +99,8 @@ async def calibrate_api(request: Request, body: CalibrateRequest):
     the solved value, the calibrated run's parameters and every achieved metric (always on
     the safe side of the target)."""
     try:
-        r, _ = await _calibrate(request, body.model_dump(), False)
-        return finite(r.to_dict())
+        kwargs = body.model_dump()
+        r, _ = await _calibrate(request, kwargs, False)
+        return finite({**r.to_dict(), "warnings": _warnings(kwargs)})
     except ValueError as exc:
         return api_error(str(exc))
