@@ -117,6 +117,12 @@ def test_only_inputs_that_apply(browser, live_server):
         pg.goto(f"{live_server}/calculator")
         pg.select_option("#mode", "laplace")
         assert pg.is_visible("#scale") and not pg.is_visible("#sigma") and not pg.is_visible("#releases")
+        pg.goto(f"{live_server}/report")  # radio buttons decide too: only what ran is asked for
+        assert pg.is_visible("#noise_multiplier") and not pg.is_visible("#mechanism") and not pg.is_visible("#sampling_n")
+        pg.check("input[name=kind][value=uniform-sampling]")
+        assert pg.is_visible("#sampling_n") and pg.is_disabled("#noise_multiplier") and not pg.is_visible("#discretization")
+        pg.check("input[name=kind][value=mechanism]")
+        assert pg.is_visible("#mechanism") and pg.is_visible("#discretization") and not pg.is_visible("#sampling_n")
         pg.goto(f"{live_server}/plan")
         checkbox = pg.locator("#blatant_disclosure_ok")
         pg.select_option("#guide", "privacy_first")

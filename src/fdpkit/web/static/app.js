@@ -4,8 +4,9 @@
   "use strict";
   var timer = null, started = 0;
 
+  /* a select, or a group of radio buttons (the checked one), decides which boxes apply */
   function applyWhen(root) {
-    (root || document).querySelectorAll("select[data-controls]").forEach(function (sel) {
+    (root || document).querySelectorAll("select[data-controls], input[type=radio][data-controls]:checked").forEach(function (sel) {
       var name = sel.getAttribute("data-controls");
       document.querySelectorAll("[data-when-" + name + "]").forEach(function (box) {
         var on = box.getAttribute("data-when-" + name).split(" ").indexOf(sel.value) >= 0;
@@ -45,7 +46,7 @@
   }
 
   document.addEventListener("change", function (e) {
-    if (e.target && e.target.matches && e.target.matches("select[data-controls]")) { applyWhen(); }
+    if (e.target && e.target.matches && e.target.matches("select[data-controls], input[type=radio][data-controls]")) { applyWhen(); }
   });
   document.addEventListener("submit", function (e) {
     /* plain form posts (no htmx) also show the indicator until the new page arrives */
