@@ -48,7 +48,7 @@ def audit_roc(ax, result: Any):
                   label=f"certified ({c.curve_bound}), μ = {fmt(c.mu)}")
     if result.mu_lower > 0:
         ax.loglog(grid, np.maximum(GaussianCurve(result.mu_lower).tpr(grid), _FLOOR), "--", color="C3",
-                  label=f"G_μ at the lower bound μ = {fmt(result.mu_lower)}")
+                  label=f"$G_\\mu$ at the lower bound μ = {fmt(result.mu_lower)}")
     ax.loglog(grid, grid, ":", color="grey", label="TPR = FPR (random guess)")
     lo = max(_FLOOR, min(float(np.min(p.fpr_upper)), 1.0) / 10)
     ax.set_xlim(lo, 1.5)
