@@ -170,3 +170,34 @@ def test_every_nav_page_fits(browser, live_server, size):
             assert pg.locator("nav[aria-label=Main]").count() == 1
     finally:
         ctx.close()
+
+
+#: Pages whose results are wide tables: (page, fields to fill, radio to check, submit button), small inputs.
+RESULT_PAGES = {
+    "sweep": ({"#noise_multiplier": "2, 4", "#sample_rate": "0.01", "#steps": "10", "#delta": "1e-5"}, None,
+              "#submit-map"),
+    "calibrate": ({"#target_value": "3", "#batch_size": "50", "#dataset_size": "1000", "#epochs": "1",
+                   "#discretization": "0.01"}, None, "#submit"),
+    "audit": ({"#true_positives": "40, 70", "#false_positives": "2, 10", "#n_members": "100",
+               "#n_nonmembers": "100", "#mechanism": '{"kind": "gaussian", "sigma": 1}'}, "#mode-counts", "#submit"),
+}
+
+
+@pytest.mark.parametrize("name", list(RESULT_PAGES))
+def test_result_pages_fit_a_phone(browser, live_server, name):
+    """Sweep, Calibrate and Audit with their results (wide tables) at 375 px: no overflow."""
+    fields, radio, button = RESULT_PAGES[name]
+    ctx, pg = _page(browser, WIDTHS["phone"])
+    try:
+        pg.goto(f"{live_server}/{name}")
+        if radio:
+            pg.check(radio)
+        for sel, v in fields.items():
+            pg.fill(sel, v)
+        pg.click(button)
+        pg.wait_for_selector("#results", timeout=90_000)
+        _no_overflow(pg)
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        pg.screenshot(path=str(SHOTS / f"{name}-result-phone.png"), full_page=True)
+    finally:
+        ctx.close()
