@@ -194,6 +194,8 @@ def test_report_takes_the_training_setting(client):
     assert "replace-one" in d["paper_statement"]
     page = client.post("/report", data={"kind": "dpsgd", **{k: str(v) for k, v in body.items()}})
     assert 'id="statement"' in page.text and 'data-copy="statement"' in page.text
+    assert page.text.count("Statement for the paper") == 1  # the card only, not the section again
+    assert "What the guarantee is about" in page.text
     page = client.post("/report", data={"kind": "dpsgd", **{k: str(v) for k, v in body.items()}, "relation": "add-remove"})
     assert 'id="relation-error"' in page.text
 

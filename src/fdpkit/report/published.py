@@ -55,11 +55,18 @@ PUBLISHED: tuple[Reference, ...] = tuple(sorted((
 ), key=lambda r: r.mu))
 
 
+def _named(r: Reference) -> str:
+    """The reference with its mu in one pair of brackets: "run (noise 9.4, 2000 steps; μ = 1.567)"."""
+    if r.name.endswith(")"):
+        return f"{r.name[:-1]}; μ = {r.mu:.4g})"
+    return f"{r.name} (μ = {r.mu:.4g})"
+
+
 def place_among(mu: float, references: tuple[Reference, ...] = PUBLISHED) -> str:
     """One sentence placing ``mu`` among published settings (smaller mu = more private).
 
     >>> place_among(1.4)
-    'μ = 1.4 lies between randomized response at ε = 1 (μ = 1.232) and De et al. headline CIFAR-10 run at ε = 8 (noise 9.4, 2000 steps) (μ = 1.567).'
+    'μ = 1.4 lies between randomized response at ε = 1 (μ = 1.232) and De et al. headline CIFAR-10 run at ε = 8 (noise 9.4, 2000 steps; μ = 1.567).'
     >>> place_among(0.1)[:59]
     'μ = 0.1 is more private than every published setting listed'
     """
@@ -71,10 +78,10 @@ def place_among(mu: float, references: tuple[Reference, ...] = PUBLISHED) -> str
             return f"μ = {mu:.4g} matches {r.name} (μ = {r.mu:.4g}; {r.source})."
     if mu < refs[0].mu:
         return (f"μ = {mu:.4g} is more private than every published setting listed here; the most private is "
-                f"{refs[0].name} (μ = {refs[0].mu:.4g}).")
+                f"{_named(refs[0])}.")
     if mu > refs[-1].mu:
         return (f"μ = {mu:.4g} is less private than every published setting listed here, including "
-                f"{refs[-1].name} (μ = {refs[-1].mu:.4g}).")
+                f"{_named(refs[-1])}.")
     lo = max((r for r in refs if r.mu < mu), key=lambda r: r.mu)
     hi = min((r for r in refs if r.mu > mu), key=lambda r: r.mu)
-    return f"μ = {mu:.4g} lies between {lo.name} (μ = {lo.mu:.4g}) and {hi.name} (μ = {hi.mu:.4g})."
+    return f"μ = {mu:.4g} lies between {_named(lo)} and {_named(hi)}."

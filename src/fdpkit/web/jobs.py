@@ -22,6 +22,14 @@ def prepare(spec: Any, discretization: float, budget: CostBudget | None) -> tupl
     return mech, cost.work
 
 
+def _on_page(section: Any) -> Any:
+    """The report page shows the paper statement in its own card (with a copy button) near
+    the top: the statement section keeps only its tables, not the heading and text again."""
+    if section.key == "statement" and section.tables:
+        return dataclasses.replace(section, title=section.tables[0].title, paragraphs=())
+    return section
+
+
 def report_job(mech: Mechanism, discretization: float, fmt: str, budget: CostBudget | None) -> Any:
     """The privacy report of ``mech`` as the API's JSON-ready dict (``fmt="dict"``), a
     rendered document (json, csv, md, html, pdf: bytes) or the pieces of the report page
@@ -36,7 +44,8 @@ def report_job(mech: Mechanism, discretization: float, fmt: str, budget: CostBud
         from fdpkit.report.figures import svg_inline
         from fdpkit.report.render import section_html
 
-        tables = [section_html(s) for s in doc.sections if not s.collapsed and s.key not in ("headline", "warnings")]
+        tables = [section_html(_on_page(s)) for s in doc.sections
+                  if not s.collapsed and s.key not in ("headline", "warnings")]
         figures = [(f.caption, svg_inline(f.draw, title=f.caption)) for f in doc.figures]
         details = [section_html(s) for s in doc.sections if s.collapsed]
         return {"doc": dataclasses.replace(doc, figures=()), "tables": tables, "figures": figures,
