@@ -57,6 +57,7 @@ def test_html_headline_collapsed_notes_and_all_plots(doc):
     assert html.count("<figure") == len(doc.figures) >= 4 and html.count("<title>") >= len(doc.figures) + 1
     assert "G_μ" not in html.replace("G<sub>μ</sub>", "") and "G_mu" not in html
     assert html.count(">Inputs</h") == 1  # no duplicated heading
+    assert html.count("What this grade means") == 1
 
 
 @pytest.mark.skipif(shutil.which("pdftoppm") is None, reason="pdftoppm (poppler-utils) not installed")
@@ -77,6 +78,9 @@ def test_pdf_pages_text_and_layout(doc, tmp_path):
     assert "Technical notes" in pages[-1] and "Technical notes" not in "\n".join(pages[:-1])
     assert "G_μ" not in text and "G_mu" not in text and "inner.inner" not in text
     assert len(re.findall(r"^Guarantee$", text, flags=re.M)) == 1  # no duplicated heading
+    assert text.count("What this grade means") == 1  # the grade box, not its definition again
+    assert "mu-GDP" not in pages[0] and ">=" not in pages[0]  # symbols, not ASCII names
+    assert "fdpkit privacy report, page 1" in pages[0]
     subprocess.run(["pdftoppm", "-png", "-r", str(PDF_DPI), str(path), str(tmp_path / "page")], check=True)
     pngs = sorted(tmp_path.glob("page*.png"))
     assert len(pngs) == len(pages) and all(p.stat().st_size > 1000 for p in pngs)

@@ -82,6 +82,17 @@ class ReportDocument:
         """The section with this key (or title), else None."""
         return next((s for s in self.sections if s.key == key or s.title == key), None)
 
+    def for_grade_box(self) -> "ReportDocument":
+        """A copy for renderers that draw the grade as a box with its definition (HTML, PDF):
+        the headline's "Protection: ..." sentence, which says the same, is left out."""
+        from dataclasses import replace
+
+        if self.grade is None:
+            return self
+        return replace(self, sections=tuple(
+            replace(s, paragraphs=tuple(p for p in s.paragraphs if not p.startswith("Protection: ")))
+            if s.key == "headline" else s for s in self.sections))
+
     def with_section(self, section: Section, *, before: str | None = None) -> "ReportDocument":
         """A copy with ``section`` added (before the section keyed ``before``, else before the
         collapsed sections at the end)."""
@@ -112,6 +123,7 @@ def _symbols(text: str) -> str:
     becomes G_μ, which HTML renders with a subscript and PDF as Gμ."""
     import re
 
+    text = text.replace(" >= ", " ≥ ").replace(" <= ", " ≤ ")
     text = re.sub(r"\bG_mu\b", "G_μ", text)
     text = re.sub(r"\bmu-GDP\b", "μ-GDP", text)
     text = re.sub(r"\bmu\b", "μ", text)
@@ -177,7 +189,7 @@ def build_document(report: PrivacyReport) -> ReportDocument:
             ("protection grade", f"{g.icon} {g.label} (level {g.level} of 0–3)"),
         ),
     )
-    glance = Section("At a glance", (f"Protection: {g.label}. {g.definition}", placement, report.verdict),
+    glance = Section("At a glance", (f"Protection: {g.label}. {g.definition}", placement, _symbols(report.verdict)),
                      (headline,), key="headline")
     fit_table = Table(
         "Tight μ-GDP fit",
@@ -185,7 +197,7 @@ def build_document(report: PrivacyReport) -> ReportDocument:
         (
             ("μ (tight, pessimistic)", mu_text),
             ("regret Δ", fmt(fit.regret)),
-            ("verdict", report.verdict),
+            ("verdict", _symbols(report.verdict)),
             ("FPR range", "all FPR in [0, 1]" if fit.alpha_min == 0 else
              f"attacks with FPR and FNR ≥ {fmt(fit.alpha_min)}"),
             ("τ (left out by the range)", fmt(fit.tau)),

@@ -64,6 +64,7 @@ def _section(pdf: FPDF, s) -> None:
 def render_pdf(doc: ReportDocument) -> bytes:
     """The report as PDF: left-aligned title and text, the headline and grade first, tables,
     then the plots two to a page, then the collapsed (technical) sections."""
+    doc = doc.for_grade_box()
     pdf = _PDF(doc.kind, format="A4")
     pdf.set_auto_page_break(True, margin=15)
     pdf.add_font("DejaVu", "", str(_FONT_DIR / "DejaVuSans.ttf"))

@@ -152,6 +152,7 @@ def table_html(t: Table, *, heading: bool = True) -> str:
 
 def to_html(doc: ReportDocument, *, figures: bool = True) -> str:
     """A self-contained HTML page: inline CSS and inline SVG, no external assets."""
+    doc = doc.for_grade_box()
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         "<meta name='viewport' content='width=device-width, initial-scale=1'>",
