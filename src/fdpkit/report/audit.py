@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from fdpkit.report.model import Figure, ReportDocument, Section, Table, fmt
+from fdpkit.report.model import Figure, ReportDocument, Section, Table, _symbols, fmt
 
 #: Confidence boxes drawn at most (spread over the bounded thresholds).
 MAX_BOXES = 40
@@ -70,7 +70,7 @@ def audit_tables(result: Any) -> tuple[Table, ...]:
         ("best threshold: FPR ≤ / TPR ≥", f"{fmt(best['fpr_upper'])} / {fmt(best['tpr_lower'])}"),
         ("best threshold: counts", f"FP {best['false_positives']:,} of {best['nonmembers']:,}, "
                                    f"TP {best['true_positives']:,} of {best['members']:,}"),
-        ("bounds", result.correction),
+        ("bounds", _symbols(result.correction)),
     ]
     if result.certified is not None:
         c = result.certified
@@ -102,7 +102,7 @@ def audit_tables(result: Any) -> tuple[Table, ...]:
 
 def audit_section(result: Any) -> Section:
     """The "Audit" section: the verdict, how the bounds were made, and the tables."""
-    return Section("Audit", (result.verdict,), audit_tables(result))
+    return Section("Audit", (_symbols(result.verdict),), audit_tables(result))
 
 
 def audit_figure(result: Any) -> Figure:
