@@ -109,3 +109,28 @@ def test_pages_have_landmarks_and_live_region(client):
         html = client.get(path).text
         assert '<nav aria-label="Main">' in html and 'aria-live="polite"' in html and 'id="progress"' in html
         assert '/static/app.js' in html
+
+
+#: The seed papers' figures (issue 15, item 5) on the pages: (page, form, a phrase of the plot's caption).
+PAGE_FIGURES = [
+    ("convert", {"epsilon": "1", "delta": ""}, "μ against pure ε under each semantics"),
+    ("risk", {"guarantee": "mu", "mu": "1"}, "precision against recall"),
+    ("risk", {"guarantee": "mu", "mu": "1"}, "Posterior after a positive attack against the attack's FPR"),
+    ("plan", {"guide": "utility_first", "effect": "0.2", "n": "100", "sd": "0.25", "alpha": "0.01",
+              "max_relative_loss": "0.01"}, "Power against the true shift of the mean"),
+    ("plan", {"guide": "utility_first", "effect": "0.2", "n": "100", "sd": "0.25", "alpha": "0.01",
+              "max_relative_loss": "0.01"}, "ROC of the planned test under DP noise"),
+    ("calculator", {"mode": "gaussian", "sensitivity": "1", "epsilon": "1", "delta": "1e-5"},
+     "ε against the noise scale"),
+    ("report", {"kind": "mechanism", "mechanism": '{"kind": "gaussian", "sigma": 2}', "discretization": "0.01"},
+     "on a log FPR axis"),
+]
+
+
+@pytest.mark.parametrize("page,form,caption", PAGE_FIGURES)
+def test_each_new_figure_is_on_its_page(client, page, form, caption):
+    r = client.post(f"/{page}", data=form)
+    assert r.status_code == 200 and 'id="results"' in r.text
+    text = r.text.replace("&#39;", "'")  # captions are HTML-escaped
+    assert caption in text, caption
+    assert "<svg" in text and 'role="img"' in text
