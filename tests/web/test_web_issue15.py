@@ -62,6 +62,13 @@ def test_risk_delta_at_least_one_over_n_is_warned(client):
     page = client.post("/risk", data={"guarantee": "epsilon_delta", "epsilon": "1", "delta": "1e-4", "n": "-3"})
     assert "n (people in the data) must be a positive count" in page.text
 
+
+def test_api_percent_string_is_refused_with_the_number_to_send(client):
+    r = client.post("/api/risk", json={"guarantee": "mu", "mu": 1, "prior": "5%"})
+    assert r.status_code == 422 and "send 0.05 for 5%" in r.json()["detail"]
+    page = client.post("/risk", data={"guarantee": "mu", "mu": "1", "prior": "5%"})  # forms take it
+    assert 'id="results"' in page.text and "0.05" in page.text
+
 def test_api_plan_sigma_and_laplace_scale(client):
     r = client.post("/api/plan", json={"effect": 0.2, "n": 100, "sd": 0.25, "alpha": 0.01,
                                        "max_relative_loss": 0.01}).json()

@@ -64,6 +64,16 @@ async def _lifespan(app: FastAPI):
         pool.close()
 
 
+def _percent_hint(value) -> str:
+    """JSON numbers are numbers: a probability sent as "5%" is refused with the number to send."""
+    if isinstance(value, str) and value.strip().endswith("%"):
+        try:
+            return f"; JSON takes numbers: send {float(value.strip()[:-1]) / 100:g} for {value.strip()}"
+        except ValueError:
+            return ""
+    return ""
+
+
 def create_app(limits: Limits | None = None, ledger_url: str | None = None) -> FastAPI:
     """Build the web application (``fdpkit serve`` runs it with
     :func:`fdpkit.web.server.server_config`: request deadline, keep-alive, connection cap).
@@ -93,7 +103,8 @@ def create_app(limits: Limits | None = None, ledger_url: str | None = None) -> F
         parts = []
         for err in exc.errors():
             loc = ".".join(str(x) for x in err.get("loc", ()) if x != "body")
-            parts.append(f"{loc}: {err.get('msg')}" if loc else str(err.get("msg")))
+            msg = str(err.get("msg")) + _percent_hint(err.get("input"))
+            parts.append(f"{loc}: {msg}" if loc else msg)
         errors = [{"loc": [str(x) for x in e.get("loc", ())], "msg": str(e.get("msg")),
                    "type": str(e.get("type"))} for e in exc.errors()]  # no raw input: it may be bytes
         return JSONResponse({"detail": "; ".join(parts) or "invalid request", "errors": errors},
