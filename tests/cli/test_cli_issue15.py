@@ -88,3 +88,10 @@ def test_busy_port_gives_one_clear_line():
     assert r.returncode == 2
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "already in use" in lines[0] and "Traceback" not in r.stderr
+
+
+def test_calibrate_warns_when_delta_is_not_below_one_over_n():
+    r = run("calibrate", "dpsgd", "--epsilon", "3", "--delta", "0.01", "--batch-size", "50", "--dataset-size", "1000",
+            "--epochs", "1", "--discretization", "1e-2", "--format", "json")
+    assert r.exit_code == 0, r.output
+    assert any("1/n" in w for w in json.loads(r.stdout)["warnings"])

@@ -9,7 +9,7 @@ import typer
 
 import fdpkit as fp
 from fdpkit.cli import _dpsgd as _dp
-from fdpkit.cli._common import DiscOpt, OutputOpt, emit, guarded, kv, working
+from fdpkit.cli._common import DiscOpt, OutputOpt, emit, err, guarded, kv, working
 
 calibrate_app = typer.Typer(help="Solve DP-SGD for one unknown to meet a privacy target.", no_args_is_help=True)
 
@@ -57,4 +57,12 @@ def calibrate_dpsgd_cmd(
             f"achieved TPR at FPR={a['fpr']:g}": a["tpr"], "achieved advantage": a["advantage"],
             f"achieved posterior (prior {a['prior']:g})": a["posterior"], "converged": str(r.converged),
             "accounting runs (full / coarse)": f"{r.evaluations} / {r.coarse_evaluations}"}
-    emit(r.to_dict(), fmt, output, lambda: kv(f"DP-SGD calibrated for {r.unknown}", rows))
+    warnings = fp.plausibility_warnings(mu=mu, epsilon=epsilon, delta=delta if epsilon is not None else None,
+                                        prior=prior if posterior is not None else None, n=dataset_size)
+
+    def text() -> None:
+        for w in warnings:
+            err.print(f"warning: {w}", soft_wrap=True)
+        kv(f"DP-SGD calibrated for {r.unknown}", rows)
+
+    emit({**r.to_dict(), "warnings": warnings}, fmt, output, text)
