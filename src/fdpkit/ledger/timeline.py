@@ -161,8 +161,8 @@ def ledger_document(ledger: Ledger, dataset: str, bucket: str = "week") -> Repor
     status = ledger.status(dataset)
     r = status.released
     rows = timeline(ledger, dataset, bucket)
-    summary = (f"Dataset {dataset} (privacy unit: {status.dataset.unit}): {r.count} released releases "
-               f"compose to μ = {fmt(r.mu)} (regret {fmt(r.regret)}), ε = {fmt(r.epsilon)} at δ = {DELTA_REF:g}; "
+    summary = (f"Dataset {dataset} (privacy unit: {status.dataset.unit}): {r.count} released "
+               f"{'release composes' if r.count == 1 else 'releases compose'} to μ = {fmt(r.mu)} (regret {fmt(r.regret)}), ε = {fmt(r.epsilon)} at δ = {DELTA_REF:g}; "
                f"adding up each release's ε would claim {fmt(r.epsilon_sum)} at δ = {fmt(r.delta_sum)}.")
     total = Table("Running total", ("quantity", "released", "released + approved"), (
         ("releases", str(r.count), str(status.with_approved.count)),
