@@ -171,7 +171,7 @@ def privacy_first(*, blatant_disclosure_ok: bool, high_confidence_ok: bool,
         attack_power(lap, fpr) if lap else 1.0, relative_risk(lap) if lap else math.inf,
         "b", analysis.laplace_scale(eps_i) if analysis else None, k, eps_i))
     if analysis is not None and analysis.groups == 2:
-        notes.append("Two groups: each group's statistic gets the noise below (each person is in one group); "
+        notes.append("Two groups: each group's statistic gets the planned noise (each person is in one group); "
                      "the Laplace option's power is exact for the difference of two Laplace noises.")
     if k > 1:
         notes.append(f"{k} tests about the same people share the budget: the Gaussian option's μ is the total, "
@@ -301,12 +301,16 @@ def noise_sentences(plan: "PrivacyFirstPlan | UtilityFirstPlan") -> list[str]:
         for o in plan.options:
             if o.noise_scale is None:
                 continue
+            sym = "μ" if o.noise_parameter == "sigma" else "ε"
+            value = (f"{sym} = {o.value_per_test:.4g} per test, {o.value:.4g} in total" if o.tests > 1
+                     else f"{sym} = {o.value:.4g}")
+            per = " in each test" if o.tests > 1 else ""
             if o.noise_parameter == "sigma":
-                out.append(f"Gaussian mechanism: add noise with sd σ = {o.noise_scale:.4g} to {what}{groups} "
-                           f"(μ = {o.value:.4g}).")
+                out.append(f"Gaussian mechanism: add noise with sd σ = {o.noise_scale:.4g} to {what}{groups}{per} "
+                           f"({value}).")
             else:
-                out.append(f"Laplace mechanism: add noise with scale b = {o.noise_scale:.4g} to {what}{groups} "
-                           f"(ε = {o.value:.4g}; sd √2·b = {math.sqrt(2) * o.noise_scale:.4g}).")
+                out.append(f"Laplace mechanism: add noise with scale b = {o.noise_scale:.4g} to {what}{groups}{per} "
+                           f"({value}; sd √2·b = {math.sqrt(2) * o.noise_scale:.4g}).")
     if a.tests > 1:
         if isinstance(plan, UtilityFirstPlan):
             out.append(f"With {a.tests} tests about the same people, each release gets this noise and together "

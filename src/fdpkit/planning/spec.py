@@ -91,6 +91,8 @@ class ZTestSpec:
             raise ValueError(f"sd must be >= 0, got {self.sd!r}")
         if self.statistic != "mean" and self.data_range != 1.0:
             raise ValueError(f"data_range must be 1 for a {self.statistic} (yes/no values), got {self.data_range!r}")
+        if isinstance(self.tests, bool) or not isinstance(self.tests, int) or self.tests < 1:
+            raise ValueError(f"tests must be a positive integer, got {self.tests!r}")
         adjusted_alpha(self.alpha, self.tests, self.correction)
         # validate all numbers once through the power function
         if self.sd > 0:
@@ -129,9 +131,8 @@ class ZTestSpec:
     def laplace_method(self) -> str:
         """How :meth:`laplace_power` is computed, in words."""
         if self.groups == 1:
-            return "exact: normal-Laplace convolution (closed form)"
-        return ("exact: normal + difference-of-two-Laplace convolution (closed form, or Gauss-Laguerre "
-                "quadrature where the sampling sd dominates)")
+            return "exact (normal-Laplace convolution, closed form)"
+        return "exact (normal + two-Laplace difference; closed form or Gauss-Laguerre quadrature)"
 
     def mu_per_test(self, mu_total: float) -> float:
         """Each test's share of a total GDP budget: mu / sqrt(tests) (Dong et al. Cor. 3.3)."""
