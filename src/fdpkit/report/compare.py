@@ -79,10 +79,15 @@ class CurveComparison:
         return {c.label: c.curve for c in self.curves}
 
     def draw(self, ax):
-        """All curves on ``ax`` with the 1 - alpha diagonal and a legend."""
+        """All curves on ``ax`` with the 1 - alpha diagonal and a legend below the axes (up to
+        eight labels stay legible and never hide a curve)."""
         from fdpkit.report import plots
 
-        return plots.tradeoff(ax, self.mapping())
+        plots.tradeoff(ax, self.mapping())
+        handles, labels = ax.get_legend_handles_labels()
+        ax.get_legend().remove()
+        ax.figure.legend(handles, labels, loc="outside lower center", fontsize="small", frameon=False)
+        return ax
 
     def summary(self, fprs: Sequence[float] = (1e-3, 0.1)) -> list[dict]:
         """Per curve: label, kind, bound and the best attack's TPR = 1 - beta at each FPR."""

@@ -34,7 +34,7 @@ def _context(values: dict, errors: dict, result=None, figure=None) -> dict:
 def build(entries: list[dict], points: int | None = None):
     """The comparison (library), its SVG with an accessible name, and its data."""
     cmp = compare_guarantees(entries)
-    svg = svg_inline(cmp.draw, title=cmp.title, size=(6.0, 5.0))
+    svg = svg_inline(cmp.draw, title=cmp.title, size=(5.5, 5.5 + 0.22 * len(cmp.curves)))
     return cmp.to_dict(points or 101), svg
 
 
