@@ -89,19 +89,53 @@ def test_compare_page_plots_several_curves(browser, live_server, size):
         pg.click("#more-curves summary")
         pg.select_option("#kind_5", "epsilon")
         pg.fill("#value_5", "0.5")
+        # and a mechanism's own curve, accounted in a worker process
+        pg.click("#mechanism-curve summary")
+        pg.fill("#mechanism", '{"kind": "repeated", "inner": {"kind": "laplace", "scale": 2}, "times": 3}')
         pg.click("#submit")
         pg.wait_for_selector("#results", timeout=60_000)
         pg.wait_for_function("document.getElementById('live').textContent.length > 0")
         assert pg.evaluate("document.activeElement.id") == "results"
-        assert pg.inner_text("#live").startswith("Result: 5 trade-off curves")
+        assert pg.inner_text("#live").startswith("Result: 6 trade-off curves")
         svg = pg.locator("#compare-figure svg")
         name = svg.get_attribute("aria-label")
         assert svg.get_attribute("role") == "img" and name.startswith("Trade-off curves: μ = 1 GDP")
         assert "(ε, δ) = (1, 1e-05)" in name and "pure ε = 0.5" in name
         assert pg.locator("#compare-figure svg > title").first.text_content() == name
-        assert pg.locator("#compare-table tbody tr").count() == 5
+        assert pg.locator("#compare-table tbody tr").count() == 6
+        assert "lower" in pg.inner_text("#compare-table")
         _no_overflow(pg)
         SHOTS.mkdir(parents=True, exist_ok=True)
         pg.screenshot(path=str(SHOTS / f"compare-{size}.png"), full_page=True)
     finally:
         ctx.close()
+
+
+# ----------------------------------------------------------------------------- mechanism specs
+def test_api_compare_mechanism_is_accounted_as_a_lower_bound(client):
+    body = {"curves": [{"kind": "mechanism", "spec": {"kind": "repeated", "inner": {"kind": "laplace", "scale": 2},
+                                                      "times": 3}},
+                       {"kind": "epsilon", "epsilon": 1.5}], "points": 51, "discretization": 1e-3}
+    r = client.post("/api/compare", json=body)
+    assert r.status_code == 200, r.text
+    mech, worst = r.json()["curves"]
+    assert mech["kind"] == "mechanism" and mech["bound"] == "lower"
+    # 3 Laplace releases at epsilon 1/2 are 1.5-DP: their (lower-bound) curve lies above f_{1.5,0}
+    assert all(m >= w - 1e-9 for m, w in zip(mech["beta"], worst["beta"]))
+
+
+@pytest.mark.parametrize("spec,field", [({"kind": "laplace"}, "curves[0].spec"),
+                                        ({"kind": "gaussian", "sigma": 0.01}, "noise"),
+                                        ({"kind": "repeated", "inner": {"kind": "gaussian", "sigma": 1},
+                                          "times": 10**7}, "steps")])
+def test_api_compare_mechanism_limits_are_422(client, spec, field):
+    r = client.post("/api/compare", json={"curves": [{"kind": "mechanism", "spec": spec}]})
+    assert r.status_code == 422 and field in r.text
+
+
+def test_page_mechanism_curve_and_errors(client):
+    r = client.post("/compare", data={"kind_1": "mu", "value_1": "1",
+                                      "mechanism": '{"kind": "laplace", "scale": 1}', "discretization": "0.001"})
+    assert r.status_code == 200 and 'id="results"' in r.text and "Laplace(scale=1.0" in r.text
+    r = client.post("/compare", data={"kind_1": "mu", "value_1": "1", "mechanism": "{not json"})
+    assert 'id="mechanism-error"' in r.text

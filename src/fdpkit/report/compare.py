@@ -10,9 +10,13 @@ A comparison is a short list of guarantees, each turned into its exact trade-off
 - ``"laplace"``: the Laplace mechanism at epsilon (Dong et al. Sec. 2.4), or given its
   noise ``scale`` b and ``sensitivity`` Delta: epsilon = Delta / b;
 - ``"gaussian"``: the Gaussian mechanism with noise sd ``sigma`` on a query of L2
-  ``sensitivity`` Delta: mu = Delta / sigma (Dong et al. Thm. 2.7).
+  ``sensitivity`` Delta: mu = Delta / sigma (Dong et al. Thm. 2.7);
+- ``"mechanism"``: a mechanism ``spec`` (as :func:`fdpkit.mechanisms.mechanism_from_dict`
+  reads it, or a Mechanism) accounted numerically by :func:`fdpkit.accounting.tradeoff_curve`:
+  a sound lower bound (``bound == "lower"``), the only curve here that is not exact and the
+  only costly one (it honours ``budget``).
 
-Every curve here is exact (``bound == "exact"``). At most :data:`MAX_CURVES` curves, so a
+The closed-form curves are exact (``bound == "exact"``). At most :data:`MAX_CURVES` curves, so a
 plot stays legible and a request stays cheap. Input errors name the entry and field,
 ``curves[i].field``.
 """
@@ -39,6 +43,7 @@ KINDS: dict[str, tuple[str, ...]] = {
     "epsilon": ("epsilon",),
     "laplace": ("epsilon", "scale", "sensitivity"),
     "gaussian": ("sigma", "sensitivity"),
+    "mechanism": ("spec",),
 }
 KIND_LABELS = {
     "mu": "μ-GDP",
@@ -46,6 +51,7 @@ KIND_LABELS = {
     "epsilon": "pure ε-DP",
     "laplace": "Laplace mechanism",
     "gaussian": "Gaussian mechanism (σ)",
+    "mechanism": "mechanism spec",
 }
 _FIELDS = ("mu", "epsilon", "delta", "scale", "sigma", "sensitivity")
 
@@ -123,8 +129,28 @@ def _number(where: str, name: str, value: Any, *, positive: bool = False, upper:
     return v
 
 
-def compared_curve(entry: Mapping[str, Any], where: str = "curve") -> ComparedCurve:
-    """One guarantee ``{"kind": ..., <its fields>}`` as a labelled exact curve."""
+def _mechanism_curve(where: str, spec: Any, discretization: float, budget: Any) -> ComparedCurve:
+    from fdpkit.accounting import tradeoff_curve
+    from fdpkit.mechanisms import Mechanism, mechanism_from_dict
+
+    if isinstance(spec, Mechanism):
+        mech = spec
+    elif isinstance(spec, Mapping):
+        try:
+            mech = mechanism_from_dict(dict(spec))
+        except ValueError as exc:
+            raise ValueError(f"{where}.spec: {exc}") from None
+    else:
+        raise ValueError(f"{where}.spec must be a mechanism spec (a JSON object), got {type(spec).__name__}")
+    curve = tradeoff_curve(mech, discretization=discretization, budget=budget)
+    return ComparedCurve(mech.label(), "mechanism", {"mechanism": mech.to_dict(), "discretization": discretization},
+                         curve)
+
+
+def compared_curve(entry: Mapping[str, Any], where: str = "curve", *, discretization: float = 1e-4,
+                   budget: Any = None) -> ComparedCurve:
+    """One guarantee ``{"kind": ..., <its fields>}`` as a labelled curve (``discretization``
+    and ``budget`` apply to a mechanism spec only)."""
     if not isinstance(entry, Mapping):
         raise ValueError(f"{where} must be an object with a kind, got {type(entry).__name__}")
     kind = entry.get("kind")
@@ -134,6 +160,8 @@ def compared_curve(entry: Mapping[str, Any], where: str = "curve") -> ComparedCu
     extra = sorted(set(given) - set(KINDS[kind]))
     if extra:
         raise ValueError(f"{where}.{extra[0]} does not apply to kind {kind!r} (it takes {', '.join(KINDS[kind])})")
+    if kind == "mechanism":
+        return _mechanism_curve(where, entry.get("spec"), discretization, budget)
     if kind == "mu":
         mu = _number(where, "mu", entry.get("mu"), upper=100.0)
         return ComparedCurve(f"μ = {mu:g} GDP", kind, {"mu": mu}, GaussianCurve(mu))
@@ -166,7 +194,8 @@ def compared_curve(entry: Mapping[str, Any], where: str = "curve") -> ComparedCu
                          {"sigma": sigma, "sensitivity": sens, "mu": mu}, GaussianCurve(mu))
 
 
-def compare_guarantees(entries: Sequence[Mapping[str, Any]]) -> CurveComparison:
+def compare_guarantees(entries: Sequence[Mapping[str, Any]], *, discretization: float = 1e-4,
+                       budget: Any = None) -> CurveComparison:
     """Several guarantees as exact trade-off curves for one plot (R fdp's ``fdp()`` view).
 
     Parameters
@@ -174,6 +203,10 @@ def compare_guarantees(entries: Sequence[Mapping[str, Any]]) -> CurveComparison:
     entries : sequence of mappings
         1 to :data:`MAX_CURVES` guarantees, each ``{"kind": k, ...}`` with the fields of
         :data:`KINDS` (see the module docstring).
+    discretization : float
+        PLD discretization for ``"mechanism"`` entries (ignored by the closed forms).
+    budget : fdpkit.accounting.CostBudget, optional
+        Refuse a ``"mechanism"`` entry whose accounting would exceed it (ValueError).
 
     Examples
     --------
@@ -188,7 +221,8 @@ def compare_guarantees(entries: Sequence[Mapping[str, Any]]) -> CurveComparison:
         raise ValueError(f"curves must be a list of guarantees, got {type(entries).__name__}")
     if not 1 <= len(entries) <= MAX_CURVES:
         raise ValueError(f"curves must hold 1 to {MAX_CURVES} guarantees, got {len(entries)}")
-    out = [compared_curve(e, f"curves[{i}]") for i, e in enumerate(entries)]
+    out = [compared_curve(e, f"curves[{i}]", discretization=discretization, budget=budget)
+           for i, e in enumerate(entries)]
     labels = [c.label for c in out]
     dupes = sorted({x for x in labels if labels.count(x) > 1})
     if dupes:

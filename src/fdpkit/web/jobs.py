@@ -42,3 +42,15 @@ def report_job(mech: Mechanism, discretization: float, fmt: str, budget: CostBud
         return {"doc": dataclasses.replace(doc, figures=()), "tables": tables, "figures": figures,
                 "details": details, "statement": rep.statement()}
     return render_document(doc, fmt)
+
+
+def compare_job(entries: list, discretization: float, budget: CostBudget | None, points: int = 101) -> tuple[dict, str]:
+    """Several guarantees on one trade-off plot (:func:`fdpkit.report.compare.compare_guarantees`):
+    the data twin and the SVG with its accessible name. Closed forms are cheap (run in a
+    thread); with a mechanism spec it accounts a PLD (run in a worker process)."""
+    from fdpkit.report.compare import compare_guarantees
+    from fdpkit.report.figures import svg_inline
+
+    cmp = compare_guarantees(entries, discretization=discretization, budget=budget)
+    svg = svg_inline(cmp.draw, title=cmp.title, size=(5.5, 5.5 + 0.22 * len(cmp.curves)))
+    return cmp.to_dict(points), svg
