@@ -56,6 +56,8 @@ CALLS: dict[str, tuple] = {
     "two_proportion_power": (fp.two_proportion_power, dict(p1=0.3, p2=0.4, n1=200, n2=200, mu=1.0, alpha=0.05)),
     "two_sample_power": (fp.two_sample_power, dict(effect=0.2, n1=100, n2=100, sd=0.25, mu=1.0, alpha=0.05,
                                                    data_range=1.0)),
+    "two_sample_power_laplace": (fp.two_sample_power_laplace, dict(effect=0.2, n1=100, n2=100, sd=0.25, epsilon=1.0,
+                                                                   alpha=0.05, data_range=1.0)),
     "utility_first": (fp.utility_first, dict(analysis=SPEC, required_power=0.5, prior=0.01, fpr=1e-3)),
     "ztest_power": (fp.ztest_power, dict(effect=0.2, n=100, sd=0.25, mu=1.0, alpha=0.05, data_range=1.0)),
     "ztest_power_laplace": (fp.ztest_power_laplace, dict(effect=0.2, n=100, sd=0.25, epsilon=1.0, alpha=0.05,

@@ -123,12 +123,15 @@ def _difference_sf(x: float, s: float, b1: float, b2: float) -> float:
     """P(N(0, s^2) + Laplace(b1) - Laplace(b2) > x). Unequal scales by partial fractions of
     the characteristic function, 1/((1 + b1^2 t^2)(1 + b2^2 t^2))
     = [b1^2/(1 + b1^2 t^2) - b2^2/(1 + b2^2 t^2)] / (b1^2 - b2^2)."""
+    if math.isinf(x):
+        return 0.0 if x > 0 else 1.0
     if b1 == 0.0 and b2 == 0.0:
         return float(norm_sf(x / s))
     hi, lo = max(b1, b2), min(b1, b2)
     if hi - lo <= _EQUAL_SCALES_RTOL * hi:
         return _laplace_difference_sf(x, s, 0.5 * (b1 + b2))
-    return (hi * hi * _normal_laplace_sf(x, s, hi) - lo * lo * _normal_laplace_sf(x, s, lo)) / (hi * hi - lo * lo)
+    r = (lo / hi) ** 2
+    return (_normal_laplace_sf(x, s, hi) - r * (_normal_laplace_sf(x, s, lo) if lo > 0 else 0.0)) / (1.0 - r)
 
 
 def two_sample_power_laplace(*, effect: float, n1: float, n2: float, sd: float, epsilon: float,
@@ -176,9 +179,14 @@ def two_sample_power_laplace(*, effect: float, n1: float, n2: float, sd: float, 
     b1, b2 = (0.0, 0.0) if math.isinf(eps) else ((r / m1) / eps, (r / m2) / eps)
     if s == 0.0 and b1 == 0.0:
         raise ValueError("sd must be > 0 when epsilon is inf")
+    # work in units of the statistic's total sd (the test is scale-free): no overflow below
+    total = math.hypot(s, math.sqrt(2.0) * b1, math.sqrt(2.0) * b2)
+    if not (math.isfinite(total) and total > 0.0):
+        raise ValueError(f"sd, n1, n2, data_range and epsilon give a noise scale outside float range "
+                         f"(sd={sd!r}, n1={m1!r}, n2={m2!r}, data_range={r!r}, epsilon={eps!r})")
+    s, b1, b2, e = s / total, b1 / total, b2 / total, e / total
     tail = a / 2.0 if alternative == "two-sided" else a
-    scale = math.sqrt(s * s + 2.0 * b1 * b1 + 2.0 * b2 * b2)
-    crit = solve_monotone(lambda x: _difference_sf(x, s, b1, b2) - tail, low=0.0, high=5.0 * scale,
+    crit = solve_monotone(lambda x: _difference_sf(x, s, b1, b2) - tail, low=0.0, high=5.0,
                           lower_limit=0.0, side="high").root
     if alternative == "larger":
         return _difference_sf(crit - e, s, b1, b2)
