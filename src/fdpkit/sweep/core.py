@@ -14,7 +14,7 @@ import numpy as np
 
 from fdpkit._numerics import check_probability, check_scalar
 from fdpkit.sweep import store
-from fdpkit.sweep.evaluate import check_metrics, mechanism_for
+from fdpkit.sweep.evaluate import check_metrics, mechanism_for, refusal
 from fdpkit.sweep.executors import EXECUTORS, RUNNERS
 from fdpkit.sweep.grid import cartesian, explicit, group_by_steps, setting_key
 
@@ -167,7 +167,9 @@ def sweep(
                              sampling=sampling, relation=relation)
     options = _options(delta, fprs, metrics, discretization)
     for s in settings:  # validate every setting before any work (errors name the parameter)
-        mechanism_for(s)
+        # a (sampling, relation) pair without a sound analysis becomes a row with the refusal
+        # (a grid over schemes and relations); its numbers are still validated
+        mechanism_for({**s, "relation": "replace-one"} if refusal(s) is not None else s)
     if executor is None:
         executor = "dask" if (scheduler is not None or dask_local is not None or client is not None) else "processes"
     if executor not in EXECUTORS:

@@ -27,7 +27,7 @@ from fdpkit.sweep.grid import INPUT_COLUMNS
 
 FORMATS = ("csv", "parquet")
 _INT_COLUMNS = ("batch_size", "dataset_size", "steps")
-_TEXT_COLUMNS = ("sampling", "relation")
+_TEXT_COLUMNS = ("sampling", "relation", "note")
 
 
 def output_format(path: str | os.PathLike) -> str:
