@@ -95,6 +95,7 @@ def sweep(
     epochs: Sequence[float] | None = None,
     sampling: Sequence[str] | None = None,
     relation: Sequence[str] | None = None,
+    max_batch_size: Sequence[int] | None = None,
     rows: Sequence[Mapping[str, Any]] | None = None,
     delta: float = 1e-5,
     fprs: Sequence[float] = (1e-3,),
@@ -113,9 +114,13 @@ def sweep(
 
     Parameters
     ----------
-    noise_multiplier, sample_rate, steps, batch_size, dataset_size, epochs, sampling, relation
+    noise_multiplier, sample_rate, steps, batch_size, dataset_size, epochs, sampling, relation, max_batch_size
         Lists of values; the grid is their Cartesian product (the keyword arguments of
-        :func:`fdpkit.dpsgd`: a sample rate or batch size + dataset size, steps or epochs).
+        :func:`fdpkit.dpsgd`: a sample rate or batch size + dataset size, steps or epochs;
+        sampling scheme, neighbouring relation and the truncation of truncated Poisson).
+        A (sampling, relation) pair that has no sound analysis (e.g. shuffled batches with
+        add-remove) is a row whose ``note`` says why, with no numbers; shuffled batches
+        carry a ``note`` that no amplification is claimed.
     rows : sequence of dict, optional
         An explicit table of settings instead of a Cartesian product.
     delta : float
@@ -158,13 +163,13 @@ def sweep(
     """
     if rows is not None:
         if any(v is not None for v in (noise_multiplier, sample_rate, steps, batch_size, dataset_size,
-                                       epochs, sampling, relation)):
+                                       epochs, sampling, relation, max_batch_size)):
             raise ValueError("give either rows or parameter lists, not both")
         settings = explicit(rows)
     else:
         settings = cartesian(noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=steps,
                              batch_size=batch_size, dataset_size=dataset_size, epochs=epochs,
-                             sampling=sampling, relation=relation)
+                             sampling=sampling, relation=relation, max_batch_size=max_batch_size)
     options = _options(delta, fprs, metrics, discretization)
     for s in settings:  # validate every setting before any work (errors name the parameter)
         # a (sampling, relation) pair without a sound analysis becomes a row with the refusal

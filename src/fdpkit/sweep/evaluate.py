@@ -59,6 +59,8 @@ def mechanism_for(setting: Mapping[str, Any]):
 
     kwargs = dict(setting)
     nm = kwargs.pop("noise_multiplier")
+    if kwargs.get("sampling", "poisson") != "truncated-poisson":
+        kwargs.pop("max_batch_size", None)  # a grid over schemes: only truncated Poisson reads it
     return dpsgd(nm, **kwargs)
 
 
