@@ -85,3 +85,23 @@ def test_schedule_with_repeated_phase_is_unchanged_by_sharing():
     with shared_single_steps():
         shared = fit_gdp(account(m, discretization=DISC).curve).mu
     assert shared == alone
+
+
+def _worker_env(group, options):
+    import os
+
+    return [{"openblas": os.environ.get("OPENBLAS_NUM_THREADS"), "fdpkit": os.environ.get("FDPKIT_THREADS")}]
+
+
+def test_pool_workers_run_one_blas_thread():
+    """N workers use N cores: each worker starts with one BLAS thread (no oversubscription)."""
+    import os
+
+    from fdpkit.sweep.executors import run_processes
+
+    if "OPENBLAS_NUM_THREADS" in os.environ:
+        pytest.skip("the user's own OPENBLAS_NUM_THREADS is kept")  # pragma: no cover
+    got = []
+    run_processes([[{}]], {}, got.extend, workers=1, fn=_worker_env)
+    assert got == [{"openblas": "1", "fdpkit": "1"}]
+    assert "OPENBLAS_NUM_THREADS" not in os.environ  # restored in this process
