@@ -93,14 +93,13 @@ def _worker_env(group, options):
     return [{"openblas": os.environ.get("OPENBLAS_NUM_THREADS"), "fdpkit": os.environ.get("FDPKIT_THREADS")}]
 
 
-def test_pool_workers_run_one_blas_thread():
+def test_pool_workers_run_one_blas_thread(monkeypatch):
     """N workers use N cores: each worker starts with one BLAS thread (no oversubscription)."""
     import os
 
     from fdpkit.sweep.executors import run_processes
 
-    if "OPENBLAS_NUM_THREADS" in os.environ:
-        pytest.skip("the user's own OPENBLAS_NUM_THREADS is kept")  # pragma: no cover
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
     got = []
     run_processes([[{}]], {}, got.extend, workers=1, fn=_worker_env)
     assert got == [{"openblas": "1", "fdpkit": "1"}]
