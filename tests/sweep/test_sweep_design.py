@@ -65,3 +65,23 @@ def test_cli_design_table_epsilon(tmp_path):
     res = runner.invoke(app, ["sweep", "design-table", "--batch-size", "600", "--epochs", "1",
                               "--dataset-size", "60000"])
     assert res.exit_code == 2 and "exactly one target" in res.output
+
+
+def test_design_plot_names_the_target_and_regret_map_skips_refused_rows():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from fdpkit.report.sweep_plots import design_table_plot, regret_map_plot
+
+    rows = [{"batch_size": 256, "epochs": e, "noise_multiplier": 1.0 + e, "target": "epsilon <= 2 at delta=1e-05"}
+            for e in (1, 2)]
+    fig, ax = plt.subplots()
+    design_table_plot(ax, rows)
+    assert "epsilon <= 2" in ax.get_title()
+    ax.clear()
+    regret_map_plot(ax, [{"noise_multiplier": 2.0, "steps": 10, "sample_rate": 0.1, "regret": 0.02},
+                         {"noise_multiplier": 2.0, "steps": 10, "sample_rate": 0.2, "note": "refused: ..."}])
+    assert len(ax.lines[0].get_xdata()) == 1
+    plt.close(fig)
