@@ -79,7 +79,7 @@ def test_design_plot_names_the_target_and_regret_map_skips_refused_rows():
             for e in (1, 2)]
     fig, ax = plt.subplots()
     design_table_plot(ax, rows)
-    assert "epsilon <= 2" in ax.get_title()
+    assert "epsilon <= 2" in ax.get_title(loc="left")
     ax.clear()
     regret_map_plot(ax, [{"noise_multiplier": 2.0, "steps": 10, "sample_rate": 0.1, "regret": 0.02},
                          {"noise_multiplier": 2.0, "steps": 10, "sample_rate": 0.2, "note": "refused: ..."}])
