@@ -92,7 +92,12 @@ def shared_step_arrays(key, build):
     if _SHARED is None:
         return _adapter.pmf_arrays(build())
     if key not in _SHARED:
-        _SHARED[key] = _adapter.pmf_arrays(build())
+        arrays = _adapter.pmf_arrays(build())
+        for a in arrays:
+            if a is not None:  # shared: any later in-place change would be a bug, and raises
+                a.losses.flags.writeable = False
+                a.probs.flags.writeable = False
+        _SHARED[key] = arrays
     return _SHARED[key]
 
 
