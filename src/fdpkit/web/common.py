@@ -151,17 +151,6 @@ async def run_light(fn: Callable, *args: Any, timeout: float | None = None, **kw
         raise JobFailed("the computation took too long; use smaller inputs") from None
 
 
-async def run_bounded(fn: Callable[[], Any], limits: Limits) -> Any:
-    """Legacy: work off the event loop in a THREAD, within ``limits.timeout_s``. A thread
-    cannot be stopped, so prefer :func:`run_heavy` (processes) for anything that accounts a
-    PLD, and :func:`run_light` for bounded closed-form work."""
-    try:
-        return await asyncio.wait_for(asyncio.to_thread(fn), timeout=limits.timeout_s)
-    except asyncio.TimeoutError:
-        raise JobFailed(f"the computation took longer than {limits.timeout_s:g} s; use fewer steps "
-                        "or a coarser discretization") from None
-
-
 def page(request: Request, name: str, context: dict, status: int = 200) -> HTMLResponse:
     return templates.TemplateResponse(request, name, context, status_code=status)
 
