@@ -50,6 +50,8 @@ def parse_mechanism(mechanism: Any) -> Mechanism:
             mechanism = json.loads(mechanism)
         except json.JSONDecodeError as exc:
             raise LedgerError(f"mechanism is not valid JSON: {exc.msg}") from None
+        except RecursionError:
+            raise LedgerError("mechanism is nested too deeply") from None
     try:
         return mechanism_from_dict(mechanism)
     except ValueError as exc:

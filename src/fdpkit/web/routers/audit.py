@@ -8,7 +8,6 @@ the audit itself (and the certified report it is read against) in a worker proce
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Annotated, Any, Optional, Union
 
@@ -21,7 +20,7 @@ from fdpkit.audit import read_scores_csv
 from fdpkit.mechanisms import Composed, Mechanism, Repeated, mechanism_from_dict
 from fdpkit.report import FORMATS
 from fdpkit.web.common import (MEDIA, FormErrors, Limits, api_error, download, finite, parse_float, parse_int,
-                               render_page, run_heavy, run_light)
+                               render_page, run_heavy, run_light, spec_from_text)
 from fdpkit.web.jobs import (AUDIT_WORK_PER_SCORE, SIMULATION_WORK_PER_DRAW, audit_counts_job, audit_scores_job,
                              prepare, simulate_job)
 from fdpkit.web.routers.report import check_limits
@@ -103,10 +102,7 @@ def _mechanism(spec: Any, limits: Limits, name: str = "mechanism") -> tuple[Mech
     if spec is None or (isinstance(spec, str) and not spec.strip()):
         return None, 0.0
     if isinstance(spec, str):
-        try:
-            spec = json.loads(spec)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{name} is not valid JSON: {exc.msg}") from None
+        spec = spec_from_text(spec, name)
     mech = mechanism_from_dict(spec)
     disc = _discretization(limits)
     check_limits(mech, disc, limits)

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from fdpkit._numerics import json_safe
 from fdpkit.web.auth import Principal, call, ledger_of, require
-from fdpkit.web.common import run_light
+from fdpkit.web.common import run_light, spec_from_text
 
 router = APIRouter(prefix="/api/ledger", tags=["ledger"])
 
@@ -34,15 +34,15 @@ def checked_spec(spec: Any, limits: Any) -> None:
     at the ledger's discretization, before the ledger accounts it (ValueError, HTTP 422).
     JSON text that does not parse is left to the ledger, which names the error. Cheap: run
     in a thread."""
-    import json
-
     from fdpkit.accounting import RUNNING_DISCRETIZATION
     from fdpkit.web.routers.report import _checked
 
     if isinstance(spec, str):
         try:
-            spec = json.loads(spec)
-        except json.JSONDecodeError:
+            spec = spec_from_text(spec)
+        except ValueError as exc:
+            if "nested" in str(exc):
+                raise
             return
     _checked(spec, RUNNING_DISCRETIZATION, limits)
 
