@@ -213,6 +213,11 @@ def test_ledger_refuses_work_beyond_the_server_limits(route_clients):
         r = admin.post("/ledger/d/census/propose", data={"title": "t", "mechanism": text, "csrf_token": csrf})
         assert r.status_code == 422, r.text[:300]
         _assert_headers(r)
+    for path in ("/api/ledger/releases/9223372036854775808", "/ledger/r/9223372036854775808",
+                 "/api/ledger/releases/0"):  # beyond the database's integers (was a 500), or no row
+        r = admin.get(path)
+        assert r.status_code == 404, (path, r.status_code, r.text[:200])
+        _assert_headers(r)
     ok = admin.post("/api/ledger/datasets/census/check", json={"mechanism": {"kind": "gaussian", "sigma": 3.0}},
                     headers={"X-CSRF-Token": csrf})
     assert ok.status_code == 200, ok.text
