@@ -194,6 +194,12 @@ SEARCH_WORK_RUNS = 4.0
 MAX_SEARCH_RUNS = 60
 
 
+def _exact_family(run: DPSGD, unknown: str) -> bool:
+    """Whether every run of the search is accounted by a closed form (an exact Gaussian
+    curve): shuffled batches. (Poisson runs are accounted numerically, even at rate 1.)"""
+    return run.sampling == "shuffled"
+
+
 class _SearchCapped(Exception):
     """The search reached MAX_SEARCH_RUNS or its total work cap."""
 
@@ -291,14 +297,6 @@ def calibrate_dpsgd(
             "exactly one of noise_multiplier, sample_rate (or batch_size), steps (or epochs) must be left out "
             f"to be solved for, got {len(missing)} left out ({', '.join(missing) or 'none'})")
     unknown = missing[0]
-    if target.name == "mu" and sampling != "shuffled":
-        a_min = float(check_real("alpha_min", alpha_min, low=0.0, high=0.5, high_open=True, scalar=True))
-        ceiling = _mu_ceiling(a_min)
-        if target.value >= ceiling:
-            raise ValueError(
-                f"mu must be below {ceiling:.4g} for a numeric curve fitted with alpha_min={a_min:g}, got {mu!r}: "
-                f"the fit certifies no finite mu above 2 z(alpha_min) = {ceiling:.4g} (it reads inf there), so "
-                "every run with a finite mu already meets this target; give a smaller mu, or a smaller alpha_min")
     fixed_batches = sampling in ("fixed-size", "shuffled", "truncated-poisson")
     if unknown == "sample_rate" and dataset_size is not None and (fixed_batches or epochs is not None):
         unknown = "batch_size"
@@ -306,7 +304,15 @@ def calibrate_dpsgd(
     # validate the given parameters once (errors name them), with a placeholder unknown
     probe = {"noise_multiplier": 1.0, "sample_rate": 0.5, "batch_size": 1, "steps": 1}[unknown]
     p = _problem(unknown, kw)
-    p.build(probe)
+    probe_run = p.build(probe)
+    if target.name == "mu" and not _exact_family(probe_run, unknown):
+        a_min = float(check_real("alpha_min", alpha_min, low=0.0, high=0.5, high_open=True, scalar=True))
+        ceiling = _mu_ceiling(a_min)
+        if target.value >= ceiling:
+            raise ValueError(
+                f"mu must be below {ceiling:.4g} for a numeric curve fitted with alpha_min={a_min:g}, got {mu!r}: "
+                f"the fit certifies no finite mu above 2 z(alpha_min) = {ceiling:.4g} (it reads inf there), so "
+                "every run with a finite mu already meets this target; give a smaller mu, or a smaller alpha_min")
     if max_steps is not None and p.unknown == "steps":
         p.hi = float(min(p.hi, int(max_steps)))
     if min_noise_multiplier is not None and p.unknown == "noise_multiplier":

@@ -442,9 +442,8 @@ def estimate_cost(mechanism: Mechanism, discretization: float = 1e-4) -> CostEst
         if mechanism.examples_per_user is not None:  # group privacy is applied to the run's curve
             mechanism = DPSGD(mechanism.phases, mechanism.sampling, mechanism.relation,
                               mechanism.dataset_size, mechanism.unit, None)
-        elementary = mechanism.elementary()
-        if elementary is not None and closed_form_curve(elementary) is not None:
-            return CostEstimate("closed form", 0, 0.0, 0, "none")
+        # every other scheme is composed numerically (fdpkit.accounting.dpsgd), even when
+        # its elementary form (Poisson at rate 1) has a closed form
     elif closed_form_curve(mechanism) is not None:
         return CostEstimate("closed form", 0, 0.0, 0, "none")
     steps = _flatten(mechanism)
