@@ -26,9 +26,10 @@ discretization) there are ``n = w / d`` points; ``w`` does not depend on ``d``.
   ``E_K`` the factor points summed over cumulant evaluations (:data:`CUMULANT_WORK_PER_POINT`,
   :data:`PASS_WORK_PER_POINT`, :data:`OUTPUT_WORK_PER_POINT`). Not predicted: the
   a-posteriori refinement passes and the redo in extended precision that the composition
-  adds when its float64 bound stays loose (PMFs concentrated on few points composed many
-  times: randomized response, strong subsampled Gaussians over 10^4 steps); they cost up to
-  about 3x the estimate (``benchmarks/bench_cost_model.py`` shows them).
+  adds when its float64 bound stays loose: counted (:data:`FEW_ATOMS_PASS_FACTOR`) for
+  factors of a few atoms (randomized response, pure and approximate DP), not for other
+  PMFs where it happens (strong subsampled Gaussians over 10^4 steps: up to about 3x the
+  estimate; ``benchmarks/bench_cost_model.py`` shows them).
 - **Memory.** The composition holds its bound arrays and the FFT's input, spectrum and
   inverse: :data:`BYTES_PER_POINT` bytes per point of the largest grid.
 
@@ -86,6 +87,11 @@ CUMULANT_WORK_PER_POINT = 0.05
 CUMULANT_CALLS_FACTOR = 1.3
 #: Work per grid point of one tilted FFT pass (transforms, powers, bounds, merge).
 PASS_WORK_PER_POINT = 2.6
+#: A factor with at most FEW_ATOMS masses (randomized response, pure and approximate DP)
+#: makes the composition refine and redo itself in extended precision: its FFT work counts
+#: FEW_ATOMS_PASS_FACTOR times (measured: 3 passes, one in longdouble).
+FEW_ATOMS = 4
+FEW_ATOMS_PASS_FACTOR = 3.0
 #: Work per output grid point (tail sums, privacy profile, certified curve).
 OUTPUT_WORK_PER_POINT = 0.5
 #: Work per convolution grid point of dp_accounting's pairwise ``compose`` (compose_curves).
@@ -357,7 +363,11 @@ def _estimate_steps(steps: list, d: float, tally: _Tally) -> None:
         sizes, union, out, calls = _plan(parts, coarse)
         factor_points = sum(_fine(len(a.probs), coarse, d) for a, _ in parts)
         tally.cumulant += CUMULANT_CALLS_FACTOR * calls * factor_points
-        tally.fft += sum(_fine(int(s), coarse, d) for s in sizes)
+        # factors of a few atoms (finite-epsilon steps) leave the float64 bound loose: the
+        # composition refines and redoes itself in extended precision (tilted.compose)
+        atoms = min(int(np.count_nonzero(np.asarray(a.probs) > 0)) for a, _ in parts)
+        redo = FEW_ATOMS_PASS_FACTOR if atoms <= FEW_ATOMS else 1.0
+        tally.fft += redo * sum(_fine(int(s), coarse, d) for s in sizes)
         tally.output += _fine(int(out), coarse, d)
         tally.grid = max(tally.grid, _fine(int(union), coarse, d))
         tally.passes += len(sizes)
