@@ -31,8 +31,7 @@ report: $(STAMP)
 # Benchmarks against dp_accounting, riskcal and gdpnum (their own venv in benchmarks/.venv).
 bench:
 	bash benchmarks/setup_env.sh
-	benchmarks/.venv/bin/python benchmarks/run.py
-	benchmarks/.venv/bin/python benchmarks/dpsgd_calibration.py
+	benchmarks/.venv/bin/python benchmarks/all.py
 
 test: $(STAMP)
 	$(PY) -m pytest -n 2

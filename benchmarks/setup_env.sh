@@ -6,4 +6,4 @@ cd "$(dirname "$0")"
 PY=${PYTHON:-python3}
 test -x .venv/bin/python || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e .. riskcal gdpnum
+.venv/bin/python -m pip install -q -e "..[cli,report,web,ledger,sweep]" httpx riskcal gdpnum
