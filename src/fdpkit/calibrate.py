@@ -188,8 +188,9 @@ def _initial_guess(p: _Problem, target: Target, probe: float) -> float:
 #: Default cost budget of each accounting run of a search (see :func:`calibrate_dpsgd`):
 #: about 10 CPU-seconds of work (``fdpkit.accounting.cost.WORK_PER_SECOND``) and 2 GiB.
 CALIBRATION_BUDGET = CostBudget(max_grid_points=20_000_000, max_work=1e8, max_memory_bytes=2 * 1024**3)
-#: The whole search's estimated work may be at most this many times the per-run budget ...
-SEARCH_WORK_RUNS = 4.0
+#: The whole search's estimated work may be at most this many times the per-run budget
+#: (as many as the full-resolution runs it may make: about 2 minutes at the default) ...
+SEARCH_WORK_RUNS = 12.0
 #: ... and it makes at most this many accounting runs (coarse and full together).
 MAX_SEARCH_RUNS = 60
 
@@ -324,7 +325,8 @@ def calibrate_dpsgd(
                          f"search's limits ({exc}); choose a weaker target or change the other parameters") from None
     except BudgetExceeded as exc:
         raise ValueError(f"{target.name}: meeting this target by changing {p.unknown} needs more than the cost "
-                         f"budget allows ({exc}); choose a weaker target or change the other parameters") from None
+                         f"budget allows ({exc}); choose a weaker target, change the other parameters "
+                         "or pass a larger budget=") from None
 
 
 def _solve(p: _Problem, target: Target, disc: float, alpha_min: float, report_epochs: bool,
