@@ -57,9 +57,10 @@ def compare_job(entries: list, discretization: float, budget: CostBudget | None,
 
 
 # ------------------------------------------------------------------------------------ sweep
-#: Work (cost-model units) of one setting of a web sweep beyond its accounting: the tight-mu
-#: fit, the regret and the metrics read from the curve.
-SWEEP_WORK_PER_SETTING = 1e5
+#: Work (cost-model units, ``fdpkit.accounting.cost.WORK_PER_SECOND`` = 1e7 per CPU-second)
+#: of one setting of a web sweep beyond its accounting: the curve, the tight-mu fit, the
+#: regret and the metrics read from them (about 0.03 s measured; 0.05 s counted).
+SWEEP_WORK_PER_SETTING = 5e5
 
 
 def sweep_cost(noise_multiplier: list[float], sample_rate: list[float], steps: list[int],
@@ -114,8 +115,9 @@ def sweep_design_job(body: dict[str, Any], max_steps: int, figure: bool) -> dict
 
 
 # ------------------------------------------------------------------------------------ audit
-#: Work of one score in an audit (sorting, ranks, the ROC), in cost-model units.
-AUDIT_WORK_PER_SCORE = 50.0
+#: Work of one score in an audit (sorting, ranks, the ROC), in cost-model units: 10^6 scores
+#: per class take about 0.2 s (``benchmarks/audit.py``); counted 2.5x that.
+AUDIT_WORK_PER_SCORE = 5.0
 #: Work of one simulated release of one trial (a random draw and its privacy loss).
 SIMULATION_WORK_PER_DRAW = 20.0
 
