@@ -27,7 +27,7 @@ SCRIPTS = [
     ("dpsgd_calibration.py", [], [], None),
     ("audit.py", [], [], "Audit of 10^6 scores per class (issue 17)"),
     ("ledger.py", [], ["--releases", "100"], "Ledger of 1,000 mixed releases (issue 13)"),
-    ("bench_cost_model.py", [], [], "Cost model: estimate against measured time (issue 14)"),
+    ("bench_cost_model.py", [], ["--quick"], "Cost model: estimate against measured time (issue 14)"),
     ("web_latency.py", [], [], "Web latency: light requests idle and with 6 heavy in flight (issue 14)"),
     ("bench_sweep.py", ["--write"], ["--quick"], None),
 ]

@@ -129,6 +129,7 @@ from fdpkit.utility import (  # noqa: E402
     solve_ztest,
     two_proportion_power,
     two_sample_power,
+    two_sample_power_laplace,
     ztest_power,
     ztest_power_laplace,
 )
@@ -156,6 +157,7 @@ __all__ = [
     "solve_ztest",
     "two_proportion_power",
     "two_sample_power",
+    "two_sample_power_laplace",
     "utility_first",
     "ztest_power",
     "ztest_power_laplace",

@@ -29,6 +29,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from fdpkit._numerics import check_real
 from fdpkit.accounting import BudgetExceeded, CostBudget, DISCRETIZATION_DEFAULT, account
 from fdpkit.calibration_targets import Target, achieved_values, make_target
 from fdpkit.fit import ALPHA_MIN_DEFAULT, fit_gdp
@@ -184,8 +185,33 @@ def _initial_guess(p: _Problem, target: Target, probe: float) -> float:
     return p.clamp(math.exp(0.5 * (lo + hi))) if not p.integer else max(p.lo, float(round(math.exp(0.5 * (lo + hi)))))
 
 
-#: Default cost budget of each accounting run of a search (see :func:`calibrate_dpsgd`).
-CALIBRATION_BUDGET = CostBudget()
+#: Default cost budget of each accounting run of a search (see :func:`calibrate_dpsgd`):
+#: about 10 CPU-seconds of work (``fdpkit.accounting.cost.WORK_PER_SECOND``) and 2 GiB.
+CALIBRATION_BUDGET = CostBudget(max_grid_points=20_000_000, max_work=1e8, max_memory_bytes=2 * 1024**3)
+#: The whole search's estimated work may be at most this many times the per-run budget
+#: (as many as the full-resolution runs it may make: about 2 minutes at the default) ...
+SEARCH_WORK_RUNS = 12.0
+#: ... and it makes at most this many accounting runs (coarse and full together).
+MAX_SEARCH_RUNS = 60
+
+
+def _exact_family(run: DPSGD, unknown: str) -> bool:
+    """Whether every run of the search is accounted by a closed form (an exact Gaussian
+    curve): shuffled batches. (Poisson runs are accounted numerically, even at rate 1.)"""
+    return run.sampling == "shuffled"
+
+
+class _SearchCapped(Exception):
+    """The search reached MAX_SEARCH_RUNS or its total work cap."""
+
+
+def _mu_ceiling(alpha_min: float) -> float:
+    """The largest finite mu a fit over FPR, FNR >= alpha_min certifies for a numeric curve:
+    2 z(alpha_min) (the corner alpha = beta = alpha_min; Gomez et al. Eq. 21). Beyond it
+    the fit reads inf, so a mu target at or above it only asks where mu turns infinite."""
+    from fdpkit._numerics import norm_isf
+
+    return 2.0 * float(norm_isf(alpha_min)) if alpha_min > 0 else math.inf
 
 
 def calibrate_dpsgd(
@@ -279,30 +305,58 @@ def calibrate_dpsgd(
     # validate the given parameters once (errors name them), with a placeholder unknown
     probe = {"noise_multiplier": 1.0, "sample_rate": 0.5, "batch_size": 1, "steps": 1}[unknown]
     p = _problem(unknown, kw)
-    p.build(probe)
+    probe_run = p.build(probe)
+    if target.name == "mu" and not _exact_family(probe_run, unknown):
+        a_min = float(check_real("alpha_min", alpha_min, low=0.0, high=0.5, high_open=True, scalar=True))
+        ceiling = _mu_ceiling(a_min)
+        if target.value >= ceiling:
+            raise ValueError(
+                f"mu must be below {ceiling:.4g} for a numeric curve fitted with alpha_min={a_min:g}, got {mu!r}: "
+                f"the fit certifies no finite mu above 2 z(alpha_min) = {ceiling:.4g} (it reads inf there), so "
+                "every run with a finite mu already meets this target; give a smaller mu, or a smaller alpha_min")
     if max_steps is not None and p.unknown == "steps":
         p.hi = float(min(p.hi, int(max_steps)))
     if min_noise_multiplier is not None and p.unknown == "noise_multiplier":
         p.lo = max(p.lo, float(min_noise_multiplier))
     try:
         return _solve(p, target, discretization, alpha_min, report_epochs, budget)
+    except _SearchCapped as exc:
+        raise ValueError(f"{target.name}: no run meeting this target was found by changing {p.unknown} within the "
+                         f"search's limits ({exc}); choose a weaker target or change the other parameters") from None
     except BudgetExceeded as exc:
         raise ValueError(f"{target.name}: meeting this target by changing {p.unknown} needs more than the cost "
-                         f"budget allows ({exc}); choose a weaker target or change the other parameters") from None
+                         f"budget allows ({exc}); choose a weaker target, change the other parameters "
+                         "or pass a larger budget=") from None
 
 
 def _solve(p: _Problem, target: Target, disc: float, alpha_min: float, report_epochs: bool,
            budget: CostBudget | None = None) -> CalibrationResult:
     fine = coarse = 0
+    spent = [0.0]
     stage = ["coarse"]
     cache: dict[tuple[float, float], tuple[float, Any]] = {}
+    work_cap = math.inf if budget is None else SEARCH_WORK_RUNS * budget.max_work
+    best_safe: list[float] = []  # full-resolution values on the safe side, for a capped search
 
     def metric(x: float, d: float) -> tuple[float, Any]:
         nonlocal fine, coarse
         key = (x, d)
         if key not in cache:
-            acc = account(p.build(x), discretization=d, budget=budget)
+            m = p.build(x)
+            if fine + coarse >= MAX_SEARCH_RUNS:
+                raise _SearchCapped(f"{MAX_SEARCH_RUNS} accounting runs")
+            if budget is not None:
+                from fdpkit.accounting import estimate_cost
+
+                est = estimate_cost(m, d)
+                est.check(budget)
+                if spent[0] + est.work > work_cap:
+                    raise _SearchCapped(f"about {work_cap / 1e7:.0f} CPU-seconds of estimated work in all")
+                spent[0] += est.work
+            acc = account(m, discretization=d)
             cache[key] = (target.read(acc, alpha_min), acc)
+            if d == disc and cache[key][0] <= target.value:
+                best_safe.append(x)
             if d == disc and stage[0] == "fine":
                 fine += 1
             else:
@@ -320,89 +374,98 @@ def _solve(p: _Problem, target: Target, disc: float, alpha_min: float, report_ep
             ach["epochs_equivalent"] = ph.steps * ph.batch_size / m.dataset_size
         return CalibrationResult(unknown, value, ach["mu"], converged, fine, coarse, reason, target.describe(), ach, m)
 
-    good = lambda v: v <= target.value  # noqa: E731
-    # edge: the most private end already fails / the least private end already passes
-    least = p.hi if p.increasing else p.lo
-    most = p.lo if p.increasing else p.hi
-    x = _initial_guess(p, target, least)
-    d_c = COARSE_DISCRETIZATION if disc < COARSE_DISCRETIZATION else disc
-    stage[0] = "fine"
-    if p.unknown in ("sample_rate", "batch_size") and good(metric(least, disc)[0]):
-        return finish(least, True, f"even {p.unknown} = {least:g} stays within the target")
-    stage[0] = "coarse"
-    # 1. secant on log metric in log x, coarse discretization
-    sign = 1.0 if p.increasing else -1.0
+    try:
+        good = lambda v: v <= target.value  # noqa: E731
+        # edge: the most private end already fails / the least private end already passes
+        least = p.hi if p.increasing else p.lo
+        most = p.lo if p.increasing else p.hi
+        x = _initial_guess(p, target, least)
+        d_c = COARSE_DISCRETIZATION if disc < COARSE_DISCRETIZATION else disc
+        stage[0] = "fine"
+        if p.unknown in ("sample_rate", "batch_size") and good(metric(least, disc)[0]):
+            return finish(least, True, f"even {p.unknown} = {least:g} stays within the target")
+        stage[0] = "coarse"
+        # 1. secant on log metric in log x, coarse discretization
+        sign = 1.0 if p.increasing else -1.0
 
-    def gap(x: float, d: float) -> float:
-        v = metric(x, d)[0]
-        return math.log(max(v, 1e-300)) - math.log(target.value)
+        def gap(x: float, d: float) -> float:
+            v = metric(x, d)[0]
+            return math.log(max(v, 1e-300)) - math.log(target.value)
 
-    t0, g0 = math.log(x), gap(x, d_c)
-    t1 = math.log(p.clamp(math.exp(t0 - 0.05 * sign * (1 if g0 > 0 else -1)))) if not p.integer else \
-        math.log(max(p.lo, min(p.hi, float(round(math.exp(t0 - 0.05 * sign * (1 if g0 > 0 else -1)))))))
-    if t1 == t0:
-        t1 = math.log(min(p.hi, math.exp(t0) + 1.0))
-    g1 = gap(math.exp(t1), d_c)
-    slope = (g1 - g0) / (t1 - t0) if t1 != t0 else 0.0
-    for _ in range(14):
-        if g1 == g0 or abs(g1) < 2e-5:
-            break
-        t2 = t1 - g1 * (t1 - t0) / (g1 - g0)
-        t2 = min(max(t2, math.log(p.lo)), math.log(p.hi))
-        if p.integer:
-            t2 = math.log(max(p.lo, float(round(math.exp(t2)))))
-            if t2 == t1:
-                break
-        t0, g0, t1 = t1, g1, t2
+        t0, g0 = math.log(x), gap(x, d_c)
+        t1 = math.log(p.clamp(math.exp(t0 - 0.05 * sign * (1 if g0 > 0 else -1)))) if not p.integer else \
+            math.log(max(p.lo, min(p.hi, float(round(math.exp(t0 - 0.05 * sign * (1 if g0 > 0 else -1)))))))
+        if t1 == t0:
+            t1 = math.log(min(p.hi, math.exp(t0) + 1.0))
         g1 = gap(math.exp(t1), d_c)
-    if slope == 0 or (slope > 0) != p.increasing or not math.isfinite(slope):
-        slope = sign
-    x = math.exp(t1)
-    stage[0] = "fine"
-    if p.integer:
-        return _integer_finish(p, x, lambda v: good(metric(v, disc)[0]), finish, most)
-    # 2. requested discretization: a Newton step with the coarse slope, then secant steps on
-    # the full-resolution points (their slope differs from the coarse one), aimed a little
-    # inside the safe side; bisection between safe and unsafe points if that stalls
-    aim = CALIBRATION_RTOL / 2
-    safe: tuple[float, float] | None = None  # (x, gap) on the safe side closest to the target
-    unsafe: float | None = None
-    last: tuple[float, float] | None = None
-    cand = p.clamp(x)
-    for _ in range(3 * MAX_FINE_RUNS):
-        if fine >= MAX_FINE_RUNS:
-            break
-        gp = gap(cand, disc)
-        if last is not None and abs(math.log(cand) - last[0]) > 1e-9:
-            s_f = (gp - last[1]) / (math.log(cand) - last[0])
-            if s_f != 0 and (s_f > 0) == p.increasing and math.isfinite(s_f):
-                slope = s_f
-        last = (math.log(cand), gp)
-        if gp <= 0:
-            if safe is None or -gp < -safe[1]:
-                safe = (cand, gp)
-            # converged: within RTOL of the target, or within X_RTOL of the unknown's solution
-            if -gp <= CALIBRATION_RTOL or abs(gp / slope) <= X_RTOL or cand == least:
-                return finish(cand, True)
-        else:
-            unsafe = cand if unsafe is None or (cand < unsafe) == p.increasing else unsafe
-            if cand == most:
+        slope = (g1 - g0) / (t1 - t0) if t1 != t0 else 0.0
+        for _ in range(14):
+            if g1 == g0 or abs(g1) < 2e-5:
                 break
-        new = p.clamp(cand * math.exp((-gp - aim) / slope))
-        if safe is not None and unsafe is not None:
-            lo_b, hi_b = sorted((safe[0], unsafe))
-            if not lo_b < new < hi_b:  # the secant left the bracket: bisect in log x
-                new = math.sqrt(safe[0] * unsafe)
-        if new == cand:
-            new = p.clamp(cand * math.exp(-sign * aim))
-        cand = new
-    if safe is not None:
-        return finish(safe[0], False, "the target was met on the safe side but not to full precision")
-    raise ValueError(f"could not meet {target.describe()} by changing {p.unknown}: even "
-                     f"{p.unknown} = {most:g} exceeds it; change the other parameters")
+            t2 = t1 - g1 * (t1 - t0) / (g1 - g0)
+            t2 = min(max(t2, math.log(p.lo)), math.log(p.hi))
+            if p.integer:
+                t2 = math.log(max(p.lo, float(round(math.exp(t2)))))
+                if t2 == t1:
+                    break
+            t0, g0, t1 = t1, g1, t2
+            g1 = gap(math.exp(t1), d_c)
+        if slope == 0 or (slope > 0) != p.increasing or not math.isfinite(slope):
+            slope = sign
+        x = math.exp(t1)
+        stage[0] = "fine"
+        if p.integer:
+            return _integer_finish(p, x, lambda v: good(metric(v, disc)[0]), finish, most, target.describe())
+        # 2. requested discretization: a Newton step with the coarse slope, then secant steps on
+        # the full-resolution points (their slope differs from the coarse one), aimed a little
+        # inside the safe side; bisection between safe and unsafe points if that stalls
+        aim = CALIBRATION_RTOL / 2
+        safe: tuple[float, float] | None = None  # (x, gap) on the safe side closest to the target
+        unsafe: float | None = None
+        last: tuple[float, float] | None = None
+        cand = p.clamp(x)
+        for _ in range(3 * MAX_FINE_RUNS):
+            if fine >= MAX_FINE_RUNS:
+                break
+            gp = gap(cand, disc)
+            if last is not None and abs(math.log(cand) - last[0]) > 1e-9:
+                s_f = (gp - last[1]) / (math.log(cand) - last[0])
+                if s_f != 0 and (s_f > 0) == p.increasing and math.isfinite(s_f):
+                    slope = s_f
+            last = (math.log(cand), gp)
+            if gp <= 0:
+                if safe is None or -gp < -safe[1]:
+                    safe = (cand, gp)
+                # converged: within RTOL of the target, or within X_RTOL of the unknown's solution
+                if -gp <= CALIBRATION_RTOL or abs(gp / slope) <= X_RTOL or cand == least:
+                    return finish(cand, True)
+            else:
+                unsafe = cand if unsafe is None or (cand < unsafe) == p.increasing else unsafe
+                if cand == most:
+                    break
+            new = p.clamp(cand * math.exp((-gp - aim) / slope))
+            if safe is not None and unsafe is not None:
+                lo_b, hi_b = sorted((safe[0], unsafe))
+                if not lo_b < new < hi_b:  # the secant left the bracket: bisect in log x
+                    new = math.sqrt(safe[0] * unsafe)
+            if new == cand:
+                new = p.clamp(cand * math.exp(-sign * aim))
+            cand = new
+        if safe is not None:
+            return finish(safe[0], False, "the target was met on the safe side but not to full precision")
+        raise ValueError(f"could not meet {target.describe()} by changing {p.unknown}: even "
+                         f"{p.unknown} = {most:g} exceeds it; change the other parameters")
+    except _SearchCapped:
+        if not best_safe:
+            raise
+        # the closest safe full-resolution point found (already accounted: no new run)
+        x = max(best_safe) if p.increasing else min(best_safe)
+        return finish(x, False, f"the search reached its limits ({MAX_SEARCH_RUNS} runs or its work cap); "
+                      "the value returned meets the target but may not be the tightest")
 
 
-def _integer_finish(p: _Problem, x: float, ok: Callable[[float], bool], finish, most: float) -> CalibrationResult:
+def _integer_finish(p: _Problem, x: float, ok: Callable[[float], bool], finish, most: float,
+                    desc: str = "the target") -> CalibrationResult:
     """Largest whole x with ok(x) (metric increases in x): bracket around the estimate, bisect."""
     lo_ok: float | None = None
     hi_bad: float | None = None
@@ -418,7 +481,7 @@ def _integer_finish(p: _Problem, x: float, ok: Callable[[float], bool], finish, 
             hi_bad = c
             if c <= p.lo:
                 raise ValueError(f"could not meet the target by changing {p.unknown}: even {p.unknown} = "
-                                 f"{int(p.lo)} exceeds it; change the other parameters")
+                                 f"{int(p.lo)} exceeds it ({desc}); change the other parameters")
             nxt = max(p.lo, c - step)
         if lo_ok is not None and hi_bad is not None:
             break

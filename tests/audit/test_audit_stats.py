@@ -1,6 +1,7 @@
 """Audit statistics: coverage of the lower bounds, convergence, violations, closed-form
 bands, tails, bad input and invariants."""
 
+import json
 import math
 
 import numpy as np
@@ -12,6 +13,7 @@ from scipy import stats
 import fdpkit as fp
 from fdpkit.audit import audit_from_counts, simulate_attack
 from fdpkit.audit.bounds import clopper_pearson_lower, clopper_pearson_upper
+from fdpkit.audit.simulate import MAX_TRIALS
 
 #: Required coverage of a 95% lower bound over seeded repetitions.
 COVERAGE_MIN = 0.95
@@ -186,6 +188,14 @@ def test_roc_at_every_threshold():
     (lambda: simulate_attack(fp.Gaussian(1.0), trials=10, seed=-1), "seed"),
     (lambda: simulate_attack(fp.PureDP(1.0), trials=10, seed=1), "mechanism"),
     (lambda: simulate_attack("gaussian", trials=10, seed=1), "mechanism"),
+    # documented caps (issue 14): memory-bounded, refused naming the public argument
+    (lambda: fp.audit([1.0, 2.0], [0.0, 1.0], thresholds_per_side=2**31), "thresholds_per_side"),
+    (lambda: fp.audit([1.0, 2.0], [0.0, 1.0], thresholds_per_side=float("inf")), "thresholds_per_side"),
+    (lambda: audit_from_counts([1], [1], 10**30, 10), "members"),
+    (lambda: audit_from_counts([1], [1], 10, 2**53 + 2), "nonmembers"),
+    (lambda: simulate_attack(fp.Gaussian(1.0), trials=float("inf"), seed=1), "trials"),
+    (lambda: simulate_attack(fp.Gaussian(1.0), trials=10**40, seed=1), "trials"),
+    (lambda: simulate_attack(fp.Gaussian(1.0), trials=MAX_TRIALS + 1, seed=1), "trials"),
 ])
 def test_bad_input_names_the_argument(call, name):
     with pytest.raises(ValueError, match=name):
@@ -237,3 +247,17 @@ def test_names_used_by_external_checks():
     assert fp.audit([2.0, 3.0], [0.0, 1.0]).violation is None
     sim = fp.simulate_attack(fp.Gaussian(1.0), trials=10, seed=0)
     assert sim.member_scores.shape == sim.nonmember_scores.shape == (10,)
+
+
+@pytest.mark.parametrize("tp, fpc", [([0], [10]), ([0, 0], [0, 100]), ([100], [0])])
+def test_count_audits_have_no_nan_field(tp, fpc):
+    """Counts carry no score threshold: None (never NaN) in the result, its best threshold
+    and its dict; bounds are 0 when no threshold is informative."""
+    r = audit_from_counts(tp, fpc, 100, 100)
+    assert r.points.threshold is None and r.best()["threshold"] is None
+    assert all(t is None for t in r.to_dict()["thresholds"]["threshold"])
+    assert "nan" not in json.dumps(r.to_dict()).lower()
+    assert math.isfinite(r.mu_lower) and r.mu_lower >= 0
+    assert math.isfinite(r.epsilon_lower) and r.epsilon_lower >= 0
+    if tp == [0] or tp == [0, 0]:
+        assert r.mu_lower == 0 and r.epsilon_lower == 0

@@ -52,7 +52,8 @@ def test_two_sample_matches_the_independent_function(alternative):
     for mu in (0.3, 1.0, math.inf):
         ref = fp.two_sample_power(effect=0.1, n1=200, n2=200, sd=0.25, mu=mu, alternative=alternative)
         assert spec.power(mu=mu) == pytest.approx(ref, rel=1e-12)
-    assert spec.laplace_power(epsilon=1.0) is None
+    ref = fp.two_sample_power_laplace(effect=0.1, n1=200, n2=200, sd=0.25, epsilon=1.0, alternative=alternative)
+    assert spec.laplace_power(epsilon=1.0) == pytest.approx(ref, rel=1e-12)
 
 
 def test_multiple_testing_level_and_composition_note():

@@ -1,35 +1,43 @@
 r"""A cost model of accounting, evaluated BEFORE any work: how large the privacy-loss grids
-get and how much composing them costs, so that interfaces can refuse requests that would
-exhaust a machine and say which parameter to change.
+get and how much building and composing them costs, so that interfaces can refuse requests
+that would exhaust a machine and say which parameter to change.
 
 Model
 -----
-A mechanism with a closed form (:func:`fdpkit.accounting.closed_form_curve`) costs nothing.
-Otherwise dp_accounting builds one discretised privacy-loss PMF per leaf mechanism and
-composes them with FFTs. For a PMF of losses spanning a width ``w`` (in nats) on a grid of
-step ``d`` (the discretization), the grid has ``n = w / d`` points.
+A mechanism with a closed form (:func:`fdpkit.accounting.closed_form_curve`) costs
+nothing; Rényi (zCDP/RDP) accounting costs a series per order (:data:`RDP_WORK_SUBSAMPLED`).
+Otherwise the estimate follows :func:`fdpkit.accounting.pld.build_pld` step by step, on a
+coarse grid. For a PMF of losses spanning ``w`` nats on a grid of step ``d`` (the
+discretization) there are ``n = w / d`` points; ``w`` does not depend on ``d``.
 
-- **Leaves.** The loss range and the mean and variance of the loss under the alternative
-  distribution do not depend on ``d``; they are read from the same leaf PLD built on a
-  coarse grid (at most :data:`COARSE_POINTS` points, milliseconds). Building the leaf at
-  ``d`` costs about ``n`` evaluations of the mechanism's loss (:data:`LEAF_WORK_PER_POINT`).
-- **Composition.** ``T``-fold self-composition (``Repeated``) and composition of parts
-  (``Composed``) add means and variances (losses of independent steps add). dp_accounting
-  truncates the composed PMF at tail mass ``tau`` = 1e-15 with Chernoff bounds whose orders
-  are at most ``20 / w`` (``common.compute_self_convolve_bounds``), so for a
-  sub-Gaussian loss the kept half-width is at most
+- **Single steps.** The mechanism is flattened as ``build_pld`` flattens it (nesting
+  multiplied through: ``Repeated(Repeated(M, a), b)`` is M composed ``a b`` times; DP-SGD
+  phases are their single steps). Each distinct step's PMF is built on a coarse grid of
+  about :data:`COARSE_POINTS` points (milliseconds); its range gives the fine grid's ``n``
+  per adjacency direction, and building it costs ``n`` times a per-point rate of its kind
+  (``LEAF_WORK_*``: dp_accounting's subsampled mechanisms loop in Python per point).
+- **Composition** (:mod:`fdpkit.accounting.tilted`). Its own tilt and window placement
+  (Step 2 and the Chernoff windows) is run on the coarse factors: the FFT pass sizes
+  ``N_i`` and the output size are read off in nats and scaled to ``d``; the cumulant
+  evaluations are counted. Work per direction is
 
-      h(T) = min_{k = 1..20} (T (k/w)^2 v / 2 + ln(2/tau)) / (k/w)          (1)
+      W = c_K E_K + c_F sum_i N_i + c_O n_out,                                (1)
 
-  and never more than ``T w`` (the exact support). The composed grid has
-  ``min(T w, 2 h(T) + w) / d`` points, and the FFT costs ``N log2 N`` for its length N.
-  Nesting is multiplied through: ``Repeated(Repeated(M, a), b)`` is built as the a-fold
-  composition, then composed b times, and each stage is counted.
-- **Memory.** The FFT holds a few complex arrays of the composed length at once:
-  :data:`BYTES_PER_POINT` bytes per grid point.
+  ``E_K`` the factor points summed over cumulant evaluations (:data:`CUMULANT_WORK_PER_POINT`,
+  :data:`PASS_WORK_PER_POINT`, :data:`OUTPUT_WORK_PER_POINT`). Not predicted: the
+  a-posteriori refinement passes and the redo in extended precision that the composition
+  adds when its float64 bound stays loose: counted (:data:`FEW_ATOMS_PASS_FACTOR`) for
+  factors of a few atoms (randomized response, pure and approximate DP), not for other
+  PMFs where it happens (strong subsampled Gaussians over 10^4 steps: up to about 3x the
+  estimate; ``benchmarks/bench_cost_model.py`` shows them).
+- **Memory.** The composition holds its bound arrays and the FFT's input, spectrum and
+  inverse: :data:`BYTES_PER_POINT` bytes per point of the largest grid.
 
-The estimates are approximate (sub-Gaussian tails in (1)); tests compare them with real
-PLD sizes (``tests/accounting/test_accounting_cost.py``) and budgets carry a margin.
+Work is in units of :data:`WORK_PER_SECOND` per single-threaded CPU-second of the reference
+machine; the constants were fitted to the measured time of a fixed set of mechanisms over
+every route (``benchmarks/bench_cost_model.py``: within a factor of 2 outside the
+extended-precision cases). ``tests/accounting/test_accounting_cost.py`` checks the
+predicted grids and pass sizes against the real composition's, deterministically.
 """
 
 from __future__ import annotations
@@ -44,6 +52,7 @@ from fdpkit._numerics import check_real
 from fdpkit.mechanisms import (
     ApproxDP,
     Composed,
+    CurveMechanism,
     Gaussian,
     Laplace,
     Mechanism,
@@ -51,16 +60,50 @@ from fdpkit.mechanisms import (
     RandomizedResponse,
     Repeated,
     Subsampled,
+    UniformSampling,
 )
 
-#: Points of the coarse leaf grid used to read a leaf's loss range, mean and variance.
+#: Work units per CPU-second of the reference machine (the 2-core development box of
+#: ``benchmarks/bench_cost_model.py``): ``work / WORK_PER_SECOND`` estimates single-threaded
+#: seconds (two adjacency directions run in two threads, so wall time can be up to half).
+WORK_PER_SECOND = 1e7
+#: Points of the coarse leaf grid used to read a leaf's loss range and cumulants.
 COARSE_POINTS = 2000
-#: Tail mass dp_accounting truncates per composition (``pld.TAIL_MASS_TRUNCATION``).
+#: Coarse grid step of a leaf given as a trade-off curve (its loss range is unknown a priori).
+CURVE_COARSE_STEP = 1e-2
+#: Work of one grid point of a single-step PMF, per adjacency direction, by how dp_accounting
+#: (or fdpkit's curve conversion) builds it: subsampled mechanisms and DP-SGD steps evaluate
+#: inverse privacy losses in a Python loop (about 3.5 us a point); plain Gaussian and Laplace
+#: are vectorised CDFs; a curve's profile is vectorised; finite-epsilon PMFs are two points.
+LEAF_WORK_SUBSAMPLED = 35.0
+LEAF_WORK_FIXED_SIZE = 38.0
+LEAF_WORK_PLAIN = 8.0
+LEAF_WORK_CURVE = 3.5
+LEAF_WORK_FINITE = 0.35
+#: Work per factor grid point of one cumulant evaluation (tilt placement, Chernoff windows).
+CUMULANT_WORK_PER_POINT = 0.05
+#: Extra cumulant evaluations of the real composition beyond the coarse plan's (the passes'
+#: own tilts and the Chernoff masses), as a factor.
+CUMULANT_CALLS_FACTOR = 1.3
+#: Work per grid point of one tilted FFT pass (transforms, powers, bounds, merge).
+PASS_WORK_PER_POINT = 2.6
+#: A factor with at most FEW_ATOMS masses (randomized response, pure and approximate DP)
+#: makes the composition refine and redo itself in extended precision: its FFT work counts
+#: FEW_ATOMS_PASS_FACTOR times (measured: 3 passes, one in longdouble).
+FEW_ATOMS = 4
+FEW_ATOMS_PASS_FACTOR = 3.0
+#: Work per output grid point (tail sums, privacy profile, certified curve).
+OUTPUT_WORK_PER_POINT = 0.5
+#: Work per convolution grid point of dp_accounting's pairwise ``compose`` (compose_curves).
+CONVOLVE_WORK_PER_POINT = 0.5
+#: Work of a Rényi (RDP/zCDP) accounting: per subsampled Gaussian (dp_accounting's RDP
+#: series at every order) and per other part.
+RDP_WORK_SUBSAMPLED = 1.2e6
+RDP_WORK_PART = 1e4
+#: Tail mass dp_accounting truncates per pairwise composition (``pld.TAIL_MASS_TRUNCATION``).
 _TAU = 1e-15
-#: Cost of one leaf grid point relative to one FFT butterfly (measured: building a leaf PMF
-#: evaluates the mechanism's CDF at every point, about 100x an FFT step).
-LEAF_WORK_PER_POINT = 100.0
-#: Peak bytes held per composed grid point (input, its FFT, the power, the inverse).
+#: Peak bytes held per grid point (the composition's bound arrays, its FFT's input,
+#: spectrum and inverse).
 BYTES_PER_POINT = 64
 
 
@@ -143,116 +186,228 @@ class CostEstimate:
         raise BudgetExceeded(f"{self.driver}: this request needs {over}; {hint}", self.driver)
 
 
-@dataclass(frozen=True)
-class _Stats:
-    width: float  # loss range (nats) of the PMF at this node
-    mean: float
-    var: float
-    points: float  # grid points at this node
-    peak: float  # largest grid held so far
-    work: float
-    driver: str
+@dataclass
+class _Tally:
+    """Running totals of one estimate (counts; :attr:`work` weighs them)."""
+
+    leaf: float = 0.0        # single-step PMF points, weighted by their kind's rate
+    cumulant: float = 0.0    # factor points summed over cumulant evaluations
+    fft: float = 0.0         # grid points summed over the FFT passes
+    output: float = 0.0      # output grid points
+    convolve: float = 0.0    # pairwise convolution points (compose_curves)
+    other: float = 0.0       # work counted directly (crude stand-ins)
+    grid: float = 0.0        # largest grid held
+    passes: int = 0
+
+    @property
+    def compose(self) -> float:
+        return (CUMULANT_WORK_PER_POINT * self.cumulant + PASS_WORK_PER_POINT * self.fft
+                + OUTPUT_WORK_PER_POINT * self.output + CONVOLVE_WORK_PER_POINT * self.convolve
+                + self.other)
+
+    @property
+    def work(self) -> float:
+        return self.leaf + self.compose
 
 
-def _leaf_width_bound(m: Mechanism) -> float:
-    """An upper bound on a leaf's loss range (nats), used to pick the coarse grid."""
-    if isinstance(m, Subsampled):
-        return _leaf_width_bound(m.inner)
-    if isinstance(m, Gaussian):
-        mu = m.sensitivity / m.sigma
+def _leaf_width_bound(step: Any) -> float | None:
+    """An upper bound on a single step's loss range (nats), to pick the coarse grid; None
+    when unknown a priori (trade-off curves)."""
+    from fdpkit.accounting.pld import _PhaseStep
+
+    if isinstance(step, _PhaseStep):
+        run, i = step
+        mu = 2.0 / run.phases[i].noise_multiplier  # replace-one / truncation: sensitivity 2
+        return 22.0 * mu + mu * mu
+    if isinstance(step, Subsampled):
+        return _leaf_width_bound(step.inner)
+    if isinstance(step, Gaussian):
+        mu = step.sensitivity / step.sigma
         return 22.0 * mu + mu * mu  # x truncated at about +-10.5 sd: loss mu x - mu^2/2
-    if isinstance(m, Laplace):
-        return 2.0 * m.sensitivity / m.scale
-    if isinstance(m, (PureDP, RandomizedResponse, ApproxDP)):
-        return 2.0 * m.epsilon + 1.0
-    raise ValueError(f"mechanism must be an fdpkit mechanism, got {type(m).__name__}")
+    if isinstance(step, Laplace):
+        return 2.0 * step.sensitivity / step.scale
+    if isinstance(step, (PureDP, RandomizedResponse, ApproxDP)):
+        return 2.0 * step.epsilon + 1.0
+    if isinstance(step, (CurveMechanism, UniformSampling)):
+        return None
+    raise ValueError(f"mechanism must be an fdpkit mechanism, got {type(step).__name__}")
 
 
-def _leaf(m: Mechanism, d: float) -> _Stats:
+def _leaf_rate(step: Any) -> float:
+    """Work per grid point and direction of building ``step``'s PMF."""
+    from fdpkit.accounting.pld import _PhaseStep
+
+    if isinstance(step, _PhaseStep):
+        sampling = step[0].sampling
+        if sampling == "shuffled":
+            return LEAF_WORK_PLAIN
+        return LEAF_WORK_FIXED_SIZE if sampling == "fixed-size" else LEAF_WORK_SUBSAMPLED
+    if isinstance(step, Subsampled):
+        return LEAF_WORK_SUBSAMPLED if step.sample_rate < 1.0 else _leaf_rate(step.inner)
+    if isinstance(step, (Gaussian, Laplace)):
+        return LEAF_WORK_PLAIN
+    if isinstance(step, (CurveMechanism, UniformSampling)):
+        return LEAF_WORK_CURVE
+    return LEAF_WORK_FINITE
+
+
+def _coarse_leaf(step: Any, d: float):
+    """(remove, add or None) arrays of ``step`` on a coarse grid, and that grid's step; or
+    (None, width) when the leaf is so wide that even its coarse grid would be large.
+
+    The grid is first sized by an a-priori bound on the loss range, then, when the PMF's
+    real range is much narrower (a subsampled step's losses are about q times smaller),
+    rebuilt at the real range / COARSE_POINTS: over many steps a coarse grid's rounding
+    would otherwise widen the composed loss distribution, and the estimate with it."""
     from fdpkit.accounting._pld_adapter import pmf_arrays
-    from fdpkit.accounting.pld import build_pld
+    from fdpkit.accounting.pld import _single_step_pld
 
-    bound = _leaf_width_bound(m)
-    if bound / COARSE_POINTS > 1.0:  # far beyond any budget: no need to look closer
-        points = bound / d
-        return _Stats(bound, bound / 2, (bound / 2) ** 2, points, points, LEAF_WORK_PER_POINT * points,
-                      "discretization")
-    coarse = max(d, bound / COARSE_POINTS)
-    width, mean, var = 0.0, 0.0, 0.0
-    for arr in (a for a in pmf_arrays(build_pld(m, coarse)) if a is not None):
-        p = np.clip(arr.probs, 0.0, None)
-        total = float(p.sum())
-        if total <= 0 or len(p) < 1:
+    bound = _leaf_width_bound(step)
+    if bound is not None and bound / COARSE_POINTS > 1.0:
+        return None, bound
+    coarse = max(d, CURVE_COARSE_STEP if bound is None else bound / COARSE_POINTS)
+    arrays = pmf_arrays(_single_step_pld(step, coarse))
+    width = 0.0
+    for a in arrays:
+        nz = np.flatnonzero(np.asarray(a.probs) > 0) if a is not None else np.zeros(0)
+        if nz.size:
+            width = max(width, float(nz[-1] - nz[0]) * coarse)
+    finer = max(d, width / COARSE_POINTS)
+    if finer < coarse / 4.0:
+        coarse = finer
+        arrays = pmf_arrays(_single_step_pld(step, coarse))
+    return arrays, coarse
+
+
+def _fine(n_coarse: int, coarse: float, d: float) -> float:
+    """Grid points at step ``d`` of a range held by ``n_coarse`` points at step ``coarse``."""
+    return max(n_coarse - 1, 0) * coarse / d + 1.0
+
+
+def _plan(parts: list, coarse: float) -> tuple[list[float], float, float, int]:
+    """:mod:`fdpkit.accounting.tilted`'s own placement of tilts and windows (Step 2), run on
+    the coarse factors ``parts`` [(arrays, times)]: (pass grid sizes, union window size,
+    output size (non-negative losses), cumulant evaluations), all in coarse grid points."""
+    from fdpkit.accounting import tilted
+    from fdpkit.accounting._cumulants import _chernoff_x, _Cumulants
+
+    factors = [tilted._factor(a, int(t)) for a, t in parts]  # noqa: SLF001
+    cum = _Cumulants(factors, coarse)
+    lo_sup = sum(f.times * f.lo for f in factors)
+    hi_sup = sum(f.times * (f.lo + len(f.probs) - 1) for f in factors)
+    k0, _, k20 = cum(0.0)
+    top = _chernoff_x(cum, 0.0, k0, math.sqrt(k20), math.log(tilted.UPPER_TAIL_MASS), True)
+    top = min(hi_sup, math.ceil(top / coarse) + 1)
+    tilts = tilted._tilts(cum, top * coarse, np.float64)  # noqa: SLF001
+    log_alias = math.log(tilted.ALIAS_MASS)
+    windows = []
+    for theta, k, _, sd in tilts:
+        lo = max(lo_sup, math.floor(_chernoff_x(cum, theta, k, sd, log_alias, False) / coarse) - 1)
+        hi = min(hi_sup, math.ceil(_chernoff_x(cum, theta, k, sd, log_alias, True) / coarse) + 1)
+        windows.append([lo, max(hi, lo)])
+    windows[-1][1] = max(windows[-1][1], top)
+    start = min(w[0] for w in windows)
+    stop = max(w[1] for w in windows)
+    sizes = [float(hi - lo + 1) for lo, hi in windows]
+    return sizes, float(stop - start + 1), float(max(stop - max(start, 0) + 1, 1)), len(cum._memo)  # noqa: SLF001
+
+
+def _wide_composition(steps: list, d: float, tally: _Tally) -> None:
+    """Crude stand-in for leaves too wide to look at: a loss of range w per step, composed
+    with Gaussian tails (the request is far beyond any budget anyway)."""
+    width = 0.0
+    var = 0.0
+    for w, times in steps:
+        width += times * w
+        var += times * (w / 2.0) ** 2
+    width = min(width, 2.0 * math.sqrt(2.0 * var * math.log(1.0 / _TAU)) + max(w for w, _ in steps))
+    n = width / d
+    tally.fft += 2.0 * n
+    tally.output += 2.0 * n
+    tally.grid = max(tally.grid, n)
+    tally.passes += 1
+
+
+def _estimate_steps(steps: list, d: float, tally: _Tally) -> None:
+    """Add the cost of building and composing ``steps`` [(single step, times)] (as
+    :func:`fdpkit.accounting.pld.build_pld` does) to ``tally``."""
+    leaves = []
+    wide = []
+    for step, times in steps:
+        arrays, coarse = _coarse_leaf(step, d)
+        if arrays is None:
+            n = coarse / d
+            tally.leaf += 2.0 * _leaf_rate(step) * n
+            tally.grid = max(tally.grid, n)
+            wide.append((coarse, times))
             continue
-        mu = float((p * arr.losses).sum() / total)
-        width = max(width, float(arr.losses[-1] - arr.losses[0]) + coarse)
-        mean = max(mean, mu)
-        var = max(var, float((p * (arr.losses - mu) ** 2).sum() / total))
-    points = max(width / d, 1.0)
-    driver = "discretization"
-    return _Stats(width, mean, var, points, points, LEAF_WORK_PER_POINT * points, driver)
+        fine = [_fine(len(a.probs), coarse, d) for a in arrays if a is not None]
+        tally.leaf += _leaf_rate(step) * sum(fine)
+        tally.grid = max(tally.grid, max(fine))
+        leaves.append((arrays, coarse, times, fine))
+    if wide:
+        _wide_composition(wide + [(len(f) and max(f) * d, t) for _, _, t, f in leaves], d, tally)
+        return
+    if len(steps) == 1 and steps[0][1] == 1:  # a single PMF: no composition
+        tally.output += sum(leaves[0][3])
+        return
+    # one coarse step for all factors (the tilted composition needs a shared grid)
+    coarse = max(c for _, c, _, _ in leaves)
+    if any(c != coarse for _, c, _, _ in leaves):
+        leaves = [(_coarse_leaf_at(step, coarse), coarse, t, f)
+                  for (step, _), (_, _, t, f) in zip(steps, leaves)]
+    directions = [[(a[0], t) for a, _, t, _ in leaves]]
+    if any(a[1] is not None for a, _, _, _ in leaves):
+        directions.append([(a[0] if a[1] is None else a[1], t) for a, _, t, _ in leaves])
+    for parts in directions:
+        sizes, union, out, calls = _plan(parts, coarse)
+        factor_points = sum(_fine(len(a.probs), coarse, d) for a, _ in parts)
+        tally.cumulant += CUMULANT_CALLS_FACTOR * calls * factor_points
+        # factors of a few atoms (finite-epsilon steps) leave the float64 bound loose: the
+        # composition refines and redoes itself in extended precision (tilted.compose)
+        atoms = min(int(np.count_nonzero(np.asarray(a.probs) > 0)) for a, _ in parts)
+        redo = FEW_ATOMS_PASS_FACTOR if atoms <= FEW_ATOMS else 1.0
+        tally.fft += redo * sum(_fine(int(s), coarse, d) for s in sizes)
+        tally.output += _fine(int(out), coarse, d)
+        tally.grid = max(tally.grid, _fine(int(union), coarse, d))
+        tally.passes += len(sizes)
 
 
-def _half_width(times: float, width: float, var: float) -> float:
-    """Equation (1): Chernoff half-width of a ``times``-fold composition."""
-    log_term = math.log(2.0 / _TAU)
-    best = math.inf
-    for k in range(1, 21):
-        lam = k / width
-        best = min(best, (times * lam * lam * var / 2.0 + log_term) / lam)
-    return best
+def _coarse_leaf_at(step: Any, coarse: float):
+    from fdpkit.accounting._pld_adapter import pmf_arrays
+    from fdpkit.accounting.pld import _single_step_pld
+
+    return pmf_arrays(_single_step_pld(step, coarse))
 
 
-def _fft_work(n: float) -> float:
-    return n * math.log2(max(n, 2.0))
-
-
-def _compose(a: _Stats, times: float, d: float, driver: str) -> _Stats:
-    width = min(times * a.width, 2.0 * _half_width(times, a.width, a.var) + a.width)
-    points = max(width / d, 1.0)
-    n_fft = max(points, a.points)
-    return _Stats(width, a.mean * times, a.var * times, points, max(a.peak, n_fft),
-                  a.work + _fft_work(n_fft), driver if n_fft >= a.peak else a.driver)
-
-
-def _stats(m: Mechanism, d: float) -> _Stats:
-    if isinstance(m, Subsampled) and m.sample_rate == 1.0:
-        return _stats(m.inner, d)
-    if isinstance(m, Repeated):
-        inner = _stats(m.inner, d)
-        return _compose(inner, float(m.times), d, "times")
+def _renyi_cost(m: Mechanism) -> float:
+    if isinstance(m, Subsampled) and m.sample_rate < 1.0:
+        return RDP_WORK_SUBSAMPLED
+    if isinstance(m, (Subsampled, Repeated)):
+        return _renyi_cost(m.inner)
     if isinstance(m, Composed):
-        parts = [_stats(p, d) for p in m.parts]
-        out = parts[0]
-        for p in parts[1:]:
-            width = out.width + p.width
-            var = out.var + p.var
-            # Chernoff truncation of the pair, as for self-composition with the joint variance
-            half = _half_width(1.0, width, var)
-            width = min(width, 2.0 * half + max(out.width, p.width))
-            points = max(width / d, 1.0)
-            n_fft = max(points, out.points + p.points)
-            out = _Stats(width, out.mean + p.mean, var, points, max(out.peak, p.peak, n_fft),
-                         out.work + p.work + _fft_work(n_fft),
-                         "parts" if n_fft >= max(out.peak, p.peak) else max(out, p, key=lambda s: s.peak).driver)
-        return out
-    return _leaf(m, d)
+        return sum(_renyi_cost(p) for p in m.parts)
+    return RDP_WORK_PART
 
 
-def _cost_proxy(mechanism: Mechanism) -> Mechanism:
-    """A DP-SGD run as elementary mechanisms of the same grid and work: its own elementary
-    form where one exists, else per phase T subsampled Gaussians of sensitivity Delta
-    (fixed-size, truncated Poisson and replace-one steps build grids of that size)."""
+def _driver(mechanism: Mechanism, steps: list, tally: _Tally) -> str:
+    """The parameter that drives the cost most (see :class:`CostEstimate`)."""
     from fdpkit.mechanisms.dpsgd import DPSGD
 
-    if not isinstance(mechanism, DPSGD):
-        return mechanism
-    elementary = mechanism.elementary()
-    if elementary is not None:
-        return elementary
-    parts = [Repeated(Subsampled(Gaussian(p.noise_multiplier, mechanism.sensitivity), p.sample_rate), p.steps)
-             for p in mechanism.phases]
-    return parts[0] if len(parts) == 1 else Composed(tuple(parts))
+    if tally.leaf >= tally.compose:
+        return "discretization"
+    if any(t > 1 for _, t in steps):
+        if isinstance(mechanism, DPSGD) or (isinstance(mechanism, Repeated)
+                                            and isinstance(mechanism.inner, Subsampled)):
+            return "steps"
+        return "times"
+    return "parts"
+
+
+def _result(method: str, tally: _Tally, driver: str) -> CostEstimate:
+    grid = int(min(max(tally.grid, 1.0), 2**62))
+    return CostEstimate(method, grid, float(tally.work),
+                        int(min(BYTES_PER_POINT * tally.grid, 2**62)), driver)
 
 
 def estimate_cost(mechanism: Mechanism, discretization: float = 1e-4) -> CostEstimate:
@@ -267,7 +422,8 @@ def estimate_cost(mechanism: Mechanism, discretization: float = 1e-4) -> CostEst
     Returns
     -------
     CostEstimate
-        Closed forms cost nothing; otherwise the largest grid, total work and peak memory
+        Closed forms cost nothing; Rényi (zCDP/RDP) accounting little; otherwise the
+        largest grid, total work (``work / WORK_PER_SECOND`` ~ seconds) and peak memory
         (see the module docs for the model).
 
     Examples
@@ -276,24 +432,62 @@ def estimate_cost(mechanism: Mechanism, discretization: float = 1e-4) -> CostEst
     >>> estimate_cost(Repeated(Gaussian(2.0), 10)).method
     'closed form'
     >>> c = estimate_cost(dpsgd(9.4, 0.32768, 2000), 1e-4)
-    >>> 1e5 < c.grid_points < 2e6
-    True
+    >>> 1e5 < c.grid_points < 1e6, c.work / WORK_PER_SECOND < 2
+    (True, True)
     """
     from fdpkit.accounting.curve import _check_discretization, closed_form_curve
+    from fdpkit.accounting.pld import _flatten
+    from fdpkit.accounting.rdp import contains_renyi
+    from fdpkit.mechanisms.dpsgd import DPSGD
 
     if not isinstance(mechanism, Mechanism):
         raise ValueError(f"mechanism must be an fdpkit mechanism, got {type(mechanism).__name__}")
     d = _check_discretization(discretization)
-    mechanism = _cost_proxy(mechanism)
-    if closed_form_curve(mechanism) is not None:
+    if contains_renyi(mechanism):
+        return CostEstimate("RDP", 0, _renyi_cost(mechanism), 0, "none")
+    source = mechanism
+    if isinstance(mechanism, DPSGD):
+        if mechanism.sampling == "shuffled":
+            return CostEstimate("closed form", 0, 0.0, 0, "none")
+        if mechanism.examples_per_user is not None:  # group privacy is applied to the run's curve
+            mechanism = DPSGD(mechanism.phases, mechanism.sampling, mechanism.relation,
+                              mechanism.dataset_size, mechanism.unit, None)
+        # every other scheme is composed numerically (fdpkit.accounting.dpsgd), even when
+        # its elementary form (Poisson at rate 1) has a closed form
+    elif closed_form_curve(mechanism) is not None:
         return CostEstimate("closed form", 0, 0.0, 0, "none")
-    s = _stats(mechanism, d)
-    driver = s.driver
-    if driver == "times" and _is_dpsgd(mechanism):
-        driver = "steps"
-    peak = int(min(s.peak, 2**62))
-    return CostEstimate("PLD", peak, float(s.work), int(min(BYTES_PER_POINT * s.peak, 2**62)), driver)
+    steps = _flatten(mechanism)
+    tally = _Tally()
+    _estimate_steps(steps, d, tally)
+    return _result("PLD", tally, _driver(source, steps, tally))
 
 
-def _is_dpsgd(m: Any) -> bool:
-    return isinstance(m, Repeated) and isinstance(m.inner, Subsampled)
+def estimate_compose_curves_cost(*curves: Any, discretization: float = 1e-4) -> CostEstimate:
+    """Estimate what :func:`fdpkit.accounting.compose_curves` costs for ``curves`` at
+    ``discretization``: each curve's PMF (its profile on the grid), dp_accounting's
+    pairwise convolutions (supports add up, truncated at tail mass 1e-15) and the output
+    curve. Driver: ``"discretization"`` or ``"curves"``."""
+    from fdpkit.accounting.curve import _check_discretization
+    from fdpkit.accounting.from_curve import _check_curve, pld_from_curve
+    from fdpkit.accounting._pld_adapter import pmf_arrays
+
+    if not curves:
+        raise ValueError("compose_curves needs at least one curve, got none")
+    d = _check_discretization(discretization)
+    coarse = max(d, CURVE_COARSE_STEP)
+    tally = _Tally()
+    running = [0.0, 0.0]
+    for i, c in enumerate(curves):
+        _check_curve(f"curves[{i}]", c)
+        arrays = pmf_arrays(pld_from_curve(c, coarse))
+        fine = [_fine(len(a.probs), coarse, d) for a in arrays if a is not None]
+        fine = fine + fine if len(fine) == 1 else fine
+        tally.leaf += LEAF_WORK_CURVE * sum(fine)
+        for k in range(2):
+            if i:
+                tally.convolve += running[k] + fine[k]
+            running[k] += fine[k]
+            tally.grid = max(tally.grid, running[k])
+    tally.output += sum(running) / 2.0
+    driver = "discretization" if tally.leaf >= tally.compose else "curves"
+    return _result("PLD", tally, driver)

@@ -53,7 +53,7 @@ from typing import Any
 from dp_accounting import privacy_accountant
 from dp_accounting.pld import privacy_loss_distribution as pldlib
 
-from fdpkit.accounting.pld import compose_plds
+from fdpkit.accounting.pld import compose_arrays, compose_plds, shared_step_arrays
 from fdpkit.accounting import curve as _curve
 from fdpkit.accounting.from_curve import pld_from_curve
 from fdpkit.accounting.profile import PldProfile
@@ -111,7 +111,23 @@ def dpsgd_pld(m: DPSGD, discretization: float):
                          "part of a composed mechanism: account the DP-SGD run on its own")
     # every phase's single step with its count, composed in one round-off-bounded pass
     # (fdpkit.accounting.tilted: never optimistic, no collapse at large step counts)
-    return compose_plds([_phase_pld(m, ph, discretization) for ph in m.phases])
+    if len(m.phases) == 1 and _phase_count(m, m.phases[0]) == 1:
+        return compose_plds([_phase_pld(m, m.phases[0], discretization)])
+    # the single steps are built once per (scheme, relation, sigma, q, ...) while
+    # fdpkit.accounting.shared_single_steps is active (a sweep over step counts)
+    return compose_arrays([(shared_step_arrays(_step_key(m, ph, discretization),
+                                               lambda ph=ph: _phase_pld(m, ph, discretization)[0]),
+                            _phase_count(m, ph)) for ph in m.phases])
+
+
+def _phase_count(m: DPSGD, ph: Phase) -> int:
+    return ph.participations if m.sampling == "shuffled" else ph.steps
+
+
+def _step_key(m: DPSGD, ph: Phase, d: float) -> tuple:
+    """Everything one single step of phase ``ph`` depends on (not its step count)."""
+    return ("dpsgd-step", m.sampling, m.relation, m.sensitivity, ph.noise_multiplier, ph.sample_rate,
+            m.dataset_size if m.sampling == "truncated-poisson" else None, ph.max_batch_size, float(d))
 
 
 def shuffled_mu(m: DPSGD) -> float:

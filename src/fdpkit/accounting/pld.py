@@ -85,6 +85,22 @@ def _single_step_pld(step, discretization: float):
     return step.build(discretization) if isinstance(step, _PhaseStep) else build_pld(step, discretization)
 
 
+def shared_step_arrays(key, build):
+    """The PMF arrays of one single step: ``_adapter.pmf_arrays(build())``, built once per
+    hashable ``key`` while :func:`shared_single_steps` is active (the key must identify the
+    single step and its discretization completely; the arrays are never modified)."""
+    if _SHARED is None:
+        return _adapter.pmf_arrays(build())
+    if key not in _SHARED:
+        arrays = _adapter.pmf_arrays(build())
+        for a in arrays:
+            if a is not None:  # shared: any later in-place change would be a bug, and raises
+                a.losses.flags.writeable = False
+                a.probs.flags.writeable = False
+        _SHARED[key] = arrays
+    return _SHARED[key]
+
+
 def _single_step_arrays(mechanism: Mechanism, discretization: float):
     if _SHARED is None:
         return _adapter.pmf_arrays(_single_step_pld(mechanism, discretization))

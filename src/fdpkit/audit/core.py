@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from fdpkit._numerics import as_float_array, check_scalar, json_safe
+from fdpkit._numerics import MAX_ARRAY_SIZE, as_float_array, check_real, check_scalar, json_safe
 from fdpkit.audit.bounds import (
     bonferroni_level,
     clopper_pearson_lower,
@@ -40,6 +40,15 @@ from fdpkit.audit.bounds import (
 
 #: Thresholds per tail of the non-member ranks (log-spaced; about 2x this many in all).
 THRESHOLDS_PER_SIDE = 100
+#: Largest ``thresholds_per_side`` accepted (memory: a few MiB of ranks; far beyond any use,
+#: the Bonferroni correction makes more thresholds only weaker).
+MAX_THRESHOLDS_PER_SIDE = 100_000
+#: Most scores per class (and most thresholds of published counts): the package-wide array
+#: cap of :func:`fdpkit._numerics.check_real`.
+MAX_SCORES = MAX_ARRAY_SIZE
+#: Largest count (members, non-members, true/false positives): 2**53, beyond which counts
+#: are no longer exact in floating point.
+MAX_COUNT = 2**53
 #: Relative margin by which a box must lie above the certified curve to count as a
 #: violation (far above the curve's own rounding, far below any sampling effect).
 VIOLATION_RTOL = 1e-9
@@ -54,13 +63,13 @@ class BoundedThresholds:
     """The K thresholds at which FPR and TPR are bounded, one entry per threshold.
 
     ``threshold`` is the score threshold (test: score > threshold) for score audits and
-    NaN for counts. ``false_positives`` is the count used in the bound (for score audits
+    None for counts (published counts carry no score threshold; never NaN). ``false_positives`` is the count used in the bound (for score audits
     the non-member rank c, which is at least the observed count). ``fpr_upper``,
     ``tnr_lower``, ``tpr_lower``, ``fnr_upper`` are the simultaneous confidence bounds;
     ``mu_lower``, ``epsilon_direct``, ``epsilon_mirror`` the per-threshold lower bounds.
     """
 
-    threshold: np.ndarray
+    threshold: np.ndarray | None
     false_positives: np.ndarray
     true_positives: np.ndarray
     nonmembers: np.ndarray
@@ -157,10 +166,12 @@ class AuditResult:
         """epsilon_certified(delta) - epsilon_lower; None without a guarantee."""
         return None if self.certified is None else self.certified.epsilon - self.epsilon_lower
 
-    def best(self) -> dict[str, float]:
-        """The threshold behind ``mu_lower``: counts, estimates and bounds."""
+    def best(self) -> dict[str, Any]:
+        """The threshold behind ``mu_lower``: counts, estimates and bounds (``threshold`` is
+        None for audits from counts)."""
         i, p = self.mu_index, self.points
-        return {"threshold": float(p.threshold[i]), "false_positives": int(p.false_positives[i]),
+        return {"threshold": None if p.threshold is None else float(p.threshold[i]),
+                "false_positives": int(p.false_positives[i]),
                 "true_positives": int(p.true_positives[i]), "nonmembers": int(p.nonmembers[i]),
                 "members": int(p.members[i]), "fpr": float(p.fpr[i]), "tpr": float(p.tpr[i]),
                 "fpr_upper": float(p.fpr_upper[i]), "tpr_lower": float(p.tpr_lower[i])}
@@ -220,7 +231,7 @@ class AuditResult:
             "verdict": self.verdict,
             "roc": {"fpr": fpr.tolist(), "tpr": tpr.tolist(), "points": int(len(self.roc_fpr))},
             "thresholds": {
-                "threshold": [None if math.isnan(t) else float(t) for t in p.threshold],
+                "threshold": [None] * len(p) if p.threshold is None else [float(t) for t in p.threshold],
                 "false_positives": p.false_positives.astype(int).tolist(),
                 "true_positives": p.true_positives.astype(int).tolist(),
                 "fpr_upper": p.fpr_upper.tolist(), "tpr_lower": p.tpr_lower.tolist(),
@@ -279,6 +290,9 @@ def _check_counts(name: str, value: Any) -> np.ndarray:
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(f"{name} must be whole numbers >= 0, got {float(arr[i])!r} (at index {i})")
+    if (arr > MAX_COUNT).any():
+        i = int(np.flatnonzero(arr > MAX_COUNT)[0])
+        raise ValueError(f"{name} must be at most {MAX_COUNT:,} (2**53), got {float(arr[i]):g} (at index {i})")
     return arr
 
 
@@ -323,7 +337,7 @@ def _bounded(threshold, fp, tp, n, m, level: float, delta: float) -> BoundedThre
     tpr_lo, fnr_up = clopper_pearson_lower(tp, m, level)
     mu = mu_lower_bounds(tpr_lo, fnr_up, tnr_lo, fpr_up)
     e_dir, e_mir = epsilon_lower_bounds(tpr_lo, fnr_up, tnr_lo, fpr_up, delta)
-    return BoundedThresholds(np.asarray(threshold, dtype=float), fp, tp, n, m, fpr_up, tnr_lo, tpr_lo, fnr_up,
+    return BoundedThresholds(None if threshold is None else np.asarray(threshold, dtype=float), fp, tp, n, m, fpr_up, tnr_lo, tpr_lo, fnr_up,
                              mu, e_dir, e_mir)
 
 
@@ -427,7 +441,8 @@ def audit(member_scores: Any, nonmember_scores: Any, *, confidence: float = 0.95
     Parameters
     ----------
     member_scores, nonmember_scores : array_like
-        The attack's scores on members (canary in) and non-members (canary out).
+        The attack's scores on members (canary in) and non-members (canary out): real
+        numbers (infinities allowed, NaN refused), at most ``MAX_SCORES`` (10,000,000) each.
     confidence : float, default 0.95
         Joint confidence of all the bounds, in (0, 1).
     delta : float, default 1e-5
@@ -436,13 +451,16 @@ def audit(member_scores: Any, nonmember_scores: Any, *, confidence: float = 0.95
         The certified guarantee to audit; then ``violation`` is True or False.
     thresholds_per_side : int, default 100
         Log-spaced non-member ranks per tail at which FPR and TPR are bounded (the
-        Bonferroni correction runs over all of them: about twice this many).
+        Bonferroni correction runs over all of them: about twice this many); at most
+        ``MAX_THRESHOLDS_PER_SIDE`` (100,000).
 
     Returns
     -------
     AuditResult
         ``mu_lower``, ``epsilon_lower``, ``violation``, the empirical ROC at every
-        threshold, the bounded thresholds and the verdict.
+        threshold, the bounded thresholds and the verdict. No field is ever NaN:
+        ``mu_lower`` and ``epsilon_lower`` are 0 when no threshold is informative, and the
+        per-threshold bounds are ``-inf`` where a threshold says nothing.
 
     Notes
     -----
@@ -463,9 +481,8 @@ def audit(member_scores: Any, nonmember_scores: Any, *, confidence: float = 0.95
     d = _check_delta(delta)
     m_s = _check_scores("member_scores", member_scores)
     n_s = _check_scores("nonmember_scores", nonmember_scores)
-    per_side = check_scalar("thresholds_per_side", thresholds_per_side)
-    if per_side < 1 or per_side != int(per_side):
-        raise ValueError(f"thresholds_per_side must be a whole number >= 1, got {thresholds_per_side!r}")
+    per_side = check_real("thresholds_per_side", thresholds_per_side, low=1, high=MAX_THRESHOLDS_PER_SIDE,
+                          integer=True, scalar=True)
     sm, sn = np.sort(m_s), np.sort(n_s)
     if sm[0] == sm[-1] == sn[0] == sn[-1]:
         raise ValueError(f"member_scores and nonmember_scores are all equal ({float(sm[0])!r}): constant scores carry "
@@ -488,7 +505,11 @@ def audit_from_counts(true_positives: Any, false_positives: Any, members: Any, n
 
     The thresholds must have been fixed before the counts were taken (for instance on
     separate data); the Bonferroni correction then runs over these K thresholds.
-    ``members`` and ``nonmembers`` may be single numbers or one per threshold.
+    ``members`` and ``nonmembers`` may be single numbers or one per threshold. Counts are
+    whole numbers in [0, ``MAX_COUNT``] (2**53, exact in floating point); at most
+    ``MAX_SCORES`` thresholds. The result has no NaN field: its ``points.threshold`` is
+    None (counts carry no score threshold), and ``mu_lower``/``epsilon_lower`` are 0 when
+    no threshold is informative (e.g. ``true_positives`` all 0).
 
     Examples
     --------
@@ -518,7 +539,7 @@ def audit_from_counts(true_positives: Any, false_positives: Any, members: Any, n
         i = int(np.flatnonzero(fp > n)[0])
         raise ValueError(f"false_positives must be <= nonmembers, got {fp[i]:g} > {n[i]:g} (at index {i})")
     level = bonferroni_level(conf, k)
-    points = _bounded(np.full(k, np.nan), fp, tp, n, m, level, d)
+    points = _bounded(None, fp, tp, n, m, level, d)
     order = np.argsort(points.fpr, kind="stable")
     roc_fpr = np.concatenate([[0.0], points.fpr[order], [1.0]])
     roc_tpr = np.concatenate([[0.0], points.tpr[order], [1.0]])

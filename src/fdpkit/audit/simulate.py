@@ -38,11 +38,12 @@ from typing import Any
 
 import numpy as np
 
-from fdpkit._numerics import check_scalar
+from fdpkit._numerics import check_real
 
 #: Largest block of random numbers drawn at once (memory bound: 8 MiB per array).
 CHUNK_ELEMENTS = 1 << 20
-#: Most trials per class one simulation may run.
+#: Most trials per class one simulation may run (memory: two float arrays of this length,
+#: 160 MB each at the cap; refused beyond with a ValueError naming ``trials``).
 MAX_TRIALS = 20_000_000
 
 
@@ -164,7 +165,8 @@ def simulate_attack(mechanism: Any, *, trials: int, seed: int | None) -> Simulat
         Gaussian, Laplace, RandomizedResponse, Subsampled, Repeated, Composed or dpsgd
         (DP-SGD on one canary with every iterate observed).
     trials : int
-        Trials per class: ``trials`` member and ``trials`` non-member runs.
+        Trials per class: ``trials`` member and ``trials`` non-member runs, a whole number
+        in [1, ``MAX_TRIALS``] (20,000,000: the score arrays take 16 bytes per trial).
     seed : int or None
         Seed of NumPy's ``default_rng`` (None: fresh entropy, not reproducible).
 
@@ -191,10 +193,7 @@ def simulate_attack(mechanism: Any, *, trials: int, seed: int | None) -> Simulat
     mech = mechanism_from_dict(mechanism) if isinstance(mechanism, dict) else mechanism
     if not isinstance(mech, Mechanism):
         raise ValueError(f"mechanism must be an fdpkit mechanism, got {type(mechanism).__name__}")
-    t = check_scalar("trials", trials)
-    if t != int(t) or not 1 <= t <= MAX_TRIALS:
-        raise ValueError(f"trials must be a whole number in [1, {MAX_TRIALS:,}], got {trials!r}")
-    t = int(t)
+    t = int(check_real("trials", trials, low=1, high=MAX_TRIALS, integer=True, scalar=True))
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
         raise ValueError(f"seed must be a whole number >= 0 or None, got {seed!r}")
     rng = np.random.default_rng(seed)

@@ -27,6 +27,11 @@ BatchOpt = typer.Option(None, "--batch-size", help="Comma-separated batch sizes 
 DataOpt = typer.Option(None, "--dataset-size", help="Comma-separated dataset sizes.")
 StepsOpt = typer.Option(None, "--steps", help="Comma-separated step counts.")
 EpochsOpt = typer.Option(None, "--epochs", help="Comma-separated epoch counts.")
+SamplingOpt = typer.Option(None, "--sampling", help="Comma-separated sampling schemes: poisson, "
+                                                    "truncated-poisson, fixed-size, shuffled.")
+RelationOpt = typer.Option(None, "--relation", help="Comma-separated neighbouring relations: add-remove, "
+                                                    "replace-one, zero-out.")
+MaxBatchOpt = typer.Option(None, "--max-batch-size", help="Comma-separated truncations (truncated-poisson).")
 DeltaOpt = typer.Option(1e-5, "--delta", help="delta at which epsilon is reported.")
 FprOpt = typer.Option("1e-3", "--fpr", help="Comma-separated FPRs for the certified TPR columns.")
 OutOpt = typer.Option(None, "--output", "-o", help="Write the table to FILE.csv or FILE.parquet (resumable).")
@@ -101,12 +106,15 @@ def _interrupted(output: Optional[Path]) -> None:
 def _print_rows(rows: list[dict[str, Any]], title: str, limit: int = 50) -> None:
     if not rows:
         return
-    cols = list(rows[0])
+    from fdpkit.sweep.store import columns
+
+    cols = columns(rows)
     table = RichTable(title=title, title_justify="left")
     for c in cols:
         table.add_column(c)
     for r in rows[:limit]:
-        table.add_row(*(v if isinstance(v, str) else fmt_num(v) for v in (r.get(c) for c in cols)))
+        table.add_row(*("" if v is None else v if isinstance(v, str) else fmt_num(v)
+                        for v in (r.get(c) for c in cols)))
     out.print(table)
     if len(rows) > limit:
         out.print(f"... {len(rows) - limit} more rows (use --output FILE.csv for the whole table)")
@@ -117,6 +125,8 @@ def _print_rows(rows: list[dict[str, Any]], title: str, limit: int = 50) -> None
 def sweep_main(ctx: typer.Context, noise_multiplier: Optional[str] = NoiseOpt, sample_rate: Optional[str] = RateOpt,
                batch_size: Optional[str] = BatchOpt, dataset_size: Optional[str] = DataOpt,
                steps: Optional[str] = StepsOpt, epochs: Optional[str] = EpochsOpt,
+               sampling: Optional[str] = SamplingOpt, relation: Optional[str] = RelationOpt,
+               max_batch_size: Optional[str] = MaxBatchOpt,
                delta: float = DeltaOpt, fpr: str = FprOpt,
                metrics: Optional[str] = typer.Option(None, help="Comma-separated subset of mu, regret, alpha_min, "
                                                                 "epsilon, tpr, advantage, seconds."),
@@ -140,7 +150,10 @@ def sweep_main(ctx: typer.Context, noise_multiplier: Optional[str] = NoiseOpt, s
             "batch_size": parse_list("--batch-size", batch_size, _whole),
             "dataset_size": parse_list("--dataset-size", dataset_size, _whole),
             "steps": parse_list("--steps", steps, _whole),
-            "epochs": parse_list("--epochs", epochs)}
+            "epochs": parse_list("--epochs", epochs),
+            "sampling": parse_list("--sampling", sampling, str),
+            "relation": parse_list("--relation", relation, str),
+            "max_batch_size": parse_list("--max-batch-size", max_batch_size, _whole)}
     try:
         with progress_bar("Sweeping") as update:
             result = sweep(**grid, delta=delta, fprs=parse_list("--fpr", fpr), metrics=metrics,
@@ -247,7 +260,8 @@ def rule_of_thumb_cmd(noise_multiplier: str = typer.Option("1,2,4,8", "--noise-m
 
 @sweep_app.command("design-table")
 @guarded
-def design_table_cmd(mu: float = typer.Option(..., help="Target mu (the table's noise meets it, safe side)."),
+def design_table_cmd(mu: Optional[float] = typer.Option(None, help="Target mu (the table's noise meets it, safe side)."),
+                     epsilon: Optional[float] = typer.Option(None, help="Target epsilon at --delta instead of mu."),
                      batch_size: str = typer.Option(..., "--batch-size", help="Comma-separated batch sizes."),
                      epochs: str = typer.Option(..., "--epochs", help="Comma-separated epoch counts."),
                      dataset_size: int = typer.Option(..., "--dataset-size"),
@@ -255,16 +269,19 @@ def design_table_cmd(mu: float = typer.Option(..., help="Target mu (the table's 
                      dask_local: Optional[int] = DaskLocalOpt, scheduler: Optional[str] = SchedOpt,
                      workers: Optional[int] = WorkersOpt, executor: Optional[str] = ExecOpt,
                      fmt: str = FmtOpt) -> None:
-    """Smallest noise multiplier for each (batch size, epochs) pair at a target mu."""
+    """Smallest noise multiplier for each (batch size, epochs) pair at a target mu, or at a
+    target epsilon at --delta."""
     from fdpkit.sweep import design_table
     from fdpkit.sweep.store import check_output_path, write_table
 
     if fmt not in ("text", "json"):
         fail(f"--format must be text or json, got {fmt!r}")
+    if (mu is None) == (epsilon is None):
+        fail("give exactly one target: --mu, or --epsilon (at --delta)")
     if output is not None:
         check_output_path(output)
     with progress_bar("Calibrating") as update:
-        rows = design_table(mu=mu, batch_size=parse_list("--batch-size", batch_size, _whole),
+        rows = design_table(mu=mu, epsilon=epsilon, batch_size=parse_list("--batch-size", batch_size, _whole),
                             epochs=parse_list("--epochs", epochs), dataset_size=dataset_size, delta=delta,
                             discretization=discretization, executor=executor, workers=workers,
                             scheduler=scheduler, dask_local=dask_local, progress=update)
@@ -273,7 +290,9 @@ def design_table_cmd(mu: float = typer.Option(..., help="Target mu (the table's 
         if not State.quiet:
             err.print(f"wrote {output}")
     if fmt == "json":
-        sys.stdout.write(json.dumps(json_safe({"mu": mu, "delta": delta, "rows": rows}), indent=2,
+        target = {"mu": mu} if mu is not None else {"epsilon": epsilon}
+        sys.stdout.write(json.dumps(json_safe({**target, "delta": delta, "rows": rows}), indent=2,
                                     allow_nan=False) + "\n")
     else:
-        _print_rows(rows, f"Smallest noise multiplier for mu <= {mu:g}")
+        goal = f"mu <= {mu:g}" if mu is not None else f"epsilon <= {epsilon:g} at delta = {delta:g}"
+        _print_rows(rows, f"Smallest noise multiplier for {goal}")

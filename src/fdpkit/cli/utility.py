@@ -67,6 +67,10 @@ def plan(guide: str = typer.Argument(..., help="utility-first or privacy-first")
         d = res.to_dict()
         rows = {k: d[k] for k in ("criterion", "mu_min", "sigma", "sensitivity", "power", "nonprivate_power",
                                   "posterior", "attack_power", "relative_risk", "epsilon_at_1e5", "reachable")}
+        if tests > 1:
+            rows = {"tests": tests, "level per test": spec.level, "mu_min (per test)": d["mu_min"],
+                    "mu_total (all tests, risk read here)": d["mu_total"],
+                    **{k: v for k, v in rows.items() if k != "mu_min"}}
         if res.reason:
             rows["reason"] = res.reason
     elif guide == "privacy-first":
@@ -75,10 +79,18 @@ def plan(guide: str = typer.Argument(..., help="utility-first or privacy-first")
                                fpr=fpr, analysis=spec)
         d = res.to_dict()
         rows = {"admissible": ", ".join(d["admissible_families"])}
+        if tests > 1:
+            rows["tests"] = tests
+            rows["level per test"] = spec.level
         for o in d["options"]:
-            rows[f"{o['mechanism']}: {o['parameter']}"] = o["value"]
-            rows[f"{o['mechanism']}: noise {'sigma' if o['noise_parameter'] == 'sigma' else 'scale b'}"] = o["noise_scale"]
-            rows[f"{o['mechanism']}: power"] = o["power"]
+            total = " (total)" if tests > 1 else ""
+            rows[f"{o['mechanism']}: {o['parameter']}{total}"] = o["value"]
+            if tests > 1:
+                rows[f"{o['mechanism']}: {o['parameter']} per test"] = o["value_per_test"]
+            per = " per test" if tests > 1 else ""
+            rows[f"{o['mechanism']}: noise {'sigma' if o['noise_parameter'] == 'sigma' else 'scale b'}{per}"] = o["noise_scale"]
+            rows[f"{o['mechanism']}: power{per}"] = o["power"]
+        rows["Laplace power method"] = spec.laplace_method
     else:
         fail(f"guide must be utility-first or privacy-first, got {guide!r}")
     d["guidance"] = [{"title": t, "text": x} for t, x in fp.planning.GUIDANCE]
@@ -88,6 +100,10 @@ def plan(guide: str = typer.Argument(..., help="utility-first or privacy-first")
         for line in d["noise"]:
             out.print(f"[bold]{line}[/bold]", soft_wrap=True)
         kv(f"{guide} plan", {k: (v if isinstance(v, str) else fmt_num(v)) for k, v in rows.items()})
+        if tests > 1:
+            out.print(f"Budget split: {d['budget_split']['rule']}.", soft_wrap=True)
+        for note in d.get("notes", []):
+            out.print(note, soft_wrap=True)
         if guidance:
             for t, x in fp.planning.GUIDANCE:
                 out.print(f"[bold]{t}[/bold]: {x}", soft_wrap=True)

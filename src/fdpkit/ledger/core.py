@@ -43,6 +43,10 @@ class NotFound(LedgerError):
     """An unknown dataset, release or user."""
 
 
+#: Largest row id (SQL BIGINT); larger ids name no row.
+MAX_ID = 2**63 - 1
+
+
 def parse_mechanism(mechanism: Any) -> Mechanism:
     """A mechanism from a Mechanism, a spec dict or JSON text (the CLI/web specs)."""
     if isinstance(mechanism, (str, bytes)):
@@ -50,6 +54,8 @@ def parse_mechanism(mechanism: Any) -> Mechanism:
             mechanism = json.loads(mechanism)
         except json.JSONDecodeError as exc:
             raise LedgerError(f"mechanism is not valid JSON: {exc.msg}") from None
+        except RecursionError:
+            raise LedgerError("mechanism is nested too deeply") from None
     try:
         return mechanism_from_dict(mechanism)
     except ValueError as exc:
@@ -239,8 +245,10 @@ class Ledger:
     def _release(s: Session, release_id: Any) -> Release:
         try:
             rid = int(release_id)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise LedgerError(f"release id must be a whole number, got {release_id!r}") from None
+        if not 1 <= rid <= MAX_ID:  # no row has it (and the database's integers stop at 2**63 - 1)
+            raise NotFound(f"release {rid} is unknown")
         r = s.get(Release, rid)
         if r is None:
             raise NotFound(f"release {rid} is unknown")

@@ -23,7 +23,7 @@ from typing import Any
 
 from fdpkit._numerics import check_real, json_safe
 from fdpkit.convert import epsilon_for_delta
-from fdpkit.curves import GaussianCurve, LaplaceCurve
+from fdpkit.curves import EpsDeltaCurve, GaussianCurve, LaplaceCurve
 from fdpkit.plausibility import plausibility_warnings
 from fdpkit.planning.spec import ZTestSpec
 from fdpkit.risk import (
@@ -33,9 +33,10 @@ from fdpkit.risk import (
     mu_for_attack_power,
     mu_for_relative_risk,
     posterior,
+    pure_epsilon_for_attack_power,
     relative_risk,
 )
-from fdpkit.utility import mu_min_for_power_loss, solve_ztest
+from fdpkit.utility import mu_min_for_power_loss, solve_ztest, split_epsilon, split_mu
 
 FAMILIES = {
     "catastrophic": "mechanisms that can fail catastrophically (f(0) < 1): uniform random sampling, "
@@ -59,6 +60,9 @@ class MechanismOption:
     #: noise to add for one release: Gaussian sd sigma, or Laplace scale b (None without an analysis)
     noise_parameter: str = ""
     noise_scale: float | None = None
+    #: tests sharing the budget ``value`` and each test's share (mu / sqrt(k) or epsilon / k)
+    tests: int = 1
+    value_per_test: float | None = None
 
     def to_dict(self) -> dict:
         return json_safe(dict(self.__dict__))
@@ -98,6 +102,7 @@ class PrivacyFirstPlan:
             "fpr": self.fpr,
             "analysis": self.analysis.to_dict() if self.analysis else None,
             "notes": list(self.notes),
+            "budget_split": budget_split(self),
         }
 
 
@@ -135,30 +140,44 @@ def privacy_first(*, blatant_disclosure_ok: bool, high_confidence_ok: bool,
         excluded["catastrophic"] = "blatant disclosure is not acceptable (question 1: no)"
     options = []
     notes = []
+    # k tests about the same people share the budget that meets the limit (the worst case)
+    k = analysis.tests if analysis is not None else 1
     if "graceful" in families:
         if max_relative_risk is not None:
             mu = mu_for_relative_risk(max_relative_risk, fpr)
         else:
             mu = mu_for_attack_power(max_attack_power, fpr)
         g = GaussianCurve(mu) if math.isfinite(mu) else None
+        mu_i = split_mu(mu, k)
         options.append(MechanismOption(
             "graceful", "Gaussian (mu-GDP)", "mu", mu,
-            analysis.power(mu=mu) if analysis else None,
+            analysis.power(mu=mu_i) if analysis else None,
             attack_power(g, fpr) if g else 1.0, relative_risk(g, fpr_min=fpr) if g else math.inf,
-            "sigma", analysis.sigma(mu) if analysis else None))
-    if max_relative_risk is not None:
-        eps = laplace_epsilon_for_relative_risk(max_relative_risk)
+            "sigma", analysis.sigma(mu_i) if analysis else None, k, mu_i))
+    if k > 1:
+        # k Laplace releases compose to eps-DP, not to one Laplace curve: meet the limit
+        # for every eps-DP mechanism (the worst case f_{eps,0}), then split eps / k
+        eps = (laplace_epsilon_for_relative_risk(max_relative_risk) if max_relative_risk is not None
+               else pure_epsilon_for_attack_power(max_attack_power, fpr))
+        lap = EpsDeltaCurve(eps, 0.0) if math.isfinite(eps) else None
     else:
-        eps = laplace_epsilon_for_attack_power(max_attack_power, fpr)
-    lap = LaplaceCurve(eps) if math.isfinite(eps) else None
+        eps = (laplace_epsilon_for_relative_risk(max_relative_risk) if max_relative_risk is not None
+               else laplace_epsilon_for_attack_power(max_attack_power, fpr))
+        lap = LaplaceCurve(eps) if math.isfinite(eps) else None
+    eps_i = split_epsilon(eps, k) if eps > 0 else 0.0
     options.append(MechanismOption(
         "bounded", "Laplace", "epsilon", eps,
-        analysis.laplace_power(epsilon=eps) if analysis else None,
+        analysis.laplace_power(epsilon=eps_i) if analysis else None,
         attack_power(lap, fpr) if lap else 1.0, relative_risk(lap) if lap else math.inf,
-        "b", analysis.laplace_scale(eps) if analysis else None))
+        "b", analysis.laplace_scale(eps_i) if analysis else None, k, eps_i))
     if analysis is not None and analysis.groups == 2:
-        notes.append("The Laplace option's power is not computed for two groups (the difference of two "
-                     "Laplace noises has no closed form here); the Gaussian option's is exact.")
+        notes.append("Two groups: each group's statistic gets the planned noise (each person is in one group); "
+                     "the Laplace option's power is exact for the difference of two Laplace noises.")
+    if k > 1:
+        notes.append(f"{k} tests about the same people share the budget: the Gaussian option's μ is the total, "
+                     f"μ/√{k} per test (Gaussian DP composition, Dong et al. Cor. 3.3); the Laplace option's ε is "
+                     f"the total, ε/{k} per test (basic composition of pure ε-DP), its risk read from the worst "
+                     f"ε-DP curve. Power is per test, at level {analysis.level:.3g}.")
     if "catastrophic" in families:
         notes.append("Mechanisms that may fail catastrophically are admissible but carry a "
                      "probability of blatant disclosure; fdpkit does not recommend them for "
@@ -188,6 +207,15 @@ class UtilityFirstPlan:
         return self.analysis.sigma(self.mu_min) if math.isfinite(self.mu_min) else 0.0
 
     @property
+    def tests(self) -> int:
+        return self.analysis.tests
+
+    @property
+    def mu_total(self) -> float:
+        """GDP budget of all the tests together: sqrt(tests) mu_min (mu_min is per test)."""
+        return self.analysis.mu_total(self.mu_min)
+
+    @property
     def laplace_scale(self) -> None:
         """No Laplace mechanism is planned by the utility-first guide (it plans mu)."""
         return None
@@ -197,6 +225,9 @@ class UtilityFirstPlan:
         d["analysis"] = self.analysis.to_dict()
         d["sensitivity"] = self.analysis.sensitivity
         d["sigma"] = json_safe(self.sigma)
+        d["tests"] = self.tests
+        d["mu_total"] = json_safe(self.mu_total)
+        d["budget_split"] = budget_split(self)
         d["noise"] = noise_sentences(self)
         d["warnings"] = plausibility_warnings(prior=self.prior, mu=self.mu_min if math.isfinite(self.mu_min) else None)
         return d
@@ -240,11 +271,13 @@ def utility_first(*, analysis: ZTestSpec, required_power: float | None = None,
     if not math.isfinite(mu):
         return UtilityFirstPlan(analysis, criterion, mu, best, best, prior, fpr, 1.0, math.inf, 1.0,
                                 math.inf, False, reason)
-    g = GaussianCurve(mu)
+    # mu is each test's; the attacker sees all k releases: read the risk at the total
+    mu_all = analysis.mu_total(mu)
+    g = GaussianCurve(mu_all)
     return UtilityFirstPlan(
         analysis, criterion, mu, analysis.power(mu=mu), best, prior, fpr,
         float(posterior(g, prior, fpr)), relative_risk(g, fpr_min=fpr), attack_power(g, fpr),
-        float(epsilon_for_delta(mu, 1e-5)), ok, reason,
+        float(epsilon_for_delta(mu_all, 1e-5)), ok, reason,
     )
 
 
@@ -268,16 +301,46 @@ def noise_sentences(plan: "PrivacyFirstPlan | UtilityFirstPlan") -> list[str]:
         for o in plan.options:
             if o.noise_scale is None:
                 continue
+            sym = "μ" if o.noise_parameter == "sigma" else "ε"
+            value = (f"{sym} = {o.value_per_test:.4g} per test, {o.value:.4g} in total" if o.tests > 1
+                     else f"{sym} = {o.value:.4g}")
+            per = " in each test" if o.tests > 1 else ""
             if o.noise_parameter == "sigma":
-                out.append(f"Gaussian mechanism: add noise with sd σ = {o.noise_scale:.4g} to {what}{groups} "
-                           f"(μ = {o.value:.4g}).")
+                out.append(f"Gaussian mechanism: add noise with sd σ = {o.noise_scale:.4g} to {what}{groups}{per} "
+                           f"({value}).")
             else:
-                out.append(f"Laplace mechanism: add noise with scale b = {o.noise_scale:.4g} to {what}{groups} "
-                           f"(ε = {o.value:.4g}; sd √2·b = {math.sqrt(2) * o.noise_scale:.4g}).")
+                out.append(f"Laplace mechanism: add noise with scale b = {o.noise_scale:.4g} to {what}{groups}{per} "
+                           f"({value}; sd √2·b = {math.sqrt(2) * o.noise_scale:.4g}).")
     if a.tests > 1:
-        out.append(f"With {a.tests} releases about the same people, each gets this noise and the total is "
-                   f"√{a.tests} × μ Gaussian DP (Dong et al. Cor. 3.3): plan μ per release accordingly.")
+        if isinstance(plan, UtilityFirstPlan):
+            out.append(f"With {a.tests} tests about the same people, each release gets this noise and together "
+                       f"they are √{a.tests} × μ = {plan.mu_total:.4g} Gaussian DP (Dong et al. Cor. 3.3); the "
+                       f"risk readings are for that total.")
+        else:
+            out.append(f"With {a.tests} tests about the same people, the budget is split: μ/√{a.tests} per test "
+                       f"(Gaussian DP composition) or ε/{a.tests} per test (basic composition of pure ε-DP); "
+                       f"the noise above is per test.")
     return out
+
+
+def budget_split(plan: "PrivacyFirstPlan | UtilityFirstPlan") -> dict:
+    """How the tests share the privacy budget and the level (multiple testing), as data."""
+    a = plan.analysis
+    k = a.tests if a is not None else 1
+    d: dict[str, Any] = {"tests": k, "correction": a.correction if a else None,
+                         "alpha": a.alpha if a else None, "alpha_per_test": a.level if a else None,
+                         "rule": ("Gaussian DP: mu_total = sqrt(sum mu_i^2), equal split mu_i = mu / sqrt(k) "
+                                  "(Dong et al. Cor. 3.3); pure epsilon-DP: epsilon_i = epsilon / k (basic "
+                                  "composition); tests assumed to be about the same people")}
+    if isinstance(plan, UtilityFirstPlan):
+        d.update(mu_per_test=plan.mu_min, mu_total=plan.mu_total, sigma_per_test=plan.sigma)
+    else:
+        for o in plan.options:
+            if o.parameter == "mu":
+                d.update(mu_total=o.value, mu_per_test=o.value_per_test, sigma_per_test=o.noise_scale)
+            else:
+                d.update(epsilon_total=o.value, epsilon_per_test=o.value_per_test, laplace_scale_per_test=o.noise_scale)
+    return json_safe(d)
 
 
 #: de Fondeville Sec. 5.2's settings, in fdpkit's words (shown by the Plan page and CLI).

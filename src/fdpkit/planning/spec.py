@@ -12,7 +12,15 @@ statistic gets DP noise calibrated to its sensitivity:
 
 Two samples (``groups=2``) of n people each are released separately (each person is in one
 group, so the pair is as private as one release); the difference then has twice the
-variance of one group's statistic, which is the one-sample test at effect / sqrt(2).
+variance of one group's statistic, which is the one-sample test at effect / sqrt(2). With
+Laplace noise the difference carries two Laplace noises; its power is computed exactly by
+:func:`fdpkit.utility.two_sample_power_laplace`.
+
+Several tests (``tests`` = k > 1) about the same people share the privacy budget: the level
+is corrected (Bonferroni alpha / k, or BH), and a total budget mu (Gaussian DP) is split as
+mu / sqrt(k) per test (GDP composition), a total pure epsilon (Laplace) as epsilon / k
+(basic composition); see :func:`fdpkit.utility.split_mu`. Each test's release then gets the
+noise of its share: sigma = sensitivity / mu_i, b = sensitivity / eps_i.
 """
 
 from __future__ import annotations
@@ -21,7 +29,8 @@ import math
 from dataclasses import asdict, dataclass
 
 from fdpkit._numerics import check_choice
-from fdpkit.utility import ALTERNATIVES, adjusted_alpha, ztest_power, ztest_power_laplace
+from fdpkit.utility import (ALTERNATIVES, adjusted_alpha, composed_epsilon, composed_mu, split_epsilon, split_mu,
+                            two_sample_power_laplace, ztest_power, ztest_power_laplace)
 
 STATISTICS = ("mean", "proportion", "count")
 CORRECTIONS = ("bonferroni", "bh")
@@ -82,6 +91,8 @@ class ZTestSpec:
             raise ValueError(f"sd must be >= 0, got {self.sd!r}")
         if self.statistic != "mean" and self.data_range != 1.0:
             raise ValueError(f"data_range must be 1 for a {self.statistic} (yes/no values), got {self.data_range!r}")
+        if isinstance(self.tests, bool) or not isinstance(self.tests, int) or self.tests < 1:
+            raise ValueError(f"tests must be a positive integer, got {self.tests!r}")
         adjusted_alpha(self.alpha, self.tests, self.correction)
         # validate all numbers once through the power function
         if self.sd > 0:
@@ -107,12 +118,37 @@ class ZTestSpec:
         """Power with a mu-GDP Gaussian mechanism (mu = inf: non-private)."""
         return ztest_power(mu=mu, **self._kw())
 
-    def laplace_power(self, *, epsilon: float) -> float | None:
-        """Power with the Laplace mechanism at epsilon (exact for one group; None for two
-        groups, whose difference of two Laplace noises has no closed form here)."""
-        if self.groups != 1:
-            return None
-        return ztest_power_laplace(epsilon=epsilon, **self._kw())
+    def laplace_power(self, *, epsilon: float) -> float:
+        """Power with the Laplace mechanism at epsilon per release: exact for one group
+        (normal-Laplace convolution) and for two (normal + Laplace-difference convolution,
+        :func:`fdpkit.utility.two_sample_power_laplace`); see :attr:`laplace_method`."""
+        if self.groups == 1:
+            return ztest_power_laplace(epsilon=epsilon, **self._kw())
+        return two_sample_power_laplace(effect=self.effect, n1=self.n, n2=self.n, sd=self.sd, epsilon=epsilon,
+                                        alpha=self.level, data_range=self.data_range, alternative=self.alternative)
+
+    @property
+    def laplace_method(self) -> str:
+        """How :meth:`laplace_power` is computed, in words."""
+        if self.groups == 1:
+            return "exact (normal-Laplace convolution, closed form)"
+        return "exact (normal + two-Laplace difference; closed form or Gauss-Laguerre quadrature)"
+
+    def mu_per_test(self, mu_total: float) -> float:
+        """Each test's share of a total GDP budget: mu / sqrt(tests) (Dong et al. Cor. 3.3)."""
+        return split_mu(mu_total, self.tests)
+
+    def mu_total(self, mu_per_test: float) -> float:
+        """Total GDP budget of the tests at ``mu_per_test`` each: sqrt(tests) mu_i."""
+        return composed_mu(mu_per_test, self.tests)
+
+    def epsilon_per_test(self, epsilon_total: float) -> float:
+        """Each test's share of a total pure epsilon: epsilon / tests (basic composition)."""
+        return split_epsilon(epsilon_total, self.tests)
+
+    def epsilon_total(self, epsilon_per_test: float) -> float:
+        """Total pure epsilon of the tests at ``epsilon_per_test`` each: tests x eps_i."""
+        return composed_epsilon(epsilon_per_test, self.tests)
 
     def sigma(self, mu: float) -> float:
         """Gaussian noise sd giving mu-GDP for one release: sensitivity / mu."""
@@ -134,4 +170,5 @@ class ZTestSpec:
         d = asdict(self)
         d["sensitivity"] = self.sensitivity
         d["level_per_test"] = self.level
+        d["laplace_power_method"] = self.laplace_method
         return d

@@ -6,7 +6,6 @@ as sentences, tables and a log-log ROC with confidence boxes, for every renderer
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Any
 
 import numpy as np
@@ -89,7 +88,7 @@ def audit_tables(result: Any) -> tuple[Table, ...]:
     thr = Table(
         "Thresholds with the largest μ lower bounds",
         ("threshold", "FP / non-members", "TP / members", "FPR ≤", "TPR ≥", "μ ≥"),
-        tuple(("-" if math.isnan(p.threshold[i]) else fmt(float(p.threshold[i])),
+        tuple(("-" if p.threshold is None else fmt(float(p.threshold[i])),
                f"{int(p.false_positives[i]):,} / {int(p.nonmembers[i]):,}",
                f"{int(p.true_positives[i]):,} / {int(p.members[i]):,}",
                fmt(float(p.fpr_upper[i])), fmt(float(p.tpr_lower[i])),

@@ -21,8 +21,8 @@ def regret_map_plot(ax, rows: Sequence[Mapping[str, Any]], *, threshold: float |
     for i, nm in enumerate(noises):
         cmap = colormaps[cmaps[i % len(cmaps)]]
         for j, t in enumerate(steps):
-            pts = sorted((r["sample_rate"], r["regret"]) for r in rows
-                         if r["noise_multiplier"] == nm and r["steps"] == t)
+            pts = sorted((r["sample_rate"], r["regret"]) for r in rows  # refused rows have none
+                         if r["noise_multiplier"] == nm and r["steps"] == t and r.get("regret") is not None)
             if not pts:
                 continue
             q, reg = np.array(pts).T
@@ -48,6 +48,8 @@ def design_table_plot(ax, rows: Sequence[Mapping[str, Any]]):
         ax.plot(e, nm, marker="o", ms=3, label=f"batch {b}")
     ax.set_xlabel("Epochs")
     ax.set_ylabel("Smallest noise multiplier σ")
-    ax.set_title("Noise needed for the target", fontsize="medium", loc="left")
+    target = rows[0].get("target") if rows else None
+    ax.set_title(f"Noise needed for {target}" if target else "Noise needed for the target",
+                 fontsize="medium", loc="left")
     ax.legend(fontsize="small")
     return ax

@@ -8,6 +8,7 @@ from fdpkit.risk.privacy_first import (
     laplace_epsilon_for_relative_risk,
     mu_for_attack_power,
     mu_for_relative_risk,
+    pure_epsilon_for_attack_power,
 )
 
 __all__ = [
@@ -24,5 +25,6 @@ __all__ = [
     "mu_for_relative_risk",
     "posterior",
     "precision_at_recall",
+    "pure_epsilon_for_attack_power",
     "relative_risk",
 ]

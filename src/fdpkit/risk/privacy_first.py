@@ -97,3 +97,22 @@ def laplace_epsilon_for_attack_power(max_power: Any, fpr: Any) -> float:
     else:
         eps = -math.log(4.0 * a * (1.0 - p))
     return max(0.0, eps * (1.0 - _SAFE_RTOL))
+
+
+def pure_epsilon_for_attack_power(max_power: Any, fpr: Any) -> float:
+    """Largest epsilon such that EVERY pure eps-DP mechanism (e.g. a composition of several
+    Laplace releases) has TPR <= ``max_power`` at FPR ``fpr``.
+
+    The worst case is the eps-DP curve f_{eps,0} (Kairouz et al. 2015; Dong et al. Prop. 2.5):
+    TPR(a) = min(e^eps a, 1 - e^-eps (1 - a)), which is <= P iff eps <= max(log(P/a),
+    -log((1-P)/(1-a))). At small FPR (e^eps a < 1/2) it equals the Laplace answer
+    :func:`laplace_epsilon_for_attack_power`, and it is never larger.
+
+    >>> round(pure_epsilon_for_attack_power(0.00271828, 1e-3), 4)
+    1.0
+    """
+    p, a = _power_and_fpr(max_power, fpr)
+    if p >= 1.0:
+        return math.inf
+    eps = max(math.log(p / a), -math.log((1.0 - p) / (1.0 - a)))
+    return max(0.0, eps * (1.0 - _SAFE_RTOL))

@@ -14,7 +14,7 @@ import numpy as np
 
 from fdpkit._numerics import check_probability, check_scalar
 from fdpkit.sweep import store
-from fdpkit.sweep.evaluate import check_metrics, mechanism_for
+from fdpkit.sweep.evaluate import check_metrics, mechanism_for, refusal
 from fdpkit.sweep.executors import EXECUTORS, RUNNERS
 from fdpkit.sweep.grid import cartesian, explicit, group_by_steps, setting_key
 
@@ -95,6 +95,7 @@ def sweep(
     epochs: Sequence[float] | None = None,
     sampling: Sequence[str] | None = None,
     relation: Sequence[str] | None = None,
+    max_batch_size: Sequence[int] | None = None,
     rows: Sequence[Mapping[str, Any]] | None = None,
     delta: float = 1e-5,
     fprs: Sequence[float] = (1e-3,),
@@ -113,9 +114,13 @@ def sweep(
 
     Parameters
     ----------
-    noise_multiplier, sample_rate, steps, batch_size, dataset_size, epochs, sampling, relation
+    noise_multiplier, sample_rate, steps, batch_size, dataset_size, epochs, sampling, relation, max_batch_size
         Lists of values; the grid is their Cartesian product (the keyword arguments of
-        :func:`fdpkit.dpsgd`: a sample rate or batch size + dataset size, steps or epochs).
+        :func:`fdpkit.dpsgd`: a sample rate or batch size + dataset size, steps or epochs;
+        sampling scheme, neighbouring relation and the truncation of truncated Poisson).
+        A (sampling, relation) pair that has no sound analysis (e.g. shuffled batches with
+        add-remove) is a row whose ``note`` says why, with no numbers; shuffled batches
+        carry a ``note`` that no amplification is claimed.
     rows : sequence of dict, optional
         An explicit table of settings instead of a Cartesian product.
     delta : float
@@ -158,16 +163,18 @@ def sweep(
     """
     if rows is not None:
         if any(v is not None for v in (noise_multiplier, sample_rate, steps, batch_size, dataset_size,
-                                       epochs, sampling, relation)):
+                                       epochs, sampling, relation, max_batch_size)):
             raise ValueError("give either rows or parameter lists, not both")
         settings = explicit(rows)
     else:
         settings = cartesian(noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=steps,
                              batch_size=batch_size, dataset_size=dataset_size, epochs=epochs,
-                             sampling=sampling, relation=relation)
+                             sampling=sampling, relation=relation, max_batch_size=max_batch_size)
     options = _options(delta, fprs, metrics, discretization)
     for s in settings:  # validate every setting before any work (errors name the parameter)
-        mechanism_for(s)
+        # a (sampling, relation) pair without a sound analysis becomes a row with the refusal
+        # (a grid over schemes and relations); its numbers are still validated
+        mechanism_for({**s, "relation": "replace-one"} if refusal(s) is not None else s)
     if executor is None:
         executor = "dask" if (scheduler is not None or dask_local is not None or client is not None) else "processes"
     if executor not in EXECUTORS:

@@ -4,8 +4,9 @@
 Dask task), so the three give the same numbers: a row's metrics depend only on its
 setting and the sweep's options, never on where it ran.
 
-Metrics per setting (all read from :func:`fdpkit.privacy_report`, so every number is on
-the safe side):
+Metrics per setting (the numbers :func:`fdpkit.privacy_report` gives for the setting, to the
+last digit: the same accountant, fit and readings, so every number is on the safe side;
+only the requested ones are computed):
 
 - ``mu``, ``regret``, ``alpha_min``: the tight pessimistic mu-GDP, its regret and FPR range
   (Gomez et al. Eq. 5 and Def. 2.6);
@@ -14,7 +15,10 @@ the safe side):
 - ``advantage``: max TPR - FPR;
 - ``seconds``: wall time of this setting's accounting (shared work counted once, in the
   first setting of its group: the single-step PMF of settings that differ only in their
-  step count is built once, :func:`fdpkit.accounting.shared_single_steps`).
+  step count is built once, :func:`fdpkit.accounting.shared_single_steps`);
+- ``note``: shuffled batches (no amplification claimed; Poisson accounting is not a
+  guarantee for them) and (sampling, relation) pairs without a sound analysis, which are
+  reported as a row with the refusal and no numbers.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from __future__ import annotations
 import math
 import time
 from typing import Any, Mapping, Sequence
+
+import numpy as np
 
 #: Metric names a sweep can report (``tpr`` expands to one column per FPR).
 METRICS = ("mu", "regret", "alpha_min", "epsilon", "tpr", "advantage", "seconds")
@@ -53,35 +59,68 @@ def mechanism_for(setting: Mapping[str, Any]):
 
     kwargs = dict(setting)
     nm = kwargs.pop("noise_multiplier")
+    if kwargs.get("sampling", "poisson") != "truncated-poisson":
+        kwargs.pop("max_batch_size", None)  # a grid over schemes: only truncated Poisson reads it
     return dpsgd(nm, **kwargs)
 
 
+def refusal(setting: Mapping[str, Any]) -> str | None:
+    """Why a (sampling, relation) pair of ``setting`` has no sound analysis (the message
+    :func:`fdpkit.dpsgd` raises), or None. A grid over schemes and relations reports such a
+    pair as a row with this ``note`` and no numbers, instead of failing the whole sweep."""
+    from fdpkit.mechanisms.dpsgd import REFUSED
+
+    return REFUSED.get((setting.get("sampling", "poisson"), setting.get("relation", "add-remove")))
+
+
+#: The ``note`` of a shuffled-batches row (no amplification claimed; see
+#: :mod:`fdpkit.accounting.dpsgd`).
+SHUFFLED_NOTE = ("shuffled batches: no amplification by sampling is claimed (mu = sqrt(P) Delta / sigma, "
+                 "P = participations); Poisson accounting is not a guarantee for shuffled batches "
+                 "(Chua et al., ICML 2024; Annamalai et al. 2024)")
+
+
 def evaluate_setting(setting: Mapping[str, Any], options: Mapping[str, Any]) -> dict[str, Any]:
-    """Rows of metrics for one setting (see the module docstring)."""
-    from fdpkit.privacy import privacy_report
+    """One row of metrics for one setting (see the module docstring).
+
+    The numbers are those of :func:`fdpkit.privacy_report` (the same accountant, fit and
+    readings: ``fdpkit.accounting.account``, :func:`fdpkit.fit_gdp` at the report's default
+    ``alpha_min``, the accountant's own privacy profile for epsilon, the curve's TPR and
+    :func:`fdpkit.advantage`), but only the requested metrics are computed: a report's
+    posteriors, failure mode and provenance are skipped.
+    """
+    from fdpkit.accounting import account
+    from fdpkit.fit import ALPHA_MIN_DEFAULT, advantage, fit_gdp
 
     metrics = options["metrics"]
     fprs = tuple(options["fprs"])
     delta = options["delta"]
-    start = time.perf_counter()
-    report = privacy_report(mechanism_for(setting), deltas=(delta,), fprs=fprs or (1e-3,),
-                            discretization=options["discretization"])
     row: dict[str, Any] = dict(setting)
-    values = {
-        "mu": report.mu,
-        "regret": report.regret,
-        "alpha_min": report.alpha_min,
-        "epsilon": report.epsilon_at(delta),
-        "advantage": report.advantage,
-    }
+    why = refusal(setting)
+    if why is not None:
+        row["note"] = "refused: " + why
+        return row
+    start = time.perf_counter()
+    acc = account(mechanism_for(setting), discretization=options["discretization"])
+    curve = acc.curve
+    fit = None
+    if {"mu", "regret", "alpha_min"} & set(metrics):
+        fit = fit_gdp(curve, alpha_min=ALPHA_MIN_DEFAULT)
     for m in metrics:
         if m == "tpr":
-            for a in fprs:
-                row[tpr_column(a)] = report.tpr_at(a)
-        elif m != "seconds":
-            row[m] = float(values[m])
+            tpr = np.asarray(curve.tpr(np.array(fprs or (1e-3,))))
+            for a, t in zip(fprs, tpr):
+                row[tpr_column(a)] = float(t)
+        elif m in ("mu", "regret", "alpha_min"):
+            row[m] = float(getattr(fit, m))
+        elif m == "epsilon":
+            row[m] = float(acc.epsilon_for_delta(delta))
+        elif m == "advantage":
+            row[m] = float(advantage(curve))
     if "seconds" in metrics:
         row["seconds"] = time.perf_counter() - start
+    if setting.get("sampling") == "shuffled":
+        row["note"] = SHUFFLED_NOTE
     return row
 
 

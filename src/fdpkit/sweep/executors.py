@@ -6,14 +6,17 @@ plain data, so results are identical whichever runs them. fdpkit keeps no
 scheduler, queue or retry logic of its own: ``concurrent.futures`` runs the local pool and
 Dask (``dask.distributed``) runs clusters, with their own scheduling and fault handling.
 
-Workers account with ``FDPKIT_THREADS=1`` (one thread per process), so that *N* workers use
-*N* cores.
+Workers account with ``FDPKIT_THREADS=1`` and one BLAS/OpenMP thread
+(``OPENBLAS_NUM_THREADS=1`` etc., unless the user set them), so that *N* workers use *N*
+cores: a BLAS library that starts its own thread pool in every worker oversubscribes the
+cores and makes a sweep on 2 workers slower than on one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from fdpkit.sweep.evaluate import evaluate_group
 
@@ -25,8 +28,27 @@ Group = Sequence[Mapping[str, Any]]
 OnDone = Callable[[list], None]
 
 
+#: Environment of a worker process: one accounting thread, one BLAS/OpenMP thread (read by
+#: the BLAS library when it loads, so it must be set before the worker starts).
+WORKER_ENV = {"FDPKIT_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+              "MKL_NUM_THREADS": "1"}
+
+
 def _single_threaded() -> None:
     os.environ["FDPKIT_THREADS"] = "1"
+
+
+@contextlib.contextmanager
+def _worker_environment() -> Iterator[None]:
+    """Set :data:`WORKER_ENV` (where the user has not) while worker processes are started:
+    spawned processes inherit this process's environment."""
+    added = {k: v for k, v in WORKER_ENV.items() if k not in os.environ}
+    os.environ.update(added)
+    try:
+        yield
+    finally:
+        for k in added:
+            os.environ.pop(k, None)
 
 
 def run_inprocess(groups: Sequence[Group], options: Mapping[str, Any], on_done: OnDone, *,
@@ -44,7 +66,8 @@ def run_processes(groups: Sequence[Group], options: Mapping[str, Any], on_done: 
     ctx = multiprocessing.get_context("spawn")
     pool = ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_single_threaded)
     try:
-        pending = {pool.submit(fn, list(g), dict(options)) for g in groups}
+        with _worker_environment():  # the workers start as the groups are submitted
+            pending = {pool.submit(fn, list(g), dict(options)) for g in groups}
         while pending:
             done, pending = wait(pending, return_when=FIRST_COMPLETED)
             for fut in done:
@@ -67,7 +90,7 @@ def dask_client(*, scheduler: str | None = None, dask_local: int | None = None):
         except (OSError, TimeoutError, ValueError) as exc:
             raise ValueError(f"could not reach the Dask scheduler at {scheduler!r}: {exc}") from None
     cluster = LocalCluster(n_workers=dask_local or 1, threads_per_worker=1, processes=True,
-                           dashboard_address=":0", env={"FDPKIT_THREADS": "1"})
+                           dashboard_address=":0", env=dict(WORKER_ENV))
     client = Client(cluster, set_as_default=False)
     client._fdpkit_owns_cluster = cluster  # closed together in close_client
     return client

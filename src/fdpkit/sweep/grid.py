@@ -2,8 +2,8 @@
 
 A *setting* is a plain dict of the keyword arguments of :func:`fdpkit.dpsgd`
 (``noise_multiplier`` and either ``sample_rate`` or ``batch_size`` + ``dataset_size``, and
-either ``steps`` or ``epochs``; where the installed ``dpsgd`` knows them also ``sampling``
-and ``relation``). Settings are validated up front by building their mechanisms, so a bad
+either ``steps`` or ``epochs``; optionally ``sampling``, ``relation`` and, for truncated
+Poisson sampling, ``max_batch_size``). Settings are validated up front by building their mechanisms, so a bad
 value fails before any work starts and the error names the parameter the user typed.
 
 Settings that differ only in their step count form one *group*: a group is the unit of
@@ -21,11 +21,11 @@ import numpy as np
 
 #: Inputs a sweep grid may vary, in the order of the output columns.
 INPUT_COLUMNS = ("noise_multiplier", "sample_rate", "batch_size", "dataset_size", "steps", "epochs",
-                 "sampling", "relation")
+                 "sampling", "relation", "max_batch_size")
 #: Inputs that are strings (the rest are numbers).
 _TEXT_INPUTS = ("sampling", "relation")
 #: Inputs that must be whole numbers.
-_INT_INPUTS = ("batch_size", "dataset_size", "steps")
+_INT_INPUTS = ("batch_size", "dataset_size", "steps", "max_batch_size")
 #: Largest number of settings one sweep accepts (a bound on memory for the table).
 MAX_SETTINGS = 1_000_000
 

@@ -26,8 +26,8 @@ from fdpkit._numerics import json_safe
 from fdpkit.sweep.grid import INPUT_COLUMNS
 
 FORMATS = ("csv", "parquet")
-_INT_COLUMNS = ("batch_size", "dataset_size", "steps")
-_TEXT_COLUMNS = ("sampling", "relation")
+_INT_COLUMNS = ("batch_size", "dataset_size", "steps", "max_batch_size")
+_TEXT_COLUMNS = ("sampling", "relation", "note", "target")
 
 
 def output_format(path: str | os.PathLike) -> str:

@@ -7,8 +7,9 @@ holds, and a noise / batch size / epochs design table for training.
   (Gomez et al. Sec. 5) on a grid and reports where it holds and its counter-examples,
   instead of repeating it.
 - :func:`design_table` gives, for each (batch size, epochs) pair, the smallest noise
-  multiplier that meets a target mu (the calibration of :func:`fdpkit.calibrate_dpsgd`, on
-  the safe side) with the resulting mu, epsilon and TPR at FPR 1e-3.
+  multiplier that meets a target mu, or epsilon at delta (the calibration of
+  :func:`fdpkit.calibrate_dpsgd`, on the safe side) with the resulting mu, epsilon and TPR
+  at FPR 1e-3.
 """
 
 from __future__ import annotations
@@ -132,45 +133,77 @@ def _design_rows(group: Sequence[Mapping[str, Any]], options: Mapping[str, Any])
     from fdpkit.mechanisms import dpsgd_from_training
     from fdpkit.privacy import privacy_report
 
+    target = {"mu": options["mu"]} if options.get("mu") is not None else \
+        {"epsilon": options["epsilon"], "delta": options["delta"]}
     rows = []
     for s in group:
         probe = dpsgd_from_training(1.0, batch_size=s["batch_size"], dataset_size=s["dataset_size"],
                                     epochs=s["epochs"])
         q, steps = probe.sample_rate, probe.steps
-        cal = calibrate_dpsgd(mu=options["mu"], sample_rate=q, steps=steps,
-                              discretization=options["discretization"])
+        cal = calibrate_dpsgd(**target, sample_rate=q, steps=steps, discretization=options["discretization"])
         rep = privacy_report(dpsgd_from_training(cal.value, batch_size=s["batch_size"],
                                                  dataset_size=s["dataset_size"], epochs=s["epochs"]),
                              deltas=(options["delta"],), fprs=(1e-3,), discretization=options["discretization"])
         rows.append({**s, "sample_rate": q, "steps": steps, "noise_multiplier": cal.value,
                      "mu": rep.mu, "regret": rep.regret, "epsilon": rep.epsilon_at(options["delta"]),
-                     "tpr_at_0.001": rep.tpr_at(1e-3), "converged": bool(cal.converged)})
+                     "tpr_at_0.001": rep.tpr_at(1e-3), "converged": bool(cal.converged),
+                     "target": cal.target})
     return rows
 
 
-def design_table(*, mu: float, batch_size: Sequence[int], epochs: Sequence[float], dataset_size: int,
-                 delta: float = 1e-5, discretization: float = 1e-4, executor: str | None = None,
-                 workers: int | None = None, scheduler: str | None = None, dask_local: int | None = None,
+def design_table(*, mu: float | None = None, batch_size: Sequence[int], epochs: Sequence[float],
+                 dataset_size: int, epsilon: float | None = None, delta: float = 1e-5,
+                 discretization: float = 1e-4, executor: str | None = None, workers: int | None = None,
+                 scheduler: str | None = None, dask_local: int | None = None,
                  progress=None) -> list[dict[str, Any]]:
-    """For a target mu, the smallest noise multiplier of DP-SGD for each (batch size,
-    epochs) pair, with the resulting mu (<= target), epsilon at ``delta`` and the certified
-    TPR at FPR 1e-3: what an engineer needs to pick hyperparameters.
+    """For a target (mu, or epsilon at delta), the smallest noise multiplier of DP-SGD for
+    each (batch size, epochs) pair, with the resulting mu, epsilon at ``delta`` and the
+    certified TPR at FPR 1e-3: what an engineer needs to pick hyperparameters.
 
-    The pairs are calibrated in parallel by the sweep executors.
+    Parameters
+    ----------
+    mu : float, optional
+        Target mu-GDP (the table's runs have mu <= target).
+    epsilon : float, optional
+        Target epsilon at ``delta`` instead (the runs have epsilon(delta) <= target, from
+        the accountant's privacy profile); give exactly one of ``mu`` and ``epsilon``.
+    batch_size, epochs : sequences
+        The pairs (Cartesian product); Poisson sampling at rate batch_size / dataset_size,
+        steps = ceil(epochs x dataset_size / batch_size) (see :func:`fdpkit.dpsgd`).
+    dataset_size : int
+    delta : float
+        delta of the epsilon target and of the ``epsilon`` column.
+    discretization, executor, workers, scheduler, dask_local, progress
+        As for :func:`fdpkit.sweep.sweep`; the pairs are calibrated in parallel
+        (:func:`fdpkit.calibrate_dpsgd`, on the safe side of the target).
+
+    Returns
+    -------
+    list of dict
+        One row per pair: batch_size, epochs, dataset_size, sample_rate, steps,
+        noise_multiplier, mu, regret, epsilon, ``tpr_at_0.001``, converged, target.
     """
     from fdpkit.sweep.core import _options
     from fdpkit.sweep.executors import EXECUTORS, RUNNERS
     from fdpkit.sweep.grid import cartesian
 
-    target = check_scalar("mu", mu)
-    if not (0 < target < math.inf):
-        raise ValueError(f"mu must be positive and finite, got {mu!r}")
+    if (mu is None) == (epsilon is None):
+        raise ValueError("give exactly one target: mu, or epsilon (with delta)")
+    opts = _options(delta, (1e-3,), None, discretization)
+    if mu is not None:
+        target = check_scalar("mu", mu)
+        if not (0 < target < math.inf):
+            raise ValueError(f"mu must be positive and finite, got {mu!r}")
+        opts["mu"] = target
+    else:
+        target = check_scalar("epsilon", epsilon)
+        if not (0 < target < math.inf):
+            raise ValueError(f"epsilon must be positive and finite, got {epsilon!r}")
+        opts["epsilon"] = target
     settings = cartesian(batch_size=batch_size, epochs=epochs, dataset_size=[dataset_size])
     for s in settings:
         if s["batch_size"] > s["dataset_size"]:
             raise ValueError(f"batch_size must be at most dataset_size ({s['dataset_size']}), got {s['batch_size']}")
-    opts = _options(delta, (1e-3,), None, discretization)
-    opts["mu"] = target
     executor = executor or ("dask" if (scheduler or dask_local) else "processes")
     if executor not in EXECUTORS:
         raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")

@@ -4,6 +4,7 @@ No maths here: every number comes from the fdpkit library."""
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -102,10 +103,24 @@ def parse_int(form: Any, name: str, errors: FormErrors, *, required: bool = True
     v = parse_float(form, name, errors, required=required, default=default)
     if v is None:
         return None
+    if not math.isfinite(v):
+        errors[name] = f"{name.replace('_', ' ')} must be a finite whole number, got {form.get(name)!r}"
+        return None
     if v != int(v):
         errors[name] = f"{name.replace('_', ' ')} must be a whole number, got {form.get(name)!r}"
         return None
     return int(v)
+
+
+def spec_from_text(text: str | bytes, name: str = "mechanism") -> Any:
+    """The data of a JSON spec typed into a form; ValueError naming ``name`` when it is not
+    JSON or is nested beyond what the parser can hold (``[[[[...``)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{name} is not valid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise ValueError(f"{name} is nested too deeply") from None
 
 
 def field_of(message: str, names: tuple[str, ...]) -> str:
@@ -149,17 +164,6 @@ async def run_light(fn: Callable, *args: Any, timeout: float | None = None, **kw
                                       timeout=timeout or Limits.light_timeout_s)
     except asyncio.TimeoutError:
         raise JobFailed("the computation took too long; use smaller inputs") from None
-
-
-async def run_bounded(fn: Callable[[], Any], limits: Limits) -> Any:
-    """Legacy: work off the event loop in a THREAD, within ``limits.timeout_s``. A thread
-    cannot be stopped, so prefer :func:`run_heavy` (processes) for anything that accounts a
-    PLD, and :func:`run_light` for bounded closed-form work."""
-    try:
-        return await asyncio.wait_for(asyncio.to_thread(fn), timeout=limits.timeout_s)
-    except asyncio.TimeoutError:
-        raise JobFailed(f"the computation took longer than {limits.timeout_s:g} s; use fewer steps "
-                        "or a coarser discretization") from None
 
 
 def page(request: Request, name: str, context: dict, status: int = 200) -> HTMLResponse:

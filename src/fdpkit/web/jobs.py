@@ -51,3 +51,150 @@ def report_job(mech: Mechanism, discretization: float, fmt: str, budget: CostBud
         return {"doc": dataclasses.replace(doc, figures=()), "tables": tables, "figures": figures,
                 "details": details, "statement": rep.statement()}
     return render_document(doc, fmt)
+
+
+def compare_job(entries: list, discretization: float, budget: CostBudget | None, points: int = 101) -> tuple[dict, str]:
+    """Several guarantees on one trade-off plot (:func:`fdpkit.report.compare.compare_guarantees`):
+    the data twin and the SVG with its accessible name. Closed forms are cheap (run in a
+    thread); with a mechanism spec it accounts a PLD (run in a worker process)."""
+    from fdpkit.report.compare import compare_guarantees
+    from fdpkit.report.figures import svg_inline
+
+    cmp = compare_guarantees(entries, discretization=discretization, budget=budget)
+    svg = svg_inline(cmp.draw, title=cmp.title, size=(5.5, 5.5 + 0.22 * len(cmp.curves)))
+    return cmp.to_dict(points), svg
+
+
+# ------------------------------------------------------------------------------------ sweep
+#: Work (cost-model units, ``fdpkit.accounting.cost.WORK_PER_SECOND`` = 1e7 per CPU-second)
+#: of one setting of a web sweep beyond its accounting: the curve, the tight-mu fit, the
+#: regret and the metrics read from them (about 0.03 s measured; 0.05 s counted).
+SWEEP_WORK_PER_SETTING = 5e5
+
+
+def sweep_cost(noise_multiplier: list[float], sample_rate: list[float], steps: list[int],
+               discretization: float) -> float:
+    """Estimated work of a DP-SGD grid: the sum over its settings of the cost model's
+    estimate (:func:`fdpkit.accounting.estimate_cost`). Cheap: run in a thread."""
+    from fdpkit.mechanisms import dpsgd
+
+    total = 0.0
+    for nm in noise_multiplier:
+        for q in sample_rate:
+            for t in steps:
+                total += estimate_cost(dpsgd(nm, sample_rate=q, steps=t), discretization).work
+                total += SWEEP_WORK_PER_SETTING
+    return total
+
+
+def sweep_map_job(body: dict[str, Any], figure: bool) -> dict[str, Any]:
+    """One row of metrics per setting of the grid in ``body`` (noise_multiplier, sample_rate,
+    steps, delta, discretization) and, with ``figure``, the regret map as inline SVG."""
+    from fdpkit.sweep import sweep
+
+    r = sweep(body["noise_multiplier"], body["sample_rate"], body["steps"], delta=body["delta"],
+              discretization=body["discretization"], executor="inprocess",
+              metrics=("mu", "regret", "epsilon", "tpr", "advantage"))
+    out: dict[str, Any] = {"result": {"columns": list(r.columns), "rows": list(r.rows)}}
+    if figure:
+        from fdpkit.report.figures import svg_inline
+        from fdpkit.report.sweep_plots import regret_map_plot
+
+        out["figure"] = svg_inline(lambda ax: regret_map_plot(ax, r.rows), size=(7.0, 4.8))
+    return out
+
+
+def sweep_design_job(body: dict[str, Any], max_steps: int, figure: bool) -> dict[str, Any]:
+    """The design table (smallest noise multiplier per batch size and epochs at a target mu);
+    refused (ValueError naming ``steps``) when a pair needs more than ``max_steps`` steps."""
+    from fdpkit.sweep import design_table
+
+    rows = design_table(mu=body["mu"], batch_size=body["batch_size"], epochs=body["epochs"],
+                        dataset_size=body["dataset_size"], delta=body["delta"],
+                        discretization=body["discretization"], executor="inprocess")
+    if any(r["steps"] > max_steps for r in rows):
+        raise ValueError(f"steps (epochs x dataset_size / batch_size) must be at most {max_steps:,} on this page")
+    out: dict[str, Any] = {"result": {"mu": body["mu"], "rows": rows}}
+    if figure:
+        from fdpkit.report.figures import svg_inline
+        from fdpkit.report.sweep_plots import design_table_plot
+
+        out["figure"] = svg_inline(lambda ax: design_table_plot(ax, rows))
+    return out
+
+
+# ------------------------------------------------------------------------------------ audit
+#: Work of one score in an audit (sorting, ranks, the ROC), in cost-model units: 10^6 scores
+#: per class take about 0.2 s (``benchmarks/audit.py``); counted 2.5x that.
+AUDIT_WORK_PER_SCORE = 5.0
+#: Work of one simulated release of one trial (a random draw and its privacy loss).
+SIMULATION_WORK_PER_DRAW = 20.0
+
+
+def _certified(mechanism: Mechanism | None, discretization: float, budget: CostBudget | None) -> Any:
+    """The privacy report an audit is read against (None stays None)."""
+    if mechanism is None:
+        return None
+    return fp.privacy_report(mechanism, discretization=discretization, budget=budget)
+
+
+def _audit_answer(result: Any, fmt: str) -> Any:
+    """``fmt``: "view" (the page's pieces), "json" (the result's dict) or a report format
+    (rendered bytes)."""
+    if fmt == "json":
+        return result.to_dict()
+    if fmt == "view":
+        from fdpkit.report.audit import audit_roc, audit_tables
+        from fdpkit.report.figures import svg_inline
+        from fdpkit.report.render import table_html
+
+        return {"data": result.to_dict(), "verdict": result.verdict, "violation": result.violation,
+                "tables": [table_html(t) for t in audit_tables(result)],
+                "figure": svg_inline(lambda ax: audit_roc(ax, result)),
+                "tpr_1e3": result.empirical_tpr_at(1e-3), "tpr_1e2": result.empirical_tpr_at(1e-2)}
+    from fdpkit.report import render_document
+
+    return render_document(result.document(), fmt)
+
+
+def audit_scores_job(member_scores: Any, nonmember_scores: Any, confidence: float, delta: float,
+                     mechanism: Mechanism | None, discretization: float, budget: CostBudget | None,
+                     fmt: str) -> Any:
+    """:func:`fdpkit.audit` of the scores, against ``mechanism`` when given."""
+    result = fp.audit(member_scores, nonmember_scores, confidence=confidence, delta=delta,
+                      mechanism=_certified(mechanism, discretization, budget))
+    return _audit_answer(result, fmt)
+
+
+def audit_counts_job(true_positives: Any, false_positives: Any, members: Any, nonmembers: Any,
+                     confidence: float, delta: float, mechanism: Mechanism | None, discretization: float,
+                     budget: CostBudget | None, fmt: str) -> Any:
+    """:func:`fdpkit.audit_from_counts`, against ``mechanism`` when given."""
+    result = fp.audit_from_counts(true_positives, false_positives, members, nonmembers, confidence=confidence,
+                                  delta=delta, mechanism=_certified(mechanism, discretization, budget))
+    return _audit_answer(result, fmt)
+
+
+def simulate_job(ran: Mechanism, declared: Mechanism, trials: int, seed: int, confidence: float, delta: float,
+                 discretization: float, budget: CostBudget | None, fmt: str) -> Any:
+    """The optimal canary attack against ``ran`` (:func:`fdpkit.simulate_attack`), audited
+    against ``declared``; ``fmt`` "view" or "json" (with a ``simulated`` entry)."""
+    sim = fp.simulate_attack(ran, trials=trials, seed=seed)
+    result = sim.audit(confidence=confidence, delta=delta, mechanism=_certified(declared, discretization, budget))
+    out = _audit_answer(result, fmt)
+    out["simulated"] = {"mechanism": ran.to_dict(), "label": ran.label(), "trials": sim.trials, "seed": sim.seed,
+                        "score": sim.score}
+    return out
+
+
+# ------------------------------------------------------------------------------------ calibrate
+def calibrate_job(kwargs: dict[str, Any], max_steps: int, min_noise: float, with_report: bool,
+                  budget: CostBudget | None) -> tuple[Any, str | None, Any]:
+    """:func:`fdpkit.calibrate_dpsgd` within the server's step and noise bounds; with
+    ``with_report`` also the calibrated run's privacy statement and grade."""
+    r = fp.calibrate_dpsgd(**kwargs, max_steps=max_steps, min_noise_multiplier=min_noise)
+    statement = grade = None
+    if with_report:
+        rep = fp.privacy_report(r.mechanism, discretization=kwargs["discretization"], budget=budget)
+        statement, grade = rep.statement(), rep.grade
+    return r, statement, grade

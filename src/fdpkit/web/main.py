@@ -20,6 +20,7 @@ from fdpkit.web.server import CSP, SECURITY_HEADERS, EdgeMiddleware  # noqa: F40
 from fdpkit.web.routers import audit
 from fdpkit.web.routers import calculator
 from fdpkit.web.routers import calibrate
+from fdpkit.web.routers import compare
 from fdpkit.web.routers import convert
 from fdpkit.web.routers import ledger_api
 from fdpkit.web.routers import ledger_login
@@ -35,6 +36,7 @@ ROUTERS = (
     report,
     calibrate,
     convert,
+    compare,
     risk,
     plan,
     sweep,

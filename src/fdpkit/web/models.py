@@ -142,3 +142,26 @@ class DesignTableRequest(BaseModel):
     dataset_size: int = Field(..., ge=1, le=10**9)
     delta: float = Field(1e-5, gt=0, lt=1, allow_inf_nan=False)
     discretization: float = Field(1e-3, gt=0, le=0.5, allow_inf_nan=False)
+
+
+class CompareCurve(BaseModel):
+    """One guarantee on the comparison plot; the fields that apply depend on ``kind``."""
+
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["mu", "epsilon_delta", "epsilon", "laplace", "gaussian", "mechanism"]
+    mu: Optional[float] = Field(None, ge=0, le=100, allow_inf_nan=False)
+    epsilon: Optional[float] = Field(None, ge=0, le=100, allow_inf_nan=False)
+    delta: Optional[float] = Field(None, ge=0, le=1, allow_inf_nan=False)
+    scale: Optional[float] = Field(None, gt=0, allow_inf_nan=False, description="Laplace noise scale b")
+    sigma: Optional[float] = Field(None, gt=0, allow_inf_nan=False, description="Gaussian noise sd")
+    sensitivity: Optional[float] = Field(None, gt=0, allow_inf_nan=False)
+    spec: Optional[dict[str, Any]] = Field(None, description="mechanism spec (kind mechanism): accounted numerically")
+
+
+class CompareRequest(BaseModel):
+    """Several guarantees on one trade-off plot (at most 8)."""
+
+    model_config = ConfigDict(extra="forbid")
+    curves: list[CompareCurve] = Field(..., min_length=1, max_length=8)
+    points: int = Field(101, ge=2, le=1001)
+    discretization: float = Field(1e-3, gt=0, le=1, allow_inf_nan=False, description="for mechanism specs")

@@ -1,10 +1,13 @@
 """Audit page: upload an attack's scores (CSV) or type published counts, optionally with the
 certified mechanism, or simulate the optimal canary attack; see the verdict and the
-log-log ROC. JSON twins under /api/audit. No maths here: fdpkit.audit does it all."""
+log-log ROC. JSON twins under /api/audit. No maths here: fdpkit.audit does it all.
+
+Parsing (specs, CSV uploads), the server's limits and the cost estimate run in a thread;
+the audit itself (and the certified report it is read against) in a worker process
+(``run_heavy``: killed at the time limit, never a thread that outlives its request)."""
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Annotated, Any, Optional, Union
 
@@ -13,15 +16,13 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from fdpkit.accounting import DISCRETIZATION_DEFAULT
-from fdpkit.audit import audit, audit_from_counts, read_scores_csv, simulate_attack
+from fdpkit.audit import read_scores_csv
 from fdpkit.mechanisms import Composed, Mechanism, Repeated, mechanism_from_dict
-from fdpkit.privacy import privacy_report
-from fdpkit.report.audit import audit_roc, audit_tables
-from fdpkit.report.figures import svg_inline
-from fdpkit.report.render import table_html
-from fdpkit.report import FORMATS, render_document
-from fdpkit.web.common import (MEDIA, FormErrors, Limits, api_error, download, finite, page, parse_float, parse_int,
-                               run_bounded)
+from fdpkit.report import FORMATS
+from fdpkit.web.common import (MEDIA, FormErrors, Limits, api_error, download, finite, parse_float, parse_int,
+                               render_page, run_heavy, run_light, spec_from_text)
+from fdpkit.web.jobs import (AUDIT_WORK_PER_SCORE, SIMULATION_WORK_PER_DRAW, audit_counts_job, audit_scores_job,
+                             prepare, simulate_job)
 from fdpkit.web.routers.report import check_limits
 
 router = APIRouter()
@@ -89,30 +90,58 @@ def _releases(m: Mechanism) -> int:
     return _releases(inner) if inner is not None else 1
 
 
-def _mechanism(spec: Any, limits: Limits, name: str = "mechanism") -> Mechanism | None:
+def _discretization(limits: Limits) -> float:
+    """The discretization certified guarantees are accounted at on this server."""
+    return max(DISCRETIZATION_DEFAULT, limits.min_discretization)
+
+
+def _mechanism(spec: Any, limits: Limits, name: str = "mechanism") -> tuple[Mechanism | None, float]:
+    """Parse a spec (JSON text or dict), apply the server's limits and the cost budget of
+    certifying it (ValueError, HTTP 422); return it with its estimated work (None, 0 for an
+    empty spec). Cheap: run in a thread."""
     if spec is None or (isinstance(spec, str) and not spec.strip()):
-        return None
+        return None, 0.0
     if isinstance(spec, str):
-        try:
-            spec = json.loads(spec)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{name} is not valid JSON: {exc.msg}") from None
+        spec = spec_from_text(spec, name)
     mech = mechanism_from_dict(spec)
-    check_limits(mech, max(DISCRETIZATION_DEFAULT, limits.min_discretization), limits)
-    return mech
+    disc = _discretization(limits)
+    check_limits(mech, disc, limits)
+    return prepare(mech, disc, limits.budget)
 
 
-def _certified(mech: Mechanism | None, limits: Limits) -> Any:
-    """The privacy report to audit against, at this server's discretization (None stays None)."""
-    if mech is None:
-        return None
-    return privacy_report(mech, discretization=max(DISCRETIZATION_DEFAULT, limits.min_discretization))
-
-
-def _check_simulation(mech: Mechanism, trials: int) -> None:
+def _check_simulation(mech: Mechanism, trials: int) -> float:
+    """Refuse a simulation beyond MAX_SIMULATED_DRAWS; return its estimated work."""
     draws = trials * _releases(mech)
     if draws > MAX_SIMULATED_DRAWS:
         raise ValueError(f"trials x releases must be at most {MAX_SIMULATED_DRAWS:,} on this server, got {draws:,}")
+    return 2.0 * draws * SIMULATION_WORK_PER_DRAW
+
+
+def _simulation_inputs(ran_spec: Any, declared_spec: Any, trials: int, limits: Limits,
+                       ran_name: str = "mechanism") -> tuple[Mechanism, Mechanism, float]:
+    """(mechanism that runs, mechanism declared, estimated work) of a simulation request;
+    ``ran_name`` is the field of the mechanism that runs ("ran" on the page). Cheap: run in
+    a thread."""
+    ran, ran_work = _mechanism(ran_spec, limits, ran_name)
+    if ran is None:
+        raise ValueError(f"{ran_name} is required: the mechanism that runs, as a JSON spec")
+    declared, declared_work = _mechanism(declared_spec, limits)
+    if declared is None:
+        declared, declared_work = ran, ran_work
+    return ran, declared, _check_simulation(ran, trials) + declared_work
+
+
+async def _run_audit(request: Request, kind: str, data: tuple, confidence: float, delta: float, mech: Mechanism | None,
+                     mech_work: float, fmt: str) -> Any:
+    """Run a scores or counts audit in a worker process."""
+    limits: Limits = request.app.state.limits
+    if kind == "scores":
+        work = mech_work + AUDIT_WORK_PER_SCORE * (len(data[0]) + len(data[1]))
+        return await run_heavy(request, audit_scores_job, *data, confidence, delta, mech, _discretization(limits),
+                               limits.budget, fmt, work=work)
+    work = mech_work + AUDIT_WORK_PER_SCORE * len(data[0])
+    return await run_heavy(request, audit_counts_job, *data, confidence, delta, mech, _discretization(limits),
+                           limits.budget, fmt, work=work)
 
 
 def _counts_list(form: Any, name: str, errors: FormErrors) -> list[float] | None:
@@ -157,21 +186,16 @@ def _too_large(request: Request) -> JSONResponse | None:
 
 
 def _answer(result: Any, format: str):
-    """JSON (the result's dict), or the audit document in another report format."""
+    """The job's answer: JSON (the result's dict), or the audit document rendered in another
+    report format (bytes, made in the worker)."""
     if format == "json":
-        return finite(result.to_dict())
-    return download(render_document(result.document(), format), f"fdpkit-audit.{format}", MEDIA[format])
+        return finite(result)
+    return download(result, f"fdpkit-audit.{format}", MEDIA[format])
 
 
 def _check_format(format: str) -> None:
     if format not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {format!r}")
-
-
-def _view(result: Any) -> dict:
-    return {"data": result.to_dict(), "verdict": result.verdict, "violation": result.violation,
-            "tables": [table_html(t) for t in audit_tables(result)],
-            "figure": svg_inline(lambda ax: audit_roc(ax, result))}
 
 
 def _field_of(message: str) -> str:
@@ -188,7 +212,7 @@ def _field_of(message: str) -> str:
 # ------------------------------------------------------------------------------------ page
 @router.get("/audit", include_in_schema=False)
 async def audit_page(request: Request):
-    return page(request, "audit.html", {"values": DEFAULTS, "errors": {}, "result": None})
+    return await render_page(request, "audit.html", {"values": DEFAULTS, "errors": {}, "result": None})
 
 
 @router.post("/audit", include_in_schema=False)
@@ -209,49 +233,45 @@ async def audit_submit(request: Request):
         if mode not in ("scores", "counts", "simulate"):
             raise ValueError(f"mode must be scores, counts or simulate, got {mode!r}")
         if mode == "simulate":
-            ran = _mechanism(form.get("ran"), limits, "ran")
-            if ran is None:
+            if not str(form.get("ran") or "").strip():
                 errors["ran"] = "ran is required: the mechanism that runs, as a JSON spec"
             trials = parse_int(form, "trials", errors, default=20000)
             seed = parse_int(form, "seed", errors, default=0)
-            declared = _mechanism(form.get("mechanism"), limits)
             if not errors:
                 if not 1 <= trials <= MAX_TRIALS:
                     raise ValueError(f"trials must be in [1, {MAX_TRIALS:,}] on this server, got {trials}")
-                _check_simulation(ran, trials)
-
-                def work():
-                    sim = simulate_attack(ran, trials=trials, seed=seed)
-                    return sim, sim.audit(confidence=conf, delta=delta, mechanism=_certified(declared or ran, limits))
-
-                sim, result = await run_bounded(work, limits)
-                simulation = {"label": ran.label(), "score": sim.score, "trials": trials,
-                              "tpr_1e3": result.empirical_tpr_at(1e-3), "tpr_1e2": result.empirical_tpr_at(1e-2)}
+                if seed < 0:
+                    raise ValueError(f"seed must be a whole number >= 0, got {seed}")
+                ran, declared, work = await run_light(_simulation_inputs, form.get("ran"), form.get("mechanism"),
+                                                      trials, limits, "ran")
+                result = await run_heavy(request, simulate_job, ran, declared, trials, seed, conf, delta,
+                                         _discretization(limits), limits.budget, "view", work=work)
+                simulation = {**result["simulated"], "tpr_1e3": result["tpr_1e3"], "tpr_1e2": result["tpr_1e2"]}
         elif mode == "counts":
             lists = {k: _counts_list(form, k, errors) for k in
                      ("true_positives", "false_positives", "n_members", "n_nonmembers")}
-            mech = _mechanism(form.get("mechanism"), limits)
+            mech, work = await run_light(_mechanism, form.get("mechanism"), limits)
             if not errors:
-                result = await run_bounded(lambda: audit_from_counts(
-                    lists["true_positives"], lists["false_positives"], lists["n_members"], lists["n_nonmembers"],
-                    confidence=conf, delta=delta, mechanism=_certified(mech, limits)), limits)
+                data = (lists["true_positives"], lists["false_positives"], lists["n_members"], lists["n_nonmembers"])
+                result = await _run_audit(request, "counts", data, conf, delta, mech, work, "view")
         else:
             m_up, n_up = form.get("members"), form.get("nonmembers")
-            data = {}
+            scores = {}
             for name, up in (("members", m_up), ("nonmembers", n_up)):
                 try:
-                    data[name] = _scores(await _read_upload(up, name), name, getattr(up, "filename", None))
+                    raw = await _read_upload(up, name)
+                    scores[name] = await run_light(_scores, raw, name, getattr(up, "filename", None))
                 except ValueError as exc:
                     errors[name] = str(exc)
-            mech = _mechanism(form.get("mechanism"), limits)
+            mech, work = await run_light(_mechanism, form.get("mechanism"), limits)
             if not errors:
-                result = await run_bounded(lambda: audit(data["members"], data["nonmembers"], confidence=conf,
-                                                         delta=delta, mechanism=_certified(mech, limits)), limits)
+                result = await _run_audit(request, "scores", (scores["members"], scores["nonmembers"]), conf, delta,
+                                          mech, work, "view")
     except ValueError as exc:
         errors[_field_of(str(exc))] = str(exc)
-    context = {"values": values, "errors": errors, "result": _view(result) if result is not None else None,
-               "simulation": simulation}
-    return page(request, "audit.html", context, status=422 if errors else 200)
+        result = simulation = None
+    context = {"values": values, "errors": errors, "result": result, "simulation": simulation}
+    return await render_page(request, "audit.html", context, status=422 if errors else 200)
 
 
 # ------------------------------------------------------------------------------------ API
@@ -263,20 +283,18 @@ async def audit_api(request: Request, body: AuditRequest, format: str = Query("j
     limits: Limits = request.app.state.limits
     try:
         _check_format(format)
-        mech = _mechanism(body.mechanism, limits)
+        mech, work = await run_light(_mechanism, body.mechanism, limits)
         if body.counts is not None:
             if body.member_scores is not None or body.nonmember_scores is not None:
                 raise ValueError("give either member_scores and nonmember_scores, or counts, not both")
             c = body.counts
-            result = await run_bounded(lambda: audit_from_counts(
-                c.true_positives, c.false_positives, c.members, c.nonmembers,
-                confidence=body.confidence, delta=body.delta, mechanism=_certified(mech, limits)), limits)
+            data = (c.true_positives, c.false_positives, c.members, c.nonmembers)
+            result = await _run_audit(request, "counts", data, body.confidence, body.delta, mech, work, format)
         else:
             if body.member_scores is None or body.nonmember_scores is None:
                 raise ValueError("give member_scores and nonmember_scores, or counts")
-            result = await run_bounded(lambda: audit(body.member_scores, body.nonmember_scores,
-                                                     confidence=body.confidence, delta=body.delta,
-                                                     mechanism=_certified(mech, limits)), limits)
+            result = await _run_audit(request, "scores", (body.member_scores, body.nonmember_scores),
+                                      body.confidence, body.delta, mech, work, format)
         return _answer(result, format)
     except ValueError as exc:
         return api_error(str(exc))
@@ -294,11 +312,10 @@ async def audit_upload_api(request: Request, members: UploadFile = File(...), no
     limits: Limits = request.app.state.limits
     try:
         _check_format(format)
-        m = _scores(await _read_upload(members, "members"), "members", members.filename)
-        n = _scores(await _read_upload(nonmembers, "nonmembers"), "nonmembers", nonmembers.filename)
-        mech = _mechanism(mechanism, limits)
-        result = await run_bounded(lambda: audit(m, n, confidence=confidence, delta=delta,
-                                                 mechanism=_certified(mech, limits)), limits)
+        m = await run_light(_scores, await _read_upload(members, "members"), "members", members.filename)
+        n = await run_light(_scores, await _read_upload(nonmembers, "nonmembers"), "nonmembers", nonmembers.filename)
+        mech, work = await run_light(_mechanism, mechanism, limits)
+        result = await _run_audit(request, "scores", (m, n), confidence, delta, mech, work, format)
         return _answer(result, format)
     except ValueError as exc:
         return api_error(str(exc))
@@ -310,18 +327,10 @@ async def audit_simulate_api(request: Request, body: SimulateRequest) -> dict:
     ``declared`` (default: the mechanism itself)."""
     limits: Limits = request.app.state.limits
     try:
-        ran = _mechanism(body.mechanism, limits)
-        declared = _mechanism(body.declared, limits) or ran
-        _check_simulation(ran, body.trials)
-
-        def work():
-            sim = simulate_attack(ran, trials=body.trials, seed=body.seed)
-            out = sim.audit(confidence=body.confidence, delta=body.delta,
-                            mechanism=_certified(declared, limits)).to_dict()
-            out["simulated"] = {"mechanism": ran.to_dict(), "trials": sim.trials, "seed": sim.seed,
-                                "score": sim.score}
-            return out
-
-        return finite(await run_bounded(work, limits))
+        ran, declared, work = await run_light(_simulation_inputs, body.mechanism, body.declared, body.trials, limits)
+        out = await run_heavy(request, simulate_job, ran, declared, body.trials, body.seed, body.confidence,
+                              body.delta, _discretization(limits), limits.budget, "json", work=work)
+        out["simulated"] = {k: out["simulated"][k] for k in ("mechanism", "trials", "seed", "score")}
+        return finite(out)
     except ValueError as exc:
         return api_error(str(exc))

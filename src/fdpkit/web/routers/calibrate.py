@@ -1,12 +1,16 @@
 """Calibrate page: DP-SGD solved for the one training parameter left empty, to meet one
-target (mu, epsilon at delta, TPR at FPR, advantage, posterior); its JSON twin. No maths here."""
+target (mu, epsilon at delta, TPR at FPR, advantage, posterior); its JSON twin. The
+calibration runs in a worker process (``run_heavy``: heavy lane, killed at the time limit).
+No maths here."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
 
-import fdpkit as fp
-from fdpkit.web.common import FormErrors, Limits, api_error, field_of, finite, page, parse_float, parse_int, run_bounded
+from fdpkit.plausibility import plausibility_warnings
+from fdpkit.web.common import (FormErrors, Limits, api_error, field_of, finite, parse_float, parse_int, render_page,
+                               run_heavy)
+from fdpkit.web.jobs import calibrate_job
 from fdpkit.web.models import CalibrateRequest
 from fdpkit.web.routers.report import CHOICES
 
@@ -35,27 +39,24 @@ def _check(kwargs: dict, limits: Limits) -> None:
 def _warnings(kwargs: dict) -> list[str]:
     """Plausibility warnings of the target and the data size (delta >= 1/n), from the library."""
     delta = kwargs.get("delta") if kwargs.get("epsilon") is not None else None
-    return fp.plausibility_warnings(epsilon=kwargs.get("epsilon"), mu=kwargs.get("mu"), delta=delta,
-                                    prior=kwargs.get("prior") if kwargs.get("posterior") is not None else None,
-                                    n=kwargs.get("dataset_size"))
+    return plausibility_warnings(epsilon=kwargs.get("epsilon"), mu=kwargs.get("mu"), delta=delta,
+                                 prior=kwargs.get("prior") if kwargs.get("posterior") is not None else None,
+                                 n=kwargs.get("dataset_size"))
 
 
 async def _calibrate(request: Request, kwargs: dict, with_report: bool):
+    """(CalibrationResult, statement or None, grade or None), computed in a worker process. A
+    calibration runs many accountings: always the heavy lane."""
     limits: Limits = request.app.state.limits
     _check(kwargs, limits)
-
-    def work():
-        r = fp.calibrate_dpsgd(**kwargs, max_steps=limits.max_steps, min_noise_multiplier=limits.min_noise)
-        rep = fp.privacy_report(r.mechanism, discretization=kwargs["discretization"]) if with_report else None
-        return r, rep
-
-    return await run_bounded(work, limits)
+    return await run_heavy(request, calibrate_job, kwargs, limits.max_steps, limits.min_noise, with_report,
+                           limits.budget)
 
 
 @router.get("/calibrate", include_in_schema=False)
 async def calibrate_page(request: Request):
-    return page(request, "calibrate.html", {"values": DEFAULTS, "errors": {}, "result": None, "choices": CHOICES,
-                                             "targets": TARGETS})
+    return await render_page(request, "calibrate.html", {"values": DEFAULTS, "errors": {}, "result": None,
+                                                         "choices": CHOICES, "targets": TARGETS})
 
 
 @router.post("/calibrate", include_in_schema=False)
@@ -72,7 +73,7 @@ async def calibrate_submit(request: Request):
         errors["target"] = f"target must be one of {', '.join(TARGETS)}, got {target!r}"
     if nums["target_value"] is None and "target_value" not in errors:
         errors["target_value"] = f"target value is required: the largest {target} allowed"
-    result = rep = None
+    result = statement = grade = None
     warnings: list[str] = []
     if not errors:
         kwargs = {k: v for k, v in nums.items() if k != "target_value"}
@@ -82,14 +83,14 @@ async def calibrate_submit(request: Request):
             kwargs[c] = form.get(c) or options[0]
         try:
             warnings = _warnings(kwargs)
-            result, rep = await _calibrate(request, kwargs, True)
+            result, statement, grade = await _calibrate(request, kwargs, True)
         except ValueError as exc:
             name = field_of(str(exc), FIELDS)
             errors["target_value" if name == target else name] = str(exc)
-    return page(request, "calibrate.html", {"values": values, "errors": errors, "choices": CHOICES, "targets": TARGETS,
-                                             "result": result, "data": finite(result.to_dict()) if result else None,
-                                             "statement": rep.statement() if rep else None,
-                                             "grade": rep.grade if rep else None, "warnings": warnings})
+    return await render_page(request, "calibrate.html", {
+        "values": values, "errors": errors, "choices": CHOICES, "targets": TARGETS, "result": result,
+        "data": finite(result.to_dict()) if result else None, "statement": statement, "grade": grade,
+        "warnings": warnings})
 
 
 @router.post("/api/calibrate/dpsgd", tags=["calibrate"])
@@ -100,7 +101,7 @@ async def calibrate_api(request: Request, body: CalibrateRequest):
     the safe side of the target)."""
     try:
         kwargs = body.model_dump()
-        r, _ = await _calibrate(request, kwargs, False)
+        r, _, _ = await _calibrate(request, kwargs, False)
         return finite({**r.to_dict(), "warnings": _warnings(kwargs)})
     except ValueError as exc:
         return api_error(str(exc))

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from fdpkit._numerics import json_safe
 from fdpkit.web.auth import Principal, call, ledger_of, require
+from fdpkit.web.common import run_light, spec_from_text
 
 router = APIRouter(prefix="/api/ledger", tags=["ledger"])
 
@@ -26,6 +27,33 @@ async def _run(fn, *args, **kwargs):
         return json_safe(await call(fn, *args, **kwargs))
     except ValueError as exc:
         return _err(exc)
+
+
+def checked_spec(spec: Any, limits: Any) -> None:
+    """Refuse a mechanism beyond the server's limits (noise, steps, parts) or its cost budget
+    at the ledger's discretization, before the ledger accounts it (ValueError, HTTP 422).
+    JSON text that does not parse is left to the ledger, which names the error. Cheap: run
+    in a thread."""
+    from fdpkit.accounting import RUNNING_DISCRETIZATION
+    from fdpkit.web.routers.report import _checked
+
+    if isinstance(spec, str):
+        try:
+            spec = spec_from_text(spec)
+        except ValueError as exc:
+            if "nested" in str(exc):
+                raise
+            return
+    _checked(spec, RUNNING_DISCRETIZATION, limits)
+
+
+async def _bounded(request: Request, spec: Any) -> JSONResponse | None:
+    """None when ``spec`` is within the server's limits, else the 422 answer."""
+    try:
+        await run_light(checked_spec, spec, request.app.state.limits)
+    except ValueError as exc:
+        return _err(exc)
+    return None
 
 
 class DatasetRequest(BaseModel):
@@ -108,6 +136,9 @@ async def timeline(request: Request, name: str, bucket: str = "week", p: Princip
 @router.post("/datasets/{name}/check")
 async def check(request: Request, name: str, body: CheckRequest, p: Principal = require("viewer", api=True)):
     """What releasing a mechanism would do to the running total (writes nothing)."""
+    refused = await _bounded(request, body.mechanism)
+    if refused is not None:
+        return refused
     led = ledger_of(request)
     return await _run(lambda: led.check(name, body.mechanism).to_dict())
 
@@ -117,6 +148,9 @@ async def propose(request: Request, name: str, body: ProposeRequest, p: Principa
     """Propose a release (analyst)."""
     from fdpkit.ledger import release_dict
 
+    refused = await _bounded(request, body.mechanism)
+    if refused is not None:
+        return refused
     led = ledger_of(request)
     return await _run(lambda: release_dict(led.propose(name, body.mechanism, title=body.title, user=p.name,
                                                        purpose=body.purpose)))

@@ -12,7 +12,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
 from fdpkit.web.auth import Principal, call, ledger_of, require
-from fdpkit.web.common import page
+from fdpkit.web.common import render_page, run_light
+from fdpkit.web.routers.ledger_api import checked_spec
 
 router = APIRouter()
 
@@ -40,9 +41,9 @@ async def _dataset_view(request: Request, p: Principal, name: str, errors: dict 
     try:
         st, rows, svg, releases, thresholds = await call(load)
     except NotFound as exc:
-        return page(request, "ledger_error.html", _ctx(p, message=str(exc)), status=404)
+        return await render_page(request, "ledger_error.html", _ctx(p, message=str(exc)), status=404)
     alerts = [json.loads(e.payload)["data"].get("message", "") for e in st.alerts]
-    return page(request, "ledger_dataset.html", _ctx(
+    return await render_page(request, "ledger_dataset.html", _ctx(
         p, st=st, rows=rows, svg=svg, releases=releases, thresholds=thresholds, alerts=alerts,
         errors=errors or {}, values=values or {}), status=status)
 
@@ -54,7 +55,7 @@ async def ledger_index(request: Request, p: Principal = require("viewer")):
     def load():
         return [(d, led.status(d.name)) for d in led.datasets()]
 
-    return page(request, "ledger_index.html", _ctx(p, items=await call(load), errors={}))
+    return await render_page(request, "ledger_index.html", _ctx(p, items=await call(load), errors={}))
 
 
 @router.post("/ledger/datasets", include_in_schema=False)
@@ -68,7 +69,7 @@ async def dataset_add(request: Request, p: Principal = require("admin")):
     except ValueError as exc:
         led = ledger_of(request)
         items = await call(lambda: [(d, led.status(d.name)) for d in led.datasets()])
-        return page(request, "ledger_index.html", _ctx(p, items=items, errors={"form": str(exc)}), status=422)
+        return await render_page(request, "ledger_index.html", _ctx(p, items=items, errors={"form": str(exc)}), status=422)
     return _back(f"/ledger/d/{quote(name.strip())}")
 
 
@@ -100,6 +101,7 @@ async def propose(request: Request, name: str, p: Principal = require("analyst")
     form = await request.form()
     values = {k: str(form.get(k) or "") for k in ("title", "purpose", "mechanism")}
     try:
+        await run_light(checked_spec, values["mechanism"], request.app.state.limits)
         r = await call(ledger_of(request).propose, name, values["mechanism"], title=values["title"],
                        user=p.name, purpose=values["purpose"])
     except ValueError as exc:
@@ -131,7 +133,7 @@ async def queue(request: Request, p: Principal = require("approver")):
         return sorted(items, key=lambda x: x[0].id), names
 
     items, names = await call(load)
-    return page(request, "ledger_queue.html", _ctx(p, items=items, names=names))
+    return await render_page(request, "ledger_queue.html", _ctx(p, items=items, names=names))
 
 
 def _action(verb: str, role: str):
@@ -146,7 +148,7 @@ def _action(verb: str, role: str):
         try:
             await call(getattr(led, verb), release_id, **kwargs)
         except ValueError as exc:
-            return page(request, "ledger_error.html", _ctx(p, message=str(exc), release_id=release_id),
+            return await render_page(request, "ledger_error.html", _ctx(p, message=str(exc), release_id=release_id),
                         status=404 if "unknown" in str(exc) else 422)
         return _back(str(form.get("next") or f"/ledger/r/{release_id}") if str(form.get("next") or "").startswith("/ledger")
                      else f"/ledger/r/{release_id}")
@@ -175,8 +177,8 @@ async def release_page(request: Request, release_id: int, p: Principal = require
     try:
         r, ds, approvals, events, check = await call(load)
     except NotFound as exc:
-        return page(request, "ledger_error.html", _ctx(p, message=str(exc)), status=404)
-    return page(request, "ledger_release.html", _ctx(p, r=r, ds=ds, approvals=approvals, events=events,
+        return await render_page(request, "ledger_error.html", _ctx(p, message=str(exc)), status=404)
+    return await render_page(request, "ledger_release.html", _ctx(p, r=r, ds=ds, approvals=approvals, events=events,
                                                      check=check, spec=json.dumps(json.loads(r.spec), indent=1)))
 
 
@@ -202,7 +204,7 @@ async def release_report(request: Request, release_id: int, fmt: str, p: Princip
 async def history(request: Request, p: Principal = require("viewer")):
     led = ledger_of(request)
     events, result = await call(lambda: (led.history(limit=500), led.verify()))
-    return page(request, "ledger_history.html", _ctx(p, events=events, result=result,
+    return await render_page(request, "ledger_history.html", _ctx(p, events=events, result=result,
                                                      data=[json.loads(e.payload)["data"] for e in events]))
 
 
@@ -210,7 +212,7 @@ async def history(request: Request, p: Principal = require("viewer")):
 async def users_page(request: Request, p: Principal = require("admin")):
     from fdpkit.ledger.users import users
 
-    return page(request, "ledger_users.html", _ctx(p, users=await call(users, ledger_of(request)), errors={}))
+    return await render_page(request, "ledger_users.html", _ctx(p, users=await call(users, ledger_of(request)), errors={}))
 
 
 @router.post("/ledger/users", include_in_schema=False)
@@ -222,6 +224,6 @@ async def users_add(request: Request, p: Principal = require("admin")):
         await call(add_user, ledger_of(request), str(form.get("name") or ""), role=str(form.get("role") or ""),
                    password=str(form.get("password") or ""), actor=p.name)
     except ValueError as exc:
-        return page(request, "ledger_users.html", _ctx(p, users=await call(users, ledger_of(request)),
+        return await render_page(request, "ledger_users.html", _ctx(p, users=await call(users, ledger_of(request)),
                                                        errors={"form": str(exc)}), status=422)
     return _back("/ledger/users")

@@ -3,8 +3,6 @@ downloads in every format (no maths here)."""
 
 from __future__ import annotations
 
-import json
-
 from fastapi import APIRouter, Query, Request
 
 import fdpkit as fp
@@ -12,7 +10,7 @@ from fdpkit.mechanisms import DPSGD, Composed, Mechanism, Repeated, dpsgd_from_t
 from fdpkit.report import FORMATS
 from fdpkit.web.common import (
     MEDIA, FormErrors, Limits, api_error, download, field_of, parse_float, parse_int, render_page, run_heavy,
-    run_light,
+    run_light, spec_from_text,
 )
 from fdpkit.web.jobs import prepare, report_job
 from fdpkit.web.models import DPSGDRequest, MechanismRequest, UniformSamplingRequest
@@ -94,9 +92,9 @@ def _from_form(form) -> tuple[Mechanism | None, float | None, dict, FormErrors]:
                 errors["mechanism"] = "mechanism is required: a JSON mechanism spec"
             else:
                 try:
-                    mech = mechanism_from_dict(json.loads(text))
-                except json.JSONDecodeError as exc:
-                    errors["mechanism"] = f"mechanism is not valid JSON: {exc.msg}"
+                    mech = mechanism_from_dict(spec_from_text(text))
+                except ValueError as exc:
+                    errors["mechanism"] = str(exc)
         else:
             nm = parse_float(form, "noise_multiplier", errors)
             q = parse_float(form, "sample_rate", errors, required=False)

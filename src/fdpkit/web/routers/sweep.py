@@ -1,6 +1,7 @@
 """Sweep page: a small DP-SGD grid -> the regret map (Gomez et al. Fig. 4) and a table, and a
 noise / batch size / epochs design table for a target mu. Bounded (a few hundred settings,
-coarse discretization) and run off the event loop; no maths here."""
+coarse discretization, the cost model's budget), checked in a thread and run in a worker
+process (``run_heavy``: killed at the time limit); no maths here."""
 
 from __future__ import annotations
 
@@ -8,10 +9,8 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from fdpkit.report.figures import svg_inline
-from fdpkit.report.sweep_plots import design_table_plot, regret_map_plot
-from fdpkit.sweep import design_table, sweep
-from fdpkit.web.common import FormErrors, api_error, finite, page, parse_float, run_bounded
+from fdpkit.web.common import FormErrors, Limits, api_error, finite, parse_float, render_page, run_heavy, run_light
+from fdpkit.web.jobs import sweep_cost, sweep_design_job, sweep_map_job
 from fdpkit.web.models import DesignTableRequest, SweepRequest
 
 router = APIRouter()
@@ -40,26 +39,36 @@ def check_grid(noise: list[float], rates: list[float], steps: list[int], discret
         raise ValueError(f"discretization must be at least {MIN_DISCRETIZATION:g} on this page, got {discretization:g}")
 
 
-def run_map(body: dict[str, Any]) -> dict[str, Any]:
+def check_map(body: dict[str, Any], limits: Limits) -> float:
+    """Refuse a grid beyond this page's bounds or the server's cost budget (ValueError);
+    return its estimated work (the sum over its settings). Cheap: run in a thread."""
     check_grid(body["noise_multiplier"], body["sample_rate"], body["steps"], body["discretization"])
-    r = sweep(body["noise_multiplier"], body["sample_rate"], body["steps"], delta=body["delta"],
-              discretization=body["discretization"], executor="inprocess",
-              metrics=("mu", "regret", "epsilon", "tpr", "advantage"))
-    return {"columns": r.columns, "rows": r.rows}
+    work = sweep_cost(body["noise_multiplier"], body["sample_rate"], body["steps"], body["discretization"])
+    if limits.budget is not None and work > limits.budget.max_work:
+        raise ValueError(f"the grid needs about {work:.3g} units of work (limit {limits.budget.max_work:.3g}); "
+                         "use fewer settings, fewer steps or more noise")
+    return work
 
 
-def run_design(body: dict[str, Any]) -> dict[str, Any]:
+def check_design(body: dict[str, Any]) -> None:
     pairs = len(body["batch_size"]) * len(body["epochs"])
     if pairs > MAX_DESIGN_PAIRS:
         raise ValueError(f"the design table has {pairs} pairs; the web calibrates at most {MAX_DESIGN_PAIRS}")
     if body["discretization"] < MIN_DISCRETIZATION:
         raise ValueError(f"discretization must be at least {MIN_DISCRETIZATION:g} on this page")
-    rows = design_table(mu=body["mu"], batch_size=body["batch_size"], epochs=body["epochs"],
-                        dataset_size=body["dataset_size"], delta=body["delta"],
-                        discretization=body["discretization"], executor="inprocess")
-    if any(r["steps"] > MAX_STEPS for r in rows):
-        raise ValueError(f"steps (epochs x dataset_size / batch_size) must be at most {MAX_STEPS:,} on this page")
-    return {"mu": body["mu"], "rows": rows}
+
+
+async def run_map(request: Request, body: dict[str, Any], figure: bool) -> dict[str, Any]:
+    """Check the grid (thread), then sweep it in a worker process."""
+    work = await run_light(check_map, body, request.app.state.limits)
+    return await run_heavy(request, sweep_map_job, body, figure, work=work)
+
+
+async def run_design(request: Request, body: dict[str, Any], figure: bool) -> dict[str, Any]:
+    """Check the pairs, then calibrate them in a worker process (heavy: a calibration runs
+    many accountings)."""
+    check_design(body)
+    return await run_heavy(request, sweep_design_job, body, MAX_STEPS, figure)
 
 
 def _list(form: Any, name: str, errors: FormErrors, kind=float) -> list:
@@ -69,7 +78,7 @@ def _list(form: Any, name: str, errors: FormErrors, kind=float) -> list:
         return []
     try:
         vals = [kind(float(t)) if kind is int else float(t) for t in raw.split(",") if t.strip()]
-    except ValueError:
+    except (ValueError, OverflowError):
         errors[name] = f"{name.replace('_', ' ')} must be comma-separated numbers, got {raw!r}"
         return []
     if kind is int and any(float(t) != int(float(t)) for t in raw.split(",") if t.strip()):
@@ -81,7 +90,7 @@ def _list(form: Any, name: str, errors: FormErrors, kind=float) -> list:
 
 @router.get("/sweep", include_in_schema=False)
 async def sweep_page(request: Request):
-    return page(request, "sweep.html", {"values": DEFAULTS, "errors": {}, "result": None})
+    return await render_page(request, "sweep.html", {"values": DEFAULTS, "errors": {}, "result": None})
 
 
 @router.post("/sweep", include_in_schema=False)
@@ -91,7 +100,6 @@ async def sweep_submit(request: Request):
     task = form.get("task") or "map"
     delta = parse_float(form, "delta", errors, default=1e-5)
     result = figure = None
-    limits = request.app.state.limits
     if task == "design":
         body = {"mu": parse_float(form, "mu", errors), "batch_size": _list(form, "batch_size", errors, int),
                 "epochs": _list(form, "epochs", errors), "delta": delta, "discretization": MIN_DISCRETIZATION}
@@ -103,16 +111,13 @@ async def sweep_submit(request: Request):
                 "delta": delta, "discretization": MIN_DISCRETIZATION}
     if not errors:
         try:
-            if task == "design":
-                result = await run_bounded(lambda: run_design(body), limits)
-                figure = svg_inline(lambda ax: design_table_plot(ax, result["rows"]))
-            else:
-                result = await run_bounded(lambda: run_map(body), limits)
-                figure = svg_inline(lambda ax: regret_map_plot(ax, result["rows"]), size=(7.0, 4.8))
+            out = await (run_design if task == "design" else run_map)(request, body, True)
+            result, figure = out["result"], out["figure"]
         except (ValueError, TypeError) as exc:
             errors["form"] = str(exc)
-    return page(request, "sweep.html", {"values": dict(form), "errors": errors, "task": task,
-                                         "result": finite(result) if result else None, "figure": figure})
+    return await render_page(request, "sweep.html", {"values": dict(form), "errors": errors, "task": task,
+                                                     "result": finite(result) if result else None,
+                                                     "figure": figure})
 
 
 @router.post("/api/sweep", tags=["sweep"])
@@ -120,7 +125,7 @@ async def sweep_api(body: SweepRequest, request: Request) -> dict:
     """Account a small DP-SGD grid: one row per setting (mu, regret, epsilon at delta, TPR at
     FPR 1e-3, advantage)."""
     try:
-        return finite(await run_bounded(lambda: run_map(body.model_dump()), request.app.state.limits))
+        return finite((await run_map(request, body.model_dump(), False))["result"])
     except (ValueError, TypeError) as exc:
         return api_error(str(exc))
 
@@ -129,6 +134,6 @@ async def sweep_api(body: SweepRequest, request: Request) -> dict:
 async def design_api(body: DesignTableRequest, request: Request) -> dict:
     """Smallest noise multiplier for each (batch size, epochs) pair at a target mu."""
     try:
-        return finite(await run_bounded(lambda: run_design(body.model_dump()), request.app.state.limits))
+        return finite((await run_design(request, body.model_dump(), False))["result"])
     except (ValueError, TypeError) as exc:
         return api_error(str(exc))

@@ -1,0 +1,141 @@
+"""Compare page: several guarantees on one trade-off plot (R fdp's ``fdp()`` view), and its
+JSON twin. The curves come from :mod:`fdpkit.report.compare`; no maths here. Closed-form
+curves run in a thread; a mechanism spec is checked against the server's limits and cost
+budget, then accounted in a worker process (:func:`fdpkit.web.jobs.compare_job`)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from fastapi import APIRouter, Request
+
+from fdpkit.mechanisms import mechanism_from_dict
+from fdpkit.report.compare import KIND_LABELS, MAX_CURVES
+from fdpkit.web.common import (FormErrors, Limits, api_error, finite, parse_float, render_page, run_heavy,
+                               run_light)
+from fdpkit.web.jobs import compare_job, prepare
+from fdpkit.web.models import CompareRequest
+from fdpkit.web.routers.report import check_limits
+
+router = APIRouter()
+#: form kinds: the library's, with the Laplace mechanism given by epsilon or by its scale
+FORM_KINDS = (("", "(none)"), ("mu", KIND_LABELS["mu"]), ("epsilon_delta", KIND_LABELS["epsilon_delta"]),
+              ("epsilon", KIND_LABELS["epsilon"]), ("laplace", "Laplace mechanism (ε)"),
+              ("laplace_scale", "Laplace mechanism (scale b)"), ("gaussian", KIND_LABELS["gaussian"]))
+#: which library field the row's main value fills, per form kind
+MAIN_FIELD = {"mu": "mu", "epsilon_delta": "epsilon", "epsilon": "epsilon", "laplace": "epsilon",
+              "laplace_scale": "scale", "gaussian": "sigma"}
+#: rows shown without opening "more curves"
+VISIBLE_ROWS = 4
+DEFAULT_ROWS = {"kind_1": "mu", "value_1": "1", "kind_2": "epsilon_delta", "value_2": "1", "delta_2": "1e-5",
+                "kind_3": "laplace", "value_3": "1", "kind_4": "gaussian", "value_4": "2", "sensitivity_4": "1",
+                "discretization": "0.001"}
+
+
+def _context(values: dict, errors: dict, result=None, figure=None) -> dict:
+    return {"values": values, "errors": errors, "result": result, "figure": figure, "kinds": FORM_KINDS,
+            "rows": range(1, MAX_CURVES + 1), "visible": VISIBLE_ROWS}
+
+
+def checked(entries: list[dict], discretization: float, limits: Limits) -> tuple[list, float]:
+    """Mechanism specs parsed, held to the server's limits and cost budget (cheap; a thread);
+    the estimated work of the whole comparison (0 without a mechanism)."""
+    out, work = [], 0.0
+    for i, e in enumerate(entries):
+        if e.get("kind") == "mechanism" and isinstance(e.get("spec"), dict):
+            try:
+                mech = mechanism_from_dict(e["spec"])
+                check_limits(mech, discretization, limits)
+                mech, w = prepare(mech, discretization, limits.budget)
+            except ValueError as exc:
+                raise ValueError(f"curves[{i}].spec: {exc}") from None
+            e = {**e, "spec": mech}
+            work += w
+        out.append(e)
+    return out, work
+
+
+async def _compare(request: Request, entries: list[dict], discretization: float, points: int = 101):
+    limits: Limits = request.app.state.limits
+    entries, work = await run_light(checked, entries, discretization, limits)
+    if work == 0.0:
+        return await run_light(compare_job, entries, discretization, limits.budget, points)
+    return await run_heavy(request, compare_job, entries, discretization, limits.budget, points, work=work)
+
+
+def _entries(form, errors: FormErrors) -> tuple[list[dict], list[str]]:
+    """The filled rows as library entries, and for each the form row it came from."""
+    entries, rows = [], []
+    for r in range(1, MAX_CURVES + 1):
+        kind = str(form.get(f"kind_{r}") or "")
+        if not kind:
+            continue
+        if kind not in MAIN_FIELD:
+            errors[f"kind_{r}"] = f"kind_{r} must be one of {', '.join(MAIN_FIELD)}, got {kind!r}"
+            continue
+        e: dict = {"kind": "laplace" if kind == "laplace_scale" else kind}
+        e[MAIN_FIELD[kind]] = parse_float(form, f"value_{r}", errors)
+        if kind == "epsilon_delta":
+            e["delta"] = parse_float(form, f"delta_{r}", errors, default=1e-5, percent=True)
+        if kind in ("laplace_scale", "gaussian"):
+            e["sensitivity"] = parse_float(form, f"sensitivity_{r}", errors, default=1.0)
+        entries.append(e)
+        rows.append(str(r))
+    text = str(form.get("mechanism") or "").strip()
+    if text:
+        try:
+            entries.append({"kind": "mechanism", "spec": json.loads(text)})
+            rows.append("mechanism")
+        except json.JSONDecodeError as exc:
+            errors["mechanism"] = f"mechanism is not valid JSON: {exc.msg}"
+    if not entries and not errors:
+        errors["kind_1"] = "choose at least one guarantee to plot"
+    if len(entries) > MAX_CURVES:
+        errors["mechanism"] = f"at most {MAX_CURVES} curves: leave a row empty to add a mechanism"
+    return entries, rows
+
+
+def _field_of(message: str, rows: list[str]) -> str:
+    """The form field named by a library message ``curves[i].field ...``."""
+    m = re.match(r"curves\[(\d+)\]\.(\w+)", message)
+    if not m or int(m.group(1)) >= len(rows):
+        return "form"
+    r, name = rows[int(m.group(1))], m.group(2)
+    if r == "mechanism":
+        return "mechanism"
+    return {"delta": f"delta_{r}", "sensitivity": f"sensitivity_{r}", "kind": f"kind_{r}"}.get(name, f"value_{r}")
+
+
+@router.get("/compare", include_in_schema=False)
+async def compare_page(request: Request):
+    return await render_page(request, "compare.html", _context(DEFAULT_ROWS, {}))
+
+
+@router.post("/compare", include_in_schema=False)
+async def compare_submit(request: Request):
+    form = await request.form()
+    errors = FormErrors()
+    entries, rows = _entries(form, errors)
+    disc = parse_float(form, "discretization", errors, default=1e-3)
+    result = figure = None
+    if not errors:
+        try:
+            result, figure = await _compare(request, entries, disc)
+        except ValueError as exc:
+            name = "discretization" if str(exc).startswith("discretization") else _field_of(str(exc), rows)
+            errors[name] = str(exc)
+    return await render_page(request, "compare.html", _context(dict(form), errors, result, figure))
+
+
+@router.post("/api/compare", tags=["compare"])
+async def compare_api(request: Request, body: CompareRequest) -> dict:
+    """Several guarantees (mu-GDP, (epsilon, delta)-DP, pure epsilon, Laplace by epsilon or
+    scale, Gaussian by sigma, a mechanism spec) as trade-off curves sampled on an FPR grid,
+    each with its bound, and the best attack's TPR at FPR 0.001 and 0.1."""
+    entries = [c.model_dump(exclude_none=True) for c in body.curves]
+    try:
+        data, _ = await _compare(request, entries, body.discretization, body.points)
+        return finite(data)
+    except ValueError as exc:
+        return api_error(str(exc))

@@ -1,0 +1,38 @@
+"""Plan page and /api/plan: several tests share the budget; two-sample Laplace power (issue 15)."""
+
+import math
+
+import pytest
+
+CLOSED_FORM_RTOL = 1e-9
+
+
+def test_api_plan_split_keeps_sigma_and_laplace_scale(client):
+    r = client.post("/api/plan", json={"guide": "privacy_first", "effect": 0.1, "n": 200, "sd": 0.25, "groups": 2,
+                                       "tests": 4, "max_attack_power": 0.05, "fpr": 0.001})
+    assert r.status_code == 200, r.text
+    d = r.json()
+    gauss, lap = d["options"]
+    assert d["sigma"] == pytest.approx((1 / 200) / (gauss["value"] / 2), rel=CLOSED_FORM_RTOL)
+    assert d["laplace_scale"] == pytest.approx((1 / 200) / (lap["value"] / 4), rel=CLOSED_FORM_RTOL)
+    assert 0 < lap["power"] < 1 and d["budget_split"]["tests"] == 4
+    r = client.post("/api/plan", json={"effect": 0.2, "n": 100, "sd": 0.25, "tests": 5, "required_power": 0.9})
+    d = r.json()
+    assert d["mu_total"] == pytest.approx(math.sqrt(5) * d["mu_min"], rel=CLOSED_FORM_RTOL)
+    assert d["sigma"] == pytest.approx(0.01 / d["mu_min"], rel=CLOSED_FORM_RTOL)
+
+
+def test_api_plan_bad_tests_is_422(client):
+    r = client.post("/api/plan", json={"effect": 0.2, "n": 100, "sd": 0.25, "tests": 0, "required_power": 0.9})
+    assert r.status_code == 422 and "tests" in r.text
+
+
+def test_plan_page_shows_the_split(client):
+    r = client.post("/plan", data={"guide": "privacy_first", "effect": "0.1", "n": "200", "sd": "0.25",
+                                   "groups": "2", "tests": "3", "max_attack_power": "5%", "alpha": "0.05",
+                                   "data_range": "1", "prior": "0.01", "fpr": "0.001", "high_confidence_ok": "on"})
+    assert r.status_code == 200
+    assert 'id="budget-split"' in r.text and "per test" in r.text and 'id="laplace-method"' in r.text
+    r = client.post("/plan", data={"guide": "utility_first", "effect": "0.2", "n": "100", "sd": "0.25",
+                                   "tests": "0", "required_power": "0.9", "alpha": "0.05"})
+    assert "tests" in r.text and 'id="budget-split"' not in r.text
