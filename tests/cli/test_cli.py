@@ -128,7 +128,7 @@ def test_plots(tmp_path, kind):
     (["plot", "nope", "--mu", "1", "--output", "x.svg"], "plot kind"),
     (["power", "--effect", "0.2", "--n", "0", "--sd", "0.25", "--mu", "1"], "n must be"),
     (["plan", "sideways", "--effect", "0.2", "--n", "10", "--sd", "0.25"], "guide must be"),
-    (["plan", "utility-first", "--effect", "0.2", "--n", "10", "--sd", "0.25"], "exactly one criterion"),
+    (["plan", "utility-first", "--effect", "0.2", "--n", "10", "--sd", "0.25"], "exactly one of --required-power or --max-relative-loss"),
     (["plot", "tradeoff", "--mu", "1", "--output", "x.gif"], "format"),
 ])
 def test_bad_input_exits_2_with_one_line(args, needle, tmp_path):

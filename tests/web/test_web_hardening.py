@@ -24,10 +24,10 @@ from fdpkit.web.common import Limits
 from fdpkit.web.main import create_app
 from fdpkit.web.server import SECURITY_HEADERS, server_config
 
-#: A request for the heavy lane (estimated work just above ``Limits.light_work``; about 2 s
+#: A request for the heavy lane (estimated work just above ``Limits.light_work``; about 1 s
 #: of CPU, so the test stays short). Six of them fill the heavy lane to its limit (2 running,
 #: 4 waiting).
-HEAVY = {"mechanism": {"kind": "repeated", "times": 100,
+HEAVY = {"mechanism": {"kind": "repeated", "times": 120,
                        "inner": {"kind": "subsampled", "sample_rate": 0.5, "inner": {"kind": "laplace", "scale": 0.5}}},
          "discretization": 1e-4}
 LIGHT_PATHS = [("/api/convert", {"epsilon": 1.0, "delta": 1e-5}),
@@ -195,6 +195,14 @@ def _cpu_ticks(pid: int) -> int:
 def _p95(values: list[float]) -> float:
     values = sorted(values)
     return values[int(0.95 * (len(values) - 1))]
+
+
+def test_heavy_request_takes_the_heavy_lane():
+    from fdpkit.accounting import estimate_cost
+    from fdpkit.mechanisms import mechanism_from_dict
+
+    work = estimate_cost(mechanism_from_dict(HEAVY["mechanism"]), HEAVY["discretization"]).work
+    assert Limits().light_work < work <= Limits().budget.max_work
 
 
 def test_load_heavy_and_light_at_once():

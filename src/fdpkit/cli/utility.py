@@ -34,6 +34,16 @@ def power(effect: float = typer.Option(..., help="Mean shift to detect."),
     emit((payload), fmt, output, lambda: kv(f"Power at level {level:g}", rows))
 
 
+
+#: Human labels of the utility-first plan's table (its JSON keys are unchanged).
+UTILITY_FIRST_LABELS = (("criterion", "criterion"), ("mu_min", "smallest μ (GDP)"),
+                        ("sigma", "noise sd σ"), ("sensitivity", "sensitivity"),
+                        ("power", "power with noise"), ("nonprivate_power", "power without noise"),
+                        ("posterior", "attacker posterior"), ("attack_power", "attack TPR at the FPR"),
+                        ("relative_risk", "relative risk"), ("epsilon_at_1e5", "ε at δ = 1e-5"),
+                        ("reachable", "reachable"))
+
+
 @guarded
 def plan(guide: str = typer.Argument(..., help="utility-first or privacy-first"),
          effect: float = typer.Option(...), n: float = typer.Option(...), sd: float = typer.Option(...),
@@ -62,15 +72,16 @@ def plan(guide: str = typer.Argument(..., help="utility-first or privacy-first")
     spec = fp.ZTestSpec(effect=effect, n=n, sd=sd, alpha=alpha, data_range=data_range, statistic=statistic,
                         groups=groups, alternative=alternative, tests=tests, correction=correction)
     if guide == "utility-first":
+        if (required_power is None) == (max_relative_loss is None):
+            fail("utility-first needs exactly one of --required-power or --max-relative-loss")
         res = fp.utility_first(analysis=spec, required_power=required_power, max_relative_loss=max_relative_loss,
                                prior=prior, fpr=fpr)
         d = res.to_dict()
-        rows = {k: d[k] for k in ("criterion", "mu_min", "sigma", "sensitivity", "power", "nonprivate_power",
-                                  "posterior", "attack_power", "relative_risk", "epsilon_at_1e5", "reachable")}
+        rows = {label: d[k] for k, label in UTILITY_FIRST_LABELS}
         if tests > 1:
-            rows = {"tests": tests, "level per test": spec.level, "mu_min (per test)": d["mu_min"],
-                    "mu_total (all tests, risk read here)": d["mu_total"],
-                    **{k: v for k, v in rows.items() if k != "mu_min"}}
+            rows = {"tests": tests, "level per test": spec.level, "smallest μ per test": d["mu_min"],
+                    "μ of all tests (risk read here)": d["mu_total"],
+                    **{k: v for k, v in rows.items() if k != "smallest μ (GDP)"}}
         if res.reason:
             rows["reason"] = res.reason
     elif guide == "privacy-first":
