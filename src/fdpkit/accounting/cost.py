@@ -299,13 +299,7 @@ def _plan(parts: list, coarse: float) -> tuple[list[float], float, float, int]:
     top = _chernoff_x(cum, 0.0, k0, math.sqrt(k20), math.log(tilted.UPPER_TAIL_MASS), True)
     top = min(hi_sup, math.ceil(top / coarse) + 1)
     tilts = tilted._tilts(cum, top * coarse, np.float64)  # noqa: SLF001
-    log_alias = math.log(tilted.ALIAS_MASS)
-    windows = []
-    for theta, k, _, sd in tilts:
-        lo = max(lo_sup, math.floor(_chernoff_x(cum, theta, k, sd, log_alias, False) / coarse) - 1)
-        hi = min(hi_sup, math.ceil(_chernoff_x(cum, theta, k, sd, log_alias, True) / coarse) + 1)
-        windows.append([lo, max(hi, lo)])
-    windows[-1][1] = max(windows[-1][1], top)
+    windows = tilted._windows(cum, tilts, coarse, lo_sup, hi_sup, top)  # noqa: SLF001
     start = min(w[0] for w in windows)
     stop = max(w[1] for w in windows)
     sizes = [float(hi - lo + 1) for lo, hi in windows]

@@ -467,6 +467,21 @@ def compose(parts: list[tuple[PmfArrays, int]], *, dtype=None) -> PmfArrays:
     return out
 
 
+def _windows(cum, tilts: list, d: float, lo_sup: int, hi_sup: int, top: int) -> list[list[int]]:
+    """Each tilt's output window [lo, hi] in grid units: the Chernoff bounds at which the
+    tilted mass beyond falls below :data:`ALIAS_MASS`, clipped to the support; the last
+    window reaches ``top``. Shared with the cost model's replay
+    (:mod:`fdpkit.accounting.cost`)."""
+    log_alias = math.log(ALIAS_MASS)
+    windows = []
+    for theta, k, _, sd in tilts:
+        lo = max(lo_sup, math.floor(_chernoff_x(cum, theta, k, sd, log_alias, False) / d) - 1)
+        hi = min(hi_sup, math.ceil(_chernoff_x(cum, theta, k, sd, log_alias, True) / d) + 1)
+        windows.append([lo, max(hi, lo)])
+    windows[-1][1] = max(windows[-1][1], top)
+    return windows
+
+
 def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays, float]:
     """One composition at FFT precision ``dtype``: (PMF, worst relative tail error bound)."""
     d = float(parts[0][0].discretization)
@@ -486,13 +501,7 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays,
     top = _chernoff_x(cum, 0.0, k0, math.sqrt(k20), math.log(UPPER_TAIL_MASS), True)
     top = min(hi_sup, math.ceil(top / d) + 1)
     tilts = _tilts(cum, top * d, dtype)
-    log_alias = math.log(ALIAS_MASS)
-    windows = []
-    for theta, k, k1, sd in tilts:
-        lo = max(lo_sup, math.floor(_chernoff_x(cum, theta, k, sd, log_alias, False) / d) - 1)
-        hi = min(hi_sup, math.ceil(_chernoff_x(cum, theta, k, sd, log_alias, True) / d) + 1)
-        windows.append([lo, max(hi, lo)])
-    windows[-1][1] = max(windows[-1][1], top)
+    windows = _windows(cum, tilts, d, lo_sup, hi_sup, top)
     start = min(w[0] for w in windows)
     stop = max(w[1] for w in windows)
     size = stop - start + 1
@@ -624,9 +633,8 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays,
         done.append(theta)
         k, k1, k2 = cum(theta)
         sd = math.sqrt(k2)
-        lo = max(lo_sup, math.floor(_chernoff_x(cum, theta, k, sd, log_alias, False) / d) - 1)
-        hi = min(hi_sup, math.ceil(_chernoff_x(cum, theta, k, sd, log_alias, True) / d) + 1)
-        run(theta, k, sd, lo, max(hi, lo))
+        (lo, hi), = _windows(cum, [(theta, k, k1, sd)], d, lo_sup, hi_sup, lo_sup)
+        run(theta, k, sd, lo, hi)
         if g > 1:
             p_up[off] = 0.0
             p_low[off] = 0.0
