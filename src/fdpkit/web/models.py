@@ -22,9 +22,12 @@ class CalculatorRequest(BaseModel):
         None, max_length=10_000, description="composition of different releases: [[epsilon_i, delta_i], ...]")
 
 
-class DPSGDRequest(BaseModel):
+class TrainingShape(BaseModel):
+    """How DP-SGD ran, beside its noise multiplier: sample rate or batch size + dataset size,
+    steps or epochs, sampling scheme, neighbouring relation, privacy unit (shared by the
+    report and calibration requests)."""
+
     model_config = ConfigDict(extra="forbid")
-    noise_multiplier: float = Field(..., gt=0, le=1e4, allow_inf_nan=False)
     sample_rate: Optional[float] = Field(None, gt=0, le=1, allow_inf_nan=False)
     batch_size: Optional[int] = Field(None, ge=1)
     dataset_size: Optional[int] = Field(None, ge=1)
@@ -38,10 +41,13 @@ class DPSGDRequest(BaseModel):
     discretization: float = Field(1e-4, gt=0, le=1, allow_inf_nan=False)
 
 
-class CalibrateRequest(BaseModel):
+class DPSGDRequest(TrainingShape):
+    noise_multiplier: float = Field(..., gt=0, le=1e4, allow_inf_nan=False)
+
+
+class CalibrateRequest(TrainingShape):
     """Calibrate DP-SGD: one target, and every training parameter but the one to solve for."""
 
-    model_config = ConfigDict(extra="forbid")
     mu: Optional[float] = Field(None, gt=0, le=100, allow_inf_nan=False)
     epsilon: Optional[float] = Field(None, gt=0, le=100, allow_inf_nan=False)
     delta: Optional[float] = Field(None, gt=0, lt=1, allow_inf_nan=False)
@@ -51,17 +57,6 @@ class CalibrateRequest(BaseModel):
     posterior: Optional[float] = Field(None, gt=0, lt=1, allow_inf_nan=False)
     prior: Optional[float] = Field(None, gt=0, lt=1, allow_inf_nan=False)
     noise_multiplier: Optional[float] = Field(None, gt=0, le=1e4, allow_inf_nan=False)
-    sample_rate: Optional[float] = Field(None, gt=0, le=1, allow_inf_nan=False)
-    batch_size: Optional[int] = Field(None, ge=1)
-    dataset_size: Optional[int] = Field(None, ge=1)
-    steps: Optional[int] = Field(None, ge=1)
-    epochs: Optional[float] = Field(None, gt=0, allow_inf_nan=False)
-    sampling: Literal["poisson", "truncated-poisson", "fixed-size", "shuffled"] = "poisson"
-    relation: Literal["add-remove", "replace-one", "zero-out"] = "add-remove"
-    max_batch_size: Optional[int] = Field(None, ge=1)
-    unit: Literal["example", "user"] = "example"
-    examples_per_user: Optional[int] = Field(None, ge=1, le=10_000)
-    discretization: float = Field(1e-4, gt=0, le=1, allow_inf_nan=False)
 
 
 class UniformSamplingRequest(BaseModel):
