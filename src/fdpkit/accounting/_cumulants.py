@@ -20,25 +20,27 @@ import numpy as np
 _FLOOR_EXPONENT = -600.0
 
 
-class _Cumulants:
-    """K(theta) = sum_j T_j Lambda_j(theta) and its first two derivatives (memoised)."""
+class _Shape:
+    """What a factor's cumulant Lambda(theta) = ln sum_l p(l) e^{theta l} depends on: its
+    grid losses and log masses, with a memo of Lambda and its first two derivatives (the
+    step count does not enter, so compositions of one single step share it)."""
 
-    def __init__(self, factors: list, d: float) -> None:
-        self.f = factors
-        self.d = d
-        self.losses = [(f.lo + np.arange(len(f.probs))) * d for f in factors]
+    __slots__ = ("losses", "logp", "memo")
+
+    def __init__(self, lo: int, probs: np.ndarray, d: float) -> None:
+        self.losses = (lo + np.arange(len(probs))) * d
         with np.errstate(divide="ignore"):
-            self.logp = [np.log(f.probs) for f in factors]
-        self._memo: dict[tuple[int, float], tuple[float, float, float]] = {}
+            self.logp = np.log(probs)
+        self.memo: dict[float, tuple[float, float, float]] = {}
 
-    def lam(self, j: int, theta: float) -> tuple[float, float, float]:
-        """(Lambda_j, mean, variance) of factor j tilted by theta."""
-        key = (j, theta)
-        if key in self._memo:
-            return self._memo[key]
-        l = self.losses[j]
+    def lam(self, theta: float) -> tuple[float, float, float]:
+        """(Lambda, mean, variance) tilted by theta (memoised)."""
+        out = self.memo.get(theta)
+        if out is not None:
+            return out
+        l = self.losses
         e = l * theta
-        e += self.logp[j]
+        e += self.logp
         top = float(e.max())
         # terms below e^-600 of the largest are raised to it: an upper bound on Lambda (what
         # the Chernoff bounds need; it adds at most n e^-600 relative), and no subnormal
@@ -55,8 +57,29 @@ class _Cumulants:
         dev *= dev
         var = max(float(np.einsum("i,i->", w, dev)) / s, 0.0)
         out = (top + math.log(s), mean, var)
-        self._memo[key] = out
+        self.memo[theta] = out
         return out
+
+
+class _Cumulants:
+    """K(theta) = sum_j T_j Lambda_j(theta) and its first two derivatives (memoised per
+    factor shape; ``evaluations`` counts the Lambda_j computed for this object)."""
+
+    def __init__(self, factors: list, d: float) -> None:
+        self.f = factors
+        self.d = d
+        self.shapes = [f.shape if getattr(f, "shape", None) is not None else _Shape(f.lo, f.probs, d)
+                       for f in factors]
+        self.losses = [sh.losses for sh in self.shapes]
+        self.logp = [sh.logp for sh in self.shapes]
+        self.evaluations = 0
+
+    def lam(self, j: int, theta: float) -> tuple[float, float, float]:
+        """(Lambda_j, mean, variance) of factor j tilted by theta."""
+        sh = self.shapes[j]
+        if theta not in sh.memo:
+            self.evaluations += 1
+        return sh.lam(theta)
 
     def __call__(self, theta: float) -> tuple[float, float, float]:
         k = k1 = k2 = 0.0
@@ -105,8 +128,13 @@ def _newton_increasing(fn, x: float, lo: float, hi: float, xtol_rel: float,
     return x
 
 
-#: Relative accuracy of the Chernoff parameter lambda (the bound is flat at its optimum).
+#: Relative accuracy of the Chernoff parameter lambda of a tail bound (the bound is used, and
+#: a poor lambda can leave it trivial) ...
 _LAMBDA_XTOL = 1e-3
+#: ... and of a window edge (a choice: x(lambda) is flat at its optimum, a 10 % error in
+#: lambda moves the edge by well under 1 % of its distance from the mean, and the Gaussian
+#: first guess is usually within it, so one or two evaluations do).
+_EDGE_LAMBDA_XTOL = 0.1
 #: Largest lambda tried, in units of the Gaussian first guess.
 _LAMBDA_CAP = 2.0 ** 20
 
@@ -131,7 +159,7 @@ def _chernoff_x(cum: _Cumulants, theta: float, kt: float, sd: float, log_eps: fl
         return lam * sign * k1 - phi, lam * k2
 
     lam0 = math.sqrt(2.0 * -log_eps) / max(sd, 1e-12)
-    _newton_increasing(fn, lam0, 0.0, math.inf, _LAMBDA_XTOL, cap=lam0 * _LAMBDA_CAP)
+    _newton_increasing(fn, lam0, 0.0, math.inf, _EDGE_LAMBDA_XTOL, cap=lam0 * _LAMBDA_CAP)
     return sign * best[0]
 
 

@@ -135,7 +135,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import fft as sfft
 
-from fdpkit.accounting._cumulants import _chernoff_mass, _chernoff_x, _Cumulants, _newton_increasing
+from fdpkit.accounting._cumulants import _chernoff_mass, _chernoff_x, _Cumulants, _newton_increasing, _Shape
 from fdpkit.accounting._pld_adapter import PmfArrays
 
 #: Tilted mass (per tilt, each side) allowed to wrap around the FFT window.
@@ -170,6 +170,9 @@ class _Factor:
     probs: np.ndarray  # finite masses, first and last > 0
     inf: float
     times: int
+    #: what the factor's cumulants need apart from ``times`` (shared by every composition of
+    #: the same single-step arrays, e.g. a sweep over step counts)
+    shape: _Shape | None = None
 
 
 def repair(a: PmfArrays) -> PmfArrays:
@@ -193,12 +196,23 @@ def repair(a: PmfArrays) -> PmfArrays:
 
 
 def _factor(a: PmfArrays, times: int) -> _Factor:
-    a = repair(a)
-    nz = np.flatnonzero(a.probs > 0)
-    lo0 = int(round(a.losses[0] / a.discretization))
-    if nz.size == 0:
-        return _Factor(lo0, np.zeros(1), a.infinity_mass, times)
-    return _Factor(lo0 + int(nz[0]), a.probs[nz[0]:nz[-1] + 1].copy(), a.infinity_mass, times)
+    """The repaired factor of ``a`` composed ``times`` times. The repair and the cumulants'
+    arrays depend on ``a`` only, so they are kept on ``a`` (immutable arrays) and shared
+    by every composition of it."""
+    cached = a.__dict__.get("_tilted_factor")
+    if cached is None:
+        r = repair(a)
+        nz = np.flatnonzero(r.probs > 0)
+        lo0 = int(round(r.losses[0] / r.discretization))
+        if nz.size == 0:
+            lo, probs = lo0, np.zeros(1)
+        else:
+            lo, probs = lo0 + int(nz[0]), r.probs[nz[0]:nz[-1] + 1].copy()
+        probs.flags.writeable = False
+        cached = (lo, probs, r.infinity_mass, _Shape(lo, probs, r.discretization))
+        object.__setattr__(a, "_tilted_factor", cached)  # a frozen dataclass: a memo only
+    lo, probs, inf, shape = cached
+    return _Factor(lo, probs, inf, times, shape)
 
 
 def _base_ratio(cum: _Cumulants, theta: float, sd: float, dtype) -> float:
@@ -213,7 +227,7 @@ def _base_ratio(cum: _Cumulants, theta: float, sd: float, dtype) -> float:
     for j, f in enumerate(cum.f):
         lam = cum.lam(j, theta)[0]
         x = np.exp(cum.logp[j] + theta * cum.losses[j] - lam)
-        total += f.times * math.sqrt(float(np.dot(x, x)))
+        total += f.times * math.sqrt(float(np.einsum("i,i->", x, x)))
     return 3.0 * eta * total * math.sqrt(2.0 * math.pi * s_b) / math.sqrt(2.0 * math.sqrt(math.pi))
 
 
@@ -330,7 +344,7 @@ def _fft_pass(factors: list[_Factor], cum: _Cumulants, theta: float, start: int,
             x = np.bincount(np.arange(len(x)) % n_fft, weights=x.astype(float),
                             minlength=n_fft).astype(dtype)
         xf = np.asarray(x, dtype=float)
-        norm2 = math.sqrt(float(np.dot(xf, xf)))
+        norm2 = math.sqrt(float(np.einsum("i,i->", xf, xf)))  # not a BLAS dot (see _cumulants)
         total = float(np.sum(xf)) * (1.0 + (math.log2(len(x) + 1) + 4.0) * u) + 1e-300
         xs = sfft.rfft(x, n_fft)
         a = np.abs(xs)
@@ -416,7 +430,7 @@ def _fft_pass(factors: list[_Factor], cum: _Cumulants, theta: float, start: int,
         spec[idx] = spec_k
     y = sfft.irfft(spec, n_fft)
     yf = np.asarray(y, dtype=float)
-    y_norm = math.sqrt(float(np.dot(yf, yf)))
+    y_norm = math.sqrt(float(np.einsum("i,i->", yf, yf)))
     eps = (spectral / n_fft) * (1.0 + 8 * u) + eta * y_norm / (1.0 - eta)
     shift = (start - s0) % n_fft
     if shift + size <= n_fft:
