@@ -312,18 +312,46 @@ _REGRET_TABLE = 8193
 _REGRET_TABLE_SHIFT = 1e-4
 
 
-def _alpha_at_d_below(g: TradeOffCurve, d: np.ndarray) -> np.ndarray:
+class _AlphaBelow:
     """Lower bounds of alpha_g(d) (the alpha where g(alpha) - alpha = d) without a root
-    solve per point: a table of g in logit alpha, interpolated, shifted down, and checked
-    (g(alpha) - alpha is decreasing, so alpha' <= alpha_g(d) iff g(alpha') - alpha' >= d);
-    points failing the check get 0."""
-    x = np.linspace(-40.0, 40.0, _REGRET_TABLE)
-    at = 1.0 / (1.0 + np.exp(-x))
-    dt = g._beta(at) - at  # decreasing
-    xi = np.interp(d, dt[::-1], x[::-1])
-    cand = (1.0 / (1.0 + np.exp(-xi))) * (1.0 - _REGRET_TABLE_SHIFT)
-    ok = g._beta(cand) - cand >= d + _REGRET_PRUNE_MARGIN
-    return np.where(ok, cand, 0.0)
+    solve per point: a table of g in logit alpha (built once), interpolated, shifted down,
+    and checked (g(alpha) - alpha is decreasing, so alpha' <= alpha_g(d) iff
+    g(alpha') - alpha' >= d); points failing the check get 0."""
+
+    def __init__(self, g: TradeOffCurve) -> None:
+        self.g = g
+        self.x = np.linspace(-40.0, 40.0, _REGRET_TABLE)
+        at = 1.0 / (1.0 + np.exp(-self.x))
+        self.dt = g._beta(at) - at  # decreasing
+
+    def __call__(self, d: np.ndarray) -> np.ndarray:
+        xi = np.interp(d, self.dt[::-1], self.x[::-1])
+        cand = (1.0 / (1.0 + np.exp(-xi))) * (1.0 - _REGRET_TABLE_SHIFT)
+        ok = self.g._beta(cand) - cand >= d + _REGRET_PRUNE_MARGIN
+        return np.where(ok, cand, 0.0)
+
+
+def _max_gap(f: TradeOffCurve, g: TradeOffCurve, d: np.ndarray, below: "_AlphaBelow | None") -> float:
+    """max over the candidates d of alpha_f(d) - alpha_g(d). With ``below``, alpha_g is
+    solved exactly only where the upper bound alpha_f(d) - below(d) can still beat the
+    best exact value found (candidates taken in order of that bound, in growing chunks)."""
+    af = f._alpha_at_d(d)
+    if below is None or len(d) <= 64:
+        return float(np.max(af - g._alpha_at_d(d)))
+    upper = np.nan_to_num(af - below(d), nan=np.inf)
+    order = np.argsort(-upper, kind="stable")
+    best, i, k = -np.inf, 0, 32
+    while i < len(order):
+        chunk = order[i:i + k]
+        vals = af[chunk] - g._alpha_at_d(d[chunk])
+        best = max(best, float(np.nanmax(vals)) if not np.isnan(vals).all() else np.nan)
+        if not best == best:  # NaN: no pruning, every candidate exactly
+            return float(np.max(af - g._alpha_at_d(d)))
+        i += k
+        if i < len(order) and upper[order[i]] < best - _REGRET_PRUNE_MARGIN:
+            break
+        k *= 2
+    return best
 
 
 def _best_ends(v: np.ndarray) -> np.ndarray:
@@ -333,7 +361,8 @@ def _best_ends(v: np.ndarray) -> np.ndarray:
     return np.argpartition(np.nan_to_num(-v, nan=np.inf), k - 1)[:k]
 
 
-def _regret_segments(a: np.ndarray, t: np.ndarray, g: TradeOffCurve) -> np.ndarray | None:
+def _regret_segments(a: np.ndarray, t: np.ndarray, g: TradeOffCurve,
+                     below: _AlphaBelow) -> np.ndarray | None:
     """Indices of f's segments (vertices ``a``, ``t``) that can hold the maximum of
     alpha_f(d) - alpha_g(d), by branch and bound over blocks of _BLOCK segments (None: too
     few vertices to bother).
@@ -347,7 +376,7 @@ def _regret_segments(a: np.ndarray, t: np.ndarray, g: TradeOffCurve) -> np.ndarr
         return None
     s = np.append(np.arange(0, n - 1, _BLOCK), n - 1)
     d = 1.0 - t[s] - a[s]
-    ag = _alpha_at_d_below(g, d)
+    ag = below(d)
     # alpha_f(d_i) - alpha_g(d_i) at the block ends, with alpha_g's lower bound: an upper
     # bound of the exact value, so only a lower "best" is safe: blocks are compared with
     # the exact values at their ends, evaluated below for the kept blocks anyway
@@ -363,7 +392,8 @@ def _regret_segments(a: np.ndarray, t: np.ndarray, g: TradeOffCurve) -> np.ndarr
     return np.arange(int(lens.sum())) + offsets
 
 
-def _regret_candidates(f: TradeOffCurve, g: TradeOffCurve) -> np.ndarray | None:
+def _regret_candidates(f: TradeOffCurve, g: TradeOffCurve,
+                       below: _AlphaBelow | None = None) -> np.ndarray | None:
     bf, bg = f._breakpoints(), g._breakpoints()
     half = f._half_breakpoints()
     if half is not None and bg is None and g.is_symmetric:
@@ -375,7 +405,7 @@ def _regret_candidates(f: TradeOffCurve, g: TradeOffCurve) -> np.ndarray | None:
         return np.concatenate(ends + [1.0 - bf[1] - bf[0], 1.0 - bg[1] - bg[0]])
     if bf is not None:
         a, t = bf
-        seg = _regret_segments(a, t, g)
+        seg = _regret_segments(a, t, g, below) if below is not None else None
         if seg is not None:  # only the segments of blocks that can hold the maximum
             a0, t0, a1, t1 = a[seg], t[seg], a[seg + 1], t[seg + 1]
         else:
@@ -436,12 +466,13 @@ def regret(f: TradeOffCurve, g: TradeOffCurve) -> float:
     """
     f = _check_curve("f", f)
     g = _check_curve("g", g)
-    cand = _regret_candidates(f, g)
+    below = _AlphaBelow(g) if f._breakpoints() is not None and g._breakpoints() is None else None
+    cand = _regret_candidates(f, g, below)
     if cand is None:
         best = _regret_dense(f, g)
     else:
         cand = np.unique(np.clip(cand, -1.0, 1.0))
-        best = float(np.max(f._alpha_at_d(cand) - g._alpha_at_d(cand)))
+        best = _max_gap(f, g, cand, below)
     return max(0.0, best)
 
 

@@ -131,10 +131,10 @@ def _newton_increasing(fn, x: float, lo: float, hi: float, xtol_rel: float,
 #: Relative accuracy of the Chernoff parameter lambda of a tail bound (the bound is used, and
 #: a poor lambda can leave it trivial) ...
 _LAMBDA_XTOL = 1e-3
-#: ... and of a window edge (a choice: x(lambda) is flat at its optimum, a 10 % error in
+#: ... and of a window edge (a choice: x(lambda) is flat at its optimum, a 2 % error in
 #: lambda moves the edge by well under 1 % of its distance from the mean, and the Gaussian
 #: first guess is usually within it, so one or two evaluations do).
-_EDGE_LAMBDA_XTOL = 0.1
+_EDGE_LAMBDA_XTOL = 0.02
 #: Largest lambda tried, in units of the Gaussian first guess.
 _LAMBDA_CAP = 2.0 ** 20
 
