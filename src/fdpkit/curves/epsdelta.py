@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from fdpkit._numerics import EPSILON_MAX, check_real, check_nonnegative, check_positive, check_probability, check_scalar
+from fdpkit._numerics import EPSILON_MAX, check_real, check_positive, check_probability, check_scalar
 from fdpkit._numerics import norm_isf, MU_SAFETY_RTOL
 from fdpkit.curves.base import TradeOffCurve
 

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from scipy import optimize
 
-from fdpkit._numerics import EPSILON_MAX, check_real, MU_SAFETY_RTOL, check_nonnegative, check_scalar, norm_isf
+from fdpkit._numerics import EPSILON_MAX, MU_SAFETY_RTOL, check_real, norm_isf
 from fdpkit.curves.base import TradeOffCurve
 
 #: Points in the grid search for the tight mu of a Laplace curve (before Brent refinement).
