@@ -178,6 +178,7 @@ def test_calibrate_page_and_json_twin(client):
     assert page.status_code == 200 and 'id="copy-statement"' in page.text
     assert f"{data['noise_multiplier']:.4g}" in page.text  # the same number as the JSON twin
     assert 'id="grade"' in page.text and "What this grade means" in page.text  # the calibrated run, graded
+    assert "Target: ε ≤ 3 at δ = 1e-05." in page.text  # the page's symbols; the JSON keeps the library's text
     bad = client.post("/api/calibrate/dpsgd", json={**CAL, "delta": None})
     assert bad.status_code == 422 and "delta" in bad.json()["detail"]
     bad = client.post("/api/calibrate/dpsgd", json={**CAL, "sampling": "shuffled"})

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -26,6 +27,22 @@ templates = Jinja2Templates(directory=str(HERE / "templates"))
 templates.env.filters["num"] = fmt
 #: G_μ with a real subscript (report sentences), escaped first.
 templates.env.filters["sub"] = lambda text: Markup(str(escape(text)).replace("G_μ", "G<sub>μ</sub>"))
+#: Plain-text targets from the library ("epsilon <= 3 at delta=1e-05") in the symbols the
+#: pages use ("ε ≤ 3 at δ = 1e-05"); display only, the JSON keeps the library's text.
+_SYMBOLS = [(re.compile(r"\bepsilon\b"), "ε"), (re.compile(r"\bdelta\b"), "δ"), (re.compile(r"\bmu\b"), "μ"),
+            (re.compile(r"\btpr\b"), "TPR"), (re.compile(r"\bfpr\b"), "FPR"), (re.compile(r"\s*<=\s*"), " ≤ "),
+            (re.compile(r"\s*=\s*"), " = ")]
+
+
+def symbols(text: str) -> str:
+    """``text`` with the Greek letters and relations of the pages (see _SYMBOLS)."""
+    out = str(text)
+    for pattern, repl in _SYMBOLS:
+        out = pattern.sub(repl, out)
+    return out
+
+
+templates.env.filters["symbols"] = symbols
 
 
 @dataclass(frozen=True)
