@@ -174,12 +174,11 @@ def _merge_order(x1: np.ndarray, x2: np.ndarray) -> np.ndarray:
     each element of x2 goes after the elements of x1 that are <= it (one binary search per
     element of x2 instead of a sort of both)."""
     n1, n2 = len(x1), len(x2)
-    pos2 = np.searchsorted(x1, x2, side="right") + np.arange(n2)
     order = np.empty(n1 + n2, dtype=np.intp)
-    is2 = np.zeros(n1 + n2, dtype=bool)
-    is2[pos2] = True
-    order[pos2] = np.arange(n1, n1 + n2)
-    order[~is2] = np.arange(n1)
+    # x1[i] goes after i elements of x1 and the elements of x2 below it; x2[j] after j of
+    # x2 and the elements of x1 at or below it (ties: x1 first, as a stable sort)
+    order[np.searchsorted(x2, x1, side="left") + np.arange(n1)] = np.arange(n1)
+    order[np.searchsorted(x1, x2, side="right") + np.arange(n2)] = np.arange(n1, n1 + n2)
     return order
 
 
