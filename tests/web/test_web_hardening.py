@@ -33,17 +33,11 @@ HEAVY = {"mechanism": {"kind": "repeated", "times": 120,
 LIGHT_PATHS = [("/api/convert", {"epsilon": 1.0, "delta": 1e-5}),
                ("/api/risk", {"guarantee": "mu", "mu": 1.0}),
                ("/api/report", {"mechanism": {"kind": "gaussian", "sigma": 2.0}})]
-#: The issue's thresholds (seconds / ratios) for the load test.
+#: The issue's thresholds (seconds / ratios) for the load test, asserted as they are: the
+#: test is marked ``serial`` (``make test`` runs it after the parallel part, alone).
 LIGHT_P95_S = 2.0
 HEALTHZ_BLOCK_S = 0.5
 RSS_RATIO = 1.5
-#: On a busy shared machine the thresholds above are relaxed to this multiple of the same
-#: server's idle measurement (the benchmark holds the strict ratio, see benchmarks/).
-LOAD_SLACK = 3.0
-#: Under `make test` (pytest -n 2) the other test worker keeps one of the two cores busy while
-#: this test runs, so a single scheduling stall of the event loop's thread can reach ~2 s; the
-#: /healthz bound is then this floor (the strict 0.5 s is measured in benchmarks/web_latency.py).
-HEALTHZ_FLOOR_UNDER_SUITE_S = 4.0
 #: Slow clients: how many trickling sockets, and the request deadline the test server uses.
 TRICKLERS = 200
 REQUEST_TIMEOUT_S = 2.0
@@ -205,14 +199,15 @@ def test_heavy_request_takes_the_heavy_lane():
     assert Limits().light_work < work <= Limits().budget.max_work
 
 
+@pytest.mark.serial
 def test_load_heavy_and_light_at_once():
-    """6 heavy requests (the heavy lane at its limit) and 50 light ones at once.
+    """6 heavy requests (the heavy lane at its limit) and 50 light ones at once, against the
+    issue's thresholds as they are: light p95 <= 2 s, /healthz never blocked > 0.5 s, the
+    server's RSS back within 1.5x of idle, no CPU busy 5 s after the last response.
 
-    The issue's thresholds (light p95 <= 2 s, /healthz never blocked > 0.5 s) hold on an
-    otherwise idle machine; the shared CI machine may be many times slower, so each is
-    checked against max(threshold, LOAD_SLACK x the same server's idle measurement taken
-    first). What must never happen (an event loop blocked by heavy work, a light lane
-    starved by it) fails either way."""
+    Marked ``serial``: ``make test`` runs it after the parallel part, with nothing else
+    running, so the thresholds hold on the 2-core machine (under ``pytest -n 2`` the other
+    test worker would compete for the CPU with the event loop's thread)."""
     with _Server(Limits()) as srv:
         async def scenario():
             # Idle connections expire on the client (1 s) well before the server's keep-alive
@@ -263,12 +258,15 @@ def test_load_heavy_and_light_at_once():
         idle_rss, idle, idle_gaps, light, heavy, gaps = asyncio.run(scenario())
         assert all(s == 200 for s, _ in idle + light), light
         assert all(s in (200, 422, 503) for s, _ in heavy), heavy  # 422: stopped at the time limit
-        idle_p95, p95 = _p95([t for _, t in idle]), _p95([t for _, t in light])
-        assert p95 <= max(LIGHT_P95_S, LOAD_SLACK * idle_p95), f"light p95 {p95:.2f} s (idle {idle_p95:.2f} s)"
-        worst, idle_worst = max(gaps), max(idle_gaps)
-        assert worst <= max(HEALTHZ_BLOCK_S, LOAD_SLACK * idle_worst, HEALTHZ_FLOOR_UNDER_SUITE_S), \
-            f"/healthz blocked {worst:.2f} s (idle worst {idle_worst:.2f} s)"
-        assert _rss(os.getpid()) <= RSS_RATIO * idle_rss + 50 * 2**20
+        p95 = _p95([t for _, t in light])
+        worst = max(gaps)
+        print(f"\nload: light p95 {p95:.2f} s (idle p95 {_p95([t for _, t in idle]):.2f} s), worst /healthz "
+              f"{worst:.3f} s (idle worst {max(idle_gaps):.3f} s, {len(gaps)} probes), heavy "
+              f"{sorted(s for s, _ in heavy)}")
+        assert p95 <= LIGHT_P95_S, f"light p95 {p95:.2f} s"
+        assert worst <= HEALTHZ_BLOCK_S, f"/healthz blocked {worst:.2f} s (gaps {sorted(gaps)[-5:]})"
+        rss = _rss(os.getpid())
+        assert rss <= RSS_RATIO * idle_rss, f"server RSS {rss / 2**20:.0f} MiB, idle {idle_rss / 2**20:.0f} MiB"
         # no CPU still busy 5 s after the last response: every worker idle from then on
         time.sleep(5)
         pids = srv.worker_pids()

@@ -58,8 +58,41 @@ def ledger_of(request: Request):
 
 
 async def call(fn, *args: Any, **kwargs: Any):
-    """Run blocking ledger work in the thread pool."""
+    """Run blocking, BOUNDED ledger work in the thread pool: database reads and writes that
+    compose nothing and render nothing (sessions, logins with argon2, users, datasets,
+    release lists, history, verify, thresholds, reject, withdraw) and the cost estimates of
+    :mod:`fdpkit.ledger.work`. Anything that accounts or renders goes through
+    :func:`run_ledger` (a worker process with the time limit)."""
     return await run_in_threadpool(fn, *args, **kwargs)
+
+
+def in_memory(url: str) -> bool:
+    """An in-memory SQLite URL: the ledger exists in this process only."""
+    from sqlalchemy.engine import make_url
+
+    u = make_url(url)
+    return u.get_backend_name() == "sqlite" and (
+        u.database in (None, "", ":memory:") or "mode=memory" in str(u.query) or str(u.database).startswith("file::memory:"))
+
+
+async def run_ledger(request: Request, view: str, *args: Any, work: float, **kwargs: Any):
+    """Run the ledger view ``view`` (:mod:`fdpkit.web.ledger_jobs`) in a worker PROCESS of the
+    lane that ``work`` (:mod:`fdpkit.ledger.work` estimate) picks, within the app's time
+    limit (killed and replaced beyond it: :class:`fdpkit.web.pool.JobFailed`, HTTP 422).
+    An in-memory ledger cannot be reached from another process: its views run in a thread.
+    Raises the view's NotFound or ValueError."""
+    from fdpkit.ledger import NotFound
+    from fdpkit.web.common import run_heavy
+    from fdpkit.web.ledger_jobs import Missing, ledger_job
+
+    led = ledger_of(request)
+    if in_memory(led.url):
+        out = await call(ledger_job, led, view, *args, **kwargs)
+    else:
+        out = await run_heavy(request, ledger_job, led.url, view, *args, work=work, **kwargs)
+    if isinstance(out, Missing):
+        raise NotFound(out.message)
+    return out
 
 
 async def principal(request: Request, role: str, api: bool) -> Principal:
