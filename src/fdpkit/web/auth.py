@@ -66,15 +66,6 @@ async def call(fn, *args: Any, **kwargs: Any):
     return await run_in_threadpool(fn, *args, **kwargs)
 
 
-def in_memory(url: str) -> bool:
-    """An in-memory SQLite URL: the ledger exists in this process only."""
-    from sqlalchemy.engine import make_url
-
-    u = make_url(url)
-    return u.get_backend_name() == "sqlite" and (
-        u.database in (None, "", ":memory:") or "mode=memory" in str(u.query) or str(u.database).startswith("file::memory:"))
-
-
 async def run_ledger(request: Request, view: str, *args: Any, work: float, **kwargs: Any):
     """Run the ledger view ``view`` (:mod:`fdpkit.web.ledger_jobs`) in a worker PROCESS of the
     lane that ``work`` (:mod:`fdpkit.ledger.work` estimate) picks, within the app's time
@@ -82,6 +73,7 @@ async def run_ledger(request: Request, view: str, *args: Any, work: float, **kwa
     An in-memory ledger cannot be reached from another process: its views run in a thread.
     Raises the view's NotFound or ValueError."""
     from fdpkit.ledger import NotFound
+    from fdpkit.ledger.db import in_memory
     from fdpkit.web.common import run_heavy
     from fdpkit.web.ledger_jobs import Missing, ledger_job
 
