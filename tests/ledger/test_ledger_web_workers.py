@@ -195,3 +195,17 @@ def test_in_memory_ledger_runs_in_threads():
         r = c.get("/api/ledger/datasets/census/status")
         assert r.status_code == 200 and r.json()["released_count"] == 0
         assert all(pool.pending == 0 for pool in app.state.pools.values())
+
+
+def test_over_budget_is_refused_before_any_job(cheap_ledger):
+    """The server's limits and cost budget refuse a mechanism at once (422 naming the
+    parameter): no worker is started, nothing is queued."""
+    app = create_app(ledger_url=cheap_ledger)
+    c = TestClient(app, raise_server_exceptions=False)  # no lifespan: pools start on first use only
+    csrf = _login(c)
+    heavy = {"kind": "repeated", "times": 1000, "inner": {"kind": "laplace", "scale": 0.1}}
+    for path, body in (("/api/ledger/datasets/census/check", {"mechanism": heavy}),
+                       ("/api/ledger/datasets/census/releases", {"mechanism": heavy, "title": "t"})):
+        r = c.post(path, json=body, headers={"X-CSRF-Token": csrf})
+        assert r.status_code == 422 and r.json()["detail"].startswith("times"), r.text
+    assert getattr(app.state, "pools", None) is None

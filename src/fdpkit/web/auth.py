@@ -93,7 +93,7 @@ async def principal(request: Request, role: str, api: bool) -> Principal:
     token = request.cookies.get(SESSION_COOKIE)
     if not token:
         raise AuthError(401, "login required", api)
-    found = await call(session_user, ledger_of(request), token)
+    found = await call(session_user, await call(ledger_of, request), token)  # opened off the event loop
     if found is None:
         raise AuthError(401, "login required (the session has expired)", api)
     user, csrf = found
