@@ -3,7 +3,7 @@ accounts a mechanism or renders a report (status, check, approve, ...) runs in a
 PROCESS that is killed and replaced at the server's time limit (a 422, no worker left
 computing), and an approval killed that way leaves the ledger whole (hash chain valid, no
 approval row, the release still proposed). The lane follows the cost model: cheap reads
-take the light lane, an approval (report rendering) the heavy one. An in-memory ledger
+take the light lane, a dataset whose total must be composed again the heavy one. An in-memory ledger
 runs the same views in a thread.
 
 No timed assertions: the time limit is the server's configured one."""
@@ -132,7 +132,8 @@ def test_lanes_follow_the_cost_model(slow_ledger):
         assert totals_work(led, "census") > light  # SLOW must be composed again (no cache)
         assert totals_work(led, "census", stop_at=0.0) > 0.0
         assert totals_work(led, "nowhere") == 0.0
-        assert approval_work(led, rid) >= REPORT_RENDER_WORK > light  # report rendering: heavy lane
+        # an approval's fixed report rendering is not counted: a cheap mechanism's takes the light lane
+        assert approval_work(led, rid) <= light < REPORT_RENDER_WORK
         assert approval_work(led, 2**63) == 0.0 and pending_work(led, "x") == 0.0
         led.status("census")  # composes and caches SLOW
         assert totals_work(led, "census") <= light  # a cached total is read in the light lane
