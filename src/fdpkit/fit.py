@@ -50,6 +50,9 @@ ALPHA_MIN_DEFAULT = 1e-10
 _DENSE_GRID = 20001
 #: Grid size for the regret between two smooth curves (refined by Brent afterwards).
 _REGRET_GRID = 2001
+#: Absolute margin (in alpha) by which a block's regret bound must fall short of the best
+#: value found to be skipped: far above the rounding of the differences compared.
+_REGRET_PRUNE_MARGIN = 1e-14
 #: Relative margin added to numerically maximised quantities that must not be optimistic.
 _NUMERIC_RTOL = 1e-9
 
@@ -302,7 +305,95 @@ def _d_of(curve: TradeOffCurve, alpha: np.ndarray) -> np.ndarray:
     return curve._beta(alpha) - alpha
 
 
-def _regret_candidates(f: TradeOffCurve, g: TradeOffCurve) -> np.ndarray | None:
+#: Table size (uniform in logit alpha) for the lower bounds of alpha_g(d) in the regret's
+#: branch and bound, and their relative downward shift (far above the table's
+#: interpolation error; only tightness of the pruning depends on either).
+_REGRET_TABLE = 8193
+_REGRET_TABLE_SHIFT = 1e-4
+
+
+class _AlphaBelow:
+    """Lower bounds of alpha_g(d) (the alpha where g(alpha) - alpha = d) without a root
+    solve per point: a table of g in logit alpha (built once), interpolated, shifted down,
+    and checked (g(alpha) - alpha is decreasing, so alpha' <= alpha_g(d) iff
+    g(alpha') - alpha' >= d); points failing the check get 0."""
+
+    def __init__(self, g: TradeOffCurve) -> None:
+        self.g = g
+        self.x = np.linspace(-40.0, 40.0, _REGRET_TABLE)
+        at = 1.0 / (1.0 + np.exp(-self.x))
+        self.dt = g._beta(at) - at  # decreasing
+
+    def __call__(self, d: np.ndarray) -> np.ndarray:
+        xi = np.interp(d, self.dt[::-1], self.x[::-1])
+        cand = (1.0 / (1.0 + np.exp(-xi))) * (1.0 - _REGRET_TABLE_SHIFT)
+        ok = self.g._beta(cand) - cand >= d + _REGRET_PRUNE_MARGIN
+        return np.where(ok, cand, 0.0)
+
+
+def _max_gap(f: TradeOffCurve, g: TradeOffCurve, d: np.ndarray, below: "_AlphaBelow | None") -> float:
+    """max over the candidates d of alpha_f(d) - alpha_g(d). With ``below``, alpha_g is
+    solved exactly only where the upper bound alpha_f(d) - below(d) can still beat the
+    best exact value found (candidates taken in order of that bound, in growing chunks)."""
+    af = f._alpha_at_d(d)
+    if below is None or len(d) <= 64:
+        return float(np.max(af - g._alpha_at_d(d)))
+    upper = np.nan_to_num(af - below(d), nan=np.inf)
+    order = np.argsort(-upper, kind="stable")
+    best, i, k = -np.inf, 0, 32
+    while i < len(order):
+        chunk = order[i:i + k]
+        vals = af[chunk] - g._alpha_at_d(d[chunk])
+        best = max(best, float(np.nanmax(vals)) if not np.isnan(vals).all() else np.nan)
+        if not best == best:  # NaN: no pruning, every candidate exactly
+            return float(np.max(af - g._alpha_at_d(d)))
+        i += k
+        if i < len(order) and upper[order[i]] < best - _REGRET_PRUNE_MARGIN:
+            break
+        k *= 2
+    return best
+
+
+def _best_ends(v: np.ndarray) -> np.ndarray:
+    """Indices of the few largest entries of ``v`` (NaN-safe), where the exact block-end
+    values are computed."""
+    k = min(len(v), 8)
+    return np.argpartition(np.nan_to_num(-v, nan=np.inf), k - 1)[:k]
+
+
+def _regret_segments(a: np.ndarray, t: np.ndarray, g: TradeOffCurve,
+                     below: _AlphaBelow) -> np.ndarray | None:
+    """Indices of f's segments (vertices ``a``, ``t``) that can hold the maximum of
+    alpha_f(d) - alpha_g(d), by branch and bound over blocks of _BLOCK segments (None: too
+    few vertices to bother).
+
+    d = beta - alpha decreases along the vertices, and alpha_f and alpha_g both decrease in
+    d, so on a block of vertices i..j (d from d_i down to d_j) the difference is at most
+    alpha_j - alpha_g(d_i). Values at the block ends are exact candidates; only blocks
+    whose bound reaches the best of them (less a rounding margin) are searched in full."""
+    n = len(a)
+    if n <= 8 * _BLOCK:
+        return None
+    s = np.append(np.arange(0, n - 1, _BLOCK), n - 1)
+    d = 1.0 - t[s] - a[s]
+    ag = below(d)
+    # alpha_f(d_i) - alpha_g(d_i) at the block ends, with alpha_g's lower bound: an upper
+    # bound of the exact value, so only a lower "best" is safe: blocks are compared with
+    # the exact values at their ends, evaluated below for the kept blocks anyway
+    top = _best_ends(a[s] - ag)
+    best = float(np.nanmax(a[s][top] - g._alpha_at_d(d[top])))
+    bound = a[s[1:]] - ag[:-1]
+    keep = np.flatnonzero(~(bound < best - _REGRET_PRUNE_MARGIN))  # NaN bounds are searched
+    if keep.size == 0:
+        return np.zeros(0, dtype=np.intp)
+    starts, stops = s[keep], s[keep + 1]
+    lens = stops - starts
+    offsets = np.repeat(starts - (np.cumsum(lens) - lens), lens)
+    return np.arange(int(lens.sum())) + offsets
+
+
+def _regret_candidates(f: TradeOffCurve, g: TradeOffCurve,
+                       below: _AlphaBelow | None = None) -> np.ndarray | None:
     bf, bg = f._breakpoints(), g._breakpoints()
     half = f._half_breakpoints()
     if half is not None and bg is None and g.is_symmetric:
@@ -314,21 +405,22 @@ def _regret_candidates(f: TradeOffCurve, g: TradeOffCurve) -> np.ndarray | None:
         return np.concatenate(ends + [1.0 - bf[1] - bf[0], 1.0 - bg[1] - bg[0]])
     if bf is not None:
         a, t = bf
+        seg = _regret_segments(a, t, g, below) if below is not None else None
+        if seg is not None:  # only the segments of blocks that can hold the maximum
+            a0, t0, a1, t1 = a[seg], t[seg], a[seg + 1], t[seg + 1]
+        else:
+            a0, t0, a1, t1 = a[:-1], t[:-1], a[1:], t[1:]
         with np.errstate(divide="ignore", invalid="ignore"):
-            slope = -np.diff(t) / np.diff(a)  # slope of f (in beta) on each segment
+            slope = -(t1 - t0) / (a1 - a0)  # slope of f (in beta) on each segment
         d_star = g._d_at_slope(slope)
         if d_star is None:
             return None
-        d_vert = 1.0 - t - a
-        # t(d) is concave on each segment of f (d runs from d_vert[i] down to d_vert[i+1]):
-        # its maximum there is the tangent point, clamped into the segment. Local maxima are
-        # therefore interior tangent points, or vertices where the segment on the left
-        # peaks at its right end and the segment on the right at its left end.
-        left_end = d_star >= d_vert[:-1]
-        right_end = d_star <= d_vert[1:]
-        interior = ~left_end & ~right_end
-        kink = np.flatnonzero(right_end[:-1] & left_end[1:]) + 1
-        return np.concatenate(ends + [d_star[interior], d_vert[kink], d_vert[[0, -1]]])
+        d_left, d_right = 1.0 - t0 - a0, 1.0 - t1 - a1
+        # t(d) is concave on each segment of f (d runs from d_left down to d_right): its
+        # maximum there is the tangent point, clamped into the segment, so every segment's
+        # maximum is its tangent point or one of its two ends
+        interior = (d_star < d_left) & (d_star > d_right)
+        return np.concatenate(ends + [d_star[interior], d_left, d_right])
     if bg is not None:
         # t(d) is convex on each segment of g: maxima at g's vertices.
         return np.concatenate(ends + [1.0 - bg[1] - bg[0]])
@@ -374,12 +466,13 @@ def regret(f: TradeOffCurve, g: TradeOffCurve) -> float:
     """
     f = _check_curve("f", f)
     g = _check_curve("g", g)
-    cand = _regret_candidates(f, g)
+    below = _AlphaBelow(g) if f._breakpoints() is not None and g._breakpoints() is None else None
+    cand = _regret_candidates(f, g, below)
     if cand is None:
         best = _regret_dense(f, g)
     else:
         cand = np.unique(np.clip(cand, -1.0, 1.0))
-        best = float(np.max(f._alpha_at_d(cand) - g._alpha_at_d(cand)))
+        best = _max_gap(f, g, cand, below)
     return max(0.0, best)
 
 

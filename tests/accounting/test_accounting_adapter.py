@@ -69,3 +69,20 @@ def test_concurrent_composition_is_identical_to_dp_accounting(monkeypatch):
     comp = build_pld(Composed([Subsampled(Gaussian(1.5), 0.05), Subsampled(Laplace(2.0), 0.1)]), 1e-3)
     np.testing.assert_allclose(comp.get_delta_for_epsilon(EPS), pairs[1][1].get_delta_for_epsilon(EPS),
                                rtol=2e-5, atol=1e-15)
+
+
+def test_profile_skip_search_keeps_dp_accountings_answer_on_a_dense_delta_grid():
+    """PldProfile skips the losses where neither of dp_accounting's exits can fire
+    (profile._skip_index, computed once per direction): one profile, many deltas in any
+    order, each equal to the accountant's own epsilon (up to the documented round-up)."""
+    from fdpkit.accounting.profile import EPS_SAFETY_RTOL, PldProfile
+
+    deltas = np.concatenate([np.geomspace(1e-300, 0.9, 45), [0.0, 1e-5, 1e-10]])
+    rng = np.random.default_rng(3)
+    for mech in (dpsgd(9.4, 0.32768, 200), dpsgd(0.7, 0.02, 400), Subsampled(Laplace(0.5), 0.2), Gaussian(3.0)):
+        pld = build_pld(mech, 1e-3)
+        prof = PldProfile(pld)
+        for delta in rng.permutation(deltas):
+            ours, theirs = prof.epsilon_for_delta(float(delta)), pld.get_epsilon_for_delta(float(delta))
+            assert ours >= theirs, (mech, delta, ours, theirs)
+            assert ours <= theirs * (1 + 2 * EPS_SAFETY_RTOL) + 1e-300, (mech, delta, ours, theirs)

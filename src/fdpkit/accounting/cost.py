@@ -303,7 +303,7 @@ def _plan(parts: list, coarse: float) -> tuple[list[float], float, float, int]:
     start = min(w[0] for w in windows)
     stop = max(w[1] for w in windows)
     sizes = [float(hi - lo + 1) for lo, hi in windows]
-    return sizes, float(stop - start + 1), float(max(stop - max(start, 0) + 1, 1)), len(cum._memo)  # noqa: SLF001
+    return sizes, float(stop - start + 1), float(max(stop - max(start, 0) + 1, 1)), cum.evaluations
 
 
 def _wide_composition(steps: list, d: float, tally: _Tally) -> None:

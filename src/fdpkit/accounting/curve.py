@@ -169,17 +169,33 @@ _UNIT_ROUNDOFF = float(np.finfo(float).eps) / 2.0
 _DOMINATED_RTOL = 1e-12
 
 
+def _merge_order(x1: np.ndarray, x2: np.ndarray) -> np.ndarray:
+    """The permutation that sorts ``concatenate([x1, x2])`` stably, for two sorted runs:
+    each element of x2 goes after the elements of x1 that are <= it (one binary search per
+    element of x2 instead of a sort of both)."""
+    n1, n2 = len(x1), len(x2)
+    pos2 = np.searchsorted(x1, x2, side="right") + np.arange(n2)
+    order = np.empty(n1 + n2, dtype=np.intp)
+    is2 = np.zeros(n1 + n2, dtype=bool)
+    is2[pos2] = True
+    order[pos2] = np.arange(n1, n1 + n2)
+    order[~is2] = np.arange(n1)
+    return order
+
+
 def _fold(alpha: np.ndarray, tpr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A steep chain folded onto the side alpha <= beta: vertices past the diagonal are
     replaced by their mirror images (alpha, TPR) -> (1 - TPR, 1 - alpha). Returns
     (alpha, TPR, beta) sorted by alpha."""
     beta = 1.0 - tpr
     cut = int(np.searchsorted(alpha - beta, 0.0, side="right"))  # alpha - beta increases
+    if cut == len(alpha):
+        return alpha, tpr, beta
     a = np.concatenate([alpha[:cut], beta[cut:][::-1]])
     t = np.concatenate([tpr[:cut], (1.0 - alpha[cut:])[::-1]])
     b = np.concatenate([beta[:cut], alpha[cut:][::-1]])
-    if 0 < cut < len(alpha):  # two sorted runs; merge them
-        order = np.argsort(a, kind="stable")
+    if 0 < cut:  # two sorted runs; merge them
+        order = _merge_order(a[:cut], a[cut:])
         a, t, b = a[order], t[order], b[order]
     return a, t, b
 
@@ -194,20 +210,40 @@ def _drop_dominated(runs: list[tuple[np.ndarray, ...]]) -> list[tuple[np.ndarray
     alpha, ``np.interp`` holds the last value: a point to the right of and below a point q
     of the set cannot be reached by a hull edge of slope > 1 (q would lie above that edge),
     so it lies beyond the cut of :func:`_symmetric_hull` and dropping it changes nothing
-    that is kept."""
+    that is kept. Left of a run's first point nothing is compared."""
     if len(runs) < 2:
         return runs
-    kept = []
-    for i, (a, t, b) in enumerate(runs):
-        keep = np.ones(len(a), dtype=bool)
-        small = np.flatnonzero(t <= 0.5)
-        large = np.flatnonzero(t > 0.5)
-        for j, (a2, t2, b2) in enumerate(runs):
-            if j != i:
-                keep[small[t[small] < np.interp(a[small], a2, t2) * (1.0 - _DOMINATED_RTOL)]] = False
-                keep[large[b[large] > np.interp(a[large], a2, b2) * (1.0 + _DOMINATED_RTOL)]] = False
-        kept.append((a[keep], t[keep], b[keep]))
-    return kept
+
+    def below(i: int, j: int, sel: np.ndarray | None = None) -> np.ndarray:
+        """Mask of run i's points (or of those at ``sel``) clearly below run j's polyline."""
+        a, t, b = runs[i] if sel is None else (runs[i][0][sel], runs[i][1][sel], runs[i][2][sel])
+        a2, t2, b2 = runs[j]
+        # left of run j's first (kept) point np.interp would hold its first value, which
+        # proves nothing there: such points are never dropped
+        inside = a >= a2[0]
+        small = (t <= 0.5) & inside
+        large = (t > 0.5) & inside
+        out = np.zeros(len(a), dtype=bool)
+        out[small] = t[small] < np.interp(a[small], a2, t2) * (1.0 - _DOMINATED_RTOL)
+        out[large] = b[large] > np.interp(a[large], a2, b2) * (1.0 + _DOMINATED_RTOL)
+        return out
+
+    # every point dropped lies below a chord of points still in the set, so the runs are
+    # thinned one after the other, each against the others as already thinned; the run
+    # that is most dominated (on a sample of its points) goes first, so that the others
+    # are compared with what little is left of it
+    samples = [np.linspace(0, len(r[0]) - 1, min(len(r[0]), 65)).astype(np.intp) for r in runs]
+    share = [float(np.mean([below(i, j, samples[i]).mean() for j in range(len(runs)) if j != i]))
+             for i in range(len(runs))]
+    for i in sorted(range(len(runs)), key=lambda k: -share[k]):
+        drop = np.zeros(len(runs[i][0]), dtype=bool)
+        for j in range(len(runs)):
+            if j != i and len(runs[j][0]):
+                drop |= below(i, j)
+        if drop.any():
+            keep = ~drop
+            runs[i] = (runs[i][0][keep], runs[i][1][keep], runs[i][2][keep])
+    return runs
 
 
 def _dedup(a: np.ndarray, t: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -238,12 +274,12 @@ def _symmetric_hull(chains: list[tuple[np.ndarray, np.ndarray]]) -> PiecewiseLin
     (eps = 0) segment and H is Dong et al.'s Symm(f) exactly; the implied delta(eps) is
     the accountant's for every eps >= 0."""
     runs = _drop_dominated([_fold(a, t) for a, t in chains])
-    a = np.concatenate([r[0] for r in runs])
-    t = np.concatenate([r[1] for r in runs])
-    b = np.concatenate([r[2] for r in runs])
-    if len(runs) > 1:
-        order = np.argsort(a, kind="stable")  # sorted runs: timsort merges them quickly
-        a, t, b = a[order], t[order], b[order]
+    a, t, b = runs[0]
+    for a2, t2, b2 in runs[1:]:  # sorted runs: merged, not sorted
+        if len(a2):
+            order = _merge_order(a, a2)
+            a, t, b = (np.concatenate([a, a2])[order], np.concatenate([t, t2])[order],
+                       np.concatenate([b, b2])[order])
     a, t, b = _dedup(a, t, b)
     keep = upper_concave_hull(a, t, b)
     a, t, b = a[keep], t[keep], b[keep]
@@ -252,9 +288,14 @@ def _symmetric_hull(chains: list[tuple[np.ndarray, np.ndarray]]) -> PiecewiseLin
     flat = np.flatnonzero(d_t <= np.diff(a))
     u = int(flat[0]) + 1 if flat.size else len(a)
     a, t, b = a[:u], t[:u], b[:u]
-    # mirror half: (beta, 1 - alpha, alpha), reversed so alpha increases
-    ma, mt, mb = _dedup(np.append(b[::-1], 1.0), np.append(1.0 - a[::-1], 1.0),
-                        np.append(a[::-1], 0.0))
+    # mirror half: (beta, 1 - alpha, alpha), reversed so alpha increases. Its TPR 1 - alpha
+    # rounds to 1.0 for the tail vertices (alpha < 1.1e-16): of those only the first is
+    # kept, the rest lie on the line TPR = 1 up to the end point (1, 1) (never hull vertices)
+    mt = 1.0 - a[::-1]
+    ones = int(np.searchsorted(mt, 1.0, side="left"))  # mt is non-decreasing
+    stop = min(ones + 1, len(mt))
+    ma, mt, mb = _dedup(np.append(b[::-1][:stop], 1.0), np.append(mt[:stop], 1.0),
+                        np.append(a[::-1][:stop], 0.0))
     mkeep = upper_concave_hull(ma, mt, mb)
     ma, mt, mb = ma[mkeep], mt[mkeep], mb[mkeep]
     if ma[0] <= a[-1]:  # the last vertex lies on the diagonal: it is its own mirror

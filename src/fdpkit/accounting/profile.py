@@ -26,6 +26,9 @@ from fdpkit.accounting._pld_adapter import PmfArrays, pmf_arrays
 EPS_SAFETY_RTOL = 1e-9
 
 
+#: Relative margin (of the larger of the two terms) added to h_j in _skip_index.
+_SKIP_MARGIN = 1e-12
+
 #: Losses are scanned from the top in chunks of this many grid points; epsilon is usually
 #: found in the first few, so most of the grid is never touched.
 _CHUNK = 8192
@@ -47,6 +50,7 @@ class _Direction:
         self.n_steep = n - int(np.searchsorted(a.losses, 0.0, side="left"))
         self._m = 0
         self._extend(min(n, self.n_steep + 1))
+        self._h_max: np.ndarray | None = None  # see _skip_index
 
     def _extend(self, m: int) -> None:
         """Make lower_inc, upper_after and lower_after cover the first ``m`` losses."""
@@ -66,11 +70,42 @@ class _Direction:
         self.lower_after = self._cq
         self._m = m
 
+    def _skip_index(self, delta: float) -> int:
+        """An index before which neither of dp_accounting's exits can fire (see module docs).
+
+        With upper/lower sums ub, lb before index j, the loop stops at j when
+        log((ub - delta) / lb) >= loss_j, i.e. when h_j = ub - lb e^{loss_j} >= delta: h_j is
+        the hockey-stick divergence at eps = loss_j, which grows as the loss falls. A running
+        maximum of h_j plus a margin far above the rounding of either form is computed once
+        per direction (over the non-negative losses); every index where the exact test can
+        fire has that maximum >= delta, so a binary search finds a safe start. The
+        underflow exit needs lower sum 0, which holds on a prefix only."""
+        if self._h_max is None:
+            m = self._m
+            ub = np.concatenate([[self.m_inf], self.upper_after[:m - 1]])
+            lb = np.concatenate([[0.0], self.lower_after[:m - 1]])
+            with np.errstate(over="ignore", invalid="ignore"):
+                big = lb * np.exp(self.losses[:m])
+                h = ub - big
+                h += _SKIP_MARGIN * np.maximum(ub, big)
+            h[~(h == h)] = np.inf  # NaN (inf - inf): unknown, so a candidate
+            self._h_max = np.maximum.accumulate(h)
+            la = self.lower_after[:m]
+            nz = np.flatnonzero(la != 0.0)
+            n_zero = int(nz[0]) if nz.size else m
+            self._zero_prefix = n_zero if not (la[n_zero:] == 0.0).any() else -1
+            self._ua_max = np.maximum.accumulate(self.upper_after[:n_zero])
+        if self._zero_prefix < 0:
+            return 0
+        j = int(np.searchsorted(self._h_max, delta, side="left"))
+        j_u = int(np.searchsorted(self._ua_max, delta, side="left"))
+        return min(j, j_u if j_u < self._zero_prefix else len(self._h_max))
+
     def _first_stop(self, delta: float) -> tuple[int, int]:
         """(j_stop, j_under): the first index where dp_accounting's loop stops, and the first
         where exp(-loss) has underflowed after adding mass (its early exit); n if none."""
         n = len(self.losses)
-        for lo in range(0, n, _CHUNK):
+        for lo in range(self._skip_index(delta), n, _CHUNK):
             hi = min(lo + _CHUNK, n)
             self._extend(hi)
             ua, la = self.upper_after[lo:hi], self.lower_after[lo:hi]

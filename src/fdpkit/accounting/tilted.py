@@ -135,7 +135,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import fft as sfft
 
-from fdpkit.accounting._cumulants import _chernoff_mass, _chernoff_x, _Cumulants
+from fdpkit.accounting._cumulants import _chernoff_mass, _chernoff_x, _Cumulants, _newton_increasing, _Shape
 from fdpkit.accounting._pld_adapter import PmfArrays
 
 #: Tilted mass (per tilt, each side) allowed to wrap around the FFT window.
@@ -170,6 +170,9 @@ class _Factor:
     probs: np.ndarray  # finite masses, first and last > 0
     inf: float
     times: int
+    #: what the factor's cumulants need apart from ``times`` (shared by every composition of
+    #: the same single-step arrays, e.g. a sweep over step counts)
+    shape: _Shape | None = None
 
 
 def repair(a: PmfArrays) -> PmfArrays:
@@ -193,12 +196,23 @@ def repair(a: PmfArrays) -> PmfArrays:
 
 
 def _factor(a: PmfArrays, times: int) -> _Factor:
-    a = repair(a)
-    nz = np.flatnonzero(a.probs > 0)
-    lo0 = int(round(a.losses[0] / a.discretization))
-    if nz.size == 0:
-        return _Factor(lo0, np.zeros(1), a.infinity_mass, times)
-    return _Factor(lo0 + int(nz[0]), a.probs[nz[0]:nz[-1] + 1].copy(), a.infinity_mass, times)
+    """The repaired factor of ``a`` composed ``times`` times. The repair and the cumulants'
+    arrays depend on ``a`` only, so they are kept on ``a`` (immutable arrays) and shared
+    by every composition of it."""
+    cached = a.__dict__.get("_tilted_factor")
+    if cached is None:
+        r = repair(a)
+        nz = np.flatnonzero(r.probs > 0)
+        lo0 = int(round(r.losses[0] / r.discretization))
+        if nz.size == 0:
+            lo, probs = lo0, np.zeros(1)
+        else:
+            lo, probs = lo0 + int(nz[0]), r.probs[nz[0]:nz[-1] + 1].copy()
+        probs.flags.writeable = False
+        cached = (lo, probs, r.infinity_mass, _Shape(lo, probs, r.discretization))
+        object.__setattr__(a, "_tilted_factor", cached)  # a frozen dataclass: a memo only
+    lo, probs, inf, shape = cached
+    return _Factor(lo, probs, inf, times, shape)
 
 
 def _base_ratio(cum: _Cumulants, theta: float, sd: float, dtype) -> float:
@@ -213,52 +227,45 @@ def _base_ratio(cum: _Cumulants, theta: float, sd: float, dtype) -> float:
     for j, f in enumerate(cum.f):
         lam = cum.lam(j, theta)[0]
         x = np.exp(cum.logp[j] + theta * cum.losses[j] - lam)
-        total += f.times * math.sqrt(float(np.dot(x, x)))
+        total += f.times * math.sqrt(float(np.einsum("i,i->", x, x)))
     return 3.0 * eta * total * math.sqrt(2.0 * math.pi * s_b) / math.sqrt(2.0 * math.sqrt(math.pi))
 
 
 def _bregman_step(cum: _Cumulants, theta_b: float, log_r: float, hi: float) -> float:
     """The theta > theta_b with D(theta, theta_b) = K(theta) - K(theta_b)
     - (theta - theta_b) K'(theta_b) = log_r (the log growth of the relative error from the
-    saddle point of theta_b to a tilt at theta; Step 2), by bisection on [theta_b, hi]."""
-    kb, k1b, _ = cum(theta_b)
+    saddle point of theta_b to a tilt at theta; Step 2), at most ``hi``: Newton steps on D
+    (increasing, D' = K'(theta) - K'(theta_b)) from the Gaussian guess sqrt(2 log_r / K'')."""
+    kb, k1b, k2b = cum(theta_b)
 
-    def growth(t: float) -> float:
-        v = cum(t)[0] - kb - (t - theta_b) * k1b
-        return v if math.isfinite(v) else math.inf
+    def fn(t: float) -> tuple[float, float]:
+        k, k1, _ = cum(t)
+        return k - kb - (t - theta_b) * k1b - log_r, k1 - k1b
 
-    lo, up = theta_b, hi
-    if growth(up) <= log_r:
-        return up
-    while up - theta_b > 4.0 * (lo - theta_b) + 1e-9 and growth(theta_b + (up - theta_b) / 4.0) > log_r:
-        up = theta_b + (up - theta_b) / 4.0  # shrink a huge bracket geometrically first
-    for _ in range(8):
-        mid = 0.5 * (lo + up)
-        if growth(mid) <= log_r:
-            lo = mid
-        else:
-            up = mid
-        if up - lo <= 5e-2 * max(up - theta_b, 1e-9):
-            break
-    return lo
+    guess = theta_b + math.sqrt(2.0 * max(log_r, 0.0) / k2b) if k2b > 0 else hi
+    if guess >= hi:
+        if fn(hi)[0] <= 0.0:
+            return hi
+        guess = 0.5 * (theta_b + hi)
+    return _newton_increasing(fn, guess, theta_b, hi, _PLACEMENT_XTOL)
 
 
 def _saddle(cum: _Cumulants, loss: float) -> float:
-    """theta >= THETA_START with K'(theta) = loss (bisection; K' is increasing)."""
-    lo, hi = THETA_START, THETA_START + 1.0
-    if cum(lo)[1] >= loss:
-        return lo
-    while cum(hi)[1] < loss and hi < 1e6:
-        lo, hi = hi, THETA_START + 2.0 * (hi - THETA_START)
-    for _ in range(16):
-        mid = 0.5 * (lo + hi)
-        if cum(mid)[1] < loss:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 1e-2 * max(1.0, abs(hi)):
-            break
-    return hi
+    """theta >= THETA_START with K'(theta) = loss (Newton steps on K', increasing)."""
+    k, k1, k2 = cum(THETA_START)
+    if k1 >= loss:
+        return THETA_START
+
+    def fn(t: float) -> tuple[float, float]:
+        _, k1t, k2t = cum(t)
+        return k1t - loss, k2t
+
+    guess = THETA_START + ((loss - k1) / k2 if k2 > 0 else 1.0)
+    return _newton_increasing(fn, guess, THETA_START, math.inf, _PLACEMENT_XTOL, cap=1e6)
+
+
+#: Relative accuracy of tilt placement (Step 2): tightness only, never soundness.
+_PLACEMENT_XTOL = 1e-2
 
 
 def _tilts(cum: _Cumulants, l_max: float, dtype) -> list[tuple[float, float, float, float]]:
@@ -282,23 +289,17 @@ def _tilts(cum: _Cumulants, l_max: float, dtype) -> list[tuple[float, float, flo
         out.append((theta, k, k1, sd))
         if sd <= 0 or k1 >= l_max - sd or theta >= hi:
             break
-        # the covered range ends at the saddle point theta_b with D(theta, theta_b) = log_tail
-        lo_b, up_b = theta, hi
+        # the covered range ends at the saddle point theta_b with D(theta, theta_b) =
+        # log_tail; D increases in theta_b with derivative (theta_b - theta) K''(theta_b)
+        def gap(t: float, theta=theta, k=k) -> tuple[float, float]:
+            kb, k1b, k2b = cum(t)
+            return k - kb - (theta - t) * k1b - log_tail, (t - theta) * k2b
 
-        def gap(t: float) -> float:
-            kb, k1b, _ = cum(t)
-            return k - kb - (theta - t) * k1b
-
-        while up_b - theta > 1e-9 and gap(theta + (up_b - theta) / 4.0) > log_tail:
-            up_b = theta + (up_b - theta) / 4.0
-        for _ in range(8):
-            mid = 0.5 * (lo_b + up_b)
-            if gap(mid) <= log_tail:
-                lo_b = mid
-            else:
-                up_b = mid
-            if up_b - lo_b <= 5e-2 * max(up_b - theta, 1e-9):
-                break
+        guess = min(theta + math.sqrt(2.0 * log_tail) / sd, hi)
+        if guess >= hi and gap(hi)[0] <= 0.0:
+            lo_b = hi
+        else:
+            lo_b = _newton_increasing(gap, guess, theta, hi, _PLACEMENT_XTOL)
         kb, k1b, _ = cum(lo_b)
         if kb - (1.0 + lo_b) * k1b < math.log(ALPHA_FLOOR) or k1b >= l_max - sd:
             break
@@ -343,7 +344,7 @@ def _fft_pass(factors: list[_Factor], cum: _Cumulants, theta: float, start: int,
             x = np.bincount(np.arange(len(x)) % n_fft, weights=x.astype(float),
                             minlength=n_fft).astype(dtype)
         xf = np.asarray(x, dtype=float)
-        norm2 = math.sqrt(float(np.dot(xf, xf)))
+        norm2 = math.sqrt(float(np.einsum("i,i->", xf, xf)))  # not a BLAS dot (see _cumulants)
         total = float(np.sum(xf)) * (1.0 + (math.log2(len(x) + 1) + 4.0) * u) + 1e-300
         xs = sfft.rfft(x, n_fft)
         a = np.abs(xs)
@@ -429,7 +430,7 @@ def _fft_pass(factors: list[_Factor], cum: _Cumulants, theta: float, start: int,
         spec[idx] = spec_k
     y = sfft.irfft(spec, n_fft)
     yf = np.asarray(y, dtype=float)
-    y_norm = math.sqrt(float(np.dot(yf, yf)))
+    y_norm = math.sqrt(float(np.einsum("i,i->", yf, yf)))
     eps = (spectral / n_fft) * (1.0 + 8 * u) + eta * y_norm / (1.0 - eta)
     shift = (start - s0) % n_fft
     if shift + size <= n_fft:

@@ -26,6 +26,8 @@ from fdpkit.curves.base import TradeOffCurve
 
 #: Newton steps used to solve G_mu(alpha) - alpha = d in z = isf(alpha).
 _NEWTON_STEPS = 100
+#: Newton steps below this (relative to max(1, |z|)) end the iteration of a point.
+_Z_XTOL = 4e-16
 
 
 def gaussian_log_delta(mu: float, eps: float) -> float:
@@ -141,17 +143,25 @@ class GaussianCurve(TradeOffCurve):
         hi = np.full_like(d, 40.0 + mu)
         # start from the midpoint-symmetric guess z = mu/2 + Phi^-1((1 + d)/2) * sqrt(2)/... keep simple
         z = np.clip(mu / 2.0 + norm_isf(np.clip((1.0 - d) / 2.0, 1e-300, 1.0)), lo, hi)
+        active = np.arange(len(d))  # points still iterating (each stops on its own)
         for _ in range(_NEWTON_STEPS):
-            h = norm_cdf(z - mu) - norm_sf(z) - d
-            if np.all(np.abs(h) <= 2e-16):
-                break
-            lo = np.where(h < 0, z, lo)
-            hi = np.where(h >= 0, z, hi)
-            dh = np.exp(-0.5 * (z - mu) ** 2) / math.sqrt(2 * math.pi) + np.exp(
-                -0.5 * z**2
+            za, da, la, ha = z[active], d[active], lo[active], hi[active]
+            h = norm_cdf(za - mu) - norm_sf(za) - da
+            la = np.where(h < 0, za, la)
+            ha = np.where(h >= 0, za, ha)
+            dh = np.exp(-0.5 * (za - mu) ** 2) / math.sqrt(2 * math.pi) + np.exp(
+                -0.5 * za**2
             ) / math.sqrt(2 * math.pi)
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                step = z - h / dh
-            bad = ~np.isfinite(step) | (step <= lo) | (step >= hi)
-            z = np.where(bad, 0.5 * (lo + hi), step)
+                step = za - h / dh
+            bad = ~np.isfinite(step) | (step <= la) | (step >= ha)
+            new = np.where(bad, 0.5 * (la + ha), step)
+            # converged: h is at rounding level, or the next step (or the bracket) is
+            # within a few ulps of z
+            tol = _Z_XTOL * np.maximum(1.0, np.abs(za))
+            done = (np.abs(h) <= 2e-16) | (np.abs(new - za) <= tol) | (ha - la <= tol)
+            z[active], lo[active], hi[active] = np.where(np.abs(h) <= 2e-16, za, new), la, ha
+            active = active[~done]
+            if active.size == 0:
+                break
         return norm_sf(z)

@@ -95,7 +95,8 @@ def upper_concave_hull(alpha: np.ndarray, tpr: np.ndarray, beta: np.ndarray | No
     The upper concave hull in (alpha, TPR) is the lower convex hull in (alpha, beta): the
     largest convex function below the points. Vectorised passes drop points that lie on or
     below the chord of their neighbours (never hull vertices) while violations are dense,
-    rechecking only the span between the outermost violations; once they are sparse, Andrew's monotone chain finishes exactly on windows around them.
+    rechecking only the triples around the points dropped; once they are sparse, Andrew's
+    monotone chain finishes exactly on windows around them.
     The chain keeps each window's end points, so afterwards only the triples centred on
     window ends can violate concavity; those are rechecked (not the whole array) and their
     windows widened until none is left.
@@ -109,13 +110,14 @@ def upper_concave_hull(alpha: np.ndarray, tpr: np.ndarray, beta: np.ndarray | No
         if bad.size == 0 or bad.size * _SPARSE < len(idx):
             break
         # drop every violating point at once (each lies on or below a chord of the set);
-        # only triples between the outermost violations' neighbours can change
-        lo, hi = int(bad[0]) - 1, int(bad[-1]) + 1
-        keep = np.ones(hi - lo + 1, dtype=bool)
-        keep[bad - lo] = False
-        sub = idx[lo:hi + 1][keep]
-        idx = np.concatenate([idx[:lo], sub, idx[hi + 1:]])
-        pos = np.arange(max(lo, 1), min(lo + len(sub) - 1, len(idx) - 2) + 1)
+        # only the triples centred on the kept neighbours of dropped points change
+        keep = np.ones(len(idx), dtype=bool)
+        keep[bad] = False
+        kept_through = np.cumsum(keep)  # kept points up to each position
+        idx = idx[keep]
+        around = kept_through[bad]  # new position of each dropped point's kept successor
+        pos = np.unique(np.concatenate([around - 1, around]))
+        pos = pos[(pos >= 1) & (pos <= len(idx) - 2)]
         bad = pos[_cross_at(alpha, tpr, beta, idx, pos) >= 0] if pos.size else pos
     pad = 2
     while bad.size and len(idx) >= 3:
