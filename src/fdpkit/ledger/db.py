@@ -3,7 +3,9 @@
 - ``default_url()``: ``FDPKIT_LEDGER`` (a URL or a file path), else a SQLite file in the
   user's data directory (``$XDG_DATA_HOME/fdpkit/ledger.sqlite``, ``~/.local/share/...``).
 - SQLite: WAL journal, a busy timeout, and ``BEGIN IMMEDIATE`` for writes, so two writers
-  queue for the lock instead of failing when a read lock would be upgraded.
+  (threads or processes, e.g. the web server's workers) queue for the lock instead of
+  failing when a read lock would be upgraded. An in-memory database (``sqlite://``) is one
+  connection shared by the process's threads; no other process can see it.
 - PostgreSQL (any SQLAlchemy URL works): writers lock the one ``chain_head`` row
   (``SELECT ... FOR UPDATE``), which serialises appends to the event chain.
 - Every write runs in one transaction, retried on lock timeouts, serialisation failures
