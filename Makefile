@@ -33,8 +33,11 @@ bench:
 	bash benchmarks/setup_env.sh
 	benchmarks/.venv/bin/python benchmarks/all.py
 
+# Two parts: everything in parallel, then the `serial` tests (timing-sensitive load tests
+# that need the machine to themselves) in one process with nothing else running.
 test: $(STAMP)
-	$(PY) -m pytest -n 2
+	$(PY) -m pytest -n 2 -m "not serial"
+	$(PY) -m pytest -m serial tests
 
 clean:
 	rm -rf $(VENV) out build *.egg-info src/*.egg-info

@@ -3,18 +3,24 @@ before parsing, spec depth/parts while parsing, the cost budget refused at once 
 parameter to change, 503 + Retry-After when the queue is full, and a real uvicorn server on
 127.0.0.1 under load and under slow clients (bounded loops, loopback only).
 
-No timed assertions: the load and slow-client checks compare against the server's
-CONFIGURED limits (request deadline, thresholds from the issue) with generous margins and
-report measured numbers in their failure messages; speed lives in ``benchmarks/``.
+The load and slow-client checks assert the issue's own thresholds (light p95 <= 2 s,
+/healthz never blocked > 0.5 s, RSS within 1.5x of idle, no CPU busy 5 s after; sockets
+closed at the configured request deadline) and print what they measured. They are marked
+``serial``: ``make test`` runs them after the parallel part, alone on the machine. The load
+test runs ``fdpkit serve`` in its own process, so its clients share no interpreter with it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -33,20 +39,20 @@ HEAVY = {"mechanism": {"kind": "repeated", "times": 120,
 LIGHT_PATHS = [("/api/convert", {"epsilon": 1.0, "delta": 1e-5}),
                ("/api/risk", {"guarantee": "mu", "mu": 1.0}),
                ("/api/report", {"mechanism": {"kind": "gaussian", "sigma": 2.0}})]
-#: The issue's thresholds (seconds / ratios) for the load test.
+#: The issue's thresholds (seconds / ratios) for the load test, asserted as they are: the
+#: test is marked ``serial`` (``make test`` runs it after the parallel part, alone).
 LIGHT_P95_S = 2.0
 HEALTHZ_BLOCK_S = 0.5
 RSS_RATIO = 1.5
-#: On a busy shared machine the thresholds above are relaxed to this multiple of the same
-#: server's idle measurement (the benchmark holds the strict ratio, see benchmarks/).
-LOAD_SLACK = 3.0
-#: Under `make test` (pytest -n 2) the other test worker keeps one of the two cores busy while
-#: this test runs, so a single scheduling stall of the event loop's thread can reach ~2 s; the
-#: /healthz bound is then this floor (the strict 0.5 s is measured in benchmarks/web_latency.py).
-HEALTHZ_FLOOR_UNDER_SUITE_S = 4.0
+#: /healthz probes: one every PROBE_EVERY_S seconds from a thread of its own.
+PROBE_EVERY_S = 0.05
+SRC = str(Path(__file__).resolve().parents[2] / "src")
 #: Slow clients: how many trickling sockets, and the request deadline the test server uses.
 TRICKLERS = 200
 REQUEST_TIMEOUT_S = 2.0
+#: Seconds between the server closing a socket and this test seeing it (one round of the
+#: polling loop: 200 sends and a /healthz probe, then 0.2 s of sleep).
+CLOSE_SEEN_S = 1.0
 
 
 def _assert_headers(response):
@@ -177,8 +183,53 @@ class _Server:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def worker_pids(self) -> list[int]:
-        return [w.proc.pid for p in self.app.state.pools.values() for w in list(p._workers)]
+
+class _ServerProcess:
+    """``fdpkit serve`` (production limits) in its own process, as users run it: the test's
+    HTTP clients then share no interpreter (GIL) with the server they measure."""
+
+    def __init__(self) -> None:
+        self.port = _free_port()
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [SRC, os.environ.get("PYTHONPATH")]))}
+        self.proc = subprocess.Popen([sys.executable, "-m", "fdpkit.cli", "serve", "--host", "127.0.0.1",
+                                      "--port", str(self.port)], env=env, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE)
+
+    def __enter__(self) -> "_ServerProcess":
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            assert self.proc.poll() is None, self.proc.stderr.read().decode(errors="replace")[-2000:]
+            try:
+                if httpx.get(f"{self.url}/healthz", timeout=2).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        raise AssertionError("the server did not start")
+
+    def __exit__(self, *exc) -> None:
+        self.proc.send_signal(signal.SIGINT)  # graceful: the lifespan closes the worker pools
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+        self.proc.stderr.close()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def pids(self) -> list[int]:
+        """The server process and its worker processes."""
+        out = [self.proc.pid]
+        for task in os.listdir(f"/proc/{self.proc.pid}/task"):
+            try:
+                with open(f"/proc/{self.proc.pid}/task/{task}/children") as fh:
+                    out += [int(x) for x in fh.read().split()]
+            except OSError:
+                pass
+        return out
 
 
 def _rss(pid: int) -> int:
@@ -205,81 +256,90 @@ def test_heavy_request_takes_the_heavy_lane():
     assert Limits().light_work < work <= Limits().budget.max_work
 
 
+@pytest.mark.serial
 def test_load_heavy_and_light_at_once():
-    """6 heavy requests (the heavy lane at its limit) and 50 light ones at once.
+    """6 heavy requests (the heavy lane at its limit) and 50 light ones at once, against the
+    issue's thresholds as they are: light p95 <= 2 s, /healthz never blocked > 0.5 s, the
+    server's RSS back within 1.5x of idle, no CPU busy 5 s after the last response.
 
-    The issue's thresholds (light p95 <= 2 s, /healthz never blocked > 0.5 s) hold on an
-    otherwise idle machine; the shared CI machine may be many times slower, so each is
-    checked against max(threshold, LOAD_SLACK x the same server's idle measurement taken
-    first). What must never happen (an event loop blocked by heavy work, a light lane
-    starved by it) fails either way."""
-    with _Server(Limits()) as srv:
-        async def scenario():
-            # Idle connections expire on the client (1 s) well before the server's keep-alive
-            # (5 s): reusing one the server is closing at that instant is a client-side race
-            # (a ReadError on a POST, which httpx does not retry), not what is tested here.
-            pool = httpx.Limits(max_connections=100, max_keepalive_connections=20, keepalive_expiry=1.0)
-            async with httpx.AsyncClient(base_url=srv.url, timeout=300, limits=pool) as client:
-                await client.get("/healthz")
-                await client.post("/api/report", json=LIGHT_PATHS[2][1])  # warm the light lane
-                idle_rss = _rss(os.getpid())
-
-                async def timed(path, body):
+    Marked ``serial``: ``make test`` runs it after the parallel part, with nothing else
+    running, so the thresholds hold on the 2-core machine (under ``pytest -n 2`` the other
+    test worker would compete for the CPU with the event loop's thread)."""
+    with _ServerProcess() as srv:
+        def probe(stop: threading.Event, gaps: list[float]) -> None:
+            with httpx.Client(base_url=srv.url, timeout=60) as client:
+                while not stop.is_set():
                     t0 = time.monotonic()
-                    r = await client.post(path, json=body)
-                    return r.status_code, time.monotonic() - t0
+                    assert client.get("/healthz").status_code == 200
+                    gaps.append(time.monotonic() - t0)
+                    time.sleep(PROBE_EVERY_S)
 
-                async def with_probe(work):
-                    stop = asyncio.Event()
-                    gaps: list[float] = []
+        def with_probe(work):
+            stop, gaps = threading.Event(), []
+            prober = threading.Thread(target=probe, args=(stop, gaps))
+            prober.start()
+            try:
+                return asyncio.run(work()), gaps
+            finally:
+                stop.set()
+                prober.join()
 
-                    async def probe():
-                        while not stop.is_set():
-                            t0 = time.monotonic()
-                            r = await client.get("/healthz")
-                            assert r.status_code == 200
-                            gaps.append(time.monotonic() - t0)
-                            await asyncio.sleep(0.05)
+        # Idle connections expire on the client (1 s) well before the server's keep-alive
+        # (5 s): reusing one the server is closing at that instant is a client-side race
+        # (a ReadError on a POST, which httpx does not retry), not what is tested here.
+        pool = httpx.Limits(max_connections=100, max_keepalive_connections=20, keepalive_expiry=1.0)
 
-                    prober = asyncio.create_task(probe())
-                    out = await work()
-                    stop.set()
-                    await prober
-                    return out, gaps
+        async def timed(client, path, body):
+            t0 = time.monotonic()
+            r = await client.post(path, json=body)
+            return r.status_code, time.monotonic() - t0
 
-                async def light_only():
-                    return await asyncio.gather(*(timed(*LIGHT_PATHS[i % 3]) for i in range(50)))
+        async def light_only(client=None):
+            if client is None:
+                async with httpx.AsyncClient(base_url=srv.url, timeout=300, limits=pool) as client:
+                    return await light_only(client)
+            return await asyncio.gather(*(timed(client, *LIGHT_PATHS[i % 3]) for i in range(50)))
 
-                async def heavy_and_light():
-                    heavy = [asyncio.create_task(timed("/api/report", HEAVY)) for _ in range(6)]
-                    await asyncio.sleep(0.5)
-                    light = await light_only()
-                    return light, await asyncio.gather(*heavy)
+        async def heavy_and_light():
+            async with httpx.AsyncClient(base_url=srv.url, timeout=300, limits=pool) as client:
+                heavy = [asyncio.create_task(timed(client, "/api/report", HEAVY)) for _ in range(6)]
+                await asyncio.sleep(0.5)
+                light = await light_only(client)
+                return light, await asyncio.gather(*heavy)
 
-                idle, idle_gaps = await with_probe(light_only)
-                (light, heavy), gaps = await with_probe(heavy_and_light)
-                return idle_rss, idle, idle_gaps, light, heavy, gaps
+        async def warm():  # two at once: both light workers import fdpkit before anything is timed
+            async with httpx.AsyncClient(base_url=srv.url, timeout=300) as client:
+                await asyncio.gather(*(client.post("/api/report", json=LIGHT_PATHS[2][1]) for _ in range(2)))
 
-        idle_rss, idle, idle_gaps, light, heavy, gaps = asyncio.run(scenario())
+        asyncio.run(warm())
+        idle_rss = _rss(srv.proc.pid)
+        idle, idle_gaps = with_probe(light_only)
+        (light, heavy), gaps = with_probe(heavy_and_light)
         assert all(s == 200 for s, _ in idle + light), light
         assert all(s in (200, 422, 503) for s, _ in heavy), heavy  # 422: stopped at the time limit
-        idle_p95, p95 = _p95([t for _, t in idle]), _p95([t for _, t in light])
-        assert p95 <= max(LIGHT_P95_S, LOAD_SLACK * idle_p95), f"light p95 {p95:.2f} s (idle {idle_p95:.2f} s)"
-        worst, idle_worst = max(gaps), max(idle_gaps)
-        assert worst <= max(HEALTHZ_BLOCK_S, LOAD_SLACK * idle_worst, HEALTHZ_FLOOR_UNDER_SUITE_S), \
-            f"/healthz blocked {worst:.2f} s (idle worst {idle_worst:.2f} s)"
-        assert _rss(os.getpid()) <= RSS_RATIO * idle_rss + 50 * 2**20
-        # no CPU still busy 5 s after the last response: every worker idle from then on
+        p95 = _p95([t for _, t in light])
+        worst = max(gaps)
+        rss = _rss(srv.proc.pid)
+        print(f"\nload: light p95 {p95:.2f} s (idle p95 {_p95([t for _, t in idle]):.2f} s), worst /healthz "
+              f"{worst:.3f} s (idle worst {max(idle_gaps):.3f} s, {len(gaps)} probes), heavy "
+              f"{sorted(s for s, _ in heavy)}, server RSS {rss / 2**20:.0f} MiB (idle {idle_rss / 2**20:.0f} MiB)")
+        assert p95 <= LIGHT_P95_S, f"light p95 {p95:.2f} s"
+        assert worst <= HEALTHZ_BLOCK_S, f"/healthz blocked {worst:.2f} s (slowest: {sorted(gaps)[-5:]})"
+        assert rss <= RSS_RATIO * idle_rss, f"server RSS {rss / 2**20:.0f} MiB, idle {idle_rss / 2**20:.0f} MiB"
+        # no CPU still busy 5 s after the last response: the server and its workers idle from then on
         time.sleep(5)
-        pids = srv.worker_pids()
-        before = {p: _cpu_ticks(p) for p in pids if os.path.exists(f"/proc/{p}")}
+        before = {p: _cpu_ticks(p) for p in srv.pids() if os.path.exists(f"/proc/{p}")}
         time.sleep(2)
         after = {p: _cpu_ticks(p) for p in before if os.path.exists(f"/proc/{p}")}
         busy = {p: after[p] - before[p] for p in after}
-        assert all(t <= 20 for t in busy.values()), f"CPU ticks per worker 5-7 s after the last response: {busy}"
+        assert all(t <= 20 for t in busy.values()), f"CPU ticks per process 5-7 s after the last response: {busy}"
 
 
+@pytest.mark.serial
 def test_slow_clients_are_dropped_while_healthz_answers():
+    """200 trickling sockets are closed by the server within its request deadline (as seen
+    by a polling loop: CLOSE_SEEN_S later at most) while /healthz keeps answering. Marked
+    ``serial`` (timing-sensitive: run alone)."""
     limits = Limits(request_timeout_s=REQUEST_TIMEOUT_S)
     with _Server(limits) as srv:
         socks = []
@@ -290,6 +350,7 @@ def test_slow_clients_are_dropped_while_healthz_answers():
         start = time.monotonic()
         closed = [False] * TRICKLERS
         healthz: list[int] = []
+        waits: list[float] = []
         with httpx.Client(base_url=srv.url, timeout=5) as client:
             while not all(closed) and time.monotonic() - start < REQUEST_TIMEOUT_S * 5:
                 for i, s in enumerate(socks):
@@ -299,15 +360,20 @@ def test_slow_clients_are_dropped_while_healthz_answers():
                         s.sendall(b"X")  # one byte at a time, never finishing the request
                         s.settimeout(0.0)
                         if s.recv(1024) == b"":
-                            closed[i] = True
+                            closed[i] = time.monotonic() - start
                     except BlockingIOError:
                         pass
                     except OSError:
-                        closed[i] = True
+                        closed[i] = time.monotonic() - start
+                t0 = time.monotonic()
                 healthz.append(client.get("/healthz").status_code)
+                waits.append(time.monotonic() - t0)
                 time.sleep(0.2)
         elapsed = time.monotonic() - start
         for s in socks:
             s.close()
+        print(f"\nslow clients: last closed after {max(c or 0 for c in closed):.2f} s (deadline "
+              f"{REQUEST_TIMEOUT_S} s), worst /healthz {max(waits):.3f} s over {len(waits)} probes")
         assert all(closed), f"{closed.count(False)} of {TRICKLERS} trickling sockets still open after {elapsed:.1f} s"
+        assert max(closed) <= REQUEST_TIMEOUT_S + CLOSE_SEEN_S, f"last socket closed after {max(closed):.2f} s"
         assert healthz and all(c == 200 for c in healthz)

@@ -3,7 +3,9 @@
 - ``default_url()``: ``FDPKIT_LEDGER`` (a URL or a file path), else a SQLite file in the
   user's data directory (``$XDG_DATA_HOME/fdpkit/ledger.sqlite``, ``~/.local/share/...``).
 - SQLite: WAL journal, a busy timeout, and ``BEGIN IMMEDIATE`` for writes, so two writers
-  queue for the lock instead of failing when a read lock would be upgraded.
+  (threads or processes, e.g. the web server's workers) queue for the lock instead of
+  failing when a read lock would be upgraded. An in-memory database (``sqlite://``) is one
+  connection shared by the process's threads; no other process can see it.
 - PostgreSQL (any SQLAlchemy URL works): writers lock the one ``chain_head`` row
   (``SELECT ... FOR UPDATE``), which serialises appends to the event chain.
 - Every write runs in one transaction, retried on lock timeouts, serialisation failures
@@ -79,11 +81,27 @@ def _sqlite_setup(engine: Engine) -> None:
                              else "BEGIN")
 
 
+def in_memory(url: str) -> bool:
+    """An in-memory SQLite URL (``sqlite://``, ``:memory:``): the database exists inside one
+    process only, so no other process (e.g. a web worker) can open it."""
+    u = make_url(url)
+    db = u.database or ""
+    return u.get_backend_name() == "sqlite" and (db in ("", ":memory:") or db.startswith("file::memory:")
+                                                 or u.query.get("mode") == "memory")
+
+
 def make_engine(url: str) -> Engine:
     """An engine for ``url`` with the ledger's connection settings."""
     u = make_url(url)
     if u.get_backend_name() == "sqlite":
-        if u.database and u.database != ":memory:":
+        if in_memory(url):  # one connection shared by the process's threads (else each has its own, empty database)
+            from sqlalchemy.pool import StaticPool
+
+            engine = create_engine(url, poolclass=StaticPool,
+                                   connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "check_same_thread": False})
+            _sqlite_setup(engine)
+            return engine
+        if u.database:
             Path(u.database).parent.mkdir(parents=True, exist_ok=True)
         engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
         _sqlite_setup(engine)

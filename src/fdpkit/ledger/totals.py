@@ -165,6 +165,43 @@ class Total:
         return self.tpr_at(t.fpr)
 
     def to_dict(self) -> dict[str, Any]:
+        return self.reading().to_dict()
+
+    def reading(self) -> "TotalReading":
+        """The readings as plain numbers (no composition): cheap to pickle to another
+        process or to hand to a template. Computes whatever was not read yet."""
+        return TotalReading(self.count, self.method, self.bound, self.mu, self.regret, self.alpha_min,
+                            dict(self.epsilons), self.tpr, self.epsilon_sum, self.delta_sum)
+
+
+@dataclass(frozen=True)
+class TotalReading:
+    """A :class:`Total` read out: the same attributes and ``to_dict()``, no composition
+    (the web's worker processes return these: a PLD composition can be megabytes).
+    ``epsilons`` maps each delta read (``DELTA_REF`` and the thresholds' deltas) to epsilon."""
+
+    count: int
+    method: str
+    bound: str
+    mu: float
+    regret: float
+    alpha_min: float
+    epsilons: dict[float, float]
+    tpr: float
+    epsilon_sum: float
+    delta_sum: float
+
+    @property
+    def epsilon(self) -> float:
+        return self.epsilons[DELTA_REF]
+
+    def epsilon_at(self, delta: float) -> float:
+        try:
+            return self.epsilons[float(delta)]
+        except KeyError:
+            raise ValueError(f"delta {delta!r} was not read; read it from the Total") from None
+
+    def to_dict(self) -> dict[str, Any]:
         return {"count": self.count, "method": self.method, "bound": self.bound, "mu": self.mu,
                 "regret": self.regret, "alpha_min": self.alpha_min,
                 "epsilon": self.epsilon, "delta": DELTA_REF,

@@ -58,8 +58,33 @@ def ledger_of(request: Request):
 
 
 async def call(fn, *args: Any, **kwargs: Any):
-    """Run blocking ledger work in the thread pool."""
+    """Run blocking, BOUNDED ledger work in the thread pool: database reads and writes that
+    compose nothing and render nothing (sessions, logins with argon2, users, datasets,
+    release lists, history, verify, thresholds, reject, withdraw) and the cost estimates of
+    :mod:`fdpkit.ledger.work`. Anything that accounts or renders goes through
+    :func:`run_ledger` (a worker process with the time limit)."""
     return await run_in_threadpool(fn, *args, **kwargs)
+
+
+async def run_ledger(request: Request, view: str, *args: Any, work: float, **kwargs: Any):
+    """Run the ledger view ``view`` (:mod:`fdpkit.web.ledger_jobs`) in a worker PROCESS of the
+    lane that ``work`` (:mod:`fdpkit.ledger.work` estimate) picks, within the app's time
+    limit (killed and replaced beyond it: :class:`fdpkit.web.pool.JobFailed`, HTTP 422).
+    An in-memory ledger cannot be reached from another process: its views run in a thread.
+    Raises the view's NotFound or ValueError."""
+    from fdpkit.ledger import NotFound
+    from fdpkit.ledger.db import in_memory
+    from fdpkit.web.common import run_heavy
+    from fdpkit.web.ledger_jobs import Missing, ledger_job
+
+    led = ledger_of(request)
+    if in_memory(led.url):
+        out = await call(ledger_job, led, view, *args, **kwargs)
+    else:
+        out = await run_heavy(request, ledger_job, led.url, view, *args, work=work, **kwargs)
+    if isinstance(out, Missing):
+        raise NotFound(out.message)
+    return out
 
 
 async def principal(request: Request, role: str, api: bool) -> Principal:
@@ -68,7 +93,7 @@ async def principal(request: Request, role: str, api: bool) -> Principal:
     token = request.cookies.get(SESSION_COOKIE)
     if not token:
         raise AuthError(401, "login required", api)
-    found = await call(session_user, ledger_of(request), token)
+    found = await call(session_user, await call(ledger_of, request), token)  # opened off the event loop
     if found is None:
         raise AuthError(401, "login required (the session has expired)", api)
     user, csrf = found

@@ -1,5 +1,9 @@
 """JSON twins of the ledger pages, with the same authorisation (session cookie from
-``POST /api/ledger/login``; ``X-CSRF-Token`` header on every POST). No maths here."""
+``POST /api/ledger/login``; ``X-CSRF-Token`` header on every POST). No maths here.
+
+Statuses, checks, timelines, proposals, approvals and releases run in a worker process
+(:func:`fdpkit.web.auth.run_ledger`, killed at the time limit); the other routes are
+bounded database work in a thread."""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from fdpkit._numerics import json_safe
-from fdpkit.web.auth import Principal, call, ledger_of, require
+from fdpkit.web.auth import Principal, call, ledger_of, require, run_ledger
 from fdpkit.web.common import run_light, spec_from_text
 
 router = APIRouter(prefix="/api/ledger", tags=["ledger"])
@@ -23,17 +27,38 @@ def _err(exc: ValueError) -> JSONResponse:
 
 
 async def _run(fn, *args, **kwargs):
+    """Bounded database work in a thread (no accounting, no rendering)."""
     try:
         return json_safe(await call(fn, *args, **kwargs))
     except ValueError as exc:
         return _err(exc)
 
 
-def checked_spec(spec: Any, limits: Any) -> None:
+async def _job(request: Request, view: str, *args, work: Any, **kwargs):
+    """A ledger view in a worker process (:func:`run_ledger`); ``work`` is the estimate
+    (a number) or a function of the ledger giving it (run in a thread first)."""
+    try:
+        if callable(work):
+            work = await call(work, ledger_of(request))
+        return json_safe(await run_ledger(request, view, *args, work=work, **kwargs))
+    except ValueError as exc:
+        return _err(exc)
+
+
+def _totals(name: str | None, request: Request, timeline: bool = False):
+    """The estimate of reading ``name``'s totals (all datasets when None), as a function of
+    the ledger; it stops counting past the light lane's bound."""
+    from fdpkit.ledger.work import totals_work
+
+    bound = request.app.state.limits.light_work
+    return lambda led: totals_work(led, name, timeline=timeline, stop_at=bound)
+
+
+def checked_spec(spec: Any, limits: Any) -> float:
     """Refuse a mechanism beyond the server's limits (noise, steps, parts) or its cost budget
-    at the ledger's discretization, before the ledger accounts it (ValueError, HTTP 422).
-    JSON text that does not parse is left to the ledger, which names the error. Cheap: run
-    in a thread."""
+    at the ledger's discretization, before the ledger accounts it (ValueError, HTTP 422);
+    else its estimated work. JSON text that does not parse is left to the ledger, which
+    names the error (work 0). Cheap: run in a thread."""
     from fdpkit.accounting import RUNNING_DISCRETIZATION
     from fdpkit.web.routers.report import _checked
 
@@ -43,17 +68,17 @@ def checked_spec(spec: Any, limits: Any) -> None:
         except ValueError as exc:
             if "nested" in str(exc):
                 raise
-            return
-    _checked(spec, RUNNING_DISCRETIZATION, limits)
+            return 0.0
+    return _checked(spec, RUNNING_DISCRETIZATION, limits)[1]
 
 
-async def _bounded(request: Request, spec: Any) -> JSONResponse | None:
-    """None when ``spec`` is within the server's limits, else the 422 answer."""
+async def _bounded(request: Request, spec: Any) -> float | JSONResponse:
+    """``spec``'s estimated work when within the server's limits, else the 422 answer (at
+    once: nothing is queued)."""
     try:
-        await run_light(checked_spec, spec, request.app.state.limits)
+        return await run_light(checked_spec, spec, request.app.state.limits)
     except ValueError as exc:
         return _err(exc)
-    return None
 
 
 class DatasetRequest(BaseModel):
@@ -105,8 +130,7 @@ class UserRequest(BaseModel):
 @router.get("/datasets")
 async def datasets(request: Request, p: Principal = require("viewer", api=True)):
     """Datasets with their released totals."""
-    led = ledger_of(request)
-    return await _run(lambda: [led.status(d.name).to_dict() for d in led.datasets()])
+    return await _job(request, "statuses", work=_totals(None, request))
 
 
 @router.post("/datasets")
@@ -120,40 +144,33 @@ async def dataset_add(request: Request, body: DatasetRequest, p: Principal = req
 @router.get("/datasets/{name}/status")
 async def status(request: Request, name: str, p: Principal = require("viewer", api=True)):
     """Running total (tight composition), ε sum, thresholds, alerts."""
-    led = ledger_of(request)
-    return await _run(lambda: led.status(name).to_dict())
+    return await _job(request, "status", name, work=_totals(name, request))
 
 
 @router.get("/datasets/{name}/timeline")
 async def timeline(request: Request, name: str, bucket: str = "week", p: Principal = require("viewer", api=True)):
     """Running total per week (or day, month)."""
-    from fdpkit.ledger.timeline import timeline as tl
-
-    led = ledger_of(request)
-    return await _run(lambda: [r.to_dict() for r in tl(led, name, bucket)])
+    return await _job(request, "timeline", name, bucket, work=_totals(name, request, timeline=True))
 
 
 @router.post("/datasets/{name}/check")
 async def check(request: Request, name: str, body: CheckRequest, p: Principal = require("viewer", api=True)):
     """What releasing a mechanism would do to the running total (writes nothing)."""
-    refused = await _bounded(request, body.mechanism)
-    if refused is not None:
-        return refused
-    led = ledger_of(request)
-    return await _run(lambda: led.check(name, body.mechanism).to_dict())
+    work = await _bounded(request, body.mechanism)
+    if isinstance(work, JSONResponse):
+        return work
+    totals = _totals(name, request)
+    return await _job(request, "check", name, body.mechanism, work=lambda led: work + totals(led))
 
 
 @router.post("/datasets/{name}/releases")
 async def propose(request: Request, name: str, body: ProposeRequest, p: Principal = require("analyst", api=True)):
     """Propose a release (analyst)."""
-    from fdpkit.ledger import release_dict
-
-    refused = await _bounded(request, body.mechanism)
-    if refused is not None:
-        return refused
-    led = ledger_of(request)
-    return await _run(lambda: release_dict(led.propose(name, body.mechanism, title=body.title, user=p.name,
-                                                       purpose=body.purpose)))
+    work = await _bounded(request, body.mechanism)
+    if isinstance(work, JSONResponse):
+        return work
+    return await _job(request, "propose", name, body.mechanism, title=body.title, user=p.name,
+                      purpose=body.purpose, work=work)
 
 
 @router.post("/datasets/{name}/thresholds")
@@ -187,8 +204,15 @@ async def release_get(request: Request, release_id: int, p: Principal = require(
 
 
 async def _transition(request: Request, verb: str, release_id: int, p: Principal, **kwargs):
+    """approve (renders the privacy report) and release (composes the total) in a worker
+    process; reject and withdraw are database writes in a thread."""
     from fdpkit.ledger import release_dict
+    from fdpkit.ledger.work import approval_work, pending_work
 
+    if verb in ("approve", "release"):
+        estimate = approval_work if verb == "approve" else pending_work
+        return await _job(request, "transition", verb, release_id, user=p.name, **kwargs,
+                          work=lambda led: estimate(led, release_id))
     led = ledger_of(request)
     return await _run(lambda: (getattr(led, verb)(release_id, user=p.name, **kwargs),
                                release_dict(led.release_info(release_id)))[1])

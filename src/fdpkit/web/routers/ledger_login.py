@@ -40,7 +40,7 @@ async def login_page(request: Request, next: str = "/ledger"):
 async def _login(request: Request, username: str, password: str):
     from fdpkit.ledger.users import authenticate, create_session
 
-    led = ledger_of(request)
+    led = await call(ledger_of, request)  # opened (and migrated) off the event loop on first use
     user = await call(authenticate, led, username, password)
     if user is None:
         return None

@@ -1,7 +1,12 @@
 """Ledger pages (login required): datasets, a dataset's running total with thresholds and
 the timeline plot, the propose form, the approval queue, a release with its stored
 reports, the event history, users. Forms post and redirect; every form carries the
-session's CSRF token. No maths here: everything comes from fdpkit.ledger."""
+session's CSRF token. No maths here: everything comes from fdpkit.ledger.
+
+Whatever composes a total, accounts a mechanism or renders a report runs in a worker
+process (:func:`fdpkit.web.auth.run_ledger`, lane from the :mod:`fdpkit.ledger.work`
+estimate, killed at the time limit); bounded database reads and writes run in a thread
+(:func:`fdpkit.web.auth.call`)."""
 
 from __future__ import annotations
 
@@ -11,7 +16,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
-from fdpkit.web.auth import Principal, call, ledger_of, require
+from fdpkit.web.auth import Principal, call, ledger_of, require, run_ledger
 from fdpkit.web.common import render_page, run_light
 from fdpkit.web.routers.ledger_api import checked_spec
 
@@ -26,22 +31,30 @@ def _back(url: str) -> RedirectResponse:
     return RedirectResponse(url, status_code=303)
 
 
+async def _totals_work(request: Request, name: str | None, timeline: bool = False) -> float:
+    """Estimated work of reading ``name``'s totals (all datasets when None); database reads
+    in a thread, counting stops past the light lane's bound."""
+    from fdpkit.ledger.work import totals_work
+
+    return await call(totals_work, ledger_of(request), name, timeline=timeline,
+                      stop_at=request.app.state.limits.light_work)
+
+
+async def _index_items(request: Request) -> list:
+    return await run_ledger(request, "index", work=await _totals_work(request, None))
+
+
 async def _dataset_view(request: Request, p: Principal, name: str, errors: dict | None = None,
                         values: dict | None = None, status: int = 200):
     from fdpkit.ledger import NotFound
-    from fdpkit.ledger.timeline import timeline, timeline_svg
-
-    led = ledger_of(request)
-
-    def load():
-        st = led.status(name)
-        rows = timeline(led, name)
-        return st, rows, (timeline_svg(rows, st) if rows else None), led.releases(name), led.thresholds(name)
 
     try:
-        st, rows, svg, releases, thresholds = await call(load)
+        st, rows, svg, releases, thresholds = await run_ledger(
+            request, "dataset_page", name, work=await _totals_work(request, name, timeline=True))
     except NotFound as exc:
         return await render_page(request, "ledger_error.html", _ctx(p, message=str(exc)), status=404)
+    except ValueError as exc:  # over the time limit
+        return await render_page(request, "ledger_error.html", _ctx(p, message=str(exc)), status=422)
     alerts = [json.loads(e.payload)["data"].get("message", "") for e in st.alerts]
     return await render_page(request, "ledger_dataset.html", _ctx(
         p, st=st, rows=rows, svg=svg, releases=releases, thresholds=thresholds, alerts=alerts,
@@ -50,12 +63,7 @@ async def _dataset_view(request: Request, p: Principal, name: str, errors: dict 
 
 @router.get("/ledger", include_in_schema=False)
 async def ledger_index(request: Request, p: Principal = require("viewer")):
-    led = ledger_of(request)
-
-    def load():
-        return [(d, led.status(d.name)) for d in led.datasets()]
-
-    return await render_page(request, "ledger_index.html", _ctx(p, items=await call(load), errors={}))
+    return await render_page(request, "ledger_index.html", _ctx(p, items=await _index_items(request), errors={}))
 
 
 @router.post("/ledger/datasets", include_in_schema=False)
@@ -67,8 +75,7 @@ async def dataset_add(request: Request, p: Principal = require("admin")):
                    relation=str(form.get("relation") or "add-or-remove"),
                    description=str(form.get("description") or ""), user=p.name)
     except ValueError as exc:
-        led = ledger_of(request)
-        items = await call(lambda: [(d, led.status(d.name)) for d in led.datasets()])
+        items = await _index_items(request)
         return await render_page(request, "ledger_index.html", _ctx(p, items=items, errors={"form": str(exc)}), status=422)
     return _back(f"/ledger/d/{quote(name.strip())}")
 
@@ -82,17 +89,19 @@ async def dataset_page(request: Request, name: str, p: Principal = require("view
 async def dataset_export(request: Request, name: str, fmt: str, p: Principal = require("viewer")):
     """The ledger report of a dataset (PDF, HTML, CSV, JSON, Markdown)."""
     from fdpkit.ledger import NotFound
-    from fdpkit.ledger.timeline import ledger_document
-    from fdpkit.report import FORMATS, render_document
+    from fdpkit.ledger.work import document_work
+    from fdpkit.report import FORMATS
     from fdpkit.web.common import MEDIA, download
 
     if fmt not in FORMATS:
         return Response(f"format must be one of {', '.join(FORMATS)}", status_code=404)
-    led = ledger_of(request)
     try:
-        data = await call(lambda: render_document(ledger_document(led, name), fmt))
+        work = await call(document_work, ledger_of(request), name, fmt)
+        data = await run_ledger(request, "export", name, fmt, work=work)
     except NotFound as exc:
         return Response(str(exc), status_code=404)
+    except ValueError as exc:  # over the time limit
+        return Response(str(exc), status_code=422)
     return download(data, f"ledger-{quote(name)}.{fmt}", MEDIA[fmt])
 
 
@@ -101,12 +110,12 @@ async def propose(request: Request, name: str, p: Principal = require("analyst")
     form = await request.form()
     values = {k: str(form.get(k) or "") for k in ("title", "purpose", "mechanism")}
     try:
-        await run_light(checked_spec, values["mechanism"], request.app.state.limits)
-        r = await call(ledger_of(request).propose, name, values["mechanism"], title=values["title"],
-                       user=p.name, purpose=values["purpose"])
+        work = await run_light(checked_spec, values["mechanism"], request.app.state.limits)
+        r = await run_ledger(request, "propose", name, values["mechanism"], title=values["title"],
+                             user=p.name, purpose=values["purpose"], work=work)
     except ValueError as exc:
         return await _dataset_view(request, p, name, {"propose": str(exc)}, values, status=422)
-    return _back(f"/ledger/r/{r.id}")
+    return _back(f"/ledger/r/{r['id']}")
 
 
 @router.post("/ledger/d/{name}/thresholds", include_in_schema=False)
@@ -123,17 +132,28 @@ async def threshold_set(request: Request, name: str, p: Principal = require("adm
 
 @router.get("/ledger/queue", include_in_schema=False)
 async def queue(request: Request, p: Principal = require("approver")):
-    led = ledger_of(request)
+    from fdpkit.ledger.work import pending_work
 
-    def load():
-        items = []
-        for r in led.releases(state="proposed") + led.releases(state="approved"):
-            items.append((r, led.check_release(r.id)))
-        names = {d.id: d.name for d in led.datasets()}
-        return sorted(items, key=lambda x: x[0].id), names
-
-    items, names = await call(load)
+    try:
+        items, names = await run_ledger(request, "queue", work=await call(pending_work, ledger_of(request)))
+    except ValueError as exc:  # over the time limit
+        return await render_page(request, "ledger_error.html", _ctx(p, message=str(exc)), status=422)
     return await render_page(request, "ledger_queue.html", _ctx(p, items=items, names=names))
+
+
+def _approval_work(led, release_id) -> float:
+    from fdpkit.ledger.work import approval_work
+
+    return approval_work(led, release_id)
+
+
+def _release_work(led, release_id) -> float:
+    from fdpkit.ledger.work import pending_work
+
+    return pending_work(led, release_id)
+
+
+_WORK = {"approve": _approval_work, "release": _release_work}
 
 
 def _action(verb: str, role: str):
@@ -146,7 +166,11 @@ def _action(verb: str, role: str):
         if verb == "release" and str(form.get("override_reason") or "").strip():
             kwargs["override_reason"] = str(form.get("override_reason"))
         try:
-            await call(getattr(led, verb), release_id, **kwargs)
+            if verb in ("approve", "release"):  # renders the privacy report / composes the total
+                await run_ledger(request, "transition", verb, release_id, **kwargs,
+                                 work=await call(_WORK[verb], led, release_id))
+            else:
+                await call(getattr(led, verb), release_id, **kwargs)
         except ValueError as exc:
             return await render_page(request, "ledger_error.html", _ctx(p, message=str(exc), release_id=release_id),
                         status=404 if "unknown" in str(exc) else 422)
@@ -166,18 +190,23 @@ for _verb, _role in (("approve", "approver"), ("reject", "approver"), ("release"
 async def release_page(request: Request, release_id: int, p: Principal = require("viewer")):
     from fdpkit.ledger import NotFound
 
+    from fdpkit.ledger.work import pending_work
+
     led = ledger_of(request)
 
     def load():
         r = led.release_info(release_id)
         ds = [d for d in led.datasets() if d.id == r.dataset_id][0]
-        check = led.check_release(r.id) if r.state in ("proposed", "approved") else None
-        return r, ds, led.approvals(r.id), led.history(release_id=r.id), check
+        return r, ds, led.approvals(r.id), led.history(release_id=r.id)
 
     try:
-        r, ds, approvals, events, check = await call(load)
+        r, ds, approvals, events = await call(load)
+        check = (await run_ledger(request, "check_release", r.id, work=await call(pending_work, led, r.id))
+                 if r.state in ("proposed", "approved") else None)
     except NotFound as exc:
         return await render_page(request, "ledger_error.html", _ctx(p, message=str(exc)), status=404)
+    except ValueError as exc:  # over the time limit
+        return await render_page(request, "ledger_error.html", _ctx(p, message=str(exc)), status=422)
     return await render_page(request, "ledger_release.html", _ctx(p, r=r, ds=ds, approvals=approvals, events=events,
                                                      check=check, spec=json.dumps(json.loads(r.spec), indent=1)))
 
