@@ -170,16 +170,10 @@ _DOMINATED_RTOL = 1e-12
 
 
 def _merge_order(x1: np.ndarray, x2: np.ndarray) -> np.ndarray:
-    """The permutation that sorts ``concatenate([x1, x2])`` stably, for two sorted runs:
-    each element of x2 goes after the elements of x1 that are <= it (one binary search per
-    element of x2 instead of a sort of both)."""
-    n1, n2 = len(x1), len(x2)
-    order = np.empty(n1 + n2, dtype=np.intp)
-    # x1[i] goes after i elements of x1 and the elements of x2 below it; x2[j] after j of
-    # x2 and the elements of x1 at or below it (ties: x1 first, as a stable sort)
-    order[np.searchsorted(x2, x1, side="left") + np.arange(n1)] = np.arange(n1)
-    order[np.searchsorted(x1, x2, side="right") + np.arange(n2)] = np.arange(n1, n1 + n2)
-    return order
+    """The permutation that sorts ``concatenate([x1, x2])`` stably, for two sorted runs.
+    numpy's stable sort (timsort for floats) finds the two runs and merges them in linear
+    time: several times faster than binary searches of one run in the other."""
+    return np.argsort(np.concatenate([x1, x2]), kind="stable")
 
 
 def _fold(alpha: np.ndarray, tpr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
