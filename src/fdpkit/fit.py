@@ -305,18 +305,19 @@ def _d_of(curve: TradeOffCurve, alpha: np.ndarray) -> np.ndarray:
     return curve._beta(alpha) - alpha
 
 
-#: Table size (uniform in logit alpha) for the lower bounds of alpha_g(d) in the regret's
-#: branch and bound, and their relative downward shift (far above the table's
-#: interpolation error; only tightness of the pruning depends on either).
+#: Table size (uniform in logit alpha) for the bounds of alpha_g(d) in the regret's branch
+#: and bound, and their relative shift (twice the table's largest interpolation error,
+#: about 1e-5 for Gaussian curves; a bound failing its check is replaced by the trivial
+#: one, so only the tightness of the pruning depends on either).
 _REGRET_TABLE = 8193
-_REGRET_TABLE_SHIFT = 1e-4
+_REGRET_TABLE_SHIFT = 2e-5
 
 
-class _AlphaBelow:
-    """Lower bounds of alpha_g(d) (the alpha where g(alpha) - alpha = d) without a root
-    solve per point: a table of g in logit alpha (built once), interpolated, shifted down,
-    and checked (g(alpha) - alpha is decreasing, so alpha' <= alpha_g(d) iff
-    g(alpha') - alpha' >= d); points failing the check get 0."""
+class _AlphaBounds:
+    """Lower and upper bounds of alpha_g(d) (the alpha where g(alpha) - alpha = d) without
+    a root solve per point: a table of g in logit alpha (built once), interpolated,
+    shifted down (up), and checked: g(alpha) - alpha is decreasing, so alpha' <= alpha_g(d)
+    iff g(alpha') - alpha' >= d (and >= iff <=). A bound failing its check is 0 (1)."""
 
     def __init__(self, g: TradeOffCurve) -> None:
         self.g = g
@@ -324,65 +325,60 @@ class _AlphaBelow:
         at = 1.0 / (1.0 + np.exp(-self.x))
         self.dt = g._beta(at) - at  # decreasing
 
-    def __call__(self, d: np.ndarray) -> np.ndarray:
+    def _interp(self, d: np.ndarray) -> np.ndarray:
         xi = np.interp(d, self.dt[::-1], self.x[::-1])
-        cand = (1.0 / (1.0 + np.exp(-xi))) * (1.0 - _REGRET_TABLE_SHIFT)
-        ok = self.g._beta(cand) - cand >= d + _REGRET_PRUNE_MARGIN
-        return np.where(ok, cand, 0.0)
+        return 1.0 / (1.0 + np.exp(-xi))
+
+    def bounds(self, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(lower, upper) bounds of alpha_g(d)."""
+        mid = self._interp(d)
+        lo = mid * (1.0 - _REGRET_TABLE_SHIFT)
+        hi = np.minimum(mid * (1.0 + _REGRET_TABLE_SHIFT), 1.0)
+        both = np.concatenate([lo, hi])
+        gap = self.g._beta(both) - both
+        n = len(d)
+        lo = np.where(gap[:n] >= d + _REGRET_PRUNE_MARGIN, lo, 0.0)
+        hi = np.where(gap[n:] <= d - _REGRET_PRUNE_MARGIN, hi, 1.0)
+        return lo, hi
 
 
-def _max_gap(f: TradeOffCurve, g: TradeOffCurve, d: np.ndarray, below: "_AlphaBelow | None") -> float:
-    """max over the candidates d of alpha_f(d) - alpha_g(d). With ``below``, alpha_g is
-    solved exactly only where the upper bound alpha_f(d) - below(d) can still beat the
-    best exact value found (candidates taken in order of that bound, in growing chunks)."""
+def _max_gap(f: TradeOffCurve, g: TradeOffCurve, d: np.ndarray, table: "_AlphaBounds | None") -> float:
+    """max over the candidates d of alpha_f(d) - alpha_g(d). With ``table``, alpha_g is
+    solved exactly only for the candidates whose upper bound alpha_f(d) - (lower bound of
+    alpha_g) reaches the largest lower bound alpha_f(d) - (upper bound of alpha_g): the
+    maximum is among them."""
     af = f._alpha_at_d(d)
-    if below is None or len(d) <= 64:
+    if table is None or len(d) <= 64:
         return float(np.max(af - g._alpha_at_d(d)))
-    upper = np.nan_to_num(af - below(d), nan=np.inf)
-    order = np.argsort(-upper, kind="stable")
-    best, i, k = -np.inf, 0, 32
-    while i < len(order):
-        chunk = order[i:i + k]
-        vals = af[chunk] - g._alpha_at_d(d[chunk])
-        best = max(best, float(np.nanmax(vals)) if not np.isnan(vals).all() else np.nan)
-        if not best == best:  # NaN: no pruning, every candidate exactly
-            return float(np.max(af - g._alpha_at_d(d)))
-        i += k
-        if i < len(order) and upper[order[i]] < best - _REGRET_PRUNE_MARGIN:
-            break
-        k *= 2
-    return best
-
-
-def _best_ends(v: np.ndarray) -> np.ndarray:
-    """Indices of the few largest entries of ``v`` (NaN-safe), where the exact block-end
-    values are computed."""
-    k = min(len(v), 8)
-    return np.argpartition(np.nan_to_num(-v, nan=np.inf), k - 1)[:k]
+    lo, hi = table.bounds(d)
+    upper = np.nan_to_num(af - lo, nan=np.inf)
+    lower = af - hi
+    if np.isnan(lower).all():
+        return float(np.max(af - g._alpha_at_d(d)))
+    keep = np.flatnonzero(~(upper < float(np.nanmax(lower)) - _REGRET_PRUNE_MARGIN))
+    return float(np.max(af[keep] - g._alpha_at_d(d[keep])))
 
 
 def _regret_segments(a: np.ndarray, t: np.ndarray, g: TradeOffCurve,
-                     below: _AlphaBelow) -> np.ndarray | None:
+                     table: _AlphaBounds) -> np.ndarray | None:
     """Indices of f's segments (vertices ``a``, ``t``) that can hold the maximum of
     alpha_f(d) - alpha_g(d), by branch and bound over blocks of _BLOCK segments (None: too
     few vertices to bother).
 
     d = beta - alpha decreases along the vertices, and alpha_f and alpha_g both decrease in
     d, so on a block of vertices i..j (d from d_i down to d_j) the difference is at most
-    alpha_j - alpha_g(d_i). Values at the block ends are exact candidates; only blocks
-    whose bound reaches the best of them (less a rounding margin) are searched in full."""
+    alpha_j - alpha_g(d_i). At the block ends it is at least alpha_i - (upper bound of
+    alpha_g(d_i)); only blocks whose bound reaches the best of those (less a rounding
+    margin) are searched in full."""
     n = len(a)
     if n <= 8 * _BLOCK:
         return None
     s = np.append(np.arange(0, n - 1, _BLOCK), n - 1)
     d = 1.0 - t[s] - a[s]
-    ag = below(d)
-    # alpha_f(d_i) - alpha_g(d_i) at the block ends, with alpha_g's lower bound: an upper
-    # bound of the exact value, so only a lower "best" is safe: blocks are compared with
-    # the exact values at their ends, evaluated below for the kept blocks anyway
-    top = _best_ends(a[s] - ag)
-    best = float(np.nanmax(a[s][top] - g._alpha_at_d(d[top])))
-    bound = a[s[1:]] - ag[:-1]
+    ag_lo, ag_hi = table.bounds(d)
+    lower = a[s] - ag_hi
+    best = float(np.nanmax(lower)) if not np.isnan(lower).all() else -np.inf
+    bound = a[s[1:]] - ag_lo[:-1]
     keep = np.flatnonzero(~(bound < best - _REGRET_PRUNE_MARGIN))  # NaN bounds are searched
     if keep.size == 0:
         return np.zeros(0, dtype=np.intp)
@@ -393,7 +389,7 @@ def _regret_segments(a: np.ndarray, t: np.ndarray, g: TradeOffCurve,
 
 
 def _regret_candidates(f: TradeOffCurve, g: TradeOffCurve,
-                       below: _AlphaBelow | None = None) -> np.ndarray | None:
+                       table: _AlphaBounds | None = None) -> np.ndarray | None:
     bf, bg = f._breakpoints(), g._breakpoints()
     half = f._half_breakpoints()
     if half is not None and bg is None and g.is_symmetric:
@@ -405,7 +401,7 @@ def _regret_candidates(f: TradeOffCurve, g: TradeOffCurve,
         return np.concatenate(ends + [1.0 - bf[1] - bf[0], 1.0 - bg[1] - bg[0]])
     if bf is not None:
         a, t = bf
-        seg = _regret_segments(a, t, g, below) if below is not None else None
+        seg = _regret_segments(a, t, g, table) if table is not None else None
         if seg is not None:  # only the segments of blocks that can hold the maximum
             a0, t0, a1, t1 = a[seg], t[seg], a[seg + 1], t[seg + 1]
         else:
@@ -466,13 +462,13 @@ def regret(f: TradeOffCurve, g: TradeOffCurve) -> float:
     """
     f = _check_curve("f", f)
     g = _check_curve("g", g)
-    below = _AlphaBelow(g) if f._breakpoints() is not None and g._breakpoints() is None else None
-    cand = _regret_candidates(f, g, below)
+    table = _AlphaBounds(g) if f._breakpoints() is not None and g._breakpoints() is None else None
+    cand = _regret_candidates(f, g, table)
     if cand is None:
         best = _regret_dense(f, g)
     else:
         cand = np.unique(np.clip(cand, -1.0, 1.0))
-        best = _max_gap(f, g, cand, below)
+        best = _max_gap(f, g, cand, table)
     return max(0.0, best)
 
 
