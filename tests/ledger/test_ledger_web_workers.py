@@ -11,7 +11,6 @@ No timed assertions: the time limit is the server's configured one."""
 from __future__ import annotations
 
 import os
-import time
 
 import pytest
 from fastapi.testclient import TestClient
@@ -22,6 +21,7 @@ from fdpkit.ledger.users import add_user
 from fdpkit.ledger.work import REPORT_RENDER_WORK, approval_work, pending_work, totals_work
 from fdpkit.web.common import Limits
 from fdpkit.web.main import create_app
+from pool_checks import assert_idle, assert_reaped
 
 #: The time limit of the test server (seconds): SLOW's accounting needs more.
 TIME_LIMIT_S = 1.0
@@ -30,9 +30,6 @@ TIME_LIMIT_S = 1.0
 SLOW = {"kind": "dpsgd", "noise_multiplier": 0.8, "sample_rate": 0.5, "steps": 20000}
 CHEAP = {"kind": "laplace", "scale": 2.0}
 PASSWORD = "s3cret-Passw0rd!admin"
-#: CPU ticks (1/100 s) an idle worker may use while watched for WATCH_S seconds.
-IDLE_TICKS = 20
-WATCH_S = 1.0
 REAP_S = 30.0
 
 
@@ -72,32 +69,16 @@ def _workers(app) -> dict:
     return {w.proc.pid: w for pool in app.state.pools.values() for w in list(pool._workers)}
 
 
-def _cpu_ticks(pid: int) -> int:
-    with open(f"/proc/{pid}/stat") as fh:
-        fields = fh.read().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])
-
-
 def _assert_killed(app, before: dict) -> None:
     """A worker that ran the job was replaced and is gone."""
     assert all(pool.pending == 0 for pool in app.state.pools.values())
     now = _workers(app)
-    killed = [w for pid, w in before.items() if pid not in now]
-    assert killed, "the worker that ran past the time limit was not replaced"
-    deadline = time.monotonic() + REAP_S
-    while any(w.proc.poll() is None for w in killed) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert all(w.proc.poll() is not None for w in killed), "a killed worker is still running"
+    assert_reaped([w for pid, w in before.items() if pid not in now], REAP_S)
 
 
 def _assert_idle(app) -> None:
     """No worker of the pool keeps computing."""
-    time.sleep(WATCH_S)
-    pids = [p for p, w in _workers(app).items() if w.alive()]
-    start = {p: _cpu_ticks(p) for p in pids}
-    time.sleep(WATCH_S)
-    busy = {p: _cpu_ticks(p) - start[p] for p in pids if os.path.exists(f"/proc/{p}")}
-    assert all(t <= IDLE_TICKS for t in busy.values()), f"CPU ticks per worker after the 422: {busy}"
+    assert_idle(lambda: [p for p, w in _workers(app).items() if w.alive()])
 
 
 def test_ledger_work_is_killed_at_the_time_limit_and_leaves_the_ledger_whole(slow_ledger):

@@ -1,0 +1,38 @@
+"""Checks shared by the tests that kill web worker processes at the time limit (imported
+by name: pytest puts this folder on sys.path for its conftest.py)."""
+
+from __future__ import annotations
+
+import os
+import time
+
+#: CPU ticks (1/100 s) an idle worker may use while watched for WATCH_S seconds.
+IDLE_TICKS = 20
+WATCH_S = 1.0
+
+
+def cpu_ticks(pid: int) -> int:
+    """User + system CPU ticks of process ``pid`` so far (/proc/PID/stat)."""
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def assert_reaped(killed: list, reap_s: float) -> None:
+    """Every killed worker (``.proc``: a Popen) is gone within ``reap_s`` seconds."""
+    assert killed, "the worker that ran past the time limit was not replaced"
+    deadline = time.monotonic() + reap_s
+    while any(w.proc.poll() is None for w in killed) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert all(w.proc.poll() is not None for w in killed), "a killed worker is still running"
+
+
+def assert_idle(alive_pids) -> None:
+    """No worker keeps computing: after WATCH_S, each of ``alive_pids()`` uses at most
+    IDLE_TICKS over the next WATCH_S."""
+    time.sleep(WATCH_S)
+    pids = list(alive_pids())
+    start = {p: cpu_ticks(p) for p in pids}
+    time.sleep(WATCH_S)
+    busy = {p: cpu_ticks(p) - start[p] for p in pids if os.path.exists(f"/proc/{p}")}
+    assert all(t <= IDLE_TICKS for t in busy.values()), f"CPU ticks per worker after the 422: {busy}"
