@@ -25,13 +25,32 @@ class _Shape:
     grid losses and log masses, with a memo of Lambda and its first two derivatives (the
     step count does not enter, so compositions of one single step share it)."""
 
-    __slots__ = ("losses", "logp", "memo")
+    __slots__ = ("losses", "logp", "memo", "probs", "_extents", "_lattice")
 
     def __init__(self, lo: int, probs: np.ndarray, d: float) -> None:
+        self.probs = probs
         self.losses = (lo + np.arange(len(probs))) * d
         with np.errstate(divide="ignore"):
             self.logp = np.log(probs)
         self.memo: dict[float, tuple[float, float, float]] = {}
+        self._extents: tuple[float, float] | None = None
+        self._lattice: int | None = None
+
+    def extents(self) -> tuple[float, float]:
+        """(max |ln p|, max |loss|) over the masses > 0 (for the input-rounding bound)."""
+        if self._extents is None:
+            finite = np.isfinite(self.logp)
+            self._extents = (float(np.abs(self.logp[finite]).max(initial=0.0)),
+                             float(np.abs(self.losses[finite]).max(initial=0.0)))
+        return self._extents
+
+    def lattice(self) -> int:
+        """The gcd g of the gaps between masses > 0 (0 for a single mass): the factor lives
+        on lo + g Z."""
+        if self._lattice is None:
+            nz = np.flatnonzero(self.probs > 0)
+            self._lattice = math.gcd(*[int(v) for v in np.unique(np.diff(nz))]) if nz.size > 1 else 0
+        return self._lattice
 
     def lam(self, theta: float) -> tuple[float, float, float]:
         """(Lambda, mean, variance) tilted by theta (memoised)."""

@@ -52,7 +52,7 @@ def _fft_pass(factors: list[_Factor], cum: _Cumulants, theta: float, start: int,
     s0 = 0
     for j, f in enumerate(factors):
         lam = cum.lam(j, theta)[0]
-        grid = (f.lo + np.arange(len(f.probs))).astype(dtype) * dtype(cum.d)
+        grid = cum.losses[j] if dtype == np.float64 else (f.lo + np.arange(len(f.probs))).astype(dtype) * dtype(cum.d)
         x = np.exp(cum.logp[j].astype(dtype) + dtype(theta) * grid - dtype(lam))
         if len(x) > n_fft:  # fold (circular convolution commutes with folding)
             x = np.bincount(np.arange(len(x)) % n_fft, weights=x.astype(float),
@@ -157,9 +157,11 @@ def _input_rounding(factors: list[_Factor], cum: _Cumulants, theta: float, u: fl
     up = low = 0.0
     for j, f in enumerate(factors):
         lam = cum.lam(j, theta)[0]
-        finite = np.isfinite(cum.logp[j])
-        mag = (np.abs(cum.logp[j][finite]) + np.abs(theta * cum.losses[j][finite])).max(initial=0.0)
-        rho = math.expm1(3.0 * u * (float(mag) + abs(lam)) + 2.0 * u)
+        # max |ln p| + |theta| max |l| >= max |ln p + theta l| term by term: a (negligibly)
+        # larger rho, so still a bound
+        log_p_max, loss_max = cum.shapes[j].extents()
+        mag = log_p_max + abs(theta) * loss_max
+        rho = math.expm1(3.0 * u * (mag + abs(lam)) + 2.0 * u)
         up += f.times * math.log1p(rho)
         low += f.times * math.log1p(-min(rho, 0.5))
     return up, low

@@ -464,9 +464,8 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays,
     # lattice: if every factor lives on lo_j + g Z, the composition lives on S0 + g Z, and
     # is exactly 0 elsewhere (randomized response, pure DP: two losses far apart)
     g = 0
-    for f in factors:
-        nz = np.flatnonzero(f.probs > 0)
-        g = math.gcd(g, *[int(v) for v in np.unique(np.diff(nz))]) if nz.size > 1 else g
+    for sh in cum.shapes:
+        g = math.gcd(g, sh.lattice())
     if g > 1:
         s0 = sum(f.times * f.lo for f in factors)
         off = (start + np.arange(size) - s0) % g != 0
