@@ -27,7 +27,7 @@ from fdpkit.ledger.models import (
     Approval, ComposedState, Dataset, Event, Release, Threshold,
 )
 from fdpkit.ledger.totals import (
-    DEFAULT_THRESHOLDS, DELTA_REF, Crossing, ThresholdSpec, Total, check_threshold, crossings,
+    DEFAULT_THRESHOLDS, DELTA_REF, Crossing, ThresholdSpec, Total, add_rows, check_threshold, crossings,
     newly_exceeded, read_total,
 )
 from fdpkit.mechanisms import Mechanism, mechanism_from_dict
@@ -441,7 +441,7 @@ class Ledger:
             raise LedgerError(f"release {r.id} is {r.state}: only an approved release can be released")
         state, ids, eps_sum = self._released_state(s, r.dataset_id)
         before = read_total(state, eps_sum)
-        after_state = prepared.after(state) if prepared is not None else _add_rows(state, [r])
+        after_state = prepared.after(state) if prepared is not None else add_rows(state, [r])
         after = read_total(after_state, eps_sum + r.epsilon_ref)
         specs = [_spec_of(t) for t in s.execute(select(Threshold).where(Threshold.dataset_id == r.dataset_id)).scalars()]
         hard = [c for c in crossings(after, specs) if c.exceeded and c.threshold.level == "hard"]
@@ -509,7 +509,7 @@ class Ledger:
             else:
                 rows = list(s.execute(cols.where(Release.id.in_(missing))))
             rows.sort(key=lambda r: r.id)
-            state = _add_rows(state, rows)
+            state = add_rows(state, rows)
             eps_sum += sum(m.epsilon_ref for m in rows)
             ids = sorted(current)
         return state, ids, eps_sum
@@ -546,7 +546,7 @@ class Ledger:
             self._refresh_cache(d.id, state, ids, eps_sum)
         deltas = [t.delta for t in specs if t.delta is not None]
         released = self._total(d.id, state, ids, eps_sum, deltas)
-        with_approved = (read_total(_add_rows(state, approved), eps_sum + sum(a.epsilon_ref for a in approved),
+        with_approved = (read_total(add_rows(state, approved), eps_sum + sum(a.epsilon_ref for a in approved),
                                     deltas) if approved else released)
         counts = {k: int(counts.get(k, 0)) for k in ("proposed", "approved", "released", "rejected", "withdrawn")}
         return Status(d, counts, released, with_approved, crossings(released, specs), alerts)
@@ -587,19 +587,6 @@ class Ledger:
         with self.read() as s:
             name = s.get(Dataset, r.dataset_id).name
         return self.check(name, r.spec)
-
-
-def _add_rows(state: Composition, rows: list[Any]) -> Composition:
-    """Add releases (rows with ``gaussian_mu`` and ``spec``) to a composition."""
-    mu_sq, count, others = state.gaussian_mu_sq, state.count, []
-    for r in rows:
-        if r.gaussian_mu is not None:
-            mu_sq += r.gaussian_mu ** 2
-            count += 1
-        else:
-            others.append(mechanism_from_dict(json.loads(r.spec)))
-    base = Composition(count, mu_sq, state.pld, state.discretization)
-    return base.add(others) if others else base
 
 
 def _text(name: str, value: Any) -> str:

@@ -14,7 +14,8 @@ from typing import Any
 
 from fdpkit._numerics import json_safe
 from fdpkit.ledger.chain import canonical, utc
-from fdpkit.ledger.core import Ledger, Status, _add_rows, event_dict, release_dict
+from fdpkit.ledger.core import Ledger, Status, event_dict, release_dict
+from fdpkit.ledger.totals import add_rows
 from fdpkit.ledger.totals import DELTA_REF, FPR_REF, read_total
 from fdpkit.accounting import Composition
 from fdpkit.report.model import Figure, ReportDocument, Section, Table, fmt
@@ -86,7 +87,7 @@ def timeline(ledger: Ledger, dataset: str, bucket: str = "week") -> list[Timelin
     for s in starts:
         batch = groups.get(s, [])
         if batch or not rows:
-            state = _add_rows(state, batch)
+            state = add_rows(state, batch)
             eps_sum += sum(r.epsilon_ref for r in batch)
             total = read_total(state, eps_sum)
         rows.append(TimelineRow(s, len(batch), total.count, total.mu, total.regret, total.epsilon,

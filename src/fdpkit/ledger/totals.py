@@ -11,6 +11,7 @@ epsilon comes from the accountant's own (upper-bound) profile.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 from typing import Any, Iterable
@@ -18,6 +19,7 @@ from typing import Any, Iterable
 from fdpkit.accounting import Composition
 from fdpkit.convert import epsilon_for_delta as gdp_epsilon_for_delta
 from fdpkit.fit import fit_gdp
+from fdpkit.mechanisms import mechanism_from_dict
 
 #: delta of the headline epsilon and of the basic-composition sum; FPR of the headline TPR.
 DELTA_REF = 1e-5
@@ -257,3 +259,16 @@ def newly_exceeded(before: Total, after: Total, thresholds: Iterable[ThresholdSp
         if c.exceeded and not before.value_of(t) > t.value:
             out.append(c)
     return out
+
+
+def add_rows(state: Composition, rows: list[Any]) -> Composition:
+    """Add releases (rows with ``gaussian_mu`` and ``spec``) to a composition."""
+    mu_sq, count, others = state.gaussian_mu_sq, state.count, []
+    for r in rows:
+        if r.gaussian_mu is not None:
+            mu_sq += r.gaussian_mu ** 2
+            count += 1
+        else:
+            others.append(mechanism_from_dict(json.loads(r.spec)))
+    base = Composition(count, mu_sq, state.pld, state.discretization)
+    return base.add(others) if others else base

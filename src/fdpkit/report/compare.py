@@ -147,6 +147,17 @@ def _mechanism_curve(where: str, spec: Any, discretization: float, budget: Any) 
                          curve)
 
 
+def _per_noise(where: str, given: Mapping[str, Any], noise: str, name: str) -> tuple[float, float, float]:
+    """(noise scale, sensitivity, sensitivity / scale) of a Laplace ``scale`` or Gaussian
+    ``sigma``, the ratio (epsilon or mu, called ``name``) at most 100."""
+    scale = _number(where, noise, given.get(noise), positive=True)
+    sens = _number(where, "sensitivity", given.get("sensitivity", 1.0), positive=True)
+    ratio = sens / scale
+    if ratio > 100.0:
+        raise ValueError(f"{where}.{noise} is too small for sensitivity {sens:g}: {name} = {ratio:g} > 100")
+    return scale, sens, ratio
+
+
 def compared_curve(entry: Mapping[str, Any], where: str = "curve", *, discretization: float = 1e-4,
                    budget: Any = None) -> ComparedCurve:
     """One guarantee ``{"kind": ..., <its fields>}`` as a labelled curve (``discretization``
@@ -178,18 +189,10 @@ def compared_curve(entry: Mapping[str, Any], where: str = "curve", *, discretiza
                 raise ValueError(f"{where}.sensitivity applies only with {where}.scale")
             eps = _number(where, "epsilon", given["epsilon"], upper=100.0)
             return ComparedCurve(f"Laplace, ε = {eps:g}", kind, {"epsilon": eps}, LaplaceCurve(eps))
-        b = _number(where, "scale", given["scale"], positive=True)
-        sens = _number(where, "sensitivity", given.get("sensitivity", 1.0), positive=True)
-        eps = sens / b
-        if eps > 100.0:
-            raise ValueError(f"{where}.scale is too small for sensitivity {sens:g}: epsilon = {eps:g} > 100")
+        b, sens, eps = _per_noise(where, given, "scale", "epsilon")
         return ComparedCurve(f"Laplace b = {b:g} (Δ = {sens:g}): ε = {eps:.4g}", kind,
                              {"scale": b, "sensitivity": sens, "epsilon": eps}, LaplaceCurve(eps))
-    sigma = _number(where, "sigma", entry.get("sigma"), positive=True)
-    sens = _number(where, "sensitivity", given.get("sensitivity", 1.0), positive=True)
-    mu = sens / sigma
-    if mu > 100.0:
-        raise ValueError(f"{where}.sigma is too small for sensitivity {sens:g}: mu = {mu:g} > 100")
+    sigma, sens, mu = _per_noise(where, given, "sigma", "mu")
     return ComparedCurve(f"Gaussian σ = {sigma:g} (Δ = {sens:g}): μ = {mu:.4g}", kind,
                          {"sigma": sigma, "sensitivity": sens, "mu": mu}, GaussianCurve(mu))
 
