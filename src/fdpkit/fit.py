@@ -272,9 +272,9 @@ def fit_gdp(curve: TradeOffCurve, alpha_min: float = ALPHA_MIN_DEFAULT) -> GDPFi
             "distinguishing there, so no finite mu is certified; lower alpha_min to fit "
             "deeper in the tail",
         )
-    bp = curve._breakpoints()
+    half = curve._half_breakpoints()
+    bp = curve._breakpoints() if half is None else half[:2]
     if bp is not None:
-        half = curve._half_breakpoints()
         if half is not None:  # symmetric: isf(alpha) + isf(beta) is mirror-invariant
             mu = _mu_on_vertices(half[0], half[1], half[2], alpha_min)
         else:
@@ -390,12 +390,14 @@ def _regret_segments(a: np.ndarray, t: np.ndarray, g: TradeOffCurve,
 
 def _regret_candidates(f: TradeOffCurve, g: TradeOffCurve,
                        table: _AlphaBounds | None = None) -> np.ndarray | None:
-    bf, bg = f._breakpoints(), g._breakpoints()
+    bg = g._breakpoints()
     half = f._half_breakpoints()
     if half is not None and bg is None and g.is_symmetric:
         # both symmetric: alpha_f(d) - alpha_g(d) is even in d, so d >= 0 (f's alpha <= beta
         # half, plus the segment crossing the diagonal) gives the maximum
         bf = half[0], half[1]
+    else:
+        bf = f._breakpoints()
     ends = [np.array([-1.0, min(f.f0, g.f0), 1.0])]
     if bf is not None and bg is not None:
         return np.concatenate(ends + [1.0 - bf[1] - bf[0], 1.0 - bg[1] - bg[0]])
@@ -462,7 +464,8 @@ def regret(f: TradeOffCurve, g: TradeOffCurve) -> float:
     """
     f = _check_curve("f", f)
     g = _check_curve("g", g)
-    table = _AlphaBounds(g) if f._breakpoints() is not None and g._breakpoints() is None else None
+    f_piecewise = f._half_breakpoints() is not None or f._breakpoints() is not None
+    table = _AlphaBounds(g) if f_piecewise and g._breakpoints() is None else None
     cand = _regret_candidates(f, g, table)
     if cand is None:
         best = _regret_dense(f, g)

@@ -56,7 +56,7 @@ from fdpkit._numerics import check_scalar
 from fdpkit.accounting._pld_adapter import PmfArrays
 from fdpkit.accounting.pld import build_pld
 from fdpkit.accounting.profile import PldProfile, _Direction
-from fdpkit.curves.piecewise import upper_concave_hull
+from fdpkit.curves.piecewise import _dedup, upper_concave_hull
 from fdpkit.curves import (
     EpsDeltaCurve,
     GaussianCurve,
@@ -239,15 +239,6 @@ def _drop_dominated(runs: list[tuple[np.ndarray, ...]]) -> list[tuple[np.ndarray
     return runs
 
 
-def _dedup(a: np.ndarray, t: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Collapse repeated alphas (sorted input) to the largest TPR: the pessimistic reading."""
-    da = np.diff(a)
-    if (da > 0).all():
-        return a, t, b
-    starts = np.flatnonzero(np.concatenate([[True], da > 0]))
-    return a[starts], np.maximum.reduceat(t, starts), np.minimum.reduceat(b, starts)
-
-
 def _symmetric_hull(chains: list[tuple[np.ndarray, np.ndarray]]) -> PiecewiseLinearCurve:
     """Upper concave hull of the steep chains and their mirror images (alpha, TPR) ->
     (1 - TPR, 1 - alpha): the worst case of the directions' symmetric curves.
@@ -281,22 +272,9 @@ def _symmetric_hull(chains: list[tuple[np.ndarray, np.ndarray]]) -> PiecewiseLin
     flat = np.flatnonzero(d_t <= np.diff(a))
     u = int(flat[0]) + 1 if flat.size else len(a)
     a, t, b = a[:u], t[:u], b[:u]
-    # mirror half: (beta, 1 - alpha, alpha), reversed so alpha increases. Its TPR 1 - alpha
-    # rounds to 1.0 for the tail vertices (alpha < 1.1e-16): of those only the first is
-    # kept, the rest lie on the line TPR = 1 up to the end point (1, 1) (never hull vertices)
-    mt = 1.0 - a[::-1]
-    ones = int(np.searchsorted(mt, 1.0, side="left"))  # mt is non-decreasing
-    stop = min(ones + 1, len(mt))
-    ma, mt, mb = _dedup(np.append(b[::-1][:stop], 1.0), np.append(mt[:stop], 1.0),
-                        np.append(a[::-1][:stop], 0.0))
-    mkeep = upper_concave_hull(ma, mt, mb)
-    ma, mt, mb = ma[mkeep], mt[mkeep], mb[mkeep]
-    if ma[0] <= a[-1]:  # the last vertex lies on the diagonal: it is its own mirror
-        ma, mt, mb = ma[1:], mt[1:], mb[1:]
-    return PiecewiseLinearCurve._from_hull_vertices(
-        np.concatenate([a, ma]), np.concatenate([t, mt]), np.concatenate([b, mb]), "lower",
-        symmetric=True,
-    )
+    # the mirror half (beta, 1 - alpha, alpha) is built by the curve when first read past
+    # the diagonal (PiecewiseLinearCurve._from_symmetric_half)
+    return PiecewiseLinearCurve._from_symmetric_half(a, t, b, "lower")
 
 
 def direction_curve(a: PmfArrays) -> PiecewiseLinearCurve:

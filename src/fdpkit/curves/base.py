@@ -231,15 +231,14 @@ class TradeOffCurve(ABC):
         return None
 
     def _delta_for_epsilon(self, eps: np.ndarray) -> np.ndarray:
-        bp = self._breakpoints()
-        if bp is None:
-            return self.to_piecewise()._delta_for_epsilon(eps)
-        a, t = bp
         half = self._half_breakpoints()
         if half is not None and np.all(eps >= 0):
             # for eps >= 0 the sup is where the slope passes e^eps >= 1: the steep half
-            a, t = half[0], half[1]
-        return vertex_profile(a, t, eps)
+            return vertex_profile(half[0], half[1], eps)
+        bp = self._breakpoints()
+        if bp is None:
+            return self.to_piecewise()._delta_for_epsilon(eps)
+        return vertex_profile(bp[0], bp[1], eps)
 
     def to_piecewise(self, n: int = 20001) -> "TradeOffCurve":
         """A piecewise-linear *lower bound* of this curve (sound by construction).

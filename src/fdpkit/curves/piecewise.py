@@ -143,6 +143,63 @@ def upper_concave_hull(alpha: np.ndarray, tpr: np.ndarray, beta: np.ndarray | No
     return idx
 
 
+
+def _dedup(a: np.ndarray, t: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Collapse repeated alphas (sorted input) to the largest TPR: the pessimistic reading."""
+    da = np.diff(a)
+    if (da > 0).all():
+        return a, t, b
+    starts = np.flatnonzero(np.concatenate([[True], da > 0]))
+    return a[starts], np.maximum.reduceat(t, starts), np.minimum.reduceat(b, starts)
+
+
+def _repaired(alpha: np.ndarray, tpr: np.ndarray, beta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(TPR, beta) of hull vertices after the cheap pessimistic repairs: TPR >= alpha and
+    monotone. A prefix of the vertices is repaired exactly as it is in the whole."""
+    over = tpr < alpha
+    t = np.maximum.accumulate(np.where(over, alpha, tpr))
+    b = np.minimum.accumulate(np.where(over, 1.0 - alpha, beta))
+    return t, b
+
+
+def _mirror_half(a: np.ndarray, t: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The mirror images (beta, 1 - alpha, alpha) of a symmetric curve's half (hull
+    vertices from alpha = 0 to the start of the slope-1 segment), reversed so that alpha
+    increases and ending at (1, 1).
+
+    Their TPR 1 - alpha rounds to 1.0 for the tail vertices (alpha < 1.1e-16): of those
+    only the first is kept, the rest lie on the line TPR = 1 up to the end point (1, 1)
+    (never hull vertices). Their alpha = beta rounds near 1, so they get their own hull
+    pass (repeated alphas keep the larger TPR, the pessimistic reading). A last half
+    vertex on the diagonal is its own mirror and is not repeated."""
+    mt = 1.0 - a[::-1]
+    ones = int(np.searchsorted(mt, 1.0, side="left"))  # mt is non-decreasing
+    stop = min(ones + 1, len(mt))
+    ma, mt, mb = _dedup(np.append(b[::-1][:stop], 1.0), np.append(mt[:stop], 1.0),
+                        np.append(a[::-1][:stop], 0.0))
+    keep = upper_concave_hull(ma, mt, mb)
+    ma, mt, mb = ma[keep], mt[keep], mb[keep]
+    if ma[0] <= a[-1]:  # the last vertex lies on the diagonal: it is its own mirror
+        ma, mt, mb = ma[1:], mt[1:], mb[1:]
+    return ma, mt, mb
+
+
+class _Vertices:
+    """The vertex arrays of a curve built from its symmetric half
+    (:meth:`PiecewiseLinearCurve._from_symmetric_half`): a non-data descriptor, so that an
+    array already in the instance is read directly and a missing one builds the mirror
+    half on first read."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        obj._mirror()
+        return obj.__dict__[self.name]
+
+
 class PiecewiseLinearCurve(TradeOffCurve):
     """A trade-off curve given by its vertices, linear in between.
 
@@ -171,6 +228,12 @@ class PiecewiseLinearCurve(TradeOffCurve):
     ...
     ValueError: beta must be convex in alpha: beta[1]=0.75 lies 0.1 above the chord of its neighbours at alpha=0.2
     """
+
+    # set on every instance, except that a curve built from its symmetric half builds its
+    # mirror half (and so these arrays) on first read: see _from_symmetric_half
+    _alpha = _Vertices()
+    _tpr_v = _Vertices()
+    _beta_v = _Vertices()
 
     def __init__(
         self,
@@ -243,9 +306,7 @@ class PiecewiseLinearCurve(TradeOffCurve):
         obj._hull_input = True
         if not (alpha[0] == 0.0 and alpha[-1] == 1.0 and (np.diff(alpha) > 0).all()):
             raise ValueError("internal error: hull vertices must increase from alpha 0 to 1")
-        over = tpr < alpha
-        t = np.maximum.accumulate(np.where(over, alpha, tpr))
-        b = np.minimum.accumulate(np.where(over, 1.0 - alpha, beta))
+        t, b = _repaired(alpha, tpr, beta)
         obj._alpha = np.ascontiguousarray(alpha, dtype=float)
         obj._tpr_v = np.ascontiguousarray(t, dtype=float)
         obj._beta_v = np.ascontiguousarray(b, dtype=float)
@@ -253,6 +314,60 @@ class PiecewiseLinearCurve(TradeOffCurve):
         for arr in (obj._alpha, obj._tpr_v, obj._beta_v):
             arr.setflags(write=False)
         return obj
+
+    @classmethod
+    def _from_symmetric_half(
+        cls, alpha: np.ndarray, tpr: np.ndarray, beta: np.ndarray, bound: str
+    ) -> "PiecewiseLinearCurve":
+        """A symmetric curve from the upper concave hull of its alpha <= beta half (internal).
+
+        The caller guarantees: alpha strictly increasing from 0, (alpha, TPR) concave, and
+        the vertices end where the hull's slope first drops to 1 or below (where the halves
+        meet, Dong et al. Def. F.1). The curve equals ``_from_hull_vertices`` of the half
+        followed by :func:`_mirror_half`, but the mirror half is only built when something
+        reads past the half's last alpha (``alphas``, ``beta(0.9)``, ...): the fit, the
+        regret, the advantage, the privacy profile and TPRs at FPRs up to the diagonal read
+        the half only, which is a prefix of the whole curve's vertices, so they give the
+        same numbers either way."""
+        obj = cls.__new__(cls)
+        obj.bound = check_choice("bound", bound, BOUNDS)
+        obj._hull_input = True
+        if not (len(alpha) >= 1 and alpha[0] == 0.0 and (np.diff(alpha) > 0).all()):
+            raise ValueError("internal error: half-curve vertices must increase from alpha 0")
+        t, b = _repaired(alpha, tpr, beta)
+        half = (np.ascontiguousarray(alpha, dtype=float), np.ascontiguousarray(t, dtype=float),
+                np.ascontiguousarray(b, dtype=float))
+        for arr in half:
+            arr.setflags(write=False)
+        obj._half = half
+        obj._raw_half = (alpha, tpr, beta)  # the mirror is built from the unrepaired vertices
+        obj._symmetric = True
+        return obj
+
+    def _mirror(self) -> None:
+        """Build the whole vertex arrays of a curve made by ``_from_symmetric_half``."""
+        d = self.__dict__
+        raw = d.get("_raw_half")
+        if raw is None:
+            if "_alpha" in d:  # another thread built them meanwhile
+                return
+            raise AttributeError("_alpha")
+        a, t, b = raw
+        ma, mt, mb = _mirror_half(a, t, b)
+        alpha = np.concatenate([a, ma])
+        if not (alpha[-1] == 1.0 and (np.diff(alpha) > 0).all()):
+            raise ValueError("internal error: hull vertices must increase from alpha 0 to 1")
+        tpr, beta = _repaired(alpha, np.concatenate([t, mt]), np.concatenate([b, mb]))
+        for name, arr in (("_tpr_v", tpr), ("_beta_v", beta), ("_alpha", alpha)):
+            arr = np.ascontiguousarray(arr, dtype=float)
+            arr.setflags(write=False)
+            d[name] = arr
+        d.pop("_raw_half", None)
+
+    def _half_end(self) -> float:
+        """The largest alpha answered from a stored half exactly (-1 without one)."""
+        half = self.__dict__.get("_half")
+        return float(half[0][-1]) if half is not None else -1.0
 
     @classmethod
     def from_tpr(cls, alpha: Any, tpr: Any, bound: str = "lower", *, tol: float = CURVE_TOL):
@@ -359,12 +474,25 @@ class PiecewiseLinearCurve(TradeOffCurve):
         # interpolate from the RIGHT vertex: beta = beta_{j+1} + |slope| (alpha_{j+1} - alpha)
         # adds two non-negative terms, so a tiny beta near the end of a long segment keeps
         # its digits (np.interp from the left subtracts nearly equal numbers there)
-        rev = self.__dict__.get("_reversed")
-        if rev is None:
-            rev = self.__dict__["_reversed"] = (-self._alpha[::-1], self._beta_v[::-1])
-        return np.interp(-np.asarray(alpha, dtype=float), rev[0], rev[1])
+        # a stored half answers up to its last alpha exactly as the whole curve does: the
+        # same segment, and np.interp returns a vertex's own value at a vertex
+        alpha = np.asarray(alpha, dtype=float)
+        if alpha.size and float(np.max(alpha)) <= self._half_end():
+            rev = self.__dict__.get("_reversed_half")
+            if rev is None:
+                half = self.__dict__["_half"]
+                rev = self.__dict__["_reversed_half"] = (-half[0][::-1], half[2][::-1])
+        else:
+            rev = self.__dict__.get("_reversed")
+            if rev is None:
+                rev = self.__dict__["_reversed"] = (-self._alpha[::-1], self._beta_v[::-1])
+        return np.interp(-alpha, rev[0], rev[1])
 
     def _tpr(self, alpha: np.ndarray) -> np.ndarray:
+        alpha = np.asarray(alpha, dtype=float)
+        if alpha.size and float(np.max(alpha)) <= self._half_end():
+            half = self.__dict__["_half"]
+            return np.interp(alpha, half[0], half[1])
         return np.interp(alpha, self._alpha, self._tpr_v)  # from the left: no cancellation
 
     def _breakpoints(self) -> tuple[np.ndarray, np.ndarray]:
@@ -380,15 +508,61 @@ class PiecewiseLinearCurve(TradeOffCurve):
         alpha and TPR are stored with full tail accuracy."""
         if self._symmetric is not True:
             return None
-        n = min(int(np.searchsorted(self._alpha - self._beta_v, 0.0, side="right")) + 1,
-                len(self._alpha))
-        return self._alpha[:n], self._tpr_v[:n], self._beta_v[:n]
+        cached = self.__dict__.get("_half_bp")
+        if cached is not None:
+            return cached
+        out = self._half_from_store() if "_half" in self.__dict__ else None
+        if out is None:
+            n = min(int(np.searchsorted(self._alpha - self._beta_v, 0.0, side="right")) + 1,
+                    len(self._alpha))
+            out = self._alpha[:n], self._tpr_v[:n], self._beta_v[:n]
+        self.__dict__["_half_bp"] = out
+        return out
+
+    def _half_from_store(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """``_half_breakpoints`` of a stored half without building the mirror half: the
+        same arrays as slicing the whole curve, or None where only that is sure (the
+        mirror's first vertex merged with others or on the diagonal, or already built)."""
+        a, t, b = self.__dict__["_half"]
+        c = int(np.searchsorted(a - b, 0.0, side="right"))
+        if c < len(a):  # alpha - beta increases: the whole curve's count is c too
+            return a[:c + 1], t[:c + 1], b[:c + 1]
+        raw = self.__dict__.get("_raw_half")
+        if raw is None:
+            return None
+        ra, rt, rb = raw
+        # the mirror's first vertex is the last vertex's image (a hull keeps its first
+        # point), repaired as the whole curve's next vertex, unless repeated alphas merge
+        # it with others or it lies on the diagonal (then the mirror is built)
+        xa, xt, xb = float(rb[-1]), 1.0 - float(ra[-1]), float(ra[-1])
+        if len(ra) < 2 or not (rb[-2] > rb[-1]) or xt >= 1.0 or xa <= xb or xa >= 1.0:
+            return None
+        if xt < xa:
+            xt, xb = xa, 1.0 - xa
+        xt, xb = max(float(t[-1]), xt), min(float(b[-1]), xb)
+        return np.append(a, xa), np.append(t, xt), np.append(b, xb)
 
     def _alpha_at_d(self, d: np.ndarray) -> np.ndarray:
+        d = np.asarray(d, dtype=float)
+        half = self._half_breakpoints() if "_half" in self.__dict__ else None
+        if half is not None:
+            dv = self.__dict__.get("_half_dv")
+            if dv is None:
+                dv = self.__dict__["_half_dv"] = (half[2] - half[0])[::-1], half[0][::-1]
+            # the half ends past the diagonal; d <= -1 is the end point alpha = 1
+            low = d <= -1.0
+            if bool(np.all((d >= dv[0][0]) | low)):
+                return np.where(low, 1.0, np.interp(d, dv[0], dv[1]))
         dv = self._beta_v - self._alpha  # strictly decreasing along the vertices
         return np.interp(d, dv[::-1], self._alpha[::-1])
 
     def _advantage_exact(self) -> float:
+        if "_half" in self.__dict__:
+            # max TPR - alpha over the half's vertices and their images (1 - alpha) - beta:
+            # never below the whole curve's maximum (a mirror vertex's repaired TPR is at
+            # most the largest image TPR so far, its alpha at least that image's)
+            a, t, b = self.__dict__["_half"]
+            return max(float(np.max(t - a)), float(np.max((1.0 - a) - b)), 0.0)
         return float(np.max(self._tpr_v - self._alpha))
 
     @property

@@ -44,7 +44,9 @@ def _slope_at_zero(curve: TradeOffCurve) -> float:
     if isinstance(curve, (RDPCurve, ZCDPCurve)):
         return math.inf  # TPR ~ alpha^(1 - 1/t) at every finite order: unbounded slope
     pl = curve if isinstance(curve, PiecewiseLinearCurve) else curve.to_piecewise()
-    return float((pl.tprs[1] - pl.tprs[0]) / pl.alphas[1])
+    half = pl._half_breakpoints()  # a prefix of the vertices (a symmetric curve's half)
+    a, t = (half[0], half[1]) if half is not None and len(half[0]) >= 2 else (pl.alphas, pl.tprs)
+    return float((t[1] - t[0]) / a[1])
 
 
 def relative_risk(curve: TradeOffCurve, fpr_min: Any = None) -> float:
