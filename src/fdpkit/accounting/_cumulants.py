@@ -15,9 +15,18 @@ import math
 
 import numpy as np
 
+from fdpkit.curves.piecewise import upper_concave_hull
+
 #: Exponents (relative to the largest term, 0) are raised to at least this (see
 #: :meth:`_Cumulants.lam`): e^-600 ~ 3e-261 keeps every product in the sums normal.
 _FLOOR_EXPONENT = -600.0
+_FLOOR = math.exp(_FLOOR_EXPONENT)
+#: Block length of the factorised exponentials of :meth:`_Shape.lam` ...
+_EXP_BLOCK = 64
+#: ... used while |theta| d _EXP_BLOCK (the log of the largest in-block factor) is at most this.
+_EXP_SPAN = 30.0
+#: ... on factors of at least this many blocks (on fewer, numpy's per-call overhead wins).
+_EXP_MIN_BLOCKS = 16
 
 
 class _Shape:
@@ -25,16 +34,41 @@ class _Shape:
     grid losses and log masses, with a memo of Lambda and its first two derivatives (the
     step count does not enter, so compositions of one single step share it)."""
 
-    __slots__ = ("losses", "logp", "memo", "probs", "_extents", "_lattice")
+    __slots__ = ("losses", "logp", "memo", "probs", "d", "_extents", "_lattice", "_blocks",
+                 "_block_losses", "_offsets", "_direct", "_hull", "_norms")
 
     def __init__(self, lo: int, probs: np.ndarray, d: float) -> None:
         self.probs = probs
+        self.d = d
         self.losses = (lo + np.arange(len(probs))) * d
         with np.errstate(divide="ignore"):
             self.logp = np.log(probs)
         self.memo: dict[float, tuple[float, float, float]] = {}
         self._extents: tuple[float, float] | None = None
         self._lattice: int | None = None
+        # the factorised exponentials of lam: masses in blocks of _EXP_BLOCK, the losses of
+        # the blocks' first points and the in-block offsets; the last partial block and the
+        # masses below e^-600 (whose products could leave the normal range) go direct
+        nb = len(probs) // _EXP_BLOCK
+        self._blocks = probs[:nb * _EXP_BLOCK].reshape(nb, _EXP_BLOCK)
+        self._block_losses = (lo + np.arange(nb) * _EXP_BLOCK) * d
+        self._offsets = np.arange(_EXP_BLOCK) * d
+        tiny = np.flatnonzero((probs > 0) & (self.logp < _FLOOR_EXPONENT))
+        self._direct = np.concatenate([tiny[tiny < nb * _EXP_BLOCK],
+                                       np.arange(nb * _EXP_BLOCK, len(probs))]).astype(np.intp)
+        self._hull: tuple[np.ndarray, np.ndarray] | None = None
+        self._norms: dict[float, float] = {}
+
+    def _top(self, theta: float) -> float:
+        """max_l (ln p(l) + theta l): attained on the upper concave hull of the points
+        (l, ln p), kept once per shape (any value near the maximum would do: it only
+        scales the sum)."""
+        if self._hull is None:
+            nz = np.flatnonzero(self.probs > 0)
+            h = nz[upper_concave_hull(self.losses[nz], self.logp[nz])] if nz.size else nz
+            self._hull = (self.losses[h], self.logp[h])
+        hl, hp = self._hull
+        return float((hl * theta + hp).max()) if len(hl) else -math.inf
 
     def extents(self) -> tuple[float, float]:
         """(max |ln p|, max |loss|) over the masses > 0 (for the input-rounding bound)."""
@@ -57,19 +91,23 @@ class _Shape:
         out = self.memo.get(theta)
         if out is not None:
             return out
-        l = self.losses
-        e = l * theta
-        e += self.logp
-        top = float(e.max())
+        top = self._top(theta) if len(self._block_losses) >= _EXP_MIN_BLOCKS else -math.inf
+        if math.isfinite(top) and abs(theta) * self.d * _EXP_BLOCK <= _EXP_SPAN:
+            w = self._tilted(theta, top)
+        else:
+            e = self.losses * theta
+            e += self.logp
+            top = float(e.max())
+            e -= top
+            np.maximum(e, _FLOOR_EXPONENT, out=e)
+            w = np.exp(e, out=e)
         # terms below e^-600 of the largest are raised to it: an upper bound on Lambda (what
         # the Chernoff bounds need; it adds at most n e^-600 relative), and no subnormal
         # arithmetic: their products with the losses and squared deviations in the mean
         # and variance stay normal numbers (subnormals are tens of times slower on x86).
         # einsum, not np.dot: a BLAS dot of a few thousand terms may wake a thread pool,
         # which costs far more than the sum itself
-        e -= top
-        np.maximum(e, _FLOOR_EXPONENT, out=e)
-        w = np.exp(e, out=e)
+        l = self.losses
         s = float(w.sum())
         mean = float(np.einsum("i,i->", w, l)) / s
         dev = l - mean
@@ -78,6 +116,45 @@ class _Shape:
         out = (top + math.log(s), mean, var)
         self.memo[theta] = out
         return out
+
+    def tilted_norm(self, theta: float) -> float:
+        """||x||_2 of the tilted masses x = p e^{theta l - Lambda(theta)} (memoised: the
+        tilt placement asks for it at the same theta for every step count)."""
+        out = self._norms.get(theta)
+        if out is None:
+            x = np.exp(self.logp + theta * self.losses - self.lam(theta)[0])
+            out = self._norms[theta] = math.sqrt(float(np.einsum("i,i->", x, x)))
+        return out
+
+    def _tilted(self, theta: float, top: float) -> np.ndarray:
+        """max(e^{e_i}, e^-600) for e = ln p + theta l - top, with one
+        exponential per block and per offset instead of one per mass: p e^{theta l - top}
+        = p exp(theta l_block - top) exp(theta offset) (libm's exp is scalar code, most of
+        lam's time). Each factor is a correctly rounded exp of an argument accurate to a
+        few u of its terms, as e's own is, so the terms carry the same relative rounding.
+        A mass p >= e^-600 has theta l - top <= 600, so no factor overflows (the clip at
+        700 only reaches zero masses, which stay 0 and are raised to the floor)."""
+        direct = self._direct
+        rest = None
+        if direct.size:
+            rest = self.losses[direct] * theta
+            rest += self.logp[direct]
+            rest -= top
+            np.exp(np.maximum(rest, _FLOOR_EXPONENT, out=rest), out=rest)
+        nb = len(self._block_losses)
+        eb = self._block_losses * theta
+        eb -= top
+        np.minimum(eb, 700.0, out=eb)
+        np.exp(eb, out=eb)
+        ek = np.exp(self._offsets * theta)
+        w = np.empty(len(self.probs))
+        wb = w[:nb * _EXP_BLOCK].reshape(nb, _EXP_BLOCK)
+        np.multiply(self._blocks, eb[:, None], out=wb)
+        wb *= ek
+        if rest is not None:
+            w[direct] = rest
+        np.maximum(w, _FLOOR, out=w)
+        return w
 
 
 class _Cumulants:

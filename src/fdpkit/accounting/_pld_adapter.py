@@ -91,8 +91,9 @@ def _parallel() -> bool:
     return os.environ.get("FDPKIT_THREADS", "").strip() != "1"
 
 
-def _both(fn_remove, fn_add):
-    if not _parallel():
+def _both(fn_remove, fn_add, threads: bool = True):
+    """(fn_remove(), fn_add()), in two threads unless ``threads`` is false or FDPKIT_THREADS=1."""
+    if not threads or not _parallel():
         return fn_remove(), fn_add()
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="fdpkit-pld") as pool:
         fut = pool.submit(fn_add)

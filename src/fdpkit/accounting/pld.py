@@ -232,6 +232,6 @@ def compose_arrays(arrays: list):
     if all(a is None for (_, a), _ in arrays):
         return _adapter.pld_from_arrays(tilted.compose(remove))
     add = [(r if a is None else a, t) for (r, a), t in arrays]
-    out_remove, out_add = _adapter._both(lambda: tilted.compose(remove),
-                                         lambda: tilted.compose(add))
+    out_remove, out_add = _adapter._both(lambda: tilted.compose(remove), lambda: tilted.compose(add),
+                                         threads=tilted.threads_pay(remove, add))
     return _adapter.pld_from_arrays(out_remove, out_add)
