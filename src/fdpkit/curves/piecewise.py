@@ -76,6 +76,18 @@ _SPARSE = 256
 _WINDOW_GAP = 64
 
 
+def _sorted_union(around: np.ndarray) -> np.ndarray:
+    """sorted(set(around - 1) | set(around)) for a non-decreasing ``around`` (what
+    np.unique would give, in linear time: its hash table costs more on these sizes)."""
+    if around.size > 1:
+        around = around[np.concatenate([[True], around[1:] != around[:-1]])]
+    both = np.empty(2 * around.size, dtype=around.dtype)
+    both[0::2], both[1::2] = around - 1, around  # non-decreasing: a - 1 < a <= next - 1
+    if both.size > 1:
+        both = both[np.concatenate([[True], both[1:] != both[:-1]])]
+    return both
+
+
 def _cross_at(alpha: np.ndarray, tpr: np.ndarray, beta: np.ndarray, idx: np.ndarray,
               pos: np.ndarray) -> np.ndarray:
     """``_cross_slices`` for the triples centred at positions ``pos`` of ``idx`` only."""
@@ -116,7 +128,7 @@ def upper_concave_hull(alpha: np.ndarray, tpr: np.ndarray, beta: np.ndarray | No
         kept_through = np.cumsum(keep)  # kept points up to each position
         idx = idx[keep]
         around = kept_through[bad]  # new position of each dropped point's kept successor
-        pos = np.unique(np.concatenate([around - 1, around]))
+        pos = _sorted_union(around)
         pos = pos[(pos >= 1) & (pos <= len(idx) - 2)]
         bad = pos[_cross_at(alpha, tpr, beta, idx, pos) >= 0] if pos.size else pos
     pad = 2
