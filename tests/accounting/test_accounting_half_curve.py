@@ -16,7 +16,8 @@ import fdpkit as fp
 from fdpkit.accounting import _pld_adapter, account, tilted
 from fdpkit.accounting._cumulants import _Shape
 from fdpkit.accounting.dpsgd import _poisson_step
-from fdpkit.curves.piecewise import PiecewiseLinearCurve, _mirror_half
+from fdpkit.curves.hull import _mirror_half
+from fdpkit.curves.piecewise import PiecewiseLinearCurve
 from fdpkit.fit import advantage, fit_gdp
 from fdpkit.mechanisms import Composed, Gaussian, Laplace, Repeated, Subsampled
 from fdpkit.risk.disclosure import failure_mode

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fdpkit.curves.piecewise import _chain, upper_concave_hull
+from fdpkit.curves.hull import _chain, upper_concave_hull
 
 
 def _reference(alpha, tpr, beta):

@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from fdpkit.curves.piecewise import upper_concave_hull
+from fdpkit.curves.hull import upper_concave_hull
 
 #: Exponents (relative to the largest term, 0) are raised to at least this (see
 #: :meth:`_Cumulants.lam`): e^-600 ~ 3e-261 keeps every product in the sums normal.

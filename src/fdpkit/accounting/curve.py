@@ -56,7 +56,7 @@ from fdpkit._numerics import check_scalar
 from fdpkit.accounting._pld_adapter import PmfArrays
 from fdpkit.accounting.pld import build_pld
 from fdpkit.accounting.profile import PldProfile, _Direction
-from fdpkit.curves.piecewise import _dedup, upper_concave_hull
+from fdpkit.curves.hull import _dedup, upper_concave_hull
 from fdpkit.curves import (
     EpsDeltaCurve,
     GaussianCurve,

@@ -51,7 +51,8 @@ from fdpkit.curves.gaussian import GaussianCurve
 from fdpkit.curves.laplace import LaplaceCurve
 from fdpkit.curves.lower_bound import PIECEWISE_SAFETY_RTOL as ROUND_RTOL
 from fdpkit.curves.lower_bound import _safe
-from fdpkit.curves.piecewise import PiecewiseLinearCurve, upper_concave_hull
+from fdpkit.curves.hull import upper_concave_hull
+from fdpkit.curves.piecewise import PiecewiseLinearCurve
 
 #: Most vertices kept between compositions (more are pruned pessimistically).
 MAX_VERTICES = 40_001

@@ -8,7 +8,8 @@ import math
 import numpy as np
 
 from fdpkit.curves.base import TradeOffCurve
-from fdpkit.curves.piecewise import PiecewiseLinearCurve, upper_concave_hull
+from fdpkit.curves.hull import upper_concave_hull
+from fdpkit.curves.piecewise import PiecewiseLinearCurve
 
 
 #: Relative margin by which the vertices of a piecewise-linear lower bound of a smooth
