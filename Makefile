@@ -6,12 +6,12 @@ STAMP  := $(VENV)/.fdpkit-installed
 
 HEADLINE := dpsgd --noise-multiplier 9.4 --sample-rate 0.32768 --steps 2000
 
-.PHONY: run test report bench clean
+.PHONY: run test lint docs report bench clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[cli,report,web,ledger,sweep,dev]'
+	$(PY) -m pip install -q -e '.[cli,report,web,ledger,postgres,sweep,dev,docs]'
 	@touch $(STAMP)
 
 # The main job: the web calculator on http://127.0.0.1:8000/ (Ctrl-C to stop);
@@ -35,9 +35,22 @@ bench:
 
 # Two parts: everything in parallel, then the `serial` tests (timing-sensitive load tests
 # that need the machine to themselves) in one process with nothing else running.
-test: $(STAMP)
+test: $(STAMP) lint docs
 	$(PY) -m pytest -n 2 -m "not serial"
 	$(PY) -m pytest -m serial tests
 
+# ruff and mypy on src/ (configured in pyproject.toml; strictness stated there).
+lint: $(STAMP)
+	$(VENV)/bin/ruff check src
+	$(VENV)/bin/mypy
+
+# The documentation site (docs/ -> site/), strict: a broken reference or link fails.
+# Plots are drawn by docs/hooks.py during the build; `make docs-serve` previews it.
+docs: $(STAMP)
+	$(VENV)/bin/mkdocs build --strict --quiet
+
+docs-serve: $(STAMP)
+	$(VENV)/bin/mkdocs serve
+
 clean:
-	rm -rf $(VENV) out build *.egg-info src/*.egg-info
+	rm -rf $(VENV) out build site *.egg-info src/*.egg-info

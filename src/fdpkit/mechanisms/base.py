@@ -5,7 +5,6 @@ dicts/JSON so that the CLI, reports and the web calculator can read them."""
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
