@@ -43,6 +43,8 @@ class CurveMechanism(Mechanism):
         The curve is the mechanism's exact curve or a lower bound of it (an optimistic
         "upper" curve certifies nothing and is refused).
 
+    Notes
+    -----
     The vertices are checked like any :class:`fdpkit.PiecewiseLinearCurve` when the
     mechanism is accounted. Use :meth:`from_curve` to wrap any fdpkit curve.
 
@@ -102,6 +104,8 @@ class UniformSampling(Mechanism):
     n : int
         Dataset size (>= 1).
 
+    Examples
+    --------
     >>> UniformSampling(1.0, 5).describe()
     'Uniform random sampling (de Fondeville Ex. 3; mu=1, n=5)'
     """

@@ -51,6 +51,8 @@ class RDP(Mechanism):
     epsilons : sequence of float
         eps(t_j) >= 0, non-decreasing in the order (``inf`` allowed: no constraint).
 
+    Examples
+    --------
     >>> RDP([2, 4], [0.1, 0.3]).to_dict()
     {'kind': 'rdp', 'orders': [2.0, 4.0], 'epsilons': [0.1, 0.3]}
     >>> RDP([2, 4], [0.3, 0.1])
