@@ -60,9 +60,9 @@ def _power(ax):
     import fdpkit as fp
     from fdpkit.report import plots
 
-    spec = fp.ZTestSpec(effect=0.2, n=100, sd=0.25, alpha=0.01)
+    spec = fp.ZTestSpec(effect=0.1, n=60, sd=0.25, alpha=0.05)
     plots.power_vs_effect(ax, spec, mus=(0.25, 0.5, 1.0))
-    ax.set_title("Power of the Z-test under Gaussian noise (n = 100)")
+    ax.set_title("Power of the Z-test under Gaussian noise (n = 60, sd 0.25)")
 
 
 def _attack_power(ax):
