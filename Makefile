@@ -6,12 +6,15 @@ STAMP  := $(VENV)/.fdpkit-installed
 
 HEADLINE := dpsgd --noise-multiplier 9.4 --sample-rate 0.32768 --steps 2000
 
-.PHONY: run test lint docs report bench clean
+.PHONY: run test lint docs docs-serve report bench clean
 
+# All extras, and a PostgreSQL driver for the ledger tests: fdpkit[postgres] needs psycopg but
+# leaves the choice of its build to the user; the development venv takes the binary one.
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[cli,report,web,ledger,postgres,sweep,dev,docs]'
+	$(PY) -m pip install -q 'psycopg[binary]>=3.1'
 	@touch $(STAMP)
 
 # The main job: the web calculator on http://127.0.0.1:8000/ (Ctrl-C to stop);
