@@ -61,6 +61,7 @@ class Table:
         return [head] + body
 
     def to_dict(self) -> dict[str, Any]:
+        """The object as JSON-ready data (dicts, lists, numbers and strings)."""
         return {
             "name": self.name, "title": self.title, "source": self.source,
             "row_param": self.row_param, "col_param": self.col_param,

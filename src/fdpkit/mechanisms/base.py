@@ -44,6 +44,7 @@ class Mechanism:
         return out
 
     def to_json(self) -> str:
+        """The mechanism spec as JSON text (``mechanism_from_json`` reads it back)."""
         return json.dumps(self.to_dict())
 
     def label(self) -> str:

@@ -83,6 +83,7 @@ class CurveMechanism(Mechanism):
         return cls(tuple(float(x) for x in pl.alphas), tuple(float(x) for x in pl.tprs), bound)
 
     def describe(self) -> str:
+        """A one-line human-readable description (used in reports)."""
         word = "exact" if self.bound == "exact" else "lower bound"
         return f"f-DP curve ({len(self.alpha)} vertices, {word})"
 
@@ -128,4 +129,5 @@ class UniformSampling(Mechanism):
         return -math.expm1(-self.mu) / self.n
 
     def describe(self) -> str:
+        """A one-line human-readable description (used in reports)."""
         return f"Uniform random sampling (de Fondeville Ex. 3; mu={self.mu:g}, n={self.n})"

@@ -95,6 +95,7 @@ class RuleOfThumbStudy:
         return head + " Regret below the threshold at every sample rate of the grid: " + "; ".join(parts) + "."
 
     def to_dict(self) -> dict[str, Any]:
+        """The object as JSON-ready data (dicts, lists, numbers and strings)."""
         return {"threshold": self.threshold, "holds": self.holds, "counterexamples": self.counterexamples,
                 "boundary": self.boundary, "summary": self.summary(), "rows": self.result.rows}
 
