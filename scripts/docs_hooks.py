@@ -5,8 +5,8 @@
   ``plots/<name>.svg``; pages link to them as ``../plots/<name>.svg``.
 - Every name in ``fdpkit.__all__`` must have an API entry (a ``::: module.path.name`` line
   under ``docs/api/``). A missing one is a warning, which ``mkdocs build --strict`` turns into
-  a failed build; ``docs/api/index.md`` gets the table of all public names at its
-  ``<!-- fdpkit-all -->`` marker, each linked to its entry.
+  a failed build; ``docs/api/index.md`` gets the list of all public names at its
+  ``<!-- fdpkit-all -->`` marker (a list), each linked to its entry.
 """
 
 from __future__ import annotations
@@ -104,22 +104,35 @@ def api_entries() -> dict[str, tuple[str, str]]:
     return out
 
 
+def _summary(obj) -> str:
+    """The first paragraph of ``obj``'s docstring (shortened), safe in one Markdown line."""
+    import inspect
+
+    doc = inspect.getdoc(obj) if callable(obj) else None
+    if not doc:
+        return ""
+    first = " ".join(doc.split("\n\n", 1)[0].split())
+    first = re.sub(r":\w+:`~?([^`]+)`", r"`\1`", first)  # Sphinx roles read as code
+    first = first.replace("|", "\\|").replace("[", "\\[").replace("]", "\\]").replace("<", "&lt;")
+    return first if len(first) <= 120 else first[:117].rsplit(" ", 1)[0] + " …"
+
+
 def on_page_markdown(markdown, page, config, files):
-    """Fill the table of public names into api/index.md; warn about undocumented names."""
+    """Fill the list of public names into api/index.md; warn about undocumented names."""
     if page.file.src_uri != "api/index.md":
         return markdown
     import fdpkit
 
     entries = api_entries()
-    rows = ["| name | kind | where |", "|---|---|---|"]
+    rows = []
     for name in sorted((n for n in fdpkit.__all__ if n != "__version__"), key=str.lower):
         obj = getattr(fdpkit, name)
         kind = "class" if isinstance(obj, type) else "function" if callable(obj) else "constant"
         if name not in entries:
             log.warning("fdpkit.%s (in fdpkit.__all__) has no API entry: add '::: %s.%s' to a page "
                         "under docs/api/", name, getattr(obj, "__module__", "fdpkit"), name)
-            rows.append(f"| `{name}` | {kind} | *missing* |")
+            rows.append(f"- `{name}`: *missing* ({kind})")
             continue
         ident, where = entries[name]
-        rows.append(f"| [`{name}`][{ident}] | {kind} | [{where[:-3]}]({where}) |")
+        rows.append(f"- [`{name}`][{ident}]: {_summary(obj)} ({kind}; [{where[:-3]}]({where}))")
     return markdown.replace(MARKER, "\n".join(rows))
