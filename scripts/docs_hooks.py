@@ -114,7 +114,12 @@ def _summary(obj) -> str:
     first = " ".join(doc.split("\n\n", 1)[0].split())
     first = re.sub(r":\w+:`~?([^`]+)`", r"`\1`", first)  # Sphinx roles read as code
     first = first.replace("|", "\\|").replace("[", "\\[").replace("]", "\\]").replace("<", "&lt;")
-    return first if len(first) <= 120 else first[:117].rsplit(" ", 1)[0] + " …"
+    if len(first) > 120:
+        first = first[:117].rsplit(" ", 1)[0]
+        if first.count("`") % 2:  # never cut a code span in half
+            first = first[:first.rindex("`")].rstrip()
+        first += " …"
+    return first
 
 
 def on_page_markdown(markdown, page, config, files):
