@@ -8,6 +8,7 @@ has no psycopg; neither `[ledger]` (SQLite only) nor the core requires psycopg, 
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -32,7 +33,11 @@ def _run(*cmd, **kw):
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
-    _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", out, ROOT)
+    src = tmp_path_factory.mktemp("source") / "fdpkit"  # build from a copy: no build/ or egg-info here
+    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "site", "out", "build", "dist", "benchmarks", "tests", "docs", "*.egg-info",
+        "__pycache__", ".*cache*", ".hypothesis"))
+    _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", out, src)
     (whl,) = out.glob("fdpkit-*.whl")
     return whl
 
