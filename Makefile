@@ -50,10 +50,10 @@ lint: $(STAMP)
 # The documentation site (docs/ -> site/), strict: a broken reference or link fails.
 # Plots are drawn by docs/hooks.py during the build; `make docs-serve` previews it.
 docs: $(STAMP)
-	$(VENV)/bin/mkdocs build --strict --quiet
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
 docs-serve: $(STAMP)
-	$(VENV)/bin/mkdocs serve
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve
 
 clean:
 	rm -rf $(VENV) out build site *.egg-info src/*.egg-info
