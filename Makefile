@@ -6,12 +6,15 @@ STAMP  := $(VENV)/.fdpkit-installed
 
 HEADLINE := dpsgd --noise-multiplier 9.4 --sample-rate 0.32768 --steps 2000
 
-.PHONY: run test report bench clean
+.PHONY: run test lint docs docs-serve report bench clean
 
+# All extras, and a PostgreSQL driver for the ledger tests: fdpkit[postgres] needs psycopg but
+# leaves the choice of its build to the user; the development venv takes the binary one.
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[cli,report,web,ledger,sweep,dev]'
+	$(PY) -m pip install -q -e '.[cli,report,web,ledger,postgres,sweep,dev,docs]'
+	$(PY) -m pip install -q 'psycopg[binary]>=3.1'
 	@touch $(STAMP)
 
 # The main job: the web calculator on http://127.0.0.1:8000/ (Ctrl-C to stop);
@@ -35,9 +38,22 @@ bench:
 
 # Two parts: everything in parallel, then the `serial` tests (timing-sensitive load tests
 # that need the machine to themselves) in one process with nothing else running.
-test: $(STAMP)
+test: $(STAMP) lint docs
 	$(PY) -m pytest -n 2 -m "not serial"
 	$(PY) -m pytest -m serial tests
 
+# ruff and mypy on src/ (configured in pyproject.toml; strictness stated there).
+lint: $(STAMP)
+	$(VENV)/bin/ruff check src
+	$(VENV)/bin/mypy
+
+# The documentation site (docs/ -> site/), strict: a broken reference or link fails.
+# Plots are drawn by docs/hooks.py during the build; `make docs-serve` previews it.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+
+docs-serve: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve
+
 clean:
-	rm -rf $(VENV) out build *.egg-info src/*.egg-info
+	rm -rf $(VENV) out build site *.egg-info src/*.egg-info

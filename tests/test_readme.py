@@ -1,15 +1,50 @@
-"""README code blocks run as part of `make test`, and their printed comments are checked."""
+"""README and documentation code blocks run as part of `make test`, and their printed
+comments are checked: every token a block prints appears in the comment on the line of
+its ``print(...)`` call (or, for a ``print`` without a comment, on the next line that is a
+comment only)."""
 
 import contextlib
 import io
 import re
 from pathlib import Path
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+DOC_PAGES = sorted(p for p in DOCS.rglob("*.md"))
+TUTORIALS = sorted((DOCS / "tutorials").glob("*.md"))
 
 
-def python_blocks():
-    return re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
+def python_blocks(path: Path = README):
+    return re.findall(r"```python\n(.*?)```", path.read_text(encoding="utf-8"), flags=re.S)
+
+
+def claims_of(block: str) -> list[str]:
+    lines = block.splitlines()
+    claims = []
+    for i, line in enumerate(lines):
+        if "print(" not in line:
+            continue
+        if "#" in line:
+            claims.append(line.split("#", 1)[1].strip())
+        elif i + 1 < len(lines) and lines[i + 1].lstrip().startswith("#"):
+            claims.append(lines[i + 1].split("#", 1)[1].strip())
+    return claims
+
+
+def run_and_check(block: str, where: Path) -> None:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(block, str(where), "exec"), {})
+    printed = out.getvalue().splitlines()
+    claims = claims_of(block)
+    assert len(printed) == len(claims), (where.name, printed, claims)
+    for got, claim in zip(printed, claims):
+        # every token printed appears in the comment (e.g. "1.232 0.0575")
+        for token in got.split():
+            assert token in claim, (where.name, got, claim)
 
 
 def test_readme_has_python_example():
@@ -18,13 +53,17 @@ def test_readme_has_python_example():
 
 def test_readme_blocks_run_and_print_what_they_claim():
     for block in python_blocks():
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            exec(compile(block, str(README), "exec"), {})
-        printed = out.getvalue().splitlines()
-        claims = [line.split("#", 1)[1].strip() for line in block.splitlines() if "print(" in line and "#" in line]
-        assert len(printed) == len(claims)
-        for got, claim in zip(printed, claims):
-            # every token printed appears in the comment (e.g. "1.232 0.0575")
-            for token in got.split():
-                assert token in claim, (got, claim)
+        run_and_check(block, README)
+
+
+def test_every_tutorial_has_code_that_runs():
+    assert len(TUTORIALS) >= 4
+    for page in TUTORIALS:
+        assert python_blocks(page), page.name
+
+
+@pytest.mark.parametrize("page", [p for p in DOC_PAGES if python_blocks(p)],
+                         ids=lambda p: str(p.relative_to(DOCS)))
+def test_doc_blocks_run_and_print_what_they_claim(page):
+    for block in python_blocks(page):
+        run_and_check(block, page)

@@ -36,11 +36,6 @@ MU_MAX = 1e3
 EPSILON_MAX = 700.0
 
 
-class InputTypeError(TypeError, ValueError):
-    """An argument of the wrong type. A TypeError, and also a ValueError so that every bad
-    input to fdpkit can be caught as ValueError (the CLI and web rely on that)."""
-
-
 # --------------------------------------------------------------------------------------
 # validation
 # --------------------------------------------------------------------------------------

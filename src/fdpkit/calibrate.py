@@ -91,6 +91,7 @@ class CalibrationResult:
 
     @property
     def noise_multiplier(self) -> float | None:
+        """The calibrated mechanism's noise multiplier (None when no mechanism was found)."""
         return None if self.mechanism is None else self.mechanism.noise_multiplier
 
     def to_dict(self) -> dict[str, Any]:

@@ -56,6 +56,7 @@ class Target:
     prior: float | None = None
 
     def describe(self) -> str:
+        """The target in words, e.g. ``epsilon <= 3 at delta=1e-05``."""
         extra = ""
         if self.name == "epsilon":
             extra = f" at delta={self.delta:g}"

@@ -21,6 +21,7 @@ def worked_example(mu: float = 1.0, delta: float = 1e-5, fpr: float = 1e-3, prio
 
 
 def main() -> None:  # pragma: no cover - exercised by make run
+    """Print the worked example (``python -m fdpkit.examples``)."""
     print("\n".join(worked_example()))
 
 

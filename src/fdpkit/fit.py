@@ -96,6 +96,7 @@ class GDPFit:
         )
 
     def to_dict(self) -> dict[str, Any]:
+        """The object as JSON-ready data (dicts, lists, numbers and strings)."""
         return asdict(self)
 
     def __repr__(self) -> str:

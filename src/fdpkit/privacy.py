@@ -121,18 +121,22 @@ class PrivacyReport:
     # the names used by checks outside this repository
     @property
     def mu(self) -> float:
+        """Tight, pessimistic μ of the certified curve (Gomez et al. Eq. 5)."""
         return self.fit.mu
 
     @property
     def regret(self) -> float:
+        """Regret of the μ-GDP summary (below 0.01: essentially complete)."""
         return self.fit.regret
 
     @property
     def alpha_min(self) -> float:
+        """Lower end of the FPR (and FNR) range on which ``mu`` holds."""
         return self.fit.alpha_min
 
     @property
     def tau(self) -> float:
+        """Slack outside the range: overall TPR ≤ 1 − G_μ(FPR) + τ."""
         return self.fit.tau
 
     @property

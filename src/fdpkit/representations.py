@@ -49,6 +49,7 @@ class Representation:
     note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
+        """The object as JSON-ready data (dicts, lists, numbers and strings)."""
         return {"key": self.key, "name": self.name, "parameter": self.parameter,
                 "regret": json_safe(self.regret), "note": self.note}
 
@@ -63,12 +64,14 @@ class Representations:
     curves: dict = None  # name -> TradeOffCurve, for plots (not serialised)
 
     def regret_of(self, key: str) -> float:
+        """The regret of the representation with ``key`` (KeyError if none)."""
         for r in self.rows:
             if r.key == key:
                 return r.regret
         raise ValueError(f"key must be one of {[r.key for r in self.rows]}, got {key!r}")
 
     def to_dict(self) -> dict[str, Any]:
+        """The object as JSON-ready data (dicts, lists, numbers and strings)."""
         return {"rows": [r.to_dict() for r in self.rows], "advice": self.advice,
                 "recommended": self.recommended}
 

@@ -107,10 +107,10 @@ class _Shape:
         # and variance stay normal numbers (subnormals are tens of times slower on x86).
         # einsum, not np.dot: a BLAS dot of a few thousand terms may wake a thread pool,
         # which costs far more than the sum itself
-        l = self.losses
+        losses = self.losses
         s = float(w.sum())
-        mean = float(np.einsum("i,i->", w, l)) / s
-        dev = l - mean
+        mean = float(np.einsum("i,i->", w, losses)) / s
+        dev = losses - mean
         dev *= dev
         var = max(float(np.einsum("i,i->", w, dev)) / s, 0.0)
         out = (top + math.log(s), mean, var)

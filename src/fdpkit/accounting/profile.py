@@ -154,6 +154,7 @@ class PldProfile:
         self.directions = [_Direction(remove)] + ([_Direction(add)] if add is not None else [])
 
     def epsilon_for_delta(self, delta: float) -> float:
+        """Smallest ε with (ε, δ)-DP: the larger of the two adjacency directions' ε at ``delta``."""
         return max(d.epsilon(delta) for d in self.directions)
 
 

@@ -284,10 +284,12 @@ class RenyiAccounting(Accounting):
         return {"orders": np.asarray(self.orders), "epsilons": np.asarray(self.epsilons)}
 
     def epsilon_for_delta(self, delta: float) -> float:
+        """ε at ``delta`` implied by the RDP curve (refined conversion; sound)."""
         d = check_scalar("delta", check_probability("delta", delta))
         return refined_epsilon_for_delta(self.curve, d, **self._kw())
 
     def delta_for_epsilon(self, epsilon: float) -> float:
+        """δ at ``epsilon`` implied by the RDP curve (refined conversion; sound)."""
         e = check_scalar("epsilon", check_nonnegative("epsilon", epsilon, allow_inf=True))
         return refined_delta_for_epsilon(self.curve, e, **self._kw())
 

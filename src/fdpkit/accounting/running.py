@@ -74,12 +74,14 @@ class Composition:
 
     @classmethod
     def empty(cls, discretization: float = RUNNING_DISCRETIZATION) -> "Composition":
+        """The composition of nothing, at the given PLD ``discretization`` (ValueError outside [1e-6, 1])."""
         if not (isinstance(discretization, float) and 1e-6 <= discretization <= 1.0):
             raise ValueError(f"discretization must be a float in [1e-6, 1], got {discretization!r}")
         return cls(0, 0.0, None, discretization)
 
     @property
     def gaussian_only(self) -> bool:
+        """Whether every part so far is Gaussian-family (then the total is exact GDP, no PLD)."""
         return self.pld is None
 
     def add(self, mechanisms: Iterable[Mechanism]) -> "Composition":
@@ -110,6 +112,7 @@ class Composition:
 
     @property
     def gaussian_mu(self) -> float:
+        """μ of the Gaussian-family parts together: sqrt of the sum of their μ² (Dong et al. Cor. 3.3)."""
         return math.sqrt(self.gaussian_mu_sq)
 
     def total_pld(self):

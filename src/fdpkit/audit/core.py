@@ -84,10 +84,12 @@ class BoundedThresholds:
 
     @property
     def fpr(self) -> np.ndarray:
+        """Empirical false-positive rate at each threshold."""
         return self.false_positives / self.nonmembers
 
     @property
     def tpr(self) -> np.ndarray:
+        """Empirical true-positive rate at each threshold."""
         return self.true_positives / self.members
 
     def __len__(self) -> int:

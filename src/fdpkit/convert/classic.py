@@ -210,6 +210,7 @@ class CalculatorResult:
         return out
 
     def to_dict(self) -> dict[str, Any]:
+        """The object as JSON-ready data (dicts, lists, numbers and strings)."""
         return {"mode": self.mode, "inputs": dict(self.inputs), "outputs": dict(self.outputs),
                 "warnings": list(self.warnings)}
 

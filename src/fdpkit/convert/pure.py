@@ -48,6 +48,8 @@ def mu_from_pure_epsilon(
     delta : float, optional
         Match the privacy profile: delta_mu(epsilon) = delta (K&H Eq. 11).
 
+    Notes
+    -----
     At most one keyword may be given; with none, Gomez et al. Prop. 6.1.
 
     Examples

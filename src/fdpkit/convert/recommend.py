@@ -34,6 +34,7 @@ class Reading:
     source: str
 
     def to_dict(self) -> dict:
+        """The object as JSON-ready data (dicts, lists, numbers and strings)."""
         return json_safe(dict(self.__dict__))
 
 
@@ -48,9 +49,11 @@ class Recommendation:
 
     @property
     def value(self) -> float:
+        """The recommended value (``recommended.value``)."""
         return self.recommended.value
 
     def to_dict(self) -> dict:
+        """The object as JSON-ready data (dicts, lists, numbers and strings)."""
         return {"question": self.question, "quantity": self.quantity, "value": json_safe(self.value),
                 "recommended": self.recommended.to_dict(),
                 "alternatives": [a.to_dict() for a in self.alternatives]}

@@ -61,6 +61,7 @@ class Table:
         return [head] + body
 
     def to_dict(self) -> dict[str, Any]:
+        """The object as JSON-ready data (dicts, lists, numbers and strings)."""
         return {
             "name": self.name, "title": self.title, "source": self.source,
             "row_param": self.row_param, "col_param": self.col_param,
@@ -94,6 +95,8 @@ def _grid(rows: Sequence[float], cols: Sequence[float], fn: Callable[[float, flo
 def multiplicative_advantage_table(alphas: Sequence[float] = KH_ROWS, mus: Sequence[float] = KH_MUS) -> Table:
     """Worst-case TPR/FPR of mu-GDP at FPR alpha (Kulynych & Honkela Fig. 4b).
 
+    Examples
+    --------
     >>> t = multiplicative_advantage_table()
     >>> round(t.cells[0][3], 2)
     9.24
@@ -110,6 +113,8 @@ def multiplicative_advantage_table(alphas: Sequence[float] = KH_ROWS, mus: Seque
 def precision_at_recall_table(recalls: Sequence[float] = KH_ROWS, mus: Sequence[float] = KH_MUS) -> Table:
     """Worst-case precision at recall of mu-GDP (Kulynych & Honkela Fig. 5b).
 
+    Examples
+    --------
     >>> round(precision_at_recall_table().cells[0][0], 3)
     0.567
     """
@@ -125,6 +130,8 @@ def precision_at_recall_table(recalls: Sequence[float] = KH_ROWS, mus: Sequence[
 def epsilon_for_delta_table(deltas: Sequence[float] = KH_DELTAS, mus: Sequence[float] = KH_MUS) -> Table:
     """epsilon at delta implied by mu-GDP (Kulynych & Honkela Fig. 6b).
 
+    Examples
+    --------
     >>> round(epsilon_for_delta_table().cells[0][3], 1)
     4.4
     """
@@ -141,6 +148,8 @@ def mu_for_epsilon_delta_table(
 ) -> Table:
     """mu such that delta_mu(eps) = delta (Gomez et al. Table 3).
 
+    Examples
+    --------
     >>> round(mu_for_epsilon_delta_table().cells[0][0], 2)
     0.03
     """

@@ -56,6 +56,7 @@ class EnvelopeCurve(TradeOffCurve):
 
     @property
     def is_symmetric(self) -> bool:
+        """Whether the curve equals its inverse f⁻¹ (it holds for both orderings of neighbouring datasets)."""
         return all(c.is_symmetric for c in self.curves)
 
     def _beta(self, alpha: np.ndarray) -> np.ndarray:
@@ -65,6 +66,7 @@ class EnvelopeCurve(TradeOffCurve):
         return np.min([c._tpr(alpha) for c in self.curves], axis=0)
 
     def inverse(self) -> TradeOffCurve:
+        """The inverse curve f⁻¹: the envelope of the parts' inverses (itself when symmetric)."""
         if self.is_symmetric:
             return self
         return EnvelopeCurve(tuple(c.inverse() for c in self.curves))

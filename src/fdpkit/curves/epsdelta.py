@@ -54,6 +54,7 @@ class EpsDeltaCurve(TradeOffCurve):
 
     @property
     def is_symmetric(self) -> bool:
+        """Whether the curve equals its inverse f⁻¹ (it holds for both orderings of neighbouring datasets)."""
         return True
 
     def _beta(self, alpha: np.ndarray) -> np.ndarray:

@@ -90,6 +90,7 @@ class GaussianCurve(TradeOffCurve):
 
     @property
     def is_symmetric(self) -> bool:
+        """Whether the curve equals its inverse f⁻¹ (it holds for both orderings of neighbouring datasets)."""
         return True
 
     def _beta(self, alpha: np.ndarray) -> np.ndarray:

@@ -59,6 +59,7 @@ class LaplaceCurve(TradeOffCurve):
 
     @property
     def is_symmetric(self) -> bool:
+        """Whether the curve equals its inverse f⁻¹ (it holds for both orderings of neighbouring datasets)."""
         return True
 
     def _regions(self, alpha: np.ndarray):

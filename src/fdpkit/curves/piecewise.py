@@ -420,6 +420,7 @@ class PiecewiseLinearCurve(TradeOffCurve):
 
     @property
     def is_symmetric(self) -> bool:
+        """Whether the curve equals its inverse f⁻¹ (it holds for both orderings of neighbouring datasets)."""
         if self._symmetric is None:  # curves are immutable: check once
             inv = self.inverse()
             self._symmetric = len(inv.alphas) == len(self._alpha) and bool(
@@ -449,4 +450,5 @@ class PiecewiseLinearCurve(TradeOffCurve):
         return PiecewiseLinearCurve(a_new, b_new, self.bound, tpr=t_new, _hull=True)
 
     def to_piecewise(self, n: int = 0) -> "PiecewiseLinearCurve":
+        """The curve itself (already piecewise linear; ``n`` is ignored)."""
         return self

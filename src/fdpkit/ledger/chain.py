@@ -37,6 +37,7 @@ def utc(value: dt.datetime | None) -> dt.datetime | None:
 
 
 def now() -> dt.datetime:
+    """The current time as an aware UTC datetime (every ledger timestamp)."""
     return dt.datetime.now(dt.timezone.utc)
 
 
@@ -57,6 +58,24 @@ def canonical(obj: Any) -> str:
 
 def event_hash(prev_hash: str, seq: int, at: dt.datetime, kind: str, actor: str,
                dataset_id: int | None, release_id: int | None, payload: str) -> str:
+    """The SHA-256 hex digest chaining one event to the previous one.
+
+    ``hash = sha256(prev_hash + canonical JSON of (seq, at, kind, actor, dataset_id,
+    release_id, payload))``, so editing any field of any event, or deleting one, breaks
+    every later hash (what :meth:`fdpkit.ledger.Ledger.verify` checks).
+
+    Parameters
+    ----------
+    prev_hash : str
+        The previous event's hash (the genesis value for the first event).
+    seq, at, kind, actor, dataset_id, release_id, payload
+        The event's fields as stored; ``payload`` is its canonical JSON text.
+
+    Returns
+    -------
+    str
+        64 lowercase hex characters.
+    """
     body = canonical({"seq": seq, "at": _plain(at), "kind": kind, "actor": actor,
                       "dataset_id": dataset_id, "release_id": release_id, "payload": payload})
     return hashlib.sha256((prev_hash + body).encode("utf-8")).hexdigest()
@@ -120,6 +139,7 @@ class VerifyResult:
     reason: str = ""
 
     def to_dict(self) -> dict[str, Any]:
+        """The object as JSON-ready data (dicts, lists, numbers and strings)."""
         return {"ok": self.ok, "events": self.events, "broken_seq": self.broken_seq, "reason": self.reason}
 
 

@@ -125,9 +125,11 @@ class Status:
 
     @property
     def exceeded(self) -> list[Crossing]:
+        """The thresholds the released total exceeds now."""
         return [c for c in self.thresholds if c.exceeded]
 
     def to_dict(self) -> dict[str, Any]:
+        """The object as JSON-ready data (dicts, lists, numbers and strings)."""
         r = self.released
         return {"dataset": self.dataset.name, "unit": self.dataset.unit, "relation": self.dataset.relation,
                 "released_count": self.counts.get("released", 0), "counts": self.counts,
@@ -150,19 +152,24 @@ class Check:
 
     @property
     def messages(self) -> list[str]:
+        """One sentence per threshold the release would newly cross."""
         return [f"would exceed the {c.threshold.level} threshold: " + c.message().split(": ", 1)[1]
                 for c in self.new_crossings]
 
     @property
     def blocked(self) -> bool:
+        """Whether releasing would exceed a hard threshold (then it needs an override reason)."""
         return any(c.exceeded and c.threshold.level == "hard" for c in self.thresholds)
 
     def to_dict(self) -> dict[str, Any]:
+        """The object as JSON-ready data (dicts, lists, numbers and strings)."""
         return {"before": self.before.to_dict(), "after": self.after.to_dict(), "blocked": self.blocked,
                 "messages": self.messages, "thresholds": [c.to_dict() for c in self.thresholds]}
 
 
 def release_dict(r: Release) -> dict[str, Any]:
+    """A release as plain JSON data (the CLI's and the web API's shape): its fields, the
+    mechanism spec as a dict, and timestamps as UTC ISO strings."""
     out = {k: getattr(r, k) for k in ("id", "dataset_id", "title", "purpose", "analyst", "state",
                                       "gaussian_mu", "epsilon_ref", "override_reason", "override_by")}
     out["mechanism"] = json.loads(r.spec)
@@ -173,6 +180,8 @@ def release_dict(r: Release) -> dict[str, Any]:
 
 
 def event_dict(e: Event) -> dict[str, Any]:
+    """An event of the hash-chained log as plain JSON data: sequence number, time, kind,
+    actor, dataset and release ids, the event's data and its hash."""
     payload = json.loads(e.payload)
     return {"seq": e.seq, "at": json.loads(canonical(e.at)), "kind": e.kind, "actor": e.actor,
             "dataset_id": e.dataset_id, "release_id": e.release_id, "data": payload.get("data", {}),
@@ -209,6 +218,7 @@ class Ledger:
         return db.upgrade(self.engine)
 
     def close(self) -> None:
+        """Release the database connections (also on leaving a ``with`` block)."""
         self.engine.dispose()
 
     def __enter__(self) -> "Ledger":
@@ -219,6 +229,7 @@ class Ledger:
 
     @contextlib.contextmanager
     def read(self) -> Iterator[Session]:
+        """A read-only session (context manager) on the ledger's database."""
         with self._sessions() as s:
             yield s
 
@@ -255,18 +266,22 @@ class Ledger:
         return r
 
     def dataset(self, name: str) -> Dataset:
+        """The dataset called ``name`` (NotFound if none)."""
         with self.read() as s:
             return self._dataset(s, name)
 
     def datasets(self) -> list[Dataset]:
+        """Every dataset, by name."""
         with self.read() as s:
             return list(s.execute(select(Dataset).order_by(Dataset.name)).scalars())
 
     def release_info(self, release_id: Any) -> Release:
+        """The release with id ``release_id`` (NotFound if none)."""
         with self.read() as s:
             return self._release(s, release_id)
 
     def releases(self, dataset: str | None = None, state: str | None = None) -> list[Release]:
+        """Releases by id, optionally of one ``dataset`` and in one ``state``."""
         with self.read() as s:
             q = select(Release).order_by(Release.id)
             if dataset is not None:
@@ -276,12 +291,14 @@ class Ledger:
             return list(s.execute(q).scalars())
 
     def thresholds(self, dataset: str) -> list[Threshold]:
+        """The thresholds of ``dataset``."""
         with self.read() as s:
             d = self._dataset(s, dataset)
             return list(s.execute(select(Threshold).where(Threshold.dataset_id == d.id)
                                   .order_by(Threshold.metric, Threshold.level)).scalars())
 
     def approvals(self, release_id: Any) -> list[Approval]:
+        """The approvals and rejections of a release, oldest first."""
         with self.read() as s:
             r = self._release(s, release_id)
             return list(s.execute(select(Approval).where(Approval.release_id == r.id)
@@ -350,6 +367,7 @@ class Ledger:
         return self._write(fn)
 
     def remove_threshold(self, dataset: str, *, metric: str, level: str, user: str) -> None:
+        """Remove ``dataset``'s threshold on ``metric`` at ``level`` (logged as an event by ``user``)."""
         user = _text("user", user)
 
         def fn(s: Session, head):
@@ -430,9 +448,11 @@ class Ledger:
         return self._write(fn)
 
     def reject(self, release_id: Any, *, user: str, comment: str = "") -> Release:
+        """Reject a proposed release (logged with ``comment``); it can no longer be released."""
         return self._close(release_id, user, comment, "rejected", ("proposed",))
 
     def withdraw(self, release_id: Any, *, user: str, comment: str = "") -> Release:
+        """Withdraw a proposed or approved release (logged with ``comment``)."""
         return self._close(release_id, user, comment, "withdrawn", ("proposed", "approved"))
 
     def _release_in(self, s: Session, head, r: Release, user: str, override_reason: str | None,
@@ -583,6 +603,7 @@ class Ledger:
         return Check(before, after, crossings(after, specs), newly_exceeded(before, after, specs))
 
     def check_release(self, release_id: Any) -> Check:
+        """What releasing ``release_id`` would do: the totals before and after, thresholds newly crossed, and whether a hard one blocks it."""
         r = self.release_info(release_id)
         with self.read() as s:
             name = s.get(Dataset, r.dataset_id).name

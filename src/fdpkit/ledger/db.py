@@ -17,11 +17,11 @@ from __future__ import annotations
 import contextlib
 import os
 import random
-import sys
 import time
 from pathlib import Path
 from typing import Callable, Iterator, TypeVar
 
+import platformdirs
 from sqlalchemy import create_engine, event, select, text
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
@@ -37,14 +37,17 @@ T = TypeVar("T")
 
 
 def data_dir() -> Path:
-    """The user's data directory for fdpkit (XDG on Linux, the usual places elsewhere)."""
-    if sys.platform == "win32":  # pragma: no cover - platform
-        base = Path(os.environ.get("APPDATA", Path.home() / "AppData" / "Roaming"))
-    elif sys.platform == "darwin":  # pragma: no cover - platform
-        base = Path.home() / "Library" / "Application Support"
-    else:
-        base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
-    return base / "fdpkit"
+    """The user's data directory for fdpkit, from :mod:`platformdirs`.
+
+    ``$XDG_DATA_HOME/fdpkit`` (default ``~/.local/share/fdpkit``) on Linux,
+    ``~/Library/Application Support/fdpkit`` on macOS and ``%APPDATA%\\fdpkit`` on Windows.
+
+    Returns
+    -------
+    pathlib.Path
+        The directory (not created here).
+    """
+    return Path(platformdirs.user_data_dir("fdpkit", appauthor=False, roaming=True))
 
 
 def resolve_url(url: str | os.PathLike | None = None) -> str:
@@ -110,10 +113,12 @@ def make_engine(url: str) -> Engine:
         return create_engine(url, pool_pre_ping=True)
     except ModuleNotFoundError as exc:
         raise ValueError(f"db {u.render_as_string(hide_password=True)!r} needs the database driver "
-                         f"{exc.name!r}; install fdpkit[ledger]") from None
+                         f"{exc.name!r}; install fdpkit[postgres] (psycopg) or another driver") from None
 
 
 def session_factory(engine: Engine) -> sessionmaker[Session]:
+    """A session factory bound to ``engine`` whose objects stay readable after a commit
+    (``expire_on_commit=False``)."""
     return sessionmaker(engine, expire_on_commit=False)
 
 

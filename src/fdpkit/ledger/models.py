@@ -26,10 +26,14 @@ METRICS = ("epsilon", "mu", "tpr")
 
 
 class Base(DeclarativeBase):
-    pass
+    """The SQLAlchemy declarative base of the ledger's tables (schema owned by the Alembic
+    migrations in ``fdpkit/ledger/migrations``)."""
 
 
 class Dataset(Base):
+    """A dataset whose releases the ledger composes: its unique ``name``, the privacy
+    ``unit`` (e.g. "one person") and the neighbouring ``relation``."""
+
     __tablename__ = "datasets"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -41,6 +45,11 @@ class Dataset(Base):
 
 
 class Release(Base):
+    """One release of a dataset: the mechanism ``spec`` (canonical JSON), its ``state``
+    (proposed, approved, released, rejected or withdrawn) with the time of each move, the
+    exact ``gaussian_mu`` for Gaussian-family mechanisms, its own ε at δ = 1e-5
+    (``epsilon_ref``, for the basic-composition sum) and any override of a hard threshold."""
+
     __tablename__ = "releases"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -63,6 +72,10 @@ class Release(Base):
 
 
 class Threshold(Base):
+    """A dataset's threshold on the running total: ``metric`` (epsilon at ``delta``, mu, or
+    TPR at ``fpr``), ``level`` (notice, warning or hard) and ``value``. One per dataset,
+    metric and level."""
+
     __tablename__ = "thresholds"
     __table_args__ = (UniqueConstraint("dataset_id", "metric", "level"),)
 
@@ -76,6 +89,9 @@ class Threshold(Base):
 
 
 class Approval(Base):
+    """An approver's decision on a release (approved or rejected), with the privacy
+    report stored as JSON and PDF and the SHA-256 of each."""
+
     __tablename__ = "approvals"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -91,6 +107,9 @@ class Approval(Base):
 
 
 class User(Base):
+    """A web account: unique ``name``, ``role`` (viewer, analyst, approver, admin) and an
+    argon2id ``password_hash`` (never the password)."""
+
     __tablename__ = "users"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)

@@ -30,6 +30,24 @@ HEADER = ("period start", "releases", "released total", "μ", "regret", f"ε at 
 
 @dataclass(frozen=True)
 class TimelineRow:
+    """One period of a dataset's timeline: the running total after the period's releases.
+
+    Attributes
+    ----------
+    start : datetime.date
+        First day of the period (UTC; a Monday for weeks).
+    releases, count : int
+        Releases in this period, and released so far.
+    mu, regret : float
+        Tight μ of the running total and its regret.
+    epsilon, epsilon_sum : float
+        ε at δ = 1e-5 of the tight composition, and the basic-composition sum.
+    tpr : float
+        Certified TPR of the best attack at the reference FPR.
+    method : str
+        How the total was composed (exact GDP or the accountant's PLD).
+    """
+
     start: dt.date
     releases: int
     count: int
@@ -41,10 +59,12 @@ class TimelineRow:
     method: str
 
     def cells(self) -> list[Any]:
+        """The row's values in the order of the timeline table's header."""
         return [self.start.isoformat(), self.releases, self.count, self.mu, self.regret, self.epsilon,
                 self.epsilon_sum, self.tpr, self.method]
 
     def to_dict(self) -> dict[str, Any]:
+        """The row as JSON data (``start`` as an ISO date)."""
         return dict(zip(("start", "releases", "count", "mu", "regret", "epsilon", "epsilon_sum", "tpr",
                          "method"), [self.start.isoformat(), *self.cells()[1:]]))
 
@@ -96,6 +116,8 @@ def timeline(ledger: Ledger, dataset: str, bucket: str = "week") -> list[Timelin
 
 
 def timeline_csv(rows: list[TimelineRow]) -> str:
+    """The timeline as CSV text: the header row, then one row per period (floats written
+    with ``repr`` so that they read back exactly)."""
     from fdpkit.report import csv_rows
 
     return csv_rows([list(HEADER), *[[c if not isinstance(c, float) else repr(c) for c in r.cells()]
@@ -128,6 +150,8 @@ def draw_timeline(rows: list[TimelineRow], epsilon_thresholds: list[tuple[str, f
 
 
 def timeline_svg(rows: list[TimelineRow], status: Status) -> str:
+    """The timeline plot (:func:`draw_timeline`) as inline SVG, with the dataset's ε
+    thresholds at δ = 1e-5 from ``status``."""
     from fdpkit.report.figures import svg_inline
 
     return svg_inline(draw_timeline(rows, _eps_thresholds(status)))

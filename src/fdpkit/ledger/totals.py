@@ -41,6 +41,7 @@ class ThresholdSpec:
     fpr: float | None = None
 
     def describe(self) -> str:
+        """The threshold in words, e.g. ``ε 8 at δ = 1e-05 (hard)``."""
         where = (f" at δ = {self.delta:g}" if self.metric == "epsilon"
                  else f" at FPR = {self.fpr:g}" if self.metric == "tpr" else "")
         return f"{METRIC_LABEL[self.metric]} {self.value:g}{where} ({self.level})"
@@ -107,9 +108,11 @@ class Total:
 
     @property
     def bound(self) -> str:
+        """``exact`` for an all-Gaussian total, ``lower`` (a sound lower bound of the curve) for a PLD."""
         return "lower" if self.method == "PLD" else "exact"
 
     def epsilon_at(self, delta: float) -> float:
+        """ε at ``delta`` of the total (from the accountant's profile; cached)."""
         d = float(delta)
         if d not in self._eps:
             if not (0.0 < d < 1.0):
@@ -120,10 +123,12 @@ class Total:
 
     @property
     def epsilon(self) -> float:
+        """ε at the reference δ = 1e-5."""
         return self.epsilon_at(DELTA_REF)
 
     @property
     def epsilons(self) -> dict[float, float]:
+        """Every ε computed so far, by δ."""
         self.epsilon_at(DELTA_REF)
         return dict(sorted(self._eps.items()))
 
@@ -138,28 +143,35 @@ class Total:
 
     @property
     def mu(self) -> float:
+        """Tight μ of the total (Gomez et al. Eq. 5)."""
         return self._fitted()[0]
 
     @property
     def regret(self) -> float:
+        """Regret of the μ-GDP summary of the total."""
         return self._fitted()[1]
 
     @property
     def alpha_min(self) -> float:
+        """Lower end of the FPR range on which ``mu`` holds."""
         return self._fitted()[2]
 
     @property
     def tpr(self) -> float:
+        """Certified TPR of the best attack at the reference FPR."""
         return self.tpr_at(FPR_REF)
 
     def tpr_at(self, fpr: float) -> float:
+        """Certified TPR of the best attack at ``fpr``."""
         return float(self.composition.curve().tpr(float(fpr)))
 
     @property
     def delta_sum(self) -> float:
+        """δ of basic composition: the number of releases times the reference δ."""
         return self.count * DELTA_REF
 
     def value_of(self, t: ThresholdSpec) -> float:
+        """The total's current value of a threshold's metric (μ, ε at its δ, or TPR at its FPR)."""
         if t.metric == "mu":
             return self.mu
         if t.metric == "epsilon":
@@ -167,6 +179,7 @@ class Total:
         return self.tpr_at(t.fpr)
 
     def to_dict(self) -> dict[str, Any]:
+        """The object as JSON-ready data (dicts, lists, numbers and strings)."""
         return self.reading().to_dict()
 
     def reading(self) -> "TotalReading":
@@ -195,15 +208,18 @@ class TotalReading:
 
     @property
     def epsilon(self) -> float:
+        """ε at the reference δ = 1e-5."""
         return self.epsilons[DELTA_REF]
 
     def epsilon_at(self, delta: float) -> float:
+        """ε at ``delta``, if it was read (KeyError otherwise)."""
         try:
             return self.epsilons[float(delta)]
         except KeyError:
             raise ValueError(f"delta {delta!r} was not read; read it from the Total") from None
 
     def to_dict(self) -> dict[str, Any]:
+        """The object as JSON-ready data (dicts, lists, numbers and strings)."""
         return {"count": self.count, "method": self.method, "bound": self.bound, "mu": self.mu,
                 "regret": self.regret, "alpha_min": self.alpha_min,
                 "epsilon": self.epsilon, "delta": DELTA_REF,
@@ -229,9 +245,11 @@ class Crossing:
 
     @property
     def exceeded(self) -> bool:
+        """Whether the current value is above the threshold."""
         return self.current > self.threshold.value
 
     def message(self) -> str:
+        """The crossing in words: the metric, its current value and the threshold."""
         t = self.threshold
         where = (f" at δ = {t.delta:g}" if t.metric == "epsilon"
                  else f" at FPR = {t.fpr:g}" if t.metric == "tpr" else "")
@@ -240,12 +258,15 @@ class Crossing:
                 f"{t.value:g}{where}")
 
     def to_dict(self) -> dict[str, Any]:
+        """The object as JSON-ready data (dicts, lists, numbers and strings)."""
         t = self.threshold
         return {"metric": t.metric, "level": t.level, "value": t.value, "delta": t.delta, "fpr": t.fpr,
                 "current": self.current, "exceeded": self.exceeded, "message": self.message()}
 
 
 def crossings(total: Total, thresholds: Iterable[ThresholdSpec]) -> list[Crossing]:
+    """``total`` read against every threshold, hard ones first, then warning, then notice
+    (each with its current value and whether it is exceeded)."""
     order = {"hard": 0, "warning": 1, "notice": 2}
     return sorted((Crossing(t, total.value_of(t)) for t in thresholds),
                   key=lambda c: (order[c.threshold.level], c.threshold.metric))

@@ -28,6 +28,8 @@ _DUMMY = _HASHER.hash("fdpkit-dummy-password")
 
 
 def has_role(user_role: str, needed: str) -> bool:
+    """Whether ``user_role`` ranks at least ``needed`` (viewer < analyst < approver < admin);
+    an unknown role has none."""
     return RANK.get(user_role, -1) >= RANK[needed]
 
 
@@ -51,6 +53,7 @@ def add_user(ledger: Ledger, name: str, *, role: str, password: str, actor: str)
 
 
 def users(ledger: Ledger) -> list[User]:
+    """Every account of ``ledger``, by name."""
     with ledger.read() as s:
         return list(s.execute(select(User).order_by(User.name)).scalars())
 
@@ -94,12 +97,14 @@ def session_user(ledger: Ledger, token: str | None) -> tuple[User, str] | None:
 
 
 def end_session(ledger: Ledger, token: str | None) -> None:
+    """Log out: delete the session whose cookie token is ``token`` (nothing if none)."""
     if token:
         db.run_write(ledger.engine, lambda s: s.execute(delete(WebSession).where(
             WebSession.token_sha256 == _digest(token))))
 
 
 def user_dict(u: User) -> dict[str, Any]:
+    """An account as JSON data: id, name, role and whether it is active (no hash)."""
     return {"id": u.id, "name": u.name, "role": u.role, "active": u.active}
 
 

@@ -5,7 +5,6 @@ dicts/JSON so that the CLI, reports and the web calculator can read them."""
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
@@ -45,6 +44,7 @@ class Mechanism:
         return out
 
     def to_json(self) -> str:
+        """The mechanism spec as JSON text (``mechanism_from_json`` reads it back)."""
         return json.dumps(self.to_dict())
 
     def label(self) -> str:

@@ -24,6 +24,7 @@ class Gaussian(Mechanism):
 
     @property
     def mu(self) -> float:
+        """The exact Gaussian DP parameter: μ = sensitivity / σ (Dong et al. Thm. 2.7)."""
         return self.sensitivity / self.sigma
 
 
@@ -41,6 +42,7 @@ class Laplace(Mechanism):
 
     @property
     def epsilon(self) -> float:
+        """The pure-DP parameter: ε = sensitivity / scale."""
         return self.sensitivity / self.scale
 
 

@@ -55,6 +55,7 @@ class Repeated(Mechanism):
     times: int
 
     def label(self) -> str:
+        """A short name for reports, tables and plot legends."""
         inner = self.inner
         if isinstance(inner, Subsampled) and isinstance(inner.inner, Gaussian) and inner.inner.sensitivity == 1.0:
             return (f"DP-SGD (noise multiplier {inner.inner.sigma:g}, sample rate {inner.sample_rate:g}, "

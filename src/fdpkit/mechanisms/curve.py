@@ -43,6 +43,8 @@ class CurveMechanism(Mechanism):
         The curve is the mechanism's exact curve or a lower bound of it (an optimistic
         "upper" curve certifies nothing and is refused).
 
+    Notes
+    -----
     The vertices are checked like any :class:`fdpkit.PiecewiseLinearCurve` when the
     mechanism is accounted. Use :meth:`from_curve` to wrap any fdpkit curve.
 
@@ -81,6 +83,7 @@ class CurveMechanism(Mechanism):
         return cls(tuple(float(x) for x in pl.alphas), tuple(float(x) for x in pl.tprs), bound)
 
     def describe(self) -> str:
+        """A one-line human-readable description (used in reports)."""
         word = "exact" if self.bound == "exact" else "lower bound"
         return f"f-DP curve ({len(self.alpha)} vertices, {word})"
 
@@ -102,6 +105,8 @@ class UniformSampling(Mechanism):
     n : int
         Dataset size (>= 1).
 
+    Examples
+    --------
     >>> UniformSampling(1.0, 5).describe()
     'Uniform random sampling (de Fondeville Ex. 3; mu=1, n=5)'
     """
@@ -124,4 +129,5 @@ class UniformSampling(Mechanism):
         return -math.expm1(-self.mu) / self.n
 
     def describe(self) -> str:
+        """A one-line human-readable description (used in reports)."""
         return f"Uniform random sampling (de Fondeville Ex. 3; mu={self.mu:g}, n={self.n})"

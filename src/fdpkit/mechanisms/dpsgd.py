@@ -113,6 +113,7 @@ class Phase:
     participations: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """The object as JSON-ready data (dicts, lists, numbers and strings)."""
         out = {"noise_multiplier": self.noise_multiplier, "sample_rate": self.sample_rate, "steps": self.steps}
         for k in ("batch_size", "epochs", "max_batch_size", "participations"):
             if getattr(self, k) is not None:
@@ -308,6 +309,7 @@ class DPSGD(Mechanism):
         return parts[0] if len(parts) == 1 else Composed(tuple(parts))
 
     def to_dict(self) -> dict[str, Any]:
+        """The object as JSON-ready data (dicts, lists, numbers and strings)."""
         out: dict[str, Any] = {"kind": self.kind}
         if len(self.phases) == 1:
             out.update(self.phases[0].to_dict())
@@ -327,6 +329,7 @@ class DPSGD(Mechanism):
                 "steps": self.steps, "phases": len(self.phases)}
 
     def label(self) -> str:
+        """A short name for reports, tables and plot legends."""
         unit = {"example": "example-level", "user": "user-level"}[self.unit]
         how = f"{self.sampling} sampling, {self.relation}, {unit}"
         if len(self.phases) == 1:
@@ -336,10 +339,12 @@ class DPSGD(Mechanism):
         return f"DP-SGD schedule ({len(self.phases)} phases, {self.steps} steps; {how})"
 
     def describe(self) -> str:
+        """A one-line human-readable description (used in reports)."""
         return self.label()
 
     @classmethod
     def from_dict(cls, data: dict) -> "DPSGD":
+        """A DPSGD from its spec dict (one phase's fields, or ``phases``); unknown keys are refused."""
         known = {"kind", "noise_multiplier", "sample_rate", "steps", "batch_size", "epochs",
                  "max_batch_size", "participations", "phases", "sampling", "relation", "unit",
                  "dataset_size", "examples_per_user"}

@@ -36,6 +36,7 @@ class ZCDP(Mechanism):
         object.__setattr__(self, "rho", check_rho(self.rho))
 
     def label(self) -> str:
+        """A short name for reports, tables and plot legends."""
         return f"ρ = {self.rho:g} zCDP"
 
 
@@ -51,6 +52,8 @@ class RDP(Mechanism):
     epsilons : sequence of float
         eps(t_j) >= 0, non-decreasing in the order (``inf`` allowed: no constraint).
 
+    Examples
+    --------
     >>> RDP([2, 4], [0.1, 0.3]).to_dict()
     {'kind': 'rdp', 'orders': [2.0, 4.0], 'epsilons': [0.1, 0.3]}
     >>> RDP([2, 4], [0.3, 0.1])
@@ -69,12 +72,15 @@ class RDP(Mechanism):
         object.__setattr__(self, "epsilons", tuple(float(x) for x in e))
 
     def to_dict(self) -> dict:
+        """The object as JSON-ready data (dicts, lists, numbers and strings)."""
         return {"kind": self.kind, "orders": list(self.orders), "epsilons": list(self.epsilons)}
 
     def label(self) -> str:
+        """A short name for reports, tables and plot legends."""
         return f"RDP at {len(self.orders)} orders ({self.orders[0]:g} to {self.orders[-1]:g})"
 
     def describe(self) -> str:
+        """A one-line human-readable description (used in reports)."""
         pairs = ", ".join(f"({t:g}, {e:.4g})" for t, e in zip(self.orders[:4], self.epsilons[:4]))
         more = f", ... ({len(self.orders)} pairs)" if len(self.orders) > 4 else ""
         return f"RDP(orders, epsilons = {pairs}{more})"

@@ -65,11 +65,32 @@ class MechanismOption:
     value_per_test: float | None = None
 
     def to_dict(self) -> dict:
+        """The object as JSON-ready data (dicts, lists, numbers and strings)."""
         return json_safe(dict(self.__dict__))
 
 
 @dataclass(frozen=True)
 class PrivacyFirstPlan:
+    """A privacy-first plan (de Fondeville Sec. 5.1): which mechanism families the two
+    questions admit, and for each admissible one the parameter that meets the risk cap.
+
+    Attributes
+    ----------
+    admissible_families : tuple of str
+        Families left by the answers ("catastrophic", "graceful", "bounded").
+    excluded : dict
+        Each excluded family with the reason (which answer ruled it out).
+    options : tuple of MechanismOption
+        One mechanism per admissible family with its parameter (μ or ε), the power of the
+        planned test, the attack power it allows and the noise scale to add.
+    fpr : float
+        The false-positive rate at which the attack power is capped.
+    analysis : ZTestSpec or None
+        The planned test, if one was given (then the options carry power and noise).
+    notes : tuple of str
+        Extra guidance (e.g. on multiple tests).
+    """
+
     admissible_families: tuple[str, ...]
     excluded: dict[str, str]
     options: tuple[MechanismOption, ...]
@@ -88,6 +109,8 @@ class PrivacyFirstPlan:
         return next((o.noise_scale for o in self.options if o.noise_parameter == "b"), None)
 
     def to_dict(self) -> dict:
+        """The plan as JSON data (the CLI's and ``/api/plan``'s shape), with the noise to add
+        in words (``noise``) and plausibility warnings."""
         return {
             "sigma": json_safe(self.sigma),
             "laplace_scale": json_safe(self.laplace_scale),
@@ -187,6 +210,29 @@ def privacy_first(*, blatant_disclosure_ok: bool, high_confidence_ok: bool,
 
 @dataclass(frozen=True)
 class UtilityFirstPlan:
+    """A utility-first plan (de Fondeville Sec. 5.2): the smallest μ at which the planned
+    test keeps the required power, and what that μ allows an attacker.
+
+    Attributes
+    ----------
+    analysis : ZTestSpec
+        The planned test.
+    criterion : str
+        The power requirement in words.
+    mu_min : float
+        Smallest μ (per test) meeting it; ``inf`` when unreachable.
+    power, nonprivate_power : float
+        The test's power at ``mu_min`` and without noise.
+    prior, fpr : float
+        The reference attacker's prior and false-positive rate.
+    posterior, relative_risk, attack_power : float
+        What the best attack reaches at ``fpr`` under ``mu_min``.
+    epsilon_at_1e5 : float
+        ε at δ = 1e-5 of ``mu_min``.
+    reachable : bool
+        Whether any finite μ meets the requirement; ``reason`` says why not.
+    """
+
     analysis: ZTestSpec
     criterion: str
     mu_min: float
@@ -208,6 +254,7 @@ class UtilityFirstPlan:
 
     @property
     def tests(self) -> int:
+        """Number of tests sharing the budget (from the analysis)."""
         return self.analysis.tests
 
     @property
@@ -221,6 +268,8 @@ class UtilityFirstPlan:
         return None
 
     def to_dict(self) -> dict:
+        """The plan as JSON data, with the noise scale ``sigma``, the budget split over the
+        tests and the noise to add in words."""
         d = json_safe({k: v for k, v in self.__dict__.items() if k != "analysis"})
         d["analysis"] = self.analysis.to_dict()
         d["sensitivity"] = self.analysis.sensitivity

@@ -167,6 +167,7 @@ class ZTestSpec:
         return f"{side} {sample} Z-test of a {what}, n = {self.n:g} per group, level {self.alpha:g}{multi}"
 
     def to_dict(self) -> dict:
+        """The object as JSON-ready data (dicts, lists, numbers and strings)."""
         d = asdict(self)
         d["sensitivity"] = self.sensitivity
         d["level_per_test"] = self.level

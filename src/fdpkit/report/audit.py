@@ -105,6 +105,8 @@ def audit_section(result: Any) -> Section:
 
 
 def audit_figure(result: Any) -> Figure:
+    """The audit's plot: the empirical ROC with its confidence boxes against the certified
+    curve, log-log (:func:`audit_roc`)."""
     return Figure("audit-roc", "Audit: empirical ROC with confidence boxes against the certified curve (log-log)",
                   lambda ax: audit_roc(ax, result))
 

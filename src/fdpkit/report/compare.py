@@ -66,6 +66,7 @@ class ComparedCurve:
     curve: TradeOffCurve
 
     def to_dict(self, alpha: np.ndarray) -> dict:
+        """The object as JSON-ready data (dicts, lists, numbers and strings)."""
         return json_safe({"label": self.label, "kind": self.kind, "parameters": dict(self.parameters),
                           "bound": self.curve.bound, "alpha": alpha.tolist(),
                           "beta": np.asarray(self.curve.beta(alpha), dtype=float).tolist()})
@@ -79,9 +80,11 @@ class CurveComparison:
 
     @property
     def title(self) -> str:
+        """A title naming every compared curve."""
         return "Trade-off curves: " + "; ".join(c.label for c in self.curves)
 
     def mapping(self) -> dict[str, TradeOffCurve]:
+        """``{label: curve}`` for plotting."""
         return {c.label: c.curve for c in self.curves}
 
     def draw(self, ax):

@@ -25,6 +25,7 @@ class Reference:
     epsilon_at_1e5: float | None = None
 
     def to_dict(self) -> dict:
+        """The object as JSON-ready data (dicts, lists, numbers and strings)."""
         return dict(self.__dict__)
 
 

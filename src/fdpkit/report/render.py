@@ -34,6 +34,8 @@ def csv_cell(value: Any) -> str:
 
 
 def csv_rows(rows: list[list[Any]]) -> str:
+    """Rows as CSV text; every cell passes through :func:`csv_cell`, so no cell can start a
+    spreadsheet formula."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     for row in rows:
@@ -42,6 +44,7 @@ def csv_rows(rows: list[list[Any]]) -> str:
 
 
 def to_json(doc: ReportDocument) -> str:
+    """The report's data as indented JSON text (the schema in ``report/report.schema.json``)."""
     return json.dumps(doc.data, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -73,6 +76,7 @@ def _md_escape(text: str) -> str:
 
 
 def to_markdown(doc: ReportDocument) -> str:
+    """The report as Markdown: title, summary, then each section's paragraphs and tables."""
     out = [f"# {doc.title}", "", doc.summary, ""]
     for s in doc.sections:
         out += [f"## {s.title}", ""]
@@ -132,6 +136,7 @@ def section_html(s: Any, *, skip_tables: bool = False) -> str:
 
 
 def figure_html(f: Any) -> str:
+    """A figure as ``<figure>`` with its plot as inline SVG and its caption."""
     return (f"<figure id='fig-{html.escape(f.name)}'>{svg_inline(f.draw, title=f.caption)}"
             f"<figcaption>{html.escape(f.caption)}</figcaption></figure>")
 
@@ -142,6 +147,8 @@ def _esc(text: str) -> str:
 
 
 def table_html(t: Table, *, heading: bool = True) -> str:
+    """A table as HTML (escaped, horizontally scrollable on small screens), with its title
+    as a heading unless ``heading=False`` and its note below."""
     head = "".join(f"<th>{_esc(h)}</th>" for h in t.header)
     body = "".join("<tr>" + "".join(f"<td>{_esc(c)}</td>" for c in r) + "</tr>" for r in t.rows)
     note = f"<p><small>{html.escape(t.note)}</small></p>" if t.note else ""
@@ -174,6 +181,7 @@ def to_html(doc: ReportDocument, *, figures: bool = True) -> str:
 
 
 def to_pdf(doc: ReportDocument) -> bytes:
+    """The report as PDF bytes (same content and plots as the HTML; :mod:`fdpkit.report.pdf`)."""
     from fdpkit.report.pdf import render_pdf
 
     return render_pdf(doc)

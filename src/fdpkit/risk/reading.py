@@ -100,6 +100,7 @@ class RiskReading:
     curve: TradeOffCurve | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict:
+        """The object as JSON-ready data (dicts, lists, numbers and strings)."""
         d = {k: getattr(self, k) for k in ("guarantee", "kind", "fpr", "prior", "attack_power", "posterior",
                                            "relative_risk_at_fpr", "relative_risk", "advantage", "failure_mode")}
         d["grade"] = self.grade.to_dict()

@@ -48,6 +48,7 @@ class SweepResult:
 
     @property
     def columns(self) -> list[str]:
+        """Column names: the inputs, then delta/discretization, then metrics."""
         return store.columns(self.rows)
 
     def column(self, name: str) -> np.ndarray:
@@ -57,11 +58,13 @@ class SweepResult:
         return np.array([r.get(name) for r in self.rows])
 
     def to_records(self) -> np.recarray:
+        """The rows as a NumPy record array."""
         cols = self.columns
         arrays = [np.array([r.get(c) for r in self.rows]) for c in cols]
         return np.rec.fromarrays(arrays, names=cols)
 
     def to_pandas(self):
+        """The rows as a pandas DataFrame (needs pandas)."""
         try:
             import pandas as pd
         except ImportError:  # pragma: no cover - optional

@@ -58,12 +58,16 @@ def _worker_environment() -> Iterator[None]:
 
 def run_inprocess(groups: Sequence[Group], options: Mapping[str, Any], on_done: OnDone, *,
                   fn: Callable = evaluate_group, **_: Any) -> None:
+    """Evaluate the groups one after the other in this process, calling ``on_done`` with
+    each group's rows."""
     for g in groups:
         on_done(fn(list(g), dict(options)))
 
 
 def run_processes(groups: Sequence[Group], options: Mapping[str, Any], on_done: OnDone, *,
                   workers: int | None = None, fn: Callable = evaluate_group, **_: Any) -> None:
+    """Evaluate the groups on a local pool of ``workers`` spawned, single-threaded processes
+    (default: all cores), calling ``on_done`` with each group's rows as it finishes."""
     import multiprocessing
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
@@ -111,6 +115,7 @@ def dask_client(*, scheduler: str | None = None, dask_local: int | None = None):
 
 
 def close_client(client) -> None:
+    """Close a client from :func:`dask_client`, and the local cluster it started, if any."""
     cluster = getattr(client, "_fdpkit_owns_cluster", None)
     client.close()
     if cluster is not None:
@@ -121,6 +126,9 @@ def run_dask(groups: Sequence[Group], options: Mapping[str, Any], on_done: OnDon
              scheduler: str | None = None, dask_local: int | None = None, client=None,
              on_client: Callable[[Any], None] | None = None, fn: Callable = evaluate_group,
              **_: Any) -> None:
+    """Evaluate the groups on Dask: the given ``client``, a scheduler at ``scheduler``, or a
+    local cluster of ``dask_local`` workers (closed afterwards); ``on_client`` sees the client
+    (e.g. for its dashboard link), ``on_done`` each group's rows as it finishes."""
     from dask.distributed import as_completed
 
     own = client is None

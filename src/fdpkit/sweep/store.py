@@ -50,6 +50,7 @@ def check_output_path(path: str | os.PathLike) -> Path:
 
 
 def partial_dir(path: str | os.PathLike) -> Path:
+    """The checkpoint folder of an output file: ``<output>.partial`` beside it."""
     p = Path(path)
     return p.with_name(p.name + ".partial")
 
@@ -68,6 +69,7 @@ class Checkpoint:
         self._count = 0
 
     def rows(self) -> list[dict[str, Any]]:
+        """The rows saved so far (unreadable chunks are skipped)."""
         if not self.dir.is_dir():
             return []
         out: list[dict[str, Any]] = []
@@ -81,6 +83,7 @@ class Checkpoint:
         return out
 
     def save(self, rows: Sequence[dict[str, Any]]) -> None:
+        """Save finished rows as one new chunk, atomically."""
         self.dir.mkdir(exist_ok=True)
         self._count += 1
         name = f"part-{os.getpid()}-{self._count:06d}.json"
@@ -90,6 +93,7 @@ class Checkpoint:
         write_atomic(self.dir / name, data.encode())
 
     def clear(self) -> None:
+        """Delete the checkpoint folder."""
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
@@ -104,6 +108,8 @@ def columns(rows: Iterable[dict[str, Any]]) -> list[str]:
 
 
 def to_csv_bytes(rows: Sequence[dict[str, Any]]) -> bytes:
+    """Rows as CSV (UTF-8): a header in :func:`columns` order, floats written with ``repr``
+    so they read back exactly, missing values empty."""
     cols = columns(rows)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
@@ -114,6 +120,7 @@ def to_csv_bytes(rows: Sequence[dict[str, Any]]) -> bytes:
 
 
 def to_parquet_bytes(rows: Sequence[dict[str, Any]]) -> bytes:
+    """Rows as a Parquet file's bytes (needs PyArrow, the ``[sweep]`` extra)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -125,6 +132,7 @@ def to_parquet_bytes(rows: Sequence[dict[str, Any]]) -> bytes:
 
 
 def write_table(path: str | os.PathLike, rows: Sequence[dict[str, Any]]) -> Path:
+    """Write rows to ``path`` atomically, as Parquet for ``.parquet`` and CSV otherwise."""
     from fdpkit.report.render import write_atomic
 
     p = Path(path)

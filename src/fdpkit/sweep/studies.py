@@ -38,6 +38,8 @@ def regret_map(noise_multiplier: Sequence[float] = FIG4_NOISE, steps: Sequence[i
     """Regret of the tight mu-GDP summary of DP-SGD over (noise multiplier, steps, sample
     rate) (Gomez et al. Fig. 4). Keyword arguments go to :func:`fdpkit.sweep.sweep`.
 
+    Examples
+    --------
     >>> r = regret_map([2.0], [400], [0.1], discretization=1e-3, executor="inprocess")
     >>> round(r[0]["regret"], 3) > 0.01   # a counter-example to the rule of thumb
     True
@@ -93,6 +95,7 @@ class RuleOfThumbStudy:
         return head + " Regret below the threshold at every sample rate of the grid: " + "; ".join(parts) + "."
 
     def to_dict(self) -> dict[str, Any]:
+        """The object as JSON-ready data (dicts, lists, numbers and strings)."""
         return {"threshold": self.threshold, "holds": self.holds, "counterexamples": self.counterexamples,
                 "boundary": self.boundary, "summary": self.summary(), "rows": self.result.rows}
 

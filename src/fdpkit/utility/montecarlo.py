@@ -39,6 +39,7 @@ class MonteCarloPower:
     method: str
 
     def to_dict(self) -> dict:
+        """The object as JSON-ready data (dicts, lists, numbers and strings)."""
         return dict(self.__dict__)
 
 

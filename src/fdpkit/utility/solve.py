@@ -45,6 +45,7 @@ class PowerSolution:
     reason: str = ""
 
     def to_dict(self) -> dict:
+        """The object as JSON-ready data (dicts, lists, numbers and strings)."""
         return json_safe(dict(self.__dict__))
 
 

@@ -20,7 +20,7 @@ from fdpkit._numerics import json_safe
 from fdpkit.plausibility import FRACTION_FIELDS, parse_fraction
 from fdpkit.accounting import CostBudget
 from fdpkit.report.model import fmt
-from fdpkit.web.pool import JobFailed, ServerBusy, WorkerPool
+from fdpkit.web.pool import JobFailed, ServerBusy, WorkerPool  # noqa: F401  (ServerBusy: re-exported)
 
 HERE = Path(__file__).resolve().parent
 templates = Jinja2Templates(directory=str(HERE / "templates"))
