@@ -16,9 +16,7 @@ from typing import Any, Callable, Optional
 import typer
 from rich.table import Table as RichTable
 
-from fdpkit._numerics import json_safe
-from fdpkit.cli._common import State, err, fail, load_spec, out, working
-from fdpkit.report.model import fmt as fmt_num
+from fdpkit.cli._common import State, err, fail, fmt_num, json_safe, load_spec, out, working
 
 ledger_app = typer.Typer(help="Privacy-budget ledger: releases composed tightly over time, thresholds, "
                               "approvals, a verifiable event log.", no_args_is_help=True)

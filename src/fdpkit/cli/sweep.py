@@ -15,9 +15,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColu
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from fdpkit._numerics import json_safe
-from fdpkit.cli._common import DiscOpt, State, err, fail, guarded, out
-from fdpkit.report.model import fmt as fmt_num
+from fdpkit.cli._common import DiscOpt, State, err, fail, fmt_num, guarded, json_safe, out
 
 sweep_app = typer.Typer(help="Sweep DP-SGD settings: a table of mu, regret, epsilon and attack risk.")
 
