@@ -35,14 +35,11 @@ app.command("serve")(serve.serve)
 
 
 def _print_version(value: bool) -> None:
+    """``--version``: print ``fdpkit X.Y.Z`` and exit (eager: before any command, no maths)."""
     if value:
-        from importlib.metadata import PackageNotFoundError, version
+        from fdpkit import __version__
 
-        try:
-            number = version("fdpkit")
-        except PackageNotFoundError:  # pragma: no cover - running from a source tree
-            number = "0.0.0"
-        typer.echo(f"fdpkit {number}")
+        typer.echo(f"fdpkit {__version__}")
         raise typer.Exit()
 
 
