@@ -6,7 +6,6 @@ a local tool; the web pages authenticate. No maths here: everything is fdpkit.le
 from __future__ import annotations
 
 import functools
-import getpass
 import json
 import os
 import sys
@@ -38,6 +37,8 @@ FmtOpt = typer.Option("text", "--format", "-f", help="text or json.")
 
 
 def _user_default() -> str:
+    import getpass
+
     try:
         return getpass.getuser()
     except Exception:  # noqa: BLE001 - no login name (containers)
