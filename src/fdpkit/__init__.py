@@ -9,245 +9,189 @@ Glossary (used everywhere in fdpkit, never swapped):
 - beta: false-negative rate (type II error); TPR = 1 - beta.
 - f(alpha): the trade-off curve, the smallest beta any test reaches at FPR alpha.
 - mu: Gaussian DP parameter, G_mu(alpha) = Phi(Phi^-1(1 - alpha) - mu).
+
+The public API loads lazily (PEP 562): ``import fdpkit`` imports no NumPy, SciPy or
+dp_accounting, and ``fdpkit.privacy_report`` (say) imports its module on first use. The table
+:data:`_LAZY` maps each public name to the module that defines it; ``__all__``, ``dir(fdpkit)``
+and tab completion come from it, and ``__init__.pyi`` gives static type checkers the same names.
+To add a public name, add one line ``"name": "fdpkit.module",`` to the table (and the matching
+``from fdpkit.module import name as name`` to ``__init__.pyi``; ``tests/core/test_lazy_import.py``
+says which line is missing).
 """
 
-from importlib.metadata import PackageNotFoundError, version
+from __future__ import annotations
 
-try:  # pragma: no cover - trivial
-    __version__ = version("fdpkit")
-except PackageNotFoundError:  # pragma: no cover
-    __version__ = "0.0.0"
+import importlib
+import sys
+import types
 
-# --- curves (core) ---------------------------------------------------------------
-from fdpkit.curves import (  # noqa: E402
-    CurveGrid,
-    EpsDeltaCurve,
-    GaussianCurve,
-    LaplaceCurve,
-    PiecewiseLinearCurve,
-    RDPCurve,
-    RandomizedResponseCurve,
-    TradeOffCurve,
-    UniformSamplingCurve,
-    ZCDPCurve,
-    envelope,
-    group_curve,
-    worst_case,
-)
+#: Public name -> the module that defines it (imported on first attribute access).
+_LAZY: dict[str, str] = {
+    # --- curves (core)
+    "CurveGrid": "fdpkit.curves",
+    "EpsDeltaCurve": "fdpkit.curves",
+    "GaussianCurve": "fdpkit.curves",
+    "LaplaceCurve": "fdpkit.curves",
+    "PiecewiseLinearCurve": "fdpkit.curves",
+    "RDPCurve": "fdpkit.curves",
+    "RandomizedResponseCurve": "fdpkit.curves",
+    "TradeOffCurve": "fdpkit.curves",
+    "UniformSamplingCurve": "fdpkit.curves",
+    "ZCDPCurve": "fdpkit.curves",
+    "envelope": "fdpkit.curves",
+    "group_curve": "fdpkit.curves",
+    "worst_case": "fdpkit.curves",
+    # --- fit: tight mu, regret
+    "GDPFit": "fdpkit.fit",
+    "advantage": "fdpkit.fit",
+    "bayes_risk": "fdpkit.fit",
+    "fit_gdp": "fdpkit.fit",
+    "regret": "fdpkit.fit",
+    "symmetric_regret": "fdpkit.fit",
+    # --- convert
+    "Table": "fdpkit.convert",
+    "classic_epsilon_for_delta_from_rho": "fdpkit.convert",
+    "delta_for_epsilon_from_rdp": "fdpkit.convert",
+    "delta_for_epsilon_from_rho": "fdpkit.convert",
+    "epsilon_for_delta_from_rdp": "fdpkit.convert",
+    "epsilon_for_delta_from_rho": "fdpkit.convert",
+    "gaussian_mu_from_rho": "fdpkit.convert",
+    "mu_bound_from_rho": "fdpkit.convert",
+    "profile_regret": "fdpkit.convert",
+    "rho_from_gaussian_mu": "fdpkit.convert",
+    "delta_for_epsilon": "fdpkit.convert",
+    "epsilon_for_delta": "fdpkit.convert",
+    "epsilon_for_delta_table": "fdpkit.convert",
+    "mu_for_epsilon_delta": "fdpkit.convert",
+    "mu_for_epsilon_delta_table": "fdpkit.convert",
+    "mu_from_pure_epsilon": "fdpkit.convert",
+    "mu_rule_of_thumb": "fdpkit.convert",
+    "multiplicative_advantage_table": "fdpkit.convert",
+    "precision_at_recall_table": "fdpkit.convert",
+    "recommend_epsilon": "fdpkit.convert",
+    "recommend_mu": "fdpkit.convert",
+    "seed_tables": "fdpkit.convert",
+    # --- risk
+    "attack_power": "fdpkit.risk",
+    "failure_mode": "fdpkit.risk",
+    "laplace_epsilon_for_attack_power": "fdpkit.risk",
+    "laplace_epsilon_for_relative_risk": "fdpkit.risk",
+    "multiplicative_advantage": "fdpkit.risk",
+    "mu_for_attack_power": "fdpkit.risk",
+    "mu_for_relative_risk": "fdpkit.risk",
+    "posterior": "fdpkit.risk",
+    "precision_at_recall": "fdpkit.risk",
+    "relative_risk": "fdpkit.risk",
+    "Grade": "fdpkit.risk.grade",
+    "grade": "fdpkit.risk.grade",
+    "RiskReading": "fdpkit.risk.reading",
+    "read_guarantee": "fdpkit.risk.reading",
+    "parse_fraction": "fdpkit.plausibility",
+    "plausibility_warnings": "fdpkit.plausibility",
+    # --- mechanisms / accounting / report / calibration
+    "RhoFit": "fdpkit.accounting",
+    "account": "fdpkit.accounting",
+    "compose_curves": "fdpkit.accounting",
+    "tight_rho": "fdpkit.accounting",
+    "tradeoff_curve": "fdpkit.accounting",
+    "CalibrationResult": "fdpkit.calibrate",
+    "calibrate_dpsgd": "fdpkit.calibrate",
+    "DPSGD": "fdpkit.mechanisms",
+    "ApproxDP": "fdpkit.mechanisms",
+    "Composed": "fdpkit.mechanisms",
+    "CurveMechanism": "fdpkit.mechanisms",
+    "Gaussian": "fdpkit.mechanisms",
+    "Laplace": "fdpkit.mechanisms",
+    "Mechanism": "fdpkit.mechanisms",
+    "PureDP": "fdpkit.mechanisms",
+    "RDP": "fdpkit.mechanisms",
+    "RandomizedResponse": "fdpkit.mechanisms",
+    "Repeated": "fdpkit.mechanisms",
+    "Subsampled": "fdpkit.mechanisms",
+    "ZCDP": "fdpkit.mechanisms",
+    "UniformSampling": "fdpkit.mechanisms",
+    "dpsgd": "fdpkit.mechanisms",
+    "dpsgd_from_opacus_history": "fdpkit.mechanisms",
+    "dpsgd_schedule": "fdpkit.mechanisms",
+    "mechanism_from_dict": "fdpkit.mechanisms",
+    "mechanism_from_json": "fdpkit.mechanisms",
+    "PrivacyReport": "fdpkit.privacy",
+    "privacy_report": "fdpkit.privacy",
+    # --- audits (the function fdpkit.audit shadows the package name on purpose: use
+    # ``from fdpkit.audit import ...`` for the package's other names)
+    "AuditResult": "fdpkit.audit",
+    "SimulatedAttack": "fdpkit.audit",
+    "audit_from_counts": "fdpkit.audit",
+    "simulate_attack": "fdpkit.audit",
+    "audit": "fdpkit.audit",
+    # --- utility / planning
+    "ZTestSpec": "fdpkit.planning",
+    "privacy_first": "fdpkit.planning",
+    "utility_first": "fdpkit.planning",
+    "adjusted_alpha": "fdpkit.utility",
+    "mc_regression_power": "fdpkit.utility",
+    "mc_ttest_power": "fdpkit.utility",
+    "mu_min_for_power_loss": "fdpkit.utility",
+    "solve_ztest": "fdpkit.utility",
+    "two_proportion_power": "fdpkit.utility",
+    "two_sample_power": "fdpkit.utility",
+    "two_sample_power_laplace": "fdpkit.utility",
+    "ztest_power": "fdpkit.utility",
+    "ztest_power_laplace": "fdpkit.utility",
+    # --- sweeps (the function; the package is fdpkit.sweep)
+    "sweep": "fdpkit.sweep",
+}
 
-# --- fit: tight mu, regret ---------------------------------------------------------
-from fdpkit.fit import (  # noqa: E402
-    GDPFit,
-    advantage,
-    bayes_risk,
-    fit_gdp,
-    regret,
-    symmetric_regret,
-)
+__all__ = ["__version__", *_LAZY]
 
-# --- convert ------------------------------------------------------------------------
-from fdpkit.convert import (  # noqa: E402
-    Table,
-    classic_epsilon_for_delta_from_rho,
-    delta_for_epsilon_from_rdp,
-    delta_for_epsilon_from_rho,
-    epsilon_for_delta_from_rdp,
-    epsilon_for_delta_from_rho,
-    gaussian_mu_from_rho,
-    mu_bound_from_rho,
-    profile_regret,
-    rho_from_gaussian_mu,
-    delta_for_epsilon,
-    epsilon_for_delta,
-    epsilon_for_delta_table,
-    mu_for_epsilon_delta,
-    mu_for_epsilon_delta_table,
-    mu_from_pure_epsilon,
-    mu_rule_of_thumb,
-    multiplicative_advantage_table,
-    precision_at_recall_table,
-    recommend_epsilon,
-    recommend_mu,
-    seed_tables,
-)
+#: Public functions that share their name with a subpackage (``fdpkit.sweep``, ``fdpkit.audit``):
+#: ``fp.sweep(...)`` is the function; ``from fdpkit.sweep import ...`` reaches the package.
+_SHADOWING = frozenset(name for name, module in _LAZY.items() if module == f"{__name__}.{name}")
 
-# --- risk ---------------------------------------------------------------------------
-from fdpkit.risk import (  # noqa: E402
-    attack_power,
-    failure_mode,
-    laplace_epsilon_for_attack_power,
-    laplace_epsilon_for_relative_risk,
-    multiplicative_advantage,
-    mu_for_attack_power,
-    mu_for_relative_risk,
-    posterior,
-    precision_at_recall,
-    relative_risk,
-)
-from fdpkit.risk.grade import Grade, grade  # noqa: E402
-from fdpkit.risk.reading import RiskReading, read_guarantee  # noqa: E402
-from fdpkit.plausibility import parse_fraction, plausibility_warnings  # noqa: E402
 
-# --- mechanisms / accounting / report / calibration ------------------------------------
-from fdpkit.accounting import RhoFit, account, compose_curves, tight_rho, tradeoff_curve  # noqa: E402
-from fdpkit.calibrate import CalibrationResult, calibrate_dpsgd  # noqa: E402
-from fdpkit.mechanisms import (  # noqa: E402
-    DPSGD,
-    ApproxDP,
-    Composed,
-    CurveMechanism,
-    Gaussian,
-    Laplace,
-    Mechanism,
-    PureDP,
-    RDP,
-    RandomizedResponse,
-    Repeated,
-    Subsampled,
-    ZCDP,
-    UniformSampling,
-    dpsgd,
-    dpsgd_from_opacus_history,
-    dpsgd_schedule,
-    mechanism_from_dict,
-    mechanism_from_json,
-)
-from fdpkit.privacy import PrivacyReport, privacy_report  # noqa: E402
+def __getattr__(name: str):
+    """Import a public name's module on first use (PEP 562), then cache the name here."""
+    module = _LAZY.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(module), name)
+    elif name == "__version__":
+        value = _version()
+    elif name.startswith("__"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    else:  # a submodule reached as an attribute (``fdpkit.report.build_document``)
+        try:
+            value = importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{name}":
+                raise
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+        return value
+    globals()[name] = value
+    return value
 
-# --- audits (the function fdpkit.audit shadows the package name on purpose: use
-# ``from fdpkit.audit import ...`` for the package's other names) -------------------------
-from fdpkit.audit import AuditResult, SimulatedAttack, audit_from_counts, simulate_attack  # noqa: E402
-from fdpkit.audit import audit  # noqa: E402
 
-# --- utility / planning ---------------------------------------------------------------
-from fdpkit.planning import ZTestSpec, privacy_first, utility_first  # noqa: E402
-from fdpkit.utility import (  # noqa: E402
-    adjusted_alpha,
-    mc_regression_power,
-    mc_ttest_power,
-    mu_min_for_power_loss,
-    solve_ztest,
-    two_proportion_power,
-    two_sample_power,
-    two_sample_power_laplace,
-    ztest_power,
-    ztest_power_laplace,
-)
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
 
-# --- sweeps ----------------------------------------------------------------------------
-from fdpkit.sweep import sweep  # noqa: E402  (the function; the package is fdpkit.sweep)
 
-__all__ = [
-    "__version__",
-    # sweeps
-    "sweep",
-    # audits
-    "AuditResult",
-    "SimulatedAttack",
-    "audit",
-    "audit_from_counts",
-    "simulate_attack",
-    # utility / planning
-    "ZTestSpec",
-    "adjusted_alpha",
-    "mc_regression_power",
-    "mc_ttest_power",
-    "mu_min_for_power_loss",
-    "privacy_first",
-    "solve_ztest",
-    "two_proportion_power",
-    "two_sample_power",
-    "two_sample_power_laplace",
-    "utility_first",
-    "ztest_power",
-    "ztest_power_laplace",
-    # mechanisms / accounting / report / calibration
-    "ApproxDP",
-    "CalibrationResult",
-    "DPSGD",
-    "Composed",
-    "CurveMechanism",
-    "Gaussian",
-    "Laplace",
-    "Mechanism",
-    "PrivacyReport",
-    "PureDP",
-    "RDP",
-    "RandomizedResponse",
-    "Repeated",
-    "Subsampled",
-    "ZCDP",
-    "RhoFit",
-    "account",
-    "tight_rho",
-    "UniformSampling",
-    "compose_curves",
-    "calibrate_dpsgd",
-    "dpsgd",
-    "dpsgd_from_opacus_history",
-    "dpsgd_schedule",
-    "mechanism_from_dict",
-    "mechanism_from_json",
-    "privacy_report",
-    "tradeoff_curve",
-    # convert
-    "Table",
-    "classic_epsilon_for_delta_from_rho",
-    "delta_for_epsilon_from_rdp",
-    "delta_for_epsilon_from_rho",
-    "epsilon_for_delta_from_rdp",
-    "epsilon_for_delta_from_rho",
-    "gaussian_mu_from_rho",
-    "mu_bound_from_rho",
-    "profile_regret",
-    "rho_from_gaussian_mu",
-    "delta_for_epsilon",
-    "epsilon_for_delta",
-    "epsilon_for_delta_table",
-    "mu_for_epsilon_delta",
-    "mu_for_epsilon_delta_table",
-    "mu_from_pure_epsilon",
-    "mu_rule_of_thumb",
-    "multiplicative_advantage_table",
-    "precision_at_recall_table",
-    "recommend_epsilon",
-    "recommend_mu",
-    "seed_tables",
-    # risk
-    "Grade",
-    "RiskReading",
-    "grade",
-    "parse_fraction",
-    "plausibility_warnings",
-    "read_guarantee",
-    "attack_power",
-    "failure_mode",
-    "laplace_epsilon_for_attack_power",
-    "laplace_epsilon_for_relative_risk",
-    "multiplicative_advantage",
-    "mu_for_attack_power",
-    "mu_for_relative_risk",
-    "posterior",
-    "precision_at_recall",
-    "relative_risk",
-    # curves and fit
-    "CurveGrid",
-    "EpsDeltaCurve",
-    "GaussianCurve",
-    "LaplaceCurve",
-    "PiecewiseLinearCurve",
-    "RDPCurve",
-    "RandomizedResponseCurve",
-    "TradeOffCurve",
-    "UniformSamplingCurve",
-    "ZCDPCurve",
-    "envelope",
-    "group_curve",
-    "worst_case",
-    "GDPFit",
-    "advantage",
-    "bayes_risk",
-    "fit_gdp",
-    "regret",
-    "symmetric_regret",
-]
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:  # pragma: no cover - trivial
+        return version("fdpkit")
+    except PackageNotFoundError:  # pragma: no cover
+        return "0.0.0"
+
+
+class _Package(types.ModuleType):
+    """The ``fdpkit`` module's type: importing the subpackage ``fdpkit.sweep`` (or ``.audit``)
+    makes Python set the attribute ``fdpkit.sweep`` to the package; this keeps the public
+    function there instead, as the eager ``from fdpkit.sweep import sweep`` did."""
+
+    def __setattr__(self, name: str, value) -> None:
+        if name in _SHADOWING and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -12,9 +12,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from scipy import optimize
+from fdpkit._lazy import lazy_module
+
+if TYPE_CHECKING:
+    from scipy import optimize
+else:  # loaded on first use (start-up time, issue 30)
+    optimize = lazy_module("scipy.optimize")
 
 #: Default absolute and relative tolerances on the root.
 XTOL = 1e-12

@@ -35,10 +35,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy import optimize
+
+from fdpkit._lazy import lazy_module
+
+if TYPE_CHECKING:
+    from scipy import optimize
+else:  # loaded on first use (start-up time, issue 30)
+    optimize = lazy_module("scipy.optimize")
 
 from fdpkit._numerics import MU_SAFETY_RTOL, check_probability, check_scalar, norm_isf, norm_sf
 from fdpkit.curves import GaussianCurve, TradeOffCurve

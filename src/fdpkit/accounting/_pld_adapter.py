@@ -29,9 +29,16 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from dp_accounting.pld import pld_pmf, privacy_loss_distribution
+from fdpkit._lazy import lazy_module
+
+if TYPE_CHECKING:
+    from dp_accounting.pld import pld_pmf, privacy_loss_distribution
+else:  # dp_accounting (and scipy.signal, scipy.stats) load when a PLD is first built
+    pld_pmf = lazy_module("dp_accounting.pld.pld_pmf")
+    privacy_loss_distribution = lazy_module("dp_accounting.pld.privacy_loss_distribution")
 
 #: The dp_accounting version these private attributes were read from.
 PINNED_VERSION = "0.6.0"

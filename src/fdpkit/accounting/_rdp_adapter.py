@@ -22,9 +22,18 @@ from __future__ import annotations
 import logging
 
 import numpy as np
-from dp_accounting import dp_event
-from dp_accounting.rdp import rdp_privacy_accountant as rdplib
-from scipy import integrate
+from typing import TYPE_CHECKING
+
+from fdpkit._lazy import lazy_module
+
+if TYPE_CHECKING:
+    from dp_accounting import dp_event
+    from dp_accounting.rdp import rdp_privacy_accountant as rdplib
+    from scipy import integrate
+else:  # loaded on first use (start-up time, issue 30)
+    dp_event = lazy_module("dp_accounting.dp_event")
+    rdplib = lazy_module("dp_accounting.rdp.rdp_privacy_accountant")
+    integrate = lazy_module("scipy.integrate")
 
 #: Factor applied to quad's error estimate before it is added to the moment (safe side).
 _QUAD_SAFETY = 10.0

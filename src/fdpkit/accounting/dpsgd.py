@@ -48,10 +48,9 @@ examples; exactly G_{k mu} for Gaussian DP, a sound lower bound on a certified c
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from dp_accounting import privacy_accountant
-from dp_accounting.pld import privacy_loss_distribution as pldlib
+from fdpkit._lazy import lazy_module
 
 from fdpkit.accounting.pld import compose_arrays, compose_plds, shared_step_arrays
 from fdpkit.accounting import curve as _curve
@@ -61,16 +60,27 @@ from fdpkit.curves import GaussianCurve, PiecewiseLinearCurve, TradeOffCurve, gr
 from fdpkit.mechanisms import Mechanism
 from fdpkit.mechanisms.dpsgd import DPSGD, Phase
 
-_REL = privacy_accountant.NeighboringRelation
-_NEIGHBOUR = {"add-remove": _REL.ADD_OR_REMOVE_ONE, "zero-out": _REL.REPLACE_SPECIAL,
-              "replace-one": _REL.REPLACE_ONE}
+if TYPE_CHECKING:
+    from dp_accounting import privacy_accountant
+    from dp_accounting.pld import privacy_loss_distribution as pldlib
+else:  # dp_accounting (and scipy.signal, scipy.stats) load when a PLD is first built
+    privacy_accountant = lazy_module("dp_accounting.privacy_accountant")
+    pldlib = lazy_module("dp_accounting.pld.privacy_loss_distribution")
+
+#: fdpkit's neighbouring relation -> the name of dp_accounting's ``NeighboringRelation``.
+_RELATION_NAMES = {"add-remove": "ADD_OR_REMOVE_ONE", "zero-out": "REPLACE_SPECIAL", "replace-one": "REPLACE_ONE"}
+
+
+def _neighbour(relation: str):
+    """dp_accounting's ``NeighboringRelation`` for one of fdpkit's relation names."""
+    return getattr(privacy_accountant.NeighboringRelation, _RELATION_NAMES[relation])
 
 
 # ------------------------------------------------------------------------- one phase
 def _poisson_step(sigma: float, q: float, relation: str, d: float):
     return pldlib.from_gaussian_mechanism(
         sigma, sensitivity=1.0, pessimistic_estimate=True, value_discretization_interval=d,
-        sampling_prob=q, use_connect_dots=True, neighboring_relation=_NEIGHBOUR[relation],
+        sampling_prob=q, use_connect_dots=True, neighboring_relation=_neighbour(relation),
     )
 
 
@@ -93,7 +103,7 @@ def _phase_pld(m: DPSGD, ph: Phase, d: float):
             dataset_size=m.dataset_size, sampling_probability=ph.sample_rate,
             truncated_batch_size=ph.max_batch_size, noise_multiplier=s,
             value_discretization_interval=d, use_connect_dots=True,
-            neighboring_relation=_NEIGHBOUR[m.relation],
+            neighboring_relation=_neighbour(m.relation),
         )
     elif m.sampling == "fixed-size":
         step = pld_from_curve(fixed_size_step_curve(s, ph.sample_rate, m.relation, d), d)

@@ -52,11 +52,17 @@ inverse; for symmetric inputs it is tight up to the discretisation.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from dp_accounting.pld import pld_pmf
-from dp_accounting.pld import privacy_loss_distribution as pldlib
+from fdpkit._lazy import lazy_module
+
+if TYPE_CHECKING:
+    from dp_accounting.pld import pld_pmf
+    from dp_accounting.pld import privacy_loss_distribution as pldlib
+else:  # dp_accounting (and scipy.signal, scipy.stats) load when a PLD is first built
+    pld_pmf = lazy_module("dp_accounting.pld.pld_pmf")
+    pldlib = lazy_module("dp_accounting.pld.privacy_loss_distribution")
 
 from fdpkit._numerics import InputTypeError, check_positive, check_scalar
 from fdpkit.curves import PiecewiseLinearCurve, TradeOffCurve

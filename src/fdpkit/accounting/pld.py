@@ -14,9 +14,15 @@ dp_accounting ``PrivacyLossDistribution`` built from the composed arrays.
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
-from dp_accounting.pld import common, privacy_loss_distribution as pldlib
+from fdpkit._lazy import lazy_module
+
+if TYPE_CHECKING:
+    from dp_accounting.pld import common, privacy_loss_distribution as pldlib
+else:  # dp_accounting (and scipy.signal, scipy.stats) load when a PLD is first built
+    common = lazy_module("dp_accounting.pld.common")
+    pldlib = lazy_module("dp_accounting.pld.privacy_loss_distribution")
 
 from fdpkit.accounting import _pld_adapter as _adapter
 from fdpkit.accounting import tilted

@@ -34,12 +34,39 @@ app.command("plot")(plot.plot)
 app.command("serve")(serve.serve)
 
 
+def _print_version(value: bool) -> None:
+    """``--version``: print ``fdpkit X.Y.Z`` and exit (eager: before any command, no maths)."""
+    if value:
+        from fdpkit import __version__
+
+        typer.echo(f"fdpkit {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
 def main_callback(quiet: bool = typer.Option(False, "--quiet", "-q", help="No spinners or extra text."),
                   force: bool = typer.Option(False, "--force", help="Overwrite an existing --output file "
-                                             "(accepted anywhere on the command line).")) -> None:
+                                             "(accepted anywhere on the command line)."),
+                  version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                               help="Print the fdpkit version and exit.")) -> None:
     State.quiet = quiet
     State.force = State.force or force
+
+
+def _quiet_numerics(command) -> None:
+    """Run every command that does the work under ``np.errstate(all="ignore")``, importing
+    NumPy only then: ``--help`` and ``--version`` (parsed before any callback) import no maths.
+    Wraps the callbacks of the click tree's leaf commands in place; a group's own work (``report
+    --mechanism``, ``audit``, ``sweep``) gets the same from :func:`fdpkit.cli._common.guarded`."""
+    from fdpkit.cli._common import quiet_numerics
+
+    subcommands = getattr(command, "commands", None)
+    if subcommands is None:
+        if command.callback is not None and not getattr(command.callback, "_fdpkit_quiet", False):
+            command.callback = quiet_numerics(command.callback)
+        return
+    for sub in subcommands.values():
+        _quiet_numerics(sub)
 
 
 def run(argv: list[str] | None = None) -> int:
@@ -49,7 +76,6 @@ def run(argv: list[str] | None = None) -> int:
     import sys
     import warnings
 
-    import numpy as np
     from typer.exceptions import TyperException
 
     from fdpkit.cli._common import describe_error, one_line
@@ -61,11 +87,13 @@ def run(argv: list[str] | None = None) -> int:
     if "--force" in args[:cut]:
         State.force = True
         args = [a for a in args[:cut] if a != "--force"] + args[cut:]
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
+    with warnings.catch_warnings():
         # numeric edge cases are the library's business: it raises or returns a finite value
         warnings.simplefilter("ignore", RuntimeWarning)
+        command = typer.main.get_command(app)
+        _quiet_numerics(command)
         try:
-            result = typer.main.get_command(app).main(args, prog_name="fdpkit", standalone_mode=False)
+            result = command.main(args, prog_name="fdpkit", standalone_mode=False)
         except (typer.Exit, SystemExit) as exc:
             code = getattr(exc, "exit_code", getattr(exc, "code", 0))
             return code if isinstance(code, int) else 2

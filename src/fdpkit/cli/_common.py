@@ -17,8 +17,8 @@ import typer
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from fdpkit._numerics import json_safe
-from fdpkit.report.model import fmt as fmt_num
+# No fdpkit maths at import: ``fdpkit --help`` (every level) stays as fast as typer itself.
+# Commands import what they need when they run (tests/cli/test_cli_startup.py checks it).
 
 out = Console()
 err = Console(stderr=True)
@@ -35,6 +35,27 @@ def cli_budget():
     from fdpkit.accounting import CostBudget
 
     return CostBudget(max_grid_points=50_000_000, max_work=2e10, max_memory_bytes=4 * 1024**3)
+
+
+def json_safe(value: Any) -> Any:
+    """:func:`fdpkit._numerics.json_safe`, imported when first called."""
+    from fdpkit._numerics import json_safe as _json_safe
+
+    return _json_safe(value)
+
+
+def fmt_num(value: Any) -> str:
+    """:func:`fdpkit.report.fmt` (a number as the reports print it), imported when first called."""
+    from fdpkit.report.model import fmt
+
+    return fmt(value)
+
+
+def mechanism_from_dict(data: Any) -> Any:
+    """:func:`fdpkit.mechanisms.mechanism_from_dict`, imported when first called."""
+    from fdpkit.mechanisms import mechanism_from_dict as _from_dict
+
+    return _from_dict(data)
 
 
 class State:
@@ -70,9 +91,31 @@ def describe_error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+def quiet_numerics(fn: Callable) -> Callable:
+    """``fn`` under ``np.errstate(all="ignore")`` (numeric edge cases are the library's
+    business: it raises or returns a finite value), importing NumPy only when ``fn`` runs, and
+    not at all for a group callback that passes on to a subcommand (its ``ctx`` says so)."""
+    if getattr(fn, "_fdpkit_quiet", False):
+        return fn
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any):
+        if getattr(kwargs.get("ctx"), "invoked_subcommand", None) is not None:
+            return fn(*args, **kwargs)
+        import numpy as np
+
+        with np.errstate(all="ignore"):
+            return fn(*args, **kwargs)
+
+    wrapper._fdpkit_quiet = True  # type: ignore[attr-defined]
+    return wrapper
+
+
 def guarded(fn: Callable) -> Callable:
     """Turn every error of a command (library ValueErrors, files, overflow, memory) into
-    exit code 2 with one line on stderr; typer's own exits pass through."""
+    exit code 2 with one line on stderr; typer's own exits pass through. The command runs
+    under :func:`quiet_numerics`."""
+    fn = quiet_numerics(fn)
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any):

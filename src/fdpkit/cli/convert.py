@@ -10,8 +10,7 @@ import typer
 from rich.table import Table as RichTable
 
 import fdpkit as fp
-from fdpkit.cli._common import (OutputOpt, emit, err, fraction_option, guarded, kv, out, working)
-from fdpkit.report.model import fmt as fmt_num
+from fdpkit.cli._common import (OutputOpt, emit, err, fmt_num, fraction_option, guarded, kv, out, working)
 
 convert_app = typer.Typer(help="Convert between epsilon, delta and mu.", no_args_is_help=True)
 

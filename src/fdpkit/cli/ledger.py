@@ -6,7 +6,6 @@ a local tool; the web pages authenticate. No maths here: everything is fdpkit.le
 from __future__ import annotations
 
 import functools
-import getpass
 import json
 import os
 import sys
@@ -16,9 +15,7 @@ from typing import Any, Callable, Optional
 import typer
 from rich.table import Table as RichTable
 
-from fdpkit._numerics import json_safe
-from fdpkit.cli._common import State, err, fail, load_spec, out, working
-from fdpkit.report.model import fmt as fmt_num
+from fdpkit.cli._common import State, err, fail, fmt_num, json_safe, load_spec, out, working
 
 ledger_app = typer.Typer(help="Privacy-budget ledger: releases composed tightly over time, thresholds, "
                               "approvals, a verifiable event log.", no_args_is_help=True)
@@ -40,6 +37,8 @@ FmtOpt = typer.Option("text", "--format", "-f", help="text or json.")
 
 
 def _user_default() -> str:
+    import getpass
+
     try:
         return getpass.getuser()
     except Exception:  # noqa: BLE001 - no login name (containers)

@@ -8,9 +8,8 @@ from typing import Optional
 import typer
 
 import fdpkit as fp
-from fdpkit.cli._common import (DiscOpt, State, cli_budget, err, fail, fraction_option, guarded, load_spec, working,
-                                write_output)
-from fdpkit.mechanisms import mechanism_from_dict
+from fdpkit.cli._common import (DiscOpt, State, cli_budget, err, fail, fraction_option, guarded, load_spec,
+                                mechanism_from_dict, working, write_output)
 
 PLOTS = ("tradeoff", "roc", "difference", "profile", "posterior", "relative-risk", "attack-power",
          "mu-vs-epsilon", "precision-recall", "power-effect", "ztest-roc", "posterior-fpr", "epsilon-noise")

@@ -11,9 +11,8 @@ from rich.table import Table as RichTable
 
 import fdpkit as fp
 from fdpkit.cli import _dpsgd as _dp
-from fdpkit.cli._common import (cli_budget, write_output, DiscOpt, FormatOpt, FORMATS, OutputOpt, State, err, fail, guarded, load_spec, out,
-                                working)
-from fdpkit.mechanisms import mechanism_from_dict
+from fdpkit.cli._common import (cli_budget, write_output, DiscOpt, FormatOpt, FORMATS, OutputOpt, State, err, fail, guarded, load_spec,
+                                mechanism_from_dict, out, working)
 
 report_app = typer.Typer(help="Privacy report of a mechanism: mu, regret, risk, exports.")
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import errno
-import socket
 from typing import Optional
 
 import typer
@@ -13,6 +11,9 @@ from fdpkit.cli._common import err, fail
 
 def _check_port(host: str, port: int) -> None:
     """Fail with one clear line if the port cannot be bound (busy, privileged, bad host)."""
+    import errno
+    import socket
+
     if not 0 < port < 65536:
         fail(f"--port must be between 1 and 65535, got {port}")
     family = socket.AF_INET6 if ":" in host else socket.AF_INET

@@ -10,14 +10,10 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
 import typer
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn,
-                           TimeRemainingColumn)
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from fdpkit._numerics import json_safe
-from fdpkit.cli._common import DiscOpt, State, err, fail, guarded, out
-from fdpkit.report.model import fmt as fmt_num
+from fdpkit.cli._common import DiscOpt, State, err, fail, fmt_num, guarded, json_safe, out
 
 sweep_app = typer.Typer(help="Sweep DP-SGD settings: a table of mu, regret, epsilon and attack risk.")
 
@@ -67,19 +63,21 @@ def _whole(t: str) -> int:
     return int(x)
 
 
-class RateColumn(ProgressColumn):
-    """Settings accounted per second."""
-
-    def render(self, task) -> Text:
-        return Text(f"{task.speed:.2f} settings/s" if task.speed else "- settings/s")
-
-
 @contextlib.contextmanager
 def progress_bar(label: str) -> Iterator[Callable[[int, int], None]]:
     """A rich progress bar on stderr (rows done, rate, ETA); silent with --quiet or when piped."""
     if State.quiet or not err.is_terminal:
         yield lambda done, total: None
         return
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn,
+                               TimeElapsedColumn, TimeRemainingColumn)
+
+    class RateColumn(ProgressColumn):
+        """Settings accounted per second."""
+
+        def render(self, task) -> Text:
+            return Text(f"{task.speed:.2f} settings/s" if task.speed else "- settings/s")
+
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), RateColumn(),
                TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
     with Progress(*columns, console=err, transient=False) as bar:

@@ -9,8 +9,7 @@ from typing import Optional
 import typer
 
 import fdpkit as fp
-from fdpkit.cli._common import (OutputOpt, emit, fail, fraction_option, guarded, kv, out)
-from fdpkit.report.model import fmt as fmt_num
+from fdpkit.cli._common import (OutputOpt, emit, fail, fmt_num, fraction_option, guarded, kv, out)
 
 
 @guarded

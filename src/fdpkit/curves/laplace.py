@@ -15,10 +15,16 @@ symmetric, lies above the pure epsilon-DP curve and touches it only at alpha in 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy import optimize
+
+from fdpkit._lazy import lazy_module
+
+if TYPE_CHECKING:
+    from scipy import optimize
+else:  # loaded on first use (start-up time, issue 30)
+    optimize = lazy_module("scipy.optimize")
 
 from fdpkit._numerics import EPSILON_MAX, MU_SAFETY_RTOL, check_real, norm_isf
 from fdpkit.curves.base import TradeOffCurve

@@ -15,7 +15,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from fdpkit.report.figures import svg_inline
 from fdpkit.report.model import ReportDocument, Table
 
 FORMATS = ("json", "csv", "md", "html", "pdf")
@@ -137,6 +136,8 @@ def section_html(s: Any, *, skip_tables: bool = False) -> str:
 
 def figure_html(f: Any) -> str:
     """A figure as ``<figure>`` with its plot as inline SVG and its caption."""
+    from fdpkit.report.figures import svg_inline  # matplotlib: only when a figure is drawn
+
     return (f"<figure id='fig-{html.escape(f.name)}'>{svg_inline(f.draw, title=f.caption)}"
             f"<figcaption>{html.escape(f.caption)}</figcaption></figure>")
 

@@ -17,9 +17,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import stats
+
+from fdpkit._lazy import lazy_module
+
+if TYPE_CHECKING:
+    from scipy import stats
+else:  # loaded on first use (start-up time, issue 30)
+    stats = lazy_module("scipy.stats")
 
 from fdpkit._numerics import check_choice, check_positive, check_scalar
 from fdpkit.utility.ztest import ALTERNATIVES, _level, _n
