@@ -28,7 +28,7 @@ TPR_RTOL = 1e-3          # composed G_mu vs G_{mu sqrt k}, relative in TPR (issu
 DELTA_RTOL = 1e-6        # fdpkit's delta vs dp_accounting's pessimistic Laplace PLD
 # dp_accounting's own error on its composed deltas (issue 22): its tail truncation raises
 # them by at most DPA_TRUNCATION_RISE, its FFT round-off moves them by at most the bound
-# dpa_delta_roundoff evaluates on the single-step PMF (tests/accounting/_reference_bounds.py)
+# dpa_delta_roundoff evaluates on the single-step PMF (tests/_reference_bounds.py)
 EXACT_RTOL = 2e-3        # numeric vs exact composition (delta or TPR), relative
 MP_DIGITS = 40           # exact references in mpmath: their rounding is below 1e-38 relative
 CLOSED_FORM_ULPS = 16    # closed-form deltas (norm.sf, exp, log1p): a few ulps each, summed

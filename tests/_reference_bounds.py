@@ -76,3 +76,19 @@ def dpa_delta_roundoff(parts: list[tuple[np.ndarray, int]], *, real: bool,
     p_norm = float(np.linalg.norm(spec)) * (1 + r) + telescoped
     l2 = (telescoped + r / (1 - r) * p_norm) / math.sqrt(n) + eta * p_norm / math.sqrt(n)
     return (math.sqrt(n) * l2 + 2 * n * _U * math.exp(log_big)) * (1 + 1e-6)
+
+
+def dpa_epsilon_bracket(single_pld, times: int, delta: float) -> tuple[float, float]:
+    """Where the exact eps(delta) of ``single_pld`` composed ``times`` times lies, given
+    dp_accounting's composition of it: its deltas are within [exact - E, exact + E +
+    DPA_TRUNCATION_RISE] (E = :func:`dpa_delta_roundoff`), and eps(delta) is non-increasing,
+    so the exact value is between its eps at delta + E + rise and at delta - E."""
+    from fdpkit.accounting._pld_adapter import pmf_arrays
+
+    composed = single_pld.self_compose(times, DPA_TAIL_TRUNCATION)
+    err = max(dpa_delta_roundoff([(a.probs, times)], real=False)
+              for a in pmf_arrays(single_pld) if a is not None)
+    if not delta - err > 0:
+        raise ValueError(f"delta={delta} is within dp_accounting's round-off {err:.3g}: nothing to compare")
+    return (composed.get_epsilon_for_delta(delta + err + DPA_TRUNCATION_RISE),
+            composed.get_epsilon_for_delta(delta - err))
