@@ -80,15 +80,40 @@ def dpa_delta_roundoff(parts: list[tuple[np.ndarray, int]], *, real: bool,
 
 def dpa_epsilon_bracket(single_pld, times: int, delta: float) -> tuple[float, float]:
     """Where the exact eps(delta) of ``single_pld`` composed ``times`` times lies, given
-    dp_accounting's composition of it: its deltas are within [exact - E, exact + E +
-    DPA_TRUNCATION_RISE] (E = :func:`dpa_delta_roundoff`), and eps(delta) is non-increasing,
-    so the exact value is between its eps at delta + E + rise and at delta - E."""
+    dp_accounting's composition of it (see :func:`dpa_phases_epsilon_bracket`)."""
+    return dpa_phases_epsilon_bracket([(single_pld, times)], delta)
+
+
+def dpa_phases_epsilon_bracket(phases: list, delta: float) -> tuple[float, float]:
+    """Where the exact eps(delta) of the composition of ``phases`` ((single-step PLD, times),
+    in order) lies, computed as dp_accounting's accountant does (each phase self-composed,
+    then composed with the running PLD). Its deltas are within [exact - E, exact + E + R]:
+    E adds each FFT's round-off bound (:func:`dpa_delta_roundoff`), an earlier error carried
+    through a later convolution scaled by the other operand's total mass; R adds each
+    truncation's rise. eps(delta) is non-increasing, so the exact value lies between the
+    computed eps at delta + E + R and at delta - E."""
     from fdpkit.accounting._pld_adapter import pmf_arrays
 
-    composed = single_pld.self_compose(times, DPA_TAIL_TRUNCATION)
-    err = max(dpa_delta_roundoff([(a.probs, times)], real=False)
-              for a in pmf_arrays(single_pld) if a is not None)
+    def arrays(pld):
+        remove, add = pmf_arrays(pld)
+        return remove, add if add is not None else remove
+
+    def mass(a):
+        return math.fsum(a.probs.tolist())
+
+    running, err, rise = None, 0.0, 0.0
+    for single, times in phases:
+        part = single.self_compose(times, DPA_TAIL_TRUNCATION)
+        part_err = max(dpa_delta_roundoff([(a.probs, times)], real=False) for a in arrays(single))
+        rise += DPA_TRUNCATION_RISE
+        if running is None:
+            running, err = part, part_err
+            continue
+        pairs = list(zip(arrays(running), arrays(part)))
+        err = max(err * mass(b) + part_err * mass(a) + dpa_delta_roundoff([(a.probs, 1), (b.probs, 1)], real=True)
+                  for a, b in pairs)
+        rise += DPA_TAIL_TRUNCATION  # compose moves at most half of it to +inf
+        running = running.compose(part, DPA_TAIL_TRUNCATION)
     if not delta - err > 0:
         raise ValueError(f"delta={delta} is within dp_accounting's round-off {err:.3g}: nothing to compare")
-    return (composed.get_epsilon_for_delta(delta + err + DPA_TRUNCATION_RISE),
-            composed.get_epsilon_for_delta(delta - err))
+    return running.get_epsilon_for_delta(delta + err + rise), running.get_epsilon_for_delta(delta - err)
