@@ -12,6 +12,11 @@ from fdpkit.accounting.pld import build_pld
 from fdpkit.mechanisms import Gaussian, Laplace, Subsampled, dpsgd
 
 EPS = np.linspace(0, 6, 25)
+#: fdpkit's vectorised eps(delta) vs dp_accounting's loop on the same PLD: the 1e-9 round-up
+#: (profile.EPS_SAFETY_RTOL) plus both implementations' rounding of the tail sums, whose
+#: log-ratio amplifies it; measured up to 18 n u beyond the round-up (n = 132,341 masses,
+#: eps 0.069 at delta 0.1: 4.9e-9 in all). Not a derived bound (issue 22 leaves it open).
+EPS_VECTORISED_RTOL = 1e-8
 #: Points whose dp_accounting delta exceeds this multiple of its round-off bound E are
 #: compared to a relative accuracy of about 2 / MEANINGFUL (and the tilted bound w).
 MEANINGFUL = 1e3
@@ -28,7 +33,8 @@ def test_round_trip_preserves_the_profile():
         assert remove.probs.ndim == 1 and len(remove.losses) == len(remove.probs)
         assert np.all(np.diff(remove.losses) > 0)
         again = pld_from_arrays(remove, add)
-        np.testing.assert_allclose(again.get_delta_for_epsilon(EPS), pld.get_delta_for_epsilon(EPS), rtol=1e-12, atol=1e-300)
+        # the same dp_accounting code on the same arrays: identical, bit for bit
+        np.testing.assert_array_equal(again.get_delta_for_epsilon(EPS), pld.get_delta_for_epsilon(EPS))
 
 
 def test_symmetric_pld_has_no_add_direction():
@@ -44,7 +50,7 @@ def test_vectorised_epsilon_matches_dp_accounting():
         for delta in (1e-1, 1e-3, 1e-5, 1e-9, 1e-12, 1e-300, 0.0):
             ours, theirs = pld_epsilon_for_delta(pld, delta), pld.get_epsilon_for_delta(delta)
             assert ours >= theirs, (mech, delta, ours, theirs)       # never optimistic
-            assert ours == theirs or ours - theirs <= 1e-8 * theirs, (mech, delta, ours, theirs)
+            assert ours == theirs or ours - theirs <= EPS_VECTORISED_RTOL * theirs, (mech, delta, ours, theirs)
 
 
 def test_concurrent_composition_is_identical_to_dp_accounting(monkeypatch):
