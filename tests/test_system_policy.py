@@ -10,7 +10,8 @@ import _system
 
 @pytest.fixture
 def nothing_installed(monkeypatch):
-    monkeypatch.setattr(_system, "REQUIREMENTS", {k: ((lambda: None), pkg) for k, (_, pkg) in _system.REQUIREMENTS.items()})
+    gone = {k: ((lambda: None), pkg) for k, (_, pkg) in _system.REQUIREMENTS.items()}
+    monkeypatch.setattr(_system, "REQUIREMENTS", gone)
 
 
 def test_one_line_names_the_packages_and_the_command(nothing_installed, monkeypatch):

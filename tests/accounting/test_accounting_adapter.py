@@ -115,7 +115,8 @@ def test_tilted_composition_agrees_with_dp_accounting_within_its_round_off():
 
     comp = build_pld(Composed([Subsampled(Gaussian(1.5), 0.05), Subsampled(Laplace(2.0), 0.1)]), 1e-3)
     ref = pld_from_arrays(*rs).compose(pld_from_arrays(*ro), DPA_TAIL_TRUNCATION)
-    err = max(dpa_delta_roundoff([(a.probs, 1), (b.probs, 1)], real=True) for a, b in ((rs[0], ro[0]), (rs_add, ro_add)))
+    err = max(dpa_delta_roundoff([(a.probs, 1), (b.probs, 1)], real=True)
+              for a, b in ((rs[0], ro[0]), (rs_add, ro_add)))
     _check_within_bounds(comp, ref, [[(rs[0], 1), (ro[0], 1)], [(rs_add, 1), (ro_add, 1)]], err)
 
 

@@ -15,7 +15,6 @@ import pytest
 from dp_accounting.pld import privacy_loss_distribution as pldlib
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy import stats
 
 from _reference_bounds import DPA_TRUNCATION_RISE, dpa_delta_roundoff
 
