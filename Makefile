@@ -6,7 +6,10 @@ STAMP  := $(VENV)/.fdpkit-installed
 
 HEADLINE := dpsgd --noise-multiplier 9.4 --sample-rate 0.32768 --steps 2000
 
-.PHONY: run test lint docs docs-serve report bench clean
+.PHONY: run test lint docs docs-serve report bench clean system-deps
+
+# Extra pytest options for every run of `make test` (.ci/run passes --durations=25).
+PYTEST_ARGS ?=
 
 # All extras, and a PostgreSQL driver for the ledger tests: fdpkit[postgres] needs psycopg but
 # leaves the choice of its build to the user; the development venv takes the binary one.
@@ -36,11 +39,25 @@ bench:
 	bash benchmarks/setup_env.sh
 	benchmarks/.venv/bin/python benchmarks/all.py
 
-# Two parts: everything in parallel, then the `serial` tests (timing-sensitive load tests
-# that need the machine to themselves) in one process with nothing else running.
-test: $(STAMP) lint docs
-	$(PY) -m pytest -n 2 -m "not serial"
-	$(PY) -m pytest -m serial tests
+# The system packages the browser, PDF and PostgreSQL tests need (chromium, poppler-utils,
+# postgresql): installed once with apt-get when allowed (root or passwordless sudo; the
+# stamp records success), else one line says which command to run. Missing ones make
+# those tests fail under CI (CI=true) and skip elsewhere (tests/_system.py).
+SYSTEM_STAMP := $(VENV)/.fdpkit-system-deps
+system-deps: $(SYSTEM_STAMP)
+$(SYSTEM_STAMP): $(STAMP)
+	@$(PY) tests/_system.py install $(SYSTEM_STAMP)
+
+# Three parts: everything in parallel; the `serial` tests (timing-sensitive load tests
+# that need the machine to themselves) in one process with nothing else running; and
+# tests/accounting again with numpy's SIMD dispatch narrowed to its baseline loops
+# (NPY_DISABLE_CPU_FEATURES, scripts/narrow_simd.py), so that no tolerance rests on one
+# CPU's rounding.
+test: $(STAMP) $(SYSTEM_STAMP) lint docs
+	$(PY) -m pytest -n 2 -m "not serial" $(PYTEST_ARGS)
+	$(PY) -m pytest -m serial tests $(PYTEST_ARGS)
+	NPY_DISABLE_CPU_FEATURES="$$($(PY) scripts/narrow_simd.py)" \
+		$(PY) -m pytest -n 2 -m "not serial" tests/accounting $(PYTEST_ARGS)
 
 # ruff and mypy on src/ (configured in pyproject.toml; strictness stated there).
 lint: $(STAMP)

@@ -399,7 +399,8 @@ def _regret_candidates(f: TradeOffCurve, g: TradeOffCurve,
                        table: _AlphaBounds | None = None) -> np.ndarray | None:
     bg = g._breakpoints()
     half = f._half_breakpoints()
-    if half is not None and bg is None and g.is_symmetric:
+    even = half is not None and bg is None and g.is_symmetric
+    if even:
         # both symmetric: alpha_f(d) - alpha_g(d) is even in d, so d >= 0 (f's alpha <= beta
         # half, plus the segment crossing the diagonal) gives the maximum
         bf = half[0], half[1]
@@ -425,7 +426,12 @@ def _regret_candidates(f: TradeOffCurve, g: TradeOffCurve,
         # maximum there is the tangent point, clamped into the segment, so every segment's
         # maximum is its tangent point or one of its two ends
         interior = (d_star < d_left) & (d_star > d_right)
-        return np.concatenate(ends + [d_star[interior], d_left, d_right])
+        inner = np.concatenate([d_star[interior], d_left, d_right])
+        if even:  # the gap is even in d: |d| gives the same value, and stays in the stored
+            # half even where 1 - t - a rounds below the half's last beta - alpha (past the
+            # diagonal), which would otherwise build the mirror half for nothing
+            inner = np.abs(inner)
+        return np.concatenate(ends + [inner])
     if bg is not None:
         # t(d) is convex on each segment of g: maxima at g's vertices.
         return np.concatenate(ends + [1.0 - bg[1] - bg[0]])

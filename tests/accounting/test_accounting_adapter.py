@@ -4,11 +4,22 @@ from importlib import metadata
 
 import numpy as np
 
+from _reference_bounds import DPA_TAIL_TRUNCATION, DPA_TRUNCATION_RISE, dpa_delta_roundoff
+
+from fdpkit.accounting import tilted
 from fdpkit.accounting._pld_adapter import PINNED_VERSION, pld_from_arrays, pmf_arrays
 from fdpkit.accounting.pld import build_pld
 from fdpkit.mechanisms import Gaussian, Laplace, Subsampled, dpsgd
 
 EPS = np.linspace(0, 6, 25)
+#: fdpkit's vectorised eps(delta) vs dp_accounting's loop on the same PLD: the 1e-9 round-up
+#: (profile.EPS_SAFETY_RTOL) plus both implementations' rounding of the tail sums, whose
+#: log-ratio amplifies it; measured up to 18 n u beyond the round-up (n = 132,341 masses,
+#: eps 0.069 at delta 0.1: 4.9e-9 in all). Not a derived bound (issue 22 leaves it open).
+EPS_VECTORISED_RTOL = 1e-8
+#: Points whose dp_accounting delta exceeds this multiple of its round-off bound E are
+#: compared to a relative accuracy of about 2 / MEANINGFUL (and the tilted bound w).
+MEANINGFUL = 1e3
 
 
 def test_pinned_version_is_installed():
@@ -22,7 +33,8 @@ def test_round_trip_preserves_the_profile():
         assert remove.probs.ndim == 1 and len(remove.losses) == len(remove.probs)
         assert np.all(np.diff(remove.losses) > 0)
         again = pld_from_arrays(remove, add)
-        np.testing.assert_allclose(again.get_delta_for_epsilon(EPS), pld.get_delta_for_epsilon(EPS), rtol=1e-12, atol=1e-300)
+        # the same dp_accounting code on the same arrays: identical, bit for bit
+        np.testing.assert_array_equal(again.get_delta_for_epsilon(EPS), pld.get_delta_for_epsilon(EPS))
 
 
 def test_symmetric_pld_has_no_add_direction():
@@ -38,14 +50,13 @@ def test_vectorised_epsilon_matches_dp_accounting():
         for delta in (1e-1, 1e-3, 1e-5, 1e-9, 1e-12, 1e-300, 0.0):
             ours, theirs = pld_epsilon_for_delta(pld, delta), pld.get_epsilon_for_delta(delta)
             assert ours >= theirs, (mech, delta, ours, theirs)       # never optimistic
-            assert ours == theirs or ours - theirs <= 1e-8 * theirs, (mech, delta, ours, theirs)
+            assert ours == theirs or ours - theirs <= EPS_VECTORISED_RTOL * theirs, (mech, delta, ours, theirs)
 
 
 def test_concurrent_composition_is_identical_to_dp_accounting(monkeypatch):
     from dp_accounting.pld import privacy_loss_distribution as pldlib
 
     from fdpkit.accounting import _pld_adapter as adapter
-    from fdpkit.mechanisms import Composed, Repeated
 
     single = build_pld(Subsampled(Gaussian(1.5), 0.05), 1e-3)
     other = build_pld(Subsampled(Laplace(2.0), 0.1), 1e-3)
@@ -61,14 +72,52 @@ def test_concurrent_composition_is_identical_to_dp_accounting(monkeypatch):
             np.testing.assert_array_equal(a.probs, b.probs)
             np.testing.assert_array_equal(a.losses, b.losses)
             assert a.infinity_mass == b.infinity_mass
-    # build_pld composes Repeated and Composed with accounting.tilted (round-off bounded):
-    # its profile agrees with dp_accounting's where round-off does not matter
+    # "identical" above is the same dp_accounting code on the same inputs (threads only
+    # change where it runs). build_pld composes Repeated and Composed with accounting.tilted
+    # instead: test_tilted_composition_agrees_with_dp_accounting_within_its_round_off.
+
+
+def _repaired(pld):
+    return [None if a is None else tilted.repair(a) for a in pmf_arrays(pld)]
+
+
+def _check_within_bounds(ours, ref, parts_by_direction, dpa_err):
+    """ours (tilted) against ref (dp_accounting on the same repaired single-step PMFs):
+    exact <= ours <= exact (1 + w) with w tilted's own achieved bound (Step 2), and
+    exact - E <= ref <= exact + DPA_TRUNCATION_RISE + E with E dp_accounting's round-off."""
+    worst = max(tilted._compose_once(parts, np.float64)[1] for parts in parts_by_direction)
+    assert worst <= tilted.REL_TAIL
+    d_ours, d_ref = ours.get_delta_for_epsilon(EPS), ref.get_delta_for_epsilon(EPS)
+    assert np.all(d_ours >= d_ref - DPA_TRUNCATION_RISE - dpa_err), (d_ours, d_ref, dpa_err)
+    assert np.all(d_ours <= (d_ref + dpa_err) * (1 + worst)), (d_ours, d_ref, dpa_err, worst)
+    # not vacuous: on these points the two bounds above pin the tilted delta to within
+    # about a relative w + 2 / MEANINGFUL of dp_accounting's
+    assert (d_ref > MEANINGFUL * dpa_err).sum() >= 4
+
+
+def test_tilted_composition_agrees_with_dp_accounting_within_its_round_off():
+    """Issue 22: no tolerance from one CPU's luck. dp_accounting composes the same repaired
+    single-step PMFs (so that both compose one input); its deltas carry its tail truncation
+    and FFT round-off (bounded on these inputs by _reference_bounds), the tilted ones are
+    upper bounds within their own achieved relative bound. At delta ~ 1e-14 dp_accounting's
+    value is round-off: 4 % apart there on an AVX-512 Xeon, and nothing is claimed there."""
+    from fdpkit.mechanisms import Composed, Repeated
+
+    single = build_pld(Subsampled(Gaussian(1.5), 0.05), 1e-3)
+    other = build_pld(Subsampled(Laplace(2.0), 0.1), 1e-3)
+    rs, ro = _repaired(single), _repaired(other)
+    rs_add, ro_add = rs[1] or rs[0], ro[1] or ro[0]
+
     rep = build_pld(Repeated(Subsampled(Gaussian(1.5), 0.05), 40), 1e-3)
-    np.testing.assert_allclose(rep.get_delta_for_epsilon(EPS), pairs[0][1].get_delta_for_epsilon(EPS),
-                               rtol=2e-5, atol=1e-15)
+    ref = pld_from_arrays(*rs).self_compose(40, DPA_TAIL_TRUNCATION)
+    err = max(dpa_delta_roundoff([(a.probs, 40)], real=False) for a in (rs[0], rs_add))
+    _check_within_bounds(rep, ref, [[(rs[0], 40)], [(rs_add, 40)]], err)
+
     comp = build_pld(Composed([Subsampled(Gaussian(1.5), 0.05), Subsampled(Laplace(2.0), 0.1)]), 1e-3)
-    np.testing.assert_allclose(comp.get_delta_for_epsilon(EPS), pairs[1][1].get_delta_for_epsilon(EPS),
-                               rtol=2e-5, atol=1e-15)
+    ref = pld_from_arrays(*rs).compose(pld_from_arrays(*ro), DPA_TAIL_TRUNCATION)
+    err = max(dpa_delta_roundoff([(a.probs, 1), (b.probs, 1)], real=True)
+              for a, b in ((rs[0], ro[0]), (rs_add, ro_add)))
+    _check_within_bounds(comp, ref, [[(rs[0], 1), (ro[0], 1)], [(rs_add, 1), (ro_add, 1)]], err)
 
 
 def test_profile_skip_search_keeps_dp_accountings_answer_on_a_dense_delta_grid():

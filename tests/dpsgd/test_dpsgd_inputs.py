@@ -7,11 +7,16 @@ import pytest
 from dp_accounting import dp_event
 from dp_accounting.pld import pld_privacy_accountant
 
+from _reference_bounds import dpa_phases_epsilon_bracket
+
 import fdpkit as fp
 from fdpkit.mechanisms import DPSGD, dpsgd_from_opacus_history, dpsgd_schedule, mechanism_from_dict
 
 DISC = 1e-3
-EPS_RTOL = 1e-6  # same PLD, same composition: equal up to float summation order
+#: fdpkit's eps(delta) is at most this much above the exact one (tilted composition's
+#: relative bound, the profile's round-up); against dp_accounting the exact value is
+#: bracketed with its stated errors (tests/_reference_bounds.py)
+EPS_RTOL = 1e-6
 
 
 def test_training_shape_and_rounding_rule():
@@ -94,11 +99,16 @@ def test_opacus_history_import_matches_dp_accounting():
     history = [(1.1, 0.004, 300), (0.9, 0.008, 100), (1.1, 0.004, 50)]
     m = dpsgd_from_opacus_history(history)
     assert m.steps == 450 and len(m.phases) == 3 and m.noise_multiplier is None
-    acc = pld_privacy_accountant.PLDAccountant(value_discretization_interval=DISC)
+    # the exact eps bracketed from dp_accounting's composition of the same single steps,
+    # allowing for its stated errors (tests/_reference_bounds.py)
+    phases = []
     for nm, q, steps in history:
-        acc.compose(dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(nm)), steps)
+        acc = pld_privacy_accountant.PLDAccountant(value_discretization_interval=DISC)
+        acc.compose(dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(nm)), 1)
+        phases.append((acc._pld, steps))  # noqa: SLF001 (test-only read of its single step)
+    low, high = dpa_phases_epsilon_bracket(phases, 1e-5)
     ours = fp.privacy_report(m, discretization=DISC).epsilon_at(1e-5)
-    assert ours == pytest.approx(acc.get_epsilon(1e-5), rel=EPS_RTOL)
+    assert low <= ours <= high * (1 + EPS_RTOL)
 
 
 @pytest.mark.parametrize("history, match", [

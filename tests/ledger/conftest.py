@@ -1,12 +1,11 @@
 """Ledger fixtures: every ledger test module runs against SQLite AND a real PostgreSQL 15
 server that the fixture starts itself (initdb + pg_ctl in a temporary directory, Unix
 socket only, as an unprivileged user when the tests run as root). When the server binaries
-are missing the PostgreSQL cases fail under CI (env CI set) and are skipped, loudly, only
-outside CI."""
+are missing, the PostgreSQL cases follow the one policy of tests/_system.py (fail under
+CI, skip with one line elsewhere)."""
 
 from __future__ import annotations
 
-import glob
 import os
 import shutil
 import subprocess
@@ -15,15 +14,7 @@ import uuid
 
 import pytest
 
-PG_BIN_GLOB = "/usr/lib/postgresql/*/bin"
-PG_PREFERRED = "/usr/lib/postgresql/15/bin"
-
-
-def _pg_bindir() -> str | None:
-    if os.path.exists(os.path.join(PG_PREFERRED, "initdb")):
-        return PG_PREFERRED
-    found = sorted(glob.glob(os.path.join(PG_BIN_GLOB, "initdb")))
-    return os.path.dirname(found[-1]) if found else None
+import _system
 
 
 def _as_server_user(cmd: list[str]) -> list[str]:
@@ -35,12 +26,7 @@ def _as_server_user(cmd: list[str]) -> list[str]:
 @pytest.fixture(scope="session")
 def pg_server():
     """A throw-away PostgreSQL server; yields the socket directory."""
-    bindir = _pg_bindir()
-    if bindir is None:
-        msg = "PostgreSQL server binaries (initdb, pg_ctl) not found; install Debian's postgresql package"
-        if os.environ.get("CI"):
-            pytest.fail(msg)
-        pytest.skip(msg)
+    bindir = _system.require("postgresql")
     base = tempfile.mkdtemp(prefix="fdpkit-pg-")
     data, sock, log = os.path.join(base, "data"), os.path.join(base, "sock"), os.path.join(base, "log")
     os.mkdir(sock)

@@ -14,12 +14,7 @@ from fdpkit.ledger import open_ledger
 from fdpkit.ledger.users import add_user
 from fdpkit.web.main import create_app
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
-pytestmark = [pytest.mark.browser,
-              pytest.mark.skipif(not os.path.exists(CHROMIUM) and not os.environ.get("CI"),
-                                 reason="Debian chromium not installed")]
+pytestmark = [pytest.mark.browser]
 SHOTS = Path(os.environ.get("FDPKIT_SCREENSHOTS", "/tmp/fdpkit-screenshots"))
 PASSWORD = "browser-pass-123"
 #: approving renders the release's PDF report: allow for a loaded machine
@@ -49,16 +44,6 @@ def server(tmp_path_factory):
     yield f"http://127.0.0.1:{port}"
     srv.should_exit = True
     thread.join(timeout=10)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        yield b
-        b.close()
 
 
 def _login(page, base, user):

@@ -3,7 +3,6 @@
 import csv
 import io
 import json
-import shutil
 import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
@@ -45,10 +44,9 @@ def test_pdf_text_has_greek_and_numbers(doc, tmp_path):
     assert len(reader.pages) >= 3  # tables and the plots
 
 
-@pytest.mark.skipif(shutil.which("pdftoppm") is None, reason="pdftoppm (poppler-utils) not installed")
-def test_pdf_pages_render(doc, tmp_path):
+def test_pdf_pages_render(doc, tmp_path, pdftoppm):
     path = write_atomic(tmp_path / "r.pdf", render_document(doc, "pdf"))
-    subprocess.run(["pdftoppm", "-png", "-r", "40", str(path), str(tmp_path / "page")], check=True)
+    subprocess.run([pdftoppm, "-png", "-r", "40", str(path), str(tmp_path / "page")], check=True)
     pages = sorted(tmp_path.glob("page*.png"))
     assert len(pages) >= 3 and all(p.stat().st_size > 1000 for p in pages)
 

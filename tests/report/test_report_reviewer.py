@@ -2,7 +2,6 @@
 pages and text via pdftoppm / pypdf, the same plots in HTML and PDF, human input labels."""
 
 import re
-import shutil
 import subprocess
 
 import pytest
@@ -60,8 +59,7 @@ def test_html_headline_collapsed_notes_and_all_plots(doc):
     assert html.count("What this grade means") == 1
 
 
-@pytest.mark.skipif(shutil.which("pdftoppm") is None, reason="pdftoppm (poppler-utils) not installed")
-def test_pdf_pages_text_and_layout(doc, tmp_path):
+def test_pdf_pages_text_and_layout(doc, tmp_path, pdftoppm):
     import pypdf
 
     path = write_atomic(tmp_path / "r.pdf", render_document(doc, "pdf"))
@@ -81,7 +79,7 @@ def test_pdf_pages_text_and_layout(doc, tmp_path):
     assert text.count("What this grade means") == 1  # the grade box, not its definition again
     assert "mu-GDP" not in pages[0] and ">=" not in pages[0]  # symbols, not ASCII names
     assert "fdpkit privacy report, page 1" in pages[0]
-    subprocess.run(["pdftoppm", "-png", "-r", str(PDF_DPI), str(path), str(tmp_path / "page")], check=True)
+    subprocess.run([pdftoppm, "-png", "-r", str(PDF_DPI), str(path), str(tmp_path / "page")], check=True)
     pngs = sorted(tmp_path.glob("page*.png"))
     assert len(pngs) == len(pages) and all(p.stat().st_size > 1000 for p in pngs)
     # plots fill the page: the figure pages carry more ink than a blank one

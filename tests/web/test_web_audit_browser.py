@@ -9,24 +9,15 @@ import pytest
 import fdpkit as fp
 from fdpkit.audit import scores_csv, simulate_attack
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
-pytestmark = [pytest.mark.browser,
-              pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian chromium not installed")]
+pytestmark = [pytest.mark.browser]
 SHOTS = Path(os.environ.get("FDPKIT_SCREENSHOTS", "/tmp/fdpkit-screenshots"))
 
 
 @pytest.fixture(scope="module")
-def page():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        ctx = b.new_context(viewport={"width": 1200, "height": 1000})
-        yield ctx.new_page()
-        ctx.close()
-        b.close()
+def page(browser):
+    ctx = browser.new_context(viewport={"width": 1200, "height": 1000})
+    yield ctx.new_page()
+    ctx.close()
 
 
 def test_audit_upload_in_the_browser(page, live_server, tmp_path):

@@ -1,29 +1,14 @@
 """Real browser (Playwright for Python driving Debian's chromium): fill each page's form,
 submit, check the numbers shown, download exports, save screenshots. Never runs
-`playwright install`: it uses /usr/bin/chromium (installed by .ci/run)."""
+`playwright install`: it uses /usr/bin/chromium (the shared ``browser`` fixture, tests/_system.py)."""
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
-pytestmark = [pytest.mark.browser,
-              pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian chromium not installed")]
+pytestmark = [pytest.mark.browser]
 SHOTS = Path(os.environ.get("FDPKIT_SCREENSHOTS", "/tmp/fdpkit-screenshots"))
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        yield b
-        b.close()
 
 
 @pytest.fixture()

@@ -9,9 +9,6 @@ from pathlib import Path
 import pytest
 from scipy import stats
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
 SHOTS = Path(os.environ.get("FDPKIT_SCREENSHOTS", "/tmp/fdpkit-screenshots")) / "issue15"
 WIDTHS = {"desktop": 1200, "phone": 375}
 CLOSED_FORM_RTOL = 1e-9
@@ -59,16 +56,7 @@ def test_page_errors_name_the_row(client):
 
 
 # ----------------------------------------------------------------------------- browser
-@pytest.fixture(scope="module")
-def browser():
-    if not os.path.exists(CHROMIUM):
-        pytest.fail("Debian chromium is required for the browser tests")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        yield b
-        b.close()
+# (the shared ``browser`` fixture of tests/conftest.py: one policy when chromium is missing)
 
 
 def _no_overflow(pg):
