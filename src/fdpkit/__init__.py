@@ -30,6 +30,7 @@ from fdpkit.curves import (  # noqa: E402
     TradeOffCurve,
     UniformSamplingCurve,
     ZCDPCurve,
+    curve_from_points,
     envelope,
     group_curve,
     worst_case,
@@ -68,6 +69,7 @@ from fdpkit.convert import (  # noqa: E402
     precision_at_recall_table,
     recommend_epsilon,
     recommend_mu,
+    dpsgd_before_after_table,
     seed_tables,
 )
 
@@ -212,6 +214,7 @@ __all__ = [
     "precision_at_recall_table",
     "recommend_epsilon",
     "recommend_mu",
+    "dpsgd_before_after_table",
     "seed_tables",
     # risk
     "Grade",
@@ -241,6 +244,7 @@ __all__ = [
     "TradeOffCurve",
     "UniformSamplingCurve",
     "ZCDPCurve",
+    "curve_from_points",
     "envelope",
     "group_curve",
     "worst_case",

@@ -230,6 +230,9 @@ def fit_gdp(curve: TradeOffCurve, alpha_min: float = ALPHA_MIN_DEFAULT) -> GDPFi
     Notes
     -----
     Gomez et al., Eq. (5) and (21); Prop. 6.1 (pure epsilon-DP); Prop. 6.2 (f(0) < 1).
+    On a curve from error points (:func:`fdpkit.curve_from_points`), ``fit_gdp(curve,
+    alpha_min=0)`` is R fdp's ``est_gdp()``: the smallest mu with G_mu below every point,
+    and the returned fit is its certificate (range, tau, how it was found).
 
     Examples
     --------

@@ -113,5 +113,6 @@ async def convert_api(body: ConvertRequest) -> dict:
 
 @router.get("/api/tables", tags=["convert"])
 async def tables_api() -> dict:
-    """The seed tables (Kulynych & Honkela Fig. 4b/5b/6b, Gomez et al. Table 3)."""
+    """The seed tables (Kulynych & Honkela Fig. 4b/5b/6b, Gomez et al. Tables 2 and 3): cells,
+    the papers' printed numbers, and each cell at the paper's precision ("formatted")."""
     return await run_light(lambda: finite({"tables": [t.to_dict() for t in fp.seed_tables()]}))
