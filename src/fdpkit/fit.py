@@ -411,7 +411,7 @@ def _regret_candidates(f: TradeOffCurve, g: TradeOffCurve,
             a0, t0, a1, t1 = a[seg], t[seg], a[seg + 1], t[seg + 1]
         else:
             a0, t0, a1, t1 = a[:-1], t[:-1], a[1:], t[1:]
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             slope = -(t1 - t0) / (a1 - a0)  # slope of f (in beta) on each segment
         d_star = g._d_at_slope(slope)
         if d_star is None:

@@ -80,3 +80,34 @@ def test_points_from_csv_headers():
         points_from_csv("fpr,fnr\n0,1\n0.1,x\n")
     with pytest.raises(ValueError, match="header"):
         points_from_csv("a,b\n0,1\n")
+
+
+def test_cli_and_web_accept_a_csv_of_points(tmp_path):
+    import json
+
+    from fastapi.testclient import TestClient
+    from typer.testing import CliRunner
+
+    from fdpkit.cli import app
+    from fdpkit.web.main import create_app
+
+    csv_text = "alpha,beta\n0,1\n0.1,0.5\n0.2,0.4\n0.3,0.2\n1,0\n"
+    expected = est_gdp([0.1, 0.3], [0.5, 0.2])
+    path = tmp_path / "points.csv"
+    path.write_text(csv_text)
+    r = CliRunner().invoke(app, ["report", "points", str(path), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    assert d["guarantee"]["mu"] == pytest.approx(expected, rel=1e-6)
+    r = CliRunner().invoke(app, ["-q", "plot", "tradeoff", "--points", str(path), "-o", str(tmp_path / "t.svg")])
+    assert r.exit_code == 0 and "points points.csv" in (tmp_path / "t.svg").read_text()
+    bad = tmp_path / "bad.csv"
+    bad.write_text("fpr,fnr\n0,1\n0.1,0.4\n0.2,0.5\n")
+    r = CliRunner().invoke(app, ["report", "points", str(bad)])
+    assert r.exit_code == 2 and "point 2 (fpr=0.2, fnr=0.5)" in r.output
+    client = TestClient(create_app())
+    r = client.post("/api/report/points", json={"points": csv_text})
+    assert r.status_code == 200 and r.json()["guarantee"]["mu"] == pytest.approx(expected, rel=1e-6)
+    r = client.post("/report", data={"kind": "points", "points": csv_text, "points_bound": "exact",
+                                     "discretization": "1e-4"})
+    assert r.status_code == 200 and "1.366" in r.text

@@ -8,8 +8,8 @@ from typing import Optional
 import typer
 
 import fdpkit as fp
-from fdpkit.cli._common import (DiscOpt, State, cli_budget, err, fail, fraction_option, guarded, load_spec, working,
-                                write_output)
+from fdpkit.cli._common import (DiscOpt, State, cli_budget, err, fail, fraction_option, guarded, load_points, load_spec,
+                                working, write_output)
 from fdpkit.mechanisms import mechanism_from_dict
 
 PLOTS = ("tradeoff", "roc", "difference", "profile", "posterior", "relative-risk", "attack-power",
@@ -33,6 +33,8 @@ def plot(kind: str = typer.Argument(..., help=", ".join(PLOTS)),
          epsilon: list[float] = typer.Option([], help="Laplace epsilon (repeatable)."),
          eps_delta: list[str] = typer.Option([], "--eps-delta", help="(epsilon, delta)-DP curve as EPS,DELTA (repeatable)."),
          mechanism: Optional[Path] = typer.Option(None, "--mechanism", "-m", help="Mechanism spec to plot."),
+         points: list[Path] = typer.Option([], "--points", help="CSV of (FPR, FNR) error points (header fpr,fnr or "
+                                           "alpha,beta); their lower convex hull is plotted (repeatable)."),
          fpr: list[str] = typer.Option([], "--fpr", help="mu-vs-epsilon: FPR level of the TPR/FPR reading "
                                        "(K&H Fig. 1b/c; repeatable)."),
          recall: list[str] = typer.Option([], "--recall", help="mu-vs-epsilon: recall level of the precision "
@@ -59,6 +61,8 @@ def plot(kind: str = typer.Argument(..., help=", ".join(PLOTS)),
     for text in eps_delta:
         e, d = _eps_delta(text)
         curves[f"(ε, δ) = ({e:g}, {d:g})"] = fp.EpsDeltaCurve(e, d)
+    for path in points:
+        curves[f"points {path.name}"] = load_points(path)
     fitted = None
     if mechanism is not None:
         mech = mechanism_from_dict(load_spec(mechanism))
@@ -67,7 +71,7 @@ def plot(kind: str = typer.Argument(..., help=", ".join(PLOTS)),
         curves["mechanism"] = c
         fitted = fp.fit_gdp(c).mu
     if not curves and kind not in _NO_CURVE:
-        fail("give at least one --mu, --epsilon, --eps-delta or --mechanism")
+        fail("give at least one --mu, --epsilon, --eps-delta, --points or --mechanism")
     first = next(iter(curves.values()), None)
     ns = tuple(n) or (15.0,)
     spec = fp.ZTestSpec(effect=effect, n=ns[0], sd=sd, alpha=fraction_option(alpha, "alpha"))

@@ -66,6 +66,14 @@ class UniformSamplingRequest(BaseModel):
     discretization: float = Field(1e-4, gt=0, le=1, allow_inf_nan=False)
 
 
+class PointsRequest(BaseModel):
+    """A curve from (FPR, FNR) error points as CSV text (header fpr,fnr or alpha,beta)."""
+    model_config = ConfigDict(extra="forbid")
+    points: str = Field(..., min_length=1, max_length=1_000_000)
+    bound: Literal["lower", "exact"] = "lower"
+    discretization: float = Field(1e-4, gt=0, le=1, allow_inf_nan=False)
+
+
 class MechanismRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     mechanism: dict[str, Any]
