@@ -19,12 +19,14 @@ FORMATS = ("svg", "png", "pdf")
 SVG_RC = {"svg.fonttype": "none"}
 
 
-def render(draw: Callable[[Any], Any], fmt: str = "svg", *, size: tuple[float, float] = (6.0, 4.5)) -> bytes:
-    """Draw with ``draw(ax)`` on a fresh figure and return the encoded image (SVG text is
-    written as text, see :data:`SVG_RC`)."""
+def render(draw: Callable[[Any], Any], fmt: str = "svg", *, size: tuple[float, float] = (6.0, 4.5),
+           text_as_text: bool = True) -> bytes:
+    """Draw with ``draw(ax)`` on a fresh figure and return the encoded image. SVG text is
+    written as text (:data:`SVG_RC`) unless ``text_as_text`` is False (glyph outlines, for
+    an SVG that another renderer without the fonts embeds, such as the PDF report's)."""
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
-    with matplotlib.rc_context(SVG_RC):
+    with matplotlib.rc_context(SVG_RC if text_as_text else {"svg.fonttype": "path"}):
         fig = Figure(figsize=size, layout="constrained")
         ax = fig.add_subplot()
         draw(ax)
