@@ -111,3 +111,13 @@ def test_cli_and_web_accept_a_csv_of_points(tmp_path):
     r = client.post("/report", data={"kind": "points", "points": csv_text, "points_bound": "exact",
                                      "discretization": "1e-4"})
     assert r.status_code == 200 and "1.366" in r.text
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(max_size=60))
+def test_points_csv_refuses_with_value_errors_only(text):
+    try:
+        fpr, fnr = points_from_csv(text)
+        fp.curve_from_points(fpr, fnr)
+    except ValueError:
+        pass

@@ -164,8 +164,11 @@ def points_from_csv(text: str) -> tuple[np.ndarray, np.ndarray]:
     import csv
     import io
 
-    rows = [r for r in csv.reader(io.StringIO(text)) if r and any(c.strip() for c in r)
-            and not r[0].lstrip().startswith("#")]
+    try:
+        rows = [r for r in csv.reader(io.StringIO(text, newline="")) if r and any(c.strip() for c in r)
+                and not r[0].lstrip().startswith("#")]
+    except csv.Error as exc:
+        raise ValueError(f"points CSV is not readable as CSV: {exc}") from None
     if not rows:
         raise ValueError("points CSV has no rows: give one 'fpr,fnr' pair per line")
     head = [c.strip().lower() for c in rows[0]]
