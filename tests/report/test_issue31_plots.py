@@ -90,3 +90,11 @@ def test_cli_plot_levels_and_several_n(tmp_path):
     assert r.exit_code == 0 and "n = 100: μ = 0.5" in (tmp_path / "r.svg").read_text()
     r = runner.invoke(app, ["plot", "epsilon-noise", "--delta", "1e-5", "--delta", "1e-6", "-o", str(tmp_path / "e.svg")])
     assert r.exit_code == 2
+
+
+def test_delta_levels_in_the_open_interval():
+    import pytest
+
+    for d in (0.0, 1.0):
+        with pytest.raises(ValueError, match="delta must be in"):
+            plots.mu_vs_epsilon(_ax(), deltas=(d,))

@@ -159,6 +159,8 @@ def mu_vs_epsilon(ax, *, epsilons: Sequence[float] | None = None, fprs: Sequence
     for b in recalls:
         ax.plot(eps, mu_from_pure_epsilon(eps, recall=b), "-.", label=f"same precision at recall {b:g}")
     for d in deltas:
+        if not 0.0 < d < 1.0:  # delta 0 would draw mu = 0 and delta 1 mu = inf: no reading
+            raise ValueError(f"delta must be in (0, 1) for the (ε, δ) reading, got {d!r}")
         ax.plot(eps, mu_for_epsilon_delta(eps, d), "--", label=f"same ε at δ = {d:g}")
     if rules:
         ax.plot(eps, eps / 5.0, ":", color="grey", label="rule of thumb ε/5")
