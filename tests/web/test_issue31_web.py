@@ -78,3 +78,17 @@ def test_convert_page_levels_and_table2(client):
     assert "between 0 and 1" in r.text
     page = client.get("/convert").text
     assert "0.21 (recomputed 0.25)" in page and "1.31" in page and "16384/60000" in page
+
+
+def test_plan_page_compares_sample_sizes(client):
+    data = {"guide": "utility_first", "effect": "0.2", "n": "100", "sd": "0.25", "alpha": "0.01", "data_range": "1",
+            "max_relative_loss": "0.01", "prior": "0.01", "fpr": "0.001", "high_confidence_ok": "on",
+            "statistic": "mean", "alternative": "larger", "groups": "1", "tests": "1", "correction": "bonferroni",
+            "compare_n": "15, 500"}
+    r = client.post("/plan", data=data)
+    assert r.status_code == 200
+    for n in (15, 100, 500):
+        assert f"n = {n}: non-private" in r.text
+    assert "one-sided Z-test at level 0.01" in r.text and "7.9, 0.28, 0.048" in r.text
+    r = client.post("/plan", data=dict(data, compare_n="abc"))
+    assert "compare n must list positive sample sizes" in r.text
