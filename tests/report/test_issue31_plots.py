@@ -90,6 +90,10 @@ def test_cli_plot_levels_and_several_n(tmp_path):
     assert r.exit_code == 0 and "n = 100: μ = 0.5" in (tmp_path / "r.svg").read_text()
     r = runner.invoke(app, ["plot", "epsilon-noise", "--delta", "1e-5", "--delta", "1e-6", "-o", str(tmp_path / "e.svg")])
     assert r.exit_code == 2
+    for args in (["roc", "--mu", "1", "--delta", "1e-5"], ["tradeoff", "--mu", "1", "--n", "15"],
+                 ["power-effect", "--fpr", "0.05"]):  # an option the kind does not use is refused, not ignored
+        r = runner.invoke(app, ["plot", *args, "-o", str(tmp_path / "x.svg")])
+        assert r.exit_code == 2 and "only" in r.output
 
 
 def test_delta_levels_in_the_open_interval():

@@ -82,6 +82,10 @@ def plot(kind: str = typer.Argument(..., help=", ".join(PLOTS)),
         fail(f"epsilon-noise takes one --delta, got {len(deltas)}")
     if kind != "mu-vs-epsilon" and (fprs or recalls):
         fail("--fpr and --recall apply to mu-vs-epsilon only")
+    if deltas and kind not in ("mu-vs-epsilon", "epsilon-noise"):
+        fail("--delta applies to mu-vs-epsilon and epsilon-noise only")
+    if n and kind not in ("power-effect", "ztest-roc"):
+        fail("--n applies to power-effect and ztest-roc only")
     levels = {}  # mu-vs-epsilon: the levels given, or K&H's defaults (FPR 1e-2, 1e-3, 1e-5; recall 1e-2, 1e-5)
     if fprs or recalls or deltas:
         levels = {"fprs": fprs, "recalls": recalls, "deltas": deltas}
