@@ -38,6 +38,7 @@ _LAZY: dict[str, str] = {
     "TradeOffCurve": "fdpkit.curves",
     "UniformSamplingCurve": "fdpkit.curves",
     "ZCDPCurve": "fdpkit.curves",
+    "curve_from_points": "fdpkit.curves",
     "envelope": "fdpkit.curves",
     "group_curve": "fdpkit.curves",
     "worst_case": "fdpkit.curves",
@@ -50,6 +51,7 @@ _LAZY: dict[str, str] = {
     "symmetric_regret": "fdpkit.fit",
     # --- convert
     "Table": "fdpkit.convert",
+    "dpsgd_before_after_table": "fdpkit.convert",
     "classic_epsilon_for_delta_from_rho": "fdpkit.convert",
     "delta_for_epsilon_from_rdp": "fdpkit.convert",
     "delta_for_epsilon_from_rho": "fdpkit.convert",

@@ -13,6 +13,7 @@ from fdpkit.curves import RandomizedResponseCurve as RandomizedResponseCurve
 from fdpkit.curves import TradeOffCurve as TradeOffCurve
 from fdpkit.curves import UniformSamplingCurve as UniformSamplingCurve
 from fdpkit.curves import ZCDPCurve as ZCDPCurve
+from fdpkit.curves import curve_from_points as curve_from_points
 from fdpkit.curves import envelope as envelope
 from fdpkit.curves import group_curve as group_curve
 from fdpkit.curves import worst_case as worst_case
@@ -23,6 +24,7 @@ from fdpkit.fit import fit_gdp as fit_gdp
 from fdpkit.fit import regret as regret
 from fdpkit.fit import symmetric_regret as symmetric_regret
 from fdpkit.convert import Table as Table
+from fdpkit.convert import dpsgd_before_after_table as dpsgd_before_after_table
 from fdpkit.convert import classic_epsilon_for_delta_from_rho as classic_epsilon_for_delta_from_rho
 from fdpkit.convert import delta_for_epsilon_from_rdp as delta_for_epsilon_from_rdp
 from fdpkit.convert import delta_for_epsilon_from_rho as delta_for_epsilon_from_rho

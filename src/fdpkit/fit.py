@@ -237,6 +237,9 @@ def fit_gdp(curve: TradeOffCurve, alpha_min: float = ALPHA_MIN_DEFAULT) -> GDPFi
     Notes
     -----
     Gomez et al., Eq. (5) and (21); Prop. 6.1 (pure epsilon-DP); Prop. 6.2 (f(0) < 1).
+    On a curve from error points (:func:`fdpkit.curve_from_points`), ``fit_gdp(curve,
+    alpha_min=0)`` is R fdp's ``est_gdp()``: the smallest mu with G_mu below every point,
+    and the returned fit is its certificate (range, tau, how it was found).
 
     Examples
     --------
@@ -416,7 +419,7 @@ def _regret_candidates(f: TradeOffCurve, g: TradeOffCurve,
             a0, t0, a1, t1 = a[seg], t[seg], a[seg + 1], t[seg + 1]
         else:
             a0, t0, a1, t1 = a[:-1], t[:-1], a[1:], t[1:]
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             slope = -(t1 - t0) / (a1 - a0)  # slope of f (in beta) on each segment
         d_star = g._d_at_slope(slope)
         if d_star is None:

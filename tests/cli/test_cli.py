@@ -101,7 +101,7 @@ def test_tables_csv_and_json():
     r = run("tables", "--format", "csv")
     assert r.exit_code == 0 and "Kulynych" in r.stdout
     r = run("tables", "--format", "json")
-    assert len(json.loads(r.stdout)["tables"]) == 4
+    assert len(json.loads(r.stdout)["tables"]) == 5  # K&H 4b/5b/6b, Gomez Tables 3 and 2
 
 
 @pytest.mark.parametrize("kind", ["tradeoff", "roc", "difference", "profile", "posterior", "relative-risk", "attack-power"])

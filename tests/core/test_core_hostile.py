@@ -87,6 +87,8 @@ CALLS: dict[str, tuple] = {
     "mu_rule_of_thumb": (fp.mu_rule_of_thumb, dict(epsilon=1.0, divisor=5.0)),
     "multiplicative_advantage_table": (fp.multiplicative_advantage_table, dict(alphas=(1e-3,), mus=(1.0,))),
     "precision_at_recall_table": (fp.precision_at_recall_table, dict(recalls=(1e-3,), mus=(1.0,))),
+    "dpsgd_before_after_table": (fp.dpsgd_before_after_table, dict(epsilons=(8.0,), dataset_sizes=(60000,))),
+    "curve_from_points": (fp.curve_from_points, dict(fpr=(0.0, 0.2, 1.0), fnr=(1.0, 0.3, 0.0), bound="lower")),
     "attack_power": (fp.attack_power, dict(curve=G, fpr=1e-3)),
     "failure_mode": (fp.failure_mode, dict(curve=G, tolerance=0.0)),
     "laplace_epsilon_for_attack_power": (fp.laplace_epsilon_for_attack_power, dict(max_power=0.1, fpr=1e-3)),

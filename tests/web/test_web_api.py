@@ -137,7 +137,7 @@ def test_convert_risk_plan(client):
     assert client.post("/api/convert", json={}).status_code == 422
     r = client.post("/convert", data={"epsilon": "1", "delta": "", "mu": ""})
     assert r.status_code == 200 and "Prop. 6.1" in r.text
-    assert len(client.get("/api/tables").json()["tables"]) == 4
+    assert len(client.get("/api/tables").json()["tables"]) == 5  # K&H 4b/5b/6b, Gomez Tables 3 and 2
     r = client.post("/api/risk", json={"guarantee": "mu", "mu": 1.0, "prior": 0.01, "fpr": 1e-3}).json()
     assert r["posterior"] == pytest.approx(0.156, abs=1e-3) and r["failure_mode"] == "graceful"
     assert len(r["plain_language"]) == 3

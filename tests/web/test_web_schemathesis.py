@@ -31,7 +31,7 @@ LEDGER_PASSWORD = "s3cret-Passw0rd!admin"
 #: Every API operation the schemathesis runs must reach (the recent sweep, audit, calibrate
 #: and ledger endpoints included): a guard against an endpoint left out of the schema.
 REQUIRED = {"/api/sweep", "/api/sweep/design", "/api/audit", "/api/audit/upload", "/api/audit/simulate",
-            "/api/calibrate/dpsgd", "/api/report", "/api/report/dpsgd", "/api/report/uniform-sampling",
+            "/api/calibrate/dpsgd", "/api/report", "/api/report/dpsgd", "/api/report/uniform-sampling", "/api/report/points",
             "/api/ledger/datasets", "/api/ledger/datasets/{name}/check", "/api/ledger/datasets/{name}/releases",
             "/api/ledger/datasets/{name}/status", "/api/ledger/datasets/{name}/thresholds",
             "/api/ledger/datasets/{name}/timeline", "/api/ledger/events", "/api/ledger/login",

@@ -229,6 +229,28 @@ def fraction_option(value: Any, name: str) -> Optional[float]:
     return parse_fraction(value, name)
 
 
+def load_points(path: Path, bound: str = "lower") -> Any:
+    """A curve from a CSV of (FPR, FNR) error points (:func:`fdpkit.curve_from_points`;
+    header ``fpr,fnr`` or R fdp's ``alpha,beta``)."""
+    from fdpkit.curves.points import curve_from_points, points_from_csv
+
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_SPEC_BYTES + 1)
+    except IsADirectoryError:
+        raise ValueError(f"--points {path} is a directory") from None
+    except OSError as exc:
+        raise ValueError(f"--points {path}: {exc.strerror}") from None
+    if len(raw) > MAX_SPEC_BYTES:
+        raise ValueError(f"--points {path} is larger than {MAX_SPEC_BYTES:,} bytes")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ValueError(f"--points {path} is not UTF-8 text") from None
+    fpr, fnr = points_from_csv(text)
+    return curve_from_points(fpr, fnr, bound=bound)
+
+
 def load_spec(path: Path) -> dict:
     text = read_spec_text(path)
     if path.suffix.lower() == ".toml":

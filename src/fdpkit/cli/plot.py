@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 import fdpkit as fp
-from fdpkit.cli._common import (DiscOpt, State, cli_budget, err, fail, fraction_option, guarded, load_spec,
+from fdpkit.cli._common import (DiscOpt, State, cli_budget, err, fail, fraction_option, guarded, load_points, load_spec,
                                 mechanism_from_dict, working, write_output)
 
 PLOTS = ("tradeoff", "roc", "difference", "profile", "posterior", "relative-risk", "attack-power",
@@ -32,12 +32,21 @@ def plot(kind: str = typer.Argument(..., help=", ".join(PLOTS)),
          epsilon: list[float] = typer.Option([], help="Laplace epsilon (repeatable)."),
          eps_delta: list[str] = typer.Option([], "--eps-delta", help="(epsilon, delta)-DP curve as EPS,DELTA (repeatable)."),
          mechanism: Optional[Path] = typer.Option(None, "--mechanism", "-m", help="Mechanism spec to plot."),
+         points: list[Path] = typer.Option([], "--points", help="CSV of (FPR, FNR) error points (header fpr,fnr or "
+                                           "alpha,beta); their lower convex hull is plotted (repeatable)."),
+         fpr: list[str] = typer.Option([], "--fpr", help="mu-vs-epsilon: FPR level of the TPR/FPR reading "
+                                       "(K&H Fig. 1b/c; repeatable)."),
+         recall: list[str] = typer.Option([], "--recall", help="mu-vs-epsilon: recall level of the precision "
+                                          "reading (K&H Fig. 2b/c; repeatable)."),
          effect: float = typer.Option(0.2, help="power-effect / ztest-roc: planned shift of the mean."),
-         n: float = typer.Option(15, help="power-effect / ztest-roc: observations."),
+         n: list[float] = typer.Option([], help="power-effect / ztest-roc: observations (repeatable, one "
+                                       "set of series per n; default 15)."),
          sd: float = typer.Option(0.25, help="power-effect / ztest-roc: measurement sd."),
          alpha: str = typer.Option("0.01", help="power-effect: test level."),
          sensitivity: float = typer.Option(1.0, help="epsilon-noise: sensitivity."),
-         delta: str = typer.Option("1e-5", help="epsilon-noise: delta of the Gaussian epsilon."),
+         delta: list[str] = typer.Option([], help="mu-vs-epsilon: delta level of the (epsilon, delta) reading "
+                                         "(K&H Fig. 3b/c; repeatable); epsilon-noise: delta of the Gaussian "
+                                         "epsilon (one, default 1e-5)."),
          discretization: float = DiscOpt) -> None:
     """Write one of the plots to SVG/PNG/PDF (several curves on one plot where it makes sense)."""
     from fdpkit.report import plots
@@ -51,6 +60,8 @@ def plot(kind: str = typer.Argument(..., help=", ".join(PLOTS)),
     for text in eps_delta:
         e, d = _eps_delta(text)
         curves[f"(ε, δ) = ({e:g}, {d:g})"] = fp.EpsDeltaCurve(e, d)
+    for path in points:
+        curves[f"points {path.name}"] = load_points(path)
     fitted = None
     if mechanism is not None:
         mech = mechanism_from_dict(load_spec(mechanism))
@@ -59,9 +70,24 @@ def plot(kind: str = typer.Argument(..., help=", ".join(PLOTS)),
         curves["mechanism"] = c
         fitted = fp.fit_gdp(c).mu
     if not curves and kind not in _NO_CURVE:
-        fail("give at least one --mu, --epsilon, --eps-delta or --mechanism")
+        fail("give at least one --mu, --epsilon, --eps-delta, --points or --mechanism")
     first = next(iter(curves.values()), None)
-    spec = fp.ZTestSpec(effect=effect, n=n, sd=sd, alpha=fraction_option(alpha, "alpha"))
+    ns = tuple(n) or (15.0,)
+    spec = fp.ZTestSpec(effect=effect, n=ns[0], sd=sd, alpha=fraction_option(alpha, "alpha"))
+    fprs = tuple(fraction_option(a, "fpr") for a in fpr)
+    recalls = tuple(fraction_option(b, "recall") for b in recall)
+    deltas = tuple(fraction_option(d, "delta") for d in delta)
+    if kind == "epsilon-noise" and len(deltas) > 1:
+        fail(f"epsilon-noise takes one --delta, got {len(deltas)}")
+    if kind != "mu-vs-epsilon" and (fprs or recalls):
+        fail("--fpr and --recall apply to mu-vs-epsilon only")
+    if deltas and kind not in ("mu-vs-epsilon", "epsilon-noise"):
+        fail("--delta applies to mu-vs-epsilon and epsilon-noise only")
+    if n and kind not in ("power-effect", "ztest-roc"):
+        fail("--n applies to power-effect and ztest-roc only")
+    levels = {}  # mu-vs-epsilon: the levels given, or K&H's defaults (FPR 1e-2, 1e-3, 1e-5; recall 1e-2, 1e-5)
+    if fprs or recalls or deltas:
+        levels = {"fprs": fprs, "recalls": recalls, "deltas": deltas}
     draw = {
         "tradeoff": lambda ax: plots.tradeoff(ax, curves, mu=fitted),
         "roc": lambda ax: plots.roc_loglog(ax, curves, mu=fitted),
@@ -70,12 +96,13 @@ def plot(kind: str = typer.Argument(..., help=", ".join(PLOTS)),
         "posterior": lambda ax: plots.posterior_vs_prior(ax, first),
         "relative-risk": lambda ax: plots.relative_risk_vs_fpr(ax, curves),
         "attack-power": lambda ax: plots.attack_power_vs_mu(ax),
-        "mu-vs-epsilon": lambda ax: plots.mu_vs_epsilon(ax),
+        "mu-vs-epsilon": lambda ax: plots.mu_vs_epsilon(ax, **levels),
         "precision-recall": lambda ax: plots.precision_vs_recall(ax, curves),
-        "power-effect": lambda ax: plots.power_vs_effect(ax, spec, mus=tuple(mu) or (0.1, 0.5, 1.0), epsilons=tuple(epsilon)),
-        "ztest-roc": lambda ax: plots.ztest_roc(ax, spec, mus=tuple(mu) or (0.1, 0.5, 1.0)),
+        "power-effect": lambda ax: plots.power_vs_effect(ax, spec, mus=tuple(mu) or (0.1, 0.5, 1.0), epsilons=tuple(epsilon),
+                                                          ns=ns),
+        "ztest-roc": lambda ax: plots.ztest_roc(ax, spec, mus=tuple(mu) or (0.1, 0.5, 1.0), ns=ns),
         "posterior-fpr": lambda ax: plots.posterior_vs_fpr(ax, first),
-        "epsilon-noise": lambda ax: plots.epsilon_vs_noise(ax, sensitivity=sensitivity, delta=fraction_option(delta, "delta")),
+        "epsilon-noise": lambda ax: plots.epsilon_vs_noise(ax, sensitivity=sensitivity, delta=deltas[0] if deltas else 1e-5),
     }[kind]
     write_output(output, render(draw, fmt))
     if not State.quiet:

@@ -12,7 +12,7 @@ from rich.table import Table as RichTable
 import fdpkit as fp
 from fdpkit.cli import _dpsgd as _dp
 from fdpkit.cli._common import (cli_budget, write_output, DiscOpt, FormatOpt, FORMATS, OutputOpt, State, err, fail, guarded, load_spec,
-                                mechanism_from_dict, out, working)
+                                load_points, mechanism_from_dict, out, working)
 
 report_app = typer.Typer(help="Privacy report of a mechanism: mu, regret, risk, exports.")
 
@@ -82,7 +82,7 @@ def report_main(
         return
     if mechanism is None:
         fail("give --mechanism SPEC or a subcommand (dpsgd, gaussian, laplace, randomized-response, pure-dp, "
-             "approx-dp, zcdp, rdp, uniform-sampling)")
+             "approx-dp, zcdp, rdp, uniform-sampling, points)")
     run_report(mechanism_from_dict(load_spec(mechanism)), fmt, output, discretization)
 
 
@@ -182,3 +182,19 @@ def report_uniform(ctx: typer.Context,
                    fmt: str = FormatOpt, output: Optional[Path] = OutputOpt, discretization: float = DiscOpt) -> None:
     """De Fondeville's uniform random sampling (Example 3): fails catastrophically."""
     run_report(fp.UniformSampling(mu, n), *_opts(ctx, fmt, output, discretization))
+
+
+@report_app.command("points")
+@guarded
+def report_points(ctx: typer.Context,
+                  points: Path = typer.Argument(..., help="CSV of (FPR, FNR) error points: header fpr,fnr (or R fdp's "
+                                                "alpha,beta; a tpr column is read as 1 - FNR); FPR 0 included."),
+                  bound: str = typer.Option("lower", help="lower (the mechanism's curve is on or above the points' "
+                                            "hull) or exact (the points are its vertices)."),
+                  fmt: str = FormatOpt, output: Optional[Path] = OutputOpt, discretization: float = DiscOpt) -> None:
+    """A mechanism known by its own error points (R fdp's fdp() of a data frame): their lower
+    convex hull, reported with its tight mu (R's est_gdp) and certificate."""
+    if bound not in ("lower", "exact"):
+        fail(f"--bound must be lower or exact (an upper curve certifies nothing), got {bound!r}")
+    curve = load_points(points, bound)
+    run_report(fp.CurveMechanism.from_curve(curve), *_opts(ctx, fmt, output, discretization))

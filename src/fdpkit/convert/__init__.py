@@ -20,6 +20,7 @@ from fdpkit.convert.tables import (
     mu_for_epsilon_delta_table,
     multiplicative_advantage_table,
     precision_at_recall_table,
+    dpsgd_before_after_table,
     seed_tables,
 )
 
@@ -46,5 +47,6 @@ __all__ = [
     "precision_at_recall_table",
     "recommend_epsilon",
     "recommend_mu",
+    "dpsgd_before_after_table",
     "seed_tables",
 ]

@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from fdpkit._numerics import check_positive, check_probability, check_scalar
+from fdpkit._numerics import check_nonnegative, check_positive, check_probability, check_scalar
 from fdpkit.convert.gdp import epsilon_for_delta, mu_for_epsilon_delta
 from fdpkit.plausibility import plausibility_warnings
 
@@ -204,7 +204,7 @@ class CalculatorResult:
 
     def rows(self) -> list[tuple[str, str, str]]:
         """(section, name, value) rows for exports."""
-        out = [("input", k, str(v)) for k, v in self.inputs.items()]
+        out = [("input", "mode", self.mode)] + [("input", k, str(v)) for k, v in self.inputs.items()]
         out += [("output", k, f"{v:.6g}") for k, v in self.outputs.items()]
         out += [("warning", "", w) for w in self.warnings]
         return out
@@ -217,10 +217,19 @@ class CalculatorResult:
 
 def calculate(mode: str, *, sensitivity: float = 1.0, epsilon: float | None = None,
               delta: float | None = None, scale: float | None = None, sigma: float | None = None,
-              k: int = 1, delta_prime: float = 1e-5, releases: Any = None) -> CalculatorResult:
-    """See :func:`_calculate`; adds plausibility warnings (delta sanity, huge epsilon)."""
+              k: int = 1, delta_prime: float = 1e-5, releases: Any = None, fpr: float = 1e-3,
+              standard_error: float | None = None) -> CalculatorResult:
+    """See :func:`_calculate`; adds plausibility warnings (delta sanity, huge epsilon) and
+    what the noise does (:mod:`fdpkit.convert.noise_effect`): the best attack's TPR at
+    ``fpr`` before and after noise, the 95% interval width of the released statistic
+    (standard error ``standard_error`` before noise) without and with noise, and the
+    expected |noise|."""
+    fpr = check_scalar("fpr", check_probability("fpr", fpr, open_low=True, open_high=True))
+    if standard_error is not None:
+        standard_error = check_scalar("standard_error", check_nonnegative("standard_error", standard_error))
     res = _calculate(mode, sensitivity=sensitivity, epsilon=epsilon, delta=delta, scale=scale, sigma=sigma,
                      k=k, delta_prime=delta_prime, releases=releases)
+    res = _with_noise_effect(res, fpr, standard_error)
     if res.outputs.get(PURE_EPSILON, -math.inf) > res.outputs.get("basic epsilon", math.inf):
         res = CalculatorResult(res.mode, res.inputs, res.outputs, res.warnings + (
             "With few pure-ε releases the Gaussian-DP reading is looser than basic composition: use the basic "
@@ -233,6 +242,43 @@ def calculate(mode: str, *, sensitivity: float = 1.0, epsilon: float | None = No
         extra = plausibility_warnings(epsilon=epsilon, delta=None if mode == "laplace" else (delta or None),
                                       deltas=[delta_prime] if mode == "composition" else [])
     return CalculatorResult(res.mode, res.inputs, res.outputs, tuple(extra) + res.warnings)
+
+
+def _with_noise_effect(res: CalculatorResult, fpr: float, standard_error: float | None) -> CalculatorResult:
+    """The result with the before/after rows added (the seed page's "compare attack success
+    rates before and after noise" and "confidence-interval widening")."""
+    from fdpkit.convert.noise_effect import noise_effect
+
+    out, inp = dict(res.outputs), dict(res.inputs)
+    s = float(inp.get("sensitivity", 1.0))
+    kw = dict(sensitivity=s, fpr=fpr, standard_error=standard_error)
+    if res.mode == "laplace":
+        b = out.get("scale b", inp.get("scale"))
+        out.update(noise_effect("laplace", scale=float(b), **kw))
+    elif res.mode == "gaussian" and "exact sigma (Gaussian DP)" in out:
+        out.update(noise_effect("gaussian", scale=out["exact sigma (Gaussian DP)"], label="exact σ", **kw))
+        out.update(noise_effect("gaussian", scale=out["classic sigma"], label="classic σ", **kw))
+    elif res.mode == "gaussian":
+        out.update(noise_effect("gaussian", scale=float(inp["sigma"]), **kw))
+    else:  # composition: the attack on all releases together
+        from fdpkit.curves import EpsDeltaCurve, GaussianCurve
+
+        # basic composition holds for any mechanisms: TPR <= e^eps FPR + delta (and its mirror)
+        be, bd = out["basic epsilon"], out["basic delta"]
+        basic = float(EpsDeltaCurve(be, bd).tpr(fpr)) if bd < 1 and math.isfinite(be) else 1.0
+        if "sigma (Gaussian releases)" in inp:  # exact: k Gaussian releases are sqrt(k) Delta / sigma-GDP
+            mu = math.sqrt(inp["k"]) * s / float(inp["sigma (Gaussian releases)"])
+            tpr, how = float(GaussianCurve(mu).tpr(fpr)), f"Gaussian releases, μ = {mu:.4g}"
+        elif PURE_MU in out:  # Prop. 6.1 holds for any pure releases: the tighter of the two bounds
+            tpr, how = min(basic, float(GaussianCurve(out[PURE_MU]).tpr(fpr))), "any mechanisms"
+        else:
+            tpr, how = basic, "any mechanisms, basic composition"
+        out[f"best attack TPR at FPR {fpr:g} without noise"] = 1.0
+        out[f"best attack TPR at FPR {fpr:g} with noise (all releases; {how})"] = tpr
+    inp["reference FPR"] = fpr
+    if standard_error is not None:
+        inp["standard error without noise"] = standard_error
+    return CalculatorResult(res.mode, inp, out, res.warnings)
 
 
 def _calculate(mode: str, *, sensitivity: float = 1.0, epsilon: float | None = None,

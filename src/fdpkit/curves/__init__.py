@@ -8,6 +8,7 @@ from fdpkit.curves.group import group_curve
 from fdpkit.curves.laplace import LaplaceCurve
 from fdpkit.curves.lower_bound import piecewise_lower_bound
 from fdpkit.curves.piecewise import PiecewiseLinearCurve
+from fdpkit.curves.points import curve_from_points
 from fdpkit.curves.renyi import RDPCurve, ZCDPCurve
 
 # operations of the base class that need its subclasses (base.py never imports them)
@@ -26,6 +27,7 @@ __all__ = [
     "TradeOffCurve",
     "UniformSamplingCurve",
     "ZCDPCurve",
+    "curve_from_points",
     "envelope",
     "group_curve",
     "piecewise_lower_bound",

@@ -279,7 +279,21 @@ class UtilityFirstPlan:
         d["budget_split"] = budget_split(self)
         d["noise"] = noise_sentences(self)
         d["warnings"] = plausibility_warnings(prior=self.prior, mu=self.mu_min if math.isfinite(self.mu_min) else None)
+        d["notes"] = self.notes
         return d
+
+    @property
+    def notes(self) -> list[str]:
+        """Which criterion and level give de Fondeville's printed mu_min (the numbers depend
+        on both; shared/reference/published.json)."""
+        return [MU_MIN_NOTE]
+
+
+#: Where de Fondeville's printed mu_min come from (stated wherever a mu_min is shown).
+MU_MIN_NOTE = ("μ_min depends on the criterion and the test level: de Fondeville's printed μ_min = 7.9, 0.28, "
+               "0.048 (n = 15, 100, 500; shift 0.2, sd 0.25, data in [0, 1]) are for power ≥ 99% of the "
+               "non-private power with a one-sided Z-test at level 0.01 (at level 0.05 the same criterion "
+               "gives 5.01, 0.229, 0.041).")
 
 
 def utility_first(*, analysis: ZTestSpec, required_power: float | None = None,
@@ -310,13 +324,16 @@ def utility_first(*, analysis: ZTestSpec, required_power: float | None = None,
     fpr = check_real("fpr", fpr, low=0.0, high=1.0, low_open=True, high_open=True, scalar=True)
     best = analysis.power(mu=math.inf)
     kw = analysis._kw()
+    side = {"larger": "one-sided", "smaller": "one-sided", "two-sided": "two-sided"}[analysis.alternative]
+    level = f"{side} Z-test at level {analysis.level:.3g}" + (" per test" if analysis.tests > 1 else "")
     if max_relative_loss is not None:
         mu = mu_min_for_power_loss(max_relative_loss=max_relative_loss, **kw)
-        criterion, ok, reason = f"power >= {1 - max_relative_loss:.0%} of the non-private power", True, ""
+        criterion, ok, reason = (f"power >= {1 - max_relative_loss:.0%} of the non-private power, {level}",
+                                 True, "")
     else:
         sol = solve_ztest(power=required_power, **kw)
         mu, ok, reason = sol.value, sol.converged, sol.reason
-        criterion = f"power >= {required_power:g}"
+        criterion = f"power >= {required_power:g}, {level}"
     if not math.isfinite(mu):
         return UtilityFirstPlan(analysis, criterion, mu, best, best, prior, fpr, 1.0, math.inf, 1.0,
                                 math.inf, False, reason)

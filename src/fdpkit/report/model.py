@@ -145,7 +145,13 @@ def human_inputs(spec: dict, path: str = "") -> list[tuple[str, str]]:
             continue
         if isinstance(v, dict):
             rows += human_inputs(v, f"inside {kind_label}")
-        elif isinstance(v, list):
+        elif isinstance(v, (list, tuple)) and v and not any(isinstance(p, dict) for p in v):
+            # a vector (a curve mechanism's vertices): one row, not one row per number
+            label = FIELD_LABELS.get(k, k.replace("_", " ")) + (f" ({kind_label})" if path else "")
+            text = ", ".join(fmt(p) for p in v) if len(v) <= 6 else \
+                f"{len(v)} values, {fmt(v[0])} … {fmt(v[-1])}"
+            rows.append((label, text))
+        elif isinstance(v, (list, tuple)):
             for i, part in enumerate(v):
                 if isinstance(part, dict):
                     rows += human_inputs(part, f"part {i + 1} of the {kind_label}")

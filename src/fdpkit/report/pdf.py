@@ -100,7 +100,7 @@ def render_pdf(doc: ReportDocument) -> bytes:
             pdf.ln(4)
         pdf.set_font("DejaVu", "B", 10)
         pdf.multi_cell(0, 5, f.caption, align="L", new_x="LMARGIN", new_y="NEXT")
-        svg = render(f.draw, "svg", size=FIGURE_SIZE)
+        svg = render(f.draw, "svg", size=FIGURE_SIZE, text_as_text=False)  # fpdf2 draws outlines only
         svg = re.sub(rb"<metadata>.*?</metadata>", b"", svg, flags=re.S)  # fpdf2 ignores it
         pdf.image(io.BytesIO(svg), w=FIGURE_WIDTH_MM)
     collapsed = [s for s in doc.sections if s.collapsed]

@@ -143,11 +143,14 @@ def power_vs_mu(ax, power_at: Callable[[float], float], *, nonprivate: float | N
 
 # ------------------------------------------------------------------ figures of issue 15
 def mu_vs_epsilon(ax, *, epsilons: Sequence[float] | None = None, fprs: Sequence[float] = (1e-2, 1e-3, 1e-5),
-                  recalls: Sequence[float] = (1e-2, 1e-5), rules: bool = True):
-    """μ against pure ε under each semantics (Kulynych & Honkela Figs. 1–3): any ε-DP
-    mechanism (Gomez et al. Prop. 6.1), the same TPR/FPR at an FPR (Prop. 3.1), the same
-    precision at a recall (Prop. 3.2), and the rules of thumb ε/5 and ε/3."""
-    from fdpkit.convert import mu_from_pure_epsilon
+                  recalls: Sequence[float] = (1e-2, 1e-5), deltas: Sequence[float] = (), rules: bool = True):
+    """μ against pure ε under each semantics (Kulynych & Honkela Figs. 1–3, panels b and c),
+    one labelled series per level: any ε-DP mechanism (Gomez et al. Prop. 6.1), the same
+    TPR/FPR at an FPR α (Prop. 3.1, Fig. 1b/c, legend ``same TPR/FPR at FPR 0.05``), the same
+    precision at a recall (Prop. 3.2, Fig. 2b/c, ``same precision at recall 0.01``), the same
+    δ at ε, i.e. μ with δ_μ(ε) = δ (K&H Eq. 11, Fig. 3b/c, ``same ε at δ = 1e-05``), and the
+    rules of thumb ε/5 and ε/3."""
+    from fdpkit.convert import mu_for_epsilon_delta, mu_from_pure_epsilon
 
     eps = np.linspace(0.05, 8.0, 120) if epsilons is None else np.asarray(epsilons, dtype=float)
     ax.plot(eps, mu_from_pure_epsilon(eps), lw=2.2, label="any ε-DP mechanism (Gomez Prop. 6.1)")
@@ -155,6 +158,10 @@ def mu_vs_epsilon(ax, *, epsilons: Sequence[float] | None = None, fprs: Sequence
         ax.plot(eps, mu_from_pure_epsilon(eps, fpr=a), label=f"same TPR/FPR at FPR {a:g}")
     for b in recalls:
         ax.plot(eps, mu_from_pure_epsilon(eps, recall=b), "-.", label=f"same precision at recall {b:g}")
+    for d in deltas:
+        if not 0.0 < d < 1.0:  # delta 0 would draw mu = 0 and delta 1 mu = inf: no reading
+            raise ValueError(f"delta must be in (0, 1) for the (ε, δ) reading, got {d!r}")
+        ax.plot(eps, mu_for_epsilon_delta(eps, d), "--", label=f"same ε at δ = {d:g}")
     if rules:
         ax.plot(eps, eps / 5.0, ":", color="grey", label="rule of thumb ε/5")
         ax.plot(eps, eps / 3.0, "--", color="grey", label="rule of thumb ε/3")
@@ -180,21 +187,36 @@ def precision_vs_recall(ax, curves: Mapping[str, TradeOffCurve], *, recall_min: 
     return ax
 
 
+def _n_label(ns: Sequence[float] | None, n: float, text: str) -> str:
+    """``text``, prefixed with ``n = 15:`` when the plot compares sample sizes."""
+    return text if ns is None else f"n = {n:g}: {text}"
+
+
 def power_vs_effect(ax, spec, *, mus: Sequence[float] = (0.1, 0.5, 1.0), epsilons: Sequence[float] = (),
-                    effect_max: float | None = None):
-    """Power of the planned Z-test against the true shift of the mean (de Fondeville Fig. 5),
-    non-private and under Gaussian (μ) or Laplace (ε) noise. ``spec`` is a
-    :class:`fdpkit.planning.ZTestSpec`; its effect is replaced by each x value."""
+                    effect_max: float | None = None, ns: Sequence[float] | None = None):
+    """Power of the planned Z-test against the true shift of the mean (de Fondeville Fig. 5,
+    top), non-private and under Gaussian (μ) or Laplace (ε) noise. ``spec`` is a
+    :class:`fdpkit.planning.ZTestSpec`; its effect is replaced by each x value. With ``ns``
+    (several sample sizes, as in the paper's n = 15, 100, 500) one set of series per n, each
+    legend label starting ``n = 15:``; one colour per n, one line style per release."""
     from dataclasses import replace
 
     top = effect_max if effect_max is not None else 3.0 * abs(spec.effect) if spec.effect else 1.0
     xs = np.linspace(0.0, top, 80)
-    ax.plot(xs, [replace(spec, effect=x).power(mu=math.inf) for x in xs], "k--", label="non-private")
-    for m in mus:
-        ax.plot(xs, [replace(spec, effect=x).power(mu=m) for x in xs], label=f"Gaussian, μ = {m:g}")
-    for e in epsilons:
-        ax.plot(xs, [replace(spec, effect=x).laplace_power(epsilon=e) for x in xs], "-.", label=f"Laplace, ε = {e:g}")
-    ax.axhline(spec.level if spec.alternative != "two-sided" else spec.level, ls=":", color="grey", lw=0.8)
+    styles = ("-", "--", "-.", ":", (0, (5, 1)), (0, (1, 1)))
+    for i, n in enumerate(ns if ns is not None else (spec.n,)):
+        s = replace(spec, n=n)
+        colour = f"C{i}" if ns is not None else None
+        ax.plot(xs, [replace(s, effect=x).power(mu=math.inf) for x in xs], "--", color=colour or "k",
+                label=_n_label(ns, n, "non-private"))
+        for j, m in enumerate(mus):
+            ax.plot(xs, [replace(s, effect=x).power(mu=m) for x in xs], color=colour,
+                    ls=styles[(j + 2) % len(styles)] if ns is not None else "-",
+                    label=_n_label(ns, n, f"Gaussian, μ = {m:g}"))
+        for e in epsilons:
+            ax.plot(xs, [replace(s, effect=x).laplace_power(epsilon=e) for x in xs], "-.", color=colour,
+                    label=_n_label(ns, n, f"Laplace, ε = {e:g}"))
+    ax.axhline(spec.level, ls=":", color="grey", lw=0.8)
     ax.set_xlabel("True shift of the mean (alternative)")
     ax.set_ylabel("Power of the test")
     ax.set_ylim(0, 1.02)
@@ -202,17 +224,22 @@ def power_vs_effect(ax, spec, *, mus: Sequence[float] = (0.1, 0.5, 1.0), epsilon
     return ax
 
 
-def ztest_roc(ax, spec, *, mus: Sequence[float] = (0.1, 0.5, 1.0)):
-    """ROC of the planned Z-test under DP noise (de Fondeville Fig. 5): power against the
-    test level α0 (the test's own FPR), non-private and for each μ."""
+def ztest_roc(ax, spec, *, mus: Sequence[float] = (0.1, 0.5, 1.0), ns: Sequence[float] | None = None):
+    """ROC of the planned Z-test under DP noise (de Fondeville Fig. 5, bottom): power against
+    the test level α0 (the test's own FPR), non-private and for each μ; with ``ns`` one set of
+    series per sample size, labelled ``n = 15: μ = 1``."""
     from dataclasses import replace
 
     levels = np.geomspace(1e-4, 0.999, 120)
-    one = replace(spec, tests=1)
-    ax.semilogx(levels, [replace(one, alpha=float(a)).power(mu=math.inf) for a in levels], "k--",
-                label="non-private")
-    for m in mus:
-        ax.semilogx(levels, [replace(one, alpha=float(a)).power(mu=m) for a in levels], label=f"μ = {m:g}")
+    styles = ("-", "-.", ":", (0, (5, 1)), (0, (1, 1)))
+    for i, n in enumerate(ns if ns is not None else (spec.n,)):
+        one = replace(spec, tests=1, n=n)
+        colour = f"C{i}" if ns is not None else None
+        ax.semilogx(levels, [replace(one, alpha=float(a)).power(mu=math.inf) for a in levels], "--",
+                    color=colour or "k", label=_n_label(ns, n, "non-private"))
+        for j, m in enumerate(mus):
+            ax.semilogx(levels, [replace(one, alpha=float(a)).power(mu=m) for a in levels], color=colour,
+                        ls=styles[j % len(styles)] if ns is not None else "-", label=_n_label(ns, n, f"μ = {m:g}"))
     ax.semilogx(levels, levels, ":", color="grey", label="power = level")
     ax.set_xlabel("Test level α0 (false-positive rate of the test), log scale")
     ax.set_ylabel("Power (true-positive rate of the test)")

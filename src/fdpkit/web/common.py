@@ -115,6 +115,31 @@ def parse_float(form: Any, name: str, errors: FormErrors, *, required: bool = Tr
     return v
 
 
+#: Most levels one list field takes (one plotted series each).
+MAX_LEVELS = 8
+
+
+def parse_levels(form: Any, name: str, errors: FormErrors) -> tuple[float, ...]:
+    """A list of probabilities from one text field, "0.05, 1e-3" or "5%; 0.1%" (empty: none)."""
+    raw = str(form.get(name) or "").replace(";", ",")
+    parts = [p.strip() for p in raw.split(",") if p.strip()]
+    if len(parts) > MAX_LEVELS:
+        errors[name] = f"{name.replace('_', ' ')} takes at most {MAX_LEVELS} values, got {len(parts)}"
+        return ()
+    out = []
+    for p in parts:
+        try:
+            v = parse_fraction(p, name.replace("_", " "))
+        except ValueError as exc:
+            errors[name] = str(exc)
+            return ()
+        if not 0.0 < v < 1.0:
+            errors[name] = f"{name.replace('_', ' ')} must be between 0 and 1 (exclusive), got {p!r}"
+            return ()
+        out.append(v)
+    return tuple(out)
+
+
 def parse_int(form: Any, name: str, errors: FormErrors, *, required: bool = True,
               default: int | None = None) -> int | None:
     v = parse_float(form, name, errors, required=required, default=default)

@@ -20,6 +20,10 @@ class CalculatorRequest(BaseModel):
     releases: Optional[list[tuple[Annotated[float, Field(ge=0, le=100, allow_inf_nan=False)],
                                   Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]]]] = Field(
         None, max_length=10_000, description="composition of different releases: [[epsilon_i, delta_i], ...]")
+    fpr: float = Field(1e-3, gt=0, lt=1, allow_inf_nan=False,
+                       description="reference FPR of the attack-success comparison before and after noise")
+    standard_error: Optional[float] = Field(None, ge=0, le=1e12, allow_inf_nan=False,
+                                            description="standard error of the statistic without noise (95% CI widths)")
 
 
 class TrainingShape(BaseModel):
@@ -63,6 +67,14 @@ class UniformSamplingRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     mu: float = Field(..., gt=0, le=1e3, allow_inf_nan=False)
     n: int = Field(..., ge=1, le=10**12)
+    discretization: float = Field(1e-4, gt=0, le=1, allow_inf_nan=False)
+
+
+class PointsRequest(BaseModel):
+    """A curve from (FPR, FNR) error points as CSV text (header fpr,fnr or alpha,beta)."""
+    model_config = ConfigDict(extra="forbid")
+    points: str = Field(..., min_length=1, max_length=1_000_000)
+    bound: Literal["lower", "exact"] = "lower"
     discretization: float = Field(1e-4, gt=0, le=1, allow_inf_nan=False)
 
 

@@ -13,7 +13,8 @@ from fdpkit.web.common import (FormErrors, api_error, download, field_of, finite
 from fdpkit.web.models import CalculatorRequest
 
 router = APIRouter()
-FIELDS = ("mode", "sensitivity", "epsilon", "delta", "scale", "sigma", "k", "delta_prime", "releases")
+FIELDS = ("mode", "sensitivity", "epsilon", "delta", "scale", "sigma", "k", "delta_prime", "releases", "fpr",
+          "standard_error")
 EXAMPLES = [
     ("Laplace (compute ε)", {"mode": "laplace", "sensitivity": 1, "scale": 1}, "ε = 1 / 1 = 1"),
     ("Laplace (compute b)", {"mode": "laplace", "sensitivity": 1, "epsilon": 0.5}, "b = 1 / 0.5 = 2"),
@@ -39,6 +40,8 @@ def _parse(form) -> tuple[dict, FormErrors]:
         "k": parse_int(form, "k", errors, required=False, default=1),
         "delta_prime": parse_float(form, "delta_prime", errors, required=False, default=1e-5),
         "releases": str(form.get("releases") or ""),
+        "fpr": parse_float(form, "fpr", errors, required=False, default=1e-3, percent=True),
+        "standard_error": parse_float(form, "standard_error", errors, required=False),
     }
     return values, errors
 
@@ -46,13 +49,15 @@ def _parse(form) -> tuple[dict, FormErrors]:
 def _run(values: dict):
     return calculate(values["mode"], sensitivity=values["sensitivity"], epsilon=values["epsilon"],
                      delta=values["delta"], scale=values["scale"], sigma=values["sigma"], k=values["k"],
-                     delta_prime=values["delta_prime"], releases=values.get("releases") or None)
+                     delta_prime=values["delta_prime"], releases=values.get("releases") or None,
+                     fpr=values.get("fpr") if values.get("fpr") is not None else 1e-3,
+                     standard_error=values.get("standard_error"))
 
 
 @router.get("/calculator", include_in_schema=False)
 async def calculator_page(request: Request):
     return await render_page(request, "calculator.html", {"values": {"mode": "gaussian", "sensitivity": 1, "epsilon": 1,
-                                                          "delta": 1e-5, "k": 1, "delta_prime": 1e-5},
+                                                          "delta": 1e-5, "k": 1, "delta_prime": 1e-5, "fpr": 1e-3},
                                               "errors": {}, "result": None, "examples": EXAMPLES})
 
 
@@ -98,7 +103,7 @@ async def calculator_export(request: Request, format: str = Query("csv")):
     rows = [["section", "name", "value"]] + [list(r) for r in result.rows()]
     if format == "csv":
         return download(csv_rows(rows).encode(), "fdpkit-calculator.csv", "text/csv; charset=utf-8")
-    tables = [("Inputs", ["name", "value"], [[k, str(v)] for k, v in result.inputs.items()]),
+    tables = [("Inputs", ["name", "value"], [["mode", result.mode]] + [[k, str(v)] for k, v in result.inputs.items()]),
               ("Outputs", ["name", "value"], [[k, f"{v:.6g}"] for k, v in result.outputs.items()])]
     pdf = await run_light(render_tables_pdf, f"fdpkit calculator: {result.mode}", tables, list(result.warnings))
     return download(pdf, "fdpkit-calculator.pdf", "application/pdf")

@@ -8,11 +8,14 @@ import fdpkit as fp
 from fdpkit.plausibility import plausibility_warnings
 from fdpkit.report import plots
 from fdpkit.report.figures import svg_inline
-from fdpkit.web.common import FormErrors, api_error, field_of, finite, parse_float, render_page, run_light
+from fdpkit.web.common import (FormErrors, api_error, field_of, finite, parse_float, parse_levels, render_page,
+                               run_light)
 from fdpkit.web.models import ConvertRequest
 
 router = APIRouter()
 FIELDS = ("epsilon", "delta", "mu", "rho")
+#: The mu-vs-epsilon plot's level fields (Kulynych & Honkela Figs. 1-3 b/c), comma-separated lists.
+LEVEL_FIELDS = ("fpr_levels", "recall_levels", "delta_levels")
 
 
 def conversions(epsilon: float | None, delta: float | None, mu: float | None, rho: float | None = None) -> dict:
@@ -68,24 +71,31 @@ async def convert_submit(request: Request):
     delta = parse_float(form, "delta", errors, required=False)
     mu = parse_float(form, "mu", errors, required=False)
     rho = parse_float(form, "rho", errors, required=False)
+    levels = {k: parse_levels(form, k, errors) for k in LEVEL_FIELDS}
     result = figure = None
     if not errors:
-        if eps is None and mu is None and rho is None:
-            errors["form"] = "give epsilon, mu or rho"
+        if eps is None and mu is None and rho is None and not any(levels.values()):
+            errors["form"] = "give epsilon, mu or rho (or levels for the μ–ε plot)"
         else:
             try:
-                result = await run_light(conversions, eps, delta, mu, rho)
-                if eps is not None and not delta:
-                    figure = await run_light(mu_vs_epsilon_figure, eps)
+                if eps is not None or mu is not None or rho is not None:
+                    result = await run_light(conversions, eps, delta, mu, rho)
+                if any(levels.values()) or (eps is not None and not delta):
+                    figure = await run_light(mu_vs_epsilon_figure, eps if eps is not None else 8.0, **levels)
             except ValueError as exc:
                 errors[field_of(str(exc), FIELDS)] = str(exc)
     return await render_page(request, "convert.html", {"values": dict(form), "errors": errors, "result": result,
                                                        "tables": await run_light(fp.seed_tables), "figure": figure})
 
 
-def mu_vs_epsilon_figure(eps: float) -> str:
+def mu_vs_epsilon_figure(eps: float, fpr_levels: tuple = (), recall_levels: tuple = (),
+                         delta_levels: tuple = ()) -> str:
+    """μ against ε up to ``eps``; with any levels given, one series per level and no defaults
+    (K&H Figs. 1–3 b/c), else K&H's FPR 1e-2, 1e-3, 1e-5 and recall 1e-2, 1e-5."""
     top = max(8.0, 1.2 * eps) if eps <= 40 else 1.2 * eps
-    return svg_inline(lambda ax: plots.mu_vs_epsilon(ax, epsilons=[x * top / 120 for x in range(1, 121)]),
+    chosen = {"fprs": fpr_levels, "recalls": recall_levels, "deltas": delta_levels} \
+        if fpr_levels or recall_levels or delta_levels else {}
+    return svg_inline(lambda ax: plots.mu_vs_epsilon(ax, epsilons=[x * top / 120 for x in range(1, 121)], **chosen),
                       title="μ against pure ε under each semantics (Kulynych & Honkela Figs. 1–3)")
 
 
@@ -103,5 +113,6 @@ async def convert_api(body: ConvertRequest) -> dict:
 
 @router.get("/api/tables", tags=["convert"])
 async def tables_api() -> dict:
-    """The seed tables (Kulynych & Honkela Fig. 4b/5b/6b, Gomez et al. Table 3)."""
+    """The seed tables (Kulynych & Honkela Fig. 4b/5b/6b, Gomez et al. Tables 2 and 3): cells,
+    the papers' printed numbers, and each cell at the paper's precision ("formatted")."""
     return await run_light(lambda: finite({"tables": [t.to_dict() for t in fp.seed_tables()]}))

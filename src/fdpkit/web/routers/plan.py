@@ -16,7 +16,28 @@ from fdpkit.web.models import PlanRequest
 router = APIRouter()
 GUIDANCE = fp.planning.GUIDANCE
 FIELDS = ("statistic", "alternative", "groups", "tests", "correction", "effect", "n", "sd", "alpha", "data_range", "required_power", "max_relative_loss", "prior", "fpr",
-          "max_relative_risk", "max_attack_power", "max_power", "max_risk")
+          "max_relative_risk", "max_attack_power", "max_power", "max_risk", "compare_n")
+#: Most sample sizes the Fig. 5 plots compare (the paper shows three).
+MAX_COMPARE_N = 4
+
+
+def parse_sizes(text: str, errors: FormErrors) -> tuple[float, ...]:
+    """Other sample sizes to compare, "15, 500" (empty: none)."""
+    parts = [x.strip() for x in str(text or "").replace(";", ",").split(",") if x.strip()]
+    if len(parts) > MAX_COMPARE_N:
+        errors["compare_n"] = f"compare n takes at most {MAX_COMPARE_N} sample sizes, got {len(parts)}"
+        return ()
+    out = []
+    for x in parts:
+        try:
+            v = float(x)
+        except ValueError:
+            v = float("nan")
+        if not (v > 0 and math.isfinite(v) and v <= 1e12):
+            errors["compare_n"] = f"compare n must list positive sample sizes such as 15, 500, got {x!r}"
+            return ()
+        out.append(v)
+    return tuple(out)
 
 
 def run_plan(p: dict):
@@ -68,13 +89,14 @@ async def plan_submit(request: Request):
         p[k] = parse_float(form, k, errors, default=d)
     for k in ("required_power", "max_relative_loss", "max_relative_risk", "max_attack_power"):
         p[k] = parse_float(form, k, errors, required=False)
+    p["compare_n"] = parse_sizes(form.get("compare_n"), errors)
     result = figure = None
     figures = []
     if not errors:
         try:
             plan, spec = await run_light(run_plan, p)
             result = finite(plan.to_dict())
-            figure, figures = await run_light(plan_figures, plan, spec)
+            figure, figures = await run_light(plan_figures, plan, spec, p["compare_n"])
         except ValueError as exc:
             errors[field_of(str(exc), FIELDS)] = str(exc)
     return await render_page(request, "plan.html", {"values": dict(form), "errors": errors, "result": result,
@@ -82,15 +104,20 @@ async def plan_submit(request: Request):
                                                     "guidance": GUIDANCE})
 
 
-def plan_figures(plan, spec) -> tuple[str, list[tuple[str, str]]]:
-    """The power-against-mu plot and the two planning figures (de Fondeville Fig. 5)."""
+def plan_figures(plan, spec, compare_n: tuple = ()) -> tuple[str, list[tuple[str, str]]]:
+    """The power-against-mu plot and the two planning figures (de Fondeville Fig. 5); with
+    ``compare_n`` one set of series per sample size (the plan's n first), fewer mus."""
     mus = sorted({round(m, 4) for m in (0.1, 0.5, 1.0, getattr(plan, "mu_min", 1.0))
                   if math.isfinite(m) and m > 0})[:4]
+    ns = None
+    if compare_n:
+        ns = (spec.n, *[n for n in compare_n if n != spec.n])
+        mus = [m for m in mus if m == round(getattr(plan, "mu_min", 1.0), 4)] or [1.0]
     figures = [(cap, svg_inline(draw, title=cap)) for cap, draw in (
         ("Power against the true shift of the mean (de Fondeville Fig. 5)",
-         lambda ax: plots.power_vs_effect(ax, spec, mus=tuple(mus))),
+         lambda ax: plots.power_vs_effect(ax, spec, mus=tuple(mus), ns=ns)),
         ("ROC of the planned test under DP noise: power against the test level",
-         lambda ax: plots.ztest_roc(ax, spec, mus=tuple(mus))))]
+         lambda ax: plots.ztest_roc(ax, spec, mus=tuple(mus), ns=ns)))]
     return power_svg(spec), figures
 
 

@@ -13,12 +13,12 @@ from fdpkit.web.common import (
     run_light, spec_from_text,
 )
 from fdpkit.web.jobs import prepare, report_job
-from fdpkit.web.models import DPSGDRequest, MechanismRequest, UniformSamplingRequest
+from fdpkit.web.models import DPSGDRequest, MechanismRequest, PointsRequest, UniformSamplingRequest
 
 router = APIRouter()
 FIELDS = ("noise_multiplier", "sample_rate", "batch_size", "dataset_size", "steps", "epochs",
           "discretization", "mechanism", "times", "sampling_mu", "sampling_n", "sampling", "relation",
-          "max_batch_size", "unit", "examples_per_user")
+          "max_batch_size", "unit", "examples_per_user", "points", "points_bound")
 CHOICES = {"sampling": ("poisson", "truncated-poisson", "fixed-size", "shuffled"),
            "relation": ("add-remove", "replace-one", "zero-out"), "unit": ("example", "user")}
 DEFAULTS = {"kind": "dpsgd", "noise_multiplier": 9.4, "sample_rate": 0.32768, "steps": 2000,
@@ -86,6 +86,15 @@ def _from_form(form) -> tuple[Mechanism | None, float | None, dict, FormErrors]:
                 except ValueError as exc:
                     name = {"mu": "sampling_mu", "n": "sampling_n"}.get(str(exc).split(" ", 1)[0], "form")
                     errors[name] = str(exc)
+        elif kind == "points":
+            text = str(form.get("points") or "").strip()
+            if not text:
+                errors["points"] = "points are required: one 'fpr,fnr' pair per line, FPR 0 included"
+            else:
+                try:
+                    mech = points_mechanism(text, str(form.get("points_bound") or "lower"))
+                except ValueError as exc:
+                    errors["points"] = str(exc)
         elif kind == "mechanism":
             text = str(form.get("mechanism") or "").strip()
             if not text:
@@ -111,6 +120,16 @@ def _from_form(form) -> tuple[Mechanism | None, float | None, dict, FormErrors]:
     except ValueError as exc:
         errors[field_of(str(exc), FIELDS)] = str(exc)
     return mech, disc, values, errors
+
+
+def points_mechanism(text: str, bound: str = "lower") -> Mechanism:
+    """The mechanism whose curve is the lower convex hull of CSV error points."""
+    from fdpkit.curves.points import points_from_csv
+
+    if bound not in ("lower", "exact"):
+        raise ValueError(f"bound must be lower or exact (an upper curve certifies nothing), got {bound!r}")
+    fpr, fnr = points_from_csv(text)
+    return fp.CurveMechanism.from_curve(fp.curve_from_points(fpr, fnr, bound=bound))
 
 
 def _checked(spec, disc: float, limits: Limits) -> tuple[Mechanism, float]:
@@ -188,6 +207,18 @@ async def report_uniform_api(request: Request, body: UniformSamplingRequest,
     example of catastrophic failure."""
     try:
         mech = fp.UniformSampling(body.mu, body.n)
+        return await _api_answer(request, mech, body.discretization, format)
+    except ValueError as exc:
+        return api_error(str(exc))
+
+
+@router.post("/api/report/points", tags=["report"])
+async def report_points_api(request: Request, body: PointsRequest,
+                            format: str = Query("json", description="json, csv, md, html or pdf")):
+    """Privacy report of a curve given by (FPR, FNR) error points as CSV (R fdp's fdp() of a
+    data frame: the points' lower convex hull; its mu is R's est_gdp)."""
+    try:
+        mech = await run_light(points_mechanism, body.points, body.bound)
         return await _api_answer(request, mech, body.discretization, format)
     except ValueError as exc:
         return api_error(str(exc))
