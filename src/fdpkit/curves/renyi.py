@@ -80,12 +80,15 @@ and the classic conversion, and validity (monotone, convex, symmetric) with Hypo
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, Sequence
 
 import numpy as np
 
 from fdpkit._numerics import as_float_array, check_nonnegative, check_real, check_scalar, log1mexp
+from fdpkit.curves._renyi_envelope import envelope
+from fdpkit.curves._renyi_envelope import refine as refine_lines
 from fdpkit.curves.piecewise import PiecewiseLinearCurve
 
 #: Points per order on the logit(alpha) grid (sinh-stretched; see module docs).
@@ -250,20 +253,36 @@ def _line_deltas(eta, la, l1a, lb, l1b):
     return e_out, logd, usable
 
 
-def renyi_lines(orders: np.ndarray, epsilons: np.ndarray, n: int = POINTS_PER_ORDER) -> tuple[np.ndarray, np.ndarray]:
-    """Sound (eta, log delta) pairs implied by the RDP list (steps 1-2 of the module docs).
+def _lines_at(t: np.ndarray, logc: np.ndarray, xa: np.ndarray,
+              steps: int = _SOLVER_STEPS_DEFAULT) -> tuple[np.ndarray, ...]:
+    """(eta >= 0, log delta, usable) of the supporting lines of order ``t`` at logit(alpha)
+    = ``xa`` (broadcast): steps 1-2 of the module docs."""
+    eta, la, l1a, lb, l1b, ok = _boundary_lines(t, logc, xa, steps)
+    e_out, logd, usable = _line_deltas(eta, la, l1a, lb, l1b)
+    return e_out, logd, ok & usable
+
+
+def renyi_lines(orders: np.ndarray, epsilons: np.ndarray, n: int = POINTS_PER_ORDER, *,
+                rho: float | None = None, refine: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Sound (eta, log delta) pairs implied by the RDP list (steps 1-2 of the module docs),
+    refined at the envelope's loose kinks (:mod:`fdpkit.curves._renyi_envelope`; with
+    ``rho`` the orders of rho-zCDP are refined too).
 
     Every returned pair is an (eta, delta)-DP statement implied by the list, with
     eta >= 0 and delta > 0."""
     keep = np.isfinite(epsilons)
-    t = np.asarray(orders, dtype=float)[keep][:, None]
+    o = np.asarray(orders, dtype=float)[keep]
+    e = np.asarray(epsilons, dtype=float)[keep]
+    t = o[:, None]
     if t.size == 0:
         return np.zeros(0), np.zeros(0)
-    logc = (t - 1.0) * np.asarray(epsilons, dtype=float)[keep][:, None]
-    eta, la, l1a, lb, l1b, ok = _boundary_lines(t, logc, _alpha_grid(n)[None, :])
-    e_out, logd, usable = _line_deltas(eta, la, l1a, lb, l1b)
-    ok &= usable
-    return e_out[ok], logd[ok]
+    logc = (t - 1.0) * e[:, None]
+    e_out, logd, ok = _lines_at(t, logc, _alpha_grid(n)[None, :])
+    t_of = np.broadcast_to(t, ok.shape)[ok]
+    e_out, logd = e_out[ok], logd[ok]
+    if refine and e_out.size:
+        e_out, logd = refine_lines(functools.partial(_lines_at, steps=int(__import__('os').environ.get('RSTEPS', 24))), o, e, e_out, logd, t_of, rho=rho)
+    return e_out, logd
 
 
 def renyi_log_delta(orders: np.ndarray, epsilons: np.ndarray, eta: float, *,
@@ -387,57 +406,13 @@ def refined_epsilon_for_delta(curve: PiecewiseLinearCurve, delta: float, *, orde
     return hi
 
 
-def _envelope(eta: np.ndarray, logd: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Vertices (alpha, TPR) of min_i delta_i + e^eta_i alpha on alpha >= 0, each vertex
-    evaluated as the larger of its two lines (step 3 of the module docs)."""
-    k = np.exp(eta)
-    dl = np.exp(logd)
-    order = np.lexsort((dl, -k))  # slope descending, then delta ascending
-    k, dl = k[order], dl[order]
-    first = np.concatenate([[True], np.diff(k) != 0])  # equal slopes: keep the smallest delta
-    k, dl = k[first], dl[first]
-    # a line is useless if a later (flatter) line has delta <= its delta
-    suffix_min = np.minimum.accumulate(dl[::-1])[::-1]
-    later = np.concatenate([suffix_min[1:], [np.inf]])
-    useful = dl < later
-    k, dl = k[useful].tolist(), dl[useful].tolist()
-    hull: list[int] = []
-    cross: list[float] = []  # cross[j]: alpha where hull[j] takes over from hull[j-1]
-    for i in range(len(k)):
-        while hull:
-            j = hull[-1]
-            x = (dl[i] - dl[j]) / (k[j] - k[i]) if k[j] > k[i] else math.inf
-            if len(hull) >= 2 and x <= cross[-1]:
-                hull.pop()
-                cross.pop()
-                continue
-            break
-        if hull:
-            j = hull[-1]
-            cross.append((dl[i] - dl[j]) / (k[j] - k[i]) if k[j] > k[i] else math.inf)
-        else:
-            cross.append(0.0)
-        hull.append(i)
-    ks = np.array([k[i] for i in hull])
-    ds = np.array([dl[i] for i in hull])
-    xs = np.array(cross)
-    start = max(int(np.searchsorted(xs, 0.0, side="right")) - 1, 0)
-    ks, ds, xs = ks[start:], ds[start:], xs[start:]
-    xs[0] = 0.0
-    vals = ds + ks * xs
-    if len(xs) > 1:
-        vals[1:] = np.maximum(vals[1:], ds[:-1] + ks[:-1] * xs[1:])
-    vals[0] = ds[0]
-    return xs, vals, ks, ds
-
-
-def renyi_vertices(orders: np.ndarray, epsilons: np.ndarray,
-                   n: int = POINTS_PER_ORDER) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def renyi_vertices(orders: np.ndarray, epsilons: np.ndarray, n: int = POINTS_PER_ORDER, *,
+                   rho: float | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(alpha, TPR, beta) points of the sound symmetric curve of an RDP list (module docs)."""
-    eta, logd = renyi_lines(orders, epsilons, n)
+    eta, logd = renyi_lines(orders, epsilons, n, rho=rho)
     if eta.size == 0:  # no usable line: nothing is certified, so f = 0 (sound, vacuous)
         return np.array([0.0, 1.0]), np.array([1.0, 1.0]), np.array([0.0, 0.0])
-    xs, vals, ks, ds = _envelope(eta, logd)
+    xs, vals, ks, ds, _ = envelope(eta, logd)
     # crossing with the anti-diagonal TPR = 1 - alpha
     c_all = (1.0 - ds) / (1.0 + ks)
     i_c = int(np.argmax(c_all))
@@ -523,7 +498,7 @@ class ZCDPCurve(PiecewiseLinearCurve):
             a, t, b = np.array([0.0, 1.0]), np.array([0.0, 1.0]), np.array([1.0, 0.0])
         else:
             o = zcdp_orders(self.rho)
-            a, t, b = renyi_vertices(o, self.rho * o, points)
+            a, t, b = renyi_vertices(o, self.rho * o, points, rho=self.rho)
         _adopt_vertices(self, a, t, b)
 
     def _params(self) -> dict[str, Any]:
