@@ -33,15 +33,17 @@ REFINE_RTOL = 5e-4
 #: Below this FPR only beta (not TPR, nor the FPR at a given TPR) is held to ``rtol``:
 #: TPR there is ~1e-15 or less, and a relative refinement would need a line per few
 #: per cent of log(alpha) down to 1e-300 (tightness only).
-REFINE_ALPHA_MIN = 1e-15
+REFINE_ALPHA_MIN = 1e-16
 #: Refinement rounds (each tests only the kinks that appeared in the round before).
 REFINE_ROUNDS = 40
 #: Most supporting lines kept (bounds time and memory; tightness only).
-REFINE_MAX_LINES = 400_000
+REFINE_MAX_LINES = 40_000
 #: Orders tested around the two orders meeting at a kink (each side).
-_ORDER_PAD = int(__import__('os').environ.get('PAD', 2))
+_ORDER_PAD = 2
 #: Orders tested per kink (spread over the span of the two orders, padded).
 _ORDER_COLUMNS = 2 * _ORDER_PAD + 2
+#: Smallest t - 1 the zCDP refinement goes to (the log-space margin still certifies there).
+_ORDER_U_MIN = 1e-7
 #: Orders closer than this ratio are not split further (zCDP order refinement).
 _ORDER_MIN_RATIO = 1.0 + 1e-5
 
@@ -131,8 +133,7 @@ def refine(lines_at: LinesAt, orders: np.ndarray, epsilons: np.ndarray, eta: np.
         t_pair = np.stack([np.append(line_order[ix[j - 1]], line_order[ix[i_c]]),
                            np.append(line_order[ix[j]], line_order[ix[i_c]])], axis=1)
         slope = np.append(ks[j], ks[i_c])
-        j_all = j
-        j = np.arange(a_k.size)
+        tested = np.append(xs[j], np.nan)  # the crossing moves: never marked tight
         lo = np.searchsorted(grid, t_pair.min(axis=1)) - _ORDER_PAD
         hi = np.searchsorted(grid, t_pair.max(axis=1)) + _ORDER_PAD
         # _ORDER_COLUMNS orders spread over [lo, hi] (all of them when the span is short)
@@ -141,51 +142,52 @@ def refine(lines_at: LinesAt, orders: np.ndarray, epsilons: np.ndarray, eta: np.
         tm = grid[cols]
         em = rho * tm if rho is not None else eps_grid[cols]
         logc = (tm - 1.0) * em
+        rows = np.arange(a_k.size)
+        cand_e, cand_l, cand_t, gaps = [], [], [], []
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             log_a = np.log(a_k)[:, None]
-            best_gap = np.zeros(j.size)
-            new_eta, new_logd, new_t, best_col = [], [], [], np.zeros(j.size, dtype=int)
-            import os
-            pts = (_logit(a_k), _logit(b_k)) if not os.environ.get("NOXB") else (_logit(a_k),)
-            for x in pts:
+            for x in (_logit(a_k), _logit(b_k)):  # constraint L_1 at alpha_k, L_2 (mirrored) at beta_k
                 e, ld, ok = lines_at(tm, logc, x[:, None])
-                log_tpr = np.logaddexp(ld, e + log_a)
-                gap = np.where(ok, tpr_k[:, None] - np.exp(log_tpr), -np.inf)
+                gap = np.where(ok, tpr_k[:, None] - np.exp(np.logaddexp(ld, e + log_a)), -np.inf)
                 c = np.argmax(gap, axis=1)
-                g = gap[np.arange(j.size), c]
-                better = g > best_gap
-                best_col = np.where(better, c, best_col)
-                best_gap = np.maximum(best_gap, g)
-                new_eta.append(e[np.arange(j.size), c])
-                new_logd.append(ld[np.arange(j.size), c])
-                new_t.append(tm[np.arange(j.size), c])
-                new_ok = g > 0.0
-                new_eta[-1], new_logd[-1], new_t[-1] = (new_eta[-1][new_ok], new_logd[-1][new_ok],
-                                                        new_t[-1][new_ok])
+                cand_e.append(e[rows, c])
+                cand_l.append(ld[rows, c])
+                cand_t.append(c)
+                gaps.append(gap[rows, c])
+            g = np.stack(gaps)  # (2, kinks)
+            best = np.argmax(g, axis=0)
+            best_gap = g[best, rows]
+            best_col = np.stack(cand_t)[best, rows]
             horiz = slope * a_k  # e^eta alpha_k: the gap's scale in the FPR direction
             deep = a_k < REFINE_ALPHA_MIN  # below it only beta is held to rtol (module docs)
             scale = np.where(deep, b_k, np.minimum(np.minimum(b_k, tpr_k), horiz))
-        loose = best_gap > rtol * scale
-        tested = np.append(xs[j_all], np.nan)
-        import os
-        if os.environ.get("RDEBUG"):
-            print("round", _, "lines", eta.size, "kinks tested", j.size, "loose", int(loose.sum()), "grid", grid.size, "time", __import__("time").time())
+            excess = best_gap / (rtol * scale)
+        loose = excess > 1.0
         checked.update(tested[~loose & np.isfinite(tested)].tolist())
         if not loose.any():
             break
-        add_e, add_l, add_t = np.concatenate(new_eta), np.concatenate(new_logd), np.concatenate(new_t)
-        eta = np.concatenate([eta, add_e])
-        logd = np.concatenate([logd, add_l])
-        line_order = np.concatenate([line_order, add_t])
+        # the loosest kinks first, within the line budget
+        budget = max(max_lines - eta.size, 0) // 2
+        take = np.flatnonzero(loose)
+        if take.size > budget:
+            take = take[np.argsort(-excess[take])[:budget]]
+        for e, ld, c, gp in zip(cand_e, cand_l, cand_t, gaps):
+            add = take[gp[take] > 0.0]
+            eta = np.concatenate([eta, e[add]])
+            logd = np.concatenate([logd, ld[add]])
+            line_order = np.concatenate([line_order, tm[add, c[add]]])
         if rho is not None:  # split the order grid around the best orders of loose kinks
-            b = cols[np.arange(j.size), best_col][loose]
-            b = np.unique(b)
+            b = np.unique(cols[take, best_col[take]])
             u = grid - 1.0  # the grid is geometric in t - 1
             left = 1.0 + np.sqrt(u[np.maximum(b - 1, 0)] * u[b])
             right = 1.0 + np.sqrt(u[b] * u[np.minimum(b + 1, grid.size - 1)])
-            cand = np.concatenate([left, right])
+            # past either end of the grid: a smaller t - 1 (towards the KL limit t -> 1, which
+            # binds for large rho at beta ~ e^-rho) or a larger order
+            edge_lo = u[0] / 8.0 if (b == 0).any() and u[0] > _ORDER_U_MIN else np.nan
+            edge_hi = u[-1] * 8.0 if (b == grid.size - 1).any() else np.nan
+            cand = np.concatenate([left, right, 1.0 + np.array([edge_lo, edge_hi])])
             cand = cand[(cand > 1.0) & np.isfinite(cand)]
             merged = np.unique(np.concatenate([grid, cand]))
-            keep = np.concatenate([[True], (merged[1:] - 1.0) / (merged[:-1] - 1.0) > _ORDER_MIN_RATIO])
-            grid = merged[keep]
+            distinct = np.concatenate([[True], (merged[1:] - 1.0) / (merged[:-1] - 1.0) > _ORDER_MIN_RATIO])
+            grid = merged[distinct]
     return eta, logd

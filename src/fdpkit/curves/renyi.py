@@ -59,6 +59,13 @@ delta = TPR_0 - e^eta alpha_0 (Dong et al. 2022, Prop. 2.12). fdpkit
    compares cross products that underflow below alpha ~ 1e-160 and would drop true tail
    vertices, letting a chord cut under the envelope.
 
+5. refines the envelope where it is loose (:mod:`fdpkit.curves._renyi_envelope`): every
+   kink is tested with new supporting lines of the nearby orders at alpha_k (L_1) and at
+   beta_k (L_2, mirrored), and loose kinks get them; for rho-zCDP the orders themselves are
+   refined too (towards t -> 1 where the KL limit binds). beta is then within about 0.05 %
+   of the optimal conversion for rho <= 5 (0.2 % on the e^-rho plateau at rho = 20),
+   where the fixed grid alone was up to 1.3 % (rho = 5) and 16 % (rho = 20) off.
+
 Every line lies below max_j f_{t_j} (and so do the mirrored ones, the true curve being
 symmetric); every chord between consecutive vertices lies on or above a line the two
 share; hence the resulting ``bound = "lower"`` curve lies below max_j f_{t_j}: TPR read
@@ -80,7 +87,6 @@ and the classic conversion, and validity (monotone, convex, symmetric) with Hypo
 
 from __future__ import annotations
 
-import functools
 import math
 from typing import Any, Sequence
 
@@ -193,19 +199,26 @@ def _log_sigmoid(x: np.ndarray) -> np.ndarray:
     return -np.logaddexp(0.0, -x)
 
 
+def _log_sigmoid_pair(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(log sigmoid(x), log sigmoid(-x)) from one exponential and one log1p:
+    log sigmoid(+-x) = min(+-x, 0) - log1p(e^-|x|), as accurate as :func:`_log_sigmoid`."""
+    s = np.log1p(np.exp(-np.abs(x)))
+    return np.minimum(x, 0.0) - s, np.minimum(-x, 0.0) - s
+
+
 def _boundary_lines(t: np.ndarray, logc: np.ndarray, xa: np.ndarray,
                     steps: int = _SOLVER_STEPS_DEFAULT) -> tuple[np.ndarray, ...]:
     """Supporting lines of {L_1 <= c} at certified-outside points, one per logit(alpha) in
     ``xa`` (broadcast against the column vectors ``t``, ``logc``). Returns (eta, la, l1a,
     lb, l1b, ok): the signed log-slope and the logs of alpha, 1 - alpha, beta, 1 - beta."""
     xa = xa + np.zeros_like(t)
-    la, l1a = _log_sigmoid(xa), _log_sigmoid(-xa)
+    la, l1a = _log_sigmoid_pair(xa)
     tt = np.broadcast_to(t, xa.shape)
     lc = np.broadcast_to(logc, xa.shape)
 
     def excess(xb: np.ndarray) -> np.ndarray:
         """log L_1 - log c - margin: > 0 certifies the point lies outside the region."""
-        lb, l1b = _log_sigmoid(xb), _log_sigmoid(-xb)
+        lb, l1b = _log_sigmoid_pair(xb)
         p = tt * l1b + (1.0 - tt) * la
         q = tt * lb + (1.0 - tt) * l1a
         margin = _LOG_MARGIN * (np.abs(p) + np.abs(q) + np.abs(lc) + 1.0)
@@ -230,7 +243,7 @@ def _boundary_lines(t: np.ndarray, logc: np.ndarray, xa: np.ndarray,
         g_hi = np.where(out & (side > 0), 0.5 * g_hi, g_hi)
         g_lo = np.where(~out & (side < 0), 0.5 * g_lo, g_lo)
         side = np.where(out, 1.0, -1.0)
-    lb, l1b = _log_sigmoid(lo), _log_sigmoid(-lo)
+    lb, l1b = _log_sigmoid_pair(lo)
     lu, lv = l1b - la, lb - l1a
     d = lv - lu  # log(v/u) < 0 strictly below the anti-diagonal
     ok &= d < 0
@@ -281,7 +294,7 @@ def renyi_lines(orders: np.ndarray, epsilons: np.ndarray, n: int = POINTS_PER_OR
     t_of = np.broadcast_to(t, ok.shape)[ok]
     e_out, logd = e_out[ok], logd[ok]
     if refine and e_out.size:
-        e_out, logd = refine_lines(functools.partial(_lines_at, steps=int(__import__('os').environ.get('RSTEPS', 24))), o, e, e_out, logd, t_of, rho=rho)
+        e_out, logd = refine_lines(_lines_at, o, e, e_out, logd, t_of, rho=rho)
     return e_out, logd
 
 
