@@ -59,6 +59,13 @@ delta = TPR_0 - e^eta alpha_0 (Dong et al. 2022, Prop. 2.12). fdpkit
    compares cross products that underflow below alpha ~ 1e-160 and would drop true tail
    vertices, letting a chord cut under the envelope.
 
+5. refines the envelope where it is loose (:mod:`fdpkit.curves._renyi_envelope`): every
+   kink is tested with new supporting lines of the nearby orders at alpha_k (L_1) and at
+   beta_k (L_2, mirrored), and loose kinks get them; for rho-zCDP the orders themselves are
+   refined too (towards t -> 1 where the KL limit binds). beta is then within about 0.05 %
+   of the optimal conversion for rho <= 5 (0.2 % on the e^-rho plateau at rho = 20),
+   where the fixed grid alone was up to 1.3 % (rho = 5) and 16 % (rho = 20) off.
+
 Every line lies below max_j f_{t_j} (and so do the mirrored ones, the true curve being
 symmetric); every chord between consecutive vertices lies on or above a line the two
 share; hence the resulting ``bound = "lower"`` curve lies below max_j f_{t_j}: TPR read
@@ -86,6 +93,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from fdpkit._numerics import as_float_array, check_nonnegative, check_real, check_scalar, log1mexp
+from fdpkit.curves._renyi_envelope import envelope
+from fdpkit.curves._renyi_envelope import refine as refine_lines
 from fdpkit.curves.piecewise import PiecewiseLinearCurve
 
 #: Points per order on the logit(alpha) grid (sinh-stretched; see module docs).
@@ -190,19 +199,26 @@ def _log_sigmoid(x: np.ndarray) -> np.ndarray:
     return -np.logaddexp(0.0, -x)
 
 
+def _log_sigmoid_pair(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(log sigmoid(x), log sigmoid(-x)) from one exponential and one log1p:
+    log sigmoid(+-x) = min(+-x, 0) - log1p(e^-|x|), as accurate as :func:`_log_sigmoid`."""
+    s = np.log1p(np.exp(-np.abs(x)))
+    return np.minimum(x, 0.0) - s, np.minimum(-x, 0.0) - s
+
+
 def _boundary_lines(t: np.ndarray, logc: np.ndarray, xa: np.ndarray,
                     steps: int = _SOLVER_STEPS_DEFAULT) -> tuple[np.ndarray, ...]:
     """Supporting lines of {L_1 <= c} at certified-outside points, one per logit(alpha) in
     ``xa`` (broadcast against the column vectors ``t``, ``logc``). Returns (eta, la, l1a,
     lb, l1b, ok): the signed log-slope and the logs of alpha, 1 - alpha, beta, 1 - beta."""
     xa = xa + np.zeros_like(t)
-    la, l1a = _log_sigmoid(xa), _log_sigmoid(-xa)
+    la, l1a = _log_sigmoid_pair(xa)
     tt = np.broadcast_to(t, xa.shape)
     lc = np.broadcast_to(logc, xa.shape)
 
     def excess(xb: np.ndarray) -> np.ndarray:
         """log L_1 - log c - margin: > 0 certifies the point lies outside the region."""
-        lb, l1b = _log_sigmoid(xb), _log_sigmoid(-xb)
+        lb, l1b = _log_sigmoid_pair(xb)
         p = tt * l1b + (1.0 - tt) * la
         q = tt * lb + (1.0 - tt) * l1a
         margin = _LOG_MARGIN * (np.abs(p) + np.abs(q) + np.abs(lc) + 1.0)
@@ -227,7 +243,7 @@ def _boundary_lines(t: np.ndarray, logc: np.ndarray, xa: np.ndarray,
         g_hi = np.where(out & (side > 0), 0.5 * g_hi, g_hi)
         g_lo = np.where(~out & (side < 0), 0.5 * g_lo, g_lo)
         side = np.where(out, 1.0, -1.0)
-    lb, l1b = _log_sigmoid(lo), _log_sigmoid(-lo)
+    lb, l1b = _log_sigmoid_pair(lo)
     lu, lv = l1b - la, lb - l1a
     d = lv - lu  # log(v/u) < 0 strictly below the anti-diagonal
     ok &= d < 0
@@ -250,20 +266,36 @@ def _line_deltas(eta, la, l1a, lb, l1b):
     return e_out, logd, usable
 
 
-def renyi_lines(orders: np.ndarray, epsilons: np.ndarray, n: int = POINTS_PER_ORDER) -> tuple[np.ndarray, np.ndarray]:
-    """Sound (eta, log delta) pairs implied by the RDP list (steps 1-2 of the module docs).
+def _lines_at(t: np.ndarray, logc: np.ndarray, xa: np.ndarray,
+              steps: int = _SOLVER_STEPS_DEFAULT) -> tuple[np.ndarray, ...]:
+    """(eta >= 0, log delta, usable) of the supporting lines of order ``t`` at logit(alpha)
+    = ``xa`` (broadcast): steps 1-2 of the module docs."""
+    eta, la, l1a, lb, l1b, ok = _boundary_lines(t, logc, xa, steps)
+    e_out, logd, usable = _line_deltas(eta, la, l1a, lb, l1b)
+    return e_out, logd, ok & usable
+
+
+def renyi_lines(orders: np.ndarray, epsilons: np.ndarray, n: int = POINTS_PER_ORDER, *,
+                rho: float | None = None, refine: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Sound (eta, log delta) pairs implied by the RDP list (steps 1-2 of the module docs),
+    refined at the envelope's loose kinks (:mod:`fdpkit.curves._renyi_envelope`; with
+    ``rho`` the orders of rho-zCDP are refined too).
 
     Every returned pair is an (eta, delta)-DP statement implied by the list, with
     eta >= 0 and delta > 0."""
     keep = np.isfinite(epsilons)
-    t = np.asarray(orders, dtype=float)[keep][:, None]
+    o = np.asarray(orders, dtype=float)[keep]
+    e = np.asarray(epsilons, dtype=float)[keep]
+    t = o[:, None]
     if t.size == 0:
         return np.zeros(0), np.zeros(0)
-    logc = (t - 1.0) * np.asarray(epsilons, dtype=float)[keep][:, None]
-    eta, la, l1a, lb, l1b, ok = _boundary_lines(t, logc, _alpha_grid(n)[None, :])
-    e_out, logd, usable = _line_deltas(eta, la, l1a, lb, l1b)
-    ok &= usable
-    return e_out[ok], logd[ok]
+    logc = (t - 1.0) * e[:, None]
+    e_out, logd, ok = _lines_at(t, logc, _alpha_grid(n)[None, :])
+    t_of = np.broadcast_to(t, ok.shape)[ok]
+    e_out, logd = e_out[ok], logd[ok]
+    if refine and e_out.size:
+        e_out, logd = refine_lines(_lines_at, o, e, e_out, logd, t_of, rho=rho)
+    return e_out, logd
 
 
 def renyi_log_delta(orders: np.ndarray, epsilons: np.ndarray, eta: float, *,
@@ -387,57 +419,13 @@ def refined_epsilon_for_delta(curve: PiecewiseLinearCurve, delta: float, *, orde
     return hi
 
 
-def _envelope(eta: np.ndarray, logd: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Vertices (alpha, TPR) of min_i delta_i + e^eta_i alpha on alpha >= 0, each vertex
-    evaluated as the larger of its two lines (step 3 of the module docs)."""
-    k = np.exp(eta)
-    dl = np.exp(logd)
-    order = np.lexsort((dl, -k))  # slope descending, then delta ascending
-    k, dl = k[order], dl[order]
-    first = np.concatenate([[True], np.diff(k) != 0])  # equal slopes: keep the smallest delta
-    k, dl = k[first], dl[first]
-    # a line is useless if a later (flatter) line has delta <= its delta
-    suffix_min = np.minimum.accumulate(dl[::-1])[::-1]
-    later = np.concatenate([suffix_min[1:], [np.inf]])
-    useful = dl < later
-    k, dl = k[useful].tolist(), dl[useful].tolist()
-    hull: list[int] = []
-    cross: list[float] = []  # cross[j]: alpha where hull[j] takes over from hull[j-1]
-    for i in range(len(k)):
-        while hull:
-            j = hull[-1]
-            x = (dl[i] - dl[j]) / (k[j] - k[i]) if k[j] > k[i] else math.inf
-            if len(hull) >= 2 and x <= cross[-1]:
-                hull.pop()
-                cross.pop()
-                continue
-            break
-        if hull:
-            j = hull[-1]
-            cross.append((dl[i] - dl[j]) / (k[j] - k[i]) if k[j] > k[i] else math.inf)
-        else:
-            cross.append(0.0)
-        hull.append(i)
-    ks = np.array([k[i] for i in hull])
-    ds = np.array([dl[i] for i in hull])
-    xs = np.array(cross)
-    start = max(int(np.searchsorted(xs, 0.0, side="right")) - 1, 0)
-    ks, ds, xs = ks[start:], ds[start:], xs[start:]
-    xs[0] = 0.0
-    vals = ds + ks * xs
-    if len(xs) > 1:
-        vals[1:] = np.maximum(vals[1:], ds[:-1] + ks[:-1] * xs[1:])
-    vals[0] = ds[0]
-    return xs, vals, ks, ds
-
-
-def renyi_vertices(orders: np.ndarray, epsilons: np.ndarray,
-                   n: int = POINTS_PER_ORDER) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def renyi_vertices(orders: np.ndarray, epsilons: np.ndarray, n: int = POINTS_PER_ORDER, *,
+                   rho: float | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(alpha, TPR, beta) points of the sound symmetric curve of an RDP list (module docs)."""
-    eta, logd = renyi_lines(orders, epsilons, n)
+    eta, logd = renyi_lines(orders, epsilons, n, rho=rho)
     if eta.size == 0:  # no usable line: nothing is certified, so f = 0 (sound, vacuous)
         return np.array([0.0, 1.0]), np.array([1.0, 1.0]), np.array([0.0, 0.0])
-    xs, vals, ks, ds = _envelope(eta, logd)
+    xs, vals, ks, ds, _ = envelope(eta, logd)
     # crossing with the anti-diagonal TPR = 1 - alpha
     c_all = (1.0 - ds) / (1.0 + ks)
     i_c = int(np.argmax(c_all))
@@ -523,7 +511,7 @@ class ZCDPCurve(PiecewiseLinearCurve):
             a, t, b = np.array([0.0, 1.0]), np.array([0.0, 1.0]), np.array([1.0, 0.0])
         else:
             o = zcdp_orders(self.rho)
-            a, t, b = renyi_vertices(o, self.rho * o, points)
+            a, t, b = renyi_vertices(o, self.rho * o, points, rho=self.rho)
         _adopt_vertices(self, a, t, b)
 
     def _params(self) -> dict[str, Any]:
