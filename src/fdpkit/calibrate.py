@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from fdpkit._numerics import check_real
-from fdpkit.accounting import BudgetExceeded, CostBudget, DISCRETIZATION_DEFAULT, account
+from fdpkit.accounting import BudgetExceeded, CostBudget, DISCRETIZATION_DEFAULT, account, closed_form_curve
 from fdpkit.calibration_targets import Target, achieved_values, make_target
 from fdpkit.fit import ALPHA_MIN_DEFAULT, fit_gdp
 from fdpkit.mechanisms import dpsgd
@@ -197,8 +197,11 @@ MAX_SEARCH_RUNS = 60
 
 def _exact_family(run: DPSGD, unknown: str) -> bool:
     """Whether every run of the search is accounted by a closed form (an exact Gaussian
-    curve): shuffled batches. (Poisson runs are accounted numerically, even at rate 1.)"""
-    return run.sampling == "shuffled"
+    curve): shuffled batches, and full batches (sample rate 1, Poisson or fixed-size) when
+    the sample rate is not the unknown (:func:`fdpkit.accounting.curve.full_batch_gaussian`)."""
+    if run.sampling == "shuffled":
+        return True
+    return unknown not in ("sample_rate", "batch_size") and closed_form_curve(run) is not None
 
 
 class _SearchCapped(Exception):

@@ -441,13 +441,13 @@ def estimate_cost(mechanism: Mechanism, discretization: float = 1e-4) -> CostEst
         return CostEstimate("RDP", 0, _renyi_cost(mechanism), 0, "none")
     source = mechanism
     if isinstance(mechanism, DPSGD):
-        if mechanism.sampling == "shuffled":
+        if mechanism.sampling == "shuffled" or closed_form_curve(mechanism) is not None:
             return CostEstimate("closed form", 0, 0.0, 0, "none")
         if mechanism.examples_per_user is not None:  # group privacy is applied to the run's curve
             mechanism = DPSGD(mechanism.phases, mechanism.sampling, mechanism.relation,
                               mechanism.dataset_size, mechanism.unit, None)
-        # every other scheme is composed numerically (fdpkit.accounting.dpsgd), even when
-        # its elementary form (Poisson at rate 1) has a closed form
+        # every other scheme is composed numerically (fdpkit.accounting.dpsgd); its
+        # full-batch phases (q = 1) as one Gaussian step
     elif closed_form_curve(mechanism) is not None:
         return CostEstimate("closed form", 0, 0.0, 0, "none")
     steps = _flatten(mechanism)

@@ -53,7 +53,7 @@ from typing import Any
 from dp_accounting import privacy_accountant
 from dp_accounting.pld import privacy_loss_distribution as pldlib
 
-from fdpkit.accounting.pld import compose_arrays, compose_plds, shared_step_arrays
+from fdpkit.accounting.pld import build_pld, compose_arrays, compose_plds, shared_step_arrays
 from fdpkit.accounting import curve as _curve
 from fdpkit.accounting.from_curve import pld_from_curve
 from fdpkit.accounting.profile import PldProfile
@@ -111,13 +111,24 @@ def dpsgd_pld(m: DPSGD, discretization: float):
                          "part of a composed mechanism: account the DP-SGD run on its own")
     # every phase's single step with its count, composed in one round-off-bounded pass
     # (fdpkit.accounting.tilted: never optimistic, no collapse at large step counts)
-    if len(m.phases) == 1 and _phase_count(m, m.phases[0]) == 1:
-        return compose_plds([_phase_pld(m, m.phases[0], discretization)])
+    # full-batch phases (q = 1) are the Gaussian mechanism: all of them together are one
+    # exact Gaussian step (fdpkit.accounting.curve.full_batch_gaussian), not T numeric steps
+    full = _curve.full_batch_phases(m)
+    rest = [ph for ph in m.phases if not any(ph is f for f in full)]
+    gaussian = _curve.full_batch_gaussian(m, full) if full else None
+    if not rest:
+        return build_pld(gaussian, discretization)
+    if gaussian is None and len(rest) == 1 and _phase_count(m, rest[0]) == 1:
+        return compose_plds([_phase_pld(m, rest[0], discretization)])
     # the single steps are built once per (scheme, relation, sigma, q, ...) while
     # fdpkit.accounting.shared_single_steps is active (a sweep over step counts)
-    return compose_arrays([(shared_step_arrays(_step_key(m, ph, discretization),
-                                               lambda ph=ph: _phase_pld(m, ph, discretization)[0]),
-                            _phase_count(m, ph)) for ph in m.phases])
+    parts = [(shared_step_arrays(_step_key(m, ph, discretization),
+                                 lambda ph=ph: _phase_pld(m, ph, discretization)[0]),
+              _phase_count(m, ph)) for ph in rest]
+    if gaussian is not None:
+        parts.append((shared_step_arrays(("gaussian-step", gaussian, float(discretization)),
+                                         lambda: build_pld(gaussian, discretization)), 1))
+    return compose_arrays(parts)
 
 
 def _phase_count(m: DPSGD, ph: Phase) -> int:
@@ -141,6 +152,9 @@ def account_dpsgd(m: DPSGD, discretization: float) -> _curve.Accounting:
     k = m.examples_per_user or 1
     if m.sampling == "shuffled":
         return _curve.Accounting(m, GaussianCurve(k * shuffled_mu(m)), "closed form", None)
+    exact = _curve.closed_form_curve(m)  # full batches (q = 1) in every phase: G_mu exactly
+    if exact is not None:
+        return _curve.Accounting(m, exact, "closed form", None)
     base = DPSGD(m.phases, m.sampling, m.relation, m.dataset_size, m.unit, None)
     pld = dpsgd_pld(base, discretization)
     profile = PldProfile(pld)

@@ -180,8 +180,14 @@ def _flatten(mechanism: Mechanism, times: int = 1, out: list | None = None) -> l
     if isinstance(mechanism, DPSGD) and mechanism.examples_per_user is None:
         # a DP-SGD run is its phases' single steps: composed in the same single pass (an
         # already composed PMF keeps only its non-negative losses and must not be composed again)
+        from fdpkit.accounting.curve import full_batch_gaussian, full_batch_phases
+
+        full = full_batch_phases(mechanism)  # q = 1: together one exact Gaussian step
         for i, ph in enumerate(mechanism.phases):
-            _append(out, _PhaseStep(mechanism, i), times * _phase_count(mechanism, ph))
+            if not any(ph is f for f in full):
+                _append(out, _PhaseStep(mechanism, i), times * _phase_count(mechanism, ph))
+        if full:
+            _append(out, full_batch_gaussian(mechanism, full), times)
         return out
     _append(out, mechanism, times)
     return out

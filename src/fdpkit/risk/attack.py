@@ -98,7 +98,7 @@ def posterior(curve: TradeOffCurve, prior: Any, fpr: Any) -> float | np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         log_a = np.log(a)
         log_ratio = log_a - np.maximum(curve._log_tpr(a), log_a)
-        post = 1.0 / (1.0 + np.exp(np.log1p(-p) - np.log(p) + log_ratio))
+        post = np.exp(-np.logaddexp(0.0, np.log1p(-p) - np.log(p) + log_ratio))
     if (a == 0).any():
         from fdpkit.risk.disclosure import relative_risk
 
