@@ -124,7 +124,8 @@ def _clt_mu(m: DPSGD) -> float:
     d = SENSITIVITY[m.relation]
     if m.sampling == "shuffled":
         return k * d * math.sqrt(ph.participations) / ph.noise_multiplier
-    growth = math.expm1(min((d / ph.noise_multiplier) ** 2, 700.0))
+    ratio = d / ph.noise_multiplier  # (a float square, not **: no OverflowError at sigma = 1e-200)
+    growth = math.expm1(min(ratio * ratio, 700.0))
     return k * ph.sample_rate * math.sqrt(ph.steps * growth)
 
 

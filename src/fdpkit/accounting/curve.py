@@ -52,7 +52,7 @@ from typing import Any
 
 import numpy as np
 
-from fdpkit._numerics import check_scalar
+from fdpkit._numerics import check_nonnegative, check_probability, check_scalar
 from fdpkit.accounting._pld_adapter import PmfArrays
 from fdpkit.accounting.pld import build_pld
 from fdpkit.accounting.profile import PldProfile, _Direction
@@ -376,6 +376,7 @@ class Accounting:
 
     def epsilon_for_delta(self, delta: float) -> float:
         """epsilon at delta from the accountant's own profile (closed forms: exact)."""
+        delta = float(check_probability("delta", check_scalar("delta", delta)))
         if self.pld is not None:
             if "_profile" not in self.__dict__:
                 object.__setattr__(self, "_profile", PldProfile(self.pld))
@@ -384,6 +385,7 @@ class Accounting:
 
     def delta_for_epsilon(self, epsilon: float) -> float:
         """delta at epsilon from the accountant's own profile (closed forms: exact)."""
+        epsilon = float(check_nonnegative("epsilon", check_scalar("epsilon", epsilon), allow_inf=True))
         if self.pld is not None:
             return float(self.pld.get_delta_for_epsilon(epsilon))
         return float(self.curve.delta_for_epsilon(epsilon))
@@ -414,10 +416,12 @@ def account(mechanism: Mechanism, *, discretization: float = DISCRETIZATION_DEFA
     exact = closed_form_curve(mechanism)
     if exact is not None:
         return Accounting(mechanism, exact, "closed form", None)
-    if budget is not None:
-        from fdpkit.accounting.cost import estimate_cost
+    from fdpkit.accounting.cost import check_leaf_grids, estimate_cost
 
+    if budget is not None:
         estimate_cost(mechanism, d).check(budget)
+    else:  # no budget: still refuse a single step larger than the machine's memory
+        check_leaf_grids(mechanism, d)
     pld = build_pld(mechanism, d)
     profile = PldProfile(pld)
     acc = Accounting(mechanism, curve_from_pld(pld, profile), "PLD", d, pld)

@@ -53,7 +53,7 @@ from typing import Any
 from dp_accounting import privacy_accountant
 from dp_accounting.pld import privacy_loss_distribution as pldlib
 
-from fdpkit.accounting.pld import build_pld, compose_arrays, compose_plds, shared_step_arrays
+from fdpkit.accounting.pld import build_pld, compose_arrays, compose_plds, shared_step_arrays, step_sigma
 from fdpkit.accounting import curve as _curve
 from fdpkit.accounting.from_curve import pld_from_curve
 from fdpkit.accounting.profile import PldProfile
@@ -69,7 +69,7 @@ _NEIGHBOUR = {"add-remove": _REL.ADD_OR_REMOVE_ONE, "zero-out": _REL.REPLACE_SPE
 # ------------------------------------------------------------------------- one phase
 def _poisson_step(sigma: float, q: float, relation: str, d: float):
     return pldlib.from_gaussian_mechanism(
-        sigma, sensitivity=1.0, pessimistic_estimate=True, value_discretization_interval=d,
+        step_sigma(sigma, 1.0), sensitivity=1.0, pessimistic_estimate=True, value_discretization_interval=d,
         sampling_prob=q, use_connect_dots=True, neighboring_relation=_NEIGHBOUR[relation],
     )
 
@@ -78,7 +78,7 @@ def fixed_size_step_curve(sigma: float, q: float, relation: str, d: float) -> Pi
     """Certified curve of one fixed-size step: C_q(G_{Delta/sigma}) (Eq. 4.2 above)."""
     delta = 2.0 if relation == "replace-one" else 1.0
     pld = pldlib.from_gaussian_mechanism(
-        sigma, sensitivity=delta, pessimistic_estimate=True, value_discretization_interval=d,
+        step_sigma(sigma, delta), sensitivity=delta, pessimistic_estimate=True, value_discretization_interval=d,
         sampling_prob=q, use_connect_dots=True,
     )
     return _curve.curve_from_pld(pld)
@@ -91,14 +91,15 @@ def _phase_pld(m: DPSGD, ph: Phase, d: float):
     elif m.sampling == "truncated-poisson":
         step = pldlib.from_truncated_subsampled_gaussian_mechanism(
             dataset_size=m.dataset_size, sampling_probability=ph.sample_rate,
-            truncated_batch_size=ph.max_batch_size, noise_multiplier=s,
+            truncated_batch_size=ph.max_batch_size, noise_multiplier=step_sigma(s, 1.0),
             value_discretization_interval=d, use_connect_dots=True,
             neighboring_relation=_NEIGHBOUR[m.relation],
         )
     elif m.sampling == "fixed-size":
         step = pld_from_curve(fixed_size_step_curve(s, ph.sample_rate, m.relation, d), d)
     else:  # shuffled: P Gaussians of sensitivity Delta (no amplification)
-        step = pldlib.from_gaussian_mechanism(s, sensitivity=m.sensitivity, pessimistic_estimate=True,
+        step = pldlib.from_gaussian_mechanism(step_sigma(s, m.sensitivity), sensitivity=m.sensitivity,
+                                              pessimistic_estimate=True,
                                               value_discretization_interval=d, use_connect_dots=True)
         return step, ph.participations
     return step, ph.steps
@@ -143,7 +144,12 @@ def _step_key(m: DPSGD, ph: Phase, d: float) -> tuple:
 
 def shuffled_mu(m: DPSGD) -> float:
     """mu = Delta sqrt(sum_phases P / sigma^2) of shuffled batches (no amplification)."""
-    return m.sensitivity * math.sqrt(sum(ph.participations / ph.noise_multiplier**2 for ph in m.phases))
+    # a hypotenuse of sqrt(P) / sigma, never a square of sigma (sigma = 1e-200 or 1e200)
+    mu = m.sensitivity * math.hypot(*(math.sqrt(ph.participations) / ph.noise_multiplier for ph in m.phases))
+    if not math.isfinite(mu):
+        raise ValueError(f"noise_multiplier={min(ph.noise_multiplier for ph in m.phases)!r} is too small: "
+                         "mu = sqrt(P) x sensitivity / noise_multiplier leaves float range")
+    return mu
 
 
 # ----------------------------------------------------------------------------- account
@@ -186,10 +192,12 @@ def account(mechanism: Mechanism, *, discretization: float = _curve.DISCRETIZATI
     """
     if isinstance(mechanism, DPSGD):
         d = _curve._check_discretization(discretization)
-        if budget is not None:
-            from fdpkit.accounting.cost import estimate_cost
+        from fdpkit.accounting.cost import check_leaf_grids, estimate_cost
 
+        if budget is not None:
             estimate_cost(mechanism, d).check(budget)
+        elif _curve.closed_form_curve(mechanism) is None and mechanism.sampling != "shuffled":
+            check_leaf_grids(mechanism, d)  # no budget: still refuse a step beyond the memory
         return account_dpsgd(mechanism, d)
     return _curve.account(mechanism, discretization=discretization, budget=budget)
 
