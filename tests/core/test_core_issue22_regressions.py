@@ -173,3 +173,13 @@ def test_full_batch_statement_sweep_cost_and_calibration_agree():
     assert estimate_cost(m).method == "closed form"
     res = fp.calibrate_dpsgd(mu=mu, sample_rate=1.0, steps=1000)
     assert res.achieved_mu <= mu and res.value == pytest.approx(0.8, rel=cal.X_RTOL * 2)
+
+
+def test_full_batch_run_composes_as_exact_gdp_in_compositions_and_the_ledger():
+    from fdpkit.accounting import Composition
+
+    mu = math.hypot(math.sqrt(1000) / 0.8, 1.0)
+    running = Composition.empty().add([fp.dpsgd(0.8, 1.0, 1000), fp.Gaussian(1.0)])
+    assert running.gaussian_only and running.gaussian_mu == pytest.approx(mu, rel=1e-15)
+    composed = fp.account(fp.Composed((fp.dpsgd(0.8, 1.0, 1000), fp.Gaussian(1.0))))
+    assert composed.method == "closed form" and composed.curve.mu == pytest.approx(mu, rel=1e-15)

@@ -91,6 +91,8 @@ def _gaussian_mu(mechanism: Mechanism) -> float | None:
     """mu if the mechanism is an (unsubsampled) composition of Gaussians, else None."""
     if isinstance(mechanism, Gaussian):
         return mechanism.mu
+    if isinstance(mechanism, DPSGD):
+        return _dpsgd_mu(mechanism)
     if isinstance(mechanism, Subsampled) and mechanism.sample_rate == 1.0:
         return _gaussian_mu(mechanism.inner)
     if isinstance(mechanism, Repeated):
@@ -137,9 +139,9 @@ def _full_batch_rate(phases: list) -> float:
     return rate
 
 
-def _dpsgd_closed_form(run: DPSGD) -> TradeOffCurve | None:
-    """G_mu of a DP-SGD run whose every phase uses full batches (:func:`full_batch_gaussian`;
-    with ``examples_per_user = k``, G_{k mu}, Dong et al. Thm. 2.14), else None. Shuffled
+def _dpsgd_mu(run: DPSGD) -> float | None:
+    """mu of a DP-SGD run whose every phase uses full batches (:func:`full_batch_gaussian`;
+    with ``examples_per_user = k``, k mu, Dong et al. Thm. 2.14), else None. Shuffled
     batches have their own closed form (:func:`fdpkit.accounting.dpsgd.shuffled_mu`)."""
     full = full_batch_phases(run)
     if len(full) != len(run.phases):
@@ -149,7 +151,7 @@ def _dpsgd_closed_form(run: DPSGD) -> TradeOffCurve | None:
     if not math.isfinite(mu):
         raise ValueError(f"noise_multiplier={min(ph.noise_multiplier for ph in full)!r} is too small: "
                          "the full-batch run's mu leaves float range")
-    return GaussianCurve(mu)
+    return mu
 
 
 def closed_form_curve(mechanism: Mechanism) -> TradeOffCurve | None:
@@ -158,8 +160,6 @@ def closed_form_curve(mechanism: Mechanism) -> TradeOffCurve | None:
     Compositions of Gaussians are mu-GDP with mu = sqrt(sum mu_i^2) (Dong et al. Cor. 3.3);
     so is DP-SGD with full batches (sample rate 1) in every phase.
     """
-    if isinstance(mechanism, DPSGD):
-        return _dpsgd_closed_form(mechanism)
     mu = _gaussian_mu(mechanism)
     if mu is not None:
         return GaussianCurve(mu)
