@@ -93,8 +93,8 @@ POINTS_PER_ORDER = 300
 #: Most tangent points per order (tightness only; bounds memory and time).
 MAX_POINTS = 100_000
 #: Most tangent lines (orders x points) one curve builds: about 12 us each, so a curve takes
-#: at most a few seconds (zCDP's 96 orders at 100,000 points took 200 s before this cap).
-MAX_LINES = 300_000
+#: at most about 2.5 s (zCDP's 96 orders at 100,000 points took 200 s before this cap).
+MAX_LINES = 200_000
 
 
 def _check_points(points: Any, n_orders: int) -> int:
