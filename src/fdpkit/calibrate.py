@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from fdpkit._numerics import check_real
-from fdpkit.accounting import BudgetExceeded, CostBudget, DISCRETIZATION_DEFAULT, account
+from fdpkit.accounting import BudgetExceeded, CostBudget, DISCRETIZATION_DEFAULT, account, closed_form_curve
 from fdpkit.calibration_targets import Target, achieved_values, make_target
 from fdpkit.fit import ALPHA_MIN_DEFAULT, fit_gdp
 from fdpkit.mechanisms import dpsgd
@@ -125,7 +125,8 @@ def _clt_mu(m: DPSGD) -> float:
     d = SENSITIVITY[m.relation]
     if m.sampling == "shuffled":
         return k * d * math.sqrt(ph.participations) / ph.noise_multiplier
-    growth = math.expm1(min((d / ph.noise_multiplier) ** 2, 700.0))
+    ratio = d / ph.noise_multiplier  # (a float square, not **: no OverflowError at sigma = 1e-200)
+    growth = math.expm1(min(ratio * ratio, 700.0))
     return k * ph.sample_rate * math.sqrt(ph.steps * growth)
 
 
@@ -198,8 +199,11 @@ MAX_SEARCH_RUNS = 60
 
 def _exact_family(run: DPSGD, unknown: str) -> bool:
     """Whether every run of the search is accounted by a closed form (an exact Gaussian
-    curve): shuffled batches. (Poisson runs are accounted numerically, even at rate 1.)"""
-    return run.sampling == "shuffled"
+    curve): shuffled batches, and full batches (sample rate 1, Poisson or fixed-size) when
+    the sample rate is not the unknown (:func:`fdpkit.accounting.curve.full_batch_gaussian`)."""
+    if run.sampling == "shuffled":
+        return True
+    return unknown not in ("sample_rate", "batch_size") and closed_form_curve(run) is not None
 
 
 class _SearchCapped(Exception):

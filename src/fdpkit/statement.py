@@ -43,6 +43,10 @@ _METHOD = {
     "shuffled": "the Gaussian mechanism without amplification by sampling (μ = √P·Δ/σ, Δ = {d:g}), exact",
 }
 
+#: Full batches (q = 1) in every phase: the plain Gaussian mechanism, composed exactly.
+_FULL_BATCH_METHOD = ("the exact closed form of full-batch training (q = 1: every step is the Gaussian mechanism, "
+                      "μ = Δ·√(Σ T/σ²), Δ = {d:g}; Dong, Roth & Su 2022, Cor. 3.3)")
+
 
 def _g(x: float, digits: int = 4) -> str:
     if isinstance(x, str):
@@ -91,6 +95,8 @@ def paper_statement(report: "PrivacyReport") -> str:
         out.append(f"Batches are formed by {samp}.")
         out.append(_training(m, u))
         how = _METHOD[m.sampling].format(d=m.sensitivity)
+        if report.method == "closed form" and m.sampling != "shuffled":
+            how = _FULL_BATCH_METHOD.format(d=m.sensitivity)
     else:
         out.append(f"We release the output of {m.label()}; the privacy unit is one record, and neighbouring "
                    f"datasets are {'those differing by adding or removing one record' if s.get('sampling') == 'poisson' else 'those for which the stated sensitivity holds'}.")

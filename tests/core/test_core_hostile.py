@@ -14,10 +14,11 @@ import inspect
 import math
 import resource
 import signal
+import time
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import fdpkit as fp
@@ -253,3 +254,164 @@ def test_hostile_values(name, data):
     except MemoryError:  # pragma: no cover
         pytest.fail(f"{name}({param}={value!r}) exhausted its memory cap")
     assert _no_nan(result), f"{name}({param}={value!r}) returned NaN: {result!r}"
+
+
+# --------------------------------------------------------------------------------------
+# Issue 22: the joint sweep. Every numeric parameter of a row is drawn at once (the
+# reproducers combined several extreme values: n = 1e-300 with sd = 1e-300 and
+# epsilon = 9e299), from the valid value, values near it, the extremes below, any float
+# (NaN, infinities and subnormals included), any integer and bools. Each example calls
+# every row once; the sweep makes at least SWEEP_MIN_CALLS calls and asserts no NaN, no
+# exception other than ValueError/TypeError naming a public parameter (so no
+# OverflowError, ZeroDivisionError, IndexError, MemoryError), and no call over
+# SWEEP_CALL_LIMIT_S seconds.
+# --------------------------------------------------------------------------------------
+from fdpkit.accounting import CostBudget  # noqa: E402
+
+#: The values the issue's sweep used, their negatives, and the usual edges.
+EXTREMES = [1e-300, 1e300, 5e-324, -1e-300, -1e300, -5e-324, float("inf"), -float("inf"), float("nan"),
+            0.0, -0.0, 0, 1, -1, 2, 3, 10**6, 10**20, True, False, 0.5, 1.0001, 1e-12, 1 - 1e-12, 1e12]
+#: Examples of the joint sweep; each calls every row of SWEEP_ROWS once (the rows of
+#: SWEEP_SLOW_ROWS in about one example of SWEEP_SLOW_STRIDE, drawn).
+SWEEP_EXAMPLES = 125
+SWEEP_SLOW_STRIDE = 4
+#: Rows whose calls take 5-200 ms (numeric conversions, fits, accounting): sampled less often
+#: so that the sweep stays within about a minute.
+SWEEP_SLOW_ROWS = {"epsilon_for_delta_from_rho", "epsilon_for_delta_from_rdp", "mu_bound_from_rho", "fit_gdp",
+                   "delta_for_epsilon_from_rho", "compose_curves", "account(subsampled)", "fit_gdp(L_eps)",
+                   "worst_case.tpr", "ZCDPCurve", "Accounting.epsilon_for_delta", "privacy_report(dpsgd)",
+                   "account(schedule)", "account(fixed-size)", "privacy_report", "profile_regret",
+                   "delta_for_epsilon_from_rdp", "calibrate_dpsgd"}
+#: The issue's floor on the number of calls.
+SWEEP_MIN_CALLS = 10_000
+#: No call may take longer than this (seconds).
+SWEEP_CALL_LIMIT_S = 10.0
+#: Cost budget of the accounting rows (a few milliseconds of work each; over it, a
+#: BudgetExceeded, a ValueError naming the parameter to change).
+SWEEP_BUDGET = CostBudget(max_grid_points=200_000, max_work=2e7, max_memory_bytes=256 * 1024**2)
+#: Names any row's messages may use besides its own parameters.
+SWEEP_SHARED_NAMES = {"mechanism", "parts", "inner", "phases", "budget", "discretization"}
+
+
+def _cheap(name: str, kwargs: dict) -> dict:
+    """Row ``name``'s valid arguments with cheap settings for the sweep."""
+    kw = dict(kwargs)
+    if name in ("account", "privacy_report", "tradeoff_curve", "calibrate_dpsgd"):
+        kw["discretization"] = max(kw.get("discretization", 1e-2), 1e-2)
+        kw["budget"] = SWEEP_BUDGET
+    if name in ("RDPCurve", "ZCDPCurve"):
+        kw["points"] = 5  # values near it stay far below the cap of orders x points (seconds)
+    return kw
+
+
+SWEEP_ROWS: dict[str, tuple] = {name: (fn, _cheap(name, kw)) for name, (fn, kw) in CALLS.items()}
+SWEEP_ROWS.update({
+    # the reproducers' families: curves built from fuzzed parameters, then read
+    "worst_case.tpr": (lambda mu, epsilon, fpr: fp.worst_case(fp.GaussianCurve(mu), fp.LaplaceCurve(epsilon)).tpr(fpr),
+                       dict(mu=1.0, epsilon=1.0, fpr=1e-3)),
+    "envelope.tpr": (lambda mu, epsilon, fpr: fp.envelope(fp.GaussianCurve(mu), fp.LaplaceCurve(epsilon)).tpr(fpr),
+                     dict(mu=1.0, epsilon=1.0, fpr=1e-3)),
+    "posterior(G_mu)": (lambda mu, prior, fpr: fp.posterior(fp.GaussianCurve(mu), prior, fpr),
+                        dict(mu=0.5, prior=0.5, fpr=1e-3)),
+    "posterior(L_eps)": (lambda epsilon, prior, fpr: fp.posterior(fp.LaplaceCurve(epsilon), prior, fpr),
+                         dict(epsilon=0.5, prior=0.5, fpr=1e-3)),
+    "GaussianCurve(mu).beta": (lambda mu, alpha: fp.GaussianCurve(mu).beta(alpha), dict(mu=1.0, alpha=0.1)),
+    "LaplaceCurve(eps).tpr": (lambda epsilon, alpha: fp.LaplaceCurve(epsilon).tpr(alpha), dict(epsilon=1.0, alpha=0.1)),
+    "EpsDeltaCurve(eps, delta).beta": (lambda epsilon, delta, alpha: fp.EpsDeltaCurve(epsilon, delta).beta(alpha),
+                                       dict(epsilon=1.0, delta=1e-5, alpha=0.1)),
+    "UniformSamplingCurve(mu, n).tpr": (lambda mu, n, alpha: fp.UniformSamplingCurve(mu, n).tpr(alpha),
+                                        dict(mu=1.0, n=10, alpha=0.1)),
+    "GaussianCurve(mu).epsilon_for_delta": (lambda mu, delta: fp.GaussianCurve(mu).epsilon_for_delta(delta),
+                                            dict(mu=1.0, delta=1e-5)),
+    "group_curve(G_mu, k).beta": (lambda mu, k: fp.group_curve(fp.GaussianCurve(mu), k).beta(0.1), dict(mu=1.0, k=2)),
+    "multiplicative_advantage(G_mu)": (lambda mu, fpr: fp.multiplicative_advantage(fp.GaussianCurve(mu), fpr),
+                                       dict(mu=1.0, fpr=1e-3)),
+    "relative_risk(G_mu)": (lambda mu, fpr_min: fp.relative_risk(fp.GaussianCurve(mu), fpr_min),
+                            dict(mu=1.0, fpr_min=1e-3)),
+    "advantage(G_mu)": (lambda mu: fp.advantage(fp.GaussianCurve(mu)), dict(mu=1.0)),
+    "fit_gdp(L_eps)": (lambda epsilon: fp.fit_gdp(fp.LaplaceCurve(epsilon)).mu, dict(epsilon=1.0)),
+    # accounting with fuzzed mechanism parameters (under the sweep's cost budget)
+    "privacy_report(dpsgd)": (lambda noise_multiplier, sample_rate, steps: fp.privacy_report(
+        fp.dpsgd(noise_multiplier, sample_rate, steps), discretization=1e-2, budget=SWEEP_BUDGET),
+        dict(noise_multiplier=2.0, sample_rate=0.01, steps=10)),
+    "account(schedule)": (lambda n1, q1, t1, n2, q2, t2: fp.account(
+        fp.dpsgd_schedule([(n1, q1, t1), (n2, q2, t2)]), discretization=1e-2, budget=SWEEP_BUDGET).epsilon_for_delta(1e-5),
+        dict(n1=1.0, q1=0.01, t1=10, n2=2.0, q2=1.0, t2=5)),
+    "account(fixed-size)": (lambda noise_multiplier, batch_size, steps: fp.account(
+        fp.dpsgd(noise_multiplier, batch_size=batch_size, dataset_size=100, steps=steps, sampling="fixed-size",
+                 relation="replace-one"), discretization=1e-2, budget=SWEEP_BUDGET).epsilon_for_delta(1e-5),
+        dict(noise_multiplier=2.0, batch_size=10, steps=10)),
+    "account(subsampled)": (lambda sigma, scale, sample_rate, times: fp.account(fp.Composed((
+        fp.Repeated(fp.Subsampled(fp.Gaussian(sigma), sample_rate), times), fp.Subsampled(fp.Laplace(scale), sample_rate))),
+        discretization=1e-2, budget=SWEEP_BUDGET).epsilon_for_delta(1e-5),
+        dict(sigma=2.0, scale=2.0, sample_rate=0.01, times=10)),
+    "Accounting.epsilon_for_delta": (lambda delta: fp.account(fp.Repeated(fp.Laplace(1.0), 3), discretization=1e-2)
+                                     .epsilon_for_delta(delta), dict(delta=1e-5)),
+})
+
+
+def _hostile(value):
+    """The strategy of one parameter's hostile values (see the section comment)."""
+    if isinstance(value, (tuple, list)):
+        element = value[0] if value else 1.0
+        return st.one_of(st.just(value), st.lists(_hostile(element), min_size=1, max_size=3).map(tuple))
+    near = [value]
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value != 0:
+        near += [value * f for f in (0.5, 2.0, 1e-3, 1e3)] + ([value + 1, max(value - 1, 0)]
+                                                             if isinstance(value, int) else [])
+    return st.one_of(st.sampled_from(near), st.sampled_from(near), st.sampled_from(EXTREMES),
+                     st.sampled_from(EXTREMES), st.floats(allow_nan=True, allow_infinity=True),
+                     st.integers(min_value=-(10**30), max_value=10**30), st.booleans())
+
+
+def _sweep_params(fn, kwargs) -> list[str]:
+    return [k for k, v in kwargs.items()
+            if not isinstance(v, (fp.TradeOffCurve, fp.Mechanism, fp.ZTestSpec, CostBudget, dict, str))]
+
+
+#: (row name, callable, valid arguments, [(parameter, strategy)]), built once (a strategy
+#: built per draw costs more than most calls).
+_SWEEP_PLAN = [(name, fn, base, [(p, _hostile(base[p])) for p in _sweep_params(fn, base)])
+               for name, (fn, base) in SWEEP_ROWS.items()]
+_SWEEP_CALLS = [0]
+
+
+@settings(max_examples=SWEEP_EXAMPLES, deadline=None, derandomize=True, database=None,
+          phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def _joint_sweep(data):
+    failures = []
+    with_slow = data.draw(st.integers(0, SWEEP_SLOW_STRIDE - 1), label="slow rows unless") == 0
+    for name, fn, base, strategies in _SWEEP_PLAN:
+        if not strategies or (name in SWEEP_SLOW_ROWS and not with_slow):
+            continue
+        kwargs = dict(base)
+        for p, strategy in strategies:
+            kwargs[p] = data.draw(strategy, label=f"{name}.{p}")
+        start = time.perf_counter()
+        _SWEEP_CALLS[0] += 1
+        try:
+            result = _guarded_call(fn, kwargs)
+        except (ValueError, TypeError) as exc:
+            names = _public_names(fn, base) | SWEEP_SHARED_NAMES
+            if not any(n in str(exc) for n in names):
+                failures.append(f"{name}({kwargs}): message names no parameter: {exc}")
+        except _Alarm:  # pragma: no cover
+            failures.append(f"{name}({kwargs}) ran longer than {CALL_ALARM_S} s")
+        except Exception as exc:  # OverflowError, ZeroDivisionError, IndexError, MemoryError...
+            failures.append(f"{name}({kwargs}) raised {type(exc).__name__}: {exc}")
+        else:
+            if not _no_nan(result):
+                failures.append(f"{name}({kwargs}) returned NaN: {result!r}")
+        elapsed = time.perf_counter() - start
+        if elapsed > SWEEP_CALL_LIMIT_S:
+            failures.append(f"{name}({kwargs}) took {elapsed:.1f} s > {SWEEP_CALL_LIMIT_S} s")
+    assert not failures, "\n".join(failures[:10])
+
+
+def test_joint_hostile_sweep_over_the_public_api():
+    """At least SWEEP_MIN_CALLS calls over every numeric public callable (issue 22)."""
+    assert SWEEP_SLOW_ROWS <= set(SWEEP_ROWS)
+    _SWEEP_CALLS[0] = 0
+    _joint_sweep()
+    assert _SWEEP_CALLS[0] >= SWEEP_MIN_CALLS, f"only {_SWEEP_CALLS[0]} calls"

@@ -25,13 +25,19 @@ def _no_accounting(*args, **kwargs):
     dict(noise_multiplier=1.0, sample_rate=0.5),            # steps unknown (the issue's 22 s case)
     dict(sample_rate=0.5, steps=1000),                       # noise unknown
     dict(noise_multiplier=1.0, steps=1000),                  # sample rate unknown
-    dict(noise_multiplier=1.0, sample_rate=1.0),             # rate 1 is still accounted numerically
 ])
 def test_mu_above_the_fit_ceiling_is_refused_at_once(monkeypatch, kw):
     monkeypatch.setattr(cal, "account", _no_accounting)
     with pytest.raises(ValueError, match=r"^mu must be below 12\.72") as info:
         fp.calibrate_dpsgd(mu=50, **kw)
     assert "alpha_min" in str(info.value)
+
+
+def test_full_batch_mu_above_the_fit_ceiling_is_solved_by_the_closed_form():
+    """Issue 22: rate 1 is the Gaussian mechanism (mu = sqrt(T) / sigma exactly), so a mu
+    above the numeric fit's ceiling is reachable: 50 = sqrt(2500) / 1."""
+    res = fp.calibrate_dpsgd(mu=50, noise_multiplier=1.0, sample_rate=1.0)
+    assert res.value == 2500 and res.achieved_mu <= 50.0 and res.converged
 
 
 def test_mu_ceiling_follows_alpha_min():

@@ -43,6 +43,7 @@ predicted grids and pass sizes against the real composition's, deterministically
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -233,6 +234,49 @@ def _leaf_width_bound(step: Any) -> float | None:
     raise ValueError(f"mechanism must be an fdpkit mechanism, got {type(step).__name__}")
 
 
+def _max_leaf_points() -> float:
+    """Largest single-step grid this machine's memory can hold (BYTES_PER_POINT per point)."""
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
+        memory = 64 * 1024**3
+    return memory / BYTES_PER_POINT
+
+
+def _noise_parameter(step: Any) -> str:
+    """The public parameter that sets ``step``'s loss range (what to raise to shrink it)."""
+    from fdpkit.accounting.pld import _PhaseStep
+
+    if isinstance(step, _PhaseStep):
+        return "noise_multiplier"
+    if isinstance(step, Subsampled):
+        return _noise_parameter(step.inner)
+    return {Gaussian: "sigma", Laplace: "scale"}.get(type(step), "epsilon")
+
+
+def check_leaf_grids(mechanism: Mechanism, discretization: float) -> None:
+    """Refuse (:class:`BudgetExceeded`, a ValueError naming the parameter) a mechanism one of
+    whose single steps has a privacy-loss grid larger than this machine's memory holds: with
+    no budget given, :func:`fdpkit.accounting.account` checks this a priori (no PLD is built),
+    so that tiny noise (sigma = 1e-300: a grid of ~1e600 points) is a ValueError, not a
+    MemoryError or an overflow inside dp_accounting."""
+    from fdpkit.accounting.pld import _flatten
+    from fdpkit.mechanisms.dpsgd import DPSGD
+
+    if isinstance(mechanism, DPSGD) and mechanism.examples_per_user is not None:
+        mechanism = DPSGD(mechanism.phases, mechanism.sampling, mechanism.relation, mechanism.dataset_size,
+                          mechanism.unit, None)
+    limit = _max_leaf_points()
+    for step, _ in _flatten(mechanism):
+        bound = _leaf_width_bound(step)
+        if bound is not None and not bound / discretization <= limit:
+            name = _noise_parameter(step)
+            raise BudgetExceeded(
+                f"{name}: one step of this mechanism needs a privacy-loss grid of about "
+                f"{bound / discretization:.3g} points, more than this machine's memory holds ({limit:.3g}); "
+                f"use more noise (a larger {name}) or a larger discretization", name)
+
+
 def _leaf_rate(step: Any) -> float:
     """Work per grid point and direction of building ``step``'s PMF."""
     from fdpkit.accounting.pld import _PhaseStep
@@ -313,7 +357,7 @@ def _wide_composition(steps: list, d: float, tally: _Tally) -> None:
     var = 0.0
     for w, times in steps:
         width += times * w
-        var += times * (w / 2.0) ** 2
+        var += times * (w / 2.0) * (w / 2.0)  # (not **: inf, not OverflowError, for huge w)
     width = min(width, 2.0 * math.sqrt(2.0 * var * math.log(1.0 / _TAU)) + max(w for w, _ in steps))
     n = width / d
     tally.fft += 2.0 * n
@@ -441,13 +485,13 @@ def estimate_cost(mechanism: Mechanism, discretization: float = 1e-4) -> CostEst
         return CostEstimate("RDP", 0, _renyi_cost(mechanism), 0, "none")
     source = mechanism
     if isinstance(mechanism, DPSGD):
-        if mechanism.sampling == "shuffled":
+        if mechanism.sampling == "shuffled" or closed_form_curve(mechanism) is not None:
             return CostEstimate("closed form", 0, 0.0, 0, "none")
         if mechanism.examples_per_user is not None:  # group privacy is applied to the run's curve
             mechanism = DPSGD(mechanism.phases, mechanism.sampling, mechanism.relation,
                               mechanism.dataset_size, mechanism.unit, None)
-        # every other scheme is composed numerically (fdpkit.accounting.dpsgd), even when
-        # its elementary form (Poisson at rate 1) has a closed form
+        # every other scheme is composed numerically (fdpkit.accounting.dpsgd); its
+        # full-batch phases (q = 1) as one Gaussian step
     elif closed_form_curve(mechanism) is not None:
         return CostEstimate("closed form", 0, 0.0, 0, "none")
     steps = _flatten(mechanism)

@@ -52,7 +52,7 @@ from typing import Any
 
 import numpy as np
 
-from fdpkit._numerics import check_scalar
+from fdpkit._numerics import check_nonnegative, check_probability, check_scalar
 from fdpkit.accounting._pld_adapter import PmfArrays
 from fdpkit.accounting.pld import build_pld
 from fdpkit.accounting.profile import PldProfile, _Direction
@@ -67,6 +67,7 @@ from fdpkit.curves import (
     UniformSamplingCurve,
 )
 from fdpkit.mechanisms import (
+    DPSGD,
     ApproxDP,
     Composed,
     CurveMechanism,
@@ -90,6 +91,8 @@ def _gaussian_mu(mechanism: Mechanism) -> float | None:
     """mu if the mechanism is an (unsubsampled) composition of Gaussians, else None."""
     if isinstance(mechanism, Gaussian):
         return mechanism.mu
+    if isinstance(mechanism, DPSGD):
+        return _dpsgd_mu(mechanism)
     if isinstance(mechanism, Subsampled) and mechanism.sample_rate == 1.0:
         return _gaussian_mu(mechanism.inner)
     if isinstance(mechanism, Repeated):
@@ -101,10 +104,61 @@ def _gaussian_mu(mechanism: Mechanism) -> float | None:
     return None
 
 
+#: DP-SGD sampling schemes whose step at sample rate q = 1 is the plain Gaussian mechanism:
+#: every example is in every batch (Poisson with q = 1; one fixed batch of the whole
+#: dataset). Truncated Poisson is not among them (its batch may still be cut).
+FULL_BATCH_SAMPLINGS = ("poisson", "fixed-size")
+
+
+def full_batch_phases(run: DPSGD) -> list:
+    """The phases of ``run`` that use full batches (q = 1 with a full-batch scheme)."""
+    if run.sampling not in FULL_BATCH_SAMPLINGS:
+        return []
+    return [ph for ph in run.phases if ph.sample_rate == 1.0]
+
+
+def full_batch_gaussian(run: DPSGD, phases: list) -> Gaussian:
+    """The Gaussian mechanism that the full-batch ``phases`` of ``run`` compose to, exactly.
+
+    A full-batch step adds N(0, sigma^2 C^2) to a sum that one example moves by at most
+    Delta C (Delta = 2 for replace-one, 1 for add-remove and zero-out: ``run.sensitivity``;
+    dp_accounting's REPLACE_ONE Gaussian at sampling_prob = 1 is G_{2/sigma} too), so it is
+    G_{Delta/sigma}, and T_i of them over the phases compose to G_mu with
+    mu = Delta sqrt(sum_i T_i / sigma_i^2) (Dong, Roth & Su 2022, Cor. 3.3): the Gaussian
+    mechanism of sensitivity Delta and noise 1 / sqrt(sum_i T_i / sigma_i^2).
+    """
+    return Gaussian(1.0 / _full_batch_rate(phases), run.sensitivity)
+
+
+def _full_batch_rate(phases: list) -> float:
+    """sqrt(sum_i T_i / sigma_i^2), computed without squares (no overflow)."""
+    rate = math.hypot(*(math.sqrt(ph.steps) / ph.noise_multiplier for ph in phases))
+    if not math.isfinite(rate):
+        raise ValueError(f"noise_multiplier={min(ph.noise_multiplier for ph in phases)!r} is too small: "
+                         "the full-batch run's mu = sqrt(steps) x sensitivity / noise_multiplier leaves float range")
+    return rate
+
+
+def _dpsgd_mu(run: DPSGD) -> float | None:
+    """mu of a DP-SGD run whose every phase uses full batches (:func:`full_batch_gaussian`;
+    with ``examples_per_user = k``, k mu, Dong et al. Thm. 2.14), else None. Shuffled
+    batches have their own closed form (:func:`fdpkit.accounting.dpsgd.shuffled_mu`)."""
+    full = full_batch_phases(run)
+    if len(full) != len(run.phases):
+        return None
+    # mu from the rate itself (not sensitivity / (1 / rate), which may round down an ulp)
+    mu = (run.examples_per_user or 1) * run.sensitivity * _full_batch_rate(full)
+    if not math.isfinite(mu):
+        raise ValueError(f"noise_multiplier={min(ph.noise_multiplier for ph in full)!r} is too small: "
+                         "the full-batch run's mu leaves float range")
+    return mu
+
+
 def closed_form_curve(mechanism: Mechanism) -> TradeOffCurve | None:
     """The exact closed-form curve of ``mechanism`` when one exists, else None.
 
-    Compositions of Gaussians are mu-GDP with mu = sqrt(sum mu_i^2) (Dong et al. Cor. 3.3).
+    Compositions of Gaussians are mu-GDP with mu = sqrt(sum mu_i^2) (Dong et al. Cor. 3.3);
+    so is DP-SGD with full batches (sample rate 1) in every phase.
     """
     mu = _gaussian_mu(mechanism)
     if mu is not None:
@@ -322,6 +376,7 @@ class Accounting:
 
     def epsilon_for_delta(self, delta: float) -> float:
         """epsilon at delta from the accountant's own profile (closed forms: exact)."""
+        delta = float(check_probability("delta", check_scalar("delta", delta)))
         if self.pld is not None:
             if "_profile" not in self.__dict__:
                 object.__setattr__(self, "_profile", PldProfile(self.pld))
@@ -330,6 +385,7 @@ class Accounting:
 
     def delta_for_epsilon(self, epsilon: float) -> float:
         """delta at epsilon from the accountant's own profile (closed forms: exact)."""
+        epsilon = float(check_nonnegative("epsilon", check_scalar("epsilon", epsilon), allow_inf=True))
         if self.pld is not None:
             return float(self.pld.get_delta_for_epsilon(epsilon))
         return float(self.curve.delta_for_epsilon(epsilon))
@@ -360,10 +416,12 @@ def account(mechanism: Mechanism, *, discretization: float = DISCRETIZATION_DEFA
     exact = closed_form_curve(mechanism)
     if exact is not None:
         return Accounting(mechanism, exact, "closed form", None)
-    if budget is not None:
-        from fdpkit.accounting.cost import estimate_cost
+    from fdpkit.accounting.cost import check_leaf_grids, estimate_cost
 
+    if budget is not None:
         estimate_cost(mechanism, d).check(budget)
+    else:  # no budget: still refuse a single step larger than the machine's memory
+        check_leaf_grids(mechanism, d)
     pld = build_pld(mechanism, d)
     profile = PldProfile(pld)
     acc = Accounting(mechanism, curve_from_pld(pld, profile), "PLD", d, pld)

@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING, Any
 
 from fdpkit._lazy import lazy_module
 
-from fdpkit.accounting.pld import compose_arrays, compose_plds, shared_step_arrays
+from fdpkit.accounting.pld import build_pld, compose_arrays, compose_plds, shared_step_arrays, step_sigma
 from fdpkit.accounting import curve as _curve
 from fdpkit.accounting.from_curve import pld_from_curve
 from fdpkit.accounting.profile import PldProfile
@@ -79,7 +79,7 @@ def _neighbour(relation: str):
 # ------------------------------------------------------------------------- one phase
 def _poisson_step(sigma: float, q: float, relation: str, d: float):
     return pldlib.from_gaussian_mechanism(
-        sigma, sensitivity=1.0, pessimistic_estimate=True, value_discretization_interval=d,
+        step_sigma(sigma, 1.0), sensitivity=1.0, pessimistic_estimate=True, value_discretization_interval=d,
         sampling_prob=q, use_connect_dots=True, neighboring_relation=_neighbour(relation),
     )
 
@@ -88,7 +88,7 @@ def fixed_size_step_curve(sigma: float, q: float, relation: str, d: float) -> Pi
     """Certified curve of one fixed-size step: C_q(G_{Delta/sigma}) (Eq. 4.2 above)."""
     delta = 2.0 if relation == "replace-one" else 1.0
     pld = pldlib.from_gaussian_mechanism(
-        sigma, sensitivity=delta, pessimistic_estimate=True, value_discretization_interval=d,
+        step_sigma(sigma, delta), sensitivity=delta, pessimistic_estimate=True, value_discretization_interval=d,
         sampling_prob=q, use_connect_dots=True,
     )
     return _curve.curve_from_pld(pld)
@@ -101,14 +101,15 @@ def _phase_pld(m: DPSGD, ph: Phase, d: float):
     elif m.sampling == "truncated-poisson":
         step = pldlib.from_truncated_subsampled_gaussian_mechanism(
             dataset_size=m.dataset_size, sampling_probability=ph.sample_rate,
-            truncated_batch_size=ph.max_batch_size, noise_multiplier=s,
+            truncated_batch_size=ph.max_batch_size, noise_multiplier=step_sigma(s, 1.0),
             value_discretization_interval=d, use_connect_dots=True,
             neighboring_relation=_neighbour(m.relation),
         )
     elif m.sampling == "fixed-size":
         step = pld_from_curve(fixed_size_step_curve(s, ph.sample_rate, m.relation, d), d)
     else:  # shuffled: P Gaussians of sensitivity Delta (no amplification)
-        step = pldlib.from_gaussian_mechanism(s, sensitivity=m.sensitivity, pessimistic_estimate=True,
+        step = pldlib.from_gaussian_mechanism(step_sigma(s, m.sensitivity), sensitivity=m.sensitivity,
+                                              pessimistic_estimate=True,
                                               value_discretization_interval=d, use_connect_dots=True)
         return step, ph.participations
     return step, ph.steps
@@ -121,13 +122,24 @@ def dpsgd_pld(m: DPSGD, discretization: float):
                          "part of a composed mechanism: account the DP-SGD run on its own")
     # every phase's single step with its count, composed in one round-off-bounded pass
     # (fdpkit.accounting.tilted: never optimistic, no collapse at large step counts)
-    if len(m.phases) == 1 and _phase_count(m, m.phases[0]) == 1:
-        return compose_plds([_phase_pld(m, m.phases[0], discretization)])
+    # full-batch phases (q = 1) are the Gaussian mechanism: all of them together are one
+    # exact Gaussian step (fdpkit.accounting.curve.full_batch_gaussian), not T numeric steps
+    full = _curve.full_batch_phases(m)
+    rest = [ph for ph in m.phases if not any(ph is f for f in full)]
+    gaussian = _curve.full_batch_gaussian(m, full) if full else None
+    if not rest:
+        return build_pld(gaussian, discretization)
+    if gaussian is None and len(rest) == 1 and _phase_count(m, rest[0]) == 1:
+        return compose_plds([_phase_pld(m, rest[0], discretization)])
     # the single steps are built once per (scheme, relation, sigma, q, ...) while
     # fdpkit.accounting.shared_single_steps is active (a sweep over step counts)
-    return compose_arrays([(shared_step_arrays(_step_key(m, ph, discretization),
-                                               lambda ph=ph: _phase_pld(m, ph, discretization)[0]),
-                            _phase_count(m, ph)) for ph in m.phases])
+    parts = [(shared_step_arrays(_step_key(m, ph, discretization),
+                                 lambda ph=ph: _phase_pld(m, ph, discretization)[0]),
+              _phase_count(m, ph)) for ph in rest]
+    if gaussian is not None:
+        parts.append((shared_step_arrays(("gaussian-step", gaussian, float(discretization)),
+                                         lambda: build_pld(gaussian, discretization)), 1))
+    return compose_arrays(parts)
 
 
 def _phase_count(m: DPSGD, ph: Phase) -> int:
@@ -142,7 +154,12 @@ def _step_key(m: DPSGD, ph: Phase, d: float) -> tuple:
 
 def shuffled_mu(m: DPSGD) -> float:
     """mu = Delta sqrt(sum_phases P / sigma^2) of shuffled batches (no amplification)."""
-    return m.sensitivity * math.sqrt(sum(ph.participations / ph.noise_multiplier**2 for ph in m.phases))
+    # a hypotenuse of sqrt(P) / sigma, never a square of sigma (sigma = 1e-200 or 1e200)
+    mu = m.sensitivity * math.hypot(*(math.sqrt(ph.participations) / ph.noise_multiplier for ph in m.phases))
+    if not math.isfinite(mu):
+        raise ValueError(f"noise_multiplier={min(ph.noise_multiplier for ph in m.phases)!r} is too small: "
+                         "mu = sqrt(P) x sensitivity / noise_multiplier leaves float range")
+    return mu
 
 
 # ----------------------------------------------------------------------------- account
@@ -151,6 +168,9 @@ def account_dpsgd(m: DPSGD, discretization: float) -> _curve.Accounting:
     k = m.examples_per_user or 1
     if m.sampling == "shuffled":
         return _curve.Accounting(m, GaussianCurve(k * shuffled_mu(m)), "closed form", None)
+    exact = _curve.closed_form_curve(m)  # full batches (q = 1) in every phase: G_mu exactly
+    if exact is not None:
+        return _curve.Accounting(m, exact, "closed form", None)
     base = DPSGD(m.phases, m.sampling, m.relation, m.dataset_size, m.unit, None)
     pld = dpsgd_pld(base, discretization)
     profile = PldProfile(pld)
@@ -182,10 +202,12 @@ def account(mechanism: Mechanism, *, discretization: float = _curve.DISCRETIZATI
     """
     if isinstance(mechanism, DPSGD):
         d = _curve._check_discretization(discretization)
-        if budget is not None:
-            from fdpkit.accounting.cost import estimate_cost
+        from fdpkit.accounting.cost import check_leaf_grids, estimate_cost
 
+        if budget is not None:
             estimate_cost(mechanism, d).check(budget)
+        elif _curve.closed_form_curve(mechanism) is None and mechanism.sampling != "shuffled":
+            check_leaf_grids(mechanism, d)  # no budget: still refuse a step beyond the memory
         return account_dpsgd(mechanism, d)
     return _curve.account(mechanism, discretization=discretization, budget=budget)
 

@@ -24,6 +24,7 @@ else:  # dp_accounting (and scipy.signal, scipy.stats) load when a PLD is first 
     common = lazy_module("dp_accounting.pld.common")
     pldlib = lazy_module("dp_accounting.pld.privacy_loss_distribution")
 
+from fdpkit._numerics import EPSILON_MAX
 from fdpkit.accounting import _pld_adapter as _adapter
 from fdpkit.accounting import tilted
 from fdpkit.accounting.from_curve import pld_from_curve
@@ -46,6 +47,28 @@ from fdpkit.mechanisms import (
 #: Tail mass dp_accounting may truncate in each composition; pessimistic mode moves it to
 #: the infinite loss (right tail) or the lowest loss (left tail).
 TAIL_MASS_TRUNCATION = 1e-15
+
+#: Gaussian noise beyond this many sensitivities (one step's mu below 1e-100) is accounted as
+#: exactly this much: dp_accounting squares the noise sd (which overflows above about
+#: 1e154), and such a step's curve differs from the identity by less than 1e-100 anyway.
+#: Less noise is the pessimistic side, so the certified curve stays a lower bound.
+MAX_NOISE_PER_SENSITIVITY = 1e100
+
+
+def step_sigma(sigma: float, sensitivity: float) -> float:
+    """The noise sd handed to dp_accounting: ``sigma``, at most
+    :data:`MAX_NOISE_PER_SENSITIVITY` sensitivities (pessimistic, see there)."""
+    return min(sigma, sensitivity * MAX_NOISE_PER_SENSITIVITY)
+
+
+def _check_laplace_step(mechanism: Laplace) -> None:
+    """A Laplace step's epsilon = sensitivity / scale must keep e^epsilon in float range for
+    dp_accounting's PLD (it overflows past 709); fdpkit's limit is EPSILON_MAX."""
+    eps = mechanism.sensitivity / mechanism.scale
+    if not eps <= EPSILON_MAX:
+        raise ValueError(f"scale={mechanism.scale!r} is too small for numeric accounting: epsilon = sensitivity / scale "
+                         f"= {eps:.4g} exceeds {EPSILON_MAX:g} (e^epsilon leaves float range); use a larger scale")
+
 
 #: While :func:`shared_single_steps` is active: (single-step mechanism, discretization) ->
 #: its PMF arrays, so that accounting several step counts of one mechanism builds the
@@ -128,10 +151,11 @@ def build_pld(mechanism: Mechanism, discretization: float):
         return dpsgd_pld(mechanism, discretization)
     if isinstance(mechanism, Gaussian):
         return pldlib.from_gaussian_mechanism(
-            mechanism.sigma, sensitivity=mechanism.sensitivity, pessimistic_estimate=True,
+            step_sigma(mechanism.sigma, mechanism.sensitivity), sensitivity=mechanism.sensitivity, pessimistic_estimate=True,
             value_discretization_interval=discretization, use_connect_dots=True,
         )
     if isinstance(mechanism, Laplace):
+        _check_laplace_step(mechanism)
         return pldlib.from_laplace_mechanism(
             mechanism.scale, sensitivity=mechanism.sensitivity, pessimistic_estimate=True,
             value_discretization_interval=discretization, use_connect_dots=True,
@@ -153,11 +177,12 @@ def build_pld(mechanism: Mechanism, discretization: float):
             return build_pld(inner, discretization)
         if isinstance(inner, Gaussian):
             return pldlib.from_gaussian_mechanism(
-                inner.sigma, sensitivity=inner.sensitivity, pessimistic_estimate=True,
+                step_sigma(inner.sigma, inner.sensitivity), sensitivity=inner.sensitivity, pessimistic_estimate=True,
                 value_discretization_interval=discretization, sampling_prob=q,
                 use_connect_dots=True,
             )
         if isinstance(inner, Laplace):
+            _check_laplace_step(inner)
             return pldlib.from_laplace_mechanism(
                 inner.scale, sensitivity=inner.sensitivity, pessimistic_estimate=True,
                 value_discretization_interval=discretization, sampling_prob=q,
@@ -186,8 +211,14 @@ def _flatten(mechanism: Mechanism, times: int = 1, out: list | None = None) -> l
     if isinstance(mechanism, DPSGD) and mechanism.examples_per_user is None:
         # a DP-SGD run is its phases' single steps: composed in the same single pass (an
         # already composed PMF keeps only its non-negative losses and must not be composed again)
+        from fdpkit.accounting.curve import full_batch_gaussian, full_batch_phases
+
+        full = full_batch_phases(mechanism)  # q = 1: together one exact Gaussian step
         for i, ph in enumerate(mechanism.phases):
-            _append(out, _PhaseStep(mechanism, i), times * _phase_count(mechanism, ph))
+            if not any(ph is f for f in full):
+                _append(out, _PhaseStep(mechanism, i), times * _phase_count(mechanism, ph))
+        if full:
+            _append(out, full_batch_gaussian(mechanism, full), times)
         return out
     _append(out, mechanism, times)
     return out

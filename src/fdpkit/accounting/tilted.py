@@ -444,15 +444,23 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays,
             alias += _chernoff_mass(cum, theta, k, sd, lo * d, False)
         if need_low and hi < hi_sup:
             alias += _chernoff_mass(cum, theta, k, sd, hi * d, True)
-        log_r_up, log_r_low = _input_rounding(factors, cum, theta, u)
-        kappa = sum(f.times * abs(cum.lam(j, theta)[0]) for j, f in enumerate(factors))
         a, b = max(lo, start), min(hi, stop)
         if b < a:
             return
-        # the exponent K - theta L is linear in L: its extremes are at the ends
-        zeta = math.expm1(u64 * ((len(factors) + 2) * kappa
-                                 + 3.0 * abs(theta) * max(abs(a * d), abs(b * d)) + 4.0))
-        c_up = math.exp(log_r_up + 4 * u64) * (1.0 + zeta)
+        try:
+            log_r_up, log_r_low = _input_rounding(factors, cum, theta, u)
+            kappa = sum(f.times * abs(cum.lam(j, theta)[0]) for j, f in enumerate(factors))
+            # the exponent K - theta L is linear in L: its extremes are at the ends
+            zeta = math.expm1(u64 * ((len(factors) + 2) * kappa
+                                     + 3.0 * abs(theta) * max(abs(a * d), abs(b * d)) + 4.0))
+            c_up = math.exp(log_r_up + 4 * u64) * (1.0 + zeta)
+        except OverflowError:
+            # a tilt so far out (theta ~ 1e16 at an extreme saddle point) that its rounding
+            # bound leaves float range: the pass certifies nothing, and p_up keeps what the
+            # other passes certified (+inf where none did: the pessimistic side)
+            return
+        if not math.isfinite(c_up):
+            return
         big_any = max(k - theta * a * d, k - theta * b * d) > 700.0
         lo_bits = [(max(a, start + f0), b, True)]
         if need_low:

@@ -124,7 +124,9 @@ def classic_epsilon_for_delta_from_rho(rho: Any, delta: Any) -> float:
     """
     r = check_rho(rho)
     d = check_scalar("delta", check_probability("delta", delta, open_low=True))
-    return r + 2.0 * math.sqrt(r * math.log(1.0 / d))
+    if r == 0.0:
+        return 0.0  # no privacy loss at all (log(1/delta) may be inf at delta = 5e-324)
+    return r + 2.0 * math.sqrt(r * -math.log(d))
 
 
 def _rdp_curve(orders: Sequence[float], epsilons: Sequence[float]) -> RDPCurve:

@@ -261,6 +261,12 @@ class TradeOffCurve(ABC):
     def _tpr(self, alpha: np.ndarray) -> np.ndarray:
         return 1.0 - self._beta(alpha)
 
+    def _log_tpr(self, alpha: np.ndarray) -> np.ndarray:
+        """log TPR(alpha); curves whose TPR underflows for tiny alpha (G_mu at alpha = 5e-324)
+        override it with a log-space form. -inf where TPR is 0."""
+        with np.errstate(divide="ignore"):
+            return np.log(self._tpr(alpha))
+
     def _slope(self, alpha: np.ndarray) -> np.ndarray | None:
         """Derivative f'(alpha) where the curve is smooth, or None if not available."""
         return None

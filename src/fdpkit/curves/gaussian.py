@@ -99,17 +99,24 @@ class GaussianCurve(TradeOffCurve):
     def _tpr(self, alpha: np.ndarray) -> np.ndarray:
         return norm_sf(norm_isf(alpha) - self.mu)
 
+    def _log_tpr(self, alpha: np.ndarray) -> np.ndarray:
+        # log Phi(mu - z): keeps its digits where TPR itself is subnormal or underflows
+        return norm_logcdf(self.mu - norm_isf(alpha))
+
     def _slope(self, alpha: np.ndarray) -> np.ndarray:
         z = norm_isf(alpha)
+        if self.mu == 0.0:
+            return -np.ones_like(z)
+        # mu (z - mu/2), never mu^2: a float square of mu = 1e300 raises OverflowError
         with np.errstate(over="ignore", invalid="ignore"):
-            return -np.exp(self.mu * z - 0.5 * self.mu**2)
+            return -np.exp(self.mu * (z - 0.5 * self.mu))
 
     def _alpha_at_slope(self, slope: np.ndarray) -> np.ndarray:
         slope = np.asarray(slope, dtype=float)
         if self.mu == 0.0:
             return np.where(slope == -1.0, 0.5, np.where(slope < -1.0, 0.0, 1.0))
         with np.errstate(divide="ignore"):
-            z = (np.log(-slope) + 0.5 * self.mu**2) / self.mu
+            z = np.log(-slope) / self.mu + 0.5 * self.mu
         return norm_sf(z)
 
     def _d_at_slope(self, slope: np.ndarray) -> np.ndarray | None:
@@ -117,7 +124,7 @@ class GaussianCurve(TradeOffCurve):
             return super()._d_at_slope(slope)
         # at z = isf(alpha): alpha = Phi(-z) and G_mu(alpha) = Phi(z - mu), no round trip
         with np.errstate(divide="ignore"):
-            z = (np.log(-np.asarray(slope, dtype=float)) + 0.5 * self.mu**2) / self.mu
+            z = np.log(-np.asarray(slope, dtype=float)) / self.mu + 0.5 * self.mu
         return norm_cdf(z - self.mu) - norm_sf(z)
 
     def _mu_exact(self) -> float:

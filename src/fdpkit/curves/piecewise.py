@@ -134,7 +134,7 @@ class PiecewiseLinearCurve(TradeOffCurve):
                 f"alpha and {other_name} must have the same length, got {len(a)} and {len(t)}"
             )
         if len(a) < 2:
-            raise ValueError(f"a piecewise-linear curve needs at least 2 points, got {len(a)}")
+            raise ValueError(f"alpha and {other_name} need at least 2 points (a piecewise-linear curve), got {len(a)}")
         check_probability("alpha", a)
         self._alpha, self._beta_v, self._tpr_v = self._validate(
             a, b, t, float(tol), skip_convexity=_hull

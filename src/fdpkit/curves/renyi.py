@@ -101,6 +101,19 @@ from fdpkit.curves.piecewise import PiecewiseLinearCurve
 POINTS_PER_ORDER = 300
 #: Most tangent points per order (tightness only; bounds memory and time).
 MAX_POINTS = 100_000
+#: Most tangent lines (orders x points) one curve builds: about 12 us each, so a curve takes
+#: at most about 2.5 s (zCDP's 96 orders at 100,000 points took 200 s before this cap).
+MAX_LINES = 200_000
+
+
+def _check_points(points: Any, n_orders: int) -> int:
+    points = check_real("points", points, low=2, high=MAX_POINTS, integer=True, scalar=True)
+    if points * max(n_orders, 1) > MAX_LINES:
+        raise ValueError(f"points must be at most {MAX_LINES // max(n_orders, 1):,} for {n_orders} orders "
+                         f"(at most {MAX_LINES:,} tangent lines in all), got {points!r}")
+    return points
+
+
 #: Regula falsi (Illinois) steps in logit(beta); the bracket end kept is always certified
 #: outside the region, so the step count affects tightness only.
 _SOLVER_STEPS = 24
@@ -483,7 +496,7 @@ class RDPCurve(PiecewiseLinearCurve):
         o, e = check_rdp(orders, epsilons)
         self.orders = tuple(float(x) for x in o)
         self.epsilons = tuple(float(x) for x in e)
-        points = check_real("points", points, low=2, high=MAX_POINTS, integer=True, scalar=True)
+        points = _check_points(points, len(o))
         _adopt_vertices(self, *renyi_vertices(o, e, points))
 
     def _params(self) -> dict[str, Any]:
@@ -505,12 +518,13 @@ class ZCDPCurve(PiecewiseLinearCurve):
     """
 
     def __init__(self, rho: float, *, points: int = POINTS_PER_ORDER) -> None:
-        points = check_real("points", points, low=2, high=MAX_POINTS, integer=True, scalar=True)
+        check_real("points", points, low=2, high=MAX_POINTS, integer=True, scalar=True)
         self.rho = check_rho(rho)
         if self.rho == 0.0:
             a, t, b = np.array([0.0, 1.0]), np.array([0.0, 1.0]), np.array([1.0, 0.0])
         else:
             o = zcdp_orders(self.rho)
+            points = _check_points(points, len(o))
             a, t, b = renyi_vertices(o, self.rho * o, points, rho=self.rho)
         _adopt_vertices(self, a, t, b)
 

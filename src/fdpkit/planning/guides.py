@@ -21,6 +21,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from fdpkit._numerics import check_real, json_safe
 from fdpkit.convert import epsilon_for_delta
 from fdpkit.curves import EpsDeltaCurve, GaussianCurve, LaplaceCurve
@@ -145,8 +147,12 @@ def privacy_first(*, blatant_disclosure_ok: bool, high_confidence_ok: bool,
     if (max_relative_risk is None) == (max_attack_power is None):
         raise ValueError("give exactly one limit: max_relative_risk or max_attack_power")
     # validated here, under the public names (the solvers below name their own arguments)
+    for flag, value in (("blatant_disclosure_ok", blatant_disclosure_ok), ("high_confidence_ok", high_confidence_ok)):
+        if not isinstance(value, (bool, np.bool_)):
+            raise ValueError(f"{flag} must be True or False (the answer to a yes/no question), got {value!r}")
     if max_relative_risk is not None:
-        max_relative_risk = check_real("max_relative_risk", max_relative_risk, low=1.0, scalar=True)
+        # 1 would allow no information at all (mu = 0: no release meets it)
+        max_relative_risk = check_real("max_relative_risk", max_relative_risk, low=1.0, low_open=True, scalar=True)
     if max_attack_power is not None:
         max_attack_power = check_real("max_attack_power", max_attack_power, low=0.0, high=1.0, low_open=True,
                                       scalar=True)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-from fdpkit._numerics import check_choice
+from fdpkit._numerics import check_choice, check_nonnegative, check_scalar
 from fdpkit.utility import (ALTERNATIVES, adjusted_alpha, composed_epsilon, composed_mu, split_epsilon, split_mu,
                             two_sample_power_laplace, ztest_power, ztest_power_laplace)
 
@@ -87,16 +87,15 @@ class ZTestSpec:
         check_choice("correction", self.correction, CORRECTIONS)
         if self.groups not in (1, 2):
             raise ValueError(f"groups must be 1 or 2, got {self.groups!r}")
-        if self.sd < 0:
-            raise ValueError(f"sd must be >= 0, got {self.sd!r}")
+        check_scalar("sd", check_nonnegative("sd", self.sd))  # NaN, bools, strings: refused here
         if self.statistic != "mean" and self.data_range != 1.0:
             raise ValueError(f"data_range must be 1 for a {self.statistic} (yes/no values), got {self.data_range!r}")
         if isinstance(self.tests, bool) or not isinstance(self.tests, int) or self.tests < 1:
             raise ValueError(f"tests must be a positive integer, got {self.tests!r}")
         adjusted_alpha(self.alpha, self.tests, self.correction)
         # validate all numbers once through the power function
-        if self.sd > 0:
-            self.power(mu=math.inf)
+        # (sd = 0 has no non-private test: validate with a finite budget instead)
+        self.power(mu=math.inf if self.sd > 0 else 1.0)
 
     @property
     def level(self) -> float:

@@ -92,8 +92,13 @@ def posterior(curve: TradeOffCurve, prior: Any, fpr: Any) -> float | np.ndarray:
     a = check_probability("fpr", fpr)
     p, a = np.broadcast_arrays(p, a)
     tpr = curve._tpr(a)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        post = p * tpr / ((1.0 - p) * a + p * tpr)
+    # p TPR / ((1 - p) FPR + p TPR) = 1 / (1 + (1 - p)/p * FPR/TPR), with FPR/TPR from logs:
+    # at FPR = 5e-324 both FPR and TPR are subnormal (or TPR underflows) and the plain ratio
+    # is 0/0. TPR >= FPR on every trade-off curve (f(a) <= 1 - a), so FPR/TPR <= 1.
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        log_a = np.log(a)
+        log_ratio = log_a - np.maximum(curve._log_tpr(a), log_a)
+        post = np.exp(-np.logaddexp(0.0, np.log1p(-p) - np.log(p) + log_ratio))
     if (a == 0).any():
         from fdpkit.risk.disclosure import relative_risk
 

@@ -33,6 +33,15 @@ from fdpkit.utility.ztest import ALTERNATIVES, _level, _n
 
 #: Default number of simulated replicates.
 N_SIM = 20_000
+#: Largest n of :func:`mc_regression_power`, which draws all n (x, y) pairs of every
+#: replicate (memory and time grow as n x n_sim; the Z-test approximation is exact enough
+#: far below this).
+MAX_N_REGRESSION = 10**6
+#: Largest n x n_sim of :func:`mc_regression_power` (about 5 s of drawing).
+MAX_DRAWS_REGRESSION = 10**8
+#: Largest noise sd (in units of the data scale) that :func:`mc_ttest_power` simulates; its
+#: square must stay in float range.
+_MAX_NOISE_SD = 1e150
 
 
 @dataclass(frozen=True)
@@ -93,6 +102,13 @@ def mc_ttest_power(*, effect: float, n: int, sd: float, mu: float, alpha: float 
     n_sim, seed = _check_sim(n_sim, seed)
     rng = np.random.default_rng(seed)
     mu_each = m / math.sqrt(2.0)
+    # the t statistic is scale-free: measure effect, sd and range in units of the larger of
+    # sd and range, so that no square below leaves float range
+    unit = max(s, r)
+    e, s, r = e / unit, s / unit, r / unit
+    if math.isfinite(m) and not (r / nn) / mu_each < _MAX_NOISE_SD:
+        raise ValueError(f"mu={m!r} is too small: the noise sd relative to the data leaves float range "
+                         f"(the power is the level, {a!r})")
     xbar = rng.normal(e, s / math.sqrt(nn), n_sim)
     ss = s * s * rng.chisquare(nn - 1, n_sim)
     if math.isfinite(m):
@@ -120,10 +136,16 @@ def mc_regression_power(*, slope: float, n: int, noise_sd: float, mu: float, alp
     nn = int(_n(n))
     if nn < 3:
         raise ValueError(f"n must be >= 3 for a regression, got {n!r}")
+    if nn > MAX_N_REGRESSION:
+        raise ValueError(f"n must be at most {MAX_N_REGRESSION:,} for the simulated regression "
+                         f"(it draws n values per replicate), got {n!r}")
     sig = check_scalar("noise_sd", check_positive("noise_sd", noise_sd))
     yb = check_scalar("y_bound", check_positive("y_bound", y_bound))
     m = check_scalar("mu", check_positive("mu", mu, allow_inf=True))
     n_sim, seed = _check_sim(n_sim, seed)
+    if nn * n_sim > MAX_DRAWS_REGRESSION:
+        raise ValueError(f"n x n_sim must be at most {MAX_DRAWS_REGRESSION:,} (the simulation draws n pairs "
+                         f"per replicate), got n={n!r}, n_sim={n_sim!r}")
     rng = np.random.default_rng(seed)
     out = np.empty(n_sim, dtype=bool)
     chunk = max(1, 2_000_000 // nn)  # bound memory: n x chunk draws at a time

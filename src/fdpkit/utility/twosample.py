@@ -19,10 +19,10 @@ import math
 import numpy as np
 from scipy import special
 
-from fdpkit._numerics import (check_choice, check_nonnegative, check_positive, check_probability, check_real,
+from fdpkit._numerics import (check_choice, check_nonnegative, check_positive, check_probability,
                               check_scalar, norm_sf)
 from fdpkit._solve import solve_monotone
-from fdpkit.utility.ztest import ALTERNATIVES, _level, _power_from_z, _sf, noise_sd, released_sd
+from fdpkit.utility.ztest import ALTERNATIVES, _level, _n, _power_from_z, _sf, noise_sd, released_sd
 
 
 def two_sample_power(*, effect: float, n1: float, n2: float, sd: float, mu: float, alpha: float = 0.05,
@@ -35,10 +35,14 @@ def two_sample_power(*, effect: float, n1: float, n2: float, sd: float, mu: floa
     a = _level(alpha)
     check_choice("alternative", alternative, ALTERNATIVES)
     e = check_scalar("effect", effect)
+    n1, n2 = _n(n1, "n1"), _n(n2, "n2")
     s = math.hypot(released_sd(n=n1, sd=sd, mu=mu, data_range=data_range),
                    released_sd(n=n2, sd=sd, mu=mu, data_range=data_range))
     if s == 0.0:
         raise ValueError("sd must be > 0 when mu is inf")
+    if math.isinf(s):
+        raise ValueError(f"sd, n1, n2, data_range and mu give a noise sd outside float range "
+                         f"(sd={sd!r}, data_range={data_range!r}, mu={mu!r})")
     return _power_from_z(e / s, a, alternative)
 
 
@@ -53,15 +57,17 @@ def two_proportion_power(*, p1: float, p2: float, n1: float, n2: float, mu: floa
     check_choice("alternative", alternative, ALTERNATIVES)
     q1 = float(check_probability("p1", p1))
     q2 = float(check_probability("p2", p2))
-    n1 = check_real("n1", n1, low=0.0, low_open=True, scalar=True)
-    n2 = check_real("n2", n2, low=0.0, low_open=True, scalar=True)
-    var = sum(
-        q * (1 - q) / n + noise_sd(n=n, data_range=1.0, mu=mu) ** 2
-        for q, n in ((q1, n1), (q2, n2))
-    )
-    if var == 0.0:
+    n1 = _n(n1, "n1")
+    n2 = _n(n2, "n2")
+    # the sd of the difference as a hypotenuse of the four sds: no square of a huge noise sd
+    # (mu = 1e-300 gives noise sd 1e300) is ever formed
+    sd_diff = math.hypot(*(math.sqrt(q * (1 - q) / n) for q, n in ((q1, n1), (q2, n2))),
+                         *(noise_sd(n=n, data_range=1.0, mu=mu) for n in (n1, n2)))
+    if sd_diff == 0.0:
         raise ValueError("the difference has zero variance: p1 and p2 in {0, 1} with mu = inf")
-    return _power_from_z((q1 - q2) / math.sqrt(var), a, alternative)
+    if math.isinf(sd_diff):
+        raise ValueError(f"mu={mu!r} gives a noise sd outside float range")
+    return _power_from_z((q1 - q2) / sd_diff, a, alternative)
 
 
 # ----------------------------------------------------------------------------- Laplace
@@ -170,8 +176,8 @@ def two_sample_power_laplace(*, effect: float, n1: float, n2: float, sd: float, 
     a = _level(alpha)
     check_choice("alternative", alternative, ALTERNATIVES)
     e = check_scalar("effect", effect)
-    m1 = check_real("n1", n1, low=0.0, low_open=True, scalar=True)
-    m2 = check_real("n2", n2, low=0.0, low_open=True, scalar=True)
+    m1 = _n(n1, "n1")
+    m2 = _n(n2, "n2")
     sd = check_scalar("sd", check_nonnegative("sd", sd))
     eps = check_scalar("epsilon", check_positive("epsilon", epsilon, allow_inf=True))
     r = check_scalar("data_range", check_positive("data_range", data_range))
@@ -186,8 +192,8 @@ def two_sample_power_laplace(*, effect: float, n1: float, n2: float, sd: float, 
                          f"(sd={sd!r}, n1={m1!r}, n2={m2!r}, data_range={r!r}, epsilon={eps!r})")
     s, b1, b2, e = s / total, b1 / total, b2 / total, e / total
     tail = a / 2.0 if alternative == "two-sided" else a
-    crit = solve_monotone(lambda x: _difference_sf(x, s, b1, b2) - tail, low=0.0, high=5.0,
-                          lower_limit=0.0, side="high").root
+    # level > 1/2 puts the critical value below 0: bracket both signs
+    crit = solve_monotone(lambda x: _difference_sf(x, s, b1, b2) - tail, low=-5.0, high=5.0, side="high").root
     if alternative == "larger":
         return _difference_sf(crit - e, s, b1, b2)
     if alternative == "smaller":

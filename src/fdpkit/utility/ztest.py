@@ -36,10 +36,14 @@ def _level(alpha: Any) -> float:
     return a
 
 
-def _n(n: Any) -> float:
-    v = check_scalar("n", n)
+def _n(n: Any, name: str = "n") -> float:
+    """A number of observations: finite and at least 1 (a sample of 1e-300 people is not
+    a sample; below one observation the sd formulas would divide towards overflow)."""
+    v = check_scalar(name, n)
     if not (v > 0 and math.isfinite(v)):
-        raise ValueError(f"n must be a positive number, got {n!r}")
+        raise ValueError(f"{name} must be a positive number, got {n!r}")
+    if v < 1.0:
+        raise ValueError(f"{name} must be at least 1 (a number of observations), got {n!r}")
     return v
 
 
@@ -100,36 +104,85 @@ def ztest_power(*, effect: float, n: float, sd: float, mu: float, alpha: float =
     s_n = released_sd(n=n, sd=sd, mu=mu, data_range=data_range)
     if s_n == 0.0:
         raise ValueError("sd must be > 0 when mu is inf (a noiseless, variance-free mean has no test)")
+    if math.isinf(s_n):
+        raise ValueError(f"sd, n, data_range and mu give a released sd outside float range "
+                         f"(sd={sd!r}, n={n!r}, data_range={data_range!r}, mu={mu!r})")
     return _power_from_z(e / s_n, a, alternative)
 
 
 # ----------------------------------------------------------------------------- Laplace
-def _normal_laplace_logsf(x: np.ndarray, s: float, b: float) -> np.ndarray:
-    """log P(N(0, s^2) + Laplace(0, b) > x), stable in both tails.
+_LOG_HALF = math.log(0.5)
+_SQRT_HALF = math.sqrt(0.5)
 
-    P(X > x) = Phi(-x/s) + 1/2 e^{s^2/(2b^2) - x/b} Phi(x/s - s/b)
-                         - 1/2 e^{s^2/(2b^2) + x/b} Phi(-x/s - s/b)
+
+def _log_quarter_erfcx(z: float) -> float:
+    """log(erfcx(z / sqrt 2) / 4) for z >= 0, where erfcx(u) = e^{u^2} erfc(u) (no overflow)."""
+    return math.log(0.25 * float(special.erfcx(z * _SQRT_HALF)))
+
+
+def _normal_laplace_logsf_upper(x: float, s: float, b: float) -> float:
+    """log P(N(0, s^2) + Laplace(0, b) > x) for x >= 0, s > 0, b > 0, stable for every ratio
+    s / b and every x (no e^{s^2/(2b^2)} is ever formed).
+
+    With g = e^{-x^2/(2 s^2)}, z = s/b - x/s and w = x/s + s/b >= 0, the closed form
+    P(X > x) = Phi(-x/s) + T1 - T2, T1 = 1/2 e^{s^2/(2b^2) - x/b} Phi(-z),
+    T2 = 1/2 e^{s^2/(2b^2) + x/b} Phi(-w), reads, since Phi(-u) = erfcx(u/sqrt 2) e^{-u^2/2} / 2
+    and z^2/2 = w^2/2 - 2x/b:
+
+        Phi(-x/s) = g erfcx(x/(s sqrt 2)) / 2,   T2 = g erfcx(w / sqrt 2) / 4,
+        T1 = g erfcx(z / sqrt 2) / 4 (z >= 0),   T1 = 1/2 e^{s^2/(2b^2) - x/b} Phi(-z) (z < 0).
+
+    In the last case x/b - s^2/(2b^2) >= s^2/(2b^2) >= 0, so the exponent has no cancellation.
     """
-    x = np.asarray(x, dtype=float)
-    c = s * s / (2.0 * b * b)
-    t0 = special.log_ndtr(-x / s)
-    t1 = np.log(0.5) + c - x / b + special.log_ndtr(x / s - s / b)
-    t2 = np.log(0.5) + c + x / b + special.log_ndtr(-x / s - s / b)
-    pos = np.logaddexp(t0, t1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return pos + np.log1p(-np.exp(np.minimum(t2 - pos, 0.0)))
+    log_g = -0.5 * (x / s) ** 2 if x / s < 1e154 else -math.inf
+    if log_g == -math.inf:
+        return -math.inf  # the normal part alone is below e^{-1e300}; so is the sum
+    t0 = log_g + math.log(0.5 * float(special.erfcx(x / s * _SQRT_HALF)))
+    z = s / b - x / s
+    if z >= 0.0:
+        t1 = log_g + _log_quarter_erfcx(z)
+    else:
+        t1 = _LOG_HALF + (0.5 * (s / b) - x / s) * (s / b) + float(special.log_ndtr(-z))
+    t2 = log_g + _log_quarter_erfcx(x / s + s / b)
+    pos = float(np.logaddexp(t0, t1))
+    if t2 >= pos:  # rounding only: the probability is then below every term's precision
+        return pos + math.log(DBL_EPSILON)
+    return pos + math.log1p(-math.exp(t2 - pos))
 
 
-#: Laplace noise with scale below this fraction of the normal sd is numerically negligible.
+#: Relative precision of a double, used as the floor of a cancelled difference.
+DBL_EPSILON = float(np.finfo(float).eps)
+
+
+def _normal_laplace_logsf(x: np.ndarray, s: float, b: float) -> np.ndarray:
+    """log P(N(0, s^2) + Laplace(0, b) > x) elementwise (s > 0, b > 0), stable in both tails:
+    x >= 0 through :func:`_normal_laplace_logsf_upper`, x < 0 through the symmetry
+    P(X > x) = 1 - P(X > -x) (the result is >= 1/2 there, so nothing cancels).
+    """
+    out = []
+    for xi in np.atleast_1d(np.asarray(x, dtype=float)):
+        if xi >= 0.0:
+            out.append(_normal_laplace_logsf_upper(float(xi), s, b))
+        else:
+            out.append(math.log1p(-math.exp(_normal_laplace_logsf_upper(-float(xi), s, b))))
+    return np.asarray(out, dtype=float).reshape(np.shape(x))
+
+
+#: Laplace noise with scale below this fraction of the normal sd is numerically negligible
+#: (its variance 2 b^2 is then below 2e-24 of the normal one).
 _NEGLIGIBLE_LAPLACE = 1e-12
 
 
 def _sf(x: float, s: float, b: float) -> float:
+    """P(N(0, s^2) + Laplace(0, b) > x) for s, b >= 0 (not both 0) and any x, infinities
+    included."""
+    if math.isinf(x):
+        return 0.0 if x > 0 else 1.0
     if b == 0.0 or b < _NEGLIGIBLE_LAPLACE * s:
         return float(norm_sf(x / s))
     if s == 0.0:
         return 0.5 * math.exp(-x / b) if x >= 0 else 1.0 - 0.5 * math.exp(x / b)
-    return float(np.exp(_normal_laplace_logsf(np.array([x]), s, b))[0])
+    return float(math.exp(_normal_laplace_logsf(np.array([x]), s, b)[0]))
 
 
 def ztest_power_laplace(*, effect: float, n: float, sd: float, epsilon: float, alpha: float = 0.05,
@@ -147,13 +200,20 @@ def ztest_power_laplace(*, effect: float, n: float, sd: float, epsilon: float, a
     nn = _n(n)
     s = check_scalar("sd", check_nonnegative("sd", sd)) / math.sqrt(nn)
     eps = check_scalar("epsilon", check_positive("epsilon", epsilon, allow_inf=True))
-    b = 0.0 if math.isinf(eps) else (check_scalar("data_range", check_positive("data_range", data_range)) / nn) / eps
+    r = check_scalar("data_range", check_positive("data_range", data_range))
+    b = 0.0 if math.isinf(eps) else (r / nn) / eps
     if s == 0.0 and b == 0.0:
         raise ValueError("sd must be > 0 when epsilon is inf")
-    tail = a / 2.0 if alternative == "two-sided" else a
+    # work in units of the statistic's total sd (the test is scale-free): no overflow below
     scale = math.hypot(s, math.sqrt(2.0) * b)
-    crit = solve_monotone(lambda x: _sf(x, s, b) - tail, low=0.0, high=5.0 * scale,
-                          lower_limit=0.0, side="high").root
+    if not (math.isfinite(scale) and scale > 0.0):
+        raise ValueError(f"sd, n, data_range and epsilon give a noise scale outside float range "
+                         f"(sd={sd!r}, n={nn!r}, data_range={r!r}, epsilon={eps!r})")
+    s, b, e = s / scale, b / scale, e / scale
+    tail = a / 2.0 if alternative == "two-sided" else a
+    # level > 1/2 puts the critical value below 0: bracket both signs (rounded up: the power
+    # is never overstated by the solver)
+    crit = solve_monotone(lambda x: _sf(x, s, b) - tail, low=-5.0, high=5.0, side="high").root
     if alternative == "larger":
         return _sf(crit - e, s, b)
     if alternative == "smaller":

@@ -1,0 +1,185 @@
+"""Issue 22's reproducers, with the exact arguments of the issue, and their siblings: each
+returns a finite, correct value or raises ValueError naming the argument. Also full-batch
+DP-SGD (sample rate 1), which is the Gaussian mechanism composed T times: mu = sqrt(T) / sigma
+exactly, routed to the closed form everywhere (both ``account`` functions, reports,
+statement, sweeps, calibration)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from scipy import integrate, stats
+
+import fdpkit as fp
+from fdpkit import calibrate as cal
+from fdpkit.accounting.curve import account as curve_account
+from fdpkit.accounting.dpsgd import account as dpsgd_account
+from fdpkit.utility.ztest import _sf
+
+#: Relative agreement of the normal-Laplace tail with numerical integration (quad reaches
+#: about 1e-12 relative on these smooth integrands).
+QUAD_RTOL = 1e-9
+#: A power at effect 0 is the test's level; the critical value is rounded up (XTOL 1e-12).
+LEVEL_ATOL = 1e-9
+
+
+# ----------------------------------------------------------------------------- reproducers
+def test_ztest_power_laplace_nan_reproducer():
+    """n = 1e-300 observations is not a sample: ValueError naming n (was NaN)."""
+    with pytest.raises(ValueError, match=r"^n must be at least 1"):
+        fp.ztest_power_laplace(effect=2.91708810289375e16, n=1e-300, sd=1e-300, epsilon=9.119833596865062e299,
+                               alpha=0.6977672012505364)
+
+
+def test_ztest_power_laplace_zero_division_reproducer():
+    """A shift of -4.8e16 against noise of scale ~1e-300 in the 'larger' test: power 0 (was
+    ZeroDivisionError)."""
+    p = fp.ztest_power_laplace(effect=-4.802673596336809e16, n=1.0001, sd=1e-300, epsilon=6.26319181238139e299,
+                               alpha=0.6061750586787672)
+    assert p == 0.0
+
+
+def test_two_proportion_power_overflow_reproducer():
+    with pytest.raises(ValueError, match=r"^n1 must be at least 1"):
+        fp.two_proportion_power(p1=1e-300, p2=0.41156007018984286, n1=0.5, n2=1e-300, mu=1e12)
+
+
+def test_two_proportion_power_huge_noise_is_finite():
+    """The sibling with valid sample sizes: mu = 1e-300 makes the noise sd 1e300; the sd is
+    a hypotenuse (no square of 1e300), the power is the level (the effect is drowned)."""
+    p = fp.two_proportion_power(p1=0.5, p2=0.41156007018984286, n1=100, n2=100, mu=1e-300)
+    assert p == pytest.approx(0.05, abs=LEVEL_ATOL)
+
+
+def test_worst_case_tpr_overflow_reproducer():
+    """G_{8e299} is perfectly distinguishing: the worst case with L_{1e-300} has TPR 1."""
+    tpr = fp.worst_case(fp.GaussianCurve(7.988944426467213e299), fp.LaplaceCurve(1e-300)).tpr(1e-3)
+    assert tpr == 1.0
+
+
+def test_posterior_nan_reproducer():
+    """At FPR = 5e-324 both rates are subnormal: the ratio in log space gives the posterior
+    ~ 1 - 5e-9 (the likelihood ratio at z = isf(5e-324) is about e^{mu z - mu^2/2} ~ 2e8)."""
+    post = fp.posterior(fp.GaussianCurve(0.5), 0.5, 5e-324)
+    assert 1.0 - 1e-8 < post <= 1.0
+
+
+def test_posterior_keeps_ordinary_values_and_subnormal_priors():
+    assert fp.posterior(fp.GaussianCurve(1.0), 0.01, 1e-3) == pytest.approx(0.15599921, rel=1e-7)
+    tiny = fp.posterior(fp.GaussianCurve(1.0), 1e-310, 1e-5)
+    assert 0.0 < tiny < 1e-307
+
+
+def test_full_batch_privacy_report_reproducer():
+    r = fp.privacy_report(fp.dpsgd(0.8, 1.0, 1000))
+    assert r.mu == math.sqrt(1000) / 0.8
+    assert round(r.mu, 2) == 39.53 and r.method == "closed form"
+
+
+# ----------------------------------------------------------------------- siblings found
+@pytest.mark.parametrize("alpha", [0.5, 0.6, 0.9361732062079052, 0.999])
+def test_laplace_power_at_levels_above_one_half(alpha):
+    """Levels above 1/2 put the critical value below 0 (was NaN): at effect 0 the power is
+    the level, and a positive effect only raises it."""
+    at_zero = fp.ztest_power_laplace(effect=0.0, n=100, sd=0.25, epsilon=1.0, alpha=alpha)
+    assert at_zero == pytest.approx(alpha, abs=LEVEL_ATOL) and at_zero <= alpha
+    assert fp.ztest_power_laplace(effect=0.2, n=100, sd=0.25, epsilon=1.0, alpha=alpha) >= at_zero
+    two = fp.two_sample_power_laplace(effect=0.0, n1=100, n2=300, sd=0.25, epsilon=1.0, alpha=alpha)
+    assert two == pytest.approx(alpha, abs=LEVEL_ATOL)
+
+
+@pytest.mark.parametrize("s, b, x", [(1, 1, 0.5), (1, 0.01, 2.0), (0.01, 1, 3.0), (0.3, 0.7, -1.0),
+                                     (1, 0.001, 5.0), (1, 0.05, 8.0)])
+def test_normal_laplace_tail_matches_quadrature(s, b, x):
+    """The erfcx form of P(N(0, s^2) + Laplace(b) > x) against direct integration, including
+    s >> b where the old e^{s^2/(2b^2)} form lost every digit."""
+    ref = integrate.quad(lambda y: stats.laplace.pdf(y, scale=b) * stats.norm.sf((x - y) / s),
+                         -math.inf, math.inf, epsabs=0, epsrel=1e-12, limit=500)[0]
+    assert _sf(x, s, b) == pytest.approx(ref, rel=QUAD_RTOL)
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: fp.ztest_power(effect=0.2, n=0.5, sd=0.25, mu=1.0), "n"),
+    (lambda: fp.two_sample_power(effect=0.2, n1=100, n2=1e-12, sd=0.25, mu=1.0), "n2"),
+    (lambda: fp.two_sample_power_laplace(effect=0.2, n1=1e-300, n2=100, sd=0.25, epsilon=1.0), "n1"),
+    (lambda: fp.ZTestSpec(effect=0.2, n=100, sd=float("nan")), "sd"),
+    (lambda: fp.mc_regression_power(slope=0.5, n=10**15, noise_sd=0.5, mu=1.0, n_sim=200), "n"),
+    (lambda: fp.mc_ttest_power(effect=0.2, n=50, sd=0.25, mu=1e-300, n_sim=200), "mu"),
+    (lambda: fp.ztest_power(effect=1.0, n=1, sd=1.0, mu=1e-300, data_range=1e300), "sd"),
+])
+def test_nonsense_inputs_name_the_argument(call, name):
+    with pytest.raises(ValueError) as info:
+        call()
+    assert str(info.value).startswith(name) or f"{name}=" in str(info.value)
+
+
+def test_overflowing_squares_are_gone():
+    """mu**2, sigma**2 and (w/2)**2 raised OverflowError for mu = 1e300 / sigma = 1e-100."""
+    assert fp.GaussianCurve(1e300).beta(0.1) == 0.0
+    assert fp.mc_ttest_power(effect=0.2, n=50, sd=0.07, mu=1e15, data_range=5.6e233, n_sim=200).power >= 0
+    assert fp.classic_epsilon_for_delta_from_rho(0.0, 5e-324) == 0.0
+    acc = fp.account(fp.dpsgd(1e300, 0.01, 10), discretization=1e-2)  # noise capped at 1e100 (pessimistic)
+    assert acc.epsilon_for_delta(1e-5) == 0.0
+    with pytest.raises(ValueError, match="noise_multiplier"):
+        fp.account(fp.dpsgd(1e-300, 0.01, 233), discretization=1e-2)  # a grid of ~1e600 points
+    with pytest.raises(ValueError, match="scale"):
+        fp.account(fp.Repeated(fp.Subsampled(fp.Laplace(1e-15), 0.01), 10), discretization=1e-2)
+    with pytest.raises(ValueError, match="delta"):
+        fp.account(fp.Repeated(fp.Laplace(1.0), 3), discretization=1e-2).epsilon_for_delta(float("nan"))
+
+
+# ------------------------------------------------------------------- full batches (q = 1)
+@pytest.mark.parametrize("account", [curve_account, dpsgd_account], ids=["accounting.curve", "accounting.dpsgd"])
+@pytest.mark.parametrize("kwargs, sensitivity", [
+    (dict(relation="add-remove"), 1.0),
+    (dict(relation="zero-out"), 1.0),
+    (dict(relation="replace-one"), 2.0),  # replace-one doubles the sensitivity
+])
+def test_both_accounts_route_full_batches_to_the_closed_form(account, kwargs, sensitivity):
+    acc = account(fp.dpsgd(0.8, 1.0, 1000, **kwargs))
+    mu = sensitivity * math.sqrt(1000) / 0.8
+    assert acc.method == "closed form" and acc.curve.mu == mu
+    assert acc.epsilon_for_delta(1e-5) == fp.GaussianCurve(mu).epsilon_for_delta(1e-5)
+
+
+def test_full_batch_fixed_size_and_group_privacy():
+    fixed = fp.account(fp.dpsgd(2.0, batch_size=100, dataset_size=100, steps=4, sampling="fixed-size",
+                                relation="replace-one"))
+    assert fixed.method == "closed form" and fixed.curve.mu == 2.0
+    group = fp.account(fp.dpsgd(2.0, 1.0, 4, unit="user", examples_per_user=3))
+    assert group.method == "closed form" and group.curve.mu == 3.0
+
+
+def test_full_batch_phase_of_a_schedule_is_one_exact_gaussian_step():
+    """Four q = 1 steps at sigma 1 are one Gaussian step at sigma 1/2: identical PLDs."""
+    mixed = fp.account(fp.dpsgd_schedule([(1.0, 1.0, 4), (2.0, 0.01, 100)]), discretization=1e-3)
+    merged = fp.account(fp.dpsgd_schedule([(0.5, 1.0, 1), (2.0, 0.01, 100)]), discretization=1e-3)
+    assert mixed.method == "PLD"
+    assert mixed.epsilon_for_delta(1e-5) == merged.epsilon_for_delta(1e-5)
+    full = fp.account(fp.dpsgd_schedule([(1.0, 1.0, 4), (2.0, 1.0, 12)]))
+    assert full.method == "closed form" and full.curve.mu == pytest.approx(math.hypot(2.0, math.sqrt(3.0)))
+
+
+def test_full_batch_statement_sweep_cost_and_calibration_agree():
+    m = fp.dpsgd(0.8, 1.0, 1000)
+    mu = math.sqrt(1000) / 0.8
+    text = fp.privacy_report(m).statement()
+    assert "closed form of full-batch training" in text and "μ = 39.53" in text
+    row = fp.sweep([0.8], [1.0], [1000], discretization=1e-2).rows[0]
+    assert row["mu"] == mu
+    from fdpkit.accounting import estimate_cost
+
+    assert estimate_cost(m).method == "closed form"
+    res = fp.calibrate_dpsgd(mu=mu, sample_rate=1.0, steps=1000)
+    assert res.achieved_mu <= mu and res.value == pytest.approx(0.8, rel=cal.X_RTOL * 2)
+
+
+def test_full_batch_run_composes_as_exact_gdp_in_compositions_and_the_ledger():
+    from fdpkit.accounting import Composition
+
+    mu = math.hypot(math.sqrt(1000) / 0.8, 1.0)
+    running = Composition.empty().add([fp.dpsgd(0.8, 1.0, 1000), fp.Gaussian(1.0)])
+    assert running.gaussian_only and running.gaussian_mu == pytest.approx(mu, rel=1e-15)
+    composed = fp.account(fp.Composed((fp.dpsgd(0.8, 1.0, 1000), fp.Gaussian(1.0))))
+    assert composed.method == "closed form" and composed.curve.mu == pytest.approx(mu, rel=1e-15)
