@@ -2,7 +2,9 @@
 
 Single steps: dp_accounting's pessimistic estimates and connect-the-dots discretisation
 (Doroshenko et al. 2022), add-or-remove adjacency, so that every delta(eps) the PLD reports
-is an upper bound on the mechanism's true delta(eps). Compositions (``Repeated``,
+is an upper bound on the mechanism's true delta(eps). The (subsampled) Gaussian and Laplace
+steps are built natively by :mod:`fdpkit.accounting.single_step` (the same discretization,
+vectorised, its round-off moved to +inf), dp_accounting's builders being the fallback. Compositions (``Repeated``,
 ``Composed``, nested in any way) are flattened into distinct single steps with their
 multiplicities and composed by :mod:`fdpkit.accounting.tilted` (round-off bounded by
 construction, never optimistic; one pass per adjacency direction for all factors), not by
@@ -14,12 +16,14 @@ dp_accounting ``PrivacyLossDistribution`` built from the composed arrays.
 from __future__ import annotations
 
 import contextlib
+import os
 from typing import Iterator
 
+from dp_accounting import privacy_accountant
 from dp_accounting.pld import common, privacy_loss_distribution as pldlib
 
 from fdpkit.accounting import _pld_adapter as _adapter
-from fdpkit.accounting import tilted
+from fdpkit.accounting import single_step, tilted
 from fdpkit.accounting.from_curve import pld_from_curve
 from fdpkit.curves import PiecewiseLinearCurve, UniformSamplingCurve
 from fdpkit.mechanisms import (
@@ -36,6 +40,10 @@ from fdpkit.mechanisms import (
     Subsampled,
     UniformSampling,
 )
+
+_REL = privacy_accountant.NeighboringRelation
+_NEIGHBOUR = {"add-remove": _REL.ADD_OR_REMOVE_ONE, "zero-out": _REL.REPLACE_SPECIAL,
+              "replace-one": _REL.REPLACE_ONE}
 
 #: Tail mass dp_accounting may truncate in each composition; pessimistic mode moves it to
 #: the infinite loss (right tail) or the lowest loss (left tail).
@@ -114,6 +122,47 @@ def _single_step_arrays(mechanism: Mechanism, discretization: float):
     return _SHARED[key]
 
 
+def native_steps() -> bool:
+    """Whether single Gaussian/Laplace steps are built by :mod:`fdpkit.accounting.single_step`
+    (default) rather than by dp_accounting (``FDPKIT_NATIVE_STEPS=0``: the reference, for
+    benchmarks and cross-checks)."""
+    return os.environ.get("FDPKIT_NATIVE_STEPS", "").strip() != "0"
+
+
+def gaussian_pld(sigma: float, sensitivity: float, sample_rate: float, discretization: float,
+                 relation: str = "add-remove"):
+    """The pessimistic connect-the-dots PLD of one Poisson-subsampled Gaussian step:
+    :func:`fdpkit.accounting.single_step.gaussian_step` (dp_accounting's
+    ``from_gaussian_mechanism`` where that step refuses its parameters)."""
+    if native_steps():
+        try:
+            return single_step.step_pld(single_step.gaussian_step(
+                sigma, sensitivity, sample_rate, discretization, relation))
+        except ValueError:
+            pass
+    return pldlib.from_gaussian_mechanism(
+        sigma, sensitivity=sensitivity, pessimistic_estimate=True,
+        value_discretization_interval=discretization, sampling_prob=sample_rate,
+        use_connect_dots=True, neighboring_relation=_NEIGHBOUR[relation],
+    )
+
+
+def laplace_pld(scale: float, sensitivity: float, sample_rate: float, discretization: float):
+    """The pessimistic connect-the-dots PLD of one Poisson-subsampled Laplace step (native,
+    dp_accounting's ``from_laplace_mechanism`` as the fallback)."""
+    if native_steps():
+        try:
+            return single_step.step_pld(single_step.laplace_step(
+                scale, sensitivity, sample_rate, discretization))
+        except ValueError:
+            pass
+    return pldlib.from_laplace_mechanism(
+        scale, sensitivity=sensitivity, pessimistic_estimate=True,
+        value_discretization_interval=discretization, sampling_prob=sample_rate,
+        use_connect_dots=True,
+    )
+
+
 def build_pld(mechanism: Mechanism, discretization: float):
     """The pessimistic PLD of ``mechanism`` at ``discretization`` (value_discretization_interval)."""
     if isinstance(mechanism, DPSGD):
@@ -121,15 +170,9 @@ def build_pld(mechanism: Mechanism, discretization: float):
 
         return dpsgd_pld(mechanism, discretization)
     if isinstance(mechanism, Gaussian):
-        return pldlib.from_gaussian_mechanism(
-            mechanism.sigma, sensitivity=mechanism.sensitivity, pessimistic_estimate=True,
-            value_discretization_interval=discretization, use_connect_dots=True,
-        )
+        return gaussian_pld(mechanism.sigma, mechanism.sensitivity, 1.0, discretization)
     if isinstance(mechanism, Laplace):
-        return pldlib.from_laplace_mechanism(
-            mechanism.scale, sensitivity=mechanism.sensitivity, pessimistic_estimate=True,
-            value_discretization_interval=discretization, use_connect_dots=True,
-        )
+        return laplace_pld(mechanism.scale, mechanism.sensitivity, 1.0, discretization)
     if isinstance(mechanism, (PureDP, RandomizedResponse)):
         params = common.DifferentialPrivacyParameters(mechanism.epsilon, 0.0)
         return pldlib.from_privacy_parameters(params, value_discretization_interval=discretization)
@@ -146,17 +189,9 @@ def build_pld(mechanism: Mechanism, discretization: float):
         if q == 1.0:
             return build_pld(inner, discretization)
         if isinstance(inner, Gaussian):
-            return pldlib.from_gaussian_mechanism(
-                inner.sigma, sensitivity=inner.sensitivity, pessimistic_estimate=True,
-                value_discretization_interval=discretization, sampling_prob=q,
-                use_connect_dots=True,
-            )
+            return gaussian_pld(inner.sigma, inner.sensitivity, q, discretization)
         if isinstance(inner, Laplace):
-            return pldlib.from_laplace_mechanism(
-                inner.scale, sensitivity=inner.sensitivity, pessimistic_estimate=True,
-                value_discretization_interval=discretization, sampling_prob=q,
-                use_connect_dots=True,
-            )
+            return laplace_pld(inner.scale, inner.sensitivity, q, discretization)
         raise ValueError(
             "subsampling is supported for Gaussian and Laplace inner mechanisms, got "
             f"{type(inner).__name__}"
