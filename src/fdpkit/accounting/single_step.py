@@ -321,7 +321,8 @@ def _envelope(deltas: np.ndarray, bound: np.ndarray, d: float) -> tuple[np.ndarr
     b[1:-1] = (diffs[1:] + diffs[:-1] * math.exp(d)) / em1
     b[-1] = diffs[-1] / -math.expm1(-d)
     b *= FORMULA_UNITS * _U
-    tail = np.cumsum(b[::-1])[::-1]  # sum_{i >= k} b_i, plus the infinity mass's rounding
+    # sum_{i > k} b_i: p_i enters delta(eps) only for eps < l_i
+    tail = np.concatenate((np.cumsum(b[::-1])[::-1][1:], [0.0]))
     local = np.maximum(bound, np.concatenate((bound[1:], bound[-1:])))
     env = np.maximum.accumulate((local + tail + FORMULA_UNITS * _U * run[-1])[::-1])[::-1]
     return run, ENVELOPE_FACTOR * env
@@ -353,9 +354,9 @@ def _check(name: str, value: float, positive: bool = True) -> float:
     return v
 
 
-def _directions(cls, scale: float, sensitivity: float, q: float, d: float,
+def _directions(cls, name: str, scale: float, sensitivity: float, q: float, d: float,
                 replace: bool) -> tuple[StepArrays, StepArrays | None]:
-    scale = _check("scale", scale)
+    scale = _check(name, scale)
     s = _check("sensitivity", sensitivity)
     d = _check("discretization", d)
     q = float(q)
@@ -384,7 +385,7 @@ def gaussian_step(sigma: float, sensitivity: float, sample_rate: float, discreti
     """
     if relation not in ("add-remove", "zero-out", "replace-one"):
         raise ValueError(f"relation must be add-remove, zero-out or replace-one, got {relation!r}")
-    return _directions(_Gaussian, sigma, sensitivity, sample_rate, discretization,
+    return _directions(_Gaussian, "sigma", sigma, sensitivity, sample_rate, discretization,
                        relation == "replace-one")
 
 
@@ -392,7 +393,7 @@ def laplace_step(scale: float, sensitivity: float, sample_rate: float,
                  discretization: float) -> tuple[StepArrays, StepArrays | None]:
     """(remove, add or None) of the Poisson-subsampled Laplace step, add/remove adjacency
     (dp_accounting's ``from_laplace_mechanism(..., use_connect_dots=True)``)."""
-    return _directions(_Laplace, scale, sensitivity, sample_rate, discretization, False)
+    return _directions(_Laplace, "scale", scale, sensitivity, sample_rate, discretization, False)
 
 
 def mixture(first: PmfArrays, second: PmfArrays, first_weight: float) -> PmfArrays:
