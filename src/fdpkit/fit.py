@@ -418,7 +418,13 @@ def _regret_candidates(f: TradeOffCurve, g: TradeOffCurve,
         # maximum there is the tangent point, clamped into the segment, so every segment's
         # maximum is its tangent point or one of its two ends
         interior = (d_star < d_left) & (d_star > d_right)
-        return np.concatenate(ends + [d_star[interior], d_left, d_right])
+        out = np.concatenate(ends + [d_star[interior], d_left, d_right])
+        if bf is not None and half is not None and bf[0] is half[0]:
+            # the half's last d is b - a there; 1 - t - a may round an ulp below it, which
+            # would read past the half (and build the mirror) for the same vertex
+            end = float(half[2][-1] - half[0][-1])
+            out = np.where((out < end) & (out > -1.0), end, out)
+        return out
     if bg is not None:
         # t(d) is convex on each segment of g: maxima at g's vertices.
         return np.concatenate(ends + [1.0 - bg[1] - bg[0]])
