@@ -1,0 +1,143 @@
+"""Speed toward the limit (issue 27): what the headline report costs against dp_accounting
+and against the FFT floor, and what the native single step changes, in one run.
+
+Printed (single-threaded: ``FDPKIT_THREADS=1``; best of ``--repeats`` runs, interleaved so
+that a slow spell of a loaded machine hits every contestant alike):
+
+1. the headline report (noise 9.4, rate 0.32768, 2000 steps, discretization 1e-4) against
+   dp_accounting's own ``from_gaussian_mechanism`` + ``self_compose`` (target <= 0.5x), with
+   the report on dp_accounting's single step (``FDPKIT_NATIVE_STEPS=0``) as "before";
+2. the report against the FFT floor: one ``rfft`` + ``irfft`` pair at the composed support
+   (the longer direction's composed PMF, at scipy's next fast length);
+3. the single step alone: fdpkit's native step against dp_accounting's, for the headline
+   step and the small-noise steps that dominate sweeps;
+4. sweep throughput before/after: a grid of settings in-process with dp_accounting's and
+   with the native single step (``--settings``, default 64; the issue's grid is 1,000).
+
+Run: ``benchmarks/.venv/bin/python benchmarks/bench_speed.py [--repeats 5] [--settings 64]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import time
+
+import numpy as np
+from dp_accounting.pld import privacy_loss_distribution as pldlib
+from scipy import fft as sfft
+
+os.environ["FDPKIT_THREADS"] = "1"
+
+import fdpkit as fp  # noqa: E402
+from fdpkit.accounting import _pld_adapter, single_step  # noqa: E402
+from fdpkit.accounting.dpsgd import dpsgd_pld  # noqa: E402
+
+NM, Q, T, DISC = 9.4, 16384 / 50000, 2000, 1e-4
+
+
+def timed(fn) -> tuple[float, object]:
+    t0 = time.perf_counter()
+    value = fn()
+    return time.perf_counter() - t0, value
+
+
+class native_off:
+    """FDPKIT_NATIVE_STEPS=0 inside the block (dp_accounting builds the single steps)."""
+
+    def __enter__(self):
+        os.environ["FDPKIT_NATIVE_STEPS"] = "0"
+
+    def __exit__(self, *exc):
+        del os.environ["FDPKIT_NATIVE_STEPS"]
+
+
+def report():
+    return fp.privacy_report(fp.dpsgd(noise_multiplier=NM, sample_rate=Q, steps=T), discretization=DISC)
+
+
+def report_before():
+    with native_off():
+        return report()
+
+
+def dp_accounting_build_compose():
+    return pldlib.from_gaussian_mechanism(NM, sampling_prob=Q, use_connect_dots=True,
+                                          value_discretization_interval=DISC).self_compose(T)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--settings", type=int, default=64, help="sweep grid size (a cube: 4^3 = 64)")
+    args = ap.parse_args()
+
+    rep = report()  # warm imports and caches
+    report_before()
+    support = max(len(a.probs) for a in _pld_adapter.pmf_arrays(dpsgd_pld(fp.dpsgd(NM, Q, T), DISC)) if a)
+    n_fft = sfft.next_fast_len(support, real=True)
+    x = np.random.default_rng(0).random(n_fft)
+
+    def fft_floor():
+        return sfft.irfft(sfft.rfft(x), n_fft)
+
+    best = {k: math.inf for k in ("dpa", "report", "before", "fft")}
+    fns = {"dpa": dp_accounting_build_compose, "report": report, "before": report_before, "fft": fft_floor}
+    for _ in range(args.repeats):
+        for k, fn in fns.items():
+            best[k] = min(best[k], timed(fn)[0])
+    print(f"# Speed toward the limit (issue 27), FDPKIT_THREADS=1, best of {args.repeats} interleaved")
+    print()
+    print(f"headline: noise {NM}, rate {Q}, {T} steps, discretization {DISC:g}; mu = {rep.mu:.6f}")
+    print()
+    print("| what | ms | report / this |")
+    print("|---|---|---|")
+    print(f"| fdpkit privacy_report (native single step) | {1e3 * best['report']:.1f} | 1.00x |")
+    print(f"| fdpkit privacy_report, dp_accounting's single step (before) | {1e3 * best['before']:.1f} | "
+          f"{best['report'] / best['before']:.2f}x |")
+    print(f"| dp_accounting from_gaussian_mechanism + self_compose({T}) | {1e3 * best['dpa']:.1f} | "
+          f"**{best['report'] / best['dpa']:.2f}x** (target <= 0.5x) |")
+    print(f"| FFT floor: one rfft + irfft at {n_fft} points (composed support {support}) | "
+          f"{1e3 * best['fft']:.1f} | **{best['report'] / best['fft']:.1f}x** |")
+    print()
+
+    print("## Single step alone (both directions)")
+    print()
+    print("| step | native ms | dp_accounting ms | speed-up |")
+    print("|---|---|---|---|")
+    for sigma, q in ((NM, Q), (2.0, 0.01), (0.8, 0.3), (0.8, 0.001)):
+        tn = td = math.inf
+        for _ in range(args.repeats):
+            tn = min(tn, timed(lambda: single_step.gaussian_step(sigma, 1.0, q, DISC))[0])
+            td = min(td, timed(lambda: pldlib.from_gaussian_mechanism(
+                sigma, sampling_prob=q, use_connect_dots=True, value_discretization_interval=DISC))[0])
+        print(f"| sigma {sigma:g}, q {q:g}, d {DISC:g} | {1e3 * tn:.2f} | {1e3 * td:.1f} | **{td / tn:.0f}x** |")
+    print()
+
+    from fdpkit.sweep import sweep
+
+    side = max(2, round(args.settings ** (1 / 3)))
+    grid = {"noise_multiplier": [round(float(v), 4) for v in np.linspace(0.8, 8.0, side)],
+            "sample_rate": [round(float(v), 6) for v in np.geomspace(1e-3, 0.3, side)],
+            "steps": [int(v) for v in np.geomspace(100, 2000, side).round()]}
+    n = side ** 3
+    t_after, rows_after = timed(lambda: sweep(**grid, discretization=DISC, executor="inprocess"))
+    with native_off():
+        t_before, rows_before = timed(lambda: sweep(**grid, discretization=DISC, executor="inprocess"))
+    worst = max(abs(a["mu"] - b["mu"]) for a, b in zip(rows_after, rows_before)
+                if math.isfinite(a["mu"]) and math.isfinite(b["mu"]))
+    lower = sum(a["mu"] < b["mu"] for a, b in zip(rows_after, rows_before))
+    print(f"## Sweep throughput, {n} settings in-process (noise 0.8-8, rate 1e-3-0.3, steps 100-2000, "
+          f"d {DISC:g})")
+    print()
+    print("| single step | seconds | settings / s | speed-up |")
+    print("|---|---|---|---|")
+    print(f"| dp_accounting (before) | {t_before:.1f} | {n / t_before:.2f} | 1.00x |")
+    print(f"| native (after) | {t_after:.1f} | {n / t_after:.2f} | **{t_before / t_after:.2f}x** |")
+    print()
+    print(f"max |mu after - mu before| = {worst:.2e}; settings with a lower mu after: {lower} of {n}")
+
+
+if __name__ == "__main__":
+    main()
