@@ -30,6 +30,7 @@ SCRIPTS = [
     ("bench_cost_model.py", [], ["--quick"], "Cost model: estimate against measured time (issue 14)"),
     ("web_latency.py", [], [], "Web latency: light requests idle and with 6 heavy in flight (issue 14)"),
     ("bench_sweep.py", ["--write"], ["--quick"], None),
+    ("bench_speed.py", [], ["--repeats", "2", "--settings", "8"], "Speed toward the limit (issue 27)"),
 ]
 
 

@@ -151,9 +151,10 @@ def pool_of(app: Any, lane: str = "light") -> WorkerPool:
     pools = getattr(app.state, "pools", None)
     if pools is None:
         lim: Limits = app.state.limits
-        pools = {"light": WorkerPool(lim.workers, lim.queue, lim.worker_memory_bytes, lim.retry_after_s),
+        pools = {"light": WorkerPool(lim.workers, lim.queue, lim.worker_memory_bytes, lim.retry_after_s,
+                                     warm=True),
                  "heavy": WorkerPool(lim.heavy_workers, lim.heavy_queue, lim.worker_memory_bytes,
-                                     lim.retry_after_s, nice=10)}
+                                     lim.retry_after_s, nice=10, warm=True)}
         app.state.pools = pools
     return pools[lane]
 
