@@ -42,30 +42,37 @@ negative p_i set to 0. For exact deltas this PMF's delta(eps) upper-bounds the m
 Rounding toward pessimism
 -------------------------
 Between two grid points the PMF's delta(eps) is linear in e^eps and equals delta_i,
-delta_{i+1} at the ends: a convex combination of them. So an absolute error of at most E
-in every computed delta_i moves the PMF's delta(eps) by at most E everywhere (the
-monotone repair ``minimum.accumulate`` keeps that: the true deltas are non-increasing;
-clipping negative p_i to 0 only adds mass, which only raises delta). Evaluating (2) in
-floating point adds at most E_2 = FORMULA_UNITS u ((1 + e^d) V / (e^d - 1) + 2) to the
-total absolute mass error, with V = delta_1 - delta_n the total variation of the deltas
-(each p_i is two subtractions, a product and a quotient of terms bounded by
-|delta_{i+1} - delta_i| + e^d |delta_i - delta_{i-1}|). For (1), the CDFs (scipy's
-``ndtr``/``log_ndtr``, Cephes, and exp/log1p) are taken to be accurate to
-ROUNDOFF_UNITS u relative error, and the exponent eps + ln MU_lower to
+delta_{i+1} at the ends: a convex combination of them. So if every computed delta_k is
+within c_k of the exact one, the PMF's delta(eps) on [eps_k, eps_{k+1}] is within
+max(c_k, c_{k+1}) of the exact-arithmetic PMF's (the monotone repair
+``minimum.accumulate`` replaces delta_j by an earlier computed delta_i, which then carries
+c_i too; clipping negative p_i to 0 only adds mass, which only raises delta). For (1), the
+CDFs (scipy's ``ndtr``/``log_ndtr``, Cephes, and exp/log1p) are taken to be accurate to
+ROUNDOFF_UNITS u relative error and the exponent eps + ln MU_lower to
 ROUNDOFF_UNITS u (|eps| + |ln MU_lower| + 1) absolute error; an error in x(eps) changes
 (1) only at second order, because x(eps) maximises MU_upper(x) - e^eps MU_lower(x) (its
-derivative mu_upper - e^eps mu_lower vanishes there), and (1) at any x is a lower bound of
-delta(eps), so that term is bounded by the same budget for the small |dx| at stake. Hence
+derivative mu_upper - e^eps mu_lower vanishes there), so
 
-    E_1 = max_k ROUNDOFF_UNITS u (A_k + B_k (2 + |eps_k| + |ln MU_lower(x_k)|)),
+    c_k = ROUNDOFF_UNITS u (A_k + B_k (2 + |eps_k| + |ln MU_lower(x_k)|)),
 
-with A_k, B_k the two terms of (1). The returned PMF then moves the mass
-E = E_1 + E_2 from its lowest losses to +inf (:func:`_shift_to_infinity`): its
-delta(eps) rises by E at every eps where it is below 1 - e^eps... everywhere it matters,
-which covers both errors, so the PMF is pessimistic with respect to the exact (2).
-:data:`roundoff_bound` of a step (``StepArrays.bound``) is that E: the tests check that
-fdpkit's and dp_accounting's PMFs differ by at most 2 E + their own round-off in total
-mass, and that fdpkit's delta(eps) is never below dp_accounting's minus E.
+with A_k, B_k the two terms of (1): relative to the terms, so tail deltas keep their
+digits. Evaluating (2) in floating point errs on p_i by at most
+b_i = FORMULA_UNITS u (|delta_{i+1} - delta_i| + e^d |delta_i - delta_{i-1}|) / (e^d - 1),
+and p_i enters delta(eps) only for eps < l_i, with weight <= 1. The envelope
+
+    env_k = ENVELOPE_FACTOR max_{j >= k} (max(c_j, c_{j+1}) + sum_{i > j} b_i + FORMULA_UNITS u delta_n)
+
+is non-increasing and bounds every error at eps_k (between grid points every error term
+is linear in e^eps, so bounding it at the grid points bounds it everywhere; the factor 2
+also covers evaluating (2) once more on the raised deltas). The returned PMF is Eq. (2)
+applied to delta_k + env_k: a PMF whose delta(eps) is at least that of the exact (2) at
+every eps (raising the deltas by a non-increasing amount and clipping the negative masses
+that creates only raises delta(eps)), so it is pessimistic, and its +inf mass
+delta_n + env_n grows only relatively (env is relative in the tail): no +inf mass out of
+the body's round-off, which the curve's f(0) and a mu fit would read. ``StepArrays`` keeps
+env; the tests check that fdpkit's PMF equals dp_accounting's within the effect of env and
+the two implementations' round-off, and that fdpkit's delta(eps) is never below
+dp_accounting's minus max env (in practice never below it at all).
 """
 
 from __future__ import annotations
