@@ -267,6 +267,7 @@ def compose_arrays(arrays: list):
     if all(a is None for (_, a), _ in arrays):
         return _adapter.pld_from_arrays(tilted.compose(remove))
     add = [(r if a is None else a, t) for (r, a), t in arrays]
+    threads = _adapter._parallel() and tilted.threads_pay(remove, add)  # FDPKIT_THREADS=1: no probe
     out_remove, out_add = _adapter._both(lambda: tilted.compose(remove), lambda: tilted.compose(add),
-                                         threads=tilted.threads_pay(remove, add))
+                                         threads=threads)
     return _adapter.pld_from_arrays(out_remove, out_add)
