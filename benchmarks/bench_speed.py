@@ -179,7 +179,7 @@ def web_latency(repeats: int) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    server = uvicorn.Server(server_config(create_app(Limits()), port=port))
+    server = uvicorn.Server(server_config(create_app(Limits(warm_workers=True)), port=port))  # as `fdpkit serve`
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     while not server.started:

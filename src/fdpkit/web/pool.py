@@ -138,10 +138,11 @@ _CHILD_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THRE
 class WorkerPool:
     """``size`` worker processes, at most ``queue`` jobs waiting, ``memory_bytes`` address
     space per worker (None: no cap), workers ``nice``-d by that much (a heavy lane yields
-    the CPU to a light one); ``warm``: each worker imports fdpkit and warms its caches when
-    it starts (:func:`fdpkit.web.jobs.warm_up`), replacements too. Workers start on first
-    use or at :meth:`start`; the pool works from any event loop (the test client runs one
-    per request)."""
+    the CPU to a light one); ``warm``: the workers :meth:`start` starts (with the server)
+    import fdpkit and warm their caches at once (:func:`fdpkit.web.jobs.warm_up`), so the
+    first requests do not wait for a cold worker; replacements start cold. Workers start
+    on first use or at :meth:`start`; the pool works from any event loop (the test client
+    runs one per request)."""
 
     #: seconds between looks for a free worker while a job waits in the queue
     POLL_S = 0.01
@@ -156,13 +157,16 @@ class WorkerPool:
         self.pending = 0
 
     def start(self) -> None:
-        """Start the workers now rather than on first use."""
+        """Start the workers now rather than on first use (warmed if the pool warms)."""
         with self._lock:
             while len(self._workers) < self.size:
-                self._start_one()
+                self._start_one(self.warm)
 
-    def _start_one(self) -> None:
-        w = _Worker(self.memory_bytes, self.nice, self.warm)
+    def _start_one(self, warm: bool = False) -> None:
+        # only the workers started with the server warm up: a replacement (after a kill, a
+        # death or recycling) stays idle until its first job, so no CPU is spent behind a
+        # request that was just stopped for taking too long
+        w = _Worker(self.memory_bytes, self.nice, warm)
         self._workers.add(w)
         self._idle.append(w)
 
