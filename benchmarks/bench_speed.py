@@ -34,9 +34,9 @@ from scipy import fft as sfft
 
 os.environ["FDPKIT_THREADS"] = "1"
 
-import fdpkit as fp  # noqa: E402
-from fdpkit.accounting import _pld_adapter, single_step  # noqa: E402
-from fdpkit.accounting.dpsgd import dpsgd_pld  # noqa: E402
+import fdpkit as fp
+from fdpkit.accounting import _pld_adapter, single_step
+from fdpkit.accounting.dpsgd import dpsgd_pld
 
 NM, Q, T, DISC = 9.4, 16384 / 50000, 2000, 1e-4
 
@@ -122,9 +122,9 @@ def main() -> None:
     for sigma, q in ((NM, Q), (2.0, 0.01), (0.8, 0.3), (0.8, 0.001)):
         tn = td = math.inf
         for _ in range(args.repeats):
-            tn = min(tn, timed(lambda: single_step.gaussian_step(sigma, 1.0, q, DISC))[0])
-            td = min(td, timed(lambda: pldlib.from_gaussian_mechanism(
-                sigma, sampling_prob=q, use_connect_dots=True, value_discretization_interval=DISC))[0])
+            tn = min(tn, timed(lambda s=sigma, r=q: single_step.gaussian_step(s, 1.0, r, DISC))[0])
+            td = min(td, timed(lambda s=sigma, r=q: pldlib.from_gaussian_mechanism(
+                s, sampling_prob=r, use_connect_dots=True, value_discretization_interval=DISC))[0])
         print(f"| sigma {sigma:g}, q {q:g}, d {DISC:g} | {1e3 * tn:.2f} | {1e3 * td:.1f} | **{td / tn:.0f}x** |")
     print()
 
@@ -194,10 +194,12 @@ def web_latency(repeats: int) -> None:
             for name, body in WEB_CASES.items():
                 kwargs = {k: v for k, v in body.items() if k not in ("noise_multiplier", "discretization")}
                 mech = fp.dpsgd(body["noise_multiplier"], **kwargs)
-                first = timed(lambda: client.post("/api/report/dpsgd", json=body).raise_for_status())[0]
-                later = min(timed(lambda: client.post("/api/report/dpsgd", json=body).raise_for_status())[0]
-                            for _ in range(max(1, repeats - 2)))
-                lib = min(timed(lambda: fp.privacy_report(mech, discretization=DISC))[0]
+                def post(b=body):
+                    return client.post("/api/report/dpsgd", json=b).raise_for_status()
+
+                first = timed(post)[0]
+                later = min(timed(post)[0] for _ in range(max(1, repeats - 2)))
+                lib = min(timed(lambda m=mech: fp.privacy_report(m, discretization=DISC))[0]
                           for _ in range(max(1, repeats - 2)))
                 target = 1.5 * lib + 0.3
                 print(f"| {name} | {lib:.3f} | {first:.3f} | {later:.3f} | {target:.3f} | "

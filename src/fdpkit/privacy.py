@@ -62,7 +62,7 @@ TRUNCATION_TOL = 1e-12
 CURVE_SAMPLES = 241
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _version(dist: str) -> str:
     """The installed version of ``dist`` (read once per process: importlib.metadata scans
     the environment's metadata, about 2 ms a call)."""

@@ -407,7 +407,7 @@ def mixture(first: PmfArrays, second: PmfArrays, first_weight: float) -> PmfArra
     """first_weight * first + (1 - first_weight) * second on their common grid
     (dp_accounting's ``compute_mixture``)."""
     d = first.discretization
-    lo1, lo2 = int(round(first.losses[0] / d)), int(round(second.losses[0] / d))
+    lo1, lo2 = int(round(first.losses[0] / d)), int(round(second.losses[0] / d))  # noqa: RUF046
     lo = min(lo1, lo2)
     hi = max(lo1 + len(first.probs), lo2 + len(second.probs))
     probs = np.zeros(hi - lo)
