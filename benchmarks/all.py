@@ -31,6 +31,7 @@ SCRIPTS = [
     ("web_latency.py", [], [], "Web latency: light requests idle and with 6 heavy in flight (issue 14)"),
     ("bench_sweep.py", ["--write"], ["--quick"], None),
     ("startup.py", ["--no-check"], ["--repeats", "1", "--no-check"], "Start-up time (issue 30)"),
+    ("bench_speed.py", [], ["--repeats", "2", "--settings", "8"], "Speed toward the limit (issue 27)"),
 ]
 
 

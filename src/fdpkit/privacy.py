@@ -16,6 +16,7 @@ accountant's own profile:
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import math
 import platform
 from dataclasses import dataclass, field
@@ -61,7 +62,10 @@ TRUNCATION_TOL = 1e-12
 CURVE_SAMPLES = 241
 
 
+@functools.cache
 def _version(dist: str) -> str:
+    """The installed version of ``dist`` (read once per process: importlib.metadata scans
+    the environment's metadata, about 2 ms a call)."""
     try:
         return metadata.version(dist)
     except metadata.PackageNotFoundError:  # pragma: no cover

@@ -52,7 +52,9 @@ from typing import TYPE_CHECKING, Any
 
 from fdpkit._lazy import lazy_module
 
-from fdpkit.accounting.pld import build_pld, compose_arrays, compose_plds, shared_step_arrays, step_sigma
+from fdpkit.accounting.pld import (build_pld, compose_arrays, compose_plds, gaussian_pld, native_steps,
+                                   shared_step_arrays, step_sigma)
+from fdpkit.accounting import single_step
 from fdpkit.accounting import curve as _curve
 from fdpkit.accounting.from_curve import pld_from_curve
 from fdpkit.accounting.profile import PldProfile
@@ -78,20 +80,44 @@ def _neighbour(relation: str):
 
 # ------------------------------------------------------------------------- one phase
 def _poisson_step(sigma: float, q: float, relation: str, d: float):
-    return pldlib.from_gaussian_mechanism(
-        step_sigma(sigma, 1.0), sensitivity=1.0, pessimistic_estimate=True, value_discretization_interval=d,
-        sampling_prob=q, use_connect_dots=True, neighboring_relation=_neighbour(relation),
-    )
+    return gaussian_pld(sigma, 1.0, q, d, relation)
+
+
+def _truncated_step(m: DPSGD, ph: Phase, d: float):
+    """dp_accounting 0.6.0's ``from_truncated_subsampled_gaussian_mechanism``, its two
+    Gaussian steps built natively: the mixture, with the truncation probability
+    t = P[Bin(n - 1, q) >= B], of the sampled Gaussian and a replace-one sampled Gaussian of
+    noise sigma / 2 and sampling probability P[Bin(n, q) > B] B / (t n)."""
+    from scipy import stats
+
+    n, q, b, s = m.dataset_size, ph.sample_rate, ph.max_batch_size, ph.noise_multiplier
+    if not native_steps():
+        return pldlib.from_truncated_subsampled_gaussian_mechanism(
+            dataset_size=n, sampling_probability=q, truncated_batch_size=b, noise_multiplier=step_sigma(s, 1.0),
+            value_discretization_interval=d, use_connect_dots=True,
+            neighboring_relation=_neighbour(m.relation))
+    sens_1 = _poisson_step(s, q, m.relation, d)
+    t = float(stats.binom.sf(b - 1, n - 1, q))
+    if t == 0.0:
+        return sens_1
+    q2 = float(stats.binom.sf(b, n, q)) * b / t / n
+    sens_2 = gaussian_pld(s / 2, 1.0, q2, d, "replace-one")
+    if t == 1.0:
+        return sens_2
+    from fdpkit.accounting import _pld_adapter as adapter
+
+    r1, a1 = adapter.pmf_arrays(sens_1)
+    (r2, _) = adapter.pmf_arrays(sens_2)
+    remove = single_step.mixture(r2, r1, t)
+    if a1 is None:
+        return adapter.pld_from_arrays(remove)
+    return adapter.pld_from_arrays(remove, single_step.mixture(r2, a1, t))
 
 
 def fixed_size_step_curve(sigma: float, q: float, relation: str, d: float) -> PiecewiseLinearCurve:
     """Certified curve of one fixed-size step: C_q(G_{Delta/sigma}) (Eq. 4.2 above)."""
     delta = 2.0 if relation == "replace-one" else 1.0
-    pld = pldlib.from_gaussian_mechanism(
-        step_sigma(sigma, delta), sensitivity=delta, pessimistic_estimate=True, value_discretization_interval=d,
-        sampling_prob=q, use_connect_dots=True,
-    )
-    return _curve.curve_from_pld(pld)
+    return _curve.curve_from_pld(gaussian_pld(sigma, delta, q, d))
 
 
 def _phase_pld(m: DPSGD, ph: Phase, d: float):
@@ -99,18 +125,11 @@ def _phase_pld(m: DPSGD, ph: Phase, d: float):
     if m.sampling == "poisson":
         step = _poisson_step(s, ph.sample_rate, m.relation, d)
     elif m.sampling == "truncated-poisson":
-        step = pldlib.from_truncated_subsampled_gaussian_mechanism(
-            dataset_size=m.dataset_size, sampling_probability=ph.sample_rate,
-            truncated_batch_size=ph.max_batch_size, noise_multiplier=step_sigma(s, 1.0),
-            value_discretization_interval=d, use_connect_dots=True,
-            neighboring_relation=_neighbour(m.relation),
-        )
+        step = _truncated_step(m, ph, d)
     elif m.sampling == "fixed-size":
         step = pld_from_curve(fixed_size_step_curve(s, ph.sample_rate, m.relation, d), d)
     else:  # shuffled: P Gaussians of sensitivity Delta (no amplification)
-        step = pldlib.from_gaussian_mechanism(step_sigma(s, m.sensitivity), sensitivity=m.sensitivity,
-                                              pessimistic_estimate=True,
-                                              value_discretization_interval=d, use_connect_dots=True)
+        step = gaussian_pld(s, m.sensitivity, 1.0, d)
         return step, ph.participations
     return step, ph.steps
 

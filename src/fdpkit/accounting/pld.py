@@ -2,7 +2,9 @@
 
 Single steps: dp_accounting's pessimistic estimates and connect-the-dots discretisation
 (Doroshenko et al. 2022), add-or-remove adjacency, so that every delta(eps) the PLD reports
-is an upper bound on the mechanism's true delta(eps). Compositions (``Repeated``,
+is an upper bound on the mechanism's true delta(eps). The (subsampled) Gaussian and Laplace
+steps are built natively by :mod:`fdpkit.accounting.single_step` (the same discretization,
+vectorised, its round-off moved to +inf), dp_accounting's builders being the fallback. Compositions (``Repeated``,
 ``Composed``, nested in any way) are flattened into distinct single steps with their
 multiplicities and composed by :mod:`fdpkit.accounting.tilted` (round-off bounded by
 construction, never optimistic; one pass per adjacency direction for all factors), not by
@@ -14,19 +16,22 @@ dp_accounting ``PrivacyLossDistribution`` built from the composed arrays.
 from __future__ import annotations
 
 import contextlib
+import os
 from typing import TYPE_CHECKING, Iterator
 
 from fdpkit._lazy import lazy_module
 
 if TYPE_CHECKING:
+    from dp_accounting import privacy_accountant
     from dp_accounting.pld import common, privacy_loss_distribution as pldlib
 else:  # dp_accounting (and scipy.signal, scipy.stats) load when a PLD is first built
     common = lazy_module("dp_accounting.pld.common")
     pldlib = lazy_module("dp_accounting.pld.privacy_loss_distribution")
+    privacy_accountant = lazy_module("dp_accounting.privacy_accountant")
 
 from fdpkit._numerics import EPSILON_MAX
 from fdpkit.accounting import _pld_adapter as _adapter
-from fdpkit.accounting import tilted
+from fdpkit.accounting import single_step, tilted
 from fdpkit.accounting.from_curve import pld_from_curve
 from fdpkit.curves import PiecewiseLinearCurve, UniformSamplingCurve
 from fdpkit.mechanisms import (
@@ -43,6 +48,15 @@ from fdpkit.mechanisms import (
     Subsampled,
     UniformSampling,
 )
+
+#: fdpkit's neighbouring relation -> the name of dp_accounting's ``NeighboringRelation``.
+_RELATION_NAMES = {"add-remove": "ADD_OR_REMOVE_ONE", "zero-out": "REPLACE_SPECIAL", "replace-one": "REPLACE_ONE"}
+
+
+def neighbour(relation: str):
+    """dp_accounting's ``NeighboringRelation`` for one of fdpkit's relation names (read on
+    use: dp_accounting loads lazily)."""
+    return getattr(privacy_accountant.NeighboringRelation, _RELATION_NAMES[relation])
 
 #: Tail mass dp_accounting may truncate in each composition; pessimistic mode moves it to
 #: the infinite loss (right tail) or the lowest loss (left tail).
@@ -143,6 +157,50 @@ def _single_step_arrays(mechanism: Mechanism, discretization: float):
     return _SHARED[key]
 
 
+def native_steps() -> bool:
+    """Whether single Gaussian/Laplace steps are built by :mod:`fdpkit.accounting.single_step`
+    (default) rather than by dp_accounting (``FDPKIT_NATIVE_STEPS=0``: the reference, for
+    benchmarks and cross-checks)."""
+    return os.environ.get("FDPKIT_NATIVE_STEPS", "").strip() != "0"
+
+
+def gaussian_pld(sigma: float, sensitivity: float, sample_rate: float, discretization: float,
+                 relation: str = "add-remove"):
+    """The pessimistic connect-the-dots PLD of one Poisson-subsampled Gaussian step:
+    :func:`fdpkit.accounting.single_step.gaussian_step` (dp_accounting's
+    ``from_gaussian_mechanism`` where that step refuses its parameters); noise beyond
+    :data:`MAX_NOISE_PER_SENSITIVITY` sensitivities is accounted as that much (pessimistic)."""
+    sigma = step_sigma(sigma, sensitivity)
+    if native_steps():
+        try:
+            return single_step.step_pld(single_step.gaussian_step(
+                sigma, sensitivity, sample_rate, discretization, relation))
+        except ValueError:
+            pass
+    return pldlib.from_gaussian_mechanism(
+        sigma, sensitivity=sensitivity, pessimistic_estimate=True,
+        value_discretization_interval=discretization, sampling_prob=sample_rate,
+        use_connect_dots=True, neighboring_relation=neighbour(relation),
+    )
+
+
+def laplace_pld(scale: float, sensitivity: float, sample_rate: float, discretization: float):
+    """The pessimistic connect-the-dots PLD of one Poisson-subsampled Laplace step (native,
+    dp_accounting's ``from_laplace_mechanism`` as the fallback)."""
+    _check_laplace_step(Laplace(scale, sensitivity=sensitivity))
+    if native_steps():
+        try:
+            return single_step.step_pld(single_step.laplace_step(
+                scale, sensitivity, sample_rate, discretization))
+        except ValueError:
+            pass
+    return pldlib.from_laplace_mechanism(
+        scale, sensitivity=sensitivity, pessimistic_estimate=True,
+        value_discretization_interval=discretization, sampling_prob=sample_rate,
+        use_connect_dots=True,
+    )
+
+
 def build_pld(mechanism: Mechanism, discretization: float):
     """The pessimistic PLD of ``mechanism`` at ``discretization`` (value_discretization_interval)."""
     if isinstance(mechanism, DPSGD):
@@ -150,16 +208,9 @@ def build_pld(mechanism: Mechanism, discretization: float):
 
         return dpsgd_pld(mechanism, discretization)
     if isinstance(mechanism, Gaussian):
-        return pldlib.from_gaussian_mechanism(
-            step_sigma(mechanism.sigma, mechanism.sensitivity), sensitivity=mechanism.sensitivity, pessimistic_estimate=True,
-            value_discretization_interval=discretization, use_connect_dots=True,
-        )
+        return gaussian_pld(mechanism.sigma, mechanism.sensitivity, 1.0, discretization)
     if isinstance(mechanism, Laplace):
-        _check_laplace_step(mechanism)
-        return pldlib.from_laplace_mechanism(
-            mechanism.scale, sensitivity=mechanism.sensitivity, pessimistic_estimate=True,
-            value_discretization_interval=discretization, use_connect_dots=True,
-        )
+        return laplace_pld(mechanism.scale, mechanism.sensitivity, 1.0, discretization)
     if isinstance(mechanism, (PureDP, RandomizedResponse)):
         params = common.DifferentialPrivacyParameters(mechanism.epsilon, 0.0)
         return pldlib.from_privacy_parameters(params, value_discretization_interval=discretization)
@@ -176,18 +227,9 @@ def build_pld(mechanism: Mechanism, discretization: float):
         if q == 1.0:
             return build_pld(inner, discretization)
         if isinstance(inner, Gaussian):
-            return pldlib.from_gaussian_mechanism(
-                step_sigma(inner.sigma, inner.sensitivity), sensitivity=inner.sensitivity, pessimistic_estimate=True,
-                value_discretization_interval=discretization, sampling_prob=q,
-                use_connect_dots=True,
-            )
+            return gaussian_pld(inner.sigma, inner.sensitivity, q, discretization)
         if isinstance(inner, Laplace):
-            _check_laplace_step(inner)
-            return pldlib.from_laplace_mechanism(
-                inner.scale, sensitivity=inner.sensitivity, pessimistic_estimate=True,
-                value_discretization_interval=discretization, sampling_prob=q,
-                use_connect_dots=True,
-            )
+            return laplace_pld(inner.scale, inner.sensitivity, q, discretization)
         raise ValueError(
             "subsampling is supported for Gaussian and Laplace inner mechanisms, got "
             f"{type(inner).__name__}"
@@ -269,6 +311,7 @@ def compose_arrays(arrays: list):
     if all(a is None for (_, a), _ in arrays):
         return _adapter.pld_from_arrays(tilted.compose(remove))
     add = [(r if a is None else a, t) for (r, a), t in arrays]
+    threads = _adapter._parallel() and tilted.threads_pay(remove, add)  # FDPKIT_THREADS=1: no probe
     out_remove, out_add = _adapter._both(lambda: tilted.compose(remove), lambda: tilted.compose(add),
-                                         threads=tilted.threads_pay(remove, add))
+                                         threads=threads)
     return _adapter.pld_from_arrays(out_remove, out_add)

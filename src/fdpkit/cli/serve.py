@@ -37,10 +37,13 @@ def serve(host: str = typer.Option("127.0.0.1", help="Address to listen on."),
     """Start the web calculator (and the privacy-budget ledger pages)."""
     import uvicorn
 
+    from fdpkit.web.common import Limits
     from fdpkit.web.main import create_app
     from fdpkit.web.server import server_config
 
     _check_port(host, port)
     err.print(f"fdpkit web calculator on http://{host}:{port}/ (Ctrl-C to stop)")
-    # request deadline, keep-alive timeout and connection cap from the app's Limits
-    uvicorn.Server(server_config(create_app(ledger_url=db), host=host, port=port)).run()
+    # request deadline, keep-alive timeout and connection cap from the app's Limits; the
+    # workers warm at start, so that no request waits for imports and cold caches
+    app = create_app(Limits(warm_workers=True), ledger_url=db)
+    uvicorn.Server(server_config(app, host=host, port=port)).run()

@@ -83,6 +83,10 @@ class Limits:
     max_connections: int = 500
     #: seconds light (closed-form) work may take in a thread
     light_timeout_s: float = 20.0
+    #: workers started with the server import fdpkit and warm their caches at once, so the
+    #: first requests do not wait for a cold worker (``fdpkit serve`` turns it on; off, a
+    #: worker costs no CPU until its first job, which the pool tests watch)
+    warm_workers: bool = False
 
 
 class FormErrors(dict):
@@ -176,9 +180,10 @@ def pool_of(app: Any, lane: str = "light") -> WorkerPool:
     pools = getattr(app.state, "pools", None)
     if pools is None:
         lim: Limits = app.state.limits
-        pools = {"light": WorkerPool(lim.workers, lim.queue, lim.worker_memory_bytes, lim.retry_after_s),
+        pools = {"light": WorkerPool(lim.workers, lim.queue, lim.worker_memory_bytes, lim.retry_after_s,
+                                     warm=lim.warm_workers),
                  "heavy": WorkerPool(lim.heavy_workers, lim.heavy_queue, lim.worker_memory_bytes,
-                                     lim.retry_after_s, nice=10)}
+                                     lim.retry_after_s, nice=10, warm=lim.warm_workers)}
         app.state.pools = pools
     return pools[lane]
 

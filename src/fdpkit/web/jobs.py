@@ -12,6 +12,17 @@ from fdpkit.accounting import CostBudget, estimate_cost
 from fdpkit.mechanisms import Mechanism, mechanism_from_dict
 
 
+def warm_up() -> None:
+    """Run once in each worker process when it starts (``WorkerPool(warm=True)``): import the
+    modules the jobs use and fill their caches with a small report, so that the first
+    request a worker serves costs what the library call costs."""
+    import fdpkit.report  # noqa: F401  (renderers: the report page, documents)
+
+    fp.privacy_report(fp.dpsgd(2.0, 0.1, 10), discretization=1e-3)
+    fp.privacy_report(fp.dpsgd(2.0, batch_size=10, dataset_size=100, steps=4, sampling="shuffled",
+                               relation="replace-one"), discretization=1e-3)
+
+
 def prepare(spec: Any, discretization: float, budget: CostBudget | None) -> tuple[Mechanism, float]:
     """Parse a mechanism spec and refuse it at once when over ``budget`` (a ValueError
     naming the parameter to change); return it with its estimated work. Cheap: run in a

@@ -39,9 +39,11 @@ class JobFailed(ValueError):
     """A job could not finish (timeout, out of memory, worker died): HTTP 422."""
 
 
-#: The worker process's program. It is deliberately standalone (``python -c``): it imports
-#: no part of fdpkit until a job arrives (unpickling the job's function imports its module),
-#: so a freshly started or recycled worker costs no CPU while idle.
+#: The worker process's program. It is deliberately standalone (``python -c``): unless its
+#: pool warms its workers (``warm=True``: :func:`fdpkit.web.jobs.warm_up` runs once when the
+#: worker starts, so that no request waits for imports and cold caches), it imports no part
+#: of fdpkit until a job arrives (unpickling the job's function imports its module), so a
+#: freshly started or recycled worker costs no CPU while idle.
 _WORKER_CODE = r"""
 import os, resource, signal, sys
 from multiprocessing.connection import Connection
@@ -53,7 +55,7 @@ def rss():
     except (OSError, ValueError, IndexError):
         return 0
 
-def main(fd, memory_bytes, nice, recycle_rss, max_jobs):
+def main(fd, memory_bytes, nice, recycle_rss, max_jobs, warm):
     conn = Connection(fd)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the server, which stops us
     if nice:
@@ -62,6 +64,12 @@ def main(fd, memory_bytes, nice, recycle_rss, max_jobs):
         soft, hard = resource.getrlimit(resource.RLIMIT_AS)
         cap = memory_bytes if hard == resource.RLIM_INFINITY else min(memory_bytes, hard)
         resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    if warm:  # import the jobs' modules and warm their caches before the first job
+        try:
+            from fdpkit.web.jobs import warm_up
+            warm_up()
+        except Exception:
+            pass
     jobs = 0
     while True:
         try:
@@ -90,7 +98,7 @@ def main(fd, memory_bytes, nice, recycle_rss, max_jobs):
             conn.close()
             return
 
-main(*map(int, sys.argv[1:6]))
+main(*map(int, sys.argv[1:7]))
 """
 
 
@@ -98,12 +106,12 @@ class _Worker:
     """One worker: ``python -m fdpkit.web.pool FD MEMORY`` talking pickles over a socket pair
     (a fresh interpreter: no fork of a threaded server, no re-import of ``__main__``)."""
 
-    def __init__(self, memory_bytes: int | None, nice: int = 0) -> None:
+    def __init__(self, memory_bytes: int | None, nice: int = 0, warm: bool = False) -> None:
         mine, theirs = socket.socketpair()
         env = {**os.environ, **_CHILD_ENV}
         self.proc = subprocess.Popen(
             [sys.executable, "-c", _WORKER_CODE, str(theirs.fileno()), str(memory_bytes or 0), str(nice),
-             str(RECYCLE_RSS_BYTES), str(MAX_JOBS_PER_WORKER)],
+             str(RECYCLE_RSS_BYTES), str(MAX_JOBS_PER_WORKER), str(int(warm))],
             pass_fds=(theirs.fileno(),), env=env, stdin=subprocess.DEVNULL, close_fds=True,
         )
         theirs.close()
@@ -130,29 +138,35 @@ _CHILD_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THRE
 class WorkerPool:
     """``size`` worker processes, at most ``queue`` jobs waiting, ``memory_bytes`` address
     space per worker (None: no cap), workers ``nice``-d by that much (a heavy lane yields
-    the CPU to a light one). Workers start on first use; the pool works from any event loop
-    (the test client runs one per request)."""
+    the CPU to a light one); ``warm``: the workers :meth:`start` starts (with the server)
+    import fdpkit and warm their caches at once (:func:`fdpkit.web.jobs.warm_up`), so the
+    first requests do not wait for a cold worker; replacements start cold. Workers start
+    on first use or at :meth:`start`; the pool works from any event loop (the test client
+    runs one per request)."""
 
     #: seconds between looks for a free worker while a job waits in the queue
     POLL_S = 0.01
 
     def __init__(self, size: int = 2, queue: int = 8, memory_bytes: int | None = 3 * 1024**3,
-                 retry_after: int = 5, nice: int = 0) -> None:
+                 retry_after: int = 5, nice: int = 0, warm: bool = False) -> None:
         self.size, self.queue, self.memory_bytes, self.retry_after = size, queue, memory_bytes, retry_after
-        self.nice = nice
+        self.nice, self.warm = nice, warm
         self._idle: list[_Worker] = []
         self._workers: set[_Worker] = set()
         self._lock = threading.Lock()
         self.pending = 0
 
     def start(self) -> None:
-        """Start the workers now rather than on first use."""
+        """Start the workers now rather than on first use (warmed if the pool warms)."""
         with self._lock:
             while len(self._workers) < self.size:
-                self._start_one()
+                self._start_one(self.warm)
 
-    def _start_one(self) -> None:
-        w = _Worker(self.memory_bytes, self.nice)
+    def _start_one(self, warm: bool = False) -> None:
+        # only the workers started with the server warm up: a replacement (after a kill, a
+        # death or recycling) stays idle until its first job, so no CPU is spent behind a
+        # request that was just stopped for taking too long
+        w = _Worker(self.memory_bytes, self.nice, warm)
         self._workers.add(w)
         self._idle.append(w)
 
