@@ -11,7 +11,7 @@ HEADLINE := dpsgd --noise-multiplier 9.4 --sample-rate 0.32768 --steps 2000
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[cli,report,web,ledger,sweep,dev]'
+	$(PY) -m pip install -q -e '.[cli,report,web,ledger,sweep,opacus,dev]'
 	@touch $(STAMP)
 
 # The main job: the web calculator on http://127.0.0.1:8000/ (Ctrl-C to stop);
