@@ -109,6 +109,7 @@ from fdpkit.mechanisms import (  # noqa: E402
     dpsgd,
     dpsgd_from_opacus_history,
     dpsgd_schedule,
+    from_dp_event,
     mechanism_from_dict,
     mechanism_from_json,
 )
@@ -185,6 +186,7 @@ __all__ = [
     "calibrate_dpsgd",
     "dpsgd",
     "dpsgd_from_opacus_history",
+    "from_dp_event",
     "dpsgd_schedule",
     "mechanism_from_dict",
     "mechanism_from_json",

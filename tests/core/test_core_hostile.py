@@ -149,6 +149,7 @@ CALLS: dict[str, tuple] = {
     # DP-SGD as people train
     "dpsgd_schedule": (fp.dpsgd_schedule, dict(phases=[(1.0, 0.01, 10), (2.0, 0.02, 5)])),
     "dpsgd_from_opacus_history": (fp.dpsgd_from_opacus_history, dict(history=[(1.0, 0.01, 10)])),
+    "from_dp_event": (fp.from_dp_event, dict(event={"class_name": "GaussianDpEvent", "noise_multiplier": 1.0})),
 }
 #: Public names deliberately without a row: value types built from already-validated
 #: results, abstract bases, zero-argument callables, and variadic curve combinators.
