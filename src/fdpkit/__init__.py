@@ -117,7 +117,7 @@ from fdpkit.privacy import PrivacyReport, privacy_report  # noqa: E402
 
 # --- audits (the function fdpkit.audit shadows the package name on purpose: use
 # ``from fdpkit.audit import ...`` for the package's other names) -------------------------
-from fdpkit.audit import AuditResult, SimulatedAttack, audit_from_counts, simulate_attack  # noqa: E402
+from fdpkit.audit import AuditResult, OneRunAudit, SimulatedAttack, audit_from_counts, audit_one_run, simulate_attack  # noqa: E402
 from fdpkit.audit import audit  # noqa: E402
 
 # --- utility / planning ---------------------------------------------------------------
@@ -147,6 +147,8 @@ __all__ = [
     "SimulatedAttack",
     "audit",
     "audit_from_counts",
+    "audit_one_run",
+    "OneRunAudit",
     "simulate_attack",
     # utility / planning
     "ZTestSpec",
