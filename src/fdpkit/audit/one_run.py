@@ -54,7 +54,7 @@ from scipy import stats
 from fdpkit._numerics import as_float_array, check_scalar, norm_cdf
 
 #: Numbers of guesses tried, as fractions of the number of canaries (Bonferroni over them).
-GUESS_FRACTIONS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
+GUESS_FRACTIONS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5)
 #: Upper end of the epsilon and mu searches.
 EPSILON_MAX = 100.0
 MU_MAX = 50.0
