@@ -17,12 +17,15 @@ Nothing else in fdpkit imports this package.
 from opacus.accountants.registry import register_accountant
 
 from fdpkit.opacus.accountant import MECHANISM, FdpkitAccountant, history_from_state
+from fdpkit.opacus.guard import BudgetExhausted, BudgetGuard
 from fdpkit.opacus.loader import LoaderSampling, describe_loader, mechanism_of, privacy_report, sampling_of
 
 # force: a reload of this module registers its fresh class in place of the old one
 register_accountant(MECHANISM, FdpkitAccountant, force=True)
 
 __all__ = [
+    "BudgetExhausted",
+    "BudgetGuard",
     "FdpkitAccountant",
     "LoaderSampling",
     "describe_loader",
