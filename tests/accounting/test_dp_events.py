@@ -106,3 +106,28 @@ def test_zcdp_with_xi_is_rdp():
 def test_refusals_name_the_event(event, match):
     with pytest.raises(ValueError, match=match):
         fp.from_dp_event(event)
+
+
+def test_cli_and_web_accept_the_event_json(tmp_path):
+    from fastapi.testclient import TestClient
+    from typer.testing import CliRunner
+
+    from fdpkit.cli import app
+    from fdpkit.web.main import create_app
+
+    event = dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(0.05, dpa.GaussianDpEvent(1.5)), 20)
+    d = dp_event_to_dict(event)
+    expected = fp.privacy_report(fp.from_dp_event(event), discretization=1e-3).mu
+    path = tmp_path / "event.json"
+    path.write_text(json.dumps(d))
+    r = CliRunner().invoke(app, ["report", "--mechanism", str(path), "--discretization", "1e-3", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["guarantee"]["mu"] == pytest.approx(expected, rel=1e-12)
+    r = TestClient(create_app()).post("/api/report", json={"mechanism": d, "discretization": 1e-3})
+    assert r.status_code == 200, r.text
+    assert r.json()["guarantee"]["mu"] == pytest.approx(expected, rel=1e-12)
+    nested = {"class_name": "ComposedDpEvent", "events": [d] * 2}
+    for _ in range(40):
+        nested = {"class_name": "SelfComposedDpEvent", "count": 2, "event": nested}
+    with pytest.raises(ValueError, match="nested"):
+        fp.mechanism_from_dict(nested)

@@ -43,7 +43,7 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
-from fdpkit.mechanisms.base import Mechanism
+from fdpkit.mechanisms.base import MAX_SPEC_DEPTH, MAX_SPEC_NODES, Mechanism
 from fdpkit.mechanisms.basic import ApproxDP, Gaussian, Laplace, PureDP, RandomizedResponse
 from fdpkit.mechanisms.combinators import Composed, Repeated, Subsampled
 from fdpkit.mechanisms.renyi import RDP, ZCDP
@@ -117,7 +117,13 @@ def _pure(epsilon: float) -> Mechanism:
     return _non_private() if epsilon > EPSILON_MAX else PureDP(epsilon)
 
 
-def _convert(event: Any, path: str) -> Mechanism:
+def _convert(event: Any, path: str, depth: int = 0, count: list | None = None) -> Mechanism:
+    count = [0] if count is None else count
+    count[0] += 1
+    if depth > MAX_SPEC_DEPTH:
+        raise ValueError(f"event is nested more than {MAX_SPEC_DEPTH} levels deep")
+    if count[0] > MAX_SPEC_NODES:
+        raise ValueError(f"event has more than {MAX_SPEC_NODES:,} parts")
     name = _class_name(event)
     if name == "NoOpDpEvent":
         return _no_op()
@@ -153,7 +159,7 @@ def _convert(event: Any, path: str) -> Mechanism:
         return RandomizedResponse(eps) if eps <= EPSILON_MAX else _non_private()
     if name == "PoissonSampledDpEvent":
         q = _real(event, "sampling_probability", path, high=1.0)
-        inner = _convert(_get(event, "event", path), f"{path}.event")
+        inner = _convert(_get(event, "event", path), f"{path}.event", depth + 1, count)
         if q == 0.0 or _is_no_op(inner):
             return _no_op()
         return inner if q == 1.0 else Subsampled(inner, q)
@@ -170,7 +176,7 @@ def _convert(event: Any, path: str) -> Mechanism:
             return _non_private()
         return dpsgd(s, q, 1, sampling="truncated-poisson", max_batch_size=min(b, n), dataset_size=n)
     if name == "SelfComposedDpEvent":
-        inner = _convert(_get(event, "event", path), f"{path}.event")
+        inner = _convert(_get(event, "event", path), f"{path}.event", depth + 1, count)
         n = _count(event, "count", path)
         if n == 0 or _is_no_op(inner):
             return _no_op()
@@ -179,7 +185,7 @@ def _convert(event: Any, path: str) -> Mechanism:
         events = _get(event, "events", path)
         if isinstance(events, (str, bytes, Mapping)) or not hasattr(events, "__iter__"):
             raise ValueError(f"{path}.events must be a list of events, got {events!r}")
-        parts = [_convert(e, f"{path}.events[{i}]") for i, e in enumerate(events)]
+        parts = [_convert(e, f"{path}.events[{i}]", depth + 1, count) for i, e in enumerate(events)]
         parts = [m for m in parts if not _is_no_op(m)]
         if not parts:
             return _no_op()
