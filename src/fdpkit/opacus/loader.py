@@ -122,7 +122,8 @@ def describe_loader(data_loader: Any) -> LoaderSampling:
     while isinstance(bs, splitting):  # BatchMemoryManager: physical batches of a logical one
         bs = bs.sampler
     if isinstance(bs, poisson):
-        return LoaderSampling("poisson", int(bs.num_samples), len(bs), sample_rate=float(bs.sample_rate),
+        n = int(getattr(bs, "total_size", bs.num_samples))  # distributed: the whole dataset
+        return LoaderSampling("poisson", n, len(bs), sample_rate=float(bs.sample_rate),
                               sampler=type(bs).__name__)
     if bs is None or type(bs) is not BatchSampler:
         name = type(bs).__name__ if bs is not None else "no batch sampler (batch_size=None)"
