@@ -196,3 +196,22 @@ def test_checkpoint_round_trip(tmp_path):
     with pytest.raises(ValueError, match="history"):
         acc.load_state_dict({"history": [(1.0, 2.0, 5)], "mechanism": "fdpkit"})
     assert acc.history == [(1.0, 0.1, 5)]  # unchanged after a bad load
+
+
+def test_shuffled_accumulation_and_phases_from_the_history():
+    from torch.utils.data import DataLoader
+
+    loader = DataLoader(synthetic(256), batch_size=32, shuffle=True)  # 8 batches an epoch
+    acc = fo.FdpkitAccountant()
+    acc.history = [(1.0, 2 / 8, 8)]  # 2 batches accumulated per step: 4 steps an epoch, 2 epochs
+    m = fo.mechanism_of(acc, loader, epochs=2)
+    assert m.phases[0].batch_size == 64 and m.phases[0].participations == 2
+    acc.history = [(1.0, 1 / 8, 4), (2.0, 1 / 8, 12)]  # the noise changes in the middle of epoch 1
+    m = fo.mechanism_of(acc, loader)
+    assert [p.participations for p in m.phases] == [1, 2]
+    acc.history = [(1.0, 1 / 8, 3), (1.0, 2 / 8, 2)]  # a 2-batch step from batch 3 could straddle
+    with pytest.raises(ValueError, match="straddle"):
+        fo.mechanism_of(acc, loader)
+    acc.history = [(1.0, 3 / 8, 2)]  # 3 does not divide 8
+    with pytest.raises(ValueError, match="disagree"):
+        fo.mechanism_of(acc, loader)

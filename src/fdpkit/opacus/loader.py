@@ -208,7 +208,7 @@ def mechanism_of(privacy_engine: Any, data_loader: Any, *, relation: str | None 
         out = dpsgd_from_opacus_history(history, relation=rel, dataset_size=layout.dataset_size)
     else:
         n, b, per_epoch = layout.dataset_size, layout.batch_size, layout.batches_per_epoch
-        phases, start = [], 0
+        phases, start = [], 0  # start: physical batches before the phase
         for i, p in enumerate(mech.phases):
             k_float = p.sample_rate * per_epoch
             k = round(k_float)
@@ -217,14 +217,19 @@ def mechanism_of(privacy_engine: Any, data_loader: Any, *, relation: str | None 
                     f"history[{i}] has sample_rate {p.sample_rate!r}, but the loader ({layout.sampler}, "
                     f"batch_size {b}, {per_epoch} batches per epoch) steps with rate k / {per_epoch} for "
                     f"k accumulated batches, k dividing {per_epoch}: the accountant and the loader disagree")
+            if start % k:
+                raise ValueError(f"history[{i}] accumulates {k} batches per step from batch {start} on: its "
+                                 "steps may straddle an epoch boundary (an example twice in one step), which "
+                                 "fdpkit does not account")
             expected_steps = per_epoch // k  # logical steps per epoch (drop_last honoured)
             ph = make_phase(p.noise_multiplier, steps=p.steps, batch_size=min(k * b, n), dataset_size=n,
                             sampling="shuffled")
-            # an example takes part once in every epoch the phase touches: the phase covers
-            # steps [start, start + T) of the run, so epochs start // S .. (start + T - 1) // S for S steps an epoch
-            touched = (start + p.steps - 1) // expected_steps - start // expected_steps + 1
+            # an example takes part once in every epoch the phase touches: the phase covers the
+            # physical batches [start, start + k T), so epochs start // L .. (start + k T - 1) // L
+            end = start + k * p.steps
+            touched = (end - 1) // per_epoch - start // per_epoch + 1
             phases.append(replace(ph, participations=touched))
-            start += p.steps
+            start = end
         out = DPSGD(tuple(phases), "shuffled", rel, n)
     if epochs is not None:
         e = int(epochs)
