@@ -41,7 +41,10 @@ exact unless it says "bound"; a bound is always pessimistic)::
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any, Mapping
+
+import numpy as np
 
 from fdpkit.mechanisms.base import MAX_SPEC_DEPTH, MAX_SPEC_NODES, Mechanism
 from fdpkit.mechanisms.basic import ApproxDP, Gaussian, Laplace, PureDP, RandomizedResponse
@@ -92,7 +95,7 @@ def _get(event: Any, field: str, path: str) -> Any:
 
 def _real(event: Any, field: str, path: str, *, low: float = 0.0, high: float = math.inf) -> float:
     v = _get(event, field, path)
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or math.isnan(float(v)):
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) or math.isnan(float(v)):
         raise ValueError(f"{path}.{field} must be a number, got {v!r}")
     v = float(v)
     if not low <= v <= high:
@@ -102,7 +105,8 @@ def _real(event: Any, field: str, path: str, *, low: float = 0.0, high: float = 
 
 def _count(event: Any, field: str, path: str) -> int:
     v = _get(event, field, path)
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != int(v) or v < 0:
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) or not math.isfinite(float(v)) \
+            or v != int(v) or v < 0:
         raise ValueError(f"{path}.{field} must be a whole number >= 0, got {v!r}")
     return int(v)
 
