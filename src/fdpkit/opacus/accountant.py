@@ -24,7 +24,9 @@ The accountant trusts that the loader sampled with Poisson (Opacus's ``DPDataLoa
 Cost
 ----
 One accounting per distinct history: the composition is cached (keyed by the history),
-so a per-epoch ``get_epsilon`` costs one PLD composition however many deltas are asked,
+and the single step's PMF is kept between histories (:func:`fdpkit.accounting.shared_single_steps`
+with a persistent store), so a per-epoch ``get_epsilon`` costs one composition of the
+cached step however many deltas are asked,
 and ``get_mu``/``report`` add one report on top. Opacus's ``get_noise_multiplier``
 bisects on ``get_epsilon`` with a fresh accountant (every probe an exact certified
 epsilon; the cache is shared between instances); ``make_private_with_epsilon`` is routed
@@ -41,7 +43,7 @@ from typing import Any, Mapping
 from opacus.accountants.accountant import IAccountant
 
 from fdpkit._numerics import check_probability, check_scalar
-from fdpkit.accounting import DISCRETIZATION_DEFAULT, Accounting, account
+from fdpkit.accounting import DISCRETIZATION_DEFAULT, Accounting, account, shared_single_steps
 from fdpkit.mechanisms import DPSGD, dpsgd_from_opacus_history
 
 #: Name under which the accountant is registered with Opacus.
@@ -52,6 +54,9 @@ COMPATIBLE = ("fdpkit", "rdp", "prv", "gdp")
 CACHE_SIZE = 64
 
 _ACCOUNTINGS: "OrderedDict[tuple, Accounting]" = OrderedDict()
+#: Single-step PMFs (subsampled Gaussian at one sigma, q), reused by later histories: the
+#: composition is then the only work of a new epoch, and the numbers are unchanged.
+_STEPS: dict = {}
 _REPORTS: "OrderedDict[tuple, Any]" = OrderedDict()
 
 
@@ -135,7 +140,11 @@ class FdpkitAccountant(IAccountant):
         if hit is not None:
             _ACCOUNTINGS.move_to_end(key)
             return hit
-        return _remember(_ACCOUNTINGS, key, account(self.dpsgd(), discretization=DISCRETIZATION_DEFAULT))
+        with shared_single_steps(_STEPS):  # the single step is built once per (sigma, q)
+            acc = account(self.dpsgd(), discretization=DISCRETIZATION_DEFAULT)
+        if len(_STEPS) > CACHE_SIZE:
+            _STEPS.clear()
+        return _remember(_ACCOUNTINGS, key, acc)
 
     def report(self):
         """The full :class:`fdpkit.PrivacyReport` of the history (cached)."""
@@ -145,7 +154,9 @@ class FdpkitAccountant(IAccountant):
         hit = _REPORTS.get(key)
         if hit is not None:
             return hit
-        return _remember(_REPORTS, key, privacy_report(self.dpsgd()))
+        with shared_single_steps(_STEPS):
+            report = privacy_report(self.dpsgd())
+        return _remember(_REPORTS, key, report)
 
     def get_mu(self) -> float:
         """Tight pessimistic mu-GDP of the steps so far (0 before any step); its regret
