@@ -70,6 +70,12 @@ class BudgetGuard:
         return bool(self.ledger.check(self.dataset, mech.to_dict()).blocked)
 
     def _last_allowed(self, probe) -> int:
+        from fdpkit.accounting import shared_single_steps
+
+        with shared_single_steps():  # the bisection composes one single step many times
+            return self._bisect(probe)
+
+    def _bisect(self, probe) -> int:
         if not self._blocked(probe.steps):
             return probe.steps
         if self._blocked(1):
