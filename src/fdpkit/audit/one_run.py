@@ -202,7 +202,10 @@ def _choices(m: int, guesses: Any) -> tuple[tuple[int, int], ...]:
     if guesses is not None:
         if not isinstance(guesses, (tuple, list)) or len(guesses) != 2:
             raise ValueError(f"guesses must be a (top, bottom) pair of counts, got {guesses!r}")
-        top, bottom = (int(check_scalar("guesses", g)) if float(g) == int(float(g)) else -1 for g in guesses)
+        vals = [check_scalar("guesses", g) for g in guesses]
+        if not all(math.isfinite(v) and v == int(v) for v in vals):
+            raise ValueError(f"guesses must be whole numbers, got {guesses!r}")
+        top, bottom = (int(v) for v in vals)
         if top < 0 or bottom < 0 or top + bottom < 1 or top + bottom > m:
             raise ValueError(f"guesses must be whole numbers >= 0 with 1 <= top + bottom <= {m} canaries, "
                              f"got {guesses!r}")
