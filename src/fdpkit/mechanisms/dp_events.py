@@ -32,9 +32,10 @@ exact unless it says "bound"; a bound is always pessimistic)::
     MixtureOfGaussians(s, c, p)           one nonzero sensitivity c with probability q:
                                           Subsampled(Gaussian(s / c), q) (add-remove, both
                                           directions: a bound); other mixtures refused
-    SampledWithoutReplacement             refused: dp_accounting analyses it under
-                                          replace-one, fdpkit's add/remove subsampling does
-                                          not apply
+    SampledWithoutReplacement             refused: dp_accounting's RDP accountant analyses
+                                          it under replace-one only (its PLD accountant not
+                                          at all); fdpkit's add/remove subsampling does not
+                                          apply
     anything else                         ValueError naming the event type
 """
 
@@ -227,8 +228,8 @@ def _convert(event: Any, path: str, depth: int = 0, count: list | None = None) -
         q = min(1.0, mass[c])
         return Gaussian(s / c) if q >= 1.0 else Subsampled(Gaussian(s / c), q)
     if name == "SampledWithoutReplacementDpEvent":
-        raise ValueError(f"{path}: SampledWithoutReplacementDpEvent is analysed under replace-one "
-                         "(dp_accounting needs NeighborRel.REPLACE_ONE); fdpkit reads events under "
+        raise ValueError(f"{path}: SampledWithoutReplacementDpEvent is analysed only under replace-one "
+                         "(dp_accounting's RDP accountant; its PLD accountant refuses it); fdpkit reads events under "
                          "add-or-remove, where sampling without replacement has no sound subsampling "
                          "theorem. For DP-SGD with fixed-size batches use "
                          "fdpkit.dpsgd(..., sampling='fixed-size', relation='replace-one')")
