@@ -16,7 +16,7 @@ PYTEST_ARGS ?=
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[cli,report,web,ledger,postgres,sweep,dev,docs]'
+	$(PY) -m pip install -q -e '.[cli,report,web,ledger,postgres,sweep,opacus,dev,docs]'
 	$(PY) -m pip install -q 'psycopg[binary]>=3.1'
 	@touch $(STAMP)
 

@@ -114,6 +114,7 @@ _LAZY: dict[str, str] = {
     "UniformSampling": "fdpkit.mechanisms",
     "dpsgd": "fdpkit.mechanisms",
     "dpsgd_from_opacus_history": "fdpkit.mechanisms",
+    "from_dp_event": "fdpkit.mechanisms",
     "dpsgd_schedule": "fdpkit.mechanisms",
     "mechanism_from_dict": "fdpkit.mechanisms",
     "mechanism_from_json": "fdpkit.mechanisms",
@@ -124,6 +125,8 @@ _LAZY: dict[str, str] = {
     "AuditResult": "fdpkit.audit",
     "SimulatedAttack": "fdpkit.audit",
     "audit_from_counts": "fdpkit.audit",
+    "audit_one_run": "fdpkit.audit",
+    "OneRunAudit": "fdpkit.audit",
     "simulate_attack": "fdpkit.audit",
     "audit": "fdpkit.audit",
     # --- utility / planning

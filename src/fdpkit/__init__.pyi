@@ -85,6 +85,7 @@ from fdpkit.mechanisms import ZCDP as ZCDP
 from fdpkit.mechanisms import UniformSampling as UniformSampling
 from fdpkit.mechanisms import dpsgd as dpsgd
 from fdpkit.mechanisms import dpsgd_from_opacus_history as dpsgd_from_opacus_history
+from fdpkit.mechanisms import from_dp_event as from_dp_event
 from fdpkit.mechanisms import dpsgd_schedule as dpsgd_schedule
 from fdpkit.mechanisms import mechanism_from_dict as mechanism_from_dict
 from fdpkit.mechanisms import mechanism_from_json as mechanism_from_json
@@ -93,6 +94,8 @@ from fdpkit.privacy import privacy_report as privacy_report
 from fdpkit.audit import AuditResult as AuditResult
 from fdpkit.audit import SimulatedAttack as SimulatedAttack
 from fdpkit.audit import audit_from_counts as audit_from_counts
+from fdpkit.audit import audit_one_run as audit_one_run
+from fdpkit.audit import OneRunAudit as OneRunAudit
 from fdpkit.audit import simulate_attack as simulate_attack
 from fdpkit.audit import audit as audit
 from fdpkit.planning import ZTestSpec as ZTestSpec

@@ -152,12 +152,15 @@ CALLS: dict[str, tuple] = {
     # DP-SGD as people train
     "dpsgd_schedule": (fp.dpsgd_schedule, dict(phases=[(1.0, 0.01, 10), (2.0, 0.02, 5)])),
     "dpsgd_from_opacus_history": (fp.dpsgd_from_opacus_history, dict(history=[(1.0, 0.01, 10)])),
+    "from_dp_event": (fp.from_dp_event, dict(event={"class_name": "GaussianDpEvent", "noise_multiplier": 1.0})),
+    "audit_one_run": (fp.audit_one_run, dict(scores=[0.1, 0.9, 0.4, 0.7], included=[0, 1, 0, 1], delta=1e-5,
+                                             confidence=0.95)),
 }
 #: Public names deliberately without a row: value types built from already-validated
 #: results, abstract bases, zero-argument callables, and variadic curve combinators.
 NOT_FUZZED = {"__version__", "CalibrationResult", "Mechanism", "PrivacyReport", "Table", "CurveGrid",
               "TradeOffCurve", "GDPFit", "seed_tables", "envelope", "worst_case",
-              "AuditResult", "RhoFit", "SimulatedAttack",  # result records
+              "AuditResult", "RhoFit", "SimulatedAttack", "OneRunAudit",  # result records
               "sweep", "tight_rho",
               "Grade", "RiskReading",  # result records of grade / read_guarantee
               "parse_fraction",  # parses text ("5%") by design: strings are its valid input

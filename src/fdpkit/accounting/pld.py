@@ -91,15 +91,17 @@ _SHARED: dict | None = None
 
 
 @contextlib.contextmanager
-def shared_single_steps() -> Iterator[None]:
+def shared_single_steps(store: dict | None = None) -> Iterator[None]:
     """Reuse single-step PMFs across the compositions accounted inside the block (a sweep
     over step counts of one DP-SGD setting builds its subsampled Gaussian once). The
-    numbers are identical to accounting each mechanism alone; the cache ends with the block.
+    numbers are identical to accounting each mechanism alone; the cache ends with the block,
+    unless the caller passes its own ``store`` (a dict it keeps, e.g. an accountant asked
+    every epoch: the next block reuses what this one built).
     """
     global _SHARED
     outer = _SHARED
     if outer is None:
-        _SHARED = {}
+        _SHARED = {} if store is None else store
     try:
         yield
     finally:

@@ -10,6 +10,7 @@ from fdpkit.audit.core import (
     certified_guarantee,
     empirical_roc,
 )
+from fdpkit.audit.one_run import OneRunAudit, audit_one_run
 from fdpkit.audit.io import read_counts_csv, read_scores_csv, scores_csv
 from fdpkit.audit.simulate import SimulatedAttack, simulate_attack
 
@@ -20,6 +21,8 @@ __all__ = [
     "SimulatedAttack",
     "audit",
     "audit_from_counts",
+    "audit_one_run",
+    "OneRunAudit",
     "certified_guarantee",
     "empirical_roc",
     "read_counts_csv",

@@ -217,6 +217,45 @@ QOpt = typer.Option(None, "--sample-rate", help="DP-SGD sample rate.")
 StepsOpt = typer.Option(None, "--steps", help="DP-SGD steps.")
 
 
+# ---------------------------------------------------------------------- training runs (issue 26)
+FromOpacusOpt = typer.Option(None, "--from-opacus", help="A training run: an Opacus accountant state_dict, "
+                                                         "checkpoint or history, saved with torch.save or as "
+                                                         "JSON (Poisson sampling, add/remove).")
+
+
+def mechanism_from_opacus_file(path: Path) -> dict:
+    """The DP-SGD run recorded in an Opacus accountant file, as a mechanism spec.
+
+    JSON (``{"history": [...], "mechanism": ...}`` or a bare list of (noise_multiplier,
+    sample_rate, steps)) or a ``torch.save`` file (an accountant ``state_dict`` or a
+    ``PrivacyEngine.save_checkpoint`` checkpoint; loaded with ``weights_only=True``)."""
+    from fdpkit.mechanisms import dpsgd_from_opacus_history
+
+    raw = Path(path).read_bytes()
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        try:
+            import io
+
+            import torch
+        except ModuleNotFoundError:
+            raise ValueError(f"{path} is not JSON, and reading torch.save files needs the extra "
+                             "fdpkit[opacus] (torch)") from None
+        try:
+            data = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
+        except Exception as exc:  # noqa: BLE001 - any unreadable pickle
+            raise ValueError(f"{path} is neither JSON nor a readable torch.save file: {exc}") from None
+    if isinstance(data, dict):
+        data = data.get("privacy_accountant_state_dict", data)
+        if "history" not in data:
+            raise ValueError(f"{path} holds no accountant history: expected a state_dict with 'history', a "
+                             "checkpoint with 'privacy_accountant_state_dict', or a list of "
+                             "(noise_multiplier, sample_rate, steps)")
+        data = data["history"]
+    return dpsgd_from_opacus_history([tuple(h) if isinstance(h, list) else h for h in data]).to_dict()
+
+
 @ledger_app.command("propose")
 @ledger_cmd
 def propose(name: str = typer.Argument(..., help="Dataset name."),
@@ -226,12 +265,18 @@ def propose(name: str = typer.Argument(..., help="Dataset name."),
             steps: Optional[int] = StepsOpt,
             title: str = typer.Option(..., "--title", help="What is released."),
             purpose: str = typer.Option("", "--purpose"),
-            user: Optional[str] = UserOpt, db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
+            user: Optional[str] = UserOpt, db: Optional[str] = DbOpt, format: str = FmtOpt,
+            from_opacus: Optional[Path] = FromOpacusOpt) -> None:
     """Propose a release; prints its id and what it would do to the running total."""
     _check_fmt(format)
     from fdpkit.ledger import release_dict
 
-    mech = _mechanism(mechanism, spec, gaussian, laplace, noise_multiplier, sample_rate, steps)
+    if from_opacus is not None:
+        if any(x is not None for x in (mechanism, spec, gaussian, laplace, noise_multiplier)):
+            fail("give either --from-opacus FILE or a mechanism, not both")
+        mech = mechanism_from_opacus_file(from_opacus)
+    else:
+        mech = _mechanism(mechanism, spec, gaussian, laplace, noise_multiplier, sample_rate, steps)
     led = _open(db)
     with working("Accounting the release..."):
         r = led.propose(name, mech, title=title, user=user or _user_default(), purpose=purpose)

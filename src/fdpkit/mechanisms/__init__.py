@@ -12,6 +12,7 @@ from fdpkit.mechanisms.dpsgd import (
     dpsgd_schedule,
 )
 from fdpkit.mechanisms.renyi import RDP, ZCDP
+from fdpkit.mechanisms.dp_events import dp_event_to_dict, from_dp_event
 
 __all__ = [
     "DPSGD",
@@ -33,6 +34,8 @@ __all__ = [
     "UniformSampling",
     "dpsgd",
     "dpsgd_from_training",
+    "dp_event_to_dict",
+    "from_dp_event",
     "mechanism_from_dict",
     "mechanism_from_json",
 ]

@@ -64,7 +64,8 @@ MAX_SPEC_NODES = 10_000
 
 
 def mechanism_from_dict(data: Any) -> Mechanism:
-    """Rebuild a mechanism from :meth:`Mechanism.to_dict` output (or hand-written JSON).
+    """Rebuild a mechanism from :meth:`Mechanism.to_dict` output (or hand-written JSON, or
+    the JSON form of a dp_accounting ``DpEvent``: see :func:`fdpkit.from_dp_event`).
 
     Nesting deeper than :data:`MAX_SPEC_DEPTH` or more than :data:`MAX_SPEC_NODES`
     mechanisms are refused while parsing (a ValueError naming ``mechanism``).
@@ -85,6 +86,10 @@ def _from_dict(data: Any, depth: int, count: list) -> Mechanism:
         raise ValueError(f"mechanism has more than {MAX_SPEC_NODES:,} parts")
     if not isinstance(data, dict):
         raise ValueError(f"mechanism must be an object with a 'kind', got {type(data).__name__}")
+    if depth == 0 and "kind" not in data and "class_name" in data:  # a dp_accounting DpEvent's JSON
+        from fdpkit.mechanisms.dp_events import from_dp_event
+
+        return from_dp_event(data)
     kind = data.get("kind")
     if kind == "dpsgd":
         from fdpkit.mechanisms.dpsgd import DPSGD

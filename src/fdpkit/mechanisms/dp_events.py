@@ -1,0 +1,277 @@
+r"""dp_accounting's ``DpEvent``\ s as fdpkit mechanisms (no accounting here).
+
+dp_accounting, jax_privacy and TF Privacy describe what ran as a tree of ``DpEvent``\ s.
+:func:`from_dp_event` turns that tree into fdpkit's mechanisms, so the same description
+gets a certified trade-off curve, mu with its regret and attack-risk readings. It reads
+the events by class name and attribute (duck typing), so it accepts
+
+- the event objects themselves (``dp_accounting.GaussianDpEvent(1.0)``),
+- their named-tuple form (``event.to_named_tuple()``, dp_accounting's serialisation), and
+- that named tuple as JSON: a dict with ``"class_name"`` and the event's fields (nested
+  events as nested dicts), as ``json.dumps`` writes ``to_named_tuple()._asdict()``
+  recursively (:func:`dp_event_to_dict`).
+
+The relation is dp_accounting's default, add-or-remove one record. Mapping (each row is
+exact unless it says "bound"; a bound is always pessimistic)::
+
+    NoOp                                  PureDP(0)  (the identity curve, mu = 0)
+    NonPrivate, noise 0                   ApproxDP(0, 1): f = 0, mu = inf ("the output may
+                                          reveal the record with certainty")
+    Gaussian(s)                           Gaussian(sigma=s)  (sensitivity 1)
+    Laplace(b)                            Laplace(scale=b)
+    DiscreteLaplace(a, D)                 D = 1: RandomizedResponse(a) (its loss is +-a,
+                                          the curve of binary RR); D > 1: PureDP(a D), a bound
+    RandomizedResponse(p, k)              RandomizedResponse(log(1 + k (1 - p) / p)): binary
+                                          RR at the same pure epsilon, a bound for k > 2
+    PoissonSampled(q, E)                  Subsampled(E, q)
+    TruncatedSubsampledGaussian           dpsgd(..., sampling="truncated-poisson"), 1 step
+    SelfComposed(E, n)                    Repeated(E, n)
+    Composed([E1, ...])                   Composed((E1, ...))
+    ZCDp(rho, xi)                         ZCDP(rho) if xi = 0, else RDP(t, xi + rho t) on
+                                          orders 1.25 ... 256
+    MixtureOfGaussians(s, c, p)           one nonzero sensitivity c with probability q:
+                                          Subsampled(Gaussian(s / c), q) (add-remove, both
+                                          directions: a bound); other mixtures refused
+    SampledWithoutReplacement             refused: dp_accounting's RDP accountant analyses
+                                          it under replace-one only (its PLD accountant not
+                                          at all); fdpkit's add/remove subsampling does not
+                                          apply
+    anything else                         ValueError naming the event type
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any, Mapping
+
+import numpy as np
+
+from fdpkit.mechanisms.base import MAX_SPEC_DEPTH, MAX_SPEC_NODES, Mechanism
+from fdpkit.mechanisms.basic import ApproxDP, Gaussian, Laplace, PureDP, RandomizedResponse
+from fdpkit.mechanisms.combinators import Composed, Repeated, Subsampled
+from fdpkit.mechanisms.renyi import RDP, ZCDP
+
+#: Rényi orders for (xi, rho)-zCDP events with xi > 0.
+XI_ORDERS = (1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0, 16.0, 20.0, 24.0, 32.0,
+             48.0, 64.0, 128.0, 256.0)
+#: Largest pure epsilon fdpkit's pure mechanisms take (beyond it: no privacy to speak of).
+EPSILON_MAX = 100.0
+SUPPORTED = ("NoOpDpEvent", "NonPrivateDpEvent", "GaussianDpEvent", "LaplaceDpEvent",
+             "DiscreteLaplaceDpEvent", "RandomizedResponseDpEvent", "PoissonSampledDpEvent",
+             "TruncatedSubsampledGaussianDpEvent", "SelfComposedDpEvent", "ComposedDpEvent",
+             "ZCDpEvent", "MixtureOfGaussiansDpEvent")
+
+
+def _no_op() -> Mechanism:
+    return PureDP(0.0)
+
+
+def _non_private() -> Mechanism:
+    return ApproxDP(0.0, 1.0)
+
+
+def _class_name(event: Any) -> str:
+    if isinstance(event, Mapping):
+        name = event.get("class_name")
+        if not isinstance(name, str):
+            raise ValueError(f"event must be a DpEvent, its named tuple or a dict with 'class_name', got "
+                             f"a dict with keys {sorted(map(str, event))}")
+        return name
+    name = getattr(event, "class_name", None)  # dp_accounting's named-tuple form
+    if isinstance(name, bytes):
+        name = name.decode()
+    return name if isinstance(name, str) else type(event).__name__
+
+
+def _get(event: Any, field: str, path: str) -> Any:
+    if isinstance(event, Mapping):
+        if field not in event:
+            raise ValueError(f"{path}: {_class_name(event)} needs the field {field!r}")
+        return event[field]
+    if not hasattr(event, field):
+        raise ValueError(f"{path}: {_class_name(event)} needs the field {field!r}")
+    return getattr(event, field)
+
+
+def _real(event: Any, field: str, path: str, *, low: float = 0.0, high: float = math.inf) -> float:
+    v = _get(event, field, path)
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) or math.isnan(float(v)):
+        raise ValueError(f"{path}.{field} must be a number, got {v!r}")
+    v = float(v)
+    if not low <= v <= high:
+        raise ValueError(f"{path}.{field} must be in [{low:g}, {high:g}], got {v!r}")
+    return v
+
+
+def _count(event: Any, field: str, path: str) -> int:
+    v = _get(event, field, path)
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) or not math.isfinite(float(v)) \
+            or v != int(v) or v < 0:
+        raise ValueError(f"{path}.{field} must be a whole number >= 0, got {v!r}")
+    return int(v)
+
+
+def _is_no_op(m: Mechanism) -> bool:
+    return isinstance(m, PureDP) and m.epsilon == 0.0
+
+
+def _pure(epsilon: float) -> Mechanism:
+    if epsilon == 0.0:
+        return _no_op()
+    return _non_private() if epsilon > EPSILON_MAX else PureDP(epsilon)
+
+
+def _convert(event: Any, path: str, depth: int = 0, count: list | None = None) -> Mechanism:
+    count = [0] if count is None else count
+    count[0] += 1
+    if depth > MAX_SPEC_DEPTH:
+        raise ValueError(f"event is nested more than {MAX_SPEC_DEPTH} levels deep")
+    if count[0] > MAX_SPEC_NODES:
+        raise ValueError(f"event has more than {MAX_SPEC_NODES:,} parts")
+    name = _class_name(event)
+    if name == "NoOpDpEvent":
+        return _no_op()
+    if name == "NonPrivateDpEvent":
+        return _non_private()
+    if name == "GaussianDpEvent":
+        s = _real(event, "noise_multiplier", path, high=math.inf)
+        return _non_private() if s == 0 else _no_op() if math.isinf(s) else Gaussian(s)
+    if name == "LaplaceDpEvent":
+        b = _real(event, "noise_multiplier", path)
+        return _non_private() if b == 0 else _no_op() if math.isinf(b) else Laplace(b)
+    if name == "DiscreteLaplaceDpEvent":
+        a = _real(event, "noise_parameter", path)
+        d = _count(event, "sensitivity", path)
+        if d == 0:
+            return _no_op()
+        if a == 0:
+            return _non_private()
+        eps = a * d
+        if d == 1 and 0 < eps <= EPSILON_MAX:
+            return RandomizedResponse(eps)
+        return _pure(eps)
+    if name == "RandomizedResponseDpEvent":
+        p = _real(event, "noise_parameter", path, high=1.0)
+        k = _count(event, "num_buckets", path)
+        if k < 1:
+            raise ValueError(f"{path}.num_buckets must be >= 1, got {k}")
+        if k == 1 or p == 1.0:
+            return _no_op()
+        if p == 0.0:
+            return _non_private()
+        eps = math.log1p(k * (1.0 - p) / p)
+        return RandomizedResponse(eps) if eps <= EPSILON_MAX else _non_private()
+    if name == "PoissonSampledDpEvent":
+        q = _real(event, "sampling_probability", path, high=1.0)
+        inner = _convert(_get(event, "event", path), f"{path}.event", depth + 1, count)
+        if q == 0.0 or _is_no_op(inner):
+            return _no_op()
+        return inner if q == 1.0 else Subsampled(inner, q)
+    if name == "TruncatedSubsampledGaussianDpEvent":
+        from fdpkit.mechanisms.dpsgd import dpsgd
+
+        n = _count(event, "dataset_size", path)
+        q = _real(event, "sampling_probability", path, high=1.0)
+        b = _count(event, "truncated_batch_size", path)
+        s = _real(event, "noise_multiplier", path)
+        if n == 0 or b == 0 or q == 0.0:
+            return _no_op()
+        if s == 0:
+            return _non_private()
+        return dpsgd(s, q, 1, sampling="truncated-poisson", max_batch_size=min(b, n), dataset_size=n)
+    if name == "SelfComposedDpEvent":
+        inner = _convert(_get(event, "event", path), f"{path}.event", depth + 1, count)
+        n = _count(event, "count", path)
+        if n == 0 or _is_no_op(inner):
+            return _no_op()
+        return inner if n == 1 else Repeated(inner, n)
+    if name == "ComposedDpEvent":
+        events = _get(event, "events", path)
+        if isinstance(events, (str, bytes, Mapping)) or not hasattr(events, "__iter__"):
+            raise ValueError(f"{path}.events must be a list of events, got {events!r}")
+        parts = [_convert(e, f"{path}.events[{i}]", depth + 1, count) for i, e in enumerate(events)]
+        parts = [m for m in parts if not _is_no_op(m)]
+        if not parts:
+            return _no_op()
+        return parts[0] if len(parts) == 1 else Composed(tuple(parts))
+    if name == "ZCDpEvent":
+        rho = _real(event, "rho", path)
+        xi = _real(event, "xi", path) if (isinstance(event, Mapping) and "xi" in event) or \
+            (not isinstance(event, Mapping) and hasattr(event, "xi")) else 0.0
+        if xi == 0.0:
+            return _no_op() if rho == 0.0 else ZCDP(rho)
+        return RDP(XI_ORDERS, tuple(xi + rho * t for t in XI_ORDERS))
+    if name == "MixtureOfGaussiansDpEvent":
+        s = _real(event, "standard_deviation", path)
+        cs = [float(c) for c in _get(event, "sensitivities", path)]
+        ps = [float(p) for p in _get(event, "sampling_probs", path)]
+        if len(cs) != len(ps) or not cs:
+            raise ValueError(f"{path}: sensitivities and sampling_probs must be non-empty and of one "
+                             f"length, got {len(cs)} and {len(ps)}")
+        if any(p < 0 for p in ps) or not math.isclose(sum(ps), 1.0, rel_tol=1e-9):
+            raise ValueError(f"{path}.sampling_probs must be probabilities summing to 1, got {ps!r}")
+        mass: dict[float, float] = {}
+        for c, p in zip(cs, ps):
+            if p > 0:
+                mass[abs(c)] = mass.get(abs(c), 0.0) + p
+        nonzero = [c for c in mass if c != 0.0]
+        if not nonzero:
+            return _no_op()
+        if s == 0:
+            return _non_private()
+        if len(nonzero) > 1:
+            raise ValueError(f"{path}: MixtureOfGaussiansDpEvent with several nonzero sensitivities "
+                             f"{sorted(nonzero)} is not supported (fdpkit analyses one nonzero "
+                             "sensitivity: a Poisson subsampled Gaussian)")
+        c = nonzero[0]
+        q = min(1.0, mass[c])
+        return Gaussian(s / c) if q >= 1.0 else Subsampled(Gaussian(s / c), q)
+    if name == "SampledWithoutReplacementDpEvent":
+        raise ValueError(f"{path}: SampledWithoutReplacementDpEvent is analysed only under replace-one "
+                         "(dp_accounting's RDP accountant; its PLD accountant refuses it); fdpkit reads events under "
+                         "add-or-remove, where sampling without replacement has no sound subsampling "
+                         "theorem. For DP-SGD with fixed-size batches use "
+                         "fdpkit.dpsgd(..., sampling='fixed-size', relation='replace-one')")
+    raise ValueError(f"{path}: unsupported DpEvent type {name!r}; fdpkit reads "
+                     f"{', '.join(SUPPORTED)}")
+
+
+def from_dp_event(event: Any) -> Mechanism:
+    """An fdpkit mechanism from a dp_accounting ``DpEvent`` (object, named tuple or its
+    JSON dict), under add-or-remove; see the module docs for the mapping.
+
+    Raises
+    ------
+    ValueError
+        Naming the unsupported event type (and where in the tree it sits), or a bad field.
+
+    Examples
+    --------
+    >>> from_dp_event({"class_name": "SelfComposedDpEvent", "count": 4,
+    ...                "event": {"class_name": "GaussianDpEvent", "noise_multiplier": 2.0}})
+    Repeated(inner=Gaussian(sigma=2.0, sensitivity=1.0), times=4)
+    >>> from_dp_event({"class_name": "SingleEpochTreeAggregationDpEvent"})
+    Traceback (most recent call last):
+    ...
+    ValueError: event: unsupported DpEvent type 'SingleEpochTreeAggregationDpEvent'; fdpkit reads ...
+    """
+    return _convert(event, "event")
+
+
+def dp_event_to_dict(event: Any) -> dict:
+    """The JSON form of a DpEvent: its ``to_named_tuple()`` as nested dicts."""
+    nt = event.to_named_tuple() if hasattr(event, "to_named_tuple") else event
+
+    def plain(v: Any) -> Any:
+        if hasattr(v, "_asdict"):
+            return {k: plain(x) for k, x in v._asdict().items()}
+        if isinstance(v, (list, tuple)):
+            return [plain(x) for x in v]
+        if isinstance(v, bytes):
+            return v.decode()
+        return v
+
+    if not hasattr(nt, "_asdict"):
+        raise ValueError(f"event must be a DpEvent or its named tuple, got {type(event).__name__}")
+    return plain(nt)

@@ -1,0 +1,134 @@
+r"""Training runs into the ledger: stop before a dataset's hard limit, record the run at the end.
+
+:class:`BudgetGuard` asks the ledger once, before training, for the **last allowed step**:
+the largest T <= ``max_steps`` such that releasing DP-SGD (sigma, q, T steps) on top of
+the dataset's released total crosses no hard limit (:meth:`fdpkit.ledger.Ledger.check`,
+bisection on T: the total is non-decreasing in T, so about log2(max_steps) compositions,
+all before the first step). During training it only compares step counts: no accounting
+per step. When training ends it records the run (the accountant's history, Poisson
+sampling, add/remove) as one release: proposed, approved and released in one transaction.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fdpkit.mechanisms import dpsgd, dpsgd_from_opacus_history
+
+
+class BudgetExhausted(RuntimeError):
+    """Raised by an attached optimizer instead of a step that would cross the hard limit."""
+
+
+class BudgetGuard:
+    """Stop DP-SGD before the next step would cross ``dataset``'s hard limit in ``ledger``.
+
+    Parameters
+    ----------
+    ledger : fdpkit.ledger.Ledger
+    dataset : str
+    privacy_engine : opacus.PrivacyEngine or an Opacus accountant
+        Whose history counts the steps taken (and is recorded at the end).
+    noise_multiplier, sample_rate : float
+        What every step of the run uses (a step with other values is an error: the last
+        allowed step was computed for these).
+    max_steps : int
+        The most steps training would take without the guard (the search's upper end).
+    title, user : str
+        The release's title and who records it (also its approver).
+    report : bool
+        Store the privacy report (JSON and PDF) with the release.
+
+    Examples
+    --------
+    ::
+
+        guard = BudgetGuard(ledger, "mnist", engine, noise_multiplier=1.1, sample_rate=0.004,
+                            max_steps=20_000, title="CNN run 7", user="ana")
+        with guard:                       # records the run when the block ends
+            guard.attach(optimizer)       # optimizer.step() raises BudgetExhausted in time
+            for epoch in range(epochs):
+                for x, y in loader:
+                    ...
+    """
+
+    def __init__(self, ledger: Any, dataset: str, privacy_engine: Any, *, noise_multiplier: float,
+                 sample_rate: float, max_steps: int, title: str, user: str, report: bool = True) -> None:
+        probe = dpsgd(noise_multiplier, sample_rate, max_steps)  # validates the three numbers
+        self.ledger, self.dataset = ledger, dataset
+        self.accountant = getattr(privacy_engine, "accountant", privacy_engine)
+        if not hasattr(self.accountant, "history"):
+            raise ValueError(f"privacy_engine must be an Opacus PrivacyEngine or accountant, got "
+                             f"{type(privacy_engine).__name__}")
+        self.noise_multiplier, self.sample_rate = probe.noise_multiplier, probe.sample_rate
+        self.max_steps, self.title, self.user, self.report = probe.steps, title, user, report
+        self.release = None
+        self.last_allowed_step = self._last_allowed(probe)
+
+    def _blocked(self, steps: int) -> bool:
+        mech = dpsgd(self.noise_multiplier, self.sample_rate, steps)
+        return bool(self.ledger.check(self.dataset, mech.to_dict()).blocked)
+
+    def _last_allowed(self, probe) -> int:
+        from fdpkit.accounting import shared_single_steps
+
+        with shared_single_steps():  # the bisection composes one single step many times
+            return self._bisect(probe)
+
+    def _bisect(self, probe) -> int:
+        if not self._blocked(probe.steps):
+            return probe.steps
+        if self._blocked(1):
+            return 0
+        low, high = 1, probe.steps  # low allowed, high blocked
+        while high - low > 1:
+            mid = (low + high) // 2
+            low, high = (mid, high) if not self._blocked(mid) else (low, mid)
+        return low
+
+    # --- during training --------------------------------------------------------------------
+    def steps_taken(self) -> int:
+        """Steps in the accountant's history, each checked to use the guarded (sigma, q)."""
+        total = 0
+        for i, (nm, q, t) in enumerate(self.accountant.history):
+            if nm != self.noise_multiplier or q != self.sample_rate:
+                raise ValueError(f"history[{i}] = ({nm}, {q}, {t}) differs from the guarded noise_multiplier="
+                                 f"{self.noise_multiplier} and sample_rate={self.sample_rate}: the last allowed "
+                                 "step no longer applies")
+            total += int(t)
+        return total
+
+    def allows_next_step(self) -> bool:
+        """Whether one more step stays within the hard limit (a comparison of counts)."""
+        return self.steps_taken() < self.last_allowed_step
+
+    def attach(self, optimizer: Any) -> Any:
+        """Make ``optimizer.step()`` raise :class:`BudgetExhausted` instead of a step past the limit."""
+        step = optimizer.step
+
+        def guarded_step(*args: Any, **kwargs: Any):
+            if not self.allows_next_step():
+                raise BudgetExhausted(f"step {self.steps_taken() + 1} would cross the hard limit of dataset "
+                                      f"{self.dataset!r} (last allowed step: {self.last_allowed_step})")
+            return step(*args, **kwargs)
+
+        optimizer.step = guarded_step
+        return optimizer
+
+    # --- at the end ---------------------------------------------------------------------------
+    def record(self):
+        """Record the run as a release (nothing when no step was taken); returns it."""
+        if self.release is not None or not self.accountant.history:
+            return self.release
+        self.steps_taken()  # the consistency check
+        mech = dpsgd_from_opacus_history(self.accountant.history)
+        self.release = self.ledger.record(self.dataset, mech.to_dict(), title=self.title, user=self.user,
+                                          report=self.report)
+        return self.release
+
+    def __enter__(self) -> "BudgetGuard":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        self.record()
+        return exc_type is BudgetExhausted  # stopping at the limit ends training normally
