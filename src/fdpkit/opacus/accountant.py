@@ -99,6 +99,7 @@ class FdpkitAccountant(IAccountant):
     # --- the IAccountant interface -------------------------------------------------------
     @classmethod
     def mechanism(cls) -> str:
+        """The name Opacus's accountant registry knows this accountant by (``"fdpkit"``)."""
         return MECHANISM
 
     def step(self, *, noise_multiplier: float, sample_rate: float) -> None:
