@@ -16,8 +16,13 @@ scheme and neighbouring relation (see :mod:`fdpkit.mechanisms.dpsgd`):
 
       C_q(f) = min{f_q, f_q^{-1}}**,   f_q = q f + (1 - q) Id.                      (4.2)
 
-  Here f = G_{Delta/sigma} with Delta = 2 (replace-one: the sum moves by up to 2C) or 1
-  (zero-out). C_q(f) is exactly the symmetric curve of the Poisson *add/remove* sampled
+  Here f = G_{Delta/sigma} with Delta = 2 for replace-one *and* zero-out: Thm. 4.2 compares
+  batches that differ in one element, and under zero-out a batch holding the example
+  differs from one without it by another example's gradient replaced by its own (up to
+  2C). (Delta = 1 would be optimistic: whether the example is in a fixed-size batch changes
+  how many others are, and their gradients can reveal it; issue 29 and
+  ``tests/dpsgd/test_dpsgd_fixed_size_instance.py``. For the same reason the Poisson
+  add/remove pair does not dominate fixed-size zero-out.) C_q(f) is exactly the symmetric curve of the Poisson *add/remove* sampled
   Gaussian of sensitivity Delta: its two PLD directions are T(P, (1-q)P + qQ) = f_q and
   its inverse, and fdpkit's curve of a PLD is the convex hull of the minimum of the
   directions' symmetric curves, whose privacy profile is the larger of theirs (the
@@ -58,7 +63,7 @@ from fdpkit.accounting.from_curve import pld_from_curve
 from fdpkit.accounting.profile import PldProfile
 from fdpkit.curves import GaussianCurve, PiecewiseLinearCurve, TradeOffCurve, group_curve
 from fdpkit.mechanisms import Mechanism
-from fdpkit.mechanisms.dpsgd import DPSGD, Phase
+from fdpkit.mechanisms.dpsgd import DPSGD, FIXED_SIZE_SENSITIVITY, Phase
 
 if TYPE_CHECKING:
     from dp_accounting import privacy_accountant
@@ -86,7 +91,7 @@ def _poisson_step(sigma: float, q: float, relation: str, d: float):
 
 def fixed_size_step_curve(sigma: float, q: float, relation: str, d: float) -> PiecewiseLinearCurve:
     """Certified curve of one fixed-size step: C_q(G_{Delta/sigma}) (Eq. 4.2 above)."""
-    delta = 2.0 if relation == "replace-one" else 1.0
+    delta = FIXED_SIZE_SENSITIVITY  # every relation: see the module docs (not SENSITIVITY[relation])
     pld = pldlib.from_gaussian_mechanism(
         sigma, sensitivity=delta, pessimistic_estimate=True, value_discretization_interval=d,
         sampling_prob=q, use_connect_dots=True,
