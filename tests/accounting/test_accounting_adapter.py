@@ -8,6 +8,8 @@ from fdpkit.accounting._pld_adapter import PINNED_VERSION, pld_from_arrays, pmf_
 from fdpkit.accounting.pld import build_pld
 from fdpkit.mechanisms import Gaussian, Laplace, Subsampled, dpsgd
 
+#: dp_accounting's FFT round-off in a tail sum (absolute), in the comparisons below
+DP_ACCOUNTING_NOISE = 5e-15
 EPS = np.linspace(0, 6, 25)
 
 
@@ -62,13 +64,15 @@ def test_concurrent_composition_is_identical_to_dp_accounting(monkeypatch):
             np.testing.assert_array_equal(a.losses, b.losses)
             assert a.infinity_mass == b.infinity_mass
     # build_pld composes Repeated and Composed with accounting.tilted (round-off bounded):
-    # its profile agrees with dp_accounting's where round-off does not matter
+    # its profile agrees with dp_accounting's where round-off does not matter (dp_accounting's
+    # FFT round-off is ~1e-15 absolute; since issue 29 fdpkit resolves the tail below it,
+    # e.g. 3.4e-15 where dp_accounting reads 6.0e-15, so the absolute tolerance is that noise)
     rep = build_pld(Repeated(Subsampled(Gaussian(1.5), 0.05), 40), 1e-3)
     np.testing.assert_allclose(rep.get_delta_for_epsilon(EPS), pairs[0][1].get_delta_for_epsilon(EPS),
-                               rtol=2e-5, atol=1e-15)
+                               rtol=2e-5, atol=DP_ACCOUNTING_NOISE)
     comp = build_pld(Composed([Subsampled(Gaussian(1.5), 0.05), Subsampled(Laplace(2.0), 0.1)]), 1e-3)
     np.testing.assert_allclose(comp.get_delta_for_epsilon(EPS), pairs[1][1].get_delta_for_epsilon(EPS),
-                               rtol=2e-5, atol=1e-15)
+                               rtol=2e-5, atol=DP_ACCOUNTING_NOISE)
 
 
 def test_profile_skip_search_keeps_dp_accountings_answer_on_a_dense_delta_grid():
