@@ -130,7 +130,7 @@ def _steep_chain(a: PmfArrays | _Direction) -> tuple[np.ndarray, np.ndarray, np.
     """Vertices (alpha, TPR, beta) of the steep half of one direction (see module docs), from
     the reversed losses and null masses e^{-l} p that the privacy profile computes anyway.
 
-    beta is the larger of two lower bounds: 1 - TPR, and beta summed from the small end,
+    Past the diagonal beta is the larger of two lower bounds: 1 - TPR, and beta summed from the small end,
     (1 - m_inf - S) + (the kept masses below the vertex), S the exactly rounded sum of the
     kept masses. The second keeps beta's digits where TPR is within the TPR slack
     (k + 2) u of 1 (at large mu, or with 10^5 and more vertices, that slack exceeds beta
@@ -179,9 +179,17 @@ def _steep_chain(a: PmfArrays | _Direction) -> tuple[np.ndarray, np.ndarray, np.
         low *= 1.0 - (len(kept) + 2.0) * _UNIT_ROUNDOFF
         low += rest
         low *= 1.0 - 2.0 * _UNIT_ROUNDOFF
-        np.maximum(beta, low, out=beta)
+        # used only where beta is small (where 1 - TPR has lost the digits that matter);
+        # elsewhere beta stays 1 - TPR bit for bit, as the curve's readers assume. A
+        # running minimum keeps beta non-increasing (each value still a lower bound)
+        use = (low > beta) & (low < _SMALL_BETA)
+        if use.any():
+            beta = np.minimum.accumulate(np.where(use, low, beta))
     return alpha, tpr, beta
 
+
+#: beta below which a steep chain's beta is summed from the small end (see _steep_chain).
+_SMALL_BETA = 2.0 ** -20
 
 #: Unit round-off of float64.
 _UNIT_ROUNDOFF = float(np.finfo(float).eps) / 2.0
