@@ -8,7 +8,9 @@ scheme and neighbouring relation (see :mod:`fdpkit.mechanisms.dpsgd`):
   dp_accounting's REPLACE_SPECIAL) or replace-one (REPLACE_ONE), composed over the steps.
 - **Truncated Poisson** (Poisson batches cut to ``max_batch_size``): dp_accounting 0.6.0's
   ``from_truncated_subsampled_gaussian_mechanism`` (a mixture of the sampled Gaussian and a
-  replace-one sampled Gaussian of sensitivity 2 on the truncation event).
+  replace-one sampled Gaussian of sensitivity 2 on the truncation event). Not tightened:
+  an audit (issue 29) found it 3-10x above a simple attainable instance when the cap
+  equals the expected batch size; it is sound, and may be that loose.
 - **Fixed-size batches without replacement**, replace-one or zero-out: Dong, Roth & Su
   2022, Thm. 4.2: if a step on a fixed batch is f-DP for batches differing in one example,
   the step on a batch of m of n examples drawn without replacement is C_q(f)-DP with
