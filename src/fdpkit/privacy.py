@@ -27,7 +27,7 @@ import numpy as np
 from fdpkit._numerics import check_probability, json_safe, norm_isf
 from fdpkit.accounting import DISCRETIZATION_DEFAULT, Accounting, account
 from fdpkit.curves import GaussianCurve, TradeOffCurve
-from fdpkit.fit import ALPHA_MIN_DEFAULT, GDPFit, advantage, fit_gdp, fit_gdp_adapted
+from fdpkit.fit import ALPHA_MIN_DEFAULT, GDPFit, advantage, fit_gdp_adapted
 from fdpkit.mechanisms import (
     DPSGD,
     RDP,
