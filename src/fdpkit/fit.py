@@ -323,7 +323,9 @@ def fit_gdp_adapted(curve: TradeOffCurve, alpha_min: float = ALPHA_MIN_DEFAULT,
     the first finite fit is returned: its ``alpha_min`` (stated with the mu, and in its
     ``reason``) is the range it holds on. Every fit is a pessimistic one (a smaller range
     only adds vertices, so mu can only grow). If none is finite, the fit at ``alpha_min``
-    is returned unchanged.
+    is returned unchanged. (Known limit, issue 29: PLD curves resolve beta near the
+    diagonal only to about 1e-16, because the composed PMF keeps no mass below loss 0, so
+    mu above about 2 z(1e-16) = 16.5 still reads inf.)
 
     >>> from fdpkit import GaussianCurve
     >>> fit_gdp_adapted(GaussianCurve(20.0)).mu
