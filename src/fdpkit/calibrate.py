@@ -34,7 +34,7 @@ from fdpkit.accounting import BudgetExceeded, CostBudget, DISCRETIZATION_DEFAULT
 from fdpkit.calibration_targets import Target, achieved_values, make_target
 from fdpkit.fit import ALPHA_MIN_DEFAULT, fit_gdp
 from fdpkit.mechanisms import dpsgd
-from fdpkit.mechanisms.dpsgd import DPSGD, MAX_STEPS, SENSITIVITY
+from fdpkit.mechanisms.dpsgd import DPSGD, MAX_STEPS
 
 #: Relative precision of the returned value: the achieved metric is within this of target.
 CALIBRATION_RTOL = 2e-4
@@ -122,7 +122,7 @@ def dpsgd_mu(noise_multiplier: float, sample_rate: float, steps: int, *,
 def _clt_mu(m: DPSGD) -> float:
     """Central-limit mu of a one-phase run (step 1 of the module docs)."""
     ph, k = m.phases[0], (m.examples_per_user or 1)
-    d = SENSITIVITY[m.relation]
+    d = m.sensitivity
     if m.sampling == "shuffled":
         return k * d * math.sqrt(ph.participations) / ph.noise_multiplier
     ratio = d / ph.noise_multiplier  # (a float square, not **: no OverflowError at sigma = 1e-200)

@@ -310,6 +310,49 @@ def fit_gdp(curve: TradeOffCurve, alpha_min: float = ALPHA_MIN_DEFAULT) -> GDPFi
     return GDPFit(mu, regret(curve, GaussianCurve(mu)), alpha_min, tau, reason)
 
 
+#: The lowest alpha_min :func:`fit_gdp_adapted` lowers the range to: the FPR down to which
+#: the round-off-bounded composition keeps its tail tight (``accounting.tilted.ALPHA_FLOOR``).
+ALPHA_MIN_FLOOR = 1e-15
+
+
+def fit_gdp_adapted(curve: TradeOffCurve, alpha_min: float = ALPHA_MIN_DEFAULT,
+                    floor: float = ALPHA_MIN_FLOOR) -> GDPFit:
+    """:func:`fit_gdp`, with the FPR range widened where it is empty at ``alpha_min``.
+
+    At large mu (above 2 z(alpha_min) = 12.7 for alpha_min = 1e-10; Gomez et al. Eq. 21) a
+    tight curve has beta < alpha_min at FPR alpha_min, the range {alpha, beta >= alpha_min}
+    is empty and :func:`fit_gdp` reads mu = inf although the curve supports a finite mu
+    deeper in the tail. Here alpha_min is then lowered by decades, down to ``floor``, and
+    the first finite fit is returned: its ``alpha_min`` (stated with the mu, and in its
+    ``reason``) is the range it holds on. Every fit is a pessimistic one (a smaller range
+    only adds vertices, so mu can only grow). If none is finite, the fit at ``alpha_min``
+    is returned unchanged. (Known limit, issue 29: PLD curves resolve beta near the
+    diagonal only to about 1e-16, because the composed PMF keeps no mass below loss 0, so
+    mu above about 2 z(1e-16) = 16.5 still reads inf.)
+
+    >>> from fdpkit import GaussianCurve
+    >>> fit_gdp_adapted(GaussianCurve(20.0)).mu
+    20.0
+    """
+    fit = fit_gdp(curve, alpha_min=alpha_min)
+    if math.isfinite(fit.mu) or not (0.0 < alpha_min) or curve._mu_exact() is not None:
+        return fit
+    floor = check_scalar("floor", floor)
+    if not (0.0 < floor <= alpha_min):
+        raise ValueError(f"floor must be in (0, alpha_min], got {floor!r}")
+    k = math.floor(-math.log10(alpha_min) + 1e-9)
+    a = alpha_min
+    while a > floor * (1.0 + 1e-9):
+        k += 1
+        a = max(float(f"1e-{k}"), floor)  # whole decades, written exactly
+        f = fit_gdp(curve, alpha_min=a)
+        if math.isfinite(f.mu):
+            return GDPFit(f.mu, f.regret, f.alpha_min, f.tau,
+                          f"{f.reason} (alpha_min lowered from {alpha_min:.3g}: at that FPR the "
+                          "curve is already below FNR alpha_min, so no finite mu fits there)")
+    return fit
+
+
 # ----------------------------------------------------------------------------- regret
 def _d_of(curve: TradeOffCurve, alpha: np.ndarray) -> np.ndarray:
     return curve._beta(alpha) - alpha

@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from fdpkit._numerics import check_probability, json_safe
+from fdpkit._numerics import check_probability, json_safe, norm_isf
 from fdpkit.accounting import DISCRETIZATION_DEFAULT, Accounting, account
 from fdpkit.curves import GaussianCurve, TradeOffCurve
-from fdpkit.fit import ALPHA_MIN_DEFAULT, GDPFit, advantage, fit_gdp
+from fdpkit.fit import ALPHA_MIN_DEFAULT, GDPFit, advantage, fit_gdp_adapted
 from fdpkit.mechanisms import (
     DPSGD,
     RDP,
@@ -321,9 +321,14 @@ def privacy_report(
     priors = _check_grid("priors", priors)
     acc: Accounting = account(mech, discretization=discretization, budget=budget)
     curve = acc.curve
-    fit = fit_gdp(curve, alpha_min=alpha_min)
+    fit = fit_gdp_adapted(curve, alpha_min=alpha_min)
     verdict, complete = _verdict(fit)
     warnings: list[str] = []
+    if fit.alpha_min != alpha_min:
+        warnings.append(
+            f"mu exceeds what a fit on FPR and FNR >= {alpha_min:g} can state (2 z(alpha_min) = "
+            f"{2 * float(norm_isf(alpha_min)):.4g}): the range was lowered to {fit.alpha_min:g}."
+        )
     epsilons = tuple((d, acc.epsilon_for_delta(d)) for d in deltas)
     g = GaussianCurve(fit.mu) if math.isfinite(fit.mu) else None
     tpr_vals = np.asarray(curve.tpr(np.array(fprs)))

@@ -180,9 +180,15 @@ def closed_form_curve(mechanism: Mechanism) -> TradeOffCurve | None:
     return None
 
 
-def _steep_chain(a: PmfArrays | _Direction) -> tuple[np.ndarray, np.ndarray]:
-    """Vertices (alpha, TPR) of the steep half of one direction (see module docs), from the
-    reversed losses and null masses e^{-l} p that the privacy profile computes anyway."""
+def _steep_chain(a: PmfArrays | _Direction) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Vertices (alpha, TPR, beta) of the steep half of one direction (see module docs), from
+    the reversed losses and null masses e^{-l} p that the privacy profile computes anyway.
+
+    Past the diagonal beta is the larger of two lower bounds: 1 - TPR, and beta summed from the small end,
+    (1 - m_inf - S) + (the kept masses below the vertex), S the exactly rounded sum of the
+    kept masses. The second keeps beta's digits where TPR is within the TPR slack
+    (k + 2) u of 1 (at large mu, or with 10^5 and more vertices, that slack exceeds beta
+    itself and would round TPR up to 1: a blatant-disclosure vertex at FPR 0; issue 29)."""
     d = a if isinstance(a, _Direction) else _Direction(a)
     k = d.n_steep  # losses descend: the first k are >= 0
     # FFT round-off leaves masses of about -1e-18: they are left out (as 0 they can only
@@ -212,8 +218,32 @@ def _steep_chain(a: PmfArrays | _Direction) -> tuple[np.ndarray, np.ndarray]:
             f"the PLD's null mass above loss 0 ({alpha[-1]!r}) exceeds its alternative mass "
             f"({tpr[-1]!r}): not a valid privacy loss distribution"
         )
-    return alpha, tpr
+    beta = 1.0 - tpr
+    kept = probs[has_mass]
+    if len(kept):
+        # beta_j = (1 - m_inf - S) + sum of the kept masses after vertex j, each part
+        # rounded down: fsum is correctly rounded (S within u S <= u of the exact sum),
+        # 1 - S is exact for S in [0.5, 1] (Sterbenz), and the suffix sums of n
+        # non-negative terms are within a relative n u
+        rest = max(0.0, (1.0 - math.fsum(kept)) - max(0.0, float(d.m_inf)) - 4.0 * _UNIT_ROUNDOFF)
+        suffix = np.cumsum(kept[::-1])[::-1]
+        low = np.empty(len(kept) + 1)
+        low[:-1] = suffix
+        low[-1] = 0.0
+        low *= 1.0 - (len(kept) + 2.0) * _UNIT_ROUNDOFF
+        low += rest
+        low *= 1.0 - 2.0 * _UNIT_ROUNDOFF
+        # used only where beta is small (where 1 - TPR has lost the digits that matter);
+        # elsewhere beta stays 1 - TPR bit for bit, as the curve's readers assume. A
+        # running minimum keeps beta non-increasing (each value still a lower bound)
+        use = (low > beta) & (low < _SMALL_BETA)
+        if use.any():
+            beta = np.minimum.accumulate(np.where(use, low, beta))
+    return alpha, tpr, beta
 
+
+#: beta below which a steep chain's beta is summed from the small end (see _steep_chain).
+_SMALL_BETA = 2.0 ** -20
 
 #: Unit round-off of float64.
 _UNIT_ROUNDOFF = float(np.finfo(float).eps) / 2.0
@@ -230,11 +260,10 @@ def _merge_order(x1: np.ndarray, x2: np.ndarray) -> np.ndarray:
     return np.argsort(np.concatenate([x1, x2]), kind="stable")
 
 
-def _fold(alpha: np.ndarray, tpr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _fold(alpha: np.ndarray, tpr: np.ndarray, beta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A steep chain folded onto the side alpha <= beta: vertices past the diagonal are
-    replaced by their mirror images (alpha, TPR) -> (1 - TPR, 1 - alpha). Returns
-    (alpha, TPR, beta) sorted by alpha."""
-    beta = 1.0 - tpr
+    replaced by their mirror images (alpha, TPR) -> (1 - TPR, 1 - alpha), with 1 - TPR
+    read from the accurately stored ``beta``. Returns (alpha, TPR, beta) sorted by alpha."""
     cut = int(np.searchsorted(alpha - beta, 0.0, side="right"))  # alpha - beta increases
     if cut == len(alpha):
         return alpha, tpr, beta
@@ -293,7 +322,7 @@ def _drop_dominated(runs: list[tuple[np.ndarray, ...]]) -> list[tuple[np.ndarray
     return runs
 
 
-def _symmetric_hull(chains: list[tuple[np.ndarray, np.ndarray]]) -> PiecewiseLinearCurve:
+def _symmetric_hull(chains: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> PiecewiseLinearCurve:
     """Upper concave hull of the steep chains and their mirror images (alpha, TPR) ->
     (1 - TPR, 1 - alpha): the worst case of the directions' symmetric curves.
 
@@ -311,7 +340,7 @@ def _symmetric_hull(chains: list[tuple[np.ndarray, np.ndarray]]) -> PiecewiseLin
     When a steep half ends before the diagonal, it meets its mirror on the slope-1
     (eps = 0) segment and H is Dong et al.'s Symm(f) exactly; the implied delta(eps) is
     the accountant's for every eps >= 0."""
-    runs = _drop_dominated([_fold(a, t) for a, t in chains])
+    runs = _drop_dominated([_fold(a, t, b) for a, t, b in chains])
     a, t, b = runs[0]
     for a2, t2, b2 in runs[1:]:  # sorted runs: merged, not sorted
         if len(a2):

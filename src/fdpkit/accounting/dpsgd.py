@@ -8,7 +8,9 @@ scheme and neighbouring relation (see :mod:`fdpkit.mechanisms.dpsgd`):
   dp_accounting's REPLACE_SPECIAL) or replace-one (REPLACE_ONE), composed over the steps.
 - **Truncated Poisson** (Poisson batches cut to ``max_batch_size``): dp_accounting 0.6.0's
   ``from_truncated_subsampled_gaussian_mechanism`` (a mixture of the sampled Gaussian and a
-  replace-one sampled Gaussian of sensitivity 2 on the truncation event).
+  replace-one sampled Gaussian of sensitivity 2 on the truncation event). Not tightened:
+  an audit (issue 29) found it 3-10x above a simple attainable instance when the cap
+  equals the expected batch size; it is sound, and may be that loose.
 - **Fixed-size batches without replacement**, replace-one or zero-out: Dong, Roth & Su
   2022, Thm. 4.2: if a step on a fixed batch is f-DP for batches differing in one example,
   the step on a batch of m of n examples drawn without replacement is C_q(f)-DP with
@@ -16,8 +18,13 @@ scheme and neighbouring relation (see :mod:`fdpkit.mechanisms.dpsgd`):
 
       C_q(f) = min{f_q, f_q^{-1}}**,   f_q = q f + (1 - q) Id.                      (4.2)
 
-  Here f = G_{Delta/sigma} with Delta = 2 (replace-one: the sum moves by up to 2C) or 1
-  (zero-out). C_q(f) is exactly the symmetric curve of the Poisson *add/remove* sampled
+  Here f = G_{Delta/sigma} with Delta = 2 for replace-one *and* zero-out: Thm. 4.2 compares
+  batches that differ in one element, and under zero-out a batch holding the example
+  differs from one without it by another example's gradient replaced by its own (up to
+  2C). (Delta = 1 would be optimistic: whether the example is in a fixed-size batch changes
+  how many others are, and their gradients can reveal it; issue 29 and
+  ``tests/dpsgd/test_dpsgd_fixed_size_instance.py``. For the same reason the Poisson
+  add/remove pair does not dominate fixed-size zero-out.) C_q(f) is exactly the symmetric curve of the Poisson *add/remove* sampled
   Gaussian of sensitivity Delta: its two PLD directions are T(P, (1-q)P + qQ) = f_q and
   its inverse, and fdpkit's curve of a PLD is the convex hull of the minimum of the
   directions' symmetric curves, whose privacy profile is the larger of theirs (the
@@ -60,7 +67,7 @@ from fdpkit.accounting.from_curve import pld_from_curve
 from fdpkit.accounting.profile import PldProfile
 from fdpkit.curves import GaussianCurve, PiecewiseLinearCurve, TradeOffCurve, group_curve
 from fdpkit.mechanisms import Mechanism
-from fdpkit.mechanisms.dpsgd import DPSGD, Phase
+from fdpkit.mechanisms.dpsgd import DPSGD, FIXED_SIZE_SENSITIVITY, Phase
 
 if TYPE_CHECKING:
     from dp_accounting import privacy_accountant
@@ -116,7 +123,7 @@ def _truncated_step(m: DPSGD, ph: Phase, d: float):
 
 def fixed_size_step_curve(sigma: float, q: float, relation: str, d: float) -> PiecewiseLinearCurve:
     """Certified curve of one fixed-size step: C_q(G_{Delta/sigma}) (Eq. 4.2 above)."""
-    delta = 2.0 if relation == "replace-one" else 1.0
+    delta = FIXED_SIZE_SENSITIVITY  # every relation: see the module docs (not SENSITIVITY[relation])
     return _curve.curve_from_pld(gaussian_pld(sigma, delta, q, d))
 
 

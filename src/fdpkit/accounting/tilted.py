@@ -151,11 +151,14 @@ REL_BODY = 1e-6
 REL_TAIL = 1e-3
 #: Tilts are added until the null tail beyond the last tilt's range is below this.
 ALPHA_FLOOR = 1e-15
+#: ... and until the alternative tail beyond it is below this (epsilon at delta >= this
+#: is then read from tilted, tight masses, not from the Chernoff envelope of the last tilt).
+DELTA_FLOOR = 1e-13
 #: The first tilt: -1/2 weighs both hypotheses alike (x ~ sqrt(p q)), centring the FFT on
 #: the losses near 0 that decide TPR near 1 and the curve's diagonal crossing.
 THETA_START = -0.5
 #: At most this many tilts per direction from the a-priori placement ...
-MAX_TILTS = 6
+MAX_TILTS = 10
 #: ... and this many more added where the achieved bound is loose (Step 2).
 REFINE_PASSES = 2
 
@@ -336,7 +339,11 @@ def _tilts(cum: _Cumulants, l_max: float, dtype) -> list[tuple[float, float, flo
         else:
             lo_b = _newton_increasing(gap, guess, theta, hi, _PLACEMENT_XTOL)
         kb, k1b, _ = cum(lo_b)
-        if kb - (1.0 + lo_b) * k1b < math.log(ALPHA_FLOOR) or k1b >= l_max - sd:
+        # stop once both tails beyond the covered range are negligible: the null tail
+        # (the curve, FPR >= ALPHA_FLOOR) and the alternative tail (delta(eps) down to
+        # DELTA_FLOOR; at large mu it lies far beyond the null's, issue 29)
+        if (kb - (1.0 + lo_b) * k1b < math.log(ALPHA_FLOOR)
+                and kb - lo_b * k1b < math.log(DELTA_FLOOR)) or k1b >= l_max - sd:
             break
         theta = _bregman_step(cum, lo_b, log_tail, hi)
     return out

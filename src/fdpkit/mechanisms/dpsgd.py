@@ -34,6 +34,12 @@ shuffled           replace-one, zero-out: no amplification, mu = sqrt(P) Delta /
 
 Delta = 2 for replace-one (the clipped gradient of one example is replaced by another: the
 sum moves by up to 2C) and 1 for zero-out (replaced by a zero gradient) and add-remove.
+Fixed-size batches use Delta = 2 for zero-out too (:data:`FIXED_SIZE_SENSITIVITY`): Thm. 4.2
+compares batches that differ in one element, and a batch holding the example differs from
+one without it by one *other* example's gradient replaced by its own (up to 2C). That is
+attained in effect: with a fixed batch size, whether the example is in the batch changes how
+many other examples are, so their gradients reveal it (issue 29;
+``tests/dpsgd/test_dpsgd_fixed_size_instance.py`` shows an instance above the Delta = 1 curve).
 """
 
 from __future__ import annotations
@@ -67,6 +73,10 @@ REFUSED = {
 
 #: Sensitivity of the summed clipped gradients in units of the clipping norm.
 SENSITIVITY = {"add-remove": 1.0, "zero-out": 1.0, "replace-one": 2.0}
+#: Sensitivity between two batches of a fixed-size scheme that differ in one element, for
+#: every relation: Dong, Roth & Su's Thm. 4.2 needs it (see the module docs), so fixed-size
+#: zero-out is accounted as C_q(G_{2/sigma}), like replace-one.
+FIXED_SIZE_SENSITIVITY = 2.0
 
 
 def _whole(name: str, value: Any, *, hint: str = "", low: int = 1, high: int | None = None) -> int:
@@ -279,7 +289,10 @@ class DPSGD(Mechanism):
 
     @property
     def sensitivity(self) -> float:
-        """Sensitivity of one step's noisy sum, in clipping norms (2 for replace-one)."""
+        """Sensitivity of one step's noisy sum, in clipping norms (2 for replace-one, and
+        for fixed-size batches under any relation: see the module docs)."""
+        if self.sampling == "fixed-size":
+            return FIXED_SIZE_SENSITIVITY
         return SENSITIVITY[self.relation]
 
     def with_(self, **changes: Any) -> "DPSGD":
