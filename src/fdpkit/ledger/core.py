@@ -10,138 +10,31 @@ reports, compositions of a new mechanism) is done before the transaction where p
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import json
-import math
-import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterator
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from fdpkit.accounting import RUNNING_DISCRETIZATION, Composition, CostBudget, estimate_cost, gaussian_mu
-from fdpkit.convert import epsilon_for_delta as gdp_epsilon_for_delta
+from fdpkit.accounting import Composition, CostBudget
 from fdpkit.ledger import db
-from fdpkit.ledger.chain import Anchor, VerifyResult, append, canonical, ledger_key, now, verify
-from fdpkit.ledger.models import (
-    LEVELS, Approval, ChainHead, ComposedState, Dataset, Event, Release, Threshold, User,
+from fdpkit.ledger.chain import Anchor, VerifyResult, append, ledger_key, now, verify
+from fdpkit.ledger.models import Approval, ChainHead, ComposedState, Dataset, Event, Release, Threshold, User
+from fdpkit.ledger.prepared import (  # noqa: F401 - parse_mechanism, Prepared are public here
+    DEFAULT_BUDGET, Prepared, parse_mechanism, prepare, render_report, state_digest,
+)
+from fdpkit.ledger.rules import (  # noqa: F401 - the errors and limits are public here
+    DATASET_NAME, MAX_ID, MAX_NAME, MAX_TEXT, MAX_TITLE, RELATIONS, SETTING_EVENT, LedgerError, NotFound,
+    _check_order, _text,
 )
 from fdpkit.ledger.totals import (
     DEFAULT_THRESHOLDS, DELTA_REF, ThresholdSpec, Total, add_rows, check_threshold, crossings,
     newly_exceeded, read_total,
 )
 from fdpkit.ledger.views import Check, Status, event_dict, release_dict  # noqa: F401 - public here
-from fdpkit.mechanisms import Mechanism, mechanism_from_dict
-
-RELATIONS = ("add-or-remove", "replace-one")
-
-
-class LedgerError(ValueError):
-    """Bad input or a forbidden state change; nothing was written."""
-
-
-class NotFound(LedgerError):
-    """An unknown dataset, release or user."""
-
-
-#: Largest row id (the id columns are SQL INTEGER: 2**31 - 1 on PostgreSQL); larger ids
-#: name no row (NotFound, HTTP 404) instead of overflowing the database's integer.
-MAX_ID = 2**31 - 1
-#: Longest texts (characters): names, titles and free text; NUL is refused everywhere
-#: (PostgreSQL cannot store it).
-MAX_NAME, MAX_TITLE, MAX_TEXT = 200, 300, 5000
-#: Dataset names a URL can address as one path segment: a letter or digit, then letters,
-#: digits, ``.``, ``_``, ``-`` (so never ``.``, ``..``, ``a/b``, spaces or ``%``).
-DATASET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
-#: The cost budget of check / propose / record (as :func:`fdpkit.privacy_report`'s ``budget``).
-DEFAULT_BUDGET = CostBudget()
-#: Event kind of a dataset's governance settings (four-eyes); the newest one holds.
-SETTING_EVENT = "dataset.setting"
-
-
-def parse_mechanism(mechanism: Any) -> Mechanism:
-    """A mechanism from a Mechanism, a spec dict or JSON text (the CLI/web specs)."""
-    if isinstance(mechanism, (str, bytes)):
-        try:
-            mechanism = json.loads(mechanism)
-        except json.JSONDecodeError as exc:
-            raise LedgerError(f"mechanism is not valid JSON: {exc.msg}") from None
-        except RecursionError:
-            raise LedgerError("mechanism is nested too deeply") from None
-    try:
-        return mechanism_from_dict(mechanism)
-    except ValueError as exc:
-        raise LedgerError(str(exc)) from None
-
-
-@dataclass(frozen=True)
-class Prepared:
-    """A mechanism checked and accounted before any transaction."""
-
-    mechanism: Mechanism
-    spec: str
-    gaussian_mu: float | None
-    epsilon_ref: float
-    #: the mechanism's own composition state (None for the Gaussian family)
-    alone: Composition | None = field(default=None, repr=False)
-
-    def after(self, state: Composition) -> Composition:
-        """``state`` followed by this mechanism (one composition at most)."""
-        if self.alone is None:
-            return Composition(state.count + 1, state.gaussian_mu_sq + self.gaussian_mu ** 2, state.pld,
-                               state.discretization)
-        return state.merge(self.alone)
-
-
-@functools.lru_cache(maxsize=256)
-def _gdp_epsilon_ref(mu: float) -> float:
-    return float(gdp_epsilon_for_delta(mu, DELTA_REF))
-
-
-def prepare(mechanism: Any, budget: CostBudget | None = DEFAULT_BUDGET) -> Prepared:
-    """Parse and account a mechanism (its exact mu if Gaussian-family, its own epsilon at
-    delta = 1e-5) before any transaction, refusing it first when its accounting would be
-    over ``budget`` (None: no limit), and refusing one that cannot be composed with
-    others (all of its privacy loss infinite, e.g. delta = 1): nothing that breaks the
-    accounting of a total enters the ledger."""
-    mech = parse_mechanism(mechanism)
-    mu = gaussian_mu(mech)
-    alone = None
-    try:
-        if budget is not None:
-            estimate_cost(mech, RUNNING_DISCRETIZATION).check(budget)
-        if mu is not None:
-            eps = _gdp_epsilon_ref(mu)
-        else:
-            alone = Composition.empty().add([mech])
-            eps = alone.epsilon_for_delta(DELTA_REF)
-            if not math.isfinite(eps):  # infinite loss beyond delta: try one composition with a Gaussian
-                Composition(1, 1.0, None, alone.discretization).merge(alone).epsilon_for_delta(DELTA_REF)
-    except ValueError as exc:
-        raise LedgerError(f"mechanism cannot be accounted: {exc}") from None
-    except (IndexError, ArithmeticError, MemoryError):
-        raise LedgerError("mechanism cannot be composed with other releases: its privacy loss is "
-                          "infinite (or out of range) with too much probability") from None
-    return Prepared(mech, canonical(mech.to_dict()), mu, eps, alone)
-
-
-def state_digest(ids: list[int], epsilon_sum: float, state: bytes) -> str:
-    """SHA-256 binding a composed state to the releases it composes (recorded in the chain
-    by every ``release.released`` event; the cache is trusted only when it matches)."""
-    head = canonical({"ids": sorted(int(i) for i in ids), "epsilon_sum": float(epsilon_sum)})
-    return hashlib.sha256(head.encode("utf-8") + b"\0" + state).hexdigest()
-
-
-def render_report(mechanism: Mechanism) -> tuple[bytes, bytes]:
-    """The release's privacy report as it leaves the ledger: (JSON bytes, PDF bytes)."""
-    from fdpkit.privacy import privacy_report
-    from fdpkit.report import build_document, render_document
-
-    doc = build_document(privacy_report(mechanism))
-    return render_document(doc, "json"), render_document(doc, "pdf")
-
+from fdpkit.mechanisms import mechanism_from_dict
 
 def _spec_of(t: Threshold) -> ThresholdSpec:
     return ThresholdSpec(t.metric, t.level, t.value, t.delta, t.fpr)
@@ -656,32 +549,3 @@ class Ledger:
         with self.read() as s:
             name = s.get(Dataset, r.dataset_id).name
         return self.check(name, r.spec)
-
-
-def _text(name: str, value: Any, *, required: bool = True, limit: int = MAX_NAME) -> str:
-    """``value`` stripped; LedgerError naming ``name`` when it is not a text, is empty (and
-    ``required``), holds NUL or is longer than ``limit`` characters."""
-    if value is None and not required:
-        return ""
-    if not isinstance(value, str) or (required and not value.strip()):
-        what = "a non-empty text" if required else "a text"
-        raise LedgerError(f"{name} must be {what}, got {str(value)[:80]!r}")
-    if "\x00" in value:
-        raise LedgerError(f"{name} must not contain NUL characters")
-    if len(value) > limit:
-        raise LedgerError(f"{name} must have at most {limit} characters, got {len(value)}")
-    return value.strip()
-
-
-def _check_order(spec: ThresholdSpec, others: list[ThresholdSpec]) -> None:
-    """Thresholds of one metric (at the same delta / FPR) must be ordered
-    notice <= warning <= hard; LedgerError naming ``value`` otherwise."""
-    rank = {lv: i for i, lv in enumerate(LEVELS)}
-    for o in others:
-        if (o.delta, o.fpr) != (spec.delta, spec.fpr):
-            continue
-        lo, hi = (o, spec) if rank[o.level] < rank[spec.level] else (spec, o)
-        if lo.value > hi.value:
-            raise LedgerError(f"value {spec.value:g} would put the {lo.level} threshold ({lo.value:g}) above the "
-                              f"{hi.level} threshold ({hi.value:g}) on {spec.metric}: thresholds must be ordered "
-                              "notice <= warning <= hard")
