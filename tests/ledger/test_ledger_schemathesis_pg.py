@@ -71,7 +71,8 @@ def test_ledger_api_on_postgresql_no_server_errors(case, pg_session):
     cookies, csrf = pg_session
     if case.path == "/api/ledger/users/{name}" and (case.path_parameters or {}).get("name") == "admin":
         return  # never lock the fuzzing session out of its own account
-    response = case.call(headers={"X-CSRF-Token": csrf}, cookies=cookies)
+    # a generous read timeout: on a shared, loaded machine a worker process can take seconds
+    response = case.call(headers={"X-CSRF-Token": csrf}, cookies=cookies, timeout=120)
     SEEN[response.status_code] += 1
     assert response.status_code < 500, (case.method, case.path, case.body, response.text[:300])
 

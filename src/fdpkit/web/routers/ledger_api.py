@@ -47,11 +47,17 @@ async def _job(request: Request, view: str, *args, work: Any, **kwargs):
 
 def _totals(name: str | None, request: Request, timeline: bool = False):
     """The estimate of reading ``name``'s totals (all datasets when None), as a function of
-    the ledger; it stops counting past the light lane's bound."""
+    the ledger; it stops counting past the light lane's bound. An unknown dataset raises
+    NotFound here (404 at once: no worker process is asked)."""
     from fdpkit.ledger.work import totals_work
 
     bound = request.app.state.limits.light_work
-    return lambda led: totals_work(led, name, timeline=timeline, stop_at=bound)
+
+    def work(led):
+        if name is not None:
+            led.dataset(name)
+        return totals_work(led, name, timeline=timeline, stop_at=bound)
+    return work
 
 
 def checked_spec(spec: Any, limits: Any) -> float:
@@ -184,7 +190,7 @@ async def propose(request: Request, name: str, body: ProposeRequest, p: Principa
     if isinstance(work, JSONResponse):
         return work
     return await _job(request, "propose", name, body.mechanism, title=body.title, user=p.name,
-                      purpose=body.purpose, work=work)
+                      purpose=body.purpose, work=lambda led: (led.dataset(name), work)[1])
 
 
 @router.post("/datasets/{name}/thresholds")
@@ -225,8 +231,11 @@ async def _transition(request: Request, verb: str, release_id: int, p: Principal
 
     if verb in ("approve", "release"):
         estimate = approval_work if verb == "approve" else pending_work
-        return await _job(request, "transition", verb, release_id, user=p.name, **kwargs,
-                          work=lambda led: estimate(led, release_id))
+
+        def work(led):
+            led.release_info(release_id)  # an unknown release: 404 at once, no worker process
+            return estimate(led, release_id)
+        return await _job(request, "transition", verb, release_id, user=p.name, **kwargs, work=work)
     led = ledger_of(request)
     if verb == "withdraw":
         kwargs["role"] = p.role
