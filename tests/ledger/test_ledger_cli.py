@@ -190,3 +190,17 @@ def test_outputs_are_safe_and_counts_checked(db, tmp_path):
     for bad in ("-1", "0"):
         r = run("ledger", "--db", db, "history", "--limit", bad)
         assert r.exit_code == 2 and "--limit" in r.output
+
+
+def test_four_eyes_from_the_cli(db):
+    assert run("ledger", "--db", db, "dataset", "add", "census", "--unit", "one person").exit_code == 0
+    r = run("ledger", "--db", db, "propose", "census", "--gaussian", "3", "--title", "T", "--user", "ana")
+    rid = r.stdout.strip().splitlines()[0]
+    r = run("ledger", "--db", db, "approve", rid, "--user", "ana", "--no-report")
+    assert r.exit_code == 2 and "four-eyes" in r.output
+    r = run("ledger", "--db", db, "dataset", "four-eyes", "census", "--off")
+    assert r.exit_code == 2 and "reason" in r.output
+    r = run("ledger", "--db", db, "dataset", "four-eyes", "census", "--off", "--reason", "one-person team")
+    assert r.exit_code == 0 and "off" in r.stdout
+    assert run("ledger", "--db", db, "approve", rid, "--user", "ana", "--no-report").exit_code == 0
+    assert run("ledger", "--db", db, "verify").exit_code == 0

@@ -159,6 +159,24 @@ def dataset_list(db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
         _table("Datasets", ["id", "name", "privacy unit", "relation"], [list(r.values()) for r in rows])
 
 
+@dataset_app.command("four-eyes")
+@ledger_cmd
+def dataset_four_eyes(name: str = typer.Argument(..., help="Dataset name."),
+                      off: bool = typer.Option(False, "--off", help="Relax four-eyes (needs --reason)."),
+                      reason: str = typer.Option("", "--reason", help="Why (kept in the event log)."),
+                      user: Optional[str] = UserOpt, db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
+    """Keep (default) or relax four-eyes for a dataset: with it the proposer of a release can
+    neither approve it nor override a hard limit for it. A chained event."""
+    _check_fmt(format)
+    led = _open(db)
+    led.set_four_eyes(name, not off, user=user or _user_default(), reason=reason)
+    on = led.four_eyes(name)
+    if format == "json":
+        _json({"dataset": name, "four_eyes": on})
+    else:
+        out.print(f"dataset {name}: four-eyes {'on' if on else 'off'}", highlight=False)
+
+
 @threshold_app.command("set")
 @ledger_cmd
 def threshold_set(name: str = typer.Argument(..., help="Dataset name."),
