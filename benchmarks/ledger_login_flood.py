@@ -21,9 +21,20 @@ import time
 from pathlib import Path
 
 import httpx
-import psutil
 
 HERE = Path(__file__).resolve().parent
+
+
+def _rss(pid: int) -> int:
+    """Resident set size of ``pid`` in bytes (Linux /proc; 0 once the process is gone)."""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
 
 
 def _free_port() -> int:
@@ -55,19 +66,15 @@ def main() -> None:
                     break
             except httpx.HTTPError:
                 time.sleep(0.1)
-        proc = psutil.Process(server.pid)
         # one login first, so the ledger is open (as on a server that has served before)
         httpx.post(base + "/api/ledger/login", json={"username": "admin", "password": "admin-password"}, timeout=60)
-        rss0 = proc.memory_info().rss
+        rss0 = _rss(server.pid)
         stop = threading.Event()
         peak, health = [rss0], []
 
         def sample():
             while not stop.is_set():
-                try:
-                    peak.append(proc.memory_info().rss)
-                except psutil.Error:
-                    return
+                peak.append(_rss(server.pid))
                 time.sleep(0.02)
 
         def poll():
