@@ -254,3 +254,21 @@ def test_forged_cache_cannot_pass_the_hard_limit(ledger_url):
         led.release(r.id, user="bob")
     assert led.status("census").released.count == 3
     led.close()
+
+
+def test_stored_report_bytes_are_checked(ledger_url):
+    """approvals.report_pdf / report_json (binary columns): an edited stored report no longer
+    matches the SHA-256 in its row and its event."""
+    led = open_ledger(ledger_url)
+    led.add_dataset("census", unit="one person", user="admin")
+    r = led.propose("census", {"kind": "gaussian", "sigma": 2.0}, title="t", user="ana")
+    led.approve(r.id, user="bob")
+    anchor = led.head()
+    assert led.verify(anchor=anchor).ok
+    eng = create_engine(led.url)
+    with eng.begin() as c:
+        c.execute(text("UPDATE approvals SET report_pdf = :b"), {"b": b"%PDF-1.4 forged"})
+    eng.dispose()
+    for res in (led.verify(), led.verify(anchor=anchor)):
+        assert not res.ok and "PDF report" in res.reason
+    led.close()
