@@ -15,7 +15,7 @@ def main() -> None:
     print("ready", flush=True)
     for i in range(n):
         led.record(dataset, {"kind": "gaussian", "sigma": 50.0 + (i % 7)}, title=f"{tag}-{i}", user=tag,
-                   report=report)
+                   approver=f"{tag}-approver", report=report)
         if progress:
             with open(progress, "a") as fh:
                 fh.write(f"{i}\n")

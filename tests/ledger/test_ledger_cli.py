@@ -114,3 +114,93 @@ def test_every_command_and_errors(tmp_path, backend):
     con.close()
     r = run("ledger", "--db", db, "verify")
     assert r.exit_code == 1 and "BROKEN at event" in r.stdout and "releases/1" in r.stdout
+
+
+# ---------------------------------------------------------------------- issue 24
+def test_missing_db_file_is_an_error_but_for_init(tmp_path):
+    typo = tmp_path / "typo" / "l.sqllite"
+    for cmd in (["verify"], ["head"], ["dataset", "list"], ["history"], ["status", "census"]):
+        r = run("ledger", "--db", typo, *cmd)
+        assert r.exit_code == 2 and "no ledger at" in r.output, (cmd, r.output)
+    assert not typo.exists() and not typo.parent.exists()  # nothing was created
+    assert run("ledger", "--db", tmp_path / "new.sqlite", "init").exit_code == 0
+    assert run("ledger", "--db", tmp_path / "new.sqlite", "verify").exit_code == 0
+
+
+def test_head_and_verify_anchor(db):
+    assert run("ledger", "--db", db, "dataset", "add", "census", "--unit", "one person").exit_code == 0
+    r = run("ledger", "--db", db, "head")
+    assert r.exit_code == 0, r.output
+    anchor = r.stdout.strip()
+    seq, h = anchor.split(":")
+    assert int(seq) == 1 and len(h) == 64
+    r = run("ledger", "--db", db, "verify", "--anchor", anchor)
+    assert r.exit_code == 0 and "anchor 1 found" in r.stdout, r.output
+    r = run("ledger", "--db", db, "verify", "--anchor", f"5:{h}", "--format", "json")
+    assert r.exit_code == 1 and json.loads(r.stdout)["ok"] is False
+    r = run("ledger", "--db", db, "verify", "--anchor", "junk")
+    assert r.exit_code == 2 and "anchor" in r.output
+    r = run("ledger", "--db", db, "head", "--format", "json")
+    assert json.loads(r.stdout)["anchor"] == anchor
+
+
+def test_user_management_commands(db):
+    assert run("ledger", "--db", db, "user", "add", "root", "--role", "admin", "--password-stdin",
+               input="root-password\n").exit_code == 0
+    assert run("ledger", "--db", db, "user", "add", "ana", "--role", "analyst", "--password-stdin",
+               input="ana-password\n").exit_code == 0
+    r = run("ledger", "--db", db, "user", "deactivate", "ana", "--reason", "left", "--user", "root")
+    assert r.exit_code == 0 and "deactivated" in r.stdout, r.output
+    r = run("ledger", "--db", db, "user", "activate", "ana", "--format", "json")
+    assert r.exit_code == 0 and json.loads(r.stdout)["active"] is True
+    r = run("ledger", "--db", db, "user", "role", "ana", "--role", "approver")
+    assert r.exit_code == 0 and "approver" in r.stdout
+    r = run("ledger", "--db", db, "user", "reset-password", "ana", "--password-stdin", input="new-password\n")
+    assert r.exit_code == 0
+    r = run("ledger", "--db", db, "user", "deactivate", "root")
+    assert r.exit_code == 2 and "last active admin" in r.output
+    r = run("ledger", "--db", db, "user", "deactivate", "ghost")
+    assert r.exit_code == 2 and "unknown" in r.output
+    r = run("ledger", "--db", db, "user", "list", "--format", "json")
+    assert [u["name"] for u in json.loads(r.stdout)] == ["ana", "root"]
+    assert "password" not in r.stdout
+    assert run("ledger", "--db", db, "verify").exit_code == 0
+
+
+def test_outputs_are_safe_and_counts_checked(db, tmp_path):
+    assert run("ledger", "--db", db, "dataset", "add", "census", "--unit", "one person").exit_code == 0
+    out = tmp_path / "l.json"
+    r = run("ledger", "--db", db, "export", "census", "--output", out)
+    assert r.exit_code == 0 and "chain head" in r.output, r.output
+    r = run("ledger", "--db", db, "export", "census", "--output", out)
+    assert r.exit_code == 2 and "--force" in r.output
+    assert run("--force", "ledger", "--db", db, "export", "census", "--output", out).exit_code == 0
+    from fdpkit.cli._common import State
+
+    State.force = False  # the CliRunner calls the app directly: fdpkit.cli.run resets it per run
+    r = run("ledger", "--db", db, "export", "census", "--output", tmp_path / "no" / "such" / "l.json")
+    assert r.exit_code == 2 and not (tmp_path / "no").exists()
+    assert json.loads(out.read_text())["verify"]["head"].startswith("1:")
+    plot = tmp_path / "t.svg"
+    assert run("ledger", "--db", db, "timeline", "census", "--plot", plot).exit_code == 0
+    r = run("ledger", "--db", db, "timeline", "census", "--plot", plot)
+    assert r.exit_code == 2 and "--force" in r.output
+    r = run("ledger", "--db", db, "timeline", "census", "--plot", tmp_path / "nodir" / "t.svg")
+    assert r.exit_code == 2 and not (tmp_path / "nodir").exists()
+    for bad in ("-1", "0"):
+        r = run("ledger", "--db", db, "history", "--limit", bad)
+        assert r.exit_code == 2 and "--limit" in r.output
+
+
+def test_four_eyes_from_the_cli(db):
+    assert run("ledger", "--db", db, "dataset", "add", "census", "--unit", "one person").exit_code == 0
+    r = run("ledger", "--db", db, "propose", "census", "--gaussian", "3", "--title", "T", "--user", "ana")
+    rid = r.stdout.strip().splitlines()[0]
+    r = run("ledger", "--db", db, "approve", rid, "--user", "ana", "--no-report")
+    assert r.exit_code == 2 and "four-eyes" in r.output
+    r = run("ledger", "--db", db, "dataset", "four-eyes", "census", "--off")
+    assert r.exit_code == 2 and "reason" in r.output
+    r = run("ledger", "--db", db, "dataset", "four-eyes", "census", "--off", "--reason", "one-person team")
+    assert r.exit_code == 0 and "off" in r.stdout
+    assert run("ledger", "--db", db, "approve", rid, "--user", "ana", "--no-report").exit_code == 0
+    assert run("ledger", "--db", db, "verify").exit_code == 0

@@ -61,8 +61,8 @@ def test_life_cycle_with_report(census):
 def test_gaussian_total_is_exact_gdp(census):
     sigmas = [1.5, 3.0, 7.0, 2.5]
     for s in sigmas:
-        census.record("census", {"kind": "gaussian", "sigma": s}, title=f"s{s}", user="ana", report=False)
-    census.record("census", fp.Repeated(Gaussian(10.0), 4), title="rep", user="ana", report=False,
+        census.record("census", {"kind": "gaussian", "sigma": s}, title=f"s{s}", user="ana", approver="bob", report=False)
+    census.record("census", fp.Repeated(Gaussian(10.0), 4), title="rep", user="ana", approver="bob", report=False,
                   override_reason="test")
     mu = math.sqrt(sum(1 / s ** 2 for s in sigmas) + 4 / 100)
     st = census.status("census")
@@ -76,7 +76,7 @@ def test_gaussian_total_is_exact_gdp(census):
 def test_mixed_total_is_pessimistic_pld(census):
     mechs = [Gaussian(3.0), Laplace(5.0), dpsgd(3.0, 0.02, 50)]
     for i, m in enumerate(mechs):
-        census.record("census", m, title=f"m{i}", user="ana", report=False)
+        census.record("census", m, title=f"m{i}", user="ana", approver="bob", report=False)
     st = census.status("census")
     assert st.released.method == "PLD" and st.released.bound == "lower"
     ref = fp.account(Composed(tuple(mechs)), discretization=1e-4)
@@ -87,7 +87,7 @@ def test_mixed_total_is_pessimistic_pld(census):
     assert st.released.epsilon < st.released.epsilon_sum
     # what one more release would do == what releasing it does
     chk = census.check("census", Laplace(4.0))
-    census.record("census", Laplace(4.0), title="more", user="ana", report=False)
+    census.record("census", Laplace(4.0), title="more", user="ana", approver="bob", report=False)
     after = census.status("census").released
     assert chk.after.epsilon == pytest.approx(after.epsilon, rel=1e-9)
     assert chk.after.mu == pytest.approx(after.mu, rel=1e-9)
@@ -95,7 +95,7 @@ def test_mixed_total_is_pessimistic_pld(census):
 
 def test_cache_is_rebuilt_when_it_does_not_match(census, ledger_url):
     for s in (2.0, 3.0):
-        census.record("census", {"kind": "laplace", "scale": s}, title=f"l{s}", user="ana", report=False)
+        census.record("census", {"kind": "laplace", "scale": s}, title=f"l{s}", user="ana", approver="bob", report=False)
     before = census.status("census").released.epsilon
     eng = create_engine(ledger_url)
     with eng.begin() as c:
@@ -107,7 +107,7 @@ def test_cache_is_rebuilt_when_it_does_not_match(census, ledger_url):
 def test_thresholds_alerts_and_hard_limit(census):
     census.set_threshold("census", metric="mu", level="warning", value=0.9, user="admin")
     census.set_threshold("census", metric="tpr", level="notice", value=0.5, fpr=1e-3, user="admin")
-    r1 = census.record("census", {"kind": "gaussian", "sigma": 1.0}, title="big", user="ana", report=False)
+    r1 = census.record("census", {"kind": "gaussian", "sigma": 1.0}, title="big", user="ana", approver="bob", report=False)
     alerts = census.history("census", kind="alert")
     msgs = [json.loads(e.payload)["data"]["message"] for e in alerts]
     assert any("warning" in m and "ε" in m for m in msgs) and any("μ" in m for m in msgs)

@@ -91,7 +91,7 @@ def _tamper(url, *statements):
 def small_ledger(ledger):
     ledger.add_dataset("census", unit="one person", user="admin")
     for i in range(3):
-        ledger.record("census", {"kind": "gaussian", "sigma": 4.0}, title=f"r{i}", user="ana", report=False)
+        ledger.record("census", {"kind": "gaussian", "sigma": 4.0}, title=f"r{i}", user="ana", approver="bob", report=False)
     assert ledger.verify().ok
     return ledger
 

@@ -85,6 +85,7 @@ PAGES = [
     ("POST", "/ledger/d/census/thresholds", "admin", {"metric": "mu", "level": "notice", "value": "5"}),
     ("POST", "/ledger/datasets", "admin", {"name": "", "unit": "x"}),
     ("POST", "/ledger/users", "admin", {"name": "", "role": "viewer", "password": "x"}),
+    ("POST", "/ledger/users/999", "admin", {"action": "activate"}),
 ]
 API = [
     ("GET", "/api/ledger/datasets", "viewer", None),
@@ -104,6 +105,9 @@ API = [
     ("POST", "/api/ledger/datasets", "admin", {"name": "census", "unit": "x"}),
     ("GET", "/api/ledger/users", "admin", None),
     ("POST", "/api/ledger/users", "admin", {"name": "admin", "role": "viewer", "password": "longenough"}),
+    ("GET", "/api/ledger/head", "viewer", None),
+    ("POST", "/api/ledger/datasets/census/four-eyes", "admin", {"enabled": True}),
+    ("POST", "/api/ledger/users/nobody", "admin", {"active": True}),
 ]
 
 

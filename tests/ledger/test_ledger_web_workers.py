@@ -49,7 +49,7 @@ def slow_ledger(ledger_url):
     led = open_ledger(ledger_url)
     led.add_dataset("census", unit="one person", user="admin")
     add_user(led, "admin", role="admin", password=PASSWORD, actor="admin")
-    led.record("census", SLOW, title="slow", user="admin", report=False, override_reason="a test")
+    led.record("census", SLOW, title="slow", user="admin", approver="approver", report=False, override_reason="a test")
     proposed = led.propose("census", CHEAP, title="cheap", user="admin")
     led.close()
     eng = create_engine(ledger_url)
@@ -127,7 +127,7 @@ def cheap_ledger(ledger_url):
     led = open_ledger(ledger_url)
     led.add_dataset("census", unit="one person", user="admin")
     add_user(led, "admin", role="admin", password=PASSWORD, actor="admin")
-    led.record("census", CHEAP, title="cheap", user="admin", report=False)
+    led.record("census", CHEAP, title="cheap", user="admin", approver="approver", report=False)
     led.propose("census", CHEAP, title="cheap again", user="admin")
     led.close()
     return ledger_url

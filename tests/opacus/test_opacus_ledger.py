@@ -37,7 +37,7 @@ def test_budget_guard_stops_before_the_hard_limit_and_records(ledger):
     engine = PrivacyEngine(accountant="fdpkit")
     module, opt, loader = private(engine, batch_size=32, noise_multiplier=1.0)  # q = 1/8
     guard = fo.BudgetGuard(ledger, "toy", engine, noise_multiplier=1.0, sample_rate=1 / 8, max_steps=400,
-                           title="toy run", user="ana", report=False)
+                           title="toy run", user="ana", approver="bob", report=False)
     last = guard.last_allowed_step
     assert 0 < last < 400
     assert not ledger.check("toy", fp.dpsgd(1.0, 1 / 8, last).to_dict()).blocked

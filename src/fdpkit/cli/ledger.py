@@ -15,7 +15,7 @@ from typing import Any, Callable, Optional
 import typer
 from rich.table import Table as RichTable
 
-from fdpkit.cli._common import State, err, fail, fmt_num, json_safe, load_spec, out, working
+from fdpkit.cli._common import State, err, fail, fmt_num, json_safe, load_spec, out, working, write_output
 
 ledger_app = typer.Typer(help="Privacy-budget ledger: releases composed tightly over time, thresholds, "
                               "approvals, a verifiable event log.", no_args_is_help=True)
@@ -53,10 +53,20 @@ def _callback(db: Optional[str] = DbOpt) -> None:
     _Ctx.db = db
 
 
-def _open(db: Optional[str]):
-    from fdpkit.ledger import open_ledger
+def _open(db: Optional[str], create: bool = False):
+    """The ledger at ``--db`` (else FDPKIT_LEDGER, else the data directory's file). A SQLite
+    file that does not exist is an error unless ``create`` (``init``): a typo in ``--db``
+    must not turn into a new, empty ledger that verifies as intact."""
+    from sqlalchemy.engine import make_url
 
-    return open_ledger(db if db is not None else _Ctx.db)
+    from fdpkit.ledger import open_ledger
+    from fdpkit.ledger.db import in_memory, resolve_url
+
+    url = resolve_url(db if db is not None else _Ctx.db)
+    u = make_url(url)
+    if not create and u.get_backend_name() == "sqlite" and not in_memory(url) and not Path(u.database).is_file():
+        fail(f"no ledger at {u.database}: check --db, or create it with `fdpkit ledger init --db {u.database}`")
+    return open_ledger(url)
 
 
 def ledger_cmd(fn: Callable) -> Callable:
@@ -108,7 +118,7 @@ def init(db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
     _check_fmt(format)
     from sqlalchemy.engine import make_url
 
-    led = _open(db)
+    led = _open(db, create=True)
     rev = led.init()
     shown = make_url(led.url).render_as_string(hide_password=True)
     if format == "json":
@@ -146,6 +156,24 @@ def dataset_list(db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
         _json(rows)
     else:
         _table("Datasets", ["id", "name", "privacy unit", "relation"], [list(r.values()) for r in rows])
+
+
+@dataset_app.command("four-eyes")
+@ledger_cmd
+def dataset_four_eyes(name: str = typer.Argument(..., help="Dataset name."),
+                      off: bool = typer.Option(False, "--off", help="Relax four-eyes (needs --reason)."),
+                      reason: str = typer.Option("", "--reason", help="Why (kept in the event log)."),
+                      user: Optional[str] = UserOpt, db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
+    """Keep (default) or relax four-eyes for a dataset: with it the proposer of a release can
+    neither approve it nor override a hard limit for it. A chained event."""
+    _check_fmt(format)
+    led = _open(db)
+    led.set_four_eyes(name, not off, user=user or _user_default(), reason=reason)
+    on = led.four_eyes(name)
+    if format == "json":
+        _json({"dataset": name, "four_eyes": on})
+    else:
+        out.print(f"dataset {name}: four-eyes {'on' if on else 'off'}", highlight=False)
 
 
 @threshold_app.command("set")
@@ -400,7 +428,6 @@ def timeline(name: str = typer.Argument(..., help="Dataset name."),
     """The running total over time (weekly buckets by default)."""
     _check_fmt(format, ("text", "json", "csv"))
     from fdpkit.ledger.timeline import ADJECTIVE, HEADER, draw_timeline, timeline as tl, timeline_csv
-    from fdpkit.report import write_atomic
 
     led = _open(db)
     with working("Composing..."):
@@ -411,13 +438,13 @@ def timeline(name: str = typer.Argument(..., help="Dataset name."),
 
         kind = plot.suffix.lower().lstrip(".")
         eps = [(c.threshold.level, c.threshold.value) for c in st.thresholds if c.threshold.metric == "epsilon"]
-        write_atomic(plot, render(draw_timeline(rows, eps), kind))
+        write_output(plot, render(draw_timeline(rows, eps), kind))
         _say(f"wrote {plot}")
     data = (json.dumps(json_safe([r.to_dict() for r in rows]), indent=2) + "\n" if format == "json"
             else timeline_csv(rows) if format == "csv" else None)
     if data is not None:
         if output:
-            write_atomic(output, data.encode())
+            write_output(output, data.encode())
             _say(f"wrote {output}")
         else:
             sys.stdout.write(data)
@@ -435,6 +462,8 @@ def history(name: Optional[str] = typer.Argument(None, help="Dataset name (defau
     _check_fmt(format)
     from fdpkit.ledger import event_dict
 
+    if limit is not None and limit < 1:
+        fail(f"--limit must be a whole number >= 1, got {limit}")
     events = [event_dict(e) for e in _open(db).history(name, release_id, limit)]
     if format == "json":
         _json(events)
@@ -453,32 +482,54 @@ def export(name: str = typer.Argument(..., help="Dataset name."),
            bucket: str = typer.Option("week", "--bucket"), db: Optional[str] = DbOpt) -> None:
     """The ledger report of a dataset: status, thresholds, timeline (with its plot), releases."""
     from fdpkit.ledger.timeline import ledger_document
-    from fdpkit.report import FORMATS, render_document, write_atomic
+    from fdpkit.report import FORMATS, render_document
 
     if format not in FORMATS:
         fail(f"--format must be one of {', '.join(FORMATS)}, got {format!r}")
     if format == "pdf" and output is None:
         fail("PDF output needs --output PATH")
+    led = _open(db)
     with working(f"Rendering {format}..."):
-        data = render_document(ledger_document(_open(db), name, bucket), format)
+        data = render_document(ledger_document(led, name, bucket), format)
     if output:
-        write_atomic(output, data)
+        write_output(output, data)
         _say(f"wrote {output}")
+        _say(f"chain head {led.head()} (keep it elsewhere: `fdpkit ledger verify --anchor` checks it)")
     else:
         sys.stdout.write(data.decode("utf-8"))
 
 
+@ledger_app.command("head")
+@ledger_cmd
+def head(db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
+    """Print the chain head as SEQ:HASH: keep it outside the database (a ticket, a signed
+    note) and check it later with `fdpkit ledger verify --anchor SEQ:HASH`."""
+    _check_fmt(format)
+    h = _open(db).head()
+    if format == "json":
+        _json({"seq": h.seq, "hash": h.hash, "anchor": str(h)})
+    else:
+        out.print(str(h), highlight=False, soft_wrap=True)
+
+
 @ledger_app.command("verify")
 @ledger_cmd
-def verify(db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
-    """Check the hash-chained event log and every row against it: exit 0 when intact, 1 with
-    the first broken event otherwise."""
+def verify(anchor: Optional[str] = typer.Option(None, "--anchor", help="An earlier head SEQ:HASH (from `fdpkit "
+                                                "ledger head`) that must still be in the chain."),
+           db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
+    """Check the hash-chained event log (keyed with FDPKIT_LEDGER_KEY when set), every row
+    against it, and the released totals re-derived from the chained releases: exit 0 when
+    intact, 1 with the first broken event otherwise. Without --anchor (or a key) a chain
+    cut at its end or rewritten and re-hashed as a whole cannot be told from an intact one."""
     _check_fmt(format)
-    res = _open(db).verify()
+    res = _open(db).verify(anchor=anchor)
     if format == "json":
         _json(res.to_dict())
     elif res.ok:
-        out.print(f"ledger intact: {res.events} events verified", highlight=False)
+        extra = (f", anchor {res.anchor.seq} found" if res.anchor is not None else "") + (
+            ", keyed" if res.keyed else "")
+        out.print(f"ledger intact: {res.events} events verified{extra}; head {res.head}", highlight=False,
+                  soft_wrap=True)
     else:
         out.print(f"ledger BROKEN at event {res.broken_seq}: {res.reason}", highlight=False, soft_wrap=True)
     if not res.ok:
@@ -505,3 +556,71 @@ def user_add(name: str = typer.Argument(..., help="Login name."),
         _json({"id": u.id, "name": u.name, "role": u.role})
     else:
         out.print(f"user {u.name} added ({u.role})", highlight=False)
+
+
+def _user_change(fn_name: str, name: str, user: Optional[str], db: Optional[str], format: str, **kwargs: Any):
+    from fdpkit.ledger import users as accounts
+
+    u = getattr(accounts, fn_name)(_open(db), name, actor=user or _user_default(), **kwargs)
+    if format == "json":
+        _json(accounts.user_dict(u))
+    else:
+        out.print(f"user {u.name}: {u.role}, {'active' if u.active else 'deactivated'}", highlight=False)
+
+
+@user_app.command("list")
+@ledger_cmd
+def user_list(db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
+    """List the accounts (never a password or its hash)."""
+    _check_fmt(format)
+    from fdpkit.ledger.users import user_dict, users
+
+    rows = [user_dict(u) for u in users(_open(db))]
+    if format == "json":
+        _json(rows)
+    else:
+        _table("Users", ["id", "name", "role", "active"], [list(r.values()) for r in rows])
+
+
+@user_app.command("deactivate")
+@ledger_cmd
+def user_deactivate(name: str = typer.Argument(..., help="Login name."),
+                    reason: str = typer.Option("", "--reason", help="Why (kept in the event log)."),
+                    user: Optional[str] = UserOpt, db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
+    """Deactivate an account: it can no longer log in and its sessions end (a chained event)."""
+    _check_fmt(format)
+    _user_change("deactivate_user", name, user, db, format, reason=reason)
+
+
+@user_app.command("activate")
+@ledger_cmd
+def user_activate(name: str = typer.Argument(..., help="Login name."), user: Optional[str] = UserOpt,
+                  db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
+    """Re-activate a deactivated account (a chained event)."""
+    _check_fmt(format)
+    _user_change("activate_user", name, user, db, format)
+
+
+@user_app.command("role")
+@ledger_cmd
+def user_role(name: str = typer.Argument(..., help="Login name."),
+              role: str = typer.Option(..., "--role", help="viewer, analyst, approver or admin."),
+              user: Optional[str] = UserOpt, db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
+    """Give an account another role (a chained event; its sessions end)."""
+    _check_fmt(format)
+    _user_change("set_role", name, user, db, format, role=role)
+
+
+@user_app.command("reset-password")
+@ledger_cmd
+def user_reset_password(name: str = typer.Argument(..., help="Login name."),
+                        password_stdin: bool = typer.Option(False, "--password-stdin",
+                                                            help="Read the password from the first line of stdin."),
+                        user: Optional[str] = UserOpt, db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
+    """Set a new password (argon2; a chained event; the account's sessions end)."""
+    _check_fmt(format)
+    if password_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+    else:
+        password = typer.prompt("New password", hide_input=True, confirmation_prompt=True)
+    _user_change("reset_password", name, user, db, format, password=password)

@@ -4,7 +4,10 @@ A ledger lives at a SQLAlchemy URL (a SQLite file by default, in the user's data
 directory; ``FDPKIT_LEDGER`` or an explicit URL such as ``postgresql+psycopg://...``
 override it). Its schema is created and upgraded by Alembic migrations. Releases go
 proposed -> approved (with their privacy report) -> released, or rejected / withdrawn;
-every change appends to a hash-chained event log that :meth:`Ledger.verify` checks.
+every change appends to a hash-chained event log that :meth:`Ledger.verify` checks
+(against an anchor, :meth:`Ledger.head` kept elsewhere, and keyed with
+``FDPKIT_LEDGER_KEY`` when set). Four-eyes by default: the proposer of a release can
+neither approve it nor override a hard limit for it.
 The running total is the tight composition of the released releases (exact GDP for the
 Gaussian family, the accountant's PLD otherwise), shown beside the basic epsilon sum.
 
@@ -14,15 +17,17 @@ Uses fdpkit.accounting and fdpkit.report; knows nothing of the CLI or the web.
 >>> from fdpkit.ledger import open_ledger
 >>> led = open_ledger(os.path.join(tempfile.mkdtemp(), "l.sqlite"))
 >>> _ = led.add_dataset("census", unit="one person", user="ana")
->>> r = led.record("census", {"kind": "gaussian", "sigma": 2.0}, title="counts", user="ana", report=False)
->>> round(led.status("census").released.mu, 6), led.verify().ok
+>>> r = led.record("census", {"kind": "gaussian", "sigma": 2.0}, title="counts", user="ana",
+...                approver="bob", report=False)
+>>> anchor = str(led.head())  # keep it elsewhere
+>>> round(led.status("census").released.mu, 6), led.verify(anchor=anchor).ok
 (0.5, True)
 >>> led.close()
 """
 
 from __future__ import annotations
 
-from fdpkit.ledger.chain import VerifyResult
+from fdpkit.ledger.chain import Anchor, VerifyResult
 from fdpkit.ledger.core import (
     Check, Ledger, LedgerError, NotFound, Status, event_dict, parse_mechanism, release_dict,
 )
@@ -30,12 +35,13 @@ from fdpkit.ledger.db import data_dir, resolve_url
 from fdpkit.ledger.totals import DELTA_REF, FPR_REF, Total
 
 
-def open_ledger(url: str | None = None, *, upgrade: bool = True) -> Ledger:
+def open_ledger(url: str | None = None, *, upgrade: bool = True, key: str | bytes | None = None) -> Ledger:
     """Open (and by default create or upgrade) the ledger at ``url`` (a SQLAlchemy URL or a
-    file path; default ``FDPKIT_LEDGER`` or the SQLite file in the user's data directory)."""
-    return Ledger(url, upgrade=upgrade)
+    file path; default ``FDPKIT_LEDGER`` or the SQLite file in the user's data directory).
+    ``key`` (default ``FDPKIT_LEDGER_KEY``) keys the event chain (HMAC-SHA256)."""
+    return Ledger(url, upgrade=upgrade, key=key)
 
 
-__all__ = ["DELTA_REF", "FPR_REF", "Check", "Ledger", "LedgerError", "NotFound", "Status", "Total",
+__all__ = ["Anchor", "DELTA_REF", "FPR_REF", "Check", "Ledger", "LedgerError", "NotFound", "Status", "Total",
            "VerifyResult", "data_dir", "event_dict", "open_ledger", "parse_mechanism", "release_dict",
            "resolve_url"]

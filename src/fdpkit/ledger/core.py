@@ -10,183 +10,31 @@ reports, compositions of a new mechanism) is done before the transaction where p
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterator
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from fdpkit.accounting import Composition, gaussian_mu
-from fdpkit.convert import epsilon_for_delta as gdp_epsilon_for_delta
+from fdpkit.accounting import Composition, CostBudget
 from fdpkit.ledger import db
-from fdpkit.ledger.chain import VerifyResult, append, canonical, now, verify
-from fdpkit.ledger.models import (
-    Approval, ComposedState, Dataset, Event, Release, Threshold,
+from fdpkit.ledger.chain import Anchor, VerifyResult, append, ledger_key, now, verify
+from fdpkit.ledger.models import Approval, ChainHead, ComposedState, Dataset, Event, Release, Threshold, User
+from fdpkit.ledger.prepared import (  # noqa: F401 - parse_mechanism, Prepared are public here
+    DEFAULT_BUDGET, Prepared, parse_mechanism, prepare, render_report, state_digest,
+)
+from fdpkit.ledger.rules import (  # noqa: F401 - the errors and limits are public here
+    DATASET_NAME, MAX_ID, MAX_NAME, MAX_TEXT, MAX_TITLE, RELATIONS, SETTING_EVENT, LedgerError, NotFound,
+    _check_order, _text,
 )
 from fdpkit.ledger.totals import (
-    DEFAULT_THRESHOLDS, DELTA_REF, Crossing, ThresholdSpec, Total, add_rows, check_threshold, crossings,
+    DEFAULT_THRESHOLDS, DELTA_REF, ThresholdSpec, Total, add_rows, check_threshold, crossings,
     newly_exceeded, read_total,
 )
-from fdpkit.mechanisms import Mechanism, mechanism_from_dict
-
-RELATIONS = ("add-or-remove", "replace-one")
-
-
-class LedgerError(ValueError):
-    """Bad input or a forbidden state change; nothing was written."""
-
-
-class NotFound(LedgerError):
-    """An unknown dataset, release or user."""
-
-
-#: Largest row id (SQL BIGINT); larger ids name no row.
-MAX_ID = 2**63 - 1
-
-
-def parse_mechanism(mechanism: Any) -> Mechanism:
-    """A mechanism from a Mechanism, a spec dict or JSON text (the CLI/web specs)."""
-    if isinstance(mechanism, (str, bytes)):
-        try:
-            mechanism = json.loads(mechanism)
-        except json.JSONDecodeError as exc:
-            raise LedgerError(f"mechanism is not valid JSON: {exc.msg}") from None
-        except RecursionError:
-            raise LedgerError("mechanism is nested too deeply") from None
-    try:
-        return mechanism_from_dict(mechanism)
-    except ValueError as exc:
-        raise LedgerError(str(exc)) from None
-
-
-@dataclass(frozen=True)
-class Prepared:
-    """A mechanism checked and accounted before any transaction."""
-
-    mechanism: Mechanism
-    spec: str
-    gaussian_mu: float | None
-    epsilon_ref: float
-    #: the mechanism's own composition state (None for the Gaussian family)
-    alone: Composition | None = field(default=None, repr=False)
-
-    def after(self, state: Composition) -> Composition:
-        """``state`` followed by this mechanism (one composition at most)."""
-        if self.alone is None:
-            return Composition(state.count + 1, state.gaussian_mu_sq + self.gaussian_mu ** 2, state.pld,
-                               state.discretization)
-        return state.merge(self.alone)
-
-
-@functools.lru_cache(maxsize=256)
-def _gdp_epsilon_ref(mu: float) -> float:
-    return float(gdp_epsilon_for_delta(mu, DELTA_REF))
-
-
-def prepare(mechanism: Any) -> Prepared:
-    """Parse and account a mechanism (its exact mu if Gaussian-family, its own epsilon at
-    delta = 1e-5) before any transaction."""
-    mech = parse_mechanism(mechanism)
-    mu = gaussian_mu(mech)
-    alone = None
-    try:
-        if mu is not None:
-            eps = _gdp_epsilon_ref(mu)
-        else:
-            alone = Composition.empty().add([mech])
-            eps = alone.epsilon_for_delta(DELTA_REF)
-    except ValueError as exc:
-        raise LedgerError(f"mechanism cannot be accounted: {exc}") from None
-    return Prepared(mech, canonical(mech.to_dict()), mu, eps, alone)
-
-
-def render_report(mechanism: Mechanism) -> tuple[bytes, bytes]:
-    """The release's privacy report as it leaves the ledger: (JSON bytes, PDF bytes)."""
-    from fdpkit.privacy import privacy_report
-    from fdpkit.report import build_document, render_document
-
-    doc = build_document(privacy_report(mechanism))
-    return render_document(doc, "json"), render_document(doc, "pdf")
-
-
-@dataclass(frozen=True)
-class Status:
-    """A dataset's running totals: released, and released plus approved."""
-
-    dataset: Dataset
-    counts: dict[str, int]
-    released: Total
-    with_approved: Total
-    thresholds: list[Crossing]
-    alerts: list[Event] = field(default_factory=list)
-
-    @property
-    def exceeded(self) -> list[Crossing]:
-        """The thresholds the released total exceeds now."""
-        return [c for c in self.thresholds if c.exceeded]
-
-    def to_dict(self) -> dict[str, Any]:
-        """The object as JSON-ready data (dicts, lists, numbers and strings)."""
-        r = self.released
-        return {"dataset": self.dataset.name, "unit": self.dataset.unit, "relation": self.dataset.relation,
-                "released_count": self.counts.get("released", 0), "counts": self.counts,
-                "mu": r.mu, "regret": r.regret, "epsilon": r.epsilon, "delta": DELTA_REF,
-                "method": r.method, "bound": r.bound, "epsilon_sum": r.epsilon_sum, "delta_sum": r.delta_sum,
-                "released": r.to_dict(), "with_approved": self.with_approved.to_dict(),
-                "thresholds": [c.to_dict() for c in self.thresholds],
-                "exceeded": [c.message() for c in self.exceeded],
-                "alerts": [event_dict(e) for e in self.alerts]}
-
-
-@dataclass(frozen=True)
-class Check:
-    """What one proposed release would do to the released total."""
-
-    before: Total
-    after: Total
-    thresholds: list[Crossing]
-    new_crossings: list[Crossing]
-
-    @property
-    def messages(self) -> list[str]:
-        """One sentence per threshold the release would newly cross."""
-        return [f"would exceed the {c.threshold.level} threshold: " + c.message().split(": ", 1)[1]
-                for c in self.new_crossings]
-
-    @property
-    def blocked(self) -> bool:
-        """Whether releasing would exceed a hard threshold (then it needs an override reason)."""
-        return any(c.exceeded and c.threshold.level == "hard" for c in self.thresholds)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The object as JSON-ready data (dicts, lists, numbers and strings)."""
-        return {"before": self.before.to_dict(), "after": self.after.to_dict(), "blocked": self.blocked,
-                "messages": self.messages, "thresholds": [c.to_dict() for c in self.thresholds]}
-
-
-def release_dict(r: Release) -> dict[str, Any]:
-    """A release as plain JSON data (the CLI's and the web API's shape): its fields, the
-    mechanism spec as a dict, and timestamps as UTC ISO strings."""
-    out = {k: getattr(r, k) for k in ("id", "dataset_id", "title", "purpose", "analyst", "state",
-                                      "gaussian_mu", "epsilon_ref", "override_reason", "override_by")}
-    out["mechanism"] = json.loads(r.spec)
-    for k in ("created_at", "approved_at", "released_at", "closed_at"):
-        v = getattr(r, k)
-        out[k] = None if v is None else json.loads(canonical(v))
-    return out
-
-
-def event_dict(e: Event) -> dict[str, Any]:
-    """An event of the hash-chained log as plain JSON data: sequence number, time, kind,
-    actor, dataset and release ids, the event's data and its hash."""
-    payload = json.loads(e.payload)
-    return {"seq": e.seq, "at": json.loads(canonical(e.at)), "kind": e.kind, "actor": e.actor,
-            "dataset_id": e.dataset_id, "release_id": e.release_id, "data": payload.get("data", {}),
-            "hash": e.hash}
-
+from fdpkit.ledger.views import Check, Status, event_dict, release_dict  # noqa: F401 - public here
+from fdpkit.mechanisms import mechanism_from_dict
 
 def _spec_of(t: Threshold) -> ThresholdSpec:
     return ThresholdSpec(t.metric, t.level, t.value, t.delta, t.fpr)
@@ -194,17 +42,20 @@ def _spec_of(t: Threshold) -> ThresholdSpec:
 
 @dataclass
 class Head:
-    """The chain head as seen inside one write transaction."""
+    """The chain head as seen inside one write transaction (and the chain key, if any)."""
 
     seq: int
     hash: str
+    key: bytes | None = None
 
 
 class Ledger:
     """A privacy-budget ledger at a SQLAlchemy URL (see :func:`fdpkit.ledger.open_ledger`)."""
 
-    def __init__(self, url: str | None = None, *, upgrade: bool = True) -> None:
+    def __init__(self, url: str | None = None, *, upgrade: bool = True, key: str | bytes | None = None) -> None:
         self.url = db.resolve_url(url)
+        #: HMAC key of a keyed chain (``key`` or ``FDPKIT_LEDGER_KEY``), else None
+        self.key = ledger_key(key)
         self.engine = db.make_engine(self.url)
         self._sessions = db.session_factory(self.engine)
         self._totals: dict[tuple, Total] = {}
@@ -238,7 +89,7 @@ class Ledger:
         the head row is written once, at the end."""
         def run(s: Session):
             row = db.lock_head(s)
-            head = Head(row.seq, row.hash)
+            head = Head(row.seq, row.hash, self.key)
             result = fn(s, head)
             row.seq, row.hash = head.seq, head.hash
             return result
@@ -247,6 +98,8 @@ class Ledger:
     # ------------------------------------------------------------------ lookups
     @staticmethod
     def _dataset(s: Session, name: str) -> Dataset:
+        if not isinstance(name, str) or "\x00" in name or len(name) > MAX_NAME:
+            raise NotFound(f"dataset {str(name)[:MAX_NAME]!r} is unknown")
         d = s.execute(select(Dataset).where(Dataset.name == name)).scalar_one_or_none()
         if d is None:
             raise NotFound(f"dataset {name!r} is unknown (add it with `fdpkit ledger dataset add`)")
@@ -316,13 +169,64 @@ class Ledger:
             if kind is not None:
                 q = q.where(Event.kind == kind)
             if limit is not None:
-                q = q.limit(int(limit))
+                if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+                    raise LedgerError(f"limit must be a whole number >= 1, got {limit!r}")
+                q = q.limit(limit)
             return list(reversed(s.execute(q).scalars().all()))
 
-    def verify(self) -> VerifyResult:
-        """Check the event chain and every row against it (see :mod:`fdpkit.ledger.chain`)."""
+    def verify(self, anchor: Any = None) -> VerifyResult:
+        """Check the event chain and every row against it, and the released totals
+        re-derived from the chained releases (see :mod:`fdpkit.ledger.chain`). ``anchor``
+        (an earlier :meth:`head`, or its ``"SEQ:HASH"`` text) must still be in the chain:
+        a chain cut before it or rewritten up to it fails. Keyed with :attr:`key`."""
+        if anchor is not None:
+            try:
+                anchor = Anchor.parse(anchor)
+            except ValueError as exc:
+                raise LedgerError(str(exc)) from None
         with self.read() as s:
-            return verify(s)
+            return verify(s, anchor, self.key)
+
+    def head(self) -> Anchor:
+        """The chain head (``.seq``, ``.hash``; ``str()`` gives ``"SEQ:HASH"``): keep it
+        outside the database and pass it to :meth:`verify` as ``anchor`` later."""
+        with self.read() as s:
+            h = s.get(ChainHead, 1)
+            return Anchor(0, "0" * 64) if h is None else Anchor(h.seq, h.hash)
+
+    # ------------------------------------------------------------------ governance
+    @staticmethod
+    def _four_eyes_in(s: Session, dataset_id: int) -> bool:
+        payload = s.execute(select(Event.payload).where(Event.dataset_id == dataset_id, Event.kind == SETTING_EVENT)
+                            .order_by(Event.seq.desc()).limit(1)).scalar_one_or_none()
+        if payload is None:
+            return True
+        return bool(json.loads(payload).get("data", {}).get("four_eyes", True))
+
+    def four_eyes(self, dataset: str) -> bool:
+        """Whether ``dataset`` keeps four-eyes (the default): the proposer of a release can
+        neither approve it nor override a hard limit for it."""
+        with self.read() as s:
+            return self._four_eyes_in(s, self._dataset(s, dataset).id)
+
+    def set_four_eyes(self, dataset: str, enabled: bool, *, user: str, reason: str = "") -> None:
+        """Keep or relax four-eyes for ``dataset``; relaxing needs a ``reason``. Logged as a
+        chained ``dataset.setting`` event (the newest one holds)."""
+        user = _text("user", user)
+        reason = _text("reason", reason, required=not enabled, limit=MAX_TEXT)
+        if not isinstance(enabled, bool):
+            raise LedgerError(f"enabled must be True or False, got {enabled!r}")
+
+        def fn(s: Session, head):
+            d = self._dataset(s, dataset)
+            append(s, head, kind=SETTING_EVENT, actor=user, dataset_id=d.id,
+                   data={"four_eyes": enabled, "reason": reason})
+        self._write(fn)
+
+    @staticmethod
+    def _is_approver(s: Session, user: str) -> bool:
+        u = s.execute(select(User).where(User.name == user)).scalar_one_or_none()
+        return u is not None and u.active and u.role in ("approver", "admin")
 
     # ------------------------------------------------------------------ datasets, thresholds
     def add_dataset(self, name: str, *, unit: str, user: str, relation: str = "add-or-remove",
@@ -330,6 +234,10 @@ class Ledger:
         """Register a dataset with its privacy unit and the default thresholds
         (epsilon 2 / 4 / 8 at delta 1e-5: notice / warning / hard)."""
         name, unit, user = _text("name", name), _text("unit", unit), _text("user", user)
+        description = _text("description", description, required=False, limit=MAX_TEXT)
+        if not DATASET_NAME.fullmatch(name):
+            raise LedgerError(f"name must be letters, digits, '.', '_' or '-' starting with a letter or digit "
+                              f"(what a URL addresses as one path segment), got {name!r}")
         if relation not in RELATIONS:
             raise LedgerError(f"relation must be one of {', '.join(RELATIONS)}, got {relation!r}")
 
@@ -357,6 +265,9 @@ class Ledger:
             d = self._dataset(s, dataset)
             t = s.execute(select(Threshold).where(Threshold.dataset_id == d.id, Threshold.metric == metric,
                                                   Threshold.level == level)).scalar_one_or_none()
+            others = s.execute(select(Threshold).where(Threshold.dataset_id == d.id, Threshold.metric == metric,
+                                                       Threshold.level != level)).scalars()
+            _check_order(spec, [_spec_of(o) for o in others])
             if t is None:
                 t = Threshold(dataset_id=d.id, metric=metric, level=level, value=0.0)
                 s.add(t)
@@ -394,16 +305,22 @@ class Ledger:
                data={"title": title, "mechanism": p.mechanism.describe()})
         return r
 
-    def propose(self, dataset: str, mechanism: Any, *, title: str, user: str, purpose: str = "") -> Release:
-        """Record a proposed release (state ``proposed``)."""
-        title, user = _text("title", title), _text("user", user)
-        p = prepare(mechanism)
+    def propose(self, dataset: str, mechanism: Any, *, title: str, user: str, purpose: str = "",
+                budget: CostBudget | None = DEFAULT_BUDGET) -> Release:
+        """Record a proposed release (state ``proposed``), accounted first (within
+        ``budget``; None: no limit) so that nothing that breaks a total is queued."""
+        title, user = _text("title", title, limit=MAX_TITLE), _text("user", user)
+        purpose = _text("purpose", purpose, required=False, limit=MAX_TEXT)
+        p = prepare(mechanism, budget)
         return self._write(lambda s, head: self._propose_in(s, head, dataset, p, title, user, purpose or ""))
 
     def _approve_in(self, s: Session, head, r: Release, user: str, comment: str,
                     reports: tuple[bytes, bytes] | None) -> Approval:
         if r.state != "proposed":
             raise LedgerError(f"release {r.id} is {r.state}: only a proposed release can be approved")
+        if user == r.analyst and self._four_eyes_in(s, r.dataset_id):
+            raise LedgerError(f"four-eyes: {user} proposed release {r.id} and cannot approve it; another "
+                              "approver must")
         js, pdf = reports if reports is not None else (None, None)
         a = Approval(release_id=r.id, approver=user, decision="approved", comment=comment or "",
                      created_at=now(), report_json=js, report_pdf=pdf,
@@ -420,6 +337,7 @@ class Ledger:
         """Approve a proposed release, storing its privacy report (JSON and PDF bytes with their
         SHA-256). ``report=False`` stores none (bulk imports, tests)."""
         user = _text("user", user)
+        comment = _text("comment", comment, required=False, limit=MAX_TEXT)
         r0 = self.release_info(release_id)
         if r0.state != "proposed":
             raise LedgerError(f"release {r0.id} is {r0.state}: only a proposed release can be approved")
@@ -427,14 +345,19 @@ class Ledger:
         return self._write(lambda s, head: self._approve_in(s, head, self._release(s, r0.id), user,
                                                             comment, reports))
 
-    def _close(self, release_id: Any, user: str, comment: str, new_state: str, allowed: tuple[str, ...]):
+    def _close(self, release_id: Any, user: str, comment: str, new_state: str, allowed: tuple[str, ...],
+               role: str | None = None):
         user = _text("user", user)
+        comment = _text("comment", comment, required=new_state == "rejected", limit=MAX_TEXT)
 
         def fn(s: Session, head):
             r = self._release(s, release_id)
             if r.state not in allowed:
                 raise LedgerError(f"release {r.id} is {r.state}: only a {' or '.join(allowed)} release "
                                   f"can be {new_state}")
+            if new_state == "withdrawn" and user != r.analyst and not (
+                    role in ("approver", "admin") if role is not None else self._is_approver(s, user)):
+                raise LedgerError(f"only the proposer ({r.analyst}) or an approver may withdraw release {r.id}")
             r.state, r.closed_at = new_state, now()
             rows: list[Any] = [r]
             if new_state == "rejected":
@@ -448,17 +371,20 @@ class Ledger:
         return self._write(fn)
 
     def reject(self, release_id: Any, *, user: str, comment: str = "") -> Release:
-        """Reject a proposed release (logged with ``comment``); it can no longer be released."""
+        """Reject a proposed release; ``comment`` (the reason) is required."""
         return self._close(release_id, user, comment, "rejected", ("proposed",))
 
-    def withdraw(self, release_id: Any, *, user: str, comment: str = "") -> Release:
-        """Withdraw a proposed or approved release (logged with ``comment``)."""
-        return self._close(release_id, user, comment, "withdrawn", ("proposed", "approved"))
+    def withdraw(self, release_id: Any, *, user: str, comment: str = "", role: str | None = None) -> Release:
+        """Withdraw a proposed or approved release: only its proposer or an approver may
+        (``role`` as the caller authenticated it, e.g. the web; else the ledger's users
+        table says whether ``user`` is an active approver)."""
+        return self._close(release_id, user, comment, "withdrawn", ("proposed", "approved"), role)
 
     def _release_in(self, s: Session, head, r: Release, user: str, override_reason: str | None,
                     prepared: Prepared | None = None) -> Release:
         if r.state != "approved":
             raise LedgerError(f"release {r.id} is {r.state}: only an approved release can be released")
+        override_reason = _text("override_reason", override_reason, required=False, limit=MAX_TEXT) or None
         state, ids, eps_sum = self._released_state(s, r.dataset_id)
         before = read_total(state, eps_sum)
         after_state = prepared.after(state) if prepared is not None else add_rows(state, [r])
@@ -468,35 +394,48 @@ class Ledger:
         if hard and not (override_reason and override_reason.strip()):
             raise LedgerError(f"release {r.id} would exceed the hard limit ({hard[0].message().split(': ', 1)[1]}); "
                               "an approver must override it with a reason")
+        if hard and user == r.analyst and self._four_eyes_in(s, r.dataset_id):
+            raise LedgerError(f"four-eyes: {user} proposed release {r.id} and cannot override the hard limit "
+                              "for it; another approver must")
         r.state, r.released_at = "released", now()
+        new_ids, new_sum = sorted([*ids, r.id]), eps_sum + r.epsilon_ref
+        state_bytes = after_state.to_bytes()
         if hard:
             r.override_reason, r.override_by = override_reason.strip(), user
             append(s, head, kind="release.override", actor=user, dataset_id=r.dataset_id, release_id=r.id,
                    data={"reason": r.override_reason, "exceeded": [c.message() for c in hard]})
         append(s, head, kind="release.released", actor=user, rows=[r], dataset_id=r.dataset_id, release_id=r.id,
                data={"total": {"mu": after.mu, "epsilon": after.epsilon, "delta": DELTA_REF,
-                               "epsilon_sum": after.epsilon_sum, "count": after.count}})
+                               "epsilon_sum": after.epsilon_sum, "count": after.count},
+                     "composed_sha256": state_digest(new_ids, new_sum, state_bytes)})
         for c in newly_exceeded(before, after, specs):
             append(s, head, kind="alert", actor=user, dataset_id=r.dataset_id, release_id=r.id,
                    data={"level": c.threshold.level, "metric": c.threshold.metric, "message": c.message(),
                          **c.to_dict()})
-        self._save_state(s, r.dataset_id, after_state, sorted([*ids, r.id]), eps_sum + r.epsilon_ref)
+        self._save_state(s, r.dataset_id, state_bytes, new_ids, new_sum)
         return r
 
     def release(self, release_id: Any, *, user: str, override_reason: str | None = None) -> Release:
         """Release an approved release. If the new total would exceed a hard limit the release
-        is refused unless ``override_reason`` is given (logged as an override event)."""
+        is refused unless ``override_reason`` is given (logged as an override event) by
+        someone other than the proposer (four-eyes). The total is re-derived from the
+        chained release rows unless the cached composition matches the digest in the chain."""
         user = _text("user", user)
         return self._write(lambda s, head: self._release_in(s, head, self._release(s, release_id), user,
                                                             override_reason))
 
     def record(self, dataset: str, mechanism: Any, *, title: str, user: str, approver: str | None = None,
-               purpose: str = "", report: bool = True, override_reason: str | None = None) -> Release:
-        """Propose, approve (with its report) and release in ONE transaction: the whole
-        release or nothing (imports of past releases, scripted pipelines)."""
-        title, user = _text("title", title), _text("user", user)
-        approver = _text("approver", approver or user)
-        p = prepare(mechanism)
+               purpose: str = "", report: bool = True, override_reason: str | None = None,
+               budget: CostBudget | None = DEFAULT_BUDGET) -> Release:
+        """Propose (as ``user``), approve (as ``approver``, with its report) and release in
+        ONE transaction: the whole release or nothing (imports of past releases, scripted
+        pipelines). Under four-eyes (the default) ``approver`` must be someone else."""
+        title, user = _text("title", title, limit=MAX_TITLE), _text("user", user)
+        purpose = _text("purpose", purpose, required=False, limit=MAX_TEXT)
+        if approver is None:
+            approver = user  # refused below under four-eyes, with the reason
+        approver = _text("approver", approver)
+        p = prepare(mechanism, budget)
         reports = render_report(p.mechanism) if report else None
 
         def fn(s: Session, head):  # noqa: D401
@@ -507,44 +446,54 @@ class Ledger:
 
     # ------------------------------------------------------------------ totals
     def _released_state(self, s: Session, dataset_id: int) -> tuple[Composition, list[int], float]:
-        """The composition of the dataset's released releases: the cached state plus the
-        releases it does not cover yet (all of them when the cache does not match)."""
-        current = set(s.execute(select(Release.id).where(Release.dataset_id == dataset_id,
-                                                         Release.state == "released")).scalars())
+        """The composition of the dataset's released releases, from the chained release rows.
+        The cached state is used only when it composes exactly the released releases and
+        matches the digest that the newest ``release.released`` event put in the chain (an
+        edited cache is ignored, never trusted)."""
+        current = sorted(s.execute(select(Release.id).where(Release.dataset_id == dataset_id,
+                                                            Release.state == "released")).scalars())
+        if not current:
+            return Composition.empty(), [], 0.0
         cache = s.get(ComposedState, dataset_id)
-        state, ids, eps_sum = Composition.empty(), [], 0.0
         if cache is not None:
-            cached_ids = json.loads(cache.release_ids)
-            if set(cached_ids) <= current:
+            try:
+                cached_ids = sorted(int(i) for i in json.loads(cache.release_ids))
+            except (ValueError, TypeError):
+                cached_ids = None
+            if cached_ids == current and self._chained_digest(s, dataset_id) == state_digest(
+                    cached_ids, cache.epsilon_sum, cache.state):
                 try:
-                    state, ids, eps_sum = Composition.from_bytes(cache.state), cached_ids, cache.epsilon_sum
+                    return Composition.from_bytes(cache.state), cached_ids, float(cache.epsilon_sum)
                 except ValueError:
                     pass
-        missing = sorted(current - set(ids))
-        if missing:
-            cols = select(Release.id, Release.gaussian_mu, Release.spec, Release.epsilon_ref)
-            if len(missing) > 500:
-                rows = [r for r in s.execute(cols.where(Release.dataset_id == dataset_id,
-                                                        Release.state == "released")) if r.id in set(missing)]
-            else:
-                rows = list(s.execute(cols.where(Release.id.in_(missing))))
-            rows.sort(key=lambda r: r.id)
-            state = add_rows(state, rows)
-            eps_sum += sum(m.epsilon_ref for m in rows)
-            ids = sorted(current)
-        return state, ids, eps_sum
+        cols = select(Release.id, Release.gaussian_mu, Release.spec, Release.epsilon_ref).where(
+            Release.dataset_id == dataset_id, Release.state == "released").order_by(Release.id)
+        rows = list(s.execute(cols))
+        state = add_rows(Composition.empty(), rows)
+        return state, [r.id for r in rows], float(sum(r.epsilon_ref for r in rows))
 
     @staticmethod
-    def _save_state(s: Session, dataset_id: int, state: Composition, ids: list[int], eps_sum: float) -> None:
+    def _chained_digest(s: Session, dataset_id: int) -> str | None:
+        payload = s.execute(select(Event.payload).where(Event.dataset_id == dataset_id,
+                                                        Event.kind == "release.released")
+                            .order_by(Event.seq.desc()).limit(1)).scalar_one_or_none()
+        try:
+            return None if payload is None else json.loads(payload).get("data", {}).get("composed_sha256")
+        except (ValueError, AttributeError):
+            return None
+
+    @staticmethod
+    def _save_state(s: Session, dataset_id: int, state: bytes, ids: list[int], eps_sum: float) -> None:
         cache = s.get(ComposedState, dataset_id)
         if cache is None:
             cache = ComposedState(dataset_id=dataset_id)
             s.add(cache)
-        cache.release_ids, cache.epsilon_sum, cache.state = json.dumps(ids), eps_sum, state.to_bytes()
+        cache.release_ids, cache.epsilon_sum, cache.state = json.dumps(ids), eps_sum, state
 
     def _refresh_cache(self, dataset_id: int, state: Composition, ids: list[int], eps_sum: float) -> None:
+        data = state.to_bytes()
         try:
-            db.run_write(self.engine, lambda s: self._save_state(s, dataset_id, state, ids, eps_sum))
+            db.run_write(self.engine, lambda s: self._save_state(s, dataset_id, data, ids, eps_sum))
         except Exception:  # noqa: BLE001 - the cache is an optimisation; never fail a read on it
             pass
 
@@ -589,10 +538,12 @@ class Ledger:
             total.epsilon_at(dl)
         return total
 
-    def check(self, dataset: str, mechanism: Any) -> Check:
+    def check(self, dataset: str, mechanism: Any, *, budget: CostBudget | None = DEFAULT_BUDGET) -> Check:
         """What releasing ``mechanism`` would do to ``dataset``'s released total (about one
-        composition, whatever the number of releases already recorded)."""
-        p = prepare(mechanism)
+        composition when the cached total matches the chain; the total is re-derived from
+        the chained release rows otherwise). ``budget`` bounds the mechanism's accounting
+        (None: no limit)."""
+        p = prepare(mechanism, budget)
         with self.read() as s:
             d = self._dataset(s, dataset)
             state, ids, eps_sum = self._released_state(s, d.id)
@@ -608,9 +559,3 @@ class Ledger:
         with self.read() as s:
             name = s.get(Dataset, r.dataset_id).name
         return self.check(name, r.spec)
-
-
-def _text(name: str, value: Any) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise LedgerError(f"{name} must be a non-empty text, got {value!r}")
-    return value.strip()

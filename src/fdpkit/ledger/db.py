@@ -7,7 +7,9 @@
   failing when a read lock would be upgraded. An in-memory database (``sqlite://``) is one
   connection shared by the process's threads; no other process can see it.
 - PostgreSQL (any SQLAlchemy URL works): writers lock the one ``chain_head`` row
-  (``SELECT ... FOR UPDATE``), which serialises appends to the event chain.
+  (``SELECT ... FOR UPDATE``), which serialises appends to the event chain; every
+  connection has a ``lock_timeout`` (:data:`LOCK_TIMEOUT_MS`), so a stuck writer turns into
+  a retried transaction instead of a wait without end.
 - Every write runs in one transaction, retried on lock timeouts, serialisation failures
   and deadlocks: a release is recorded whole or not at all.
 """
@@ -33,6 +35,9 @@ HERE = Path(__file__).resolve().parent
 #: SQLite busy timeout (ms) and how often a failed write transaction is retried.
 BUSY_TIMEOUT_MS = 30_000
 WRITE_RETRIES = 30
+#: PostgreSQL ``lock_timeout`` of every connection (ms): a write waits this long for the
+#: chain-head lock, then its transaction is retried (``55P03`` is retryable).
+LOCK_TIMEOUT_MS = 10_000
 T = TypeVar("T")
 
 
@@ -110,6 +115,10 @@ def make_engine(url: str) -> Engine:
         _sqlite_setup(engine)
         return engine
     try:
+        if u.get_backend_name() == "postgresql" and u.get_driver_name() in ("psycopg", "psycopg2"):
+            # a writer waits at most LOCK_TIMEOUT_MS for a row lock, then retries (run_write)
+            return create_engine(url, pool_pre_ping=True,
+                                 connect_args={"options": f"-c lock_timeout={LOCK_TIMEOUT_MS}"})
         return create_engine(url, pool_pre_ping=True)
     except ModuleNotFoundError as exc:
         raise ValueError(f"db {u.render_as_string(hide_password=True)!r} needs the database driver "
@@ -189,6 +198,37 @@ def run_write(engine: Engine, fn: Callable[[Session], T]) -> T:
                 raise
             time.sleep(min(0.5, 0.01 * 2 ** min(attempt, 6)) * random.random())
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+class LockBusy(Exception):
+    """The write lock was not free within the short wait of :func:`short_write`."""
+
+
+def short_write(engine: Engine, fn: Callable[[Session], T], wait_s: float) -> T:
+    """Run ``fn(session)`` in one write transaction that waits at most ``wait_s`` seconds for
+    the write lock (SQLite's busy timeout, PostgreSQL's ``lock_timeout``), once:
+    :class:`LockBusy` otherwise. For writes that must not queue behind a long ledger write
+    (a login storing its session)."""
+    ms = max(1, int(wait_s * 1000))
+    sqlite = engine.dialect.name == "sqlite"
+    try:
+        with engine.connect() as conn:
+            if sqlite:  # on the driver's connection: no transaction is begun by it
+                conn.connection.dbapi_connection.execute(f"PRAGMA busy_timeout = {ms}")
+            try:
+                conn.execution_options(ledger_write=True)
+                with Session(bind=conn, expire_on_commit=False) as session:
+                    with session.begin():
+                        if not sqlite:
+                            session.execute(text(f"SET LOCAL lock_timeout = {ms}"))
+                        return fn(session)
+            finally:
+                if sqlite:
+                    conn.connection.dbapi_connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    except DBAPIError as exc:
+        if _retryable(exc):
+            raise LockBusy(str(exc.orig)) from None
+        raise
 
 
 def lock_head(session: Session):

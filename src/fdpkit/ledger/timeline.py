@@ -212,6 +212,14 @@ def basic_composition_claim(releases: list[dict[str, Any]]) -> tuple[float, floa
         else:
             eps += pure
     return eps, delta
+def _integrity_section(v: dict[str, Any]) -> Section:
+    """The chain head (keep it elsewhere: ``fdpkit ledger verify --anchor`` checks it later)
+    and what verify said when the report was made."""
+    said = (f"Event log verified: {v['events']} events intact" + (" (keyed chain)." if v.get("keyed") else ".")
+            if v["ok"] else f"Event log BROKEN at event {v['broken_seq']}: {v['reason']}")
+    return Section("Integrity", (said, f"Chain head (anchor): {v.get('head') or '-'}. Keep it outside the "
+                                       "ledger; `fdpkit ledger verify --anchor SEQ:HASH` fails if the chain is "
+                                       "later cut or rewritten before it."))
 
 
 def ledger_document(ledger: Ledger, dataset: str, bucket: str = "week") -> ReportDocument:
@@ -244,7 +252,8 @@ def ledger_document(ledger: Ledger, dataset: str, bucket: str = "week") -> Repor
                       draw_timeline(rows, _eps_thresholds(status))),) if rows else ()
     sections = (Section("Running total", (), (total, thr)),
                 Section("Warnings", alerts or ("No threshold crossed.",)),
-                Section("Timeline", (), (tl,)), Section("Releases", (), (rel,)))
+                Section("Timeline", (), (tl,)), Section("Releases", (), (rel,)),
+                _integrity_section(data["verify"]))
     return ReportDocument(f"Privacy-budget ledger: {dataset}", summary, sections, figures,
                           json_safe(data), kind="privacy-budget ledger report")
 

@@ -72,6 +72,8 @@ def totals_work(ledger: Any, dataset: str | None = None, *, timeline: bool = Fal
     Database reads only (no composition); an unknown dataset costs nothing (the ledger
     answers it with NotFound). The sum stops once above ``stop_at`` (a caller that only
     compares it with a bound need not parse every release)."""
+    if dataset is not None and (not isinstance(dataset, str) or "\x00" in dataset or len(dataset) > 200):
+        return 0.0  # no dataset has this name (the ledger answers NotFound)
     with ledger.read() as s:
         ds = select(Dataset.id)
         if dataset is not None:

@@ -35,7 +35,11 @@ class BudgetGuard:
     max_steps : int
         The most steps training would take without the guard (the search's upper end).
     title, user : str
-        The release's title and who records it (also its approver).
+        The release's title and who proposes it.
+    approver : str, optional
+        Who approves and releases the run when it ends (four-eyes: someone other than
+        ``user``, unless the dataset relaxes it). Without one the run is only proposed, for an
+        approver to decide in the ledger.
     report : bool
         Store the privacy report (JSON and PDF) with the release.
 
@@ -53,7 +57,8 @@ class BudgetGuard:
     """
 
     def __init__(self, ledger: Any, dataset: str, privacy_engine: Any, *, noise_multiplier: float,
-                 sample_rate: float, max_steps: int, title: str, user: str, report: bool = True) -> None:
+                 sample_rate: float, max_steps: int, title: str, user: str, approver: str | None = None,
+                 report: bool = True) -> None:
         probe = dpsgd(noise_multiplier, sample_rate, max_steps)  # validates the three numbers
         self.ledger, self.dataset = ledger, dataset
         self.accountant = getattr(privacy_engine, "accountant", privacy_engine)
@@ -62,6 +67,7 @@ class BudgetGuard:
                              f"{type(privacy_engine).__name__}")
         self.noise_multiplier, self.sample_rate = probe.noise_multiplier, probe.sample_rate
         self.max_steps, self.title, self.user, self.report = probe.steps, title, user, report
+        self.approver = approver
         self.release = None
         self.last_allowed_step = self._last_allowed(probe)
 
@@ -117,13 +123,17 @@ class BudgetGuard:
 
     # --- at the end ---------------------------------------------------------------------------
     def record(self):
-        """Record the run as a release (nothing when no step was taken); returns it."""
+        """Record the run (nothing when no step was taken): proposed, or released with an
+        ``approver``; returns the release."""
         if self.release is not None or not self.accountant.history:
             return self.release
         self.steps_taken()  # the consistency check
         mech = dpsgd_from_opacus_history(self.accountant.history)
-        self.release = self.ledger.record(self.dataset, mech.to_dict(), title=self.title, user=self.user,
-                                          report=self.report)
+        if self.approver is None:
+            self.release = self.ledger.propose(self.dataset, mech.to_dict(), title=self.title, user=self.user)
+        else:
+            self.release = self.ledger.record(self.dataset, mech.to_dict(), title=self.title, user=self.user,
+                                              approver=self.approver, report=self.report)
         return self.release
 
     def __enter__(self) -> "BudgetGuard":

@@ -47,11 +47,17 @@ async def _job(request: Request, view: str, *args, work: Any, **kwargs):
 
 def _totals(name: str | None, request: Request, timeline: bool = False):
     """The estimate of reading ``name``'s totals (all datasets when None), as a function of
-    the ledger; it stops counting past the light lane's bound."""
+    the ledger; it stops counting past the light lane's bound. An unknown dataset raises
+    NotFound here (404 at once: no worker process is asked)."""
     from fdpkit.ledger.work import totals_work
 
     bound = request.app.state.limits.light_work
-    return lambda led: totals_work(led, name, timeline=timeline, stop_at=bound)
+
+    def work(led):
+        if name is not None:
+            led.dataset(name)
+        return totals_work(led, name, timeline=timeline, stop_at=bound)
+    return work
 
 
 def checked_spec(spec: Any, limits: Any) -> float:
@@ -120,6 +126,20 @@ class ReleaseRequest(BaseModel):
     override_reason: Optional[str] = Field(None, max_length=5000)
 
 
+class UserChangeRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    active: Optional[bool] = None
+    role: Optional[Literal["viewer", "analyst", "approver", "admin"]] = None
+    password: Optional[str] = Field(None, min_length=8, max_length=1000)
+    reason: str = Field("", max_length=5000)
+
+
+class FourEyesRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    enabled: bool
+    reason: str = Field("", max_length=5000)
+
+
 class UserRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str = Field(..., min_length=1, max_length=200)
@@ -170,7 +190,7 @@ async def propose(request: Request, name: str, body: ProposeRequest, p: Principa
     if isinstance(work, JSONResponse):
         return work
     return await _job(request, "propose", name, body.mechanism, title=body.title, user=p.name,
-                      purpose=body.purpose, work=work)
+                      purpose=body.purpose, work=lambda led: (led.dataset(name), work)[1])
 
 
 @router.post("/datasets/{name}/thresholds")
@@ -211,9 +231,14 @@ async def _transition(request: Request, verb: str, release_id: int, p: Principal
 
     if verb in ("approve", "release"):
         estimate = approval_work if verb == "approve" else pending_work
-        return await _job(request, "transition", verb, release_id, user=p.name, **kwargs,
-                          work=lambda led: estimate(led, release_id))
+
+        def work(led):
+            led.release_info(release_id)  # an unknown release: 404 at once, no worker process
+            return estimate(led, release_id)
+        return await _job(request, "transition", verb, release_id, user=p.name, **kwargs, work=work)
     led = ledger_of(request)
+    if verb == "withdraw":
+        kwargs["role"] = p.role
     return await _run(lambda: (getattr(led, verb)(release_id, user=p.name, **kwargs),
                                release_dict(led.release_info(release_id)))[1])
 
@@ -256,10 +281,58 @@ async def events(request: Request, limit: int = 200, p: Principal = require("vie
 
 
 @router.get("/verify")
-async def verify(request: Request, p: Principal = require("viewer", api=True)):
-    """Check the event chain and every row against it."""
+async def verify(request: Request, anchor: Optional[str] = None, p: Principal = require("viewer", api=True)):
+    """Check the event chain, every row against it and the re-derived totals; with
+    ``anchor=SEQ:HASH`` (an earlier head) the chain must still contain that head."""
     led = ledger_of(request)
-    return await _run(lambda: led.verify().to_dict())
+    return await _run(lambda: led.verify(anchor=anchor).to_dict())
+
+
+@router.get("/head")
+async def head(request: Request, p: Principal = require("viewer", api=True)):
+    """The chain head (keep ``anchor`` elsewhere; ``GET /api/ledger/verify?anchor=`` checks it)."""
+    led = ledger_of(request)
+
+    def fn():
+        h = led.head()
+        return {"seq": h.seq, "hash": h.hash, "anchor": str(h)}
+    return await _run(fn)
+
+
+@router.post("/datasets/{name}/four-eyes")
+async def four_eyes(request: Request, name: str, body: FourEyesRequest, p: Principal = require("admin", api=True)):
+    """Keep or relax four-eyes for a dataset (admin; relaxing needs a reason; logged)."""
+    led = ledger_of(request)
+
+    def fn():
+        led.set_four_eyes(name, body.enabled, user=p.name, reason=body.reason)
+        return {"dataset": name, "four_eyes": led.four_eyes(name)}
+    return await _run(fn)
+
+
+@router.post("/users/{name}")
+async def user_change(request: Request, name: str, body: UserChangeRequest,
+                      p: Principal = require("admin", api=True)):
+    """Deactivate / re-activate (``active``), re-role (``role``) or reset the password of an
+    account (admin): each a chained event; the account's sessions end."""
+    from fdpkit.ledger import users as accounts
+
+    led = ledger_of(request)
+
+    def fn():
+        if body.active is None and body.role is None and body.password is None:
+            raise ValueError("give active, role or password")
+        u = None
+        if body.role is not None:
+            u = accounts.set_role(led, name, role=body.role, actor=p.name)
+        if body.password is not None:
+            u = accounts.reset_password(led, name, password=body.password, actor=p.name)
+        if body.active is False:
+            u = accounts.deactivate_user(led, name, actor=p.name, reason=body.reason)
+        elif body.active is True:
+            u = accounts.activate_user(led, name, actor=p.name)
+        return accounts.user_dict(u)
+    return await _run(fn)
 
 
 @router.get("/users")

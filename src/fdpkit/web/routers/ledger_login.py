@@ -1,4 +1,7 @@
-"""Ledger login and logout: the page (double-submit CSRF cookie) and the JSON twin."""
+"""Ledger login and logout: the page (double-submit CSRF cookie) and the JSON twin. Every
+login passes :mod:`fdpkit.web.login_guard` (rate limit and backoff: 429 with
+Retry-After; a few password hashes at once: 503 with Retry-After) and never waits long
+for the ledger's write lock (its session row: 503 with Retry-After)."""
 
 from __future__ import annotations
 
@@ -38,14 +41,33 @@ async def login_page(request: Request, next: str = "/ledger"):
 
 
 async def _login(request: Request, username: str, password: str):
-    from fdpkit.ledger.users import authenticate, create_session
+    """(user, token, csrf), or None for a wrong name or password; Throttled (429/503)."""
+    from fdpkit.ledger.users import Busy, authenticate, create_session
+    from fdpkit.web.login_guard import Throttled, guard_of
 
+    guard = guard_of(request.app)
+    account = username[:200]
+    guard.admit(request.client.host if request.client else "?", account)
     led = await call(ledger_of, request)  # opened (and migrated) off the event loop on first use
-    user = await call(authenticate, led, username, password)
-    if user is None:
-        return None
-    token, csrf = await call(create_session, led, user)
+    try:
+        async with await guard.slot():
+            user = await call(authenticate, led, username, password)
+        guard.record(account, user is not None)
+        if user is None:
+            return None
+        token, csrf = await call(create_session, led, user)
+    except Busy as exc:
+        raise Throttled(503, exc.retry_after, str(exc)) from None
     return user, token, csrf
+
+
+def _throttled(exc, api: bool, request: Request, next_url: str = "/ledger"):
+    headers = {"Retry-After": str(exc.retry_after)}
+    if api:
+        return JSONResponse({"detail": exc.message}, status_code=exc.status, headers=headers)
+    resp = _login_page(request, exc.message[:1].upper() + exc.message[1:] + ".", exc.status, next_url)
+    resp.headers["Retry-After"] = headers["Retry-After"]
+    return resp
 
 
 @router.post("/ledger/login", include_in_schema=False)
@@ -55,7 +77,12 @@ async def login_submit(request: Request):
     next_url = _safe_next(str(form.get("next") or "/ledger"))
     if not sent or not cookie or not hmac.compare_digest(sent, cookie):
         return _login_page(request, "The form expired; please log in again.", 403, next_url)
-    found = await _login(request, str(form.get("username") or ""), str(form.get("password") or ""))
+    from fdpkit.web.login_guard import Throttled
+
+    try:
+        found = await _login(request, str(form.get("username") or ""), str(form.get("password") or ""))
+    except Throttled as exc:
+        return _throttled(exc, False, request, next_url)
     if found is None:
         return _login_page(request, "Unknown user or wrong password.", 401, next_url)
     _, token, _ = found
@@ -88,7 +115,12 @@ class LoginRequest(BaseModel):
 async def login_api(request: Request, body: LoginRequest):
     """Log in (JSON body, so no cross-site form can post it): sets the session cookie and
     returns the CSRF token to send as ``X-CSRF-Token`` on every POST."""
-    found = await _login(request, body.username, body.password)
+    from fdpkit.web.login_guard import Throttled
+
+    try:
+        found = await _login(request, body.username, body.password)
+    except Throttled as exc:
+        return _throttled(exc, True, request)
     if found is None:
         return JSONResponse({"detail": "unknown user or wrong password"}, status_code=401)
     user, token, csrf = found

@@ -161,6 +161,8 @@ def _action(verb: str, role: str):
         form = await request.form()
         led = ledger_of(request)
         kwargs = {"user": p.name}
+        if verb == "withdraw":
+            kwargs["role"] = p.role
         if verb in ("approve", "reject", "withdraw"):
             kwargs["comment"] = str(form.get("comment") or "")
         if verb == "release" and str(form.get("override_reason") or "").strip():
@@ -230,9 +232,11 @@ async def release_report(request: Request, release_id: int, fmt: str, p: Princip
 
 
 @router.get("/ledger/history", include_in_schema=False)
-async def history(request: Request, p: Principal = require("viewer")):
+async def history(request: Request, verify: int = 0, p: Principal = require("viewer")):
+    """The last 500 events; the whole chain is verified only on request (``?verify=1``:
+    it reads every event, so not on every view)."""
     led = ledger_of(request)
-    events, result = await call(lambda: (led.history(limit=500), led.verify()))
+    events, result = await call(lambda: (led.history(limit=500), led.verify() if verify == 1 else None))
     return await render_page(request, "ledger_history.html", _ctx(p, events=events, result=result,
                                                      data=[json.loads(e.payload)["data"] for e in events]))
 
@@ -255,4 +259,35 @@ async def users_add(request: Request, p: Principal = require("admin")):
     except ValueError as exc:
         return await render_page(request, "ledger_users.html", _ctx(p, users=await call(users, ledger_of(request)),
                                                        errors={"form": str(exc)}), status=422)
+    return _back("/ledger/users")
+
+
+@router.post("/ledger/users/{user_id}", include_in_schema=False)
+async def users_change(request: Request, user_id: int, p: Principal = require("admin")):
+    """Deactivate / activate, re-role or reset the password of an account (admin): each a
+    chained event; the account's sessions end."""
+    from fdpkit.ledger import users as accounts
+
+    form = await request.form()
+    action, led = str(form.get("action") or ""), ledger_of(request)
+
+    def change():
+        u = next((x for x in accounts.users(led) if x.id == user_id), None)
+        if u is None:
+            raise accounts.NotFound(f"user {user_id} is unknown")
+        if action == "deactivate":
+            return accounts.deactivate_user(led, u.name, actor=p.name)
+        if action == "activate":
+            return accounts.activate_user(led, u.name, actor=p.name)
+        if action.startswith("role:"):
+            return accounts.set_role(led, u.name, role=action[5:], actor=p.name)
+        if action == "password":
+            return accounts.reset_password(led, u.name, password=str(form.get("password") or ""), actor=p.name)
+        raise ValueError(f"action must be deactivate, activate, role:ROLE or password, got {action[:40]!r}")
+    try:
+        await call(change)
+    except ValueError as exc:
+        return await render_page(request, "ledger_users.html", _ctx(p, users=await call(accounts.users, led),
+                                                                   errors={"form": str(exc)}),
+                                 status=404 if isinstance(exc, accounts.NotFound) else 422)
     return _back("/ledger/users")

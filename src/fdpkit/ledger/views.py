@@ -1,0 +1,79 @@
+"""What the ledger hands back besides rows: a dataset's :class:`Status`, the :class:`Check`
+of a proposed release, and rows and events as plain dicts (no database access here)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from fdpkit.ledger.chain import canonical
+from fdpkit.ledger.models import Dataset, Event, Release
+from fdpkit.ledger.totals import DELTA_REF, Crossing, Total
+
+
+@dataclass(frozen=True)
+class Status:
+    """A dataset's running totals: released, and released plus approved."""
+
+    dataset: Dataset
+    counts: dict[str, int]
+    released: Total
+    with_approved: Total
+    thresholds: list[Crossing]
+    alerts: list[Event] = field(default_factory=list)
+
+    @property
+    def exceeded(self) -> list[Crossing]:
+        return [c for c in self.thresholds if c.exceeded]
+
+    def to_dict(self) -> dict[str, Any]:
+        r = self.released
+        return {"dataset": self.dataset.name, "unit": self.dataset.unit, "relation": self.dataset.relation,
+                "released_count": self.counts.get("released", 0), "counts": self.counts,
+                "mu": r.mu, "regret": r.regret, "epsilon": r.epsilon, "delta": DELTA_REF,
+                "method": r.method, "bound": r.bound, "epsilon_sum": r.epsilon_sum, "delta_sum": r.delta_sum,
+                "released": r.to_dict(), "with_approved": self.with_approved.to_dict(),
+                "thresholds": [c.to_dict() for c in self.thresholds],
+                "exceeded": [c.message() for c in self.exceeded],
+                "alerts": [event_dict(e) for e in self.alerts]}
+
+
+@dataclass(frozen=True)
+class Check:
+    """What one proposed release would do to the released total."""
+
+    before: Total
+    after: Total
+    thresholds: list[Crossing]
+    new_crossings: list[Crossing]
+
+    @property
+    def messages(self) -> list[str]:
+        return [f"would exceed the {c.threshold.level} threshold: " + c.message().split(": ", 1)[1]
+                for c in self.new_crossings]
+
+    @property
+    def blocked(self) -> bool:
+        return any(c.exceeded and c.threshold.level == "hard" for c in self.thresholds)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"before": self.before.to_dict(), "after": self.after.to_dict(), "blocked": self.blocked,
+                "messages": self.messages, "thresholds": [c.to_dict() for c in self.thresholds]}
+
+
+def release_dict(r: Release) -> dict[str, Any]:
+    out = {k: getattr(r, k) for k in ("id", "dataset_id", "title", "purpose", "analyst", "state",
+                                      "gaussian_mu", "epsilon_ref", "override_reason", "override_by")}
+    out["mechanism"] = json.loads(r.spec)
+    for k in ("created_at", "approved_at", "released_at", "closed_at"):
+        v = getattr(r, k)
+        out[k] = None if v is None else json.loads(canonical(v))
+    return out
+
+
+def event_dict(e: Event) -> dict[str, Any]:
+    payload = json.loads(e.payload)
+    return {"seq": e.seq, "at": json.loads(canonical(e.at)), "kind": e.kind, "actor": e.actor,
+            "dataset_id": e.dataset_id, "release_id": e.release_id, "data": payload.get("data", {}),
+            "hash": e.hash}
