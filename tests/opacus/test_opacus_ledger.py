@@ -28,6 +28,9 @@ HARD_EPSILON = 2.0
 def ledger(tmp_path):
     led = open_ledger(str(tmp_path / "ledger.sqlite"))
     led.add_dataset("toy", unit="one example", user="ana")
+    # thresholds stay ordered (notice <= warning <= hard): lower the two below the hard one first
+    led.set_threshold("toy", metric="epsilon", level="notice", value=HARD_EPSILON / 2, delta=1e-5, user="ana")
+    led.set_threshold("toy", metric="epsilon", level="warning", value=HARD_EPSILON * 3 / 4, delta=1e-5, user="ana")
     led.set_threshold("toy", metric="epsilon", level="hard", value=HARD_EPSILON, delta=1e-5, user="ana")
     yield led
     led.close()
@@ -54,6 +57,7 @@ def test_budget_guard_stops_before_the_hard_limit_and_records(ledger):
 def test_cli_propose_from_opacus_files(tmp_path):
     db = str(tmp_path / "cli.sqlite")
     run = CliRunner().invoke
+    assert run(app, ["ledger", "--db", db, "init"]).exit_code == 0  # --db must exist for other commands
     assert run(app, ["ledger", "--db", db, "dataset", "add", "toy", "--unit", "one example"]).exit_code == 0
     acc = fo.FdpkitAccountant()
     acc.history = [(1.1, 0.01, 300)]

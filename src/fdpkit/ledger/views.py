@@ -25,9 +25,11 @@ class Status:
 
     @property
     def exceeded(self) -> list[Crossing]:
+        """The thresholds the released total exceeds now."""
         return [c for c in self.thresholds if c.exceeded]
 
     def to_dict(self) -> dict[str, Any]:
+        """The object as JSON-ready data (dicts, lists, numbers and strings)."""
         r = self.released
         return {"dataset": self.dataset.name, "unit": self.dataset.unit, "relation": self.dataset.relation,
                 "released_count": self.counts.get("released", 0), "counts": self.counts,
@@ -50,19 +52,24 @@ class Check:
 
     @property
     def messages(self) -> list[str]:
+        """One sentence per threshold the release would newly cross."""
         return [f"would exceed the {c.threshold.level} threshold: " + c.message().split(": ", 1)[1]
                 for c in self.new_crossings]
 
     @property
     def blocked(self) -> bool:
+        """Whether releasing would exceed a hard threshold (then it needs an override reason)."""
         return any(c.exceeded and c.threshold.level == "hard" for c in self.thresholds)
 
     def to_dict(self) -> dict[str, Any]:
+        """The object as JSON-ready data (dicts, lists, numbers and strings)."""
         return {"before": self.before.to_dict(), "after": self.after.to_dict(), "blocked": self.blocked,
                 "messages": self.messages, "thresholds": [c.to_dict() for c in self.thresholds]}
 
 
 def release_dict(r: Release) -> dict[str, Any]:
+    """A release as plain JSON data (the CLI's and the web API's shape): its fields, the
+    mechanism spec as a dict, and timestamps as UTC ISO strings."""
     out = {k: getattr(r, k) for k in ("id", "dataset_id", "title", "purpose", "analyst", "state",
                                       "gaussian_mu", "epsilon_ref", "override_reason", "override_by")}
     out["mechanism"] = json.loads(r.spec)
@@ -73,6 +80,8 @@ def release_dict(r: Release) -> dict[str, Any]:
 
 
 def event_dict(e: Event) -> dict[str, Any]:
+    """An event of the hash-chained log as plain JSON data: sequence number, time, kind,
+    actor, dataset and release ids, the event's data and its hash."""
     payload = json.loads(e.payload)
     return {"seq": e.seq, "at": json.loads(canonical(e.at)), "kind": e.kind, "actor": e.actor,
             "dataset_id": e.dataset_id, "release_id": e.release_id, "data": payload.get("data", {}),
