@@ -205,8 +205,8 @@ def _headline(guarantee: str, g: Grade, *, mu=None, epsilon=None, delta=None, rh
     m, how = gaussian_equivalent(guarantee, epsilon=epsilon, delta=delta, rho=rho)
     gg = grade(GaussianCurve(m))
     also = "also " if gg.level == g.level else ""
-    return (f"{what} alone: {worst} in the worst case (over every mechanism with this guarantee); ask for the "
-            f"mechanism — as a Gaussian mechanism (μ = {m:.3g} {how}) it would {also}be '{gg.label}'.", gg)
+    return (f"{what} alone: {worst} in the worst case; ask for the mechanism — as a Gaussian mechanism it "
+            f"would {also}be '{gg.label}' (μ = {m:.3g} {how}).", gg)
 
 
 __all__ = ["DEFAULT_DELTA", "GUARANTEES", "RiskReading", "check_guarantee_fields", "gaussian_equivalent",

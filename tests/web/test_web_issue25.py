@@ -1,0 +1,55 @@
+"""Issue 25: one verdict everywhere, the manager's plain first sentence, permalinks (GET with
+query parameters renders the answer), the calculator's tight epsilon and grades."""
+
+import re
+
+import pytest
+
+import fdpkit as fp
+
+
+def test_risk_permalink_renders_the_answer(client):
+    r = client.get("/risk?guarantee=epsilon&epsilon=8")
+    assert r.status_code == 200 and 'id="results"' in r.text
+    head = re.search(r'id="headline"><strong>(.*?)</strong>', r.text).group(1)
+    assert head.startswith("ε = 8 alone: no meaningful protection in the worst case; ask for the mechanism — "
+                           "as a Gaussian mechanism it would be &#39;weak&#39;")
+    assert 'href="/convert?epsilon=8' in r.text and 'href="/calculator?' in r.text
+    assert "2981" in r.text and "fixed factor" not in r.text  # e^8, not "a fixed factor"
+    assert 'hx-push-url="true"' in r.text and 'method="get"' in r.text
+    blank = client.get("/risk")
+    assert 'id="results"' not in blank.text
+
+
+def test_risk_wording_and_blank_delta(client):
+    r = client.post("/api/risk", json={"guarantee": "epsilon_delta", "epsilon": 1}).json()
+    assert any("δ was left blank" in w for w in r["warnings"])
+    assert "wrongly flag at most" not in r["plain_language"][0]
+    assert "0.10% or more" in r["plain_language"][0]
+    assert r["headline"] and r["gaussian_grade"]["label"] == "strong"
+
+
+def test_catastrophic_is_never_better_than_weak_everywhere(client):
+    rep = fp.privacy_report(fp.UniformSampling(0.05, 1000))
+    assert rep.grade.level == 2 and rep.grade.label == "weak" and "catastrophic" in rep.grade.reason
+    assert "Protection: weak" in rep.to_html() and "catastrophic" in rep.to_html()
+    # the same guarantee, the same grade on the web report page
+    page = client.post("/api/report/uniform-sampling", json={"mu": 0.05, "n": 1000})
+    assert page.status_code == 200 and page.json()["grade"]["level"] == 2
+
+
+def test_cli_uniform_sampling_is_not_strong():
+    from typer.testing import CliRunner
+
+    from fdpkit.cli import app
+
+    out = CliRunner().invoke(app, ["report", "uniform-sampling", "--mu", "0.05", "--n", "1000"]).output
+    assert "strong" not in out.split("\n")[1] and "Protection: weak" in out and "catastrophic" in out
+
+
+def test_pure_eps_report_shows_the_factor():
+    from fdpkit.report import build_document
+
+    doc = build_document(fp.privacy_report(fp.PureDP(8.0)))
+    rows = {r[0]: r[1] for s in doc.sections for t in s.tables for r in t.rows}
+    assert "2981" in rows["failure mode"]
