@@ -53,3 +53,34 @@ def test_pure_eps_report_shows_the_factor():
     doc = build_document(fp.privacy_report(fp.PureDP(8.0)))
     rows = {r[0]: r[1] for s in doc.sections for t in s.tables for r in t.rows}
     assert "2981" in rows["failure mode"]
+
+
+def test_convert_permalink_same_grade_as_risk(client):
+    r = client.get("/convert?epsilon=8")
+    assert r.status_code == 200 and 'id="results"' in r.text
+    assert "no meaningful protection in the worst case" in r.text and 'href="/risk?guarantee=epsilon&amp;epsilon=8' in r.text
+    risk = client.post("/api/risk", json={"guarantee": "epsilon", "epsilon": 8}).json()
+    conv = client.post("/api/convert", json={"epsilon": 8}).json()
+    assert conv["verdict"]["grade"]["level"] == risk["grade"]["level"] == 3
+    assert conv["verdict"]["gaussian_grade"]["label"] == risk["gaussian_grade"]["label"] == "weak"
+
+
+def test_calculator_tight_epsilon_and_grade(client):
+    r = client.post("/api/calculator", json={"mode": "composition", "epsilon": 0.2, "delta": 0, "k": 50,
+                                             "delta_prime": 1e-5}).json()
+    ref = fp.privacy_report(fp.Repeated(fp.PureDP(0.2), 50)).epsilon_at(1e-5)
+    assert r["outputs"]["tight epsilon"] == pytest.approx(6.3078, abs=1e-4) == ref
+    assert r["outputs"]["tight epsilon"] <= r["outputs"]["basic epsilon"]
+    assert r["grade"]["label"] == fp.privacy_report(fp.Repeated(fp.PureDP(0.2), 50)).grade.label
+    four = client.post("/api/calculator", json={"mode": "composition", "epsilon": 2, "delta": 0, "k": 4}).json()
+    assert not any("use the basic total" in w for w in four["warnings"])
+    assert any("tight epsilon" in w for w in four["warnings"])
+    for body in ({"mode": "laplace", "epsilon": 1}, {"mode": "gaussian", "epsilon": 1, "delta": 1e-5},
+                 {"mode": "composition", "releases": [[0.5, 0], [1, 0], [0.25, 0]]}):
+        assert client.post("/api/calculator", json=body).json()["grade"]["level"] in (0, 1, 2, 3)
+
+
+def test_calculator_permalink(client):
+    r = client.get("/calculator?mode=composition&epsilon=0.2&delta=0&k=50")
+    assert r.status_code == 200 and 'id="results"' in r.text and 'data-name="tight epsilon">6.308' in r.text
+    assert 'id="grade"' in r.text
