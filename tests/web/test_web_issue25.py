@@ -84,3 +84,43 @@ def test_calculator_permalink(client):
     r = client.get("/calculator?mode=composition&epsilon=0.2&delta=0&k=50")
     assert r.status_code == 200 and 'id="results"' in r.text and 'data-name="tight epsilon">6.308' in r.text
     assert 'id="grade"' in r.text
+
+
+@pytest.mark.parametrize("path", ["/report", "/calibrate", "/sweep"])
+def test_scheme_guide_on_dpsgd_pages(client, path):
+    t = client.get(path).text
+    assert 'id="scheme-guide"' in t and "Which scheme was my run?" in t
+    assert "make_private" in t and "DataLoader(shuffle=True)" in t and "jax_privacy" in t
+    assert "retrain with Poisson sampling" in t and "replace-one" in t and "zero-out" in t
+
+
+def test_shuffled_statement_quotes_no_rate_and_counts_loader_steps():
+    m = fp.dpsgd(1.1, batch_size=256, dataset_size=60000, epochs=60, sampling="shuffled", relation="replace-one")
+    assert m.steps == 60 * 235
+    s = fp.privacy_report(m).statement()
+    assert "sample rate" not in s and "q = " not in s and "14,100 steps (60 epochs of 235 batches" in s
+    assert "above 1 " not in s and "rate above 1" not in s
+    dropped = fp.dpsgd(1.1, batch_size=256, dataset_size=60000, epochs=60, sampling="shuffled",
+                       relation="replace-one", drop_last=True)
+    assert dropped.steps == 60 * 234 and fp.mechanism_from_dict(dropped.to_dict()) == dropped
+    with pytest.raises(ValueError, match="drop_last"):
+        fp.dpsgd(1.1, batch_size=256, dataset_size=60000, epochs=1, drop_last=True)  # Poisson: no loader batches
+
+
+def test_statement_has_no_vacuous_infinite_epsilon():
+    s = fp.privacy_report(fp.UniformSampling(0.05, 1000)).statement()
+    assert "ε = ∞" not in s and "(ε = inf" not in s
+
+
+def test_cli_drop_last_and_scheme_help():
+    from typer.testing import CliRunner
+
+    from fdpkit.cli import app
+
+    runner = CliRunner()
+    help_text = runner.invoke(app, ["report", "dpsgd", "--help"], env={"COLUMNS": "200"}).output
+    assert "make_private" in help_text and "--drop-last" in help_text and "shuffled" in help_text
+    r = runner.invoke(app, ["report", "dpsgd", "--noise-multiplier", "1.1", "--batch-size", "256", "--dataset-size",
+                            "60000", "--epochs", "60", "--sampling", "shuffled", "--relation", "replace-one",
+                            "--drop-last", "--format", "statement"])
+    assert r.exit_code == 0 and "14,040 steps" in r.output and "sample rate" not in r.output
