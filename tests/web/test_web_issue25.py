@@ -124,3 +124,15 @@ def test_cli_drop_last_and_scheme_help():
                             "60000", "--epochs", "60", "--sampling", "shuffled", "--relation", "replace-one",
                             "--drop-last", "--format", "statement"])
     assert r.exit_code == 0 and "14,040 steps" in r.output and "sample rate" not in r.output
+
+
+def test_plans_are_graded(client):
+    u = client.post("/api/plan", json={"guide": "utility_first", "effect": 0.2, "n": 100, "sd": 0.25, "alpha": 0.01,
+                                       "max_relative_loss": 0.01}).json()
+    assert u["grade"]["level"] == fp.grade(fp.GaussianCurve(u["mu_total"])).level
+    p = client.post("/api/plan", json={"guide": "privacy_first", "effect": 0.2, "n": 100, "sd": 0.25,
+                                       "max_attack_power": 0.05, "statistic": "count"}).json()
+    assert p["grade"]["label"] and all("grade" in o and o["grade"]["level"] in (0, 1, 2, 3) for o in p["options"])
+    page = client.post("/plan", data={"guide": "utility_first", "effect": "0.2", "n": "100", "sd": "0.25",
+                                      "alpha": "0.01", "max_relative_loss": "0.01"})
+    assert page.status_code == 200 and 'id="grade"' in page.text

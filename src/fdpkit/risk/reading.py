@@ -148,10 +148,11 @@ def read_guarantee(guarantee: str = "mu", *, mu: float | None = None, epsilon: f
     mode = failure_mode(curve)
     g = grade(curve, failure_mode=mode)
     ratio = float(multiplicative_advantage(curve, a))
+    times = f"{ratio:,.0f}" if ratio >= 100 else f"{ratio:.3g}"
     plain = (
         f"An attack that wrongly flags {a:.2%} of non-members correctly flags at most {tpr:.2%} of members "
-        f"({ratio:.3g} times its false-positive rate); no attack with a false-positive rate of {a:.2%} or "
-        f"more does better than {ratio:.3g} times its false-positive rate.",
+        f"({times} times its false-positive rate); no attack with a false-positive rate of {a:.2%} or "
+        f"more does better than {times} times its false-positive rate.",
         f"If an attacker starts {p:.1%} sure that a person is in the data, a positive attack can raise "
         f"that to at most {post:.1%}.",
         MODES[mode].format(factor=f"{float(relative_risk(curve)):.4g}"),
