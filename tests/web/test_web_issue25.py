@@ -136,3 +136,12 @@ def test_plans_are_graded(client):
     page = client.post("/plan", data={"guide": "utility_first", "effect": "0.2", "n": "100", "sd": "0.25",
                                       "alpha": "0.01", "max_relative_loss": "0.01"})
     assert page.status_code == 200 and 'id="grade"' in page.text
+
+
+def test_cli_risk_same_verdict_first():
+    from typer.testing import CliRunner
+
+    from fdpkit.cli import app
+
+    out = CliRunner().invoke(app, ["risk", "--epsilon", "8"]).output
+    assert out.startswith("ε = 8 alone: no meaningful protection in the worst case; ask for the mechanism")
