@@ -145,3 +145,13 @@ def test_cli_risk_same_verdict_first():
 
     out = CliRunner().invoke(app, ["risk", "--epsilon", "8"]).output
     assert out.startswith("ε = 8 alone: no meaningful protection in the worst case; ask for the mechanism")
+
+
+@pytest.mark.parametrize("url,marker", [
+    ("/plan?guide=utility_first&effect=0.2&n=100&sd=0.25&alpha=0.01&max_relative_loss=0.01", 'id="mu-min"'),
+    ("/report?kind=dpsgd&noise_multiplier=2&sample_rate=0.05&steps=20&discretization=0.001", 'id="grade"'),
+    ("/calibrate?target=mu&target_value=1&sample_rate=0.01&steps=100&discretization=0.001", 'id="grade"'),
+])
+def test_permalinks_render_the_answer(client, url, marker):
+    r = client.get(url)
+    assert r.status_code == 200 and marker in r.text and 'hx-push-url="true"' in r.text

@@ -129,13 +129,19 @@ async def _report(request: Request, mech, disc: float, fmt: str):
 
 @router.get("/report", include_in_schema=False)
 async def report_page(request: Request):
+    """The form; with query parameters (a permalink) the report, rendered on the server."""
+    if any(k in request.query_params for k in ("kind", *FIELDS)):
+        return await _answer(request, request.query_params)
     return await render_page(request, "report.html", {"values": DEFAULTS, "errors": {}, "doc": None,
                                                       "choices": CHOICES})
 
 
 @router.post("/report", include_in_schema=False)
 async def report_submit(request: Request):
-    form = await request.form()
+    return await _answer(request, await request.form())
+
+
+async def _answer(request: Request, form):
     mech, disc, values, errors = await run_light(_from_form, form)
     doc = tables = figures = details = statement = None
     if not errors:
