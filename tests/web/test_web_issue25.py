@@ -155,3 +155,14 @@ def test_cli_risk_same_verdict_first():
 def test_permalinks_render_the_answer(client, url, marker):
     r = client.get(url)
     assert r.status_code == 200 and marker in r.text and 'hx-push-url="true"' in r.text
+
+
+def test_web_report_drop_last(client):
+    body = {"noise_multiplier": 1.1, "batch_size": 256, "dataset_size": 60000, "epochs": 60,
+            "sampling": "shuffled", "relation": "replace-one"}
+    a = client.post("/api/report/dpsgd", json=body).json()
+    b = client.post("/api/report/dpsgd", json={**body, "drop_last": True}).json()
+    assert a["mechanism"]["steps"] == 14100 and b["mechanism"]["steps"] == 14040
+    assert "sample rate" not in a["paper_statement"]
+    page = client.post("/report", data={"kind": "dpsgd", **{k: str(v) for k, v in body.items()}, "drop_last": "on"})
+    assert page.status_code == 200 and "14,040 steps" in page.text
