@@ -145,10 +145,12 @@ class PrivacyReport:
 
     @property
     def grade(self):
-        """The graded verdict of the certified curve (:func:`fdpkit.risk.grade`)."""
+        """The graded verdict of the certified curve and its failure mode
+        (:func:`fdpkit.risk.grade`): ``.level`` 0 (strong) to 3 (none); a catastrophic
+        mechanism is never better than 2 ("weak") and ``.reason`` says why."""
         from fdpkit.risk.grade import grade
 
-        return grade(self.curve)
+        return grade(self.curve, failure_mode=self.failure_mode)
 
     def __repr__(self) -> str:
         eps = ", ".join(f"eps(δ={d:g})={e:.4g}" for d, e in self.epsilons[:1])

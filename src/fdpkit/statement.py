@@ -26,7 +26,7 @@ _SAMPLING = {
     "poisson": "Poisson sampling (each {u} joins a batch independently with probability q = {q})",
     "truncated-poisson": ("Poisson sampling with probability q = {q}, batches larger than {mb} cut down "
                           "to {mb} {u}s (truncated Poisson)"),
-    "fixed-size": "drawing a fixed-size batch of {b} {u}s uniformly without replacement from {n} at every step (q = {q})",
+    "fixed-size": "drawing a fixed-size batch of {b} {u}s uniformly without replacement from {n} at every step",
     "shuffled": "shuffling the {n} {u}s and cutting them into fixed-size batches of {b}, each {u} used once per pass over the data",
     "none": "no subsampling",
 }
@@ -63,14 +63,30 @@ def _tpr_at(report: "PrivacyReport", fpr: float) -> float:
     return float(report.curve.tpr(fpr))
 
 
+def _epochs_text(m: DPSGD, p) -> str:
+    """"(60 epochs of 235 batches, the last of each smaller)" for a loader's batches."""
+    if p.epochs is None:
+        return ""
+    per = p.batches_per_epoch(m.dataset_size) if m.sampling in ("fixed-size", "shuffled") else None
+    if per is None:
+        return f" ({_g(p.epochs)} epochs)"
+    last = ("the last, smaller batch of each epoch dropped" if p.drop_last and m.dataset_size % p.batch_size
+            else "the last batch of each epoch smaller" if m.dataset_size % p.batch_size else "")
+    return f" ({_g(p.epochs)} epochs of {per:,} batches{', ' + last if last else ''})"
+
+
 def _training(m: DPSGD, unit: str) -> str:
     parts = []
     for p in m.phases:
-        shape = f"{p.steps:,} steps" + (f" ({_g(p.epochs)} epochs)" if p.epochs is not None else "")
+        shape = f"{p.steps:,} steps" + _epochs_text(m, p)
         if m.sampling == "shuffled":
             shape += f", each {unit} in at most {p.participations} of them,"
+        # fixed batches have no sample rate: quote the batch size the loader used
+        rate = ("" if m.sampling in ("fixed-size", "shuffled") and len(m.phases) == 1
+                else f" and batches of {p.batch_size:,}" if m.sampling in ("fixed-size", "shuffled")
+                else f" and sample rate q = {_g(p.sample_rate)}")
         parts.append(f"{shape} with noise multiplier σ = {_g(p.noise_multiplier)} (noise standard deviation "
-                     f"over the clipping norm) and sample rate q = {_g(p.sample_rate)}")
+                     f"over the clipping norm){rate}")
     if len(parts) == 1:
         return f"Training ran {parts[0]}."
     return f"Training ran in {len(parts)} phases: " + "; ".join(parts) + "."
@@ -117,8 +133,20 @@ def paper_statement(report: "PrivacyReport") -> str:
         out.append("The run has no finite μ-GDP guarantee; we report its privacy profile.")
     d0, e0 = report.epsilons[0]
     tpr = _tpr_at(report, STATEMENT_FPR)
-    out.append(f"Equivalently it is (ε = {_g(e0)}, δ = {d0:g})-DP, and no membership-inference attack "
-               f"reaches a true-positive rate above {_g(tpr, 3)} at a false-positive rate of {STATEMENT_FPR:g}.")
+    # never a vacuous clause: no "ε = ∞" equivalence, no "TPR above 1"
+    eq = f"(ε = {_g(e0)}, δ = {d0:g})-DP" if math.isfinite(e0) else ""
+    att = (f"no membership-inference attack reaches a true-positive rate above {_g(tpr, 3)} at a false-positive "
+           f"rate of {STATEMENT_FPR:g}") if float(_g(tpr, 3)) < 1.0 else ""
+    if eq and att:
+        out.append(f"Equivalently it is {eq}, and {att}.")
+    elif eq:
+        out.append(f"Equivalently it is {eq}; at a false-positive rate of {STATEMENT_FPR:g} it bounds no "
+                   "membership-inference attack below certainty.")
+    elif att:
+        out.append(f"It satisfies no (ε, δ = {d0:g})-DP with finite ε, but {att}.")
+    else:
+        out.append(f"It satisfies no (ε, δ = {d0:g})-DP with finite ε and bounds no membership-inference attack "
+                   f"at a false-positive rate of {STATEMENT_FPR:g}: it gives no meaningful protection.")
     caveats = _caveats(report, m, d0)
     if caveats:
         out.append("Caveats: " + " ".join(caveats))

@@ -128,8 +128,9 @@ def test_progress_indicator_with_elapsed_time(browser, live_server):
             time.sleep(2.5)  # a slow network: the indicator must count while waiting
             route.continue_()
 
-        pg.route(re.compile(r".*/convert$"), lambda route: slow(route) if route.request.method == "POST"
-                 else route.continue_())
+        # the form submits by POST, or by GET with its inputs in the URL (issue 25 permalinks)
+        pg.route(re.compile(r".*/convert(\?.+)?$"), lambda route: slow(route) if route.request.method == "POST"
+                 or "?" in route.request.url else route.continue_())
         pg.goto(f"{live_server}/convert")
         pg.click("#submit")
         pg.wait_for_selector("#progress:not([hidden])")

@@ -13,16 +13,25 @@ import typer
 
 PARAMS = ("noise_multiplier", "sample_rate", "steps", "batch_size", "dataset_size", "epochs", "sampling",
           "relation", "max_batch_size", "unit", "examples_per_user", "mu", "epsilon", "delta", "tpr", "fpr",
-          "advantage", "posterior", "prior", "history", "phases")
+          "advantage", "posterior", "prior", "history", "phases", "drop_last")
 
 NoiseOpt = typer.Option(None, "--noise-multiplier", help="Noise standard deviation / clipping norm (sigma).")
 RateOpt = typer.Option(None, "--sample-rate", help="Sampling probability q in (0, 1]; or --batch-size with --dataset-size.")
 StepsOpt = typer.Option(None, "--steps", help="Number of optimizer steps; or --epochs.")
 BatchOpt = typer.Option(None, "--batch-size", help="Batch size (expected size for Poisson sampling).")
 DatasetOpt = typer.Option(None, "--dataset-size", help="Number of examples (or users) in the training set.")
-EpochsOpt = typer.Option(None, "--epochs", help="Epochs: steps = ceil(epochs x dataset size / batch size).")
-SamplingOpt = typer.Option("poisson", "--sampling", help="poisson, truncated-poisson, fixed-size or shuffled.")
-RelationOpt = typer.Option("add-remove", "--relation", help="add-remove, replace-one or zero-out.")
+EpochsOpt = typer.Option(None, "--epochs", help=(
+    "Epochs: steps = ceil(epochs x dataset size / batch size) for Poisson; ceil(n/b) batches per epoch for "
+    "shuffled or fixed-size batches (floor with --drop-last)."))
+SamplingOpt = typer.Option("poisson", "--sampling", help=(
+    "poisson, truncated-poisson, fixed-size or shuffled. Which was my run? Opacus make_private defaults: poisson; "
+    "Opacus poisson_sampling=False or DataLoader(shuffle=True): shuffled; jax_privacy fixed batches: fixed-size."))
+RelationOpt = typer.Option("add-remove", "--relation", help=(
+    "add-remove (hides membership), replace-one (hides a record's content; 2x the mu of zero-out) or zero-out "
+    "(add-remove's analogue for fixed batches). Shuffled and fixed-size runs need replace-one or zero-out."))
+DropLastOpt = typer.Option(False, "--drop-last", help=(
+    "Shuffled or fixed-size batches in epochs: the loader dropped the last, smaller batch (floor(n/b) steps per "
+    "epoch instead of ceil(n/b))."))
 MaxBatchOpt = typer.Option(None, "--max-batch-size", help="Truncated Poisson: largest batch kept.")
 UnitOpt = typer.Option("example", "--unit", help="Privacy unit: example or user.")
 PerUserOpt = typer.Option(None, "--examples-per-user", help="With --unit user: most examples one user has (group privacy).")
@@ -55,7 +64,7 @@ def _json_file(path: Path, what: str) -> Any:
 def build(noise_multiplier: Optional[float], sample_rate: Optional[float], steps: Optional[float],
           batch_size: Optional[float], dataset_size: Optional[int], epochs: Optional[float], sampling: str,
           relation: str, max_batch_size: Optional[float], unit: str, examples_per_user: Optional[float],
-          schedule: Optional[Path] = None, history: Optional[Path] = None):
+          schedule: Optional[Path] = None, history: Optional[Path] = None, drop_last: bool = False):
     """The DP-SGD mechanism the options describe."""
     import fdpkit as fp
     from fdpkit.mechanisms import dpsgd_from_opacus_history, dpsgd_schedule
@@ -74,4 +83,4 @@ def build(noise_multiplier: Optional[float], sample_rate: Optional[float], steps
     if noise_multiplier is None:
         raise ValueError("--noise-multiplier is required (or --schedule / --opacus-history)")
     return translated(lambda: fp.dpsgd(noise_multiplier, sample_rate, steps, batch_size=batch_size,
-                                       epochs=epochs, max_batch_size=max_batch_size, **common))
+                                       epochs=epochs, max_batch_size=max_batch_size, drop_last=drop_last, **common))

@@ -102,13 +102,20 @@ def report_dpsgd(ctx: typer.Context,
                  sampling: str = _dp.SamplingOpt, relation: str = _dp.RelationOpt,
                  max_batch_size: Optional[float] = _dp.MaxBatchOpt, unit: str = _dp.UnitOpt,
                  examples_per_user: Optional[float] = _dp.PerUserOpt, schedule: Optional[Path] = _dp.ScheduleOpt,
-                 opacus_history: Optional[Path] = _dp.HistoryOpt,
+                 opacus_history: Optional[Path] = _dp.HistoryOpt, drop_last: bool = _dp.DropLastOpt,
                  fmt: str = typer.Option("text", "--format", "-f", help="text, statement, json, csv, md, html or pdf."),
                  output: Optional[Path] = OutputOpt, discretization: float = DiscOpt) -> None:
     """DP-SGD as trained: noise multiplier; sample rate or batch and dataset size; steps or
-    epochs; sampling scheme, neighbouring relation and privacy unit."""
+    epochs; sampling scheme, neighbouring relation and privacy unit.
+
+    Which scheme was my run? Opacus make_private defaults: --sampling poisson (add-remove).
+    Opacus poisson_sampling=False or DataLoader(shuffle=True): --sampling shuffled --relation
+    replace-one (or zero-out). jax_privacy fixed batches: --sampling fixed-size. Replace-one
+    hides a record's content (2x the mu of zero-out); add-remove and zero-out hide membership.
+    A shuffled run: retrain with Poisson sampling, or report the honest shuffled bound, never
+    the Poisson figure. Epochs count ceil(n/b) loader batches (floor with --drop-last)."""
     mech = _dp.build(noise_multiplier, sample_rate, steps, batch_size, dataset_size, epochs, sampling, relation,
-                     max_batch_size, unit, examples_per_user, schedule, opacus_history)
+                     max_batch_size, unit, examples_per_user, schedule, opacus_history, drop_last)
     run_report(mech, *_opts(ctx, fmt, output, discretization))
 
 

@@ -49,13 +49,17 @@ def risk(mu: Optional[float] = typer.Option(None, help="GDP mu."),
         attacks.append({"fpr": a, "tpr": r.attack_power, "relative_risk": r.relative_risk_at_fpr, "posteriors": posts})
     payload = {"guarantee": first.guarantee, "grade": first.grade.to_dict(), "failure_mode": first.failure_mode,
                "advantage": first.advantage, "relative_risk": first.relative_risk, "attacks": attacks,
-               "notes": list(first.notes), "warnings": list(first.warnings)}
+               "notes": list(first.notes), "warnings": list(first.warnings), "headline": first.headline,
+               "gaussian_grade": first.gaussian_grade.to_dict() if first.gaussian_grade is not None else None}
 
     def text() -> None:
         for w in first.warnings:
             err.print(f"warning: {w}", soft_wrap=True)
+        out.print(first.headline, soft_wrap=True, highlight=False)  # the plain first sentence
         out.print(f"[bold]{first.grade.icon} Protection: {first.grade.label}[/bold] (level {first.grade.level}, "
                   "0 strongest)", soft_wrap=True)
+        if first.grade.reason:
+            out.print(f"Why: {first.grade.reason}.", soft_wrap=True)
         out.print(f"What this grade means: {first.grade.definition}", soft_wrap=True)
         for note in first.notes:
             out.print(note, soft_wrap=True)

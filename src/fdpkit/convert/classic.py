@@ -6,6 +6,13 @@ eps < 1) and basic / advanced composition (Dwork, Rothblum & Vadhan 2010). fdpki
 exact answers from Gaussian DP: the Gaussian mechanism with sd sigma is (Delta/sigma)-GDP,
 so the smallest sigma meeting (eps, delta) is Delta / mu(eps, delta) (Gomez et al. Table 3),
 and k Gaussian releases compose exactly to mu = sqrt(k) Delta / sigma (Dong et al. Cor. 3.3).
+
+The **tight epsilon** of a composition is the PLD composition of the stated per-release
+guarantees themselves (each pure eps_i-DP or (eps_i, delta_i)-DP release as the worst-case
+mechanism with that guarantee, dp_accounting's pessimistic PLD), read at the advanced
+total delta sum delta_i + delta' (= delta' for pure releases): the smallest epsilon any
+analysis of those guarantees can certify, and the one to use. Every answer carries a grade
+(:func:`fdpkit.risk.grade`) of what it describes.
 """
 
 from __future__ import annotations
@@ -143,7 +150,54 @@ def compose_releases(releases: Any, delta_prime: float = 1e-5) -> dict[str, floa
     out["advanced delta"] = min(1.0, sum(dts) + dp)
     if all(d < 1 for d in dts) and out["advanced delta"] < 1:
         out.update(_gdp_total([(e, d) for e, d in items], out["advanced delta"]))
+        tight = _tight(items, out["advanced delta"])[0]
+        if tight is not None:
+            out[TIGHT_EPSILON], out[TIGHT_DELTA] = tight, out["advanced delta"]
     return out
+
+
+#: Output names of the tight (PLD) composition of the stated guarantees.
+TIGHT_EPSILON = "tight epsilon"
+TIGHT_DELTA = "tight delta"
+
+
+def _composed(items: list[tuple[float, float]]):
+    from fdpkit.mechanisms import ApproxDP, Composed, PureDP, Repeated
+
+    one = lambda e, d: PureDP(e) if d == 0 else ApproxDP(e, d)  # noqa: E731
+    if len(set(items)) == 1:
+        return one(*items[0]) if len(items) == 1 else Repeated(one(*items[0]), len(items))
+    return Composed([one(e, d) for e, d in items])
+
+
+def tight_composition(items: list[tuple[float, float]], delta: float):
+    """Tight epsilon at ``delta`` of releases with the stated (eps_i, delta_i) guarantees: the
+    pessimistic PLD composition of the worst-case mechanisms (see the module docs), and the
+    :class:`fdpkit.accounting.Accounting` it was read from.
+
+    >>> round(tight_composition([(0.2, 0.0)] * 50, 1e-5)[0], 4)
+    6.3078
+    """
+    from fdpkit.accounting import CostBudget, account
+
+    acc = account(_composed(items), budget=CostBudget(**TIGHT_BUDGET))
+    return float(acc.epsilon_for_delta(_delta("delta", delta))), acc
+
+
+#: Cost limit of the tight composition (about a second); beyond it the calculator says so.
+TIGHT_BUDGET = {"max_grid_points": 2_000_000, "max_work": 3e7, "max_memory_bytes": 256 * 1024**2}
+TIGHT_SKIPPED = ("The tight epsilon was not computed: accounting these releases exceeds the calculator's "
+                 "time limit (too many releases or too large an epsilon). `fdpkit report` computes it at any cost.")
+
+
+def _tight(items: list[tuple[float, float]], delta: float):
+    """(tight epsilon, accounting) or (None, None) when over the calculator's cost limit."""
+    from fdpkit.accounting import BudgetExceeded
+
+    try:
+        return tight_composition(items, delta)
+    except BudgetExceeded:
+        return None, None
 
 
 #: Output names of the Gaussian-DP answer beside the classic composition totals.
@@ -158,8 +212,10 @@ def _gdp_total(items: list[tuple[float, float]], delta: float) -> dict[str, floa
     """sqrt(sum mu_i^2) of the releases (see :func:`compose_releases`) and eps at ``delta``."""
     from fdpkit.convert.pure import mu_from_pure_epsilon
 
-    mu = math.sqrt(sum((float(mu_for_epsilon_delta(e, d)) if d > 0 else float(mu_from_pure_epsilon(e))) ** 2
-                       for e, d in items))
+    from collections import Counter
+
+    mu = math.sqrt(sum(n * (float(mu_for_epsilon_delta(e, d)) if d > 0 else float(mu_from_pure_epsilon(e))) ** 2
+                       for (e, d), n in Counter(items).items()))
     if all(d > 0 for _, d in items):
         names = (GAUSSIAN_MU, GAUSSIAN_EPSILON)
     else:
@@ -201,6 +257,9 @@ class CalculatorResult:
     inputs: dict[str, Any]
     outputs: dict[str, float]
     warnings: tuple[str, ...] = field(default=())
+    #: the grade (fdpkit.risk.Grade) of the answer's guarantee: the mechanism computed, or the
+    #: tight composition of the releases
+    grade: Any = None
 
     def rows(self) -> list[tuple[str, str, str]]:
         """(section, name, value) rows for exports."""
@@ -212,7 +271,7 @@ class CalculatorResult:
     def to_dict(self) -> dict[str, Any]:
         """The object as JSON-ready data (dicts, lists, numbers and strings)."""
         return {"mode": self.mode, "inputs": dict(self.inputs), "outputs": dict(self.outputs),
-                "warnings": list(self.warnings)}
+                "warnings": list(self.warnings), "grade": self.grade.to_dict() if self.grade is not None else None}
 
 
 def calculate(mode: str, *, sensitivity: float = 1.0, epsilon: float | None = None,
@@ -230,10 +289,18 @@ def calculate(mode: str, *, sensitivity: float = 1.0, epsilon: float | None = No
     res = _calculate(mode, sensitivity=sensitivity, epsilon=epsilon, delta=delta, scale=scale, sigma=sigma,
                      k=k, delta_prime=delta_prime, releases=releases)
     res = _with_noise_effect(res, fpr, standard_error)
-    if res.outputs.get(PURE_EPSILON, -math.inf) > res.outputs.get("basic epsilon", math.inf):
+    if TIGHT_EPSILON in res.outputs:  # one piece of advice: the tight total, the others beside it
+        o = res.outputs
+        res = CalculatorResult(res.mode, res.inputs, o, res.warnings + (
+            f"Use the tight epsilon {o[TIGHT_EPSILON]:.4g} at delta {o[TIGHT_DELTA]:.3g}: the exact composition "
+            f"of the stated guarantees (basic gives {o['basic epsilon']:.4g}, advanced {o['advanced epsilon']:.4g}; "
+            "both are valid but looser" + ("; the Gaussian-DP reading is looser than basic composition here"
+                                            if o.get(PURE_EPSILON, -math.inf) > o["basic epsilon"] else "") + ").",),
+            res.grade)
+    elif res.outputs.get(PURE_EPSILON, -math.inf) > res.outputs.get("basic epsilon", math.inf):
         res = CalculatorResult(res.mode, res.inputs, res.outputs, res.warnings + (
             "With few pure-ε releases the Gaussian-DP reading is looser than basic composition: use the basic "
-            "total (Gaussian DP pays off for many releases).",))
+            "total (Gaussian DP pays off for many releases).",), res.grade)
     rel = parse_releases(releases) if isinstance(releases, str) else list(releases or [])
     if mode == "composition" and rel:  # the list replaces epsilon, delta and k: warn about what is used
         extra = plausibility_warnings(deltas=[d for _, d in rel if d > 0] + [delta_prime])
@@ -241,7 +308,7 @@ def calculate(mode: str, *, sensitivity: float = 1.0, epsilon: float | None = No
     else:
         extra = plausibility_warnings(epsilon=epsilon, delta=None if mode == "laplace" else (delta or None),
                                       deltas=[delta_prime] if mode == "composition" else [])
-    return CalculatorResult(res.mode, res.inputs, res.outputs, tuple(extra) + res.warnings)
+    return CalculatorResult(res.mode, res.inputs, res.outputs, tuple(extra) + res.warnings, res.grade)
 
 
 def _with_noise_effect(res: CalculatorResult, fpr: float, standard_error: float | None) -> CalculatorResult:
@@ -278,7 +345,7 @@ def _with_noise_effect(res: CalculatorResult, fpr: float, standard_error: float 
     inp["reference FPR"] = fpr
     if standard_error is not None:
         inp["standard error without noise"] = standard_error
-    return CalculatorResult(res.mode, inp, out, res.warnings)
+    return CalculatorResult(res.mode, inp, out, res.warnings, res.grade)
 
 
 def _calculate(mode: str, *, sensitivity: float = 1.0, epsilon: float | None = None,
@@ -313,7 +380,7 @@ def _calculate(mode: str, *, sensitivity: float = 1.0, epsilon: float | None = N
         from fdpkit.fit import fit_gdp
 
         outputs["mu of this Laplace mechanism (tight Gaussian DP)"] = float(fit_gdp(LaplaceCurve(s / b)).mu)
-        return CalculatorResult(mode, inputs, outputs, ())
+        return CalculatorResult(mode, inputs, outputs, (), _grade(LaplaceCurve(s / b)))
     if mode == "gaussian":
         if delta is None:
             raise ValueError("delta is required for the Gaussian mechanism")
@@ -338,14 +405,20 @@ def _calculate(mode: str, *, sensitivity: float = 1.0, epsilon: float | None = N
         if eps >= 1.0:
             warnings.append("The classic Gaussian bound is only proven for epsilon < 1; its result is not a "
                             "valid guarantee here. Use the exact Gaussian-DP value.")
-        return CalculatorResult(mode, inputs, outputs, tuple(warnings))
+        from fdpkit.curves import GaussianCurve
+
+        mu = outputs.get("mu of the exact mechanism", outputs.get("mu"))
+        return CalculatorResult(mode, inputs, outputs, tuple(warnings), _grade(GaussianCurve(mu)))
     if releases is not None and (not isinstance(releases, str) or releases.strip()):
         rel = parse_releases(releases) if isinstance(releases, str) else list(releases)
         outputs = compose_releases(rel, delta_prime)
         inputs = {"releases": "; ".join(f"({e:g}, {d:g})" for e, d in rel), "delta prime": delta_prime}
-        if outputs["advanced epsilon"] > outputs["basic epsilon"]:
+        if outputs["advanced epsilon"] > outputs["basic epsilon"] and TIGHT_EPSILON not in outputs:
             warnings.append("Advanced composition is worse than basic composition here: use the basic total.")
-        return CalculatorResult(mode, inputs, outputs, tuple(warnings))
+        g = _grade(_tight(rel, outputs[TIGHT_DELTA])[1].curve) if TIGHT_EPSILON in outputs else None
+        if TIGHT_EPSILON not in outputs:
+            warnings.append(TIGHT_SKIPPED)
+        return CalculatorResult(mode, inputs, outputs, tuple(warnings), g)
     if epsilon is None:
         raise ValueError("epsilon (per release) is required for composition (or give releases)")
     d = 0.0 if delta is None else delta
@@ -354,13 +427,31 @@ def _calculate(mode: str, *, sensitivity: float = 1.0, epsilon: float | None = N
     ae, ad = advanced_composition(kk, epsilon, d, delta_prime)
     inputs = {"k": kk, "epsilon per release": epsilon, "delta per release": d, "delta prime": delta_prime}
     outputs = {"basic epsilon": be, "basic delta": bd, "advanced epsilon": ae, "advanced delta": ad}
-    if ae > be:
-        warnings.append("Advanced composition is worse than basic composition here (per-release epsilon too "
-                        "large or k too small): use the basic total.")
+    g = None
     if sigma is not None:
+        from fdpkit.curves import GaussianCurve
+
         exact = exact_gaussian_composition_epsilon(kk, s, sigma, ad)
         inputs["sigma (Gaussian releases)"] = sigma
         outputs["exact epsilon at the advanced delta (Gaussian DP)"] = exact
+        g = _grade(GaussianCurve(math.sqrt(kk) * s / float(sigma)))
     elif d < 1 and ad < 1:
         outputs.update(_gdp_total([(epsilon, d)] * kk, ad))
-    return CalculatorResult(mode, inputs, outputs, tuple(warnings))
+        tight, acc = _tight([(float(epsilon), d)] * kk, ad)
+        if tight is not None:
+            outputs[TIGHT_EPSILON], outputs[TIGHT_DELTA] = tight, ad
+            g = _grade(acc.curve)
+        else:
+            warnings.append(TIGHT_SKIPPED)
+    if ae > be and TIGHT_EPSILON not in outputs:
+        warnings.append("Advanced composition is worse than basic composition here (per-release epsilon too "
+                        "large or k too small): " + ("the exact Gaussian-DP epsilon of these Gaussian releases is "
+                                                     "the one to use." if sigma is not None else "use the basic total."))
+    return CalculatorResult(mode, inputs, outputs, tuple(warnings), g)
+
+
+def _grade(curve):
+    """The grade of a certified curve, its failure mode counted (PLD truncation ignored)."""
+    from fdpkit.risk.grade import grade
+
+    return grade(curve)

@@ -12,6 +12,10 @@ Training-shaped inputs and their rounding rules
 - steps T = ``steps``, or T = ceil(epochs x dataset_size / batch_size) (= ceil(epochs / q)
   when only the sample rate is known), computed in exact decimal arithmetic and rounded
   **up**: more steps never make the guarantee look better than what ran;
+- fixed-size and shuffled batches given in epochs: the steps are counted as a data loader
+  runs them, ceil(dataset_size / batch_size) batches per epoch (the last one smaller), or
+  floor(dataset_size / batch_size) with ``drop_last=True`` (PyTorch ``DataLoader(drop_last=True)``);
+  T = ceil(epochs x batches per epoch);
 - shuffled batches (each example once per pass over a fresh permutation): an example takes
   part in P = ceil(epochs) steps when epochs are given, else in at most
   P = ceil(T / floor(dataset_size / batch_size)) steps (every pass has at least
@@ -121,6 +125,8 @@ class Phase:
     epochs: float | None = None
     max_batch_size: int | None = None
     participations: int | None = None
+    #: fixed-size or shuffled batches in epochs: the loader dropped the last, smaller batch
+    drop_last: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """The object as JSON-ready data (dicts, lists, numbers and strings)."""
@@ -128,7 +134,15 @@ class Phase:
         for k in ("batch_size", "epochs", "max_batch_size", "participations"):
             if getattr(self, k) is not None:
                 out[k] = getattr(self, k)
+        if self.drop_last:
+            out["drop_last"] = True
         return out
+
+    def batches_per_epoch(self, dataset_size: int | None) -> int | None:
+        """Batches a data loader runs per epoch: ceil(N/B), or floor(N/B) with drop_last."""
+        if self.batch_size is None or dataset_size is None:
+            return None
+        return dataset_size // self.batch_size if self.drop_last else -(-dataset_size // self.batch_size)
 
 
 def _rate_hint(value: Any) -> str:
@@ -144,10 +158,13 @@ def _rate_hint(value: Any) -> str:
 
 
 def _steps_from_epochs(epochs: float, dataset_size: int | None, batch_size: int | None,
-                       sample_rate: float) -> int:
-    """ceil(epochs * N / B) (or ceil(epochs / q)) in exact decimal arithmetic."""
+                       sample_rate: float, per_epoch: int | None = None) -> int:
+    """ceil(epochs * N / B) (or ceil(epochs / q), or ceil(epochs * per_epoch) for a loader's
+    whole batches) in exact decimal arithmetic."""
     e = Decimal(repr(float(epochs)))
-    if dataset_size is not None and batch_size is not None:
+    if per_epoch is not None:
+        exact = e * per_epoch
+    elif dataset_size is not None and batch_size is not None:
         exact = e * dataset_size / batch_size
     else:
         exact = e / Decimal(repr(float(sample_rate)))
@@ -156,9 +173,15 @@ def _steps_from_epochs(epochs: float, dataset_size: int | None, batch_size: int 
 
 def make_phase(noise_multiplier: Any, sample_rate: Any = None, steps: Any = None, *,
                batch_size: Any = None, dataset_size: int | None = None, epochs: Any = None,
-               sampling: str = "poisson", max_batch_size: Any = None) -> Phase:
+               sampling: str = "poisson", max_batch_size: Any = None, drop_last: Any = False) -> Phase:
     """Validate one phase in training terms (see the module docs for the rules)."""
     nm = _number("noise_multiplier", noise_multiplier, positive=True, allow_zero=False)
+    if drop_last not in (True, False, None, 0, 1):
+        raise ValueError(f"drop_last must be true or false, got {drop_last!r}")
+    drop = bool(drop_last)
+    if drop and sampling not in ("fixed-size", "shuffled"):
+        raise ValueError(f"drop_last applies only to sampling 'shuffled' or 'fixed-size' (a data loader's "
+                         f"batches), got sampling={sampling!r}")
     if (sample_rate is None) == (batch_size is None):
         raise ValueError("give exactly one of sample_rate or batch_size (with dataset_size), got "
                          + ("both" if sample_rate is not None else "neither"))
@@ -190,7 +213,10 @@ def make_phase(noise_multiplier: Any, sample_rate: Any = None, steps: Any = None
     e = None
     if epochs is not None:
         e = _number("epochs", epochs, positive=True, allow_zero=False)
-        t = _steps_from_epochs(e, dataset_size, b, q)
+        per = None
+        if sampling in ("fixed-size", "shuffled"):  # the loader's whole batches per epoch
+            per = dataset_size // b if drop else -(-dataset_size // b)
+        t = _steps_from_epochs(e, dataset_size, b, q, per)
         if t > MAX_STEPS:
             raise ValueError(f"epochs={epochs!r} give {t:,} steps, more than the {MAX_STEPS:,} fdpkit accounts")
     else:
@@ -215,7 +241,7 @@ def make_phase(noise_multiplier: Any, sample_rate: Any = None, steps: Any = None
     if sampling == "shuffled":
         per_epoch = dataset_size // b
         parts = math.ceil(e) if e is not None else -(-t // per_epoch)
-    return Phase(nm, q, t, b, e, mb, parts)
+    return Phase(nm, q, t, b, e, mb, parts, drop)
 
 
 @dataclass(frozen=True)
@@ -360,7 +386,7 @@ class DPSGD(Mechanism):
         """A DPSGD from its spec dict (one phase's fields, or ``phases``); unknown keys are refused."""
         known = {"kind", "noise_multiplier", "sample_rate", "steps", "batch_size", "epochs",
                  "max_batch_size", "participations", "phases", "sampling", "relation", "unit",
-                 "dataset_size", "examples_per_user"}
+                 "dataset_size", "examples_per_user", "drop_last"}
         extra = set(data) - known
         if extra:
             raise ValueError(f"unknown field(s) for 'dpsgd': {', '.join(sorted(extra))}")
@@ -375,7 +401,7 @@ class DPSGD(Mechanism):
             args["sample_rate"] = None  # written by to_dict: the batch size is what the user gave
         if args["steps"] is not None and args["epochs"] is not None:
             args["steps"] = None
-        return dpsgd(data["noise_multiplier"], **args, **common)
+        return dpsgd(data["noise_multiplier"], **args, **common, drop_last=data.get("drop_last", False))
 
 
 def _common(dataset_size: Any, sampling: str, relation: str, unit: str) -> tuple[int | None, str, str, str]:
@@ -390,7 +416,7 @@ def _common(dataset_size: Any, sampling: str, relation: str, unit: str) -> tuple
 def dpsgd(noise_multiplier: float, sample_rate: float | None = None, steps: int | None = None, *,
           batch_size: int | None = None, dataset_size: int | None = None, epochs: float | None = None,
           sampling: str = "poisson", relation: str = "add-remove", max_batch_size: int | None = None,
-          unit: str = "example", examples_per_user: int | None = None) -> DPSGD:
+          unit: str = "example", examples_per_user: int | None = None, drop_last: bool = False) -> DPSGD:
     """DP-SGD in training terms.
 
     Parameters
@@ -412,12 +438,18 @@ def dpsgd(noise_multiplier: float, sample_rate: float | None = None, steps: int 
     unit : {"example", "user"}
     examples_per_user : int, optional
         With ``unit="user"``: the most examples one user has (group privacy).
+    drop_last : bool
+        Shuffled or fixed-size batches given in epochs: the data loader dropped the last,
+        smaller batch of each epoch (floor(N/B) steps per epoch instead of ceil(N/B)).
 
     Examples
     --------
     >>> m = dpsgd(1.1, batch_size=256, dataset_size=60000, epochs=60)
     >>> m.steps, round(m.sample_rate, 6), m.sampling, m.relation
     (14063, 0.004267, 'poisson', 'add-remove')
+    >>> shuffled = dict(batch_size=256, dataset_size=60000, epochs=60, sampling="shuffled", relation="replace-one")
+    >>> dpsgd(1.1, **shuffled).steps, dpsgd(1.1, **shuffled, drop_last=True).steps   # 60 x 235, 60 x 234
+    (14100, 14040)
     >>> dpsgd(1.1, 256, 100)
     Traceback (most recent call last):
     ...
@@ -425,7 +457,7 @@ def dpsgd(noise_multiplier: float, sample_rate: float | None = None, steps: int 
     """
     n, s, r, u = _common(dataset_size, sampling, relation, unit)
     phase = make_phase(noise_multiplier, sample_rate, steps, batch_size=batch_size, dataset_size=n,
-                       epochs=epochs, sampling=s, max_batch_size=max_batch_size)
+                       epochs=epochs, sampling=s, max_batch_size=max_batch_size, drop_last=drop_last)
     return DPSGD((phase,), s, r, n, u, examples_per_user)
 
 
@@ -454,7 +486,7 @@ def dpsgd_schedule(phases: Sequence[Any], *, dataset_size: int | None = None, sa
         try:
             if isinstance(ph, dict):
                 extra = set(ph) - {"noise_multiplier", "sample_rate", "steps", "batch_size", "epochs",
-                                   "max_batch_size", "participations"}
+                                   "max_batch_size", "participations", "drop_last"}
                 if extra:
                     raise ValueError(f"unknown field(s): {', '.join(sorted(extra))}")
                 if "noise_multiplier" not in ph:
@@ -464,7 +496,8 @@ def dpsgd_schedule(phases: Sequence[Any], *, dataset_size: int | None = None, sa
                     args["sample_rate"] = None
                 if args["steps"] is not None and args["epochs"] is not None:
                     args["steps"] = None
-                out.append(make_phase(ph["noise_multiplier"], **args, dataset_size=n, sampling=s))
+                out.append(make_phase(ph["noise_multiplier"], **args, dataset_size=n, sampling=s,
+                                      drop_last=ph.get("drop_last", False)))
             elif isinstance(ph, (list, tuple)) and len(ph) == 3:
                 out.append(make_phase(ph[0], ph[1], ph[2], dataset_size=n, sampling=s))
             else:

@@ -66,9 +66,21 @@ class MechanismOption:
     tests: int = 1
     value_per_test: float | None = None
 
+    @property
+    def grade(self):
+        """The grade (:func:`fdpkit.risk.grade`) of the mechanism this option plans: the Gaussian
+        curve at mu, the Laplace curve at epsilon (any epsilon-DP mechanism when tests share it)."""
+        from fdpkit.risk.grade import grade, grade_for_tpr
+
+        if not math.isfinite(self.value):
+            return grade_for_tpr(1.0)
+        if self.parameter == "mu":
+            return grade(GaussianCurve(self.value))
+        return grade(LaplaceCurve(self.value) if self.tests == 1 else EpsDeltaCurve(self.value, 0.0))
+
     def to_dict(self) -> dict:
-        """The object as JSON-ready data (dicts, lists, numbers and strings)."""
-        return json_safe(dict(self.__dict__))
+        """The object as JSON-ready data (dicts, lists, numbers and strings), with its grade."""
+        return json_safe({**self.__dict__, "grade": self.grade.to_dict()})
 
 
 @dataclass(frozen=True)
@@ -128,6 +140,7 @@ class PrivacyFirstPlan:
             "analysis": self.analysis.to_dict() if self.analysis else None,
             "notes": list(self.notes),
             "budget_split": budget_split(self),
+            "grade": self.options[0].grade.to_dict() if self.options else None,
         }
 
 
@@ -286,6 +299,7 @@ class UtilityFirstPlan:
         d["noise"] = noise_sentences(self)
         d["warnings"] = plausibility_warnings(prior=self.prior, mu=self.mu_min if math.isfinite(self.mu_min) else None)
         d["notes"] = self.notes
+        d["grade"] = self.grade.to_dict()
         return d
 
     @property
@@ -293,6 +307,15 @@ class UtilityFirstPlan:
         """Which criterion and level give de Fondeville's printed mu_min (the numbers depend
         on both; shared/reference/published.json)."""
         return [MU_MIN_NOTE]
+
+    @property
+    def grade(self):
+        """The grade (:func:`fdpkit.risk.grade`) of the planned Gaussian mechanism at mu_total
+        (all tests together); "no meaningful protection" when no finite mu is planned."""
+        from fdpkit.risk.grade import grade, grade_for_tpr
+
+        m = self.mu_total
+        return grade(GaussianCurve(m)) if math.isfinite(m) else grade_for_tpr(1.0)
 
 
 #: Where de Fondeville's printed mu_min come from (stated wherever a mu_min is shown).

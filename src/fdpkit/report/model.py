@@ -169,13 +169,13 @@ def build_document(report: PrivacyReport) -> ReportDocument:
     FPR 1e-3, grade) first, internal notes last and collapsed."""
     from fdpkit.report import plots
     from fdpkit.report.published import PUBLISHED, place_among
-    from fdpkit.risk.grade import grade as grade_of
+    from fdpkit.risk import relative_risk as _relative_risk
     from fdpkit.report.representations import representation_figures, representation_section
 
     d = report.to_dict()
     fit = report.fit
     mu_text = fmt(fit.mu)
-    g = grade_of(report.curve)
+    g = report.grade
     eps5 = next((e for dd, e in report.epsilons if dd == 1e-5), report.epsilons[0][1])
     d5 = 1e-5 if any(dd == 1e-5 for dd, _ in report.epsilons) else report.epsilons[0][0]
     tpr3 = float(report.curve.tpr(1e-3))
@@ -183,7 +183,7 @@ def build_document(report: PrivacyReport) -> ReportDocument:
         "No finite μ: not comparable with the published μ-GDP settings."
     summary = (
         f"{report.mechanism.label()}: μ = {mu_text} Gaussian DP, ε = {fmt(eps5)} at δ = {fmt(d5)}; "
-        f"the best attack at FPR 0.001 reaches TPR ≤ {fmt(tpr3)}. Protection: {g.label}."
+        f"the best attack at FPR 0.001 reaches TPR ≤ {fmt(tpr3)}. {g.headline}."
     )
     headline = Table(
         "Headline",
@@ -195,7 +195,7 @@ def build_document(report: PrivacyReport) -> ReportDocument:
             ("protection grade", f"{g.icon} {g.label} (level {g.level} of 0–3)"),
         ),
     )
-    glance = Section("At a glance", (f"Protection: {g.label}. {g.definition}", placement, _symbols(report.verdict)),
+    glance = Section("At a glance", (f"{g.headline}. {g.definition}", placement, _symbols(report.verdict)),
                      (headline,), key="headline")
     fit_table = Table(
         "Tight μ-GDP fit",
@@ -229,7 +229,8 @@ def build_document(report: PrivacyReport) -> ReportDocument:
         "de Fondeville Eq. 4: how far a positive attack can raise belief in membership.",
     )
     modes = {
-        "none": "none: relative disclosure risk is bounded (de Fondeville Thm. 2)",
+        "none": f"none: relative disclosure risk is bounded (de Fondeville Thm. 2): a positive attack "
+                f"multiplies the attacker's odds by at most {fmt(_relative_risk(report.curve))}",
         "graceful": "graceful: confidence can approach certainty but never reach it",
         "catastrophic": "catastrophic: some outputs reveal membership with certainty",
     }

@@ -116,7 +116,9 @@ def grade_html(grade: Any) -> str:
             f"<p><span class='grade-icon' aria-hidden='true' style='background:{c}'>{html.escape(grade.icon)}</span>"
             f"<strong>Protection: <span style='color:{c}'>{html.escape(grade.label)}</span></strong> "
             f"<small>(level {grade.level} of 0–3, 0 strongest)</small></p>"
-            f"<p><em>What this grade means:</em> {html.escape(grade.definition)}</p></div>")
+            + (f"<p class='grade-reason'><em>Why:</em> {html.escape(grade.reason)}.</p>"
+               if getattr(grade, "reason", "") else "")
+            + f"<p><em>What this grade means:</em> {html.escape(grade.definition)}</p></div>")
 
 
 def section_html(s: Any, *, skip_tables: bool = False) -> str:

@@ -16,6 +16,11 @@ so each threshold on r is one threshold on TPR and one on the posterior; both ar
 the definition. The scale is fixed (it does not move with the FPR or prior a user explores),
 so two guarantees can be compared by grade.
 
+Failure mode. One FPR cannot see an atom at alpha = 0: a mechanism that reveals membership
+with certainty with probability p (f(0) = 1 - p < 1, de Fondeville Thm. 1) can look strong at
+alpha_ref. Such a *catastrophic* mechanism is never graded better than "weak"
+(:data:`CATASTROPHIC_LEVEL`); the grade's ``reason`` says why.
+
 Soundness: TPR is read from a curve with ``bound`` "exact" or "lower" (pessimistic), so the
 grade can only be too severe, never too lenient; an optimistic (``bound="upper"``) curve is
 refused.
@@ -35,7 +40,8 @@ import math
 from dataclasses import dataclass
 
 from fdpkit.curves import TradeOffCurve
-from fdpkit.risk.attack import attack_power
+from fdpkit.risk.attack import _curve, attack_power
+from fdpkit.risk.disclosure import failure_mode as _failure_mode
 
 #: Reference false-positive rate of the scale.
 REFERENCE_FPR = 1e-3
@@ -48,6 +54,11 @@ LABELS = ("strong", "moderate", "weak", "no meaningful protection")
 COLOURS = ("#1a7f37", "#9a6700", "#bc4c00", "#cf222e")
 ICONS = ("✔", "◐", "⚠", "✖")
 ICON_NAMES = ("check mark", "half circle", "warning sign", "cross")
+#: The best level a catastrophic mechanism (f(0) < 1) can get: "weak".
+CATASTROPHIC_LEVEL = 2
+#: Mass at f(0) below which a curve is not called catastrophic when no failure mode is given
+#: (an accountant's numeric tail truncation, not a real disclosure).
+DISCLOSURE_TOLERANCE = 1e-12
 
 
 def _posterior_at(ratio: float) -> float:
@@ -104,6 +115,8 @@ class Grade:
         Certified posterior at the reference prior and FPR.
     colour, icon : str
         Presentation hints (CSS colour, a symbol): they differ per level.
+    reason : str
+        Why the grade is worse than the TPR at the reference FPR alone says (empty if not).
     """
 
     level: int
@@ -113,13 +126,19 @@ class Grade:
     posterior: float
     colour: str
     icon: str
+    reason: str = ""
 
     def to_dict(self) -> dict:
-        """The JSON form ``{"level", "label", "definition", ...}``."""
+        """The JSON form ``{"level", "label", "definition", "reason", ...}``."""
         return {"level": self.level, "label": self.label, "definition": self.definition,
                 "tpr_at_reference_fpr": self.tpr, "posterior_at_reference_prior": self.posterior,
                 "reference_fpr": REFERENCE_FPR, "reference_prior": REFERENCE_PRIOR,
-                "colour": self.colour, "icon": self.icon}
+                "colour": self.colour, "icon": self.icon, "reason": self.reason}
+
+    @property
+    def headline(self) -> str:
+        """``"Protection: weak"``, with the reason when there is one."""
+        return f"Protection: {self.label}" + (f" ({self.reason})" if self.reason else "")
 
     def __str__(self) -> str:
         return f"{self.icon} {self.label}"
@@ -141,13 +160,38 @@ def grade_for_tpr(tpr: float) -> Grade:
     return Grade(level, LABELS[level], DEFINITIONS[level], t, post, COLOURS[level], ICONS[level])
 
 
-def grade(curve: TradeOffCurve) -> Grade:
+def cap_for_failure(g: Grade, failure_mode: str, disclosure: float | None = None) -> Grade:
+    """``g``, made no better than "weak" when ``failure_mode`` is "catastrophic".
+
+    ``disclosure`` is the probability 1 - f(0) of an output that reveals membership.
+
+    >>> cap_for_failure(grade_for_tpr(0.001), "catastrophic", 5e-5).label
+    'weak'
+    """
+    if failure_mode != "catastrophic" or g.level >= CATASTROPHIC_LEVEL:
+        return g
+    k = CATASTROPHIC_LEVEL
+    p = f" (probability {disclosure:.3g})" if disclosure is not None and disclosure > 0 else ""
+    reason = (f"some outputs reveal membership with certainty{p}: a catastrophic failure (de Fondeville "
+              f"Thm. 1) is never graded better than {LABELS[k]}")
+    definition = (f"Catastrophic failure: an output can identify a member outright, which no attack at one "
+                  f"false-positive rate shows; at FPR {REFERENCE_FPR:.1%} the best attack reaches TPR "
+                  f"{g.tpr:.3g}, which alone would grade it {LABELS[g.level]}.")
+    return Grade(k, LABELS[k], definition, g.tpr, g.posterior, COLOURS[k], ICONS[k], reason)
+
+
+def grade(curve: TradeOffCurve, *, failure_mode: str | None = None) -> Grade:
     """Grade a trade-off curve on the fixed scale (see module docs).
 
     Parameters
     ----------
     curve : TradeOffCurve
         An exact or pessimistic (``bound="lower"``) curve.
+    failure_mode : {"none", "graceful", "catastrophic"}, optional
+        The mechanism's failure mode if known (as :func:`fdpkit.privacy_report` states it);
+        by default read from the curve, ignoring a mass at f(0) of at most
+        :data:`DISCLOSURE_TOLERANCE` (accountant truncation). A catastrophic mechanism is
+        graded no better than "weak".
 
     Examples
     --------
@@ -155,8 +199,16 @@ def grade(curve: TradeOffCurve) -> Grade:
     >>> g = grade(EpsDeltaCurve(8.0, 1e-5))
     >>> g.level, g.label
     (3, 'no meaningful protection')
+    >>> from fdpkit import UniformSamplingCurve
+    >>> grade(UniformSamplingCurve(0.05, 1000)).label   # strong at FPR 1e-3, but catastrophic
+    'weak'
     """
     tpr = float(attack_power(curve, REFERENCE_FPR))
     if not math.isfinite(tpr):  # pragma: no cover - attack_power never returns NaN
         raise ValueError("curve gives no finite TPR at the reference FPR")
-    return grade_for_tpr(min(1.0, max(0.0, tpr)))
+    curve = _curve(curve)
+    g = grade_for_tpr(min(1.0, max(0.0, tpr)))
+    mode = failure_mode if failure_mode is not None else _failure_mode(curve, tolerance=DISCLOSURE_TOLERANCE)
+    if mode not in ("none", "graceful", "catastrophic"):
+        raise ValueError(f"failure_mode must be none, graceful or catastrophic, got {failure_mode!r}")
+    return cap_for_failure(g, mode, 1.0 - float(curve.f0))

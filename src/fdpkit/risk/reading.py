@@ -30,8 +30,8 @@ _HINT = {"mu": "give only mu, or choose guarantee 'epsilon' or 'epsilon_delta'",
 #: delta used when an (eps, delta) guarantee is read without a delta.
 DEFAULT_DELTA = 1e-5
 MODES = {
-    "none": "No blatant disclosure and bounded relative risk: a positive attack can raise an attacker's "
-            "belief by at most a fixed factor.",
+    "none": "No blatant disclosure and bounded relative risk: a positive attack can multiply an attacker's "
+            "odds of membership by at most {factor} (de Fondeville Thm. 2).",
     "graceful": "No output reveals membership with certainty, but a lucky attacker can become very "
                 "confident. Judge the risk at a realistic false-positive rate.",
     "catastrophic": "Some outputs may reveal membership with certainty (blatant disclosure, with "
@@ -98,6 +98,11 @@ class RiskReading:
     notes: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     curve: TradeOffCurve | None = field(default=None, repr=False, compare=False)
+    #: the plain first sentence (the manager's question): the grade, and for a worst-case
+    #: guarantee what a Gaussian mechanism with the same guarantee would get
+    headline: str = ""
+    #: the grade of the Gaussian mechanism that meets the same guarantee (None for mu-GDP)
+    gaussian_grade: Grade | None = None
 
     def to_dict(self) -> dict:
         """The object as JSON-ready data (dicts, lists, numbers and strings)."""
@@ -107,6 +112,8 @@ class RiskReading:
         d["plain_language"] = list(self.plain_language)
         d["notes"] = list(self.notes)
         d["warnings"] = list(self.warnings)
+        d["headline"] = self.headline
+        d["gaussian_grade"] = self.gaussian_grade.to_dict() if self.gaussian_grade is not None else None
         return json_safe(d)
 
 
@@ -139,24 +146,69 @@ def read_guarantee(guarantee: str = "mu", *, mu: float | None = None, epsilon: f
     tpr = float(attack_power(curve, a))
     post = float(posterior(curve, p, a))
     mode = failure_mode(curve)
-    g = grade(curve)
+    g = grade(curve, failure_mode=mode)
+    ratio = float(multiplicative_advantage(curve, a))
+    times = f"{ratio:,.0f}" if ratio >= 100 else f"{ratio:.3g}"
     plain = (
-        f"Among attacks that wrongly flag at most {a:.2%} of non-members, the best one correctly flags at "
-        f"most {tpr:.2%} of members ({float(multiplicative_advantage(curve, a)):.3g} times the "
-        "false-positive rate).",
+        f"An attack that wrongly flags {a:.2%} of non-members correctly flags at most {tpr:.2%} of members "
+        f"({times} times its false-positive rate); no attack with a false-positive rate of {a:.2%} or "
+        f"more does better than {times} times its false-positive rate.",
         f"If an attacker starts {p:.1%} sure that a person is in the data, a positive attack can raise "
         f"that to at most {post:.1%}.",
-        MODES[mode],
+        MODES[mode].format(factor=f"{float(relative_risk(curve)):.4g}"),
     )
     notes = [SCALE_NOTE]
     if guarantee != "mu":
         notes.insert(0, WORST_CASE_NOTE)
     warnings = plausibility_warnings(mu=mu, epsilon=epsilon, delta=delta if guarantee == "epsilon_delta" else None,
                                      prior=p, n=n)
+    if guarantee == "epsilon_delta" and delta is None:
+        warnings = [f"δ was left blank: read at δ = {DEFAULT_DELTA:g}. Give the δ of your guarantee."] + list(warnings)
+    headline, g_gauss = _headline(guarantee, g, mu=mu, epsilon=epsilon, delta=delta, rho=rho)
     return RiskReading(name, guarantee, a, p, tpr, post, float(relative_risk(curve, fpr_min=a)),
                        float(relative_risk(curve)), float(advantage(curve)), mode, g, plain,
-                       tuple(notes), tuple(warnings), curve)
+                       tuple(notes), tuple(warnings), curve, headline, g_gauss)
 
 
-__all__ = ["DEFAULT_DELTA", "GUARANTEES", "RiskReading", "check_guarantee_fields", "guarantee_curve",
-           "read_guarantee"]
+def gaussian_equivalent(guarantee: str, *, epsilon: float | None = None, delta: float | None = None,
+                        rho: float | None = None) -> tuple[float, str]:
+    """mu of the Gaussian mechanism that meets a worst-case guarantee exactly, and how it was read.
+
+    (epsilon, delta) and pure epsilon: mu(epsilon, delta) of Gomez et al. Table 3 (a blank or zero
+    delta is read at :data:`DEFAULT_DELTA`, which the text states: no Gaussian mechanism is pure
+    epsilon-DP); rho-zCDP: mu = sqrt(2 rho), the Gaussian mechanism that is exactly rho-zCDP.
+
+    >>> round(gaussian_equivalent("epsilon", epsilon=8.0)[0], 3)
+    1.666
+    """
+    import math
+
+    from fdpkit.convert.gdp import mu_for_epsilon_delta
+
+    if guarantee == "zcdp":
+        return math.sqrt(2.0 * float(rho)), f"ρ = {rho:g}"
+    d = delta if delta else DEFAULT_DELTA
+    how = f"at δ = {d:g}" + (", as no Gaussian mechanism is pure ε-DP" if guarantee == "epsilon" else "")
+    return float(mu_for_epsilon_delta(float(epsilon), d)), how
+
+
+def _headline(guarantee: str, g: Grade, *, mu=None, epsilon=None, delta=None, rho=None) -> tuple[str, Grade | None]:
+    """The plain first sentence: the worst-case grade and, beside it, a Gaussian mechanism's."""
+    if guarantee == "mu":
+        return f"μ = {mu:g} Gaussian DP: {g.label}.", None
+    if guarantee == "zcdp":
+        what = f"ρ = {rho:g} zCDP"
+    elif guarantee == "epsilon" or not delta:
+        what = f"ε = {epsilon:g}" if guarantee == "epsilon" else f"(ε = {epsilon:g}, δ = {DEFAULT_DELTA:g} as δ was blank)"
+    else:
+        what = f"(ε = {epsilon:g}, δ = {delta:g})"
+    worst = "no meaningful protection" if g.level == 3 else f"'{g.label}' protection"
+    m, how = gaussian_equivalent(guarantee, epsilon=epsilon, delta=delta, rho=rho)
+    gg = grade(GaussianCurve(m))
+    also = "also " if gg.level == g.level else ""
+    return (f"{what} alone: {worst} in the worst case; ask for the mechanism — as a Gaussian mechanism it "
+            f"would {also}be '{gg.label}' (μ = {m:.3g} {how}).", gg)
+
+
+__all__ = ["DEFAULT_DELTA", "GUARANTEES", "RiskReading", "check_guarantee_fields", "gaussian_equivalent",
+           "guarantee_curve", "read_guarantee"]

@@ -43,6 +43,8 @@ def symbols(text: str) -> str:
 
 
 templates.env.filters["symbols"] = symbols
+#: the "Which scheme was my run?" guide (text only), shown on the DP-SGD pages
+templates.env.globals["scheme_text"] = __import__("fdpkit.mechanisms.scheme_guide", fromlist=["SETTINGS"])
 
 
 @dataclass(frozen=True)

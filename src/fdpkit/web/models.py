@@ -47,6 +47,8 @@ class TrainingShape(BaseModel):
 
 class DPSGDRequest(TrainingShape):
     noise_multiplier: float = Field(..., gt=0, le=1e4, allow_inf_nan=False)
+    drop_last: bool = Field(False, description="shuffled or fixed-size batches in epochs: the loader dropped the "
+                                               "last, smaller batch (floor(n/b) steps per epoch)")
 
 
 class CalibrateRequest(TrainingShape):

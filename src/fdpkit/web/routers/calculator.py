@@ -56,6 +56,10 @@ def _run(values: dict):
 
 @router.get("/calculator", include_in_schema=False)
 async def calculator_page(request: Request):
+    """The form; with query parameters (a permalink, e.g. ``/calculator?mode=composition&epsilon=0.2&k=50``)
+    the answer, rendered on the server."""
+    if any(k in request.query_params for k in FIELDS):
+        return await _answer(request, request.query_params)
     return await render_page(request, "calculator.html", {"values": {"mode": "gaussian", "sensitivity": 1, "epsilon": 1,
                                                           "delta": 1e-5, "k": 1, "delta_prime": 1e-5, "fpr": 1e-3},
                                               "errors": {}, "result": None, "examples": EXAMPLES})
@@ -63,7 +67,10 @@ async def calculator_page(request: Request):
 
 @router.post("/calculator", include_in_schema=False)
 async def calculator_submit(request: Request):
-    form = await request.form()
+    return await _answer(request, await request.form())
+
+
+async def _answer(request: Request, form):
     values, errors = _parse(form)
     result = figure = None
     if not errors:

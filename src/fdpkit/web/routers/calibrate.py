@@ -55,13 +55,19 @@ async def _calibrate(request: Request, kwargs: dict, with_report: bool):
 
 @router.get("/calibrate", include_in_schema=False)
 async def calibrate_page(request: Request):
+    """The form; with query parameters (a permalink) the calibration, rendered on the server."""
+    if any(key in request.query_params for key in FIELDS):
+        return await _answer(request, request.query_params)
     return await render_page(request, "calibrate.html", {"values": DEFAULTS, "errors": {}, "result": None,
                                                          "choices": CHOICES, "targets": TARGETS})
 
 
 @router.post("/calibrate", include_in_schema=False)
 async def calibrate_submit(request: Request):
-    form = await request.form()
+    return await _answer(request, await request.form())
+
+
+async def _answer(request: Request, form):
     errors = FormErrors()
     values = {k: form.get(k, "") for k in FIELDS}
     target = form.get("target") or "epsilon"

@@ -53,19 +53,46 @@ def conversions(epsilon: float | None, delta: float | None, mu: float | None, rh
                                 for d in ((delta,) if delta else (1e-5, 1e-6, 1e-9))]
         if epsilon is not None:
             out["mu_to_delta"] = {"mu": mu, "epsilon": epsilon, "delta": fp.delta_for_epsilon(mu, epsilon)}
+    if epsilon is not None or mu is not None or rho is not None:
+        out["verdict"] = verdict(epsilon, delta, mu, rho)
     out["warnings"] = warnings
     return out
 
 
+def verdict(epsilon, delta, mu, rho) -> dict:
+    """The same grade as the Risk explorer: worst case and, beside it, as a Gaussian mechanism
+    (one plain sentence), with the Risk explorer's permalink."""
+    from urllib.parse import urlencode
+
+    from fdpkit.risk.reading import read_guarantee
+
+    if epsilon is not None:
+        kind, q = ("epsilon_delta", {"epsilon": epsilon, "delta": delta}) if delta else ("epsilon", {"epsilon": epsilon})
+    elif mu is not None:
+        kind, q = "mu", {"mu": mu}
+    else:
+        kind, q = "zcdp", {"rho": rho}
+    r = read_guarantee(kind, **q)
+    return {"headline": r.headline, "grade": r.grade.to_dict(),
+            "gaussian_grade": r.gaussian_grade.to_dict() if r.gaussian_grade else None,
+            "risk_link": "/risk?" + urlencode({"guarantee": kind, **q})}
+
+
 @router.get("/convert", include_in_schema=False)
 async def convert_page(request: Request):
+    """The form; with query parameters (a permalink, e.g. ``/convert?epsilon=8``) the answer."""
+    if any(k in request.query_params for k in FIELDS):
+        return await _answer(request, request.query_params)
     return await render_page(request, "convert.html", {"values": {"epsilon": 1, "delta": 1e-5, "mu": 1}, "errors": {},
                                            "result": None, "tables": await run_light(fp.seed_tables)})
 
 
 @router.post("/convert", include_in_schema=False)
 async def convert_submit(request: Request):
-    form = await request.form()
+    return await _answer(request, await request.form())
+
+
+async def _answer(request: Request, form):
     errors = FormErrors()
     eps = parse_float(form, "epsilon", errors, required=False)
     delta = parse_float(form, "delta", errors, required=False)

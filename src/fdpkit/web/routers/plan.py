@@ -64,6 +64,9 @@ def power_svg(spec) -> str:
 
 @router.get("/plan", include_in_schema=False)
 async def plan_page(request: Request):
+    """The form; with query parameters (a permalink) the plan, rendered on the server."""
+    if any(k in request.query_params for k in FIELDS + ("guide",)):
+        return await _answer(request, request.query_params)
     return await render_page(request, "plan.html", {"values": {"guide": "utility_first", "effect": 0.2, "n": 100, "sd": 0.25,
                                                    "alpha": 0.01, "data_range": 1, "max_relative_loss": 0.01,
                                                    "prior": 0.01, "fpr": 0.001, "high_confidence_ok": "on",
@@ -74,7 +77,10 @@ async def plan_page(request: Request):
 
 @router.post("/plan", include_in_schema=False)
 async def plan_submit(request: Request):
-    form = await request.form()
+    return await _answer(request, await request.form())
+
+
+async def _answer(request: Request, form):
     errors = FormErrors()
     p = {"guide": form.get("guide") or "utility_first",
          "blatant_disclosure_ok": form.get("blatant_disclosure_ok") == "on",

@@ -18,7 +18,7 @@ from fdpkit.web.models import DPSGDRequest, MechanismRequest, PointsRequest, Uni
 router = APIRouter()
 FIELDS = ("noise_multiplier", "sample_rate", "batch_size", "dataset_size", "steps", "epochs",
           "discretization", "mechanism", "times", "sampling_mu", "sampling_n", "sampling", "relation",
-          "max_batch_size", "unit", "examples_per_user", "points", "points_bound")
+          "max_batch_size", "unit", "examples_per_user", "points", "points_bound", "drop_last")
 CHOICES = {"sampling": ("poisson", "truncated-poisson", "fixed-size", "shuffled"),
            "relation": ("add-remove", "replace-one", "zero-out"), "unit": ("example", "user")}
 DEFAULTS = {"kind": "dpsgd", "noise_multiplier": 9.4, "sample_rate": 0.32768, "steps": 2000,
@@ -116,7 +116,8 @@ def _from_form(form) -> tuple[Mechanism | None, float | None, dict, FormErrors]:
             opts = {c: (form.get(c) or CHOICES[c][0]) for c in CHOICES}
             if not errors:
                 mech = dpsgd_from_training(nm, sample_rate=q, batch_size=b, dataset_size=n, steps=t, epochs=e,
-                                           max_batch_size=mb, examples_per_user=k, **opts)
+                                           max_batch_size=mb, examples_per_user=k,
+                                           drop_last=form.get("drop_last") == "on", **opts)
     except ValueError as exc:
         errors[field_of(str(exc), FIELDS)] = str(exc)
     return mech, disc, values, errors
@@ -148,13 +149,19 @@ async def _report(request: Request, mech, disc: float, fmt: str):
 
 @router.get("/report", include_in_schema=False)
 async def report_page(request: Request):
+    """The form; with query parameters (a permalink) the report, rendered on the server."""
+    if any(k in request.query_params for k in ("kind", *FIELDS)):
+        return await _answer(request, request.query_params)
     return await render_page(request, "report.html", {"values": DEFAULTS, "errors": {}, "doc": None,
                                                       "choices": CHOICES})
 
 
 @router.post("/report", include_in_schema=False)
 async def report_submit(request: Request):
-    form = await request.form()
+    return await _answer(request, await request.form())
+
+
+async def _answer(request: Request, form):
     mech, disc, values, errors = await run_light(_from_form, form)
     doc = tables = figures = details = statement = None
     if not errors:
@@ -194,7 +201,8 @@ async def report_dpsgd_api(request: Request, body: DPSGDRequest,
                                    batch_size=body.batch_size, dataset_size=body.dataset_size,
                                    steps=body.steps, epochs=body.epochs, sampling=body.sampling,
                                    relation=body.relation, max_batch_size=body.max_batch_size,
-                                   unit=body.unit, examples_per_user=body.examples_per_user)
+                                   unit=body.unit, examples_per_user=body.examples_per_user,
+                                   drop_last=body.drop_last)
         return await _api_answer(request, mech, body.discretization, format)
     except ValueError as exc:
         return api_error(str(exc))

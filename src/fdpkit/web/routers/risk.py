@@ -24,13 +24,39 @@ def reading(guarantee: str, mu, epsilon, delta, prior: float, fpr: float, rho=No
 
 @router.get("/risk", include_in_schema=False)
 async def risk_page(request: Request):
+    """The form; with query parameters (a permalink, e.g. ``/risk?guarantee=epsilon&epsilon=8``)
+    the answer, rendered on the server."""
+    if any(k in request.query_params for k in FIELDS):
+        return await _answer(request, request.query_params)
     return await render_page(request, "risk.html", {"values": {"guarantee": "mu", "mu": 1, "prior": 0.01, "fpr": 0.001},
                                                     "errors": {}, "result": None, "scale": SCALE})
 
 
 @router.post("/risk", include_in_schema=False)
 async def risk_submit(request: Request):
-    form = await request.form()
+    return await _answer(request, await request.form())
+
+
+def links(values: dict) -> dict[str, str]:
+    """Query strings of the same guarantee on the Convert and Calculator pages (permalinks)."""
+    from urllib.parse import urlencode
+
+    g = values.get("guarantee")
+    eps, delta = values.get("epsilon"), values.get("delta")
+    out = {}
+    if g in ("epsilon", "epsilon_delta") and eps:
+        conv = {"epsilon": eps, **({"delta": delta} if g == "epsilon_delta" and delta else {})}
+        out["convert"] = "/convert?" + urlencode(conv)
+        out["calculator"] = "/calculator?" + urlencode({"mode": "gaussian", "epsilon": eps,
+                                                        "delta": delta if g == "epsilon_delta" and delta else 1e-5})
+    elif g == "mu" and values.get("mu"):
+        out["convert"] = "/convert?" + urlencode({"mu": values["mu"]})
+    elif g == "zcdp" and values.get("rho"):
+        out["convert"] = "/convert?" + urlencode({"rho": values["rho"]})
+    return out
+
+
+async def _answer(request: Request, form):
     errors = FormErrors()
     guarantee = form.get("guarantee") or "mu"
     vals = {k: parse_float(form, k, errors, required=False) for k in ("mu", "epsilon", "delta", "rho")}
@@ -52,7 +78,7 @@ async def risk_submit(request: Request):
         except ValueError as exc:
             errors[field_of(str(exc), FIELDS)] = str(exc)
     return await render_page(request, "risk.html", {"values": dict(form), "errors": errors, "result": result,
-                                                    "figures": figs, "scale": SCALE})
+                                                    "figures": figs, "scale": SCALE, "links": links(dict(form))})
 
 
 def risk_figures(curve, prior: float) -> list[tuple[str, str]]:

@@ -50,7 +50,7 @@
   });
   document.addEventListener("submit", function (e) {
     /* plain form posts (no htmx) also show the indicator until the new page arrives */
-    if (e.target && !e.target.hasAttribute("hx-post")) { startProgress(); }
+    if (e.target && !e.target.hasAttribute("hx-post") && !e.target.hasAttribute("hx-get")) { startProgress(); }
   });
   document.addEventListener("htmx:beforeRequest", startProgress);
   document.addEventListener("htmx:afterRequest", stopProgress);
