@@ -177,23 +177,30 @@ def write_output(path: Path | str, data: bytes) -> Path:
     return target
 
 
-def read_spec_text(path: Path) -> str:
-    """A spec file's text, reading at most :data:`MAX_SPEC_BYTES` (``/dev/zero`` fails fast)."""
+def read_input_text(path: Path, option: str, *, hint: str = "", encoding: str = "utf-8") -> str:
+    """The text of the file an ``option`` names, reading at most :data:`MAX_SPEC_BYTES`
+    (``/dev/zero`` fails fast); a directory, an unreadable file, a larger one or one that is
+    not UTF-8 is a ValueError naming the option."""
     try:
         with open(path, "rb") as fh:
             if stat.S_ISDIR(os.fstat(fh.fileno()).st_mode):
-                raise ValueError(f"--mechanism {path} is a directory")
+                raise ValueError(f"{option} {path} is a directory")
             raw = fh.read(MAX_SPEC_BYTES + 1)
     except IsADirectoryError:
-        raise ValueError(f"--mechanism {path} is a directory") from None
+        raise ValueError(f"{option} {path} is a directory") from None
     except OSError as exc:
-        raise ValueError(f"--mechanism {path}: {exc.strerror}") from None
+        raise ValueError(f"{option} {path}: {exc.strerror}") from None
     if len(raw) > MAX_SPEC_BYTES:
-        raise ValueError(f"--mechanism {path} is larger than {MAX_SPEC_BYTES:,} bytes; is it a mechanism spec?")
+        raise ValueError(f"{option} {path} is larger than {MAX_SPEC_BYTES:,} bytes{hint}")
     try:
-        return raw.decode("utf-8")
+        return raw.decode(encoding)
     except UnicodeDecodeError:
-        raise ValueError(f"--mechanism {path} is not UTF-8 text") from None
+        raise ValueError(f"{option} {path} is not UTF-8 text") from None
+
+
+def read_spec_text(path: Path) -> str:
+    """A spec file's text, reading at most :data:`MAX_SPEC_BYTES` (``/dev/zero`` fails fast)."""
+    return read_input_text(path, "--mechanism", hint="; is it a mechanism spec?")
 
 
 @contextlib.contextmanager
@@ -234,20 +241,7 @@ def load_points(path: Path, bound: str = "lower") -> Any:
     header ``fpr,fnr`` or R fdp's ``alpha,beta``)."""
     from fdpkit.curves.points import curve_from_points, points_from_csv
 
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read(MAX_SPEC_BYTES + 1)
-    except IsADirectoryError:
-        raise ValueError(f"--points {path} is a directory") from None
-    except OSError as exc:
-        raise ValueError(f"--points {path}: {exc.strerror}") from None
-    if len(raw) > MAX_SPEC_BYTES:
-        raise ValueError(f"--points {path} is larger than {MAX_SPEC_BYTES:,} bytes")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise ValueError(f"--points {path} is not UTF-8 text") from None
-    fpr, fnr = points_from_csv(text)
+    fpr, fnr = points_from_csv(read_input_text(path, "--points", encoding="utf-8-sig"))
     return curve_from_points(fpr, fnr, bound=bound)
 
 
