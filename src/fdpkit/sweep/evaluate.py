@@ -84,13 +84,14 @@ def evaluate_setting(setting: Mapping[str, Any], options: Mapping[str, Any]) -> 
     """One row of metrics for one setting (see the module docstring).
 
     The numbers are those of :func:`fdpkit.privacy_report` (the same accountant, fit and
-    readings: ``fdpkit.accounting.account``, :func:`fdpkit.fit_gdp` at the report's default
-    ``alpha_min``, the accountant's own privacy profile for epsilon, the curve's TPR and
+    readings: ``fdpkit.accounting.account``, :func:`fdpkit.fit.fit_gdp_adapted` from the report's
+    default ``alpha_min`` (widened, and stated in the ``alpha_min`` column, where a large mu
+    leaves that range empty), the accountant's own privacy profile for epsilon, the curve's TPR and
     :func:`fdpkit.advantage`), but only the requested metrics are computed: a report's
     posteriors, failure mode and provenance are skipped.
     """
     from fdpkit.accounting import account
-    from fdpkit.fit import ALPHA_MIN_DEFAULT, advantage, fit_gdp
+    from fdpkit.fit import ALPHA_MIN_DEFAULT, advantage, fit_gdp_adapted
 
     metrics = options["metrics"]
     fprs = tuple(options["fprs"])
@@ -105,7 +106,7 @@ def evaluate_setting(setting: Mapping[str, Any], options: Mapping[str, Any]) -> 
     curve = acc.curve
     fit = None
     if {"mu", "regret", "alpha_min"} & set(metrics):
-        fit = fit_gdp(curve, alpha_min=ALPHA_MIN_DEFAULT)
+        fit = fit_gdp_adapted(curve, alpha_min=ALPHA_MIN_DEFAULT)
     for m in metrics:
         if m == "tpr":
             tpr = np.asarray(curve.tpr(np.array(fprs or (1e-3,))))
