@@ -96,6 +96,19 @@ def test_cli_plot_levels_and_several_n(tmp_path):
         assert r.exit_code == 2 and "only" in r.output
 
 
+def test_cli_epsilon_range_of_mu_vs_epsilon(tmp_path):
+    """K&H Figs. 1-3 b and c differ in the epsilon range shown: --epsilon-max sets it."""
+    out = tmp_path / "m.svg"
+    r = runner.invoke(app, ["-q", "plot", "mu-vs-epsilon", "--epsilon-max", "2", "--fpr", "0.05", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "FPR 0.05" in out.read_text()
+    for args, word in ((["mu-vs-epsilon", "--epsilon-max", "0"], "between"),
+                       (["mu-vs-epsilon", "--epsilon-max", "nan"], "between"),
+                       (["roc", "--mu", "1", "--epsilon-max", "2"], "only")):
+        r = runner.invoke(app, ["plot", *args, "-o", str(tmp_path / "x.svg")])
+        assert r.exit_code == 2 and word in r.output, (args, r.output)
+
+
 def test_delta_levels_in_the_open_interval():
     import pytest
 

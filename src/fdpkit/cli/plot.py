@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
@@ -38,6 +38,9 @@ def plot(kind: str = typer.Argument(..., help=", ".join(PLOTS)),
                                        "(K&H Fig. 1b/c; repeatable)."),
          recall: list[str] = typer.Option([], "--recall", help="mu-vs-epsilon: recall level of the precision "
                                           "reading (K&H Fig. 2b/c; repeatable)."),
+         epsilon_max: Optional[float] = typer.Option(None, "--epsilon-max", help="mu-vs-epsilon: largest ε on "
+                                                     "the x axis (default 8; K&H Figs. 1-3 b and c differ in "
+                                                     "this range), from 0.1 to 100."),
          effect: float = typer.Option(0.2, help="power-effect / ztest-roc: planned shift of the mean."),
          n: list[float] = typer.Option([], help="power-effect / ztest-roc: observations (repeatable, one "
                                        "set of series per n; default 15)."),
@@ -85,9 +88,15 @@ def plot(kind: str = typer.Argument(..., help=", ".join(PLOTS)),
         fail("--delta applies to mu-vs-epsilon and epsilon-noise only")
     if n and kind not in ("power-effect", "ztest-roc"):
         fail("--n applies to power-effect and ztest-roc only")
-    levels = {}  # mu-vs-epsilon: the levels given, or K&H's defaults (FPR 1e-2, 1e-3, 1e-5; recall 1e-2, 1e-5)
+    if epsilon_max is not None and kind != "mu-vs-epsilon":
+        fail("--epsilon-max applies to mu-vs-epsilon only")
+    if epsilon_max is not None and not 0.1 <= epsilon_max <= 100.0:
+        fail(f"--epsilon-max must be between 0.1 and 100, got {epsilon_max!r}")
+    levels: dict[str, Any] = {}  # mu-vs-epsilon: the levels given, or K&H's defaults (FPR 1e-2, 1e-3, 1e-5; recall 1e-2, 1e-5)
     if fprs or recalls or deltas:
         levels = {"fprs": fprs, "recalls": recalls, "deltas": deltas}
+    if epsilon_max is not None:
+        levels["epsilons"] = [0.05 + (epsilon_max - 0.05) * i / 119 for i in range(120)]
     draw = {
         "tradeoff": lambda ax: plots.tradeoff(ax, curves, mu=fitted),
         "roc": lambda ax: plots.roc_loglog(ax, curves, mu=fitted),
