@@ -5,7 +5,6 @@ import math
 
 import numpy as np
 import pytest
-from matplotlib.figure import Figure
 
 import fdpkit as fp
 from fdpkit._numerics import norm_isf, norm_sf
@@ -17,15 +16,8 @@ CLOSED_FORM_RTOL = 1e-9
 PUBLISHED_RTOL = 1e-6
 
 
-def _ax():
-    return Figure().add_subplot()
-
-
-def _line(ax, label):
-    for ln in ax.get_lines():
-        if ln.get_label() == label:
-            return np.asarray(ln.get_xdata(), float), np.asarray(ln.get_ydata(), float)
-    raise AssertionError(f"no line {label!r} in {[ln.get_label() for ln in ax.get_lines()]}")
+from _plot_lines import line_data as _line  # noqa: E402
+from _plot_lines import new_ax as _ax  # noqa: E402
 
 
 def test_mu_vs_epsilon_matches_props():

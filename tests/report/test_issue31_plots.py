@@ -6,7 +6,6 @@ import math
 import re
 
 import numpy as np
-from matplotlib.figure import Figure
 from typer.testing import CliRunner
 
 import fdpkit as fp
@@ -19,15 +18,8 @@ CLOSED_FORM_RTOL = 1e-9
 runner = CliRunner()
 
 
-def _ax():
-    return Figure().add_subplot()
-
-
-def _line(ax, label):
-    for ln in ax.get_lines():
-        if ln.get_label() == label:
-            return np.asarray(ln.get_xdata(), float), np.asarray(ln.get_ydata(), float)
-    raise AssertionError(f"no line {label!r} in {[ln.get_label() for ln in ax.get_lines()]}")
+from _plot_lines import line_data as _line  # noqa: E402
+from _plot_lines import new_ax as _ax  # noqa: E402
 
 
 def _labels(ax):

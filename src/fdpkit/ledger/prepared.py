@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,7 +15,7 @@ from fdpkit.convert import epsilon_for_delta as gdp_epsilon_for_delta
 from fdpkit.ledger.chain import canonical
 from fdpkit.ledger.rules import LedgerError
 from fdpkit.ledger.totals import DELTA_REF
-from fdpkit.mechanisms import Mechanism, mechanism_from_dict
+from fdpkit.mechanisms import Mechanism, mechanism_from_dict, mechanism_from_json
 
 #: The cost budget of check / propose / record (as :func:`fdpkit.privacy_report`'s ``budget``).
 DEFAULT_BUDGET = CostBudget()
@@ -24,14 +23,9 @@ DEFAULT_BUDGET = CostBudget()
 
 def parse_mechanism(mechanism: Any) -> Mechanism:
     """A mechanism from a Mechanism, a spec dict or JSON text (the CLI/web specs)."""
-    if isinstance(mechanism, (str, bytes)):
-        try:
-            mechanism = json.loads(mechanism)
-        except json.JSONDecodeError as exc:
-            raise LedgerError(f"mechanism is not valid JSON: {exc.msg}") from None
-        except RecursionError:
-            raise LedgerError("mechanism is nested too deeply") from None
     try:
+        if isinstance(mechanism, (str, bytes)):
+            return mechanism_from_json(mechanism)
         return mechanism_from_dict(mechanism)
     except ValueError as exc:
         raise LedgerError(str(exc)) from None
