@@ -218,7 +218,9 @@ def test_round_trip_through_the_pages(setup):
     q = approver.get("/ledger/queue")
     assert f"queue-{rid}" in q.text and "would exceed" in q.text
     assert approver.post(f"/ledger/r/{rid}/approve", data={"csrf_token": csrf}).status_code == 303
-    assert approver.post(f"/ledger/r/{rid}/release", data={"csrf_token": csrf}).status_code == 303
+    confirm = approver.post(f"/ledger/r/{rid}/release", data={"csrf_token": csrf})  # asks first (issue 25)
+    assert confirm.status_code == 200 and 'id="confirm-form"' in confirm.text
+    assert approver.post(f"/ledger/r/{rid}/release", data={"csrf_token": csrf, "confirm": "yes"}).status_code == 303
     page = approver.get("/ledger/d/census").text
     assert 'id="alerts"' in page and "warning threshold exceeded" in page and "<svg" in page
     again = approver.post(f"/ledger/r/{rid}/approve", data={"csrf_token": csrf})
