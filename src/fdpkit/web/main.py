@@ -122,7 +122,8 @@ def create_app(limits: Limits | None = None, ledger_url: str | None = None, setu
         if exc.status == 401:
             from urllib.parse import quote
 
-            return RedirectResponse(f"/ledger/login?next={quote(request.url.path)}", status_code=303)
+            target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+            return RedirectResponse(f"/ledger/login?next={quote(target)}", status_code=303)
         return HTMLResponse(f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>Forbidden</title>"
                             f"</head><body><h1>Forbidden</h1><p id='forbidden'>{html.escape(exc.message)}</p>"
                             "<p><a href='/ledger'>Ledger</a></p></body></html>", status_code=403)

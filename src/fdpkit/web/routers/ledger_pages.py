@@ -118,6 +118,48 @@ async def propose(request: Request, name: str, p: Principal = require("analyst")
     return _back(f"/ledger/r/{r['id']}")
 
 
+SOURCES = {"plan": "Plan", "report": "Report", "calibrate": "Calibrate"}
+
+
+async def _propose_page(request: Request, p: Principal, values: dict, error: str = "", status: int = 200):
+    """The proposal form: the dataset to charge, title, purpose and the mechanism spec
+    (carried over from a Plan, Report or Calibrate result), shown in words too."""
+    from fdpkit.report.model import human_inputs
+
+    spec_text, rows = values.get("mechanism", ""), []
+    try:
+        spec = json.loads(spec_text) if spec_text.strip() else None
+        if isinstance(spec, dict):
+            rows = human_inputs(spec)
+            spec_text = json.dumps(spec, indent=1)
+    except ValueError:
+        pass
+    datasets = await call(ledger_of(request).datasets)
+    return await render_page(request, "ledger_propose.html", _ctx(
+        p, values={**values, "mechanism": spec_text}, rows=rows, datasets=datasets, error=error,
+        source=SOURCES.get(values.get("from", ""), "")), status=status)
+
+
+@router.get("/ledger/propose", include_in_schema=False)
+async def propose_form(request: Request, p: Principal = require("analyst")):
+    q = request.query_params
+    values = {k: str(q.get(k) or "")[:20_000] for k in ("mechanism", "title", "purpose", "dataset", "from")}
+    return await _propose_page(request, p, values)
+
+
+@router.post("/ledger/propose", include_in_schema=False)
+async def propose_any(request: Request, p: Principal = require("analyst")):
+    form = await request.form()
+    values = {k: str(form.get(k) or "") for k in ("mechanism", "title", "purpose", "dataset", "from")}
+    try:
+        work = await run_light(checked_spec, values["mechanism"], request.app.state.limits)
+        r = await run_ledger(request, "propose", values["dataset"], values["mechanism"], title=values["title"],
+                             user=p.name, purpose=values["purpose"], work=work)
+    except ValueError as exc:  # NotFound too: an unknown dataset
+        return await _propose_page(request, p, values, str(exc), status=422)
+    return _back(f"/ledger/r/{r['id']}")
+
+
 @router.post("/ledger/d/{name}/thresholds", include_in_schema=False)
 async def threshold_set(request: Request, name: str, p: Principal = require("admin")):
     form = await request.form()
