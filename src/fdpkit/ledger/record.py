@@ -83,6 +83,11 @@ def approval_record(*, dataset: Dataset, release: Release, approver: str, decisi
     })
 
 
+def _when(iso: str | None) -> str:
+    """An ISO time for people: to the second, UTC."""
+    return "-" if not iso else iso[:19].replace("T", " ") + " UTC"
+
+
 def _total_rows(before: dict, after: dict) -> tuple[tuple[str, ...], ...]:
     keys = (("releases", "count"), ("μ (tight composition)", "mu"), (f"ε at δ = {DELTA_REF:g}", "epsilon"),
             (f"TPR at FPR {FPR_REF:g} (certified)", "tpr"), ("ε sum (basic composition)", "epsilon_sum"))
@@ -100,11 +105,11 @@ def record_document(approval: dict[str, Any], report_doc: ReportDocument) -> Rep
         ("dataset", f"{ds['name']} (privacy unit: {ds['unit']}, {ds['relation']})"),
         ("release", f"#{rel['id']}: {rel['title']}"),
         ("purpose", rel["purpose"] or "-"),
-        ("proposed by", f"{approval['proposer']} at {rel['proposed_at']}"),
+        ("proposed by", f"{approval['proposer']} at {_when(rel['proposed_at'])}"),
         ("decision", approval["decision"]),
         ("approver", approval["approver"]),
         ("comment", approval["comment"] or "-"),
-        ("time (UTC)", approval["time"]),
+        ("time", _when(approval["time"])),
         ("four-eyes", "kept: the proposer could not approve" if approval["four_eyes"] else "relaxed for this dataset"),
     ))
     tot = approval["totals"]
@@ -116,12 +121,13 @@ def record_document(approval: dict[str, Any], report_doc: ReportDocument) -> Rep
                                                                      else f" at FPR {fmt(t['fpr'])}" if t["metric"] == "tpr"
                                                                      else ""),
                        fmt(t["current"]), "yes" if t["exceeded"] else "no") for t in approval["thresholds"]))
-    notes = tuple(approval["new_crossings"]) or ("Releasing it crosses no new threshold.",)
+    notes = tuple(approval["new_crossings"]) or ("Releasing it crosses no threshold that the total had not "
+                                                 "crossed already.",)
     if approval["blocked_by_hard_limit"]:
         notes += ("It would exceed a hard limit: releasing needs an override reason from an approver "
                   "other than the proposer.",)
     summary = (f"Release #{rel['id']} “{rel['title']}” of dataset {ds['name']}, proposed by {approval['proposer']}, "
-               f"was {approval['decision']} by {approval['approver']} at {approval['time']} UTC. Releasing it takes "
+               f"was {approval['decision']} by {approval['approver']} at {_when(approval['time'])}. Releasing it takes "
                f"the dataset's total from μ = {fmt(tot['before']['mu'])} to μ = {fmt(tot['after']['mu'])} "
                f"(ε {fmt(tot['before']['epsilon'])} → {fmt(tot['after']['epsilon'])} at δ = {DELTA_REF:g}).")
     head = (Section("Approval", (), (facts,), key="approval"),
