@@ -68,13 +68,13 @@ def refusal(setting: Mapping[str, Any]) -> str | None:
     """Why a (sampling, relation) pair of ``setting`` has no sound analysis (the message
     :func:`fdpkit.dpsgd` raises), or None. A grid over schemes and relations reports such a
     pair as a row with this ``note`` and no numbers, instead of failing the whole sweep."""
-    from fdpkit.mechanisms.dpsgd import REFUSED
+    from fdpkit.mechanisms.training import REFUSED
 
     return REFUSED.get((setting.get("sampling", "poisson"), setting.get("relation", "add-remove")))
 
 
 #: The ``note`` of a shuffled-batches row (no amplification claimed; see
-#: :mod:`fdpkit.accounting.dpsgd`).
+#: :mod:`fdpkit.accounting.accountant`).
 SHUFFLED_NOTE = ("shuffled batches: no amplification by sampling is claimed (mu = sqrt(P) Delta / sigma, "
                  "P = participations); Poisson accounting is not a guarantee for shuffled batches "
                  "(Chua et al., ICML 2024; Annamalai et al. 2024)")
