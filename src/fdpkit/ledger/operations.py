@@ -26,7 +26,7 @@ from fdpkit.ledger.prepared import (  # noqa: F401 - parse_mechanism, Prepared a
     DEFAULT_BUDGET, Prepared, parse_mechanism, prepare, state_digest,
 )
 from fdpkit.ledger.record import approval_record, render_approval, render_record, render_record_pdf
-from fdpkit.privacy import privacy_report
+from fdpkit.guarantee import privacy_report
 from fdpkit.report import build_document
 from fdpkit.ledger.rules import (  # noqa: F401 - the errors and limits are public here
     DATASET_NAME, MAX_ID, MAX_NAME, MAX_TEXT, MAX_TITLE, RELATIONS, SETTING_EVENT, LedgerError, NotFound,

@@ -27,7 +27,7 @@ from fdpkit.ledger.models import Dataset, Release
 from fdpkit.ledger.totals import DELTA_REF, FPR_REF
 from fdpkit.ledger.views import Check
 from fdpkit.mechanisms import Mechanism
-from fdpkit.privacy import privacy_report
+from fdpkit.guarantee import privacy_report
 from fdpkit.report import build_document, render_document
 from fdpkit.report.model import ReportDocument, Section, Table, fmt
 
