@@ -12,8 +12,6 @@ import pytest
 from fdpkit.ledger import LedgerError
 from fdpkit.ledger.record import RECORD_KIND
 
-pytestmark = pytest.mark.parametrize("ledger_url", ["sqlite"], indirect=True)
-
 
 @pytest.fixture
 def census(ledger):
