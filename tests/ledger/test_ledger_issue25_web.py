@@ -253,3 +253,20 @@ def test_api_approve_answers_before_the_pdf(populated):
     assert a["report_json_sha256"] and a["at"]
     # the test client runs the background job before returning: the PDF is there, chained
     assert a["report_pdf_sha256"] and got["events"][-1]["kind"] == "approval.pdf"
+
+
+def test_pdf_not_rendered_is_rendered_on_download(populated):
+    """A record stored without its PDF (a failed or interrupted render) does not poll
+    forever: the page links the PDF, which renders when opened, once, chained."""
+    url, app = populated
+    with open_ledger(url) as led:
+        r = led.propose("survey", {"kind": "gaussian", "sigma": 40}, title="no pdf yet", user="ana")
+        led.approve(r.id, user="bob", pdf=False)
+    c, _ = _login(app, "val")
+    page = c.get(f"/ledger/r/{r.id}").text
+    assert 'id="pdf-render"' in page and "hx-trigger" not in page.split('id="record"', 1)[1].split(">", 1)[0]
+    pdf = c.get(f"/ledger/r/{r.id}/report.pdf")
+    assert pdf.status_code == 200 and pdf.content.startswith(b"%PDF")
+    assert 'id="report-pdf"' in c.get(f"/ledger/r/{r.id}").text
+    with open_ledger(url) as led:
+        assert [e.kind for e in led.history(release_id=r.id)].count("approval.pdf") == 1 and led.verify().ok

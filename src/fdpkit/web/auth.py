@@ -125,12 +125,24 @@ async def approval_pdf(request: Request, release_id: int) -> str | None:
 
     from fdpkit.ledger.work import REPORT_RENDER_WORK, approval_work
 
+    jobs = pdf_jobs(request.app)
+    jobs.add(int(release_id))
     try:
         work = await call(approval_work, ledger_of(request), release_id) + REPORT_RENDER_WORK
         return await run_ledger(request, "approval_pdf", release_id, work=work)
     except Exception as exc:  # noqa: BLE001 - a background job: log it, the page shows the PDF as missing
         logging.getLogger("fdpkit.web").warning("approval PDF of release %s not rendered: %s", release_id, exc)
         return None
+    finally:
+        jobs.discard(int(release_id))
+
+
+def pdf_jobs(app) -> set[int]:
+    """Release ids whose approval-record PDF is rendering now (the page polls only then)."""
+    jobs = getattr(app.state, "pdf_jobs", None)
+    if jobs is None:
+        jobs = app.state.pdf_jobs = set()
+    return jobs
 
 
 async def principal(request: Request, role: str, api: bool) -> Principal:

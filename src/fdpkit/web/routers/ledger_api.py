@@ -253,11 +253,12 @@ async def approve(request: Request, release_id: int, body: DecisionRequest,
     (``GET /ledger/r/{id}/report.pdf`` renders it at once if it is not there yet)."""
     from starlette.background import BackgroundTask
 
-    from fdpkit.web.auth import approval_pdf
+    from fdpkit.web.auth import approval_pdf, pdf_jobs
 
     out = await _transition(request, "approve", release_id, p, comment=body.comment, pdf=False)
     if isinstance(out, JSONResponse):
         return out
+    pdf_jobs(request.app).add(int(release_id))
     return JSONResponse(out, background=BackgroundTask(approval_pdf, request, release_id))
 
 

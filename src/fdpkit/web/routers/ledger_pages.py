@@ -16,7 +16,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
-from fdpkit.web.auth import Principal, call, ledger_of, require, run_ledger
+from fdpkit.web.auth import Principal, call, ledger_of, pdf_jobs, require, run_ledger
 from fdpkit.web.common import render_page, run_light
 from fdpkit.web.routers.ledger_api import checked_spec
 
@@ -212,8 +212,8 @@ async def _release_context(request: Request, p: Principal, release_id: int, **kw
     r, ds, approvals, events = await call(load)
     check = (await run_ledger(request, "check_release", r.id, work=await call(pending_work, led, r.id))
              if r.state in ("proposed", "approved") else None)
-    return _ctx(p, r=r, ds=ds, approvals=approvals, events=events, check=check,
-                spec=json.dumps(json.loads(r.spec), indent=1), **kw)
+    return _ctx(p, r=r, ds=ds, approvals=approvals, events=events, check=check, rid=r.id,
+                rendering=r.id in pdf_jobs(request.app), spec=json.dumps(json.loads(r.spec), indent=1), **kw)
 
 
 async def _confirm_page(request: Request, p: Principal, release_id: int, error: str = "", reason: str = "",
@@ -270,7 +270,8 @@ def _action(verb: str, role: str):
                         status=404 if "unknown" in str(exc) else 422)
         resp = _back(str(form.get("next") or f"/ledger/r/{release_id}") if str(form.get("next") or "").startswith("/ledger")
                      else f"/ledger/r/{release_id}")
-        if verb == "approve":
+        if verb == "approve":  # marked as rendering before the answer: the page it leads to polls
+            pdf_jobs(request.app).add(int(release_id))
             resp.background = BackgroundTask(approval_pdf, request, release_id)
         return resp
     handler.__name__ = f"release_{verb}"
@@ -305,7 +306,8 @@ async def record_fragment(request: Request, release_id: int, p: Principal = requ
         approvals = await call(ledger_of(request).approvals, release_id)
     except NotFound as exc:
         return Response(str(exc), status_code=404)
-    return await render_page(request, "_ledger_record.html", _ctx(p, approvals=approvals, rid=release_id))
+    return await render_page(request, "_ledger_record.html", _ctx(p, approvals=approvals, rid=release_id,
+                                                                   rendering=release_id in pdf_jobs(request.app)))
 
 
 @router.get("/ledger/r/{release_id}/report.{fmt}", include_in_schema=False)
