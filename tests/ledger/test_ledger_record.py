@@ -99,3 +99,22 @@ def test_record_in_one_transaction_has_the_record(census):
     assert rec["release"]["id"] == r.id and rec["approver"] == "bob" and rec["totals"]["after"]["count"] == 2
     assert a.report_pdf.startswith(b"%PDF")
     assert census.verify().ok
+
+
+def test_cli_record(census, tmp_path):
+    from typer.testing import CliRunner
+
+    from fdpkit.cli import app
+
+    r = census.propose("census", {"kind": "gaussian", "sigma": 3.0}, title="cli", user="ana")
+    census.approve(r.id, user="bob", comment="via cli", pdf=False)
+    run = CliRunner()
+    out = run.invoke(app, ["ledger", "--db", census.url, "record", str(r.id)])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["approval"]["comment"] == "via cli"
+    assert run.invoke(app, ["ledger", "--db", census.url, "record", str(r.id), "-f", "pdf"]).exit_code == 2
+    pdf = tmp_path / "rec.pdf"
+    assert run.invoke(app, ["ledger", "--db", census.url, "record", str(r.id), "-f", "pdf", "-o", str(pdf)]).exit_code == 0
+    assert pdf.read_bytes().startswith(b"%PDF") and census.verify().ok
+    bad = run.invoke(app, ["ledger", "--db", census.url, "record", "999"])
+    assert bad.exit_code == 2 and "unknown" in bad.output
