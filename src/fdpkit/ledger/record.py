@@ -121,7 +121,7 @@ def record_document(approval: dict[str, Any], report_doc: ReportDocument) -> Rep
                                                                      else f" at FPR {fmt(t['fpr'])}" if t["metric"] == "tpr"
                                                                      else ""),
                        fmt(t["current"]), "yes" if t["exceeded"] else "no") for t in approval["thresholds"]))
-    notes = tuple(approval["new_crossings"]) or ("Releasing it crosses no threshold that the total had not "
+    notes = tuple("Releasing it " + m + "." for m in approval["new_crossings"]) or ("Releasing it crosses no threshold that the total had not "
                                                  "crossed already.",)
     if approval["blocked_by_hard_limit"]:
         notes += ("It would exceed a hard limit: releasing needs an override reason from an approver "
@@ -135,7 +135,8 @@ def record_document(approval: dict[str, Any], report_doc: ReportDocument) -> Rep
             Section("The privacy report approved", (report_doc.summary,), key="approved-report"))
     return dataclasses.replace(report_doc, title=f"Approval record: release #{rel['id']} of {ds['name']}",
                                summary=summary, sections=head + report_doc.sections,
-                               data={"approval": approval, **report_doc.data}, kind="approval record")
+                               data={"approval": approval, **report_doc.data}, kind="approval record",
+                               grade=None)  # the release's own grade stays in its headline, not atop the record
 
 
 def render_approval(approval: dict[str, Any], report_doc: ReportDocument, *,
