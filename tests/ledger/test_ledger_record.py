@@ -118,3 +118,13 @@ def test_cli_record(census, tmp_path):
     assert pdf.read_bytes().startswith(b"%PDF") and census.verify().ok
     bad = run.invoke(app, ["ledger", "--db", census.url, "record", "999"])
     assert bad.exit_code == 2 and "unknown" in bad.output
+
+
+@pytest.mark.parametrize("pdf", [True, False])
+def test_four_eyes_refused_before_any_record(census, pdf):
+    r = census.propose("census", {"kind": "gaussian", "sigma": 3.0}, title="mine", user="ana")
+    n = len(census.history())
+    with pytest.raises(LedgerError, match="four-eyes"):
+        census.approve(r.id, user="ana", pdf=pdf)
+    assert census.release_info(r.id).state == "proposed" and census.approvals(r.id) == []
+    assert len(census.history()) == n
