@@ -270,3 +270,28 @@ def test_pdf_not_rendered_is_rendered_on_download(populated):
     assert 'id="report-pdf"' in c.get(f"/ledger/r/{r.id}").text
     with open_ledger(url) as led:
         assert [e.kind for e in led.history(release_id=r.id)].count("approval.pdf") == 1 and led.verify().ok
+
+
+def test_api_release_needs_confirm_and_has_a_dry_run(populated):
+    url, app = populated
+    with open_ledger(url) as led:
+        rid = led.propose("survey", {"kind": "gaussian", "sigma": 40}, title="api release", user="ana").id
+        led.approve(rid, user="bob", report=False)
+    api = TestClient(app)
+    tok = api.post("/api/ledger/login", json={"username": "bob", "password": PASSWORD}).json()["csrf_token"]
+    h = {"X-CSRF-Token": tok}
+    for body in ({}, {"confirm": False}, {"override_reason": "x"}):
+        r = api.post(f"/api/ledger/releases/{rid}/release", json=body, headers=h)
+        assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "confirm"], r.text
+        assert "preview" in r.json()["detail"][0]["msg"]
+    pre = api.post(f"/api/ledger/releases/{rid}/preview", json={}, headers=h)
+    assert pre.status_code == 200, pre.text
+    p = pre.json()
+    assert p["dry_run"] is True and p["release"]["state"] == "approved" and p["check"]["blocked"] is False
+    assert p["check"]["after"]["count"] == p["check"]["before"]["count"] + 1
+    assert p["confirm"]["body"] == {"confirm": True}
+    assert api.post("/api/ledger/releases/999999/preview", json={}, headers=h).status_code == 404
+    with open_ledger(url) as led:
+        assert led.release_info(rid).state == "approved"  # the preview wrote nothing
+    done = api.post(f"/api/ledger/releases/{rid}/release", json={"confirm": True}, headers=h)
+    assert done.status_code == 200 and done.json()["state"] == "released"

@@ -365,12 +365,37 @@ def withdraw(release_id: int = typer.Argument(..., metavar="ID"), comment: str =
     _transition("withdraw", release_id, user, db, format, comment=comment)
 
 
+def _interactive() -> bool:
+    """Whether a person can answer a y/N question (stdin and stderr are terminals)."""
+    return sys.stdin.isatty() and sys.stderr.isatty()
+
+
 @ledger_app.command("release")
 @ledger_cmd
 def release(release_id: int = typer.Argument(..., metavar="ID"),
             override: Optional[str] = typer.Option(None, "--override", help="Reason to release beyond the hard limit."),
+            yes: bool = typer.Option(False, "--yes", "-y", help="Release without asking (needed when not on a terminal)."),
             user: Optional[str] = UserOpt, db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
-    """Release an approved release (refused beyond the hard limit without --override REASON)."""
+    """Release an approved release (refused beyond the hard limit without --override REASON).
+    Releasing cannot be undone: on a terminal it shows the totals before and after and asks
+    y/N; elsewhere pass --yes."""
+    _check_fmt(format)
+    if not yes:
+        if not _interactive():
+            fail(f"releasing cannot be undone: pass --yes to release {release_id} without a terminal to confirm on")
+        led = _open(db)
+        with working("Checking..."):
+            r, chk = led.release_info(release_id), led.check_release(release_id)
+        if r.state != "approved":
+            fail(f"release {r.id} is {r.state}: only an approved release can be released")
+        b, a = chk.before, chk.after
+        _say(f"release {r.id} ({r.title!r}): released total μ = {fmt_num(b.mu)} → {fmt_num(a.mu)}, "
+             f"ε = {fmt_num(b.epsilon)} → {fmt_num(a.epsilon)} at δ = 1e-5")
+        for m in chk.messages:
+            _say(f"[yellow]! {m}[/yellow]")
+        if not typer.confirm(f"Release {r.id}? This cannot be undone", default=False, err=True):
+            err.print(f"release {r.id} not released (answered no)", highlight=False)
+            raise typer.Exit(1)
     _transition("release", release_id, user, db, format, override_reason=override)
 
 
