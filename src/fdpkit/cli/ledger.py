@@ -351,10 +351,14 @@ def approve(release_id: int = typer.Argument(..., metavar="ID"), comment: str = 
 
 @ledger_app.command("reject")
 @ledger_cmd
-def reject(release_id: int = typer.Argument(..., metavar="ID"), comment: str = typer.Option("", "--comment"),
+def reject(release_id: int = typer.Argument(..., metavar="ID"),
+           comment: str = typer.Option("", "--comment", help="The reason (required)."),
+           no_report: bool = typer.Option(False, "--no-report", help="Do not store the rejection record."),
            user: Optional[str] = UserOpt, db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
-    """Reject a proposed release."""
-    _transition("reject", release_id, user, db, format, comment=comment)
+    """Reject a proposed release (stores its rejection record, PDF and JSON, with SHA-256:
+    the decision, approver, reason, time, thresholds and the totals it would have made;
+    `fdpkit ledger record ID` prints it)."""
+    _transition("reject", release_id, user, db, format, comment=comment, report=not no_report)
 
 
 @ledger_app.command("withdraw")
@@ -530,7 +534,7 @@ def record(release_id: int = typer.Argument(..., metavar="ID"),
            format: str = typer.Option("json", "--format", "-f", help="json or pdf."),
            output: Optional[Path] = typer.Option(None, "--output", "-o", help="File to write (needed for PDF)."),
            db: Optional[str] = DbOpt) -> None:
-    """The stored approval record of a release (JSON or PDF); a PDF not rendered yet is
+    """The stored approval (or rejection) record of a release (JSON or PDF); a PDF not rendered yet is
     rendered and stored now (a chained event)."""
     if format not in ("json", "pdf"):
         fail(f"--format must be json or pdf, got {format!r}")

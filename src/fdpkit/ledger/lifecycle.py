@@ -94,10 +94,11 @@ class ReleaseLifecycle(BudgetReads):
                                                             comment, reports, at, ids))
 
     def render_approval_pdf(self, release_id: Any) -> Approval:
-        """Render and store the PDF of an approval record stored without one (``pdf=False``),
-        from the stored JSON: one chained ``approval.pdf`` event (an approval with one: unchanged)."""
+        """Render and store the PDF of an approval (or rejection) record stored without one
+        (``pdf=False``), from the stored JSON: one chained ``approval.pdf`` event (a record
+        with one: unchanged)."""
         r = self.release_info(release_id)
-        a = next((a for a in reversed(self.approvals(r.id)) if a.decision == "approved"), None)
+        a = next((a for a in reversed(self.approvals(r.id)) if a.report_json is not None), None)
         if a is None or a.report_json is None:
             raise NotFound(f"release {r.id} has no stored approval record")
         if a.report_pdf is not None:
@@ -114,7 +115,7 @@ class ReleaseLifecycle(BudgetReads):
         return self._write(fn)
 
     def _close(self, release_id: Any, user: str, comment: str, new_state: str, allowed: tuple[str, ...],
-               role: str | None = None):
+               role: str | None = None, reports: tuple[bytes, bytes | None] | None = None, at=None):
         user = _text("user", user)
         comment = _text("comment", comment, required=new_state == "rejected", limit=MAX_TEXT)
 
@@ -126,21 +127,46 @@ class ReleaseLifecycle(BudgetReads):
             if new_state == "withdrawn" and user != r.analyst and not (
                     role in ("approver", "admin") if role is not None else self._is_approver(s, user)):
                 raise LedgerError(f"only the proposer ({r.analyst}) or an approver may withdraw release {r.id}")
-            r.state, r.closed_at = new_state, now()
+            r.state, r.closed_at = new_state, at or now()
             rows: list[Any] = [r]
+            data: dict[str, Any] = {"comment": comment or ""}
             if new_state == "rejected":
+                js, pdf = reports if reports is not None else (None, None)
                 a = Approval(release_id=r.id, approver=user, decision="rejected", comment=comment or "",
-                             created_at=r.closed_at)
+                             created_at=r.closed_at, report_json=js, report_pdf=pdf,
+                             report_json_sha256=None if js is None else hashlib.sha256(js).hexdigest(),
+                             report_pdf_sha256=None if pdf is None else hashlib.sha256(pdf).hexdigest())
                 s.add(a)
                 rows.append(a)
+                if js is not None:
+                    data.update(report_json_sha256=a.report_json_sha256, report_pdf_sha256=a.report_pdf_sha256)
             append(s, head, kind=f"release.{new_state}", actor=user, rows=rows, dataset_id=r.dataset_id,
-                   release_id=r.id, data={"comment": comment or ""})
+                   release_id=r.id, data=data)
             return r
         return self._write(fn)
 
-    def reject(self, release_id: Any, *, user: str, comment: str = "") -> Release:
-        """Reject a proposed release; ``comment`` (the reason) is required."""
-        return self._close(release_id, user, comment, "rejected", ("proposed",))
+    def reject(self, release_id: Any, *, user: str, comment: str = "", report: bool = True,
+               pdf: bool = True) -> Release:
+        """Reject a proposed release; ``comment`` (the reason) is required. Stores a rejection
+        record like an approval's (:mod:`fdpkit.ledger.record`, decision ``"rejected"``: the
+        totals and thresholds as releasing it would have made them) as JSON and PDF with
+        their SHA-256; ``pdf=False``: JSON only (:meth:`render_approval_pdf` adds the PDF
+        later); ``report=False``: no record (imports, tests)."""
+        user = _text("user", user)
+        comment = _text("comment", comment, required=True, limit=MAX_TEXT)
+        at, reports = now(), None
+        if report:
+            r0 = self.release_info(release_id)
+            if r0.state != "proposed":
+                raise LedgerError(f"release {r0.id} is {r0.state}: only a proposed release can be rejected")
+            with self.read() as s:
+                d = s.get(Dataset, r0.dataset_id)
+                four = self._four_eyes_in(s, d.id)
+            chk, ids = self._check(d.name, r0.spec, None)
+            rec = approval_record(dataset=d, release=r0, approver=user, decision="rejected", comment=comment,
+                                  at=at, check=chk, four_eyes=four, released_ids=ids)
+            reports = render_record(parse_mechanism(r0.spec), rec, pdf=pdf)
+        return self._close(release_id, user, comment, "rejected", ("proposed",), reports=reports, at=at)
 
     def withdraw(self, release_id: Any, *, user: str, comment: str = "", role: str | None = None) -> Release:
         """Withdraw a proposed or approved release: only its proposer or an approver may

@@ -113,11 +113,11 @@ def _propose(led: Ledger, name: str, mechanism: Any, **kwargs: Any) -> dict:
 
 
 def _transition(led: Ledger, verb: str, release_id: Any, **kwargs: Any) -> dict:
-    """``approve`` (the approval record; the web passes ``pdf=False`` and renders the PDF
-    after answering, with :func:`_approval_pdf`) or ``release`` (composes the total), then
+    """``approve`` or ``reject`` (the approval or rejection record; the web passes
+    ``pdf=False`` and renders the PDF after answering, with :func:`_approval_pdf`) or ``release`` (composes the total), then
     the release as the API shows it."""
-    if verb not in ("approve", "release"):
-        raise ValueError(f"verb must be approve or release, got {verb!r}")
+    if verb not in ("approve", "reject", "release"):
+        raise ValueError(f"verb must be approve, reject or release, got {verb!r}")
     getattr(led, verb)(release_id, **kwargs)
     return release_dict(led.release_info(release_id))
 

@@ -232,8 +232,8 @@ async def _transition(request: Request, verb: str, release_id: int, p: Principal
     from fdpkit.ledger import release_dict
     from fdpkit.ledger.work import approval_work, pending_work
 
-    if verb in ("approve", "release"):
-        estimate = approval_work if verb == "approve" else pending_work
+    if verb in ("approve", "reject", "release"):
+        estimate = approval_work if verb in ("approve", "reject") else pending_work
 
         def work(led):
             led.release_info(release_id)  # an unknown release: 404 at once, no worker process
@@ -267,8 +267,18 @@ async def approve(request: Request, release_id: int, body: DecisionRequest,
 @router.post("/releases/{release_id}/reject")
 async def reject(request: Request, release_id: int, body: DecisionRequest,
                  p: Principal = require("approver", api=True)):
-    """Reject (approver)."""
-    return await _transition(request, "reject", release_id, p, comment=body.comment)
+    """Reject (approver; ``comment``, the reason, is required): stores the rejection record
+    (like an approval's, with the totals releasing it would have made): the JSON at once,
+    the PDF rendered in a worker right after the answer."""
+    from starlette.background import BackgroundTask
+
+    from fdpkit.web.auth import approval_pdf, pdf_jobs
+
+    out = await _transition(request, "reject", release_id, p, comment=body.comment, pdf=False)
+    if isinstance(out, JSONResponse):
+        return out
+    pdf_jobs(request.app).add(int(release_id))
+    return JSONResponse(out, background=BackgroundTask(approval_pdf, request, release_id))
 
 
 @router.post("/releases/{release_id}/withdraw")

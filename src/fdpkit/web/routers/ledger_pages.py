@@ -195,7 +195,7 @@ def _release_work(led, release_id) -> float:
     return pending_work(led, release_id)
 
 
-_WORK = {"approve": _approval_work, "release": _release_work}
+_WORK = {"approve": _approval_work, "reject": _approval_work, "release": _release_work}
 
 
 async def _release_context(request: Request, p: Principal, release_id: int, **kw) -> dict:
@@ -255,10 +255,10 @@ def _action(verb: str, role: str):
                 return await _confirm_page(request, p, release_id, reason=reason)
             if reason.strip():
                 kwargs["override_reason"] = reason
-        if verb == "approve":
+        if verb in ("approve", "reject"):
             kwargs["pdf"] = False  # the JSON record now; the PDF renders after the answer
         try:
-            if verb in ("approve", "release"):  # the approval record / composes the total
+            if verb in ("approve", "reject", "release"):  # the approval/rejection record / composes the total
                 await run_ledger(request, "transition", verb, release_id, **kwargs,
                                  work=await call(_WORK[verb], led, release_id))
             else:
@@ -270,7 +270,7 @@ def _action(verb: str, role: str):
                         status=404 if "unknown" in str(exc) else 422)
         resp = _back(str(form.get("next") or f"/ledger/r/{release_id}") if str(form.get("next") or "").startswith("/ledger")
                      else f"/ledger/r/{release_id}")
-        if verb == "approve":  # marked as rendering before the answer: the page it leads to polls
+        if verb in ("approve", "reject"):  # marked as rendering before the answer: the page it leads to polls
             pdf_jobs(request.app).add(int(release_id))
             resp.background = BackgroundTask(approval_pdf, request, release_id)
         return resp
@@ -312,7 +312,7 @@ async def record_fragment(request: Request, release_id: int, p: Principal = requ
 
 @router.get("/ledger/r/{release_id}/report.{fmt}", include_in_schema=False)
 async def release_report(request: Request, release_id: int, fmt: str, p: Principal = require("viewer")):
-    """The approval record (JSON or PDF); a PDF not rendered yet is rendered now, in a worker."""
+    """The approval or rejection record (JSON or PDF); a PDF not rendered yet is rendered now, in a worker."""
     if fmt not in ("pdf", "json"):
         return Response("format must be pdf or json", status_code=404)
     from fdpkit.ledger import NotFound
@@ -326,12 +326,13 @@ async def release_report(request: Request, release_id: int, fmt: str, p: Princip
             approvals = await call(led.approvals, release_id)
     except NotFound as exc:
         return Response(str(exc), status_code=404)
-    data = next((getattr(a, f"report_{fmt}") for a in approvals if getattr(a, f"report_{fmt}")), None)
-    if data is None:
+    a = next((a for a in approvals if getattr(a, f"report_{fmt}")), None)
+    if a is None:
         return Response("no stored report for this release", status_code=404)
     media = "application/pdf" if fmt == "pdf" else "application/json"
-    return Response(data, media_type=media,
-                    headers={"Content-Disposition": f'attachment; filename="release-{release_id}-approval-record.{fmt}"'})
+    kind = "rejection" if a.decision == "rejected" else "approval"
+    return Response(getattr(a, f"report_{fmt}"), media_type=media,
+                    headers={"Content-Disposition": f'attachment; filename="release-{release_id}-{kind}-record.{fmt}"'})
 
 
 @router.get("/ledger/history", include_in_schema=False)
