@@ -18,6 +18,7 @@ from fastapi.responses import RedirectResponse, Response
 
 from fdpkit.web.auth import Principal, call, ledger_of, pdf_jobs, require, run_ledger
 from fdpkit.web.common import render_page, run_light
+from fdpkit.web.proposal_form import CHOICES as PROPOSAL_CHOICES, form_values, spec_from_fields
 from fdpkit.web.routers.ledger_api import checked_spec
 
 router = APIRouter()
@@ -121,9 +122,11 @@ async def propose(request: Request, name: str, p: Principal = require("analyst")
 SOURCES = {"plan": "Plan", "report": "Report", "calibrate": "Calibrate"}
 
 
-async def _propose_page(request: Request, p: Principal, values: dict, error: str = "", status: int = 200):
-    """The proposal form: the dataset to charge, title, purpose and the mechanism spec
-    (carried over from a Plan, Report or Calibrate result), shown in words too."""
+async def _propose_page(request: Request, p: Principal, values: dict, error: str = "", status: int = 200,
+                        errors: dict | None = None):
+    """The proposal form: the dataset to charge, title, purpose and the mechanism: the
+    report form's fields (DP-SGD; Gaussian or Laplace) or a JSON spec (carried over from a
+    Plan, Report or Calibrate result, shown in words too)."""
     from fdpkit.report.model import human_inputs
 
     spec_text, rows = values.get("mechanism", ""), []
@@ -134,28 +137,43 @@ async def _propose_page(request: Request, p: Principal, values: dict, error: str
             spec_text = json.dumps(spec, indent=1)
     except ValueError:
         pass
+    if not values.get("build"):  # a carried or pasted spec: the JSON; else the fields
+        values = {**values, "build": "json" if spec_text.strip() else "dpsgd"}
     datasets = await call(ledger_of(request).datasets)
     return await render_page(request, "ledger_propose.html", _ctx(
         p, values={**values, "mechanism": spec_text}, rows=rows, datasets=datasets, error=error,
-        source=SOURCES.get(values.get("from", ""), "")), status=status)
+        errors=errors or {}, choices=PROPOSAL_CHOICES, source=SOURCES.get(values.get("from", ""), "")),
+        status=status)
 
 
 @router.get("/ledger/propose", include_in_schema=False)
 async def propose_form(request: Request, p: Principal = require("analyst")):
     q = request.query_params
     values = {k: str(q.get(k) or "")[:20_000] for k in ("mechanism", "title", "purpose", "dataset", "from")}
+    values.update({k: v for k, v in form_values(q).items() if v})
     return await _propose_page(request, p, values)
 
 
 @router.post("/ledger/propose", include_in_schema=False)
 async def propose_any(request: Request, p: Principal = require("analyst")):
+    """A proposal from the form: the mechanism from the fields (built by the library) or
+    the JSON spec; field errors all at once beside their fields, ledger errors atop."""
     form = await request.form()
     values = {k: str(form.get(k) or "") for k in ("mechanism", "title", "purpose", "dataset", "from")}
+    values.update(form_values(form))
+    spec, errors = await run_light(spec_from_fields, form)
+    if not values["title"].strip():
+        errors["title"] = "Title is required"
+    if errors:
+        return await _propose_page(request, p, values, status=422, errors=errors,
+                                   error=errors.pop("form", "") or errors.pop("build", ""))
     try:
-        work = await run_light(checked_spec, values["mechanism"], request.app.state.limits)
-        r = await run_ledger(request, "propose", values["dataset"], values["mechanism"], title=values["title"],
+        work = await run_light(checked_spec, spec, request.app.state.limits)
+        r = await run_ledger(request, "propose", values["dataset"], spec, title=values["title"],
                              user=p.name, purpose=values["purpose"], work=work)
     except ValueError as exc:  # NotFound too: an unknown dataset
+        if values["build"] != "json":
+            values["mechanism"] = spec  # what the fields built, shown in words beside them
         return await _propose_page(request, p, values, str(exc), status=422)
     return _back(f"/ledger/r/{r['id']}")
 
