@@ -140,6 +140,8 @@ def spec_from_fields(form: Any) -> tuple[str | None, FormErrors]:
     if errors:
         return None, errors
     m = _dpsgd(form, errors) if build == "dpsgd" else _noise(form, errors, build)
+    for f, msg in errors.items():  # sentences, as the labels start them
+        errors[f] = msg[:1].upper() + msg[1:]
     return (None if m is None else json.dumps(m.to_dict())), errors
 
 
