@@ -13,6 +13,7 @@ from typing import Any, Sequence
 
 from fdpkit.fit import fit_gdp
 from fdpkit.mechanisms import DPSGD, Composed, Mechanism, Repeated, Subsampled
+from fdpkit.accounting import poisson_comparison
 
 #: Citations for the gap between shuffled and Poisson accounting.
 SHUFFLE_CITATIONS = (
@@ -58,8 +59,6 @@ def comparison_for(mechanism: Mechanism, discretization: float, deltas: Sequence
     as not a guarantee; None otherwise."""
     if not (isinstance(mechanism, DPSGD) and mechanism.sampling == "shuffled"):
         return None
-    from fdpkit.accounting import poisson_comparison
-
     acc = poisson_comparison(mechanism, discretization)
     mu = fit_gdp(acc.curve, alpha_min=alpha_min).mu
     eps = [{"delta": d, "epsilon": acc.epsilon_for_delta(d)} for d in deltas]

@@ -16,6 +16,8 @@ from fdpkit.ledger.chain import canonical
 from fdpkit.ledger.rules import LedgerError
 from fdpkit.ledger.totals import DELTA_REF
 from fdpkit.mechanisms import Mechanism, mechanism_from_dict, mechanism_from_json
+from fdpkit.guarantee.privacy import privacy_report
+from fdpkit.report import build_document, render_document
 
 #: The cost budget of check / propose / record (as :func:`fdpkit.privacy_report`'s ``budget``).
 DEFAULT_BUDGET = CostBudget()
@@ -91,8 +93,5 @@ def state_digest(ids: list[int], epsilon_sum: float, state: bytes) -> str:
 
 def render_report(mechanism: Mechanism) -> tuple[bytes, bytes]:
     """The release's privacy report as it leaves the ledger: (JSON bytes, PDF bytes)."""
-    from fdpkit.guarantee.privacy import privacy_report
-    from fdpkit.report import build_document, render_document
-
     doc = build_document(privacy_report(mechanism))
     return render_document(doc, "json"), render_document(doc, "pdf")

@@ -13,16 +13,8 @@ import numpy as np
 
 from fdpkit._numerics import check_probability, scalar_or_array
 from fdpkit.curves import TradeOffCurve
-
-
-def _curve(curve: Any) -> TradeOffCurve:
-    if not isinstance(curve, TradeOffCurve):
-        raise ValueError(f"curve must be a TradeOffCurve, got {type(curve).__name__}")
-    if curve.bound == "upper":
-        raise ValueError(
-            "curve.bound is 'upper': risk read from an optimistic curve would understate it"
-        )
-    return curve
+from fdpkit.risk._checks import check_risk_curve
+from fdpkit.risk.disclosure import relative_risk
 
 
 def attack_power(curve: TradeOffCurve, fpr: Any) -> float | np.ndarray:
@@ -34,7 +26,7 @@ def attack_power(curve: TradeOffCurve, fpr: Any) -> float | np.ndarray:
     >>> round(attack_power(GaussianCurve(2.0), 1e-10), 8)
     6.46e-06
     """
-    curve = _curve(curve)
+    curve = check_risk_curve(curve)
     return curve.tpr(check_probability("fpr", fpr) if np.ndim(fpr) else float(check_probability("fpr", fpr)))
 
 
@@ -48,7 +40,7 @@ def multiplicative_advantage(curve: TradeOffCurve, fpr: Any) -> float | np.ndarr
     >>> round(multiplicative_advantage(GaussianCurve(1.0), 1e-3), 2)
     18.3
     """
-    curve = _curve(curve)
+    curve = check_risk_curve(curve)
     a = check_probability("fpr", fpr, open_low=True)
     return scalar_or_array(curve._tpr(a) / a, fpr)
 
@@ -66,7 +58,7 @@ def precision_at_recall(curve: TradeOffCurve, recall: Any) -> float | np.ndarray
     >>> round(precision_at_recall(GaussianCurve(1.0), 0.01), 3)
     0.958
     """
-    curve = _curve(curve)
+    curve = check_risk_curve(curve)
     b = check_probability("recall", recall, open_low=True)
     fpr_needed = curve.inverse()._beta(1.0 - b)
     return scalar_or_array(b / (b + fpr_needed), recall)
@@ -87,7 +79,7 @@ def posterior(curve: TradeOffCurve, prior: Any, fpr: Any) -> float | np.ndarray:
     >>> round(posterior(GaussianCurve(1.0), 0.01, 1e-3), 3)
     0.156
     """
-    curve = _curve(curve)
+    curve = check_risk_curve(curve)
     p = check_probability("prior", prior)
     a = check_probability("fpr", fpr)
     p, a = np.broadcast_arrays(p, a)
@@ -100,8 +92,6 @@ def posterior(curve: TradeOffCurve, prior: Any, fpr: Any) -> float | np.ndarray:
         log_ratio = log_a - np.maximum(curve._log_tpr(a), log_a)
         post = np.exp(-np.logaddexp(0.0, np.log1p(-p) - np.log(p) + log_ratio))
     if (a == 0).any():
-        from fdpkit.risk.disclosure import relative_risk
-
         rho = relative_risk(curve)
         with np.errstate(invalid="ignore"):
             lim = np.where(np.isinf(rho), 1.0, p * rho / (1.0 - p + p * rho))
