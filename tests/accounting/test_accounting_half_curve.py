@@ -15,7 +15,7 @@ import pytest
 import fdpkit as fp
 from fdpkit.accounting import _pld_adapter, account, tilted
 from fdpkit.accounting._cumulants import _Shape
-from fdpkit.accounting.dpsgd import _poisson_step
+from fdpkit.accounting.pld import _poisson_step
 from fdpkit.curves.hull import _mirror_half
 from fdpkit.curves.piecewise import PiecewiseLinearCurve
 from fdpkit.fit import fit_gdp

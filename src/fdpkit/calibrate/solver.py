@@ -34,7 +34,7 @@ from fdpkit.accounting import BudgetExceeded, CostBudget, DISCRETIZATION_DEFAULT
 from fdpkit.calibrate.targets import Target, achieved_values, make_target
 from fdpkit.fit import ALPHA_MIN_DEFAULT, fit_gdp
 from fdpkit.mechanisms import dpsgd
-from fdpkit.mechanisms.dpsgd import DPSGD, MAX_STEPS
+from fdpkit.mechanisms.training import DPSGD, MAX_STEPS
 from fdpkit._numerics import norm_isf
 from fdpkit.accounting import estimate_cost
 
@@ -202,7 +202,7 @@ MAX_SEARCH_RUNS = 60
 def _exact_family(run: DPSGD, unknown: str) -> bool:
     """Whether every run of the search is accounted by a closed form (an exact Gaussian
     curve): shuffled batches, and full batches (sample rate 1, Poisson or fixed-size) when
-    the sample rate is not the unknown (:func:`fdpkit.accounting.curve.full_batch_gaussian`)."""
+    the sample rate is not the unknown (:func:`fdpkit.accounting.closed_form.full_batch_gaussian`)."""
     if run.sampling == "shuffled":
         return True
     return unknown not in ("sample_rate", "batch_size") and closed_form_curve(run) is not None

@@ -14,7 +14,7 @@ Opacus ``DPDataLoader`` / ``UniformWithReplacement-``   ``"poisson"``: each exam
 ``BatchSampler`` of fixed ``batch_size``                epoch cut into batches; no amplification
                                                         (each example in P steps, mu =
                                                         sqrt(P) Delta / sigma; see
-                                                        :mod:`fdpkit.mechanisms.dpsgd`)
+                                                        :mod:`fdpkit.mechanisms.training`)
 ``SequentialSampler``                                   ``"fixed-order"``: the same analysis
                                                         (it never uses the shuffle), stated so
 ``WeightedRandomSampler``, sampling with replacement,   ``ValueError``: inclusion is not one
@@ -35,14 +35,14 @@ from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 from fdpkit.mechanisms import DPSGD, dpsgd_from_opacus_history
-from fdpkit.mechanisms.dpsgd import RELATIONS, _choice, make_phase
+from fdpkit.mechanisms.training import RELATIONS, _choice, make_phase
 from fdpkit.guarantee.privacy import DEFAULT_DELTAS, DEFAULT_FPRS, privacy_report as _report
 
 #: Relative tolerance when the history's sample rate is compared with the loader's.
 RATE_RTOL = 1e-9
 SCHEMES = ("poisson", "shuffled", "fixed-order")
 #: Neighbouring relation used when none is given, per scheme (add/remove is refused for
-#: fixed batches: see :data:`fdpkit.mechanisms.dpsgd.REFUSED`).
+#: fixed batches: see :data:`fdpkit.mechanisms.training.REFUSED`).
 DEFAULT_RELATION = {"poisson": "add-remove", "shuffled": "replace-one", "fixed-order": "replace-one"}
 
 FIXED_ORDER_NOTE = (

@@ -31,7 +31,7 @@ import numpy as np
 from fdpkit.accounting import account, shared_single_steps
 from fdpkit.fit import ALPHA_MIN_DEFAULT, fit_gdp_adapted
 from fdpkit.mechanisms import dpsgd
-from fdpkit.mechanisms.dpsgd import REFUSED
+from fdpkit.mechanisms.training import REFUSED
 from fdpkit.risk import advantage
 
 #: Metric names a sweep can report (``tpr`` expands to one column per FPR).
@@ -75,7 +75,7 @@ def refusal(setting: Mapping[str, Any]) -> str | None:
 
 
 #: The ``note`` of a shuffled-batches row (no amplification claimed; see
-#: :mod:`fdpkit.accounting.dpsgd`).
+#: :mod:`fdpkit.accounting.accountant`).
 SHUFFLED_NOTE = ("shuffled batches: no amplification by sampling is claimed (mu = sqrt(P) Delta / sigma, "
                  "P = participations); Poisson accounting is not a guarantee for shuffled batches "
                  "(Chua et al., ICML 2024; Annamalai et al. 2024)")
