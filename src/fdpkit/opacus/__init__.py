@@ -18,7 +18,7 @@ Nothing else in fdpkit imports this package.
 
 from opacus.accountants.registry import register_accountant
 
-from fdpkit.opacus.fdpkit_accountant import MECHANISM, FdpkitAccountant, history_from_state
+from fdpkit.opacus.accountant import MECHANISM, FdpkitAccountant, history_from_state
 from fdpkit.opacus.calibration import get_noise_multiplier, install
 from fdpkit.opacus.guard import BudgetExhausted, BudgetGuard
 from fdpkit.opacus.loader import LoaderSampling, describe_loader, mechanism_of, privacy_report, sampling_of

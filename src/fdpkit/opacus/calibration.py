@@ -28,7 +28,7 @@ from typing import Any
 
 from opacus.accountants import utils as _opacus_utils
 
-from fdpkit.opacus.fdpkit_accountant import MECHANISM
+from fdpkit.opacus.accountant import MECHANISM
 from fdpkit.calibrate import calibrate_dpsgd
 
 _OPACUS_GET_NOISE_MULTIPLIER = _opacus_utils.get_noise_multiplier
