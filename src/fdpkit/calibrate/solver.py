@@ -29,14 +29,12 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from fdpkit._numerics import check_real
-from fdpkit.accounting import BudgetExceeded, CostBudget, DISCRETIZATION_DEFAULT, account, closed_form_curve
+from fdpkit._numerics import check_real, norm_isf
+from fdpkit.accounting import DISCRETIZATION_DEFAULT, BudgetExceeded, CostBudget, account, closed_form_curve, estimate_cost
 from fdpkit.calibrate.targets import Target, achieved_values, make_target
 from fdpkit.fit import ALPHA_MIN_DEFAULT, fit_gdp
 from fdpkit.mechanisms import dpsgd
 from fdpkit.mechanisms.training import DPSGD, MAX_STEPS
-from fdpkit._numerics import norm_isf
-from fdpkit.accounting import estimate_cost
 
 #: Relative precision of the returned value: the achieved metric is within this of target.
 CALIBRATION_RTOL = 2e-4

@@ -39,9 +39,8 @@ else:  # loaded on first use (start-up time, issue 30)
     optimize = lazy_module("scipy.optimize")
 
 from fdpkit._numerics import MU_SAFETY_RTOL, check_scalar, norm_isf, norm_sf
-from fdpkit.curves import GaussianCurve, TradeOffCurve
+from fdpkit.curves import GaussianCurve, TradeOffCurve, _repr
 from fdpkit.fit.regret import _BLOCK, _check_curve, regret
-from fdpkit.curves import _repr
 
 #: Default lower end of the FPR range on which numeric curves are fitted (Gomez et al.).
 ALPHA_MIN_DEFAULT = 1e-10

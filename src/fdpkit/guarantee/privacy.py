@@ -28,7 +28,7 @@ import numpy as np
 
 from fdpkit._numerics import check_probability, json_safe, norm_isf
 from fdpkit.accounting import DISCRETIZATION_DEFAULT, Accounting, account
-from fdpkit.curves import GaussianCurve, TradeOffCurve
+from fdpkit.curves import GaussianCurve, TradeOffCurve, _repr
 from fdpkit.fit import ALPHA_MIN_DEFAULT, GDPFit, fit_gdp_adapted
 from fdpkit.mechanisms import (
     DPSGD,
@@ -44,7 +44,6 @@ from fdpkit.mechanisms import (
 )
 from fdpkit.guarantee.setting import comparison_for, setting_of
 from fdpkit.risk import advantage, failure_mode, posterior
-from fdpkit.curves import _repr
 from fdpkit.guarantee.representations import representations
 from fdpkit.guarantee.statement import paper_statement
 from fdpkit.risk.grade import grade

@@ -31,11 +31,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from fdpkit._numerics import json_safe
-from fdpkit.curves import EpsDeltaCurve, TradeOffCurve
+from fdpkit.curves import EpsDeltaCurve, GaussianCurve, TradeOffCurve
 from fdpkit.fit import GDPFit, regret
 from fdpkit.accounting.rdp import renyi_curve, tight_rho
 from fdpkit.convert.renyi_conversions import zcdp_curve as ZCDPCurve
-from fdpkit.curves import GaussianCurve
 from fdpkit.mechanisms import DPSGD
 
 #: GDP regret below which mu-GDP is an essentially complete description (Sec. 4).

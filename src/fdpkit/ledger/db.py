@@ -29,8 +29,7 @@ from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
-from fdpkit.ledger.models import SCHEMA_REVISION
-from fdpkit.ledger.models import ChainHead
+from fdpkit.ledger.models import SCHEMA_REVISION, ChainHead
 
 HERE = Path(__file__).resolve().parent
 #: SQLite busy timeout (ms) and how often a failed write transaction is retried.

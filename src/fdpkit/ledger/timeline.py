@@ -15,8 +15,7 @@ from typing import Any
 from fdpkit._numerics import json_safe
 from fdpkit.ledger.chain import canonical, utc
 from fdpkit.ledger.operations import Ledger, Status, event_dict, release_dict
-from fdpkit.ledger.totals import add_rows
-from fdpkit.ledger.totals import DELTA_REF, FPR_REF, read_total
+from fdpkit.ledger.totals import DELTA_REF, FPR_REF, add_rows, read_total
 from fdpkit.accounting import Composition
 from fdpkit.report.model import Figure, ReportDocument, Section, Table, fmt
 from fdpkit.mechanisms import Composed, Laplace, PureDP, RandomizedResponse, Repeated, mechanism_from_dict

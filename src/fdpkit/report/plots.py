@@ -9,11 +9,9 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from fdpkit.convert import epsilon_for_delta
+from fdpkit.convert import epsilon_for_delta, mu_for_epsilon_delta, mu_from_pure_epsilon
 from fdpkit.curves import GaussianCurve, LaplaceCurve, TradeOffCurve
-from fdpkit.risk import posterior, relative_risk
-from fdpkit.convert import mu_for_epsilon_delta, mu_from_pure_epsilon
-from fdpkit.risk import precision_at_recall
+from fdpkit.risk import posterior, precision_at_recall, relative_risk
 
 FPR_LABEL = "False positive rate (FPR, α)"
 FNR_LABEL = "False negative rate (FNR, β)"

@@ -21,13 +21,12 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from fdpkit._numerics import check_scalar
-from fdpkit.sweep.runner import SweepResult, sweep
+from fdpkit.sweep.runner import SweepResult, _options, sweep
 from fdpkit.calibrate import calibrate_dpsgd
 from fdpkit.guarantee.privacy import privacy_report
 from fdpkit.mechanisms import dpsgd_from_training
 from fdpkit.sweep.executors import EXECUTORS, RUNNERS
 from fdpkit.sweep.grid import cartesian
-from fdpkit.sweep.runner import _options
 
 #: Gomez et al. Fig. 4: noise multipliers, step counts, and the threshold of the rule of thumb.
 FIG4_NOISE = (0.5, 1.0, 2.0, 4.0, 8.0)
