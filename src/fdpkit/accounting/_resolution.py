@@ -32,9 +32,9 @@ import math
 from typing import Any
 
 from fdpkit.accounting.cost import BudgetExceeded, estimate_cost
-from fdpkit.accounting.curve import DISCRETIZATION_DEFAULT
+from fdpkit.accounting.result import DISCRETIZATION_DEFAULT
 from fdpkit.mechanisms import Mechanism
-from fdpkit.mechanisms.dpsgd import DPSGD, FIXED_SIZE_SENSITIVITY
+from fdpkit.mechanisms.training import DPSGD, FIXED_SIZE_SENSITIVITY
 
 #: Target relative excess of mu from the discretization (Eq. 1).
 AUTO_MU_RTOL = 0.01

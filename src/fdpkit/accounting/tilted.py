@@ -115,13 +115,16 @@ PMF is
     p_out(L) = U_up(L) - U_up(L + d),   infinity mass m + C,   for L >= 0.     (7)
 
 (Losses below 0 enter only through the complement; they are left out of the output: no
-delta(eps) with eps >= 0, and no vertex of the curve's steep half, reads them.)
+delta(eps) with eps >= 0, and no vertex of the curve's steep half, reads them. Except
+Step 5, :mod:`fdpkit.accounting._lower_cdf`: where P[Y < L] is tiny (mu >~ 16) the masses
+near 0 are written as differences of the lower bound 1 - U_up, summed from the small end,
+and P[Y < 0] is kept as one mass at loss -d, so the curve's beta keeps its digits there.)
 
 Every privacy-profile value is monotone in U: by Abel summation
 delta(eps) = sum_L (1 - e^{eps - L})_+ p(L) = sum_L U(L) (w(L) - w(L - d)) with
 w(L) = (1 - e^{eps - L})_+ non-decreasing. So p_out's delta(eps) is at least the exact
 composition's for every eps >= 0, its epsilon(delta) is at least the exact one, and the
-symmetric trade-off curve built from its non-negative losses (``accounting.curve``) is a
+symmetric trade-off curve built from its non-negative losses (``accounting.pld_curve``) is a
 lower bound of the true one. Its total mass is at most 1 (no collapse), and its tail
 error is relative, so that mu at T = 10^6 stays within a few percent of the round-off-free
 value at the same discretization.
@@ -132,10 +135,12 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from fdpkit.accounting._cumulants import _chernoff_mass, _chernoff_x, _Cumulants, _newton_increasing, _Shape
+from fdpkit.accounting._lower_cdf import small_head
 from fdpkit.accounting._fftpass import FFT_LEVEL_ERROR, _fft_pass, _input_rounding
 from fdpkit.accounting._pld_adapter import PmfArrays
 
@@ -390,8 +395,7 @@ def compose(parts: list[tuple[PmfArrays, int]], *, dtype=None) -> PmfArrays:
 def _windows(cum, tilts: list, d: float, lo_sup: int, hi_sup: int, top: int) -> list[list[int]]:
     """Each tilt's output window [lo, hi] in grid units: the Chernoff bounds at which the
     tilted mass beyond falls below :data:`ALIAS_MASS`, clipped to the support; the last
-    window reaches ``top``. Shared with the cost model's replay
-    (:mod:`fdpkit.accounting.cost`)."""
+    window reaches ``top`` (see :func:`plan`)."""
     log_alias = math.log(ALIAS_MASS)
     windows = []
     for theta, k, _, sd in tilts:
@@ -402,18 +406,42 @@ def _windows(cum, tilts: list, d: float, lo_sup: int, hi_sup: int, top: int) -> 
     return windows
 
 
-def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays, float]:
-    """One composition at FFT precision ``dtype``: (PMF, worst relative tail error bound)."""
-    d = float(parts[0][0].discretization)
-    for a, _ in parts:
-        if not math.isclose(a.discretization, d, rel_tol=1e-12):
-            raise ValueError("all PMFs must share one discretization")
+@dataclass(frozen=True)
+class Plan:
+    """Where one composition puts its tilts and windows (Step 2), before any FFT pass:
+    its ``factors`` and ``cumulants``, the support ``lo_sup..hi_sup`` and ``top`` (grid
+    units), the cumulant ``k0`` and variance ``k20`` at tilt 0, each pass's ``tilts``
+    (theta, K, L, sd) and output ``windows`` [lo, hi]; ``start..stop`` is the output grid."""
+
+    factors: list
+    cumulants: Any
+    lo_sup: int
+    hi_sup: int
+    k0: float
+    k20: float
+    top: int
+    tilts: list
+    windows: list
+
+    @property
+    def start(self) -> int:
+        """First grid index of the output (the union of the windows)."""
+        return min(w[0] for w in self.windows)
+
+    @property
+    def stop(self) -> int:
+        """Last grid index of the output."""
+        return max(w[1] for w in self.windows)
+
+
+def plan(parts: list[tuple[PmfArrays, int]], discretization: float | None = None, *,
+         dtype: Any = np.float64) -> Plan:
+    """The tilts and windows :func:`compose` would use for ``parts`` (single-step PMF,
+    times), without composing: what the cost model (:mod:`fdpkit.accounting.cost`) reads
+    on coarse factors to size the real composition. ``discretization`` defaults to the
+    parts' own grid step."""
+    d = float(parts[0][0].discretization) if discretization is None else float(discretization)
     factors = [_factor(a, int(t)) for a, t in parts]
-    u = float(np.finfo(dtype).eps) / 2.0
-    u64 = max(u, float(np.finfo(float).eps) / 2.0)  # the untilting runs in float64
-    log1m = sum(f.times * math.log1p(-f.inf) if f.inf < 1 else -math.inf for f in factors)
-    inf_mass = -math.expm1(log1m) if math.isfinite(log1m) else 1.0
-    inf_mass = min(1.0, inf_mass * (1.0 + 16 * u64) + (1e-300 if inf_mass > 0 else 0.0))
     cum = _Cumulants(factors, d)
     lo_sup = sum(f.times * f.lo for f in factors)
     hi_sup = sum(f.times * (f.lo + len(f.probs) - 1) for f in factors)
@@ -422,8 +450,23 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays,
     top = min(hi_sup, math.ceil(top / d) + 1)
     tilts = _tilts(cum, top * d, dtype)
     windows = _windows(cum, tilts, d, lo_sup, hi_sup, top)
-    start = min(w[0] for w in windows)
-    stop = max(w[1] for w in windows)
+    return Plan(factors, cum, lo_sup, hi_sup, k0, k20, top, tilts, windows)
+
+
+def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays, float]:
+    """One composition at FFT precision ``dtype``: (PMF, worst relative tail error bound)."""
+    d = float(parts[0][0].discretization)
+    for a, _ in parts:
+        if not math.isclose(a.discretization, d, rel_tol=1e-12):
+            raise ValueError("all PMFs must share one discretization")
+    u = float(np.finfo(dtype).eps) / 2.0
+    u64 = max(u, float(np.finfo(float).eps) / 2.0)  # the untilting runs in float64
+    pl = plan(parts, d, dtype=dtype)
+    factors, cum, lo_sup, hi_sup, windows = pl.factors, pl.cumulants, pl.lo_sup, pl.hi_sup, pl.windows
+    k0, k20, tilts, start, stop = pl.k0, pl.k20, pl.tilts, pl.start, pl.stop
+    log1m = sum(f.times * math.log1p(-f.inf) if f.inf < 1 else -math.inf for f in factors)
+    inf_mass = -math.expm1(log1m) if math.isfinite(log1m) else 1.0
+    inf_mass = min(1.0, inf_mass * (1.0 + 16 * u64) + (1e-300 if inf_mass > 0 else 0.0))
     size = stop - start + 1
     losses = (start + np.arange(size)) * d
     above = 0.0 if stop >= hi_sup else _chernoff_mass(cum, 0.0, k0, math.sqrt(k20), stop * d, True)
@@ -585,7 +628,7 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays,
         head[0] = 0.0
         head += head0
         head *= 1.0 - (n + 2) * u64
-        below = _small_head(upper, head, inf_mass, u64)
+        below = small_head(upper, head, u64)
         np.minimum(upper, (1.0 + 2 * u64) - head, out=upper)
         np.maximum(upper, inf_mass, out=upper)
     # upper is non-increasing without a running maximum: rounding is monotone, so the
@@ -602,37 +645,3 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays,
         losses = np.concatenate([[losses[0] - d], losses])
         probs = np.concatenate([[low_cdf[0]], probs])
     return PmfArrays(losses, probs, float(inf_mass), d), worst
-
-
-#: P[Y < L] below which Step 5 sums the output masses from the small end.
-SMALL_HEAD = 2.0 ** -20
-
-
-def _small_head(upper: np.ndarray, head: np.ndarray, inf_mass: float,
-                u: float) -> tuple[np.ndarray, int] | None:
-    r"""Step 5 (Eq. 8): the output's lower CDF where it is small, or None if not needed.
-
-    Eq. (7) bounds the tail by U(L) = min(U_top(L), 1 - H(L)), H(L) (``head``) a lower bound
-    on P[Y < L] summed from the small end. Where P[Y < L] is below the unit round-off, 1 - H
-    rounds to 1 and Eq. (7)'s differences of U near 1 lose every digit of the small masses
-    near loss 0 (at mu >~ 16 they are all below 1e-16: the curve then has beta = 0 up to
-    its diagonal, and mu reads inf; issue 29). The same PMF is written from the other end:
-    with C(L) = 1 - U_top(L) (exact where U_top >= 1/2, Sterbenz), the output's lower CDF
-    is B(L) = max(C(L), H(L)) = 1 - U(L), so its masses are p_out(L) = B(L + d) - B(L) and
-    its mass below loss 0 is B(0). Both are computed directly on the prefix where B stays
-    below SMALL_HEAD (the first ``m`` masses, plus B at the m + 1 grid points); the mass
-    below 0 is then placed at loss -d (moved up from where it lies: pessimistic, and every
-    negative loss of the composition is at most -d on the grid), so the curve reads
-    beta near its diagonal from the small end (``accounting.curve._steep_chain``). The
-    differences of floats are within a relative u of the exact ones; the curve's sums
-    round beta down by more than that."""
-    if head[0] <= 0.0 or not (upper[0] >= 0.5):
-        return None
-    c = 1.0 - upper  # exact: upper in [1/2, 1] there (Sterbenz); used only while small
-    b = np.maximum(c, head)
-    m = min(int(np.searchsorted(b, SMALL_HEAD, side="right")), len(b) - 1)  # b non-decreasing
-    if m <= 0 or not (b[0] > c[0]):
-        return None
-    # from L_m on the masses are Eq. (7)'s: U(L_m) there is at least 1 - B(L_m), so every
-    # tail sum of the output is at least 1 - B (up to 2u B, inside the curve's TPR slack)
-    return b[:m + 1] * (1.0 - 2 * u), m
