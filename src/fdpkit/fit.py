@@ -47,7 +47,7 @@ else:  # loaded on first use (start-up time, issue 30)
     optimize = lazy_module("scipy.optimize")
 
 from fdpkit._numerics import MU_SAFETY_RTOL, check_probability, check_scalar, norm_isf, norm_sf
-from fdpkit.curves import GaussianCurve, TradeOffCurve
+from fdpkit.curves import GaussianCurve, TradeOffCurve, check_curve
 
 #: Default lower end of the FPR range on which numeric curves are fitted (Gomez et al.).
 ALPHA_MIN_DEFAULT = 1e-10
@@ -124,9 +124,8 @@ class GDPFit:
 
 
 def _check_curve(name: str, curve: Any) -> TradeOffCurve:
-    if not isinstance(curve, TradeOffCurve):
-        raise ValueError(f"{name} must be a TradeOffCurve, got {type(curve).__name__}")
-    return curve
+    """:func:`fdpkit.curves.check_curve` (upper bounds are refused where a fit needs it)."""
+    return check_curve(curve, name)
 
 
 # ----------------------------------------------------------------------------- fit

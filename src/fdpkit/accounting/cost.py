@@ -60,7 +60,6 @@ from fdpkit.accounting.result import check_discretization
 from fdpkit.mechanisms import (
     DPSGD,
     ApproxDP,
-    Composed,
     CurveMechanism,
     Gaussian,
     Laplace,
@@ -70,6 +69,7 @@ from fdpkit.mechanisms import (
     Repeated,
     Subsampled,
     UniformSampling,
+    walk,
 )
 
 #: Work units per CPU-second of the reference machine (the 2-core development box of
@@ -400,13 +400,12 @@ def _coarse_leaf_at(step: Any, coarse: float):
 
 
 def _renyi_cost(m: Mechanism) -> float:
-    if isinstance(m, Subsampled) and m.sample_rate < 1.0:
-        return RDP_WORK_SUBSAMPLED
-    if isinstance(m, (Subsampled, Repeated)):
-        return _renyi_cost(m.inner)
-    if isinstance(m, Composed):
-        return sum(_renyi_cost(p) for p in m.parts)
-    return RDP_WORK_PART
+    """A series per subsampled Gaussian (its whole subtree), a constant per other leaf."""
+    def subsampled(n: Any) -> bool:
+        return isinstance(n, Subsampled) and n.sample_rate < 1.0
+
+    return sum(RDP_WORK_SUBSAMPLED if subsampled(n) else RDP_WORK_PART
+               for n, _ in walk(m, into=lambda n: not subsampled(n)) if subsampled(n) or not n.children())
 
 
 def _driver(mechanism: Mechanism, steps: list, tally: _Tally) -> str:

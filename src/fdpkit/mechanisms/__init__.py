@@ -15,6 +15,7 @@ from fdpkit.mechanisms.training import (
 from fdpkit.mechanisms.renyi_guarantees import RDP, ZCDP
 from fdpkit.mechanisms.dp_events import dp_event_to_dict, from_dp_event
 from fdpkit.mechanisms.specs import mechanism_from_dict, mechanism_from_json
+from fdpkit.mechanisms.tree import elementary_tree, leaves, walk
 
 __all__ = [
     "DPSGD",
@@ -37,6 +38,9 @@ __all__ = [
     "dpsgd",
     "dpsgd_from_training",
     "dp_event_to_dict",
+    "elementary_tree",
+    "leaves",
+    "walk",
     "from_dp_event",
     "mechanism_from_dict",
     "mechanism_from_json",
