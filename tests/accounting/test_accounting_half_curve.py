@@ -18,7 +18,8 @@ from fdpkit.accounting._cumulants import _Shape
 from fdpkit.accounting.pld import _poisson_step
 from fdpkit.curves.hull import _mirror_half
 from fdpkit.curves.piecewise import PiecewiseLinearCurve
-from fdpkit.fit import advantage, fit_gdp
+from fdpkit.fit import fit_gdp
+from fdpkit.risk import advantage
 from fdpkit.mechanisms import Composed, Gaussian, Laplace, Repeated, Subsampled
 from fdpkit.risk.disclosure import failure_mode
 

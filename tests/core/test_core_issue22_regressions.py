@@ -12,7 +12,7 @@ import pytest
 from scipy import integrate, stats
 
 import fdpkit as fp
-from fdpkit import calibrate as cal
+from fdpkit.calibrate import solver as cal
 from fdpkit.accounting import account as accounting_account
 from fdpkit.utility.ztest import _sf
 

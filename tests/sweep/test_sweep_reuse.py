@@ -10,7 +10,7 @@ from fdpkit.accounting import account, shared_single_steps
 from fdpkit.accounting import pld as acc_pld
 from fdpkit.fit import fit_gdp
 from fdpkit.sweep import sweep
-from fdpkit.sweep.core import _options
+from fdpkit.sweep.runner import _options
 from fdpkit.sweep.evaluate import evaluate_group
 
 #: Coarse discretization: the suite stays fast; the numbers are still certified.

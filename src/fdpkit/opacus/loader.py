@@ -270,8 +270,8 @@ def privacy_report(privacy_engine: Any, data_loader: Any, *, relation: str | Non
         A loader with no sound accounting, or a contradiction between the loader and the
         history (sample rate, steps).
     """
-    from fdpkit.privacy import DEFAULT_DELTAS, DEFAULT_FPRS
-    from fdpkit.privacy import privacy_report as _report
+    from fdpkit.guarantee.privacy import DEFAULT_DELTAS, DEFAULT_FPRS
+    from fdpkit.guarantee.privacy import privacy_report as _report
 
     mech = mechanism_of(privacy_engine, data_loader, relation=relation, epochs=epochs)
     report = _report(mech, deltas=DEFAULT_DELTAS if deltas is None else deltas,

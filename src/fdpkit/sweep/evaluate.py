@@ -91,7 +91,8 @@ def evaluate_setting(setting: Mapping[str, Any], options: Mapping[str, Any]) -> 
     posteriors, failure mode and provenance are skipped.
     """
     from fdpkit.accounting import account
-    from fdpkit.fit import ALPHA_MIN_DEFAULT, advantage, fit_gdp_adapted
+    from fdpkit.fit import ALPHA_MIN_DEFAULT, fit_gdp_adapted
+    from fdpkit.risk import advantage
 
     metrics = options["metrics"]
     fprs = tuple(options["fprs"])
