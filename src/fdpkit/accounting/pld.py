@@ -11,6 +11,11 @@ construction, never optimistic; one pass per adjacency direction for all factors
 dp_accounting's ``self_compose``/``compose``, whose FFT round-off and total masses above 1
 break the curve at large step counts (issue 11). The result is returned as a
 dp_accounting ``PrivacyLossDistribution`` built from the composed arrays.
+
+DP-SGD's single steps live here too, beside the others (one per phase: Poisson, truncated
+Poisson, fixed-size and shuffled batches; the derivations are in the docs of
+:mod:`fdpkit.accounting.accountant`): :func:`dpsgd_pld` composes a run's phases in the same
+single pass, and :func:`_flatten` expands a run nested in a composition into the same steps.
 """
 
 from __future__ import annotations

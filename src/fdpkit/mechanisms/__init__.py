@@ -1,4 +1,10 @@
-"""Frozen descriptions of mechanisms (what ran). No algorithms here: see fdpkit.accounting."""
+"""Frozen descriptions of mechanisms (what ran). No algorithms here: see fdpkit.accounting.
+
+Modules, bottom to top: ``base`` (``Mechanism``, its registry and ``from_dict`` hook),
+``basic``, ``curve``, ``renyi_guarantees``, ``combinators``, ``training`` (DP-SGD as it
+ran), ``dp_events`` (dp_accounting's DpEvents), ``specs`` (dicts/JSON -> mechanisms),
+``tree`` (``walk`` over mechanism trees, DP-SGD in elementary form).
+"""
 
 from fdpkit.mechanisms.base import Mechanism
 from fdpkit.mechanisms.basic import ApproxDP, Gaussian, Laplace, PureDP, RandomizedResponse
