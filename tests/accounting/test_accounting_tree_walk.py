@@ -65,7 +65,9 @@ def test_rdp_reads_dpsgd_once_without_rewriting_itself():
 
 def test_tree_walks_are_not_hand_written_any_more():
     # rdp's contains_renyi / _list_orders and cost's _renyi_cost read the tree through walk()
-    for fn in (rdp.contains_renyi, rdp._list_orders, cost._renyi_cost):
+    from fdpkit.accounting import pld
+
+    for fn in (rdp.contains_renyi, rdp._list_orders, cost._renyi_cost, pld._flatten):
         assert "walk(" in inspect.getsource(fn)
     assert rdp.contains_renyi(Composed((Repeated(Subsampled(Gaussian(1.0), 0.1), 3), fp.RDP([2], [0.1]))))
     assert not rdp.contains_renyi(fp.dpsgd(1.0, 0.01, 10))
