@@ -10,10 +10,10 @@ Modules, bottom to top (each imports only those above it in this list, at module
 - ``pld``: mechanisms (DP-SGD's single steps included) -> composed PLDs;
 - ``rdp``: Rényi accounting; ``cost``: the cost model checked before any work;
 - ``compose``, ``running``: composing curves and a running total;
-- ``accountant``: :func:`account`, the one entry point.
+- ``entry_point``: :func:`account`, the one entry point.
 """
 
-from fdpkit.accounting.accountant import account, poisson_comparison, tradeoff_curve
+from fdpkit.accounting.entry_point import account, poisson_comparison, tradeoff_curve
 from fdpkit.accounting.closed_form import closed_form_curve
 from fdpkit.accounting.cost import BudgetExceeded, CostBudget, CostEstimate, estimate_cost
 from fdpkit.accounting.pld_curve import curve_from_pld

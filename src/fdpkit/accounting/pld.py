@@ -14,7 +14,7 @@ dp_accounting ``PrivacyLossDistribution`` built from the composed arrays.
 
 DP-SGD's single steps live here too, beside the others (one per phase: Poisson, truncated
 Poisson, fixed-size and shuffled batches; the derivations are in the docs of
-:mod:`fdpkit.accounting.accountant`): :func:`dpsgd_pld` composes a run's phases in the same
+:mod:`fdpkit.accounting.entry_point`): :func:`dpsgd_pld` composes a run's phases in the same
 single pass, and :func:`_flatten` expands a run nested in a composition into the same steps.
 """
 
