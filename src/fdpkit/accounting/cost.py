@@ -264,9 +264,8 @@ def check_leaf_grids(mechanism: Mechanism, discretization: float) -> None:
     no budget given, :func:`fdpkit.accounting.account` checks this a priori (no PLD is built),
     so that tiny noise (sigma = 1e-300: a grid of ~1e600 points) is a ValueError, not a
     MemoryError or an overflow inside dp_accounting."""
-    if isinstance(mechanism, DPSGD) and mechanism.examples_per_user is not None:
-        mechanism = DPSGD(mechanism.phases, mechanism.sampling, mechanism.relation, mechanism.dataset_size,
-                          mechanism.unit, None)
+    if isinstance(mechanism, DPSGD):
+        mechanism = mechanism.example_level()
     limit = _max_leaf_points()
     for step, _ in _flatten(mechanism):
         bound = _leaf_width_bound(step)
@@ -460,9 +459,7 @@ def estimate_cost(mechanism: Mechanism, discretization: float = 1e-4) -> CostEst
     if isinstance(mechanism, DPSGD):
         if mechanism.sampling == "shuffled" or closed_form_curve(mechanism) is not None:
             return CostEstimate("closed form", 0, 0.0, 0, "none")
-        if mechanism.examples_per_user is not None:  # group privacy is applied to the run's curve
-            mechanism = DPSGD(mechanism.phases, mechanism.sampling, mechanism.relation,
-                              mechanism.dataset_size, mechanism.unit, None)
+        mechanism = mechanism.example_level()  # group privacy is applied to the run's curve
         # every other scheme is composed numerically (fdpkit.accounting.pld.dpsgd_pld); its
         # full-batch phases (q = 1) as one Gaussian step
     elif closed_form_curve(mechanism) is not None:
