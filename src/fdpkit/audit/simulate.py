@@ -79,15 +79,12 @@ def _gaussian_mu(mech: Any) -> float | None:
 def _losses(mech: Any, rng: np.random.Generator, n: int, member: bool) -> np.ndarray:
     """n independent privacy losses L of ``mech`` under the member or non-member hypothesis."""
     from fdpkit.mechanisms import Composed, Gaussian, Laplace, RandomizedResponse, Repeated, Subsampled
-
-    from fdpkit.mechanisms import DPSGD
-
-    if isinstance(mech, DPSGD):
-        if mech.elementary() is None:
-            raise ValueError(f"DP-SGD with sampling {mech.sampling!r}, relation {mech.relation!r}"
-                             f"{' and group privacy' if mech.examples_per_user else ''} cannot be simulated; "
-                             "simulation covers Poisson add-remove/zero-out and shuffled batches")
-        mech = mech.elementary()
+    plain = mech.elementary() if hasattr(mech, "elementary") else mech
+    if plain is None:  # a DP-SGD run without an elementary form
+        raise ValueError(f"DP-SGD with sampling {mech.sampling!r}, relation {mech.relation!r}"
+                         f"{' and group privacy' if mech.examples_per_user else ''} cannot be simulated; "
+                         "simulation covers Poisson add-remove/zero-out and shuffled batches")
+    mech = plain
     mu = _gaussian_mu(mech)
     if mu is not None:
         return rng.normal(mu * mu / 2.0 if member else -mu * mu / 2.0, mu, n)

@@ -34,13 +34,11 @@ from fdpkit.mechanisms import (
     DPSGD,
     RDP,
     ZCDP,
-    Composed,
     Gaussian,
     Mechanism,
-    Repeated,
-    Subsampled,
     UniformSampling,
     mechanism_from_dict,
+    walk,
 )
 from fdpkit.guarantee.setting import comparison_for, setting_of
 from fdpkit.risk import advantage, failure_mode, posterior
@@ -74,14 +72,9 @@ def _version(dist: str) -> str:
 
 
 def _unbounded_loss(mechanism: Mechanism) -> bool:
-    """Whether the mechanism contains Gaussian noise (unbounded privacy loss)."""
-    if isinstance(mechanism, (Gaussian, DPSGD, ZCDP, RDP)):  # Rényi guarantees: loss not bounded
-        return True
-    if isinstance(mechanism, (Subsampled, Repeated)):
-        return _unbounded_loss(mechanism.inner)
-    if isinstance(mechanism, Composed):
-        return any(_unbounded_loss(p) for p in mechanism.parts)
-    return False
+    """Whether the mechanism contains Gaussian noise (unbounded privacy loss; Rényi
+    guarantees: loss not bounded either)."""
+    return any(isinstance(m, (Gaussian, DPSGD, ZCDP, RDP)) for m, _ in walk(mechanism))
 
 
 def _check_grid(name: str, values: Sequence[float], *, open_low: bool = True) -> tuple[float, ...]:

@@ -329,6 +329,13 @@ class DPSGD(Mechanism):
             return replace(self, phases=tuple(replace(p, **changes) for p in self.phases))
         return replace(self, phases=(replace(self.phases[0], **changes),))
 
+    def example_level(self) -> "DPSGD":
+        """The same run without group privacy (``examples_per_user=None``): what is
+        accounted before Dong, Roth & Su's Thm. 2.14 turns it into a user-level curve."""
+        if self.examples_per_user is None:
+            return self
+        return DPSGD(self.phases, self.sampling, self.relation, self.dataset_size, self.unit, None)
+
     def elementary(self) -> Mechanism | None:
         """The same run in elementary mechanisms, where one exists (for simulation):
         Poisson add-remove/zero-out as Repeated(Subsampled(Gaussian(sigma), q), T) per phase,

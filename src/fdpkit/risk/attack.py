@@ -12,17 +12,12 @@ from typing import Any
 import numpy as np
 
 from fdpkit._numerics import check_probability, scalar_or_array
-from fdpkit.curves import TradeOffCurve
+from fdpkit.curves import TradeOffCurve, check_curve
 
 
 def _curve(curve: Any) -> TradeOffCurve:
-    if not isinstance(curve, TradeOffCurve):
-        raise ValueError(f"curve must be a TradeOffCurve, got {type(curve).__name__}")
-    if curve.bound == "upper":
-        raise ValueError(
-            "curve.bound is 'upper': risk read from an optimistic curve would understate it"
-        )
-    return curve
+    """A curve to read risk from: :func:`fdpkit.curves.check_curve`, upper bounds refused."""
+    return check_curve(curve, "curve", upper="risk read from an optimistic curve would understate it")
 
 
 def attack_power(curve: TradeOffCurve, fpr: Any) -> float | np.ndarray:

@@ -74,7 +74,7 @@ def refusal(setting: Mapping[str, Any]) -> str | None:
 
 
 #: The ``note`` of a shuffled-batches row (no amplification claimed; see
-#: :mod:`fdpkit.accounting.accountant`).
+#: :mod:`fdpkit.accounting.entry_point`).
 SHUFFLED_NOTE = ("shuffled batches: no amplification by sampling is claimed (mu = sqrt(P) Delta / sigma, "
                  "P = participations); Poisson accounting is not a guarantee for shuffled batches "
                  "(Chua et al., ICML 2024; Annamalai et al. 2024)")
