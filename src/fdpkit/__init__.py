@@ -22,8 +22,6 @@ says which line is missing).
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 
 #: Public name -> the module that defines it (imported on first attribute access).
 _LAZY: dict[str, str] = {
@@ -120,8 +118,7 @@ _LAZY: dict[str, str] = {
     "mechanism_from_json": "fdpkit.mechanisms",
     "PrivacyReport": "fdpkit.privacy",
     "privacy_report": "fdpkit.privacy",
-    # --- audits (the function fdpkit.audit shadows the package name on purpose: use
-    # ``from fdpkit.audit import ...`` for the package's other names)
+    # --- audits (``fdpkit.audit`` is the package; calling it is a deprecated ``run_audit``)
     "AuditResult": "fdpkit.audit",
     "SimulatedAttack": "fdpkit.audit",
     "audit_from_counts": "fdpkit.audit",
@@ -129,6 +126,7 @@ _LAZY: dict[str, str] = {
     "OneRunAudit": "fdpkit.audit",
     "simulate_attack": "fdpkit.audit",
     "audit": "fdpkit.audit",
+    "run_audit": "fdpkit.audit",
     # --- utility / planning
     "ZTestSpec": "fdpkit.planning",
     "privacy_first": "fdpkit.planning",
@@ -143,21 +141,25 @@ _LAZY: dict[str, str] = {
     "two_sample_power_laplace": "fdpkit.utility",
     "ztest_power": "fdpkit.utility",
     "ztest_power_laplace": "fdpkit.utility",
-    # --- sweeps (the function; the package is fdpkit.sweep)
+    # --- sweeps (``fdpkit.sweep`` is the package; calling it is a deprecated ``run_sweep``)
+    "run_sweep": "fdpkit.sweep",
     "sweep": "fdpkit.sweep",
 }
 
 __all__ = ["__version__", *_LAZY]
 
-#: Public functions that share their name with a subpackage (``fdpkit.sweep``, ``fdpkit.audit``):
-#: ``fp.sweep(...)`` is the function; ``from fdpkit.sweep import ...`` reaches the package.
-_SHADOWING = frozenset(name for name, module in _LAZY.items() if module == f"{__name__}.{name}")
+#: Public names that are packages (``fdpkit.sweep``, ``fdpkit.audit``): the name is the package
+#: itself, which stays callable (a deprecated alias of ``run_sweep``/``run_audit``), so that
+#: ``import fdpkit.sweep`` and ``fp.sweep(...)`` both work and no function shadows a package.
+_PACKAGES = frozenset(name for name, module in _LAZY.items() if module == f"{__name__}.{name}")
 
 
 def __getattr__(name: str):
     """Import a public name's module on first use (PEP 562), then cache the name here."""
     module = _LAZY.get(name)
-    if module is not None:
+    if name in _PACKAGES:
+        value = importlib.import_module(module)
+    elif module is not None:
         value = getattr(importlib.import_module(module), name)
     elif name == "__version__":
         value = _version()
@@ -187,16 +189,3 @@ def _version() -> str:
     except PackageNotFoundError:  # pragma: no cover
         return "0.0.0"
 
-
-class _Package(types.ModuleType):
-    """The ``fdpkit`` module's type: importing the subpackage ``fdpkit.sweep`` (or ``.audit``)
-    makes Python set the attribute ``fdpkit.sweep`` to the package; this keeps the public
-    function there instead, as the eager ``from fdpkit.sweep import sweep`` did."""
-
-    def __setattr__(self, name: str, value) -> None:
-        if name in _SHADOWING and isinstance(value, types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package

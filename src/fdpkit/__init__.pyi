@@ -98,6 +98,7 @@ from fdpkit.audit import audit_one_run as audit_one_run
 from fdpkit.audit import OneRunAudit as OneRunAudit
 from fdpkit.audit import simulate_attack as simulate_attack
 from fdpkit.audit import audit as audit
+from fdpkit.audit import run_audit as run_audit
 from fdpkit.planning import ZTestSpec as ZTestSpec
 from fdpkit.planning import privacy_first as privacy_first
 from fdpkit.planning import utility_first as utility_first
@@ -111,6 +112,7 @@ from fdpkit.utility import two_sample_power as two_sample_power
 from fdpkit.utility import two_sample_power_laplace as two_sample_power_laplace
 from fdpkit.utility import ztest_power as ztest_power
 from fdpkit.utility import ztest_power_laplace as ztest_power_laplace
+from fdpkit.sweep import run_sweep as run_sweep
 from fdpkit.sweep import sweep as sweep
 
 

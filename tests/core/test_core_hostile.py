@@ -118,8 +118,8 @@ CALLS: dict[str, tuple] = {
     "UniformSampling": (fp.UniformSampling, dict(mu=1.0, n=10)),
     "ZCDP": (fp.ZCDP, dict(rho=0.5)),
     "ZCDPCurve": (fp.ZCDPCurve, dict(rho=0.5, points=50)),
-    "audit": (fp.audit, dict(member_scores=[0.9, 0.8, 0.7, 0.2], nonmember_scores=[0.1, 0.3, 0.4, 0.6],
-                             confidence=0.95, delta=1e-5, thresholds_per_side=5)),
+    "run_audit": (fp.run_audit, dict(member_scores=[0.9, 0.8, 0.7, 0.2], nonmember_scores=[0.1, 0.3, 0.4, 0.6],
+                                     confidence=0.95, delta=1e-5, thresholds_per_side=5)),
     "audit_from_counts": (fp.audit_from_counts, dict(true_positives=[90], false_positives=[10], members=100,
                                                      nonmembers=100, confidence=0.95, delta=1e-5)),
     "classic_epsilon_for_delta_from_rho": (fp.classic_epsilon_for_delta_from_rho, dict(rho=0.5, delta=1e-5)),
@@ -161,7 +161,8 @@ CALLS: dict[str, tuple] = {
 NOT_FUZZED = {"__version__", "CalibrationResult", "Mechanism", "PrivacyReport", "Table", "CurveGrid",
               "TradeOffCurve", "GDPFit", "seed_tables", "envelope", "worst_case",
               "AuditResult", "RhoFit", "SimulatedAttack", "OneRunAudit",  # result records
-              "sweep", "tight_rho",
+              "sweep", "run_sweep", "tight_rho",
+              "audit",  # the package; calling it is a deprecated run_audit (fuzzed as run_audit)
               "Grade", "RiskReading",  # result records of grade / read_guarantee
               "parse_fraction",  # parses text ("5%") by design: strings are its valid input
               "DPSGD"}  # built by dpsgd / dpsgd_schedule (fuzzed there) from validated phases  # parses text ("5%") by design: strings are its valid input  # sweep: its own suite (executors); tight_rho: mechanism only

@@ -9,7 +9,7 @@ import fdpkit as fp
 from fdpkit.accounting import account, shared_single_steps
 from fdpkit.accounting import dpsgd as acc_dpsgd
 from fdpkit.fit import fit_gdp
-from fdpkit.sweep import sweep
+from fdpkit.sweep import run_sweep as sweep
 from fdpkit.sweep.core import _options
 from fdpkit.sweep.evaluate import evaluate_group
 

@@ -10,7 +10,7 @@ import pytest
 
 import fdpkit as fp
 from fdpkit.mechanisms.dpsgd import REFUSED
-from fdpkit.sweep import sweep
+from fdpkit.sweep import run_sweep as sweep
 from fdpkit.sweep.evaluate import SHUFFLED_NOTE
 from fdpkit.sweep.store import read_table
 

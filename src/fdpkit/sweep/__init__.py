@@ -1,11 +1,22 @@
 """Parameter sweeps: thousands of DP-SGD settings accounted in-process, on a local process
 pool or on a Dask cluster, as one tidy table; Gomez et al.'s regret map and rule of thumb,
-and a noise/batch/epochs design table."""
+and a noise/batch/epochs design table.
 
-from fdpkit.sweep.core import SweepResult, sweep
+:func:`run_sweep` runs a sweep. The package itself is callable for compatibility:
+``fdpkit.sweep(...)`` (and the name ``fdpkit.sweep.sweep``) still run a sweep, with a
+:class:`DeprecationWarning` (issue 23: a function never shadows a package).
+"""
+
+from fdpkit._deprecation import deprecated_alias, make_callable
+from fdpkit.sweep.core import SweepResult, run_sweep
 from fdpkit.sweep.evaluate import METRICS
 from fdpkit.sweep.executors import EXECUTORS
 from fdpkit.sweep.studies import RuleOfThumbStudy, design_table, regret_map, rule_of_thumb
 
+#: Deprecated alias of :func:`run_sweep` (``from fdpkit.sweep import sweep``).
+sweep = deprecated_alias(run_sweep, "fdpkit.sweep.sweep", "fdpkit.run_sweep")
+
 __all__ = ["EXECUTORS", "METRICS", "RuleOfThumbStudy", "SweepResult", "design_table", "regret_map",
-           "rule_of_thumb", "sweep"]
+           "rule_of_thumb", "run_sweep", "sweep"]
+
+make_callable(__name__, "run_sweep")

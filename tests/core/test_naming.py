@@ -1,0 +1,59 @@
+"""Issue 23: one naming grammar. The new names work; every old public name still works as a
+deprecated alias that raises a DeprecationWarning naming the new spelling."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import types
+
+import numpy as np
+import pytest
+
+import fdpkit as fp
+
+
+def test_sweep_and_audit_are_packages_not_shadowed():
+    import fdpkit.audit
+    import fdpkit.sweep
+
+    assert isinstance(fp.sweep, types.ModuleType) and fp.sweep is sys.modules["fdpkit.sweep"]
+    assert isinstance(fp.audit, types.ModuleType) and fp.audit is sys.modules["fdpkit.audit"]
+    assert fdpkit.sweep.run_sweep is fp.run_sweep and fdpkit.audit.run_audit is fp.run_audit
+    assert callable(fp.sweep) and callable(fp.audit)
+
+
+def test_calling_the_sweep_package_is_a_deprecated_run_sweep():
+    kwargs = dict(discretization=1e-2, executor="inprocess", metrics=["mu"])
+    new = fp.run_sweep([2.0], [0.01], [100], **kwargs)
+    with pytest.warns(DeprecationWarning, match="run_sweep"):
+        old = fp.sweep([2.0], [0.01], [100], **kwargs)
+    with pytest.warns(DeprecationWarning, match="run_sweep"):
+        from fdpkit.sweep import sweep
+
+        older = sweep([2.0], [0.01], [100], **kwargs)
+    assert old.rows[0]["mu"] == new.rows[0]["mu"] == older.rows[0]["mu"]
+
+
+def test_calling_the_audit_package_is_a_deprecated_run_audit():
+    rng = np.random.default_rng(0)
+    m, n = rng.normal(1.0, 1.0, 2000), rng.normal(0.0, 1.0, 2000)
+    new = fp.run_audit(m, n)
+    with pytest.warns(DeprecationWarning, match="run_audit"):
+        old = fp.audit(m, n)
+    with pytest.warns(DeprecationWarning, match="run_audit"):
+        from fdpkit.audit import audit
+
+        older = audit(m, n)
+    assert old.mu_lower == new.mu_lower == older.mu_lower
+
+
+def test_import_package_then_call_in_a_fresh_interpreter():
+    code = ("import warnings, fdpkit.sweep, fdpkit as fp\n"
+            "warnings.simplefilter('error')\n"
+            "r = fp.run_sweep([2.0], [0.01], [100], discretization=1e-2, executor='inprocess', metrics=['mu'])\n"
+            "warnings.simplefilter('ignore')\n"
+            "r2 = fp.sweep([2.0], [0.01], [100], discretization=1e-2, executor='inprocess', metrics=['mu'])\n"
+            "print(r.rows[0]['mu'] == r2.rows[0]['mu'], type(fp.sweep).__name__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "CallablePackage"]
