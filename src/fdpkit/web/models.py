@@ -6,6 +6,8 @@ from typing import Annotated, Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from fdpkit.vocabulary import ADD_REMOVE, EXAMPLE, POISSON, RELATIONS, SAMPLINGS, UNITS
+
 
 class CalculatorRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -37,10 +39,10 @@ class TrainingShape(BaseModel):
     dataset_size: Optional[int] = Field(None, ge=1)
     steps: Optional[int] = Field(None, ge=1)
     epochs: Optional[float] = Field(None, gt=0, allow_inf_nan=False)
-    sampling: Literal["poisson", "truncated-poisson", "fixed-size", "shuffled"] = "poisson"
-    relation: Literal["add-remove", "replace-one", "zero-out"] = "add-remove"
+    sampling: Literal[SAMPLINGS] = POISSON  # fdpkit.vocabulary: the strings of the library and the CLI
+    relation: Literal[RELATIONS] = ADD_REMOVE
     max_batch_size: Optional[int] = Field(None, ge=1)
-    unit: Literal["example", "user"] = "example"
+    unit: Literal[UNITS] = EXAMPLE
     examples_per_user: Optional[int] = Field(None, ge=1, le=10_000)
     discretization: float = Field(1e-4, gt=0, le=1, allow_inf_nan=False)
 
