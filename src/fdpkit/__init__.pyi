@@ -35,7 +35,9 @@ from fdpkit.convert import mu_bound_from_rho as mu_bound_from_rho
 from fdpkit.convert import profile_regret as profile_regret
 from fdpkit.convert import rho_from_gaussian_mu as rho_from_gaussian_mu
 from fdpkit.convert import delta_for_epsilon as delta_for_epsilon
+from fdpkit.convert import delta_for_epsilon_from_mu as delta_for_epsilon_from_mu
 from fdpkit.convert import epsilon_for_delta as epsilon_for_delta
+from fdpkit.convert import epsilon_for_delta_from_mu as epsilon_for_delta_from_mu
 from fdpkit.convert import epsilon_for_delta_table as epsilon_for_delta_table
 from fdpkit.convert import mu_for_epsilon_delta as mu_for_epsilon_delta
 from fdpkit.convert import mu_for_epsilon_delta_table as mu_for_epsilon_delta_table

@@ -57,3 +57,20 @@ def test_import_package_then_call_in_a_fresh_interpreter():
             "print(r.rows[0]['mu'] == r2.rows[0]['mu'], type(fp.sweep).__name__)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["True", "CallablePackage"]
+
+
+@pytest.mark.parametrize("old, new, args", [
+    ("epsilon_for_delta", "epsilon_for_delta_from_mu", (1.0, 1e-5)),
+    ("delta_for_epsilon", "delta_for_epsilon_from_mu", (1.0, 1.0)),
+])
+def test_gdp_conversions_have_their_grammatical_names(old, new, args):
+    from fdpkit import convert
+    from fdpkit.convert import gdp
+
+    with pytest.warns(DeprecationWarning, match=new):
+        value = getattr(fp, old)(*args)
+    assert value == getattr(fp, new)(*args)
+    assert getattr(convert, old) is getattr(fp, old) is getattr(gdp, old)
+    # the curve method keeps the short name: one spelling per query on a curve
+    curve = fp.GaussianCurve(args[0])
+    assert getattr(curve, old)(args[1]) == pytest.approx(value, rel=1e-6)

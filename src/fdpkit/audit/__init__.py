@@ -38,7 +38,9 @@ __all__ = [
     "simulate_attack",
 ]
 
-#: Deprecated alias of :func:`run_audit` (``from fdpkit.audit import audit``).
 audit = deprecated_alias(run_audit, "fdpkit.audit.audit", "fdpkit.run_audit")
+"""Deprecated alias of :func:`run_audit` (renamed in 0.x, issue 23). ``fdpkit.audit`` itself is
+this package, and calling it, ``fp.audit(...)``, runs :func:`run_audit` with a
+:class:`DeprecationWarning`."""
 
 make_callable(__name__, "run_audit")

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from fdpkit.accounting import Composition
-from fdpkit.convert import epsilon_for_delta as gdp_epsilon_for_delta
+from fdpkit.convert import epsilon_for_delta_from_mu
 from fdpkit.fit import fit_gdp
 from fdpkit.mechanisms import mechanism_from_dict
 
@@ -117,7 +117,7 @@ class Total:
         if d not in self._eps:
             if not (0.0 < d < 1.0):
                 raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
-            self._eps[d] = (float(gdp_epsilon_for_delta(self.composition.gaussian_mu, d))
+            self._eps[d] = (float(epsilon_for_delta_from_mu(self.composition.gaussian_mu, d))
                             if self.method != "PLD" else self.composition.epsilon_for_delta(d))
         return self._eps[d]
 

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from fdpkit._numerics import check_real, json_safe
-from fdpkit.convert import epsilon_for_delta
+from fdpkit.convert import epsilon_for_delta_from_mu
 from fdpkit.curves import EpsDeltaCurve, GaussianCurve, LaplaceCurve
 from fdpkit.plausibility import plausibility_warnings
 from fdpkit.planning.spec import ZTestSpec
@@ -372,7 +372,7 @@ def utility_first(*, analysis: ZTestSpec, required_power: float | None = None,
     return UtilityFirstPlan(
         analysis, criterion, mu, analysis.power(mu=mu), best, prior, fpr,
         float(posterior(g, prior, fpr)), relative_risk(g, fpr_min=fpr), attack_power(g, fpr),
-        float(epsilon_for_delta(mu_all, 1e-5)), ok, reason,
+        float(epsilon_for_delta_from_mu(mu_all, 1e-5)), ok, reason,
     )
 
 

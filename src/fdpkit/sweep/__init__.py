@@ -13,8 +13,10 @@ from fdpkit.sweep.evaluate import METRICS
 from fdpkit.sweep.executors import EXECUTORS
 from fdpkit.sweep.studies import RuleOfThumbStudy, design_table, regret_map, rule_of_thumb
 
-#: Deprecated alias of :func:`run_sweep` (``from fdpkit.sweep import sweep``).
 sweep = deprecated_alias(run_sweep, "fdpkit.sweep.sweep", "fdpkit.run_sweep")
+"""Deprecated alias of :func:`run_sweep` (renamed in 0.x, issue 23). ``fdpkit.sweep`` itself is
+this package, and calling it, ``fp.sweep(...)``, runs :func:`run_sweep` with a
+:class:`DeprecationWarning`."""
 
 __all__ = ["EXECUTORS", "METRICS", "RuleOfThumbStudy", "SweepResult", "design_table", "regret_map",
            "rule_of_thumb", "run_sweep", "sweep"]
