@@ -134,6 +134,7 @@ _LAZY: dict[str, str] = {
     "privacy_first": "fdpkit.planning",
     "utility_first": "fdpkit.planning",
     "adjusted_alpha": "fdpkit.utility",
+    "adjusted_level": "fdpkit.utility",
     "mc_regression_power": "fdpkit.utility",
     "mc_ttest_power": "fdpkit.utility",
     "mu_min_for_power_loss": "fdpkit.utility",

@@ -105,6 +105,7 @@ from fdpkit.planning import ZTestSpec as ZTestSpec
 from fdpkit.planning import privacy_first as privacy_first
 from fdpkit.planning import utility_first as utility_first
 from fdpkit.utility import adjusted_alpha as adjusted_alpha
+from fdpkit.utility import adjusted_level as adjusted_level
 from fdpkit.utility import mc_regression_power as mc_regression_power
 from fdpkit.utility import mc_ttest_power as mc_ttest_power
 from fdpkit.utility import mu_min_for_power_loss as mu_min_for_power_loss

@@ -111,3 +111,47 @@ def make_callable(module_name: str, target: str) -> None:
     module = sys.modules[module_name]
     module.__call_target__ = target  # type: ignore[attr-defined]
     module.__class__ = CallablePackage
+
+
+def renamed_keywords(**renames: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Keep old keyword names of a function working, with a :class:`DeprecationWarning`.
+
+    Parameters
+    ----------
+    **renames : str
+        ``old="new"`` pairs: a call with ``old=value`` becomes ``new=value``. Giving both is
+        a :class:`TypeError`, as for any argument given twice.
+
+    Returns
+    -------
+    callable
+        A decorator.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> @renamed_keywords(alpha="level")
+    ... def power(*, level=0.05):
+    ...     return level
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     power(alpha=0.01)
+    0.01
+    >>> str(caught[0].message)
+    'power(alpha=...) is deprecated and will be removed in the next minor version; use power(level=...)'
+    """
+
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            for old, new in renames.items():
+                if old in kwargs:
+                    if new in kwargs:
+                        raise TypeError(f"{func.__name__}() got both {new}= and its deprecated name {old}=")
+                    warn_renamed(f"{func.__name__}({old}=...)", f"{func.__name__}({new}=...)")
+                    kwargs[new] = kwargs.pop(old)
+            return func(*args, **kwargs)
+
+        return wrapper
+
+    return decorate

@@ -44,24 +44,24 @@ SPEC = fp.ZTestSpec(effect=0.2, n=100, sd=0.25)
 # name -> (callable, valid keyword arguments, positional-only names in order)
 CALLS: dict[str, tuple] = {
     "ZTestSpec": (fp.ZTestSpec, dict(effect=0.2, n=100, sd=0.25, alpha=0.05, data_range=1.0)),
-    "adjusted_alpha": (fp.adjusted_alpha, dict(alpha=0.05, n_tests=5)),
-    "mc_regression_power": (fp.mc_regression_power, dict(slope=0.5, n=50, noise_sd=0.5, mu=1.0, alpha=0.05,
+    "adjusted_level": (fp.adjusted_level, dict(level=0.05, n_tests=5)),
+    "mc_regression_power": (fp.mc_regression_power, dict(slope=0.5, n=50, noise_sd=0.5, mu=1.0, level=0.05,
                                                          y_bound=1.0, n_sim=200, seed=0)),
-    "mc_ttest_power": (fp.mc_ttest_power, dict(effect=0.2, n=50, sd=0.25, mu=1.0, alpha=0.05, data_range=1.0,
+    "mc_ttest_power": (fp.mc_ttest_power, dict(effect=0.2, n=50, sd=0.25, mu=1.0, level=0.05, data_range=1.0,
                                                n_sim=200, seed=0)),
-    "mu_min_for_power_loss": (fp.mu_min_for_power_loss, dict(n=100, effect=0.2, sd=0.25, alpha=0.05,
+    "mu_min_for_power_loss": (fp.mu_min_for_power_loss, dict(n=100, effect=0.2, sd=0.25, level=0.05,
                                                              data_range=1.0, max_relative_loss=0.1)),
     "privacy_first": (fp.privacy_first, dict(blatant_disclosure_ok=False, high_confidence_ok=True,
                                              max_relative_risk=2.0, fpr=1e-3)),
-    "solve_ztest": (fp.solve_ztest, dict(mu=1.0, n=100, effect=0.2, sd=0.25, alpha=0.05, data_range=1.0)),
-    "two_proportion_power": (fp.two_proportion_power, dict(p1=0.3, p2=0.4, n1=200, n2=200, mu=1.0, alpha=0.05)),
-    "two_sample_power": (fp.two_sample_power, dict(effect=0.2, n1=100, n2=100, sd=0.25, mu=1.0, alpha=0.05,
+    "solve_ztest": (fp.solve_ztest, dict(mu=1.0, n=100, effect=0.2, sd=0.25, level=0.05, data_range=1.0)),
+    "two_proportion_power": (fp.two_proportion_power, dict(p1=0.3, p2=0.4, n1=200, n2=200, mu=1.0, level=0.05)),
+    "two_sample_power": (fp.two_sample_power, dict(effect=0.2, n1=100, n2=100, sd=0.25, mu=1.0, level=0.05,
                                                    data_range=1.0)),
     "two_sample_power_laplace": (fp.two_sample_power_laplace, dict(effect=0.2, n1=100, n2=100, sd=0.25, epsilon=1.0,
-                                                                   alpha=0.05, data_range=1.0)),
+                                                                   level=0.05, data_range=1.0)),
     "utility_first": (fp.utility_first, dict(analysis=SPEC, required_power=0.5, prior=0.01, fpr=1e-3)),
-    "ztest_power": (fp.ztest_power, dict(effect=0.2, n=100, sd=0.25, mu=1.0, alpha=0.05, data_range=1.0)),
-    "ztest_power_laplace": (fp.ztest_power_laplace, dict(effect=0.2, n=100, sd=0.25, epsilon=1.0, alpha=0.05,
+    "ztest_power": (fp.ztest_power, dict(effect=0.2, n=100, sd=0.25, mu=1.0, level=0.05, data_range=1.0)),
+    "ztest_power_laplace": (fp.ztest_power_laplace, dict(effect=0.2, n=100, sd=0.25, epsilon=1.0, level=0.05,
                                                          data_range=1.0)),
     "ApproxDP": (fp.ApproxDP, dict(epsilon=1.0, delta=1e-5)),
     "Composed": (fp.Composed, dict(parts=(fp.Gaussian(1.0), fp.Laplace(1.0)))),
@@ -157,7 +157,7 @@ CALLS: dict[str, tuple] = {
                                              confidence=0.95)),
 }
 #: Deprecated aliases of renamed public names (issue 23), fuzzed under their new names.
-DEPRECATED = {"delta_for_epsilon", "epsilon_for_delta"}
+DEPRECATED = {"delta_for_epsilon", "epsilon_for_delta", "adjusted_alpha"}
 #: Public names deliberately without a row: value types built from already-validated
 #: results, abstract bases, zero-argument callables, and variadic curve combinators.
 NOT_FUZZED = {"__version__", "CalibrationResult", "Mechanism", "PrivacyReport", "Table", "CurveGrid",

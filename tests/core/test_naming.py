@@ -74,3 +74,48 @@ def test_gdp_conversions_have_their_grammatical_names(old, new, args):
     # the curve method keeps the short name: one spelling per query on a curve
     curve = fp.GaussianCurve(args[0])
     assert getattr(curve, old)(args[1]) == pytest.approx(value, rel=1e-6)
+
+
+def test_utility_takes_level_and_still_accepts_alpha():
+    kw = dict(effect=0.2, n=15, sd=0.25, mu=1.0)
+    new = fp.ztest_power(**kw, level=0.01)
+    with pytest.warns(DeprecationWarning, match=r"ztest_power\(level=...\)"):
+        old = fp.ztest_power(**kw, alpha=0.01)
+    assert old == new
+    with pytest.raises(TypeError, match="both level= and its deprecated name alpha="):
+        fp.ztest_power(**kw, alpha=0.01, level=0.01)
+    with pytest.raises(ValueError, match=r"level must be in \(0, 1\)"):
+        fp.ztest_power(**kw, level=1.5)
+    for fn, args in ((fp.two_sample_power, dict(effect=0.2, n1=50, n2=50, sd=0.25, mu=1.0)),
+                     (fp.solve_ztest, dict(mu=1.0, n=100, effect=0.2, sd=0.25)),
+                     (fp.mu_min_for_power_loss, dict(n=100, effect=0.2, sd=0.25))):
+        with pytest.warns(DeprecationWarning, match="level"):
+            fn(**args, alpha=0.05)
+
+
+def test_adjusted_alpha_is_a_deprecated_adjusted_level():
+    assert fp.adjusted_level(0.05, 10) == pytest.approx(0.005)
+    with pytest.warns(DeprecationWarning, match="adjusted_level"):
+        assert fp.adjusted_alpha(0.05, 10) == fp.adjusted_level(0.05, 10)
+
+
+@pytest.mark.parametrize("args", [
+    ["power", "--effect", "0.2", "--n", "15", "--sd", "0.25", "--mu", "1", "--format", "json"],
+    ["plan", "utility-first", "--effect", "0.2", "--n", "100", "--sd", "0.25", "--max-relative-loss", "0.01",
+     "--format", "json"],
+])
+def test_cli_level_option_and_its_hidden_deprecated_alpha(args):
+    from typer.testing import CliRunner
+
+    from fdpkit.cli import app
+
+    runner = CliRunner()
+    new = runner.invoke(app, [*args, "--level", "0.01"])
+    old = runner.invoke(app, [*args, "--alpha", "0.01"])
+    assert new.exit_code == 0 and old.exit_code == 0, (new.output, old.output)
+    assert "--alpha is deprecated" in old.stderr and "--alpha" not in new.stderr
+    assert old.stdout == new.stdout
+    both = runner.invoke(app, [*args, "--level", "0.01", "--alpha", "0.01"])
+    assert both.exit_code == 2
+    help_text = runner.invoke(app, [args[0], "--help"]).stdout
+    assert "--level" in help_text and "--alpha" not in help_text

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 import fdpkit as fp
-from fdpkit.sweep import design_table, regret_map, rule_of_thumb, sweep
+from fdpkit.sweep import design_table, regret_map, rule_of_thumb
+from fdpkit.sweep import run_sweep as sweep
 from fdpkit.sweep.evaluate import same_numbers
 from fdpkit.sweep.store import partial_dir, read_table
 
