@@ -3,12 +3,32 @@
 Trade-off curves (f-DP), tight pessimistic mu-GDP with its regret, conversions between
 epsilon, delta and mu, attack-risk readings and utility planning.
 
-Glossary (used everywhere in fdpkit, never swapped):
+Glossary (issue 23: written once here, used everywhere in fdpkit, never swapped):
 
-- alpha: false-positive rate (type I error) of a membership-inference test.
-- beta: false-negative rate (type II error); TPR = 1 - beta.
+- alpha: false-positive rate (FPR, type I error) of a membership-inference test. The public
+  API says ``fpr``; the symbol alpha appears only inside the curve maths (``curve.beta(alpha)``).
+- beta: false-negative rate (FNR, type II error); TPR = 1 - beta, the attack's power.
 - f(alpha): the trade-off curve, the smallest beta any test reaches at FPR alpha.
+- level: a statistical test's significance level (``ztest_power(..., level=0.05)``), never
+  called alpha (the old keyword ``alpha=`` still works, with a DeprecationWarning).
 - mu: Gaussian DP parameter, G_mu(alpha) = Phi(Phi^-1(1 - alpha) - mu).
+- epsilon, delta: (epsilon, delta)-DP; delta(epsilon) is the privacy profile.
+- rho: zero-concentrated DP (rho-zCDP); RDP: Renyi DP, epsilon(order) over orders.
+- relation: the neighbouring relation, "add-remove", "replace-one" or "zero-out"; sampling:
+  "poisson", "truncated-poisson", "fixed-size" or "shuffled"; unit: "example" or "user". The
+  strings live in :mod:`fdpkit.vocabulary`, imported by mechanisms, ledger, web and CLI alike.
+
+Naming grammar:
+
+- One spelling per query: ``curve.tpr(fpr)``, ``curve.epsilon_for_delta(delta)`` and its
+  inverse pair ``curve.delta_for_epsilon(epsilon)``.
+- Conversions read ``<quantity>_for_<given>_from_<representation>``:
+  ``epsilon_for_delta_from_mu(mu, delta)``, ``epsilon_for_delta_from_rho(rho, delta)``,
+  ``delta_for_epsilon_from_rdp(orders, epsilons, epsilon)``.
+- A function never shadows a package: ``run_sweep`` and ``run_audit`` run the packages
+  ``fdpkit.sweep`` and ``fdpkit.audit`` (calling the package itself still works, deprecated).
+- Renamed public names stay for one minor version as aliases raising a DeprecationWarning
+  (listed in CHANGELOG.md under "Renamed").
 
 The public API loads lazily (PEP 562): ``import fdpkit`` imports no NumPy, SciPy or
 dp_accounting, and ``fdpkit.privacy_report`` (say) imports its module on first use. The table

@@ -38,3 +38,11 @@ def test_rows_stored_with_the_old_spelling_read_as_add_remove(ledger, monkeypatc
     assert row.relation_name == ADD_REMOVE
     assert ledger.status("old").to_dict()["relation"] == ADD_REMOVE
     assert ledger.verify().ok
+
+
+def test_totals_read_epsilon_for_delta_and_keep_epsilon_at_deprecated(ledger):
+    ledger.add_dataset("g", unit="one person", user="admin")
+    total = ledger.status("g").released
+    eps = total.epsilon_for_delta(1e-5)
+    with pytest.warns(DeprecationWarning, match="epsilon_for_delta"):
+        assert total.epsilon_at(1e-5) == eps
