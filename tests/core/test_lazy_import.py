@@ -86,7 +86,7 @@ def test_packages_are_not_shadowed_and_stay_callable():
 
 
 def test_package_first_then_submodule():
-    code = ("import fdpkit\nf = fdpkit.sweep\nimport fdpkit.sweep.core\n"
+    code = ("import fdpkit\nf = fdpkit.sweep\nimport fdpkit.sweep.runner\n"
             "value = [fdpkit.sweep is f, fdpkit.audit is fdpkit.audit, callable(fdpkit.audit)]")
     assert loaded_after(code, ())["value"] == [True, True, True]
 

@@ -7,7 +7,7 @@ audit, with a :class:`DeprecationWarning` (issue 23: a function never shadows a 
 """
 
 from fdpkit._deprecation import deprecated_alias, make_callable
-from fdpkit.audit.core import (
+from fdpkit.audit.empirical import (
     AuditResult,
     BoundedThresholds,
     Certified,

@@ -61,7 +61,7 @@ class SimulatedAttack:
 
     def audit(self, *, confidence: float = 0.95, delta: float = 1e-5, mechanism: Any = "self", **kwargs: Any):
         """Audit these scores; by default against the simulated mechanism itself."""
-        from fdpkit.audit.core import run_audit
+        from fdpkit.audit.empirical import run_audit
 
         target = self.mechanism if mechanism == "self" else mechanism
         return run_audit(self.member_scores, self.nonmember_scores, confidence=confidence, delta=delta,

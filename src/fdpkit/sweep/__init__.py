@@ -8,7 +8,7 @@ and a noise/batch/epochs design table.
 """
 
 from fdpkit._deprecation import deprecated_alias, make_callable
-from fdpkit.sweep.core import SweepResult, run_sweep
+from fdpkit.sweep.runner import SweepResult, run_sweep
 from fdpkit.sweep.evaluate import METRICS
 from fdpkit.sweep.executors import EXECUTORS
 from fdpkit.sweep.studies import RuleOfThumbStudy, design_table, regret_map, rule_of_thumb
