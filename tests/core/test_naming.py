@@ -119,3 +119,13 @@ def test_cli_level_option_and_its_hidden_deprecated_alpha(args):
     assert both.exit_code == 2
     help_text = runner.invoke(app, [args[0], "--help"]).stdout
     assert "--level" in help_text and "--alpha" not in help_text
+
+
+def test_report_reads_epsilon_for_delta_and_tpr_like_a_curve():
+    r = fp.privacy_report(fp.Gaussian(2.0))
+    assert r.epsilon_for_delta(1e-5) == pytest.approx(r.curve.epsilon_for_delta(1e-5), rel=1e-9)
+    assert r.tpr(1e-3) == pytest.approx(float(r.curve.tpr(1e-3)), rel=1e-12)
+    with pytest.warns(DeprecationWarning, match="PrivacyReport.epsilon_for_delta"):
+        assert r.epsilon_at(1e-5) == r.epsilon_for_delta(1e-5)
+    with pytest.warns(DeprecationWarning, match="PrivacyReport.tpr"):
+        assert r.tpr_at(1e-3) == r.tpr(1e-3)

@@ -148,8 +148,8 @@ def _design_rows(group: Sequence[Mapping[str, Any]], options: Mapping[str, Any])
                                                  dataset_size=s["dataset_size"], epochs=s["epochs"]),
                              deltas=(options["delta"],), fprs=(1e-3,), discretization=options["discretization"])
         rows.append({**s, "sample_rate": q, "steps": steps, "noise_multiplier": cal.value,
-                     "mu": rep.mu, "regret": rep.regret, "epsilon": rep.epsilon_at(options["delta"]),
-                     "tpr_at_0.001": rep.tpr_at(1e-3), "converged": bool(cal.converged),
+                     "mu": rep.mu, "regret": rep.regret, "epsilon": rep.epsilon_for_delta(options["delta"]),
+                     "tpr_at_0.001": rep.tpr(1e-3), "converged": bool(cal.converged),
                      "target": cal.target})
     return rows
 
