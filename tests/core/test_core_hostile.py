@@ -90,7 +90,6 @@ CALLS: dict[str, tuple] = {
     "precision_at_recall_table": (fp.precision_at_recall_table, dict(recalls=(1e-3,), mus=(1.0,))),
     "dpsgd_before_after_table": (fp.dpsgd_before_after_table, dict(epsilons=(8.0,), dataset_sizes=(60000,))),
     "curve_from_points": (fp.curve_from_points, dict(fpr=(0.0, 0.2, 1.0), fnr=(1.0, 0.3, 0.0), bound="lower")),
-    "attack_power": (fp.attack_power, dict(curve=G, fpr=1e-3)),
     "failure_mode": (fp.failure_mode, dict(curve=G, tolerance=0.0)),
     "laplace_epsilon_for_attack_power": (fp.laplace_epsilon_for_attack_power, dict(max_power=0.1, fpr=1e-3)),
     "laplace_epsilon_for_relative_risk": (fp.laplace_epsilon_for_relative_risk, dict(max_risk=2.0)),
@@ -140,7 +139,7 @@ CALLS: dict[str, tuple] = {
     # methods of the curves (public API of every TradeOffCurve)
     "GaussianCurve.grid": (G.grid, dict(step=0.25)),
     "GaussianCurve.beta": (G.beta, dict(alpha=0.1)),
-    "GaussianCurve.tpr": (G.tpr, dict(alpha=0.1)),
+    "GaussianCurve.tpr": (G.tpr, dict(fpr=0.1)),
     "LaplaceCurve.epsilon_for_delta": (L.epsilon_for_delta, dict(delta=1e-5)),
     "LaplaceCurve.delta_for_epsilon": (L.delta_for_epsilon, dict(epsilon=1.0)),
     # graded verdicts, plausibility and recommendations (actionable-answers issue)
@@ -157,7 +156,7 @@ CALLS: dict[str, tuple] = {
                                              confidence=0.95)),
 }
 #: Deprecated aliases of renamed public names (issue 23), fuzzed under their new names.
-DEPRECATED = {"delta_for_epsilon", "epsilon_for_delta", "adjusted_alpha"}
+DEPRECATED = {"delta_for_epsilon", "epsilon_for_delta", "adjusted_alpha", "attack_power"}
 #: Public names deliberately without a row: value types built from already-validated
 #: results, abstract bases, zero-argument callables, and variadic curve combinators.
 NOT_FUZZED = {"__version__", "CalibrationResult", "Mechanism", "PrivacyReport", "Table", "CurveGrid",
@@ -323,11 +322,11 @@ SWEEP_ROWS.update({
     "posterior(L_eps)": (lambda epsilon, prior, fpr: fp.posterior(fp.LaplaceCurve(epsilon), prior, fpr),
                          dict(epsilon=0.5, prior=0.5, fpr=1e-3)),
     "GaussianCurve(mu).beta": (lambda mu, alpha: fp.GaussianCurve(mu).beta(alpha), dict(mu=1.0, alpha=0.1)),
-    "LaplaceCurve(eps).tpr": (lambda epsilon, alpha: fp.LaplaceCurve(epsilon).tpr(alpha), dict(epsilon=1.0, alpha=0.1)),
+    "LaplaceCurve(eps).tpr": (lambda epsilon, fpr: fp.LaplaceCurve(epsilon).tpr(fpr), dict(epsilon=1.0, fpr=0.1)),
     "EpsDeltaCurve(eps, delta).beta": (lambda epsilon, delta, alpha: fp.EpsDeltaCurve(epsilon, delta).beta(alpha),
                                        dict(epsilon=1.0, delta=1e-5, alpha=0.1)),
-    "UniformSamplingCurve(mu, n).tpr": (lambda mu, n, alpha: fp.UniformSamplingCurve(mu, n).tpr(alpha),
-                                        dict(mu=1.0, n=10, alpha=0.1)),
+    "UniformSamplingCurve(mu, n).tpr": (lambda mu, n, fpr: fp.UniformSamplingCurve(mu, n).tpr(fpr),
+                                        dict(mu=1.0, n=10, fpr=0.1)),
     "GaussianCurve(mu).epsilon_for_delta": (lambda mu, delta: fp.GaussianCurve(mu).epsilon_for_delta(delta),
                                             dict(mu=1.0, delta=1e-5)),
     "group_curve(G_mu, k).beta": (lambda mu, k: fp.group_curve(fp.GaussianCurve(mu), k).beta(0.1), dict(mu=1.0, k=2)),

@@ -129,3 +129,15 @@ def test_report_reads_epsilon_for_delta_and_tpr_like_a_curve():
         assert r.epsilon_at(1e-5) == r.epsilon_for_delta(1e-5)
     with pytest.warns(DeprecationWarning, match="PrivacyReport.tpr"):
         assert r.tpr_at(1e-3) == r.tpr(1e-3)
+
+
+def test_tpr_at_an_fpr_has_one_spelling():
+    g = fp.GaussianCurve(2.0)
+    assert g.tpr(1e-3) == g.tpr(fpr=1e-3)
+    with pytest.warns(DeprecationWarning, match=r"tpr\(fpr=...\)"):
+        assert g.tpr(alpha=1e-3) == g.tpr(1e-3)
+    with pytest.warns(DeprecationWarning, match=r"curve.tpr\(fpr\)"):
+        assert fp.attack_power(g, 1e-3) == g.tpr(1e-3)
+    # moved from tests/risk/test_risk.py: the deprecated name still refuses an optimistic curve
+    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="bound is 'upper'"):
+        fp.attack_power(fp.PiecewiseLinearCurve([0, 1], [1, 0], bound="upper"), 0.1)
