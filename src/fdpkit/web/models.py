@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from fdpkit.vocabulary import ADD_REMOVE, EXAMPLE, POISSON, RELATIONS, SAMPLINGS, UNITS
 
@@ -115,7 +115,8 @@ class PlanRequest(BaseModel):
     effect: float = Field(0.2, allow_inf_nan=False)
     n: float = Field(100, gt=0, allow_inf_nan=False)
     sd: float = Field(0.25, ge=0, allow_inf_nan=False)
-    alpha: float = Field(0.05, gt=0, lt=1, allow_inf_nan=False)
+    level: float = Field(0.05, gt=0, lt=1, allow_inf_nan=False, validation_alias=AliasChoices("level", "alpha"),
+                         description="the test's significance level (the old field name alpha is accepted)")
     data_range: float = Field(1.0, gt=0, allow_inf_nan=False)
     statistic: Literal["mean", "proportion", "count"] = "mean"
     alternative: Literal["larger", "smaller", "two-sided"] = "larger"
