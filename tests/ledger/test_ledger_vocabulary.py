@@ -30,7 +30,7 @@ def test_unknown_relation_names_the_argument(ledger):
 
 def test_rows_stored_with_the_old_spelling_read_as_add_remove(ledger, monkeypatch):
     # a row written before issue 23: stored (and snapshotted in the event chain) as "add-or-remove"
-    monkeypatch.setattr("fdpkit.ledger.core.canonical_relation", lambda value, **kw: value)
+    monkeypatch.setattr("fdpkit.ledger.operations.canonical_relation", lambda value, **kw: value)
     ledger.add_dataset("old", unit="one person", user="admin", relation="add-or-remove")
     monkeypatch.undo()
     row = ledger.dataset("old")
