@@ -248,7 +248,7 @@ def dpsgd_before_after_table(epsilons: Sequence[float] = GOMEZ_TABLE2_EPSILONS,
     reported at (epsilon, 1e-5) ("before"), for each dataset size.
 
     Each cell accounts the run of :data:`GOMEZ_TABLE2_RUNS` (Poisson-subsampled Gaussian,
-    sample rate 16384 / dataset size, add-or-remove) numerically and fits the tight mu
+    sample rate 16384 / dataset size, add-remove) numerically and fits the tight mu
     (Gomez et al. Eq. 5, :func:`fdpkit.fit_gdp`); the paper prints only the 50,000 column.
     Computed once per argument set (under a second in all).
 
