@@ -141,3 +141,36 @@ def test_tpr_at_an_fpr_has_one_spelling():
     # moved from tests/risk/test_risk.py: the deprecated name still refuses an optimistic curve
     with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="bound is 'upper'"):
         fp.attack_power(fp.PiecewiseLinearCurve([0, 1], [1, 0], bound="upper"), 0.1)
+
+
+#: Deprecated public names (issue 23) that library code must not use: pytest may turn
+#: warnings into errors, and a deprecated call inside fdpkit would warn on the user's behalf.
+DEPRECATED_FUNCTIONS = {"epsilon_for_delta", "delta_for_epsilon", "adjusted_alpha", "attack_power"}
+DEPRECATED_METHODS = {"epsilon_at", "tpr_at"}
+
+
+def test_library_code_never_uses_a_deprecated_name():
+    import ast
+    from pathlib import Path
+
+    root = Path(fp.__file__).parent
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        if path.name == "__init__.py" or path.name == "_deprecation.py":
+            continue  # the packages re-export the aliases; _deprecation makes them
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("fdpkit"):
+                found += [f"{path.relative_to(root)}:{node.lineno} imports {a.name}" for a in node.names
+                          if a.name in DEPRECATED_FUNCTIONS
+                          or (a.name in ("sweep", "audit") and node.module in ("fdpkit.sweep", "fdpkit.audit"))]
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                f = node.func
+                if f.attr in DEPRECATED_METHODS and not (isinstance(f.value, ast.Name) and f.value.id == "self"
+                                                         and path.name == "totals.py"):
+                    found.append(f"{path.relative_to(root)}:{node.lineno} calls .{f.attr}()")
+                if isinstance(f.value, ast.Name) and f.value.id in ("fp", "fdpkit") and \
+                        f.attr in DEPRECATED_FUNCTIONS | {"sweep", "audit"}:
+                    found.append(f"{path.relative_to(root)}:{node.lineno} calls fp.{f.attr}()")
+                if f.attr == "tpr" and any(k.arg == "alpha" for k in node.keywords):
+                    found.append(f"{path.relative_to(root)}:{node.lineno} calls .tpr(alpha=...)")
+    assert not found, "\n".join(found)
