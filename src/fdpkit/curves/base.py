@@ -23,6 +23,7 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
+from fdpkit._deprecation import renamed_keywords
 from fdpkit._numerics import (InputTypeError, check_nonnegative, check_probability, check_real, check_scalar,
                               scalar_or_array)
 
@@ -112,10 +113,13 @@ class TradeOffCurve(ABC):
         a = check_probability("alpha", alpha)
         return scalar_or_array(np.asarray(self._beta(a), dtype=float), alpha)
 
-    def tpr(self, alpha: Any) -> float | np.ndarray:
-        """True-positive rate 1 - f(alpha): the power of the best attack at FPR ``alpha``."""
-        a = check_probability("alpha", alpha)
-        return scalar_or_array(np.asarray(self._tpr(a), dtype=float), alpha)
+    @renamed_keywords(alpha="fpr")
+    def tpr(self, fpr: Any) -> float | np.ndarray:
+        """True-positive rate 1 - f(fpr): the power of the best attack at false-positive rate
+        ``fpr`` (the one spelling of "TPR at an FPR" in fdpkit; the keyword ``alpha=`` is
+        deprecated)."""
+        a = check_probability("fpr", fpr)
+        return scalar_or_array(np.asarray(self._tpr(a), dtype=float), fpr)
 
     def __call__(self, alpha: Any) -> float | np.ndarray:
         """Same as :meth:`beta`, so a curve can be used as the function f."""

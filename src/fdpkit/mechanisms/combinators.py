@@ -14,7 +14,7 @@ MAX_TIMES = 10**7
 @dataclass(frozen=True)
 class Subsampled(Mechanism):
     """``inner`` applied to a Poisson subsample: each record is included independently with
-    probability ``sample_rate`` (add-or-remove adjacency)."""
+    probability ``sample_rate`` (add-remove adjacency)."""
 
     kind = "subsampled"
     inner: Mechanism

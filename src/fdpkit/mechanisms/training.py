@@ -56,12 +56,10 @@ from typing import Any, Iterable, Sequence
 from fdpkit.mechanisms.base import Mechanism, _number
 from fdpkit.mechanisms.basic import Gaussian
 from fdpkit.mechanisms.combinators import Composed, Repeated, Subsampled
+from fdpkit.vocabulary import RELATIONS, SAMPLINGS, UNITS
 
 #: Largest number of steps accepted (beyond it accounting is impractical).
 MAX_STEPS = 10**7
-SAMPLINGS = ("poisson", "truncated-poisson", "fixed-size", "shuffled")
-RELATIONS = ("add-remove", "replace-one", "zero-out")
-UNITS = ("example", "user")
 
 #: Why a (sampling, relation) pair is refused.
 REFUSED = {

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query, Request
 import fdpkit as fp
 from fdpkit.mechanisms import DPSGD, Mechanism, dpsgd_from_training, leaves, mechanism_from_dict, walk
 from fdpkit.report import FORMATS
+from fdpkit.vocabulary import RELATIONS, SAMPLINGS, UNITS
 from fdpkit.web.common import (
     MEDIA, FormErrors, Limits, api_error, download, field_of, parse_float, parse_int, render_page, run_heavy,
     run_light, spec_from_text,
@@ -19,8 +20,7 @@ router = APIRouter()
 FIELDS = ("noise_multiplier", "sample_rate", "batch_size", "dataset_size", "steps", "epochs",
           "discretization", "mechanism", "times", "sampling_mu", "sampling_n", "sampling", "relation",
           "max_batch_size", "unit", "examples_per_user", "points", "points_bound", "drop_last")
-CHOICES = {"sampling": ("poisson", "truncated-poisson", "fixed-size", "shuffled"),
-           "relation": ("add-remove", "replace-one", "zero-out"), "unit": ("example", "user")}
+CHOICES = {"sampling": SAMPLINGS, "relation": RELATIONS, "unit": UNITS}  # fdpkit.vocabulary
 DEFAULTS = {"kind": "dpsgd", "noise_multiplier": 9.4, "sample_rate": 0.32768, "steps": 2000,
             "discretization": 1e-4, "mechanism": "", "sampling_mu": 1.0, "sampling_n": 100}
 
