@@ -35,7 +35,6 @@ from fdpkit.curves import EpsDeltaCurve, GaussianCurve, TradeOffCurve
 from fdpkit.fit import GDPFit, regret
 from fdpkit.accounting.rdp import renyi_curve, tight_rho
 from fdpkit.convert.renyi_conversions import zcdp_curve as ZCDPCurve
-from fdpkit.mechanisms import DPSGD
 
 #: GDP regret below which mu-GDP is an essentially complete description (Sec. 4).
 REGRET_COMPLETE = 0.01
@@ -143,8 +142,7 @@ _CACHE_SIZE = 16
 
 def _representations(mechanism: Any, curve: TradeOffCurve, fit: GDPFit, delta: float,
                      epsilon: float) -> Representations:
-    if isinstance(mechanism, DPSGD):  # Rényi accounting reads DP-SGD in elementary mechanisms
-        mechanism = mechanism.elementary() or mechanism
+    # (tight_rho and renyi_curve read DP-SGD runs in elementary mechanisms themselves)
     rows = []
     curves: dict[str, TradeOffCurve] = {"mechanism": curve}
     if math.isfinite(epsilon):

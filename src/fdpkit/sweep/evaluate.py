@@ -34,6 +34,8 @@ from fdpkit.mechanisms import dpsgd
 from fdpkit.mechanisms.training import REFUSED
 from fdpkit.risk import advantage
 
+from fdpkit.vocabulary import ADD_REMOVE, POISSON, SHUFFLED, TRUNCATED_POISSON
+
 #: Metric names a sweep can report (``tpr`` expands to one column per FPR).
 METRICS = ("mu", "regret", "alpha_min", "epsilon", "tpr", "advantage", "seconds")
 DEFAULT_METRICS = METRICS
@@ -62,7 +64,7 @@ def mechanism_for(setting: Mapping[str, Any]):
     """The DP-SGD mechanism of one setting (the keyword arguments of ``fdpkit.dpsgd``)."""
     kwargs = dict(setting)
     nm = kwargs.pop("noise_multiplier")
-    if kwargs.get("sampling", "poisson") != "truncated-poisson":
+    if kwargs.get("sampling", POISSON) != TRUNCATED_POISSON:
         kwargs.pop("max_batch_size", None)  # a grid over schemes: only truncated Poisson reads it
     return dpsgd(nm, **kwargs)
 
@@ -71,11 +73,11 @@ def refusal(setting: Mapping[str, Any]) -> str | None:
     """Why a (sampling, relation) pair of ``setting`` has no sound analysis (the message
     :func:`fdpkit.dpsgd` raises), or None. A grid over schemes and relations reports such a
     pair as a row with this ``note`` and no numbers, instead of failing the whole sweep."""
-    return REFUSED.get((setting.get("sampling", "poisson"), setting.get("relation", "add-remove")))
+    return REFUSED.get((setting.get("sampling", POISSON), setting.get("relation", ADD_REMOVE)))
 
 
 #: The ``note`` of a shuffled-batches row (no amplification claimed; see
-#: :mod:`fdpkit.accounting.accountant`).
+#: :mod:`fdpkit.accounting.entry_point`).
 SHUFFLED_NOTE = ("shuffled batches: no amplification by sampling is claimed (mu = sqrt(P) Delta / sigma, "
                  "P = participations); Poisson accounting is not a guarantee for shuffled batches "
                  "(Chua et al., ICML 2024; Annamalai et al. 2024)")
@@ -118,7 +120,7 @@ def evaluate_setting(setting: Mapping[str, Any], options: Mapping[str, Any]) -> 
             row[m] = float(advantage(curve))
     if "seconds" in metrics:
         row["seconds"] = time.perf_counter() - start
-    if setting.get("sampling") == "shuffled":
+    if setting.get("sampling") == SHUFFLED:
         row["note"] = SHUFFLED_NOTE
     return row
 
