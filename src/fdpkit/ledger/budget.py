@@ -118,7 +118,7 @@ class BudgetReads:
                     pass
             self._totals[key] = total
         for dl in deltas:
-            total.epsilon_at(dl)
+            total.epsilon_for_delta(dl)
         return total
 
     def check(self, dataset: str, mechanism: Any, *, budget: CostBudget | None = DEFAULT_BUDGET) -> Check:

@@ -35,6 +35,7 @@ from fdpkit.ledger.totals import (  # noqa: F401 - public here
     DEFAULT_THRESHOLDS, DELTA_REF, ThresholdSpec, Total, check_threshold,
 )
 from fdpkit.ledger.views import Check, Status, event_dict, release_dict  # noqa: F401 - public here
+from fdpkit.vocabulary import ADD_REMOVE, canonical_relation
 
 
 @dataclass
@@ -230,17 +231,21 @@ class Ledger(ReleaseLifecycle):
         return u is not None and u.active and u.role in ("approver", "admin")
 
     # ------------------------------------------------------------------ datasets, thresholds
-    def add_dataset(self, name: str, *, unit: str, user: str, relation: str = "add-or-remove",
+    def add_dataset(self, name: str, *, unit: str, user: str, relation: str = ADD_REMOVE,
                     description: str = "") -> Dataset:
         """Register a dataset with its privacy unit and the default thresholds
-        (epsilon 2 / 4 / 8 at delta 1e-5: notice / warning / hard)."""
+        (epsilon 2 / 4 / 8 at delta 1e-5: notice / warning / hard). ``relation`` is
+        "add-remove" or "replace-one" (the old spelling "add-or-remove" is accepted and
+        stored as "add-remove")."""
         name, unit, user = _text("name", name), _text("unit", unit), _text("user", user)
         description = _text("description", description, required=False, limit=MAX_TEXT)
         if not DATASET_NAME.fullmatch(name):
             raise LedgerError(f"name must be letters, digits, '.', '_' or '-' starting with a letter or digit "
                               f"(what a URL addresses as one path segment), got {name!r}")
-        if relation not in RELATIONS:
-            raise LedgerError(f"relation must be one of {', '.join(RELATIONS)}, got {relation!r}")
+        try:
+            relation = canonical_relation(relation, allowed=RELATIONS)
+        except ValueError as exc:
+            raise LedgerError(str(exc)) from None
 
         def fn(s: Session, head):
             if s.execute(select(Dataset.id).where(Dataset.name == name)).first():

@@ -24,12 +24,11 @@ from typing import Any
 import numpy as np
 
 from fdpkit._numerics import check_real, json_safe
-from fdpkit.convert import epsilon_for_delta
+from fdpkit.convert import epsilon_for_delta_from_mu
 from fdpkit.curves import EpsDeltaCurve, GaussianCurve, LaplaceCurve
 from fdpkit._inputs import plausibility_warnings
 from fdpkit.planning.spec import ZTestSpec
 from fdpkit.risk import (
-    attack_power,
     laplace_epsilon_for_attack_power,
     laplace_epsilon_for_relative_risk,
     mu_for_attack_power,
@@ -39,6 +38,7 @@ from fdpkit.risk import (
     relative_risk,
 )
 from fdpkit.utility import mu_min_for_power_loss, solve_ztest, split_epsilon, split_mu
+from fdpkit.risk.grade import grade, grade_for_tpr
 
 FAMILIES = {
     "catastrophic": "mechanisms that can fail catastrophically (f(0) < 1): uniform random sampling, "
@@ -87,8 +87,6 @@ class MechanismOption:
     def grade(self):
         """The grade (:func:`fdpkit.risk.grade`) of the mechanism this option plans: the Gaussian
         curve at mu, the Laplace curve at epsilon (any epsilon-DP mechanism when tests share it)."""
-        from fdpkit.risk.grade import grade, grade_for_tpr
-
         if not math.isfinite(self.value):
             return grade_for_tpr(1.0)
         if self.parameter == "mu":
@@ -223,7 +221,7 @@ def privacy_first(*, blatant_disclosure_ok: bool, high_confidence_ok: bool,
         options.append(MechanismOption(
             "graceful", "Gaussian (mu-GDP)", "mu", mu,
             analysis.power(mu=mu_i) if analysis else None,
-            attack_power(g, fpr) if g else 1.0, relative_risk(g, fpr_min=fpr) if g else math.inf,
+            float(g.tpr(fpr)) if g else 1.0, relative_risk(g, fpr_min=fpr) if g else math.inf,
             "sigma", analysis.sigma(mu_i) if analysis else None, k, mu_i))
     if k > 1:
         # k Laplace releases compose to eps-DP, not to one Laplace curve: meet the limit
@@ -239,7 +237,7 @@ def privacy_first(*, blatant_disclosure_ok: bool, high_confidence_ok: bool,
     options.append(MechanismOption(
         "bounded", "Laplace", "epsilon", eps,
         analysis.laplace_power(epsilon=eps_i) if analysis else None,
-        attack_power(lap, fpr) if lap else 1.0, relative_risk(lap) if lap else math.inf,
+        float(lap.tpr(fpr)) if lap else 1.0, relative_risk(lap) if lap else math.inf,
         "b", analysis.laplace_scale(eps_i) if analysis else None, k, eps_i))
     if analysis is not None and analysis.groups == 2:
         notes.append("Two groups: each group's statistic gets the planned noise (each person is in one group); "
@@ -349,8 +347,6 @@ class UtilityFirstPlan:
     def grade(self):
         """The grade (:func:`fdpkit.risk.grade`) of the planned Gaussian mechanism at mu_total
         (all tests together); "no meaningful protection" when no finite mu is planned."""
-        from fdpkit.risk.grade import grade, grade_for_tpr
-
         m = self.mu_total
         return grade(GaussianCurve(m)) if math.isfinite(m) else grade_for_tpr(1.0)
 
@@ -408,8 +404,8 @@ def utility_first(*, analysis: ZTestSpec, required_power: float | None = None,
     g = GaussianCurve(mu_all)
     return UtilityFirstPlan(
         analysis, criterion, mu, analysis.power(mu=mu), best, prior, fpr,
-        float(posterior(g, prior, fpr)), relative_risk(g, fpr_min=fpr), attack_power(g, fpr),
-        float(epsilon_for_delta(mu_all, 1e-5)), ok, reason,
+        float(posterior(g, prior, fpr)), relative_risk(g, fpr_min=fpr), float(g.tpr(fpr)),
+        float(epsilon_for_delta_from_mu(mu_all, 1e-5)), ok, reason,
     )
 
 

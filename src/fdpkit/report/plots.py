@@ -9,9 +9,9 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from fdpkit.convert import epsilon_for_delta
+from fdpkit.convert import epsilon_for_delta_from_mu, mu_for_epsilon_delta, mu_from_pure_epsilon
 from fdpkit.curves import GaussianCurve, LaplaceCurve, TradeOffCurve
-from fdpkit.risk import posterior, relative_risk
+from fdpkit.risk import posterior, precision_at_recall, relative_risk
 
 FPR_LABEL = "False positive rate (FPR, α)"
 FNR_LABEL = "False negative rate (FNR, β)"
@@ -70,7 +70,7 @@ def privacy_profile(ax, curves: Mapping[str, TradeOffCurve] | None = None, *, mu
     for name, c in (curves or {}).items():
         ax.semilogx(deltas, [c.epsilon_for_delta(d) for d in deltas], label=name)
     for m in mus:
-        ax.semilogx(deltas, epsilon_for_delta(m, deltas), "--", label=f"μ = {m:g}")
+        ax.semilogx(deltas, epsilon_for_delta_from_mu(m, deltas), "--", label=f"μ = {m:g}")
     ax.set_xlabel("δ")
     ax.set_ylabel("ε(δ)")
     ax.legend(fontsize="small")
@@ -150,8 +150,6 @@ def mu_vs_epsilon(ax, *, epsilons: Sequence[float] | None = None, fprs: Sequence
     precision at a recall (Prop. 3.2, Fig. 2b/c, ``same precision at recall 0.01``), the same
     δ at ε, i.e. μ with δ_μ(ε) = δ (K&H Eq. 11, Fig. 3b/c, ``same ε at δ = 1e-05``), and the
     rules of thumb ε/5 and ε/3."""
-    from fdpkit.convert import mu_for_epsilon_delta, mu_from_pure_epsilon
-
     eps = np.linspace(0.05, 8.0, 120) if epsilons is None else np.asarray(epsilons, dtype=float)
     ax.plot(eps, mu_from_pure_epsilon(eps), lw=2.2, label="any ε-DP mechanism (Gomez Prop. 6.1)")
     for a in fprs:
@@ -174,8 +172,6 @@ def mu_vs_epsilon(ax, *, epsilons: Sequence[float] | None = None, fprs: Sequence
 def precision_vs_recall(ax, curves: Mapping[str, TradeOffCurve], *, recall_min: float = 1e-6):
     """Worst-case attack precision against recall on a balanced population (Kulynych &
     Honkela Figs. 2a, 5a): precision = TPR / (TPR + FPR) at TPR = recall."""
-    from fdpkit.risk import precision_at_recall
-
     r = np.geomspace(recall_min, 0.999, 200)
     for name, c in curves.items():
         ax.semilogx(r, precision_at_recall(c, r), label=f"{name} ({c.bound})")
@@ -267,7 +263,7 @@ def epsilon_vs_noise(ax, *, sensitivity: float = 1.0, delta: float = 1e-5, scale
     (μ = Δ/σ, Kulynych & Honkela Eq. 11) and the classic bound √(2 ln(1.25/δ)) Δ/σ."""
     x = np.geomspace(*scale_range, 100)
     ax.loglog(x, sensitivity / x, label="Laplace: ε = Δ/b")
-    ax.loglog(x, [epsilon_for_delta(sensitivity / v, delta) for v in x], label=f"Gaussian, exact ε at δ = {delta:g}")
+    ax.loglog(x, [epsilon_for_delta_from_mu(sensitivity / v, delta) for v in x], label=f"Gaussian, exact ε at δ = {delta:g}")
     ax.loglog(x, math.sqrt(2.0 * math.log(1.25 / delta)) * sensitivity / x, "--",
               label=f"Gaussian, classic bound at δ = {delta:g}")
     ax.set_xlabel(f"Noise scale (b or σ), sensitivity Δ = {sensitivity:g}")

@@ -14,9 +14,12 @@ from fdpkit._numerics import check_probability, check_scalar, json_safe
 from fdpkit.curves import EpsDeltaCurve, GaussianCurve, TradeOffCurve
 from fdpkit._inputs import plausibility_warnings
 from fdpkit.risk.bayes import advantage
-from fdpkit.risk.attack import attack_power, multiplicative_advantage, posterior
+from fdpkit.risk.attack import _risk_tpr, multiplicative_advantage, posterior
 from fdpkit.risk.disclosure import failure_mode, relative_risk
 from fdpkit.risk.grade import SCALE_NOTE, WORST_CASE_NOTE, Grade, grade
+from fdpkit.accounting import tradeoff_curve
+from fdpkit.convert.gdp import mu_for_epsilon_delta
+from fdpkit.mechanisms import ZCDP
 
 GUARANTEES = ("mu", "epsilon", "epsilon_delta", "zcdp")
 #: Which of mu, epsilon, delta, rho each kind of guarantee uses.
@@ -68,9 +71,6 @@ def guarantee_curve(guarantee: str, *, mu: float | None = None, epsilon: float |
     """The trade-off curve of a guarantee (exact, or a sound lower bound for zCDP) and its name."""
     check_guarantee_fields(guarantee, mu=mu, epsilon=epsilon, delta=delta, rho=rho)
     if guarantee == "zcdp":
-        from fdpkit.accounting import tradeoff_curve
-        from fdpkit.mechanisms import ZCDP
-
         return tradeoff_curve(ZCDP(rho)), f"ρ = {rho:g} zCDP"
     if guarantee == "mu":
         return GaussianCurve(mu), f"μ = {mu:g} Gaussian DP"
@@ -143,7 +143,7 @@ def read_guarantee(guarantee: str = "mu", *, mu: float | None = None, epsilon: f
     curve, name = guarantee_curve(guarantee, mu=mu, epsilon=epsilon, delta=delta, rho=rho)
     p = check_scalar("prior", check_probability("prior", prior))
     a = check_scalar("fpr", check_probability("fpr", fpr, open_low=True, open_high=True))
-    tpr = float(attack_power(curve, a))
+    tpr = float(_risk_tpr(curve, a))
     post = float(posterior(curve, p, a))
     mode = failure_mode(curve)
     g = grade(curve, failure_mode=mode)
@@ -182,8 +182,6 @@ def gaussian_equivalent(guarantee: str, *, epsilon: float | None = None, delta: 
     1.666
     """
     import math
-
-    from fdpkit.convert.gdp import mu_for_epsilon_delta
 
     if guarantee == "zcdp":
         return math.sqrt(2.0 * float(rho)), f"ρ = {rho:g}"
