@@ -305,10 +305,10 @@ def test_propose_with_fields_then_reject_with_a_record(server, browser, size):
     # loaded machine, rendered when the link is opened)
     page.wait_for_selector("#report-pdf, #pdf-render")
     assert "rejected" in page.inner_text("#release-state") and "rejected" in page.inner_text("#approvals")
-    record = page.request.get(f"{server}/ledger/r/{rid}/report.json").json()["approval"]
+    record = page.request.get(f"{server}/ledger/r/{rid}/report.json", timeout=SLOW_MS).json()["approval"]
     assert (record["decision"], record["approver"]) == ("rejected", "bob")
     assert record["totals"]["after"]["count"] == record["totals"]["before"]["count"] + 1
-    pdf = page.request.get(f"{server}/ledger/r/{rid}/report.pdf").body()
+    pdf = page.request.get(f"{server}/ledger/r/{rid}/report.pdf", timeout=SLOW_MS).body()
     assert pdf.startswith(b"%PDF")
     SHOTS.mkdir(parents=True, exist_ok=True)
     (SHOTS / f"rejection-record-{size}.pdf").write_bytes(pdf)
