@@ -51,6 +51,7 @@ from typing import Any
 
 import numpy as np
 
+from fdpkit._scratch import scratch
 from fdpkit.accounting._exact_sum import exact_sum_nonnegative
 from fdpkit.accounting._pld_adapter import PmfArrays
 from fdpkit.accounting.profile import PldProfile, _Direction
@@ -140,23 +141,45 @@ def _merge_order(x1: np.ndarray, x2: np.ndarray) -> np.ndarray:
     """The permutation that sorts ``concatenate([x1, x2])`` stably, for two sorted runs.
     numpy's stable sort (timsort for floats) finds the two runs and merges them in linear
     time: several times faster than binary searches of one run in the other."""
-    return np.argsort(np.concatenate([x1, x2]), kind="stable")
+    both = scratch("pld_curve.merge_keys", len(x1) + len(x2))
+    both[:len(x1)] = x1
+    both[len(x1):] = x2
+    return np.argsort(both, kind="stable")
 
 
-def _fold(alpha: np.ndarray, tpr: np.ndarray, beta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _merged(runs: tuple[tuple[np.ndarray, np.ndarray], ...], order: np.ndarray,
+            name: str) -> np.ndarray:
+    """``concatenate(runs)[order]`` computed in the scratch buffers ``name`` (a temporary:
+    see :mod:`fdpkit._scratch`); the values are the same elements, moved."""
+    n = sum(len(r) for r in runs)
+    cat = scratch(name + ".cat", n)
+    pos = 0
+    for r in runs:
+        cat[pos:pos + len(r)] = r
+        pos += len(r)
+    return np.take(cat, order, out=scratch(name, n))
+
+
+def _fold(alpha: np.ndarray, tpr: np.ndarray, beta: np.ndarray,
+          slot: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A steep chain folded onto the side alpha <= beta: vertices past the diagonal are
     replaced by their mirror images (alpha, TPR) -> (1 - TPR, 1 - alpha), with 1 - TPR
-    read from the accurately stored ``beta``. Returns (alpha, TPR, beta) sorted by alpha."""
-    cut = int(np.searchsorted(alpha - beta, 0.0, side="right"))  # alpha - beta increases
+    read from the accurately stored ``beta``. Returns (alpha, TPR, beta) sorted by alpha
+    (scratch buffers of ``slot`` when any vertex is mirrored: temporaries of
+    :func:`_symmetric_hull`, one slot per chain)."""
+    gap = np.subtract(alpha, beta, out=scratch("pld_curve.fold_gap", len(alpha)))
+    cut = int(np.searchsorted(gap, 0.0, side="right"))  # alpha - beta increases
     if cut == len(alpha):
         return alpha, tpr, beta
-    a = np.concatenate([alpha[:cut], beta[cut:][::-1]])
-    t = np.concatenate([tpr[:cut], (1.0 - alpha[cut:])[::-1]])
-    b = np.concatenate([beta[:cut], alpha[cut:][::-1]])
+    mirror_t = np.subtract(1.0, alpha[cut:], out=scratch("pld_curve.fold_mt", len(alpha) - cut))
+    parts = ((alpha[:cut], beta[cut:][::-1]), (tpr[:cut], mirror_t[::-1]),
+             (beta[:cut], alpha[cut:][::-1]))
     if 0 < cut:  # two sorted runs; merge them
-        order = _merge_order(a[:cut], a[cut:])
-        a, t, b = a[order], t[order], b[order]
-    return a, t, b
+        order = _merge_order(*parts[0])
+    else:
+        order = np.arange(len(alpha) - cut)
+    return tuple(_merged(p, order, f"pld_curve.fold{slot}.{k}")  # type: ignore[return-value]
+                 for k, p in enumerate(parts))
 
 
 def _drop_dominated(runs: list[tuple[np.ndarray, ...]]) -> list[tuple[np.ndarray, ...]]:
@@ -201,7 +224,9 @@ def _drop_dominated(runs: list[tuple[np.ndarray, ...]]) -> list[tuple[np.ndarray
                 drop |= below(i, j)
         if drop.any():
             keep = ~drop
-            runs[i] = (runs[i][0][keep], runs[i][1][keep], runs[i][2][keep])
+            n_keep = int(np.count_nonzero(keep))
+            runs[i] = tuple(np.compress(keep, r, out=scratch(f"pld_curve.drop{i}.{k}", n_keep))
+                            for k, r in enumerate(runs[i]))
     return runs
 
 
@@ -223,13 +248,15 @@ def _symmetric_hull(chains: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> 
     When a steep half ends before the diagonal, it meets its mirror on the slope-1
     (eps = 0) segment and H is Dong et al.'s Symm(f) exactly; the implied delta(eps) is
     the accountant's for every eps >= 0."""
-    runs = _drop_dominated([_fold(a, t, b) for a, t, b in chains])
+    # the folded, thinned and merged runs are scratch buffers (fdpkit._scratch): only the
+    # hull's vertices, copied out below, leave this function
+    runs = _drop_dominated([_fold(a, t, b, slot) for slot, (a, t, b) in enumerate(chains)])
     a, t, b = runs[0]
     for a2, t2, b2 in runs[1:]:  # sorted runs: merged, not sorted
         if len(a2):
             order = _merge_order(a, a2)
-            a, t, b = (np.concatenate([a, a2])[order], np.concatenate([t, t2])[order],
-                       np.concatenate([b, b2])[order])
+            a, t, b = (_merged((x, x2), order, f"pld_curve.merge.{k}")
+                       for k, (x, x2) in enumerate(((a, a2), (t, t2), (b, b2))))
     a, t, b = _dedup(a, t, b)
     keep = upper_concave_hull(a, t, b)
     a, t, b = a[keep], t[keep], b[keep]
