@@ -51,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from fdpkit._scratch import scratch
+from fdpkit._scratch import ramp, scratch
 from fdpkit.accounting._exact_sum import exact_sum_nonnegative
 from fdpkit.accounting._pld_adapter import PmfArrays
 from fdpkit.accounting.profile import PldProfile, _Direction
@@ -75,22 +75,33 @@ def _steep_chain(a: PmfArrays | _Direction) -> tuple[np.ndarray, np.ndarray, np.
     probs = d.probs[:k]
     has_mass = probs > 0
     all_mass = bool(has_mass.all())
+    n = k if all_mass else int(np.count_nonzero(has_mass))
+    # the vertex arrays are built in place (the curve keeps them); the temporaries live in
+    # scratch buffers (fdpkit._scratch); every value is computed as before, bit for bit
+    alpha = np.empty(n + 1)
+    tpr = np.empty(n + 1)
+    alpha[0] = tpr[0] = 0.0
     if all_mass or bool((probs >= 0).all()):
         # no negative mass: the profile's sequential sums, read at the kept masses, are
         # the cumulative sums of p and q exactly (adding a zero leaves a sum unchanged)
         cq, cp = d.lower_after[:k], d._cp[:k]  # noqa: SLF001
-        if not all_mass:
-            cq, cp = cq[has_mass], cp[has_mass]
+        if all_mass:
+            alpha[1:], tpr[1:] = cq, cp
+        else:
+            np.compress(has_mass, cq, out=alpha[1:])
+            np.compress(has_mass, cp, out=tpr[1:])
     else:
-        cp, cq = np.cumsum(probs[has_mass]), np.cumsum(d.lower_inc[:k][has_mass])
+        np.cumsum(probs[has_mass], out=tpr[1:])
+        np.cumsum(d.lower_inc[:k][has_mass], out=alpha[1:])
     # the k-th sequential sum of non-negative terms is within a relative (k - 1) u of the
     # exact one: TPR is rounded up and alpha down by (k + 2) u, so no vertex moves the
     # optimistic way (relative to its own sum, so tail vertices keep their digits)
-    slack = (np.arange(len(cp) + 1) + 2.0) * _UNIT_ROUNDOFF
-    alpha = np.concatenate([[0.0], cq])
-    alpha *= 1.0 - slack
-    tpr = max(0.0, float(d.m_inf)) + np.concatenate([[0.0], cp])
-    tpr *= 1.0 + slack
+    slack = np.add(ramp(n + 1), 2.0, out=scratch("pld_curve.slack", n + 1))
+    slack *= _UNIT_ROUNDOFF
+    factor = scratch("pld_curve.factor", n + 1)
+    alpha *= np.subtract(1.0, slack, out=factor)
+    tpr += max(0.0, float(d.m_inf))
+    tpr *= np.add(1.0, slack, out=factor)
     np.minimum(tpr, 1.0, out=tpr)
     if alpha[-1] > tpr[-1]:
         raise ValueError(
@@ -98,7 +109,7 @@ def _steep_chain(a: PmfArrays | _Direction) -> tuple[np.ndarray, np.ndarray, np.
             f"({tpr[-1]!r}): not a valid privacy loss distribution"
         )
     beta = 1.0 - tpr
-    kept = probs[has_mass]
+    kept = probs if all_mass else np.compress(has_mass, probs, out=scratch("pld_curve.kept", n))
     if len(kept):
         # beta_j = (1 - m_inf - S) + sum of the kept masses after vertex j, each part
         # rounded down: the sum is correctly rounded (as math.fsum: _exact_sum), S within
@@ -110,19 +121,20 @@ def _steep_chain(a: PmfArrays | _Direction) -> tuple[np.ndarray, np.ndarray, np.
         neg = d.probs[k:]
         if len(neg):
             rest = max(rest, exact_sum_nonnegative(np.maximum(neg, 0.0)) * (1.0 - 2.0 * _UNIT_ROUNDOFF))
-        suffix = np.cumsum(kept[::-1])[::-1]
-        low = np.empty(len(kept) + 1)
-        low[:-1] = suffix
+        low = scratch("pld_curve.low", n + 1)
+        np.cumsum(kept[::-1], out=low[-2::-1])  # the suffix sums, summed from the small end
         low[-1] = 0.0
-        low *= 1.0 - (len(kept) + 2.0) * _UNIT_ROUNDOFF
+        low *= 1.0 - (n + 2.0) * _UNIT_ROUNDOFF
         low += rest
         low *= 1.0 - 2.0 * _UNIT_ROUNDOFF
         # used only where beta is small (where 1 - TPR has lost the digits that matter);
         # elsewhere beta stays 1 - TPR bit for bit, as the curve's readers assume. A
         # running minimum keeps beta non-increasing (each value still a lower bound)
-        use = (low > beta) & (low < _SMALL_BETA)
+        use = np.greater(low, beta, out=scratch("pld_curve.use", n + 1, bool))
+        use &= np.less(low, _SMALL_BETA, out=scratch("pld_curve.small", n + 1, bool))
         if use.any():
-            beta = np.minimum.accumulate(np.where(use, low, beta))
+            np.copyto(beta, low, where=use)
+            np.minimum.accumulate(beta, out=beta)
     return alpha, tpr, beta
 
 
