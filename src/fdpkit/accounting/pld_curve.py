@@ -271,18 +271,12 @@ def _symmetric_hull(chains: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> 
                        for k, (x, x2) in enumerate(((a, a2), (t, t2), (b, b2))))
     a, t, b = _dedup(a, t, b)
     keep = upper_concave_hull(a, t, b)
-    nk = len(keep)
-    a, t, b = (np.take(x, keep, out=scratch(f"pld_curve.hull.{k}", nk)) for k, x in enumerate((a, t, b)))
-    # cut the half at the first vertex whose outgoing slope is <= 1 (dTPR <= dalpha), as
-    # d_t = where(t[1:] <= 0.5, diff(t), b[:-1] - b[1:]); flat = d_t <= diff(a)
-    d_t = np.subtract(t[1:], t[:-1], out=scratch("pld_curve.cut_dt", max(nk - 1, 0)))
-    other = np.subtract(b[:-1], b[1:], out=scratch("pld_curve.cut_db", max(nk - 1, 0)))
-    use_b = np.less_equal(t[1:], 0.5, out=scratch("pld_curve.cut_use", max(nk - 1, 0), bool))
-    np.logical_not(use_b, out=use_b)
-    np.copyto(d_t, other, where=use_b)
-    flat = np.flatnonzero(np.less_equal(d_t, np.subtract(a[1:], a[:-1], out=other), out=use_b))
-    u = int(flat[0]) + 1 if flat.size else nk
-    a, t, b = a[:u].copy(), t[:u].copy(), b[:u].copy()  # out of the scratch buffers
+    a, t, b = a[keep], t[keep], b[keep]
+    # cut the half at the first vertex whose outgoing slope is <= 1 (dTPR <= dalpha)
+    d_t = np.where(t[1:] <= 0.5, np.diff(t), b[:-1] - b[1:])
+    flat = np.flatnonzero(d_t <= np.diff(a))
+    u = int(flat[0]) + 1 if flat.size else len(a)
+    a, t, b = a[:u], t[:u], b[:u]
     # the mirror half (beta, 1 - alpha, alpha) is built by the curve when first read past
     # the diagonal (PiecewiseLinearCurve._from_symmetric_half)
     return PiecewiseLinearCurve._from_symmetric_half(a, t, b, "lower")

@@ -20,8 +20,6 @@ import math
 
 import numpy as np
 
-from fdpkit._scratch import scratch
-
 from fdpkit.accounting._pld_adapter import PmfArrays, pmf_arrays
 
 #: Relative amount by which epsilon is rounded up (see module docs).
@@ -84,23 +82,13 @@ class _Direction:
         underflow exit needs lower sum 0, which holds on a prefix only."""
         if self._h_max is None:
             m = self._m
-            # temporaries in scratch buffers (fdpkit._scratch), same operations as
-            # ub = [m_inf, upper_after...], lb = [0, lower_after...], h = ub - lb e^l + ...
-            ub = scratch("profile.ub", m)
-            ub[0] = self.m_inf
-            ub[1:] = self.upper_after[:m - 1]
-            lb = scratch("profile.lb", m)
-            lb[0] = 0.0
-            lb[1:] = self.lower_after[:m - 1]
+            ub = np.concatenate([[self.m_inf], self.upper_after[:m - 1]])
+            lb = np.concatenate([[0.0], self.lower_after[:m - 1]])
             with np.errstate(over="ignore", invalid="ignore"):
-                big = np.exp(self.losses[:m], out=scratch("profile.big", m))
-                big *= lb
-                h = np.subtract(ub, big, out=scratch("profile.h", m))
-                wide = np.maximum(ub, big, out=ub)
-                wide *= _SKIP_MARGIN
-                h += wide
-            np.copyto(h, np.inf, where=np.not_equal(h, h, out=scratch("profile.nan", m, bool)))
-            # NaN (inf - inf): unknown, so a candidate
+                big = lb * np.exp(self.losses[:m])
+                h = ub - big
+                h += _SKIP_MARGIN * np.maximum(ub, big)
+            h[~(h == h)] = np.inf  # NaN (inf - inf): unknown, so a candidate
             self._h_max = np.maximum.accumulate(h)
             la = self.lower_after[:m]
             nz = np.flatnonzero(la != 0.0)
