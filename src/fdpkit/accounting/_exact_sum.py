@@ -46,6 +46,8 @@ def exact_sum_nonnegative(x: np.ndarray) -> float:
     >>> exact_sum_nonnegative(np.array([0.1] * 10)) == math.fsum([0.1] * 10)
     True
     """
+    if isinstance(x, np.ndarray) and x.ndim == 1 and x.strides[0] < 0:
+        x = x[::-1]  # a reversed view: the exact sum does not depend on the order (no copy)
     x = np.ascontiguousarray(x)
     if x.dtype != np.float64 or x.ndim != 1 or len(x) > _MAX_TERMS:
         return math.fsum(np.ravel(x).tolist())
