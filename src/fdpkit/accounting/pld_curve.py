@@ -169,7 +169,7 @@ def _merged(runs: tuple[tuple[np.ndarray, np.ndarray], ...], order: np.ndarray,
     for r in runs:
         cat[pos:pos + len(r)] = r
         pos += len(r)
-    return np.take(cat, order, out=scratch(name, n))
+    return np.take(cat, order, out=scratch(name, n), mode="clip")  # order is in range: "clip" skips the buffered check
 
 
 def _fold(alpha: np.ndarray, tpr: np.ndarray, beta: np.ndarray,
