@@ -198,4 +198,4 @@ def test_curves_base_never_imports_its_subclasses():
         # fdpkit._lazy: the leaf helper that defers heavy third-party imports (issue 30);
         # fdpkit._scratch: the leaf per-thread work buffers (numpy only; issue 27)
         assert all(m.startswith(("fdpkit.curves", "fdpkit._numerics", "fdpkit._solve", "fdpkit._lazy",
-                                 "fdpkit._scratch")) for m in mods), (path, mods)
+                                 "fdpkit._deprecation", "fdpkit._scratch")) for m in mods), (path, mods)
