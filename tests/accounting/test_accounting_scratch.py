@@ -7,7 +7,7 @@ import threading
 
 import numpy as np
 
-from fdpkit._scratch import MAX_KEPT_BYTES, ramp, scratch
+from fdpkit._scratch import MAX_KEPT_BYTES, ramp, release, scratch
 from fdpkit.accounting._pld_adapter import PmfArrays
 from fdpkit.accounting.pld_curve import _steep_chain, _symmetric_hull
 from fdpkit.curves.hull import _cross_slices, _slope_gap, upper_concave_hull
@@ -86,3 +86,6 @@ def test_scratch_buffers_per_thread_and_limits():
     assert not np.shares_memory(scratch("test", big), scratch("test", big))  # not kept
     assert np.array_equal(ramp(7), np.arange(7.0))
     assert not ramp(7).flags.writeable
+    kept = scratch("test", 10)
+    release()
+    assert not np.shares_memory(kept, scratch("test", 10))
