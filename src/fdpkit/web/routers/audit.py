@@ -9,10 +9,11 @@ the audit itself (and the certified report it is read against) in a worker proce
 from __future__ import annotations
 
 import re
+from urllib.parse import urlencode
 from typing import Annotated, Any, Optional, Union
 
 from fastapi import APIRouter, File, Form, Query, Request, UploadFile
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, RedirectResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from fdpkit.accounting import DISCRETIZATION_DEFAULT
@@ -38,7 +39,10 @@ MAX_SIMULATED_DRAWS = 50_000_000
 FIELDS = ("members", "nonmembers", "true_positives", "false_positives", "n_members", "n_nonmembers",
           "mechanism", "ran", "confidence", "delta", "trials", "seed")
 DEFAULTS = {"mode": "scores", "confidence": 0.95, "delta": 1e-5, "trials": 20000, "seed": 0,
-            "ran": '{"kind": "gaussian", "sigma": 0.5}', "mechanism": '{"kind": "gaussian", "sigma": 1.0}'}
+            "ran": '{"kind": "gaussian", "sigma": 0.5}'}
+#: example of a certified mechanism, shown as a placeholder (never a live default: typed counts
+#: are judged against a mechanism only when the user gives one)
+MECHANISM_EXAMPLE = '{"kind": "gaussian", "sigma": 1.0}'
 
 FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
 Count = Annotated[int, Field(ge=0, le=10**15)]
@@ -210,18 +214,42 @@ def _field_of(message: str) -> str:
 
 
 # ------------------------------------------------------------------------------------ page
+#: Longest permalink the page redirects to (a longer one is answered in place).
+MAX_PERMALINK = 4000
+
+
 @router.get("/audit", include_in_schema=False)
 async def audit_page(request: Request):
-    return await render_page(request, "audit.html", {"values": DEFAULTS, "errors": {}, "result": None})
+    """The form; with query parameters of the counts or simulate mode (a permalink, e.g.
+    ``/audit?mode=counts&true_positives=900&...``) the audit, rendered on the server."""
+    q = request.query_params
+    if q.get("mode") in ("counts", "simulate"):
+        return await _page_answer(request, q)
+    values = {**DEFAULTS, **{k: v for k, v in q.items() if k in (*FIELDS, "mode")}}
+    return await render_page(request, "audit.html", {"values": values, "errors": {}, "result": None})
 
 
 @router.post("/audit", include_in_schema=False)
 async def audit_submit(request: Request):
+    """Scores (file uploads) are audited here; counts and simulations are redirected to their
+    permalink (POST, redirect, GET), so that the URL holds the inputs and reload keeps the answer."""
     big = _too_large(request)
     if big is not None:
         return big
-    limits: Limits = request.app.state.limits
     form = await request.form(max_part_size=MAX_UPLOAD_BYTES)
+    if form.get("mode") in ("counts", "simulate"):
+        keys = {"counts": ("true_positives", "false_positives", "n_members", "n_nonmembers"),
+                "simulate": ("ran", "trials", "seed")}[str(form.get("mode"))]
+        query = urlencode({"mode": form.get("mode"), **{k: form.get(k) for k in (*keys, "mechanism", "confidence",
+                                                                                   "delta")
+                                                         if isinstance(form.get(k), str) and form.get(k)}})
+        if len(query) <= MAX_PERMALINK:
+            return RedirectResponse(f"/audit?{query}", status_code=303)
+    return await _page_answer(request, form)
+
+
+async def _page_answer(request: Request, form):
+    limits: Limits = request.app.state.limits
     errors = FormErrors()
     mode = str(form.get("mode") or "scores")
     values = {k: v for k, v in form.items() if isinstance(v, str)}
