@@ -120,3 +120,61 @@ def test_download_names_are_safe():
     odd = download_name({"kind": 'a"/..\\b;c' * 40}, "pdf")
     assert re.fullmatch(r"[A-Za-z0-9._-]+", odd) and len(odd) <= MAX_STEM + 4
     assert download_name(None, "json", "audit") == "fdpkit-audit.json"
+
+
+def test_favicon_no_404(client):
+    assert client.get("/favicon.ico").status_code == 200
+    assert client.get("/static/favicon.svg").status_code == 200
+    assert 'rel="icon" href="/static/favicon.svg"' in client.get("/calculator").text
+
+
+def test_docs_in_the_site_nav_with_a_way_back(client):
+    page = client.get("/docs").text
+    assert 'nav aria-label="Main"' in page and 'id="way-back"' in page and 'href="/calculator"' in page
+    assert 'id="swagger-ui"' in page and "/static/swagger/init.js" in page
+
+
+def test_styled_404_for_browsers_json_for_the_rest(client):
+    r = client.get("/no-such-page", headers={"Accept": "text/html"})
+    assert r.status_code == 404 and 'nav aria-label="Main"' in r.text and 'id="way-back"' in r.text
+    r = client.get("/no-such-page")
+    assert r.status_code == 404 and r.json()["detail"] == "Not Found"
+    assert client.get("/api/nothing", headers={"Accept": "text/html"}).headers["content-type"].startswith(
+        "application/json")
+
+
+@pytest.fixture(scope="module")
+def ledger_client(tmp_path_factory):
+    from fastapi.testclient import TestClient
+
+    from fdpkit.ledger import open_ledger
+    from fdpkit.ledger.users import add_user
+    from fdpkit.web.main import create_app
+
+    url = f"sqlite:///{tmp_path_factory.mktemp('polish') / 'ledger.sqlite'}"
+    led = open_ledger(url)
+    add_user(led, "viewer1", role="viewer", password="s3cret-Passw0rd!v", actor="admin")
+    led.close()
+    return TestClient(create_app(ledger_url=url), follow_redirects=False)
+
+
+def _csrf(page):
+    return re.search(r'name="csrf_token" value="([^"]+)"', page.text).group(1)
+
+
+def test_login_keeps_the_user_name(ledger_client):
+    c = ledger_client
+    r = c.post("/ledger/login", data={"username": "viewer1", "password": "wrong",
+                                      "csrf_token": _csrf(c.get("/ledger/login")), "next": "/ledger"})
+    assert r.status_code == 401 and 'id="username" name="username" autocomplete="username" value="viewer1"' in r.text
+    assert "wrong" not in r.text.split('id="password"')[1][:120]  # never the password
+
+
+def test_forbidden_page_is_styled_with_a_way_back(ledger_client):
+    c = ledger_client
+    r = c.post("/ledger/login", data={"username": "viewer1", "password": "s3cret-Passw0rd!v",
+                                      "csrf_token": _csrf(c.get("/ledger/login")), "next": "/ledger"})
+    assert r.status_code == 303
+    r = c.get("/ledger/users")
+    assert r.status_code == 403 and 'id="forbidden"' in r.text
+    assert 'nav aria-label="Main"' in r.text and 'id="way-back"' in r.text and 'href="/ledger"' in r.text

@@ -27,10 +27,12 @@ def _safe_next(target: str | None) -> str:
     return target
 
 
-def _login_page(request: Request, error: str = "", status: int = 200, next_url: str = "/ledger"):
+def _login_page(request: Request, error: str = "", status: int = 200, next_url: str = "/ledger",
+                username: str = ""):
+    """The login form; after a failed attempt it keeps the user name typed (never the password)."""
     csrf = new_login_csrf()
-    resp = page(request, "ledger_login.html", {"error": error, "csrf": csrf, "next": _safe_next(next_url)},
-                status=status)
+    resp = page(request, "ledger_login.html", {"error": error, "csrf": csrf, "next": _safe_next(next_url),
+                                               "username": username[:200]}, status=status)
     resp.set_cookie(LOGIN_CSRF_COOKIE, csrf, httponly=True, samesite="strict", path="/ledger/login")
     return resp
 
@@ -79,12 +81,13 @@ async def login_submit(request: Request):
         return _login_page(request, "The form expired; please log in again.", 403, next_url)
     from fdpkit.web.login_guard import Throttled
 
+    username = str(form.get("username") or "")
     try:
-        found = await _login(request, str(form.get("username") or ""), str(form.get("password") or ""))
+        found = await _login(request, username, str(form.get("password") or ""))
     except Throttled as exc:
         return _throttled(exc, False, request, next_url)
     if found is None:
-        return _login_page(request, "Unknown user or wrong password.", 401, next_url)
+        return _login_page(request, "Unknown user or wrong password.", 401, next_url, username)
     _, token, _ = found
     resp = RedirectResponse(next_url, status_code=303)
     set_session_cookie(resp, request, token)
