@@ -178,3 +178,18 @@ def test_forbidden_page_is_styled_with_a_way_back(ledger_client):
     r = c.get("/ledger/users")
     assert r.status_code == 403 and 'id="forbidden"' in r.text
     assert 'nav aria-label="Main"' in r.text and 'id="way-back"' in r.text and 'href="/ledger"' in r.text
+
+
+def test_shuffled_report_quotes_no_sample_rate_and_no_vacuous_tpr():
+    from fdpkit.report import build_document
+
+    rep = fp.privacy_report(fp.dpsgd(1.1, epochs=60, drop_last=True, **SHUFFLED))
+    label = rep.mechanism.label()
+    assert "sample rate" not in label and "batch size 256 of 60000" in label and "14040 steps" in label
+    doc = build_document(rep)
+    rows = [r[0] for s in doc.sections for t in s.tables for r in t.rows]
+    assert "sample rate q" not in rows and "batch size" in rows
+    text = rep.to_markdown() if hasattr(rep, "to_markdown") else rep.to_html()
+    assert "TPR ≤ 1." not in text and "sample rate q" not in text
+    poisson = fp.privacy_report(fp.dpsgd(1.1, 0.01, 100))
+    assert "sample rate 0.01" in poisson.mechanism.label() and "reaches TPR ≤" in poisson.to_html()

@@ -140,8 +140,10 @@ def human_inputs(spec: dict, path: str = "") -> list[tuple[str, str]]:
     kind = str(spec.get("kind", ""))
     kind_label = _KIND_LABELS.get(kind, kind.replace("_", " "))
     rows.append(("mechanism" + (f" ({path})" if path else ""), kind_label))
+    # fixed batches (shuffled, fixed-size) have no sample rate: the batch size and data size say it
+    loader = spec.get("sampling") in ("shuffled", "fixed-size") and spec.get("batch_size") is not None
     for k, v in spec.items():
-        if k == "kind":
+        if k == "kind" or (loader and k == "sample_rate"):
             continue
         if isinstance(v, dict):
             rows += human_inputs(v, f"inside {kind_label}")
@@ -181,9 +183,12 @@ def build_document(report: PrivacyReport) -> ReportDocument:
     tpr3 = float(report.curve.tpr(1e-3))
     placement = place_among(fit.mu) if math.isfinite(fit.mu) else \
         "No finite μ: not comparable with the published μ-GDP settings."
+    # never a vacuous clause: "TPR ≤ 1" bounds nothing
+    attack = (f"the best attack at FPR 0.001 reaches TPR ≤ {fmt(tpr3)}" if fmt(tpr3) != "1"
+              else "at FPR 0.001 no attack is bounded below certainty")
     summary = (
         f"{report.mechanism.label()}: μ = {mu_text} Gaussian DP, ε = {fmt(eps5)} at δ = {fmt(d5)}; "
-        f"the best attack at FPR 0.001 reaches TPR ≤ {fmt(tpr3)}. {g.headline}."
+        f"{attack}. {g.headline}."
     )
     headline = Table(
         "Headline",
