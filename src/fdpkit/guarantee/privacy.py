@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from fdpkit._numerics import check_probability, json_safe, norm_isf
-from fdpkit.accounting import DISCRETIZATION_DEFAULT, Accounting, account
+from fdpkit.accounting import Accounting, account
+from fdpkit.accounting._resolution import choose_discretization
 from fdpkit.curves import GaussianCurve, TradeOffCurve
 from fdpkit.fit import ALPHA_MIN_DEFAULT, GDPFit, fit_gdp_adapted
 from fdpkit.mechanisms import (
@@ -279,7 +280,7 @@ def privacy_report(
     deltas: Sequence[float] = DEFAULT_DELTAS,
     fprs: Sequence[float] = DEFAULT_FPRS,
     priors: Sequence[float] = DEFAULT_PRIORS,
-    discretization: float = DISCRETIZATION_DEFAULT,
+    discretization: float | None = None,
     alpha_min: float = ALPHA_MIN_DEFAULT,
     budget: Any = None,
 ) -> PrivacyReport:
@@ -295,8 +296,12 @@ def privacy_report(
         FPRs at which the certified attack TPR is reported.
     priors : sequence of float
         Prior membership probabilities for the posterior at FPR 1e-3.
-    discretization : float
-        PLD value discretization interval (numeric mechanisms only).
+    discretization : float or None
+        PLD value discretization interval (numeric mechanisms only). None (the default):
+        1e-4, or finer where a DP-SGD run's steps are too small for it to resolve (tiny
+        sample rates): chosen from the per-step loss variance so that the discretization
+        adds an estimated 1% or less to mu (issue 29; the rule and the estimate are in
+        ``provenance["discretization_rule"]``), coarsened again to fit ``budget``.
     alpha_min : float
         Lower end of the FPR/FNR range of the fitted mu (numeric curves).
     budget : CostBudget or None
@@ -321,6 +326,10 @@ def privacy_report(
     deltas = _check_grid("deltas", deltas)
     fprs = _check_grid("fprs", fprs)
     priors = _check_grid("priors", priors)
+    if discretization is None:
+        discretization, rule = choose_discretization(mech, budget=budget)
+    else:
+        rule = "given"
     acc: Accounting = account(mech, discretization=discretization, budget=budget)
     curve = acc.curve
     fit = fit_gdp_adapted(curve, alpha_min=alpha_min)
@@ -386,6 +395,7 @@ def privacy_report(
         "dp_accounting_version": _version("dp-accounting"),
         "method": acc.method,
         "discretization": acc.discretization,
+        "discretization_rule": rule if acc.method == "PLD" else None,
         "alpha_min": fit.alpha_min,
         "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "python": platform.python_version(),

@@ -43,7 +43,8 @@ from typing import Any, Mapping
 from opacus.accountants.accountant import IAccountant
 
 from fdpkit._numerics import check_probability, check_scalar
-from fdpkit.accounting import DISCRETIZATION_DEFAULT, Accounting, account, shared_single_steps
+from fdpkit.accounting import Accounting, account, shared_single_steps
+from fdpkit.accounting._resolution import choose_discretization
 from fdpkit.mechanisms import DPSGD, dpsgd_from_opacus_history
 
 #: Name under which the accountant is registered with Opacus.
@@ -142,7 +143,8 @@ class FdpkitAccountant(IAccountant):
             _ACCOUNTINGS.move_to_end(key)
             return hit
         with shared_single_steps(_STEPS):  # the single step is built once per (sigma, q)
-            acc = account(self.dpsgd(), discretization=DISCRETIZATION_DEFAULT)
+            mech = self.dpsgd()  # the report's discretization (finer only at tiny sample rates)
+            acc = account(mech, discretization=choose_discretization(mech)[0])
         if len(_STEPS) > CACHE_SIZE:
             _STEPS.clear()
         return _remember(_ACCOUNTINGS, key, acc)
