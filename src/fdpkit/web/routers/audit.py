@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 from typing import Annotated, Any, Optional, Union
 
 from fastapi import APIRouter, File, Form, Query, Request, UploadFile
-from fastapi.responses import JSONResponse, RedirectResponse
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from fdpkit.accounting import DISCRETIZATION_DEFAULT
@@ -214,7 +214,7 @@ def _field_of(message: str) -> str:
 
 
 # ------------------------------------------------------------------------------------ page
-#: Longest permalink the page redirects to (a longer one is answered in place).
+#: Longest permalink a result carries (a longer one is left out).
 MAX_PERMALINK = 4000
 
 
@@ -231,21 +231,27 @@ async def audit_page(request: Request):
 
 @router.post("/audit", include_in_schema=False)
 async def audit_submit(request: Request):
-    """Scores (file uploads) are audited here; counts and simulations are redirected to their
-    permalink (POST, redirect, GET), so that the URL holds the inputs and reload keeps the answer."""
+    """Scores (file uploads) are audited in place; counts and simulations also, and the page
+    carries their permalink (``data-permalink``: the browser puts it in the address bar, so
+    reload keeps the answer)."""
     big = _too_large(request)
     if big is not None:
         return big
     form = await request.form(max_part_size=MAX_UPLOAD_BYTES)
-    if form.get("mode") in ("counts", "simulate"):
-        keys = {"counts": ("true_positives", "false_positives", "n_members", "n_nonmembers"),
-                "simulate": ("ran", "trials", "seed")}[str(form.get("mode"))]
-        query = urlencode({"mode": form.get("mode"), **{k: form.get(k) for k in (*keys, "mechanism", "confidence",
-                                                                                   "delta")
-                                                         if isinstance(form.get(k), str) and form.get(k)}})
-        if len(query) <= MAX_PERMALINK:
-            return RedirectResponse(f"/audit?{query}", status_code=303)
     return await _page_answer(request, form)
+
+
+def permalink(form) -> str | None:
+    """``/audit?mode=counts&...`` of a counts or simulate form (blank fields left out), or None
+    (scores need files; a link longer than :data:`MAX_PERMALINK`)."""
+    mode = form.get("mode")
+    if mode not in ("counts", "simulate"):
+        return None
+    keys = {"counts": ("true_positives", "false_positives", "n_members", "n_nonmembers"),
+            "simulate": ("ran", "trials", "seed")}[str(mode)]
+    query = urlencode({"mode": mode, **{k: form.get(k) for k in (*keys, "mechanism", "confidence", "delta")
+                                        if isinstance(form.get(k), str) and form.get(k)}})
+    return f"/audit?{query}" if len(query) <= MAX_PERMALINK else None
 
 
 async def _page_answer(request: Request, form):
@@ -298,7 +304,8 @@ async def _page_answer(request: Request, form):
     except ValueError as exc:
         errors[_field_of(str(exc))] = str(exc)
         result = simulation = None
-    context = {"values": values, "errors": errors, "result": result, "simulation": simulation}
+    context = {"values": values, "errors": errors, "result": result, "simulation": simulation,
+               "permalink": permalink(form) if result else None}
     return await render_page(request, "audit.html", context, status=422 if errors else 200)
 
 

@@ -75,6 +75,13 @@
     });
   }
 
+  /* a result answered to a POST (Audit's file uploads share its form) carries its permalink: put it in the
+     address bar, so that reload and bookmarks keep the answer */
+  function showPermalink() {
+    var res = document.getElementById("results"), link = res && res.getAttribute("data-permalink");
+    if (link && window.history && history.replaceState && link.charAt(0) === "/") { history.replaceState(null, "", link); }
+  }
+
   document.addEventListener("change", function (e) {
     if (e.target && e.target.matches && e.target.matches("select[data-controls], input[type=radio][data-controls]")) { applyWhen(); }
   });
@@ -84,10 +91,11 @@
   });
   document.addEventListener("htmx:beforeRequest", startProgress);
   document.addEventListener("htmx:afterRequest", stopProgress);
-  document.addEventListener("htmx:afterSettle", function () { applyWhen(); keepNumbersWhole(); announce(); });
+  document.addEventListener("htmx:afterSettle", function () { applyWhen(); keepNumbersWhole(); showPermalink(); announce(); });
   document.addEventListener("DOMContentLoaded", function () {
     applyWhen();
     keepNumbersWhole();
+    showPermalink();
     if (document.getElementById("results") || document.querySelector("#main [role=alert]")) { announce(); }
   });
   window.addEventListener("pageshow", stopProgress);
