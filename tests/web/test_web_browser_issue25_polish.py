@@ -75,6 +75,9 @@ def test_compare_permalink_and_reload(pg, live_server):
     assert "kind_1=mu" in pg.url and "value_1=1" in pg.url
     pg.reload()
     pg.wait_for_selector("#compare-table", timeout=90_000)
+    form_top, result_top = pg.evaluate("[document.getElementById('compare-form').getBoundingClientRect().top,"
+                                       " document.getElementById('results').getBoundingClientRect().top]")
+    assert form_top < result_top  # the form sits above its result, not below a long page
     pg.click("#edit-inputs")
     assert pg.evaluate("location.hash") == "#compare-form"
     _no_overflow(pg)
