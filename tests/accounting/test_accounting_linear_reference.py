@@ -38,11 +38,11 @@ def _check(sigma, q, steps, sampling, relation):
     r = fp.privacy_report(_run(sigma, q, steps, sampling, relation), deltas=[1e-5])
     mu_lb, eps_lb = lower_bounds(sigma, q, steps, relation, alpha_min=r.alpha_min)
     assert r.mu >= mu_lb * (1 - 1e-9)  # sound
-    assert r.epsilon_at(1e-5) >= eps_lb * (1 - 1e-9)
+    assert r.epsilon_for_delta(1e-5) >= eps_lb * (1 - 1e-9)
     factor = FACTOR.get((sampling, sigma))
     if factor is not None:
         assert r.mu <= mu_lb * factor
-        assert r.epsilon_at(1e-5) <= eps_lb * factor + 1e-6
+        assert r.epsilon_for_delta(1e-5) <= eps_lb * factor + 1e-6
 
 
 @pytest.mark.parametrize("sampling, relation", SCHEMES)
@@ -68,4 +68,4 @@ def test_large_mu_at_a_million_steps():
     assert r.alpha_min == 1e-24
     mu_lb, eps_lb = lower_bounds(5.0, 0.1, 10**6, alpha_min=r.alpha_min)
     assert mu_lb <= r.mu <= mu_lb * 1.02
-    assert eps_lb <= r.epsilon_at(1e-5) <= eps_lb * 1.02
+    assert eps_lb <= r.epsilon_for_delta(1e-5) <= eps_lb * 1.02

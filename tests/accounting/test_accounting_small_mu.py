@@ -51,7 +51,7 @@ def test_tiny_mu_is_tight_and_sound():
     r = fp.privacy_report(fp.dpsgd(sigma, q, steps), deltas=[1e-5])
     mu_lb, eps_lb = _lower_bounds(sigma, q, steps, 1e-5)
     assert mu_lb <= r.mu <= mu_lb * 1.03
-    assert eps_lb <= r.epsilon_at(1e-5) <= eps_lb * 1.2 + 1e-4
+    assert eps_lb <= r.epsilon_for_delta(1e-5) <= eps_lb * 1.2 + 1e-4
     assert r.provenance["discretization"] == 1.7e-7
     assert "estimated relative excess of mu 0.0096" in r.provenance["discretization_rule"]
 
@@ -61,6 +61,6 @@ def test_small_mu_at_small_sigma_is_within_a_few_percent():
     sigma, q, steps = 0.8, 1e-5, 10**6  # before: mu 0.0330, eps(1e-5) 0.100
     r = fp.privacy_report(fp.dpsgd(sigma, q, steps), deltas=[1e-5])
     mu_lb, eps_lb = _lower_bounds(sigma, q, steps, 1e-5)
-    assert mu_lb <= r.mu and eps_lb <= r.epsilon_at(1e-5)  # sound (the bound is loose here)
+    assert mu_lb <= r.mu and eps_lb <= r.epsilon_for_delta(1e-5)  # sound (the bound is loose here)
     # the best estimate (the audit of issue 29): mu 0.0241, eps(1e-5) 0.057
-    assert r.mu <= 0.0241 * 1.03 and r.epsilon_at(1e-5) <= 0.057 * 1.05
+    assert r.mu <= 0.0241 * 1.03 and r.epsilon_for_delta(1e-5) <= 0.057 * 1.05

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
+from fdpkit._deprecation import warn_renamed
 from fdpkit._numerics import check_probability, json_safe, norm_isf
 from fdpkit.accounting import Accounting, account
 from fdpkit.accounting._resolution import choose_discretization
@@ -34,13 +35,11 @@ from fdpkit.mechanisms import (
     DPSGD,
     RDP,
     ZCDP,
-    Composed,
     Gaussian,
     Mechanism,
-    Repeated,
-    Subsampled,
     UniformSampling,
     mechanism_from_dict,
+    walk,
 )
 from fdpkit.guarantee.setting import comparison_for, setting_of
 from fdpkit.risk import advantage, failure_mode, posterior
@@ -74,14 +73,9 @@ def _version(dist: str) -> str:
 
 
 def _unbounded_loss(mechanism: Mechanism) -> bool:
-    """Whether the mechanism contains Gaussian noise (unbounded privacy loss)."""
-    if isinstance(mechanism, (Gaussian, DPSGD, ZCDP, RDP)):  # Rényi guarantees: loss not bounded
-        return True
-    if isinstance(mechanism, (Subsampled, Repeated)):
-        return _unbounded_loss(mechanism.inner)
-    if isinstance(mechanism, Composed):
-        return any(_unbounded_loss(p) for p in mechanism.parts)
-    return False
+    """Whether the mechanism contains Gaussian noise (unbounded privacy loss; Rényi
+    guarantees: loss not bounded either)."""
+    return any(isinstance(m, (Gaussian, DPSGD, ZCDP, RDP)) for m, _ in walk(mechanism))
 
 
 def _check_grid(name: str, values: Sequence[float], *, open_low: bool = True) -> tuple[float, ...]:
@@ -186,19 +180,29 @@ class PrivacyReport:
 
         return write_atomic(path, render_document(build_document(self), "pdf"))
 
-    def epsilon_at(self, delta: float) -> float:
-        """epsilon at one of the report's deltas."""
+    def epsilon_for_delta(self, delta: float) -> float:
+        """epsilon at one of the report's deltas (the curves' spelling of the query)."""
         for d, e in self.epsilons:
             if d == delta:
                 return e
         raise ValueError(f"delta must be one of the report's deltas {[d for d, _ in self.epsilons]}, got {delta!r}")
 
-    def tpr_at(self, fpr: float) -> float:
-        """Certified TPR at one of the report's FPRs."""
+    def tpr(self, fpr: float) -> float:
+        """Certified TPR at one of the report's FPRs (the curves' spelling, ``curve.tpr(fpr)``)."""
         for a, t, _ in self.tprs:
             if a == fpr:
                 return t
         raise ValueError(f"fpr must be one of the report's FPRs {[a for a, _, _ in self.tprs]}, got {fpr!r}")
+
+    def epsilon_at(self, delta: float) -> float:
+        """Deprecated alias of :meth:`epsilon_for_delta` (renamed in 0.x, issue 23)."""
+        warn_renamed("PrivacyReport.epsilon_at", "PrivacyReport.epsilon_for_delta")
+        return self.epsilon_for_delta(delta)
+
+    def tpr_at(self, fpr: float) -> float:
+        """Deprecated alias of :meth:`tpr` (renamed in 0.x, issue 23)."""
+        warn_renamed("PrivacyReport.tpr_at", "PrivacyReport.tpr")
+        return self.tpr(fpr)
 
     def representations(self) -> Representations:
         """The regret of each representation ((eps, delta) at the report's first delta,
@@ -317,7 +321,7 @@ def privacy_report(
     >>> r = privacy_report(Gaussian(sigma=1.0))
     >>> r.mu, r.regret, r.failure_mode
     (1.0, 0.0, 'graceful')
-    >>> round(r.epsilon_at(1e-5), 3)
+    >>> round(r.epsilon_for_delta(1e-5), 3)
     4.377
     """
     mech = mechanism_from_dict(mechanism) if isinstance(mechanism, dict) else mechanism
