@@ -196,3 +196,21 @@ def test_shuffled_report_quotes_no_sample_rate_and_no_vacuous_tpr():
     assert "TPR ≤ 1." not in text and "sample rate q" not in text
     poisson = fp.privacy_report(fp.dpsgd(1.1, 0.01, 100))
     assert "sample rate 0.01" in poisson.mechanism.label() and "reaches TPR ≤" in poisson.to_html()
+
+
+def test_refusals_are_styled_pages_for_browsers_json_for_the_api():
+    from fastapi.testclient import TestClient
+
+    from fdpkit.web.main import create_app
+
+    app = create_app()
+
+    @app.get("/refused-page")
+    async def refused():
+        raise ValueError("noise_multiplier must be positive, got -1")
+
+    c = TestClient(app)
+    page = c.get("/refused-page", headers={"Accept": "text/html"})
+    assert page.status_code == 422 and 'nav aria-label="Main"' in page.text and 'id="way-back"' in page.text
+    assert "noise_multiplier must be positive" in page.text
+    assert c.get("/refused-page").json()["detail"].startswith("noise_multiplier")

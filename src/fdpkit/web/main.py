@@ -76,6 +76,11 @@ def _percent_hint(value) -> str:
     return ""
 
 
+def _wants_page(request: Request) -> bool:
+    """A browser asking for a page (not the JSON API): errors answer with a styled page."""
+    return "text/html" in request.headers.get("accept", "") and not request.url.path.startswith("/api/")
+
+
 def error_page(request: Request, title: str, message: str, status: int, back: str = "/calculator",
                back_label: str = "Back to the calculator", error_id: str = "error-message"):
     """A styled error or refusal page (the site's header and nav) with a way back."""
@@ -107,6 +112,11 @@ def create_app(limits: Limits | None = None, ledger_url: str | None = None, setu
 
     @app.exception_handler(ServerBusy)
     async def server_busy(request: Request, exc: ServerBusy):
+        if _wants_page(request):
+            resp = error_page(request, "Busy: please try again", str(exc), 503,
+                              back=request.url.path, back_label="Try again")
+            resp.headers["Retry-After"] = str(exc.retry_after)
+            return resp
         return JSONResponse({"detail": str(exc)}, status_code=503,
                             headers={"Retry-After": str(exc.retry_after)})
 
@@ -137,14 +147,15 @@ def create_app(limits: Limits | None = None, ledger_url: str | None = None, setu
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException):
         """A browser asking for a page gets a styled page with a way back; everyone else JSON."""
-        wants_page = "text/html" in request.headers.get("accept", "") and not request.url.path.startswith("/api/")
-        if wants_page and exc.status_code in (403, 404, 405):
+        if _wants_page(request) and exc.status_code in (403, 404, 405):
             title = {403: "Forbidden", 404: "Page not found", 405: "Not allowed"}[exc.status_code]
             return error_page(request, title, str(exc.detail), exc.status_code)
         return JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=getattr(exc, "headers", None))
 
     @app.exception_handler(ValueError)
     async def value_error(request: Request, exc: ValueError):
+        if _wants_page(request):
+            return error_page(request, "Refused", str(exc), 422, back=request.url.path, back_label="Back to the form")
         return JSONResponse({"detail": str(exc)}, status_code=422)
 
     @app.get("/", include_in_schema=False)
