@@ -22,6 +22,10 @@ import numpy as np
 
 #: Buffers larger than this many bytes are not kept (allocated fresh each time).
 MAX_KEPT_BYTES = 64 << 20
+#: At most this many bytes are kept per thread in all; past it, buffers are allocated fresh.
+#: A long-lived process (a web or Dask worker under a memory cap) thus never holds more than
+#: this between jobs, whatever sizes earlier jobs had.
+MAX_KEPT_TOTAL = 256 << 20
 
 _LOCAL = threading.local()
 
@@ -60,7 +64,11 @@ def scratch(name: str, n: int, dtype=np.float64) -> np.ndarray:
     buf = pool.get(key)
     if buf is None or len(buf) < n:
         size = n if buf is None else max(n, len(buf) + len(buf) // 2)
-        buf = pool[key] = np.empty(min(size, MAX_KEPT_BYTES // dtype.itemsize), dtype=dtype)
+        size = min(size, MAX_KEPT_BYTES // dtype.itemsize)
+        kept = sum(b.nbytes for k, b in pool.items() if k != key)
+        if kept + size * dtype.itemsize > MAX_KEPT_TOTAL:
+            return np.empty(n, dtype=dtype)
+        buf = pool[key] = np.empty(size, dtype=dtype)
     return buf[:n]
 
 

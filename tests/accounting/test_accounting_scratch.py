@@ -89,3 +89,19 @@ def test_scratch_buffers_per_thread_and_limits():
     kept = scratch("test", 10)
     release()
     assert not np.shares_memory(kept, scratch("test", 10))
+
+
+def test_kept_memory_per_thread_is_capped():
+    """Past MAX_KEPT_TOTAL bytes per thread, buffers are fresh arrays (a worker under a memory
+    cap keeps at most that much between jobs)."""
+    from fdpkit import _scratch
+
+    _scratch.release()
+    try:
+        n = _scratch.MAX_KEPT_BYTES // 8
+        for i in range(_scratch.MAX_KEPT_TOTAL // _scratch.MAX_KEPT_BYTES + 3):
+            _scratch.scratch(f"cap-{i}", n)
+        kept = sum(b.nbytes for b in _scratch._LOCAL.pool.values())
+        assert kept <= _scratch.MAX_KEPT_TOTAL
+    finally:
+        _scratch.release()
