@@ -145,6 +145,8 @@ _LAZY: dict[str, str] = {
     "ztest_power_laplace": "fdpkit.utility",
     # --- sweeps (the function; the package is fdpkit.sweep)
     "sweep": "fdpkit.sweep",
+    # --- errors (bad input: a ValueError naming the public argument in .parameter)
+    "ParameterError": "fdpkit.errors",
 }
 
 __all__ = ["__version__", *_LAZY]

@@ -114,4 +114,6 @@ from fdpkit.utility import ztest_power_laplace as ztest_power_laplace
 from fdpkit.sweep import sweep as sweep
 
 
+from fdpkit.errors import ParameterError as ParameterError
+
 __all__: list[str]
