@@ -14,13 +14,22 @@ from fdpkit.mechanisms import Mechanism, mechanism_from_dict
 
 def warm_up() -> None:
     """Run once in each worker process when it starts (``WorkerPool(warm=True)``): import the
-    modules the jobs use and fill their caches with a small report, so that the first
-    request a worker serves costs what the library call costs."""
-    import fdpkit.report  # noqa: F401  (renderers: the report page, documents)
+    modules the jobs use and run every pass of a small report (accounting at the web's
+    default discretization, the JSON dict, the page's document), so that the first request
+    a worker serves costs what the library call costs."""
+    from fdpkit.report import build_document
 
-    fp.privacy_report(fp.dpsgd(2.0, 0.1, 10), discretization=1e-3)
-    fp.privacy_report(fp.dpsgd(2.0, batch_size=10, dataset_size=100, steps=4, sampling="shuffled",
-                               relation="replace-one"), discretization=1e-3)
+    for mech in (fp.dpsgd(2.0, 0.1, 10),
+                 fp.dpsgd(2.0, batch_size=10, dataset_size=100, steps=4, sampling="shuffled", relation="replace-one")):
+        rep = fp.privacy_report(mech, discretization=1e-4)
+        rep.to_dict()
+        build_document(rep)
+
+
+def warm_server() -> None:
+    """Run once in the server process when it starts (in a thread): the cost model and the
+    spec parser the server runs before queueing any job (:func:`prepare`)."""
+    prepare(fp.dpsgd(2.0, 0.1, 10).to_dict(), 1e-4, None)
 
 
 def prepare(spec: Any, discretization: float, budget: CostBudget | None) -> tuple[Mechanism, float]:

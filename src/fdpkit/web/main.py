@@ -4,6 +4,7 @@ headers and the error handlers."""
 
 from __future__ import annotations
 
+import asyncio
 import html
 from contextlib import asynccontextmanager
 
@@ -59,9 +60,15 @@ class _App(FastAPI):
 async def _lifespan(app: FastAPI):
     from fdpkit.web.common import pool_of
 
+    from fdpkit.web.jobs import warm_server
+
     pool_of(app, "light").start()  # workers import fdpkit while the server starts
     pool_of(app, "heavy").start()
+    if app.state.limits.warm_workers:  # the server's own pre-job work (cost model), in the background
+        warming = asyncio.get_running_loop().run_in_executor(None, warm_server)
     yield
+    if app.state.limits.warm_workers:
+        warming.cancel()
     for pool in getattr(app.state, "pools", {}).values():
         pool.close()
 
