@@ -16,14 +16,13 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from fdpkit.accounting import DISCRETIZATION_DEFAULT
+from fdpkit.accounting.bounds import AUDIT_WORK_PER_SCORE, SIMULATION_WORK_PER_DRAW
 from fdpkit.audit import read_scores_csv
 from fdpkit.mechanisms import Composed, Mechanism, Repeated, mechanism_from_dict
 from fdpkit.report import FORMATS
-from fdpkit.web.common import (MEDIA, FormErrors, Limits, api_error, download, finite, parse_float, parse_int,
-                               render_page, run_heavy, run_light, spec_from_text)
-from fdpkit.web.jobs import (AUDIT_WORK_PER_SCORE, SIMULATION_WORK_PER_DRAW, audit_counts_job, audit_scores_job,
-                             prepare, simulate_job)
-from fdpkit.web.routers.report import check_limits
+from fdpkit.web.common import (MEDIA, FormErrors, Limits, api_error, check_limits, download, finite, parse_float,
+                               parse_int, render_page, run_heavy, run_light, spec_from_text)
+from fdpkit.web.jobs import audit_counts_job, audit_scores_job, prepare, simulate_job
 
 router = APIRouter()
 

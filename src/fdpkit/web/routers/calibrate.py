@@ -8,11 +8,10 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 
 from fdpkit.plausibility import plausibility_warnings
-from fdpkit.web.common import (FormErrors, Limits, api_error, field_of, finite, parse_float, parse_int, render_page,
+from fdpkit.web.common import (CHOICES, FormErrors, Limits, api_error, field_of, finite, parse_float, parse_int, render_page,
                                run_heavy)
 from fdpkit.web.jobs import calibrate_job
 from fdpkit.web.models import CalibrateRequest
-from fdpkit.web.routers.report import CHOICES
 
 router = APIRouter()
 TARGETS = ("epsilon", "mu", "tpr", "advantage", "posterior")

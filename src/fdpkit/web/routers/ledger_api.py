@@ -66,7 +66,7 @@ def checked_spec(spec: Any, limits: Any) -> float:
     else its estimated work. JSON text that does not parse is left to the ledger, which
     names the error (work 0). Cheap: run in a thread."""
     from fdpkit.accounting import RUNNING_DISCRETIZATION
-    from fdpkit.web.routers.report import _checked
+    from fdpkit.web.common import checked as _checked
 
     if isinstance(spec, str):
         try:

@@ -10,7 +10,8 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from fdpkit.web.common import FormErrors, Limits, api_error, finite, parse_float, render_page, run_heavy, run_light
-from fdpkit.web.jobs import sweep_cost, sweep_design_job, sweep_map_job
+from fdpkit.accounting.bounds import sweep_cost
+from fdpkit.web.jobs import sweep_design_job, sweep_map_job
 from fdpkit.web.models import DesignTableRequest, SweepRequest
 
 router = APIRouter()
