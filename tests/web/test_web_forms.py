@@ -84,3 +84,15 @@ def test_one_mu_limit_shared_with_the_library():
     for model in (models.ConvertRequest, models.RiskRequest, models.UniformSamplingRequest, models.CalibrateRequest):
         le = [m.le for m in model.model_fields["mu"].metadata if hasattr(m, "le")]
         assert le == [MU_MAX], (model.__name__, le)
+
+
+def test_plan_criteria_exclude_each_other_and_errors_come_at_once(client):
+    html = client.get("/plan").text
+    assert 'data-excludes="max_relative_loss"' in html and 'data-excludes="required_power"' in html
+    base = {"guide": "utility_first", "effect": "0.2", "n": "100", "sd": "0.25", "alpha": "0.01", "data_range": "1",
+            "prior": "0.01", "fpr": "0.001"}
+    both = _errors(client.post("/plan", data={**base, "required_power": "0.8", "max_relative_loss": "0.01"}).text)
+    assert set(both) == {"required_power", "max_relative_loss"} and "Required power" in both["required_power"]
+    neither = _errors(client.post("/plan", data=base).text)
+    assert set(neither) == {"required_power"} and "Max relative power loss" in neither["required_power"]
+    assert 'id="mu-min"' in client.post("/plan", data={**base, "required_power": "0.8"}).text

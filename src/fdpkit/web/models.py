@@ -134,8 +134,8 @@ class PlanRequest(BaseModel):
     groups: Literal[1, 2] = 1
     tests: int = Field(1, ge=1, le=10**6)
     correction: Literal["bonferroni", "bh"] = "bonferroni"
-    required_power: Optional[float] = Field(None, gt=0, lt=1, allow_inf_nan=False)
-    max_relative_loss: Optional[float] = Field(None, gt=0, lt=1, allow_inf_nan=False)
+    required_power: Optional[float] = Field(None, gt=0, lt=1, allow_inf_nan=False, title="Required power")
+    max_relative_loss: Optional[float] = Field(None, gt=0, lt=1, allow_inf_nan=False, title="Max relative power loss")
     prior: float = Field(0.01, ge=0, le=1, allow_inf_nan=False)
     fpr: float = Field(1e-3, gt=0, lt=1, allow_inf_nan=False)
     blatant_disclosure_ok: bool = False

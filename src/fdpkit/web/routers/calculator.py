@@ -78,7 +78,7 @@ async def _answer(request: Request, form):
             result = await run_light(_run, values)
             figure = await run_light(noise_figure, values)
         except ValueError as exc:
-            errors[field_of(str(exc), FIELDS)] = str(exc)
+            errors[field_of(exc, FIELDS)] = str(exc)
     return await render_page(request, "calculator.html", {"values": {k: form.get(k, v) for k, v in values.items()},
                                                           "errors": errors, "result": result, "examples": EXAMPLES,
                                                           "figure": figure})

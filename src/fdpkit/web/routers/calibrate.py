@@ -90,7 +90,7 @@ async def _answer(request: Request, form):
             warnings = _warnings(kwargs)
             result, statement, grade = await _calibrate(request, kwargs, True)
         except ValueError as exc:
-            name = field_of(str(exc), FIELDS)
+            name = field_of(exc, FIELDS)
             errors["target_value" if name == target else name] = str(exc)
     return await render_page(request, "calibrate.html", {
         "values": values, "errors": errors, "choices": CHOICES, "targets": TARGETS, "result": result,
