@@ -17,11 +17,11 @@ from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
 
 from fdpkit._numerics import json_safe
-from fdpkit.plausibility import FRACTION_FIELDS, parse_fraction
+from fdpkit._inputs import FRACTION_FIELDS, parse_fraction
 from fdpkit.accounting import CostBudget
 from fdpkit.accounting.bounds import check_bounds
 from fdpkit.mechanisms import Mechanism, mechanism_from_dict
-from fdpkit.mechanisms.dpsgd import RELATIONS, SAMPLINGS, UNITS
+from fdpkit.mechanisms.training import RELATIONS, SAMPLINGS, UNITS
 from fdpkit.report.model import fmt
 from fdpkit.web.jobs import prepare
 from fdpkit.web.pool import JobFailed, ServerBusy, WorkerPool  # noqa: F401  (ServerBusy: re-exported)

@@ -23,7 +23,7 @@ from typing import Any, Iterable
 from pydantic import BaseModel, ValidationError
 
 from fdpkit.errors import parameter_of
-from fdpkit.plausibility import FRACTION_FIELDS, parse_fraction
+from fdpkit._inputs import FRACTION_FIELDS, parse_fraction
 
 
 def labels_of(schema: type[BaseModel]) -> dict[str, str]:
