@@ -26,6 +26,7 @@ import multiprocessing
 import os
 import threading
 from concurrent.futures import CancelledError, TimeoutError as FutureTimeout
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable
 
 from pebble import ProcessExpired, ProcessPool
@@ -125,7 +126,11 @@ class WorkerPool:
             raise ServerBusy(self.retry_after)
         self.pending += 1
         try:
-            future = self._executor().schedule(fn, args=args, kwargs=kwargs, timeout=timeout)
+            try:
+                future = self._executor().schedule(fn, args=args, kwargs=kwargs, timeout=timeout)
+            except RuntimeError:  # the pool broke since (pebble refuses work): a fresh one
+                self._discard()
+                future = self._executor().schedule(fn, args=args, kwargs=kwargs, timeout=timeout)
             try:
                 return await asyncio.wrap_future(future)
             except asyncio.CancelledError:  # the client left: pebble kills the worker
@@ -140,8 +145,18 @@ class WorkerPool:
                 raise JobFailed(_OUT_OF_MEMORY) from None
             except CancelledError:
                 raise JobFailed("the computation was stopped; please retry") from None
+            except BrokenProcessPool:  # every worker died at once: the next job gets a fresh pool
+                self._discard()
+                raise JobFailed("the server's worker processes stopped unexpectedly; please retry") from None
         finally:
             self.pending -= 1
+
+    def _discard(self) -> None:
+        """Forget a broken pool (stopped in the background); the next job starts a new one."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            threading.Thread(target=pool.stop, daemon=True).start()
 
     def close(self) -> None:
         """Stop every worker at once (running jobs are killed)."""

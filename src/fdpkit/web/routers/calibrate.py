@@ -10,6 +10,7 @@ from fastapi import APIRouter, Request
 from fdpkit._inputs import plausibility_warnings
 from fdpkit.web.common import (CHOICES, FormErrors, Limits, api_error, field_of, finite, parse_float, parse_int, render_page,
                                run_heavy)
+from fdpkit.web.forms import in_words, labels_of
 from fdpkit.web.jobs import calibrate_job
 from fdpkit.web.models import CalibrateRequest
 
@@ -20,6 +21,8 @@ NUMBERS = ("target_value", "delta", "fpr", "prior", "noise_multiplier", "sample_
 FIELDS = ("target", *NUMBERS, "sampling", "relation", "unit", "mu", "epsilon", "tpr", "advantage", "posterior")
 DEFAULTS = {"target": "epsilon", "target_value": 3, "delta": 1e-5, "batch_size": 256, "dataset_size": 60000,
             "epochs": 1, "sampling": "poisson", "relation": "add-remove", "unit": "example", "discretization": 1e-3}
+#: The form's labels (the schema's titles), used to word the library's errors.
+LABELS = {**labels_of(CalibrateRequest), "noise_multiplier": "Noise multiplier σ"}
 INTEGERS = ("batch_size", "dataset_size", "steps", "max_batch_size", "examples_per_user")
 
 
@@ -91,7 +94,7 @@ async def _answer(request: Request, form):
             result, statement, grade = await _calibrate(request, kwargs, True)
         except ValueError as exc:
             name = field_of(exc, FIELDS)
-            errors["target_value" if name == target else name] = str(exc)
+            errors["target_value" if name == target else name] = in_words(str(exc), LABELS)
     return await render_page(request, "calibrate.html", {
         "values": values, "errors": errors, "choices": CHOICES, "targets": TARGETS, "result": result,
         "data": finite(result.to_dict()) if result else None, "statement": statement, "grade": grade,
