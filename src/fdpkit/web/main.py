@@ -150,6 +150,8 @@ def create_app(limits: Limits | None = None, ledger_url: str | None = None) -> F
 
     @app.get("/healthz", include_in_schema=False)
     async def health():
-        return {"status": "ok", "version": fdpkit.__version__}
+        pools = getattr(app.state, "pools", {})
+        return {"status": "ok", "version": fdpkit.__version__,
+                "warm_workers": {lane: pool.warmed() for lane, pool in pools.items()}}
 
     return app

@@ -54,8 +54,9 @@ _OUT_OF_MEMORY = ("the computation ran out of memory on this server; use a coars
                   "fewer steps")
 
 
-def _start_worker(memory_bytes: int, nice: int, warm: bool) -> None:
-    """pebble's initializer: runs once in each worker process as it starts."""
+def _start_worker(memory_bytes: int, nice: int, warm: bool, warmed: Any = None) -> None:
+    """pebble's initializer: runs once in each worker process as it starts; counts itself
+    in ``warmed`` (a shared integer) when its warm-up is done."""
     import resource
 
     for k, v in _CHILD_ENV.items():
@@ -73,6 +74,9 @@ def _start_worker(memory_bytes: int, nice: int, warm: bool) -> None:
             warm_up()
         except Exception:  # a failed warm-up costs speed, never correctness
             pass
+        if warmed is not None:
+            with warmed.get_lock():
+                warmed.value += 1
 
 
 def _noop() -> None:
@@ -94,20 +98,27 @@ class WorkerPool:
         self.pending = 0
         self._lock = threading.Lock()
         self._pool: ProcessPool | None = None
+        self._context = multiprocessing.get_context("spawn")
+        self._warmed = self._context.Value("i", 0) if warm else None
 
     def _executor(self) -> ProcessPool:
         with self._lock:
             if self._pool is None:
                 self._pool = ProcessPool(max_workers=self.size, max_tasks=MAX_JOBS_PER_WORKER,
                                          initializer=_start_worker,
-                                         initargs=(self.memory_bytes or 0, self.nice, self.warm),
-                                         context=multiprocessing.get_context("spawn"))
+                                         initargs=(self.memory_bytes or 0, self.nice, self.warm, self._warmed),
+                                         context=self._context)
             return self._pool
 
     def start(self) -> None:
         """Start the workers now rather than on first use (each warms as it starts if the
         pool warms)."""
         self._executor().schedule(_noop)
+
+    def warmed(self) -> int:
+        """How many workers have finished their warm-up so far (replacements included;
+        0 for a pool that does not warm)."""
+        return 0 if self._warmed is None else int(self._warmed.value)
 
     def pids(self) -> list[int]:
         """Process ids of the live workers (for tests and monitoring)."""
