@@ -96,3 +96,15 @@ def test_plan_criteria_exclude_each_other_and_errors_come_at_once(client):
     neither = _errors(client.post("/plan", data=base).text)
     assert set(neither) == {"required_power"} and "Max relative power loss" in neither["required_power"]
     assert 'id="mu-min"' in client.post("/plan", data={**base, "required_power": "0.8"}).text
+
+
+def test_calibrate_form_reads_the_json_schema_and_answers_every_error_at_once(client):
+    base = {"target": "epsilon", "target_value": "x", "delta": "2", "batch_size": "256", "dataset_size": "60000",
+            "epochs": "1", "sample_rate": "0.1", "steps": "10"}
+    errors = _errors(client.post("/calibrate", data=base).text)
+    assert {"target_value", "delta", "sample_rate", "batch_size", "steps", "epochs"} <= set(errors), errors
+    assert errors["target_value"].startswith("Target value must be a number")
+    assert "Sample rate q" in errors["batch_size"]
+    mu = _errors(client.post("/calibrate", data={**base, "target": "mu", "target_value": "5000", "delta": "1e-5",
+                                                 "sample_rate": "", "steps": ""}).text)
+    assert list(mu) == ["target_value"] and "1000" in mu["target_value"]  # the library's MU_MAX

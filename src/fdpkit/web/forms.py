@@ -137,8 +137,8 @@ def parse_form(schema: type[BaseModel], form: Any, *, fields: Iterable[str] | No
             except ValueError:
                 pass
         data[name] = text
-    for name, message in conflicts(data).items():
-        errors.setdefault(name, in_words(message, labels))
+    for name, message in conflicts(data, labels).items():
+        errors.setdefault(name, message)
     try:
         model = schema.model_validate(data)
     except ValidationError as exc:
@@ -159,11 +159,13 @@ EXCLUSIVE = (("sample_rate", "batch_size"), ("steps", "epochs"), ("required_powe
 EXCLUDES = {**{a: b for a, b in EXCLUSIVE}, **{b: a for a, b in EXCLUSIVE}}
 
 
-def conflicts(data: dict[str, Any]) -> dict[str, str]:
-    """Every exclusive pair of :data:`EXCLUSIVE` given together, as {field: message}."""
+def conflicts(data: dict[str, Any], labels: dict[str, str] | None = None) -> dict[str, str]:
+    """Every exclusive pair of :data:`EXCLUSIVE` given together, as {field: message}, in
+    the ``labels``' words."""
+    labels = labels or {}
     out: dict[str, str] = {}
     for a, b in EXCLUSIVE:
         if data.get(a) not in (None, "") and data.get(b) not in (None, ""):
-            message = f"give {a} or {b}, not both: clear one of them"
+            message = f"Give {labels.get(a, a)} or {labels.get(b, b)}, not both: clear one of them"
             out[a] = out[b] = message
     return out

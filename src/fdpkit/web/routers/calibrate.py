@@ -8,9 +8,9 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 
 from fdpkit._inputs import plausibility_warnings
-from fdpkit.web.common import (CHOICES, FormErrors, Limits, api_error, field_of, finite, parse_float, parse_int, render_page,
+from fdpkit.web.common import (CHOICES, FormErrors, Limits, api_error, field_of, finite, render_page,
                                run_heavy)
-from fdpkit.web.forms import in_words, labels_of
+from fdpkit.web.forms import in_words, labels_of, parse_form
 from fdpkit.web.jobs import calibrate_job
 from fdpkit.web.models import CalibrateRequest
 
@@ -23,7 +23,6 @@ DEFAULTS = {"target": "epsilon", "target_value": 3, "delta": 1e-5, "batch_size":
             "epochs": 1, "sampling": "poisson", "relation": "add-remove", "unit": "example", "discretization": 1e-3}
 #: The form's labels (the schema's titles), used to word the library's errors.
 LABELS = {**labels_of(CalibrateRequest), "noise_multiplier": "Noise multiplier σ"}
-INTEGERS = ("batch_size", "dataset_size", "steps", "max_batch_size", "examples_per_user")
 
 
 def _check(kwargs: dict, limits: Limits) -> None:
@@ -69,26 +68,32 @@ async def calibrate_submit(request: Request):
     return await _answer(request, await request.form())
 
 
+#: The inputs read through the JSON API's schema (CalibrateRequest), besides the target.
+TRAINING = ("delta", "fpr", "prior", "noise_multiplier", "sample_rate", "batch_size", "dataset_size", "steps", "epochs",
+            "max_batch_size", "examples_per_user", "discretization", "sampling", "relation", "unit")
+
+
 async def _answer(request: Request, form):
     errors = FormErrors()
     values = {k: form.get(k, "") for k in FIELDS}
     target = form.get("target") or "epsilon"
-    nums = {}
-    for k in NUMBERS:
-        parse = parse_int if k in INTEGERS else parse_float
-        nums[k] = parse(form, k, errors, required=False)
+    data = {k: form.get(k, "") for k in TRAINING}
     if target not in TARGETS:
         errors["target"] = f"target must be one of {', '.join(TARGETS)}, got {target!r}"
-    if nums["target_value"] is None and "target_value" not in errors:
+    else:
+        data[target] = form.get("target_value", "")
+    # one schema for the form and the JSON API: every error at once, in the labels' words
+    body, found = parse_form(CalibrateRequest, data, fields=(*TRAINING, *([target] if target in TARGETS else [])))
+    for name, message in found.items():
+        if name == target and message.startswith(target):  # the target's bound, worded for its field
+            message = "Target value" + message[len(target):]
+        errors.setdefault("target_value" if name == target else name, message)
+    if str(form.get("target_value") or "").strip() == "" and "target_value" not in errors:
         errors["target_value"] = f"target value is required: the largest {target} allowed"
     result = statement = grade = None
     warnings: list[str] = []
-    if not errors:
-        kwargs = {k: v for k, v in nums.items() if k != "target_value"}
-        kwargs[target] = nums["target_value"]
-        kwargs["discretization"] = kwargs["discretization"] or 1e-4
-        for c, options in CHOICES.items():
-            kwargs[c] = form.get(c) or options[0]
+    if not errors and body is not None:
+        kwargs = body.model_dump()
         try:
             warnings = _warnings(kwargs)
             result, statement, grade = await _calibrate(request, kwargs, True)

@@ -11,7 +11,7 @@ from fdpkit.report import plots
 from fdpkit.report.figures import svg_inline
 from fdpkit.web.common import (FormErrors, api_error, field_of, finite, parse_float, parse_int, render_page,
                                 run_light)
-from fdpkit.web.forms import conflicts, in_words, labels_of
+from fdpkit.web.forms import conflicts, labels_of
 from fdpkit.web.models import PlanRequest
 
 router = APIRouter()
@@ -99,8 +99,9 @@ async def _answer(request: Request, form):
     p["compare_n"] = parse_sizes(form.get("compare_n"), errors)
     if p["guide"] == "utility_first":  # one criterion: both at once is answered on both fields, at once
         labels = labels_of(PlanRequest)
-        for name, message in conflicts({k: form.get(k) for k in ("required_power", "max_relative_loss")}).items():
-            errors.setdefault(name, in_words(message, labels))
+        for name, message in conflicts({k: form.get(k) for k in ("required_power", "max_relative_loss")},
+                                       labels).items():
+            errors.setdefault(name, message)
         if p["required_power"] is None and p["max_relative_loss"] is None and "required_power" not in errors \
                 and "max_relative_loss" not in errors:
             errors["required_power"] = (f"Give {labels['required_power']} or {labels['max_relative_loss']} "
