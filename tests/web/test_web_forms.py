@@ -108,3 +108,13 @@ def test_calibrate_form_reads_the_json_schema_and_answers_every_error_at_once(cl
     mu = _errors(client.post("/calibrate", data={**base, "target": "mu", "target_value": "5000", "delta": "1e-5",
                                                  "sample_rate": "", "steps": ""}).text)
     assert list(mu) == ["target_value"] and "1000" in mu["target_value"]  # the library's MU_MAX
+
+
+def test_json_errors_carry_the_parameter(client):
+    r = client.post("/api/report/dpsgd", json={"noise_multiplier": 1.0, "batch_size": 16, "dataset_size": 100,
+                                               "epochs": 2, "sampling": "shuffled"})
+    assert r.status_code == 422 and r.json()["parameter"] == "relation"
+    assert r.json()["detail"].startswith("relation 'add-remove'")  # the JSON keeps the library's message
+    r = client.post("/api/report", json={"mechanism": {"kind": "dpsgd", "noise_multiplier": 0.5, "sample_rate": 0.5,
+                                                       "steps": 100000}})
+    assert r.status_code == 422 and r.json()["detail"].startswith("steps")

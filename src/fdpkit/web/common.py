@@ -17,6 +17,7 @@ from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
 
 from fdpkit._numerics import json_safe
+from fdpkit.errors import parameter_of
 from fdpkit._inputs import FRACTION_FIELDS, parse_fraction
 from fdpkit.accounting import CostBudget
 from fdpkit.accounting.bounds import check_bounds
@@ -245,8 +246,13 @@ async def render_page(request: Request, name: str, context: dict, status: int = 
     return await run_light(page, request, name, context, status)
 
 
-def api_error(message: str) -> JSONResponse:
-    return JSONResponse({"detail": message}, status_code=422)
+def api_error(error: str | BaseException) -> JSONResponse:
+    """HTTP 422 with ``detail`` (the message) and, for a library error that names its
+    argument (:class:`fdpkit.ParameterError`), ``parameter`` (the JSON field to fix)."""
+    body: dict[str, Any] = {"detail": str(error)}
+    if isinstance(error, BaseException) and parameter_of(error) is not None:
+        body["parameter"] = parameter_of(error)
+    return JSONResponse(body, status_code=422)
 
 
 def download(data: bytes, filename: str, media_type: str) -> Response:

@@ -15,7 +15,7 @@ from fastapi.staticfiles import StaticFiles
 
 import fdpkit
 from fdpkit.web.auth import AuthError
-from fdpkit.web.common import HERE, Limits
+from fdpkit.web.common import HERE, Limits, api_error
 from fdpkit.web.pool import ServerBusy
 from fdpkit.web.server import CSP, SECURITY_HEADERS, EdgeMiddleware  # noqa: F401 (re-exported)
 from fdpkit.web.routers import audit
@@ -133,7 +133,7 @@ def create_app(limits: Limits | None = None, ledger_url: str | None = None) -> F
 
     @app.exception_handler(ValueError)
     async def value_error(request: Request, exc: ValueError):
-        return JSONResponse({"detail": str(exc)}, status_code=422)
+        return api_error(exc)
 
     @app.get("/", include_in_schema=False)
     async def index():

@@ -296,7 +296,7 @@ async def audit_api(request: Request, body: AuditRequest, format: str = Query("j
                                       body.confidence, body.delta, mech, work, format)
         return _answer(result, format)
     except ValueError as exc:
-        return api_error(str(exc))
+        return api_error(exc)
 
 
 @router.post("/api/audit/upload", tags=["audit"])
@@ -317,7 +317,7 @@ async def audit_upload_api(request: Request, members: UploadFile = File(...), no
         result = await _run_audit(request, "scores", (m, n), confidence, delta, mech, work, format)
         return _answer(result, format)
     except ValueError as exc:
-        return api_error(str(exc))
+        return api_error(exc)
 
 
 @router.post("/api/audit/simulate", tags=["audit"])
@@ -332,4 +332,4 @@ async def audit_simulate_api(request: Request, body: SimulateRequest) -> dict:
         out["simulated"] = {k: out["simulated"][k] for k in ("mechanism", "trials", "seed", "score")}
         return finite(out)
     except ValueError as exc:
-        return api_error(str(exc))
+        return api_error(exc)

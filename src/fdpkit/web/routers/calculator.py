@@ -106,7 +106,7 @@ async def calculator_export(request: Request, format: str = Query("csv")):
     try:
         result = await run_light(_run, values)
     except ValueError as exc:
-        return api_error(str(exc))
+        return api_error(exc)
     rows = [["section", "name", "value"]] + [list(r) for r in result.rows()]
     if format == "csv":
         return download(csv_rows(rows).encode(), "fdpkit-calculator.csv", "text/csv; charset=utf-8")
@@ -122,4 +122,4 @@ async def calculator_api(body: CalculatorRequest) -> dict:
     try:
         return await run_light(lambda: finite(_run(body.model_dump()).to_dict()))
     except ValueError as exc:
-        return api_error(str(exc))
+        return api_error(exc)

@@ -117,4 +117,4 @@ async def calibrate_api(request: Request, body: CalibrateRequest):
         r, _, _ = await _calibrate(request, kwargs, False)
         return finite({**r.to_dict(), "warnings": _warnings(kwargs)})
     except ValueError as exc:
-        return api_error(str(exc))
+        return api_error(exc)

@@ -137,4 +137,4 @@ async def compare_api(request: Request, body: CompareRequest) -> dict:
         data, _ = await _compare(request, entries, body.discretization, body.points)
         return finite(data)
     except ValueError as exc:
-        return api_error(str(exc))
+        return api_error(exc)

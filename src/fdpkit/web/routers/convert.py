@@ -135,7 +135,7 @@ async def convert_api(body: ConvertRequest) -> dict:
     try:
         return await run_light(lambda: finite(conversions(body.epsilon, body.delta, body.mu, body.rho)))
     except ValueError as exc:
-        return api_error(str(exc))
+        return api_error(exc)
 
 
 @router.get("/api/tables", tags=["convert"])

@@ -144,4 +144,4 @@ async def plan_api(body: PlanRequest) -> dict:
         plan, _ = await run_light(run_plan, body.model_dump())
         return finite(plan.to_dict())
     except ValueError as exc:
-        return api_error(str(exc))
+        return api_error(exc)

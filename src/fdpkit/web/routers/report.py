@@ -169,7 +169,7 @@ async def report_download(request: Request, format: str = Query("html")):
     try:
         data = await _report(request, mech, disc, format)
     except ValueError as exc:
-        return api_error(str(exc))
+        return api_error(exc)
     return download(data, f"fdpkit-report.{format}", MEDIA[format])
 
 
@@ -181,7 +181,7 @@ async def report_dpsgd_api(request: Request, body: DPSGDRequest,
         mech = dpsgd_of(body)
         return await _api_answer(request, mech, body.discretization, format)
     except ValueError as exc:
-        return api_error(str(exc))
+        return api_error(exc)
 
 
 @router.post("/api/report/uniform-sampling", tags=["report"])
@@ -193,7 +193,7 @@ async def report_uniform_api(request: Request, body: UniformSamplingRequest,
         mech = fp.UniformSampling(body.mu, body.n)
         return await _api_answer(request, mech, body.discretization, format)
     except ValueError as exc:
-        return api_error(str(exc))
+        return api_error(exc)
 
 
 @router.post("/api/report/points", tags=["report"])
@@ -205,7 +205,7 @@ async def report_points_api(request: Request, body: PointsRequest,
         mech = await run_light(points_mechanism, body.points, body.bound)
         return await _api_answer(request, mech, body.discretization, format)
     except ValueError as exc:
-        return api_error(str(exc))
+        return api_error(exc)
 
 
 @router.post("/api/report", tags=["report"])
@@ -215,7 +215,7 @@ async def report_api(request: Request, body: MechanismRequest,
     try:
         return await _api_answer(request, body.mechanism, body.discretization, format)
     except ValueError as exc:
-        return api_error(str(exc))
+        return api_error(exc)
 
 
 async def _api_answer(request: Request, mech, disc: float, format: str):

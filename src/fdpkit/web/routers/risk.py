@@ -100,4 +100,4 @@ async def risk_api(body: RiskRequest) -> dict:
                                  body.rho, body.n)
         return finite(out)
     except ValueError as exc:
-        return api_error(str(exc))
+        return api_error(exc)

@@ -128,7 +128,7 @@ async def sweep_api(body: SweepRequest, request: Request) -> dict:
     try:
         return finite((await run_map(request, body.model_dump(), False))["result"])
     except (ValueError, TypeError) as exc:
-        return api_error(str(exc))
+        return api_error(exc)
 
 
 @router.post("/api/sweep/design", tags=["sweep"])
@@ -137,4 +137,4 @@ async def design_api(body: DesignTableRequest, request: Request) -> dict:
     try:
         return finite((await run_design(request, body.model_dump(), False))["result"])
     except (ValueError, TypeError) as exc:
-        return api_error(str(exc))
+        return api_error(exc)
