@@ -16,6 +16,7 @@ import typer
 from rich.table import Table as RichTable
 
 from fdpkit.cli._common import State, err, fail, fmt_num, json_safe, load_spec, out, working, write_output
+from fdpkit.vocabulary import ADD_REMOVE
 
 ledger_app = typer.Typer(help="Privacy-budget ledger: releases composed tightly over time, thresholds, "
                               "approvals, a verifiable event log.", no_args_is_help=True)
@@ -129,8 +130,9 @@ def init(db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
 @ledger_cmd
 def dataset_add(name: str = typer.Argument(..., help="Dataset name."),
                 unit: str = typer.Option(..., "--unit", help='Privacy unit in words, e.g. "one person".'),
-                relation: str = typer.Option("add-or-remove", "--relation",
-                                             help="Neighbouring relation: add-or-remove or replace-one."),
+                relation: str = typer.Option(ADD_REMOVE, "--relation",
+                                             help="Neighbouring relation: add-remove or replace-one "
+                                                  "(the old spelling add-or-remove is accepted)."),
                 description: str = typer.Option("", "--description"),
                 user: Optional[str] = UserOpt, db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
     """Register a dataset (default thresholds: ε 2 / 4 / 8 at δ = 1e-5)."""
@@ -138,7 +140,7 @@ def dataset_add(name: str = typer.Argument(..., help="Dataset name."),
     d = _open(db).add_dataset(name, unit=unit, relation=relation, description=description,
                               user=user or _user_default())
     if format == "json":
-        _json({"id": d.id, "name": d.name, "unit": d.unit, "relation": d.relation})
+        _json({"id": d.id, "name": d.name, "unit": d.unit, "relation": d.relation_name})
     else:
         out.print(f"dataset {d.name} added (privacy unit: {d.unit})", highlight=False)
 
@@ -149,7 +151,7 @@ def dataset_list(db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
     """List the datasets."""
     _check_fmt(format)
     ds = _open(db).datasets()
-    rows = [{"id": d.id, "name": d.name, "unit": d.unit, "relation": d.relation} for d in ds]
+    rows = [{"id": d.id, "name": d.name, "unit": d.unit, "relation": d.relation_name} for d in ds]
     if format == "json":
         _json(rows)
     else:
@@ -341,9 +343,11 @@ def _transition(fn_name: str, release_id: int, user: Optional[str], db: Optional
 @ledger_app.command("approve")
 @ledger_cmd
 def approve(release_id: int = typer.Argument(..., metavar="ID"), comment: str = typer.Option("", "--comment"),
-            no_report: bool = typer.Option(False, "--no-report", help="Do not store the privacy report."),
+            no_report: bool = typer.Option(False, "--no-report", help="Do not store the approval record."),
             user: Optional[str] = UserOpt, db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
-    """Approve a proposed release (stores its privacy report, PDF and JSON, with SHA-256)."""
+    """Approve a proposed release (stores its approval record, PDF and JSON, with SHA-256:
+    dataset, title, proposer, approver, comment, time, thresholds, totals before and after,
+    and the privacy report)."""
     _transition("approve", release_id, user, db, format, comment=comment, report=not no_report)
 
 
@@ -493,6 +497,33 @@ def export(name: str = typer.Argument(..., help="Dataset name."),
         write_output(output, data)
         _say(f"wrote {output}")
         _say(f"chain head {led.head()} (keep it elsewhere: `fdpkit ledger verify --anchor` checks it)")
+    else:
+        sys.stdout.write(data.decode("utf-8"))
+
+
+@ledger_app.command("record")
+@ledger_cmd
+def record(release_id: int = typer.Argument(..., metavar="ID"),
+           format: str = typer.Option("json", "--format", "-f", help="json or pdf."),
+           output: Optional[Path] = typer.Option(None, "--output", "-o", help="File to write (needed for PDF)."),
+           db: Optional[str] = DbOpt) -> None:
+    """The stored approval record of a release (JSON or PDF); a PDF not rendered yet is
+    rendered and stored now (a chained event)."""
+    if format not in ("json", "pdf"):
+        fail(f"--format must be json or pdf, got {format!r}")
+    if format == "pdf" and output is None:
+        fail("PDF output needs --output PATH")
+    led = _open(db)
+    a = next((a for a in reversed(led.approvals(release_id)) if a.report_json), None)
+    if a is None:
+        fail(f"release {release_id} has no stored approval record")
+    if format == "pdf" and a.report_pdf is None:
+        with working("Rendering the PDF..."):
+            a = led.render_approval_pdf(release_id)
+    data = a.report_pdf if format == "pdf" else a.report_json
+    if output:
+        write_output(output, data)
+        _say(f"wrote {output}")
     else:
         sys.stdout.write(data.decode("utf-8"))
 

@@ -24,12 +24,11 @@ from typing import Any
 import numpy as np
 
 from fdpkit._numerics import check_real, json_safe
-from fdpkit.convert import epsilon_for_delta
+from fdpkit.convert import epsilon_for_delta_from_mu
 from fdpkit.curves import EpsDeltaCurve, GaussianCurve, LaplaceCurve
 from fdpkit._inputs import plausibility_warnings
 from fdpkit.planning.spec import ZTestSpec
 from fdpkit.risk import (
-    attack_power,
     laplace_epsilon_for_attack_power,
     laplace_epsilon_for_relative_risk,
     mu_for_attack_power,
@@ -46,6 +45,23 @@ FAMILIES = {
     "graceful": "gracefully failing mechanisms (unbounded relative risk, f(0) = 1): Gaussian / mu-GDP",
     "bounded": "bounded relative risk: pure eps-DP such as the Laplace mechanism",
 }
+
+
+def noise_spec(noise_parameter: str, scale: float | None, sensitivity: float | None, tests: int = 1) -> dict | None:
+    """The mechanism spec (the ledger's and the report page's JSON format) of planned noise:
+    Gaussian noise of sd ``scale`` (``noise_parameter="sigma"``) or Laplace noise of scale
+    ``scale`` (``"b"``) on a statistic of ``sensitivity``, once per test; ``tests`` > 1
+    tests on the same people compose (``"repeated"``: μ_total = √k μ_i, Dong et al. Cor. 3.3).
+    None when nothing is planned (no analysis, or no finite noise).
+
+    >>> noise_spec("sigma", 0.5, 0.01)
+    {'kind': 'gaussian', 'sigma': 0.5, 'sensitivity': 0.01}
+    """
+    if scale is None or sensitivity is None or not (math.isfinite(scale) and scale > 0):
+        return None
+    kind, key = ("gaussian", "sigma") if noise_parameter == "sigma" else ("laplace", "scale")
+    one = {"kind": kind, key: float(scale), "sensitivity": float(sensitivity)}
+    return one if int(tests) == 1 else {"kind": "repeated", "inner": one, "times": int(tests)}
 
 
 @dataclass(frozen=True)
@@ -122,10 +138,22 @@ class PrivacyFirstPlan:
         """Laplace scale b of the Laplace option (None without an analysis)."""
         return next((o.noise_scale for o in self.options if o.noise_parameter == "b"), None)
 
+    def mechanisms(self) -> list[dict | None]:
+        """Each option's mechanism spec (:func:`noise_spec`), None where no noise is planned."""
+        sens = self.analysis.sensitivity if self.analysis else None
+        return [noise_spec(o.noise_parameter, o.noise_scale, sens, o.tests) for o in self.options]
+
+    @property
+    def mechanism(self) -> dict | None:
+        """The first option's mechanism spec with its sensitivity (what the ledger's proposal
+        form and ``/api/plan``'s ``"mechanism"`` carry); None without an analysis."""
+        return next((m for m in self.mechanisms() if m is not None), None)
+
     def to_dict(self) -> dict:
         """The plan as JSON data (the CLI's and ``/api/plan``'s shape), with the noise to add
-        in words (``noise``) and plausibility warnings."""
+        in words (``noise``), the planned ``mechanism`` spec and plausibility warnings."""
         return {
+            "mechanism": self.mechanism,
             "sigma": json_safe(self.sigma),
             "laplace_scale": json_safe(self.laplace_scale),
             "sensitivity": self.analysis.sensitivity if self.analysis else None,
@@ -135,7 +163,7 @@ class PrivacyFirstPlan:
             "admissible_families": list(self.admissible_families),
             "family_descriptions": {f: FAMILIES[f] for f in self.admissible_families},
             "excluded": dict(self.excluded),
-            "options": [o.to_dict() for o in self.options],
+            "options": [{**o.to_dict(), "mechanism": m} for o, m in zip(self.options, self.mechanisms())],
             "fpr": self.fpr,
             "analysis": self.analysis.to_dict() if self.analysis else None,
             "notes": list(self.notes),
@@ -194,7 +222,7 @@ def privacy_first(*, blatant_disclosure_ok: bool, high_confidence_ok: bool,
         options.append(MechanismOption(
             "graceful", "Gaussian (mu-GDP)", "mu", mu,
             analysis.power(mu=mu_i) if analysis else None,
-            attack_power(g, fpr) if g else 1.0, relative_risk(g, fpr_min=fpr) if g else math.inf,
+            float(g.tpr(fpr)) if g else 1.0, relative_risk(g, fpr_min=fpr) if g else math.inf,
             "sigma", analysis.sigma(mu_i) if analysis else None, k, mu_i))
     if k > 1:
         # k Laplace releases compose to eps-DP, not to one Laplace curve: meet the limit
@@ -210,7 +238,7 @@ def privacy_first(*, blatant_disclosure_ok: bool, high_confidence_ok: bool,
     options.append(MechanismOption(
         "bounded", "Laplace", "epsilon", eps,
         analysis.laplace_power(epsilon=eps_i) if analysis else None,
-        attack_power(lap, fpr) if lap else 1.0, relative_risk(lap) if lap else math.inf,
+        float(lap.tpr(fpr)) if lap else 1.0, relative_risk(lap) if lap else math.inf,
         "b", analysis.laplace_scale(eps_i) if analysis else None, k, eps_i))
     if analysis is not None and analysis.groups == 2:
         notes.append("Two groups: each group's statistic gets the planned noise (each person is in one group); "
@@ -286,6 +314,13 @@ class UtilityFirstPlan:
         """No Laplace mechanism is planned by the utility-first guide (it plans mu)."""
         return None
 
+    @property
+    def mechanism(self) -> dict | None:
+        """The planned Gaussian mechanism's spec with its sensitivity, once per test
+        (:func:`noise_spec`); None when no finite μ meets the criterion."""
+        return noise_spec("sigma", self.sigma if math.isfinite(self.mu_min) else None, self.analysis.sensitivity,
+                          self.tests)
+
     def to_dict(self) -> dict:
         """The plan as JSON data, with the noise scale ``sigma``, the budget split over the
         tests and the noise to add in words."""
@@ -300,6 +335,7 @@ class UtilityFirstPlan:
         d["warnings"] = plausibility_warnings(prior=self.prior, mu=self.mu_min if math.isfinite(self.mu_min) else None)
         d["notes"] = self.notes
         d["grade"] = self.grade.to_dict()
+        d["mechanism"] = self.mechanism
         return d
 
     @property
@@ -371,8 +407,8 @@ def utility_first(*, analysis: ZTestSpec, required_power: float | None = None,
     g = GaussianCurve(mu_all)
     return UtilityFirstPlan(
         analysis, criterion, mu, analysis.power(mu=mu), best, prior, fpr,
-        float(posterior(g, prior, fpr)), relative_risk(g, fpr_min=fpr), attack_power(g, fpr),
-        float(epsilon_for_delta(mu_all, 1e-5)), ok, reason,
+        float(posterior(g, prior, fpr)), relative_risk(g, fpr_min=fpr), float(g.tpr(fpr)),
+        float(epsilon_for_delta_from_mu(mu_all, 1e-5)), ok, reason,
     )
 
 

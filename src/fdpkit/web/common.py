@@ -22,7 +22,7 @@ from fdpkit._inputs import FRACTION_FIELDS, parse_fraction
 from fdpkit.accounting import CostBudget
 from fdpkit.accounting.bounds import check_bounds
 from fdpkit.mechanisms import Mechanism, mechanism_from_dict
-from fdpkit.mechanisms.training import RELATIONS, SAMPLINGS, UNITS
+from fdpkit.vocabulary import RELATIONS, SAMPLINGS, UNITS
 from fdpkit.report.model import fmt
 from fdpkit.web.jobs import prepare
 from fdpkit.web.pool import JobFailed, ServerBusy, WorkerPool  # noqa: F401  (ServerBusy: re-exported)
@@ -180,7 +180,7 @@ def spec_from_text(text: str | bytes, name: str = "mechanism") -> Any:
 
 from fdpkit.web.forms import field_of  # noqa: E402,F401  (re-exported: the routers' one error mapper)
 
-#: The DP-SGD setting's choices, as the report, calibrate and sweep forms offer them (first: default).
+#: The DP-SGD setting's choices (fdpkit.vocabulary), as the report, calibrate and sweep forms offer them (first: default).
 CHOICES = {"sampling": SAMPLINGS, "relation": RELATIONS, "unit": UNITS}
 
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from fdpkit._numerics import EPSILON_MAX, MU_MAX
+from fdpkit.vocabulary import ADD_REMOVE, EXAMPLE, POISSON, RELATIONS, SAMPLINGS, UNITS
 
 #: The library's own limit on mu (one place: ``fdpkit._numerics.MU_MAX``): every model below
 #: takes its mu bound from it, so the web, the CLI and the library agree.
@@ -49,11 +50,11 @@ class TrainingShape(BaseModel):
     dataset_size: Optional[int] = Field(None, ge=1, title="Dataset size")
     steps: Optional[int] = Field(None, ge=1, title="Steps")
     epochs: Optional[float] = Field(None, gt=0, allow_inf_nan=False, title="Epochs")
-    sampling: Literal["poisson", "truncated-poisson", "fixed-size", "shuffled"] = Field(
-        "poisson", title="Sampling scheme")
-    relation: Literal["add-remove", "replace-one", "zero-out"] = Field("add-remove", title="Neighbouring relation")
+    # fdpkit.vocabulary: the strings of the library and the CLI
+    sampling: Literal[SAMPLINGS] = Field(POISSON, title="Sampling scheme")
+    relation: Literal[RELATIONS] = Field(ADD_REMOVE, title="Neighbouring relation")
     max_batch_size: Optional[int] = Field(None, ge=1, title="Max batch size")
-    unit: Literal["example", "user"] = Field("example", title="Privacy unit")
+    unit: Literal[UNITS] = Field(EXAMPLE, title="Privacy unit")
     examples_per_user: Optional[int] = Field(None, ge=1, le=10_000, title="Examples per user")
     discretization: float = Field(1e-4, gt=0, le=1, allow_inf_nan=False, title="PLD discretization")
 
@@ -127,7 +128,8 @@ class PlanRequest(BaseModel):
     effect: float = Field(0.2, allow_inf_nan=False)
     n: float = Field(100, gt=0, allow_inf_nan=False)
     sd: float = Field(0.25, ge=0, allow_inf_nan=False)
-    alpha: float = Field(0.05, gt=0, lt=1, allow_inf_nan=False)
+    level: float = Field(0.05, gt=0, lt=1, allow_inf_nan=False, validation_alias=AliasChoices("level", "alpha"),
+                         description="the test's significance level (the old field name alpha is accepted)")
     data_range: float = Field(1.0, gt=0, allow_inf_nan=False)
     statistic: Literal["mean", "proportion", "count"] = "mean"
     alternative: Literal["larger", "smaller", "two-sided"] = "larger"
