@@ -32,6 +32,16 @@ def pool_pids(app) -> list[int]:
     return [pid for pool in getattr(app.state, "pools", {}).values() for pid in pool.pids()]
 
 
+def full_pool_pids(app, wait_s: float = 30.0) -> list[int]:
+    """:func:`pool_pids` once every started pool has all its workers again (pebble starts
+    the replacement of a killed worker a moment after the kill)."""
+    deadline = time.monotonic() + wait_s
+    pools = list(getattr(app.state, "pools", {}).values())
+    while time.monotonic() < deadline and any(len(p.pids()) < p.size for p in pools):
+        time.sleep(0.05)
+    return pool_pids(app)
+
+
 def assert_reaped(killed: list, reap_s: float) -> None:
     """Every killed worker (a process id) is gone within ``reap_s`` seconds."""
     assert killed, "the worker that ran past the time limit was not replaced"

@@ -22,7 +22,7 @@ from fdpkit.ledger.users import add_user
 from fdpkit.web.common import Limits, run_heavy
 from fdpkit.web.main import ROUTERS, create_app
 from fdpkit.web.server import SECURITY_HEADERS
-from pool_checks import assert_idle, assert_reaped, pool_pids, running
+from pool_checks import assert_idle, assert_reaped, full_pool_pids, pool_pids, running
 
 #: The time limit of the test server (seconds): every SLOW request below needs more.
 TIME_LIMIT_S = 1.0
@@ -79,7 +79,7 @@ def job_app():
 @pytest.mark.parametrize("path, body", SLOW, ids=[p for p, _ in SLOW])
 def test_over_the_time_limit_is_422_and_the_worker_is_killed(slow_app, path, body):
     app, c = slow_app
-    before = set(_workers(app))
+    before = set(full_pool_pids(app))
     r = c.post(path, json=body)
     assert r.status_code == 422, r.text
     assert f"longer than {TIME_LIMIT_S:g} s" in r.json()["detail"]
