@@ -388,8 +388,11 @@ class DPSGD(Mechanism):
         how = f"{self.sampling} sampling, {self.relation}, {unit}"
         if len(self.phases) == 1:
             p = self.phases[0]
-            return (f"DP-SGD (noise multiplier {p.noise_multiplier:g}, sample rate {p.sample_rate:.4g}, "
-                    f"{p.steps} steps; {how})")
+            # fixed batches (shuffled, fixed-size) have no sample rate: quote the loader's batches
+            batches = (f"batch size {p.batch_size} of {self.dataset_size}"
+                       if self.sampling in ("shuffled", "fixed-size") and p.batch_size is not None
+                       and self.dataset_size is not None else f"sample rate {p.sample_rate:.4g}")
+            return f"DP-SGD (noise multiplier {p.noise_multiplier:g}, {batches}, {p.steps} steps; {how})"
         return f"DP-SGD schedule ({len(self.phases)} phases, {self.steps} steps; {how})"
 
     def describe(self) -> str:

@@ -78,6 +78,8 @@ class CalibrateRequest(TrainingShape):
     posterior: Optional[float] = Field(None, gt=0, lt=1, allow_inf_nan=False)
     prior: Optional[float] = Field(None, gt=0, lt=1, allow_inf_nan=False)
     noise_multiplier: Optional[float] = Field(None, gt=0, le=1e4, allow_inf_nan=False)
+    drop_last: bool = Field(False, description="shuffled or fixed-size batches in epochs: the loader dropped the "
+                                               "last, smaller batch (floor(n/b) steps per epoch)")
 
 
 class UniformSamplingRequest(BaseModel):

@@ -19,7 +19,8 @@ router = APIRouter()
 TARGETS = ("epsilon", "mu", "tpr", "advantage", "posterior")
 NUMBERS = ("target_value", "delta", "fpr", "prior", "noise_multiplier", "sample_rate", "batch_size", "dataset_size",
            "steps", "epochs", "max_batch_size", "examples_per_user", "discretization")
-FIELDS = ("target", *NUMBERS, "sampling", "relation", "unit", "mu", "epsilon", "tpr", "advantage", "posterior")
+FIELDS = ("target", *NUMBERS, "sampling", "relation", "unit", "mu", "epsilon", "tpr", "advantage", "posterior",
+          "drop_last")
 DEFAULTS = {"target": "epsilon", "target_value": 3, "delta": 1e-5, "batch_size": 256, "dataset_size": 60000,
             "epochs": 1, "sampling": POISSON, "relation": ADD_REMOVE, "unit": EXAMPLE, "discretization": 1e-3}
 #: The form's labels (the schema's titles), used to word the library's errors.
@@ -95,6 +96,7 @@ async def _answer(request: Request, form):
     warnings: list[str] = []
     if not errors and body is not None:
         kwargs = body.model_dump()
+        kwargs["drop_last"] = form.get("drop_last") in ("on", "true", "1")
         try:
             warnings = _warnings(kwargs)
             result, statement, grade = await _calibrate(request, kwargs, True)

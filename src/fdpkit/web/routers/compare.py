@@ -106,14 +106,26 @@ def _field_of(message: str, rows: list[str]) -> str:
     return {"delta": f"delta_{r}", "sensitivity": f"sensitivity_{r}", "kind": f"kind_{r}"}.get(name, f"value_{r}")
 
 
+def _is_query(name: str) -> bool:
+    """Whether ``name`` is one of the form's fields (a permalink's query parameter)."""
+    return name in ("mechanism", "discretization") or re.fullmatch(r"(kind|value|delta|sensitivity)_\d+", name) is not None
+
+
 @router.get("/compare", include_in_schema=False)
 async def compare_page(request: Request):
+    """The form; with query parameters (a permalink, e.g. ``/compare?kind_1=mu&value_1=1``) the
+    plot, rendered on the server."""
+    if any(_is_query(k) for k in request.query_params):
+        return await _answer(request, request.query_params)
     return await render_page(request, "compare.html", _context(DEFAULT_ROWS, {}))
 
 
 @router.post("/compare", include_in_schema=False)
 async def compare_submit(request: Request):
-    form = await request.form()
+    return await _answer(request, await request.form())
+
+
+async def _answer(request: Request, form):
     errors = FormErrors()
     entries, rows = _entries(form, errors)
     disc = parse_float(form, "discretization", errors, default=1e-3)

@@ -15,6 +15,7 @@ from fdpkit.web.common import (
 )
 from fdpkit.web.forms import in_words, labels_of, parse_form
 from fdpkit.web.jobs import report_job
+from fdpkit.web.names import download_name
 from fdpkit.web.models import DPSGDRequest, MechanismRequest, PointsRequest, UniformSamplingRequest
 
 router = APIRouter()
@@ -170,7 +171,7 @@ async def report_download(request: Request, format: str = Query("html")):
         data = await _report(request, mech, disc, format)
     except ValueError as exc:
         return api_error(exc)
-    return download(data, f"fdpkit-report.{format}", MEDIA[format])
+    return download(data, download_name(mech, format), MEDIA[format])
 
 
 @router.post("/api/report/dpsgd", tags=["report"])
@@ -224,4 +225,4 @@ async def _api_answer(request: Request, mech, disc: float, format: str):
     result = await _report(request, mech, disc, "dict" if format == "json" else format)
     if format == "json":
         return result
-    return download(result, f"fdpkit-report.{format}", MEDIA[format])
+    return download(result, download_name(mech, format), MEDIA[format])
