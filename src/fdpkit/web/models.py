@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal, Optional
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from fdpkit._numerics import EPSILON_MAX, MU_MAX
-from fdpkit.vocabulary import ADD_REMOVE, EXAMPLE, POISSON, RELATIONS, SAMPLINGS, UNITS
+from fdpkit.vocabulary import ADD_REMOVE, EXAMPLE, POISSON, Relation, Sampling, Unit
 
 #: The library's own limit on mu (one place: ``fdpkit._numerics.MU_MAX``): every model below
 #: takes its mu bound from it, so the web, the CLI and the library agree.
@@ -51,10 +51,10 @@ class TrainingShape(BaseModel):
     steps: Optional[int] = Field(None, ge=1, title="Steps")
     epochs: Optional[float] = Field(None, gt=0, allow_inf_nan=False, title="Epochs")
     # fdpkit.vocabulary: the strings of the library and the CLI
-    sampling: Literal[SAMPLINGS] = Field(POISSON, title="Sampling scheme")
-    relation: Literal[RELATIONS] = Field(ADD_REMOVE, title="Neighbouring relation")
+    sampling: Sampling = Field(POISSON, title="Sampling scheme")
+    relation: Relation = Field(ADD_REMOVE, title="Neighbouring relation")
     max_batch_size: Optional[int] = Field(None, ge=1, title="Max batch size")
-    unit: Literal[UNITS] = Field(EXAMPLE, title="Privacy unit")
+    unit: Unit = Field(EXAMPLE, title="Privacy unit")
     examples_per_user: Optional[int] = Field(None, ge=1, le=10_000, title="Examples per user")
     discretization: float = Field(1e-4, gt=0, le=1, allow_inf_nan=False, title="PLD discretization")
 
