@@ -4,6 +4,7 @@ headers and the error handlers."""
 
 from __future__ import annotations
 
+import asyncio
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
@@ -14,7 +15,7 @@ from fastapi.staticfiles import StaticFiles
 
 import fdpkit
 from fdpkit.web.auth import AuthError
-from fdpkit.web.common import HERE, Limits, page
+from fdpkit.web.common import HERE, Limits, api_error, page
 from fdpkit.web.pool import ServerBusy
 from fdpkit.web.server import CSP, SECURITY_HEADERS, EdgeMiddleware  # noqa: F401 (re-exported)
 from fdpkit.web.routers import audit
@@ -59,9 +60,15 @@ class _App(FastAPI):
 async def _lifespan(app: FastAPI):
     from fdpkit.web.common import pool_of
 
+    from fdpkit.web.jobs import warm_server
+
     pool_of(app, "light").start()  # workers import fdpkit while the server starts
     pool_of(app, "heavy").start()
+    if app.state.limits.warm_workers:  # the server's own pre-job work (cost model), in the background
+        warming = asyncio.get_running_loop().run_in_executor(None, warm_server)
     yield
+    if app.state.limits.warm_workers:
+        warming.cancel()
     for pool in getattr(app.state, "pools", {}).values():
         pool.close()
 
@@ -156,7 +163,7 @@ def create_app(limits: Limits | None = None, ledger_url: str | None = None, setu
     async def value_error(request: Request, exc: ValueError):
         if _wants_page(request):
             return error_page(request, "Refused", str(exc), 422, back=request.url.path, back_label="Back to the form")
-        return JSONResponse({"detail": str(exc)}, status_code=422)
+        return api_error(exc)
 
     @app.get("/", include_in_schema=False)
     async def index():
@@ -173,6 +180,8 @@ def create_app(limits: Limits | None = None, ledger_url: str | None = None, setu
 
     @app.get("/healthz", include_in_schema=False)
     async def health():
-        return {"status": "ok", "version": fdpkit.__version__}
+        pools = getattr(app.state, "pools", {})
+        return {"status": "ok", "version": fdpkit.__version__,
+                "warm_workers": {lane: pool.warmed() for lane, pool in pools.items()}}
 
     return app

@@ -17,14 +17,13 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from fdpkit.accounting import DISCRETIZATION_DEFAULT
+from fdpkit.accounting.bounds import AUDIT_WORK_PER_SCORE, SIMULATION_WORK_PER_DRAW
 from fdpkit.audit import read_scores_csv
 from fdpkit.mechanisms import Composed, Mechanism, Repeated, mechanism_from_dict
 from fdpkit.report import FORMATS
-from fdpkit.web.common import (MEDIA, FormErrors, Limits, api_error, download, finite, parse_float, parse_int,
-                               render_page, run_heavy, run_light, spec_from_text)
-from fdpkit.web.jobs import (AUDIT_WORK_PER_SCORE, SIMULATION_WORK_PER_DRAW, audit_counts_job, audit_scores_job,
-                             prepare, simulate_job)
-from fdpkit.web.routers.report import check_limits
+from fdpkit.web.common import (MEDIA, FormErrors, Limits, api_error, check_limits, download, finite, parse_float,
+                               parse_int, render_page, run_heavy, run_light, spec_from_text)
+from fdpkit.web.jobs import audit_counts_job, audit_scores_job, prepare, simulate_job
 
 router = APIRouter()
 
@@ -332,7 +331,7 @@ async def audit_api(request: Request, body: AuditRequest, format: str = Query("j
                                       body.confidence, body.delta, mech, work, format)
         return _answer(result, format)
     except ValueError as exc:
-        return api_error(str(exc))
+        return api_error(exc)
 
 
 @router.post("/api/audit/upload", tags=["audit"])
@@ -353,7 +352,7 @@ async def audit_upload_api(request: Request, members: UploadFile = File(...), no
         result = await _run_audit(request, "scores", (m, n), confidence, delta, mech, work, format)
         return _answer(result, format)
     except ValueError as exc:
-        return api_error(str(exc))
+        return api_error(exc)
 
 
 @router.post("/api/audit/simulate", tags=["audit"])
@@ -368,4 +367,4 @@ async def audit_simulate_api(request: Request, body: SimulateRequest) -> dict:
         out["simulated"] = {k: out["simulated"][k] for k in ("mechanism", "trials", "seed", "score")}
         return finite(out)
     except ValueError as exc:
-        return api_error(str(exc))
+        return api_error(exc)

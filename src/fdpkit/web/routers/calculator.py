@@ -79,7 +79,7 @@ async def _answer(request: Request, form):
             result = await run_light(_run, values)
             figure = await run_light(noise_figure, values)
         except ValueError as exc:
-            errors[field_of(str(exc), FIELDS)] = str(exc)
+            errors[field_of(exc, FIELDS)] = str(exc)
     return await render_page(request, "calculator.html", {"values": {k: form.get(k, v) for k, v in values.items()},
                                                           "errors": errors, "result": result, "examples": EXAMPLES,
                                                           "figure": figure})
@@ -107,7 +107,7 @@ async def calculator_export(request: Request, format: str = Query("csv")):
     try:
         result = await run_light(_run, values)
     except ValueError as exc:
-        return api_error(str(exc))
+        return api_error(exc)
     rows = [["section", "name", "value"]] + [list(r) for r in result.rows()]
     name = download_name({"kind": result.mode, **result.inputs}, format, "calculator")
     if format == "csv":
@@ -124,4 +124,4 @@ async def calculator_api(body: CalculatorRequest) -> dict:
     try:
         return await run_light(lambda: finite(_run(body.model_dump()).to_dict()))
     except ValueError as exc:
-        return api_error(str(exc))
+        return api_error(exc)

@@ -12,11 +12,10 @@ from fastapi import APIRouter, Request
 
 from fdpkit.mechanisms import mechanism_from_dict
 from fdpkit.report.compare import KIND_LABELS, MAX_CURVES
-from fdpkit.web.common import (FormErrors, Limits, api_error, finite, parse_float, render_page, run_heavy,
+from fdpkit.web.common import (FormErrors, Limits, api_error, check_limits, finite, parse_float, render_page, run_heavy,
                                run_light)
 from fdpkit.web.jobs import compare_job, prepare
 from fdpkit.web.models import CompareRequest
-from fdpkit.web.routers.report import check_limits
 
 router = APIRouter()
 #: form kinds: the library's, with the Laplace mechanism given by epsilon or by its scale
@@ -150,4 +149,4 @@ async def compare_api(request: Request, body: CompareRequest) -> dict:
         data, _ = await _compare(request, entries, body.discretization, body.points)
         return finite(data)
     except ValueError as exc:
-        return api_error(str(exc))
+        return api_error(exc)

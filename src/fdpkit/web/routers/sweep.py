@@ -10,7 +10,8 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from fdpkit.web.common import FormErrors, Limits, api_error, finite, parse_float, render_page, run_heavy, run_light
-from fdpkit.web.jobs import sweep_cost, sweep_design_job, sweep_map_job
+from fdpkit.accounting.bounds import sweep_cost
+from fdpkit.web.jobs import sweep_design_job, sweep_map_job
 from fdpkit.web.models import DesignTableRequest, SweepRequest
 
 router = APIRouter()
@@ -141,7 +142,7 @@ async def sweep_api(body: SweepRequest, request: Request) -> dict:
     try:
         return finite((await run_map(request, body.model_dump(), False))["result"])
     except (ValueError, TypeError) as exc:
-        return api_error(str(exc))
+        return api_error(exc)
 
 
 @router.post("/api/sweep/design", tags=["sweep"])
@@ -150,4 +151,4 @@ async def design_api(body: DesignTableRequest, request: Request) -> dict:
     try:
         return finite((await run_design(request, body.model_dump(), False))["result"])
     except (ValueError, TypeError) as exc:
-        return api_error(str(exc))
+        return api_error(exc)

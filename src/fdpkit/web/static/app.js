@@ -45,6 +45,36 @@
     if (box) { box.hidden = true; }
   }
 
+  /* inputs that exclude each other (sample rate / batch size, steps / epochs, required power /
+     max relative power loss): typing one clears the other, instead of a refusal on submit */
+  document.addEventListener("input", function (e) {
+    var el = e.target;
+    if (!el || !el.getAttribute || !el.value) { return; }
+    var names = el.getAttribute("data-excludes");
+    if (!names || !el.form) { return; }
+    names.split(" ").forEach(function (name) {
+      var other = el.form.querySelector("[name='" + name + "']");
+      if (other && other.value) { other.value = ""; }
+    });
+  });
+
+  /* "Load example": the form starts empty (placeholders show the example); this fills it */
+  document.addEventListener("click", function (e) {
+    var btn = e.target && e.target.closest ? e.target.closest("[data-example]") : null;
+    if (!btn || !btn.form) { return; }
+    var example = JSON.parse(btn.getAttribute("data-example"));
+    var box = btn.closest("[data-when-kind], fieldset, form");
+    box.querySelectorAll("input[type=text], input:not([type])").forEach(function (input) {
+      input.value = Object.prototype.hasOwnProperty.call(example, input.name) ? example[input.name] : "";
+    });
+    Object.keys(example).forEach(function (name) {
+      var input = btn.form.querySelector("[name='" + name + "']");
+      if (input) { input.value = example[name]; }
+    });
+    var first = box.querySelector("input[type=text]");
+    if (first) { first.focus(); }
+  });
+
   /* numbers such as 4e-05 or 1.2e+03 never break across lines (at their minus sign) */
   var NUMBER = /\d(?:[.,]\d+)*e[-+]\d+/g;
   function keepNumbersWhole(root) {
