@@ -214,11 +214,12 @@ def _approved(db, title="T"):
     return rid
 
 
-def test_release_without_a_terminal_needs_yes(db):
+def test_release_without_a_terminal_does_not_ask(db):
+    """Scripts (no terminal) release as they did before the y/N question existed."""
     rid = _approved(db)
     r = run("ledger", "--db", db, "release", rid, "--user", "bob")
-    assert r.exit_code == 2 and "--yes" in r.stderr and len(r.stderr.strip().splitlines()) == 1
-    assert json.loads(run("ledger", "--db", db, "status", "census", "--format", "json").stdout)["released_count"] == 0
+    assert r.exit_code == 0 and "[y/N]" not in r.output, r.output
+    assert json.loads(run("ledger", "--db", db, "status", "census", "--format", "json").stdout)["released_count"] == 1
 
 
 def test_release_on_a_terminal_asks_y_n(db, monkeypatch):

@@ -272,7 +272,7 @@ def test_pdf_not_rendered_is_rendered_on_download(populated):
         assert [e.kind for e in led.history(release_id=r.id)].count("approval.pdf") == 1 and led.verify().ok
 
 
-def test_api_release_needs_confirm_and_has_a_dry_run(populated):
+def test_api_release_refuses_confirm_false_and_has_a_dry_run(populated):
     url, app = populated
     with open_ledger(url) as led:
         led.add_dataset("fresh", unit="one person", user="admin")  # survey's total may be past its hard limit
@@ -281,7 +281,7 @@ def test_api_release_needs_confirm_and_has_a_dry_run(populated):
     api = TestClient(app)
     tok = api.post("/api/ledger/login", json={"username": "bob", "password": PASSWORD}).json()["csrf_token"]
     h = {"X-CSRF-Token": tok}
-    for body in ({}, {"confirm": False}, {"override_reason": "x"}):
+    for body in ({"confirm": False}, {"confirm": False, "override_reason": "x"}):
         r = api.post(f"/api/ledger/releases/{rid}/release", json=body, headers=h)
         assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "confirm"], r.text
         assert "preview" in r.json()["detail"][0]["msg"]

