@@ -59,10 +59,12 @@ test: $(STAMP) $(SYSTEM_STAMP) lint docs
 	NPY_DISABLE_CPU_FEATURES="$$($(PY) scripts/narrow_simd.py)" \
 		$(PY) -m pytest -n 2 -m "not serial" tests/accounting $(PYTEST_ARGS)
 
-# ruff and mypy on src/ (configured in pyproject.toml; strictness stated there).
+# ruff and mypy on src/ (configured in pyproject.toml; strictness stated there), and
+# import-linter: the layers contract of [tool.importlinter] (imports flow one way, issue 23).
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
 # The documentation site (docs/ -> site/), strict: a broken reference or link fails.
 # Plots are drawn by docs/hooks.py during the build; `make docs-serve` previews it.
