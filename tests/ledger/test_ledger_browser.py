@@ -3,9 +3,6 @@ and proposes a release, an approver logs in, approves and releases it from the q
 sees the threshold alert and the timeline on the dataset page."""
 
 import os
-import socket
-import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -22,28 +19,15 @@ SLOW_MS = 120_000
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    import uvicorn
-
+def server(tmp_path_factory, serve_app):
     url = f"sqlite:///{tmp_path_factory.mktemp('browser') / 'ledger.sqlite'}"
     led = open_ledger(url)
     led.add_dataset("census", unit="one person", user="admin")
     add_user(led, "ana", role="analyst", password=PASSWORD, actor="admin")
     add_user(led, "bob", role="approver", password=PASSWORD, actor="admin")
     led.close()
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    srv = uvicorn.Server(uvicorn.Config(create_app(ledger_url=url), host="127.0.0.1", port=port,
-                                       log_level="warning"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.time() + 30
-    while not srv.started and time.time() < deadline:
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(timeout=10)
+    with serve_app(create_app(ledger_url=url)) as base:  # the shared live server (tests/conftest.py)
+        yield base
 
 
 def _login(page, base, user):

@@ -21,6 +21,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from urllib.parse import urlparse
 
 import httpx
 import pytest
@@ -28,7 +29,7 @@ from fastapi.testclient import TestClient
 
 from fdpkit.web.common import Limits
 from fdpkit.web.main import create_app
-from fdpkit.web.server import SECURITY_HEADERS, server_config
+from fdpkit.web.server import SECURITY_HEADERS
 
 #: A request for the heavy lane (estimated work just above ``Limits.light_work``; about 1 s
 #: of CPU, so the test stays short). Six of them fill the heavy lane to its limit (2 running,
@@ -156,32 +157,6 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-class _Server:
-    def __init__(self, limits: Limits) -> None:
-        import uvicorn
-
-        self.app = create_app(limits)
-        self.port = _free_port()
-        self.server = uvicorn.Server(server_config(self.app, port=self.port))
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    def __enter__(self) -> "_Server":
-        self.thread.start()
-        deadline = time.time() + 60
-        while not self.server.started and time.time() < deadline:
-            time.sleep(0.05)
-        assert self.server.started
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=20)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
 
 
 class _ServerProcess:
@@ -336,22 +311,23 @@ def test_load_heavy_and_light_at_once():
 
 
 @pytest.mark.serial
-def test_slow_clients_are_dropped_while_healthz_answers():
+def test_slow_clients_are_dropped_while_healthz_answers(serve_app):
     """200 trickling sockets are closed by the server within its request deadline (as seen
     by a polling loop: CLOSE_SEEN_S later at most) while /healthz keeps answering. Marked
     ``serial`` (timing-sensitive: run alone)."""
     limits = Limits(request_timeout_s=REQUEST_TIMEOUT_S)
-    with _Server(limits) as srv:
+    with serve_app(create_app(limits)) as url:  # the shared live server (tests/conftest.py)
+        port = urlparse(url).port
         socks = []
         for i in range(TRICKLERS):
-            s = socket.create_connection(("127.0.0.1", srv.port), timeout=5)
+            s = socket.create_connection(("127.0.0.1", port), timeout=5)
             s.sendall(b"POST /api/convert HTTP/1.1\r\nHost: x\r\n" if i % 2 else b"GET /healthz HTTP/1.1\r\n")
             socks.append(s)
         start = time.monotonic()
         closed = [False] * TRICKLERS
         healthz: list[int] = []
         waits: list[float] = []
-        with httpx.Client(base_url=srv.url, timeout=5) as client:
+        with httpx.Client(base_url=url, timeout=5) as client:
             while not all(closed) and time.monotonic() - start < REQUEST_TIMEOUT_S * 5:
                 for i, s in enumerate(socks):
                     if closed[i]:
