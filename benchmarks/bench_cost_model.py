@@ -30,7 +30,7 @@ import fdpkit as fp
 from fdpkit.accounting import estimate_cost
 from fdpkit.accounting.cost import WORK_PER_SECOND, estimate_compose_curves_cost
 from fdpkit.mechanisms import Composed, Gaussian, Laplace, RandomizedResponse, Repeated, Subsampled, dpsgd
-from fdpkit.mechanisms.renyi import ZCDP
+from fdpkit.mechanisms.renyi_guarantees import ZCDP
 
 #: (label, mechanism or tuple of curves, discretization, quick)
 CASES = [

@@ -36,7 +36,7 @@ os.environ["FDPKIT_THREADS"] = "1"
 
 import fdpkit as fp
 from fdpkit.accounting import _pld_adapter, single_step
-from fdpkit.accounting.dpsgd import dpsgd_pld
+from fdpkit.accounting.pld import dpsgd_pld
 
 NM, Q, T, DISC = 9.4, 16384 / 50000, 2000, 1e-4
 

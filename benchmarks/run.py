@@ -30,7 +30,7 @@ import numpy as np
 from dp_accounting.pld import privacy_loss_distribution as pldlib
 
 import fdpkit as fp
-from fdpkit.calibrate import dpsgd_mu
+from fdpkit.calibrate.solver import dpsgd_mu
 
 HEADLINE = dict(noise_multiplier=9.4, sample_rate=0.32768, steps=2000)
 DISC = 1e-4

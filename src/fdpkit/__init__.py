@@ -44,8 +44,8 @@ _LAZY: dict[str, str] = {
     "worst_case": "fdpkit.curves",
     # --- fit: tight mu, regret
     "GDPFit": "fdpkit.fit",
-    "advantage": "fdpkit.fit",
-    "bayes_risk": "fdpkit.fit",
+    "advantage": "fdpkit.risk",
+    "bayes_risk": "fdpkit.risk",
     "fit_gdp": "fdpkit.fit",
     "regret": "fdpkit.fit",
     "symmetric_regret": "fdpkit.fit",
@@ -88,8 +88,8 @@ _LAZY: dict[str, str] = {
     "grade": "fdpkit.risk.grade",
     "RiskReading": "fdpkit.risk.reading",
     "read_guarantee": "fdpkit.risk.reading",
-    "parse_fraction": "fdpkit.plausibility",
-    "plausibility_warnings": "fdpkit.plausibility",
+    "parse_fraction": "fdpkit._inputs",
+    "plausibility_warnings": "fdpkit._inputs",
     # --- mechanisms / accounting / report / calibration
     "RhoFit": "fdpkit.accounting",
     "account": "fdpkit.accounting",
@@ -118,8 +118,8 @@ _LAZY: dict[str, str] = {
     "dpsgd_schedule": "fdpkit.mechanisms",
     "mechanism_from_dict": "fdpkit.mechanisms",
     "mechanism_from_json": "fdpkit.mechanisms",
-    "PrivacyReport": "fdpkit.privacy",
-    "privacy_report": "fdpkit.privacy",
+    "PrivacyReport": "fdpkit.guarantee",
+    "privacy_report": "fdpkit.guarantee",
     # --- audits (the function fdpkit.audit shadows the package name on purpose: use
     # ``from fdpkit.audit import ...`` for the package's other names)
     "AuditResult": "fdpkit.audit",

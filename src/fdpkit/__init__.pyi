@@ -18,8 +18,8 @@ from fdpkit.curves import envelope as envelope
 from fdpkit.curves import group_curve as group_curve
 from fdpkit.curves import worst_case as worst_case
 from fdpkit.fit import GDPFit as GDPFit
-from fdpkit.fit import advantage as advantage
-from fdpkit.fit import bayes_risk as bayes_risk
+from fdpkit.risk import advantage as advantage
+from fdpkit.risk import bayes_risk as bayes_risk
 from fdpkit.fit import fit_gdp as fit_gdp
 from fdpkit.fit import regret as regret
 from fdpkit.fit import symmetric_regret as symmetric_regret
@@ -60,8 +60,8 @@ from fdpkit.risk.grade import Grade as Grade
 from fdpkit.risk.grade import grade as grade
 from fdpkit.risk.reading import RiskReading as RiskReading
 from fdpkit.risk.reading import read_guarantee as read_guarantee
-from fdpkit.plausibility import parse_fraction as parse_fraction
-from fdpkit.plausibility import plausibility_warnings as plausibility_warnings
+from fdpkit._inputs import parse_fraction as parse_fraction
+from fdpkit._inputs import plausibility_warnings as plausibility_warnings
 from fdpkit.accounting import RhoFit as RhoFit
 from fdpkit.accounting import account as account
 from fdpkit.accounting import compose_curves as compose_curves
@@ -89,8 +89,8 @@ from fdpkit.mechanisms import from_dp_event as from_dp_event
 from fdpkit.mechanisms import dpsgd_schedule as dpsgd_schedule
 from fdpkit.mechanisms import mechanism_from_dict as mechanism_from_dict
 from fdpkit.mechanisms import mechanism_from_json as mechanism_from_json
-from fdpkit.privacy import PrivacyReport as PrivacyReport
-from fdpkit.privacy import privacy_report as privacy_report
+from fdpkit.guarantee import PrivacyReport as PrivacyReport
+from fdpkit.guarantee import privacy_report as privacy_report
 from fdpkit.audit import AuditResult as AuditResult
 from fdpkit.audit import SimulatedAttack as SimulatedAttack
 from fdpkit.audit import audit_from_counts as audit_from_counts

@@ -73,7 +73,7 @@ def test_estimate_tracks_the_real_composition(monkeypatch, mech, d):
 
 def test_renyi_and_compose_curves_are_estimated():
     from fdpkit.accounting.cost import estimate_compose_curves_cost
-    from fdpkit.mechanisms.renyi import ZCDP
+    from fdpkit.mechanisms.renyi_guarantees import ZCDP
 
     est = estimate_cost(Composed((ZCDP(0.5), Repeated(Subsampled(Gaussian(1.0), 0.1), 100))), 1e-4)
     assert est.method == "RDP" and 0 < est.work < 1e7 and est.grid_points == 0

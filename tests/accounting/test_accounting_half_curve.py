@@ -15,10 +15,11 @@ import pytest
 import fdpkit as fp
 from fdpkit.accounting import _pld_adapter, account, tilted
 from fdpkit.accounting._cumulants import _Shape
-from fdpkit.accounting.dpsgd import _poisson_step
+from fdpkit.accounting.pld import _poisson_step
 from fdpkit.curves.hull import _mirror_half
 from fdpkit.curves.piecewise import PiecewiseLinearCurve
-from fdpkit.fit import advantage, fit_gdp
+from fdpkit.fit import fit_gdp
+from fdpkit.risk import advantage
 from fdpkit.mechanisms import Composed, Gaussian, Laplace, Repeated, Subsampled
 from fdpkit.risk.disclosure import failure_mode
 

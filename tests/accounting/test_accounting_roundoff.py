@@ -18,7 +18,7 @@ from scipy import optimize, stats
 import fdpkit as fp
 from fdpkit.accounting import tilted
 from fdpkit.accounting._pld_adapter import PmfArrays, pld_from_arrays, pmf_arrays
-from fdpkit.accounting.curve import curve_from_pld
+from fdpkit.accounting.pld_curve import curve_from_pld
 from fdpkit.accounting.pld import build_pld
 from fdpkit.mechanisms import Composed, Gaussian, Laplace, RandomizedResponse, Repeated, Subsampled, dpsgd
 

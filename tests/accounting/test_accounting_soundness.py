@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import fdpkit as fp
-from fdpkit.accounting.curve import curve_from_pld
+from fdpkit.accounting.pld_curve import curve_from_pld
 from fdpkit.accounting.pld import build_pld
 from fdpkit.mechanisms import Gaussian, Repeated, dpsgd
 

@@ -54,9 +54,9 @@ def test_hull_matches_monotone_chain_property(ys, seed):
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(0, 20), max_size=40), st.lists(st.integers(0, 20), max_size=40))
 def test_merge_of_sorted_runs_is_a_stable_sort(r1, r2):
-    """accounting.curve._merge_order (binary searches) equals a stable sort of the two
+    """accounting.pld_curve._merge_order (binary searches) equals a stable sort of the two
     sorted runs concatenated, ties included (the certified curve merges its runs so)."""
-    from fdpkit.accounting.curve import _merge_order
+    from fdpkit.accounting.pld_curve import _merge_order
 
     x1, x2 = np.sort(np.array(r1, dtype=float)), np.sort(np.array(r2, dtype=float))
     ref = np.argsort(np.concatenate([x1, x2]), kind="stable")

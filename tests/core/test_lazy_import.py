@@ -83,7 +83,7 @@ def test_functions_keep_their_names_after_their_packages_load():
 
 
 def test_function_first_then_package():
-    code = ("import fdpkit\nf = fdpkit.sweep\nimport fdpkit.sweep.core\n"
+    code = ("import fdpkit\nf = fdpkit.sweep\nimport fdpkit.sweep.runner\n"
             "value = [fdpkit.sweep is f, fdpkit.audit is fdpkit.audit, callable(fdpkit.audit)]")
     assert loaded_after(code, ())["value"] == [True, True, True]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 import fdpkit as fp
-from fdpkit import calibrate as cal
+from fdpkit.calibrate import solver as cal
 from fdpkit.accounting import CostBudget
 
 #: The fit's finite ceiling at the default alpha_min = 1e-10: 2 z(1e-10).

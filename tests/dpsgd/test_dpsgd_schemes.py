@@ -17,7 +17,7 @@ from _reference_bounds import dpa_epsilon_bracket
 import fdpkit as fp
 from fdpkit import compose_curves, group_curve
 from fdpkit.accounting import account, curve_from_pld
-from fdpkit.accounting.dpsgd import fixed_size_step_curve
+from fdpkit.accounting.pld import fixed_size_step_curve
 from fdpkit.curves import GaussianCurve, PiecewiseLinearCurve
 from fdpkit.fit import fit_gdp
 

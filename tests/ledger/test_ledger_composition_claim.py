@@ -29,6 +29,6 @@ def test_pure_releases_claim_delta_zero(tmp_path):
 
 
 def _released(led):
-    from fdpkit.ledger.core import release_dict
+    from fdpkit.ledger.operations import release_dict
 
     return [release_dict(r) for r in led.releases("census", state="released")]

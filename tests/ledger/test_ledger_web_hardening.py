@@ -176,7 +176,7 @@ def test_login_does_not_wait_on_the_write_lock(site):
 
 
 def test_history_page_verifies_only_on_request(site, monkeypatch):
-    from fdpkit.ledger.core import Ledger
+    from fdpkit.ledger.operations import Ledger
 
     app, _ = site
     p, _ = page(app, "viewer")

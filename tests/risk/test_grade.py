@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import fdpkit as fp
 from fdpkit._numerics import norm_isf, norm_sf
-from fdpkit.plausibility import parse_fraction, plausibility_warnings
+from fdpkit._inputs import parse_fraction, plausibility_warnings
 from fdpkit.risk.grade import (COLOURS, DEFINITIONS, ICONS, LABELS, REFERENCE_FPR, REFERENCE_PRIOR, grade,
                                grade_for_tpr)
 from fdpkit.risk.reading import check_guarantee_fields, read_guarantee

@@ -7,10 +7,10 @@ import pytest
 
 import fdpkit as fp
 from fdpkit.accounting import account, shared_single_steps
-from fdpkit.accounting import dpsgd as acc_dpsgd
+from fdpkit.accounting import pld as acc_pld
 from fdpkit.fit import fit_gdp
 from fdpkit.sweep import sweep
-from fdpkit.sweep.core import _options
+from fdpkit.sweep.runner import _options
 from fdpkit.sweep.evaluate import evaluate_group
 
 #: Coarse discretization: the suite stays fast; the numbers are still certified.
@@ -22,13 +22,13 @@ SHARED_TOL = 0.0
 
 def _counting(monkeypatch):
     calls = []
-    original = acc_dpsgd._phase_pld
+    original = acc_pld._phase_pld
 
     def counted(m, ph, d):
         calls.append((m.sampling, ph.noise_multiplier, ph.sample_rate, ph.steps))
         return original(m, ph, d)
 
-    monkeypatch.setattr(acc_dpsgd, "_phase_pld", counted)
+    monkeypatch.setattr(acc_pld, "_phase_pld", counted)
     return calls
 
 
@@ -78,7 +78,7 @@ def test_shared_cache_keeps_schemes_and_relations_apart():
 
 def test_schedule_with_repeated_phase_is_unchanged_by_sharing():
     from fdpkit.mechanisms import Phase
-    from fdpkit.mechanisms.dpsgd import DPSGD
+    from fdpkit.mechanisms.training import DPSGD
 
     m = DPSGD((Phase(2.0, 0.05, 40), Phase(1.0, 0.05, 10), Phase(2.0, 0.05, 40)))
     alone = fit_gdp(account(m, discretization=DISC).curve).mu

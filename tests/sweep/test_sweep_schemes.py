@@ -9,7 +9,7 @@ import csv
 import pytest
 
 import fdpkit as fp
-from fdpkit.mechanisms.dpsgd import REFUSED
+from fdpkit.mechanisms.training import REFUSED
 from fdpkit.sweep import sweep
 from fdpkit.sweep.evaluate import SHUFFLED_NOTE
 from fdpkit.sweep.store import read_table

@@ -1,13 +1,10 @@
 """Mechanisms -> numeric curves. The only package that imports dp_accounting."""
 
-from fdpkit.accounting.curve import (
-    DISCRETIZATION_DEFAULT,
-    Accounting,
-    closed_form_curve,
-    curve_from_pld,
-)
+from fdpkit.accounting.accountant import account, poisson_comparison, tradeoff_curve
+from fdpkit.accounting.closed_form import closed_form_curve
 from fdpkit.accounting.cost import BudgetExceeded, CostBudget, CostEstimate, estimate_cost
-from fdpkit.accounting.dpsgd import account, poisson_comparison, tradeoff_curve
+from fdpkit.accounting.pld_curve import curve_from_pld
+from fdpkit.accounting.result import DISCRETIZATION_DEFAULT, Accounting
 from fdpkit.accounting.rdp import RhoFit, rdp_epsilons, rdp_guarantee, renyi_curve, tight_rho
 
 from fdpkit.accounting.compose import compose_curves

@@ -2,14 +2,15 @@
 
 Each curve becomes a pessimistic privacy loss distribution (derivation in
 :mod:`fdpkit.accounting.from_curve`), dp_accounting composes the distributions, and the
-composed distribution's certified curve (:func:`fdpkit.accounting.curve.curve_from_pld`)
+composed distribution's certified curve (:func:`fdpkit.accounting.pld_curve.curve_from_pld`)
 is returned: a lower bound of the composed curve and of its inverse.
 """
 
 from __future__ import annotations
 
 from fdpkit.accounting import _pld_adapter as _adapter
-from fdpkit.accounting.curve import DISCRETIZATION_DEFAULT, _check_discretization, curve_from_pld
+from fdpkit.accounting.pld_curve import curve_from_pld
+from fdpkit.accounting.result import DISCRETIZATION_DEFAULT, check_discretization
 from fdpkit.accounting.from_curve import _check_curve, pld_from_curve
 from fdpkit.accounting.pld import TAIL_MASS_TRUNCATION
 from fdpkit.curves import PiecewiseLinearCurve, TradeOffCurve
@@ -49,7 +50,7 @@ def compose_curves(*curves: TradeOffCurve, discretization: float = DISCRETIZATIO
         raise ValueError("compose_curves needs at least one curve, got none")
     for i, c in enumerate(curves):
         _check_curve(f"curves[{i}]", c)
-    d = _check_discretization(discretization)
+    d = check_discretization(discretization)
     plds = [pld_from_curve(c, d) for c in curves]
     out = plds[0]
     for p in plds[1:]:

@@ -50,7 +50,15 @@ from typing import Any
 import numpy as np
 
 from fdpkit._numerics import check_real
+from fdpkit.accounting import tilted
+from fdpkit.accounting._pld_adapter import pmf_arrays
+from fdpkit.accounting.closed_form import closed_form_curve
+from fdpkit.accounting.from_curve import _check_curve, pld_from_curve
+from fdpkit.accounting.pld import _flatten, _PhaseStep, _single_step_pld
+from fdpkit.accounting.rdp import contains_renyi
+from fdpkit.accounting.result import check_discretization
 from fdpkit.mechanisms import (
+    DPSGD,
     ApproxDP,
     Composed,
     CurveMechanism,
@@ -214,8 +222,6 @@ class _Tally:
 def _leaf_width_bound(step: Any) -> float | None:
     """An upper bound on a single step's loss range (nats), to pick the coarse grid; None
     when unknown a priori (trade-off curves)."""
-    from fdpkit.accounting.pld import _PhaseStep
-
     if isinstance(step, _PhaseStep):
         run, i = step
         mu = 2.0 / run.phases[i].noise_multiplier  # replace-one / truncation: sensitivity 2
@@ -245,8 +251,6 @@ def _max_leaf_points() -> float:
 
 def _noise_parameter(step: Any) -> str:
     """The public parameter that sets ``step``'s loss range (what to raise to shrink it)."""
-    from fdpkit.accounting.pld import _PhaseStep
-
     if isinstance(step, _PhaseStep):
         return "noise_multiplier"
     if isinstance(step, Subsampled):
@@ -260,9 +264,6 @@ def check_leaf_grids(mechanism: Mechanism, discretization: float) -> None:
     no budget given, :func:`fdpkit.accounting.account` checks this a priori (no PLD is built),
     so that tiny noise (sigma = 1e-300: a grid of ~1e600 points) is a ValueError, not a
     MemoryError or an overflow inside dp_accounting."""
-    from fdpkit.accounting.pld import _flatten
-    from fdpkit.mechanisms.dpsgd import DPSGD
-
     if isinstance(mechanism, DPSGD) and mechanism.examples_per_user is not None:
         mechanism = DPSGD(mechanism.phases, mechanism.sampling, mechanism.relation, mechanism.dataset_size,
                           mechanism.unit, None)
@@ -279,8 +280,6 @@ def check_leaf_grids(mechanism: Mechanism, discretization: float) -> None:
 
 def _leaf_rate(step: Any) -> float:
     """Work per grid point and direction of building ``step``'s PMF."""
-    from fdpkit.accounting.pld import _PhaseStep
-
     if isinstance(step, _PhaseStep):
         sampling = step[0].sampling
         if sampling == "shuffled":
@@ -303,9 +302,6 @@ def _coarse_leaf(step: Any, d: float):
     real range is much narrower (a subsampled step's losses are about q times smaller),
     rebuilt at the real range / COARSE_POINTS: over many steps a coarse grid's rounding
     would otherwise widen the composed loss distribution, and the estimate with it."""
-    from fdpkit.accounting._pld_adapter import pmf_arrays
-    from fdpkit.accounting.pld import _single_step_pld
-
     bound = _leaf_width_bound(step)
     if bound is not None and bound / COARSE_POINTS > 1.0:
         return None, bound
@@ -329,25 +325,13 @@ def _fine(n_coarse: int, coarse: float, d: float) -> float:
 
 
 def _plan(parts: list, coarse: float) -> tuple[list[float], float, float, int]:
-    """:mod:`fdpkit.accounting.tilted`'s own placement of tilts and windows (Step 2), run on
+    """:func:`fdpkit.accounting.tilted.plan`: the composition's own placement of tilts and windows (Step 2), run on
     the coarse factors ``parts`` [(arrays, times)]: (pass grid sizes, union window size,
     output size (non-negative losses), cumulant evaluations), all in coarse grid points."""
-    from fdpkit.accounting import tilted
-    from fdpkit.accounting._cumulants import _chernoff_x, _Cumulants
-
-    factors = [tilted._factor(a, int(t)) for a, t in parts]  # noqa: SLF001
-    cum = _Cumulants(factors, coarse)
-    lo_sup = sum(f.times * f.lo for f in factors)
-    hi_sup = sum(f.times * (f.lo + len(f.probs) - 1) for f in factors)
-    k0, _, k20 = cum(0.0)
-    top = _chernoff_x(cum, 0.0, k0, math.sqrt(k20), math.log(tilted.UPPER_TAIL_MASS), True)
-    top = min(hi_sup, math.ceil(top / coarse) + 1)
-    tilts = tilted._tilts(cum, top * coarse, np.float64)  # noqa: SLF001
-    windows = tilted._windows(cum, tilts, coarse, lo_sup, hi_sup, top)  # noqa: SLF001
-    start = min(w[0] for w in windows)
-    stop = max(w[1] for w in windows)
-    sizes = [float(hi - lo + 1) for lo, hi in windows]
-    return sizes, float(stop - start + 1), float(max(stop - max(start, 0) + 1, 1)), cum.evaluations
+    pl = tilted.plan(parts, coarse)
+    start, stop = pl.start, pl.stop
+    sizes = [float(hi - lo + 1) for lo, hi in pl.windows]
+    return sizes, float(stop - start + 1), float(max(stop - max(start, 0) + 1, 1)), pl.cumulants.evaluations
 
 
 def _wide_composition(steps: list, d: float, tally: _Tally) -> None:
@@ -412,9 +396,6 @@ def _estimate_steps(steps: list, d: float, tally: _Tally) -> None:
 
 
 def _coarse_leaf_at(step: Any, coarse: float):
-    from fdpkit.accounting._pld_adapter import pmf_arrays
-    from fdpkit.accounting.pld import _single_step_pld
-
     return pmf_arrays(_single_step_pld(step, coarse))
 
 
@@ -430,8 +411,6 @@ def _renyi_cost(m: Mechanism) -> float:
 
 def _driver(mechanism: Mechanism, steps: list, tally: _Tally) -> str:
     """The parameter that drives the cost most (see :class:`CostEstimate`)."""
-    from fdpkit.mechanisms.dpsgd import DPSGD
-
     if tally.leaf >= tally.compose:
         return "discretization"
     if any(t > 1 for _, t in steps):
@@ -473,14 +452,9 @@ def estimate_cost(mechanism: Mechanism, discretization: float = 1e-4) -> CostEst
     >>> 1e5 < c.grid_points < 1e6, c.work / WORK_PER_SECOND < 2
     (True, True)
     """
-    from fdpkit.accounting.curve import _check_discretization, closed_form_curve
-    from fdpkit.accounting.pld import _flatten
-    from fdpkit.accounting.rdp import contains_renyi
-    from fdpkit.mechanisms.dpsgd import DPSGD
-
     if not isinstance(mechanism, Mechanism):
         raise ValueError(f"mechanism must be an fdpkit mechanism, got {type(mechanism).__name__}")
-    d = _check_discretization(discretization)
+    d = check_discretization(discretization)
     if contains_renyi(mechanism):
         return CostEstimate("RDP", 0, _renyi_cost(mechanism), 0, "none")
     source = mechanism
@@ -490,7 +464,7 @@ def estimate_cost(mechanism: Mechanism, discretization: float = 1e-4) -> CostEst
         if mechanism.examples_per_user is not None:  # group privacy is applied to the run's curve
             mechanism = DPSGD(mechanism.phases, mechanism.sampling, mechanism.relation,
                               mechanism.dataset_size, mechanism.unit, None)
-        # every other scheme is composed numerically (fdpkit.accounting.dpsgd); its
+        # every other scheme is composed numerically (fdpkit.accounting.pld.dpsgd_pld); its
         # full-batch phases (q = 1) as one Gaussian step
     elif closed_form_curve(mechanism) is not None:
         return CostEstimate("closed form", 0, 0.0, 0, "none")
@@ -505,13 +479,9 @@ def estimate_compose_curves_cost(*curves: Any, discretization: float = 1e-4) -> 
     ``discretization``: each curve's PMF (its profile on the grid), dp_accounting's
     pairwise convolutions (supports add up, truncated at tail mass 1e-15) and the output
     curve. Driver: ``"discretization"`` or ``"curves"``."""
-    from fdpkit.accounting.curve import _check_discretization
-    from fdpkit.accounting.from_curve import _check_curve, pld_from_curve
-    from fdpkit.accounting._pld_adapter import pmf_arrays
-
     if not curves:
         raise ValueError("compose_curves needs at least one curve, got none")
-    d = _check_discretization(discretization)
+    d = check_discretization(discretization)
     coarse = max(d, CURVE_COARSE_STEP)
     tally = _Tally()
     running = [0.0, 0.0]

@@ -43,7 +43,7 @@ L = +inf) and L_inv the same for f^{-1}. Mass above the top moves to +inf and ma
 the bottom up to the lowest grid point: both raise the loss, so both are pessimistic.
 
 **Composition** (:func:`fdpkit.accounting.compose.compose_curves`). dp_accounting convolves the PMFs (``compose``, with its own pessimistic
-tail truncation), and :func:`fdpkit.accounting.curve.curve_from_pld` turns the composed
+tail truncation), and :func:`fdpkit.accounting.pld_curve.curve_from_pld` turns the composed
 PLD into the symmetric curve implied by its profile in both directions. The result is a
 lower bound of the composition f_1 (x) ... (x) f_k (Dong et al. 2022, Def. 3.1) and of its
 inverse; for symmetric inputs it is tight up to the discretisation.

@@ -32,7 +32,9 @@ else:  # dp_accounting (and scipy.signal, scipy.stats) load when a PLD is first 
 from fdpkit._numerics import EPSILON_MAX
 from fdpkit.accounting import _pld_adapter as _adapter
 from fdpkit.accounting import single_step, tilted
+from fdpkit.accounting.closed_form import full_batch_gaussian, full_batch_phases
 from fdpkit.accounting.from_curve import pld_from_curve
+from fdpkit.accounting.pld_curve import curve_from_pld
 from fdpkit.curves import PiecewiseLinearCurve, UniformSamplingCurve
 from fdpkit.mechanisms import (
     DPSGD,
@@ -48,6 +50,7 @@ from fdpkit.mechanisms import (
     Subsampled,
     UniformSampling,
 )
+from fdpkit.mechanisms.training import FIXED_SIZE_SENSITIVITY, Phase
 
 #: fdpkit's neighbouring relation -> the name of dp_accounting's ``NeighboringRelation``.
 _RELATION_NAMES = {"add-remove": "ADD_OR_REMOVE_ONE", "zero-out": "REPLACE_SPECIAL", "replace-one": "REPLACE_ONE"}
@@ -116,13 +119,13 @@ class _PhaseStep(tuple):
         return super().__new__(cls, (run, i))
 
     def build(self, discretization: float):
-        from fdpkit.accounting.dpsgd import _phase_pld
-
         run, i = self
         return _phase_pld(run, run.phases[i], discretization)[0]
 
 
-def _phase_count(run, phase) -> int:
+def _phase_count(run: DPSGD, phase: Phase) -> int:
+    """How many times the single step of ``phase`` is composed: its steps, or for shuffled
+    batches the steps any one example takes part in."""
     return phase.participations if run.sampling == "shuffled" else phase.steps
 
 
@@ -206,8 +209,6 @@ def laplace_pld(scale: float, sensitivity: float, sample_rate: float, discretiza
 def build_pld(mechanism: Mechanism, discretization: float):
     """The pessimistic PLD of ``mechanism`` at ``discretization`` (value_discretization_interval)."""
     if isinstance(mechanism, DPSGD):
-        from fdpkit.accounting.dpsgd import dpsgd_pld
-
         return dpsgd_pld(mechanism, discretization)
     if isinstance(mechanism, Gaussian):
         return gaussian_pld(mechanism.sigma, mechanism.sensitivity, 1.0, discretization)
@@ -255,8 +256,6 @@ def _flatten(mechanism: Mechanism, times: int = 1, out: list | None = None) -> l
     if isinstance(mechanism, DPSGD) and mechanism.examples_per_user is None:
         # a DP-SGD run is its phases' single steps: composed in the same single pass (an
         # already composed PMF keeps only its non-negative losses and must not be composed again)
-        from fdpkit.accounting.curve import full_batch_gaussian, full_batch_phases
-
         full = full_batch_phases(mechanism)  # q = 1: together one exact Gaussian step
         for i, ph in enumerate(mechanism.phases):
             if not any(ph is f for f in full):
@@ -317,3 +316,90 @@ def compose_arrays(arrays: list):
     out_remove, out_add = _adapter._both(lambda: tilted.compose(remove), lambda: tilted.compose(add),
                                          threads=threads)
     return _adapter.pld_from_arrays(out_remove, out_add)
+
+
+# ------------------------------------------------- DP-SGD's single steps, one per phase
+def _poisson_step(sigma: float, q: float, relation: str, d: float):
+    return gaussian_pld(sigma, 1.0, q, d, relation)
+
+
+def _truncated_step(m: DPSGD, ph: Phase, d: float):
+    """dp_accounting 0.6.0's ``from_truncated_subsampled_gaussian_mechanism``, its two
+    Gaussian steps built natively: the mixture, with the truncation probability
+    t = P[Bin(n - 1, q) >= B], of the sampled Gaussian and a replace-one sampled Gaussian of
+    noise sigma / 2 and sampling probability P[Bin(n, q) > B] B / (t n)."""
+    from scipy import stats
+
+    n, q, b, s = m.dataset_size, ph.sample_rate, ph.max_batch_size, ph.noise_multiplier
+    if not native_steps():
+        return pldlib.from_truncated_subsampled_gaussian_mechanism(
+            dataset_size=n, sampling_probability=q, truncated_batch_size=b, noise_multiplier=step_sigma(s, 1.0),
+            value_discretization_interval=d, use_connect_dots=True,
+            neighboring_relation=neighbour(m.relation))
+    sens_1 = _poisson_step(s, q, m.relation, d)
+    t = float(stats.binom.sf(b - 1, n - 1, q))
+    if t == 0.0:
+        return sens_1
+    q2 = float(stats.binom.sf(b, n, q)) * b / t / n
+    sens_2 = gaussian_pld(s / 2, 1.0, q2, d, "replace-one")
+    if t == 1.0:
+        return sens_2
+    r1, a1 = _adapter.pmf_arrays(sens_1)
+    (r2, _) = _adapter.pmf_arrays(sens_2)
+    remove = single_step.mixture(r2, r1, t)
+    if a1 is None:
+        return _adapter.pld_from_arrays(remove)
+    return _adapter.pld_from_arrays(remove, single_step.mixture(r2, a1, t))
+
+
+def fixed_size_step_curve(sigma: float, q: float, relation: str, d: float) -> PiecewiseLinearCurve:
+    """Certified curve of one fixed-size step: C_q(G_{Delta/sigma}) (Eq. 4.2 above)."""
+    delta = FIXED_SIZE_SENSITIVITY  # every relation: see the module docs (not SENSITIVITY[relation])
+    return curve_from_pld(gaussian_pld(sigma, delta, q, d))
+
+
+def _phase_pld(m: DPSGD, ph: Phase, d: float):
+    s = ph.noise_multiplier
+    if m.sampling == "poisson":
+        step = _poisson_step(s, ph.sample_rate, m.relation, d)
+    elif m.sampling == "truncated-poisson":
+        step = _truncated_step(m, ph, d)
+    elif m.sampling == "fixed-size":
+        step = pld_from_curve(fixed_size_step_curve(s, ph.sample_rate, m.relation, d), d)
+    else:  # shuffled: P Gaussians of sensitivity Delta (no amplification)
+        step = gaussian_pld(s, m.sensitivity, 1.0, d)
+        return step, ph.participations
+    return step, ph.steps
+
+
+def dpsgd_pld(m: DPSGD, discretization: float):
+    """The pessimistic PLD of an example-level (or user-sampled) DP-SGD run."""
+    if m.examples_per_user is not None:
+        raise ValueError("examples_per_user (group privacy) applies to a whole DP-SGD run, not to a "
+                         "part of a composed mechanism: account the DP-SGD run on its own")
+    # every phase's single step with its count, composed in one round-off-bounded pass
+    # (fdpkit.accounting.tilted: never optimistic, no collapse at large step counts)
+    # full-batch phases (q = 1) are the Gaussian mechanism: all of them together are one
+    # exact Gaussian step (fdpkit.accounting.closed_form.full_batch_gaussian), not T numeric steps
+    full = full_batch_phases(m)
+    rest = [ph for ph in m.phases if not any(ph is f for f in full)]
+    gaussian = full_batch_gaussian(m, full) if full else None
+    if not rest:
+        return build_pld(gaussian, discretization)
+    if gaussian is None and len(rest) == 1 and _phase_count(m, rest[0]) == 1:
+        return compose_plds([_phase_pld(m, rest[0], discretization)])
+    # the single steps are built once per (scheme, relation, sigma, q, ...) while
+    # fdpkit.accounting.shared_single_steps is active (a sweep over step counts)
+    parts = [(shared_step_arrays(_step_key(m, ph, discretization),
+                                 lambda ph=ph: _phase_pld(m, ph, discretization)[0]),
+              _phase_count(m, ph)) for ph in rest]
+    if gaussian is not None:
+        parts.append((shared_step_arrays(("gaussian-step", gaussian, float(discretization)),
+                                         lambda: build_pld(gaussian, discretization)), 1))
+    return compose_arrays(parts)
+
+
+def _step_key(m: DPSGD, ph: Phase, d: float) -> tuple:
+    """Everything one single step of phase ``ph`` depends on (not its step count)."""
+    return ("dpsgd-step", m.sampling, m.relation, m.sensitivity, ph.noise_multiplier, ph.sample_rate,
+            m.dataset_size if m.sampling == "truncated-poisson" else None, ph.max_batch_size, float(d))

@@ -37,13 +37,13 @@ import numpy as np
 
 from fdpkit._numerics import check_nonnegative, check_probability, check_scalar
 from fdpkit.accounting._rdp_adapter import poisson_gaussian_rdp
-from fdpkit.accounting.curve import Accounting
+from fdpkit.accounting.result import Accounting
 from fdpkit.curves import TradeOffCurve
 from fdpkit.curves.renyi import (RDPCurve, ZCDPCurve, refined_delta_for_epsilon,
                                  refined_epsilon_for_delta)
 from fdpkit.mechanisms import (ApproxDP, Composed, Gaussian, Laplace, Mechanism, PureDP,
                                RandomizedResponse, Repeated, Subsampled)
-from fdpkit.mechanisms.renyi import RDP, ZCDP
+from fdpkit.mechanisms.renyi_guarantees import RDP, ZCDP
 
 #: Orders at which mechanisms are accounted for their RDP curve: 1 + 10^-3..10^-0.5 (for
 #: closed forms; subsampled Gaussians are bounded by order 2 there), every integer to 64,
@@ -297,7 +297,7 @@ class RenyiAccounting(Accounting):
 def renyi_accounting(mechanism: Mechanism, *, orders=None) -> RenyiAccounting:
     """Account a mechanism that contains ZCDP or RDP guarantees (see :func:`renyi_curve`).
 
-    >>> from fdpkit.mechanisms.renyi import ZCDP
+    >>> from fdpkit.mechanisms.renyi_guarantees import ZCDP
     >>> acc = renyi_accounting(ZCDP(0.5))
     >>> acc.method, round(acc.epsilon_for_delta(1e-5), 3)
     ('RDP', 4.728)
@@ -326,7 +326,7 @@ def renyi_curve(mechanism: Mechanism, *, orders=None) -> TradeOffCurve:
     when it is exactly rho-zCDP, else the RDPCurve of its eps(t) at the orders of the RDP
     lists it contains (or ``orders``, default :data:`RDP_ORDERS_DEFAULT`).
 
-    >>> from fdpkit.mechanisms.renyi import ZCDP
+    >>> from fdpkit.mechanisms.renyi_guarantees import ZCDP
     >>> renyi_curve(ZCDP(0.5)).bound
     'lower'
     """

@@ -34,7 +34,8 @@ import numpy as np
 
 from fdpkit.accounting import _pld_adapter as _adapter
 from fdpkit.accounting._pld_adapter import PmfArrays, pld_from_arrays, pmf_arrays
-from fdpkit.accounting.curve import _gaussian_mu, curve_from_pld
+from fdpkit.accounting.closed_form import _gaussian_mu
+from fdpkit.accounting.pld_curve import curve_from_pld
 from fdpkit.accounting.pld import TAIL_MASS_TRUNCATION, build_pld, build_pld_for_composition
 from fdpkit.accounting.profile import PldProfile
 from fdpkit.curves import GaussianCurve, TradeOffCurve

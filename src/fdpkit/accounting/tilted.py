@@ -121,7 +121,7 @@ Every privacy-profile value is monotone in U: by Abel summation
 delta(eps) = sum_L (1 - e^{eps - L})_+ p(L) = sum_L U(L) (w(L) - w(L - d)) with
 w(L) = (1 - e^{eps - L})_+ non-decreasing. So p_out's delta(eps) is at least the exact
 composition's for every eps >= 0, its epsilon(delta) is at least the exact one, and the
-symmetric trade-off curve built from its non-negative losses (``accounting.curve``) is a
+symmetric trade-off curve built from its non-negative losses (``accounting.pld_curve``) is a
 lower bound of the true one. Its total mass is at most 1 (no collapse), and its tail
 error is relative, so that mu at T = 10^6 stays within a few percent of the round-off-free
 value at the same discretization.
@@ -132,6 +132,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -390,8 +391,7 @@ def compose(parts: list[tuple[PmfArrays, int]], *, dtype=None) -> PmfArrays:
 def _windows(cum, tilts: list, d: float, lo_sup: int, hi_sup: int, top: int) -> list[list[int]]:
     """Each tilt's output window [lo, hi] in grid units: the Chernoff bounds at which the
     tilted mass beyond falls below :data:`ALIAS_MASS`, clipped to the support; the last
-    window reaches ``top``. Shared with the cost model's replay
-    (:mod:`fdpkit.accounting.cost`)."""
+    window reaches ``top`` (see :func:`plan`)."""
     log_alias = math.log(ALIAS_MASS)
     windows = []
     for theta, k, _, sd in tilts:
@@ -402,18 +402,42 @@ def _windows(cum, tilts: list, d: float, lo_sup: int, hi_sup: int, top: int) -> 
     return windows
 
 
-def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays, float]:
-    """One composition at FFT precision ``dtype``: (PMF, worst relative tail error bound)."""
-    d = float(parts[0][0].discretization)
-    for a, _ in parts:
-        if not math.isclose(a.discretization, d, rel_tol=1e-12):
-            raise ValueError("all PMFs must share one discretization")
+@dataclass(frozen=True)
+class Plan:
+    """Where one composition puts its tilts and windows (Step 2), before any FFT pass:
+    its ``factors`` and ``cumulants``, the support ``lo_sup..hi_sup`` and ``top`` (grid
+    units), the cumulant ``k0`` and variance ``k20`` at tilt 0, each pass's ``tilts``
+    (theta, K, L, sd) and output ``windows`` [lo, hi]; ``start..stop`` is the output grid."""
+
+    factors: list
+    cumulants: Any
+    lo_sup: int
+    hi_sup: int
+    k0: float
+    k20: float
+    top: int
+    tilts: list
+    windows: list
+
+    @property
+    def start(self) -> int:
+        """First grid index of the output (the union of the windows)."""
+        return min(w[0] for w in self.windows)
+
+    @property
+    def stop(self) -> int:
+        """Last grid index of the output."""
+        return max(w[1] for w in self.windows)
+
+
+def plan(parts: list[tuple[PmfArrays, int]], discretization: float | None = None, *,
+         dtype: Any = np.float64) -> Plan:
+    """The tilts and windows :func:`compose` would use for ``parts`` (single-step PMF,
+    times), without composing: what the cost model (:mod:`fdpkit.accounting.cost`) reads
+    on coarse factors to size the real composition. ``discretization`` defaults to the
+    parts' own grid step."""
+    d = float(parts[0][0].discretization) if discretization is None else float(discretization)
     factors = [_factor(a, int(t)) for a, t in parts]
-    u = float(np.finfo(dtype).eps) / 2.0
-    u64 = max(u, float(np.finfo(float).eps) / 2.0)  # the untilting runs in float64
-    log1m = sum(f.times * math.log1p(-f.inf) if f.inf < 1 else -math.inf for f in factors)
-    inf_mass = -math.expm1(log1m) if math.isfinite(log1m) else 1.0
-    inf_mass = min(1.0, inf_mass * (1.0 + 16 * u64) + (1e-300 if inf_mass > 0 else 0.0))
     cum = _Cumulants(factors, d)
     lo_sup = sum(f.times * f.lo for f in factors)
     hi_sup = sum(f.times * (f.lo + len(f.probs) - 1) for f in factors)
@@ -422,8 +446,23 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays,
     top = min(hi_sup, math.ceil(top / d) + 1)
     tilts = _tilts(cum, top * d, dtype)
     windows = _windows(cum, tilts, d, lo_sup, hi_sup, top)
-    start = min(w[0] for w in windows)
-    stop = max(w[1] for w in windows)
+    return Plan(factors, cum, lo_sup, hi_sup, k0, k20, top, tilts, windows)
+
+
+def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays, float]:
+    """One composition at FFT precision ``dtype``: (PMF, worst relative tail error bound)."""
+    d = float(parts[0][0].discretization)
+    for a, _ in parts:
+        if not math.isclose(a.discretization, d, rel_tol=1e-12):
+            raise ValueError("all PMFs must share one discretization")
+    u = float(np.finfo(dtype).eps) / 2.0
+    u64 = max(u, float(np.finfo(float).eps) / 2.0)  # the untilting runs in float64
+    pl = plan(parts, d, dtype=dtype)
+    factors, cum, lo_sup, hi_sup, windows = pl.factors, pl.cumulants, pl.lo_sup, pl.hi_sup, pl.windows
+    k0, k20, tilts, start, stop = pl.k0, pl.k20, pl.tilts, pl.start, pl.stop
+    log1m = sum(f.times * math.log1p(-f.inf) if f.inf < 1 else -math.inf for f in factors)
+    inf_mass = -math.expm1(log1m) if math.isfinite(log1m) else 1.0
+    inf_mass = min(1.0, inf_mass * (1.0 + 16 * u64) + (1e-300 if inf_mass > 0 else 0.0))
     size = stop - start + 1
     losses = (start + np.arange(size)) * d
     above = 0.0 if stop >= hi_sup else _chernoff_mass(cum, 0.0, k0, math.sqrt(k20), stop * d, True)

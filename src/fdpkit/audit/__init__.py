@@ -1,7 +1,7 @@
 """Audits: empirical membership-inference attacks read against a certified guarantee,
 and Monte Carlo attacks on a canary against the mechanism itself."""
 
-from fdpkit.audit.core import (
+from fdpkit.audit.empirical import (
     AuditResult,
     BoundedThresholds,
     Certified,

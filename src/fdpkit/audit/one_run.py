@@ -295,7 +295,7 @@ def audit_one_run(scores: Any, included: Any, *, delta: float = 0.0, confidence:
         verdict = (f"With probability >= {c:g}, epsilon at delta = {d:g} is at least {eps_lo:.3g} "
                    f"and mu at least {mu_lo:.3g} ({v} of {r} guesses correct, {m} canaries).")
         return OneRunAudit(**out, verdict=verdict)
-    from fdpkit.audit.core import certified_guarantee
+    from fdpkit.audit.empirical import certified_guarantee
 
     cert = certified_guarantee(mechanism, d)
     deltas = np.asarray(cert.curve.delta_for_epsilon(EPS_GRID), dtype=float)

@@ -61,7 +61,7 @@ class SimulatedAttack:
 
     def audit(self, *, confidence: float = 0.95, delta: float = 1e-5, mechanism: Any = "self", **kwargs: Any):
         """Audit these scores; by default against the simulated mechanism itself."""
-        from fdpkit.audit.core import audit
+        from fdpkit.audit.empirical import audit
 
         target = self.mechanism if mechanism == "self" else mechanism
         return audit(self.member_scores, self.nonmember_scores, confidence=confidence, delta=delta,

@@ -231,7 +231,7 @@ def fraction_option(value: Any, name: str) -> Optional[float]:
     """A probability option given as 0.05 or 5% (None stays None); bad text -> exit 2."""
     if value is None:
         return None
-    from fdpkit.plausibility import parse_fraction
+    from fdpkit._inputs import parse_fraction
 
     return parse_fraction(value, name)
 

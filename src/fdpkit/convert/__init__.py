@@ -3,7 +3,7 @@
 from fdpkit.convert.gdp import delta_for_epsilon, epsilon_for_delta, mu_for_epsilon_delta
 from fdpkit.convert.pure import mu_from_pure_epsilon, mu_rule_of_thumb
 from fdpkit.convert.recommend import Recommendation, recommend_epsilon, recommend_mu
-from fdpkit.convert.renyi import (
+from fdpkit.convert.renyi_conversions import (
     classic_epsilon_for_delta_from_rho,
     delta_for_epsilon_from_rdp,
     delta_for_epsilon_from_rho,

@@ -23,7 +23,7 @@ from typing import Any
 
 from fdpkit._numerics import check_nonnegative, check_positive, check_probability, check_scalar
 from fdpkit.convert.gdp import epsilon_for_delta, mu_for_epsilon_delta
-from fdpkit.plausibility import plausibility_warnings
+from fdpkit._inputs import plausibility_warnings
 
 MODES = ("laplace", "gaussian", "composition")
 

@@ -28,7 +28,7 @@ Uses fdpkit.accounting and fdpkit.report; knows nothing of the CLI or the web.
 from __future__ import annotations
 
 from fdpkit.ledger.chain import Anchor, VerifyResult
-from fdpkit.ledger.core import (
+from fdpkit.ledger.operations import (
     Check, Ledger, LedgerError, NotFound, Status, event_dict, parse_mechanism, release_dict,
 )
 from fdpkit.ledger.db import data_dir, resolve_url

@@ -91,7 +91,7 @@ def state_digest(ids: list[int], epsilon_sum: float, state: bytes) -> str:
 
 def render_report(mechanism: Mechanism) -> tuple[bytes, bytes]:
     """The release's privacy report as it leaves the ledger: (JSON bytes, PDF bytes)."""
-    from fdpkit.privacy import privacy_report
+    from fdpkit.guarantee.privacy import privacy_report
     from fdpkit.report import build_document, render_document
 
     doc = build_document(privacy_report(mechanism))

@@ -14,7 +14,7 @@ from typing import Any
 
 from fdpkit._numerics import json_safe
 from fdpkit.ledger.chain import canonical, utc
-from fdpkit.ledger.core import Ledger, Status, event_dict, release_dict
+from fdpkit.ledger.operations import Ledger, Status, event_dict, release_dict
 from fdpkit.ledger.totals import add_rows
 from fdpkit.ledger.totals import DELTA_REF, FPR_REF, read_total
 from fdpkit.accounting import Composition

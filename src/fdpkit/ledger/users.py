@@ -23,7 +23,7 @@ from sqlalchemy import delete, select
 
 from fdpkit.ledger import db
 from fdpkit.ledger.chain import append, now, utc
-from fdpkit.ledger.core import MAX_NAME, Ledger, LedgerError, NotFound, _text
+from fdpkit.ledger.operations import MAX_NAME, Ledger, LedgerError, NotFound, _text
 from fdpkit.ledger.models import ROLES, User, WebSession
 
 #: Role ranks: each role may do what the roles below it may.

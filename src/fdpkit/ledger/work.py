@@ -142,7 +142,7 @@ def document_work(ledger: Any, dataset: str, fmt: str) -> float:
 
 def _row_id(value: Any) -> int | None:
     """A row id the database can hold, else None (the ledger itself names the error)."""
-    from fdpkit.ledger.core import MAX_ID
+    from fdpkit.ledger.operations import MAX_ID
 
     try:
         rid = int(value)

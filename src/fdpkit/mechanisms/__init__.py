@@ -1,18 +1,20 @@
 """Frozen descriptions of mechanisms (what ran). No algorithms here: see fdpkit.accounting."""
 
-from fdpkit.mechanisms.base import Mechanism, mechanism_from_dict, mechanism_from_json
+from fdpkit.mechanisms.base import Mechanism
 from fdpkit.mechanisms.basic import ApproxDP, Gaussian, Laplace, PureDP, RandomizedResponse
 from fdpkit.mechanisms.curve import CurveMechanism, UniformSampling
-from fdpkit.mechanisms.combinators import Composed, Repeated, Subsampled, dpsgd_from_training
-from fdpkit.mechanisms.dpsgd import (
+from fdpkit.mechanisms.combinators import Composed, Repeated, Subsampled
+from fdpkit.mechanisms.training import (
     DPSGD,
     Phase,
     dpsgd,
     dpsgd_from_opacus_history,
+    dpsgd_from_training,
     dpsgd_schedule,
 )
-from fdpkit.mechanisms.renyi import RDP, ZCDP
+from fdpkit.mechanisms.renyi_guarantees import RDP, ZCDP
 from fdpkit.mechanisms.dp_events import dp_event_to_dict, from_dp_event
+from fdpkit.mechanisms.specs import mechanism_from_dict, mechanism_from_json
 
 __all__ = [
     "DPSGD",

@@ -47,6 +47,27 @@ class Mechanism:
         """The mechanism spec as JSON text (``mechanism_from_json`` reads it back)."""
         return json.dumps(self.to_dict())
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Mechanism":
+        """This kind rebuilt from its spec dict (:meth:`to_dict` output, ``kind`` optional).
+
+        The registry hook: :func:`fdpkit.mechanisms.mechanism_from_dict` looks the ``kind`` up
+        among the registered subclasses and calls this. The default reads the dataclass
+        fields (nested ``inner``/``parts`` specs parsed in turn); a subclass whose spec is
+        not its fields (DP-SGD's training terms) overrides it.
+
+        >>> from fdpkit.mechanisms import Gaussian
+        >>> Gaussian.from_dict({"sigma": 2.0})
+        Gaussian(sigma=2.0, sensitivity=1.0)
+        """
+        if cls is Mechanism:
+            return _from_dict(data, 0, [0])
+        if not isinstance(data, dict):
+            raise ValueError(f"mechanism must be an object, got {type(data).__name__}")
+        if data.get("kind", cls.kind) != cls.kind:
+            raise ValueError(f"kind must be {cls.kind!r} for {cls.__name__}, got {data['kind']!r}")
+        return _fields_from_dict(cls, data, 0, [1])
+
     def label(self) -> str:
         """A short name for titles (DP-SGD is recognised); defaults to :meth:`describe`."""
         return self.describe()
@@ -63,20 +84,9 @@ MAX_SPEC_DEPTH = 32
 MAX_SPEC_NODES = 10_000
 
 
-def mechanism_from_dict(data: Any) -> Mechanism:
-    """Rebuild a mechanism from :meth:`Mechanism.to_dict` output (or hand-written JSON, or
-    the JSON form of a dp_accounting ``DpEvent``: see :func:`fdpkit.from_dp_event`).
-
-    Nesting deeper than :data:`MAX_SPEC_DEPTH` or more than :data:`MAX_SPEC_NODES`
-    mechanisms are refused while parsing (a ValueError naming ``mechanism``).
-
-    >>> mechanism_from_dict({"kind": "gaussian", "sigma": 2.0}).describe()
-    'Gaussian(sigma=2.0, sensitivity=1.0)'
-    """
-    return _from_dict(data, 0, [0])
-
-
 def _from_dict(data: Any, depth: int, count: list) -> Mechanism:
+    """A spec (nested ``depth`` levels deep) through its registered class's ``from_dict``;
+    ``count`` is the running number of mechanisms parsed (one list shared by the whole spec)."""
     if isinstance(data, Mechanism):
         return data
     if depth > MAX_SPEC_DEPTH:
@@ -86,19 +96,19 @@ def _from_dict(data: Any, depth: int, count: list) -> Mechanism:
         raise ValueError(f"mechanism has more than {MAX_SPEC_NODES:,} parts")
     if not isinstance(data, dict):
         raise ValueError(f"mechanism must be an object with a 'kind', got {type(data).__name__}")
-    if depth == 0 and "kind" not in data and "class_name" in data:  # a dp_accounting DpEvent's JSON
-        from fdpkit.mechanisms.dp_events import from_dp_event
-
-        return from_dp_event(data)
     kind = data.get("kind")
-    if kind == "dpsgd":
-        from fdpkit.mechanisms.dpsgd import DPSGD
-
-        return DPSGD.from_dict(data)
     cls = _REGISTRY.get(kind)
     if cls is None:
         known = ", ".join(sorted(_REGISTRY))
         raise ValueError(f"mechanism kind must be one of {known}, got {kind!r}")
+    if getattr(cls.from_dict, "__func__", None) is not _FIELDS_FROM_DICT:  # the class reads its own spec
+        return cls.from_dict(data)
+    return _fields_from_dict(cls, data, depth, count)
+
+
+def _fields_from_dict(cls: type[Mechanism], data: dict, depth: int, count: list) -> Mechanism:
+    """The default :meth:`Mechanism.from_dict`: ``cls`` from its dataclass fields."""
+    kind = cls.kind
     names = {f.name for f in fields(cls)}
     extra = set(data) - names - {"kind"}
     if extra:
@@ -120,14 +130,5 @@ def _from_dict(data: Any, depth: int, count: list) -> Mechanism:
         raise ValueError(f"invalid fields for {kind!r}: {err}") from None
 
 
-def mechanism_from_json(text: str) -> Mechanism:
-    """Parse a JSON mechanism spec."""
-    if not isinstance(text, (str, bytes, bytearray)):
-        raise ValueError(f"text must be a JSON string, got {type(text).__name__}")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise ValueError(f"mechanism spec is not valid JSON: {err}") from None
-    except RecursionError:
-        raise ValueError("mechanism spec is nested too deeply") from None
-    return mechanism_from_dict(data)
+#: The base class's own ``from_dict`` (subclasses that keep it are read field by field).
+_FIELDS_FROM_DICT = Mechanism.from_dict.__func__

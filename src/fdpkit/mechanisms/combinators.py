@@ -69,17 +69,3 @@ class Repeated(Mechanism):
         if t != int(t):
             raise ValueError(f"times must be a positive integer, got {self.times!r}")
         object.__setattr__(self, "times", int(t))
-
-
-def dpsgd_from_training(noise_multiplier: float, *, sample_rate: float | None = None,
-                        batch_size: int | None = None, dataset_size: int | None = None,
-                        steps: int | None = None, epochs: float | None = None, **kwargs):
-    """Kept for callers of the keyword-only form: :func:`fdpkit.mechanisms.dpsgd.dpsgd`.
-
-    >>> dpsgd_from_training(9.4, batch_size=16384, dataset_size=50000, steps=2000).sample_rate
-    0.32768
-    """
-    from fdpkit.mechanisms.dpsgd import dpsgd
-
-    return dpsgd(noise_multiplier, sample_rate, steps, batch_size=batch_size, dataset_size=dataset_size,
-                 epochs=epochs, **kwargs)

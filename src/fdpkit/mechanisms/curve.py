@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from fdpkit.curves import TradeOffCurve
 from fdpkit.mechanisms.base import Mechanism, _number
 
 #: Largest number of vertices a curve mechanism may carry (keeps specs and reports sane).
@@ -72,8 +73,6 @@ class CurveMechanism(Mechanism):
     @classmethod
     def from_curve(cls, curve: Any) -> "CurveMechanism":
         """Wrap a trade-off curve: its sound piecewise-linear lower bound's vertices."""
-        from fdpkit.curves import TradeOffCurve
-
         if not isinstance(curve, TradeOffCurve):
             raise ValueError(f"curve must be a TradeOffCurve, got {type(curve).__name__}")
         if curve.bound == "upper":

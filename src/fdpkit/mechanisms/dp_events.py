@@ -50,7 +50,8 @@ import numpy as np
 from fdpkit.mechanisms.base import MAX_SPEC_DEPTH, MAX_SPEC_NODES, Mechanism
 from fdpkit.mechanisms.basic import ApproxDP, Gaussian, Laplace, PureDP, RandomizedResponse
 from fdpkit.mechanisms.combinators import Composed, Repeated, Subsampled
-from fdpkit.mechanisms.renyi import RDP, ZCDP
+from fdpkit.mechanisms.renyi_guarantees import RDP, ZCDP
+from fdpkit.mechanisms.training import dpsgd
 
 #: Rényi orders for (xi, rho)-zCDP events with xi > 0.
 XI_ORDERS = (1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0, 16.0, 20.0, 24.0, 32.0,
@@ -169,8 +170,6 @@ def _convert(event: Any, path: str, depth: int = 0, count: list | None = None) -
             return _no_op()
         return inner if q == 1.0 else Subsampled(inner, q)
     if name == "TruncatedSubsampledGaussianDpEvent":
-        from fdpkit.mechanisms.dpsgd import dpsgd
-
         n = _count(event, "dataset_size", path)
         q = _real(event, "sampling_probability", path, high=1.0)
         b = _count(event, "truncated_batch_size", path)

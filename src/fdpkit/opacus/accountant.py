@@ -149,7 +149,7 @@ class FdpkitAccountant(IAccountant):
 
     def report(self):
         """The full :class:`fdpkit.PrivacyReport` of the history (cached)."""
-        from fdpkit.privacy import privacy_report
+        from fdpkit.guarantee.privacy import privacy_report
 
         key = _history_key(self.history) if self.history else ()
         hit = _REPORTS.get(key)

@@ -14,7 +14,7 @@ Opacus ``DPDataLoader`` / ``UniformWithReplacement-``   ``"poisson"``: each exam
 ``BatchSampler`` of fixed ``batch_size``                epoch cut into batches; no amplification
                                                         (each example in P steps, mu =
                                                         sqrt(P) Delta / sigma; see
-                                                        :mod:`fdpkit.mechanisms.dpsgd`)
+                                                        :mod:`fdpkit.mechanisms.training`)
 ``SequentialSampler``                                   ``"fixed-order"``: the same analysis
                                                         (it never uses the shuffle), stated so
 ``WeightedRandomSampler``, sampling with replacement,   ``ValueError``: inclusion is not one
@@ -35,13 +35,13 @@ from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 from fdpkit.mechanisms import DPSGD, dpsgd_from_opacus_history
-from fdpkit.mechanisms.dpsgd import RELATIONS, _choice, make_phase
+from fdpkit.mechanisms.training import RELATIONS, _choice, make_phase
 
 #: Relative tolerance when the history's sample rate is compared with the loader's.
 RATE_RTOL = 1e-9
 SCHEMES = ("poisson", "shuffled", "fixed-order")
 #: Neighbouring relation used when none is given, per scheme (add/remove is refused for
-#: fixed batches: see :data:`fdpkit.mechanisms.dpsgd.REFUSED`).
+#: fixed batches: see :data:`fdpkit.mechanisms.training.REFUSED`).
 DEFAULT_RELATION = {"poisson": "add-remove", "shuffled": "replace-one", "fixed-order": "replace-one"}
 
 FIXED_ORDER_NOTE = (
@@ -270,8 +270,8 @@ def privacy_report(privacy_engine: Any, data_loader: Any, *, relation: str | Non
         A loader with no sound accounting, or a contradiction between the loader and the
         history (sample rate, steps).
     """
-    from fdpkit.privacy import DEFAULT_DELTAS, DEFAULT_FPRS
-    from fdpkit.privacy import privacy_report as _report
+    from fdpkit.guarantee.privacy import DEFAULT_DELTAS, DEFAULT_FPRS
+    from fdpkit.guarantee.privacy import privacy_report as _report
 
     mech = mechanism_of(privacy_engine, data_loader, relation=relation, epochs=epochs)
     report = _report(mech, deltas=DEFAULT_DELTAS if deltas is None else deltas,

@@ -26,7 +26,7 @@ import numpy as np
 from fdpkit._numerics import check_real, json_safe
 from fdpkit.convert import epsilon_for_delta
 from fdpkit.curves import EpsDeltaCurve, GaussianCurve, LaplaceCurve
-from fdpkit.plausibility import plausibility_warnings
+from fdpkit._inputs import plausibility_warnings
 from fdpkit.planning.spec import ZTestSpec
 from fdpkit.risk import (
     attack_power,

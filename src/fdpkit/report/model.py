@@ -1,6 +1,6 @@
 """One report model, rendered to JSON, CSV, Markdown, HTML and PDF.
 
-``ReportDocument`` arranges a :class:`fdpkit.privacy.PrivacyReport` into titled sections of
+``ReportDocument`` arranges a :class:`fdpkit.guarantee.privacy.PrivacyReport` into titled sections of
 sentences and tables (strings already formatted), plus the figures to draw. Renderers only
 lay it out; they compute nothing.
 """
@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from fdpkit.privacy import PrivacyReport
+from fdpkit.guarantee.privacy import PrivacyReport
 
 
 def fmt(x: Any, digits: int = 4) -> str:
@@ -170,7 +170,7 @@ def build_document(report: PrivacyReport) -> ReportDocument:
     from fdpkit.report import plots
     from fdpkit.report.published import PUBLISHED, place_among
     from fdpkit.risk import relative_risk as _relative_risk
-    from fdpkit.report.representations import representation_figures, representation_section
+    from fdpkit.report.representations_section import representation_figures, representation_section
 
     d = report.to_dict()
     fit = report.fit

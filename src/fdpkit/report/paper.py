@@ -1,11 +1,11 @@
 """The report section that states what was accounted and gives the paper statement:
 sampling scheme, neighbouring relation, privacy unit, and (shuffled batches) what Poisson
 accounting would say, labelled as not a guarantee. Layout only: every number comes from
-the :class:`fdpkit.privacy.PrivacyReport`."""
+the :class:`fdpkit.guarantee.privacy.PrivacyReport`."""
 
 from __future__ import annotations
 
-from fdpkit.privacy import PrivacyReport
+from fdpkit.guarantee.privacy import PrivacyReport
 from fdpkit.report.model import Section, Table, fmt
 
 STATEMENT_TITLE = "Statement for the paper"

@@ -1,5 +1,6 @@
 """Attack-risk readings of trade-off curves and privacy-first inverses."""
 
+from fdpkit.risk.bayes import advantage, bayes_risk
 from fdpkit.risk.attack import attack_power, multiplicative_advantage, posterior, precision_at_recall
 from fdpkit.risk.disclosure import FAILURE_MODES, failure_mode, relative_risk
 from fdpkit.risk.grade import Grade, grade, grade_for_tpr
@@ -16,7 +17,9 @@ __all__ = [
     "Grade",
     "grade",
     "grade_for_tpr",
+    "advantage",
     "attack_power",
+    "bayes_risk",
     "failure_mode",
     "laplace_epsilon_for_attack_power",
     "laplace_epsilon_for_relative_risk",

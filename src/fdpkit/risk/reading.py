@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 from fdpkit._numerics import check_probability, check_scalar, json_safe
 from fdpkit.curves import EpsDeltaCurve, GaussianCurve, TradeOffCurve
-from fdpkit.fit import advantage
-from fdpkit.plausibility import plausibility_warnings
+from fdpkit._inputs import plausibility_warnings
+from fdpkit.risk.bayes import advantage
 from fdpkit.risk.attack import attack_power, multiplicative_advantage, posterior
 from fdpkit.risk.disclosure import failure_mode, relative_risk
 from fdpkit.risk.grade import SCALE_NOTE, WORST_CASE_NOTE, Grade, grade

@@ -68,13 +68,13 @@ def refusal(setting: Mapping[str, Any]) -> str | None:
     """Why a (sampling, relation) pair of ``setting`` has no sound analysis (the message
     :func:`fdpkit.dpsgd` raises), or None. A grid over schemes and relations reports such a
     pair as a row with this ``note`` and no numbers, instead of failing the whole sweep."""
-    from fdpkit.mechanisms.dpsgd import REFUSED
+    from fdpkit.mechanisms.training import REFUSED
 
     return REFUSED.get((setting.get("sampling", "poisson"), setting.get("relation", "add-remove")))
 
 
 #: The ``note`` of a shuffled-batches row (no amplification claimed; see
-#: :mod:`fdpkit.accounting.dpsgd`).
+#: :mod:`fdpkit.accounting.accountant`).
 SHUFFLED_NOTE = ("shuffled batches: no amplification by sampling is claimed (mu = sqrt(P) Delta / sigma, "
                  "P = participations); Poisson accounting is not a guarantee for shuffled batches "
                  "(Chua et al., ICML 2024; Annamalai et al. 2024)")
@@ -91,7 +91,8 @@ def evaluate_setting(setting: Mapping[str, Any], options: Mapping[str, Any]) -> 
     posteriors, failure mode and provenance are skipped.
     """
     from fdpkit.accounting import account
-    from fdpkit.fit import ALPHA_MIN_DEFAULT, advantage, fit_gdp_adapted
+    from fdpkit.fit import ALPHA_MIN_DEFAULT, fit_gdp_adapted
+    from fdpkit.risk import advantage
 
     metrics = options["metrics"]
     fprs = tuple(options["fprs"])

@@ -17,7 +17,7 @@ from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
 
 from fdpkit._numerics import json_safe
-from fdpkit.plausibility import FRACTION_FIELDS, parse_fraction
+from fdpkit._inputs import FRACTION_FIELDS, parse_fraction
 from fdpkit.accounting import CostBudget
 from fdpkit.report.model import fmt
 from fdpkit.web.pool import JobFailed, ServerBusy, WorkerPool  # noqa: F401  (ServerBusy: re-exported)

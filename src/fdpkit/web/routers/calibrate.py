@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 
-from fdpkit.plausibility import plausibility_warnings
+from fdpkit._inputs import plausibility_warnings
 from fdpkit.web.common import (FormErrors, Limits, api_error, field_of, finite, parse_float, parse_int, render_page,
                                run_heavy)
 from fdpkit.web.jobs import calibrate_job

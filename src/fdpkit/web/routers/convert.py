@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 
 import fdpkit as fp
-from fdpkit.plausibility import plausibility_warnings
+from fdpkit._inputs import plausibility_warnings
 from fdpkit.report import plots
 from fdpkit.report.figures import svg_inline
 from fdpkit.web.common import (FormErrors, api_error, field_of, finite, parse_float, parse_levels, render_page,

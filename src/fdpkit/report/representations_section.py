@@ -1,6 +1,6 @@
 """The representations section of a report: the regret of (eps, delta), rho*-zCDP, the RDP
 curve and mu-GDP for the mechanism (Gomez et al. Fig. 1c), the fallback advice of Sec. 4,
-and its plot. Layout only: the numbers come from :mod:`fdpkit.representations`."""
+and its plot. Layout only: the numbers come from :mod:`fdpkit.guarantee.representations`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from fdpkit.privacy import PrivacyReport
+from fdpkit.guarantee.privacy import PrivacyReport
 
 
 def _fmt(x: float) -> str:

@@ -22,8 +22,8 @@ from typing import Any
 from fdpkit._numerics import MU_MAX, check_real, norm_ppf
 from fdpkit.accounting import Accounting
 from fdpkit.convert import mu_for_epsilon_delta
-from fdpkit.fit import ALPHA_MIN_DEFAULT, advantage, fit_gdp
-from fdpkit.risk import mu_for_attack_power, posterior
+from fdpkit.fit import ALPHA_MIN_DEFAULT, fit_gdp
+from fdpkit.risk import advantage, mu_for_attack_power, posterior
 
 #: FPR of the posterior target when none is given (the report's POSTERIOR_FPR).
 POSTERIOR_FPR = 1e-3

@@ -1,4 +1,5 @@
-r"""Mechanisms -> trade-off curves: closed forms where exact, else dp_accounting's PLD.
+r"""A privacy loss distribution -> its certified trade-off curve (closed forms: see
+:mod:`fdpkit.accounting.closed_form`).
 
 Derivation of the numeric curve
 -------------------------------
@@ -47,137 +48,14 @@ Mirrored vertices take their beta from alpha exactly.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from fdpkit._numerics import check_nonnegative, check_probability, check_scalar
 from fdpkit.accounting._pld_adapter import PmfArrays
-from fdpkit.accounting.pld import build_pld
 from fdpkit.accounting.profile import PldProfile, _Direction
+from fdpkit.curves import PiecewiseLinearCurve
 from fdpkit.curves.hull import _dedup, upper_concave_hull
-from fdpkit.curves import (
-    EpsDeltaCurve,
-    GaussianCurve,
-    LaplaceCurve,
-    PiecewiseLinearCurve,
-    RandomizedResponseCurve,
-    TradeOffCurve,
-    UniformSamplingCurve,
-)
-from fdpkit.mechanisms import (
-    DPSGD,
-    ApproxDP,
-    Composed,
-    CurveMechanism,
-    Gaussian,
-    Laplace,
-    Mechanism,
-    PureDP,
-    RandomizedResponse,
-    Repeated,
-    Subsampled,
-    UniformSampling,
-)
-
-#: Default value_discretization_interval of the PLD (dp_accounting's default, Gomez et al.).
-DISCRETIZATION_DEFAULT = 1e-4
-#: Allowed range of the discretization interval.
-DISCRETIZATION_RANGE = (1e-6, 1.0)
-
-
-def _gaussian_mu(mechanism: Mechanism) -> float | None:
-    """mu if the mechanism is an (unsubsampled) composition of Gaussians, else None."""
-    if isinstance(mechanism, Gaussian):
-        return mechanism.mu
-    if isinstance(mechanism, DPSGD):
-        return _dpsgd_mu(mechanism)
-    if isinstance(mechanism, Subsampled) and mechanism.sample_rate == 1.0:
-        return _gaussian_mu(mechanism.inner)
-    if isinstance(mechanism, Repeated):
-        inner = _gaussian_mu(mechanism.inner)
-        return None if inner is None else inner * math.sqrt(mechanism.times)
-    if isinstance(mechanism, Composed):
-        mus = [_gaussian_mu(p) for p in mechanism.parts]
-        return None if any(m is None for m in mus) else math.sqrt(sum(m * m for m in mus))
-    return None
-
-
-#: DP-SGD sampling schemes whose step at sample rate q = 1 is the plain Gaussian mechanism:
-#: every example is in every batch (Poisson with q = 1; one fixed batch of the whole
-#: dataset). Truncated Poisson is not among them (its batch may still be cut).
-FULL_BATCH_SAMPLINGS = ("poisson", "fixed-size")
-
-
-def full_batch_phases(run: DPSGD) -> list:
-    """The phases of ``run`` that use full batches (q = 1 with a full-batch scheme)."""
-    if run.sampling not in FULL_BATCH_SAMPLINGS:
-        return []
-    return [ph for ph in run.phases if ph.sample_rate == 1.0]
-
-
-def full_batch_gaussian(run: DPSGD, phases: list) -> Gaussian:
-    """The Gaussian mechanism that the full-batch ``phases`` of ``run`` compose to, exactly.
-
-    A full-batch step adds N(0, sigma^2 C^2) to a sum that one example moves by at most
-    Delta C (Delta = 2 for replace-one, 1 for add-remove and zero-out: ``run.sensitivity``;
-    dp_accounting's REPLACE_ONE Gaussian at sampling_prob = 1 is G_{2/sigma} too), so it is
-    G_{Delta/sigma}, and T_i of them over the phases compose to G_mu with
-    mu = Delta sqrt(sum_i T_i / sigma_i^2) (Dong, Roth & Su 2022, Cor. 3.3): the Gaussian
-    mechanism of sensitivity Delta and noise 1 / sqrt(sum_i T_i / sigma_i^2).
-    """
-    return Gaussian(1.0 / _full_batch_rate(phases), run.sensitivity)
-
-
-def _full_batch_rate(phases: list) -> float:
-    """sqrt(sum_i T_i / sigma_i^2), computed without squares (no overflow)."""
-    rate = math.hypot(*(math.sqrt(ph.steps) / ph.noise_multiplier for ph in phases))
-    if not math.isfinite(rate):
-        raise ValueError(f"noise_multiplier={min(ph.noise_multiplier for ph in phases)!r} is too small: "
-                         "the full-batch run's mu = sqrt(steps) x sensitivity / noise_multiplier leaves float range")
-    return rate
-
-
-def _dpsgd_mu(run: DPSGD) -> float | None:
-    """mu of a DP-SGD run whose every phase uses full batches (:func:`full_batch_gaussian`;
-    with ``examples_per_user = k``, k mu, Dong et al. Thm. 2.14), else None. Shuffled
-    batches have their own closed form (:func:`fdpkit.accounting.dpsgd.shuffled_mu`)."""
-    full = full_batch_phases(run)
-    if len(full) != len(run.phases):
-        return None
-    # mu from the rate itself (not sensitivity / (1 / rate), which may round down an ulp)
-    mu = (run.examples_per_user or 1) * run.sensitivity * _full_batch_rate(full)
-    if not math.isfinite(mu):
-        raise ValueError(f"noise_multiplier={min(ph.noise_multiplier for ph in full)!r} is too small: "
-                         "the full-batch run's mu leaves float range")
-    return mu
-
-
-def closed_form_curve(mechanism: Mechanism) -> TradeOffCurve | None:
-    """The exact closed-form curve of ``mechanism`` when one exists, else None.
-
-    Compositions of Gaussians are mu-GDP with mu = sqrt(sum mu_i^2) (Dong et al. Cor. 3.3);
-    so is DP-SGD with full batches (sample rate 1) in every phase.
-    """
-    mu = _gaussian_mu(mechanism)
-    if mu is not None:
-        return GaussianCurve(mu)
-    if isinstance(mechanism, Subsampled) and mechanism.sample_rate == 1.0:
-        return closed_form_curve(mechanism.inner)
-    if isinstance(mechanism, Laplace):
-        return LaplaceCurve(mechanism.epsilon)
-    if isinstance(mechanism, RandomizedResponse):
-        return RandomizedResponseCurve(mechanism.epsilon)
-    if isinstance(mechanism, PureDP):
-        return EpsDeltaCurve(mechanism.epsilon)
-    if isinstance(mechanism, ApproxDP):
-        return EpsDeltaCurve(mechanism.epsilon, mechanism.delta)
-    if isinstance(mechanism, UniformSampling):
-        return UniformSamplingCurve(mechanism.mu, mechanism.n)
-    if isinstance(mechanism, CurveMechanism):
-        return PiecewiseLinearCurve.from_tpr(mechanism.alpha, mechanism.tpr, mechanism.bound)
-    return None
 
 
 def _steep_chain(a: PmfArrays | _Direction) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -372,102 +250,4 @@ def curve_from_pld(pld: Any, profile: PldProfile | None = None) -> PiecewiseLine
     return _symmetric_hull([_steep_chain(d) for d in profile.directions])
 
 
-def _check_discretization(discretization: Any) -> float:
-    d = check_scalar("discretization", discretization)
-    lo, hi = DISCRETIZATION_RANGE
-    if not (lo <= d <= hi):
-        raise ValueError(f"discretization must be in [{lo:g}, {hi:g}], got {discretization!r}")
-    return d
-
-
-@dataclass(frozen=True)
-class Accounting:
-    """A mechanism's curve and privacy profile, with how they were obtained.
-
-    Attributes
-    ----------
-    mechanism : Mechanism
-    curve : TradeOffCurve
-        Exact (closed form) or a pessimistic lower bound (PLD).
-    method : str
-        ``"closed form"`` or ``"PLD"``.
-    discretization : float or None
-        The PLD's value discretization interval (None for closed forms).
-    pld : object or None
-        The dp_accounting PrivacyLossDistribution behind a numeric curve.
-    """
-
-    mechanism: Mechanism
-    curve: TradeOffCurve
-    method: str
-    discretization: float | None
-    pld: Any = field(default=None, repr=False)
-
-    def epsilon_for_delta(self, delta: float) -> float:
-        """epsilon at delta from the accountant's own profile (closed forms: exact)."""
-        delta = float(check_probability("delta", check_scalar("delta", delta)))
-        if self.pld is not None:
-            if "_profile" not in self.__dict__:
-                object.__setattr__(self, "_profile", PldProfile(self.pld))
-            return self.__dict__["_profile"].epsilon_for_delta(delta)
-        return float(self.curve.epsilon_for_delta(delta))
-
-    def delta_for_epsilon(self, epsilon: float) -> float:
-        """delta at epsilon from the accountant's own profile (closed forms: exact)."""
-        epsilon = float(check_nonnegative("epsilon", check_scalar("epsilon", epsilon), allow_inf=True))
-        if self.pld is not None:
-            return float(self.pld.get_delta_for_epsilon(epsilon))
-        return float(self.curve.delta_for_epsilon(epsilon))
-
-
-def account(mechanism: Mechanism, *, discretization: float = DISCRETIZATION_DEFAULT,
-            budget: Any = None) -> Accounting:
-    """Account ``mechanism``: its trade-off curve and privacy profile.
-
-    ``budget`` (a :class:`fdpkit.accounting.cost.CostBudget`, or None for no limit) is checked
-    against :func:`fdpkit.accounting.estimate_cost` before any work; over it, a
-    ``BudgetExceeded`` (a ValueError) names the parameter to change.
-
-    Examples
-    --------
-    >>> from fdpkit.mechanisms import Gaussian, Repeated
-    >>> acc = account(Repeated(Gaussian(2.0), 4))
-    >>> acc.method, acc.curve
-    ('closed form', GaussianCurve(mu=1.0))
-    """
-    if not isinstance(mechanism, Mechanism):
-        raise ValueError(f"mechanism must be an fdpkit mechanism, got {type(mechanism).__name__}")
-    d = _check_discretization(discretization)
-    from fdpkit.accounting.rdp import contains_renyi, renyi_accounting
-
-    if contains_renyi(mechanism):  # zCDP / RDP guarantees: accounting/rdp.py
-        return renyi_accounting(mechanism)
-    exact = closed_form_curve(mechanism)
-    if exact is not None:
-        return Accounting(mechanism, exact, "closed form", None)
-    from fdpkit.accounting.cost import check_leaf_grids, estimate_cost
-
-    if budget is not None:
-        estimate_cost(mechanism, d).check(budget)
-    else:  # no budget: still refuse a single step larger than the machine's memory
-        check_leaf_grids(mechanism, d)
-    pld = build_pld(mechanism, d)
-    profile = PldProfile(pld)
-    acc = Accounting(mechanism, curve_from_pld(pld, profile), "PLD", d, pld)
-    object.__setattr__(acc, "_profile", profile)
-    return acc
-
-
-def tradeoff_curve(mechanism: Mechanism, *, discretization: float = DISCRETIZATION_DEFAULT,
-                   budget: Any = None) -> TradeOffCurve:
-    """The trade-off curve of ``mechanism``: exact closed forms where they exist (Gaussian
-    compositions, Laplace, randomized response, pure and approximate DP), otherwise the
-    curve certified by dp_accounting's pessimistic connect-the-dots PLD
-    (a ``PiecewiseLinearCurve`` with ``bound="lower"``).
-
-    >>> from fdpkit.mechanisms import dpsgd
-    >>> c = tradeoff_curve(dpsgd(2.0, 0.01, 100), discretization=1e-3)
-    >>> c.bound
-    'lower'
-    """
-    return account(mechanism, discretization=discretization, budget=budget).curve
+__all__ = ["curve_from_pld", "direction_curve"]

@@ -300,13 +300,13 @@ def _check_counts(name: str, value: Any) -> np.ndarray:
 
 def certified_guarantee(mechanism: Any, delta: float) -> Certified:
     """The certified curve, mu and epsilon(delta) of a mechanism, a mechanism dict, a
-    :class:`~fdpkit.privacy.PrivacyReport` or a trade-off curve."""
+    :class:`~fdpkit.guarantee.privacy.PrivacyReport` or a trade-off curve."""
     from fdpkit.accounting import account
     from fdpkit.curves import (EpsDeltaCurve, GaussianCurve, LaplaceCurve, RandomizedResponseCurve,
                                TradeOffCurve)
     from fdpkit.fit import fit_gdp
     from fdpkit.mechanisms import Mechanism, mechanism_from_dict
-    from fdpkit.privacy import PrivacyReport
+    from fdpkit.guarantee.privacy import PrivacyReport
 
     if isinstance(mechanism, PrivacyReport):
         eps = dict(mechanism.epsilons).get(delta)

@@ -141,7 +141,7 @@ _CACHE_SIZE = 16
 def _representations(mechanism: Any, curve: TradeOffCurve, fit: GDPFit, delta: float,
                      epsilon: float) -> Representations:
     from fdpkit.accounting.rdp import renyi_curve, tight_rho
-    from fdpkit.convert.renyi import zcdp_curve as ZCDPCurve
+    from fdpkit.convert.renyi_conversions import zcdp_curve as ZCDPCurve
 
     from fdpkit.mechanisms import DPSGD
 

@@ -54,6 +54,8 @@ from decimal import Decimal
 from typing import Any, Iterable, Sequence
 
 from fdpkit.mechanisms.base import Mechanism, _number
+from fdpkit.mechanisms.basic import Gaussian
+from fdpkit.mechanisms.combinators import Composed, Repeated, Subsampled
 
 #: Largest number of steps accepted (beyond it accounting is impractical).
 MAX_STEPS = 10**7
@@ -332,9 +334,6 @@ class DPSGD(Mechanism):
         Poisson add-remove/zero-out as Repeated(Subsampled(Gaussian(sigma), q), T) per phase,
         shuffled as Repeated(Gaussian(sigma, Delta), P); None otherwise (replace-one
         Poisson, truncated Poisson, fixed-size batches, group privacy)."""
-        from fdpkit.mechanisms.basic import Gaussian
-        from fdpkit.mechanisms.combinators import Composed, Repeated, Subsampled
-
         if self.examples_per_user is not None:
             return None
         if self.sampling == "poisson" and self.relation in ("add-remove", "zero-out"):
@@ -508,6 +507,18 @@ def dpsgd_schedule(phases: Sequence[Any], *, dataset_size: int | None = None, sa
         raise ValueError("phases must be a non-empty list of phases, got []")
     return DPSGD(tuple(out), s, r, n, u, examples_per_user)
 
+
+
+def dpsgd_from_training(noise_multiplier: float, *, sample_rate: float | None = None,
+                        batch_size: int | None = None, dataset_size: int | None = None,
+                        steps: int | None = None, epochs: float | None = None, **kwargs: Any) -> DPSGD:
+    """Kept for callers of the keyword-only form: :func:`dpsgd`.
+
+    >>> dpsgd_from_training(9.4, batch_size=16384, dataset_size=50000, steps=2000).sample_rate
+    0.32768
+    """
+    return dpsgd(noise_multiplier, sample_rate, steps, batch_size=batch_size, dataset_size=dataset_size,
+                 epochs=epochs, **kwargs)
 
 def dpsgd_from_opacus_history(history: Sequence[Any], **kwargs: Any) -> DPSGD:
     """DP-SGD from an Opacus accountant's ``history``: a list of

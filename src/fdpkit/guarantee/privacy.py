@@ -28,7 +28,7 @@ import numpy as np
 from fdpkit._numerics import check_probability, json_safe, norm_isf
 from fdpkit.accounting import DISCRETIZATION_DEFAULT, Accounting, account
 from fdpkit.curves import GaussianCurve, TradeOffCurve
-from fdpkit.fit import ALPHA_MIN_DEFAULT, GDPFit, advantage, fit_gdp_adapted
+from fdpkit.fit import ALPHA_MIN_DEFAULT, GDPFit, fit_gdp_adapted
 from fdpkit.mechanisms import (
     DPSGD,
     RDP,
@@ -41,11 +41,11 @@ from fdpkit.mechanisms import (
     UniformSampling,
     mechanism_from_dict,
 )
-from fdpkit.setting import comparison_for, setting_of
-from fdpkit.risk import failure_mode, posterior
+from fdpkit.guarantee.setting import comparison_for, setting_of
+from fdpkit.risk import advantage, failure_mode, posterior
 
 if TYPE_CHECKING:  # pragma: no cover
-    from fdpkit.representations import Representations
+    from fdpkit.guarantee.representations import Representations
 
 #: Version of the report's JSON layout (bump on any incompatible change).
 SCHEMA_VERSION = "1.0"
@@ -117,8 +117,8 @@ class PrivacyReport:
         """A paragraph for the paper: privacy unit, neighbouring relation, sampling scheme,
         steps/epochs, noise, accounting method (versions, discretization), mu with regret
         and FPR range, epsilon at delta, TPR at FPR 1e-3, and the caveats that apply
-        (following Ponomareva et al. 2023, Sec. 5.3). See :mod:`fdpkit.statement`."""
-        from fdpkit.statement import paper_statement
+        (following Ponomareva et al. 2023, Sec. 5.3). See :mod:`fdpkit.guarantee.statement`."""
+        from fdpkit.guarantee.statement import paper_statement
 
         return paper_statement(self)
 
@@ -202,11 +202,11 @@ class PrivacyReport:
     def representations(self) -> Representations:
         """The regret of each representation ((eps, delta) at the report's first delta,
         rho*-zCDP, the RDP curve, mu-GDP; Gomez et al. Fig. 1c) and the fallback advice of
-        Sec. 4 (:mod:`fdpkit.representations`). Computed on first use and cached: the
+        Sec. 4 (:mod:`fdpkit.guarantee.representations`). Computed on first use and cached: the
         Rényi accounting it needs is not part of ``privacy_report``'s own cost."""
         cached = self.__dict__.get("_representations")
         if cached is None:
-            from fdpkit.representations import representations
+            from fdpkit.guarantee.representations import representations
 
             d, e = self.epsilons[0]
             cached = representations(self.mechanism, self.curve, self.fit, d, e)

@@ -1,4 +1,5 @@
-"""Plausibility checks of user inputs: warnings, not errors.
+"""Inputs as users type them (a bottom module, importable by every layer): the fraction parser
+and the plausibility checks, warnings rather than errors.
 
 Values that are valid but probably not meant (a prior of 1, a delta of one in a hundred, a
 mu of 50) are answered, with a warning that says what the user may have meant. Every

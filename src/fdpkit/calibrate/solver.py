@@ -1,7 +1,7 @@
 """Calibrate DP-SGD to any target, solving for any one unknown (statsmodels ``solve_power``
 pattern: leave exactly one parameter out).
 
-Targets (:mod:`fdpkit.calibration_targets`): mu, epsilon at delta, certified TPR at an FPR,
+Targets (:mod:`fdpkit.calibrate.targets`): mu, epsilon at delta, certified TPR at an FPR,
 advantage, posterior for a prior. Unknowns: the noise multiplier (default), the sample rate
 or batch size, the number of steps or epochs; any sampling scheme and relation of
 :func:`fdpkit.dpsgd`. Every target metric decreases in the noise multiplier and increases
@@ -31,10 +31,10 @@ from typing import Any, Callable
 
 from fdpkit._numerics import check_real
 from fdpkit.accounting import BudgetExceeded, CostBudget, DISCRETIZATION_DEFAULT, account, closed_form_curve
-from fdpkit.calibration_targets import Target, achieved_values, make_target
+from fdpkit.calibrate.targets import Target, achieved_values, make_target
 from fdpkit.fit import ALPHA_MIN_DEFAULT, fit_gdp
 from fdpkit.mechanisms import dpsgd
-from fdpkit.mechanisms.dpsgd import DPSGD, MAX_STEPS
+from fdpkit.mechanisms.training import DPSGD, MAX_STEPS
 
 #: Relative precision of the returned value: the achieved metric is within this of target.
 CALIBRATION_RTOL = 2e-4
@@ -200,7 +200,7 @@ MAX_SEARCH_RUNS = 60
 def _exact_family(run: DPSGD, unknown: str) -> bool:
     """Whether every run of the search is accounted by a closed form (an exact Gaussian
     curve): shuffled batches, and full batches (sample rate 1, Poisson or fixed-size) when
-    the sample rate is not the unknown (:func:`fdpkit.accounting.curve.full_batch_gaussian`)."""
+    the sample rate is not the unknown (:func:`fdpkit.accounting.closed_form.full_batch_gaussian`)."""
     if run.sampling == "shuffled":
         return True
     return unknown not in ("sample_rate", "batch_size") and closed_form_curve(run) is not None

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from fdpkit.mechanisms import DPSGD
 
 if TYPE_CHECKING:  # pragma: no cover
-    from fdpkit.privacy import PrivacyReport
+    from fdpkit.guarantee.privacy import PrivacyReport
 
 #: FPR at which the statement quotes the certified TPR.
 STATEMENT_FPR = 1e-3

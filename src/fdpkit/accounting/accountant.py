@@ -1,0 +1,181 @@
+r"""The accountant: :func:`account`, fdpkit's one entry point from a mechanism to its certified
+trade-off curve and privacy profile.
+
+Order of the routes: Rényi guarantees (zCDP/RDP inside the mechanism) -> :mod:`.rdp`;
+DP-SGD with shuffled or full batches and every other mechanism with a closed form ->
+:mod:`.closed_form` (exact); the rest -> a pessimistic privacy loss distribution
+(:mod:`.pld`, composed by :mod:`.tilted`) read as a curve by :mod:`.pld_curve`, after the
+cost model (:mod:`.cost`) has refused what would exhaust the machine.
+
+DP-SGD as it ran -> a certified trade-off curve, for every sampling scheme fdpkit knows
+--------------------------------------------------------------------------------------
+
+One step adds N(0, sigma^2 C^2 I) to the sum of clipped gradients (clipping norm C). Per
+scheme and neighbouring relation (see :mod:`fdpkit.mechanisms.training`):
+
+- **Poisson** (each example in a batch independently with probability q): dp_accounting's
+  PLD of the Poisson subsampled Gaussian, add/remove (zero-out is the same PLD,
+  dp_accounting's REPLACE_SPECIAL) or replace-one (REPLACE_ONE), composed over the steps.
+- **Truncated Poisson** (Poisson batches cut to ``max_batch_size``): dp_accounting 0.6.0's
+  ``from_truncated_subsampled_gaussian_mechanism`` (a mixture of the sampled Gaussian and a
+  replace-one sampled Gaussian of sensitivity 2 on the truncation event). Not tightened:
+  an audit (issue 29) found it 3-10x above a simple attainable instance when the cap
+  equals the expected batch size; it is sound, and may be that loose.
+- **Fixed-size batches without replacement**, replace-one or zero-out: Dong, Roth & Su
+  2022, Thm. 4.2: if a step on a fixed batch is f-DP for batches differing in one example,
+  the step on a batch of m of n examples drawn without replacement is C_q(f)-DP with
+  q = m/n and
+
+      C_q(f) = min{f_q, f_q^{-1}}**,   f_q = q f + (1 - q) Id.                      (4.2)
+
+  Here f = G_{Delta/sigma} with Delta = 2 for replace-one *and* zero-out: Thm. 4.2 compares
+  batches that differ in one element, and under zero-out a batch holding the example
+  differs from one without it by another example's gradient replaced by its own (up to
+  2C). (Delta = 1 would be optimistic: whether the example is in a fixed-size batch changes
+  how many others are, and their gradients can reveal it; issue 29 and
+  ``tests/dpsgd/test_dpsgd_fixed_size_instance.py``. For the same reason the Poisson
+  add/remove pair does not dominate fixed-size zero-out.) C_q(f) is exactly the symmetric curve of the Poisson *add/remove* sampled
+  Gaussian of sensitivity Delta: its two PLD directions are T(P, (1-q)P + qQ) = f_q and
+  its inverse, and fdpkit's curve of a PLD is the convex hull of the minimum of the
+  directions' symmetric curves, whose privacy profile is the larger of theirs (the
+  conjugate of min{f, g}** is max{f*, g*}). So fdpkit builds that one-step curve (a
+  certified lower bound at the discretization), turns it back into a pessimistic PLD of
+  the *curve* (:func:`fdpkit.accounting.from_curve.pld_from_curve`, connect-the-dots on
+  its privacy profile), and composes that PLD over the steps: the curve certified for
+  C_q(f)^{(x)T} (Dong et al. Thm. 3.2).
+
+Every phase's single step is composed over its steps (and the phases with each other) in
+one pass of :func:`fdpkit.accounting.pld.compose_arrays`, the round-off-bounded composition
+of :mod:`fdpkit.accounting.tilted` that :func:`fdpkit.accounting.pld.build_pld` uses.
+- **Shuffled fixed-size batches** (each example once per pass): no amplification is
+  claimed. An example enters P steps, each a Gaussian of sensitivity Delta, the others do
+  not depend on it (for replace-one / zero-out the partition into batches is the same on
+  both datasets), so the run is exactly mu-GDP with mu = sqrt(sum_phases P / sigma^2) x
+  Delta (Dong et al. Cor. 3.3). Poisson accounting of the same setting is *not* a
+  guarantee for shuffled batches (Chua et al., ICML 2024; Annamalai et al. 2024); reports
+  show it beside, labelled so.
+
+**Privacy unit.** ``unit="user"`` without ``examples_per_user``: users are sampled, so the
+maths is the same with users as units. With ``examples_per_user = k``: group privacy, Dong,
+Roth & Su Thm. 2.14: an f-DP mechanism is 1 - (1 - f)^{o k}-DP for datasets differing in k
+examples; exactly G_{k mu} for Gaussian DP, a sound lower bound on a certified curve
+(:func:`fdpkit.group_curve`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fdpkit.accounting.closed_form import closed_form_curve, shuffled_mu
+from fdpkit.accounting.cost import check_leaf_grids, estimate_cost
+from fdpkit.accounting.pld import build_pld, dpsgd_pld
+from fdpkit.accounting.pld_curve import curve_from_pld
+from fdpkit.accounting.profile import PldProfile
+from fdpkit.accounting.rdp import contains_renyi, renyi_accounting
+from fdpkit.accounting.result import DISCRETIZATION_DEFAULT, Accounting, check_discretization
+from fdpkit.curves import GaussianCurve, TradeOffCurve, group_curve
+from fdpkit.mechanisms import DPSGD, Mechanism, Phase
+
+
+def account(mechanism: Mechanism, *, discretization: float = DISCRETIZATION_DEFAULT,
+            budget: Any = None) -> Accounting:
+    """Account ``mechanism``: its certified trade-off curve and privacy profile.
+
+    The one entry point of :mod:`fdpkit.accounting` (see the module docs for the routes).
+    Closed forms are exact and used wherever one exists, including DP-SGD with shuffled
+    batches (mu = Delta sqrt(P) / sigma, no amplification) and with full batches; every
+    other mechanism gets a pessimistic PLD curve (``bound="lower"``).
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+    discretization : float
+        The PLD's value discretization interval, in [1e-6, 1].
+    budget : CostBudget, optional
+        Checked against :func:`fdpkit.accounting.estimate_cost` before any work; over it, a
+        ``BudgetExceeded`` (a ValueError) names the parameter to change. Without one, a
+        single step larger than the machine's memory is still refused.
+
+    Returns
+    -------
+    Accounting
+
+    Examples
+    --------
+    >>> from fdpkit.mechanisms import Gaussian, Repeated, dpsgd
+    >>> acc = account(Repeated(Gaussian(2.0), 4))
+    >>> acc.method, acc.curve
+    ('closed form', GaussianCurve(mu=1.0))
+    >>> account(dpsgd(2.0, batch_size=10, dataset_size=100, steps=4, sampling="shuffled",
+    ...               relation="replace-one")).curve
+    GaussianCurve(mu=1.0)
+    """
+    if not isinstance(mechanism, Mechanism):
+        raise ValueError(f"mechanism must be an fdpkit mechanism, got {type(mechanism).__name__}")
+    d = check_discretization(discretization)
+    if isinstance(mechanism, DPSGD):
+        if budget is not None:
+            estimate_cost(mechanism, d).check(budget)
+        elif closed_form_curve(mechanism) is None and mechanism.sampling != "shuffled":
+            check_leaf_grids(mechanism, d)  # no budget: still refuse a step beyond the memory
+        return account_dpsgd(mechanism, d)
+    if contains_renyi(mechanism):  # zCDP / RDP guarantees: accounting/rdp.py
+        return renyi_accounting(mechanism)
+    exact = closed_form_curve(mechanism)
+    if exact is not None:
+        return Accounting(mechanism, exact, "closed form", None)
+    if budget is not None:
+        estimate_cost(mechanism, d).check(budget)
+    else:  # no budget: still refuse a single step larger than the machine's memory
+        check_leaf_grids(mechanism, d)
+    pld = build_pld(mechanism, d)
+    profile = PldProfile(pld)
+    acc = Accounting(mechanism, curve_from_pld(pld, profile), "PLD", d, pld)
+    object.__setattr__(acc, "_profile", profile)
+    return acc
+
+
+def tradeoff_curve(mechanism: Mechanism, *, discretization: float = DISCRETIZATION_DEFAULT,
+                   budget: Any = None) -> TradeOffCurve:
+    """The trade-off curve of ``mechanism`` (see :func:`account`): exact closed forms where
+    they exist (Gaussian compositions, Laplace, randomized response, pure and approximate
+    DP, shuffled and full-batch DP-SGD), otherwise the curve certified by the pessimistic
+    connect-the-dots PLD (a ``PiecewiseLinearCurve`` with ``bound="lower"``).
+
+    >>> from fdpkit.mechanisms import dpsgd
+    >>> c = tradeoff_curve(dpsgd(2.0, 0.01, 100), discretization=1e-3)
+    >>> c.bound
+    'lower'
+    """
+    return account(mechanism, discretization=discretization, budget=budget).curve
+
+
+def account_dpsgd(m: DPSGD, discretization: float) -> Accounting:
+    """Account a DP-SGD run (see the module docs); group privacy applied last. No budget
+    or grid check: :func:`account` does those."""
+    k = m.examples_per_user or 1
+    if m.sampling == "shuffled":
+        return Accounting(m, GaussianCurve(k * shuffled_mu(m)), "closed form", None)
+    exact = closed_form_curve(m)  # full batches (q = 1) in every phase: G_mu exactly
+    if exact is not None:
+        return Accounting(m, exact, "closed form", None)
+    base = DPSGD(m.phases, m.sampling, m.relation, m.dataset_size, m.unit, None)
+    pld = dpsgd_pld(base, discretization)
+    profile = PldProfile(pld)
+    c = curve_from_pld(pld, profile)
+    if k > 1:
+        return Accounting(m, group_curve(c, k), "PLD + group privacy", discretization)
+    acc = Accounting(m, c, "PLD", discretization, pld)
+    object.__setattr__(acc, "_profile", profile)
+    return acc
+
+
+def poisson_comparison(m: DPSGD, discretization: float) -> Accounting:
+    """What Poisson accounting would say for the same noise, batch/dataset sizes and steps:
+    **not** a guarantee for shuffled batches (Chua et al. 2024; Annamalai et al. 2024)."""
+    return account_dpsgd(DPSGD(tuple(Phase(p.noise_multiplier, p.sample_rate, p.steps) for p in m.phases),
+                               "poisson", m.relation, m.dataset_size, m.unit, m.examples_per_user),
+                         discretization)
+
+
+__all__ = ["account", "account_dpsgd", "poisson_comparison", "tradeoff_curve"]

@@ -1,0 +1,146 @@
+r"""Closed forms: the exact trade-off curves of mechanisms that have one.
+
+- compositions of Gaussians are mu-GDP with mu = sqrt(sum mu_i^2) (Dong, Roth & Su 2022,
+  Cor. 3.3); so is DP-SGD with full batches (sample rate 1) in every phase, and DP-SGD with
+  shuffled batches (no amplification: mu = Delta sqrt(sum_phases P / sigma^2));
+- Laplace, randomized response, pure and approximate DP, de Fondeville's uniform sampling
+  and curve mechanisms have their own curve classes in :mod:`fdpkit.curves`.
+
+Nothing here builds a privacy-loss distribution: a closed-form report loads no
+dp_accounting.
+"""
+
+from __future__ import annotations
+
+import math
+
+from fdpkit.curves import (
+    EpsDeltaCurve,
+    GaussianCurve,
+    LaplaceCurve,
+    PiecewiseLinearCurve,
+    RandomizedResponseCurve,
+    TradeOffCurve,
+    UniformSamplingCurve,
+)
+from fdpkit.mechanisms import (
+    DPSGD,
+    ApproxDP,
+    Composed,
+    CurveMechanism,
+    Gaussian,
+    Laplace,
+    Mechanism,
+    PureDP,
+    RandomizedResponse,
+    Repeated,
+    Subsampled,
+    UniformSampling,
+)
+
+
+def _gaussian_mu(mechanism: Mechanism) -> float | None:
+    """mu if the mechanism is an (unsubsampled) composition of Gaussians, else None."""
+    if isinstance(mechanism, Gaussian):
+        return mechanism.mu
+    if isinstance(mechanism, DPSGD):
+        return _dpsgd_mu(mechanism)
+    if isinstance(mechanism, Subsampled) and mechanism.sample_rate == 1.0:
+        return _gaussian_mu(mechanism.inner)
+    if isinstance(mechanism, Repeated):
+        inner = _gaussian_mu(mechanism.inner)
+        return None if inner is None else inner * math.sqrt(mechanism.times)
+    if isinstance(mechanism, Composed):
+        mus = [_gaussian_mu(p) for p in mechanism.parts]
+        return None if any(m is None for m in mus) else math.sqrt(sum(m * m for m in mus))
+    return None
+
+
+#: DP-SGD sampling schemes whose step at sample rate q = 1 is the plain Gaussian mechanism:
+#: every example is in every batch (Poisson with q = 1; one fixed batch of the whole
+#: dataset). Truncated Poisson is not among them (its batch may still be cut).
+FULL_BATCH_SAMPLINGS = ("poisson", "fixed-size")
+
+
+def full_batch_phases(run: DPSGD) -> list:
+    """The phases of ``run`` that use full batches (q = 1 with a full-batch scheme)."""
+    if run.sampling not in FULL_BATCH_SAMPLINGS:
+        return []
+    return [ph for ph in run.phases if ph.sample_rate == 1.0]
+
+
+def full_batch_gaussian(run: DPSGD, phases: list) -> Gaussian:
+    """The Gaussian mechanism that the full-batch ``phases`` of ``run`` compose to, exactly.
+
+    A full-batch step adds N(0, sigma^2 C^2) to a sum that one example moves by at most
+    Delta C (Delta = 2 for replace-one, 1 for add-remove and zero-out: ``run.sensitivity``;
+    dp_accounting's REPLACE_ONE Gaussian at sampling_prob = 1 is G_{2/sigma} too), so it is
+    G_{Delta/sigma}, and T_i of them over the phases compose to G_mu with
+    mu = Delta sqrt(sum_i T_i / sigma_i^2) (Dong, Roth & Su 2022, Cor. 3.3): the Gaussian
+    mechanism of sensitivity Delta and noise 1 / sqrt(sum_i T_i / sigma_i^2).
+    """
+    return Gaussian(1.0 / _full_batch_rate(phases), run.sensitivity)
+
+
+def _full_batch_rate(phases: list) -> float:
+    """sqrt(sum_i T_i / sigma_i^2), computed without squares (no overflow)."""
+    rate = math.hypot(*(math.sqrt(ph.steps) / ph.noise_multiplier for ph in phases))
+    if not math.isfinite(rate):
+        raise ValueError(f"noise_multiplier={min(ph.noise_multiplier for ph in phases)!r} is too small: "
+                         "the full-batch run's mu = sqrt(steps) x sensitivity / noise_multiplier leaves float range")
+    return rate
+
+
+def _dpsgd_mu(run: DPSGD) -> float | None:
+    """mu of a DP-SGD run whose every phase uses full batches (:func:`full_batch_gaussian`;
+    with ``examples_per_user = k``, k mu, Dong et al. Thm. 2.14), else None. Shuffled
+    batches have their own closed form (:func:`shuffled_mu`)."""
+    full = full_batch_phases(run)
+    if len(full) != len(run.phases):
+        return None
+    # mu from the rate itself (not sensitivity / (1 / rate), which may round down an ulp)
+    mu = (run.examples_per_user or 1) * run.sensitivity * _full_batch_rate(full)
+    if not math.isfinite(mu):
+        raise ValueError(f"noise_multiplier={min(ph.noise_multiplier for ph in full)!r} is too small: "
+                         "the full-batch run's mu leaves float range")
+    return mu
+
+
+def closed_form_curve(mechanism: Mechanism) -> TradeOffCurve | None:
+    """The exact closed-form curve of ``mechanism`` when one exists, else None.
+
+    Compositions of Gaussians are mu-GDP with mu = sqrt(sum mu_i^2) (Dong et al. Cor. 3.3);
+    so is DP-SGD with full batches (sample rate 1) in every phase.
+    """
+    mu = _gaussian_mu(mechanism)
+    if mu is not None:
+        return GaussianCurve(mu)
+    if isinstance(mechanism, Subsampled) and mechanism.sample_rate == 1.0:
+        return closed_form_curve(mechanism.inner)
+    if isinstance(mechanism, Laplace):
+        return LaplaceCurve(mechanism.epsilon)
+    if isinstance(mechanism, RandomizedResponse):
+        return RandomizedResponseCurve(mechanism.epsilon)
+    if isinstance(mechanism, PureDP):
+        return EpsDeltaCurve(mechanism.epsilon)
+    if isinstance(mechanism, ApproxDP):
+        return EpsDeltaCurve(mechanism.epsilon, mechanism.delta)
+    if isinstance(mechanism, UniformSampling):
+        return UniformSamplingCurve(mechanism.mu, mechanism.n)
+    if isinstance(mechanism, CurveMechanism):
+        return PiecewiseLinearCurve.from_tpr(mechanism.alpha, mechanism.tpr, mechanism.bound)
+    return None
+
+
+def shuffled_mu(m: DPSGD) -> float:
+    """mu = Delta sqrt(sum_phases P / sigma^2) of shuffled batches (no amplification)."""
+    # a hypotenuse of sqrt(P) / sigma, never a square of sigma (sigma = 1e-200 or 1e200)
+    mu = m.sensitivity * math.hypot(*(math.sqrt(ph.participations) / ph.noise_multiplier for ph in m.phases))
+    if not math.isfinite(mu):
+        raise ValueError(f"noise_multiplier={min(ph.noise_multiplier for ph in m.phases)!r} is too small: "
+                         "mu = sqrt(P) x sensitivity / noise_multiplier leaves float range")
+    return mu
+
+
+__all__ = ["FULL_BATCH_SAMPLINGS", "closed_form_curve", "full_batch_gaussian", "full_batch_phases",
+           "shuffled_mu"]

@@ -1,0 +1,73 @@
+"""What accounting returns, and the discretization it runs at.
+
+:class:`Accounting` holds a mechanism's curve and privacy profile with how they were
+obtained (closed form, PLD or RDP); the discretization constants are the PLD grid's
+default and allowed range, shared by the accountant, the cost model and their callers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from fdpkit._numerics import check_nonnegative, check_probability, check_scalar
+from fdpkit.accounting.profile import PldProfile
+from fdpkit.curves import TradeOffCurve
+from fdpkit.mechanisms import Mechanism
+
+#: Default value_discretization_interval of the PLD (dp_accounting's default, Gomez et al.).
+DISCRETIZATION_DEFAULT = 1e-4
+#: Allowed range of the discretization interval.
+DISCRETIZATION_RANGE = (1e-6, 1.0)
+
+
+def check_discretization(discretization: Any) -> float:
+    """``discretization`` as a float in :data:`DISCRETIZATION_RANGE` (a ValueError naming it otherwise)."""
+    d = check_scalar("discretization", discretization)
+    lo, hi = DISCRETIZATION_RANGE
+    if not (lo <= d <= hi):
+        raise ValueError(f"discretization must be in [{lo:g}, {hi:g}], got {discretization!r}")
+    return d
+
+
+@dataclass(frozen=True)
+class Accounting:
+    """A mechanism's curve and privacy profile, with how they were obtained.
+
+    Attributes
+    ----------
+    mechanism : Mechanism
+    curve : TradeOffCurve
+        Exact (closed form) or a pessimistic lower bound (PLD).
+    method : str
+        ``"closed form"`` or ``"PLD"``.
+    discretization : float or None
+        The PLD's value discretization interval (None for closed forms).
+    pld : object or None
+        The dp_accounting PrivacyLossDistribution behind a numeric curve.
+    """
+
+    mechanism: Mechanism
+    curve: TradeOffCurve
+    method: str
+    discretization: float | None
+    pld: Any = field(default=None, repr=False)
+
+    def epsilon_for_delta(self, delta: float) -> float:
+        """epsilon at delta from the accountant's own profile (closed forms: exact)."""
+        delta = float(check_probability("delta", check_scalar("delta", delta)))
+        if self.pld is not None:
+            if "_profile" not in self.__dict__:
+                object.__setattr__(self, "_profile", PldProfile(self.pld))
+            return self.__dict__["_profile"].epsilon_for_delta(delta)
+        return float(self.curve.epsilon_for_delta(delta))
+
+    def delta_for_epsilon(self, epsilon: float) -> float:
+        """delta at epsilon from the accountant's own profile (closed forms: exact)."""
+        epsilon = float(check_nonnegative("epsilon", check_scalar("epsilon", epsilon), allow_inf=True))
+        if self.pld is not None:
+            return float(self.pld.get_delta_for_epsilon(epsilon))
+        return float(self.curve.delta_for_epsilon(epsilon))
+
+
+__all__ = ["DISCRETIZATION_DEFAULT", "DISCRETIZATION_RANGE", "Accounting", "check_discretization"]

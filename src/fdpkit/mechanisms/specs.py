@@ -1,0 +1,51 @@
+"""Mechanism specs: plain dicts and JSON -> mechanisms, for every registered kind.
+
+:func:`mechanism_from_dict` dispatches on ``kind`` to the registered class's
+:meth:`~fdpkit.mechanisms.Mechanism.from_dict` hook (so the base class never imports its
+subclasses) and reads the JSON form of a dp_accounting ``DpEvent`` as well
+(:func:`fdpkit.mechanisms.dp_events.from_dp_event`).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fdpkit.mechanisms.base import Mechanism, _from_dict
+from fdpkit.mechanisms.dp_events import from_dp_event
+
+
+def mechanism_from_dict(data: Any) -> Mechanism:
+    """Rebuild a mechanism from :meth:`Mechanism.to_dict` output (or hand-written JSON, or
+    the JSON form of a dp_accounting ``DpEvent``: see :func:`fdpkit.from_dp_event`).
+
+    Nesting deeper than :data:`fdpkit.mechanisms.base.MAX_SPEC_DEPTH` or more than
+    :data:`fdpkit.mechanisms.base.MAX_SPEC_NODES` mechanisms are refused while parsing (a
+    ValueError naming ``mechanism``).
+
+    >>> mechanism_from_dict({"kind": "gaussian", "sigma": 2.0}).describe()
+    'Gaussian(sigma=2.0, sensitivity=1.0)'
+    """
+    if isinstance(data, dict) and "kind" not in data and "class_name" in data:  # a DpEvent's JSON
+        return from_dp_event(data)
+    return _from_dict(data, 0, [0])
+
+
+def mechanism_from_json(text: str) -> Mechanism:
+    """Parse a JSON mechanism spec (see :func:`mechanism_from_dict`).
+
+    >>> mechanism_from_json('{"kind": "laplace", "scale": 0.5}').describe()
+    'Laplace(scale=0.5, sensitivity=1.0)'
+    """
+    if not isinstance(text, (str, bytes, bytearray)):
+        raise ValueError(f"text must be a JSON string, got {type(text).__name__}")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"mechanism spec is not valid JSON: {err}") from None
+    except RecursionError:
+        raise ValueError("mechanism spec is nested too deeply") from None
+    return mechanism_from_dict(data)
+
+
+__all__ = ["mechanism_from_dict", "mechanism_from_json"]
