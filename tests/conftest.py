@@ -3,6 +3,7 @@
 - ``browser``: Debian's chromium under Playwright (one per test module);
 - ``live_server``: the web app under uvicorn on 127.0.0.1 (one per session), and
   ``serve_app``, the same server for another app (``with serve_app(app) as url:``);
+  ``serve_process``, ``fdpkit serve`` in its own process (for load tests);
 - ``pdftoppm``; ``published``, the reference numbers from their one source, the in-repo
   tests/data/published.json (tests/_reference.py; checked against ../shared's copy).
 
@@ -13,7 +14,10 @@ PostgreSQL ``postgres`` here, so that ``make test-fast`` deselects them whatever
 says."""
 
 import os
+import signal
 import socket
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -24,6 +28,8 @@ import pytest
 
 import _system
 from _reference import load_published
+
+_SRC = str(Path(__file__).resolve().parent.parent / "src")
 
 # Tests never touch the user's own privacy-budget ledger: the web app opens its default
 # ledger lazily (e.g. when the API is fuzzed), so point the default at a temporary file.
@@ -95,6 +101,66 @@ def live_server():
 
     with serve(create_app(Limits(timeout_s=60))) as url:
         yield url
+
+
+class ServeProcess:
+    """``fdpkit serve`` (production limits) in its own process on a free port of 127.0.0.1, as
+    users run it, so that a test's HTTP clients share no interpreter (GIL) with the server
+    they measure. A context manager: ready when ``/healthz`` answers; stopped with SIGINT
+    (the lifespan closes the worker pools), killed after 30 s."""
+
+    def __init__(self, *args: str) -> None:
+        self.port = _free_port()
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [_SRC, os.environ.get("PYTHONPATH")]))}
+        self.proc = subprocess.Popen([sys.executable, "-m", "fdpkit.cli", "serve", "--host", "127.0.0.1",
+                                      "--port", str(self.port), *args], env=env, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE)
+
+    def __enter__(self) -> "ServeProcess":
+        import httpx
+
+        deadline = time.monotonic() + 2 * SERVER_START_S
+        while time.monotonic() < deadline:
+            assert self.proc.poll() is None, self.proc.stderr.read().decode(errors="replace")[-2000:]
+            try:
+                if httpx.get(f"{self.url}/healthz", timeout=2).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        self.__exit__()
+        raise AssertionError("the server did not start")
+
+    def __exit__(self, *exc) -> None:
+        self.proc.send_signal(signal.SIGINT)
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+        self.proc.stderr.close()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def pids(self) -> list[int]:
+        """The server process and its worker processes."""
+        out = [self.proc.pid]
+        for task in os.listdir(f"/proc/{self.proc.pid}/task"):
+            try:
+                with open(f"/proc/{self.proc.pid}/task/{task}/children") as fh:
+                    out += [int(x) for x in fh.read().split()]
+            except OSError:
+                pass
+        return out
+
+
+@pytest.fixture(scope="session")
+def serve_process():
+    """``with serve_process() as srv:``: ``fdpkit serve`` in its own process (``srv.url``,
+    ``srv.proc``, ``srv.pids()``); extra CLI options as arguments."""
+    return ServeProcess
 
 
 @pytest.fixture(scope="session")
