@@ -7,7 +7,10 @@ in pyproject.toml says which way imports flow; these are the rules it cannot say
 - exactly one module-level ``def account`` in src/fdpkit (one accounting entry point);
 - at most :data:`MAX_FUNCTION_LEVEL_IMPORTS` function-level imports of fdpkit in library code
   outside ``cli/`` and ``web/`` (which import lazily for start-up time), each carrying a comment
-  that says why it is not at module level (an optional extra, start-up time).
+  that says why it is not at module level (an optional extra, start-up time);
+- dp_accounting is reached from ``accounting/`` only, also through ``lazy_module("dp_accounting...")``
+  (which import-linter cannot see);
+- modules stay under about 600 lines (:data:`MAX_MODULE_LINES`).
 
 Measured with ``ast`` and grimp, never with grep.
 """
@@ -28,6 +31,8 @@ SRC = Path(__file__).resolve().parent.parent / "src" / "fdpkit"
 MAX_FUNCTION_LEVEL_IMPORTS = 20
 #: Front ends import lazily (start-up time of the CLI, one router per request path).
 FRONT_ENDS = ("cli", "web")
+#: "Modules stay under ~600 lines": the hard limit a little above it.
+MAX_MODULE_LINES = 650
 
 
 def _library_files(skip=()):
@@ -190,3 +195,24 @@ def test_import_counter_sees_nested_and_relative_imports(tmp_path):
               for n in ast.walk(fn) if _imports_fdpkit(n)]
     assert sorted(nested) == [8, 12]
     assert 8 in _comment_lines(source) and 12 not in _comment_lines(source)
+
+
+# ------------------------------------------------------------------ dp_accounting, size
+def _lazy_targets(tree: ast.AST) -> list[str]:
+    return [node.args[0].value for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "lazy_module"
+            and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)]
+
+
+def test_only_accounting_reaches_dp_accounting_lazily():
+    outside = [f"{rel}: lazy_module({name!r})" for path, rel in _library_files(skip=("accounting",))
+               if rel.name != "_lazy.py"
+               for name in _lazy_targets(ast.parse(path.read_text(encoding="utf-8")))
+               if name.split(".")[0] == "dp_accounting"]
+    assert not outside, f"dp_accounting outside accounting/: {outside}"
+
+
+def test_modules_stay_small():
+    big = {str(rel): n for path, rel in _library_files()
+           if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
+    assert not big, f"modules over {MAX_MODULE_LINES} lines (split them by topic): {big}"
