@@ -11,22 +11,30 @@ that a slow spell of a loaded machine hits every contestant alike):
    (the longer direction's composed PMF, at scipy's next fast length);
 3. the single step alone: fdpkit's native step against dp_accounting's, for the headline
    step and the small-noise steps that dominate sweeps;
-4. sweep throughput before/after: a grid of settings in-process with dp_accounting's and
-   with the native single step (``--settings``, default 64; the issue's grid is 1,000);
+4. sweep throughput before/after: a grid of settings (``--settings``, default 64; the
+   issue's grid is 1,000), each sweep in a fresh process on one core, with dp_accounting's
+   and with the native single step, on this tree and (``--before REV``) on ``src/`` of an
+   earlier git revision, e.g. the commit the issue was filed against;
 5. web / library latency: ``POST /api/report/dpsgd`` on a server up for 5 s (its workers
    warm), the first request and the best of the later ones, against ``privacy_report`` of
    the same run (target: within 1.5x the library time + 0.3 s), for the Poisson headline
    and a shuffled 60-epoch run (``--no-web`` skips it).
 
-Run: ``benchmarks/.venv/bin/python benchmarks/bench_speed.py [--repeats 5] [--settings 64]``.
+Run: ``benchmarks/.venv/bin/python benchmarks/bench_speed.py [--repeats 5] [--settings 64]
+[--before REV] [--no-web]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 from dp_accounting.pld import privacy_loss_distribution as pldlib
@@ -39,6 +47,39 @@ from fdpkit.accounting import _pld_adapter, single_step
 from fdpkit.accounting.pld import dpsgd_pld
 
 NM, Q, T, DISC = 9.4, 16384 / 50000, 2000, 1e-4
+
+
+HERE = Path(__file__).resolve().parent
+
+#: The sweep of one benchmark run, in a fresh process (argv: grid JSON, native 0/1).
+_SWEEP_CHILD = """
+import json, os, sys, time
+os.environ["FDPKIT_THREADS"] = "1"
+grid = json.loads(sys.argv[1])
+from fdpkit.sweep import sweep
+sweep(noise_multiplier=[2.0], sample_rate=[0.01], steps=[100], executor="inprocess")  # imports
+c0, t0 = time.process_time(), time.perf_counter()
+rows = sweep(**grid, discretization=1e-4, executor="inprocess")
+print(json.dumps([time.process_time() - c0, time.perf_counter() - t0, [r.get("mu") for r in rows]]))
+"""
+
+
+def _sweep_in_subprocess(src: str, grid: dict, native: bool) -> tuple[float, float, list]:
+    """(CPU s, wall s, mus) of a sweep of ``grid`` run with ``src`` first on the path."""
+    env = dict(os.environ, PYTHONPATH=src, FDPKIT_NATIVE_STEPS="1" if native else "0")
+    out = subprocess.run([sys.executable, "-c", _SWEEP_CHILD, json.dumps(grid)], env=env,
+                         capture_output=True, text=True, check=True)
+    cpu_s, wall_s, mus = json.loads(out.stdout.strip().splitlines()[-1])
+    return cpu_s, wall_s, [math.inf if m is None else float(m) for m in mus]
+
+
+def _source_tree(rev: str) -> str:
+    """``src/`` of git revision ``rev`` of this repository, extracted to a temporary folder."""
+    dest = Path(tempfile.mkdtemp(prefix="fdpkit-before-"))
+    archive = subprocess.run(["git", "-C", str(HERE.parent), "archive", rev, "src"], capture_output=True,
+                             check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    return str(dest / "src")
 
 
 def timed(fn) -> tuple[float, object]:
@@ -76,6 +117,8 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--settings", type=int, default=64, help="sweep grid size (a cube: 4^3 = 64)")
     ap.add_argument("--no-web", action="store_true", help="skip the web latency section")
+    ap.add_argument("--before", default=None, metavar="REV",
+                    help="also sweep with src/ of this git revision (e.g. the issue's base commit)")
     args = ap.parse_args()
 
     rep = report()  # warm imports and caches
@@ -128,28 +171,32 @@ def main() -> None:
         print(f"| sigma {sigma:g}, q {q:g}, d {DISC:g} | {1e3 * tn:.2f} | {1e3 * td:.1f} | **{td / tn:.0f}x** |")
     print()
 
-    from fdpkit.sweep import sweep
-
     side = max(2, round(args.settings ** (1 / 3)))
     grid = {"noise_multiplier": [round(float(v), 4) for v in np.linspace(0.8, 8.0, side)],
             "sample_rate": [round(float(v), 6) for v in np.geomspace(1e-3, 0.3, side)],
             "steps": [int(v) for v in np.geomspace(100, 2000, side).round()]}
     n = side ** 3
-    t_after, rows_after = timed(lambda: sweep(**grid, discretization=DISC, executor="inprocess"))
-    with native_off():
-        t_before, rows_before = timed(lambda: sweep(**grid, discretization=DISC, executor="inprocess"))
-    worst = max(abs(a["mu"] - b["mu"]) for a, b in zip(rows_after, rows_before)
-                if math.isfinite(a["mu"]) and math.isfinite(b["mu"]))
-    lower = sum(a["mu"] < b["mu"] for a, b in zip(rows_after, rows_before))
     print(f"## Sweep throughput, {n} settings in-process (noise 0.8-8, rate 1e-3-0.3, steps 100-2000, "
           f"d {DISC:g})")
     print()
-    print("| single step | seconds | settings / s | speed-up |")
-    print("|---|---|---|---|")
-    print(f"| dp_accounting (before) | {t_before:.1f} | {n / t_before:.2f} | 1.00x |")
-    print(f"| native (after) | {t_after:.1f} | {n / t_after:.2f} | **{t_before / t_after:.2f}x** |")
+    print("Each sweep in a fresh process, one core; CPU seconds (the work done) and wall seconds.")
     print()
-    print(f"max |mu after - mu before| = {worst:.2e}; settings with a lower mu after: {lower} of {n}")
+    print("| source | single step | CPU s | wall s | settings / CPU s | speed-up (CPU) |")
+    print("|---|---|---|---|---|---|")
+    runs = []
+    trees = [(f"before ({args.before})", _source_tree(args.before))] if args.before else []
+    trees.append(("this tree", str(HERE.parent / "src")))
+    for label, src in trees:
+        for native in (False, True):
+            runs.append((label, "native" if native else "dp_accounting", *_sweep_in_subprocess(src, grid, native)))
+    base_cpu = runs[0][2]
+    for label, step, cpu_s, wall_s, _ in runs:
+        print(f"| {label} | {step} | {cpu_s:.1f} | {wall_s:.1f} | {n / cpu_s:.2f} | **{base_cpu / cpu_s:.2f}x** |")
+    print()
+    ref, last = runs[0][4], runs[-1][4]
+    worst = max((abs(a - b) for a, b in zip(last, ref) if math.isfinite(a) and math.isfinite(b)), default=0.0)
+    lower = sum(a < b for a, b in zip(last, ref))
+    print(f"max |mu this tree - mu first row| = {worst:.2e}; settings with a lower mu: {lower} of {n}")
     if not args.no_web:
         print()
         web_latency(args.repeats)

@@ -20,6 +20,11 @@ def _points(rng, n, kind):
         x = np.sort(rng.uniform(0, 1, n))
         a = np.round(1 - 1e-6 * x**2, 9)
         t = 1 - 1e-9 * x
+    elif kind == "staircase":  # many points below a high one on each side (issue 27's slow case)
+        a = np.sort(rng.uniform(0, 1, n))
+        t = rng.uniform(0, 0.5, n) * np.sqrt(a)
+        t[rng.integers(0, n, 5)] = rng.uniform(0.5, 1.0, 5)
+        t[-1] = 0.9
     else:
         a = np.sort(rng.uniform(0, 1, n))
         t = rng.uniform(0, 1, n)
@@ -30,7 +35,7 @@ def _points(rng, n, kind):
     return a, t, 1.0 - t
 
 
-@pytest.mark.parametrize("kind", ["noisy-concave", "quantized", "random"])
+@pytest.mark.parametrize("kind", ["noisy-concave", "quantized", "random", "staircase"])
 @pytest.mark.parametrize("seed", range(5))
 def test_hull_matches_monotone_chain(kind, seed):
     rng = np.random.default_rng(seed)
@@ -61,3 +66,22 @@ def test_merge_of_sorted_runs_is_a_stable_sort(r1, r2):
     x1, x2 = np.sort(np.array(r1, dtype=float)), np.sort(np.array(r2, dtype=float))
     ref = np.argsort(np.concatenate([x1, x2]), kind="stable")
     assert (_merge_order(x1, x2) == ref).all()
+
+
+def test_prefilter_drops_only_points_below_both_sides():
+    """The O(n) prefilter (points below a higher point on each side) runs on dense
+    leftovers and keeps the hull exact, in TPR and in beta (TPR near 1)."""
+    from fdpkit.curves import hull
+
+    rng = np.random.default_rng(7)
+    n = 200000
+    a = np.linspace(0.0, 1.0, n)
+    b = 10.0 ** rng.uniform(-20, -1, n)  # TPR near 1: compared in beta
+    b[0], b[-1] = 1e-22, 1e-21
+    t = 1.0 - b
+    drop = hull._below_both_sides(t, b)
+    assert drop[1:-1].all() and not drop[0] and not drop[-1]
+    np.testing.assert_array_equal(upper_concave_hull(a, t, b), [0, n - 1])
+    small = rng.uniform(0, 1e-3, 50000)
+    small[[0, -1]] = [1e-3, 2e-3]
+    assert not hull._below_both_sides(np.sort(small), 1 - np.sort(small)).any()

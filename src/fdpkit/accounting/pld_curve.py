@@ -47,11 +47,11 @@ Mirrored vertices take their beta from alpha exactly.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
+from fdpkit.accounting._exact_sum import exact_sum_nonnegative
 from fdpkit.accounting._pld_adapter import PmfArrays
 from fdpkit.accounting.profile import PldProfile, _Direction
 from fdpkit.curves import PiecewiseLinearCurve
@@ -100,10 +100,10 @@ def _steep_chain(a: PmfArrays | _Direction) -> tuple[np.ndarray, np.ndarray, np.
     kept = probs[has_mass]
     if len(kept):
         # beta_j = (1 - m_inf - S) + sum of the kept masses after vertex j, each part
-        # rounded down: fsum is correctly rounded (S within u S <= u of the exact sum),
-        # 1 - S is exact for S in [0.5, 1] (Sterbenz), and the suffix sums of n
+        # rounded down: the sum is correctly rounded (as math.fsum: _exact_sum), S within
+        # u S <= u of the exact sum, 1 - S is exact for S in [0.5, 1] (Sterbenz), and the suffix sums of n
         # non-negative terms are within a relative n u
-        rest = max(0.0, (1.0 - math.fsum(kept)) - max(0.0, float(d.m_inf)) - 4.0 * _UNIT_ROUNDOFF)
+        rest = max(0.0, (1.0 - exact_sum_nonnegative(kept)) - max(0.0, float(d.m_inf)) - 4.0 * _UNIT_ROUNDOFF)
         suffix = np.cumsum(kept[::-1])[::-1]
         low = np.empty(len(kept) + 1)
         low[:-1] = suffix

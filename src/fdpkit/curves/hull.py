@@ -58,6 +58,34 @@ _SPARSE = 256
 _WINDOW_GAP = 64
 
 
+#: Violations left after the vectorised passes above which :func:`_below_both_sides` runs.
+_PREFILTER_MIN = 1024
+#: Relative margin by which a point must lie below its neighbours' maxima to be dropped.
+_BELOW_RTOL = 1e-12
+
+
+def _below_both_sides(t: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Mask of the points (sorted by alpha) that lie clearly below some point on their left
+    and some point on their right: TPR below both sides' largest TPR (compared in TPR where
+    it is at most 1/2, in beta otherwise, each by a relative :data:`_BELOW_RTOL`). Such a
+    point lies strictly below the chord of those two points (the chord's height there is
+    at least the smaller of its ends), so it is not a vertex of the upper concave hull.
+    The first and last points are kept."""
+    n = len(t)
+    drop = np.zeros(n, dtype=bool)
+    if n < 3:
+        return drop
+    t_left = np.maximum.accumulate(t[:-2])      # max TPR over j < i, for i = 1 .. n - 2
+    t_right = np.maximum.accumulate(t[:1:-1])[::-1]  # max TPR over j > i
+    b_left = np.minimum.accumulate(b[:-2])
+    b_right = np.minimum.accumulate(b[:1:-1])[::-1]
+    ti, bi = t[1:-1], b[1:-1]
+    small = ti <= 0.5
+    drop[1:-1] = np.where(small, ti * (1.0 + _BELOW_RTOL) < np.minimum(t_left, t_right),
+                          bi > np.maximum(b_left, b_right) * (1.0 + _BELOW_RTOL))
+    return drop
+
+
 def _sorted_union(around: np.ndarray) -> np.ndarray:
     """sorted(set(around - 1) | set(around)) for a non-decreasing ``around`` (what
     np.unique would give, in linear time: its hash table costs more on these sizes)."""
@@ -113,6 +141,21 @@ def upper_concave_hull(alpha: np.ndarray, tpr: np.ndarray, beta: np.ndarray | No
         pos = _sorted_union(around)
         pos = pos[(pos >= 1) & (pos <= len(idx) - 2)]
         bad = pos[_cross_at(alpha, tpr, beta, idx, pos) >= 0] if pos.size else pos
+    if bad.size > _PREFILTER_MIN and len(idx) >= 3:
+        # violations left dense enough for long monotone-chain windows (curves whose
+        # hull is a few segments over 10^6 points): drop, in O(n), the points below a
+        # point on each side, then recheck the triples that changed
+        drop = _below_both_sides(tpr[idx], beta[idx])
+        if drop.any():
+            keep = ~drop
+            kept_through = np.cumsum(keep)
+            idx = idx[keep]
+            # recheck the violators kept (at their new positions) and the triples around
+            # the points dropped (the pass logic above)
+            stay = kept_through[bad[keep[bad]]] - 1
+            pos = np.union1d(stay, _sorted_union(kept_through[np.flatnonzero(drop)]))
+            pos = pos[(pos >= 1) & (pos <= len(idx) - 2)]
+            bad = pos[_cross_at(alpha, tpr, beta, idx, pos) >= 0] if pos.size else pos
     pad = 2
     while bad.size and len(idx) >= 3:
         # group violations into windows and run the exact chain on each window
