@@ -1,6 +1,9 @@
 """The ledger in a real browser (Playwright driving Debian's chromium): an analyst logs in
 and proposes a release, an approver logs in, approves and releases it from the queue, and
-sees the threshold alert and the timeline on the dataset page."""
+sees the threshold alert and the timeline on the dataset page. Issue 25: the first admin
+is created from the browser with the setup token, and a plan becomes a proposal, an
+approval with its record (JSON and PDF) and a confirmed release, at desktop and phone
+sizes."""
 
 import os
 from pathlib import Path
@@ -71,7 +74,11 @@ def test_propose_approve_release_alert_timeline(server, browser):
     page.wait_for_selector(f"#queue-{rid}")
     page.click(f"#approve-{rid}")
     page.wait_for_selector(f"#release-{rid}")
-    page.click(f"#release-{rid}")
+    page.click(f"#release-{rid}")  # releasing asks for confirmation first (issue 25)
+    page.wait_for_selector("#confirm-form")
+    page.click("#confirm-release")
+    page.wait_for_selector("#approvals")
+    page.goto(f"{server}/ledger/queue")
     page.wait_for_selector("#queue-empty")
     page.goto(f"{server}/ledger/d/census")
     alerts = page.inner_text("#alerts")
@@ -82,6 +89,7 @@ def test_propose_approve_release_alert_timeline(server, browser):
     shot(page, "ledger-dataset")
     page.goto(f"{server}/ledger/r/{rid}")
     assert "released" in page.inner_text("#release-state")
+    page.wait_for_selector("#report-pdf")  # the approval record's PDF renders after the approval answered
     assert page.locator("#report-pdf").count() == 1
     ctx.close()
 
@@ -103,4 +111,121 @@ def test_ledger_pages_fit_a_phone(server, browser):
         sw, vw = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
         assert sw <= vw, f"{path}: horizontal overflow, scrollWidth {sw} > viewport {vw}"
         shot(page, "ledger-phone" + path.replace("/", "-"))
+    ctx.close()
+
+
+# ------------------------------------------------------------------ issue 25 (problems 6-8)
+SETUP_TOKEN = "browser-setup-token-0123456789"
+PLAN_QUERY = ("guide=utility_first&effect=0.2&n=100&sd=0.25&alpha=0.01&data_range=1&max_relative_loss=0.01"
+              "&prior=0.01&fpr=0.001")
+SIZES = {"desktop": {"width": 1200, "height": 1000}, "phone": {"width": 375, "height": 900}}
+
+
+def _fits(page, what):
+    sw, vw = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    assert sw <= vw, f"{what}: horizontal overflow, scrollWidth {sw} > viewport {vw}"
+
+
+@pytest.fixture(scope="module")
+def empty_server(tmp_path_factory, serve_app):
+    url = f"sqlite:///{tmp_path_factory.mktemp('browser-setup') / 'ledger.sqlite'}"
+    with serve_app(create_app(ledger_url=url, setup_token=SETUP_TOKEN)) as base:
+        yield base
+
+
+@pytest.mark.parametrize("size", ["phone", "desktop"])
+def test_first_admin_from_the_browser(empty_server, browser, size):
+    ctx = browser.new_context(viewport=SIZES[size])
+    page = ctx.new_page()
+    page.set_default_timeout(SLOW_MS)
+    page.goto(f"{empty_server}/ledger")
+    page.wait_for_selector("#login-form")
+    if size == "phone":  # the first run (the desktop run comes second: by then the admin exists)
+        assert "no accounts yet" in page.inner_text("#no-accounts")
+        assert "--db" in page.inner_text("#no-accounts") and "ledger.sqlite" in page.inner_text("#ledger-db")
+        _fits(page, "login without accounts")
+        shot(page, f"ledger-setup-login-{size}")
+        page.click("#setup-link")
+        page.wait_for_selector("#setup-form")
+        page.fill("#setup_token", "wrong-token")
+        page.fill("#name", "root")
+        page.fill("#password", PASSWORD)
+        page.fill("#password_repeat", PASSWORD)
+        page.click("#setup-submit")
+        page.wait_for_selector("#setup-error")
+        assert "setup token" in page.inner_text("#setup-error")
+        assert page.input_value("#name") == "root"
+        page.fill("#setup_token", SETUP_TOKEN)
+        page.fill("#password", PASSWORD)
+        page.fill("#password_repeat", PASSWORD)
+        _fits(page, "setup form")
+        shot(page, f"ledger-setup-form-{size}")
+        page.click("#setup-submit")
+        page.wait_for_selector("#welcome")
+        assert "root (admin)" in page.inner_text("#whoami")
+        _fits(page, "welcome")
+        shot(page, f"ledger-setup-welcome-{size}")
+    else:  # accounts exist now: no setup offered, the setup page sends to the login
+        assert page.locator("#no-accounts").count() == 0
+        page.goto(f"{empty_server}/ledger/setup")
+        page.wait_for_selector("#login-form")
+        page.click("#role-guide summary")
+        assert "analyst" in page.inner_text("#role-guide")
+        shot(page, f"ledger-login-{size}")
+    ctx.close()
+
+
+@pytest.mark.parametrize("size", ["desktop", "phone"])
+def test_plan_propose_approve_record(server, browser, size, tmp_path):
+    ctx = browser.new_context(viewport=SIZES[size])
+    page = ctx.new_page()
+    page.set_default_timeout(SLOW_MS)
+    page.goto(f"{server}/plan?{PLAN_QUERY}")
+    page.wait_for_selector("#propose-release")
+    shot(page, f"plan-propose-{size}")
+    page.click("#propose-release")
+    page.wait_for_selector("#login-form")  # the proposal needs a login, and comes back prefilled
+    page.fill("#username", "ana")
+    page.fill("#password", PASSWORD)
+    page.click("#login")
+    page.wait_for_selector("#propose-form")
+    assert "Plan" in page.inner_text("#propose-source")
+    words = page.inner_text("#mechanism-words")
+    assert "sensitivity" in words and "0.01" in words
+    page.fill("#title", f"Planned mean ({size})")
+    _fits(page, "proposal form")
+    shot(page, f"ledger-propose-{size}")
+    page.click("#propose-submit")
+    page.wait_for_selector("#release-state")
+    assert "proposed" in page.inner_text("#release-state")
+    rid = page.url.rsplit("/", 1)[1]
+    ctx.close()
+
+    ctx = browser.new_context(viewport=SIZES[size])
+    page = ctx.new_page()
+    page.set_default_timeout(SLOW_MS)
+    _login(page, server, "bob")
+    page.goto(f"{server}/ledger/r/{rid}")
+    page.fill("form[action$='/approve'] input[name=comment]", "matches the analysis plan")
+    page.click("#approve")
+    page.wait_for_selector("#report-json")
+    page.wait_for_selector("#report-pdf")  # rendered in a worker after the answer; the page polls
+    record = page.request.get(f"{server}/ledger/r/{rid}/report.json").json()["approval"]
+    assert (record["proposer"], record["approver"], record["comment"]) == ("ana", "bob", "matches the analysis plan")
+    assert record["release"]["mechanism"]["sensitivity"] == pytest.approx(0.01)
+    pdf = page.request.get(f"{server}/ledger/r/{rid}/report.pdf").body()
+    assert pdf.startswith(b"%PDF")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    (SHOTS / f"approval-record-{size}.pdf").write_bytes(pdf)
+    _fits(page, "release page")
+    shot(page, f"ledger-approved-{size}")
+    page.click("#release")
+    page.wait_for_selector("#confirm-form")
+    assert "Releasing is final" in page.inner_text("#confirm-total")
+    assert page.locator("#override_reason").is_visible()
+    _fits(page, "release confirmation")
+    shot(page, f"ledger-confirm-{size}")
+    page.click("#confirm-release")
+    page.wait_for_selector("#approvals")
+    assert "released" in page.inner_text("#release-state")
     ctx.close()

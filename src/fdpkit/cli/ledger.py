@@ -341,9 +341,11 @@ def _transition(fn_name: str, release_id: int, user: Optional[str], db: Optional
 @ledger_app.command("approve")
 @ledger_cmd
 def approve(release_id: int = typer.Argument(..., metavar="ID"), comment: str = typer.Option("", "--comment"),
-            no_report: bool = typer.Option(False, "--no-report", help="Do not store the privacy report."),
+            no_report: bool = typer.Option(False, "--no-report", help="Do not store the approval record."),
             user: Optional[str] = UserOpt, db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
-    """Approve a proposed release (stores its privacy report, PDF and JSON, with SHA-256)."""
+    """Approve a proposed release (stores its approval record, PDF and JSON, with SHA-256:
+    dataset, title, proposer, approver, comment, time, thresholds, totals before and after,
+    and the privacy report)."""
     _transition("approve", release_id, user, db, format, comment=comment, report=not no_report)
 
 
@@ -493,6 +495,33 @@ def export(name: str = typer.Argument(..., help="Dataset name."),
         write_output(output, data)
         _say(f"wrote {output}")
         _say(f"chain head {led.head()} (keep it elsewhere: `fdpkit ledger verify --anchor` checks it)")
+    else:
+        sys.stdout.write(data.decode("utf-8"))
+
+
+@ledger_app.command("record")
+@ledger_cmd
+def record(release_id: int = typer.Argument(..., metavar="ID"),
+           format: str = typer.Option("json", "--format", "-f", help="json or pdf."),
+           output: Optional[Path] = typer.Option(None, "--output", "-o", help="File to write (needed for PDF)."),
+           db: Optional[str] = DbOpt) -> None:
+    """The stored approval record of a release (JSON or PDF); a PDF not rendered yet is
+    rendered and stored now (a chained event)."""
+    if format not in ("json", "pdf"):
+        fail(f"--format must be json or pdf, got {format!r}")
+    if format == "pdf" and output is None:
+        fail("PDF output needs --output PATH")
+    led = _open(db)
+    a = next((a for a in reversed(led.approvals(release_id)) if a.report_json), None)
+    if a is None:
+        fail(f"release {release_id} has no stored approval record")
+    if format == "pdf" and a.report_pdf is None:
+        with working("Rendering the PDF..."):
+            a = led.render_approval_pdf(release_id)
+    data = a.report_pdf if format == "pdf" else a.report_json
+    if output:
+        write_output(output, data)
+        _say(f"wrote {output}")
     else:
         sys.stdout.write(data.decode("utf-8"))
 

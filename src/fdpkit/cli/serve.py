@@ -30,6 +30,31 @@ def _check_port(host: str, port: int) -> None:
             fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
 
 
+def _first_run_token(db: Optional[str], base: str) -> Optional[str]:
+    """While the ledger has no account: a one-time setup token for ``/ledger/setup``,
+    printed to this console only (whoever started the server is who may create the first
+    admin); None when the ledger has accounts or cannot be opened (its pages say why)."""
+    import secrets
+
+    from fdpkit.ledger import open_ledger
+    from fdpkit.ledger.users import has_users
+
+    try:
+        with open_ledger(db) as led:
+            if has_users(led):
+                return None
+            from sqlalchemy.engine import make_url
+
+            label = make_url(led.url).render_as_string(hide_password=True)
+    except Exception:  # noqa: BLE001 - the ledger pages report an unusable ledger
+        return None
+    token = secrets.token_urlsafe(18)
+    err.print(f"The ledger ({label}) has no accounts yet. Create the first admin at {base}/ledger/setup "
+              f"with this one-time setup token:\n\n    {token}\n\n(or run `fdpkit ledger user add NAME --role admin"
+              f"{' --db ' + db if db else ''}`)")
+    return token
+
+
 def serve(host: str = typer.Option("127.0.0.1", help="Address to listen on."),
           port: int = typer.Option(8000, help="Port to listen on."),
           db: Optional[str] = typer.Option(None, "--db", help="Ledger URL or SQLite file for the /ledger pages "
@@ -43,7 +68,8 @@ def serve(host: str = typer.Option("127.0.0.1", help="Address to listen on."),
 
     _check_port(host, port)
     err.print(f"fdpkit web calculator on http://{host}:{port}/ (Ctrl-C to stop)")
+    token = _first_run_token(db, f"http://{host}:{port}")
     # request deadline, keep-alive timeout and connection cap from the app's Limits; the
     # workers warm at start, so that no request waits for imports and cold caches
-    app = create_app(Limits(warm_workers=True), ledger_url=db)
+    app = create_app(Limits(warm_workers=True), ledger_url=db, setup_token=token)
     uvicorn.Server(server_config(app, host=host, port=port)).run()

@@ -23,8 +23,11 @@ from fdpkit.ledger import db
 from fdpkit.ledger.chain import Anchor, VerifyResult, append, ledger_key, now, verify
 from fdpkit.ledger.models import Approval, ChainHead, ComposedState, Dataset, Event, Release, Threshold, User
 from fdpkit.ledger.prepared import (  # noqa: F401 - parse_mechanism, Prepared are public here
-    DEFAULT_BUDGET, Prepared, parse_mechanism, prepare, render_report, state_digest,
+    DEFAULT_BUDGET, Prepared, parse_mechanism, prepare, state_digest,
 )
+from fdpkit.ledger.record import approval_record, render_approval, render_record, render_record_pdf
+from fdpkit.guarantee import privacy_report
+from fdpkit.report import build_document
 from fdpkit.ledger.rules import (  # noqa: F401 - the errors and limits are public here
     DATASET_NAME, MAX_ID, MAX_NAME, MAX_TEXT, MAX_TITLE, RELATIONS, SETTING_EVENT, LedgerError, NotFound,
     _check_order, _text,
@@ -34,7 +37,6 @@ from fdpkit.ledger.totals import (
     newly_exceeded, read_total,
 )
 from fdpkit.ledger.views import Check, Status, event_dict, release_dict  # noqa: F401 - public here
-from fdpkit.mechanisms import mechanism_from_dict
 
 def _spec_of(t: Threshold) -> ThresholdSpec:
     return ThresholdSpec(t.metric, t.level, t.value, t.delta, t.fpr)
@@ -315,15 +317,18 @@ class Ledger:
         return self._write(lambda s, head: self._propose_in(s, head, dataset, p, title, user, purpose or ""))
 
     def _approve_in(self, s: Session, head, r: Release, user: str, comment: str,
-                    reports: tuple[bytes, bytes] | None) -> Approval:
+                    reports: tuple[bytes, bytes | None] | None, at=None, released_ids=None) -> Approval:
         if r.state != "proposed":
             raise LedgerError(f"release {r.id} is {r.state}: only a proposed release can be approved")
         if user == r.analyst and self._four_eyes_in(s, r.dataset_id):
             raise LedgerError(f"four-eyes: {user} proposed release {r.id} and cannot approve it; another "
                               "approver must")
+        if released_ids is not None and self._released_ids(s, r.dataset_id) != released_ids:
+            raise LedgerError(f"the released total of the dataset changed while the approval record of release "
+                              f"{r.id} was prepared (another release was released): approve it again")
         js, pdf = reports if reports is not None else (None, None)
         a = Approval(release_id=r.id, approver=user, decision="approved", comment=comment or "",
-                     created_at=now(), report_json=js, report_pdf=pdf,
+                     created_at=at or now(), report_json=js, report_pdf=pdf,
                      report_json_sha256=None if js is None else hashlib.sha256(js).hexdigest(),
                      report_pdf_sha256=None if pdf is None else hashlib.sha256(pdf).hexdigest())
         s.add(a)
@@ -333,17 +338,49 @@ class Ledger:
                                       "report_json_sha256": a.report_json_sha256})
         return a
 
-    def approve(self, release_id: Any, *, user: str, comment: str = "", report: bool = True) -> Approval:
-        """Approve a proposed release, storing its privacy report (JSON and PDF bytes with their
-        SHA-256). ``report=False`` stores none (bulk imports, tests)."""
+    def approve(self, release_id: Any, *, user: str, comment: str = "", report: bool = True,
+                pdf: bool = True) -> Approval:
+        """Approve a proposed release, storing its approval record (:mod:`fdpkit.ledger.record`)
+        as JSON and PDF bytes with their SHA-256; ``pdf=False``: JSON only, fast
+        (:meth:`render_approval_pdf` adds the PDF later); ``report=False``: none (imports, tests)."""
         user = _text("user", user)
         comment = _text("comment", comment, required=False, limit=MAX_TEXT)
         r0 = self.release_info(release_id)
         if r0.state != "proposed":
             raise LedgerError(f"release {r0.id} is {r0.state}: only a proposed release can be approved")
-        reports = render_report(mechanism_from_dict(json.loads(r0.spec))) if report else None
+        at, ids, reports = now(), None, None
+        if report:
+            with self.read() as s:
+                d = s.get(Dataset, r0.dataset_id)
+                four = self._four_eyes_in(s, d.id)
+            if four and user == r0.analyst:  # refused below too (with the reason): do not render for nothing
+                return self._write(lambda s, head: self._approve_in(s, head, self._release(s, r0.id), user, "", None))
+            chk, ids = self._check(d.name, r0.spec, None)
+            rec = approval_record(dataset=d, release=r0, approver=user, decision="approved", comment=comment or "",
+                                  at=at, check=chk, four_eyes=four, released_ids=ids)
+            reports = render_record(parse_mechanism(r0.spec), rec, pdf=pdf)
         return self._write(lambda s, head: self._approve_in(s, head, self._release(s, r0.id), user,
-                                                            comment, reports))
+                                                            comment, reports, at, ids))
+
+    def render_approval_pdf(self, release_id: Any) -> Approval:
+        """Render and store the PDF of an approval record stored without one (``pdf=False``),
+        from the stored JSON: one chained ``approval.pdf`` event (an approval with one: unchanged)."""
+        r = self.release_info(release_id)
+        a = next((a for a in reversed(self.approvals(r.id)) if a.decision == "approved"), None)
+        if a is None or a.report_json is None:
+            raise NotFound(f"release {r.id} has no stored approval record")
+        if a.report_pdf is not None:
+            return a
+        pdf = render_record_pdf(parse_mechanism(r.spec), a.report_json)
+
+        def fn(s: Session, head):
+            row = s.get(Approval, a.id)
+            if row.report_pdf is None:
+                row.report_pdf, row.report_pdf_sha256 = pdf, hashlib.sha256(pdf).hexdigest()
+                append(s, head, kind="approval.pdf", actor=row.approver, rows=[row], dataset_id=r.dataset_id,
+                       release_id=r.id, data={"report_pdf_sha256": row.report_pdf_sha256})
+            return row
+        return self._write(fn)
 
     def _close(self, release_id: Any, user: str, comment: str, new_state: str, allowed: tuple[str, ...],
                role: str | None = None):
@@ -436,11 +473,17 @@ class Ledger:
             approver = user  # refused below under four-eyes, with the reason
         approver = _text("approver", approver)
         p = prepare(mechanism, budget)
-        reports = render_report(p.mechanism) if report else None
+        pre = (build_document(privacy_report(p.mechanism)), *self._check(dataset, p.mechanism, None)) if report else None
 
         def fn(s: Session, head):  # noqa: D401
             r = self._propose_in(s, head, dataset, p, title, user, purpose or "")
-            self._approve_in(s, head, r, approver, "", reports)
+            reports, at = None, now()
+            if pre is not None:  # the record names the release's id: rendered here
+                reports = render_approval(approval_record(
+                    dataset=s.get(Dataset, r.dataset_id), release=r, approver=approver, decision="approved",
+                    comment="", at=at, check=pre[1], four_eyes=self._four_eyes_in(s, r.dataset_id),
+                    released_ids=pre[2]), pre[0])
+            self._approve_in(s, head, r, approver, "", reports, at, None if pre is None else pre[2])
             return self._release_in(s, head, r, approver, override_reason, p)
         return self._write(fn)
 
@@ -543,6 +586,10 @@ class Ledger:
         composition when the cached total matches the chain; the total is re-derived from
         the chained release rows otherwise). ``budget`` bounds the mechanism's accounting
         (None: no limit)."""
+        return self._check(dataset, mechanism, budget)[0]
+
+    def _check(self, dataset: str, mechanism: Any, budget: CostBudget | None) -> tuple[Check, list[int]]:
+        """:meth:`check` and the ids of the released releases it read."""
         p = prepare(mechanism, budget)
         with self.read() as s:
             d = self._dataset(s, dataset)
@@ -551,7 +598,12 @@ class Ledger:
         deltas = [t.delta for t in specs if t.delta is not None]
         before = self._total(d.id, state, ids, eps_sum, deltas)
         after = read_total(p.after(state), eps_sum + p.epsilon_ref, deltas)
-        return Check(before, after, crossings(after, specs), newly_exceeded(before, after, specs))
+        return Check(before, after, crossings(after, specs), newly_exceeded(before, after, specs)), ids
+
+    @staticmethod
+    def _released_ids(s: Session, dataset_id: int) -> list[int]:
+        return sorted(s.execute(select(Release.id).where(Release.dataset_id == dataset_id,
+                                                         Release.state == "released")).scalars())
 
     def check_release(self, release_id: Any) -> Check:
         """What releasing ``release_id`` would do: the totals before and after, thresholds newly crossed, and whether a hard one blocks it."""

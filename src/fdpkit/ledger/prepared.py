@@ -1,6 +1,6 @@
 """A mechanism made ready for the ledger before any transaction: parsed, refused over its
 cost budget or when it cannot be composed, accounted alone; the digest that binds a
-composed state to its releases; the privacy report stored at approval."""
+composed state to its releases (the approval record: :mod:`fdpkit.ledger.record`)."""
 
 from __future__ import annotations
 
@@ -87,12 +87,3 @@ def state_digest(ids: list[int], epsilon_sum: float, state: bytes) -> str:
     by every ``release.released`` event; the cache is trusted only when it matches)."""
     head = canonical({"ids": sorted(int(i) for i in ids), "epsilon_sum": float(epsilon_sum)})
     return hashlib.sha256(head.encode("utf-8") + b"\0" + state).hexdigest()
-
-
-def render_report(mechanism: Mechanism) -> tuple[bytes, bytes]:
-    """The release's privacy report as it leaves the ledger: (JSON bytes, PDF bytes)."""
-    from fdpkit.guarantee.privacy import privacy_report
-    from fdpkit.report import build_document, render_document
-
-    doc = build_document(privacy_report(mechanism))
-    return render_document(doc, "json"), render_document(doc, "pdf")

@@ -88,6 +88,31 @@ def add_user(ledger: Ledger, name: str, *, role: str, password: str, actor: str)
     return ledger._write(fn)  # noqa: SLF001 - same package
 
 
+def add_first_admin(ledger: Ledger, name: str, *, password: str) -> User:
+    """Create the ledger's first account, an admin, only while it has no account at all
+    (checked in the same write transaction, so two racing first-run setups cannot both
+    succeed). Chained as ``user.added`` with ``"first_admin": true``, by the new admin."""
+    name = _text("name", name)
+    hashed = _hashing(_HASHER.hash, _password(password))
+
+    def fn(s, head):
+        if s.execute(select(User.id)).first():
+            raise LedgerError("the ledger has accounts already: an admin adds more (the Users page, or "
+                              "`fdpkit ledger user add`)")
+        u = User(name=name, role="admin", password_hash=hashed, active=True, created_at=now())
+        s.add(u)
+        append(s, head, kind="user.added", actor=name, rows=[u], data={"name": name, "role": "admin",
+                                                                        "first_admin": True})
+        return u
+    return ledger._write(fn)  # noqa: SLF001 - same package
+
+
+def has_users(ledger: Ledger) -> bool:
+    """Whether ``ledger`` has any account (active or not)."""
+    with ledger.read() as s:
+        return s.execute(select(User.id).limit(1)).first() is not None
+
+
 def users(ledger: Ledger) -> list[User]:
     """Every account of ``ledger``, by name."""
     with ledger.read() as s:
@@ -203,6 +228,6 @@ def _digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-__all__ = ["RANK", "Busy", "NotFound", "activate_user", "add_user", "authenticate", "create_session",
-           "deactivate_user", "end_session", "has_role", "reset_password", "session_user", "set_role",
+__all__ = ["RANK", "Busy", "NotFound", "activate_user", "add_first_admin", "add_user", "authenticate", "create_session",
+           "deactivate_user", "end_session", "has_role", "has_users", "reset_password", "session_user", "set_role",
            "user_dict", "users"]

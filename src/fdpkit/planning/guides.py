@@ -48,6 +48,23 @@ FAMILIES = {
 }
 
 
+def noise_spec(noise_parameter: str, scale: float | None, sensitivity: float | None, tests: int = 1) -> dict | None:
+    """The mechanism spec (the ledger's and the report page's JSON format) of planned noise:
+    Gaussian noise of sd ``scale`` (``noise_parameter="sigma"``) or Laplace noise of scale
+    ``scale`` (``"b"``) on a statistic of ``sensitivity``, once per test; ``tests`` > 1
+    tests on the same people compose (``"repeated"``: μ_total = √k μ_i, Dong et al. Cor. 3.3).
+    None when nothing is planned (no analysis, or no finite noise).
+
+    >>> noise_spec("sigma", 0.5, 0.01)
+    {'kind': 'gaussian', 'sigma': 0.5, 'sensitivity': 0.01}
+    """
+    if scale is None or sensitivity is None or not (math.isfinite(scale) and scale > 0):
+        return None
+    kind, key = ("gaussian", "sigma") if noise_parameter == "sigma" else ("laplace", "scale")
+    one = {"kind": kind, key: float(scale), "sensitivity": float(sensitivity)}
+    return one if int(tests) == 1 else {"kind": "repeated", "inner": one, "times": int(tests)}
+
+
 @dataclass(frozen=True)
 class MechanismOption:
     """One admissible mechanism and its parameter meeting the limit."""
@@ -122,10 +139,22 @@ class PrivacyFirstPlan:
         """Laplace scale b of the Laplace option (None without an analysis)."""
         return next((o.noise_scale for o in self.options if o.noise_parameter == "b"), None)
 
+    def mechanisms(self) -> list[dict | None]:
+        """Each option's mechanism spec (:func:`noise_spec`), None where no noise is planned."""
+        sens = self.analysis.sensitivity if self.analysis else None
+        return [noise_spec(o.noise_parameter, o.noise_scale, sens, o.tests) for o in self.options]
+
+    @property
+    def mechanism(self) -> dict | None:
+        """The first option's mechanism spec with its sensitivity (what the ledger's proposal
+        form and ``/api/plan``'s ``"mechanism"`` carry); None without an analysis."""
+        return next((m for m in self.mechanisms() if m is not None), None)
+
     def to_dict(self) -> dict:
         """The plan as JSON data (the CLI's and ``/api/plan``'s shape), with the noise to add
-        in words (``noise``) and plausibility warnings."""
+        in words (``noise``), the planned ``mechanism`` spec and plausibility warnings."""
         return {
+            "mechanism": self.mechanism,
             "sigma": json_safe(self.sigma),
             "laplace_scale": json_safe(self.laplace_scale),
             "sensitivity": self.analysis.sensitivity if self.analysis else None,
@@ -135,7 +164,7 @@ class PrivacyFirstPlan:
             "admissible_families": list(self.admissible_families),
             "family_descriptions": {f: FAMILIES[f] for f in self.admissible_families},
             "excluded": dict(self.excluded),
-            "options": [o.to_dict() for o in self.options],
+            "options": [{**o.to_dict(), "mechanism": m} for o, m in zip(self.options, self.mechanisms())],
             "fpr": self.fpr,
             "analysis": self.analysis.to_dict() if self.analysis else None,
             "notes": list(self.notes),
@@ -286,6 +315,13 @@ class UtilityFirstPlan:
         """No Laplace mechanism is planned by the utility-first guide (it plans mu)."""
         return None
 
+    @property
+    def mechanism(self) -> dict | None:
+        """The planned Gaussian mechanism's spec with its sensitivity, once per test
+        (:func:`noise_spec`); None when no finite μ meets the criterion."""
+        return noise_spec("sigma", self.sigma if math.isfinite(self.mu_min) else None, self.analysis.sensitivity,
+                          self.tests)
+
     def to_dict(self) -> dict:
         """The plan as JSON data, with the noise scale ``sigma``, the budget split over the
         tests and the noise to add in words."""
@@ -300,6 +336,7 @@ class UtilityFirstPlan:
         d["warnings"] = plausibility_warnings(prior=self.prior, mu=self.mu_min if math.isfinite(self.mu_min) else None)
         d["notes"] = self.notes
         d["grade"] = self.grade.to_dict()
+        d["mechanism"] = self.mechanism
         return d
 
     @property

@@ -23,6 +23,7 @@ from starlette.concurrency import run_in_threadpool
 
 SESSION_COOKIE = "fdpkit_session"
 LOGIN_CSRF_COOKIE = "fdpkit_login_csrf"
+SETUP_CSRF_COOKIE = "fdpkit_setup_csrf"
 _LOCK = threading.Lock()
 
 
@@ -57,6 +58,35 @@ def ledger_of(request: Request):
     return led
 
 
+def ledger_label(app) -> str:
+    """The ledger database the server uses, for people: the SQLite file, or the URL
+    without its password (shown on the ledger pages and in the CLI hints as ``--db``)."""
+    label = getattr(app.state, "ledger_label", None)
+    if label is None:
+        from sqlalchemy.engine import make_url
+
+        from fdpkit.ledger.db import resolve_url
+
+        try:
+            u = make_url(resolve_url(getattr(app.state, "ledger_url", None)))
+            if u.get_backend_name() == "sqlite":
+                label = u.database if u.database not in (None, "", ":memory:") else "in-memory SQLite (lost at exit)"
+            else:
+                label = u.render_as_string(hide_password=True)
+        except Exception as exc:  # noqa: BLE001 - shown, never raised: the page says what is wrong
+            label = f"unusable ledger URL ({exc})"
+        app.state.ledger_label = label
+    return label
+
+
+def setup_token_ok(app, sent: str) -> bool:
+    """Whether ``sent`` is the server's one-time setup token (``fdpkit serve`` prints it
+    while the ledger has no account; used once, then forgotten)."""
+    token = getattr(app.state, "setup_token", None)
+    sent = (sent or "").strip()
+    return bool(token) and bool(sent) and hmac.compare_digest(sent.encode(), str(token).encode())
+
+
 async def call(fn, *args: Any, **kwargs: Any):
     """Run blocking, BOUNDED ledger work in the thread pool: database reads and writes that
     compose nothing and render nothing (sessions, logins with argon2, users, datasets,
@@ -87,9 +117,38 @@ async def run_ledger(request: Request, view: str, *args: Any, work: float, **kwa
     return out
 
 
+async def approval_pdf(request: Request, release_id: int) -> str | None:
+    """Render and store the PDF of a release's approval record in a worker process (the
+    approval itself stores the JSON record and answers first): the PDF's SHA-256, or None
+    when rendering failed (nothing is half-written; the release page offers it again)."""
+    import logging
+
+    from fdpkit.ledger.work import REPORT_RENDER_WORK, approval_work
+
+    jobs = pdf_jobs(request.app)
+    jobs.add(int(release_id))
+    try:
+        work = await call(approval_work, ledger_of(request), release_id) + REPORT_RENDER_WORK
+        return await run_ledger(request, "approval_pdf", release_id, work=work)
+    except Exception as exc:  # noqa: BLE001 - a background job: log it, the page shows the PDF as missing
+        logging.getLogger("fdpkit.web").warning("approval PDF of release %s not rendered: %s", release_id, exc)
+        return None
+    finally:
+        jobs.discard(int(release_id))
+
+
+def pdf_jobs(app) -> set[int]:
+    """Release ids whose approval-record PDF is rendering now (the page polls only then)."""
+    jobs = getattr(app.state, "pdf_jobs", None)
+    if jobs is None:
+        jobs = app.state.pdf_jobs = set()
+    return jobs
+
+
 async def principal(request: Request, role: str, api: bool) -> Principal:
     from fdpkit.ledger.users import has_role, session_user
 
+    request.state.ledger_db = ledger_label(request.app)
     token = request.cookies.get(SESSION_COOKIE)
     if not token:
         raise AuthError(401, "login required", api)

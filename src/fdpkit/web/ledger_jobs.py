@@ -107,18 +107,24 @@ def _propose(led: Ledger, name: str, mechanism: Any, **kwargs: Any) -> dict:
 
 
 def _transition(led: Ledger, verb: str, release_id: Any, **kwargs: Any) -> dict:
-    """``approve`` (renders the privacy report) or ``release`` (composes the total), then the
-    release as the API shows it."""
+    """``approve`` (the approval record; the web passes ``pdf=False`` and renders the PDF
+    after answering, with :func:`_approval_pdf`) or ``release`` (composes the total), then
+    the release as the API shows it."""
     if verb not in ("approve", "release"):
         raise ValueError(f"verb must be approve or release, got {verb!r}")
     getattr(led, verb)(release_id, **kwargs)
     return release_dict(led.release_info(release_id))
 
 
+def _approval_pdf(led: Ledger, release_id: Any) -> str:
+    """Render and store the PDF of a release's approval record (once); its SHA-256."""
+    return led.render_approval_pdf(release_id).report_pdf_sha256
+
+
 VIEWS: dict[str, Callable[..., Any]] = {
     "index": _index, "statuses": _statuses, "status": _status, "dataset_page": _dataset_page,
     "timeline": _timeline, "check": _check, "check_release": _check_release, "queue": _queue,
-    "export": _export, "propose": _propose, "transition": _transition,
+    "export": _export, "propose": _propose, "transition": _transition, "approval_pdf": _approval_pdf,
 }
 
 

@@ -76,11 +76,13 @@ def _percent_hint(value) -> str:
     return ""
 
 
-def create_app(limits: Limits | None = None, ledger_url: str | None = None) -> FastAPI:
+def create_app(limits: Limits | None = None, ledger_url: str | None = None, setup_token: str | None = None) -> FastAPI:
     """Build the web application (``fdpkit serve`` runs it with
     :func:`fdpkit.web.server.server_config`: request deadline, keep-alive, connection cap).
     The ledger pages use ``ledger_url`` (default: ``FDPKIT_LEDGER``, else the SQLite file in
-    the user's data directory), opened on first use."""
+    the user's data directory), opened on first use. ``setup_token`` (``fdpkit serve`` makes
+    and prints one) lets ``/ledger/setup`` create the first admin once, while the ledger has
+    no account; without it the first admin is made with ``fdpkit ledger user add``."""
     app = _App(
         lifespan=_lifespan,
         docs_url=None,
@@ -91,6 +93,7 @@ def create_app(limits: Limits | None = None, ledger_url: str | None = None) -> F
     )
     app.state.limits = limits or Limits()
     app.state.ledger_url = ledger_url
+    app.state.setup_token = setup_token
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
     for module in ROUTERS:
         app.include_router(module.router)
@@ -119,7 +122,8 @@ def create_app(limits: Limits | None = None, ledger_url: str | None = None) -> F
         if exc.status == 401:
             from urllib.parse import quote
 
-            return RedirectResponse(f"/ledger/login?next={quote(request.url.path)}", status_code=303)
+            target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+            return RedirectResponse(f"/ledger/login?next={quote(target)}", status_code=303)
         return HTMLResponse(f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>Forbidden</title>"
                             f"</head><body><h1>Forbidden</h1><p id='forbidden'>{html.escape(exc.message)}</p>"
                             "<p><a href='/ledger'>Ledger</a></p></body></html>", status_code=403)

@@ -216,6 +216,7 @@ async def release_get(request: Request, release_id: int, p: Principal = require(
     def fn():
         out = release_dict(led.release_info(release_id))
         out["approvals"] = [{"approver": a.approver, "decision": a.decision, "comment": a.comment,
+                             "at": a.created_at.isoformat(),
                              "report_pdf_sha256": a.report_pdf_sha256, "report_json_sha256": a.report_json_sha256}
                             for a in led.approvals(release_id)]
         out["events"] = [event_dict(e) for e in led.history(release_id=release_id)]
@@ -246,8 +247,19 @@ async def _transition(request: Request, verb: str, release_id: int, p: Principal
 @router.post("/releases/{release_id}/approve")
 async def approve(request: Request, release_id: int, body: DecisionRequest,
                   p: Principal = require("approver", api=True)):
-    """Approve (approver): stores the release's privacy report (PDF, JSON, SHA-256)."""
-    return await _transition(request, "approve", release_id, p, comment=body.comment)
+    """Approve (approver): stores the approval record (dataset, title, proposer, approver,
+    decision, comment, time, thresholds, totals before and after, and the privacy report):
+    the JSON at once, the PDF rendered in a worker right after the answer
+    (``GET /ledger/r/{id}/report.pdf`` renders it at once if it is not there yet)."""
+    from starlette.background import BackgroundTask
+
+    from fdpkit.web.auth import approval_pdf, pdf_jobs
+
+    out = await _transition(request, "approve", release_id, p, comment=body.comment, pdf=False)
+    if isinstance(out, JSONResponse):
+        return out
+    pdf_jobs(request.app).add(int(release_id))
+    return JSONResponse(out, background=BackgroundTask(approval_pdf, request, release_id))
 
 
 @router.post("/releases/{release_id}/reject")

@@ -1,4 +1,6 @@
-"""Ledger login and logout: the page (double-submit CSRF cookie) and the JSON twin. Every
+"""Ledger login and logout: the page (double-submit CSRF cookie) and the JSON twin; the
+first-run setup of the first admin (only while the ledger has no account, and only with
+the one-time setup token that ``fdpkit serve`` prints at start). Every
 login passes :mod:`fdpkit.web.login_guard` (rate limit and backoff: 429 with
 Retry-After; a few password hashes at once: 503 with Retry-After) and never waits long
 for the ledger's write lock (its session row: 503 with Retry-After)."""
@@ -13,7 +15,8 @@ from fastapi.responses import JSONResponse, RedirectResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from fdpkit.web.auth import (
-    LOGIN_CSRF_COOKIE, SESSION_COOKIE, call, ledger_of, new_login_csrf, set_session_cookie,
+    LOGIN_CSRF_COOKIE, SESSION_COOKIE, SETUP_CSRF_COOKIE, call, ledger_label, ledger_of, new_login_csrf,
+    set_session_cookie, setup_token_ok,
 )
 from fdpkit.web.common import page
 
@@ -27,17 +30,30 @@ def _safe_next(target: str | None) -> str:
     return target
 
 
-def _login_page(request: Request, error: str = "", status: int = 200, next_url: str = "/ledger"):
+async def _no_accounts(request: Request) -> bool:
+    from fdpkit.ledger.users import has_users
+
+    try:
+        return not await call(has_users, await call(ledger_of, request))
+    except Exception:  # noqa: BLE001 - an unusable ledger: the login page still shows
+        return False
+
+
+async def _login_page(request: Request, error: str = "", status: int = 200, next_url: str = "/ledger",
+                      username: str = ""):
     csrf = new_login_csrf()
-    resp = page(request, "ledger_login.html", {"error": error, "csrf": csrf, "next": _safe_next(next_url)},
-                status=status)
+    empty = await _no_accounts(request)
+    resp = page(request, "ledger_login.html", {
+        "error": error, "csrf": csrf, "next": _safe_next(next_url), "username": username[:200], "no_accounts": empty,
+        "db": ledger_label(request.app), "setup_token": bool(getattr(request.app.state, "setup_token", None))},
+        status=status)
     resp.set_cookie(LOGIN_CSRF_COOKIE, csrf, httponly=True, samesite="strict", path="/ledger/login")
     return resp
 
 
 @router.get("/ledger/login", include_in_schema=False)
 async def login_page(request: Request, next: str = "/ledger"):
-    return _login_page(request, next_url=next)
+    return await _login_page(request, next_url=next)
 
 
 async def _login(request: Request, username: str, password: str):
@@ -61,11 +77,11 @@ async def _login(request: Request, username: str, password: str):
     return user, token, csrf
 
 
-def _throttled(exc, api: bool, request: Request, next_url: str = "/ledger"):
+async def _throttled(exc, api: bool, request: Request, next_url: str = "/ledger"):
     headers = {"Retry-After": str(exc.retry_after)}
     if api:
         return JSONResponse({"detail": exc.message}, status_code=exc.status, headers=headers)
-    resp = _login_page(request, exc.message[:1].upper() + exc.message[1:] + ".", exc.status, next_url)
+    resp = await _login_page(request, exc.message[:1].upper() + exc.message[1:] + ".", exc.status, next_url)
     resp.headers["Retry-After"] = headers["Retry-After"]
     return resp
 
@@ -76,15 +92,17 @@ async def login_submit(request: Request):
     sent, cookie = str(form.get("csrf_token") or ""), request.cookies.get(LOGIN_CSRF_COOKIE, "")
     next_url = _safe_next(str(form.get("next") or "/ledger"))
     if not sent or not cookie or not hmac.compare_digest(sent, cookie):
-        return _login_page(request, "The form expired; please log in again.", 403, next_url)
+        return await _login_page(request, "The form expired; please log in again.", 403, next_url,
+                                 str(form.get("username") or ""))
     from fdpkit.web.login_guard import Throttled
 
     try:
         found = await _login(request, str(form.get("username") or ""), str(form.get("password") or ""))
     except Throttled as exc:
-        return _throttled(exc, False, request, next_url)
+        return await _throttled(exc, False, request, next_url)
     if found is None:
-        return _login_page(request, "Unknown user or wrong password.", 401, next_url)
+        return await _login_page(request, "Unknown user or wrong password.", 401, next_url,
+                                 str(form.get("username") or ""))
     _, token, _ = found
     resp = RedirectResponse(next_url, status_code=303)
     set_session_cookie(resp, request, token)
@@ -120,10 +138,71 @@ async def login_api(request: Request, body: LoginRequest):
     try:
         found = await _login(request, body.username, body.password)
     except Throttled as exc:
-        return _throttled(exc, True, request)
+        return await _throttled(exc, True, request)
     if found is None:
         return JSONResponse({"detail": "unknown user or wrong password"}, status_code=401)
     user, token, csrf = found
     resp = JSONResponse({"user": user.name, "role": user.role, "csrf_token": csrf})
     set_session_cookie(resp, request, token)
+    return resp
+
+
+# ------------------------------------------------------------------ first-run setup
+async def _setup_page(request: Request, error: str = "", status: int = 200, name: str = ""):
+    if not await _no_accounts(request):
+        return RedirectResponse("/ledger/login", status_code=303)
+    csrf = new_login_csrf()
+    resp = page(request, "ledger_setup.html", {
+        "error": error, "csrf": csrf, "name": name[:200], "db": ledger_label(request.app),
+        "setup_token": bool(getattr(request.app.state, "setup_token", None))}, status=status)
+    resp.set_cookie(SETUP_CSRF_COOKIE, csrf, httponly=True, samesite="strict", path="/ledger/setup")
+    return resp
+
+
+@router.get("/ledger/setup", include_in_schema=False)
+async def setup_page(request: Request):
+    """Create the first admin: only while the ledger has no account (else the login page)."""
+    return await _setup_page(request)
+
+
+@router.post("/ledger/setup", include_in_schema=False)
+async def setup_submit(request: Request):
+    """The first admin, with the one-time setup token the server printed at start; then
+    logged in. Rate-limited like a login; the token works once."""
+    from fdpkit.ledger.users import Busy, add_first_admin, create_session
+    from fdpkit.web.login_guard import Throttled, guard_of
+
+    form = await request.form()
+    name = str(form.get("name") or "").strip()
+    sent, cookie = str(form.get("csrf_token") or ""), request.cookies.get(SETUP_CSRF_COOKIE, "")
+    if not sent or not cookie or not hmac.compare_digest(sent, cookie):
+        return await _setup_page(request, "The form expired; please try again.", 403, name)
+    guard = guard_of(request.app)
+    try:
+        guard.admit(request.client.host if request.client else "?", "(first-run setup)")
+    except Throttled as exc:
+        return await _setup_page(request, exc.message[:1].upper() + exc.message[1:] + ".", exc.status, name)
+    if not setup_token_ok(request.app, str(form.get("setup_token") or "")):
+        guard.record("(first-run setup)", False)
+        return await _setup_page(request, "Wrong or missing setup token: use the one `fdpkit serve` printed when "
+                                 "this server started.", 403, name)
+    password = str(form.get("password") or "")
+    if password != str(form.get("password_repeat") or ""):
+        return await _setup_page(request, "The two passwords differ.", 422, name)
+    led = await call(ledger_of, request)
+    try:
+        async with await guard.slot():
+            user = await call(add_first_admin, led, name, password=password)
+        request.app.state.setup_token = None  # used once
+        guard.record("(first-run setup)", True)
+        token, _ = await call(create_session, led, user)
+    except Throttled as exc:
+        return await _setup_page(request, exc.message, exc.status, name)
+    except Busy as exc:
+        return await _setup_page(request, str(exc), 503, name)
+    except ValueError as exc:
+        return await _setup_page(request, str(exc)[:1].upper() + str(exc)[1:] + ".", 422, name)
+    resp = RedirectResponse("/ledger?welcome=1", status_code=303)
+    set_session_cookie(resp, request, token)
+    resp.delete_cookie(SETUP_CSRF_COOKIE, path="/ledger/setup")
     return resp

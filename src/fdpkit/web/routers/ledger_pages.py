@@ -16,7 +16,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
-from fdpkit.web.auth import Principal, call, ledger_of, require, run_ledger
+from fdpkit.web.auth import Principal, call, ledger_of, pdf_jobs, require, run_ledger
 from fdpkit.web.common import render_page, run_light
 from fdpkit.web.routers.ledger_api import checked_spec
 
@@ -118,6 +118,48 @@ async def propose(request: Request, name: str, p: Principal = require("analyst")
     return _back(f"/ledger/r/{r['id']}")
 
 
+SOURCES = {"plan": "Plan", "report": "Report", "calibrate": "Calibrate"}
+
+
+async def _propose_page(request: Request, p: Principal, values: dict, error: str = "", status: int = 200):
+    """The proposal form: the dataset to charge, title, purpose and the mechanism spec
+    (carried over from a Plan, Report or Calibrate result), shown in words too."""
+    from fdpkit.report.model import human_inputs
+
+    spec_text, rows = values.get("mechanism", ""), []
+    try:
+        spec = json.loads(spec_text) if spec_text.strip() else None
+        if isinstance(spec, dict):
+            rows = human_inputs(spec)
+            spec_text = json.dumps(spec, indent=1)
+    except ValueError:
+        pass
+    datasets = await call(ledger_of(request).datasets)
+    return await render_page(request, "ledger_propose.html", _ctx(
+        p, values={**values, "mechanism": spec_text}, rows=rows, datasets=datasets, error=error,
+        source=SOURCES.get(values.get("from", ""), "")), status=status)
+
+
+@router.get("/ledger/propose", include_in_schema=False)
+async def propose_form(request: Request, p: Principal = require("analyst")):
+    q = request.query_params
+    values = {k: str(q.get(k) or "")[:20_000] for k in ("mechanism", "title", "purpose", "dataset", "from")}
+    return await _propose_page(request, p, values)
+
+
+@router.post("/ledger/propose", include_in_schema=False)
+async def propose_any(request: Request, p: Principal = require("analyst")):
+    form = await request.form()
+    values = {k: str(form.get(k) or "") for k in ("mechanism", "title", "purpose", "dataset", "from")}
+    try:
+        work = await run_light(checked_spec, values["mechanism"], request.app.state.limits)
+        r = await run_ledger(request, "propose", values["dataset"], values["mechanism"], title=values["title"],
+                             user=p.name, purpose=values["purpose"], work=work)
+    except ValueError as exc:  # NotFound too: an unknown dataset
+        return await _propose_page(request, p, values, str(exc), status=422)
+    return _back(f"/ledger/r/{r['id']}")
+
+
 @router.post("/ledger/d/{name}/thresholds", include_in_schema=False)
 async def threshold_set(request: Request, name: str, p: Principal = require("admin")):
     form = await request.form()
@@ -142,9 +184,9 @@ async def queue(request: Request, p: Principal = require("approver")):
 
 
 def _approval_work(led, release_id) -> float:
-    from fdpkit.ledger.work import approval_work
+    from fdpkit.ledger.work import approval_work, pending_work
 
-    return approval_work(led, release_id)
+    return approval_work(led, release_id) + pending_work(led, release_id)
 
 
 def _release_work(led, release_id) -> float:
@@ -156,8 +198,50 @@ def _release_work(led, release_id) -> float:
 _WORK = {"approve": _approval_work, "release": _release_work}
 
 
+async def _release_context(request: Request, p: Principal, release_id: int, **kw) -> dict:
+    """The release, its dataset, approvals, events and (proposed or approved) its check."""
+    from fdpkit.ledger.work import pending_work
+
+    led = ledger_of(request)
+
+    def load():
+        r = led.release_info(release_id)
+        ds = [d for d in led.datasets() if d.id == r.dataset_id][0]
+        return r, ds, led.approvals(r.id), led.history(release_id=r.id)
+
+    r, ds, approvals, events = await call(load)
+    check = (await run_ledger(request, "check_release", r.id, work=await call(pending_work, led, r.id))
+             if r.state in ("proposed", "approved") else None)
+    return _ctx(p, r=r, ds=ds, approvals=approvals, events=events, check=check, rid=r.id,
+                rendering=r.id in pdf_jobs(request.app), spec=json.dumps(json.loads(r.spec), indent=1), **kw)
+
+
+async def _confirm_page(request: Request, p: Principal, release_id: int, error: str = "", reason: str = "",
+                        status: int = 200):
+    """The release confirmation: the total after releasing, the thresholds it crosses, the
+    override reason where a hard limit needs one (with its rule), and an explicit confirm."""
+    from fdpkit.ledger import NotFound
+
+    try:
+        ctx = await _release_context(request, p, release_id, error=error, reason=reason)
+    except NotFound as exc:
+        return await render_page(request, "ledger_error.html", _ctx(p, message=str(exc)), status=404)
+    except ValueError as exc:  # over the time limit
+        return await render_page(request, "ledger_error.html", _ctx(p, message=str(exc)), status=422)
+    return await render_page(request, "ledger_confirm.html", ctx, status=status)
+
+
+@router.get("/ledger/r/{release_id}/release", include_in_schema=False)
+async def release_confirm(request: Request, release_id: int, p: Principal = require("approver")):
+    return await _confirm_page(request, p, release_id)
+
+
 def _action(verb: str, role: str):
     async def handler(request: Request, release_id: int, p: Principal = require(role)):
+        from starlette.background import BackgroundTask
+
+        from fdpkit.web.auth import approval_pdf
+
         form = await request.form()
         led = ledger_of(request)
         kwargs = {"user": p.name}
@@ -165,19 +249,31 @@ def _action(verb: str, role: str):
             kwargs["role"] = p.role
         if verb in ("approve", "reject", "withdraw"):
             kwargs["comment"] = str(form.get("comment") or "")
-        if verb == "release" and str(form.get("override_reason") or "").strip():
-            kwargs["override_reason"] = str(form.get("override_reason"))
+        reason = str(form.get("override_reason") or "")
+        if verb == "release":
+            if str(form.get("confirm") or "") != "yes":  # releasing is final: confirm it first
+                return await _confirm_page(request, p, release_id, reason=reason)
+            if reason.strip():
+                kwargs["override_reason"] = reason
+        if verb == "approve":
+            kwargs["pdf"] = False  # the JSON record now; the PDF renders after the answer
         try:
-            if verb in ("approve", "release"):  # renders the privacy report / composes the total
+            if verb in ("approve", "release"):  # the approval record / composes the total
                 await run_ledger(request, "transition", verb, release_id, **kwargs,
                                  work=await call(_WORK[verb], led, release_id))
             else:
                 await call(getattr(led, verb), release_id, **kwargs)
         except ValueError as exc:
+            if verb == "release" and "unknown" not in str(exc):
+                return await _confirm_page(request, p, release_id, error=str(exc), reason=reason, status=422)
             return await render_page(request, "ledger_error.html", _ctx(p, message=str(exc), release_id=release_id),
                         status=404 if "unknown" in str(exc) else 422)
-        return _back(str(form.get("next") or f"/ledger/r/{release_id}") if str(form.get("next") or "").startswith("/ledger")
+        resp = _back(str(form.get("next") or f"/ledger/r/{release_id}") if str(form.get("next") or "").startswith("/ledger")
                      else f"/ledger/r/{release_id}")
+        if verb == "approve":  # marked as rendering before the answer: the page it leads to polls
+            pdf_jobs(request.app).add(int(release_id))
+            resp.background = BackgroundTask(approval_pdf, request, release_id)
+        return resp
     handler.__name__ = f"release_{verb}"
     return handler
 
@@ -192,35 +288,42 @@ for _verb, _role in (("approve", "approver"), ("reject", "approver"), ("release"
 async def release_page(request: Request, release_id: int, p: Principal = require("viewer")):
     from fdpkit.ledger import NotFound
 
-    from fdpkit.ledger.work import pending_work
-
-    led = ledger_of(request)
-
-    def load():
-        r = led.release_info(release_id)
-        ds = [d for d in led.datasets() if d.id == r.dataset_id][0]
-        return r, ds, led.approvals(r.id), led.history(release_id=r.id)
-
     try:
-        r, ds, approvals, events = await call(load)
-        check = (await run_ledger(request, "check_release", r.id, work=await call(pending_work, led, r.id))
-                 if r.state in ("proposed", "approved") else None)
+        ctx = await _release_context(request, p, release_id)
     except NotFound as exc:
         return await render_page(request, "ledger_error.html", _ctx(p, message=str(exc)), status=404)
     except ValueError as exc:  # over the time limit
         return await render_page(request, "ledger_error.html", _ctx(p, message=str(exc)), status=422)
-    return await render_page(request, "ledger_release.html", _ctx(p, r=r, ds=ds, approvals=approvals, events=events,
-                                                     check=check, spec=json.dumps(json.loads(r.spec), indent=1)))
+    return await render_page(request, "ledger_release.html", ctx)
 
 
-@router.get("/ledger/r/{release_id}/report.{fmt}", include_in_schema=False)
-async def release_report(request: Request, release_id: int, fmt: str, p: Principal = require("viewer")):
-    if fmt not in ("pdf", "json"):
-        return Response("format must be pdf or json", status_code=404)
+@router.get("/ledger/r/{release_id}/record", include_in_schema=False)
+async def record_fragment(request: Request, release_id: int, p: Principal = require("viewer")):
+    """The approval record's downloads (polled while its PDF renders)."""
     from fdpkit.ledger import NotFound
 
     try:
         approvals = await call(ledger_of(request).approvals, release_id)
+    except NotFound as exc:
+        return Response(str(exc), status_code=404)
+    return await render_page(request, "_ledger_record.html", _ctx(p, approvals=approvals, rid=release_id,
+                                                                   rendering=release_id in pdf_jobs(request.app)))
+
+
+@router.get("/ledger/r/{release_id}/report.{fmt}", include_in_schema=False)
+async def release_report(request: Request, release_id: int, fmt: str, p: Principal = require("viewer")):
+    """The approval record (JSON or PDF); a PDF not rendered yet is rendered now, in a worker."""
+    if fmt not in ("pdf", "json"):
+        return Response("format must be pdf or json", status_code=404)
+    from fdpkit.ledger import NotFound
+    from fdpkit.web.auth import approval_pdf
+
+    led = ledger_of(request)
+    try:
+        approvals = await call(led.approvals, release_id)
+        if fmt == "pdf" and not any(a.report_pdf for a in approvals) and any(a.report_json for a in approvals):
+            await approval_pdf(request, release_id)
+            approvals = await call(led.approvals, release_id)
     except NotFound as exc:
         return Response(str(exc), status_code=404)
     data = next((getattr(a, f"report_{fmt}") for a in approvals if getattr(a, f"report_{fmt}")), None)
@@ -228,7 +331,7 @@ async def release_report(request: Request, release_id: int, fmt: str, p: Princip
         return Response("no stored report for this release", status_code=404)
     media = "application/pdf" if fmt == "pdf" else "application/json"
     return Response(data, media_type=media,
-                    headers={"Content-Disposition": f'attachment; filename="release-{release_id}-report.{fmt}"'})
+                    headers={"Content-Disposition": f'attachment; filename="release-{release_id}-approval-record.{fmt}"'})
 
 
 @router.get("/ledger/history", include_in_schema=False)
