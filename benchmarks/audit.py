@@ -31,10 +31,10 @@ def main() -> None:
     rng = np.random.default_rng(0)
     members, nonmembers = rng.normal(1.0, 1.0, N), rng.normal(0.0, 1.0, N)
     curve = fp.GaussianCurve(1.0)
-    fp.audit(members[:1000], nonmembers[:1000], mechanism=curve)  # warm imports
+    fp.run_audit(members[:1000], nonmembers[:1000], mechanism=curve)  # warm imports
     t_sort, _ = best_of(lambda: (np.sort(members), np.sort(nonmembers)))
-    t_audit, r = best_of(lambda: fp.audit(members, nonmembers))
-    t_cert, rc = best_of(lambda: fp.audit(members, nonmembers, mechanism=curve))
+    t_audit, r = best_of(lambda: fp.run_audit(members, nonmembers))
+    t_cert, rc = best_of(lambda: fp.run_audit(members, nonmembers, mechanism=curve))
     t_sim, _ = best_of(lambda: fp.simulate_attack(fp.Gaussian(1.0), trials=N, seed=1), 1)
     print(f"# audit benchmark: {N:,} scores per class, best of {REPEATS}")
     print(f"numpy sort of both score arrays   {t_sort:7.3f} s   1.00x")

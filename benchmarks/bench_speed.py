@@ -56,7 +56,10 @@ _SWEEP_CHILD = """
 import json, os, sys, time
 os.environ["FDPKIT_THREADS"] = "1"
 grid = json.loads(sys.argv[1])
-from fdpkit.sweep import sweep
+try:  # run_sweep since issue 23; an earlier src/ (--before) has sweep
+    from fdpkit.sweep import run_sweep as sweep
+except ImportError:
+    from fdpkit.sweep import sweep
 sweep(noise_multiplier=[2.0], sample_rate=[0.01], steps=[100], executor="inprocess")  # imports
 c0, t0 = time.process_time(), time.perf_counter()
 rows = sweep(**grid, discretization=1e-4, executor="inprocess")

@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 import fdpkit as fp
-from fdpkit.sweep import sweep
+from fdpkit.sweep import run_sweep as sweep
 from fdpkit.sweep.evaluate import same_numbers
 
 OUT = Path(__file__).resolve().parent / "RESULTS.md"

@@ -94,7 +94,7 @@ def main() -> None:
     say(f"| fdpkit privacy_report (PLD, certified curve, mu, regret, eps at 3 deltas, risk) | {t_rep:.3f} | **{t_rep / t_pld:.2f}x** (target <= 1.3x) |")
     say(f"| same, FDPKIT_THREADS=1 | {t_rep1:.3f} | {t_rep1 / t_pld:.2f}x |")
     say()
-    say(f"fdpkit: mu = {rep.mu:.5f}, regret = {rep.regret:.2e}, eps(1e-5) = {rep.epsilon_at(1e-5):.4f}")
+    say(f"fdpkit: mu = {rep.mu:.5f}, regret = {rep.regret:.2e}, eps(1e-5) = {rep.epsilon_for_delta(1e-5):.4f}")
     say()
 
     # 2. gdpnum and riskcal
@@ -143,7 +143,7 @@ def main() -> None:
         acc = fp.account(fp.dpsgd(s_nm, s_q, s_t), discretization=DISC)
         mf = fp.fit_gdp(acc.curve).mu
         d_acc = acc.delta_for_epsilon(2.0)
-        d_g = fp.delta_for_epsilon(mg, 2.0) if math.isfinite(mg) else float("nan")
+        d_g = fp.delta_for_epsilon_from_mu(mg, 2.0) if math.isfinite(mg) else float("nan")
         say(f"| noise {s_nm}, rate {s_q}, {s_t} steps | {mg:.4f} | {mf:.4f} | {d_acc:.5f} | {d_g:.5f} | "
             f"{'yes' if d_g >= d_acc else 'NO'} |")
     say()

@@ -73,6 +73,6 @@ def test_every_public_name_has_a_rendered_entry(site):
 
 def test_ledger_sweep_audit_modules_are_documented(site):
     api = _text((site / "api").rglob("*.html"))
-    for ident in ("fdpkit.ledger.operations.Ledger", "fdpkit.ledger.open_ledger", "fdpkit.sweep.runner.sweep",
-                  "fdpkit.sweep.studies.design_table", "fdpkit.audit.empirical.audit", "fdpkit.audit.simulate.simulate_attack"):
+    for ident in ("fdpkit.ledger.operations.Ledger", "fdpkit.ledger.open_ledger", "fdpkit.sweep.runner.run_sweep",
+                  "fdpkit.sweep.studies.design_table", "fdpkit.audit.empirical.run_audit", "fdpkit.audit.simulate.simulate_attack"):
         assert f'id="{ident}"' in api, ident

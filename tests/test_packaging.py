@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
 HEADLINE = ("import fdpkit as fp; "
             "r = fp.privacy_report(fp.dpsgd(noise_multiplier=9.4, sample_rate=0.32768, steps=2000)); "
-            "print(round(r.mu, 3), round(r.epsilon_at(1e-5), 2)); print(r.statement()[:20]); print(r)")
+            "print(round(r.mu, 3), round(r.epsilon_for_delta(1e-5), 2)); print(r.statement()[:20]); print(r)")
 
 
 def _run(*cmd, **kw):

@@ -3,12 +3,32 @@
 Trade-off curves (f-DP), tight pessimistic mu-GDP with its regret, conversions between
 epsilon, delta and mu, attack-risk readings and utility planning.
 
-Glossary (used everywhere in fdpkit, never swapped):
+Glossary (issue 23: written once here, used everywhere in fdpkit, never swapped):
 
-- alpha: false-positive rate (type I error) of a membership-inference test.
-- beta: false-negative rate (type II error); TPR = 1 - beta.
+- alpha: false-positive rate (FPR, type I error) of a membership-inference test. The public
+  API says ``fpr``; the symbol alpha appears only inside the curve maths (``curve.beta(alpha)``).
+- beta: false-negative rate (FNR, type II error); TPR = 1 - beta, the attack's power.
 - f(alpha): the trade-off curve, the smallest beta any test reaches at FPR alpha.
+- level: a statistical test's significance level (``ztest_power(..., level=0.05)``), never
+  called alpha (the old keyword ``alpha=`` still works, with a DeprecationWarning).
 - mu: Gaussian DP parameter, G_mu(alpha) = Phi(Phi^-1(1 - alpha) - mu).
+- epsilon, delta: (epsilon, delta)-DP; delta(epsilon) is the privacy profile.
+- rho: zero-concentrated DP (rho-zCDP); RDP: Renyi DP, epsilon(order) over orders.
+- relation: the neighbouring relation, "add-remove", "replace-one" or "zero-out"; sampling:
+  "poisson", "truncated-poisson", "fixed-size" or "shuffled"; unit: "example" or "user". The
+  strings live in :mod:`fdpkit.vocabulary`, imported by mechanisms, ledger, web and CLI alike.
+
+Naming grammar:
+
+- One spelling per query: ``curve.tpr(fpr)``, ``curve.epsilon_for_delta(delta)`` and its
+  inverse pair ``curve.delta_for_epsilon(epsilon)``.
+- Conversions read ``<quantity>_for_<given>_from_<representation>``:
+  ``epsilon_for_delta_from_mu(mu, delta)``, ``epsilon_for_delta_from_rho(rho, delta)``,
+  ``delta_for_epsilon_from_rdp(orders, epsilons, epsilon)``.
+- A function never shadows a package: ``run_sweep`` and ``run_audit`` run the packages
+  ``fdpkit.sweep`` and ``fdpkit.audit`` (calling the package itself still works, deprecated).
+- Renamed public names stay for one minor version as aliases raising a DeprecationWarning
+  (listed in CHANGELOG.md under "Renamed").
 
 The public API loads lazily (PEP 562): ``import fdpkit`` imports no NumPy, SciPy or
 dp_accounting, and ``fdpkit.privacy_report`` (say) imports its module on first use. The table
@@ -22,8 +42,6 @@ says which line is missing).
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 
 #: Public name -> the module that defines it (imported on first attribute access).
 _LAZY: dict[str, str] = {
@@ -62,7 +80,9 @@ _LAZY: dict[str, str] = {
     "profile_regret": "fdpkit.convert",
     "rho_from_gaussian_mu": "fdpkit.convert",
     "delta_for_epsilon": "fdpkit.convert",
+    "delta_for_epsilon_from_mu": "fdpkit.convert",
     "epsilon_for_delta": "fdpkit.convert",
+    "epsilon_for_delta_from_mu": "fdpkit.convert",
     "epsilon_for_delta_table": "fdpkit.convert",
     "mu_for_epsilon_delta": "fdpkit.convert",
     "mu_for_epsilon_delta_table": "fdpkit.convert",
@@ -120,8 +140,7 @@ _LAZY: dict[str, str] = {
     "mechanism_from_json": "fdpkit.mechanisms",
     "PrivacyReport": "fdpkit.guarantee",
     "privacy_report": "fdpkit.guarantee",
-    # --- audits (the function fdpkit.audit shadows the package name on purpose: use
-    # ``from fdpkit.audit import ...`` for the package's other names)
+    # --- audits (``fdpkit.audit`` is the package; calling it is a deprecated ``run_audit``)
     "AuditResult": "fdpkit.audit",
     "SimulatedAttack": "fdpkit.audit",
     "audit_from_counts": "fdpkit.audit",
@@ -129,11 +148,13 @@ _LAZY: dict[str, str] = {
     "OneRunAudit": "fdpkit.audit",
     "simulate_attack": "fdpkit.audit",
     "audit": "fdpkit.audit",
+    "run_audit": "fdpkit.audit",
     # --- utility / planning
     "ZTestSpec": "fdpkit.planning",
     "privacy_first": "fdpkit.planning",
     "utility_first": "fdpkit.planning",
     "adjusted_alpha": "fdpkit.utility",
+    "adjusted_level": "fdpkit.utility",
     "mc_regression_power": "fdpkit.utility",
     "mc_ttest_power": "fdpkit.utility",
     "mu_min_for_power_loss": "fdpkit.utility",
@@ -143,21 +164,25 @@ _LAZY: dict[str, str] = {
     "two_sample_power_laplace": "fdpkit.utility",
     "ztest_power": "fdpkit.utility",
     "ztest_power_laplace": "fdpkit.utility",
-    # --- sweeps (the function; the package is fdpkit.sweep)
+    # --- sweeps (``fdpkit.sweep`` is the package; calling it is a deprecated ``run_sweep``)
+    "run_sweep": "fdpkit.sweep",
     "sweep": "fdpkit.sweep",
 }
 
 __all__ = ["__version__", *_LAZY]
 
-#: Public functions that share their name with a subpackage (``fdpkit.sweep``, ``fdpkit.audit``):
-#: ``fp.sweep(...)`` is the function; ``from fdpkit.sweep import ...`` reaches the package.
-_SHADOWING = frozenset(name for name, module in _LAZY.items() if module == f"{__name__}.{name}")
+#: Public names that are packages (``fdpkit.sweep``, ``fdpkit.audit``): the name is the package
+#: itself, which stays callable (a deprecated alias of ``run_sweep``/``run_audit``), so that
+#: ``import fdpkit.sweep`` and ``fp.sweep(...)`` both work and no function shadows a package.
+_PACKAGES = frozenset(name for name, module in _LAZY.items() if module == f"{__name__}.{name}")
 
 
 def __getattr__(name: str):
     """Import a public name's module on first use (PEP 562), then cache the name here."""
     module = _LAZY.get(name)
-    if module is not None:
+    if name in _PACKAGES:
+        value = importlib.import_module(module)
+    elif module is not None:
         value = getattr(importlib.import_module(module), name)
     elif name == "__version__":
         value = _version()
@@ -187,16 +212,3 @@ def _version() -> str:
     except PackageNotFoundError:  # pragma: no cover
         return "0.0.0"
 
-
-class _Package(types.ModuleType):
-    """The ``fdpkit`` module's type: importing the subpackage ``fdpkit.sweep`` (or ``.audit``)
-    makes Python set the attribute ``fdpkit.sweep`` to the package; this keeps the public
-    function there instead, as the eager ``from fdpkit.sweep import sweep`` did."""
-
-    def __setattr__(self, name: str, value) -> None:
-        if name in _SHADOWING and isinstance(value, types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package

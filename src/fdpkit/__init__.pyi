@@ -35,7 +35,9 @@ from fdpkit.convert import mu_bound_from_rho as mu_bound_from_rho
 from fdpkit.convert import profile_regret as profile_regret
 from fdpkit.convert import rho_from_gaussian_mu as rho_from_gaussian_mu
 from fdpkit.convert import delta_for_epsilon as delta_for_epsilon
+from fdpkit.convert import delta_for_epsilon_from_mu as delta_for_epsilon_from_mu
 from fdpkit.convert import epsilon_for_delta as epsilon_for_delta
+from fdpkit.convert import epsilon_for_delta_from_mu as epsilon_for_delta_from_mu
 from fdpkit.convert import epsilon_for_delta_table as epsilon_for_delta_table
 from fdpkit.convert import mu_for_epsilon_delta as mu_for_epsilon_delta
 from fdpkit.convert import mu_for_epsilon_delta_table as mu_for_epsilon_delta_table
@@ -98,10 +100,12 @@ from fdpkit.audit import audit_one_run as audit_one_run
 from fdpkit.audit import OneRunAudit as OneRunAudit
 from fdpkit.audit import simulate_attack as simulate_attack
 from fdpkit.audit import audit as audit
+from fdpkit.audit import run_audit as run_audit
 from fdpkit.planning import ZTestSpec as ZTestSpec
 from fdpkit.planning import privacy_first as privacy_first
 from fdpkit.planning import utility_first as utility_first
 from fdpkit.utility import adjusted_alpha as adjusted_alpha
+from fdpkit.utility import adjusted_level as adjusted_level
 from fdpkit.utility import mc_regression_power as mc_regression_power
 from fdpkit.utility import mc_ttest_power as mc_ttest_power
 from fdpkit.utility import mu_min_for_power_loss as mu_min_for_power_loss
@@ -111,6 +115,7 @@ from fdpkit.utility import two_sample_power as two_sample_power
 from fdpkit.utility import two_sample_power_laplace as two_sample_power_laplace
 from fdpkit.utility import ztest_power as ztest_power
 from fdpkit.utility import ztest_power_laplace as ztest_power_laplace
+from fdpkit.sweep import run_sweep as run_sweep
 from fdpkit.sweep import sweep as sweep
 
 

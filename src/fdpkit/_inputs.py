@@ -22,7 +22,7 @@ MU_MAX_PLAUSIBLE = 10.0
 EPSILON_MAX_PLAUSIBLE = 20.0
 
 #: Fields read as probabilities (fractions in [0, 1]) where "5%" means 0.05.
-FRACTION_FIELDS = ("prior", "fpr", "delta", "delta_prime", "alpha", "required_power", "max_relative_loss",
+FRACTION_FIELDS = ("prior", "fpr", "delta", "delta_prime", "level", "alpha", "required_power", "max_relative_loss",
                    "max_attack_power", "sample_rate", "recall", "max_power", "p0", "p1", "p2")
 
 

@@ -13,7 +13,7 @@ import pytest
 
 import fdpkit as fp
 import fdpkit.accounting as accounting
-from fdpkit.accounting import accountant
+from fdpkit.accounting import entry_point
 from fdpkit.accounting.pld import dpsgd_pld
 from fdpkit.accounting.pld_curve import curve_from_pld
 
@@ -33,13 +33,13 @@ def _module_level_defs(name: str) -> list[str]:
 
 
 def test_exactly_one_module_level_account():
-    assert _module_level_defs("account") == ["accounting/accountant.py"]
-    assert _module_level_defs("tradeoff_curve") == ["accounting/accountant.py"]
+    assert _module_level_defs("account") == ["accounting/entry_point.py"]
+    assert _module_level_defs("tradeoff_curve") == ["accounting/entry_point.py"]
 
 
 def test_every_public_route_is_the_one_account():
-    assert fp.account is accounting.account is accountant.account
-    assert fp.tradeoff_curve is accounting.tradeoff_curve is accountant.tradeoff_curve
+    assert fp.account is accounting.account is entry_point.account
+    assert fp.tradeoff_curve is accounting.tradeoff_curve is entry_point.tradeoff_curve
 
 
 def test_shuffled_example_is_the_exact_closed_form():

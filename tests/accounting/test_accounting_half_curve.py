@@ -89,7 +89,7 @@ def test_report_and_sweep_leave_the_mirror_half_unbuilt(monkeypatch):
     built = []
     mirror = PiecewiseLinearCurve._mirror
     monkeypatch.setattr(PiecewiseLinearCurve, "_mirror", lambda self: built.append(1) or mirror(self))
-    fp.sweep([2.0], [0.01], [400, 2000], executor="inprocess")
+    fp.run_sweep([2.0], [0.01], [400, 2000], executor="inprocess")
     assert not built
     r = fp.privacy_report(fp.dpsgd(2.0, 0.01, 2000))
     assert not built

@@ -17,7 +17,7 @@ def check_row(row, report):
     if "value_regret" in row:
         assert report.regret == pytest.approx(row["value_regret"], rel=REGRET_REL)
     if "epsilon_at_delta_1e-5" in row:
-        assert report.epsilon_at(1e-5) == pytest.approx(row["epsilon_at_delta_1e-5"], rel=1e-3)
+        assert report.epsilon_for_delta(1e-5) == pytest.approx(row["epsilon_at_delta_1e-5"], rel=1e-3)
 
 
 @pytest.mark.slow

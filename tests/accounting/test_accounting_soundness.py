@@ -63,7 +63,7 @@ def test_fitted_mu_is_sound_against_the_accountant(small_rate_dpsgd):
         assert np.all(curve.beta(a) >= g.beta(a) - fit.tau - 1e-15)
         eps = np.linspace(0, 30, 121)
         acc_delta = acc.pld.get_delta_for_epsilon(eps)
-        assert np.all(acc_delta <= fp.delta_for_epsilon(fit.mu, eps) + fit.tau + 1e-15)
+        assert np.all(acc_delta <= fp.delta_for_epsilon_from_mu(fit.mu, eps) + fit.tau + 1e-15)
 
 
 def test_issue3_gdpnum_counterexample_is_sound():
@@ -71,9 +71,9 @@ def test_issue3_gdpnum_counterexample_is_sound():
     below the accountant's delta(2), so that is not a valid guarantee. fdpkit's mu must be."""
     acc = fp.account(dpsgd(1.2, 0.01, 10_000), discretization=DISC)
     fit = fp.fit_gdp(acc.curve)
-    assert fp.delta_for_epsilon(1.0016, 2.0) < acc.delta_for_epsilon(2.0)
+    assert fp.delta_for_epsilon_from_mu(1.0016, 2.0) < acc.delta_for_epsilon(2.0)
     assert fit.mu > 1.02
-    assert acc.delta_for_epsilon(2.0) <= fp.delta_for_epsilon(fit.mu, 2.0) + fit.tau
+    assert acc.delta_for_epsilon(2.0) <= fp.delta_for_epsilon_from_mu(fit.mu, 2.0) + fit.tau
 
 
 def test_plain_gaussian_tail_tpr_is_not_zero():

@@ -61,9 +61,9 @@ def test_coverage_of_mu_lower_bound_on_gaussian_mechanisms():
         rng = np.random.default_rng(17)
         members = rng.normal(mu, 1.0, (REPETITIONS, COVERAGE_TRIALS))  # all repetitions at once
         nonmembers = rng.normal(0.0, 1.0, (REPETITIONS, COVERAGE_TRIALS))
-        mu_lo = np.array([fp.audit(m, n, confidence=0.95).mu_lower for m, n in zip(members, nonmembers)])
+        mu_lo = np.array([fp.run_audit(m, n, confidence=0.95).mu_lower for m, n in zip(members, nonmembers)])
         eps_true = fp.GaussianCurve(mu).epsilon_for_delta(1e-5)
-        eps_lo = np.array([fp.audit(m, n).epsilon_lower for m, n in zip(members[:50], nonmembers[:50])])
+        eps_lo = np.array([fp.run_audit(m, n).epsilon_lower for m, n in zip(members[:50], nonmembers[:50])])
         assert np.mean(mu_lo <= mu) >= COVERAGE_MIN
         assert np.mean(eps_lo <= eps_true) >= COVERAGE_MIN
         assert np.all(np.isfinite(mu_lo)) and np.all(mu_lo >= 0)
@@ -84,24 +84,24 @@ def test_mu_lower_bound_approaches_true_mu():
     gaps = []
     for trials in (2_000, 20_000, 200_000):
         sim = simulate_attack(fp.Gaussian(1.0), trials=trials, seed=5)
-        gaps.append(1.0 - fp.audit(sim.member_scores, sim.nonmember_scores).mu_lower)
+        gaps.append(1.0 - fp.run_audit(sim.member_scores, sim.nonmember_scores).mu_lower)
     assert gaps[0] > gaps[1] > gaps[2] > 0
     assert gaps[2] < CONVERGED_GAP
 
 
 def test_misaccounted_mechanism_is_a_violation():
     sim = simulate_attack(fp.Gaussian(0.5), trials=5000, seed=11)  # sigma half of what is declared
-    bad = fp.audit(sim.member_scores, sim.nonmember_scores, mechanism=fp.Gaussian(1.0))
+    bad = fp.run_audit(sim.member_scores, sim.nonmember_scores, mechanism=fp.Gaussian(1.0))
     assert bad.violation is True
     assert bad.verdict.startswith("VIOLATION") and "certified" in bad.verdict
     assert bad.audit_gap < 0 and bad.mu_lower > 1.0
-    good = fp.audit(sim.member_scores, sim.nonmember_scores, mechanism=fp.Gaussian(0.5))
+    good = fp.run_audit(sim.member_scores, sim.nonmember_scores, mechanism=fp.Gaussian(0.5))
     assert good.violation is False and "No violation" in good.verdict
     assert 0 < good.audit_gap < 2.0
     # a privacy report or a curve works as the guarantee too
-    assert fp.audit(sim.member_scores, sim.nonmember_scores,
+    assert fp.run_audit(sim.member_scores, sim.nonmember_scores,
                     mechanism=fp.privacy_report(fp.Gaussian(1.0))).violation is True
-    assert fp.audit(sim.member_scores, sim.nonmember_scores, mechanism=fp.GaussianCurve(2.0)).violation is False
+    assert fp.run_audit(sim.member_scores, sim.nonmember_scores, mechanism=fp.GaussianCurve(2.0)).violation is False
 
 
 def test_misaccounted_dpsgd_is_a_violation():
@@ -132,7 +132,7 @@ def _two_sided_box_holds(r, curve):
 ])
 def test_simulated_roc_lies_within_its_bands_of_the_exact_curve(mechanism, curve):
     sim = simulate_attack(mechanism, trials=20_000, seed=7)
-    r = fp.audit(sim.member_scores, sim.nonmember_scores, mechanism=curve)
+    r = fp.run_audit(sim.member_scores, sim.nonmember_scores, mechanism=curve)
     assert r.violation is False
     assert _two_sided_box_holds(r, curve)
     # the point estimates are close to the exact curve where it is not flat
@@ -141,7 +141,7 @@ def test_simulated_roc_lies_within_its_bands_of_the_exact_curve(mechanism, curve
 
 
 def test_perfect_separation_and_tails():
-    r = fp.audit(np.ones(1000), np.zeros(1000), delta=0.0)
+    r = fp.run_audit(np.ones(1000), np.zeros(1000), delta=0.0)
     assert math.isfinite(r.mu_lower) and r.mu_lower > 3
     assert math.isfinite(r.epsilon_lower) and r.epsilon_lower > 3
     # a tiny published FPR keeps its digits: 0 of 1e12 non-members flagged, all members caught
@@ -154,7 +154,7 @@ def test_perfect_separation_and_tails():
 
 
 def test_roc_at_every_threshold():
-    r = fp.audit([3.0, 2.0, 1.0], [2.0, 0.0, -1.0])
+    r = fp.run_audit([3.0, 2.0, 1.0], [2.0, 0.0, -1.0])
     assert r.roc_fpr[0] == 0 and r.roc_tpr[-1] == 1 and r.roc_fpr[-1] == 1
     assert np.all(np.diff(r.roc_fpr) >= 0) and np.all(np.diff(r.roc_tpr) >= 0)
     assert len(r.roc_fpr) == 6  # five distinct scores and -inf
@@ -164,17 +164,17 @@ def test_roc_at_every_threshold():
 
 
 @pytest.mark.parametrize("call, name", [
-    (lambda: fp.audit([], [1.0]), "member_scores"),
-    (lambda: fp.audit([1.0], []), "nonmember_scores"),
-    (lambda: fp.audit([1.0, 1.0], [1.0]), "member_scores"),
-    (lambda: fp.audit([1.0, np.nan], [0.0]), "member_scores"),
-    (lambda: fp.audit([1.0], [np.nan]), "nonmember_scores"),
-    (lambda: fp.audit([[1.0]], [0.0]), "member_scores"),
-    (lambda: fp.audit([1.0], [0.0], confidence=1.0), "confidence"),
-    (lambda: fp.audit([1.0], [0.0], confidence=0.0), "confidence"),
-    (lambda: fp.audit([1.0], [0.0], confidence=np.nan), "confidence"),
-    (lambda: fp.audit([1.0], [0.0], delta=1.0), "delta"),
-    (lambda: fp.audit([1.0], [0.0], mechanism="gauss"), "mechanism"),
+    (lambda: fp.run_audit([], [1.0]), "member_scores"),
+    (lambda: fp.run_audit([1.0], []), "nonmember_scores"),
+    (lambda: fp.run_audit([1.0, 1.0], [1.0]), "member_scores"),
+    (lambda: fp.run_audit([1.0, np.nan], [0.0]), "member_scores"),
+    (lambda: fp.run_audit([1.0], [np.nan]), "nonmember_scores"),
+    (lambda: fp.run_audit([[1.0]], [0.0]), "member_scores"),
+    (lambda: fp.run_audit([1.0], [0.0], confidence=1.0), "confidence"),
+    (lambda: fp.run_audit([1.0], [0.0], confidence=0.0), "confidence"),
+    (lambda: fp.run_audit([1.0], [0.0], confidence=np.nan), "confidence"),
+    (lambda: fp.run_audit([1.0], [0.0], delta=1.0), "delta"),
+    (lambda: fp.run_audit([1.0], [0.0], mechanism="gauss"), "mechanism"),
     (lambda: audit_from_counts([1, 2], [1], 10, 10), "false_positives"),
     (lambda: audit_from_counts([1, 2], [1, 1], [10, 10, 10], 10), "members"),
     (lambda: audit_from_counts([11], [1], 10, 10), "true_positives"),
@@ -189,8 +189,8 @@ def test_roc_at_every_threshold():
     (lambda: simulate_attack(fp.PureDP(1.0), trials=10, seed=1), "mechanism"),
     (lambda: simulate_attack("gaussian", trials=10, seed=1), "mechanism"),
     # documented caps (issue 14): memory-bounded, refused naming the public argument
-    (lambda: fp.audit([1.0, 2.0], [0.0, 1.0], thresholds_per_side=2**31), "thresholds_per_side"),
-    (lambda: fp.audit([1.0, 2.0], [0.0, 1.0], thresholds_per_side=float("inf")), "thresholds_per_side"),
+    (lambda: fp.run_audit([1.0, 2.0], [0.0, 1.0], thresholds_per_side=2**31), "thresholds_per_side"),
+    (lambda: fp.run_audit([1.0, 2.0], [0.0, 1.0], thresholds_per_side=float("inf")), "thresholds_per_side"),
     (lambda: audit_from_counts([1], [1], 10**30, 10), "members"),
     (lambda: audit_from_counts([1], [1], 10, 2**53 + 2), "nonmembers"),
     (lambda: simulate_attack(fp.Gaussian(1.0), trials=float("inf"), seed=1), "trials"),
@@ -223,9 +223,9 @@ def test_bounds_are_finite_and_monotone_in_confidence(n, m, fpr, tpr, conf):
 def test_score_audits_never_return_nan(m, n):
     if len(set(m) | set(n)) == 1:
         with pytest.raises(ValueError, match="constant"):
-            fp.audit(m, n)
+            fp.run_audit(m, n)
         return
-    r = fp.audit(m, n)
+    r = fp.run_audit(m, n)
     assert math.isfinite(r.mu_lower) and r.mu_lower >= 0
     assert math.isfinite(r.epsilon_lower) and r.epsilon_lower >= 0
     assert r.violation is None
@@ -237,14 +237,14 @@ def test_score_audits_never_return_nan(m, n):
 def test_names_used_by_external_checks():
     import inspect
 
-    sig = inspect.signature(fp.audit)
+    sig = inspect.signature(fp.run_audit)
     params = sig.parameters
     assert list(params)[:2] == ["member_scores", "nonmember_scores"]
     for name, default in (("confidence", 0.95), ("delta", 1e-5), ("mechanism", None)):
         assert params[name].kind is inspect.Parameter.KEYWORD_ONLY and params[name].default == default
-    r = fp.audit([2.0, 3.0, 1.5], [0.0, 1.0, -1.0], mechanism={"kind": "gaussian", "sigma": 1.0})
+    r = fp.run_audit([2.0, 3.0, 1.5], [0.0, 1.0, -1.0], mechanism={"kind": "gaussian", "sigma": 1.0})
     assert isinstance(r.mu_lower, float) and isinstance(r.epsilon_lower, float) and r.violation is False
-    assert fp.audit([2.0, 3.0], [0.0, 1.0]).violation is None
+    assert fp.run_audit([2.0, 3.0], [0.0, 1.0]).violation is None
     sim = fp.simulate_attack(fp.Gaussian(1.0), trials=10, seed=0)
     assert sim.member_scores.shape == sim.nonmember_scores.shape == (10,)
 

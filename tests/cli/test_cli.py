@@ -73,9 +73,9 @@ def test_report_from_spec_files(tmp_path):
     ["risk", "--mu", "1", "--prior", "0.01", "--fpr", "1e-3"],
     ["risk", "--epsilon", "1", "--delta", "1e-5"],
     ["tables"],
-    ["power", "--effect", "0.2", "--n", "15", "--sd", "0.25", "--mu", "1", "--epsilon", "1", "--alpha", "0.01"],
+    ["power", "--effect", "0.2", "--n", "15", "--sd", "0.25", "--mu", "1", "--epsilon", "1", "--level", "0.01"],
     ["power", "--effect", "0.2", "--n", "15", "--sd", "0.25", "--mu", "1", "--tests", "5"],
-    ["plan", "utility-first", "--effect", "0.2", "--n", "100", "--sd", "0.25", "--alpha", "0.01", "--max-relative-loss", "0.01"],
+    ["plan", "utility-first", "--effect", "0.2", "--n", "100", "--sd", "0.25", "--level", "0.01", "--max-relative-loss", "0.01"],
     ["plan", "privacy-first", "--effect", "0.2", "--n", "100", "--sd", "0.25", "--max-attack-power", "0.05"],
     ["calibrate", "dpsgd", "--mu", "1", "--sample-rate", "0.05", "--steps", "50", "--discretization", "1e-3"],
 ])

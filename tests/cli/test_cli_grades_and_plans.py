@@ -59,7 +59,7 @@ def test_every_conversion_warns_about_implausible_inputs():
     assert d["delta"] == 0.05 and "δ = 0.05 is large" in d["warnings"][0]
 
 def test_plan_ends_in_noise_scale():
-    r = run("plan", "utility-first", "--effect", "0.2", "--n", "100", "--sd", "0.25", "--alpha", "1%",
+    r = run("plan", "utility-first", "--effect", "0.2", "--n", "100", "--sd", "0.25", "--level", "1%",
             "--max-relative-loss", "0.01", "--format", "json")
     d = json.loads(r.stdout)
     assert d["sigma"] == pytest.approx(0.01 / d["mu_min"], rel=1e-9)

@@ -29,14 +29,14 @@ def test_delta_is_honoured_and_headed_right():
     r = fp.recommend_mu(1.0, 1e-5)
     assert "pure" not in r.question and "δ = 1e-05" in r.question
     assert r.value == pytest.approx(float(fp.mu_for_epsilon_delta(1.0, 1e-5)), rel=CLOSED_FORM_RTOL)
-    assert fp.delta_for_epsilon(r.value, 1.0) == pytest.approx(1e-5, rel=1e-6)
+    assert fp.delta_for_epsilon_from_mu(r.value, 1.0) == pytest.approx(1e-5, rel=1e-6)
     assert any(math.isinf(a.value) for a in r.alternatives)  # no mu covers every (eps, delta) mechanism
     assert fp.recommend_mu(1.0, 0.0).question.startswith("μ for pure ε")
 
 
 def test_mu_to_epsilon_recommendation():
     r = fp.recommend_epsilon(1.0, 1e-6)
-    assert r.value == pytest.approx(float(fp.epsilon_for_delta(1.0, 1e-6)), rel=CLOSED_FORM_RTOL)
+    assert r.value == pytest.approx(float(fp.epsilon_for_delta_from_mu(1.0, 1e-6)), rel=CLOSED_FORM_RTOL)
     assert fp.recommend_epsilon(1.0).recommended.semantics == "ε at δ = 1e-05"
     d = r.to_dict()
     assert d["recommended"]["meaning"] and d["alternatives"]
@@ -76,7 +76,7 @@ def test_composition_gdp_answer_for_pure_and_mixed_releases():
     mu_star = [2 * float(norm_isf(1 / (1 + math.exp(e)))) for e, _ in pure]  # the closed form of Prop. 6.1
     out = compose_releases(pure, 1e-5)
     assert out[PURE_MU] == pytest.approx(math.hypot(*mu_star), rel=CLOSED_FORM_RTOL)
-    assert out[PURE_EPSILON] == pytest.approx(float(fp.epsilon_for_delta(out[PURE_MU], 1e-5)), rel=CLOSED_FORM_RTOL)
+    assert out[PURE_EPSILON] == pytest.approx(float(fp.epsilon_for_delta_from_mu(out[PURE_MU], 1e-5)), rel=CLOSED_FORM_RTOL)
     mixed = compose_releases([(0.5, 1e-6), (1.0, 0.0)], 1e-5)
     assert mixed[MIXED_MU] == pytest.approx(math.hypot(float(fp.mu_for_epsilon_delta(0.5, 1e-6)), mu_star[1]),
                                             rel=CLOSED_FORM_RTOL)

@@ -72,17 +72,20 @@ def test_a_pld_report_still_loads_dp_accounting():
     assert 0 < got["value"] < 1
 
 
-def test_functions_keep_their_names_after_their_packages_load():
-    # fdpkit.sweep and fdpkit.audit are functions that share their names with subpackages
+def test_packages_are_not_shadowed_and_stay_callable():
+    # issue 23: fdpkit.sweep and fdpkit.audit are the packages (no function shadows them);
+    # calling them still runs run_sweep/run_audit (deprecated)
     code = ("import fdpkit, fdpkit.sweep.store, fdpkit.audit.io\n"
             "from fdpkit.sweep import design_table\n"
             "from fdpkit.audit import read_scores_csv\n"
             "value = [callable(fdpkit.sweep), callable(fdpkit.audit), fdpkit.sweep.__name__,"
-            " fdpkit.audit.__name__, type(sys.modules['fdpkit.sweep']).__name__]")
-    assert loaded_after(code, ())["value"] == [True, True, "sweep", "audit", "module"]
+            " fdpkit.audit.__name__, fdpkit.sweep is sys.modules['fdpkit.sweep'],"
+            " fdpkit.audit is sys.modules['fdpkit.audit'], fdpkit.run_sweep.__name__, fdpkit.run_audit.__name__]")
+    assert loaded_after(code, ())["value"] == [True, True, "fdpkit.sweep", "fdpkit.audit", True, True,
+                                               "run_sweep", "run_audit"]
 
 
-def test_function_first_then_package():
+def test_package_first_then_submodule():
     code = ("import fdpkit\nf = fdpkit.sweep\nimport fdpkit.sweep.runner\n"
             "value = [fdpkit.sweep is f, fdpkit.audit is fdpkit.audit, callable(fdpkit.audit)]")
     assert loaded_after(code, ())["value"] == [True, True, True]
@@ -96,6 +99,9 @@ def test_every_public_name_resolves_to_its_table_module():
             assert isinstance(obj, str)
             continue
         source = sys.modules[fp._LAZY[name]]
+        if fp._LAZY[name] == f"fdpkit.{name}":  # a package (fdpkit.sweep, fdpkit.audit)
+            assert source is obj, name
+            continue
         assert getattr(source, name) is obj, name
 
 

@@ -29,7 +29,7 @@ def _metric(report, name, target):
     if name == "mu":
         return report.mu
     if name == "epsilon":
-        return report.epsilon_at(target["delta"])
+        return report.epsilon_for_delta(target["delta"])
     if name == "tpr":
         return float(report.curve.tpr(target["fpr"]))
     if name == "advantage":
@@ -74,7 +74,7 @@ def test_round_trip_every_target_and_unknown(name, unknown):
 ])
 def test_any_scheme_noise_for_epsilon(scheme):
     r = fp.calibrate_dpsgd(epsilon=3.0, delta=1e-5, **scheme, discretization=DISC)
-    eps = fp.privacy_report(r.mechanism, discretization=DISC, deltas=[1e-5]).epsilon_at(1e-5)
+    eps = fp.privacy_report(r.mechanism, discretization=DISC, deltas=[1e-5]).epsilon_for_delta(1e-5)
     assert eps <= 3.0
     assert eps >= 3.0 * (1 - (JITTER_RTOL if scheme.get("sampling") == "fixed-size" else CLOSE_RTOL))
     assert r.mechanism.sampling == scheme.get("sampling", "poisson")
@@ -127,7 +127,7 @@ def test_cli_calibrate_json_has_the_external_keys():
     assert data["epsilon"] <= 3.0 and data["delta"] == 1e-5
     back = fp.privacy_report(fp.dpsgd(data["noise_multiplier"], batch_size=50, dataset_size=1000, epochs=2),
                              discretization=1e-2, deltas=[1e-5])
-    assert back.epsilon_at(1e-5) == pytest.approx(data["epsilon"]) and back.mu == pytest.approx(data["mu"])
+    assert back.epsilon_for_delta(1e-5) == pytest.approx(data["epsilon"]) and back.mu == pytest.approx(data["mu"])
     for args in (["--mu", "1"], ["--tpr", "0.01", "--fpr", "1e-3"]):
         r = runner.invoke(app, ["calibrate", "dpsgd", *args, "--sample-rate", "0.05", "--steps", "40",
                                 "--discretization", "1e-2", "--format", "json"])

@@ -58,7 +58,7 @@ def test_full_batch_statement_sweep_cost_and_calibration_agree():
     mu = math.sqrt(1000) / 0.8
     text = fp.privacy_report(m).statement()
     assert "closed form of full-batch training" in text and "μ = 39.53" in text
-    row = fp.sweep([0.8], [1.0], [1000], discretization=1e-2).rows[0]
+    row = fp.run_sweep([0.8], [1.0], [1000], discretization=1e-2).rows[0]
     assert row["mu"] == mu
     from fdpkit.accounting import estimate_cost
 

@@ -107,7 +107,7 @@ def test_opacus_history_import_matches_dp_accounting():
         acc.compose(dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(nm)), 1)
         phases.append((acc._pld, steps))  # noqa: SLF001 (test-only read of its single step)
     low, high = dpa_phases_epsilon_bracket(phases, 1e-5)
-    ours = fp.privacy_report(m, discretization=DISC).epsilon_at(1e-5)
+    ours = fp.privacy_report(m, discretization=DISC).epsilon_for_delta(1e-5)
     assert low <= ours <= high * (1 + EPS_RTOL)
 
 
@@ -132,8 +132,8 @@ def test_schedule_bad_input():
     # a schedule is the composition of its phases
     s = dpsgd_schedule([(1.0, 0.02, 30), (2.0, 0.05, 20)])
     both = fp.Composed([fp.dpsgd(1.0, 0.02, 30), fp.dpsgd(2.0, 0.05, 20)])
-    assert fp.privacy_report(s, discretization=DISC).epsilon_at(1e-5) == pytest.approx(
-        fp.privacy_report(both, discretization=DISC).epsilon_at(1e-5), rel=EPS_RTOL)
+    assert fp.privacy_report(s, discretization=DISC).epsilon_for_delta(1e-5) == pytest.approx(
+        fp.privacy_report(both, discretization=DISC).epsilon_for_delta(1e-5), rel=EPS_RTOL)
     assert math.isfinite(fp.privacy_report(s, discretization=DISC).mu)
 
 

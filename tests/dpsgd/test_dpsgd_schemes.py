@@ -48,13 +48,13 @@ def _dp_accounting_eps(event, count, relation, delta=1e-5):
                                            ("zero-out", REL.REPLACE_SPECIAL)])
 def test_poisson_relations_match_dp_accounting(relation, rel):
     m = fp.dpsgd(1.0, 0.02, 60, relation=relation)
-    ours = fp.privacy_report(m, discretization=DISC).epsilon_at(1e-5)
+    ours = fp.privacy_report(m, discretization=DISC).epsilon_for_delta(1e-5)
     low, high = _dp_accounting_eps(dp_event.PoissonSampledDpEvent(0.02, dp_event.GaussianDpEvent(1.0)), 60, rel)
     assert low <= ours <= high * (1 + EPS_RTOL)
 
 
 def test_zero_out_equals_add_remove_and_replace_one_is_weaker():
-    e = {r: fp.privacy_report(fp.dpsgd(1.0, 0.02, 60, relation=r), discretization=DISC).epsilon_at(1e-5)
+    e = {r: fp.privacy_report(fp.dpsgd(1.0, 0.02, 60, relation=r), discretization=DISC).epsilon_for_delta(1e-5)
          for r in ("add-remove", "zero-out", "replace-one")}
     assert e["zero-out"] == e["add-remove"] < e["replace-one"]
 
@@ -63,13 +63,13 @@ def test_zero_out_equals_add_remove_and_replace_one_is_weaker():
 def test_truncated_poisson_matches_dp_accounting(relation, rel):
     m = fp.dpsgd(1.0, batch_size=10, dataset_size=500, steps=40, sampling="truncated-poisson",
                  max_batch_size=13, relation=relation)
-    ours = fp.privacy_report(m, discretization=DISC).epsilon_at(1e-5)
+    ours = fp.privacy_report(m, discretization=DISC).epsilon_for_delta(1e-5)
     ev = dp_event.TruncatedSubsampledGaussianDpEvent(dataset_size=500, sampling_probability=0.02,
                                                      truncated_batch_size=13, noise_multiplier=1.0)
     low, high = _dp_accounting_eps(ev, 40, rel)
     assert low <= ours <= high * (1 + EPS_RTOL)
     # truncation can only cost privacy relative to untruncated Poisson
-    plain = fp.privacy_report(fp.dpsgd(1.0, 0.02, 40, relation=relation), discretization=DISC).epsilon_at(1e-5)
+    plain = fp.privacy_report(fp.dpsgd(1.0, 0.02, 40, relation=relation), discretization=DISC).epsilon_for_delta(1e-5)
     assert ours >= plain
 
 
@@ -143,8 +143,8 @@ def test_shuffled_closed_form_and_poisson_comparison():
     assert z.mu == pytest.approx(math.sqrt(3) / 2.0)
     # independent: dp_accounting's Gaussian PLD with sensitivity 2, composed 3 times
     ref = pldlib.from_gaussian_mechanism(2.0, sensitivity=2.0, value_discretization_interval=1e-4).self_compose(3)
-    assert r.epsilon_at(1e-5) == pytest.approx(ref.get_epsilon_for_delta(1e-5), rel=1e-3)
-    assert r.epsilon_at(1e-5) <= ref.get_epsilon_for_delta(1e-5)  # exact vs pessimistic
+    assert r.epsilon_for_delta(1e-5) == pytest.approx(ref.get_epsilon_for_delta(1e-5), rel=1e-3)
+    assert r.epsilon_for_delta(1e-5) <= ref.get_epsilon_for_delta(1e-5)  # exact vs pessimistic
     cmp = r.comparison
     assert cmp["label"] == "Poisson accounting (not a guarantee for shuffled batches)"
     assert any("Chua" in c and "ICML 2024" in c for c in cmp["citations"])
@@ -187,7 +187,7 @@ def test_group_privacy_k_examples_per_user():
     base = fp.privacy_report(fp.dpsgd(1.0, 0.02, 50), discretization=DISC)
     grp = fp.privacy_report(fp.dpsgd(1.0, 0.02, 50, unit="user", examples_per_user=2), discretization=DISC)
     assert grp.method == "PLD + group privacy" and grp.curve.bound == "lower"
-    assert grp.mu > base.mu and grp.epsilon_at(1e-5) > base.epsilon_at(1e-5)
+    assert grp.mu > base.mu and grp.epsilon_for_delta(1e-5) > base.epsilon_for_delta(1e-5)
 
 
 def test_user_sampling_is_the_same_maths_renamed():

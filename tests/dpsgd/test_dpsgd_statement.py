@@ -42,8 +42,8 @@ def test_statement_has_every_required_element(reports):
             assert "discretization 0.001" in s
         # mu with regret and FPR range, epsilon at delta, TPR at FPR 1e-3
         assert f"μ = {r.mu:.4g}" in s and "regret" in s and "false-positive rate" in s
-        assert f"ε = {r.epsilon_at(1e-5):.4g}" in s and "δ = 1e-05" in s
-        assert f"{r.tpr_at(1e-3):.3g} at a false-positive rate of 0.001" in s
+        assert f"ε = {r.epsilon_for_delta(1e-5):.4g}" in s and "δ = 1e-05" in s
+        assert f"{r.tpr(1e-3):.3g} at a false-positive rate of 0.001" in s
         assert "Caveats:" in s and "hyperparameter tuning" in s
     assert "shuffled" in reports["poisson"].statement()  # the Poisson assumption is spelled out
     sh = reports["shuffled"].statement()

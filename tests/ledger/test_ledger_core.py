@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import create_engine, text
 
 import fdpkit as fp
-from fdpkit.convert import epsilon_for_delta
+from fdpkit.convert import epsilon_for_delta_from_mu
 from fdpkit.ledger import LedgerError, NotFound, open_ledger
 from fdpkit.mechanisms import Composed, Gaussian, Laplace, dpsgd
 
@@ -52,7 +52,7 @@ def test_life_cycle_with_report(census):
     st = census.status("census")
     d = st.to_dict()
     assert d["released_count"] == 1 and d["mu"] == 0.5 and d["regret"] == 0.0
-    assert d["epsilon"] == pytest.approx(epsilon_for_delta(0.5, 1e-5))
+    assert d["epsilon"] == pytest.approx(epsilon_for_delta_from_mu(0.5, 1e-5))
     kinds = [e.kind for e in census.history("census")]
     assert kinds == ["dataset.added", "release.proposed", "release.approved", "release.released"]
     assert census.verify().ok
@@ -68,7 +68,7 @@ def test_gaussian_total_is_exact_gdp(census):
     st = census.status("census")
     assert st.released.method == "GDP" and st.released.bound == "exact"
     assert st.released.mu == pytest.approx(mu, rel=GDP_RTOL)
-    assert st.released.epsilon == pytest.approx(epsilon_for_delta(mu, 1e-5), rel=1e-9)
+    assert st.released.epsilon == pytest.approx(epsilon_for_delta_from_mu(mu, 1e-5), rel=1e-9)
     # tight composition never exceeds the basic epsilon sum
     assert st.released.epsilon <= st.released.epsilon_sum
 

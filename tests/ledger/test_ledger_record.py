@@ -38,7 +38,7 @@ def test_record_begins_with_the_approval(census, tmp_path):
     assert next(iter(data)) == "approval"
     rec = data["approval"]
     assert rec["record"] == RECORD_KIND
-    assert rec["dataset"] == {"name": "census", "unit": "one person", "relation": "add-or-remove"}
+    assert rec["dataset"] == {"name": "census", "unit": "one person", "relation": "add-remove"}
     assert rec["release"]["title"] == "Weekly counts" and rec["release"]["id"] == r.id
     assert rec["release"]["mechanism"]["sensitivity"] == 0.5
     assert (rec["proposer"], rec["approver"], rec["decision"], rec["comment"]) == (

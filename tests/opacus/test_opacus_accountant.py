@@ -49,16 +49,16 @@ def test_poisson_training_certified_between_bounds():
     assert len(acc) == 16 and acc.history == [(1.0, 1 / 8, 16)]
     assert steps <= 16  # empty Poisson batches are skipped by this loop but still stepped
     eps = engine.get_epsilon(DELTA)
-    assert eps == fp.privacy_report(fp.dpsgd_from_opacus_history(acc.history)).epsilon_at(DELTA)
+    assert eps == fp.privacy_report(fp.dpsgd_from_opacus_history(acc.history)).epsilon_for_delta(DELTA)
     rdp = RDPAccountant()
     rdp.history = list(acc.history)
     assert eps <= rdp.get_epsilon(DELTA)
     assert eps >= _optimistic_epsilon(acc.history, DELTA) - LOWER_SLACK
     report = acc.report()
     assert acc.get_mu() == report.mu > 0
-    assert acc.get_tpr(1e-3) == pytest.approx(report.tpr_at(1e-3), rel=1e-12)
+    assert acc.get_tpr(1e-3) == pytest.approx(report.tpr(1e-3), rel=1e-12)
     # the loader-aware report agrees with the accountant for Poisson
-    assert fo.privacy_report(engine, loader, epochs=2).epsilon_at(DELTA) == eps
+    assert fo.privacy_report(engine, loader, epochs=2).epsilon_for_delta(DELTA) == eps
 
 
 def test_get_epsilon_cached_per_history():

@@ -52,21 +52,21 @@ def test_two_sample_laplace_closed_form_without_sampling_noise():
     sf = lambda x: 0.5 * (1 + x / (2 * b)) * math.exp(-x / b)  # noqa: E731
     crit = optimize.brentq(lambda x: sf(x) - alpha, 0.0, 10.0, xtol=1e-15)
     expected = sf(crit - effect) if crit >= effect else 1 - sf(effect - crit)
-    got = fp.two_sample_power_laplace(effect=effect, n1=20, n2=20, sd=0.0, epsilon=1.0, alpha=alpha)
+    got = fp.two_sample_power_laplace(effect=effect, n1=20, n2=20, sd=0.0, epsilon=1.0, level=alpha)
     assert got == pytest.approx(expected, rel=CLOSED_FORM_RTOL)
 
 
 @pytest.mark.parametrize("alternative", ["larger", "smaller", "two-sided"])
 @pytest.mark.parametrize("n1,n2,sd", [(50, 50, 0.3), (10, 10, 0.05), (400, 400, 0.5), (30, 90, 0.2)])
 def test_level_is_exact_at_no_effect(alternative, n1, n2, sd):
-    p = fp.two_sample_power_laplace(effect=0.0, n1=n1, n2=n2, sd=sd, epsilon=0.7, alpha=0.05, alternative=alternative)
+    p = fp.two_sample_power_laplace(effect=0.0, n1=n1, n2=n2, sd=sd, epsilon=0.7, level=0.05, alternative=alternative)
     assert p == pytest.approx(0.05, rel=1e-7)
 
 
 @pytest.mark.parametrize("n1,n2,sd,epsilon", [(50, 50, 0.3, 1.0), (10, 10, 0.05, 0.5), (400, 400, 0.5, 2.0),
                                                (30, 90, 0.2, 1.0)])
 def test_matches_adaptive_quadrature(n1, n2, sd, epsilon):
-    got = fp.two_sample_power_laplace(effect=0.1, n1=n1, n2=n2, sd=sd, epsilon=epsilon, alpha=0.05)
+    got = fp.two_sample_power_laplace(effect=0.1, n1=n1, n2=n2, sd=sd, epsilon=epsilon, level=0.05)
     assert got == pytest.approx(_quad_power(0.1, n1, n2, sd, epsilon, 0.05), abs=QUADRATURE_ATOL)
 
 
@@ -80,14 +80,14 @@ def test_matches_monte_carlo(alternative):
     stat = np.abs(null) if alternative == "two-sided" else null
     crit = float(np.quantile(stat, 1 - alpha))
     mc = float(np.mean((np.abs(alt) if alternative == "two-sided" else alt) > crit))
-    got = fp.two_sample_power_laplace(effect=effect, n1=n1, n2=n2, sd=sd, epsilon=eps, alpha=alpha,
+    got = fp.two_sample_power_laplace(effect=effect, n1=n1, n2=n2, sd=sd, epsilon=eps, level=alpha,
                                       alternative=alternative)
     se = math.sqrt(mc * (1 - mc) / MC_DRAWS)
     assert abs(got - mc) < MC_SIGMAS * se + 2e-3  # + the spread of the simulated critical value
 
 
 def test_limits_and_ordering():
-    kw = dict(effect=0.1, n1=200, n2=200, sd=0.25, alpha=0.05)
+    kw = dict(effect=0.1, n1=200, n2=200, sd=0.25, level=0.05)
     nonprivate = fp.two_sample_power(mu=math.inf, **kw)
     assert fp.two_sample_power_laplace(epsilon=math.inf, **kw) == pytest.approx(nonprivate, rel=1e-9)
     powers = [fp.two_sample_power_laplace(epsilon=e, **kw) for e in (0.05, 0.2, 1.0, 5.0)]
@@ -99,7 +99,7 @@ def test_limits_and_ordering():
 
 
 @pytest.mark.parametrize("bad,name", [({"epsilon": 0.0}, "epsilon"), ({"n1": -1}, "n1"), ({"sd": -0.1}, "sd"),
-                                      ({"alpha": 1.5}, "alpha"), ({"alternative": "up"}, "alternative")])
+                                      ({"level": 1.5}, "level"), ({"alternative": "up"}, "alternative")])
 def test_bad_input_names_the_argument(bad, name):
     kw = dict(effect=0.1, n1=20, n2=20, sd=0.2, epsilon=1.0) | bad
     with pytest.raises(ValueError, match=name):
@@ -160,7 +160,7 @@ def test_privacy_first_splits_the_budget_over_tests():
     assert gauss["value"] == pytest.approx(mu, rel=1e-12) and gauss["tests"] == k
     assert gauss["value_per_test"] == pytest.approx(mu / 2, rel=CLOSED_FORM_RTOL)
     assert d["sigma"] == pytest.approx(0.01 / (mu / 2), rel=CLOSED_FORM_RTOL)
-    assert gauss["power"] == pytest.approx(fp.ztest_power(effect=0.2, n=100, sd=0.25, mu=mu / 2, alpha=0.05 / k),
+    assert gauss["power"] == pytest.approx(fp.ztest_power(effect=0.2, n=100, sd=0.25, mu=mu / 2, level=0.05 / k),
                                            rel=1e-12)
     eps = math.log(limit / fpr) * (1 - 1e-12)
     assert lap["value"] == pytest.approx(eps, rel=1e-9) and lap["value_per_test"] == pytest.approx(eps / k, rel=1e-9)
@@ -192,8 +192,8 @@ def test_utility_first_reads_the_risk_at_the_total_budget():
     assert d["mu_total"] == pytest.approx(math.sqrt(k) * plan.mu_min, rel=CLOSED_FORM_RTOL)
     assert d["tests"] == k and d["budget_split"]["mu_per_test"] == pytest.approx(plan.mu_min)
     g = fp.GaussianCurve(math.sqrt(k) * plan.mu_min)
-    assert plan.attack_power == pytest.approx(float(fp.attack_power(g, 1e-3)), rel=1e-9)
-    assert plan.epsilon_at_1e5 == pytest.approx(float(fp.epsilon_for_delta(math.sqrt(k) * plan.mu_min, 1e-5)),
+    assert plan.attack_power == pytest.approx(float(g.tpr(1e-3)), rel=1e-9)
+    assert plan.epsilon_at_1e5 == pytest.approx(float(fp.epsilon_for_delta_from_mu(math.sqrt(k) * plan.mu_min, 1e-5)),
                                                 rel=1e-9)
     assert d["sigma"] == pytest.approx(0.01 / plan.mu_min, rel=CLOSED_FORM_RTOL)
     single = fp.utility_first(analysis=fp.ZTestSpec(effect=0.2, n=100, sd=0.25, alpha=0.05), required_power=0.9)

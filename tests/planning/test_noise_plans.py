@@ -19,8 +19,8 @@ def test_utility_first_sigma_is_sensitivity_over_mu():
     assert d["sensitivity"] == pytest.approx(0.01) and "σ =" in d["noise"][0]
     # the planned noise gives exactly the planned power (de Fondeville Eq. 9)
     s_n = math.hypot(0.25 / 10, d["sigma"])
-    assert fp.ztest_power(effect=0.2, n=100, sd=0.25, mu=plan.mu_min, alpha=0.01) == pytest.approx(
-        float(fp.ztest_power(effect=0.2, n=1, sd=s_n, mu=math.inf, alpha=0.01)), rel=1e-9)
+    assert fp.ztest_power(effect=0.2, n=100, sd=0.25, mu=plan.mu_min, level=0.01) == pytest.approx(
+        float(fp.ztest_power(effect=0.2, n=1, sd=s_n, mu=math.inf, level=0.01)), rel=1e-9)
 
 
 def test_privacy_first_has_sigma_and_laplace_scale():

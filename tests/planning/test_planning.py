@@ -31,7 +31,7 @@ def test_utility_first_reads_mu_as_risk(published):
     assert plan.power >= 0.99 * plan.nonprivate_power - 1e-12
     g = fp.GaussianCurve(plan.mu_min)
     assert plan.posterior == pytest.approx(fp.posterior(g, 0.01, 1e-3))
-    assert plan.epsilon_at_1e5 == pytest.approx(fp.epsilon_for_delta(plan.mu_min, 1e-5))
+    assert plan.epsilon_at_1e5 == pytest.approx(fp.epsilon_for_delta_from_mu(plan.mu_min, 1e-5))
     assert plan.reachable
     json.dumps(plan.to_dict())
 

@@ -37,7 +37,7 @@ def test_mu_bound_is_above_the_reading():
 def test_rho_to_epsilon_is_sound_and_better_than_known_conversions(rho, delta):
     eps = fp.epsilon_for_delta_from_rho(rho, delta)
     # sound: the Gaussian mechanism with mu = sqrt(2 rho) is rho-zCDP
-    assert eps >= fp.epsilon_for_delta(math.sqrt(2 * rho), delta) * (1 - 1e-12)
+    assert eps >= fp.epsilon_for_delta_from_mu(math.sqrt(2 * rho), delta) * (1 - 1e-12)
     # better than the classic formula and than dp_accounting's RDP conversion (CKS 2020)
     assert eps <= fp.classic_epsilon_for_delta_from_rho(rho, delta)
     orders = 1 + np.geomspace(1e-3, 5000, 400)
@@ -53,7 +53,7 @@ def test_extreme_rho_falls_back_to_closed_forms(rho):
     classic formula and never below the Gaussian that is rho-zCDP."""
     eps = fp.epsilon_for_delta_from_rho(rho, 1e-5)
     assert math.isfinite(eps) and eps <= fp.classic_epsilon_for_delta_from_rho(rho, 1e-5)
-    assert eps >= fp.epsilon_for_delta(min(math.sqrt(2 * rho), 40.0), 1e-5)
+    assert eps >= fp.epsilon_for_delta_from_mu(min(math.sqrt(2 * rho), 40.0), 1e-5)
     assert fp.delta_for_epsilon_from_rho(rho, 1.05 * eps) > 0.0
 
 
@@ -65,7 +65,7 @@ def test_rdp_to_epsilon_sound_and_at_most_dp_accounting(delta):
     eps = fp.epsilon_for_delta_from_rdp(orders, eps_t, delta)
     ref, _ = rdplib.compute_epsilon(orders, eps_t, delta)
     assert eps <= ref * (1 + CKS_RTOL)
-    assert eps >= fp.epsilon_for_delta(mu, delta)  # the Gaussian satisfies the list
+    assert eps >= fp.epsilon_for_delta_from_mu(mu, delta)  # the Gaussian satisfies the list
     assert fp.delta_for_epsilon_from_rdp(orders, eps_t, eps) <= delta * (1 + 1e-9)
 
 

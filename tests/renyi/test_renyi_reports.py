@@ -62,8 +62,8 @@ def test_zcdp_report_and_schema():
     assert r.method == "RDP" and r.curve.bound == "lower" and r.failure_mode == "graceful"
     assert r.mu >= 1.0  # never more optimistic than the Gaussian that is exactly 0.5-zCDP
     # epsilon at delta: the optimal conversion, and never below the Gaussian's
-    assert r.epsilon_at(1e-5) == pytest.approx(fp.epsilon_for_delta_from_rho(0.5, 1e-5), rel=1e-9)
-    assert r.epsilon_at(1e-9) >= fp.epsilon_for_delta(1.0, 1e-9)
+    assert r.epsilon_for_delta(1e-5) == pytest.approx(fp.epsilon_for_delta_from_rho(0.5, 1e-5), rel=1e-9)
+    assert r.epsilon_for_delta(1e-9) >= fp.epsilon_for_delta_from_mu(1.0, 1e-9)
     doc = build_document(r)
     data = json.loads(render_document(doc, "json"))
     jsonschema_rs.validate(json.loads(SCHEMA.read_text()), data)

@@ -34,7 +34,7 @@ def test_mu_vs_epsilon_chosen_levels_one_series_each():
     assert "same ε at δ = 1e-05" in labels and "same ε at δ = 1e-09" in labels
     assert not any("FPR 0.01" in t or "recall 1e-05" in t for t in labels)  # only the levels asked for
     x, y = _line(ax, "same ε at δ = 1e-05")  # K&H Fig. 3b/c: delta_mu(eps) = delta
-    np.testing.assert_allclose(fp.delta_for_epsilon(y, x), 1e-5, rtol=1e-6)
+    np.testing.assert_allclose(fp.delta_for_epsilon_from_mu(y, x), 1e-5, rtol=1e-6)
     # Gomez Table 3 (published.json): eps = 1, 2, 4 at delta 1e-5 give 0.268, 0.502, 0.925
     np.testing.assert_allclose(y[1:], [0.2680511232112942, 0.5015516891696566, 0.9249308976669364], rtol=1e-6)
     x, y = _line(ax, "same TPR/FPR at FPR 0.05")

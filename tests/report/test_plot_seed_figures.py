@@ -70,7 +70,7 @@ def test_epsilon_vs_noise_closed_forms():
     np.testing.assert_allclose(y, math.sqrt(2 * math.log(1.25e5)) * 2.0 / x, rtol=CLOSED_FORM_RTOL)
     x, y = _line(ax, "Gaussian, exact ε at δ = 1e-05")
     for xi, yi in zip(x[::20], y[::20]):
-        assert fp.delta_for_epsilon(2.0 / xi, yi) == pytest.approx(1e-5, rel=1e-6)
+        assert fp.delta_for_epsilon_from_mu(2.0 / xi, yi) == pytest.approx(1e-5, rel=1e-6)
 
 
 def test_difference_plot_is_on_a_log_axis_and_nonnegative():

@@ -15,7 +15,7 @@ from fdpkit.report.audit import audit_section, build_audit_document, with_audit
 @pytest.fixture(scope="module")
 def violated():
     sim = simulate_attack(fp.Gaussian(0.5), trials=2000, seed=4)
-    return fp.audit(sim.member_scores, sim.nonmember_scores, mechanism=fp.Gaussian(1.0))
+    return fp.run_audit(sim.member_scores, sim.nonmember_scores, mechanism=fp.Gaussian(1.0))
 
 
 def test_audit_section_tables(violated):

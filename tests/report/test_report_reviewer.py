@@ -27,8 +27,8 @@ def test_headline_first(doc, rep):
     assert doc.sections[0].key == "headline"
     rows = dict(doc.sections[0].tables[0].rows)
     assert rows["μ (tight, pessimistic)"] == f"{rep.mu:.4g}"
-    assert rows["ε at δ = 1e-05"] == f"{rep.epsilon_at(1e-5):.4g}"
-    assert rows["best attack TPR at FPR 0.001"] == f"{rep.tpr_at(1e-3):.4g}"
+    assert rows["ε at δ = 1e-05"] == f"{rep.epsilon_for_delta(1e-5):.4g}"
+    assert rows["best attack TPR at FPR 0.001"] == f"{rep.tpr(1e-3):.4g}"
     assert rep.grade.label in rows["protection grade"]
     assert doc.data["grade"]["label"] == rep.grade.label and "comparison" in doc.data
     assert doc.sections[-1].collapsed and doc.sections[-1].key == "notes"

@@ -30,7 +30,7 @@ def test_report_says_catastrophic():
     assert r.failure_mode == "catastrophic" and math.isinf(r.mu)
     text = " ".join(r.warnings)
     assert "Example 3" in text and "catastrophic" in text
-    assert math.isinf(r.epsilon_at(1e-5))           # no epsilon below the disclosure probability
+    assert math.isinf(r.epsilon_for_delta(1e-5))           # no epsilon below the disclosure probability
     curve = fp.tradeoff_curve(fp.UniformSampling(MU, N))
     assert curve.epsilon_for_delta(P * (1 + 1e-12)) == 0.0 and math.isinf(curve.epsilon_for_delta(P / 2))
 

@@ -125,7 +125,7 @@ def test_parse_fraction_refuses_with_hint(text):
 def test_reading_numbers_match_the_risk_functions():
     r = read_guarantee("mu", mu=1.0, prior=0.01, fpr=1e-3)
     c = fp.GaussianCurve(1.0)
-    assert r.attack_power == pytest.approx(float(fp.attack_power(c, 1e-3)), rel=CLOSED_FORM_RTOL)
+    assert r.attack_power == pytest.approx(float(c.tpr(1e-3)), rel=CLOSED_FORM_RTOL)
     assert r.posterior == pytest.approx(float(fp.posterior(c, 0.01, 1e-3)), rel=CLOSED_FORM_RTOL)
     d = r.to_dict()
     assert set(d["grade"]) >= {"level", "label", "definition"} and math.isinf(r.relative_risk)

@@ -14,9 +14,9 @@ REL_TOL = 1e-9
 
 def test_attack_power_exact_tails_issue3():
     g = fp.GaussianCurve(2.0)
-    assert fp.attack_power(g, 1e-10) == pytest.approx(6.46e-6, rel=1e-2)
-    assert fp.attack_power(g, 1e-8) == pytest.approx(1.5e-4, rel=5e-2)
-    assert fp.attack_power(g, 1e-12) > 0
+    assert g.tpr(1e-10) == pytest.approx(6.46e-6, rel=1e-2)
+    assert g.tpr(1e-8) == pytest.approx(1.5e-4, rel=5e-2)
+    assert g.tpr(1e-12) > 0
 
 
 def test_posterior_formula_and_limits():
@@ -61,15 +61,15 @@ def test_relative_risk_is_sup_over_range():
 
 def test_privacy_first_inverses_round_trip():
     mu = fp.mu_for_attack_power(0.05, 1e-3)
-    assert fp.attack_power(fp.GaussianCurve(mu), 1e-3) <= 0.05
-    assert fp.attack_power(fp.GaussianCurve(mu), 1e-3) == pytest.approx(0.05, rel=1e-9)
+    assert fp.GaussianCurve(mu).tpr(1e-3) <= 0.05
+    assert fp.GaussianCurve(mu).tpr(1e-3) == pytest.approx(0.05, rel=1e-9)
     mu = fp.mu_for_relative_risk(10.0, 1e-4)
     assert fp.relative_risk(fp.GaussianCurve(mu), fpr_min=1e-4) <= 10.0 * (1 + 1e-12)
     assert fp.laplace_epsilon_for_relative_risk(math.e ** 2) == pytest.approx(2.0)
     for power, fpr in ((0.01, 1e-3), (0.7, 0.1), (0.9, 0.6)):
         eps = fp.laplace_epsilon_for_attack_power(power, fpr)
-        assert fp.attack_power(fp.LaplaceCurve(eps), fpr) == pytest.approx(power, rel=1e-9)
-        assert fp.attack_power(fp.LaplaceCurve(eps), fpr) <= power * (1 + 1e-12)
+        assert fp.LaplaceCurve(eps).tpr(fpr) == pytest.approx(power, rel=1e-9)
+        assert fp.LaplaceCurve(eps).tpr(fpr) <= power * (1 + 1e-12)
     assert fp.mu_for_relative_risk(1e6, 0.5) == math.inf
 
 
@@ -82,7 +82,7 @@ def test_posterior_at_least_prior_and_risk_at_least_one(mu, prior, fpr):
 
 
 @pytest.mark.parametrize("call, match", [
-    (lambda: fp.attack_power(fp.GaussianCurve(1.0), -0.1), r"fpr must be in \[0, 1\], got -0.1"),
+    (lambda: fp.GaussianCurve(1.0).tpr(-0.1), r"fpr must be in \[0, 1\], got -0.1"),
     (lambda: fp.multiplicative_advantage(fp.GaussianCurve(1.0), 0.0), r"fpr must be in \(0, 1\]"),
     (lambda: fp.posterior(fp.GaussianCurve(1.0), 1.5, 0.1), r"prior must be in \[0, 1\], got 1.5"),
     (lambda: fp.posterior("g", 0.5, 0.1), r"curve must be a TradeOffCurve, got str"),
@@ -90,7 +90,6 @@ def test_posterior_at_least_prior_and_risk_at_least_one(mu, prior, fpr):
     (lambda: fp.mu_for_attack_power(1e-4, 1e-3), r"max_power must be >= fpr"),
     (lambda: fp.mu_for_relative_risk(0.5, 1e-3), r"max_risk must be >= 1"),
     (lambda: fp.failure_mode(fp.GaussianCurve(1.0), tolerance=2.0), r"tolerance must be in \[0, 1\]"),
-    (lambda: fp.attack_power(fp.PiecewiseLinearCurve([0, 1], [1, 0], bound="upper"), 0.1), r"bound is 'upper'"),
 ])
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):

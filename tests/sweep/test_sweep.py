@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 import fdpkit as fp
-from fdpkit.sweep import design_table, regret_map, rule_of_thumb, sweep
+from fdpkit.sweep import design_table, regret_map, rule_of_thumb
+from fdpkit.sweep import run_sweep as sweep
 from fdpkit.sweep.evaluate import same_numbers
 from fdpkit.sweep.store import partial_dir, read_table
 
@@ -33,8 +34,8 @@ def test_row_equals_privacy_report():
     rep = fp.privacy_report(fp.dpsgd(2.0, 0.1, 400), deltas=(1e-5,), fprs=(1e-3, 1e-2), discretization=DISC)
     row = r[0]
     assert row["mu"] == rep.mu and row["regret"] == rep.regret
-    assert row["epsilon"] == rep.epsilon_at(1e-5)
-    assert row["tpr_at_0.001"] == rep.tpr_at(1e-3) and row["tpr_at_0.01"] == rep.tpr_at(1e-2)
+    assert row["epsilon"] == rep.epsilon_for_delta(1e-5)
+    assert row["tpr_at_0.001"] == rep.tpr(1e-3) and row["tpr_at_0.01"] == rep.tpr(1e-2)
     assert row["advantage"] == rep.advantage
     assert set(["noise_multiplier", "sample_rate", "steps", "mu", "regret", "epsilon"]) <= set(row)
 
@@ -195,4 +196,4 @@ def test_shared_single_step_gives_the_standalone_numbers():
     r = sweep([1.0], [0.05], [50, 200, 400], discretization=DISC, executor="inprocess")
     for row in r:
         rep = fp.privacy_report(fp.dpsgd(1.0, 0.05, row["steps"]), discretization=DISC)
-        assert row["mu"] == rep.mu and row["epsilon"] == rep.epsilon_at(1e-5)
+        assert row["mu"] == rep.mu and row["epsilon"] == rep.epsilon_for_delta(1e-5)

@@ -28,7 +28,7 @@ def test_epsilon_target_is_met_and_tight():
         assert r["noise_multiplier"] == cal.value
         looser = fp.privacy_report(fp.dpsgd(r["noise_multiplier"] * BELOW, r["sample_rate"], r["steps"]),
                                    deltas=(1e-5,), discretization=DISC)
-        assert looser.epsilon_at(1e-5) > 2.0
+        assert looser.epsilon_for_delta(1e-5) > 2.0
     assert rows[1]["noise_multiplier"] > rows[0]["noise_multiplier"]
 
 

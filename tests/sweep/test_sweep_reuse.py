@@ -9,7 +9,7 @@ import fdpkit as fp
 from fdpkit.accounting import account, shared_single_steps
 from fdpkit.accounting import pld as acc_pld
 from fdpkit.fit import fit_gdp
-from fdpkit.sweep import sweep
+from fdpkit.sweep import run_sweep as sweep
 from fdpkit.sweep.runner import _options
 from fdpkit.sweep.evaluate import evaluate_group
 
@@ -54,9 +54,9 @@ def test_shared_route_matches_independent_accounting_per_step_count(sigma, q):
                                 discretization=DISC)
         # never optimistic, and in fact identical
         assert row["mu"] >= rep.mu - SHARED_TOL and abs(row["mu"] - rep.mu) <= SHARED_TOL
-        assert row["epsilon"] >= rep.epsilon_at(1e-5) - SHARED_TOL
-        assert row["epsilon"] == rep.epsilon_at(1e-5)
-        assert row["tpr_at_0.001"] == rep.tpr_at(1e-3) and row["regret"] == rep.regret
+        assert row["epsilon"] >= rep.epsilon_for_delta(1e-5) - SHARED_TOL
+        assert row["epsilon"] == rep.epsilon_for_delta(1e-5)
+        assert row["tpr_at_0.001"] == rep.tpr(1e-3) and row["regret"] == rep.regret
         assert row["advantage"] == rep.advantage
     mus = [r["mu"] for r in shared]
     assert mus == sorted(mus)  # more steps, more leakage

@@ -10,7 +10,7 @@ import pytest
 
 import fdpkit as fp
 from fdpkit.mechanisms.training import REFUSED
-from fdpkit.sweep import sweep
+from fdpkit.sweep import run_sweep as sweep
 from fdpkit.sweep.evaluate import SHUFFLED_NOTE
 from fdpkit.sweep.store import read_table
 
@@ -58,7 +58,7 @@ def test_rows_equal_privacy_report_per_scheme_and_relation(grid_result):
         if r["sampling"] == "truncated-poisson":
             kw["max_batch_size"] = 15
         rep = fp.privacy_report(fp.dpsgd(2.0, None, 20, **kw), deltas=(1e-5,), discretization=DISC)
-        assert r["mu"] == rep.mu and r["epsilon"] == rep.epsilon_at(1e-5) and r["regret"] == rep.regret
+        assert r["mu"] == rep.mu and r["epsilon"] == rep.epsilon_for_delta(1e-5) and r["regret"] == rep.regret
         if r["sampling"] in ("poisson", "truncated-poisson", "fixed-size"):
             assert "note" not in r
     by = {(r["sampling"], r["relation"]): r["mu"] for r in grid_result if "mu" in r}

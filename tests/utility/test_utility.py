@@ -14,7 +14,7 @@ from fdpkit.utility import released_sd
 MU_MIN_REL = 1e-4          # against published.json "value"
 MC_SIGMAS = 4              # Monte Carlo vs closed form, in standard errors
 ROUNDTRIP_TOL = 1e-6
-SETTING = dict(effect=0.2, sd=0.25, alpha=0.01, data_range=1.0)  # de Fondeville's assumptions
+SETTING = dict(effect=0.2, sd=0.25, level=0.01, data_range=1.0)  # de Fondeville's assumptions
 
 
 def test_de_fondeville_mu_min(published):
@@ -34,21 +34,21 @@ def test_eq9_closed_form():
     n, mu = 100, 0.5
     s_n = math.sqrt(0.25**2 / n + (1 / n) ** 2 / mu**2)
     expected = 1 - stats.norm.cdf(stats.norm.ppf(1 - 0.01) - 0.2 / s_n)
-    assert fp.ztest_power(effect=0.2, n=n, sd=0.25, mu=mu, alpha=0.01) == pytest.approx(expected, rel=1e-12)
+    assert fp.ztest_power(effect=0.2, n=n, sd=0.25, mu=mu, level=0.01) == pytest.approx(expected, rel=1e-12)
     assert released_sd(n=n, sd=0.25, mu=mu) == pytest.approx(s_n)
 
 
 def test_nonprivate_limit_and_alternatives():
-    kw = dict(effect=0.1, n=50, sd=0.25, alpha=0.05)
+    kw = dict(effect=0.1, n=50, sd=0.25, level=0.05)
     inf = fp.ztest_power(mu=math.inf, **kw)
     assert fp.ztest_power(mu=1e6, **kw) == pytest.approx(inf, rel=1e-9)
     assert fp.ztest_power(mu=1.0, alternative="two-sided", **kw) < fp.ztest_power(mu=1.0, **kw)
     assert fp.ztest_power(mu=1.0, alternative="smaller", **kw) < 0.05  # wrong direction
-    assert fp.ztest_power(effect=0.0, n=50, sd=0.25, mu=1.0, alpha=0.05) == pytest.approx(0.05)
+    assert fp.ztest_power(effect=0.0, n=50, sd=0.25, mu=1.0, level=0.05) == pytest.approx(0.05)
 
 
 def test_laplace_power_exact_vs_simulation():
-    kw = dict(effect=0.2, n=15, sd=0.25, alpha=0.05)
+    kw = dict(effect=0.2, n=15, sd=0.25, level=0.05)
     exact = fp.ztest_power_laplace(epsilon=1.0, **kw)
     rng = np.random.default_rng(0)
     n_sim = 400_000
@@ -59,7 +59,7 @@ def test_laplace_power_exact_vs_simulation():
     alt = 0.2 + rng.normal(0, s, n_sim) + rng.laplace(0, b, n_sim)
     sim = np.mean(alt > crit)
     assert exact == pytest.approx(sim, abs=MC_SIGMAS * math.sqrt(sim * (1 - sim) / n_sim) + 2e-3)
-    assert fp.ztest_power_laplace(effect=0.0, n=15, sd=0.25, epsilon=1.0, alpha=0.05) == pytest.approx(0.05, abs=1e-9)
+    assert fp.ztest_power_laplace(effect=0.0, n=15, sd=0.25, epsilon=1.0, level=0.05) == pytest.approx(0.05, abs=1e-9)
 
 
 def test_two_sample_and_proportions():
@@ -87,7 +87,7 @@ def test_monte_carlo_agrees_with_closed_form():
 
 @pytest.mark.parametrize("n", [15, 100, 500])
 def test_solve_round_trips(n):
-    kw = dict(sd=0.25, alpha=0.01)
+    kw = dict(sd=0.25, level=0.01)
     target = 0.8 * fp.ztest_power(effect=0.2, n=n, mu=math.inf, **kw)
     s = fp.solve_ztest(n=n, effect=0.2, power=target, **kw)
     assert s.converged and s.unknown == "mu"
@@ -104,22 +104,22 @@ def test_solve_round_trips(n):
 
 
 def test_unreachable_target_is_reported():
-    s = fp.solve_ztest(n=2, effect=0.2, power=0.99, sd=0.25, alpha=0.01)
+    s = fp.solve_ztest(n=2, effect=0.2, power=0.99, sd=0.25, level=0.01)
     assert not s.converged and s.value == math.inf and "unreachable" in s.reason
     assert s.power < 0.99
 
 
 def test_multiple_testing():
-    assert fp.adjusted_alpha(0.05, 10) == pytest.approx(0.005)
-    assert fp.adjusted_alpha(0.05, 10, "bh", n_true=4) == pytest.approx(0.02)
-    assert fp.ztest_power(effect=0.2, n=15, sd=0.25, mu=1.0, alpha=fp.adjusted_alpha(0.05, 10)) < \
-        fp.ztest_power(effect=0.2, n=15, sd=0.25, mu=1.0, alpha=0.05)
+    assert fp.adjusted_level(0.05, 10) == pytest.approx(0.005)
+    assert fp.adjusted_level(0.05, 10, "bh", n_true=4) == pytest.approx(0.02)
+    assert fp.ztest_power(effect=0.2, n=15, sd=0.25, mu=1.0, level=fp.adjusted_level(0.05, 10)) < \
+        fp.ztest_power(effect=0.2, n=15, sd=0.25, mu=1.0, level=0.05)
 
 
 @settings(max_examples=60, deadline=None)
 @given(st.floats(0.01, 20.0), st.floats(1.01, 3.0), st.integers(2, 2000), st.floats(0.0, 0.5))
 def test_power_monotone_in_mu_and_n(mu, factor, n, effect):
-    kw = dict(effect=effect, sd=0.25, alpha=0.05)
+    kw = dict(effect=effect, sd=0.25, level=0.05)
     assert fp.ztest_power(n=n, mu=mu * factor, **kw) >= fp.ztest_power(n=n, mu=mu, **kw) - 1e-12
     assert fp.ztest_power(n=n + 1, mu=mu, **kw) >= fp.ztest_power(n=n, mu=mu, **kw) - 1e-12
 
@@ -127,8 +127,8 @@ def test_power_monotone_in_mu_and_n(mu, factor, n, effect):
 @pytest.mark.parametrize("call, match", [
     (lambda: fp.ztest_power(effect=0.2, n=0, sd=0.25, mu=1.0), r"n must be a positive number, got 0"),
     (lambda: fp.ztest_power(effect=0.2, n=-5, sd=0.25, mu=1.0), r"n must be a positive number"),
-    (lambda: fp.ztest_power(effect=0.2, n=10, sd=0.25, mu=1.0, alpha=1.5), r"alpha must be in \(0, 1\), got 1.5"),
-    (lambda: fp.ztest_power(effect=0.2, n=10, sd=0.25, mu=1.0, alpha=0.0), r"alpha must be in \(0, 1\)"),
+    (lambda: fp.ztest_power(effect=0.2, n=10, sd=0.25, mu=1.0, level=1.5), r"level must be in \(0, 1\), got 1.5"),
+    (lambda: fp.ztest_power(effect=0.2, n=10, sd=0.25, mu=1.0, level=0.0), r"level must be in \(0, 1\)"),
     (lambda: fp.ztest_power(effect=0.2, n=10, sd=-1, mu=1.0), r"sd must be >= 0"),
     (lambda: fp.ztest_power(effect=0.2, n=10, sd=0.25, mu=0.0), r"mu must be > 0"),
     (lambda: fp.ztest_power(effect=0.2, n=10, sd=0.25, mu=1.0, alternative="up"), r"alternative must be one of"),
@@ -138,8 +138,8 @@ def test_power_monotone_in_mu_and_n(mu, factor, n, effect):
     (lambda: fp.mu_min_for_power_loss(n=10, effect=0.2, sd=0.25, max_relative_loss=0), r"max_relative_loss must be in \(0, 1\)"),
     (lambda: fp.mc_ttest_power(effect=0.2, n=1, sd=0.25, mu=1.0), r"n must be >= 2"),
     (lambda: fp.mc_ttest_power(effect=0.2, n=10, sd=0.25, mu=1.0, n_sim=5), r"n_sim must be an integer >= 100"),
-    (lambda: fp.adjusted_alpha(0.05, 0), r"n_tests must be a positive integer"),
-    (lambda: fp.adjusted_alpha(0.05, 10, "holm"), r"method must be one of"),
+    (lambda: fp.adjusted_level(0.05, 0), r"n_tests must be a positive integer"),
+    (lambda: fp.adjusted_level(0.05, 10, "holm"), r"method must be one of"),
     (lambda: fp.two_proportion_power(p1=1.3, p2=0.2, n1=10, n2=10, mu=1.0), r"p1 must be in \[0, 1\]"),
 ])
 def test_bad_input(call, match):

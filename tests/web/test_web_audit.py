@@ -94,7 +94,7 @@ def test_json_api_scores_counts_and_simulation(client, scores):
                                         "mechanism": {"kind": "gaussian", "sigma": 1.0}})
     assert r.status_code == 200
     data = r.json()
-    lib = fp.audit(m[:500], n[:500], mechanism=fp.Gaussian(1.0))
+    lib = fp.run_audit(m[:500], n[:500], mechanism=fp.Gaussian(1.0))
     assert data["mu_lower"] == pytest.approx(lib.mu_lower) and data["violation"] == lib.violation
     r = client.post("/api/audit", json={"counts": {"true_positives": [900], "false_positives": [100],
                                                    "members": 1000, "nonmembers": 1000}})

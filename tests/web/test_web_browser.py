@@ -114,7 +114,7 @@ def test_convert_risk_plan_pages(page, live_server):
     assert "graceful" in page.inner_text("#failure-mode")
     shot(page, "risk")
     page.goto(f"{live_server}/plan")
-    page.fill("#alpha", "0.01")
+    page.fill("#level", "0.01")
     page.click("#submit")
     page.wait_for_selector("#mu-min", timeout=90_000)
     assert "0.286" in page.inner_text("#mu-min")

@@ -51,7 +51,7 @@ def test_convert_permalink_same_grade_as_risk(client):
 def test_calculator_tight_epsilon_and_grade(client):
     r = client.post("/api/calculator", json={"mode": "composition", "epsilon": 0.2, "delta": 0, "k": 50,
                                              "delta_prime": 1e-5}).json()
-    ref = fp.privacy_report(fp.Repeated(fp.PureDP(0.2), 50)).epsilon_at(1e-5)
+    ref = fp.privacy_report(fp.Repeated(fp.PureDP(0.2), 50)).epsilon_for_delta(1e-5)
     assert r["outputs"]["tight epsilon"] == pytest.approx(6.3078, abs=1e-4) == ref
     assert r["outputs"]["tight epsilon"] <= r["outputs"]["basic epsilon"]
     assert r["grade"]["label"] == fp.privacy_report(fp.Repeated(fp.PureDP(0.2), 50)).grade.label

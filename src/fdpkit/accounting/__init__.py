@@ -1,6 +1,19 @@
-"""Mechanisms -> numeric curves. The only package that imports dp_accounting."""
+"""Mechanisms -> certified curves. The only package that imports dp_accounting.
 
-from fdpkit.accounting.accountant import account, poisson_comparison, tradeoff_curve
+Modules, bottom to top (each imports only those above it in this list, at module level):
+
+- ``_pld_adapter``, ``_rdp_adapter``: the only readers of dp_accounting's internals;
+- ``_cumulants``, ``_fftpass``, ``tilted``: the round-off-bounded composition (``tilted.plan``);
+- ``single_step``, ``profile``, ``from_curve``, ``pld_curve``: single-step PMFs, privacy
+  profiles, curve -> PLD and PLD -> certified curve;
+- ``result`` (``Accounting``, discretization constants), ``closed_form`` (exact curves);
+- ``pld``: mechanisms (DP-SGD's single steps included) -> composed PLDs;
+- ``rdp``: Rényi accounting; ``cost``: the cost model checked before any work;
+- ``compose``, ``running``: composing curves and a running total;
+- ``entry_point``: :func:`account`, the one entry point.
+"""
+
+from fdpkit.accounting.entry_point import account, poisson_comparison, tradeoff_curve
 from fdpkit.accounting.closed_form import closed_form_curve
 from fdpkit.accounting.cost import BudgetExceeded, CostBudget, CostEstimate, estimate_cost
 from fdpkit.accounting.pld_curve import curve_from_pld

@@ -60,7 +60,6 @@ from fdpkit.accounting.result import check_discretization
 from fdpkit.mechanisms import (
     DPSGD,
     ApproxDP,
-    Composed,
     CurveMechanism,
     Gaussian,
     Laplace,
@@ -70,6 +69,7 @@ from fdpkit.mechanisms import (
     Repeated,
     Subsampled,
     UniformSampling,
+    walk,
 )
 
 #: Work units per CPU-second of the reference machine (the 2-core development box of
@@ -264,9 +264,8 @@ def check_leaf_grids(mechanism: Mechanism, discretization: float) -> None:
     no budget given, :func:`fdpkit.accounting.account` checks this a priori (no PLD is built),
     so that tiny noise (sigma = 1e-300: a grid of ~1e600 points) is a ValueError, not a
     MemoryError or an overflow inside dp_accounting."""
-    if isinstance(mechanism, DPSGD) and mechanism.examples_per_user is not None:
-        mechanism = DPSGD(mechanism.phases, mechanism.sampling, mechanism.relation, mechanism.dataset_size,
-                          mechanism.unit, None)
+    if isinstance(mechanism, DPSGD):
+        mechanism = mechanism.example_level()
     limit = _max_leaf_points()
     for step, _ in _flatten(mechanism):
         bound = _leaf_width_bound(step)
@@ -400,13 +399,12 @@ def _coarse_leaf_at(step: Any, coarse: float):
 
 
 def _renyi_cost(m: Mechanism) -> float:
-    if isinstance(m, Subsampled) and m.sample_rate < 1.0:
-        return RDP_WORK_SUBSAMPLED
-    if isinstance(m, (Subsampled, Repeated)):
-        return _renyi_cost(m.inner)
-    if isinstance(m, Composed):
-        return sum(_renyi_cost(p) for p in m.parts)
-    return RDP_WORK_PART
+    """A series per subsampled Gaussian (its whole subtree), a constant per other leaf."""
+    def subsampled(n: Any) -> bool:
+        return isinstance(n, Subsampled) and n.sample_rate < 1.0
+
+    return sum(RDP_WORK_SUBSAMPLED if subsampled(n) else RDP_WORK_PART
+               for n, _ in walk(m, into=lambda n: not subsampled(n)) if subsampled(n) or not n.children())
 
 
 def _driver(mechanism: Mechanism, steps: list, tally: _Tally) -> str:
@@ -461,9 +459,7 @@ def estimate_cost(mechanism: Mechanism, discretization: float = 1e-4) -> CostEst
     if isinstance(mechanism, DPSGD):
         if mechanism.sampling == "shuffled" or closed_form_curve(mechanism) is not None:
             return CostEstimate("closed form", 0, 0.0, 0, "none")
-        if mechanism.examples_per_user is not None:  # group privacy is applied to the run's curve
-            mechanism = DPSGD(mechanism.phases, mechanism.sampling, mechanism.relation,
-                              mechanism.dataset_size, mechanism.unit, None)
+        mechanism = mechanism.example_level()  # group privacy is applied to the run's curve
         # every other scheme is composed numerically (fdpkit.accounting.pld.dpsgd_pld); its
         # full-batch phases (q = 1) as one Gaussian step
     elif closed_form_curve(mechanism) is not None:

@@ -64,8 +64,8 @@ else:  # dp_accounting (and scipy.signal, scipy.stats) load when a PLD is first 
     pld_pmf = lazy_module("dp_accounting.pld.pld_pmf")
     pldlib = lazy_module("dp_accounting.pld.privacy_loss_distribution")
 
-from fdpkit._numerics import InputTypeError, check_positive, check_scalar
-from fdpkit.curves import PiecewiseLinearCurve, TradeOffCurve
+from fdpkit._numerics import check_positive, check_scalar
+from fdpkit.curves import PiecewiseLinearCurve, TradeOffCurve, check_curve
 
 #: Profile mass left above the top of the loss grid (it moves to L = +inf, pessimistic):
 #: e^-50, dp_accounting's default tail bound for its additive-noise mechanisms.
@@ -122,13 +122,8 @@ def _direction_pmf(curve: TradeOffCurve, inverse: TradeOffCurve, lower: int, upp
 
 
 def _check_curve(name: str, curve: Any) -> TradeOffCurve:
-    if not isinstance(curve, TradeOffCurve):
-        raise InputTypeError(f"{name} must be a TradeOffCurve, got {type(curve).__name__}")
-    if curve.bound == "upper":
-        raise ValueError(
-            f"{name} is an upper bound (bound='upper'): composing it would give no guarantee"
-        )
-    return curve
+    """A curve to compose: :func:`fdpkit.curves.check_curve`, upper bounds refused."""
+    return check_curve(curve, name, upper="composing it would give no guarantee")
 
 
 def pld_from_curve(curve: TradeOffCurve, discretization: float = 1e-4):

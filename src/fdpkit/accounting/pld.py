@@ -11,6 +11,11 @@ construction, never optimistic; one pass per adjacency direction for all factors
 dp_accounting's ``self_compose``/``compose``, whose FFT round-off and total masses above 1
 break the curve at large step counts (issue 11). The result is returned as a
 dp_accounting ``PrivacyLossDistribution`` built from the composed arrays.
+
+DP-SGD's single steps live here too, beside the others (one per phase: Poisson, truncated
+Poisson, fixed-size and shuffled batches; the derivations are in the docs of
+:mod:`fdpkit.accounting.entry_point`): :func:`dpsgd_pld` composes a run's phases in the same
+single pass, and :func:`_flatten` expands a run nested in a composition into the same steps.
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ from fdpkit.mechanisms import (
     Repeated,
     Subsampled,
     UniformSampling,
+    walk,
 )
 from fdpkit.mechanisms.training import FIXED_SIZE_SENSITIVITY, Phase
 
@@ -242,28 +248,29 @@ def build_pld(mechanism: Mechanism, discretization: float):
     raise ValueError(f"mechanism must be an fdpkit mechanism, got {type(mechanism).__name__}")
 
 
-def _flatten(mechanism: Mechanism, times: int = 1, out: list | None = None) -> list:
+def _passes_through(node: Mechanism) -> bool:
+    """Whether :func:`_flatten` descends into ``node``: compositions, repetitions (their
+    counts multiply) and sampling at rate 1; everything else is a single step."""
+    return isinstance(node, (Repeated, Composed)) or (isinstance(node, Subsampled) and node.sample_rate == 1.0)
+
+
+def _flatten(mechanism: Mechanism) -> list:
     """[(single-step mechanism, multiplicity)], equal steps merged, in first-seen order."""
-    out = [] if out is None else out
-    if isinstance(mechanism, Repeated):
-        return _flatten(mechanism.inner, times * mechanism.times, out)
-    if isinstance(mechanism, Composed):
-        for part in mechanism.parts:
-            _flatten(part, times, out)
-        return out
-    if isinstance(mechanism, Subsampled) and mechanism.sample_rate == 1.0:
-        return _flatten(mechanism.inner, times, out)
-    if isinstance(mechanism, DPSGD) and mechanism.examples_per_user is None:
-        # a DP-SGD run is its phases' single steps: composed in the same single pass (an
-        # already composed PMF keeps only its non-negative losses and must not be composed again)
-        full = full_batch_phases(mechanism)  # q = 1: together one exact Gaussian step
-        for i, ph in enumerate(mechanism.phases):
-            if not any(ph is f for f in full):
-                _append(out, _PhaseStep(mechanism, i), times * _phase_count(mechanism, ph))
-        if full:
-            _append(out, full_batch_gaussian(mechanism, full), times)
-        return out
-    _append(out, mechanism, times)
+    out: list = []
+    for node, times in walk(mechanism, into=_passes_through):
+        if _passes_through(node):
+            continue
+        if isinstance(node, DPSGD) and node.examples_per_user is None:
+            # a DP-SGD run is its phases' single steps: composed in the same single pass (an
+            # already composed PMF keeps only its non-negative losses and must not be composed again)
+            full = full_batch_phases(node)  # q = 1: together one exact Gaussian step
+            for i, ph in enumerate(node.phases):
+                if not any(ph is f for f in full):
+                    _append(out, _PhaseStep(node, i), times * _phase_count(node, ph))
+            if full:
+                _append(out, full_batch_gaussian(node, full), times)
+            continue
+        _append(out, node, times)
     return out
 
 

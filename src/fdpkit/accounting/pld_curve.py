@@ -104,6 +104,11 @@ def _steep_chain(a: PmfArrays | _Direction) -> tuple[np.ndarray, np.ndarray, np.
         # u S <= u of the exact sum, 1 - S is exact for S in [0.5, 1] (Sterbenz), and the suffix sums of n
         # non-negative terms are within a relative n u
         rest = max(0.0, (1.0 - exact_sum_nonnegative(kept)) - max(0.0, float(d.m_inf)) - 4.0 * _UNIT_ROUNDOFF)
+        # masses stored at negative losses (tilted's Step 5 keeps P[Y < 0] at loss -d) are
+        # a lower bound on the mass below 0 that keeps its digits when it is tiny
+        neg = d.probs[k:]
+        if len(neg):
+            rest = max(rest, exact_sum_nonnegative(np.maximum(neg, 0.0)) * (1.0 - 2.0 * _UNIT_ROUNDOFF))
         suffix = np.cumsum(kept[::-1])[::-1]
         low = np.empty(len(kept) + 1)
         low[:-1] = suffix

@@ -42,7 +42,7 @@ from fdpkit.curves import TradeOffCurve
 from fdpkit.curves.renyi import (RDPCurve, ZCDPCurve, refined_delta_for_epsilon,
                                  refined_epsilon_for_delta)
 from fdpkit.mechanisms import (ApproxDP, Composed, Gaussian, Laplace, Mechanism, PureDP,
-                               RandomizedResponse, Repeated, Subsampled)
+                               RandomizedResponse, Repeated, Subsampled, elementary_tree, walk)
 from fdpkit.mechanisms.renyi_guarantees import RDP, ZCDP
 
 #: Orders at which mechanisms are accounted for their RDP curve: 1 + 10^-3..10^-0.5 (for
@@ -60,41 +60,33 @@ _RHO_RTOL = 1e-3
 
 def contains_renyi(mechanism: Mechanism) -> bool:
     """Whether ``mechanism`` is or contains a ZCDP or RDP guarantee."""
-    if isinstance(mechanism, (ZCDP, RDP)):
-        return True
-    if isinstance(mechanism, (Subsampled, Repeated)):
-        return contains_renyi(mechanism.inner)
-    if isinstance(mechanism, Composed):
-        return any(contains_renyi(p) for p in mechanism.parts)
-    return False
+    return any(isinstance(m, (ZCDP, RDP)) for m, _ in walk(mechanism))
 
 
 def zcdp_rho(mechanism: Mechanism) -> float | None:
     """rho when ``mechanism`` is exactly rho-zCDP by closed form (zCDP guarantees, Gaussian
     noise and their compositions; Bun & Steinke 2016, Lemmas 2.3, 2.8), else None."""
+    return _zcdp_rho(elementary_tree(mechanism))
+
+
+def _zcdp_rho(mechanism: Mechanism) -> float | None:
     if isinstance(mechanism, ZCDP):
         return mechanism.rho
     if isinstance(mechanism, Gaussian):
         return 0.5 * mechanism.mu ** 2
     if isinstance(mechanism, Subsampled) and mechanism.sample_rate == 1.0:
-        return zcdp_rho(mechanism.inner)
+        return _zcdp_rho(mechanism.inner)
     if isinstance(mechanism, Repeated):
-        inner = zcdp_rho(mechanism.inner)
+        inner = _zcdp_rho(mechanism.inner)
         return None if inner is None else inner * mechanism.times
     if isinstance(mechanism, Composed):
-        parts = [zcdp_rho(p) for p in mechanism.parts]
+        parts = [_zcdp_rho(p) for p in mechanism.parts]
         return None if any(p is None for p in parts) else float(sum(parts))
     return None
 
 
 def _list_orders(mechanism: Mechanism) -> list[np.ndarray]:
-    if isinstance(mechanism, RDP):
-        return [np.asarray(mechanism.orders)]
-    if isinstance(mechanism, (Subsampled, Repeated)):
-        return _list_orders(mechanism.inner)
-    if isinstance(mechanism, Composed):
-        return [o for p in mechanism.parts for o in _list_orders(p)]
-    return []
+    return [np.asarray(m.orders) for m, _ in walk(mechanism) if isinstance(m, RDP)]
 
 
 def _binary_rr(eps: float, t: np.ndarray) -> np.ndarray:
@@ -118,7 +110,10 @@ def rdp_epsilons(mechanism: Mechanism, orders) -> np.ndarray:
     >>> rdp_epsilons(Gaussian(2.0), [2.0, 10.0]).tolist()
     [0.25, 1.25]
     """
-    t = np.asarray(orders, dtype=float)
+    return _rdp_epsilons(elementary_tree(mechanism), np.asarray(orders, dtype=float))
+
+
+def _rdp_epsilons(mechanism: Mechanism, t: np.ndarray) -> np.ndarray:
     if isinstance(mechanism, ZCDP):
         return mechanism.rho * t
     if isinstance(mechanism, RDP):
@@ -135,16 +130,16 @@ def rdp_epsilons(mechanism: Mechanism, orders) -> np.ndarray:
         return _binary_rr(mechanism.epsilon, t) if mechanism.delta == 0 else np.full(t.shape, np.inf)
     if isinstance(mechanism, Subsampled):
         if mechanism.sample_rate == 1.0:
-            return rdp_epsilons(mechanism.inner, t)
+            return _rdp_epsilons(mechanism.inner, t)
         inner = mechanism.inner
         if isinstance(inner, Gaussian):
             return poisson_gaussian_rdp(mechanism.sample_rate, inner.sigma / inner.sensitivity, t)
         raise ValueError("RDP accounting of subsampling supports Gaussian inner mechanisms, got "
                          f"{type(inner).__name__}")
     if isinstance(mechanism, Repeated):
-        return mechanism.times * rdp_epsilons(mechanism.inner, t)
+        return mechanism.times * _rdp_epsilons(mechanism.inner, t)
     if isinstance(mechanism, Composed):
-        return np.sum([rdp_epsilons(p, t) for p in mechanism.parts], axis=0)
+        return np.sum([_rdp_epsilons(p, t) for p in mechanism.parts], axis=0)
     if isinstance(mechanism, Mechanism):
         raise ValueError(f"RDP accounting does not cover {type(mechanism).__name__} mechanisms "
                          "(no Rényi divergence bound is known to fdpkit for them)")
@@ -220,7 +215,8 @@ def tight_rho(mechanism: Mechanism, *, orders=None) -> RhoFit:
     >>> round(tight_rho(dpsgd(9.4, 0.32768, 2000)).rho, 4)   # T / (2 sigma^2)
     11.3173
     """
-    exact = zcdp_rho(mechanism)
+    mechanism = elementary_tree(mechanism)  # DP-SGD runs read as elementary mechanisms, once
+    exact = _zcdp_rho(mechanism)
     if exact is not None:
         return RhoFit(float(exact), math.inf, "exact (zCDP closed form)")
     s, c = _tail(mechanism)
@@ -235,7 +231,7 @@ def tight_rho(mechanism: Mechanism, *, orders=None) -> RhoFit:
                       "(epsilon, delta > 0)-DP and blatant disclosure have no finite Rényi "
                       "divergence)")
     t = np.asarray(RHO_ORDERS if orders is None else orders, dtype=float)
-    e = rdp_epsilons(mechanism, t)
+    e = _rdp_epsilons(mechanism, t)
     keep = np.isfinite(e)  # orders the accountant could not compute: the tail bound covers them
     t, e = t[keep], _monotone(e[keep])
     if t.size == 0:
@@ -251,7 +247,7 @@ def tight_rho(mechanism: Mechanism, *, orders=None) -> RhoFit:
         if loose.size == 0 or _ == _REFINE_ROUNDS:
             break
         fine = np.concatenate([np.linspace(t[k - 1], t[k], _REFINE + 2)[1:-1] for k in loose])
-        ef = rdp_epsilons(mechanism, fine)
+        ef = _rdp_epsilons(mechanism, fine)
         ok = np.isfinite(ef)
         t_all = np.concatenate([t, fine[ok]])
         order = np.argsort(t_all, kind="stable")
@@ -302,19 +298,23 @@ def renyi_accounting(mechanism: Mechanism, *, orders=None) -> RenyiAccounting:
     >>> acc.method, round(acc.epsilon_for_delta(1e-5), 3)
     ('RDP', 4.728)
     """
-    rho = zcdp_rho(mechanism)
+    if isinstance(mechanism, Mechanism):  # a DP-SGD run is accounted (and kept) in elementary form
+        mechanism = mechanism.elementary() or mechanism
+    plain = elementary_tree(mechanism)
+    rho = _zcdp_rho(plain)
     if rho is not None:
         return RenyiAccounting(mechanism, ZCDPCurve(rho), "RDP", None, rho=float(rho))
-    t, e = _rdp_list(mechanism, orders)
+    t, e = _rdp_list(plain, orders)
     return RenyiAccounting(mechanism, RDPCurve(t, e), "RDP", None, orders=tuple(t), epsilons=tuple(e))
 
 
 def _rdp_list(mechanism: Mechanism, orders) -> tuple[np.ndarray, np.ndarray]:
+    """(orders, eps) of an elementary mechanism tree: finite entries only, made monotone."""
     if orders is None:
         lists = _list_orders(mechanism)
         orders = np.unique(np.concatenate(lists)) if lists else RDP_ORDERS_DEFAULT
     t = np.asarray(orders, dtype=float)
-    e = rdp_epsilons(mechanism, t)
+    e = _rdp_epsilons(mechanism, t)
     keep = np.isfinite(e)
     if not keep.any():
         raise ValueError(f"mechanism has no finite Rényi divergence at any order: {mechanism.describe()}")
@@ -330,7 +330,8 @@ def renyi_curve(mechanism: Mechanism, *, orders=None) -> TradeOffCurve:
     >>> renyi_curve(ZCDP(0.5)).bound
     'lower'
     """
-    rho = zcdp_rho(mechanism)
+    mechanism = elementary_tree(mechanism)
+    rho = _zcdp_rho(mechanism)
     if rho is not None:
         return ZCDPCurve(rho)
     return RDPCurve(*_rdp_list(mechanism, orders))
@@ -353,31 +354,3 @@ def rdp_guarantee(mechanism: Mechanism, *, orders=None) -> RDP:
 
 __all__ = ["RDP_ORDERS_DEFAULT", "RenyiAccounting", "RhoFit", "contains_renyi", "rdp_epsilons",
            "rdp_guarantee", "renyi_accounting", "renyi_curve", "tight_rho", "zcdp_rho"]
-
-
-def _plain(mechanism):
-    """A DP-SGD run in elementary mechanisms where one exists (Poisson add-remove/zero-out,
-    shuffled batches); anything else unchanged (and refused below if not covered)."""
-    from fdpkit.mechanisms import DPSGD
-
-    if isinstance(mechanism, DPSGD):
-        elementary = mechanism.elementary()
-        return mechanism if elementary is None else elementary
-    return mechanism
-
-
-def _reads_dpsgd(fn):
-    import functools
-
-    @functools.wraps(fn)
-    def wrapper(mechanism, *args, **kwargs):
-        return fn(_plain(mechanism), *args, **kwargs)
-
-    return wrapper
-
-
-# every entry point (and the recursive helpers, through the module globals) reads DP-SGD runs
-for _name in ("contains_renyi", "zcdp_rho", "_list_orders", "rdp_epsilons", "_noise_only", "_tail", "tight_rho",
-              "renyi_accounting", "_rdp_list", "renyi_curve", "rdp_guarantee"):
-    globals()[_name] = _reads_dpsgd(globals()[_name])
-del _name

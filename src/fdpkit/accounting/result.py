@@ -18,7 +18,7 @@ from fdpkit.mechanisms import Mechanism
 #: Default value_discretization_interval of the PLD (dp_accounting's default, Gomez et al.).
 DISCRETIZATION_DEFAULT = 1e-4
 #: Allowed range of the discretization interval.
-DISCRETIZATION_RANGE = (1e-6, 1.0)
+DISCRETIZATION_RANGE = (1e-8, 1.0)
 
 
 def check_discretization(discretization: Any) -> float:

@@ -115,7 +115,10 @@ PMF is
     p_out(L) = U_up(L) - U_up(L + d),   infinity mass m + C,   for L >= 0.     (7)
 
 (Losses below 0 enter only through the complement; they are left out of the output: no
-delta(eps) with eps >= 0, and no vertex of the curve's steep half, reads them.)
+delta(eps) with eps >= 0, and no vertex of the curve's steep half, reads them. Except
+Step 5, :mod:`fdpkit.accounting._lower_cdf`: where P[Y < L] is tiny (mu >~ 16) the masses
+near 0 are written as differences of the lower bound 1 - U_up, summed from the small end,
+and P[Y < 0] is kept as one mass at loss -d, so the curve's beta keeps its digits there.)
 
 Every privacy-profile value is monotone in U: by Abel summation
 delta(eps) = sum_L (1 - e^{eps - L})_+ p(L) = sum_L U(L) (w(L) - w(L - d)) with
@@ -137,6 +140,7 @@ from typing import Any
 import numpy as np
 
 from fdpkit.accounting._cumulants import _chernoff_mass, _chernoff_x, _Cumulants, _newton_increasing, _Shape
+from fdpkit.accounting._lower_cdf import small_head
 from fdpkit.accounting._fftpass import FFT_LEVEL_ERROR, _fft_pass, _input_rounding
 from fdpkit.accounting._pld_adapter import PmfArrays
 
@@ -616,6 +620,7 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays,
     tail *= 1.0 + (n + 2) * u64
     tail += inf_mass
     upper = np.minimum(tail, 1.0, out=tail)
+    below = None
     if need_low:
         pl = np.minimum(p_low[f0:], pu)
         head = np.cumsum(pl)
@@ -623,6 +628,7 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays,
         head[0] = 0.0
         head += head0
         head *= 1.0 - (n + 2) * u64
+        below = small_head(upper, head, u64)
         np.minimum(upper, (1.0 + 2 * u64) - head, out=upper)
         np.maximum(upper, inf_mass, out=upper)
     # upper is non-increasing without a running maximum: rounding is monotone, so the
@@ -633,4 +639,9 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays,
     probs[-1] = upper[-1] - inf_mass
     np.maximum(probs, 0.0, out=probs)
     losses = losses[f0:]
+    if below is not None:  # Step 5: the small masses near loss 0, and P[Y < 0] at loss -d
+        low_cdf, m = below
+        probs[:m] = np.maximum(np.diff(low_cdf), 0.0)
+        losses = np.concatenate([[losses[0] - d], losses])
+        probs = np.concatenate([[low_cdf[0]], probs])
     return PmfArrays(losses, probs, float(inf_mass), d), worst

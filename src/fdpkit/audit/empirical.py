@@ -436,8 +436,8 @@ def _roc_sorted(sm: np.ndarray, sn: np.ndarray) -> tuple[np.ndarray, np.ndarray,
     return thr, fpr, tpr
 
 
-def audit(member_scores: Any, nonmember_scores: Any, *, confidence: float = 0.95, delta: float = 1e-5,
-          mechanism: Any = None, thresholds_per_side: int = THRESHOLDS_PER_SIDE) -> AuditResult:
+def run_audit(member_scores: Any, nonmember_scores: Any, *, confidence: float = 0.95, delta: float = 1e-5,
+              mechanism: Any = None, thresholds_per_side: int = THRESHOLDS_PER_SIDE) -> AuditResult:
     """Audit a membership-inference attack from its scores (higher score = "member").
 
     Parameters
@@ -475,7 +475,7 @@ def audit(member_scores: Any, nonmember_scores: Any, *, confidence: float = 0.95
     --------
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
-    >>> r = audit(rng.normal(2.0, 1.0, 20000), rng.normal(0.0, 1.0, 20000))
+    >>> r = run_audit(rng.normal(2.0, 1.0, 20000), rng.normal(0.0, 1.0, 20000))
     >>> 1.8 < r.mu_lower < 2.0, r.violation
     (True, None)
     """

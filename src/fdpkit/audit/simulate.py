@@ -50,7 +50,7 @@ MAX_TRIALS = 20_000_000
 @dataclass(frozen=True)
 class SimulatedAttack:
     """Scores of the optimal canary attack: ``member_scores`` and ``nonmember_scores``
-    (higher = member), ready for :func:`fdpkit.audit`."""
+    (higher = member), ready for :func:`fdpkit.run_audit`."""
 
     mechanism: Any
     trials: int
@@ -61,11 +61,11 @@ class SimulatedAttack:
 
     def audit(self, *, confidence: float = 0.95, delta: float = 1e-5, mechanism: Any = "self", **kwargs: Any):
         """Audit these scores; by default against the simulated mechanism itself."""
-        from fdpkit.audit.empirical import audit
+        from fdpkit.audit.empirical import run_audit
 
         target = self.mechanism if mechanism == "self" else mechanism
-        return audit(self.member_scores, self.nonmember_scores, confidence=confidence, delta=delta,
-                     mechanism=target, **kwargs)
+        return run_audit(self.member_scores, self.nonmember_scores, confidence=confidence, delta=delta,
+                         mechanism=target, **kwargs)
 
 
 def _gaussian_mu(mech: Any) -> float | None:
@@ -79,15 +79,12 @@ def _gaussian_mu(mech: Any) -> float | None:
 def _losses(mech: Any, rng: np.random.Generator, n: int, member: bool) -> np.ndarray:
     """n independent privacy losses L of ``mech`` under the member or non-member hypothesis."""
     from fdpkit.mechanisms import Composed, Gaussian, Laplace, RandomizedResponse, Repeated, Subsampled
-
-    from fdpkit.mechanisms import DPSGD
-
-    if isinstance(mech, DPSGD):
-        if mech.elementary() is None:
-            raise ValueError(f"DP-SGD with sampling {mech.sampling!r}, relation {mech.relation!r}"
-                             f"{' and group privacy' if mech.examples_per_user else ''} cannot be simulated; "
-                             "simulation covers Poisson add-remove/zero-out and shuffled batches")
-        mech = mech.elementary()
+    plain = mech.elementary() if hasattr(mech, "elementary") else mech
+    if plain is None:  # a DP-SGD run without an elementary form
+        raise ValueError(f"DP-SGD with sampling {mech.sampling!r}, relation {mech.relation!r}"
+                         f"{' and group privacy' if mech.examples_per_user else ''} cannot be simulated; "
+                         "simulation covers Poisson add-remove/zero-out and shuffled batches")
+    mech = plain
     mu = _gaussian_mu(mech)
     if mu is not None:
         return rng.normal(mu * mu / 2.0 if member else -mu * mu / 2.0, mu, n)
@@ -173,7 +170,7 @@ def simulate_attack(mechanism: Any, *, trials: int, seed: int | None) -> Simulat
     Returns
     -------
     SimulatedAttack
-        ``member_scores`` and ``nonmember_scores`` (higher = member) for :func:`fdpkit.audit`.
+        ``member_scores`` and ``nonmember_scores`` (higher = member) for :func:`fdpkit.run_audit`.
 
     Notes
     -----

@@ -236,6 +236,22 @@ def fraction_option(value: Any, name: str) -> Optional[float]:
     return parse_fraction(value, name)
 
 
+#: The deprecated ``--alpha`` option of the commands that take a test's level (issue 23: alpha
+#: is the FPR; the level is ``--level``): hidden from ``--help``, still accepted.
+AlphaOpt = typer.Option(None, "--alpha", hidden=True, help="Deprecated: use --level.")
+
+
+def level_option(level: Any, alpha: Any) -> Any:
+    """``--level``, or the deprecated ``--alpha`` (with a warning on stderr); both -> exit 2."""
+    if alpha is None:
+        return level
+    if level is not None:
+        fail("give --level (or its deprecated name --alpha), not both")
+    err.print("warning: --alpha is deprecated and will be removed in the next minor version; use --level",
+              highlight=False)
+    return alpha
+
+
 def load_points(path: Path, bound: str = "lower") -> Any:
     """A curve from a CSV of (FPR, FNR) error points (:func:`fdpkit.curve_from_points`;
     header ``fpr,fnr`` or R fdp's ``alpha,beta``)."""

@@ -11,6 +11,8 @@ from typing import Any, Callable, Optional
 
 import typer
 
+from fdpkit.vocabulary import ADD_REMOVE, EXAMPLE, POISSON
+
 PARAMS = ("noise_multiplier", "sample_rate", "steps", "batch_size", "dataset_size", "epochs", "sampling",
           "relation", "max_batch_size", "unit", "examples_per_user", "mu", "epsilon", "delta", "tpr", "fpr",
           "advantage", "posterior", "prior", "history", "phases", "drop_last")
@@ -23,17 +25,17 @@ DatasetOpt = typer.Option(None, "--dataset-size", help="Number of examples (or u
 EpochsOpt = typer.Option(None, "--epochs", help=(
     "Epochs: steps = ceil(epochs x dataset size / batch size) for Poisson; ceil(n/b) batches per epoch for "
     "shuffled or fixed-size batches (floor with --drop-last)."))
-SamplingOpt = typer.Option("poisson", "--sampling", help=(
+SamplingOpt = typer.Option(POISSON, "--sampling", help=(
     "poisson, truncated-poisson, fixed-size or shuffled. Which was my run? Opacus make_private defaults: poisson; "
     "Opacus poisson_sampling=False or DataLoader(shuffle=True): shuffled; jax_privacy fixed batches: fixed-size."))
-RelationOpt = typer.Option("add-remove", "--relation", help=(
+RelationOpt = typer.Option(ADD_REMOVE, "--relation", help=(
     "add-remove (hides membership), replace-one (hides a record's content; 2x the mu of zero-out) or zero-out "
     "(add-remove's analogue for fixed batches). Shuffled and fixed-size runs need replace-one or zero-out."))
 DropLastOpt = typer.Option(False, "--drop-last", help=(
     "Shuffled or fixed-size batches in epochs: the loader dropped the last, smaller batch (floor(n/b) steps per "
     "epoch instead of ceil(n/b))."))
 MaxBatchOpt = typer.Option(None, "--max-batch-size", help="Truncated Poisson: largest batch kept.")
-UnitOpt = typer.Option("example", "--unit", help="Privacy unit: example or user.")
+UnitOpt = typer.Option(EXAMPLE, "--unit", help="Privacy unit: example or user.")
 PerUserOpt = typer.Option(None, "--examples-per-user", help="With --unit user: most examples one user has (group privacy).")
 ScheduleOpt = typer.Option(None, "--schedule", help="JSON file: a list of phases (dicts with the per-phase options).")
 HistoryOpt = typer.Option(None, "--opacus-history", help="JSON file: an Opacus accountant's history, [[sigma, q, steps], ...].")

@@ -117,7 +117,7 @@ def audit_main(
     against its certified guarantee."""
     if ctx.invoked_subcommand is not None:
         return
-    from fdpkit.audit import audit, audit_from_counts, read_counts_csv
+    from fdpkit.audit import audit_from_counts, read_counts_csv, run_audit
 
     if counts is not None and (members is not None or nonmembers is not None):
         fail("give either --members and --nonmembers, or --counts, not both")
@@ -132,7 +132,7 @@ def audit_main(
             fail("give --members and --nonmembers (CSV files of scores), --counts, or the subcommand simulate")
         m, n = _read(members, "--members"), _read(nonmembers, "--nonmembers")
         with working("Auditing..."):
-            result = audit(m, n, confidence=confidence, delta=delta, mechanism=mech)
+            result = run_audit(m, n, confidence=confidence, delta=delta, mechanism=mech)
     _emit(result, result.document().title, fmt, output, plot, {}, fail_on_violation)
 
 

@@ -64,8 +64,8 @@ def convert_mu_to_eps(mu: float = typer.Option(...),
     """mu -> epsilon(delta) (Kulynych & Honkela Eq. 11, inverted)."""
     ds = [fraction_option(d, "delta") for d in delta]
     warnings = fp.plausibility_warnings(mu=mu, deltas=ds)
-    rows = {f"ε at δ = {d:g}": fp.epsilon_for_delta(mu, d) for d in ds}
-    payload = {"mu": mu, "epsilon_at_delta": [{"delta": d, "epsilon": fp.epsilon_for_delta(mu, d)} for d in ds],
+    rows = {f"ε at δ = {d:g}": fp.epsilon_for_delta_from_mu(mu, d) for d in ds}
+    payload = {"mu": mu, "epsilon_at_delta": [{"delta": d, "epsilon": fp.epsilon_for_delta_from_mu(mu, d)} for d in ds],
                "warnings": warnings}
     emit(payload, fmt, output, _warned(warnings, lambda: kv(f"ε at δ for μ = {mu:g}", rows)))
 
@@ -76,8 +76,8 @@ def convert_mu_to_delta(mu: float = typer.Option(...), epsilon: list[float] = ty
                         fmt: str = typer.Option("text", "--format", "-f"), output: Optional[Path] = OutputOpt) -> None:
     """mu -> delta(epsilon) (Kulynych & Honkela Eq. 11)."""
     warnings = fp.plausibility_warnings(mu=mu) + [w for e in epsilon for w in fp.plausibility_warnings(epsilon=e)]
-    rows = {f"δ at ε = {e:g}": fp.delta_for_epsilon(mu, e) for e in epsilon}
-    payload = {"mu": mu, "delta_at_epsilon": [{"epsilon": e, "delta": fp.delta_for_epsilon(mu, e)} for e in epsilon],
+    rows = {f"δ at ε = {e:g}": fp.delta_for_epsilon_from_mu(mu, e) for e in epsilon}
+    payload = {"mu": mu, "delta_at_epsilon": [{"epsilon": e, "delta": fp.delta_for_epsilon_from_mu(mu, e)} for e in epsilon],
                "warnings": warnings}
     emit(payload, fmt, output, _warned(warnings, lambda: kv(f"δ at ε for μ = {mu:g}", rows)))
 

@@ -16,6 +16,7 @@ import typer
 from rich.table import Table as RichTable
 
 from fdpkit.cli._common import State, err, fail, fmt_num, json_safe, load_spec, out, working, write_output
+from fdpkit.vocabulary import ADD_REMOVE
 
 ledger_app = typer.Typer(help="Privacy-budget ledger: releases composed tightly over time, thresholds, "
                               "approvals, a verifiable event log.", no_args_is_help=True)
@@ -129,8 +130,9 @@ def init(db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
 @ledger_cmd
 def dataset_add(name: str = typer.Argument(..., help="Dataset name."),
                 unit: str = typer.Option(..., "--unit", help='Privacy unit in words, e.g. "one person".'),
-                relation: str = typer.Option("add-or-remove", "--relation",
-                                             help="Neighbouring relation: add-or-remove or replace-one."),
+                relation: str = typer.Option(ADD_REMOVE, "--relation",
+                                             help="Neighbouring relation: add-remove or replace-one "
+                                                  "(the old spelling add-or-remove is accepted)."),
                 description: str = typer.Option("", "--description"),
                 user: Optional[str] = UserOpt, db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
     """Register a dataset (default thresholds: ε 2 / 4 / 8 at δ = 1e-5)."""
@@ -138,7 +140,7 @@ def dataset_add(name: str = typer.Argument(..., help="Dataset name."),
     d = _open(db).add_dataset(name, unit=unit, relation=relation, description=description,
                               user=user or _user_default())
     if format == "json":
-        _json({"id": d.id, "name": d.name, "unit": d.unit, "relation": d.relation})
+        _json({"id": d.id, "name": d.name, "unit": d.unit, "relation": d.relation_name})
     else:
         out.print(f"dataset {d.name} added (privacy unit: {d.unit})", highlight=False)
 
@@ -149,7 +151,7 @@ def dataset_list(db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
     """List the datasets."""
     _check_fmt(format)
     ds = _open(db).datasets()
-    rows = [{"id": d.id, "name": d.name, "unit": d.unit, "relation": d.relation} for d in ds]
+    rows = [{"id": d.id, "name": d.name, "unit": d.unit, "relation": d.relation_name} for d in ds]
     if format == "json":
         _json(rows)
     else:

@@ -8,8 +8,8 @@ from typing import Any, Optional
 import typer
 
 import fdpkit as fp
-from fdpkit.cli._common import (DiscOpt, State, cli_budget, err, fail, fraction_option, guarded, load_points, load_spec,
-                                mechanism_from_dict, working, write_output)
+from fdpkit.cli._common import (AlphaOpt, DiscOpt, State, cli_budget, err, fail, fraction_option, guarded, level_option,
+                                load_points, load_spec, mechanism_from_dict, working, write_output)
 
 PLOTS = ("tradeoff", "roc", "difference", "profile", "posterior", "relative-risk", "attack-power",
          "mu-vs-epsilon", "precision-recall", "power-effect", "ztest-roc", "posterior-fpr", "epsilon-noise")
@@ -45,7 +45,9 @@ def plot(kind: str = typer.Argument(..., help=", ".join(PLOTS)),
          n: list[float] = typer.Option([], help="power-effect / ztest-roc: observations (repeatable, one "
                                        "set of series per n; default 15)."),
          sd: float = typer.Option(0.25, help="power-effect / ztest-roc: measurement sd."),
-         alpha: str = typer.Option("0.01", help="power-effect: test level."),
+         level: Optional[str] = typer.Option(None, "--level", help="power-effect: the test's significance level "
+                                             "[default: 0.01]."),
+         alpha: Optional[str] = AlphaOpt,
          sensitivity: float = typer.Option(1.0, help="epsilon-noise: sensitivity."),
          delta: list[str] = typer.Option([], help="mu-vs-epsilon: delta level of the (epsilon, delta) reading "
                                          "(K&H Fig. 3b/c; repeatable); epsilon-noise: delta of the Gaussian "
@@ -76,7 +78,9 @@ def plot(kind: str = typer.Argument(..., help=", ".join(PLOTS)),
         fail("give at least one --mu, --epsilon, --eps-delta, --points or --mechanism")
     first = next(iter(curves.values()), None)
     ns = tuple(n) or (15.0,)
-    spec = fp.ZTestSpec(effect=effect, n=ns[0], sd=sd, alpha=fraction_option(alpha, "alpha"))
+    overall = level_option(level, alpha)
+    spec = fp.ZTestSpec(effect=effect, n=ns[0], sd=sd, alpha=fraction_option("0.01" if overall is None else overall,
+                                                                             "level"))
     fprs = tuple(fraction_option(a, "fpr") for a in fpr)
     recalls = tuple(fraction_option(b, "recall") for b in recall)
     deltas = tuple(fraction_option(d, "delta") for d in delta)

@@ -36,9 +36,12 @@ def _print_report(r: fp.PrivacyReport) -> None:
 
 
 def run_report(mechanism: fp.Mechanism, fmt: str, output: Optional[Path], discretization: float) -> None:
+    # the default --discretization lets the report choose a finer grid where a DP-SGD run's
+    # steps are too small for it (tiny sample rates; issue 29), as privacy_report does
+    disc: Optional[float] = None if discretization == 1e-4 else discretization
     if fmt == "statement":
         with working("Accounting the mechanism..."):
-            text = fp.privacy_report(mechanism, discretization=discretization).statement() + "\n"
+            text = fp.privacy_report(mechanism, discretization=disc).statement() + "\n"
         if output:
             from fdpkit.report import write_atomic
 
@@ -49,7 +52,7 @@ def run_report(mechanism: fp.Mechanism, fmt: str, output: Optional[Path], discre
     if fmt not in FORMATS:
         fail(f"--format must be one of {', '.join(FORMATS)} or statement, got {fmt!r}")
     with working("Accounting the mechanism..."):
-        r = fp.privacy_report(mechanism, discretization=discretization, budget=cli_budget())
+        r = fp.privacy_report(mechanism, discretization=disc, budget=cli_budget())
     if fmt == "text":
         if output:
             fail("--output needs a file format (--format json, csv, md, html or pdf)")

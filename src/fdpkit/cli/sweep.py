@@ -136,7 +136,7 @@ def sweep_main(ctx: typer.Context, noise_multiplier: Optional[str] = NoiseOpt, s
     setting: mu, regret, epsilon at --delta, certified TPR at each --fpr, advantage, time."""
     if ctx.invoked_subcommand is not None:
         return
-    from fdpkit.sweep import sweep
+    from fdpkit.sweep import run_sweep
 
     if fmt not in ("text", "json"):
         fail(f"--format must be text or json, got {fmt!r}")
@@ -154,10 +154,10 @@ def sweep_main(ctx: typer.Context, noise_multiplier: Optional[str] = NoiseOpt, s
             "max_batch_size": parse_list("--max-batch-size", max_batch_size, _whole)}
     try:
         with progress_bar("Sweeping") as update:
-            result = sweep(**grid, delta=delta, fprs=parse_list("--fpr", fpr), metrics=metrics,
-                           discretization=discretization, output=output, dask_local=dask_local,
-                           scheduler=scheduler, workers=workers, executor=executor, progress=update,
-                           on_client=_dashboard)
+            result = run_sweep(**grid, delta=delta, fprs=parse_list("--fpr", fpr), metrics=metrics,
+                               discretization=discretization, output=output, dask_local=dask_local,
+                               scheduler=scheduler, workers=workers, executor=executor, progress=update,
+                               on_client=_dashboard)
     except KeyboardInterrupt:
         _interrupted(output)
     summary = {"settings": len(result), "computed": result.computed, "reused": result.reused,

@@ -9,7 +9,8 @@ from typing import Optional
 import typer
 
 import fdpkit as fp
-from fdpkit.cli._common import (OutputOpt, emit, fail, fmt_num, fraction_option, guarded, kv, out)
+from fdpkit.cli._common import (AlphaOpt, OutputOpt, emit, fail, fmt_num, fraction_option, guarded, kv, level_option,
+                                out)
 
 
 @guarded
@@ -18,14 +19,17 @@ def power(effect: float = typer.Option(..., help="Mean shift to detect."),
           sd: float = typer.Option(..., help="Measurement sd of one observation."),
           mu: list[float] = typer.Option([], help="GDP mu of the release (repeatable)."),
           epsilon: list[float] = typer.Option([], help="Laplace epsilon of the release (repeatable)."),
-          alpha: float = typer.Option(0.05, help="Test level."),
+          level: Optional[float] = typer.Option(None, "--level", help="The test's significance level [default: 0.05]."),
+          alpha: Optional[float] = AlphaOpt,
           data_range: float = typer.Option(1.0, help="Width of the data range."),
           alternative: str = typer.Option("larger", help="larger, smaller or two-sided."),
           tests: int = typer.Option(1, help="Number of planned tests (Bonferroni)."),
           fmt: str = typer.Option("text", "--format", "-f"), output: Optional[Path] = OutputOpt) -> None:
     """Power of a Z-test for a mean released with Gaussian (mu) or Laplace (epsilon) noise."""
-    level = fp.adjusted_alpha(alpha, tests) if tests > 1 else alpha
-    kw = dict(effect=effect, n=n, sd=sd, alpha=level, data_range=data_range, alternative=alternative)
+    overall = level_option(level, alpha)
+    overall = 0.05 if overall is None else overall
+    level = fp.adjusted_level(overall, tests) if tests > 1 else overall
+    kw = dict(effect=effect, n=n, sd=sd, level=level, data_range=data_range, alternative=alternative)
     rows = {"non-private": fp.ztest_power(mu=math.inf, **kw)}
     rows.update({f"Gaussian, mu = {m:g}": fp.ztest_power(mu=m, **kw) for m in mu})
     rows.update({f"Laplace, epsilon = {e:g}": fp.ztest_power_laplace(epsilon=e, **kw) for e in epsilon})
@@ -46,7 +50,8 @@ UTILITY_FIRST_LABELS = (("criterion", "criterion"), ("mu_min", "smallest μ (GDP
 @guarded
 def plan(guide: str = typer.Argument(..., help="utility-first or privacy-first"),
          effect: float = typer.Option(...), n: float = typer.Option(...), sd: float = typer.Option(...),
-         alpha: str = typer.Option("0.05", help="Overall test level, 0.05 or 5%."), data_range: float = typer.Option(1.0),
+         level: Optional[str] = typer.Option(None, "--level", help="Overall test level, 0.05 or 5% [default: 0.05]."),
+         alpha: Optional[str] = AlphaOpt, data_range: float = typer.Option(1.0),
          required_power: Optional[str] = typer.Option(None, help="utility-first: power to keep."),
          max_relative_loss: Optional[str] = typer.Option(None, help="utility-first: largest relative power loss."),
          max_relative_risk: Optional[float] = typer.Option(None, help="privacy-first: largest relative risk."),
@@ -64,7 +69,8 @@ def plan(guide: str = typer.Argument(..., help="utility-first or privacy-first")
          fmt: str = typer.Option("text", "--format", "-f"), output: Optional[Path] = OutputOpt) -> None:
     """Privacy-first or utility-first planning guide (de Fondeville Sec. 5), ending in the noise to add."""
     prior, fpr = fraction_option(prior, "prior"), fraction_option(fpr, "fpr")
-    alpha = fraction_option(alpha, "alpha")
+    overall = level_option(level, alpha)
+    alpha = fraction_option("0.05" if overall is None else overall, "level")
     required_power = fraction_option(required_power, "required_power")
     max_relative_loss = fraction_option(max_relative_loss, "max_relative_loss")
     max_attack_power = fraction_option(max_attack_power, "max_attack_power")

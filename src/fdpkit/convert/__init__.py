@@ -1,6 +1,12 @@
 """Conversions between epsilon, delta and mu, and the seed papers' tables."""
 
-from fdpkit.convert.gdp import delta_for_epsilon, epsilon_for_delta, mu_for_epsilon_delta
+from fdpkit.convert.gdp import (
+    delta_for_epsilon,
+    delta_for_epsilon_from_mu,
+    epsilon_for_delta,
+    epsilon_for_delta_from_mu,
+    mu_for_epsilon_delta,
+)
 from fdpkit.convert.pure import mu_from_pure_epsilon, mu_rule_of_thumb
 from fdpkit.convert.recommend import Recommendation, recommend_epsilon, recommend_mu
 from fdpkit.convert.renyi_conversions import (
@@ -37,7 +43,9 @@ __all__ = [
     "profile_regret",
     "rho_from_gaussian_mu",
     "delta_for_epsilon",
+    "delta_for_epsilon_from_mu",
     "epsilon_for_delta",
+    "epsilon_for_delta_from_mu",
     "epsilon_for_delta_table",
     "mu_for_epsilon_delta",
     "mu_for_epsilon_delta_table",

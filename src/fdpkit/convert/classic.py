@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fdpkit._numerics import check_nonnegative, check_positive, check_probability, check_scalar
-from fdpkit.convert.gdp import epsilon_for_delta, mu_for_epsilon_delta
 from fdpkit._inputs import plausibility_warnings
+from fdpkit.convert.gdp import epsilon_for_delta_from_mu, mu_for_epsilon_delta
 
 MODES = ("laplace", "gaussian", "composition")
 
@@ -93,7 +93,7 @@ def exact_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -> fl
 
 def exact_gaussian_epsilon(sensitivity: float, sigma: float, delta: float) -> float:
     """Exact eps at delta of Gaussian noise with sd sigma: eps_mu(delta), mu = Delta/sigma."""
-    return float(epsilon_for_delta(_pos("sensitivity", sensitivity) / _pos("sigma", sigma), _delta("delta", delta)))
+    return float(epsilon_for_delta_from_mu(_pos("sensitivity", sensitivity) / _pos("sigma", sigma), _delta("delta", delta)))
 
 
 def basic_composition(k: int, epsilon: float, delta: float = 0.0) -> tuple[float, float]:
@@ -220,7 +220,7 @@ def _gdp_total(items: list[tuple[float, float]], delta: float) -> dict[str, floa
         names = (GAUSSIAN_MU, GAUSSIAN_EPSILON)
     else:
         names = (PURE_MU if all(d == 0 for _, d in items) else MIXED_MU, PURE_EPSILON)
-    return {names[0]: mu, names[1]: float(epsilon_for_delta(mu, delta))}
+    return {names[0]: mu, names[1]: float(epsilon_for_delta_from_mu(mu, delta))}
 
 
 def parse_releases(text: str) -> list[tuple[float, float]]:
@@ -246,7 +246,7 @@ def parse_releases(text: str) -> list[tuple[float, float]]:
 def exact_gaussian_composition_epsilon(k: int, sensitivity: float, sigma: float, delta: float) -> float:
     """Exact eps at delta for k Gaussian releases (mu = sqrt(k) Delta / sigma)."""
     mu = math.sqrt(_k(k)) * _pos("sensitivity", sensitivity) / _pos("sigma", sigma)
-    return float(epsilon_for_delta(mu, _delta("delta", delta)))
+    return float(epsilon_for_delta_from_mu(mu, _delta("delta", delta)))
 
 
 @dataclass(frozen=True)

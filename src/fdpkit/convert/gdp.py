@@ -10,7 +10,7 @@ evaluates it in log space: log delta = log Phi(a) + log(1 - exp(eps + log Phi(b)
 with a = -eps/mu + mu/2, b = -eps/mu - mu/2 (``log_ndtr`` and ``log1mexp``). That keeps
 delta correct down to 1e-300.
 
-Inverses round to the safe side: ``epsilon_for_delta`` never returns an epsilon whose
+Inverses round to the safe side: ``epsilon_for_delta_from_mu`` never returns an epsilon whose
 delta_mu exceeds the given delta, and ``mu_for_epsilon_delta`` never returns a mu whose
 delta_mu(eps) exceeds delta (so a Gaussian mechanism calibrated with it satisfies the
 (eps, delta) statement).
@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from fdpkit._deprecation import deprecated_alias
 from fdpkit._numerics import MU_MAX, check_nonnegative, check_probability, check_real, scalar_or_array
 from fdpkit._solve import solve_monotone
 from fdpkit.curves.gaussian import gaussian_log_delta
@@ -36,7 +37,7 @@ EPSILON_SOLVE_MAX = 1e6
 _TAIL_ZERO = 37.5
 
 
-def delta_for_epsilon(mu: Any, epsilon: Any) -> float | np.ndarray:
+def delta_for_epsilon_from_mu(mu: Any, epsilon: Any) -> float | np.ndarray:
     """delta_mu(epsilon): the smallest delta for which mu-GDP implies (epsilon, delta)-DP.
 
     Parameters
@@ -57,9 +58,9 @@ def delta_for_epsilon(mu: Any, epsilon: Any) -> float | np.ndarray:
 
     Examples
     --------
-    >>> round(delta_for_epsilon(1.0, 1.0), 6)
+    >>> round(delta_for_epsilon_from_mu(1.0, 1.0), 6)
     0.126937
-    >>> delta_for_epsilon(0.5, 15.0) > 0
+    >>> delta_for_epsilon_from_mu(0.5, 15.0) > 0
     True
     """
     m = check_real("mu", mu, low=0.0, high=MU_MAX)
@@ -80,9 +81,9 @@ def _eps_upper(mu: float, delta: float) -> float:
     return mu * mu / 2.0 + mu * math.sqrt(2.0 * max(-math.log(delta), 1.0)) + 1.0
 
 
-def epsilon_for_delta(mu: Any, delta: Any) -> float | np.ndarray:
+def epsilon_for_delta_from_mu(mu: Any, delta: Any) -> float | np.ndarray:
     """The smallest epsilon >= 0 with delta_mu(epsilon) <= delta (inverse of
-    :func:`delta_for_epsilon` in epsilon).
+    :func:`delta_for_epsilon_from_mu` in epsilon).
 
     Rounded up: delta_mu of the returned epsilon never exceeds ``delta``. ``delta = 0``
     gives ``inf`` (mu-GDP with mu > 0 implies no pure DP); a delta at or above
@@ -94,9 +95,9 @@ def epsilon_for_delta(mu: Any, delta: Any) -> float | np.ndarray:
 
     Examples
     --------
-    >>> round(epsilon_for_delta(1.0, 1e-5), 4)
+    >>> round(epsilon_for_delta_from_mu(1.0, 1e-5), 4)
     4.3772
-    >>> epsilon_for_delta(1.0, 0.0)
+    >>> epsilon_for_delta_from_mu(1.0, 0.0)
     inf
     """
     m = check_real("mu", mu, low=0.0, high=MU_MAX)
@@ -162,3 +163,15 @@ def mu_for_epsilon_delta(epsilon: Any, delta: Any) -> float | np.ndarray:
                 )
             out[idx] = res.root
     return scalar_or_array(out, epsilon, delta)
+
+
+epsilon_for_delta = deprecated_alias(epsilon_for_delta_from_mu, "fdpkit.epsilon_for_delta",
+                                     "fdpkit.epsilon_for_delta_from_mu")
+"""Deprecated alias of :func:`epsilon_for_delta_from_mu` (renamed in 0.x, issue 23:
+``epsilon_for_delta(delta)`` is the curve method; the GDP function names its representation).
+Raises a :class:`DeprecationWarning`."""
+
+delta_for_epsilon = deprecated_alias(delta_for_epsilon_from_mu, "fdpkit.delta_for_epsilon",
+                                     "fdpkit.delta_for_epsilon_from_mu")
+"""Deprecated alias of :func:`delta_for_epsilon_from_mu` (renamed in 0.x, issue 23). Raises a
+:class:`DeprecationWarning`."""

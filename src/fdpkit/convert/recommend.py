@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fdpkit._numerics import check_real, json_safe
-from fdpkit.convert.gdp import epsilon_for_delta, mu_for_epsilon_delta
+from fdpkit.convert.gdp import epsilon_for_delta_from_mu, mu_for_epsilon_delta
 from fdpkit.convert.pure import mu_from_pure_epsilon, mu_rule_of_thumb
 
 #: delta used for mu -> eps when none is given.
@@ -119,11 +119,11 @@ def recommend_epsilon(mu: float, delta: float | None = None) -> Recommendation:
     if delta is not None:
         delta = check_real("delta", delta, low=0.0, high=1.0, high_open=True, scalar=True)
     d = DEFAULT_DELTA if delta is None or delta == 0 else delta
-    eps = float(epsilon_for_delta(mu, d))
+    eps = float(epsilon_for_delta_from_mu(mu, d))
     rec = Reading(f"ε at δ = {d:g}", eps,
                   f"μ = {mu:g} GDP implies (ε, δ)-DP with this ε at δ = {d:g} (tight: the Gaussian mechanism "
                   "attains it).", "Kulynych & Honkela Eq. 11")
-    alts = tuple(Reading(f"ε at δ = {x:g}", float(epsilon_for_delta(mu, x)),
+    alts = tuple(Reading(f"ε at δ = {x:g}", float(epsilon_for_delta_from_mu(mu, x)),
                          f"The same curve read at δ = {x:g}.", "Kulynych & Honkela Eq. 11")
                  for x in (1e-5, 1e-6, 1e-9) if x != d)
     return Recommendation(f"ε for μ = {mu:g}", "epsilon", rec, alts)

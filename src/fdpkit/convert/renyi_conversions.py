@@ -34,7 +34,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from fdpkit._numerics import check_nonnegative, check_probability, check_scalar, scalar_or_array
-from fdpkit.curves import TradeOffCurve
+from fdpkit.curves import TradeOffCurve, check_curve
 from fdpkit.curves.renyi import (RDPCurve, ZCDPCurve, check_rdp, check_rho, refined_delta_for_epsilon,
                                  refined_epsilon_for_delta)
 
@@ -192,8 +192,7 @@ def profile_regret(f: TradeOffCurve, g: TradeOffCurve, *, eps_max: float | None 
     0.0
     """
     for name, c in (("f", f), ("g", g)):
-        if not isinstance(c, TradeOffCurve):
-            raise ValueError(f"{name} must be a TradeOffCurve, got {type(c).__name__}")
+        check_curve(c, name)
     if eps_max is None:
         eps_max = 0.0
         for c in (f, g):

@@ -13,7 +13,7 @@ import numpy as np
 
 from fdpkit._numerics import check_real
 
-from fdpkit.convert.gdp import epsilon_for_delta, mu_for_epsilon_delta
+from fdpkit.convert.gdp import epsilon_for_delta_from_mu, mu_for_epsilon_delta
 from fdpkit.curves import GaussianCurve
 from fdpkit.risk.attack import multiplicative_advantage, precision_at_recall
 
@@ -202,7 +202,7 @@ def epsilon_for_delta_table(deltas: Sequence[float] = KH_DELTAS, mus: Sequence[f
     return Table(
         "epsilon_for_delta", "epsilon at delta implied by mu-GDP",
         "Kulynych & Honkela, Fig. 6b", "delta", "mu", "epsilon",
-        deltas, mus, _grid(deltas, mus, lambda d, m: epsilon_for_delta(m, d), ('deltas', 'mus')), 2,
+        deltas, mus, _grid(deltas, mus, lambda d, m: epsilon_for_delta_from_mu(m, d), ('deltas', 'mus')), 2,
         ".2g", _printed("epsilon_for_delta", deltas, mus),
     )
 
@@ -248,7 +248,7 @@ def dpsgd_before_after_table(epsilons: Sequence[float] = GOMEZ_TABLE2_EPSILONS,
     reported at (epsilon, 1e-5) ("before"), for each dataset size.
 
     Each cell accounts the run of :data:`GOMEZ_TABLE2_RUNS` (Poisson-subsampled Gaussian,
-    sample rate 16384 / dataset size, add-or-remove) numerically and fits the tight mu
+    sample rate 16384 / dataset size, add-remove) numerically and fits the tight mu
     (Gomez et al. Eq. 5, :func:`fdpkit.fit_gdp`); the paper prints only the 50,000 column.
     Computed once per argument set (under a second in all).
 

@@ -1,6 +1,6 @@
 """Trade-off curves: the core maths of fdpkit (no I/O, no plots, no accountants)."""
 
-from fdpkit.curves.base import CurveGrid, TradeOffCurve, register_operation
+from fdpkit.curves.base import CurveGrid, TradeOffCurve, check_curve, register_operation
 from fdpkit.curves.combine import EnvelopeCurve, envelope, worst_case
 from fdpkit.curves.epsdelta import EpsDeltaCurve, RandomizedResponseCurve, UniformSamplingCurve
 from fdpkit.curves.gaussian import GaussianCurve
@@ -27,6 +27,7 @@ __all__ = [
     "TradeOffCurve",
     "UniformSamplingCurve",
     "ZCDPCurve",
+    "check_curve",
     "curve_from_points",
     "envelope",
     "group_curve",

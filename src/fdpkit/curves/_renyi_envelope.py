@@ -191,3 +191,88 @@ def refine(lines_at: LinesAt, orders: np.ndarray, epsilons: np.ndarray, eta: np.
             distinct = np.concatenate([[True], (merged[1:] - 1.0) / (merged[:-1] - 1.0) > _ORDER_MIN_RATIO])
             grid = merged[distinct]
     return eta, logd
+
+
+#: KL (order t -> 1) lines of rho-zCDP: c grid size, zoom rounds, and rounds over the kinks.
+_KL_C = 256
+_KL_ZOOM = 4
+_KL_ROUNDS = 3
+
+
+def _kl_delta(rho: float, c: np.ndarray, log_k: np.ndarray) -> np.ndarray:
+    """delta = max_{alpha in [0, 1]} h_c(alpha) - k alpha, rounded up (see :func:`kl_lines`)."""
+    log_e = c + np.log(-np.expm1(-c))  # log(e^c - 1)
+    k = np.exp(log_k)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        a_star = np.exp(-np.log(c) - log_k) - np.exp(-log_e)
+        inner = np.where(a_star <= 0.0, 0.0, np.where(a_star >= 1.0, c, log_e - np.log(c) - log_k))
+        a_star = np.clip(a_star, 0.0, 1.0)
+        h = (rho + inner) / c
+        delta = h - k * a_star
+        u = np.finfo(float).eps / 2.0
+        delta += 16.0 * u * (np.abs(h) + k * a_star + (rho + np.abs(inner) + np.abs(log_k)) / c)
+    return delta
+
+
+def _kl_best_c(rho: float, alpha: np.ndarray) -> np.ndarray:
+    """argmin_c h_c(alpha) per alpha, by a log-grid and zooms (tightness only)."""
+    log_a = np.log(alpha)[:, None]
+    lo, hi = np.full(alpha.shape, math.log(1e-3)), np.full(alpha.shape, math.log(1400.0))
+    best = np.zeros(alpha.shape)
+    for _ in range(_KL_ZOOM):
+        g = np.linspace(0.0, 1.0, _KL_C)[None, :]
+        lc = lo[:, None] + g * (hi - lo)[:, None]
+        c = np.exp(lc)
+        log_e = c + np.log(-np.expm1(-c))
+        h = (rho + np.logaddexp(0.0, log_a + log_e)) / c
+        j = np.argmin(h, axis=1)
+        best = c[np.arange(len(alpha)), j]
+        step = (hi - lo) / (_KL_C - 1)
+        lo, hi = np.log(best) - 2 * step, np.log(best) + 2 * step
+    return best
+
+
+def kl_lines(rho: float, alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r"""Supporting lines (eta, log delta) of rho-zCDP's order-1 limit D_KL(P || Q) <= rho,
+    tangent near the FPRs ``alpha``.
+
+    The orders t > 1 approach it only as t -> 1, and at large rho it decides the curve where
+    beta ~ e^-rho (the refinement's orders stop at t - 1 = 1e-7, 0.2 % short at rho = 20).
+    By Donsker and Varadhan, D_KL(P || Q) >= E_P g - log E_Q e^g for every g; with g = c on
+    the rejection region and 0 elsewhere, a test with FPR alpha (under Q) and TPR T (under P)
+    has T <= h_c(alpha) = (rho + log(1 + alpha (e^c - 1))) / c for every c > 0, and the
+    infimum over c is the binary KL constraint itself. h_c is concave, so for any slope k
+    the line TPR <= k alpha + delta with delta = max_{alpha in [0, 1]} h_c(alpha) - k alpha
+    is sound; the maximiser is alpha* = 1/(c k) - 1/(e^c - 1), clipped to [0, 1], where
+    1 + alpha* (e^c - 1) = (e^c - 1)/(c k) (no overflow: log(e^c - 1) = c + log1p(-e^-c)).
+    delta is rounded up by 16 unit round-offs of its terms. Soundness holds for every (c, k);
+    c = argmin h_c(alpha) and k = h_c'(alpha) only make the line tangent at alpha. Only
+    slopes k >= 1 are kept (the half of the curve the envelope builds)."""
+    alpha = np.asarray(alpha, dtype=float)
+    alpha = alpha[(alpha > 0.0) & (alpha < 1.0)]
+    if alpha.size == 0:
+        return np.zeros(0), np.zeros(0)
+    c = _kl_best_c(rho, alpha)
+    log_e = c + np.log(-np.expm1(-c))
+    log_k = log_e - np.log(c) - np.logaddexp(0.0, np.log(alpha) + log_e)  # h_c'(alpha)
+    delta = _kl_delta(rho, c, log_k)
+    with np.errstate(invalid="ignore"):
+        ok = (log_k >= 0.0) & np.isfinite(delta) & (delta > 0.0)
+    return log_k[ok], np.log(delta[ok])
+
+
+def add_kl_lines(rho: float, eta: np.ndarray, logd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Add KL lines (:func:`kl_lines`) at the envelope's kinks and their geometric midpoints
+    (below the anti-diagonal crossing), for a few rounds."""
+    if eta.size == 0 or not math.isfinite(rho) or not rho > 0:
+        return eta, logd
+    for _ in range(_KL_ROUNDS):
+        xs, _, ks, ds, _ = envelope(eta, logd)
+        a_c = float(np.max((1.0 - ds) / (1.0 + ks)))
+        x = xs[(xs > 0.0) & (xs <= a_c)]
+        if x.size == 0:
+            break
+        mids = np.sqrt(x[1:] * x[:-1]) if x.size > 1 else np.zeros(0)
+        e, ld = kl_lines(rho, np.concatenate([x, mids, [a_c]]))
+        eta, logd = np.concatenate([eta, e]), np.concatenate([logd, ld])
+    return eta, logd

@@ -23,7 +23,9 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from fdpkit._numerics import check_nonnegative, check_probability, check_real, check_scalar, scalar_or_array
+from fdpkit._deprecation import renamed_keywords
+from fdpkit._numerics import (InputTypeError, check_nonnegative, check_probability, check_real, check_scalar,
+                              scalar_or_array)
 
 #: Smallest step of :meth:`TradeOffCurve.grid` (a million points): a documented memory cap.
 GRID_STEP_MIN = 1e-6
@@ -111,10 +113,13 @@ class TradeOffCurve(ABC):
         a = check_probability("alpha", alpha)
         return scalar_or_array(np.asarray(self._beta(a), dtype=float), alpha)
 
-    def tpr(self, alpha: Any) -> float | np.ndarray:
-        """True-positive rate 1 - f(alpha): the power of the best attack at FPR ``alpha``."""
-        a = check_probability("alpha", alpha)
-        return scalar_or_array(np.asarray(self._tpr(a), dtype=float), alpha)
+    @renamed_keywords(alpha="fpr")
+    def tpr(self, fpr: Any) -> float | np.ndarray:
+        """True-positive rate 1 - f(fpr): the power of the best attack at false-positive rate
+        ``fpr`` (the one spelling of "TPR at an FPR" in fdpkit; the keyword ``alpha=`` is
+        deprecated)."""
+        a = check_probability("fpr", fpr)
+        return scalar_or_array(np.asarray(self._tpr(a), dtype=float), fpr)
 
     def __call__(self, alpha: Any) -> float | np.ndarray:
         """Same as :meth:`beta`, so a curve can be used as the function f."""
@@ -317,3 +322,47 @@ class TradeOffCurve(ABC):
 
     def _params(self) -> dict[str, Any]:
         return {}
+
+
+def check_curve(curve: Any, name: str = "curve", *, upper: str | None = None) -> "TradeOffCurve":
+    """The contract check for a curve a user hands to fdpkit: every public function that
+    takes a curve validates it here.
+
+    Parameters
+    ----------
+    curve : object
+        Must be a :class:`TradeOffCurve` (its own construction checked its values).
+    name : str
+        The public argument, named in the error (``"curve"``, ``"curves[2]"``, ``"f"``).
+    upper : str, optional
+        When given, an optimistic curve (``bound="upper"``) is refused with a ValueError
+        ending in this reason (what reading a guarantee from it would break); by default
+        upper bounds are accepted.
+
+    Returns
+    -------
+    TradeOffCurve
+        ``curve`` itself.
+
+    Raises
+    ------
+    InputTypeError
+        (a ValueError and a TypeError) when ``curve`` is not a trade-off curve.
+    ValueError
+        When ``upper`` is given and the curve is an upper bound.
+
+    Examples
+    --------
+    >>> from fdpkit.curves import GaussianCurve
+    >>> check_curve(GaussianCurve(1.0)).mu
+    1.0
+    >>> check_curve(0.5, "f")
+    Traceback (most recent call last):
+    ...
+    fdpkit._numerics.InputTypeError: f must be a TradeOffCurve, got float
+    """
+    if not isinstance(curve, TradeOffCurve):
+        raise InputTypeError(f"{name} must be a TradeOffCurve, got {type(curve).__name__}")
+    if upper is not None and curve.bound == "upper":
+        raise ValueError(f"{name}.bound is 'upper' (an optimistic curve): {upper}")
+    return curve

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from fdpkit.curves.base import TradeOffCurve
+from fdpkit.curves.base import TradeOffCurve, check_curve
 from fdpkit.curves.piecewise import PiecewiseLinearCurve
 
 
@@ -39,8 +39,7 @@ def _check_curves(curves: tuple[Any, ...]) -> tuple[TradeOffCurve, ...]:
     if not curves:
         raise ValueError("at least one curve is required, got none")
     for i, c in enumerate(curves):
-        if not isinstance(c, TradeOffCurve):
-            raise ValueError(f"curves[{i}] must be a TradeOffCurve, got {type(c).__name__}")
+        check_curve(c, f"curves[{i}]")
     return curves
 
 

@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from fdpkit._numerics import InputTypeError
-from fdpkit.curves.base import TradeOffCurve
+from fdpkit.curves.base import TradeOffCurve, check_curve
 from fdpkit.curves.gaussian import GaussianCurve
 from fdpkit.curves.laplace import LaplaceCurve
 from fdpkit.curves.lower_bound import PIECEWISE_SAFETY_RTOL as ROUND_RTOL
@@ -148,11 +148,9 @@ def group_curve(curve: TradeOffCurve, k: int) -> TradeOffCurve:
     >>> round(float(EpsDeltaCurve(2.0).beta(0.2)), 4)
     0.1083
     """
-    if not isinstance(curve, TradeOffCurve):
-        raise InputTypeError(f"curve must be a TradeOffCurve, got {type(curve).__name__}")
+    curve = check_curve(curve, "curve")
     k = _check_k(k)
-    if curve.bound == "upper":
-        raise ValueError("curve is an upper bound (bound='upper'): group privacy needs a guarantee")
+    check_curve(curve, "curve", upper="group privacy needs a guarantee")
     if k == 1:
         return curve
     if isinstance(curve, GaussianCurve):

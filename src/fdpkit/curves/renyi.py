@@ -93,7 +93,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from fdpkit._numerics import as_float_array, check_nonnegative, check_real, check_scalar, log1mexp
-from fdpkit.curves._renyi_envelope import envelope
+from fdpkit.curves._renyi_envelope import add_kl_lines, envelope
 from fdpkit.curves._renyi_envelope import refine as refine_lines
 from fdpkit.curves.piecewise import PiecewiseLinearCurve
 
@@ -308,6 +308,8 @@ def renyi_lines(orders: np.ndarray, epsilons: np.ndarray, n: int = POINTS_PER_OR
     e_out, logd = e_out[ok], logd[ok]
     if refine and e_out.size:
         e_out, logd = refine_lines(_lines_at, o, e, e_out, logd, t_of, rho=rho)
+    if rho is not None:  # the order-1 (KL) limit of every t > 1 (issue 29, large rho)
+        e_out, logd = add_kl_lines(rho, e_out, logd)
     return e_out, logd
 
 

@@ -291,9 +291,12 @@ def fit_gdp(curve: TradeOffCurve, alpha_min: float = ALPHA_MIN_DEFAULT) -> GDPFi
     return GDPFit(mu, regret(curve, GaussianCurve(mu)), alpha_min, tau, reason)
 
 
-#: The lowest alpha_min :func:`fit_gdp_adapted` lowers the range to: the FPR down to which
-#: the round-off-bounded composition keeps its tail tight (``accounting.tilted.ALPHA_FLOOR``).
-ALPHA_MIN_FLOOR = 1e-15
+#: The lowest alpha_min :func:`fit_gdp_adapted` lowers the range to. Every numeric curve
+#: fdpkit builds is a certified lower bound at every FPR (the round-off-bounded composition's
+#: tail bounds are rigorous, and near the diagonal beta is summed from the small end, issue
+#: 29), so the range may go as deep as the curve's diagonal crossing requires (mu ~ 20 at
+#: sigma 5, q 0.1, T = 10^6 crosses at FPR 4e-24); this only keeps it inside float range.
+ALPHA_MIN_FLOOR = 1e-300
 
 
 def fit_gdp_adapted(curve: TradeOffCurve, alpha_min: float = ALPHA_MIN_DEFAULT,
@@ -306,10 +309,10 @@ def fit_gdp_adapted(curve: TradeOffCurve, alpha_min: float = ALPHA_MIN_DEFAULT,
     deeper in the tail. Here alpha_min is then lowered by decades, down to ``floor``, and
     the first finite fit is returned: its ``alpha_min`` (stated with the mu, and in its
     ``reason``) is the range it holds on. Every fit is a pessimistic one (a smaller range
-    only adds vertices, so mu can only grow). If none is finite, the fit at ``alpha_min``
-    is returned unchanged. (Known limit, issue 29: PLD curves resolve beta near the
-    diagonal only to about 1e-16, because the composed PMF keeps no mass below loss 0, so
-    mu above about 2 z(1e-16) = 16.5 still reads inf.)
+    only adds vertices, so mu can only grow). Decades whose range is still empty cost one
+    curve evaluation each; once a range is non-empty and its mu is still infinite, lower
+    decades cannot help (their ranges contain it) and the search stops. If none is finite,
+    the fit at ``alpha_min`` is returned unchanged.
 
     >>> from fdpkit import GaussianCurve
     >>> fit_gdp_adapted(GaussianCurve(20.0)).mu
@@ -326,9 +329,12 @@ def fit_gdp_adapted(curve: TradeOffCurve, alpha_min: float = ALPHA_MIN_DEFAULT,
     while a > floor * (1.0 + 1e-9):
         k += 1
         a = max(float(f"1e-{k}"), floor)  # whole decades, written exactly
+        if float(curve._beta(np.array([a]))[0]) < a:
+            continue  # the range is still empty (fit_gdp would say so)
         f = fit_gdp(curve, alpha_min=a)
         if math.isfinite(f.mu):
             return GDPFit(f.mu, f.regret, f.alpha_min, f.tau,
                           f"{f.reason} (alpha_min lowered from {alpha_min:.3g}: at that FPR the "
                           "curve is already below FNR alpha_min, so no finite mu fits there)")
+        break
     return fit

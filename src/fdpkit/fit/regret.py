@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 else:  # loaded on first use (start-up time, issue 30)
     optimize = lazy_module("scipy.optimize")
 
-from fdpkit.curves import TradeOffCurve
+from fdpkit.curves import TradeOffCurve, check_curve
 
 #: Grid size for the regret between two smooth curves (refined by Brent afterwards).
 _REGRET_GRID = 2001
@@ -38,9 +38,8 @@ _BLOCK = 64
 
 
 def _check_curve(name: str, curve: Any) -> TradeOffCurve:
-    if not isinstance(curve, TradeOffCurve):
-        raise ValueError(f"{name} must be a TradeOffCurve, got {type(curve).__name__}")
-    return curve
+    """:func:`fdpkit.curves.check_curve` (upper bounds are refused where a fit needs it)."""
+    return check_curve(curve, name)
 
 
 # ----------------------------------------------------------------------------- regret

@@ -25,21 +25,21 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
+from fdpkit._deprecation import warn_renamed
 from fdpkit._numerics import check_probability, json_safe, norm_isf
-from fdpkit.accounting import DISCRETIZATION_DEFAULT, Accounting, account
+from fdpkit.accounting import Accounting, account
+from fdpkit.accounting._resolution import choose_discretization
 from fdpkit.curves import GaussianCurve, TradeOffCurve
 from fdpkit.fit import ALPHA_MIN_DEFAULT, GDPFit, fit_gdp_adapted
 from fdpkit.mechanisms import (
     DPSGD,
     RDP,
     ZCDP,
-    Composed,
     Gaussian,
     Mechanism,
-    Repeated,
-    Subsampled,
     UniformSampling,
     mechanism_from_dict,
+    walk,
 )
 from fdpkit.guarantee.setting import comparison_for, setting_of
 from fdpkit.risk import advantage, failure_mode, posterior
@@ -73,14 +73,9 @@ def _version(dist: str) -> str:
 
 
 def _unbounded_loss(mechanism: Mechanism) -> bool:
-    """Whether the mechanism contains Gaussian noise (unbounded privacy loss)."""
-    if isinstance(mechanism, (Gaussian, DPSGD, ZCDP, RDP)):  # Rényi guarantees: loss not bounded
-        return True
-    if isinstance(mechanism, (Subsampled, Repeated)):
-        return _unbounded_loss(mechanism.inner)
-    if isinstance(mechanism, Composed):
-        return any(_unbounded_loss(p) for p in mechanism.parts)
-    return False
+    """Whether the mechanism contains Gaussian noise (unbounded privacy loss; Rényi
+    guarantees: loss not bounded either)."""
+    return any(isinstance(m, (Gaussian, DPSGD, ZCDP, RDP)) for m, _ in walk(mechanism))
 
 
 def _check_grid(name: str, values: Sequence[float], *, open_low: bool = True) -> tuple[float, ...]:
@@ -185,19 +180,29 @@ class PrivacyReport:
 
         return write_atomic(path, render_document(build_document(self), "pdf"))
 
-    def epsilon_at(self, delta: float) -> float:
-        """epsilon at one of the report's deltas."""
+    def epsilon_for_delta(self, delta: float) -> float:
+        """epsilon at one of the report's deltas (the curves' spelling of the query)."""
         for d, e in self.epsilons:
             if d == delta:
                 return e
         raise ValueError(f"delta must be one of the report's deltas {[d for d, _ in self.epsilons]}, got {delta!r}")
 
-    def tpr_at(self, fpr: float) -> float:
-        """Certified TPR at one of the report's FPRs."""
+    def tpr(self, fpr: float) -> float:
+        """Certified TPR at one of the report's FPRs (the curves' spelling, ``curve.tpr(fpr)``)."""
         for a, t, _ in self.tprs:
             if a == fpr:
                 return t
         raise ValueError(f"fpr must be one of the report's FPRs {[a for a, _, _ in self.tprs]}, got {fpr!r}")
+
+    def epsilon_at(self, delta: float) -> float:
+        """Deprecated alias of :meth:`epsilon_for_delta` (renamed in 0.x, issue 23)."""
+        warn_renamed("PrivacyReport.epsilon_at", "PrivacyReport.epsilon_for_delta")
+        return self.epsilon_for_delta(delta)
+
+    def tpr_at(self, fpr: float) -> float:
+        """Deprecated alias of :meth:`tpr` (renamed in 0.x, issue 23)."""
+        warn_renamed("PrivacyReport.tpr_at", "PrivacyReport.tpr")
+        return self.tpr(fpr)
 
     def representations(self) -> Representations:
         """The regret of each representation ((eps, delta) at the report's first delta,
@@ -279,7 +284,7 @@ def privacy_report(
     deltas: Sequence[float] = DEFAULT_DELTAS,
     fprs: Sequence[float] = DEFAULT_FPRS,
     priors: Sequence[float] = DEFAULT_PRIORS,
-    discretization: float = DISCRETIZATION_DEFAULT,
+    discretization: float | None = None,
     alpha_min: float = ALPHA_MIN_DEFAULT,
     budget: Any = None,
 ) -> PrivacyReport:
@@ -295,8 +300,12 @@ def privacy_report(
         FPRs at which the certified attack TPR is reported.
     priors : sequence of float
         Prior membership probabilities for the posterior at FPR 1e-3.
-    discretization : float
-        PLD value discretization interval (numeric mechanisms only).
+    discretization : float or None
+        PLD value discretization interval (numeric mechanisms only). None (the default):
+        1e-4, or finer where a DP-SGD run's steps are too small for it to resolve (tiny
+        sample rates): chosen from the per-step loss variance so that the discretization
+        adds an estimated 1% or less to mu (issue 29; the rule and the estimate are in
+        ``provenance["discretization_rule"]``), coarsened again to fit ``budget``.
     alpha_min : float
         Lower end of the FPR/FNR range of the fitted mu (numeric curves).
     budget : CostBudget or None
@@ -312,7 +321,7 @@ def privacy_report(
     >>> r = privacy_report(Gaussian(sigma=1.0))
     >>> r.mu, r.regret, r.failure_mode
     (1.0, 0.0, 'graceful')
-    >>> round(r.epsilon_at(1e-5), 3)
+    >>> round(r.epsilon_for_delta(1e-5), 3)
     4.377
     """
     mech = mechanism_from_dict(mechanism) if isinstance(mechanism, dict) else mechanism
@@ -321,6 +330,10 @@ def privacy_report(
     deltas = _check_grid("deltas", deltas)
     fprs = _check_grid("fprs", fprs)
     priors = _check_grid("priors", priors)
+    if discretization is None:
+        discretization, rule = choose_discretization(mech, budget=budget)
+    else:
+        rule = "given"
     acc: Accounting = account(mech, discretization=discretization, budget=budget)
     curve = acc.curve
     fit = fit_gdp_adapted(curve, alpha_min=alpha_min)
@@ -386,6 +399,7 @@ def privacy_report(
         "dp_accounting_version": _version("dp-accounting"),
         "method": acc.method,
         "discretization": acc.discretization,
+        "discretization_rule": rule if acc.method == "PLD" else None,
         "alpha_min": fit.alpha_min,
         "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "python": platform.python_version(),

@@ -143,10 +143,7 @@ def _representations(mechanism: Any, curve: TradeOffCurve, fit: GDPFit, delta: f
     from fdpkit.accounting.rdp import renyi_curve, tight_rho
     from fdpkit.convert.renyi_conversions import zcdp_curve as ZCDPCurve
 
-    from fdpkit.mechanisms import DPSGD
-
-    if isinstance(mechanism, DPSGD):  # Rényi accounting reads DP-SGD in elementary mechanisms
-        mechanism = mechanism.elementary() or mechanism
+    # (tight_rho and renyi_curve read DP-SGD runs in elementary mechanisms themselves)
     rows = []
     curves: dict[str, TradeOffCurve] = {"mechanism": curve}
     if math.isfinite(epsilon):

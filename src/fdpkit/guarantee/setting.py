@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from fdpkit.fit import fit_gdp
-from fdpkit.mechanisms import DPSGD, Composed, Mechanism, Repeated, Subsampled
+from fdpkit.mechanisms import Composed, Mechanism, Subsampled, walk
 
 #: Citations for the gap between shuffled and Poisson accounting.
 SHUFFLE_CITATIONS = (
@@ -23,13 +23,12 @@ NOT_A_GUARANTEE = "not a guarantee for shuffled batches"
 
 
 def _has_subsampling(m: Mechanism) -> bool:
-    if isinstance(m, Subsampled):
-        return m.sample_rate < 1.0 or _has_subsampling(m.inner)
-    if isinstance(m, Repeated):
-        return _has_subsampling(m.inner)
-    if isinstance(m, Composed):
-        return any(_has_subsampling(p) for p in m.parts)
-    return False
+    return any(isinstance(n, Subsampled) and n.sample_rate < 1.0 for n, _ in walk(m))
+
+
+def _own_setting(m: Any) -> dict[str, Any] | None:
+    """The setting a mechanism states itself (DP-SGD's fields), else None."""
+    return m.setting() if isinstance(m, Mechanism) else None
 
 
 def setting_of(mechanism: Mechanism) -> dict[str, Any]:
@@ -39,9 +38,10 @@ def setting_of(mechanism: Mechanism) -> dict[str, Any]:
     >>> setting_of(Gaussian(1.0))["sampling"]
     'none'
     """
-    if isinstance(mechanism, DPSGD):
-        return mechanism.setting()
-    if isinstance(mechanism, Composed) and any(isinstance(p, DPSGD) for p in mechanism.parts):
+    own = _own_setting(mechanism)
+    if own is not None:
+        return own
+    if isinstance(mechanism, Composed) and any(_own_setting(p) is not None for p in mechanism.parts):
         parts = [setting_of(p) for p in mechanism.parts]
         pick = lambda k: ", ".join(sorted({str(p[k]) for p in parts}))  # noqa: E731
         return {"sampling": pick("sampling"), "relation": pick("relation"), "unit": pick("unit"),
@@ -56,7 +56,7 @@ def comparison_for(mechanism: Mechanism, discretization: float, deltas: Sequence
                    alpha_min: float) -> dict[str, Any] | None:
     """For shuffled DP-SGD: what Poisson accounting of the same run would say, labelled
     as not a guarantee; None otherwise."""
-    if not (isinstance(mechanism, DPSGD) and mechanism.sampling == "shuffled"):
+    if (_own_setting(mechanism) or {}).get("sampling") != "shuffled":
         return None
     from fdpkit.accounting import poisson_comparison
 

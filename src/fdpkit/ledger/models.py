@@ -15,6 +15,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from fdpkit.vocabulary import RELATION_ALIASES
+
 #: The Alembic revision these models describe (tests check it is the migrations' head).
 SCHEMA_REVISION = "0001"
 
@@ -42,6 +44,13 @@ class Dataset(Base):
     relation: Mapped[str] = mapped_column(String(40))
     description: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+
+    @property
+    def relation_name(self) -> str:
+        """The relation in its canonical spelling (:mod:`fdpkit.vocabulary`): rows stored before
+        issue 23 say "add-or-remove" (kept as stored: the event chain snapshots them), read
+        as "add-remove"."""
+        return RELATION_ALIASES.get(self.relation, self.relation)
 
 
 class Release(Base):

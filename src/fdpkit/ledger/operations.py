@@ -37,6 +37,8 @@ from fdpkit.ledger.totals import (
     newly_exceeded, read_total,
 )
 from fdpkit.ledger.views import Check, Status, event_dict, release_dict  # noqa: F401 - public here
+from fdpkit.vocabulary import ADD_REMOVE, canonical_relation
+
 
 def _spec_of(t: Threshold) -> ThresholdSpec:
     return ThresholdSpec(t.metric, t.level, t.value, t.delta, t.fpr)
@@ -231,17 +233,21 @@ class Ledger:
         return u is not None and u.active and u.role in ("approver", "admin")
 
     # ------------------------------------------------------------------ datasets, thresholds
-    def add_dataset(self, name: str, *, unit: str, user: str, relation: str = "add-or-remove",
+    def add_dataset(self, name: str, *, unit: str, user: str, relation: str = ADD_REMOVE,
                     description: str = "") -> Dataset:
         """Register a dataset with its privacy unit and the default thresholds
-        (epsilon 2 / 4 / 8 at delta 1e-5: notice / warning / hard)."""
+        (epsilon 2 / 4 / 8 at delta 1e-5: notice / warning / hard). ``relation`` is
+        "add-remove" or "replace-one" (the old spelling "add-or-remove" is accepted and
+        stored as "add-remove")."""
         name, unit, user = _text("name", name), _text("unit", unit), _text("user", user)
         description = _text("description", description, required=False, limit=MAX_TEXT)
         if not DATASET_NAME.fullmatch(name):
             raise LedgerError(f"name must be letters, digits, '.', '_' or '-' starting with a letter or digit "
                               f"(what a URL addresses as one path segment), got {name!r}")
-        if relation not in RELATIONS:
-            raise LedgerError(f"relation must be one of {', '.join(RELATIONS)}, got {relation!r}")
+        try:
+            relation = canonical_relation(relation, allowed=RELATIONS)
+        except ValueError as exc:
+            raise LedgerError(str(exc)) from None
 
         def fn(s: Session, head):
             if s.execute(select(Dataset.id).where(Dataset.name == name)).first():
@@ -578,7 +584,7 @@ class Ledger:
                     pass
             self._totals[key] = total
         for dl in deltas:
-            total.epsilon_at(dl)
+            total.epsilon_for_delta(dl)
         return total
 
     def check(self, dataset: str, mechanism: Any, *, budget: CostBudget | None = DEFAULT_BUDGET) -> Check:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fdpkit.accounting import RUNNING_DISCRETIZATION, Composition, CostBudget, estimate_cost, gaussian_mu
-from fdpkit.convert import epsilon_for_delta as gdp_epsilon_for_delta
+from fdpkit.convert import epsilon_for_delta_from_mu
 from fdpkit.ledger.chain import canonical
 from fdpkit.ledger.rules import LedgerError
 from fdpkit.ledger.totals import DELTA_REF
@@ -52,7 +52,7 @@ class Prepared:
 
 @functools.lru_cache(maxsize=256)
 def _gdp_epsilon_ref(mu: float) -> float:
-    return float(gdp_epsilon_for_delta(mu, DELTA_REF))
+    return float(epsilon_for_delta_from_mu(mu, DELTA_REF))
 
 
 def prepare(mechanism: Any, budget: CostBudget | None = DEFAULT_BUDGET) -> Prepared:

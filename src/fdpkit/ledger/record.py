@@ -69,7 +69,7 @@ def approval_record(*, dataset: Dataset, release: Release, approver: str, decisi
     """
     return json_safe({
         "record": RECORD_KIND, "version": RECORD_VERSION,
-        "dataset": {"name": dataset.name, "unit": dataset.unit, "relation": dataset.relation},
+        "dataset": {"name": dataset.name, "unit": dataset.unit, "relation": dataset.relation_name},
         "release": {"id": release.id, "title": release.title, "purpose": release.purpose or "",
                     "proposed_at": _iso(release.created_at), "mechanism": json.loads(release.spec)},
         "proposer": release.analyst, "approver": approver, "decision": decision, "comment": comment or "",

@@ -8,9 +8,11 @@ from typing import Any
 
 from fdpkit.ledger.models import LEVELS
 from fdpkit.ledger.totals import ThresholdSpec
+from fdpkit.vocabulary import LEDGER_RELATIONS
 
-
-RELATIONS = ("add-or-remove", "replace-one")
+#: The relations a dataset may declare (:data:`fdpkit.vocabulary.LEDGER_RELATIONS`; the old
+#: spelling "add-or-remove" is read as "add-remove").
+RELATIONS = LEDGER_RELATIONS
 
 
 class LedgerError(ValueError):

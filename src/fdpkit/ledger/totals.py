@@ -16,8 +16,9 @@ import math
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from fdpkit._deprecation import warn_renamed
 from fdpkit.accounting import Composition
-from fdpkit.convert import epsilon_for_delta as gdp_epsilon_for_delta
+from fdpkit.convert import epsilon_for_delta_from_mu
 from fdpkit.fit import fit_gdp
 from fdpkit.mechanisms import mechanism_from_dict
 
@@ -92,7 +93,7 @@ class Total:
     """The composed guarantee of a set of releases, read lazily (each quantity is computed
     the first time it is asked for).
 
-    ``mu``/``regret``/``alpha_min``: tight mu-GDP fit (exact for GDP); ``epsilon_at(delta)``
+    ``mu``/``regret``/``alpha_min``: tight mu-GDP fit (exact for GDP); ``epsilon_for_delta(delta)``
     from the accountant's profile (for GDP the closed form, rounded up); ``tpr``: certified TPR at FPR 1e-3; ``epsilon_sum`` and
     ``delta_sum``: basic composition of each release's own (epsilon, 1e-5), shown so users
     see what tight composition saves.
@@ -111,25 +112,30 @@ class Total:
         """``exact`` for an all-Gaussian total, ``lower`` (a sound lower bound of the curve) for a PLD."""
         return "lower" if self.method == "PLD" else "exact"
 
-    def epsilon_at(self, delta: float) -> float:
+    def epsilon_for_delta(self, delta: float) -> float:
         """ε at ``delta`` of the total (from the accountant's profile; cached)."""
         d = float(delta)
         if d not in self._eps:
             if not (0.0 < d < 1.0):
                 raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
-            self._eps[d] = (float(gdp_epsilon_for_delta(self.composition.gaussian_mu, d))
+            self._eps[d] = (float(epsilon_for_delta_from_mu(self.composition.gaussian_mu, d))
                             if self.method != "PLD" else self.composition.epsilon_for_delta(d))
         return self._eps[d]
+
+    def epsilon_at(self, delta: float) -> float:
+        """Deprecated alias of :meth:`epsilon_for_delta` (renamed in 0.x, issue 23)."""
+        warn_renamed(f"{type(self).__name__}.epsilon_at", f"{type(self).__name__}.epsilon_for_delta")
+        return self.epsilon_for_delta(delta)
 
     @property
     def epsilon(self) -> float:
         """ε at the reference δ = 1e-5."""
-        return self.epsilon_at(DELTA_REF)
+        return self.epsilon_for_delta(DELTA_REF)
 
     @property
     def epsilons(self) -> dict[float, float]:
         """Every ε computed so far, by δ."""
-        self.epsilon_at(DELTA_REF)
+        self.epsilon_for_delta(DELTA_REF)
         return dict(sorted(self._eps.items()))
 
     def _fitted(self) -> tuple[float, float, float]:
@@ -175,7 +181,7 @@ class Total:
         if t.metric == "mu":
             return self.mu
         if t.metric == "epsilon":
-            return self.epsilon_at(t.delta)
+            return self.epsilon_for_delta(t.delta)
         return self.tpr_at(t.fpr)
 
     def to_dict(self) -> dict[str, Any]:
@@ -211,8 +217,8 @@ class TotalReading:
         """ε at the reference δ = 1e-5."""
         return self.epsilons[DELTA_REF]
 
-    def epsilon_at(self, delta: float) -> float:
-        """ε at ``delta``, if it was read (KeyError otherwise)."""
+    def epsilon_for_delta(self, delta: float) -> float:
+        """ε at ``delta``, if it was read (ValueError otherwise)."""
         try:
             return self.epsilons[float(delta)]
         except KeyError:
@@ -227,12 +233,17 @@ class TotalReading:
                 "tpr_at_fpr": {"fpr": FPR_REF, "tpr": self.tpr},
                 "epsilon_sum": self.epsilon_sum, "delta_sum": self.delta_sum}
 
+    def epsilon_at(self, delta: float) -> float:
+        """Deprecated alias of :meth:`epsilon_for_delta` (renamed in 0.x, issue 23)."""
+        warn_renamed(f"{type(self).__name__}.epsilon_at", f"{type(self).__name__}.epsilon_for_delta")
+        return self.epsilon_for_delta(delta)
+
 
 def read_total(state: Composition, epsilon_sum: float, deltas: Iterable[float] = ()) -> Total:
     """The total of ``state`` (read lazily; ``deltas`` are read at once)."""
     total = Total(state, epsilon_sum)
     for d in deltas:
-        total.epsilon_at(d)
+        total.epsilon_for_delta(d)
     return total
 
 

@@ -31,7 +31,7 @@ class Status:
     def to_dict(self) -> dict[str, Any]:
         """The object as JSON-ready data (dicts, lists, numbers and strings)."""
         r = self.released
-        return {"dataset": self.dataset.name, "unit": self.dataset.unit, "relation": self.dataset.relation,
+        return {"dataset": self.dataset.name, "unit": self.dataset.unit, "relation": self.dataset.relation_name,
                 "released_count": self.counts.get("released", 0), "counts": self.counts,
                 "mu": r.mu, "regret": r.regret, "epsilon": r.epsilon, "delta": DELTA_REF,
                 "method": r.method, "bound": r.bound, "epsilon_sum": r.epsilon_sum, "delta_sum": r.delta_sum,

@@ -1,4 +1,10 @@
-"""Frozen descriptions of mechanisms (what ran). No algorithms here: see fdpkit.accounting."""
+"""Frozen descriptions of mechanisms (what ran). No algorithms here: see fdpkit.accounting.
+
+Modules, bottom to top: ``base`` (``Mechanism``, its registry and ``from_dict`` hook),
+``basic``, ``curve``, ``renyi_guarantees``, ``combinators``, ``training`` (DP-SGD as it
+ran), ``dp_events`` (dp_accounting's DpEvents), ``specs`` (dicts/JSON -> mechanisms),
+``tree`` (``walk`` over mechanism trees, DP-SGD in elementary form).
+"""
 
 from fdpkit.mechanisms.base import Mechanism
 from fdpkit.mechanisms.basic import ApproxDP, Gaussian, Laplace, PureDP, RandomizedResponse
@@ -15,6 +21,7 @@ from fdpkit.mechanisms.training import (
 from fdpkit.mechanisms.renyi_guarantees import RDP, ZCDP
 from fdpkit.mechanisms.dp_events import dp_event_to_dict, from_dp_event
 from fdpkit.mechanisms.specs import mechanism_from_dict, mechanism_from_json
+from fdpkit.mechanisms.tree import elementary_tree, leaves, walk
 
 __all__ = [
     "DPSGD",
@@ -37,6 +44,9 @@ __all__ = [
     "dpsgd",
     "dpsgd_from_training",
     "dp_event_to_dict",
+    "elementary_tree",
+    "leaves",
+    "walk",
     "from_dp_event",
     "mechanism_from_dict",
     "mechanism_from_json",

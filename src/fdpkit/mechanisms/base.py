@@ -68,6 +68,22 @@ class Mechanism:
             raise ValueError(f"kind must be {cls.kind!r} for {cls.__name__}, got {data['kind']!r}")
         return _fields_from_dict(cls, data, 0, [1])
 
+    def children(self) -> tuple["Mechanism", ...]:
+        """The mechanisms this one is made of (``inner`` or ``parts``; none for a leaf): what
+        :func:`fdpkit.mechanisms.walk` descends into."""
+        return ()
+
+    def elementary(self) -> "Mechanism | None":
+        """The same mechanism in elementary mechanisms (Gaussian, Subsampled, Repeated,
+        Composed, ...), or None where it has no such form (DP-SGD overrides this). An
+        elementary mechanism is its own elementary form."""
+        return self
+
+    def setting(self) -> dict[str, Any] | None:
+        """Sampling scheme, neighbouring relation and privacy unit where the mechanism states
+        them (DP-SGD does); None for the others (see :func:`fdpkit.setting.setting_of`)."""
+        return None
+
     def label(self) -> str:
         """A short name for titles (DP-SGD is recognised); defaults to :meth:`describe`."""
         return self.describe()

@@ -14,7 +14,7 @@ MAX_TIMES = 10**7
 @dataclass(frozen=True)
 class Subsampled(Mechanism):
     """``inner`` applied to a Poisson subsample: each record is included independently with
-    probability ``sample_rate`` (add-or-remove adjacency)."""
+    probability ``sample_rate`` (add-remove adjacency)."""
 
     kind = "subsampled"
     inner: Mechanism
@@ -27,6 +27,10 @@ class Subsampled(Mechanism):
         if q > 1:
             raise ValueError(f"sample_rate must be in (0, 1], got {self.sample_rate!r}")
         object.__setattr__(self, "sample_rate", q)
+
+    def children(self) -> tuple[Mechanism, ...]:
+        """``(inner,)``."""
+        return (self.inner,)
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,10 @@ class Composed(Mechanism):
             if not isinstance(p, Mechanism):
                 raise ValueError(f"parts[{i}] must be a mechanism, got {type(p).__name__}")
         object.__setattr__(self, "parts", parts)
+
+    def children(self) -> tuple[Mechanism, ...]:
+        """The parts."""
+        return self.parts
 
 
 @dataclass(frozen=True)
@@ -69,3 +77,7 @@ class Repeated(Mechanism):
         if t != int(t):
             raise ValueError(f"times must be a positive integer, got {self.times!r}")
         object.__setattr__(self, "times", int(t))
+
+    def children(self) -> tuple[Mechanism, ...]:
+        """``(inner,)`` (run ``times`` times: :func:`fdpkit.mechanisms.walk` multiplies)."""
+        return (self.inner,)

@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from fdpkit.curves import TradeOffCurve
+from fdpkit.curves import check_curve
 from fdpkit.mechanisms.base import Mechanism, _number
 
 #: Largest number of vertices a curve mechanism may carry (keeps specs and reports sane).
@@ -73,10 +73,7 @@ class CurveMechanism(Mechanism):
     @classmethod
     def from_curve(cls, curve: Any) -> "CurveMechanism":
         """Wrap a trade-off curve: its sound piecewise-linear lower bound's vertices."""
-        if not isinstance(curve, TradeOffCurve):
-            raise ValueError(f"curve must be a TradeOffCurve, got {type(curve).__name__}")
-        if curve.bound == "upper":
-            raise ValueError("curve is an upper bound (bound='upper'): it certifies nothing")
+        check_curve(curve, "curve", upper="it certifies nothing")
         pl = curve.to_piecewise()
         bound = "exact" if pl.bound == "exact" else "lower"
         return cls(tuple(float(x) for x in pl.alphas), tuple(float(x) for x in pl.tprs), bound)

@@ -11,7 +11,7 @@ the events by class name and attribute (duck typing), so it accepts
   events as nested dicts), as ``json.dumps`` writes ``to_named_tuple()._asdict()``
   recursively (:func:`dp_event_to_dict`).
 
-The relation is dp_accounting's default, add-or-remove one record. Mapping (each row is
+The relation is dp_accounting's default, add-remove one record. Mapping (each row is
 exact unless it says "bound"; a bound is always pessimistic)::
 
     NoOp                                  PureDP(0)  (the identity curve, mu = 0)
@@ -229,7 +229,7 @@ def _convert(event: Any, path: str, depth: int = 0, count: list | None = None) -
     if name == "SampledWithoutReplacementDpEvent":
         raise ValueError(f"{path}: SampledWithoutReplacementDpEvent is analysed only under replace-one "
                          "(dp_accounting's RDP accountant; its PLD accountant refuses it); fdpkit reads events under "
-                         "add-or-remove, where sampling without replacement has no sound subsampling "
+                         "add-remove, where sampling without replacement has no sound subsampling "
                          "theorem. For DP-SGD with fixed-size batches use "
                          "fdpkit.dpsgd(..., sampling='fixed-size', relation='replace-one')")
     raise ValueError(f"{path}: unsupported DpEvent type {name!r}; fdpkit reads "
@@ -238,7 +238,7 @@ def _convert(event: Any, path: str, depth: int = 0, count: list | None = None) -
 
 def from_dp_event(event: Any) -> Mechanism:
     """An fdpkit mechanism from a dp_accounting ``DpEvent`` (object, named tuple or its
-    JSON dict), under add-or-remove; see the module docs for the mapping.
+    JSON dict), under add-remove; see the module docs for the mapping.
 
     Raises
     ------

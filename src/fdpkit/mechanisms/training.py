@@ -56,12 +56,10 @@ from typing import Any, Iterable, Sequence
 from fdpkit.mechanisms.base import Mechanism, _number
 from fdpkit.mechanisms.basic import Gaussian
 from fdpkit.mechanisms.combinators import Composed, Repeated, Subsampled
+from fdpkit.vocabulary import RELATIONS, SAMPLINGS, UNITS
 
 #: Largest number of steps accepted (beyond it accounting is impractical).
 MAX_STEPS = 10**7
-SAMPLINGS = ("poisson", "truncated-poisson", "fixed-size", "shuffled")
-RELATIONS = ("add-remove", "replace-one", "zero-out")
-UNITS = ("example", "user")
 
 #: Why a (sampling, relation) pair is refused.
 REFUSED = {
@@ -328,6 +326,13 @@ class DPSGD(Mechanism):
         if len(self.phases) != 1:
             return replace(self, phases=tuple(replace(p, **changes) for p in self.phases))
         return replace(self, phases=(replace(self.phases[0], **changes),))
+
+    def example_level(self) -> "DPSGD":
+        """The same run without group privacy (``examples_per_user=None``): what is
+        accounted before Dong, Roth & Su's Thm. 2.14 turns it into a user-level curve."""
+        if self.examples_per_user is None:
+            return self
+        return DPSGD(self.phases, self.sampling, self.relation, self.dataset_size, self.unit, None)
 
     def elementary(self) -> Mechanism | None:
         """The same run in elementary mechanisms, where one exists (for simulation):

@@ -10,7 +10,7 @@ The history is Opacus's: (noise multiplier sigma, sample rate q, steps T) triple
 phase, as the optimizer's step hook reports them. :meth:`FdpkitAccountant.get_epsilon` is
 *by construction* the number fdpkit's report gives for that history::
 
-    fp.privacy_report(fp.dpsgd_from_opacus_history(acc.history)).epsilon_at(delta)
+    fp.privacy_report(fp.dpsgd_from_opacus_history(acc.history)).epsilon_for_delta(delta)
 
 that is Poisson subsampled Gaussian steps under add/remove, composed with dp_accounting's
 pessimistic PLD (discretization 1e-4), epsilon read from the PLD's own privacy profile
@@ -43,7 +43,8 @@ from typing import Any, Mapping
 from opacus.accountants.accountant import IAccountant
 
 from fdpkit._numerics import check_probability, check_scalar
-from fdpkit.accounting import DISCRETIZATION_DEFAULT, Accounting, account, shared_single_steps
+from fdpkit.accounting import Accounting, account, shared_single_steps
+from fdpkit.accounting._resolution import choose_discretization
 from fdpkit.mechanisms import DPSGD, dpsgd_from_opacus_history
 
 #: Name under which the accountant is registered with Opacus.
@@ -89,7 +90,7 @@ class FdpkitAccountant(IAccountant):
     ([(1.0, 0.01, 100)], 100)
     >>> eps = acc.get_epsilon(1e-5)
     >>> import fdpkit as fp
-    >>> eps == fp.privacy_report(fp.dpsgd_from_opacus_history(acc.history)).epsilon_at(1e-5)
+    >>> eps == fp.privacy_report(fp.dpsgd_from_opacus_history(acc.history)).epsilon_for_delta(1e-5)
     True
     """
 
@@ -118,7 +119,7 @@ class FdpkitAccountant(IAccountant):
         """Certified epsilon at ``delta`` for the steps taken so far (0 before any step).
 
         Equal to ``fp.privacy_report(fp.dpsgd_from_opacus_history(self.history))
-        .epsilon_at(delta)``. Extra arguments (Opacus forwards ``make_private_with_epsilon``'s
+        .epsilon_for_delta(delta)``. Extra arguments (Opacus forwards ``make_private_with_epsilon``'s
         keywords here) are accepted and ignored: fdpkit's accounting has no tuning knobs
         that could make it optimistic.
         """
@@ -142,7 +143,8 @@ class FdpkitAccountant(IAccountant):
             _ACCOUNTINGS.move_to_end(key)
             return hit
         with shared_single_steps(_STEPS):  # the single step is built once per (sigma, q)
-            acc = account(self.dpsgd(), discretization=DISCRETIZATION_DEFAULT)
+            mech = self.dpsgd()  # the report's discretization (finer only at tiny sample rates)
+            acc = account(mech, discretization=choose_discretization(mech)[0])
         if len(_STEPS) > CACHE_SIZE:
             _STEPS.clear()
         return _remember(_ACCOUNTINGS, key, acc)

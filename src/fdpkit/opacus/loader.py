@@ -35,14 +35,15 @@ from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 from fdpkit.mechanisms import DPSGD, dpsgd_from_opacus_history
-from fdpkit.mechanisms.training import RELATIONS, _choice, make_phase
+from fdpkit.mechanisms.training import _choice, make_phase
+from fdpkit.vocabulary import ADD_REMOVE, POISSON, RELATIONS, REPLACE_ONE, SHUFFLED
 
 #: Relative tolerance when the history's sample rate is compared with the loader's.
 RATE_RTOL = 1e-9
 SCHEMES = ("poisson", "shuffled", "fixed-order")
 #: Neighbouring relation used when none is given, per scheme (add/remove is refused for
 #: fixed batches: see :data:`fdpkit.mechanisms.training.REFUSED`).
-DEFAULT_RELATION = {"poisson": "add-remove", "shuffled": "replace-one", "fixed-order": "replace-one"}
+DEFAULT_RELATION = {POISSON: ADD_REMOVE, SHUFFLED: REPLACE_ONE, "fixed-order": REPLACE_ONE}
 
 FIXED_ORDER_NOTE = (
     "The loader visits the examples in a fixed order (SequentialSampler): accounted without "

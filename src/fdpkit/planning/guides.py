@@ -24,12 +24,11 @@ from typing import Any
 import numpy as np
 
 from fdpkit._numerics import check_real, json_safe
-from fdpkit.convert import epsilon_for_delta
+from fdpkit.convert import epsilon_for_delta_from_mu
 from fdpkit.curves import EpsDeltaCurve, GaussianCurve, LaplaceCurve
 from fdpkit._inputs import plausibility_warnings
 from fdpkit.planning.spec import ZTestSpec
 from fdpkit.risk import (
-    attack_power,
     laplace_epsilon_for_attack_power,
     laplace_epsilon_for_relative_risk,
     mu_for_attack_power,
@@ -223,7 +222,7 @@ def privacy_first(*, blatant_disclosure_ok: bool, high_confidence_ok: bool,
         options.append(MechanismOption(
             "graceful", "Gaussian (mu-GDP)", "mu", mu,
             analysis.power(mu=mu_i) if analysis else None,
-            attack_power(g, fpr) if g else 1.0, relative_risk(g, fpr_min=fpr) if g else math.inf,
+            float(g.tpr(fpr)) if g else 1.0, relative_risk(g, fpr_min=fpr) if g else math.inf,
             "sigma", analysis.sigma(mu_i) if analysis else None, k, mu_i))
     if k > 1:
         # k Laplace releases compose to eps-DP, not to one Laplace curve: meet the limit
@@ -239,7 +238,7 @@ def privacy_first(*, blatant_disclosure_ok: bool, high_confidence_ok: bool,
     options.append(MechanismOption(
         "bounded", "Laplace", "epsilon", eps,
         analysis.laplace_power(epsilon=eps_i) if analysis else None,
-        attack_power(lap, fpr) if lap else 1.0, relative_risk(lap) if lap else math.inf,
+        float(lap.tpr(fpr)) if lap else 1.0, relative_risk(lap) if lap else math.inf,
         "b", analysis.laplace_scale(eps_i) if analysis else None, k, eps_i))
     if analysis is not None and analysis.groups == 2:
         notes.append("Two groups: each group's statistic gets the planned noise (each person is in one group); "
@@ -408,8 +407,8 @@ def utility_first(*, analysis: ZTestSpec, required_power: float | None = None,
     g = GaussianCurve(mu_all)
     return UtilityFirstPlan(
         analysis, criterion, mu, analysis.power(mu=mu), best, prior, fpr,
-        float(posterior(g, prior, fpr)), relative_risk(g, fpr_min=fpr), attack_power(g, fpr),
-        float(epsilon_for_delta(mu_all, 1e-5)), ok, reason,
+        float(posterior(g, prior, fpr)), relative_risk(g, fpr_min=fpr), float(g.tpr(fpr)),
+        float(epsilon_for_delta_from_mu(mu_all, 1e-5)), ok, reason,
     )
 
 

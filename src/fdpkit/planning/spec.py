@@ -29,7 +29,7 @@ import math
 from dataclasses import asdict, dataclass
 
 from fdpkit._numerics import check_choice, check_nonnegative, check_scalar
-from fdpkit.utility import (ALTERNATIVES, adjusted_alpha, composed_epsilon, composed_mu, split_epsilon, split_mu,
+from fdpkit.utility import (ALTERNATIVES, adjusted_level, composed_epsilon, composed_mu, split_epsilon, split_mu,
                             two_sample_power_laplace, ztest_power, ztest_power_laplace)
 
 STATISTICS = ("mean", "proportion", "count")
@@ -92,7 +92,7 @@ class ZTestSpec:
             raise ValueError(f"data_range must be 1 for a {self.statistic} (yes/no values), got {self.data_range!r}")
         if isinstance(self.tests, bool) or not isinstance(self.tests, int) or self.tests < 1:
             raise ValueError(f"tests must be a positive integer, got {self.tests!r}")
-        adjusted_alpha(self.alpha, self.tests, self.correction)
+        adjusted_level(self.alpha, self.tests, self.correction)
         # validate all numbers once through the power function
         # (sd = 0 has no non-private test: validate with a finite budget instead)
         self.power(mu=math.inf if self.sd > 0 else 1.0)
@@ -100,7 +100,7 @@ class ZTestSpec:
     @property
     def level(self) -> float:
         """The per-test level after the multiple-testing correction."""
-        return adjusted_alpha(self.alpha, self.tests, self.correction) if self.tests > 1 else self.alpha
+        return adjusted_level(self.alpha, self.tests, self.correction) if self.tests > 1 else self.alpha
 
     @property
     def sensitivity(self) -> float:
@@ -110,7 +110,7 @@ class ZTestSpec:
         return self.data_range / self.n
 
     def _kw(self) -> dict:
-        return dict(effect=self.effect / math.sqrt(self.groups), n=self.n, sd=self.sd, alpha=self.level,
+        return dict(effect=self.effect / math.sqrt(self.groups), n=self.n, sd=self.sd, level=self.level,
                     data_range=self.data_range, alternative=self.alternative)
 
     def power(self, *, mu: float) -> float:
@@ -124,7 +124,7 @@ class ZTestSpec:
         if self.groups == 1:
             return ztest_power_laplace(epsilon=epsilon, **self._kw())
         return two_sample_power_laplace(effect=self.effect, n1=self.n, n2=self.n, sd=self.sd, epsilon=epsilon,
-                                        alpha=self.level, data_range=self.data_range, alternative=self.alternative)
+                                        level=self.level, data_range=self.data_range, alternative=self.alternative)
 
     @property
     def laplace_method(self) -> str:

@@ -1,4 +1,4 @@
-"""The "Audit" section of the report formats: an audit result (``fdpkit.audit``) arranged
+"""The "Audit" section of the report formats: an audit result (``fdpkit.run_audit``) arranged
 as sentences, tables and a log-log ROC with confidence boxes, for every renderer
 (JSON, CSV, Markdown, HTML, PDF). Nothing is computed here: every number comes from the
 :class:`fdpkit.audit.AuditResult`."""

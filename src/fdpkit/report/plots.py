@@ -9,7 +9,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from fdpkit.convert import epsilon_for_delta
+from fdpkit.convert import epsilon_for_delta_from_mu
 from fdpkit.curves import GaussianCurve, LaplaceCurve, TradeOffCurve
 from fdpkit.risk import posterior, relative_risk
 
@@ -70,7 +70,7 @@ def privacy_profile(ax, curves: Mapping[str, TradeOffCurve] | None = None, *, mu
     for name, c in (curves or {}).items():
         ax.semilogx(deltas, [c.epsilon_for_delta(d) for d in deltas], label=name)
     for m in mus:
-        ax.semilogx(deltas, epsilon_for_delta(m, deltas), "--", label=f"μ = {m:g}")
+        ax.semilogx(deltas, epsilon_for_delta_from_mu(m, deltas), "--", label=f"μ = {m:g}")
     ax.set_xlabel("δ")
     ax.set_ylabel("ε(δ)")
     ax.legend(fontsize="small")
@@ -267,7 +267,7 @@ def epsilon_vs_noise(ax, *, sensitivity: float = 1.0, delta: float = 1e-5, scale
     (μ = Δ/σ, Kulynych & Honkela Eq. 11) and the classic bound √(2 ln(1.25/δ)) Δ/σ."""
     x = np.geomspace(*scale_range, 100)
     ax.loglog(x, sensitivity / x, label="Laplace: ε = Δ/b")
-    ax.loglog(x, [epsilon_for_delta(sensitivity / v, delta) for v in x], label=f"Gaussian, exact ε at δ = {delta:g}")
+    ax.loglog(x, [epsilon_for_delta_from_mu(sensitivity / v, delta) for v in x], label=f"Gaussian, exact ε at δ = {delta:g}")
     ax.loglog(x, math.sqrt(2.0 * math.log(1.25 / delta)) * sensitivity / x, "--",
               label=f"Gaussian, classic bound at δ = {delta:g}")
     ax.set_xlabel(f"Noise scale (b or σ), sensitivity Δ = {sensitivity:g}")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from fdpkit.convert import epsilon_for_delta, mu_from_pure_epsilon
+from fdpkit.convert import epsilon_for_delta_from_mu, mu_from_pure_epsilon
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ PUBLISHED: tuple[Reference, ...] = tuple(sorted((
     Reference("De et al. CIFAR-10 run at ε = 4 (noise 16, 1765 steps)", 0.8631536888457907,
               "Gomez et al. Table 4 (De et al. 2022)", 3.6910448839674213),
     Reference("K&H worked example μ = 1 (TPR/FPR 18.3 at FPR 1e-3)", 1.0, "Kulynych & Honkela Figs. 1a–3a",
-              float(epsilon_for_delta(1.0, 1e-5))),
+              float(epsilon_for_delta_from_mu(1.0, 1e-5))),
     Reference("De et al. CIFAR-10 run at ε = 6 (noise 12, 2007 steps)", 1.2282196368023817,
               "Gomez et al. Table 4 (De et al. 2022)", 5.558357621027417),
     Reference("randomized response at ε = 1", _rr(1.0), "Gomez et al. Sec. 6, Fig. 5 (μ* = 1.232, regret 0.058)"),

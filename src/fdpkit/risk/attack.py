@@ -11,31 +11,47 @@ from typing import Any
 
 import numpy as np
 
+from fdpkit._deprecation import warn_renamed
 from fdpkit._numerics import check_probability, scalar_or_array
-from fdpkit.curves import TradeOffCurve
+from fdpkit.curves import TradeOffCurve, check_curve
 
 
 def _curve(curve: Any) -> TradeOffCurve:
-    if not isinstance(curve, TradeOffCurve):
-        raise ValueError(f"curve must be a TradeOffCurve, got {type(curve).__name__}")
-    if curve.bound == "upper":
-        raise ValueError(
-            "curve.bound is 'upper': risk read from an optimistic curve would understate it"
-        )
-    return curve
+    """A curve to read risk from: :func:`fdpkit.curves.check_curve`, upper bounds refused."""
+    return check_curve(curve, "curve", upper="risk read from an optimistic curve would understate it")
 
 
-def attack_power(curve: TradeOffCurve, fpr: Any) -> float | np.ndarray:
-    """Largest TPR = 1 - f(fpr) of any membership attack with false-positive rate ``fpr``.
+def _risk_tpr(curve: TradeOffCurve, fpr: Any) -> float | np.ndarray:
+    """``curve.tpr(fpr)`` for a curve read as risk: the largest TPR = 1 - f(fpr) of any
+    membership attack at false-positive rate ``fpr``, refusing an optimistic (upper-bound)
+    curve (the risk readings' check; users write ``curve.tpr(fpr)``).
 
-    Examples
-    --------
     >>> from fdpkit import GaussianCurve
-    >>> round(attack_power(GaussianCurve(2.0), 1e-10), 8)
+    >>> round(_risk_tpr(GaussianCurve(2.0), 1e-10), 8)
     6.46e-06
     """
     curve = _curve(curve)
     return curve.tpr(check_probability("fpr", fpr) if np.ndim(fpr) else float(check_probability("fpr", fpr)))
+
+
+def attack_power(curve: TradeOffCurve, fpr: Any) -> float | np.ndarray:
+    """Deprecated: ``curve.tpr(fpr)`` (renamed in 0.x, issue 23: one spelling of "TPR at an
+    FPR"). Raises a :class:`DeprecationWarning`; still refuses an upper-bound curve.
+
+    Parameters
+    ----------
+    curve : TradeOffCurve
+        A lower-bound or exact trade-off curve.
+    fpr : float or array_like
+        False-positive rate(s) in [0, 1].
+
+    Returns
+    -------
+    float or ndarray
+        The largest TPR = 1 - f(fpr) of any membership attack at ``fpr``.
+    """
+    warn_renamed("fdpkit.attack_power(curve, fpr)", "curve.tpr(fpr)")
+    return _risk_tpr(curve, fpr)
 
 
 def multiplicative_advantage(curve: TradeOffCurve, fpr: Any) -> float | np.ndarray:

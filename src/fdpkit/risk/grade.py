@@ -40,7 +40,7 @@ import math
 from dataclasses import dataclass
 
 from fdpkit.curves import TradeOffCurve
-from fdpkit.risk.attack import _curve, attack_power
+from fdpkit.risk.attack import _curve, _risk_tpr
 from fdpkit.risk.disclosure import failure_mode as _failure_mode
 
 #: Reference false-positive rate of the scale.
@@ -203,8 +203,8 @@ def grade(curve: TradeOffCurve, *, failure_mode: str | None = None) -> Grade:
     >>> grade(UniformSamplingCurve(0.05, 1000)).label   # strong at FPR 1e-3, but catastrophic
     'weak'
     """
-    tpr = float(attack_power(curve, REFERENCE_FPR))
-    if not math.isfinite(tpr):  # pragma: no cover - attack_power never returns NaN
+    tpr = float(_risk_tpr(curve, REFERENCE_FPR))
+    if not math.isfinite(tpr):  # pragma: no cover - _risk_tpr never returns NaN
         raise ValueError("curve gives no finite TPR at the reference FPR")
     curve = _curve(curve)
     g = grade_for_tpr(min(1.0, max(0.0, tpr)))

@@ -14,7 +14,7 @@ from fdpkit._numerics import check_probability, check_scalar, json_safe
 from fdpkit.curves import EpsDeltaCurve, GaussianCurve, TradeOffCurve
 from fdpkit._inputs import plausibility_warnings
 from fdpkit.risk.bayes import advantage
-from fdpkit.risk.attack import attack_power, multiplicative_advantage, posterior
+from fdpkit.risk.attack import _risk_tpr, multiplicative_advantage, posterior
 from fdpkit.risk.disclosure import failure_mode, relative_risk
 from fdpkit.risk.grade import SCALE_NOTE, WORST_CASE_NOTE, Grade, grade
 
@@ -143,7 +143,7 @@ def read_guarantee(guarantee: str = "mu", *, mu: float | None = None, epsilon: f
     curve, name = guarantee_curve(guarantee, mu=mu, epsilon=epsilon, delta=delta, rho=rho)
     p = check_scalar("prior", check_probability("prior", prior))
     a = check_scalar("fpr", check_probability("fpr", fpr, open_low=True, open_high=True))
-    tpr = float(attack_power(curve, a))
+    tpr = float(_risk_tpr(curve, a))
     post = float(posterior(curve, p, a))
     mode = failure_mode(curve)
     g = grade(curve, failure_mode=mode)

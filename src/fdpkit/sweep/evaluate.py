@@ -29,6 +29,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from fdpkit.vocabulary import ADD_REMOVE, POISSON, SHUFFLED, TRUNCATED_POISSON
+
 #: Metric names a sweep can report (``tpr`` expands to one column per FPR).
 METRICS = ("mu", "regret", "alpha_min", "epsilon", "tpr", "advantage", "seconds")
 DEFAULT_METRICS = METRICS
@@ -59,7 +61,7 @@ def mechanism_for(setting: Mapping[str, Any]):
 
     kwargs = dict(setting)
     nm = kwargs.pop("noise_multiplier")
-    if kwargs.get("sampling", "poisson") != "truncated-poisson":
+    if kwargs.get("sampling", POISSON) != TRUNCATED_POISSON:
         kwargs.pop("max_batch_size", None)  # a grid over schemes: only truncated Poisson reads it
     return dpsgd(nm, **kwargs)
 
@@ -70,11 +72,11 @@ def refusal(setting: Mapping[str, Any]) -> str | None:
     pair as a row with this ``note`` and no numbers, instead of failing the whole sweep."""
     from fdpkit.mechanisms.training import REFUSED
 
-    return REFUSED.get((setting.get("sampling", "poisson"), setting.get("relation", "add-remove")))
+    return REFUSED.get((setting.get("sampling", POISSON), setting.get("relation", ADD_REMOVE)))
 
 
 #: The ``note`` of a shuffled-batches row (no amplification claimed; see
-#: :mod:`fdpkit.accounting.accountant`).
+#: :mod:`fdpkit.accounting.entry_point`).
 SHUFFLED_NOTE = ("shuffled batches: no amplification by sampling is claimed (mu = sqrt(P) Delta / sigma, "
                  "P = participations); Poisson accounting is not a guarantee for shuffled batches "
                  "(Chua et al., ICML 2024; Annamalai et al. 2024)")
@@ -121,7 +123,7 @@ def evaluate_setting(setting: Mapping[str, Any], options: Mapping[str, Any]) -> 
             row[m] = float(advantage(curve))
     if "seconds" in metrics:
         row["seconds"] = time.perf_counter() - start
-    if setting.get("sampling") == "shuffled":
+    if setting.get("sampling") == SHUFFLED:
         row["note"] = SHUFFLED_NOTE
     return row
 

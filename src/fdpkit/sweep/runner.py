@@ -88,7 +88,7 @@ def _row_key(row: Mapping[str, Any]) -> tuple:
     return setting_key(row) + (("delta", row.get("delta")), ("discretization", row.get("discretization")))
 
 
-def sweep(
+def run_sweep(
     noise_multiplier: Sequence[float] | None = None,
     sample_rate: Sequence[float] | None = None,
     steps: Sequence[int] | None = None,
@@ -159,8 +159,8 @@ def sweep(
 
     Examples
     --------
-    >>> r = sweep([2.0], [0.01], [100, 400], discretization=1e-3, executor="inprocess",
-    ...           metrics=["mu", "epsilon"])
+    >>> r = run_sweep([2.0], [0.01], [100, 400], discretization=1e-3, executor="inprocess",
+    ...               metrics=["mu", "epsilon"])
     >>> [(row["steps"], round(row["mu"], 3)) for row in r]
     [(100, 0.065), (400, 0.117)]
     """

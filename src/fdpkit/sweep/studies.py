@@ -21,7 +21,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from fdpkit._numerics import check_scalar
-from fdpkit.sweep.runner import SweepResult, sweep
+from fdpkit.sweep.runner import SweepResult, run_sweep
 
 #: Gomez et al. Fig. 4: noise multipliers, step counts, and the threshold of the rule of thumb.
 FIG4_NOISE = (0.5, 1.0, 2.0, 4.0, 8.0)
@@ -36,7 +36,7 @@ RULE_MIN_STEPS = 400
 def regret_map(noise_multiplier: Sequence[float] = FIG4_NOISE, steps: Sequence[int] = FIG4_STEPS,
                sample_rate: Sequence[float] = FIG4_SAMPLE_RATES, **kwargs: Any) -> SweepResult:
     """Regret of the tight mu-GDP summary of DP-SGD over (noise multiplier, steps, sample
-    rate) (Gomez et al. Fig. 4). Keyword arguments go to :func:`fdpkit.sweep.sweep`.
+    rate) (Gomez et al. Fig. 4). Keyword arguments go to :func:`fdpkit.run_sweep`.
 
     Examples
     --------
@@ -45,7 +45,7 @@ def regret_map(noise_multiplier: Sequence[float] = FIG4_NOISE, steps: Sequence[i
     True
     """
     kwargs.setdefault("metrics", ("mu", "regret", "epsilon"))
-    return sweep(noise_multiplier, sample_rate, steps, **kwargs)
+    return run_sweep(noise_multiplier, sample_rate, steps, **kwargs)
 
 
 @dataclass(frozen=True)
@@ -105,12 +105,12 @@ def rule_of_thumb(noise_multiplier: Sequence[float] = (1.0, 2.0, 4.0, 8.0),
                   sample_rate: Sequence[float] = FIG4_SAMPLE_RATES, *,
                   threshold: float = REGRET_THRESHOLD, **kwargs: Any) -> RuleOfThumbStudy:
     """Test Gomez et al.'s rule of thumb ("sigma >= 2 and T >= 400 => regret < 0.01") on a
-    grid. Keyword arguments go to :func:`fdpkit.sweep.sweep`."""
+    grid. Keyword arguments go to :func:`fdpkit.run_sweep`."""
     t = check_scalar("threshold", threshold)
     if not 0 < t < 1:
         raise ValueError(f"threshold must be in (0, 1), got {threshold!r}")
     kwargs.setdefault("metrics", ("mu", "regret", "epsilon"))
-    result = sweep(noise_multiplier, sample_rate, steps, **kwargs)
+    result = run_sweep(noise_multiplier, sample_rate, steps, **kwargs)
     inside = [r for r in result if r["noise_multiplier"] >= RULE_MIN_NOISE and r["steps"] >= RULE_MIN_STEPS]
     counter = [r for r in inside if not r["regret"] < t]
     boundary = []
@@ -148,8 +148,8 @@ def _design_rows(group: Sequence[Mapping[str, Any]], options: Mapping[str, Any])
                                                  dataset_size=s["dataset_size"], epochs=s["epochs"]),
                              deltas=(options["delta"],), fprs=(1e-3,), discretization=options["discretization"])
         rows.append({**s, "sample_rate": q, "steps": steps, "noise_multiplier": cal.value,
-                     "mu": rep.mu, "regret": rep.regret, "epsilon": rep.epsilon_at(options["delta"]),
-                     "tpr_at_0.001": rep.tpr_at(1e-3), "converged": bool(cal.converged),
+                     "mu": rep.mu, "regret": rep.regret, "epsilon": rep.epsilon_for_delta(options["delta"]),
+                     "tpr_at_0.001": rep.tpr(1e-3), "converged": bool(cal.converged),
                      "target": cal.target})
     return rows
 
@@ -177,7 +177,7 @@ def design_table(*, mu: float | None = None, batch_size: Sequence[int], epochs: 
     delta : float
         delta of the epsilon target and of the ``epsilon`` column.
     discretization, executor, workers, scheduler, dask_local, progress
-        As for :func:`fdpkit.sweep.sweep`; the pairs are calibrated in parallel
+        As for :func:`fdpkit.run_sweep`; the pairs are calibrated in parallel
         (:func:`fdpkit.calibrate_dpsgd`, on the safe side of the target).
 
     Returns

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 else:  # loaded on first use (start-up time, issue 30)
     stats = lazy_module("scipy.stats")
 
+from fdpkit._deprecation import renamed_keywords
 from fdpkit._numerics import check_choice, check_positive, check_scalar
 from fdpkit.utility.ztest import ALTERNATIVES, _level, _n
 
@@ -81,7 +82,8 @@ def _check_sim(n_sim: int, seed: int) -> tuple[int, int]:
     return n_sim, seed
 
 
-def mc_ttest_power(*, effect: float, n: int, sd: float, mu: float, alpha: float = 0.05,
+@renamed_keywords(alpha="level")
+def mc_ttest_power(*, effect: float, n: int, sd: float, mu: float, level: float = 0.05,
                    data_range: float = 1.0, alternative: str = "larger", n_sim: int = N_SIM,
                    seed: int = 0) -> MonteCarloPower:
     """Simulated power of a one-sample t-test computed from a DP mean and a DP variance.
@@ -90,7 +92,7 @@ def mc_ttest_power(*, effect: float, n: int, sd: float, mu: float, alpha: float 
     >>> 0.9 < r.power <= 1 and r.standard_error < 0.01
     True
     """
-    a = _level(alpha)
+    a = _level(level)
     check_choice("alternative", alternative, ALTERNATIVES)
     e = check_scalar("effect", effect)
     nn = int(_n(n))
@@ -121,7 +123,8 @@ def mc_ttest_power(*, effect: float, n: int, sd: float, mu: float, alpha: float 
     return _result(_reject(t, crit, alternative), seed, "t-test on DP mean and variance (simulated)")
 
 
-def mc_regression_power(*, slope: float, n: int, noise_sd: float, mu: float, alpha: float = 0.05,
+@renamed_keywords(alpha="level")
+def mc_regression_power(*, slope: float, n: int, noise_sd: float, mu: float, level: float = 0.05,
                         y_bound: float = 1.0, alternative: str = "two-sided", n_sim: int = N_SIM,
                         seed: int = 0) -> MonteCarloPower:
     """Simulated power of the test of a regression slope from DP sufficient statistics.
@@ -130,7 +133,7 @@ def mc_regression_power(*, slope: float, n: int, noise_sd: float, mu: float, alp
     >>> 0 < r.power <= 1
     True
     """
-    a = _level(alpha)
+    a = _level(level)
     check_choice("alternative", alternative, ALTERNATIVES)
     b1 = check_scalar("slope", slope)
     nn = int(_n(n))

@@ -1,7 +1,7 @@
 """Multiple testing in power planning: the per-test level to plan with when several tests
 are run, and the per-test share of the privacy budget.
 
-- Bonferroni: alpha / m controls the family-wise error rate.
+- Bonferroni: level / m controls the family-wise error rate.
 - Benjamini-Hochberg at FDR level q: a true effect ranked among the k expected discoveries
   is rejected at level q k / m; planning with k = the expected number of true effects
   (``n_true``, default 1, the most conservative) gives the per-test level q k / m.
@@ -15,22 +15,24 @@ from __future__ import annotations
 
 import math
 
+from fdpkit._deprecation import deprecated_alias, renamed_keywords
 from fdpkit._numerics import check_choice, check_real, check_scalar
 
 METHODS = ("bonferroni", "bh")
-#: Most tests planned at once (keeps alpha / n_tests a normal float).
+#: Most tests planned at once (keeps level / n_tests a normal float).
 MAX_TESTS = 10**15
 
 
-def adjusted_alpha(alpha: float, n_tests: int, method: str = "bonferroni", n_true: int | None = None) -> float:
-    """Per-test level for planning ``n_tests`` tests at overall level ``alpha``.
+@renamed_keywords(alpha="level")
+def adjusted_level(level: float, n_tests: int, method: str = "bonferroni", n_true: int | None = None) -> float:
+    """Per-test level for planning ``n_tests`` tests at overall level ``level``.
 
-    >>> adjusted_alpha(0.05, 10), adjusted_alpha(0.05, 10, "bh", n_true=4)
+    >>> adjusted_level(0.05, 10), adjusted_level(0.05, 10, "bh", n_true=4)
     (0.005, 0.02)
     """
-    a = check_scalar("alpha", alpha)
+    a = check_scalar("level", level)
     if not 0 < a < 1:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+        raise ValueError(f"level must be in (0, 1), got {level!r}")
     if not (isinstance(n_tests, int) and 1 <= n_tests <= MAX_TESTS):
         raise ValueError(f"n_tests must be a positive integer up to {MAX_TESTS:g}, got {n_tests!r}")
     check_choice("method", method, METHODS)
@@ -42,7 +44,14 @@ def adjusted_alpha(alpha: float, n_tests: int, method: str = "bonferroni", n_tru
     return a * k / n_tests
 
 
+adjusted_alpha = deprecated_alias(adjusted_level, "fdpkit.adjusted_alpha", "fdpkit.adjusted_level")
+"""Deprecated alias of :func:`adjusted_level` (renamed in 0.x, issue 23: alpha is the FPR; a
+test's significance level is ``level``). Raises a :class:`DeprecationWarning`."""
+
+
 # ----------------------------------------------------------------------------- privacy budget
+
+
 def _tests(tests: int) -> int:
     if isinstance(tests, bool) or not (isinstance(tests, int) and 1 <= tests <= MAX_TESTS):
         raise ValueError(f"tests must be a positive integer up to {MAX_TESTS:g}, got {tests!r}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from fdpkit._deprecation import renamed_keywords
 from fdpkit._numerics import check_scalar, json_safe
 from fdpkit._solve import solve_monotone
 from fdpkit.utility.ztest import ztest_power
@@ -56,17 +57,18 @@ def _target(name: str, value: float) -> float:
     return v
 
 
+@renamed_keywords(alpha="level")
 def solve_ztest(*, mu: float | None = None, n: float | None = None, effect: float | None = None,
-                power: float | None = None, sd: float, alpha: float = 0.05, data_range: float = 1.0,
+                power: float | None = None, sd: float, level: float = 0.05, data_range: float = 1.0,
                 alternative: str = "larger") -> PowerSolution:
     """Solve the DP Z-test for the one parameter left as None.
 
     Examples
     --------
-    >>> s = solve_ztest(n=100, effect=0.2, power=0.9, sd=0.25, alpha=0.01)
+    >>> s = solve_ztest(n=100, effect=0.2, power=0.9, sd=0.25, level=0.01)
     >>> s.unknown, round(s.value, 3), s.converged
     ('mu', 0.202, True)
-    >>> solve_ztest(mu=1.0, effect=0.2, power=0.9, sd=0.25, alpha=0.01).value
+    >>> solve_ztest(mu=1.0, effect=0.2, power=0.9, sd=0.25, level=0.01).value
     31
     """
     given = {"mu": mu, "n": n, "effect": effect, "power": power}
@@ -75,7 +77,7 @@ def solve_ztest(*, mu: float | None = None, n: float | None = None, effect: floa
         raise ValueError(f"exactly one of mu, n, effect, power must be None, got {len(unknown)} "
                          f"({', '.join(unknown) or 'none'})")
     unknown = unknown[0]
-    kw = dict(sd=sd, alpha=alpha, data_range=data_range, alternative=alternative)
+    kw = dict(sd=sd, level=level, data_range=data_range, alternative=alternative)
     if unknown == "power":
         return PowerSolution("power", ztest_power(effect=effect, n=n, mu=mu, **kw), ztest_power(effect=effect, n=n, mu=mu, **kw), True)
     target = _target("power", power)
@@ -112,20 +114,21 @@ def solve_ztest(*, mu: float | None = None, n: float | None = None, effect: floa
     return PowerSolution("n", hi, f(hi), True, it)
 
 
-def mu_min_for_power_loss(*, n: float, effect: float, sd: float, alpha: float = 0.05,
+@renamed_keywords(alpha="level")
+def mu_min_for_power_loss(*, n: float, effect: float, sd: float, level: float = 0.05,
                           data_range: float = 1.0, max_relative_loss: float = 0.01,
                           alternative: str = "larger") -> float:
     """Smallest mu whose power is at least (1 - max_relative_loss) x the non-private power
     (de Fondeville Sec. 4 and 5.2; mu_min = 7.9, 0.28, 0.048 for n = 15, 100, 500 at level
     0.01, sd 0.25, effect 0.2, data in [0, 1]).
 
-    >>> round(mu_min_for_power_loss(n=15, effect=0.2, sd=0.25, alpha=0.01), 2)
+    >>> round(mu_min_for_power_loss(n=15, effect=0.2, sd=0.25, level=0.01), 2)
     7.91
     """
     loss = check_scalar("max_relative_loss", max_relative_loss)
     if not 0 < loss < 1:
         raise ValueError(f"max_relative_loss must be in (0, 1), got {max_relative_loss!r}")
-    kw = dict(n=n, effect=effect, sd=sd, alpha=alpha, data_range=data_range, alternative=alternative)
+    kw = dict(n=n, effect=effect, sd=sd, level=level, data_range=data_range, alternative=alternative)
     target = (1.0 - loss) * ztest_power(mu=math.inf, **kw)
     res = solve_monotone(lambda m: ztest_power(mu=m, **kw) - target, low=0.1, high=10.0,
                          lower_limit=1e-9, upper_limit=1e9, side="high", log_scale=True)

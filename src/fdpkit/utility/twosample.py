@@ -19,20 +19,22 @@ import math
 import numpy as np
 from scipy import special
 
+from fdpkit._deprecation import renamed_keywords
 from fdpkit._numerics import (check_choice, check_nonnegative, check_positive, check_probability,
                               check_scalar, norm_sf)
 from fdpkit._solve import solve_monotone
 from fdpkit.utility.ztest import ALTERNATIVES, _level, _n, _power_from_z, _sf, noise_sd, released_sd
 
 
-def two_sample_power(*, effect: float, n1: float, n2: float, sd: float, mu: float, alpha: float = 0.05,
+@renamed_keywords(alpha="level")
+def two_sample_power(*, effect: float, n1: float, n2: float, sd: float, mu: float, level: float = 0.05,
                      data_range: float = 1.0, alternative: str = "larger") -> float:
     """Power of the two-sample Z-test for a difference of means released under mu-GDP.
 
     >>> round(two_sample_power(effect=0.1, n1=200, n2=200, sd=0.25, mu=1.0), 3)
     0.986
     """
-    a = _level(alpha)
+    a = _level(level)
     check_choice("alternative", alternative, ALTERNATIVES)
     e = check_scalar("effect", effect)
     n1, n2 = _n(n1, "n1"), _n(n2, "n2")
@@ -46,14 +48,15 @@ def two_sample_power(*, effect: float, n1: float, n2: float, sd: float, mu: floa
     return _power_from_z(e / s, a, alternative)
 
 
-def two_proportion_power(*, p1: float, p2: float, n1: float, n2: float, mu: float, alpha: float = 0.05,
+@renamed_keywords(alpha="level")
+def two_proportion_power(*, p1: float, p2: float, n1: float, n2: float, mu: float, level: float = 0.05,
                          alternative: str = "larger") -> float:
     """Power of the two-sample test for proportions p1 > p2, each released under mu-GDP.
 
     >>> round(two_proportion_power(p1=0.3, p2=0.2, n1=500, n2=500, mu=0.5), 3)
     0.975
     """
-    a = _level(alpha)
+    a = _level(level)
     check_choice("alternative", alternative, ALTERNATIVES)
     q1 = float(check_probability("p1", p1))
     q2 = float(check_probability("p2", p2))
@@ -140,8 +143,9 @@ def _difference_sf(x: float, s: float, b1: float, b2: float) -> float:
     return (_normal_laplace_sf(x, s, hi) - r * (_normal_laplace_sf(x, s, lo) if lo > 0 else 0.0)) / (1.0 - r)
 
 
+@renamed_keywords(alpha="level")
 def two_sample_power_laplace(*, effect: float, n1: float, n2: float, sd: float, epsilon: float,
-                             alpha: float = 0.05, data_range: float = 1.0, alternative: str = "larger") -> float:
+                             level: float = 0.05, data_range: float = 1.0, alternative: str = "larger") -> float:
     """Power of the two-sample Z-test for a difference of means, each group's mean released
     with the Laplace mechanism at ``epsilon`` (scale b_i = (data_range / n_i) / epsilon).
 
@@ -151,7 +155,7 @@ def two_sample_power_laplace(*, effect: float, n1: float, n2: float, sd: float, 
     in :func:`_laplace_difference_sf`; partial fractions for n1 != n2) where the Laplace
     noise dominates, by 96-node Gauss-Laguerre quadrature of the normal CDF against the
     Laplace-difference density where the normal part dominates. The critical value solves
-    sf(c) = alpha (alpha/2 two-sided) and is rounded up, so the power is never overstated by
+    sf(c) = level (level/2 two-sided) and is rounded up, so the power is never overstated by
     the solver; power = sf(c - effect) (+ sf(c + effect) two-sided). The same construction as
     :func:`fdpkit.utility.ztest.ztest_power_laplace` for one sample (de Fondeville Sec. 4).
 
@@ -165,7 +169,7 @@ def two_sample_power_laplace(*, effect: float, n1: float, n2: float, sd: float, 
         Measurement sd of one observation (>= 0).
     epsilon : float
         Laplace epsilon of each group's release (> 0; ``inf`` gives the non-private power).
-    alpha, data_range, alternative
+    level, data_range, alternative
         As in :func:`two_sample_power`.
 
     Examples
@@ -173,7 +177,7 @@ def two_sample_power_laplace(*, effect: float, n1: float, n2: float, sd: float, 
     >>> round(two_sample_power_laplace(effect=0.1, n1=200, n2=200, sd=0.25, epsilon=1.0), 3)
     0.981
     """
-    a = _level(alpha)
+    a = _level(level)
     check_choice("alternative", alternative, ALTERNATIVES)
     e = check_scalar("effect", effect)
     m1 = _n(n1, "n1")

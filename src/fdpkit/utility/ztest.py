@@ -23,16 +23,17 @@ from typing import Any
 import numpy as np
 from scipy import special
 
+from fdpkit._deprecation import renamed_keywords
 from fdpkit._numerics import check_choice, check_nonnegative, check_positive, check_scalar, norm_isf, norm_sf
 from fdpkit._solve import solve_monotone
 
 ALTERNATIVES = ("larger", "smaller", "two-sided")
 
 
-def _level(alpha: Any) -> float:
-    a = check_scalar("alpha", alpha)
+def _level(level: Any) -> float:
+    a = check_scalar("level", level)
     if not 0.0 < a < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+        raise ValueError(f"level must be in (0, 1), got {level!r}")
     return a
 
 
@@ -62,16 +63,17 @@ def released_sd(*, n: float, sd: float, mu: float, data_range: float = 1.0) -> f
     return math.hypot(s / math.sqrt(_n(n)), noise_sd(n=n, data_range=data_range, mu=mu))
 
 
-def _power_from_z(shift: float, alpha: float, alternative: str) -> float:
+def _power_from_z(shift: float, level: float, alternative: str) -> float:
     if alternative == "larger":
-        return float(norm_sf(norm_isf(alpha) - shift))
+        return float(norm_sf(norm_isf(level) - shift))
     if alternative == "smaller":
-        return float(norm_sf(norm_isf(alpha) + shift))
-    z = float(norm_isf(alpha / 2.0))
+        return float(norm_sf(norm_isf(level) + shift))
+    z = float(norm_isf(level / 2.0))
     return float(norm_sf(z - shift) + norm_sf(z + shift))
 
 
-def ztest_power(*, effect: float, n: float, sd: float, mu: float, alpha: float = 0.05,
+@renamed_keywords(alpha="level")
+def ztest_power(*, effect: float, n: float, sd: float, mu: float, level: float = 0.05,
                 data_range: float = 1.0, alternative: str = "larger") -> float:
     """Power of the Z-test for a mean released under mu-GDP (de Fondeville Eq. 9).
 
@@ -85,7 +87,7 @@ def ztest_power(*, effect: float, n: float, sd: float, mu: float, alpha: float =
         Measurement sd of one observation (>= 0).
     mu : float
         GDP parameter of the release (> 0); ``inf`` gives the non-private power.
-    alpha : float
+    level : float
         Test level alpha0 in (0, 1).
     data_range : float
         Width of the data range (sensitivity of the sum); the mean's is data_range / n.
@@ -93,12 +95,12 @@ def ztest_power(*, effect: float, n: float, sd: float, mu: float, alpha: float =
 
     Examples
     --------
-    >>> round(ztest_power(effect=0.2, n=15, sd=0.25, mu=1.0, alpha=0.01), 4)
+    >>> round(ztest_power(effect=0.2, n=15, sd=0.25, mu=1.0, level=0.01), 4)
     0.4321
-    >>> ztest_power(effect=0.2, n=100, sd=0.25, mu=float("inf"), alpha=0.01) > 0.999
+    >>> ztest_power(effect=0.2, n=100, sd=0.25, mu=float("inf"), level=0.01) > 0.999
     True
     """
-    a = _level(alpha)
+    a = _level(level)
     check_choice("alternative", alternative, ALTERNATIVES)
     e = check_scalar("effect", effect)
     s_n = released_sd(n=n, sd=sd, mu=mu, data_range=data_range)
@@ -185,16 +187,17 @@ def _sf(x: float, s: float, b: float) -> float:
     return float(math.exp(_normal_laplace_logsf(np.array([x]), s, b)[0]))
 
 
-def ztest_power_laplace(*, effect: float, n: float, sd: float, epsilon: float, alpha: float = 0.05,
+@renamed_keywords(alpha="level")
+def ztest_power_laplace(*, effect: float, n: float, sd: float, epsilon: float, level: float = 0.05,
                         data_range: float = 1.0, alternative: str = "larger") -> float:
     """Power of the Z-test for a mean released with the Laplace mechanism (scale
     (data_range / n) / epsilon): exact, via the normal-Laplace convolution for both the
     critical value and the power.
 
-    >>> round(ztest_power_laplace(effect=0.2, n=15, sd=0.25, epsilon=1.0, alpha=0.01), 4)
+    >>> round(ztest_power_laplace(effect=0.2, n=15, sd=0.25, epsilon=1.0, level=0.01), 4)
     0.1863
     """
-    a = _level(alpha)
+    a = _level(level)
     check_choice("alternative", alternative, ALTERNATIVES)
     e = check_scalar("effect", effect)
     nn = _n(n)

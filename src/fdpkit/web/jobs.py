@@ -101,11 +101,11 @@ def sweep_cost(noise_multiplier: list[float], sample_rate: list[float], steps: l
 def sweep_map_job(body: dict[str, Any], figure: bool) -> dict[str, Any]:
     """One row of metrics per setting of the grid in ``body`` (noise_multiplier, sample_rate,
     steps, delta, discretization) and, with ``figure``, the regret map as inline SVG."""
-    from fdpkit.sweep import sweep
+    from fdpkit.sweep import run_sweep
 
-    r = sweep(body["noise_multiplier"], body["sample_rate"], body["steps"], delta=body["delta"],
-              discretization=body["discretization"], executor="inprocess",
-              metrics=("mu", "regret", "epsilon", "tpr", "advantage"))
+    r = run_sweep(body["noise_multiplier"], body["sample_rate"], body["steps"], delta=body["delta"],
+                  discretization=body["discretization"], executor="inprocess",
+                  metrics=("mu", "regret", "epsilon", "tpr", "advantage"))
     out: dict[str, Any] = {"result": {"columns": list(r.columns), "rows": list(r.rows)}}
     if figure:
         from fdpkit.report.figures import svg_inline
@@ -171,9 +171,9 @@ def _audit_answer(result: Any, fmt: str) -> Any:
 def audit_scores_job(member_scores: Any, nonmember_scores: Any, confidence: float, delta: float,
                      mechanism: Mechanism | None, discretization: float, budget: CostBudget | None,
                      fmt: str) -> Any:
-    """:func:`fdpkit.audit` of the scores, against ``mechanism`` when given."""
-    result = fp.audit(member_scores, nonmember_scores, confidence=confidence, delta=delta,
-                      mechanism=_certified(mechanism, discretization, budget))
+    """:func:`fdpkit.run_audit` of the scores, against ``mechanism`` when given."""
+    result = fp.run_audit(member_scores, nonmember_scores, confidence=confidence, delta=delta,
+                          mechanism=_certified(mechanism, discretization, budget))
     return _audit_answer(result, fmt)
 
 

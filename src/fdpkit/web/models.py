@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+
+from fdpkit.vocabulary import ADD_REMOVE, EXAMPLE, POISSON, RELATIONS, SAMPLINGS, UNITS
 
 
 class CalculatorRequest(BaseModel):
@@ -37,10 +39,10 @@ class TrainingShape(BaseModel):
     dataset_size: Optional[int] = Field(None, ge=1)
     steps: Optional[int] = Field(None, ge=1)
     epochs: Optional[float] = Field(None, gt=0, allow_inf_nan=False)
-    sampling: Literal["poisson", "truncated-poisson", "fixed-size", "shuffled"] = "poisson"
-    relation: Literal["add-remove", "replace-one", "zero-out"] = "add-remove"
+    sampling: Literal[SAMPLINGS] = POISSON  # fdpkit.vocabulary: the strings of the library and the CLI
+    relation: Literal[RELATIONS] = ADD_REMOVE
     max_batch_size: Optional[int] = Field(None, ge=1)
-    unit: Literal["example", "user"] = "example"
+    unit: Literal[UNITS] = EXAMPLE
     examples_per_user: Optional[int] = Field(None, ge=1, le=10_000)
     discretization: float = Field(1e-4, gt=0, le=1, allow_inf_nan=False)
 
@@ -113,7 +115,8 @@ class PlanRequest(BaseModel):
     effect: float = Field(0.2, allow_inf_nan=False)
     n: float = Field(100, gt=0, allow_inf_nan=False)
     sd: float = Field(0.25, ge=0, allow_inf_nan=False)
-    alpha: float = Field(0.05, gt=0, lt=1, allow_inf_nan=False)
+    level: float = Field(0.05, gt=0, lt=1, allow_inf_nan=False, validation_alias=AliasChoices("level", "alpha"),
+                         description="the test's significance level (the old field name alpha is accepted)")
     data_range: float = Field(1.0, gt=0, allow_inf_nan=False)
     statistic: Literal["mean", "proportion", "count"] = "mean"
     alternative: Literal["larger", "smaller", "two-sided"] = "larger"

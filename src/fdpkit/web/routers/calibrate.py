@@ -8,6 +8,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 
 from fdpkit._inputs import plausibility_warnings
+from fdpkit.vocabulary import ADD_REMOVE, EXAMPLE, POISSON
 from fdpkit.web.common import (FormErrors, Limits, api_error, field_of, finite, parse_float, parse_int, render_page,
                                run_heavy)
 from fdpkit.web.jobs import calibrate_job
@@ -20,7 +21,7 @@ NUMBERS = ("target_value", "delta", "fpr", "prior", "noise_multiplier", "sample_
            "steps", "epochs", "max_batch_size", "examples_per_user", "discretization")
 FIELDS = ("target", *NUMBERS, "sampling", "relation", "unit", "mu", "epsilon", "tpr", "advantage", "posterior")
 DEFAULTS = {"target": "epsilon", "target_value": 3, "delta": 1e-5, "batch_size": 256, "dataset_size": 60000,
-            "epochs": 1, "sampling": "poisson", "relation": "add-remove", "unit": "example", "discretization": 1e-3}
+            "epochs": 1, "sampling": POISSON, "relation": ADD_REMOVE, "unit": EXAMPLE, "discretization": 1e-3}
 INTEGERS = ("batch_size", "dataset_size", "steps", "max_batch_size", "examples_per_user")
 
 

@@ -49,10 +49,10 @@ def conversions(epsilon: float | None, delta: float | None, mu: float | None, rh
                                           "mu": fp.mu_for_epsilon_delta(epsilon, delta)}
     if mu is not None:
         out["recommended_epsilon"] = fp.recommend_epsilon(mu, delta).to_dict()
-        out["mu_to_epsilon"] = [{"delta": d, "epsilon": fp.epsilon_for_delta(mu, d)}
+        out["mu_to_epsilon"] = [{"delta": d, "epsilon": fp.epsilon_for_delta_from_mu(mu, d)}
                                 for d in ((delta,) if delta else (1e-5, 1e-6, 1e-9))]
         if epsilon is not None:
-            out["mu_to_delta"] = {"mu": mu, "epsilon": epsilon, "delta": fp.delta_for_epsilon(mu, epsilon)}
+            out["mu_to_delta"] = {"mu": mu, "epsilon": epsilon, "delta": fp.delta_for_epsilon_from_mu(mu, epsilon)}
     if epsilon is not None or mu is not None or rho is not None:
         out["verdict"] = verdict(epsilon, delta, mu, rho)
     out["warnings"] = warnings

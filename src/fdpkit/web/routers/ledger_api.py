@@ -14,6 +14,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from fdpkit._numerics import json_safe
+from fdpkit.vocabulary import ADD_REMOVE, LEDGER_RELATIONS, RELATION_ALIASES
 from fdpkit.web.auth import Principal, call, ledger_of, require, run_ledger
 from fdpkit.web.common import run_light, spec_from_text
 
@@ -91,7 +92,7 @@ class DatasetRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str = Field(..., min_length=1, max_length=200)
     unit: str = Field(..., min_length=1, max_length=200)
-    relation: Literal["add-or-remove", "replace-one"] = "add-or-remove"
+    relation: Literal[LEDGER_RELATIONS + tuple(RELATION_ALIASES)] = ADD_REMOVE  # old spelling accepted
     description: str = Field("", max_length=5000)
 
 

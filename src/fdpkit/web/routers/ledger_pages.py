@@ -16,6 +16,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
+from fdpkit.vocabulary import ADD_REMOVE
 from fdpkit.web.auth import Principal, call, ledger_of, pdf_jobs, require, run_ledger
 from fdpkit.web.common import render_page, run_light
 from fdpkit.web.routers.ledger_api import checked_spec
@@ -72,7 +73,7 @@ async def dataset_add(request: Request, p: Principal = require("admin")):
     name = str(form.get("name") or "")
     try:
         await call(ledger_of(request).add_dataset, name, unit=str(form.get("unit") or ""),
-                   relation=str(form.get("relation") or "add-or-remove"),
+                   relation=str(form.get("relation") or ADD_REMOVE),
                    description=str(form.get("description") or ""), user=p.name)
     except ValueError as exc:
         items = await _index_items(request)

@@ -15,7 +15,7 @@ from fdpkit.web.models import PlanRequest
 
 router = APIRouter()
 GUIDANCE = fp.planning.GUIDANCE
-FIELDS = ("statistic", "alternative", "groups", "tests", "correction", "effect", "n", "sd", "alpha", "data_range", "required_power", "max_relative_loss", "prior", "fpr",
+FIELDS = ("statistic", "alternative", "groups", "tests", "correction", "effect", "n", "sd", "level", "alpha", "data_range", "required_power", "max_relative_loss", "prior", "fpr",
           "max_relative_risk", "max_attack_power", "max_power", "max_risk", "compare_n")
 #: Most sample sizes the Fig. 5 plots compare (the paper shows three).
 MAX_COMPARE_N = 4
@@ -41,7 +41,7 @@ def parse_sizes(text: str, errors: FormErrors) -> tuple[float, ...]:
 
 
 def run_plan(p: dict):
-    spec = fp.ZTestSpec(effect=p["effect"], n=p["n"], sd=p["sd"], alpha=p["alpha"], data_range=p["data_range"],
+    spec = fp.ZTestSpec(effect=p["effect"], n=p["n"], sd=p["sd"], alpha=p["level"], data_range=p["data_range"],
                         statistic=p.get("statistic") or "mean", alternative=p.get("alternative") or "larger",
                         groups=int(p.get("groups") or 1), tests=int(p.get("tests") or 1),
                         correction=p.get("correction") or "bonferroni")
@@ -68,7 +68,7 @@ async def plan_page(request: Request):
     if any(k in request.query_params for k in FIELDS + ("guide",)):
         return await _answer(request, request.query_params)
     return await render_page(request, "plan.html", {"values": {"guide": "utility_first", "effect": 0.2, "n": 100, "sd": 0.25,
-                                                   "alpha": 0.01, "data_range": 1, "max_relative_loss": 0.01,
+                                                   "level": 0.01, "data_range": 1, "max_relative_loss": 0.01,
                                                    "prior": 0.01, "fpr": 0.001, "high_confidence_ok": "on",
                                                    "statistic": "mean", "alternative": "larger", "groups": "1",
                                                    "tests": 1, "correction": "bonferroni"},
@@ -90,9 +90,12 @@ async def _answer(request: Request, form):
     p["tests"] = parse_int(form, "tests", errors, required=False, default=1)
     if p["groups"] not in ("1", "2"):
         errors["groups"] = f"groups must be 1 or 2, got {p['groups']!r}"
-    for k, d in (("effect", None), ("n", None), ("sd", None), ("alpha", 0.05), ("data_range", 1.0),
-                 ("prior", 0.01), ("fpr", 1e-3)):
+    for k, d in (("effect", None), ("n", None), ("sd", None), ("data_range", 1.0), ("prior", 0.01), ("fpr", 1e-3)):
         p[k] = parse_float(form, k, errors, default=d)
+    old = not form.get("level") and bool(form.get("alpha"))  # the old field name (permalinks) is accepted
+    p["level"] = parse_float(form, "alpha" if old else "level", errors, default=0.05)
+    if old and "alpha" in errors:
+        errors["level"] = errors.pop("alpha")
     for k in ("required_power", "max_relative_loss", "max_relative_risk", "max_attack_power"):
         p[k] = parse_float(form, k, errors, required=False)
     p["compare_n"] = parse_sizes(form.get("compare_n"), errors)

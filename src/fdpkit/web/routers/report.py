@@ -6,8 +6,9 @@ from __future__ import annotations
 from fastapi import APIRouter, Query, Request
 
 import fdpkit as fp
-from fdpkit.mechanisms import DPSGD, Composed, Mechanism, Repeated, dpsgd_from_training, mechanism_from_dict
+from fdpkit.mechanisms import DPSGD, Mechanism, dpsgd_from_training, leaves, mechanism_from_dict, walk
 from fdpkit.report import FORMATS
+from fdpkit.vocabulary import RELATIONS, SAMPLINGS, UNITS
 from fdpkit.web.common import (
     MEDIA, FormErrors, Limits, api_error, download, field_of, parse_float, parse_int, render_page, run_heavy,
     run_light, spec_from_text,
@@ -19,37 +20,35 @@ router = APIRouter()
 FIELDS = ("noise_multiplier", "sample_rate", "batch_size", "dataset_size", "steps", "epochs",
           "discretization", "mechanism", "times", "sampling_mu", "sampling_n", "sampling", "relation",
           "max_batch_size", "unit", "examples_per_user", "points", "points_bound", "drop_last")
-CHOICES = {"sampling": ("poisson", "truncated-poisson", "fixed-size", "shuffled"),
-           "relation": ("add-remove", "replace-one", "zero-out"), "unit": ("example", "user")}
+CHOICES = {"sampling": SAMPLINGS, "relation": RELATIONS, "unit": UNITS}  # fdpkit.vocabulary
 DEFAULTS = {"kind": "dpsgd", "noise_multiplier": 9.4, "sample_rate": 0.32768, "steps": 2000,
             "discretization": 1e-4, "mechanism": "", "sampling_mu": 1.0, "sampling_n": 100}
 
 
 def _size(m: Mechanism) -> tuple[int, int]:
-    """(number of leaf mechanisms, largest repetition count): what bounds the work."""
-    if isinstance(m, Composed):
-        sizes = [_size(p) for p in m.parts]
-        return sum(s[0] for s in sizes), max(s[1] for s in sizes)
-    if isinstance(m, DPSGD):
-        return len(m.phases), m.steps
-    if isinstance(m, Repeated):  # nesting multiplies: Repeated(Repeated(M, a), b) is a*b steps
-        parts, times = _size(m.inner)
-        return parts, times * m.times
-    inner = getattr(m, "inner", None)
-    return _size(inner) if inner is not None else (1, 1)
+    """(number of leaf mechanisms, largest repetition count): what bounds the work (nesting
+    multiplies: Repeated(Repeated(M, a), b) is a*b steps; a DP-SGD run is its phases)."""
+    parts, times = 0, 0
+    for leaf, t in leaves(m):
+        phases = leaf.phases if isinstance(leaf, DPSGD) else None
+        parts += len(phases) if phases else 1
+        times = max(times, t * leaf.steps if phases else t)
+    return parts, times
 
 
-def _min_noise(m: Mechanism) -> float:
+def _noise(m: Mechanism) -> float:
+    """Noise per unit of sensitivity of one node (inf where it adds none itself)."""
     if isinstance(m, DPSGD):
         return min(p.noise_multiplier for p in m.phases) / m.sensitivity
-    if isinstance(m, Composed):
-        return min(_min_noise(p) for p in m.parts)
     if isinstance(m, fp.Gaussian):
         return m.sigma / m.sensitivity
     if isinstance(m, fp.Laplace):
         return m.scale / m.sensitivity
-    inner = getattr(m, "inner", None)
-    return _min_noise(inner) if inner is not None else float("inf")
+    return float("inf")
+
+
+def _min_noise(m: Mechanism) -> float:
+    return min(_noise(n) for n, _ in walk(m))
 
 
 def check_limits(m: Mechanism, discretization: float, limits: Limits) -> None:

@@ -159,8 +159,7 @@ def account_dpsgd(m: DPSGD, discretization: float) -> Accounting:
     exact = closed_form_curve(m)  # full batches (q = 1) in every phase: G_mu exactly
     if exact is not None:
         return Accounting(m, exact, "closed form", None)
-    base = DPSGD(m.phases, m.sampling, m.relation, m.dataset_size, m.unit, None)
-    pld = dpsgd_pld(base, discretization)
+    pld = dpsgd_pld(m.example_level(), discretization)
     profile = PldProfile(pld)
     c = curve_from_pld(pld, profile)
     if k > 1:

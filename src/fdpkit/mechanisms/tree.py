@@ -1,0 +1,91 @@
+"""Walking mechanism trees: the one traversal every reader of ``Composed``/``Repeated``/
+``Subsampled`` nesting uses, and DP-SGD runs normalised to elementary mechanisms.
+
+A mechanism is a tree: :class:`~fdpkit.mechanisms.Composed` has ``parts``,
+:class:`~fdpkit.mechanisms.Repeated` and :class:`~fdpkit.mechanisms.Subsampled` an
+``inner`` mechanism (:meth:`Mechanism.children`); every other mechanism is a leaf.
+:func:`walk` visits it in pre-order with each node's multiplicity (the product of the
+``times`` of the enclosing ``Repeated``); :func:`elementary_tree` rebuilds it with every DP-SGD
+run replaced by its elementary form (:meth:`DPSGD.elementary`) where one exists.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterator
+
+from fdpkit.mechanisms.base import Mechanism
+from fdpkit.mechanisms.combinators import Composed, Repeated, Subsampled
+
+
+def walk(mechanism: Mechanism, *, into: Callable[[Mechanism], bool] | None = None,
+         times: int = 1) -> Iterator[tuple[Mechanism, int]]:
+    """Every node of ``mechanism``'s tree in pre-order, with its multiplicity.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+    into : callable, optional
+        ``into(node)`` False: the walk does not descend below ``node`` (it is still yielded).
+    times : int
+        Multiplicity of ``mechanism`` itself.
+
+    Yields
+    ------
+    (Mechanism, int)
+        A node and how many times it runs: ``Repeated(M, n)`` yields ``M`` with ``n`` times
+        its own multiplicity; ``Composed`` and ``Subsampled`` pass theirs on.
+
+    Examples
+    --------
+    >>> from fdpkit.mechanisms import Composed, Gaussian, Laplace, Repeated
+    >>> [(type(m).__name__, t) for m, t in walk(Composed((Repeated(Gaussian(1.0), 3), Laplace(1.0))))]
+    [('Composed', 1), ('Repeated', 1), ('Gaussian', 3), ('Laplace', 1)]
+    """
+    stack = [(mechanism, times)]
+    while stack:
+        node, t = stack.pop()
+        yield node, t
+        if into is not None and not into(node):
+            continue
+        if not isinstance(node, Mechanism):  # not a mechanism: nothing to descend into
+            continue
+        inner_times = t * node.times if isinstance(node, Repeated) else t
+        stack.extend((child, inner_times) for child in reversed(node.children()))
+
+
+def leaves(mechanism: Mechanism) -> Iterator[tuple[Mechanism, int]]:
+    """The leaves of ``mechanism``'s tree (nodes without children), with their multiplicity.
+
+    >>> from fdpkit.mechanisms import Gaussian, Repeated, Subsampled
+    >>> list(leaves(Repeated(Subsampled(Gaussian(1.0), 0.5), 4)))
+    [(Gaussian(sigma=1.0, sensitivity=1.0), 4)]
+    """
+    return ((m, t) for m, t in walk(mechanism) if not (isinstance(m, Mechanism) and m.children()))
+
+
+def elementary_tree(mechanism: Mechanism) -> Mechanism:
+    """``mechanism`` with every DP-SGD run replaced by its elementary form
+    (:meth:`fdpkit.mechanisms.DPSGD.elementary`: Poisson add-remove/zero-out and shuffled
+    batches) where one exists; everything else unchanged (the same object when nothing
+    changes).
+
+    >>> from fdpkit.mechanisms import dpsgd
+    >>> elementary_tree(dpsgd(1.0, 0.01, 10)).describe()
+    'Repeated(inner=Subsampled(inner=Gaussian(sigma=1.0, sensitivity=1.0), sample_rate=0.01), times=10)'
+    """
+    if isinstance(mechanism, Composed):
+        parts = tuple(elementary_tree(p) for p in mechanism.parts)
+        same = all(a is b for a, b in zip(parts, mechanism.parts))
+        return mechanism if same else Composed(parts)
+    if isinstance(mechanism, (Repeated, Subsampled)):
+        inner = elementary_tree(mechanism.inner)
+        if inner is mechanism.inner:
+            return mechanism
+        if isinstance(mechanism, Repeated):
+            return Repeated(inner, mechanism.times)
+        return Subsampled(inner, mechanism.sample_rate)
+    plain = mechanism.elementary() if isinstance(mechanism, Mechanism) else None
+    return mechanism if plain is None else plain
+
+
+__all__ = ["elementary_tree", "leaves", "walk"]

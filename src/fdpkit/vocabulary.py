@@ -1,0 +1,90 @@
+"""The vocabulary strings of fdpkit, in one place (issue 23: one naming grammar).
+
+Neighbouring relations, sampling schemes and privacy units are plain strings in the public
+API (``fp.dpsgd(..., sampling="poisson", relation="add-remove", unit="example")``), in the web
+forms, the CLI options and the ledger. They are defined here once, and mechanisms, ledger,
+web and CLI import them, so that "add-remove" means one thing everywhere. This module is the
+bottom layer: it imports nothing from fdpkit.
+
+Examples
+--------
+>>> RELATIONS
+('add-remove', 'replace-one', 'zero-out')
+>>> canonical_relation("add-or-remove")  # the ledger's old spelling
+'add-remove'
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: Neighbouring datasets differ by adding or removing one privacy unit.
+ADD_REMOVE = "add-remove"
+#: Neighbouring datasets differ by replacing one privacy unit with any other.
+REPLACE_ONE = "replace-one"
+#: Neighbouring datasets differ by replacing one privacy unit with one whose gradient is zero.
+ZERO_OUT = "zero-out"
+#: Every neighbouring relation fdpkit accounts.
+RELATIONS = (ADD_REMOVE, REPLACE_ONE, ZERO_OUT)
+#: The relations a ledger dataset may declare.
+LEDGER_RELATIONS = (ADD_REMOVE, REPLACE_ONE)
+#: Old spellings still read (inputs, stored ledger rows) and mapped to the canonical one.
+RELATION_ALIASES = {"add-or-remove": ADD_REMOVE}
+
+#: Each step's batch has every unit independently with probability ``sample_rate``.
+POISSON = "poisson"
+#: Poisson sampling, batches larger than ``max_batch_size`` cut down.
+TRUNCATED_POISSON = "truncated-poisson"
+#: A fixed-size batch drawn uniformly without replacement at every step.
+FIXED_SIZE = "fixed-size"
+#: The data shuffled and cut into fixed-size batches, each unit used once per epoch.
+SHUFFLED = "shuffled"
+#: Every sampling scheme of :func:`fdpkit.dpsgd`.
+SAMPLINGS = (POISSON, TRUNCATED_POISSON, FIXED_SIZE, SHUFFLED)
+#: The sampling schemes with batches of a fixed size (counted in whole batches per epoch).
+FIXED_BATCH_SAMPLINGS = (FIXED_SIZE, SHUFFLED)
+
+#: The privacy unit is one example (record).
+EXAMPLE = "example"
+#: The privacy unit is one user (all of a user's examples).
+USER = "user"
+#: Every privacy unit of :func:`fdpkit.dpsgd`.
+UNITS = (EXAMPLE, USER)
+
+
+def canonical_relation(value: Any, *, name: str = "relation", allowed: tuple[str, ...] = RELATIONS) -> str:
+    """The canonical spelling of a neighbouring relation, old spellings accepted.
+
+    Parameters
+    ----------
+    value : str
+        A relation (``"add-remove"``, ``"replace-one"``, ``"zero-out"``) or an old spelling
+        (``"add-or-remove"``).
+    name : str, default "relation"
+        The public argument named in the error.
+    allowed : tuple of str, default RELATIONS
+        The relations accepted here (the ledger accepts :data:`LEDGER_RELATIONS`).
+
+    Returns
+    -------
+    str
+        One of ``allowed``.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not a relation in ``allowed`` (nor an old spelling of one).
+
+    Examples
+    --------
+    >>> canonical_relation("replace-one")
+    'replace-one'
+    >>> canonical_relation("swap")
+    Traceback (most recent call last):
+    ...
+    ValueError: relation must be one of add-remove, replace-one, zero-out, got 'swap'
+    """
+    out = RELATION_ALIASES.get(value, value) if isinstance(value, str) else value
+    if not isinstance(out, str) or out not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+    return out

@@ -1,0 +1,48 @@
+"""Issue 23: the ledger speaks the vocabulary of fdpkit.vocabulary. "add-or-remove" (its old
+spelling) is still accepted on input and read from rows stored before, but what it writes and
+shows is "add-remove"."""
+
+import pytest
+
+from fdpkit.ledger import LedgerError
+from fdpkit.vocabulary import ADD_REMOVE, LEDGER_RELATIONS, RELATIONS
+
+
+def test_the_ledger_relations_are_the_library_relations():
+    assert set(LEDGER_RELATIONS) <= set(RELATIONS)
+    from fdpkit.ledger.rules import RELATIONS as ledger_relations
+
+    assert ledger_relations == LEDGER_RELATIONS
+
+
+def test_default_and_old_spelling_write_the_canonical_relation(ledger):
+    assert ledger.add_dataset("a", unit="one person", user="admin").relation == ADD_REMOVE
+    assert ledger.add_dataset("b", unit="one person", user="admin", relation="add-or-remove").relation == ADD_REMOVE
+    assert ledger.add_dataset("c", unit="one person", user="admin", relation="replace-one").relation == "replace-one"
+    assert [d.relation for d in ledger.datasets()] == [ADD_REMOVE, ADD_REMOVE, "replace-one"]
+    assert ledger.verify().ok
+
+
+def test_unknown_relation_names_the_argument(ledger):
+    with pytest.raises(LedgerError, match="relation must be one of add-remove, replace-one"):
+        ledger.add_dataset("a", unit="one person", user="admin", relation="zero-out")
+
+
+def test_rows_stored_with_the_old_spelling_read_as_add_remove(ledger, monkeypatch):
+    # a row written before issue 23: stored (and snapshotted in the event chain) as "add-or-remove"
+    monkeypatch.setattr("fdpkit.ledger.operations.canonical_relation", lambda value, **kw: value)
+    ledger.add_dataset("old", unit="one person", user="admin", relation="add-or-remove")
+    monkeypatch.undo()
+    row = ledger.dataset("old")
+    assert row.relation == "add-or-remove"  # kept as stored: the chain's snapshot says so
+    assert row.relation_name == ADD_REMOVE
+    assert ledger.status("old").to_dict()["relation"] == ADD_REMOVE
+    assert ledger.verify().ok
+
+
+def test_totals_read_epsilon_for_delta_and_keep_epsilon_at_deprecated(ledger):
+    ledger.add_dataset("g", unit="one person", user="admin")
+    total = ledger.status("g").released
+    eps = total.epsilon_for_delta(1e-5)
+    with pytest.warns(DeprecationWarning, match="epsilon_for_delta"):
+        assert total.epsilon_at(1e-5) == eps
