@@ -108,7 +108,7 @@ def solve_monotone(
     while fa * fb > 0 and expansions < MAX_EXPANSIONS:
         expansions += 1
         width = max(b - a, 1e-3)
-        # move the end whose value is smaller in magnitude? simply expand both ways within limits
+        # expand past the end whose value is smaller in magnitude (nearer the root), within the limits
         if abs(fa) < abs(fb) and a > lo_lim:
             a = max(a - width, lo_lim)
             fa = g(a)
@@ -133,7 +133,6 @@ def solve_monotone(
             "no sign change found: the target is not reachable in the allowed range",
         )
     root, info = optimize.brentq(g, a, b, xtol=xtol, rtol=max(rtol, 4.5e-16), full_output=True)
-    count += 0  # brentq calls g, which already counts
     # Brent returns a point within xtol of the root; step to the safe side of it.
     step = xtol + rtol * abs(root)
     lo_t, hi_t = root - step, root + step

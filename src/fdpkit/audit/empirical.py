@@ -37,6 +37,12 @@ from fdpkit.audit.bounds import (
     mu_lower_bounds,
     rank_grid,
 )
+from fdpkit.accounting import account
+from fdpkit.curves import EpsDeltaCurve, GaussianCurve, LaplaceCurve, RandomizedResponseCurve, TradeOffCurve
+from fdpkit.fit import fit_gdp
+from fdpkit.guarantee.privacy import PrivacyReport
+from fdpkit.mechanisms import Mechanism, mechanism_from_dict
+from fdpkit.report.audit import build_audit_document
 
 #: Thresholds per tail of the non-member ranks (log-spaced; about 2x this many in all).
 THRESHOLDS_PER_SIDE = 100
@@ -253,8 +259,6 @@ class AuditResult:
 
     def document(self):
         """The audit as a :class:`fdpkit.report.ReportDocument` (JSON/CSV/MD/HTML/PDF)."""
-        from fdpkit.report.audit import build_audit_document
-
         return build_audit_document(self)
 
 
@@ -301,13 +305,6 @@ def _check_counts(name: str, value: Any) -> np.ndarray:
 def certified_guarantee(mechanism: Any, delta: float) -> Certified:
     """The certified curve, mu and epsilon(delta) of a mechanism, a mechanism dict, a
     :class:`~fdpkit.guarantee.privacy.PrivacyReport` or a trade-off curve."""
-    from fdpkit.accounting import account
-    from fdpkit.curves import (EpsDeltaCurve, GaussianCurve, LaplaceCurve, RandomizedResponseCurve,
-                               TradeOffCurve)
-    from fdpkit.fit import fit_gdp
-    from fdpkit.mechanisms import Mechanism, mechanism_from_dict
-    from fdpkit.guarantee.privacy import PrivacyReport
-
     if isinstance(mechanism, PrivacyReport):
         eps = dict(mechanism.epsilons).get(delta)
         if eps is None:

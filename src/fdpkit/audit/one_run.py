@@ -52,6 +52,7 @@ import numpy as np
 from scipy import stats
 
 from fdpkit._numerics import as_float_array, check_scalar, norm_cdf
+from fdpkit.audit.empirical import certified_guarantee
 
 #: Numbers of guesses tried, as fractions of the number of canaries (Bonferroni over them).
 GUESS_FRACTIONS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5)
@@ -295,8 +296,6 @@ def audit_one_run(scores: Any, included: Any, *, delta: float = 0.0, confidence:
         verdict = (f"With probability >= {c:g}, epsilon at delta = {d:g} is at least {eps_lo:.3g} "
                    f"and mu at least {mu_lo:.3g} ({v} of {r} guesses correct, {m} canaries).")
         return OneRunAudit(**out, verdict=verdict)
-    from fdpkit.audit.empirical import certified_guarantee
-
     cert = certified_guarantee(mechanism, d)
     deltas = np.asarray(cert.curve.delta_for_epsilon(EPS_GRID), dtype=float)
     p_cert = min(_profile_p(m, t + b, _correct(order, inc, t, b), deltas) for t, b in choices)

@@ -39,6 +39,10 @@ from typing import Any
 import numpy as np
 
 from fdpkit._numerics import check_real
+from fdpkit.accounting import closed_form_curve
+from fdpkit.audit.empirical import run_audit
+from fdpkit.curves import GaussianCurve
+from fdpkit.mechanisms import Composed, Gaussian, Laplace, Mechanism, RandomizedResponse, Repeated, Subsampled, mechanism_from_dict
 
 #: Largest block of random numbers drawn at once (memory bound: 8 MiB per array).
 CHUNK_ELEMENTS = 1 << 20
@@ -61,24 +65,18 @@ class SimulatedAttack:
 
     def audit(self, *, confidence: float = 0.95, delta: float = 1e-5, mechanism: Any = "self", **kwargs: Any):
         """Audit these scores; by default against the simulated mechanism itself."""
-        from fdpkit.audit.empirical import run_audit
-
         target = self.mechanism if mechanism == "self" else mechanism
         return run_audit(self.member_scores, self.nonmember_scores, confidence=confidence, delta=delta,
                          mechanism=target, **kwargs)
 
 
 def _gaussian_mu(mech: Any) -> float | None:
-    from fdpkit.accounting import closed_form_curve
-    from fdpkit.curves import GaussianCurve
-
     curve = closed_form_curve(mech)
     return float(curve.mu) if isinstance(curve, GaussianCurve) else None
 
 
 def _losses(mech: Any, rng: np.random.Generator, n: int, member: bool) -> np.ndarray:
     """n independent privacy losses L of ``mech`` under the member or non-member hypothesis."""
-    from fdpkit.mechanisms import Composed, Gaussian, Laplace, RandomizedResponse, Repeated, Subsampled
     plain = mech.elementary() if hasattr(mech, "elementary") else mech
     if plain is None:  # a DP-SGD run without an elementary form
         raise ValueError(f"DP-SGD with sampling {mech.sampling!r}, relation {mech.relation!r}"
@@ -131,8 +129,6 @@ def _losses(mech: Any, rng: np.random.Generator, n: int, member: bool) -> np.nda
 
 
 def _scores(mech: Any, rng: np.random.Generator, n: int, member: bool) -> np.ndarray:
-    from fdpkit.mechanisms import Gaussian, Laplace, RandomizedResponse
-
     if isinstance(mech, Gaussian):
         return rng.normal(mech.sensitivity if member else 0.0, mech.sigma, n)
     if isinstance(mech, Laplace):
@@ -144,8 +140,6 @@ def _scores(mech: Any, rng: np.random.Generator, n: int, member: bool) -> np.nda
 
 
 def _score_kind(mech: Any) -> str:
-    from fdpkit.mechanisms import Gaussian, Laplace, RandomizedResponse
-
     if isinstance(mech, (Gaussian, Laplace)):
         return "output"
     if isinstance(mech, RandomizedResponse):
@@ -185,8 +179,6 @@ def simulate_attack(mechanism: Any, *, trials: int, seed: int | None) -> Simulat
     >>> sim.member_scores.shape, sim.score
     ((1000,), 'output')
     """
-    from fdpkit.mechanisms import Mechanism, mechanism_from_dict
-
     mech = mechanism_from_dict(mechanism) if isinstance(mechanism, dict) else mechanism
     if not isinstance(mech, Mechanism):
         raise ValueError(f"mechanism must be an fdpkit mechanism, got {type(mechanism).__name__}")

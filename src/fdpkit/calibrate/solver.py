@@ -29,8 +29,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from fdpkit._numerics import check_real
-from fdpkit.accounting import BudgetExceeded, CostBudget, DISCRETIZATION_DEFAULT, account, closed_form_curve
+from fdpkit._numerics import check_real, norm_isf
+from fdpkit.accounting import DISCRETIZATION_DEFAULT, BudgetExceeded, CostBudget, account, closed_form_curve, estimate_cost
 from fdpkit.calibrate.targets import Target, achieved_values, make_target
 from fdpkit.fit import ALPHA_MIN_DEFAULT, fit_gdp
 from fdpkit.mechanisms import dpsgd
@@ -214,8 +214,6 @@ def _mu_ceiling(alpha_min: float) -> float:
     """The largest finite mu a fit over FPR, FNR >= alpha_min certifies for a numeric curve:
     2 z(alpha_min) (the corner alpha = beta = alpha_min; Gomez et al. Eq. 21). Beyond it
     the fit reads inf, so a mu target at or above it only asks where mu turns infinite."""
-    from fdpkit._numerics import norm_isf
-
     return 2.0 * float(norm_isf(alpha_min)) if alpha_min > 0 else math.inf
 
 
@@ -351,8 +349,6 @@ def _solve(p: _Problem, target: Target, disc: float, alpha_min: float, report_ep
             if fine + coarse >= MAX_SEARCH_RUNS:
                 raise _SearchCapped(f"{MAX_SEARCH_RUNS} accounting runs")
             if budget is not None:
-                from fdpkit.accounting import estimate_cost
-
                 est = estimate_cost(m, d)
                 est.check(budget)
                 if spent[0] + est.work > work_cap:

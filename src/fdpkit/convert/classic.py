@@ -23,6 +23,13 @@ from typing import Any
 
 from fdpkit._numerics import check_nonnegative, check_positive, check_probability, check_scalar
 from fdpkit._inputs import plausibility_warnings
+from fdpkit.accounting import BudgetExceeded, CostBudget, account
+from fdpkit.convert.noise_effect import noise_effect
+from fdpkit.convert.pure import mu_from_pure_epsilon
+from fdpkit.curves import EpsDeltaCurve, GaussianCurve, LaplaceCurve
+from fdpkit.fit import fit_gdp
+from fdpkit.mechanisms import ApproxDP, Composed, PureDP, Repeated
+from fdpkit.risk.grade import grade
 from fdpkit.convert.gdp import epsilon_for_delta_from_mu, mu_for_epsilon_delta
 
 MODES = ("laplace", "gaussian", "composition")
@@ -162,8 +169,6 @@ TIGHT_DELTA = "tight delta"
 
 
 def _composed(items: list[tuple[float, float]]):
-    from fdpkit.mechanisms import ApproxDP, Composed, PureDP, Repeated
-
     one = lambda e, d: PureDP(e) if d == 0 else ApproxDP(e, d)  # noqa: E731
     if len(set(items)) == 1:
         return one(*items[0]) if len(items) == 1 else Repeated(one(*items[0]), len(items))
@@ -178,8 +183,6 @@ def tight_composition(items: list[tuple[float, float]], delta: float):
     >>> round(tight_composition([(0.2, 0.0)] * 50, 1e-5)[0], 4)
     6.3078
     """
-    from fdpkit.accounting import CostBudget, account
-
     acc = account(_composed(items), budget=CostBudget(**TIGHT_BUDGET))
     return float(acc.epsilon_for_delta(_delta("delta", delta))), acc
 
@@ -192,8 +195,6 @@ TIGHT_SKIPPED = ("The tight epsilon was not computed: accounting these releases 
 
 def _tight(items: list[tuple[float, float]], delta: float):
     """(tight epsilon, accounting) or (None, None) when over the calculator's cost limit."""
-    from fdpkit.accounting import BudgetExceeded
-
     try:
         return tight_composition(items, delta)
     except BudgetExceeded:
@@ -210,8 +211,6 @@ MIXED_MU = "mu if every (epsilon, delta) release is Gaussian, pure ones any mech
 
 def _gdp_total(items: list[tuple[float, float]], delta: float) -> dict[str, float]:
     """sqrt(sum mu_i^2) of the releases (see :func:`compose_releases`) and eps at ``delta``."""
-    from fdpkit.convert.pure import mu_from_pure_epsilon
-
     from collections import Counter
 
     mu = math.sqrt(sum(n * (float(mu_for_epsilon_delta(e, d)) if d > 0 else float(mu_from_pure_epsilon(e))) ** 2
@@ -314,8 +313,6 @@ def calculate(mode: str, *, sensitivity: float = 1.0, epsilon: float | None = No
 def _with_noise_effect(res: CalculatorResult, fpr: float, standard_error: float | None) -> CalculatorResult:
     """The result with the before/after rows added (the seed page's "compare attack success
     rates before and after noise" and "confidence-interval widening")."""
-    from fdpkit.convert.noise_effect import noise_effect
-
     out, inp = dict(res.outputs), dict(res.inputs)
     s = float(inp.get("sensitivity", 1.0))
     kw = dict(sensitivity=s, fpr=fpr, standard_error=standard_error)
@@ -328,8 +325,6 @@ def _with_noise_effect(res: CalculatorResult, fpr: float, standard_error: float 
     elif res.mode == "gaussian":
         out.update(noise_effect("gaussian", scale=float(inp["sigma"]), **kw))
     else:  # composition: the attack on all releases together
-        from fdpkit.curves import EpsDeltaCurve, GaussianCurve
-
         # basic composition holds for any mechanisms: TPR <= e^eps FPR + delta (and its mirror)
         be, bd = out["basic epsilon"], out["basic delta"]
         basic = float(EpsDeltaCurve(be, bd).tpr(fpr)) if bd < 1 and math.isfinite(be) else 1.0
@@ -376,9 +371,6 @@ def _calculate(mode: str, *, sensitivity: float = 1.0, epsilon: float | None = N
             b = float(scale)
             inputs, outputs = {"sensitivity": s, "scale": scale}, {"epsilon": laplace_epsilon(s, scale)}
         outputs["noise sd (sqrt(2) b)"] = laplace_noise_sd(b)
-        from fdpkit.curves import LaplaceCurve
-        from fdpkit.fit import fit_gdp
-
         outputs["mu of this Laplace mechanism (tight Gaussian DP)"] = float(fit_gdp(LaplaceCurve(s / b)).mu)
         return CalculatorResult(mode, inputs, outputs, (), _grade(LaplaceCurve(s / b)))
     if mode == "gaussian":
@@ -405,8 +397,6 @@ def _calculate(mode: str, *, sensitivity: float = 1.0, epsilon: float | None = N
         if eps >= 1.0:
             warnings.append("The classic Gaussian bound is only proven for epsilon < 1; its result is not a "
                             "valid guarantee here. Use the exact Gaussian-DP value.")
-        from fdpkit.curves import GaussianCurve
-
         mu = outputs.get("mu of the exact mechanism", outputs.get("mu"))
         return CalculatorResult(mode, inputs, outputs, tuple(warnings), _grade(GaussianCurve(mu)))
     if releases is not None and (not isinstance(releases, str) or releases.strip()):
@@ -429,8 +419,6 @@ def _calculate(mode: str, *, sensitivity: float = 1.0, epsilon: float | None = N
     outputs = {"basic epsilon": be, "basic delta": bd, "advanced epsilon": ae, "advanced delta": ad}
     g = None
     if sigma is not None:
-        from fdpkit.curves import GaussianCurve
-
         exact = exact_gaussian_composition_epsilon(kk, s, sigma, ad)
         inputs["sigma (Gaussian releases)"] = sigma
         outputs["exact epsilon at the advanced delta (Gaussian DP)"] = exact
@@ -452,6 +440,4 @@ def _calculate(mode: str, *, sensitivity: float = 1.0, epsilon: float | None = N
 
 def _grade(curve):
     """The grade of a certified curve, its failure mode counted (PLD truncation ignored)."""
-    from fdpkit.risk.grade import grade
-
     return grade(curve)

@@ -25,6 +25,7 @@ import math
 
 from fdpkit._numerics import check_choice, check_nonnegative, check_positive, check_scalar, norm_isf, norm_sf
 from fdpkit._solve import solve_monotone
+from fdpkit.curves import GaussianCurve, LaplaceCurve
 
 NOISES = ("laplace", "gaussian")
 #: Confidence level of the interval the calculator reports (the page's "confidence-interval widening").
@@ -101,8 +102,6 @@ def attack_tpr(noise: str, sensitivity: float, scale: float, fpr: float) -> floa
         raise ValueError(f"fpr must be in (0, 1), got {fpr!r}")
     if s == 0.0:
         return 1.0
-    from fdpkit.curves import GaussianCurve, LaplaceCurve
-
     curve = LaplaceCurve(d / s) if noise == "laplace" else GaussianCurve(d / s)
     return float(curve.tpr(a))
 

@@ -37,6 +37,7 @@ from fdpkit._numerics import check_nonnegative, check_probability, check_scalar,
 from fdpkit.curves import TradeOffCurve, check_curve
 from fdpkit.curves.renyi import (RDPCurve, ZCDPCurve, check_rdp, check_rho, refined_delta_for_epsilon,
                                  refined_epsilon_for_delta)
+from fdpkit.fit import fit_gdp
 
 #: eps grid of :func:`profile_regret` (uniform, from 0).
 PROFILE_GRID = 4001
@@ -81,8 +82,6 @@ def mu_bound_from_rho(rho: Any) -> float:
     >>> round(mu_bound_from_rho(0.5), 3)
     1.284
     """
-    from fdpkit.fit import fit_gdp
-
     return float(fit_gdp(zcdp_curve(rho)).mu)
 
 

@@ -16,6 +16,9 @@ from fdpkit._numerics import check_real
 from fdpkit.convert.gdp import epsilon_for_delta_from_mu, mu_for_epsilon_delta
 from fdpkit.curves import GaussianCurve
 from fdpkit.risk.attack import multiplicative_advantage, precision_at_recall
+from fdpkit.accounting import tradeoff_curve
+from fdpkit.fit import fit_gdp
+from fdpkit.mechanisms import dpsgd
 
 KH_ROWS = (1e-2, 1e-3, 1e-4, 1e-5)
 KH_MUS = (0.1, 0.25, 0.5, 1.0, 1.5, 2.0)
@@ -271,10 +274,6 @@ def dpsgd_before_after_table(epsilons: Sequence[float] = GOMEZ_TABLE2_EPSILONS,
 
 @functools.lru_cache(maxsize=8)
 def _dpsgd_before_after(eps: tuple[float, ...], sizes: tuple[float, ...]) -> Table:
-    from fdpkit.accounting import tradeoff_curve
-    from fdpkit.fit import fit_gdp
-    from fdpkit.mechanisms import dpsgd
-
     def mu(e: float, n: float) -> float:
         sigma, steps = GOMEZ_TABLE2_RUNS[e]
         return fit_gdp(tradeoff_curve(dpsgd(sigma, GOMEZ_TABLE2_BATCH / n, steps))).mu

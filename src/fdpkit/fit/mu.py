@@ -39,7 +39,7 @@ else:  # loaded on first use (start-up time, issue 30)
     optimize = lazy_module("scipy.optimize")
 
 from fdpkit._numerics import MU_SAFETY_RTOL, check_scalar, norm_isf, norm_sf
-from fdpkit.curves import GaussianCurve, TradeOffCurve
+from fdpkit.curves import GaussianCurve, TradeOffCurve, _repr
 from fdpkit.fit.regret import _BLOCK, _check_curve, regret
 
 #: Default lower end of the FPR range on which numeric curves are fitted (Gomez et al.).
@@ -99,8 +99,6 @@ class GDPFit:
 
     def _repr_html_(self) -> str:
         """A compact notebook card with the fitted Gaussian curve."""
-        from fdpkit.curves import _repr
-
         rows = [("μ", _repr.num(self.mu)), ("regret", _repr.num(self.regret)),
                 ("FPR range", "all of [0, 1]" if self.alpha_min == 0 else f"FPR, FNR ≥ {self.alpha_min:.3g}"),
                 ("τ", _repr.num(self.tau))]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import functools
+import importlib
 import math
 import platform
 from dataclasses import dataclass, field
@@ -29,7 +30,7 @@ from fdpkit._deprecation import warn_renamed
 from fdpkit._numerics import check_probability, json_safe, norm_isf
 from fdpkit.accounting import Accounting, account
 from fdpkit.accounting._resolution import choose_discretization
-from fdpkit.curves import GaussianCurve, TradeOffCurve
+from fdpkit.curves import GaussianCurve, TradeOffCurve, _repr
 from fdpkit.fit import ALPHA_MIN_DEFAULT, GDPFit, fit_gdp_adapted
 from fdpkit.mechanisms import (
     DPSGD,
@@ -43,6 +44,9 @@ from fdpkit.mechanisms import (
 )
 from fdpkit.guarantee.setting import comparison_for, setting_of
 from fdpkit.risk import advantage, failure_mode, posterior
+from fdpkit.guarantee.representations import representations
+from fdpkit.guarantee.statement import paper_statement
+from fdpkit.risk.grade import grade
 
 if TYPE_CHECKING:  # pragma: no cover
     from fdpkit.guarantee.representations import Representations
@@ -63,6 +67,15 @@ CURVE_SAMPLES = 241
 
 
 @functools.cache
+
+def _report_layer() -> Any:
+    """The report layer, :mod:`fdpkit.report`, which lays this object out as a document (HTML,
+    PDF). It sits above ``guarantee/`` (issue 23: imports flow one way), so the two
+    conveniences :meth:`PrivacyReport.to_html` and :meth:`PrivacyReport.to_pdf` look it up by
+    name when called instead of importing it; ``fdpkit.report.build_document(report)`` is the
+    direct route."""
+    return importlib.import_module("fdpkit.report")
+
 def _version(dist: str) -> str:
     """The installed version of ``dist`` (read once per process: importlib.metadata scans
     the environment's metadata, about 2 ms a call)."""
@@ -113,8 +126,6 @@ class PrivacyReport:
         steps/epochs, noise, accounting method (versions, discretization), mu with regret
         and FPR range, epsilon at delta, TPR at FPR 1e-3, and the caveats that apply
         (following Ponomareva et al. 2023, Sec. 5.3). See :mod:`fdpkit.guarantee.statement`."""
-        from fdpkit.guarantee.statement import paper_statement
-
         return paper_statement(self)
 
     # the names used by checks outside this repository
@@ -143,8 +154,6 @@ class PrivacyReport:
         """The graded verdict of the certified curve and its failure mode
         (:func:`fdpkit.risk.grade`): ``.level`` 0 (strong) to 3 (none); a catastrophic
         mechanism is never better than 2 ("weak") and ``.reason`` says why."""
-        from fdpkit.risk.grade import grade
-
         return grade(self.curve, failure_mode=self.failure_mode)
 
     def __repr__(self) -> str:
@@ -154,8 +163,6 @@ class PrivacyReport:
 
     def _repr_html_(self) -> str:
         """A compact notebook card: headline numbers, grade, and the curve against G_mu."""
-        from fdpkit.curves import _repr
-
         g = self.grade
         rows = [("μ", _repr.num(self.fit.mu)), ("regret", _repr.num(self.fit.regret))]
         rows += [(f"ε at δ = {d:g}", _repr.num(e)) for d, e in self.epsilons[:1]]
@@ -169,16 +176,13 @@ class PrivacyReport:
 
     def to_html(self) -> str:
         """The full report as one self-contained HTML page (inline SVG plots)."""
-        from fdpkit.report import build_document
-        from fdpkit.report.render import to_html
-
-        return to_html(build_document(self))
+        report = _report_layer()
+        return report.render_document(report.build_document(self), "html").decode("utf-8")
 
     def to_pdf(self, path: Any) -> Any:
         """Write the full report as PDF to ``path`` (atomically) and return the path."""
-        from fdpkit.report import build_document, render_document, write_atomic
-
-        return write_atomic(path, render_document(build_document(self), "pdf"))
+        report = _report_layer()
+        return report.write_atomic(path, report.render_document(report.build_document(self), "pdf"))
 
     def epsilon_for_delta(self, delta: float) -> float:
         """epsilon at one of the report's deltas (the curves' spelling of the query)."""
@@ -211,8 +215,6 @@ class PrivacyReport:
         Rényi accounting it needs is not part of ``privacy_report``'s own cost."""
         cached = self.__dict__.get("_representations")
         if cached is None:
-            from fdpkit.guarantee.representations import representations
-
             d, e = self.epsilons[0]
             cached = representations(self.mechanism, self.curve, self.fit, d, e)
             object.__setattr__(self, "_representations", cached)

@@ -31,8 +31,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from fdpkit._numerics import json_safe
-from fdpkit.curves import EpsDeltaCurve, TradeOffCurve
+from fdpkit.curves import EpsDeltaCurve, GaussianCurve, TradeOffCurve
 from fdpkit.fit import GDPFit, regret
+from fdpkit.accounting.rdp import renyi_curve, tight_rho
+from fdpkit.convert.renyi_conversions import zcdp_curve as ZCDPCurve
 
 #: GDP regret below which mu-GDP is an essentially complete description (Sec. 4).
 REGRET_COMPLETE = 0.01
@@ -140,9 +142,6 @@ _CACHE_SIZE = 16
 
 def _representations(mechanism: Any, curve: TradeOffCurve, fit: GDPFit, delta: float,
                      epsilon: float) -> Representations:
-    from fdpkit.accounting.rdp import renyi_curve, tight_rho
-    from fdpkit.convert.renyi_conversions import zcdp_curve as ZCDPCurve
-
     # (tight_rho and renyi_curve read DP-SGD runs in elementary mechanisms themselves)
     rows = []
     curves: dict[str, TradeOffCurve] = {"mechanism": curve}
@@ -176,8 +175,6 @@ def _representations(mechanism: Any, curve: TradeOffCurve, fit: GDPFit, delta: f
     mu_text = f"μ = {fit.mu:.4g}" if math.isfinite(fit.mu) else "μ = ∞"
     rows.append(Representation("gdp", "μ-GDP", mu_text, fit.regret, "tight μ (Gomez et al. Eq. 5)"))
     if math.isfinite(fit.mu):
-        from fdpkit.curves import GaussianCurve
-
         curves["μ-GDP"] = GaussianCurve(fit.mu)
     rows_t = tuple(rows)
     advice, rec = _advice(rows_t)

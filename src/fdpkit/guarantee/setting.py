@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from fdpkit.fit import fit_gdp
+from fdpkit.accounting import poisson_comparison
 from fdpkit.mechanisms import Composed, Mechanism, Subsampled, walk
 
 #: Citations for the gap between shuffled and Poisson accounting.
@@ -58,8 +59,6 @@ def comparison_for(mechanism: Mechanism, discretization: float, deltas: Sequence
     as not a guarantee; None otherwise."""
     if (_own_setting(mechanism) or {}).get("sampling") != "shuffled":
         return None
-    from fdpkit.accounting import poisson_comparison
-
     acc = poisson_comparison(mechanism, discretization)
     mu = fit_gdp(acc.curve, alpha_min=alpha_min).mu
     eps = [{"delta": d, "epsilon": acc.epsilon_for_delta(d)} for d in deltas]

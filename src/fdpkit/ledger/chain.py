@@ -39,6 +39,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from fdpkit.ledger.models import Approval, ChainHead, Dataset, Event, Release, Threshold, User
+from fdpkit.accounting import Composition
+from fdpkit.ledger.totals import DELTA_REF, add_rows
 
 GENESIS = "0" * 64
 #: Environment variable holding the key of a keyed (HMAC-SHA256) chain.
@@ -324,9 +326,6 @@ def _total_problems(released: list[tuple[int, dict, dict]]) -> list[tuple[int, s
     count and epsilon sum at every event, mu at every event of a Gaussian-family total,
     and the composed epsilon at delta 1e-5 of each dataset's last release (one PLD
     composition per non-Gaussian release)."""
-    from fdpkit.accounting import Composition
-    from fdpkit.ledger.totals import DELTA_REF, add_rows
-
     out: list[tuple[int, str]] = []
     by_dataset: dict[int, list[tuple[int, dict, dict]]] = {}
     for item in released:

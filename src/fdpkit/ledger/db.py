@@ -29,7 +29,7 @@ from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
-from fdpkit.ledger.models import SCHEMA_REVISION
+from fdpkit.ledger.models import SCHEMA_REVISION, ChainHead
 
 HERE = Path(__file__).resolve().parent
 #: SQLite busy timeout (ms) and how often a failed write transaction is retried.
@@ -233,6 +233,4 @@ def short_write(engine: Engine, fn: Callable[[Session], T], wait_s: float) -> T:
 
 def lock_head(session: Session):
     """Lock and return the chain head row (serialises writers)."""
-    from fdpkit.ledger.models import ChainHead
-
     return session.execute(select(ChainHead).where(ChainHead.id == 1).with_for_update()).scalar_one()

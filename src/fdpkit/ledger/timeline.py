@@ -15,10 +15,12 @@ from typing import Any
 from fdpkit._numerics import json_safe
 from fdpkit.ledger.chain import canonical, utc
 from fdpkit.ledger.operations import Ledger, Status, event_dict, release_dict
-from fdpkit.ledger.totals import add_rows
-from fdpkit.ledger.totals import DELTA_REF, FPR_REF, read_total
+from fdpkit.ledger.totals import DELTA_REF, FPR_REF, add_rows, read_total
 from fdpkit.accounting import Composition
 from fdpkit.report.model import Figure, ReportDocument, Section, Table, fmt
+from fdpkit.mechanisms import Composed, Laplace, PureDP, RandomizedResponse, Repeated, mechanism_from_dict
+from fdpkit.report import csv_rows
+from fdpkit.report.figures import svg_inline
 
 BUCKETS = ("week", "day", "month")
 ADJECTIVE = {"week": "weekly", "day": "daily", "month": "monthly"}
@@ -118,8 +120,6 @@ def timeline(ledger: Ledger, dataset: str, bucket: str = "week") -> list[Timelin
 def timeline_csv(rows: list[TimelineRow]) -> str:
     """The timeline as CSV text: the header row, then one row per period (floats written
     with ``repr`` so that they read back exactly)."""
-    from fdpkit.report import csv_rows
-
     return csv_rows([list(HEADER), *[[c if not isinstance(c, float) else repr(c) for c in r.cells()]
                                      for r in rows]])
 
@@ -152,8 +152,6 @@ def draw_timeline(rows: list[TimelineRow], epsilon_thresholds: list[tuple[str, f
 def timeline_svg(rows: list[TimelineRow], status: Status) -> str:
     """The timeline plot (:func:`draw_timeline`) as inline SVG, with the dataset's ε
     thresholds at δ = 1e-5 from ``status``."""
-    from fdpkit.report.figures import svg_inline
-
     return svg_inline(draw_timeline(rows, _eps_thresholds(status)))
 
 
@@ -183,8 +181,6 @@ def export_data(ledger: Ledger, dataset: str, bucket: str = "week") -> dict[str,
 def _pure_epsilon(mech: Any) -> float | None:
     """The pure epsilon of a mechanism that is pure epsilon-DP by construction (Laplace,
     randomized response, pure DP, and their repetitions and compositions), else None."""
-    from fdpkit.mechanisms import Composed, Laplace, PureDP, RandomizedResponse, Repeated
-
     if isinstance(mech, Laplace):
         return mech.epsilon
     if isinstance(mech, (PureDP, RandomizedResponse)):
@@ -202,8 +198,6 @@ def basic_composition_claim(releases: list[dict[str, Any]]) -> tuple[float, floa
     """(sum of epsilon, sum of delta) that basic composition gives for ``releases`` (their
     ``release_dict`` rows): a pure release adds (its pure epsilon, 0), any other its own
     (epsilon at 1e-5, 1e-5). Three pure Laplace releases of epsilon 2 claim (6, 0)."""
-    from fdpkit.mechanisms import mechanism_from_dict
-
     eps = delta = 0.0
     for item in releases:
         pure = _pure_epsilon(mechanism_from_dict(item["mechanism"]))

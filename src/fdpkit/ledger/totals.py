@@ -21,6 +21,7 @@ from fdpkit.accounting import Composition
 from fdpkit.convert import epsilon_for_delta_from_mu
 from fdpkit.fit import fit_gdp
 from fdpkit.mechanisms import mechanism_from_dict
+from fdpkit.ledger.models import LEVELS, METRICS
 
 #: delta of the headline epsilon and of the basic-composition sum; FPR of the headline TPR.
 DELTA_REF = 1e-5
@@ -50,8 +51,6 @@ class ThresholdSpec:
 
 def check_threshold(metric: str, level: str, value: Any, delta: Any = None, fpr: Any = None) -> ThresholdSpec:
     """Validate a threshold; ``ValueError`` naming the bad argument."""
-    from fdpkit.ledger.models import LEVELS, METRICS
-
     if metric not in METRICS:
         raise ValueError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")
     if level not in LEVELS:

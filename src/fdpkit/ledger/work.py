@@ -31,6 +31,7 @@ from sqlalchemy import select
 from fdpkit.accounting import DISCRETIZATION_DEFAULT, RUNNING_DISCRETIZATION, estimate_cost
 from fdpkit.ledger.models import ComposedState, Dataset, Release
 from fdpkit.mechanisms import Mechanism, mechanism_from_dict
+from fdpkit.ledger.operations import MAX_ID
 
 #: Most timeline buckets (``fdpkit.ledger.timeline.MAX_BUCKETS``): one total read per bucket with releases.
 MAX_BUCKETS = 520
@@ -142,8 +143,6 @@ def document_work(ledger: Any, dataset: str, fmt: str) -> float:
 
 def _row_id(value: Any) -> int | None:
     """A row id the database can hold, else None (the ledger itself names the error)."""
-    from fdpkit.ledger.operations import MAX_ID
-
     try:
         rid = int(value)
     except (TypeError, ValueError, OverflowError):

@@ -46,6 +46,7 @@ from fdpkit._numerics import check_probability, check_scalar
 from fdpkit.accounting import Accounting, account, shared_single_steps
 from fdpkit.accounting._resolution import choose_discretization
 from fdpkit.mechanisms import DPSGD, dpsgd_from_opacus_history
+from fdpkit.guarantee.privacy import privacy_report
 
 #: Name under which the accountant is registered with Opacus.
 MECHANISM = "fdpkit"
@@ -151,8 +152,6 @@ class FdpkitAccountant(IAccountant):
 
     def report(self):
         """The full :class:`fdpkit.PrivacyReport` of the history (cached)."""
-        from fdpkit.guarantee.privacy import privacy_report
-
         key = _history_key(self.history) if self.history else ()
         hit = _REPORTS.get(key)
         if hit is not None:

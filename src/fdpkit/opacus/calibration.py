@@ -29,6 +29,7 @@ from typing import Any
 from opacus.accountants import utils as _opacus_utils
 
 from fdpkit.opacus.accountant import MECHANISM
+from fdpkit.calibrate import calibrate_dpsgd
 
 _OPACUS_GET_NOISE_MULTIPLIER = _opacus_utils.get_noise_multiplier
 #: Relative slack under which epochs / sample_rate counts as a whole number of steps.
@@ -56,8 +57,6 @@ def get_noise_multiplier(*, target_epsilon: float, target_delta: float, sample_r
         return _OPACUS_GET_NOISE_MULTIPLIER(target_epsilon=target_epsilon, target_delta=target_delta,
                                             sample_rate=sample_rate, epochs=epochs, steps=steps,
                                             accountant=accountant, epsilon_tolerance=epsilon_tolerance, **kwargs)
-    from fdpkit.calibrate import calibrate_dpsgd
-
     if (steps is None) == (epochs is None):
         raise ValueError("get_noise_multiplier takes as input EITHER a number of steps or a number of epochs")
     t = steps if steps is not None else _steps(epochs, sample_rate)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from fdpkit.mechanisms import dpsgd, dpsgd_from_opacus_history
+from fdpkit.accounting import shared_single_steps
 
 
 class BudgetExhausted(RuntimeError):
@@ -76,8 +77,6 @@ class BudgetGuard:
         return bool(self.ledger.check(self.dataset, mech.to_dict()).blocked)
 
     def _last_allowed(self, probe) -> int:
-        from fdpkit.accounting import shared_single_steps
-
         with shared_single_steps():  # the bisection composes one single step many times
             return self._bisect(probe)
 

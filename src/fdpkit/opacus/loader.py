@@ -37,6 +37,7 @@ from typing import Any, Sequence
 from fdpkit.mechanisms import DPSGD, dpsgd_from_opacus_history
 from fdpkit.mechanisms.training import _choice, make_phase
 from fdpkit.vocabulary import ADD_REMOVE, POISSON, RELATIONS, REPLACE_ONE, SHUFFLED
+from fdpkit.guarantee.privacy import DEFAULT_DELTAS, DEFAULT_FPRS, privacy_report as _report
 
 #: Relative tolerance when the history's sample rate is compared with the loader's.
 RATE_RTOL = 1e-9
@@ -271,9 +272,6 @@ def privacy_report(privacy_engine: Any, data_loader: Any, *, relation: str | Non
         A loader with no sound accounting, or a contradiction between the loader and the
         history (sample rate, steps).
     """
-    from fdpkit.guarantee.privacy import DEFAULT_DELTAS, DEFAULT_FPRS
-    from fdpkit.guarantee.privacy import privacy_report as _report
-
     mech = mechanism_of(privacy_engine, data_loader, relation=relation, epochs=epochs)
     report = _report(mech, deltas=DEFAULT_DELTAS if deltas is None else deltas,
                      fprs=DEFAULT_FPRS if fprs is None else fprs)

@@ -38,6 +38,7 @@ from fdpkit.risk import (
     relative_risk,
 )
 from fdpkit.utility import mu_min_for_power_loss, solve_ztest, split_epsilon, split_mu
+from fdpkit.risk.grade import grade, grade_for_tpr
 
 FAMILIES = {
     "catastrophic": "mechanisms that can fail catastrophically (f(0) < 1): uniform random sampling, "
@@ -86,8 +87,6 @@ class MechanismOption:
     def grade(self):
         """The grade (:func:`fdpkit.risk.grade`) of the mechanism this option plans: the Gaussian
         curve at mu, the Laplace curve at epsilon (any epsilon-DP mechanism when tests share it)."""
-        from fdpkit.risk.grade import grade, grade_for_tpr
-
         if not math.isfinite(self.value):
             return grade_for_tpr(1.0)
         if self.parameter == "mu":
@@ -348,8 +347,6 @@ class UtilityFirstPlan:
     def grade(self):
         """The grade (:func:`fdpkit.risk.grade`) of the planned Gaussian mechanism at mu_total
         (all tests together); "no meaningful protection" when no finite mu is planned."""
-        from fdpkit.risk.grade import grade, grade_for_tpr
-
         m = self.mu_total
         return grade(GaussianCurve(m)) if math.isfinite(m) else grade_for_tpr(1.0)
 

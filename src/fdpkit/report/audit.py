@@ -11,6 +11,8 @@ from typing import Any
 import numpy as np
 
 from fdpkit.report.model import Figure, ReportDocument, Section, Table, _symbols, fmt
+from fdpkit.curves import GaussianCurve
+from fdpkit.report.plots import FPR_LABEL, TPR_LABEL
 
 #: Confidence boxes drawn at most (spread over the bounded thresholds).
 MAX_BOXES = 40
@@ -24,9 +26,6 @@ def audit_roc(ax, result: Any):
     [FPR, FPR_upper] x [TPR_lower, TPR] at the bounded thresholds, the certified curve
     (when given) and G_mu at the empirical lower bound."""
     from matplotlib.patches import Rectangle
-
-    from fdpkit.curves import GaussianCurve
-    from fdpkit.report.plots import FPR_LABEL, TPR_LABEL
 
     grid = np.geomspace(_FLOOR, 1.0, 300)
     fpr, tpr = result.roc_samples()

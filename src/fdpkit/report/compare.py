@@ -31,6 +31,9 @@ import numpy as np
 
 from fdpkit._numerics import json_safe
 from fdpkit.curves import EpsDeltaCurve, GaussianCurve, LaplaceCurve, TradeOffCurve
+from fdpkit.accounting import tradeoff_curve
+from fdpkit.mechanisms import Mechanism, mechanism_from_dict
+from fdpkit.report import plots
 
 #: Most curves on one plot.
 MAX_CURVES = 8
@@ -90,8 +93,6 @@ class CurveComparison:
     def draw(self, ax):
         """All curves on ``ax`` with the 1 - alpha diagonal and a legend below the axes (up to
         eight labels stay legible and never hide a curve)."""
-        from fdpkit.report import plots
-
         plots.tradeoff(ax, self.mapping())
         handles, labels = ax.get_legend_handles_labels()
         ax.get_legend().remove()
@@ -133,9 +134,6 @@ def _number(where: str, name: str, value: Any, *, positive: bool = False, upper:
 
 
 def _mechanism_curve(where: str, spec: Any, discretization: float, budget: Any) -> ComparedCurve:
-    from fdpkit.accounting import tradeoff_curve
-    from fdpkit.mechanisms import Mechanism, mechanism_from_dict
-
     if isinstance(spec, Mechanism):
         mech = spec
     elif isinstance(spec, Mapping):

@@ -5,8 +5,12 @@ the :class:`fdpkit.guarantee.privacy.PrivacyReport`."""
 
 from __future__ import annotations
 
-from fdpkit.guarantee.privacy import PrivacyReport
+from typing import TYPE_CHECKING
+
 from fdpkit.report.model import Section, Table, fmt
+
+if TYPE_CHECKING:  # annotations only
+    from fdpkit.guarantee import PrivacyReport
 
 STATEMENT_TITLE = "Statement for the paper"
 

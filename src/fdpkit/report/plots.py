@@ -9,9 +9,9 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from fdpkit.convert import epsilon_for_delta_from_mu
+from fdpkit.convert import epsilon_for_delta_from_mu, mu_for_epsilon_delta, mu_from_pure_epsilon
 from fdpkit.curves import GaussianCurve, LaplaceCurve, TradeOffCurve
-from fdpkit.risk import posterior, relative_risk
+from fdpkit.risk import posterior, precision_at_recall, relative_risk
 
 FPR_LABEL = "False positive rate (FPR, α)"
 FNR_LABEL = "False negative rate (FNR, β)"
@@ -150,8 +150,6 @@ def mu_vs_epsilon(ax, *, epsilons: Sequence[float] | None = None, fprs: Sequence
     precision at a recall (Prop. 3.2, Fig. 2b/c, ``same precision at recall 0.01``), the same
     δ at ε, i.e. μ with δ_μ(ε) = δ (K&H Eq. 11, Fig. 3b/c, ``same ε at δ = 1e-05``), and the
     rules of thumb ε/5 and ε/3."""
-    from fdpkit.convert import mu_for_epsilon_delta, mu_from_pure_epsilon
-
     eps = np.linspace(0.05, 8.0, 120) if epsilons is None else np.asarray(epsilons, dtype=float)
     ax.plot(eps, mu_from_pure_epsilon(eps), lw=2.2, label="any ε-DP mechanism (Gomez Prop. 6.1)")
     for a in fprs:
@@ -174,8 +172,6 @@ def mu_vs_epsilon(ax, *, epsilons: Sequence[float] | None = None, fprs: Sequence
 def precision_vs_recall(ax, curves: Mapping[str, TradeOffCurve], *, recall_min: float = 1e-6):
     """Worst-case attack precision against recall on a balanced population (Kulynych &
     Honkela Figs. 2a, 5a): precision = TPR / (TPR + FPR) at TPR = recall."""
-    from fdpkit.risk import precision_at_recall
-
     r = np.geomspace(recall_min, 0.999, 200)
     for name, c in curves.items():
         ax.semilogx(r, precision_at_recall(c, r), label=f"{name} ({c.bound})")

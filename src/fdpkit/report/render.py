@@ -185,7 +185,7 @@ def to_html(doc: ReportDocument, *, figures: bool = True) -> str:
 
 def to_pdf(doc: ReportDocument) -> bytes:
     """The report as PDF bytes (same content and plots as the HTML; :mod:`fdpkit.report.pdf`)."""
-    from fdpkit.report.pdf import render_pdf
+    from fdpkit.report.pdf import render_pdf  # fpdf and matplotlib (the [report] extra): only for PDF
 
     return render_pdf(doc)
 

@@ -5,23 +5,23 @@ and its plot. Layout only: the numbers come from :mod:`fdpkit.guarantee.represen
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 import numpy as np
 
-from fdpkit.guarantee.privacy import PrivacyReport
+from fdpkit.report import plots
+from fdpkit.report.model import Figure, Section, Table, fmt
+
+if TYPE_CHECKING:  # annotations only
+    from fdpkit.guarantee import PrivacyReport
 
 
 def _fmt(x: float) -> str:
-    from fdpkit.report.model import fmt
-
     return fmt(x, 3)
 
 
 def representation_section(report: PrivacyReport):
     """A ``Section`` with the representations table and the advice paragraph."""
-    from fdpkit.report.model import Section, Table
-
     reps = report.representations()
     rows = tuple((r.name, r.parameter, _fmt(r.regret) if math.isfinite(r.regret) else "∞ (not finite)",
                   "yes" if r.key == reps.recommended else "", r.note) for r in reps.rows)
@@ -62,9 +62,6 @@ def draw_regrets(ax, report: PrivacyReport):
 
 def representation_figures(report: PrivacyReport) -> list:
     """Figures of the section: the regret bars and the representations' curves."""
-    from fdpkit.report import plots
-    from fdpkit.report.model import Figure
-
     def curves(ax: Any):
         reps = report.representations()
         curves = {k: c for k, c in (reps.curves or {}).items() if k != "mechanism"}

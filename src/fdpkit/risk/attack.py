@@ -13,12 +13,9 @@ import numpy as np
 
 from fdpkit._deprecation import warn_renamed
 from fdpkit._numerics import check_probability, scalar_or_array
-from fdpkit.curves import TradeOffCurve, check_curve
-
-
-def _curve(curve: Any) -> TradeOffCurve:
-    """A curve to read risk from: :func:`fdpkit.curves.check_curve`, upper bounds refused."""
-    return check_curve(curve, "curve", upper="risk read from an optimistic curve would understate it")
+from fdpkit.curves import TradeOffCurve
+from fdpkit.risk._checks import check_risk_curve
+from fdpkit.risk.disclosure import relative_risk
 
 
 def _risk_tpr(curve: TradeOffCurve, fpr: Any) -> float | np.ndarray:
@@ -30,7 +27,7 @@ def _risk_tpr(curve: TradeOffCurve, fpr: Any) -> float | np.ndarray:
     >>> round(_risk_tpr(GaussianCurve(2.0), 1e-10), 8)
     6.46e-06
     """
-    curve = _curve(curve)
+    curve = check_risk_curve(curve)
     return curve.tpr(check_probability("fpr", fpr) if np.ndim(fpr) else float(check_probability("fpr", fpr)))
 
 
@@ -64,7 +61,7 @@ def multiplicative_advantage(curve: TradeOffCurve, fpr: Any) -> float | np.ndarr
     >>> round(multiplicative_advantage(GaussianCurve(1.0), 1e-3), 2)
     18.3
     """
-    curve = _curve(curve)
+    curve = check_risk_curve(curve)
     a = check_probability("fpr", fpr, open_low=True)
     return scalar_or_array(curve._tpr(a) / a, fpr)
 
@@ -82,7 +79,7 @@ def precision_at_recall(curve: TradeOffCurve, recall: Any) -> float | np.ndarray
     >>> round(precision_at_recall(GaussianCurve(1.0), 0.01), 3)
     0.958
     """
-    curve = _curve(curve)
+    curve = check_risk_curve(curve)
     b = check_probability("recall", recall, open_low=True)
     fpr_needed = curve.inverse()._beta(1.0 - b)
     return scalar_or_array(b / (b + fpr_needed), recall)
@@ -103,7 +100,7 @@ def posterior(curve: TradeOffCurve, prior: Any, fpr: Any) -> float | np.ndarray:
     >>> round(posterior(GaussianCurve(1.0), 0.01, 1e-3), 3)
     0.156
     """
-    curve = _curve(curve)
+    curve = check_risk_curve(curve)
     p = check_probability("prior", prior)
     a = check_probability("fpr", fpr)
     p, a = np.broadcast_arrays(p, a)
@@ -116,8 +113,6 @@ def posterior(curve: TradeOffCurve, prior: Any, fpr: Any) -> float | np.ndarray:
         log_ratio = log_a - np.maximum(curve._log_tpr(a), log_a)
         post = np.exp(-np.logaddexp(0.0, np.log1p(-p) - np.log(p) + log_ratio))
     if (a == 0).any():
-        from fdpkit.risk.disclosure import relative_risk
-
         rho = relative_risk(curve)
         with np.errstate(invalid="ignore"):
             lim = np.where(np.isinf(rho), 1.0, p * rho / (1.0 - p + p * rho))

@@ -19,7 +19,7 @@ else:  # loaded on first use (start-up time, issue 30)
 
 from fdpkit._numerics import check_probability
 from fdpkit.curves import TradeOffCurve
-from fdpkit.fit.regret import _check_curve
+from fdpkit.risk._checks import check_risk_curve
 
 #: Grid size (uniform in alpha) for curves that are neither closed-form nor piecewise
 #: linear; the best grid point is refined with Brent's method.
@@ -34,7 +34,7 @@ def advantage(curve: TradeOffCurve) -> float:
     >>> round(advantage(GaussianCurve(1.0)), 6)   # 2 Phi(mu/2) - 1
     0.382925
     """
-    curve = _check_curve("curve", curve)
+    curve = check_risk_curve(curve, sound=False)
     exact = curve._advantage_exact()
     if exact is not None:
         return float(exact)
@@ -64,7 +64,7 @@ def bayes_risk(curve: TradeOffCurve, prior: float) -> float:
     >>> round(bayes_risk(GaussianCurve(0.0), 0.5), 6)
     0.5
     """
-    curve = _check_curve("curve", curve)
+    curve = check_risk_curve(curve, sound=False)
     prior = float(check_probability("prior", prior))
     bp = curve._breakpoints()
     if bp is not None:

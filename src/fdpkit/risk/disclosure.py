@@ -26,7 +26,7 @@ from fdpkit.curves import (
     TradeOffCurve,
     ZCDPCurve,
 )
-from fdpkit.risk.attack import _curve
+from fdpkit.risk._checks import check_risk_curve
 
 FAILURE_MODES = ("none", "graceful", "catastrophic")
 
@@ -70,7 +70,7 @@ def relative_risk(curve: TradeOffCurve, fpr_min: Any = None) -> float:
     >>> round(relative_risk(GaussianCurve(1.0), fpr_min=1e-3), 2)
     18.3
     """
-    curve = _curve(curve)
+    curve = check_risk_curve(curve)
     if fpr_min is not None:
         a0 = check_scalar("fpr_min", check_probability("fpr_min", fpr_min, open_low=True))
         return max(1.0, float(curve._tpr(np.array([a0]))[0] / a0))
@@ -99,7 +99,7 @@ def failure_mode(curve: TradeOffCurve, *, tolerance: float = 0.0) -> str:
     >>> failure_mode(UniformSamplingCurve(1.0, 100))
     'catastrophic'
     """
-    curve = _curve(curve)
+    curve = check_risk_curve(curve)
     tol = check_scalar("tolerance", check_probability("tolerance", tolerance))
     f0 = curve.f0
     if f0 < 1.0 - tol:

@@ -40,7 +40,8 @@ import math
 from dataclasses import dataclass
 
 from fdpkit.curves import TradeOffCurve
-from fdpkit.risk.attack import _curve, _risk_tpr
+from fdpkit.risk._checks import check_risk_curve
+from fdpkit.risk.attack import _risk_tpr
 from fdpkit.risk.disclosure import failure_mode as _failure_mode
 
 #: Reference false-positive rate of the scale.
@@ -206,7 +207,7 @@ def grade(curve: TradeOffCurve, *, failure_mode: str | None = None) -> Grade:
     tpr = float(_risk_tpr(curve, REFERENCE_FPR))
     if not math.isfinite(tpr):  # pragma: no cover - _risk_tpr never returns NaN
         raise ValueError("curve gives no finite TPR at the reference FPR")
-    curve = _curve(curve)
+    curve = check_risk_curve(curve)
     g = grade_for_tpr(min(1.0, max(0.0, tpr)))
     mode = failure_mode if failure_mode is not None else _failure_mode(curve, tolerance=DISCLOSURE_TOLERANCE)
     if mode not in ("none", "graceful", "catastrophic"):

@@ -17,6 +17,9 @@ from fdpkit.risk.bayes import advantage
 from fdpkit.risk.attack import _risk_tpr, multiplicative_advantage, posterior
 from fdpkit.risk.disclosure import failure_mode, relative_risk
 from fdpkit.risk.grade import SCALE_NOTE, WORST_CASE_NOTE, Grade, grade
+from fdpkit.accounting import tradeoff_curve
+from fdpkit.convert.gdp import mu_for_epsilon_delta
+from fdpkit.mechanisms import ZCDP
 
 GUARANTEES = ("mu", "epsilon", "epsilon_delta", "zcdp")
 #: Which of mu, epsilon, delta, rho each kind of guarantee uses.
@@ -68,9 +71,6 @@ def guarantee_curve(guarantee: str, *, mu: float | None = None, epsilon: float |
     """The trade-off curve of a guarantee (exact, or a sound lower bound for zCDP) and its name."""
     check_guarantee_fields(guarantee, mu=mu, epsilon=epsilon, delta=delta, rho=rho)
     if guarantee == "zcdp":
-        from fdpkit.accounting import tradeoff_curve
-        from fdpkit.mechanisms import ZCDP
-
         return tradeoff_curve(ZCDP(rho)), f"ρ = {rho:g} zCDP"
     if guarantee == "mu":
         return GaussianCurve(mu), f"μ = {mu:g} Gaussian DP"
@@ -182,8 +182,6 @@ def gaussian_equivalent(guarantee: str, *, epsilon: float | None = None, delta: 
     1.666
     """
     import math
-
-    from fdpkit.convert.gdp import mu_for_epsilon_delta
 
     if guarantee == "zcdp":
         return math.sqrt(2.0 * float(rho)), f"ρ = {rho:g}"

@@ -28,6 +28,11 @@ import time
 from typing import Any, Mapping, Sequence
 
 import numpy as np
+from fdpkit.accounting import account, shared_single_steps
+from fdpkit.fit import ALPHA_MIN_DEFAULT, fit_gdp_adapted
+from fdpkit.mechanisms import dpsgd
+from fdpkit.mechanisms.training import REFUSED
+from fdpkit.risk import advantage
 
 from fdpkit.vocabulary import ADD_REMOVE, POISSON, SHUFFLED, TRUNCATED_POISSON
 
@@ -57,8 +62,6 @@ def check_metrics(metrics: Sequence[str] | None) -> tuple[str, ...]:
 
 def mechanism_for(setting: Mapping[str, Any]):
     """The DP-SGD mechanism of one setting (the keyword arguments of ``fdpkit.dpsgd``)."""
-    from fdpkit.mechanisms import dpsgd
-
     kwargs = dict(setting)
     nm = kwargs.pop("noise_multiplier")
     if kwargs.get("sampling", POISSON) != TRUNCATED_POISSON:
@@ -70,8 +73,6 @@ def refusal(setting: Mapping[str, Any]) -> str | None:
     """Why a (sampling, relation) pair of ``setting`` has no sound analysis (the message
     :func:`fdpkit.dpsgd` raises), or None. A grid over schemes and relations reports such a
     pair as a row with this ``note`` and no numbers, instead of failing the whole sweep."""
-    from fdpkit.mechanisms.training import REFUSED
-
     return REFUSED.get((setting.get("sampling", POISSON), setting.get("relation", ADD_REMOVE)))
 
 
@@ -92,10 +93,6 @@ def evaluate_setting(setting: Mapping[str, Any], options: Mapping[str, Any]) -> 
     :func:`fdpkit.advantage`), but only the requested metrics are computed: a report's
     posteriors, failure mode and provenance are skipped.
     """
-    from fdpkit.accounting import account
-    from fdpkit.fit import ALPHA_MIN_DEFAULT, fit_gdp_adapted
-    from fdpkit.risk import advantage
-
     metrics = options["metrics"]
     fprs = tuple(options["fprs"])
     delta = options["delta"]
@@ -134,8 +131,6 @@ def evaluate_group(group: Sequence[Mapping[str, Any]], options: Mapping[str, Any
     A plain function of plain data (lists of dicts of numbers and strings), so that it
     runs unchanged in-process, in a process pool or as a Dask task.
     """
-    from fdpkit.accounting import shared_single_steps
-
     with shared_single_steps():  # the single step is built once for all step counts
         return [evaluate_setting(s, options) for s in group]
 

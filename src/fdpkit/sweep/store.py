@@ -24,6 +24,7 @@ from typing import Any, Iterable, Sequence
 
 from fdpkit._numerics import json_safe
 from fdpkit.sweep.grid import INPUT_COLUMNS
+from fdpkit.report.render import write_atomic
 
 FORMATS = ("csv", "parquet")
 _INT_COLUMNS = ("batch_size", "dataset_size", "steps", "max_batch_size")
@@ -87,8 +88,6 @@ class Checkpoint:
         self.dir.mkdir(exist_ok=True)
         self._count += 1
         name = f"part-{os.getpid()}-{self._count:06d}.json"
-        from fdpkit.report.render import write_atomic
-
         data = json.dumps(json_safe([dict(r) for r in rows]), allow_nan=False)
         write_atomic(self.dir / name, data.encode())
 
@@ -133,8 +132,6 @@ def to_parquet_bytes(rows: Sequence[dict[str, Any]]) -> bytes:
 
 def write_table(path: str | os.PathLike, rows: Sequence[dict[str, Any]]) -> Path:
     """Write rows to ``path`` atomically, as Parquet for ``.parquet`` and CSV otherwise."""
-    from fdpkit.report.render import write_atomic
-
     p = Path(path)
     data = to_parquet_bytes(rows) if output_format(p) == "parquet" else to_csv_bytes(rows)
     write_atomic(p, data)

@@ -21,7 +21,12 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from fdpkit._numerics import check_scalar
-from fdpkit.sweep.runner import SweepResult, run_sweep
+from fdpkit.sweep.runner import SweepResult, _options, run_sweep
+from fdpkit.calibrate import calibrate_dpsgd
+from fdpkit.guarantee.privacy import privacy_report
+from fdpkit.mechanisms import dpsgd_from_training
+from fdpkit.sweep.executors import EXECUTORS, RUNNERS
+from fdpkit.sweep.grid import cartesian
 
 #: Gomez et al. Fig. 4: noise multipliers, step counts, and the threshold of the rule of thumb.
 FIG4_NOISE = (0.5, 1.0, 2.0, 4.0, 8.0)
@@ -132,10 +137,6 @@ def rule_of_thumb(noise_multiplier: Sequence[float] = (1.0, 2.0, 4.0, 8.0),
 def _design_rows(group: Sequence[Mapping[str, Any]], options: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Calibrate each (batch size, epochs) setting of ``group`` (a plain function of plain
     data, run by the sweep executors)."""
-    from fdpkit.calibrate import calibrate_dpsgd
-    from fdpkit.mechanisms import dpsgd_from_training
-    from fdpkit.guarantee.privacy import privacy_report
-
     target = {"mu": options["mu"]} if options.get("mu") is not None else \
         {"epsilon": options["epsilon"], "delta": options["delta"]}
     rows = []
@@ -186,10 +187,6 @@ def design_table(*, mu: float | None = None, batch_size: Sequence[int], epochs: 
         One row per pair: batch_size, epochs, dataset_size, sample_rate, steps,
         noise_multiplier, mu, regret, epsilon, ``tpr_at_0.001``, converged, target.
     """
-    from fdpkit.sweep.runner import _options
-    from fdpkit.sweep.executors import EXECUTORS, RUNNERS
-    from fdpkit.sweep.grid import cartesian
-
     if (mu is None) == (epsilon is None):
         raise ValueError("give exactly one target: mu, or epsilon (with delta)")
     opts = _options(delta, (1e-3,), None, discretization)
