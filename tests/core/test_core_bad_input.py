@@ -11,7 +11,7 @@ import fdpkit as fp
 @pytest.mark.parametrize("call, match", [
     (lambda: fp.GaussianCurve(1.0).beta(-0.1), r"alpha must be in \[0, 1\], got -0.1"),
     (lambda: fp.GaussianCurve(1.0).beta(1.5), r"alpha .*1.5"),
-    (lambda: fp.GaussianCurve(1.0).tpr(math.nan), r"alpha must not be NaN"),
+    (lambda: fp.GaussianCurve(1.0).tpr(math.nan), r"fpr must not be NaN"),
     (lambda: fp.GaussianCurve(1.0).beta([0.1, 2.0]), r"alpha .*2.0 \(at index 1\)"),
     (lambda: fp.GaussianCurve(-1.0), r"mu must be >= 0, got -1.0"),
     (lambda: fp.GaussianCurve(math.inf), r"mu must be finite"),

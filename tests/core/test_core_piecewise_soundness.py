@@ -196,4 +196,4 @@ def test_curves_base_never_imports_its_subclasses():
     for path in (SRC / "curves").glob("*.py"):
         mods = {m for m in imported(path) if m.startswith("fdpkit")}
         # fdpkit._lazy: the leaf helper that defers heavy third-party imports (issue 30)
-        assert all(m.startswith(("fdpkit.curves", "fdpkit._numerics", "fdpkit._solve", "fdpkit._lazy")) for m in mods), (path, mods)
+        assert all(m.startswith(("fdpkit.curves", "fdpkit._numerics", "fdpkit._solve", "fdpkit._lazy", "fdpkit._deprecation")) for m in mods), (path, mods)
