@@ -18,13 +18,37 @@ def cpu_ticks(pid: int) -> int:
     return int(fields[11]) + int(fields[12])
 
 
+def running(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie waiting to be reaped."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def pool_pids(app) -> list[int]:
+    """Process ids of the live workers of every worker pool of ``app``."""
+    return [pid for pool in getattr(app.state, "pools", {}).values() for pid in pool.pids()]
+
+
+def full_pool_pids(app, wait_s: float = 30.0) -> list[int]:
+    """:func:`pool_pids` once every started pool has all its workers again (pebble starts
+    the replacement of a killed worker a moment after the kill)."""
+    deadline = time.monotonic() + wait_s
+    pools = list(getattr(app.state, "pools", {}).values())
+    while time.monotonic() < deadline and any(len(p.pids()) < p.size for p in pools):
+        time.sleep(0.05)
+    return pool_pids(app)
+
+
 def assert_reaped(killed: list, reap_s: float) -> None:
-    """Every killed worker (``.proc``: a Popen) is gone within ``reap_s`` seconds."""
+    """Every killed worker (a process id) is gone within ``reap_s`` seconds."""
     assert killed, "the worker that ran past the time limit was not replaced"
     deadline = time.monotonic() + reap_s
-    while any(w.proc.poll() is None for w in killed) and time.monotonic() < deadline:
+    while any(running(p) for p in killed) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert all(w.proc.poll() is not None for w in killed), "a killed worker is still running"
+    assert not any(running(p) for p in killed), "a killed worker is still running"
 
 
 def assert_idle(alive_pids) -> None:

@@ -167,6 +167,8 @@ _LAZY: dict[str, str] = {
     # --- sweeps (``fdpkit.sweep`` is the package; calling it is a deprecated ``run_sweep``)
     "run_sweep": "fdpkit.sweep",
     "sweep": "fdpkit.sweep",
+    # --- errors (bad input: a ValueError naming the public argument in .parameter)
+    "ParameterError": "fdpkit.errors",
 }
 
 __all__ = ["__version__", *_LAZY]

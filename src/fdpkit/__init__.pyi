@@ -119,4 +119,6 @@ from fdpkit.sweep import run_sweep as run_sweep
 from fdpkit.sweep import sweep as sweep
 
 
+from fdpkit.errors import ParameterError as ParameterError
+
 __all__: list[str]

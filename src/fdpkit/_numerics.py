@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 from scipy import special
 
+from fdpkit.errors import ParameterError
+
 #: Tolerance (absolute, on beta) within which a user-supplied or numeric curve may violate
 #: monotonicity, convexity or beta <= 1 - alpha before it is rejected. Violations inside the
 #: tolerance are repaired in the pessimistic direction (lower convex hull, clip towards 1 - alpha).
@@ -43,11 +45,12 @@ def _is_scalar(value: Any) -> bool:
     return np.ndim(value) == 0
 
 
-class InputTypeError(TypeError, ValueError):
+class InputTypeError(ParameterError, TypeError):
     """A value of the wrong type (a bool, a string, a complex number, an object).
 
     It is both a TypeError (what Python raises for wrong types) and a ValueError (what
-    fdpkit's interfaces turn into exit code 2 / HTTP 422), so either ``except`` catches it.
+    fdpkit's interfaces turn into exit code 2 / HTTP 422), so either ``except`` catches it;
+    a :class:`~fdpkit.errors.ParameterError`, so ``.parameter`` names the argument.
     """
 
 
@@ -57,7 +60,7 @@ MAX_ARRAY_SIZE = 10_000_000
 
 
 def _reject_type(name: str, value: Any, what: str) -> None:
-    raise InputTypeError(f"{name} must be a number, not {what}, got {_short(value)}")
+    raise InputTypeError(f"{name} must be a number, not {what}, got {_short(value)}", name)
 
 
 def _short(value: Any) -> str:
@@ -111,7 +114,7 @@ def check_real(
             too_big = True
         if too_big:
             if not allow_inf:
-                raise ValueError(f"{name} must be finite, got a number with {len(str(abs(value)))} digits")
+                raise ParameterError(f"{name} must be finite, got a number with {len(str(abs(value)))} digits", name)
             value = math.inf if value > 0 else -math.inf
         elif integer and scalar:
             _check_range(name, float(value), low, high, low_open, high_open)
@@ -121,7 +124,7 @@ def check_real(
     except (TypeError, ValueError, OverflowError):
         _reject_type(name, value, "this object")
     if arr.size > MAX_ARRAY_SIZE:
-        raise ValueError(f"{name} may have at most {MAX_ARRAY_SIZE:,} elements, got {arr.size:,}")
+        raise ParameterError(f"{name} may have at most {MAX_ARRAY_SIZE:,} elements, got {arr.size:,}", name)
     kind = arr.dtype.kind
     if kind == "b":
         _reject_type(name, value, "a bool")
@@ -145,15 +148,15 @@ def check_real(
         _reject_type(name, value, f"dtype {arr.dtype}")
     arr = arr.astype(float)
     if scalar and arr.ndim != 0:
-        raise ValueError(f"{name} must be a single number, got an array of shape {arr.shape}")
+        raise ParameterError(f"{name} must be a single number, got an array of shape {arr.shape}", name)
     if np.isnan(arr).any():
-        raise ValueError(f"{name} must not be NaN, got {_show(value)}")
+        raise ParameterError(f"{name} must not be NaN, got {_show(value)}", name)
     if not allow_inf and np.isinf(arr).any():
-        raise ValueError(f"{name} must be finite, got {_first_bad(arr, np.isinf(arr))}")
+        raise ParameterError(f"{name} must be finite, got {_first_bad(arr, np.isinf(arr))}", name)
     if integer:
         bad = np.isfinite(arr) & (arr != np.floor(arr))
         if bad.any():
-            raise ValueError(f"{name} must be a whole number, got {_first_bad(arr, bad)}")
+            raise ParameterError(f"{name} must be a whole number, got {_first_bad(arr, bad)}", name)
     if low is not None or high is not None:
         if arr.ndim == 0:
             _check_range(name, float(arr), low, high, low_open, high_open)
@@ -161,13 +164,13 @@ def check_real(
             if low is not None:
                 bad = arr <= low if low_open else arr < low
                 if bad.any():
-                    raise ValueError(f"{name} must be {'>' if low_open else '>='} {low:g}, "
-                                     f"got {_first_bad(arr, bad)}")
+                    raise ParameterError(f"{name} must be {'>' if low_open else '>='} {low:g}, "
+                                         f"got {_first_bad(arr, bad)}", name)
             if high is not None:
                 bad = arr >= high if high_open else arr > high
                 if bad.any():
-                    raise ValueError(f"{name} must be {'<' if high_open else '<='} {high:g}, "
-                                     f"got {_first_bad(arr, bad)}")
+                    raise ParameterError(f"{name} must be {'<' if high_open else '<='} {high:g}, "
+                                         f"got {_first_bad(arr, bad)}", name)
     if scalar:
         v = float(arr)
         return int(v) if integer and math.isfinite(v) else v
@@ -176,9 +179,9 @@ def check_real(
 
 def _check_range(name, v, low, high, low_open, high_open) -> None:
     if low is not None and (v <= low if low_open else v < low):
-        raise ValueError(f"{name} must be {'>' if low_open else '>='} {low:g}, got {v!r}")
+        raise ParameterError(f"{name} must be {'>' if low_open else '>='} {low:g}, got {v!r}", name)
     if high is not None and (v >= high if high_open else v > high):
-        raise ValueError(f"{name} must be {'<' if high_open else '<='} {high:g}, got {v!r}")
+        raise ParameterError(f"{name} must be {'<' if high_open else '<='} {high:g}, got {v!r}", name)
 
 
 def as_float_array(name: str, value: Any) -> np.ndarray:
@@ -224,7 +227,7 @@ def check_probability(
     bad = low_bad | high_bad
     if bad.any():
         interval = ("(" if open_low else "[") + "0, 1" + (")" if open_high else "]")
-        raise ValueError(f"{name} must be in {interval}, got {_first_bad(arr, bad)}")
+        raise ParameterError(f"{name} must be in {interval}, got {_first_bad(arr, bad)}", name)
     return arr
 
 
@@ -243,9 +246,9 @@ def check_nonnegative(
     bad = arr <= 0 if not allow_zero else arr < 0
     if bad.any():
         op = ">= 0" if allow_zero else "> 0"
-        raise ValueError(f"{name} must be {op}, got {_first_bad(arr, bad)}")
+        raise ParameterError(f"{name} must be {op}, got {_first_bad(arr, bad)}", name)
     if not allow_inf and np.isinf(arr).any():
-        raise ValueError(f"{name} must be finite, got {_first_bad(arr, np.isinf(arr))}")
+        raise ParameterError(f"{name} must be finite, got {_first_bad(arr, np.isinf(arr))}", name)
     return arr
 
 
@@ -264,7 +267,7 @@ def check_scalar(name: str, value: Any) -> float:
 def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
     """Return ``value`` if it is one of ``choices``, else raise ValueError naming ``name``."""
     if value not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
+        raise ParameterError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}", name)
     return value
 
 

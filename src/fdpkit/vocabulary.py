@@ -16,7 +16,7 @@ Examples
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, get_args
 
 #: Neighbouring datasets differ by adding or removing one privacy unit.
 ADD_REMOVE = "add-remove"
@@ -50,6 +50,20 @@ EXAMPLE = "example"
 USER = "user"
 #: Every privacy unit of :func:`fdpkit.dpsgd`.
 UNITS = (EXAMPLE, USER)
+
+# The same vocabularies as types, for static checkers and pydantic models (mypy cannot read a
+# Literal built from the tuples above); checked equal to the tuples below at import.
+#: A neighbouring relation, as a type.
+Relation = Literal["add-remove", "replace-one", "zero-out"]
+#: A relation the ledger records, old spelling accepted on input, as a type.
+LedgerRelationInput = Literal["add-remove", "replace-one", "add-or-remove"]
+#: A sampling scheme, as a type.
+Sampling = Literal["poisson", "truncated-poisson", "fixed-size", "shuffled"]
+#: A privacy unit, as a type.
+Unit = Literal["example", "user"]
+if (get_args(Relation) != RELATIONS or get_args(Sampling) != SAMPLINGS or get_args(Unit) != UNITS
+        or get_args(LedgerRelationInput) != LEDGER_RELATIONS + tuple(RELATION_ALIASES)):
+    raise ImportError("fdpkit.vocabulary: the Literal types disagree with the vocabulary tuples")
 
 
 def canonical_relation(value: Any, *, name: str = "relation", allowed: tuple[str, ...] = RELATIONS) -> str:

@@ -166,6 +166,7 @@ NOT_FUZZED = {"__version__", "CalibrationResult", "Mechanism", "PrivacyReport", 
               "audit",  # the package; calling it is a deprecated run_audit (fuzzed as run_audit)
               *DEPRECATED,  # deprecated aliases: fuzzed under their new names (tests/core/test_naming.py)
               "Grade", "RiskReading",  # result records of grade / read_guarantee
+              "ParameterError",  # the exception bad input raises, not a callable taking input
               "parse_fraction",  # parses text ("5%") by design: strings are its valid input
               "DPSGD"}  # built by dpsgd / dpsgd_schedule (fuzzed there) from validated phases  # parses text ("5%") by design: strings are its valid input  # sweep: its own suite (executors); tight_rho: mechanism only
 #: Rows written but not yet run (a callable that still fails the suite). Empty: every row

@@ -195,5 +195,7 @@ def test_curves_base_never_imports_its_subclasses():
     assert not any(m.startswith("fdpkit.curves") for m in base), base
     for path in (SRC / "curves").glob("*.py"):
         mods = {m for m in imported(path) if m.startswith("fdpkit")}
-        # fdpkit._lazy: the leaf helper that defers heavy third-party imports (issue 30)
-        assert all(m.startswith(("fdpkit.curves", "fdpkit._numerics", "fdpkit._solve", "fdpkit._lazy", "fdpkit._deprecation")) for m in mods), (path, mods)
+        # fdpkit._lazy: the leaf helper that defers heavy third-party imports (issue 30);
+        # fdpkit._scratch: the leaf per-thread work buffers (numpy only; issue 27)
+        assert all(m.startswith(("fdpkit.curves", "fdpkit._numerics", "fdpkit._solve", "fdpkit._lazy",
+                                 "fdpkit._deprecation", "fdpkit._scratch")) for m in mods), (path, mods)

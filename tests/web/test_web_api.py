@@ -82,7 +82,8 @@ def test_form_errors_are_shown_next_to_the_field(client):
     r = client.post("/calculator", data=dict(CALC, epsilon="abc"))
     assert 'id="epsilon-error"' in r.text and "must be a number" in r.text
     r = client.post("/report", data={"kind": "dpsgd", "noise_multiplier": "2", "sample_rate": "1.5", "steps": "10"})
-    assert "sample_rate must be in (0, 1]" in r.text
+    # in the label's words beside its field (issue 25), no longer the code word sample_rate
+    assert 'id="sample_rate-error"' in r.text and "Sample rate q must be at most 1" in r.text
     r = client.post("/report", data={"kind": "mechanism", "mechanism": "{not json"})
     assert "not valid JSON" in r.text
 

@@ -22,7 +22,7 @@ from fdpkit.ledger.users import add_user
 from fdpkit.web.common import Limits, run_heavy
 from fdpkit.web.main import ROUTERS, create_app
 from fdpkit.web.server import SECURITY_HEADERS
-from pool_checks import assert_idle, assert_reaped
+from pool_checks import assert_idle, assert_reaped, full_pool_pids, pool_pids, running
 
 #: The time limit of the test server (seconds): every SLOW request below needs more.
 TIME_LIMIT_S = 1.0
@@ -48,8 +48,8 @@ def _assert_headers(r) -> None:
         assert r.headers.get(k) == v, (r.request.method, r.request.url.path, r.status_code, k)
 
 
-def _workers(app) -> list:
-    return [w for pool in app.state.pools.values() for w in list(pool._workers)]
+def _workers(app) -> list[int]:
+    return pool_pids(app)
 
 
 @pytest.fixture(scope="module")
@@ -79,16 +79,16 @@ def job_app():
 @pytest.mark.parametrize("path, body", SLOW, ids=[p for p, _ in SLOW])
 def test_over_the_time_limit_is_422_and_the_worker_is_killed(slow_app, path, body):
     app, c = slow_app
-    before = {w.proc.pid: w for w in _workers(app)}
+    before = set(full_pool_pids(app))
     r = c.post(path, json=body)
     assert r.status_code == 422, r.text
     assert f"longer than {TIME_LIMIT_S:g} s" in r.json()["detail"]
     _assert_headers(r)
     assert all(pool.pending == 0 for pool in app.state.pools.values())
-    now = {w.proc.pid for w in _workers(app)}
-    assert_reaped([w for pid, w in before.items() if pid not in now], REAP_S)
+    now = set(_workers(app))
+    assert_reaped([pid for pid in before if pid not in now], REAP_S)
     # no worker keeps computing: the pool's processes are idle from now on
-    assert_idle(lambda: [w.proc.pid for w in _workers(app) if w.alive()])
+    assert_idle(lambda: [pid for pid in _workers(app) if running(pid)])
 
 
 def test_a_failing_job_is_a_500_with_headers_and_the_pool_recovers(job_app):

@@ -19,6 +19,8 @@ import math
 
 import numpy as np
 
+from fdpkit._scratch import scratch
+
 #: At most this many terms per call: per-exponent sums of the 27-bit halves stay below 2^53.
 _MAX_TERMS = 1 << 26
 
@@ -44,22 +46,36 @@ def exact_sum_nonnegative(x: np.ndarray) -> float:
     >>> exact_sum_nonnegative(np.array([0.1] * 10)) == math.fsum([0.1] * 10)
     True
     """
+    if isinstance(x, np.ndarray) and x.ndim == 1 and x.strides[0] < 0:
+        x = x[::-1]  # a reversed view: the exact sum does not depend on the order (no copy)
     x = np.ascontiguousarray(x)
     if x.dtype != np.float64 or x.ndim != 1 or len(x) > _MAX_TERMS:
         return math.fsum(np.ravel(x).tolist())
     if len(x) == 0:
         return 0.0
+    # the temporaries live in per-thread scratch buffers (fdpkit._scratch): same integer
+    # operations as the expressions they replace, so the same (exact) result
+    n = len(x)
     bits = x.view(np.uint64)
-    biased = bits >> np.uint64(52)
-    mant = bits & np.uint64((1 << 52) - 1)
-    mant += (biased != 0).astype(np.uint64) << np.uint64(52)  # the hidden bit of normals
-    expo = biased.astype(np.intp)
+    biased = scratch("exact_sum.biased", n, np.uint64)
+    np.right_shift(bits, np.uint64(52), out=biased)
+    mant = scratch("exact_sum.mant", n, np.uint64)
+    np.bitwise_and(bits, np.uint64((1 << 52) - 1), out=mant)
+    hidden = scratch("exact_sum.hidden", n, np.uint64)
+    np.not_equal(biased, 0, out=hidden, casting="unsafe")  # 0 or 1
+    np.left_shift(hidden, np.uint64(52), out=hidden)
+    mant += hidden  # the hidden bit of normals
+    expo = biased.view(np.int64)  # biased exponents < 2^11: the same values
     np.maximum(expo, 1, out=expo)  # subnormals: m 2^(1 - 1075)
     e0 = int(expo.min())
     expo -= e0
-    hi = np.bincount(expo, weights=(mant >> np.uint64(26)).astype(np.float64))
+    weights = scratch("exact_sum.weights", n)
+    np.right_shift(mant, np.uint64(26), out=hidden)
+    np.copyto(weights, hidden, casting="unsafe")  # < 2^27: exact in float64
+    hi = np.bincount(expo, weights=weights)
     mant &= np.uint64((1 << 26) - 1)
-    lo = np.bincount(expo, weights=mant.astype(np.float64))
+    np.copyto(weights, mant, casting="unsafe")
+    lo = np.bincount(expo, weights=weights)
     total = 0
     for k in np.flatnonzero((hi != 0.0) | (lo != 0.0)).tolist():
         total += ((int(hi[k]) << 26) + int(lo[k])) << k

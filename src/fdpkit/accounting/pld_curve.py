@@ -51,6 +51,7 @@ from typing import Any
 
 import numpy as np
 
+from fdpkit._scratch import ramp, scratch
 from fdpkit.accounting._exact_sum import exact_sum_nonnegative
 from fdpkit.accounting._pld_adapter import PmfArrays
 from fdpkit.accounting.profile import PldProfile, _Direction
@@ -74,22 +75,33 @@ def _steep_chain(a: PmfArrays | _Direction) -> tuple[np.ndarray, np.ndarray, np.
     probs = d.probs[:k]
     has_mass = probs > 0
     all_mass = bool(has_mass.all())
+    n = k if all_mass else int(np.count_nonzero(has_mass))
+    # the vertex arrays are built in place (the curve keeps them); the temporaries live in
+    # scratch buffers (fdpkit._scratch); every value is computed as before, bit for bit
+    alpha = np.empty(n + 1)
+    tpr = np.empty(n + 1)
+    alpha[0] = tpr[0] = 0.0
     if all_mass or bool((probs >= 0).all()):
         # no negative mass: the profile's sequential sums, read at the kept masses, are
         # the cumulative sums of p and q exactly (adding a zero leaves a sum unchanged)
         cq, cp = d.lower_after[:k], d._cp[:k]  # noqa: SLF001
-        if not all_mass:
-            cq, cp = cq[has_mass], cp[has_mass]
+        if all_mass:
+            alpha[1:], tpr[1:] = cq, cp
+        else:
+            np.compress(has_mass, cq, out=alpha[1:])
+            np.compress(has_mass, cp, out=tpr[1:])
     else:
-        cp, cq = np.cumsum(probs[has_mass]), np.cumsum(d.lower_inc[:k][has_mass])
+        np.cumsum(probs[has_mass], out=tpr[1:])
+        np.cumsum(d.lower_inc[:k][has_mass], out=alpha[1:])
     # the k-th sequential sum of non-negative terms is within a relative (k - 1) u of the
     # exact one: TPR is rounded up and alpha down by (k + 2) u, so no vertex moves the
     # optimistic way (relative to its own sum, so tail vertices keep their digits)
-    slack = (np.arange(len(cp) + 1) + 2.0) * _UNIT_ROUNDOFF
-    alpha = np.concatenate([[0.0], cq])
-    alpha *= 1.0 - slack
-    tpr = max(0.0, float(d.m_inf)) + np.concatenate([[0.0], cp])
-    tpr *= 1.0 + slack
+    slack = np.add(ramp(n + 1), 2.0, out=scratch("pld_curve.slack", n + 1))
+    slack *= _UNIT_ROUNDOFF
+    factor = scratch("pld_curve.factor", n + 1)
+    alpha *= np.subtract(1.0, slack, out=factor)
+    tpr += max(0.0, float(d.m_inf))
+    tpr *= np.add(1.0, slack, out=factor)
     np.minimum(tpr, 1.0, out=tpr)
     if alpha[-1] > tpr[-1]:
         raise ValueError(
@@ -97,7 +109,7 @@ def _steep_chain(a: PmfArrays | _Direction) -> tuple[np.ndarray, np.ndarray, np.
             f"({tpr[-1]!r}): not a valid privacy loss distribution"
         )
     beta = 1.0 - tpr
-    kept = probs[has_mass]
+    kept = probs if all_mass else np.compress(has_mass, probs, out=scratch("pld_curve.kept", n))
     if len(kept):
         # beta_j = (1 - m_inf - S) + sum of the kept masses after vertex j, each part
         # rounded down: the sum is correctly rounded (as math.fsum: _exact_sum), S within
@@ -109,19 +121,20 @@ def _steep_chain(a: PmfArrays | _Direction) -> tuple[np.ndarray, np.ndarray, np.
         neg = d.probs[k:]
         if len(neg):
             rest = max(rest, exact_sum_nonnegative(np.maximum(neg, 0.0)) * (1.0 - 2.0 * _UNIT_ROUNDOFF))
-        suffix = np.cumsum(kept[::-1])[::-1]
-        low = np.empty(len(kept) + 1)
-        low[:-1] = suffix
+        low = scratch("pld_curve.low", n + 1)
+        np.cumsum(kept[::-1], out=low[-2::-1])  # the suffix sums, summed from the small end
         low[-1] = 0.0
-        low *= 1.0 - (len(kept) + 2.0) * _UNIT_ROUNDOFF
+        low *= 1.0 - (n + 2.0) * _UNIT_ROUNDOFF
         low += rest
         low *= 1.0 - 2.0 * _UNIT_ROUNDOFF
         # used only where beta is small (where 1 - TPR has lost the digits that matter);
         # elsewhere beta stays 1 - TPR bit for bit, as the curve's readers assume. A
         # running minimum keeps beta non-increasing (each value still a lower bound)
-        use = (low > beta) & (low < _SMALL_BETA)
+        use = np.greater(low, beta, out=scratch("pld_curve.use", n + 1, bool))
+        use &= np.less(low, _SMALL_BETA, out=scratch("pld_curve.small", n + 1, bool))
         if use.any():
-            beta = np.minimum.accumulate(np.where(use, low, beta))
+            np.copyto(beta, low, where=use)
+            np.minimum.accumulate(beta, out=beta)
     return alpha, tpr, beta
 
 
@@ -140,23 +153,45 @@ def _merge_order(x1: np.ndarray, x2: np.ndarray) -> np.ndarray:
     """The permutation that sorts ``concatenate([x1, x2])`` stably, for two sorted runs.
     numpy's stable sort (timsort for floats) finds the two runs and merges them in linear
     time: several times faster than binary searches of one run in the other."""
-    return np.argsort(np.concatenate([x1, x2]), kind="stable")
+    both = scratch("pld_curve.merge_keys", len(x1) + len(x2))
+    both[:len(x1)] = x1
+    both[len(x1):] = x2
+    return np.argsort(both, kind="stable")
 
 
-def _fold(alpha: np.ndarray, tpr: np.ndarray, beta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _merged(runs: tuple[tuple[np.ndarray, np.ndarray], ...], order: np.ndarray,
+            name: str) -> np.ndarray:
+    """``concatenate(runs)[order]`` computed in the scratch buffers ``name`` (a temporary:
+    see :mod:`fdpkit._scratch`); the values are the same elements, moved."""
+    n = sum(len(r) for r in runs)
+    cat = scratch(name + ".cat", n)
+    pos = 0
+    for r in runs:
+        cat[pos:pos + len(r)] = r
+        pos += len(r)
+    return np.take(cat, order, out=scratch(name, n), mode="clip")  # order is in range: "clip" skips the buffered check
+
+
+def _fold(alpha: np.ndarray, tpr: np.ndarray, beta: np.ndarray,
+          slot: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A steep chain folded onto the side alpha <= beta: vertices past the diagonal are
     replaced by their mirror images (alpha, TPR) -> (1 - TPR, 1 - alpha), with 1 - TPR
-    read from the accurately stored ``beta``. Returns (alpha, TPR, beta) sorted by alpha."""
-    cut = int(np.searchsorted(alpha - beta, 0.0, side="right"))  # alpha - beta increases
+    read from the accurately stored ``beta``. Returns (alpha, TPR, beta) sorted by alpha
+    (scratch buffers of ``slot`` when any vertex is mirrored: temporaries of
+    :func:`_symmetric_hull`, one slot per chain)."""
+    gap = np.subtract(alpha, beta, out=scratch("pld_curve.fold_gap", len(alpha)))
+    cut = int(np.searchsorted(gap, 0.0, side="right"))  # alpha - beta increases
     if cut == len(alpha):
         return alpha, tpr, beta
-    a = np.concatenate([alpha[:cut], beta[cut:][::-1]])
-    t = np.concatenate([tpr[:cut], (1.0 - alpha[cut:])[::-1]])
-    b = np.concatenate([beta[:cut], alpha[cut:][::-1]])
+    mirror_t = np.subtract(1.0, alpha[cut:], out=scratch("pld_curve.fold_mt", len(alpha) - cut))
+    parts = ((alpha[:cut], beta[cut:][::-1]), (tpr[:cut], mirror_t[::-1]),
+             (beta[:cut], alpha[cut:][::-1]))
     if 0 < cut:  # two sorted runs; merge them
-        order = _merge_order(a[:cut], a[cut:])
-        a, t, b = a[order], t[order], b[order]
-    return a, t, b
+        order = _merge_order(*parts[0])
+    else:
+        order = np.arange(len(alpha) - cut)
+    return tuple(_merged(p, order, f"pld_curve.fold{slot}.{k}")  # type: ignore[return-value]
+                 for k, p in enumerate(parts))
 
 
 def _drop_dominated(runs: list[tuple[np.ndarray, ...]]) -> list[tuple[np.ndarray, ...]]:
@@ -201,7 +236,9 @@ def _drop_dominated(runs: list[tuple[np.ndarray, ...]]) -> list[tuple[np.ndarray
                 drop |= below(i, j)
         if drop.any():
             keep = ~drop
-            runs[i] = (runs[i][0][keep], runs[i][1][keep], runs[i][2][keep])
+            n_keep = int(np.count_nonzero(keep))
+            runs[i] = tuple(np.compress(keep, r, out=scratch(f"pld_curve.drop{i}.{k}", n_keep))
+                            for k, r in enumerate(runs[i]))
     return runs
 
 
@@ -223,13 +260,15 @@ def _symmetric_hull(chains: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> 
     When a steep half ends before the diagonal, it meets its mirror on the slope-1
     (eps = 0) segment and H is Dong et al.'s Symm(f) exactly; the implied delta(eps) is
     the accountant's for every eps >= 0."""
-    runs = _drop_dominated([_fold(a, t, b) for a, t, b in chains])
+    # the folded, thinned and merged runs are scratch buffers (fdpkit._scratch): only the
+    # hull's vertices, copied out below, leave this function
+    runs = _drop_dominated([_fold(a, t, b, slot) for slot, (a, t, b) in enumerate(chains)])
     a, t, b = runs[0]
     for a2, t2, b2 in runs[1:]:  # sorted runs: merged, not sorted
         if len(a2):
             order = _merge_order(a, a2)
-            a, t, b = (np.concatenate([a, a2])[order], np.concatenate([t, t2])[order],
-                       np.concatenate([b, b2])[order])
+            a, t, b = (_merged((x, x2), order, f"pld_curve.merge.{k}")
+                       for k, (x, x2) in enumerate(((a, a2), (t, t2), (b, b2))))
     a, t, b = _dedup(a, t, b)
     keep = upper_concave_hull(a, t, b)
     a, t, b = a[keep], t[keep], b[keep]

@@ -104,7 +104,8 @@ class CalibrationResult:
             out.update(noise_multiplier=ph.noise_multiplier, sample_rate=ph.sample_rate, steps=ph.steps,
                        batch_size=ph.batch_size, dataset_size=m.dataset_size, epochs=ph.epochs,
                        sampling=m.sampling, relation=m.relation, unit=m.unit,
-                       examples_per_user=m.examples_per_user, max_batch_size=ph.max_batch_size)
+                       examples_per_user=m.examples_per_user, max_batch_size=ph.max_batch_size,
+                       drop_last=ph.drop_last)
         out.update(self.achieved)
         out.update(achieved_mu=self.achieved_mu, converged=self.converged, evaluations=self.evaluations,
                    coarse_evaluations=self.coarse_evaluations, reason=self.reason,
@@ -238,6 +239,7 @@ def calibrate_dpsgd(
     max_batch_size: int | None = None,
     unit: str = "example",
     examples_per_user: int | None = None,
+    drop_last: bool = False,
     discretization: float = DISCRETIZATION_DEFAULT,
     alpha_min: float = ALPHA_MIN_DEFAULT,
     max_steps: int | None = None,
@@ -258,6 +260,10 @@ def calibrate_dpsgd(
         parameters: epochs when batch_size and dataset_size are known).
     dataset_size, sampling, relation, max_batch_size, unit, examples_per_user
         As for :func:`fdpkit.dpsgd`.
+    drop_last : bool
+        Shuffled or fixed-size batches counted in epochs: the data loader dropped the last,
+        smaller batch (floor(n/b) steps per epoch instead of ceil(n/b); as for
+        :func:`fdpkit.dpsgd`).
     discretization, alpha_min
         Accounting settings (see :func:`fdpkit.privacy_report`).
     max_steps, min_noise_multiplier
@@ -287,7 +293,8 @@ def calibrate_dpsgd(
     missing = [k for k, v in groups.items() if v]
     kw = dict(noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=steps, batch_size=batch_size,
               dataset_size=dataset_size, epochs=epochs, sampling=sampling, relation=relation,
-              max_batch_size=max_batch_size, unit=unit, examples_per_user=examples_per_user)
+              max_batch_size=max_batch_size, unit=unit, examples_per_user=examples_per_user,
+              drop_last=drop_last)
     if target is None:
         if missing:
             raise ValueError("give a target (mu, epsilon, tpr, advantage or posterior) to solve for "
@@ -372,7 +379,9 @@ def _solve(p: _Problem, target: Target, disc: float, alpha_min: float, report_ep
         unknown = p.unknown
         if report_epochs:
             ph = m.phases[0]
-            ach["epochs_equivalent"] = ph.steps * ph.batch_size / m.dataset_size
+            per = ph.batches_per_epoch(m.dataset_size) if m.sampling in ("fixed-size", "shuffled") else None
+            # a data loader's epochs: ceil(n/b) batches each, floor(n/b) with drop_last
+            ach["epochs_equivalent"] = ph.steps / per if per else ph.steps * ph.batch_size / m.dataset_size
         return CalibrationResult(unknown, value, ach["mu"], converged, fine, coarse, reason, target.describe(), ach, m)
 
     try:

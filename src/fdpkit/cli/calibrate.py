@@ -35,7 +35,7 @@ def calibrate_dpsgd_cmd(
     dataset_size: Optional[int] = _dp.DatasetOpt, epochs: Optional[float] = _dp.EpochsOpt,
     sampling: str = _dp.SamplingOpt, relation: str = _dp.RelationOpt,
     max_batch_size: Optional[float] = _dp.MaxBatchOpt, unit: str = _dp.UnitOpt,
-    examples_per_user: Optional[float] = _dp.PerUserOpt,
+    examples_per_user: Optional[float] = _dp.PerUserOpt, drop_last: bool = _dp.DropLastOpt,
     discretization: float = DiscOpt,
     fmt: str = typer.Option("text", "--format", "-f", help="text or json."), output: Optional[Path] = OutputOpt,
 ) -> None:
@@ -48,11 +48,17 @@ def calibrate_dpsgd_cmd(
             prior=prior, noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=_whole("steps", steps),
             batch_size=_whole("batch_size", batch_size), dataset_size=dataset_size, epochs=epochs,
             sampling=sampling, relation=relation, max_batch_size=_whole("max_batch_size", max_batch_size),
-            unit=unit, examples_per_user=_whole("examples_per_user", examples_per_user),
+            unit=unit, examples_per_user=_whole("examples_per_user", examples_per_user), drop_last=drop_last,
             discretization=discretization))
     a = r.achieved
-    rows = {r.unknown: r.value, "target": r.target or "-", "noise multiplier": r.to_dict().get("noise_multiplier"),
-            "sample rate": r.to_dict().get("sample_rate"), "steps": r.to_dict().get("steps"),
+    d = r.to_dict()
+    # fixed batches (shuffled, fixed-size) have no sample rate: quote the batch size the loader used
+    loader = d.get("sampling") in ("shuffled", "fixed-size")
+    batches = ({"batch size": d.get("batch_size")} if loader else {"sample rate": d.get("sample_rate")})
+    if loader and "epochs_equivalent" in a:
+        batches["epochs (as the loader ran them)"] = a["epochs_equivalent"]
+    rows = {r.unknown: r.value, "target": r.target or "-", "noise multiplier": d.get("noise_multiplier"),
+            **batches, "steps": d.get("steps"),
             "achieved mu": a["mu"], f"achieved epsilon at delta={a['delta']:g}": a["epsilon"],
             f"achieved TPR at FPR={a['fpr']:g}": a["tpr"], "achieved advantage": a["advantage"],
             f"achieved posterior (prior {a['prior']:g})": a["posterior"], "converged": str(r.converged),

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from fdpkit._scratch import scratch
+
 
 def _slope_gap(da1: np.ndarray, dt1: np.ndarray, da2: np.ndarray, dt2: np.ndarray) -> np.ndarray:
     """dt2/da2 - dt1/da1: the sign of the cross product da1 dt2 - dt1 da2 (alpha steps are
@@ -23,11 +25,31 @@ def _cross_slices(a: np.ndarray, t: np.ndarray, b: np.ndarray) -> np.ndarray:
     means the middle point is on or below the chord of its neighbours (not a vertex of the
     upper concave hull). TPR differences are taken from the TPR array where TPR is small
     and from the beta array (minus beta differences) where beta is small, so both tails
-    keep their digits."""
-    use_t = t[1:-1] <= 0.5
-    dt1 = np.where(use_t, t[1:-1] - t[:-2], b[:-2] - b[1:-1])
-    dt2 = np.where(use_t, t[2:] - t[:-2], b[:-2] - b[2:])
-    return _slope_gap(a[1:-1] - a[:-2], dt1, a[2:] - a[:-2], dt2)
+    keep their digits.
+
+    Computed in per-thread scratch buffers (:mod:`fdpkit._scratch`), bit for bit as
+    ``_slope_gap`` of the ``np.where`` differences: the result is such a buffer, to be read
+    at once (the next call overwrites it)."""
+    m = len(a) - 2
+    use_b = scratch("hull.use_b", m, bool)
+    np.less_equal(t[1:-1], 0.5, out=use_b)
+    np.logical_not(use_b, out=use_b)  # not (t <= 0.5), as np.where reads it (NaN included)
+    tmp = scratch("hull.tmp", m)
+    dt1 = scratch("hull.dt1", m)
+    np.subtract(t[1:-1], t[:-2], out=dt1)
+    np.subtract(b[:-2], b[1:-1], out=tmp)
+    np.copyto(dt1, tmp, where=use_b)
+    dt2 = scratch("hull.dt2", m)
+    np.subtract(t[2:], t[:-2], out=dt2)
+    np.subtract(b[:-2], b[2:], out=tmp)
+    np.copyto(dt2, tmp, where=use_b)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        np.subtract(a[2:], a[:-2], out=tmp)
+        np.divide(dt2, tmp, out=dt2)
+        np.subtract(a[1:-1], a[:-2], out=tmp)
+        np.divide(dt1, tmp, out=dt1)
+        np.subtract(dt2, dt1, out=dt2)
+    return dt2
 
 
 def _chain(alpha: np.ndarray, tpr: np.ndarray, beta: np.ndarray, idx: np.ndarray) -> np.ndarray:
@@ -127,7 +149,9 @@ def upper_concave_hull(alpha: np.ndarray, tpr: np.ndarray, beta: np.ndarray | No
     idx = np.arange(len(alpha))
     if len(idx) < 3:
         return idx
-    bad = np.flatnonzero(_cross_slices(alpha, tpr, beta) >= 0) + 1
+    gap = _cross_slices(alpha, tpr, beta)
+    viol = scratch("hull.viol", len(gap), bool)
+    bad = np.flatnonzero(np.greater_equal(gap, 0.0, out=viol)) + 1
     for _ in range(_HULL_PASSES):
         if bad.size == 0 or bad.size * _SPARSE < len(idx):
             break

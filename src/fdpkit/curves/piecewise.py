@@ -33,8 +33,10 @@ def _repaired(alpha: np.ndarray, tpr: np.ndarray, beta: np.ndarray) -> tuple[np.
     """(TPR, beta) of hull vertices after the cheap pessimistic repairs: TPR >= alpha and
     monotone. A prefix of the vertices is repaired exactly as it is in the whole."""
     over = tpr < alpha
-    t = np.maximum.accumulate(np.where(over, alpha, tpr))
-    b = np.minimum.accumulate(np.where(over, 1.0 - alpha, beta))
+    t = np.where(over, alpha, tpr)
+    np.maximum.accumulate(t, out=t)  # in place: no second temporary of the vertex count
+    b = np.where(over, 1.0 - alpha, beta)
+    np.minimum.accumulate(b, out=b)
     return t, b
 
 

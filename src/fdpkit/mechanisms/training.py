@@ -53,6 +53,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any, Iterable, Sequence
 
+from fdpkit.errors import ParameterError
 from fdpkit.mechanisms.base import Mechanism, _number
 from fdpkit.mechanisms.basic import Gaussian
 from fdpkit.mechanisms.combinators import Composed, Repeated, Subsampled
@@ -85,28 +86,28 @@ FIXED_SIZE_SENSITIVITY = 2.0
 
 def _whole(name: str, value: Any, *, hint: str = "", low: int = 1, high: int | None = None) -> int:
     if isinstance(value, bool) or value is None:
-        raise ValueError(f"{name} must be a whole number, got {value!r}")
+        raise ParameterError(f"{name} must be a whole number, got {value!r}", name)
     if isinstance(value, (str, bytes)):
-        raise ValueError(f"{name} must be a whole number, got {value!r}{hint}")
+        raise ParameterError(f"{name} must be a whole number, got {value!r}{hint}", name)
     try:
         v = float(value)
     except OverflowError:  # an int beyond float range: far above any bound
-        raise ValueError(f"{name} must be at most {high if high is not None else 'finite'}, got a "
-                         f"{len(str(value))}-digit number") from None
+        raise ParameterError(f"{name} must be at most {high if high is not None else 'finite'}, got a "
+                             f"{len(str(value))}-digit number", name) from None
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a whole number, got {value!r}") from None
+        raise ParameterError(f"{name} must be a whole number, got {value!r}", name) from None
     if not math.isfinite(v) or v != int(v):
-        raise ValueError(f"{name} must be a whole number, got {value!r}{hint}")
+        raise ParameterError(f"{name} must be a whole number, got {value!r}{hint}", name)
     if v < low or (high is not None and v > high):
         rng = f">= {low}" if high is None else f"in [{low}, {high:,}]"
-        raise ValueError(f"{name} must be {rng}, got {value!r}{hint}")
+        raise ParameterError(f"{name} must be {rng}, got {value!r}{hint}", name)
     return int(v)
 
 
 def _choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
     v = str(value).strip().lower().replace("_", "-") if isinstance(value, str) else value
     if v not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+        raise ParameterError(f"{name} must be one of {', '.join(choices)}, got {value!r}", name)
     return v
 
 
@@ -177,39 +178,45 @@ def make_phase(noise_multiplier: Any, sample_rate: Any = None, steps: Any = None
     """Validate one phase in training terms (see the module docs for the rules)."""
     nm = _number("noise_multiplier", noise_multiplier, positive=True, allow_zero=False)
     if drop_last not in (True, False, None, 0, 1):
-        raise ValueError(f"drop_last must be true or false, got {drop_last!r}")
+        raise ParameterError(f"drop_last must be true or false, got {drop_last!r}", "drop_last")
     drop = bool(drop_last)
     if drop and sampling not in ("fixed-size", "shuffled"):
-        raise ValueError(f"drop_last applies only to sampling 'shuffled' or 'fixed-size' (a data loader's "
-                         f"batches), got sampling={sampling!r}")
+        raise ParameterError(f"drop_last applies only to sampling 'shuffled' or 'fixed-size' (a data loader's "
+                             f"batches), got sampling={sampling!r}", "drop_last", ("drop_last", "sampling"))
     if (sample_rate is None) == (batch_size is None):
-        raise ValueError("give exactly one of sample_rate or batch_size (with dataset_size), got "
-                         + ("both" if sample_rate is not None else "neither"))
+        raise ParameterError("give exactly one of sample_rate or batch_size (with dataset_size), got "
+                             + ("both" if sample_rate is not None else "neither"), "sample_rate",
+                             ("sample_rate", "batch_size"))
     if batch_size is not None:
         try:
             fb = float(batch_size)
         except (TypeError, ValueError):
             fb = math.nan
         if 0 < fb < 1:
-            raise ValueError(f"batch_size must be a whole number of examples, got {batch_size!r}: "
-                             f"did you mean sample_rate={batch_size!r} (--sample-rate {batch_size})?")
+            raise ParameterError(f"batch_size must be a whole number of examples, got {batch_size!r}: "
+                                 f"did you mean sample_rate={batch_size!r} (--sample-rate {batch_size})?",
+                                 "batch_size")
         b = _whole("batch_size", batch_size)
         if dataset_size is None:
-            raise ValueError(f"dataset_size is required with batch_size (sample rate = batch_size / "
-                             f"dataset_size), got batch_size={b} and no dataset_size")
+            raise ParameterError(f"dataset_size is required with batch_size (sample rate = batch_size / "
+                                 f"dataset_size), got batch_size={b} and no dataset_size", "dataset_size")
         if b > dataset_size:
-            raise ValueError(f"batch_size must be at most dataset_size={dataset_size}, got {b}")
+            raise ParameterError(f"batch_size must be at most dataset_size={dataset_size}, got {b}", "batch_size",
+                                 ("batch_size", "dataset_size"))
         q = b / dataset_size
     else:
         q = _number("sample_rate", sample_rate, positive=True, allow_zero=False)
         if q > 1:
-            raise ValueError(f"sample_rate must be in (0, 1], got {sample_rate!r}{_rate_hint(sample_rate)}")
+            raise ParameterError(f"sample_rate must be in (0, 1], got {sample_rate!r}{_rate_hint(sample_rate)}",
+                                 "sample_rate")
         b = None
     if sampling in ("fixed-size", "shuffled") and (b is None or dataset_size is None):
-        raise ValueError(f"sampling {sampling!r} needs batch_size and dataset_size (fixed batches of "
-                         "batch_size examples out of dataset_size)")
+        raise ParameterError(f"sampling {sampling!r} needs batch_size and dataset_size (fixed batches of "
+                             "batch_size examples out of dataset_size)", "batch_size",
+                             ("batch_size", "dataset_size", "sampling"))
     if (steps is None) == (epochs is None):
-        raise ValueError("give exactly one of steps or epochs, got " + ("both" if steps is not None else "neither"))
+        raise ParameterError("give exactly one of steps or epochs, got " + ("both" if steps is not None else "neither"),
+                             "steps", ("steps", "epochs"))
     e = None
     if epochs is not None:
         e = _number("epochs", epochs, positive=True, allow_zero=False)
@@ -218,7 +225,8 @@ def make_phase(noise_multiplier: Any, sample_rate: Any = None, steps: Any = None
             per = dataset_size // b if drop else -(-dataset_size // b)
         t = _steps_from_epochs(e, dataset_size, b, q, per)
         if t > MAX_STEPS:
-            raise ValueError(f"epochs={epochs!r} give {t:,} steps, more than the {MAX_STEPS:,} fdpkit accounts")
+            raise ParameterError(f"epochs={epochs!r} give {t:,} steps, more than the {MAX_STEPS:,} fdpkit accounts",
+                                 "epochs")
     else:
         hint = ""
         try:
@@ -230,13 +238,15 @@ def make_phase(noise_multiplier: Any, sample_rate: Any = None, steps: Any = None
     mb = None
     if sampling == "truncated-poisson":
         if max_batch_size is None:
-            raise ValueError("sampling 'truncated-poisson' needs max_batch_size (the largest batch kept)")
+            raise ParameterError("sampling 'truncated-poisson' needs max_batch_size (the largest batch kept)",
+                                 "max_batch_size")
         if dataset_size is None:
-            raise ValueError("sampling 'truncated-poisson' needs dataset_size (dp_accounting's truncated "
-                             "subsampled Gaussian depends on it)")
+            raise ParameterError("sampling 'truncated-poisson' needs dataset_size (dp_accounting's truncated "
+                                 "subsampled Gaussian depends on it)", "dataset_size")
         mb = _whole("max_batch_size", max_batch_size, high=dataset_size)
     elif max_batch_size is not None:
-        raise ValueError(f"max_batch_size applies only to sampling='truncated-poisson', got sampling={sampling!r}")
+        raise ParameterError(f"max_batch_size applies only to sampling='truncated-poisson', got sampling={sampling!r}",
+                             "max_batch_size", ("max_batch_size", "sampling"))
     parts = None
     if sampling == "shuffled":
         per_epoch = dataset_size // b
@@ -277,12 +287,13 @@ class DPSGD(Mechanism):
         s = _choice("sampling", self.sampling, SAMPLINGS)
         r = _choice("relation", self.relation, RELATIONS)
         if (s, r) in REFUSED:
-            raise ValueError(REFUSED[(s, r)])
+            raise ParameterError(REFUSED[(s, r)], "relation", ("relation", "sampling"))
         u = _choice("unit", self.unit, UNITS)
         k = self.examples_per_user
         if k is not None:
             if u != "user":
-                raise ValueError(f"examples_per_user needs unit='user', got unit={self.unit!r}")
+                raise ParameterError(f"examples_per_user needs unit='user', got unit={self.unit!r}", "examples_per_user",
+                                     ("examples_per_user", "unit"))
             k = _whole("examples_per_user", k, high=10**4)
         phases = tuple(self.phases) if isinstance(self.phases, (list, tuple)) else ()
         if not phases or not all(isinstance(p, Phase) for p in phases):
@@ -377,8 +388,11 @@ class DPSGD(Mechanism):
         how = f"{self.sampling} sampling, {self.relation}, {unit}"
         if len(self.phases) == 1:
             p = self.phases[0]
-            return (f"DP-SGD (noise multiplier {p.noise_multiplier:g}, sample rate {p.sample_rate:.4g}, "
-                    f"{p.steps} steps; {how})")
+            # fixed batches (shuffled, fixed-size) have no sample rate: quote the loader's batches
+            batches = (f"batch size {p.batch_size} of {self.dataset_size}"
+                       if self.sampling in ("shuffled", "fixed-size") and p.batch_size is not None
+                       and self.dataset_size is not None else f"sample rate {p.sample_rate:.4g}")
+            return f"DP-SGD (noise multiplier {p.noise_multiplier:g}, {batches}, {p.steps} steps; {how})"
         return f"DP-SGD schedule ({len(self.phases)} phases, {self.steps} steps; {how})"
 
     def describe(self) -> str:
@@ -413,7 +427,7 @@ def _common(dataset_size: Any, sampling: str, relation: str, unit: str) -> tuple
     s = _choice("sampling", sampling, SAMPLINGS)
     r = _choice("relation", relation, RELATIONS)
     if (s, r) in REFUSED:
-        raise ValueError(REFUSED[(s, r)])
+        raise ParameterError(REFUSED[(s, r)], "relation", ("relation", "sampling"))
     return n, s, r, _choice("unit", unit, UNITS)
 
 

@@ -31,9 +31,12 @@ def build_document(report: PrivacyReport) -> ReportDocument:
     tpr3 = float(report.curve.tpr(1e-3))
     placement = place_among(fit.mu) if math.isfinite(fit.mu) else \
         "No finite μ: not comparable with the published μ-GDP settings."
+    # never a vacuous clause: "TPR ≤ 1" bounds nothing
+    attack = (f"the best attack at FPR 0.001 reaches TPR ≤ {fmt(tpr3)}" if fmt(tpr3) != "1"
+              else "at FPR 0.001 no attack is bounded below certainty")
     summary = (
         f"{report.mechanism.label()}: μ = {mu_text} Gaussian DP, ε = {fmt(eps5)} at δ = {fmt(d5)}; "
-        f"the best attack at FPR 0.001 reaches TPR ≤ {fmt(tpr3)}. {g.headline}."
+        f"{attack}. {g.headline}."
     )
     headline = Table(
         "Headline",

@@ -140,8 +140,10 @@ def human_inputs(spec: dict, path: str = "") -> list[tuple[str, str]]:
     kind = str(spec.get("kind", ""))
     kind_label = _KIND_LABELS.get(kind, kind.replace("_", " "))
     rows.append(("mechanism" + (f" ({path})" if path else ""), kind_label))
+    # fixed batches (shuffled, fixed-size) have no sample rate: the batch size and data size say it
+    loader = spec.get("sampling") in ("shuffled", "fixed-size") and spec.get("batch_size") is not None
     for k, v in spec.items():
-        if k == "kind":
+        if k == "kind" or (loader and k == "sample_rate"):
             continue
         if isinstance(v, dict):
             rows += human_inputs(v, f"inside {kind_label}")

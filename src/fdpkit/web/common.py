@@ -17,9 +17,14 @@ from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
 
 from fdpkit._numerics import json_safe
+from fdpkit.errors import parameter_of
 from fdpkit._inputs import FRACTION_FIELDS, parse_fraction
 from fdpkit.accounting import CostBudget
+from fdpkit.accounting.bounds import check_bounds
+from fdpkit.mechanisms import Mechanism, mechanism_from_dict
+from fdpkit.vocabulary import RELATIONS, SAMPLINGS, UNITS
 from fdpkit.report.model import fmt
+from fdpkit.web.jobs import prepare
 from fdpkit.web.pool import JobFailed, ServerBusy, WorkerPool  # noqa: F401  (ServerBusy: re-exported)
 
 HERE = Path(__file__).resolve().parent
@@ -43,6 +48,8 @@ def symbols(text: str) -> str:
 
 
 templates.env.filters["symbols"] = symbols
+#: inputs that exclude each other: {field: the fields typing it clears} (see fdpkit.web.forms)
+templates.env.globals["exclusive"] = __import__("fdpkit.web.forms", fromlist=["EXCLUDES"]).EXCLUDES
 #: the "Which scheme was my run?" guide (text only), shown on the DP-SGD pages
 templates.env.globals["scheme_text"] = __import__("fdpkit.mechanisms.scheme_guide", fromlist=["SETTINGS"])
 
@@ -171,10 +178,25 @@ def spec_from_text(text: str | bytes, name: str = "mechanism") -> Any:
         raise ValueError(f"{name} is nested too deeply") from None
 
 
-def field_of(message: str, names: tuple[str, ...]) -> str:
-    """The form field a library error message names (its first word), else 'form'."""
-    first = message.split(" ", 1)[0]
-    return first if first in names else "form"
+from fdpkit.web.forms import field_of  # noqa: E402,F401  (re-exported: the routers' one error mapper)
+
+#: The DP-SGD setting's choices (fdpkit.vocabulary), as the report, calibrate and sweep forms offer them (first: default).
+CHOICES = {"sampling": SAMPLINGS, "relation": RELATIONS, "unit": UNITS}
+
+
+def check_limits(m: Mechanism, discretization: float, limits: Limits) -> None:
+    """Refuse a mechanism beyond this server's limits (the library's
+    :func:`fdpkit.accounting.bounds.check_bounds`), naming the parameter to change."""
+    check_bounds(m, discretization, max_steps=limits.max_steps, max_parts=limits.max_parts,
+                 min_relative_noise=limits.min_noise, min_discretization=limits.min_discretization)
+
+
+def checked(spec: Any, discretization: float, limits: Limits) -> tuple[Mechanism, float]:
+    """Parse a mechanism spec (or take a mechanism), apply the server's limits and the cost
+    budget; the mechanism and its estimated work. Cheap: run in a thread before queueing."""
+    mech = mechanism_from_dict(spec)
+    check_limits(mech, discretization, limits)
+    return prepare(mech, discretization, limits.budget)
 
 
 def pool_of(app: Any, lane: str = "light") -> WorkerPool:
@@ -224,8 +246,13 @@ async def render_page(request: Request, name: str, context: dict, status: int = 
     return await run_light(page, request, name, context, status)
 
 
-def api_error(message: str) -> JSONResponse:
-    return JSONResponse({"detail": message}, status_code=422)
+def api_error(error: str | BaseException) -> JSONResponse:
+    """HTTP 422 with ``detail`` (the message) and, for a library error that names its
+    argument (:class:`fdpkit.ParameterError`), ``parameter`` (the JSON field to fix)."""
+    body: dict[str, Any] = {"detail": str(error)}
+    if isinstance(error, BaseException) and parameter_of(error) is not None:
+        body["parameter"] = parameter_of(error)
+    return JSONResponse(body, status_code=422)
 
 
 def download(data: bytes, filename: str, media_type: str) -> Response:

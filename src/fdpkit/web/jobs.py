@@ -9,18 +9,32 @@ from typing import Any
 
 import fdpkit as fp
 from fdpkit.accounting import CostBudget, estimate_cost
+from fdpkit.accounting.bounds import (  # noqa: F401  (the cost constants' home; names kept for callers)
+    AUDIT_WORK_PER_SCORE, SIMULATION_WORK_PER_DRAW, SWEEP_WORK_PER_SETTING, sweep_cost,
+)
 from fdpkit.mechanisms import Mechanism, mechanism_from_dict
 
 
 def warm_up() -> None:
     """Run once in each worker process when it starts (``WorkerPool(warm=True)``): import the
-    modules the jobs use and fill their caches with a small report, so that the first
-    request a worker serves costs what the library call costs."""
-    import fdpkit.report  # noqa: F401  (renderers: the report page, documents)
+    modules the jobs use and run every pass of a report once (Poisson and shuffled DP-SGD
+    accounting at the web's default discretization, the page's document, the JSON dict with
+    its representations), so that the first request a worker serves costs what the library
+    call costs. (About 4 s of one core; what stays per request is each mechanism's own
+    work, the representations' Rényi accounting included.)"""
+    from fdpkit.report import build_document
 
-    fp.privacy_report(fp.dpsgd(2.0, 0.1, 10), discretization=1e-3)
+    rep = fp.privacy_report(fp.dpsgd(2.0, 0.1, 10), discretization=1e-4)
+    build_document(rep)
     fp.privacy_report(fp.dpsgd(2.0, batch_size=10, dataset_size=100, steps=4, sampling="shuffled",
-                               relation="replace-one"), discretization=1e-3)
+                               relation="replace-one"), discretization=1e-4)
+    fp.privacy_report(fp.Gaussian(1.0), discretization=1e-4).to_dict()
+
+
+def warm_server() -> None:
+    """Run once in the server process when it starts (in a thread): the cost model and the
+    spec parser the server runs before queueing any job (:func:`prepare`)."""
+    prepare(fp.dpsgd(2.0, 0.1, 10).to_dict(), 1e-4, None)
 
 
 def prepare(spec: Any, discretization: float, budget: CostBudget | None) -> tuple[Mechanism, float]:
@@ -77,27 +91,6 @@ def compare_job(entries: list, discretization: float, budget: CostBudget | None,
 
 
 # ------------------------------------------------------------------------------------ sweep
-#: Work (cost-model units, ``fdpkit.accounting.cost.WORK_PER_SECOND`` = 1e7 per CPU-second)
-#: of one setting of a web sweep beyond its accounting: the curve, the tight-mu fit, the
-#: regret and the metrics read from them (about 0.03 s measured; 0.05 s counted).
-SWEEP_WORK_PER_SETTING = 5e5
-
-
-def sweep_cost(noise_multiplier: list[float], sample_rate: list[float], steps: list[int],
-               discretization: float) -> float:
-    """Estimated work of a DP-SGD grid: the sum over its settings of the cost model's
-    estimate (:func:`fdpkit.accounting.estimate_cost`). Cheap: run in a thread."""
-    from fdpkit.mechanisms import dpsgd
-
-    total = 0.0
-    for nm in noise_multiplier:
-        for q in sample_rate:
-            for t in steps:
-                total += estimate_cost(dpsgd(nm, sample_rate=q, steps=t), discretization).work
-                total += SWEEP_WORK_PER_SETTING
-    return total
-
-
 def sweep_map_job(body: dict[str, Any], figure: bool) -> dict[str, Any]:
     """One row of metrics per setting of the grid in ``body`` (noise_multiplier, sample_rate,
     steps, delta, discretization) and, with ``figure``, the regret map as inline SVG."""
@@ -135,13 +128,6 @@ def sweep_design_job(body: dict[str, Any], max_steps: int, figure: bool) -> dict
 
 
 # ------------------------------------------------------------------------------------ audit
-#: Work of one score in an audit (sorting, ranks, the ROC), in cost-model units: 10^6 scores
-#: per class take about 0.2 s (``benchmarks/audit.py``); counted 2.5x that.
-AUDIT_WORK_PER_SCORE = 5.0
-#: Work of one simulated release of one trial (a random draw and its privacy loss).
-SIMULATION_WORK_PER_DRAW = 20.0
-
-
 def _certified(mechanism: Mechanism | None, discretization: float, budget: CostBudget | None) -> Any:
     """The privacy report an audit is read against (None stays None)."""
     if mechanism is None:

@@ -4,17 +4,18 @@ headers and the error handlers."""
 
 from __future__ import annotations
 
-import html
+import asyncio
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
+from fastapi.responses import FileResponse, JSONResponse, RedirectResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from fastapi.staticfiles import StaticFiles
 
 import fdpkit
 from fdpkit.web.auth import AuthError
-from fdpkit.web.common import HERE, Limits
+from fdpkit.web.common import HERE, Limits, api_error, page
 from fdpkit.web.pool import ServerBusy
 from fdpkit.web.server import CSP, SECURITY_HEADERS, EdgeMiddleware  # noqa: F401 (re-exported)
 from fdpkit.web.routers import audit
@@ -59,9 +60,15 @@ class _App(FastAPI):
 async def _lifespan(app: FastAPI):
     from fdpkit.web.common import pool_of
 
+    from fdpkit.web.jobs import warm_server
+
     pool_of(app, "light").start()  # workers import fdpkit while the server starts
     pool_of(app, "heavy").start()
+    if app.state.limits.warm_workers:  # the server's own pre-job work (cost model), in the background
+        warming = asyncio.get_running_loop().run_in_executor(None, warm_server)
     yield
+    if app.state.limits.warm_workers:
+        warming.cancel()
     for pool in getattr(app.state, "pools", {}).values():
         pool.close()
 
@@ -74,6 +81,18 @@ def _percent_hint(value) -> str:
         except ValueError:
             return ""
     return ""
+
+
+def _wants_page(request: Request) -> bool:
+    """A browser asking for a page (not the JSON API): errors answer with a styled page."""
+    return "text/html" in request.headers.get("accept", "") and not request.url.path.startswith("/api/")
+
+
+def error_page(request: Request, title: str, message: str, status: int, back: str = "/calculator",
+               back_label: str = "Back to the calculator", error_id: str = "error-message"):
+    """A styled error or refusal page (the site's header and nav) with a way back."""
+    return page(request, "error.html", {"title": title, "message": message, "back": back, "back_label": back_label,
+                                        "error_id": error_id}, status=status)
 
 
 def create_app(limits: Limits | None = None, ledger_url: str | None = None, setup_token: str | None = None) -> FastAPI:
@@ -100,6 +119,11 @@ def create_app(limits: Limits | None = None, ledger_url: str | None = None, setu
 
     @app.exception_handler(ServerBusy)
     async def server_busy(request: Request, exc: ServerBusy):
+        if _wants_page(request):
+            resp = error_page(request, "Busy: please try again", str(exc), 503,
+                              back=request.url.path, back_label="Try again")
+            resp.headers["Retry-After"] = str(exc.retry_after)
+            return resp
         return JSONResponse({"detail": str(exc)}, status_code=503,
                             headers={"Retry-After": str(exc.retry_after)})
 
@@ -124,29 +148,40 @@ def create_app(limits: Limits | None = None, ledger_url: str | None = None, setu
 
             target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
             return RedirectResponse(f"/ledger/login?next={quote(target)}", status_code=303)
-        return HTMLResponse(f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>Forbidden</title>"
-                            f"</head><body><h1>Forbidden</h1><p id='forbidden'>{html.escape(exc.message)}</p>"
-                            "<p><a href='/ledger'>Ledger</a></p></body></html>", status_code=403)
+        return error_page(request, "Forbidden", exc.message, 403, back="/ledger", back_label="Back to the ledger",
+                          error_id="forbidden")
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException):
+        """A browser asking for a page gets a styled page with a way back; everyone else JSON."""
+        if _wants_page(request) and exc.status_code in (403, 404, 405):
+            title = {403: "Forbidden", 404: "Page not found", 405: "Not allowed"}[exc.status_code]
+            return error_page(request, title, str(exc.detail), exc.status_code)
+        return JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=getattr(exc, "headers", None))
 
     @app.exception_handler(ValueError)
     async def value_error(request: Request, exc: ValueError):
-        return JSONResponse({"detail": str(exc)}, status_code=422)
+        if _wants_page(request):
+            return error_page(request, "Refused", str(exc), 422, back=request.url.path, back_label="Back to the form")
+        return api_error(exc)
 
     @app.get("/", include_in_schema=False)
     async def index():
         return RedirectResponse("/calculator", status_code=307)
 
     @app.get("/docs", include_in_schema=False)
-    async def docs():
-        return HTMLResponse(
-            "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>fdpkit API</title>"
-            "<link rel='stylesheet' href='/static/swagger/swagger-ui.css'></head><body>"
-            "<div id='swagger-ui'></div><script src='/static/swagger/swagger-ui-bundle.js'></script>"
-            "<script src='/static/swagger/init.js'></script></body></html>"
-        )
+    async def docs(request: Request):
+        """Swagger UI (local files) inside the site's header and nav, with a way back."""
+        return page(request, "docs.html", {})
+
+    @app.get("/favicon.ico", include_in_schema=False)
+    async def favicon():
+        return FileResponse(str(HERE / "static" / "favicon.svg"), media_type="image/svg+xml")
 
     @app.get("/healthz", include_in_schema=False)
     async def health():
-        return {"status": "ok", "version": fdpkit.__version__}
+        pools = getattr(app.state, "pools", {})
+        return {"status": "ok", "version": fdpkit.__version__,
+                "warm_workers": {lane: pool.warmed() for lane, pool in pools.items()}}
 
     return app

@@ -1,4 +1,6 @@
-"""Pydantic request models of the JSON API, mirroring the library's value objects."""
+"""Pydantic request models of the JSON API, mirroring the library's value objects. The HTML
+forms are read through the same models (:func:`fdpkit.web.forms.parse_form`); a field's
+``title`` is the label its form shows, used in error messages."""
 
 from __future__ import annotations
 
@@ -6,20 +8,29 @@ from typing import Annotated, Any, Literal, Optional
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
-from fdpkit.vocabulary import ADD_REMOVE, EXAMPLE, POISSON, RELATIONS, SAMPLINGS, UNITS
+from fdpkit._numerics import EPSILON_MAX, MU_MAX
+from fdpkit.vocabulary import ADD_REMOVE, EXAMPLE, POISSON, Relation, Sampling, Unit
+
+#: The library's own limit on mu (one place: ``fdpkit._numerics.MU_MAX``): every model below
+#: takes its mu bound from it, so the web, the CLI and the library agree.
+MU_LE = MU_MAX
+#: The pages' epsilon bound: the library's EPSILON_MAX (700, where e^epsilon still fits a
+#: float) capped at 100, beyond which every reading is "no protection" and the composition
+#: calculator's sums would only grow. One constant for every model.
+EPSILON_LE = min(100.0, EPSILON_MAX)
 
 
 class CalculatorRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     mode: Literal["laplace", "gaussian", "composition"]
     sensitivity: float = Field(1.0, gt=0, allow_inf_nan=False)
-    epsilon: Optional[float] = Field(None, ge=0, le=100, allow_inf_nan=False)
+    epsilon: Optional[float] = Field(None, ge=0, le=EPSILON_LE, allow_inf_nan=False)
     delta: Optional[float] = Field(None, ge=0, le=1, allow_inf_nan=False)
     scale: Optional[float] = Field(None, gt=0, allow_inf_nan=False)
     sigma: Optional[float] = Field(None, gt=0, allow_inf_nan=False)
     k: int = Field(1, ge=1, le=10**7)
     delta_prime: float = Field(1e-5, gt=0, lt=1, allow_inf_nan=False)
-    releases: Optional[list[tuple[Annotated[float, Field(ge=0, le=100, allow_inf_nan=False)],
+    releases: Optional[list[tuple[Annotated[float, Field(ge=0, le=EPSILON_LE, allow_inf_nan=False)],
                                   Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]]]] = Field(
         None, max_length=10_000, description="composition of different releases: [[epsilon_i, delta_i], ...]")
     fpr: float = Field(1e-3, gt=0, lt=1, allow_inf_nan=False,
@@ -34,30 +45,32 @@ class TrainingShape(BaseModel):
     report and calibration requests)."""
 
     model_config = ConfigDict(extra="forbid")
-    sample_rate: Optional[float] = Field(None, gt=0, le=1, allow_inf_nan=False)
-    batch_size: Optional[int] = Field(None, ge=1)
-    dataset_size: Optional[int] = Field(None, ge=1)
-    steps: Optional[int] = Field(None, ge=1)
-    epochs: Optional[float] = Field(None, gt=0, allow_inf_nan=False)
-    sampling: Literal[SAMPLINGS] = POISSON  # fdpkit.vocabulary: the strings of the library and the CLI
-    relation: Literal[RELATIONS] = ADD_REMOVE
-    max_batch_size: Optional[int] = Field(None, ge=1)
-    unit: Literal[UNITS] = EXAMPLE
-    examples_per_user: Optional[int] = Field(None, ge=1, le=10_000)
-    discretization: float = Field(1e-4, gt=0, le=1, allow_inf_nan=False)
+    sample_rate: Optional[float] = Field(None, gt=0, le=1, allow_inf_nan=False, title="Sample rate q")
+    batch_size: Optional[int] = Field(None, ge=1, title="Batch size")
+    dataset_size: Optional[int] = Field(None, ge=1, title="Dataset size")
+    steps: Optional[int] = Field(None, ge=1, title="Steps")
+    epochs: Optional[float] = Field(None, gt=0, allow_inf_nan=False, title="Epochs")
+    # fdpkit.vocabulary: the strings of the library and the CLI
+    sampling: Sampling = Field(POISSON, title="Sampling scheme")
+    relation: Relation = Field(ADD_REMOVE, title="Neighbouring relation")
+    max_batch_size: Optional[int] = Field(None, ge=1, title="Max batch size")
+    unit: Unit = Field(EXAMPLE, title="Privacy unit")
+    examples_per_user: Optional[int] = Field(None, ge=1, le=10_000, title="Examples per user")
+    discretization: float = Field(1e-4, gt=0, le=1, allow_inf_nan=False, title="PLD discretization")
 
 
 class DPSGDRequest(TrainingShape):
-    noise_multiplier: float = Field(..., gt=0, le=1e4, allow_inf_nan=False)
-    drop_last: bool = Field(False, description="shuffled or fixed-size batches in epochs: the loader dropped the "
-                                               "last, smaller batch (floor(n/b) steps per epoch)")
+    noise_multiplier: float = Field(..., gt=0, le=1e4, allow_inf_nan=False, title="Noise multiplier σ")
+    drop_last: bool = Field(False, title="Loader dropped the last batch",
+                            description="shuffled or fixed-size batches in epochs: the loader dropped the "
+                                        "last, smaller batch (floor(n/b) steps per epoch)")
 
 
 class CalibrateRequest(TrainingShape):
     """Calibrate DP-SGD: one target, and every training parameter but the one to solve for."""
 
-    mu: Optional[float] = Field(None, gt=0, le=100, allow_inf_nan=False)
-    epsilon: Optional[float] = Field(None, gt=0, le=100, allow_inf_nan=False)
+    mu: Optional[float] = Field(None, gt=0, le=MU_LE, allow_inf_nan=False)
+    epsilon: Optional[float] = Field(None, gt=0, le=EPSILON_LE, allow_inf_nan=False)
     delta: Optional[float] = Field(None, gt=0, lt=1, allow_inf_nan=False)
     tpr: Optional[float] = Field(None, gt=0, lt=1, allow_inf_nan=False)
     fpr: Optional[float] = Field(None, gt=0, lt=1, allow_inf_nan=False)
@@ -65,11 +78,13 @@ class CalibrateRequest(TrainingShape):
     posterior: Optional[float] = Field(None, gt=0, lt=1, allow_inf_nan=False)
     prior: Optional[float] = Field(None, gt=0, lt=1, allow_inf_nan=False)
     noise_multiplier: Optional[float] = Field(None, gt=0, le=1e4, allow_inf_nan=False)
+    drop_last: bool = Field(False, description="shuffled or fixed-size batches in epochs: the loader dropped the "
+                                               "last, smaller batch (floor(n/b) steps per epoch)")
 
 
 class UniformSamplingRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    mu: float = Field(..., gt=0, le=1e3, allow_inf_nan=False)
+    mu: float = Field(..., gt=0, le=MU_LE, allow_inf_nan=False)
     n: int = Field(..., ge=1, le=10**12)
     discretization: float = Field(1e-4, gt=0, le=1, allow_inf_nan=False)
 
@@ -90,18 +105,18 @@ class MechanismRequest(BaseModel):
 
 class ConvertRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    epsilon: Optional[float] = Field(None, ge=0, le=100, allow_inf_nan=False)
+    epsilon: Optional[float] = Field(None, ge=0, le=EPSILON_LE, allow_inf_nan=False)
     delta: Optional[float] = Field(None, ge=0, le=1, allow_inf_nan=False)
-    mu: Optional[float] = Field(None, ge=0, le=100, allow_inf_nan=False)
+    mu: Optional[float] = Field(None, ge=0, le=MU_LE, allow_inf_nan=False)
     rho: Optional[float] = Field(None, ge=0, le=1000, allow_inf_nan=False)
 
 
 class RiskRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     guarantee: Literal["mu", "epsilon", "epsilon_delta", "zcdp"] = "mu"
-    mu: Optional[float] = Field(None, ge=0, le=100, allow_inf_nan=False)
+    mu: Optional[float] = Field(None, ge=0, le=MU_LE, allow_inf_nan=False)
     rho: Optional[float] = Field(None, ge=0, le=1000, allow_inf_nan=False)
-    epsilon: Optional[float] = Field(None, ge=0, le=100, allow_inf_nan=False)
+    epsilon: Optional[float] = Field(None, ge=0, le=EPSILON_LE, allow_inf_nan=False)
     delta: Optional[float] = Field(None, ge=0, le=1, allow_inf_nan=False)
     prior: float = Field(0.01, ge=0, le=1, allow_inf_nan=False)
     fpr: float = Field(1e-3, gt=0, lt=1, allow_inf_nan=False)
@@ -123,8 +138,8 @@ class PlanRequest(BaseModel):
     groups: Literal[1, 2] = 1
     tests: int = Field(1, ge=1, le=10**6)
     correction: Literal["bonferroni", "bh"] = "bonferroni"
-    required_power: Optional[float] = Field(None, gt=0, lt=1, allow_inf_nan=False)
-    max_relative_loss: Optional[float] = Field(None, gt=0, lt=1, allow_inf_nan=False)
+    required_power: Optional[float] = Field(None, gt=0, lt=1, allow_inf_nan=False, title="Required power")
+    max_relative_loss: Optional[float] = Field(None, gt=0, lt=1, allow_inf_nan=False, title="Max relative power loss")
     prior: float = Field(0.01, ge=0, le=1, allow_inf_nan=False)
     fpr: float = Field(1e-3, gt=0, lt=1, allow_inf_nan=False)
     blatant_disclosure_ok: bool = False
@@ -161,8 +176,8 @@ class CompareCurve(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     kind: Literal["mu", "epsilon_delta", "epsilon", "laplace", "gaussian", "mechanism"]
-    mu: Optional[float] = Field(None, ge=0, le=100, allow_inf_nan=False)
-    epsilon: Optional[float] = Field(None, ge=0, le=100, allow_inf_nan=False)
+    mu: Optional[float] = Field(None, ge=0, le=MU_LE, allow_inf_nan=False)
+    epsilon: Optional[float] = Field(None, ge=0, le=EPSILON_LE, allow_inf_nan=False)
     delta: Optional[float] = Field(None, ge=0, le=1, allow_inf_nan=False)
     scale: Optional[float] = Field(None, gt=0, allow_inf_nan=False, description="Laplace noise scale b")
     sigma: Optional[float] = Field(None, gt=0, allow_inf_nan=False, description="Gaussian noise sd")

@@ -9,6 +9,7 @@ the audit itself (and the certified report it is read against) in a worker proce
 from __future__ import annotations
 
 import re
+from urllib.parse import urlencode
 from typing import Annotated, Any, Optional, Union
 
 from fastapi import APIRouter, File, Form, Query, Request, UploadFile
@@ -16,14 +17,13 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from fdpkit.accounting import DISCRETIZATION_DEFAULT
+from fdpkit.accounting.bounds import AUDIT_WORK_PER_SCORE, SIMULATION_WORK_PER_DRAW
 from fdpkit.audit import read_scores_csv
 from fdpkit.mechanisms import Composed, Mechanism, Repeated, mechanism_from_dict
 from fdpkit.report import FORMATS
-from fdpkit.web.common import (MEDIA, FormErrors, Limits, api_error, download, finite, parse_float, parse_int,
-                               render_page, run_heavy, run_light, spec_from_text)
-from fdpkit.web.jobs import (AUDIT_WORK_PER_SCORE, SIMULATION_WORK_PER_DRAW, audit_counts_job, audit_scores_job,
-                             prepare, simulate_job)
-from fdpkit.web.routers.report import check_limits
+from fdpkit.web.common import (MEDIA, FormErrors, Limits, api_error, check_limits, download, finite, parse_float,
+                               parse_int, render_page, run_heavy, run_light, spec_from_text)
+from fdpkit.web.jobs import audit_counts_job, audit_scores_job, prepare, simulate_job
 
 router = APIRouter()
 
@@ -38,7 +38,10 @@ MAX_SIMULATED_DRAWS = 50_000_000
 FIELDS = ("members", "nonmembers", "true_positives", "false_positives", "n_members", "n_nonmembers",
           "mechanism", "ran", "confidence", "delta", "trials", "seed")
 DEFAULTS = {"mode": "scores", "confidence": 0.95, "delta": 1e-5, "trials": 20000, "seed": 0,
-            "ran": '{"kind": "gaussian", "sigma": 0.5}', "mechanism": '{"kind": "gaussian", "sigma": 1.0}'}
+            "ran": '{"kind": "gaussian", "sigma": 0.5}'}
+#: example of a certified mechanism, shown as a placeholder (never a live default: typed counts
+#: are judged against a mechanism only when the user gives one)
+MECHANISM_EXAMPLE = '{"kind": "gaussian", "sigma": 1.0}'
 
 FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
 Count = Annotated[int, Field(ge=0, le=10**15)]
@@ -210,18 +213,48 @@ def _field_of(message: str) -> str:
 
 
 # ------------------------------------------------------------------------------------ page
+#: Longest permalink a result carries (a longer one is left out).
+MAX_PERMALINK = 4000
+
+
 @router.get("/audit", include_in_schema=False)
 async def audit_page(request: Request):
-    return await render_page(request, "audit.html", {"values": DEFAULTS, "errors": {}, "result": None})
+    """The form; with query parameters of the counts or simulate mode (a permalink, e.g.
+    ``/audit?mode=counts&true_positives=900&...``) the audit, rendered on the server."""
+    q = request.query_params
+    if q.get("mode") in ("counts", "simulate"):
+        return await _page_answer(request, q)
+    values = {**DEFAULTS, **{k: v for k, v in q.items() if k in (*FIELDS, "mode")}}
+    return await render_page(request, "audit.html", {"values": values, "errors": {}, "result": None})
 
 
 @router.post("/audit", include_in_schema=False)
 async def audit_submit(request: Request):
+    """Scores (file uploads) are audited in place; counts and simulations also, and the page
+    carries their permalink (``data-permalink``: the browser puts it in the address bar, so
+    reload keeps the answer)."""
     big = _too_large(request)
     if big is not None:
         return big
-    limits: Limits = request.app.state.limits
     form = await request.form(max_part_size=MAX_UPLOAD_BYTES)
+    return await _page_answer(request, form)
+
+
+def permalink(form) -> str | None:
+    """``/audit?mode=counts&...`` of a counts or simulate form (blank fields left out), or None
+    (scores need files; a link longer than :data:`MAX_PERMALINK`)."""
+    mode = form.get("mode")
+    if mode not in ("counts", "simulate"):
+        return None
+    keys = {"counts": ("true_positives", "false_positives", "n_members", "n_nonmembers"),
+            "simulate": ("ran", "trials", "seed")}[str(mode)]
+    query = urlencode({"mode": mode, **{k: form.get(k) for k in (*keys, "mechanism", "confidence", "delta")
+                                        if isinstance(form.get(k), str) and form.get(k)}})
+    return f"/audit?{query}" if len(query) <= MAX_PERMALINK else None
+
+
+async def _page_answer(request: Request, form):
+    limits: Limits = request.app.state.limits
     errors = FormErrors()
     mode = str(form.get("mode") or "scores")
     values = {k: v for k, v in form.items() if isinstance(v, str)}
@@ -270,7 +303,8 @@ async def audit_submit(request: Request):
     except ValueError as exc:
         errors[_field_of(str(exc))] = str(exc)
         result = simulation = None
-    context = {"values": values, "errors": errors, "result": result, "simulation": simulation}
+    context = {"values": values, "errors": errors, "result": result, "simulation": simulation,
+               "permalink": permalink(form) if result else None}
     return await render_page(request, "audit.html", context, status=422 if errors else 200)
 
 
@@ -297,7 +331,7 @@ async def audit_api(request: Request, body: AuditRequest, format: str = Query("j
                                       body.confidence, body.delta, mech, work, format)
         return _answer(result, format)
     except ValueError as exc:
-        return api_error(str(exc))
+        return api_error(exc)
 
 
 @router.post("/api/audit/upload", tags=["audit"])
@@ -318,7 +352,7 @@ async def audit_upload_api(request: Request, members: UploadFile = File(...), no
         result = await _run_audit(request, "scores", (m, n), confidence, delta, mech, work, format)
         return _answer(result, format)
     except ValueError as exc:
-        return api_error(str(exc))
+        return api_error(exc)
 
 
 @router.post("/api/audit/simulate", tags=["audit"])
@@ -333,4 +367,4 @@ async def audit_simulate_api(request: Request, body: SimulateRequest) -> dict:
         out["simulated"] = {k: out["simulated"][k] for k in ("mechanism", "trials", "seed", "score")}
         return finite(out)
     except ValueError as exc:
-        return api_error(str(exc))
+        return api_error(exc)

@@ -10,6 +10,7 @@ from fdpkit.report.figures import svg_inline
 from fdpkit.report.pdf import render_tables_pdf
 from fdpkit.web.common import (FormErrors, api_error, download, field_of, finite, parse_float, parse_int, render_page,
                                 run_light)
+from fdpkit.web.names import download_name
 from fdpkit.web.models import CalculatorRequest
 
 router = APIRouter()
@@ -78,7 +79,7 @@ async def _answer(request: Request, form):
             result = await run_light(_run, values)
             figure = await run_light(noise_figure, values)
         except ValueError as exc:
-            errors[field_of(str(exc), FIELDS)] = str(exc)
+            errors[field_of(exc, FIELDS)] = str(exc)
     return await render_page(request, "calculator.html", {"values": {k: form.get(k, v) for k, v in values.items()},
                                                           "errors": errors, "result": result, "examples": EXAMPLES,
                                                           "figure": figure})
@@ -106,14 +107,15 @@ async def calculator_export(request: Request, format: str = Query("csv")):
     try:
         result = await run_light(_run, values)
     except ValueError as exc:
-        return api_error(str(exc))
+        return api_error(exc)
     rows = [["section", "name", "value"]] + [list(r) for r in result.rows()]
+    name = download_name({"kind": result.mode, **result.inputs}, format, "calculator")
     if format == "csv":
-        return download(csv_rows(rows).encode(), "fdpkit-calculator.csv", "text/csv; charset=utf-8")
+        return download(csv_rows(rows).encode(), name, "text/csv; charset=utf-8")
     tables = [("Inputs", ["name", "value"], [["mode", result.mode]] + [[k, str(v)] for k, v in result.inputs.items()]),
               ("Outputs", ["name", "value"], [[k, f"{v:.6g}"] for k, v in result.outputs.items()])]
     pdf = await run_light(render_tables_pdf, f"fdpkit calculator: {result.mode}", tables, list(result.warnings))
-    return download(pdf, "fdpkit-calculator.pdf", "application/pdf")
+    return download(pdf, name, "application/pdf")
 
 
 @router.post("/api/calculator", tags=["calculator"])
@@ -122,4 +124,4 @@ async def calculator_api(body: CalculatorRequest) -> dict:
     try:
         return await run_light(lambda: finite(_run(body.model_dump()).to_dict()))
     except ValueError as exc:
-        return api_error(str(exc))
+        return api_error(exc)

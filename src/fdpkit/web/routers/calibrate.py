@@ -9,20 +9,22 @@ from fastapi import APIRouter, Request
 
 from fdpkit._inputs import plausibility_warnings
 from fdpkit.vocabulary import ADD_REMOVE, EXAMPLE, POISSON
-from fdpkit.web.common import (FormErrors, Limits, api_error, field_of, finite, parse_float, parse_int, render_page,
+from fdpkit.web.common import (CHOICES, FormErrors, Limits, api_error, field_of, finite, render_page,
                                run_heavy)
+from fdpkit.web.forms import in_words, labels_of, parse_form
 from fdpkit.web.jobs import calibrate_job
 from fdpkit.web.models import CalibrateRequest
-from fdpkit.web.routers.report import CHOICES
 
 router = APIRouter()
 TARGETS = ("epsilon", "mu", "tpr", "advantage", "posterior")
 NUMBERS = ("target_value", "delta", "fpr", "prior", "noise_multiplier", "sample_rate", "batch_size", "dataset_size",
            "steps", "epochs", "max_batch_size", "examples_per_user", "discretization")
-FIELDS = ("target", *NUMBERS, "sampling", "relation", "unit", "mu", "epsilon", "tpr", "advantage", "posterior")
+FIELDS = ("target", *NUMBERS, "sampling", "relation", "unit", "mu", "epsilon", "tpr", "advantage", "posterior",
+          "drop_last")
 DEFAULTS = {"target": "epsilon", "target_value": 3, "delta": 1e-5, "batch_size": 256, "dataset_size": 60000,
             "epochs": 1, "sampling": POISSON, "relation": ADD_REMOVE, "unit": EXAMPLE, "discretization": 1e-3}
-INTEGERS = ("batch_size", "dataset_size", "steps", "max_batch_size", "examples_per_user")
+#: The form's labels (the schema's titles), used to word the library's errors.
+LABELS = {**labels_of(CalibrateRequest), "noise_multiplier": "Noise multiplier σ"}
 
 
 def _check(kwargs: dict, limits: Limits) -> None:
@@ -68,32 +70,39 @@ async def calibrate_submit(request: Request):
     return await _answer(request, await request.form())
 
 
+#: The inputs read through the JSON API's schema (CalibrateRequest), besides the target.
+TRAINING = ("delta", "fpr", "prior", "noise_multiplier", "sample_rate", "batch_size", "dataset_size", "steps", "epochs",
+            "max_batch_size", "examples_per_user", "discretization", "sampling", "relation", "unit")
+
+
 async def _answer(request: Request, form):
     errors = FormErrors()
     values = {k: form.get(k, "") for k in FIELDS}
     target = form.get("target") or "epsilon"
-    nums = {}
-    for k in NUMBERS:
-        parse = parse_int if k in INTEGERS else parse_float
-        nums[k] = parse(form, k, errors, required=False)
+    data = {k: form.get(k, "") for k in TRAINING}
     if target not in TARGETS:
         errors["target"] = f"target must be one of {', '.join(TARGETS)}, got {target!r}"
-    if nums["target_value"] is None and "target_value" not in errors:
+    else:
+        data[target] = form.get("target_value", "")
+    # one schema for the form and the JSON API: every error at once, in the labels' words
+    body, found = parse_form(CalibrateRequest, data, fields=(*TRAINING, *([target] if target in TARGETS else [])))
+    for name, message in found.items():
+        if name == target and message.startswith(target):  # the target's bound, worded for its field
+            message = "Target value" + message[len(target):]
+        errors.setdefault("target_value" if name == target else name, message)
+    if str(form.get("target_value") or "").strip() == "" and "target_value" not in errors:
         errors["target_value"] = f"target value is required: the largest {target} allowed"
     result = statement = grade = None
     warnings: list[str] = []
-    if not errors:
-        kwargs = {k: v for k, v in nums.items() if k != "target_value"}
-        kwargs[target] = nums["target_value"]
-        kwargs["discretization"] = kwargs["discretization"] or 1e-4
-        for c, options in CHOICES.items():
-            kwargs[c] = form.get(c) or options[0]
+    if not errors and body is not None:
+        kwargs = body.model_dump()
+        kwargs["drop_last"] = form.get("drop_last") in ("on", "true", "1")
         try:
             warnings = _warnings(kwargs)
             result, statement, grade = await _calibrate(request, kwargs, True)
         except ValueError as exc:
-            name = field_of(str(exc), FIELDS)
-            errors["target_value" if name == target else name] = str(exc)
+            name = field_of(exc, FIELDS)
+            errors["target_value" if name == target else name] = in_words(str(exc), LABELS)
     return await render_page(request, "calibrate.html", {
         "values": values, "errors": errors, "choices": CHOICES, "targets": TARGETS, "result": result,
         "data": finite(result.to_dict()) if result else None, "statement": statement, "grade": grade,
@@ -111,4 +120,4 @@ async def calibrate_api(request: Request, body: CalibrateRequest):
         r, _, _ = await _calibrate(request, kwargs, False)
         return finite({**r.to_dict(), "warnings": _warnings(kwargs)})
     except ValueError as exc:
-        return api_error(str(exc))
+        return api_error(exc)

@@ -12,11 +12,10 @@ from fastapi import APIRouter, Request
 
 from fdpkit.mechanisms import mechanism_from_dict
 from fdpkit.report.compare import KIND_LABELS, MAX_CURVES
-from fdpkit.web.common import (FormErrors, Limits, api_error, finite, parse_float, render_page, run_heavy,
+from fdpkit.web.common import (FormErrors, Limits, api_error, check_limits, finite, parse_float, render_page, run_heavy,
                                run_light)
 from fdpkit.web.jobs import compare_job, prepare
 from fdpkit.web.models import CompareRequest
-from fdpkit.web.routers.report import check_limits
 
 router = APIRouter()
 #: form kinds: the library's, with the Laplace mechanism given by epsilon or by its scale
@@ -107,14 +106,26 @@ def _field_of(message: str, rows: list[str]) -> str:
     return {"delta": f"delta_{r}", "sensitivity": f"sensitivity_{r}", "kind": f"kind_{r}"}.get(name, f"value_{r}")
 
 
+def _is_query(name: str) -> bool:
+    """Whether ``name`` is one of the form's fields (a permalink's query parameter)."""
+    return name in ("mechanism", "discretization") or re.fullmatch(r"(kind|value|delta|sensitivity)_\d+", name) is not None
+
+
 @router.get("/compare", include_in_schema=False)
 async def compare_page(request: Request):
+    """The form; with query parameters (a permalink, e.g. ``/compare?kind_1=mu&value_1=1``) the
+    plot, rendered on the server."""
+    if any(_is_query(k) for k in request.query_params):
+        return await _answer(request, request.query_params)
     return await render_page(request, "compare.html", _context(DEFAULT_ROWS, {}))
 
 
 @router.post("/compare", include_in_schema=False)
 async def compare_submit(request: Request):
-    form = await request.form()
+    return await _answer(request, await request.form())
+
+
+async def _answer(request: Request, form):
     errors = FormErrors()
     entries, rows = _entries(form, errors)
     disc = parse_float(form, "discretization", errors, default=1e-3)
@@ -138,4 +149,4 @@ async def compare_api(request: Request, body: CompareRequest) -> dict:
         data, _ = await _compare(request, entries, body.discretization, body.points)
         return finite(data)
     except ValueError as exc:
-        return api_error(str(exc))
+        return api_error(exc)

@@ -110,7 +110,7 @@ async def _answer(request: Request, form):
                 if any(levels.values()) or (eps is not None and not delta):
                     figure = await run_light(mu_vs_epsilon_figure, eps if eps is not None else 8.0, **levels)
             except ValueError as exc:
-                errors[field_of(str(exc), FIELDS)] = str(exc)
+                errors[field_of(exc, FIELDS)] = str(exc)
     return await render_page(request, "convert.html", {"values": dict(form), "errors": errors, "result": result,
                                                        "tables": await run_light(fp.seed_tables), "figure": figure})
 
@@ -135,7 +135,7 @@ async def convert_api(body: ConvertRequest) -> dict:
     try:
         return await run_light(lambda: finite(conversions(body.epsilon, body.delta, body.mu, body.rho)))
     except ValueError as exc:
-        return api_error(str(exc))
+        return api_error(exc)
 
 
 @router.get("/api/tables", tags=["convert"])

@@ -14,7 +14,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from fdpkit._numerics import json_safe
-from fdpkit.vocabulary import ADD_REMOVE, LEDGER_RELATIONS, RELATION_ALIASES
+from fdpkit.vocabulary import ADD_REMOVE, LedgerRelationInput
 from fdpkit.web.auth import Principal, call, ledger_of, require, run_ledger
 from fdpkit.web.common import run_light, spec_from_text
 
@@ -67,7 +67,7 @@ def checked_spec(spec: Any, limits: Any) -> float:
     else its estimated work. JSON text that does not parse is left to the ledger, which
     names the error (work 0). Cheap: run in a thread."""
     from fdpkit.accounting import RUNNING_DISCRETIZATION
-    from fdpkit.web.routers.report import _checked
+    from fdpkit.web.common import checked as _checked
 
     if isinstance(spec, str):
         try:
@@ -92,7 +92,7 @@ class DatasetRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str = Field(..., min_length=1, max_length=200)
     unit: str = Field(..., min_length=1, max_length=200)
-    relation: Literal[LEDGER_RELATIONS + tuple(RELATION_ALIASES)] = ADD_REMOVE  # old spelling accepted
+    relation: LedgerRelationInput = ADD_REMOVE  # old spelling accepted
     description: str = Field("", max_length=5000)
 
 

@@ -11,6 +11,7 @@ from fdpkit.report import plots
 from fdpkit.report.figures import svg_inline
 from fdpkit.web.common import (FormErrors, api_error, field_of, finite, parse_float, parse_int, render_page,
                                 run_light)
+from fdpkit.web.forms import conflicts, labels_of
 from fdpkit.web.models import PlanRequest
 
 router = APIRouter()
@@ -99,6 +100,15 @@ async def _answer(request: Request, form):
     for k in ("required_power", "max_relative_loss", "max_relative_risk", "max_attack_power"):
         p[k] = parse_float(form, k, errors, required=False)
     p["compare_n"] = parse_sizes(form.get("compare_n"), errors)
+    if p["guide"] == "utility_first":  # one criterion: both at once is answered on both fields, at once
+        labels = labels_of(PlanRequest)
+        for name, message in conflicts({k: form.get(k) for k in ("required_power", "max_relative_loss")},
+                                       labels).items():
+            errors.setdefault(name, message)
+        if p["required_power"] is None and p["max_relative_loss"] is None and "required_power" not in errors \
+                and "max_relative_loss" not in errors:
+            errors["required_power"] = (f"Give {labels['required_power']} or {labels['max_relative_loss']} "
+                                        "(one criterion)")
     result = figure = None
     figures = []
     if not errors:
@@ -107,7 +117,7 @@ async def _answer(request: Request, form):
             result = finite(plan.to_dict())
             figure, figures = await run_light(plan_figures, plan, spec, p["compare_n"])
         except ValueError as exc:
-            errors[field_of(str(exc), FIELDS)] = str(exc)
+            errors[field_of(exc, FIELDS)] = str(exc)
     return await render_page(request, "plan.html", {"values": dict(form), "errors": errors, "result": result,
                                                     "guide": p["guide"], "figure": figure, "figures": figures,
                                                     "guidance": GUIDANCE})
@@ -137,4 +147,4 @@ async def plan_api(body: PlanRequest) -> dict:
         plan, _ = await run_light(run_plan, body.model_dump())
         return finite(plan.to_dict())
     except ValueError as exc:
-        return api_error(str(exc))
+        return api_error(exc)

@@ -6,75 +6,76 @@ from __future__ import annotations
 from fastapi import APIRouter, Query, Request
 
 import fdpkit as fp
-from fdpkit.mechanisms import DPSGD, Mechanism, dpsgd_from_training, leaves, mechanism_from_dict, walk
+from fdpkit.mechanisms import Mechanism, dpsgd_from_training, mechanism_from_dict
 from fdpkit.report import FORMATS
-from fdpkit.vocabulary import RELATIONS, SAMPLINGS, UNITS
 from fdpkit.web.common import (
-    MEDIA, FormErrors, Limits, api_error, download, field_of, parse_float, parse_int, render_page, run_heavy,
-    run_light, spec_from_text,
+    CHOICES, MEDIA, FormErrors, Limits, api_error, check_limits, checked,  # noqa: F401  (check_limits: re-exported)
+    download, field_of, parse_float, parse_int,
+    render_page, run_heavy, run_light, spec_from_text,
 )
-from fdpkit.web.jobs import prepare, report_job
+from fdpkit.web.forms import in_words, labels_of, parse_form
+from fdpkit.web.jobs import report_job
+from fdpkit.web.names import download_name
 from fdpkit.web.models import DPSGDRequest, MechanismRequest, PointsRequest, UniformSamplingRequest
 
 router = APIRouter()
 FIELDS = ("noise_multiplier", "sample_rate", "batch_size", "dataset_size", "steps", "epochs",
           "discretization", "mechanism", "times", "sampling_mu", "sampling_n", "sampling", "relation",
           "max_batch_size", "unit", "examples_per_user", "points", "points_bound", "drop_last")
-CHOICES = {"sampling": SAMPLINGS, "relation": RELATIONS, "unit": UNITS}  # fdpkit.vocabulary
-DEFAULTS = {"kind": "dpsgd", "noise_multiplier": 9.4, "sample_rate": 0.32768, "steps": 2000,
-            "discretization": 1e-4, "mechanism": "", "sampling_mu": 1.0, "sampling_n": 100}
+#: The DP-SGD inputs: read through the JSON API's schema (DPSGDRequest), labels from its titles.
+DPSGD_FIELDS = ("noise_multiplier", "sample_rate", "batch_size", "dataset_size", "steps", "epochs", "sampling",
+                "relation", "max_batch_size", "unit", "examples_per_user", "discretization", "drop_last")
+LABELS = {**labels_of(DPSGDRequest), "sampling_mu": "Sampling parameter μ", "sampling_n": "Dataset size n",
+          "mechanism": "Mechanism spec", "points": "Error points"}
+#: The form starts empty; the placeholders show this example and "Load example" fills it in
+#: (the README's DP-SGD run, Gomez et al. Sec. 5).
+EXAMPLE = {"noise_multiplier": "9.4", "sample_rate": "0.32768", "steps": "2000", "discretization": "1e-4"}
+#: Other placeholders (not filled by "Load example").
+HINTS = {"batch_size": "256", "dataset_size": "60000", "epochs": "60", "sampling_mu": "1", "sampling_n": "100",
+         "max_batch_size": "512", "examples_per_user": "1"}
+DEFAULTS = {"kind": "dpsgd"}
+
+#: (kept for callers of the former names) the server's limits live in fdpkit.web.common
+_checked = checked
 
 
-def _size(m: Mechanism) -> tuple[int, int]:
-    """(number of leaf mechanisms, largest repetition count): what bounds the work (nesting
-    multiplies: Repeated(Repeated(M, a), b) is a*b steps; a DP-SGD run is its phases)."""
-    parts, times = 0, 0
-    for leaf, t in leaves(m):
-        phases = leaf.phases if isinstance(leaf, DPSGD) else None
-        parts += len(phases) if phases else 1
-        times = max(times, t * leaf.steps if phases else t)
-    return parts, times
+def dpsgd_of(body: DPSGDRequest) -> Mechanism:
+    """The DP-SGD mechanism of a report request (form or JSON: the same schema)."""
+    return dpsgd_from_training(body.noise_multiplier, sample_rate=body.sample_rate, batch_size=body.batch_size,
+                               dataset_size=body.dataset_size, steps=body.steps, epochs=body.epochs,
+                               sampling=body.sampling, relation=body.relation, max_batch_size=body.max_batch_size,
+                               unit=body.unit, examples_per_user=body.examples_per_user, drop_last=body.drop_last)
 
 
-def _noise(m: Mechanism) -> float:
-    """Noise per unit of sensitivity of one node (inf where it adds none itself)."""
-    if isinstance(m, DPSGD):
-        return min(p.noise_multiplier for p in m.phases) / m.sensitivity
-    if isinstance(m, fp.Gaussian):
-        return m.sigma / m.sensitivity
-    if isinstance(m, fp.Laplace):
-        return m.scale / m.sensitivity
-    return float("inf")
-
-
-def _min_noise(m: Mechanism) -> float:
-    return min(_noise(n) for n, _ in walk(m))
-
-
-def check_limits(m: Mechanism, discretization: float, limits: Limits) -> None:
-    noise = _min_noise(m)
-    if noise < limits.min_noise:
-        raise ValueError(f"noise (sd or scale per unit of sensitivity) must be at least {limits.min_noise:g} "
-                         f"on this server, got {noise:g}")
-    parts, times = _size(m)
-    if times > limits.max_steps:
-        raise ValueError(f"steps must be at most {limits.max_steps:,} on this server, got {times:,}")
-    if parts > limits.max_parts:
-        raise ValueError(f"a composed mechanism may have at most {limits.max_parts} parts here, got {parts}")
-    if discretization < limits.min_discretization:
-        raise ValueError(f"discretization must be at least {limits.min_discretization:g} on this server, "
-                         f"got {discretization:g}")
+def _dpsgd_from_form(form, errors: FormErrors) -> tuple[Mechanism | None, float | None]:
+    """Every error of the DP-SGD inputs at once, beside its field, in the labels' words."""
+    body, found = parse_form(DPSGDRequest, form, fields=DPSGD_FIELDS, required=("noise_multiplier",))
+    for one_of in (("sample_rate", "batch_size"), ("steps", "epochs")):
+        if all(str(form.get(k) or "").strip() == "" for k in one_of):
+            found.setdefault(one_of[0], f"Give {LABELS[one_of[0]]} or {LABELS[one_of[1]]}")
+    if str(form.get("batch_size") or "").strip() and not str(form.get("dataset_size") or "").strip():
+        found.setdefault("dataset_size", f"{LABELS['dataset_size']} is required with {LABELS['batch_size']}")
+    errors.update(found)
+    if body is None or found:
+        return None, None
+    try:
+        return dpsgd_of(body), body.discretization
+    except ValueError as exc:
+        errors[field_of(exc, DPSGD_FIELDS)] = in_words(str(exc), LABELS)
+        return None, None
 
 
 def _from_form(form) -> tuple[Mechanism | None, float | None, dict, FormErrors]:
     errors = FormErrors()
     values = {k: form.get(k, "") for k in ("kind", *FIELDS)}
-    for c, options in CHOICES.items():
-        values[c] = values[c] or options[0]
+    kind = form.get("kind") or "dpsgd"
+    values["kind"] = kind
+    if kind == "dpsgd":
+        mech, disc = _dpsgd_from_form(form, errors)
+        return mech, disc, values, errors
     disc = parse_float(form, "discretization", errors, default=1e-4)
     mech = None
     try:
-        kind = form.get("kind") or "dpsgd"
         if kind == "uniform-sampling":
             # form names differ from the library's (mu, n): the page shows the report's mu
             mu = parse_float(form, "sampling_mu", errors)
@@ -83,7 +84,7 @@ def _from_form(form) -> tuple[Mechanism | None, float | None, dict, FormErrors]:
                 try:
                     mech = fp.UniformSampling(mu, n)
                 except ValueError as exc:
-                    name = {"mu": "sampling_mu", "n": "sampling_n"}.get(str(exc).split(" ", 1)[0], "form")
+                    name = {"mu": "sampling_mu", "n": "sampling_n"}.get(field_of(exc, ("mu", "n")), "form")
                     errors[name] = str(exc)
         elif kind == "points":
             text = str(form.get("points") or "").strip()
@@ -94,7 +95,7 @@ def _from_form(form) -> tuple[Mechanism | None, float | None, dict, FormErrors]:
                     mech = points_mechanism(text, str(form.get("points_bound") or "lower"))
                 except ValueError as exc:
                     errors["points"] = str(exc)
-        elif kind == "mechanism":
+        else:
             text = str(form.get("mechanism") or "").strip()
             if not text:
                 errors["mechanism"] = "mechanism is required: a JSON mechanism spec"
@@ -103,22 +104,8 @@ def _from_form(form) -> tuple[Mechanism | None, float | None, dict, FormErrors]:
                     mech = mechanism_from_dict(spec_from_text(text))
                 except ValueError as exc:
                     errors["mechanism"] = str(exc)
-        else:
-            nm = parse_float(form, "noise_multiplier", errors)
-            q = parse_float(form, "sample_rate", errors, required=False)
-            b = parse_int(form, "batch_size", errors, required=False)
-            n = parse_int(form, "dataset_size", errors, required=False)
-            t = parse_int(form, "steps", errors, required=False)
-            e = parse_float(form, "epochs", errors, required=False)
-            mb = parse_int(form, "max_batch_size", errors, required=False)
-            k = parse_int(form, "examples_per_user", errors, required=False)
-            opts = {c: (form.get(c) or CHOICES[c][0]) for c in CHOICES}
-            if not errors:
-                mech = dpsgd_from_training(nm, sample_rate=q, batch_size=b, dataset_size=n, steps=t, epochs=e,
-                                           max_batch_size=mb, examples_per_user=k,
-                                           drop_last=form.get("drop_last") == "on", **opts)
     except ValueError as exc:
-        errors[field_of(str(exc), FIELDS)] = str(exc)
+        errors[field_of(exc, FIELDS)] = str(exc)
     return mech, disc, values, errors
 
 
@@ -132,17 +119,10 @@ def points_mechanism(text: str, bound: str = "lower") -> Mechanism:
     return fp.CurveMechanism.from_curve(fp.curve_from_points(fpr, fnr, bound=bound))
 
 
-def _checked(spec, disc: float, limits: Limits) -> tuple[Mechanism, float]:
-    """Parse, apply the server's limits and the cost budget (cheap; run in a thread)."""
-    mech = mechanism_from_dict(spec)
-    check_limits(mech, disc, limits)
-    return prepare(mech, disc, limits.budget)
-
-
 async def _report(request: Request, mech, disc: float, fmt: str):
     """Refuse over-budget work at once (422), then run it in a worker process."""
     limits: Limits = request.app.state.limits
-    mech, work = await run_light(_checked, mech, disc, limits)
+    mech, work = await run_light(checked, mech, disc, limits)
     return await run_heavy(request, report_job, mech, disc, fmt, limits.budget, work=work)
 
 
@@ -152,7 +132,7 @@ async def report_page(request: Request):
     if any(k in request.query_params for k in ("kind", *FIELDS)):
         return await _answer(request, request.query_params)
     return await render_page(request, "report.html", {"values": DEFAULTS, "errors": {}, "doc": None,
-                                                      "choices": CHOICES})
+                                                      "choices": CHOICES, "example": EXAMPLE, "hints": HINTS})
 
 
 @router.post("/report", include_in_schema=False)
@@ -169,11 +149,14 @@ async def _answer(request: Request, form):
             doc, tables, figures, details = parts["doc"], parts["tables"], parts["figures"], parts["details"]
             statement = parts["statement"]
         except ValueError as exc:
-            errors[field_of(str(exc), FIELDS)] = str(exc)
+            kind = values.get("kind") or "dpsgd"
+            own = {"mechanism": "mechanism", "points": "points", "uniform-sampling": "sampling_mu"}.get(kind)
+            name = field_of(exc, FIELDS if kind == "dpsgd" else ("discretization",), default=own or "form")
+            errors[name] = in_words(str(exc), LABELS) if kind == "dpsgd" else str(exc)
     return await render_page(request, "report.html", {"values": values, "errors": errors, "doc": doc,
                                                       "choices": CHOICES, "tables": tables, "figures": figures,
                                                       "details": details, "formats": FORMATS,
-                                                      "statement": statement})
+                                                      "statement": statement, "example": EXAMPLE, "hints": HINTS})
 
 
 @router.post("/report/download", include_in_schema=False)
@@ -187,8 +170,8 @@ async def report_download(request: Request, format: str = Query("html")):
     try:
         data = await _report(request, mech, disc, format)
     except ValueError as exc:
-        return api_error(str(exc))
-    return download(data, f"fdpkit-report.{format}", MEDIA[format])
+        return api_error(exc)
+    return download(data, download_name(mech, format), MEDIA[format])
 
 
 @router.post("/api/report/dpsgd", tags=["report"])
@@ -196,15 +179,10 @@ async def report_dpsgd_api(request: Request, body: DPSGDRequest,
                            format: str = Query("json", description="json, csv, md, html or pdf")):
     """Privacy report of DP-SGD (sample rate or batch/dataset size; steps or epochs)."""
     try:
-        mech = dpsgd_from_training(body.noise_multiplier, sample_rate=body.sample_rate,
-                                   batch_size=body.batch_size, dataset_size=body.dataset_size,
-                                   steps=body.steps, epochs=body.epochs, sampling=body.sampling,
-                                   relation=body.relation, max_batch_size=body.max_batch_size,
-                                   unit=body.unit, examples_per_user=body.examples_per_user,
-                                   drop_last=body.drop_last)
+        mech = dpsgd_of(body)
         return await _api_answer(request, mech, body.discretization, format)
     except ValueError as exc:
-        return api_error(str(exc))
+        return api_error(exc)
 
 
 @router.post("/api/report/uniform-sampling", tags=["report"])
@@ -216,7 +194,7 @@ async def report_uniform_api(request: Request, body: UniformSamplingRequest,
         mech = fp.UniformSampling(body.mu, body.n)
         return await _api_answer(request, mech, body.discretization, format)
     except ValueError as exc:
-        return api_error(str(exc))
+        return api_error(exc)
 
 
 @router.post("/api/report/points", tags=["report"])
@@ -228,7 +206,7 @@ async def report_points_api(request: Request, body: PointsRequest,
         mech = await run_light(points_mechanism, body.points, body.bound)
         return await _api_answer(request, mech, body.discretization, format)
     except ValueError as exc:
-        return api_error(str(exc))
+        return api_error(exc)
 
 
 @router.post("/api/report", tags=["report"])
@@ -238,7 +216,7 @@ async def report_api(request: Request, body: MechanismRequest,
     try:
         return await _api_answer(request, body.mechanism, body.discretization, format)
     except ValueError as exc:
-        return api_error(str(exc))
+        return api_error(exc)
 
 
 async def _api_answer(request: Request, mech, disc: float, format: str):
@@ -247,4 +225,4 @@ async def _api_answer(request: Request, mech, disc: float, format: str):
     result = await _report(request, mech, disc, "dict" if format == "json" else format)
     if format == "json":
         return result
-    return download(result, f"fdpkit-report.{format}", MEDIA[format])
+    return download(result, download_name(mech, format), MEDIA[format])

@@ -76,7 +76,7 @@ async def _answer(request: Request, form):
                                             vals["rho"], n)
             figs = await run_light(risk_figures, curve, prior)
         except ValueError as exc:
-            errors[field_of(str(exc), FIELDS)] = str(exc)
+            errors[field_of(exc, FIELDS)] = str(exc)
     return await render_page(request, "risk.html", {"values": dict(form), "errors": errors, "result": result,
                                                     "figures": figs, "scale": SCALE, "links": links(dict(form))})
 
@@ -100,4 +100,4 @@ async def risk_api(body: RiskRequest) -> dict:
                                  body.rho, body.n)
         return finite(out)
     except ValueError as exc:
-        return api_error(str(exc))
+        return api_error(exc)

@@ -10,7 +10,8 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from fdpkit.web.common import FormErrors, Limits, api_error, finite, parse_float, render_page, run_heavy, run_light
-from fdpkit.web.jobs import sweep_cost, sweep_design_job, sweep_map_job
+from fdpkit.accounting.bounds import sweep_cost
+from fdpkit.web.jobs import sweep_design_job, sweep_map_job
 from fdpkit.web.models import DesignTableRequest, SweepRequest
 
 router = APIRouter()
@@ -88,14 +89,26 @@ def _list(form: Any, name: str, errors: FormErrors, kind=float) -> list:
     return vals
 
 
+#: the fields of each form (a permalink's query parameters)
+MAP_FIELDS = ("noise_multiplier", "sample_rate", "steps", "delta")
+DESIGN_FIELDS = ("mu", "batch_size", "epochs", "dataset_size")
+
+
 @router.get("/sweep", include_in_schema=False)
 async def sweep_page(request: Request):
+    """The forms; with query parameters (a permalink, e.g. ``/sweep?task=map&noise_multiplier=1,2``)
+    the sweep or design table, rendered on the server."""
+    if any(k in request.query_params for k in ("task", *MAP_FIELDS, *DESIGN_FIELDS)):
+        return await _answer(request, request.query_params)
     return await render_page(request, "sweep.html", {"values": DEFAULTS, "errors": {}, "result": None})
 
 
 @router.post("/sweep", include_in_schema=False)
 async def sweep_submit(request: Request):
-    form = await request.form()
+    return await _answer(request, await request.form())
+
+
+async def _answer(request: Request, form):
     errors = FormErrors()
     task = form.get("task") or "map"
     delta = parse_float(form, "delta", errors, default=1e-5)
@@ -115,7 +128,9 @@ async def sweep_submit(request: Request):
             result, figure = out["result"], out["figure"]
         except (ValueError, TypeError) as exc:
             errors["form"] = str(exc)
-    return await render_page(request, "sweep.html", {"values": dict(form), "errors": errors, "task": task,
+    # one form never blanks the other: the other's fields keep what it sent along (hx-include), else the examples
+    values = {**DEFAULTS, **{k: v for k, v in form.items() if isinstance(v, str)}}
+    return await render_page(request, "sweep.html", {"values": values, "errors": errors, "task": task,
                                                      "result": finite(result) if result else None,
                                                      "figure": figure})
 
@@ -127,7 +142,7 @@ async def sweep_api(body: SweepRequest, request: Request) -> dict:
     try:
         return finite((await run_map(request, body.model_dump(), False))["result"])
     except (ValueError, TypeError) as exc:
-        return api_error(str(exc))
+        return api_error(exc)
 
 
 @router.post("/api/sweep/design", tags=["sweep"])
@@ -136,4 +151,4 @@ async def design_api(body: DesignTableRequest, request: Request) -> dict:
     try:
         return finite((await run_design(request, body.model_dump(), False))["result"])
     except (ValueError, TypeError) as exc:
-        return api_error(str(exc))
+        return api_error(exc)

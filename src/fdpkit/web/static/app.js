@@ -45,6 +45,73 @@
     if (box) { box.hidden = true; }
   }
 
+  /* inputs that exclude each other (sample rate / batch size, steps / epochs, required power /
+     max relative power loss): typing one clears the other, instead of a refusal on submit */
+  document.addEventListener("input", function (e) {
+    var el = e.target;
+    if (!el || !el.getAttribute || !el.value) { return; }
+    var names = el.getAttribute("data-excludes");
+    if (!names || !el.form) { return; }
+    names.split(" ").forEach(function (name) {
+      var other = el.form.querySelector("[name='" + name + "']");
+      if (other && other.value) { other.value = ""; }
+    });
+  });
+
+  /* "Load example": the form starts empty (placeholders show the example); this fills it */
+  document.addEventListener("click", function (e) {
+    var btn = e.target && e.target.closest ? e.target.closest("[data-example]") : null;
+    if (!btn || !btn.form) { return; }
+    var example = JSON.parse(btn.getAttribute("data-example"));
+    var box = btn.closest("[data-when-kind], fieldset, form");
+    box.querySelectorAll("input[type=text], input:not([type])").forEach(function (input) {
+      input.value = Object.prototype.hasOwnProperty.call(example, input.name) ? example[input.name] : "";
+    });
+    Object.keys(example).forEach(function (name) {
+      var input = btn.form.querySelector("[name='" + name + "']");
+      if (input) { input.value = example[name]; }
+    });
+    var first = box.querySelector("input[type=text]");
+    if (first) { first.focus(); }
+  });
+
+  /* numbers such as 4e-05 or 1.2e+03 never break across lines (at their minus sign) */
+  var NUMBER = /\d(?:[.,]\d+)*e[-+]\d+/g;
+  function keepNumbersWhole(root) {
+    var box = root || document.getElementById("main");
+    if (!box || !document.createTreeWalker) { return; }
+    var walker = document.createTreeWalker(box, NodeFilter.SHOW_TEXT, null), nodes = [], n;
+    while ((n = walker.nextNode())) {
+      var tag = n.parentNode && n.parentNode.nodeName;
+      if (tag !== "SCRIPT" && tag !== "STYLE" && tag !== "TEXTAREA" && !(n.parentNode.classList && n.parentNode.classList.contains("nb"))
+          && n.nodeValue.search(NUMBER) >= 0) { nodes.push(n); }
+      NUMBER.lastIndex = 0;
+    }
+    nodes.forEach(function (node) {
+      var text = node.nodeValue, frag = document.createDocumentFragment(), last = 0, m;
+      NUMBER.lastIndex = 0;
+      while ((m = NUMBER.exec(text))) {
+        var start = m.index;
+        while (start > 0 && /[\d.,-]/.test(text.charAt(start - 1))) { start -= 1; }
+        if (start < last) { start = last; }
+        frag.appendChild(document.createTextNode(text.slice(last, start)));
+        var span = document.createElement("span");
+        span.className = "nb"; span.textContent = text.slice(start, m.index + m[0].length);
+        frag.appendChild(span);
+        last = m.index + m[0].length;
+      }
+      frag.appendChild(document.createTextNode(text.slice(last)));
+      node.parentNode.replaceChild(frag, node);
+    });
+  }
+
+  /* a result answered to a POST (Audit's file uploads share its form) carries its permalink: put it in the
+     address bar, so that reload and bookmarks keep the answer */
+  function showPermalink() {
+    var res = document.getElementById("results"), link = res && res.getAttribute("data-permalink");
+    if (link && window.history && history.replaceState && link.charAt(0) === "/") { history.replaceState(null, "", link); }
+  }
+
   document.addEventListener("change", function (e) {
     if (e.target && e.target.matches && e.target.matches("select[data-controls], input[type=radio][data-controls]")) { applyWhen(); }
   });
@@ -54,9 +121,11 @@
   });
   document.addEventListener("htmx:beforeRequest", startProgress);
   document.addEventListener("htmx:afterRequest", stopProgress);
-  document.addEventListener("htmx:afterSettle", function () { applyWhen(); announce(); });
+  document.addEventListener("htmx:afterSettle", function () { applyWhen(); keepNumbersWhole(); showPermalink(); announce(); });
   document.addEventListener("DOMContentLoaded", function () {
     applyWhen();
+    keepNumbersWhole();
+    showPermalink();
     if (document.getElementById("results") || document.querySelector("#main [role=alert]")) { announce(); }
   });
   window.addEventListener("pageshow", stopProgress);

@@ -1,0 +1,171 @@
+"""One pydantic schema per form, for HTML forms and JSON alike; errors in the form's words.
+
+- :func:`parse_form` reads an HTML form through the SAME pydantic model as the JSON API
+  (``models.py``): blank fields are absent, "5%" is 0.05 in probability fields, and every
+  field error comes back at once, keyed by field, in the label's words ("Sample rate q must
+  be at most 1"), not in code words.
+- :func:`conflicts` reports every pair of inputs that exclude each other (sample rate or
+  batch size; steps or epochs; ...) at once, on both fields, with one sentence saying what
+  to keep; the pages' script clears the other field as the user types one.
+- :func:`field_of` maps a library error to its field by the exception's ``parameter``
+  (:class:`fdpkit.ParameterError`), and :func:`in_words` rewrites its message with the
+  form's labels.
+
+No maths here: the limits are the models' (which take them from the library).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Iterable
+
+from pydantic import BaseModel, ValidationError
+
+from fdpkit.errors import parameter_of
+from fdpkit._inputs import FRACTION_FIELDS, parse_fraction
+
+
+def labels_of(schema: type[BaseModel]) -> dict[str, str]:
+    """Field name -> the label the form shows (the field's ``title``; else the name in words)."""
+    return {name: (f.title or name.replace("_", " ")) for name, f in schema.model_fields.items()}
+
+
+def in_words(message: str, labels: dict[str, str]) -> str:
+    """``message`` with the code words of its fields replaced by the form's labels, in one
+    pass: ``relation='replace-one'`` -> "Neighbouring relation replace-one", ``sample_rate``
+    -> "Sample rate q" anywhere, a plain word (``steps``) only where it starts the message;
+    the first letter capitalised.
+
+    >>> in_words("give sample_rate or batch_size; relation='zero-out'",
+    ...          {"sample_rate": "Sample rate q", "batch_size": "Batch size", "relation": "Relation"})
+    'Give Sample rate q or Batch size; Relation zero-out'
+    """
+    names = sorted(labels, key=len, reverse=True)
+    if not names:
+        return message
+    alternation = "|".join(re.escape(n) for n in names)
+    assigned = re.compile(rf"(?<![\w-])({alternation})\s*=\s*(?:'([^']*)'|\"([^\"]*)\"|([\w.+-]+))")
+    out = assigned.sub(lambda m: f"{labels[m.group(1)]} {m.group(2) or m.group(3) or m.group(4) or ''}", str(message))
+    snake = [n for n in names if "_" in n]
+    if snake:
+        out = re.sub(rf"(?<![\w-])({'|'.join(re.escape(n) for n in snake)})(?![\w-])",
+                     lambda m: labels[m.group(1)], out)
+    first = re.match(rf"({alternation})(?![\w-])", out)
+    if first:
+        out = labels[first.group(1)] + out[first.end():]
+    return out[:1].upper() + out[1:] if out else out
+
+
+def field_of(error: BaseException | str, names: Iterable[str], default: str = "form") -> str:
+    """The form field a library error belongs to: its ``parameter`` (or the first of its
+    ``parameters``) when the form has that field, else ``default``. (A plain ValueError
+    from code not yet raising :class:`fdpkit.ParameterError` falls back to the first word
+    of its message.)"""
+    names = tuple(names)
+    if isinstance(error, BaseException):
+        for p in (parameter_of(error), *getattr(error, "parameters", ())):
+            if p in names:
+                return p
+        if parameter_of(error) is not None:
+            return default
+        error = str(error)
+    first = str(error).split(" ", 1)[0]
+    return first if first in names else default
+
+
+_NUMBER_TYPES = {"float_parsing", "int_parsing", "float_type", "int_type", "finite_number", "int_from_float"}
+
+
+def _message(err: dict, label: str) -> str:
+    """A pydantic error in the label's words."""
+    kind, ctx, given = err.get("type", ""), err.get("ctx") or {}, err.get("input")
+    got = f", got {given!r}" if isinstance(given, (str, int, float)) and not isinstance(given, bool) else ""
+    if kind in _NUMBER_TYPES:
+        whole = kind.startswith("int")
+        return f"{label} must be a {'whole number' if whole else 'number'}{got}"
+    bound = {k: (f"{v:g}" if isinstance(v, float) else v) for k, v in ctx.items()}
+    if kind == "greater_than":
+        return f"{label} must be greater than {bound.get('gt')}{got}"
+    if kind == "greater_than_equal":
+        return f"{label} must be at least {bound.get('ge')}{got}"
+    if kind == "less_than":
+        return f"{label} must be less than {bound.get('lt')}{got}"
+    if kind == "less_than_equal":
+        return f"{label} must be at most {bound.get('le')}{got}"
+    if kind == "literal_error":
+        return f"{label} must be one of {ctx.get('expected')}{got}"
+    if kind == "missing":
+        return f"{label} is required"
+    return f"{label}: {err.get('msg')}"
+
+
+def parse_form(schema: type[BaseModel], form: Any, *, fields: Iterable[str] | None = None,
+               required: Iterable[str] = ()) -> tuple[BaseModel | None, dict[str, str]]:
+    """Validate the HTML ``form`` with the JSON API's ``schema``.
+
+    Only ``fields`` (default: all of the schema's) are read; a blank field is absent (the
+    schema's default). Returns the model (None when any field is wrong) and every error at
+    once, keyed by field, in the label's words; ``required`` fields that are blank are
+    errors too, and so are pairs that exclude each other (:func:`conflicts`)."""
+    names = tuple(fields) if fields is not None else tuple(schema.model_fields)
+    labels = labels_of(schema)
+    errors: dict[str, str] = {}
+    data: dict[str, Any] = {}
+    for name in names:
+        raw = form.get(name)
+        if raw is None or (isinstance(raw, str) and raw.strip() == ""):
+            if name in required:
+                errors[name] = f"{labels.get(name, name)} is required"
+            continue
+        annotation = str(schema.model_fields[name].annotation)
+        if annotation.startswith("bool") or "bool" in annotation.split("[")[0]:
+            data[name] = str(raw).lower() in ("on", "true", "1", "yes")
+            continue
+        text = str(raw).strip()
+        if name in FRACTION_FIELDS and text.endswith("%"):
+            try:
+                text = repr(parse_fraction(text, labels.get(name, name)))
+            except ValueError as exc:
+                errors[name] = in_words(str(exc), labels)
+                continue
+        if "int" in annotation and "float" not in annotation:  # "2e3" or "10.0" typed for a count
+            try:
+                v = float(text)
+                if math.isfinite(v) and v == int(v):
+                    text = str(int(v))
+            except ValueError:
+                pass
+        data[name] = text
+    for name, message in conflicts(data, labels).items():
+        errors.setdefault(name, message)
+    try:
+        model = schema.model_validate(data)
+    except ValidationError as exc:
+        for err in exc.errors():
+            loc = err.get("loc") or ("form",)
+            name = str(loc[0]) if str(loc[0]) in names else "form"
+            errors.setdefault(name, _message(err, labels.get(name, name)))
+        return None, errors
+    return (None if errors else model), errors
+
+
+#: Inputs that exclude each other: typing one clears the other (the pages' script), and
+#: a form with both is answered with one sentence on each field, at once.
+EXCLUSIVE = (("sample_rate", "batch_size"), ("steps", "epochs"), ("required_power", "max_relative_loss"))
+
+
+#: {field: the fields (space-separated) that typing it clears}, for the pages' data-excludes.
+EXCLUDES = {**{a: b for a, b in EXCLUSIVE}, **{b: a for a, b in EXCLUSIVE}}
+
+
+def conflicts(data: dict[str, Any], labels: dict[str, str] | None = None) -> dict[str, str]:
+    """Every exclusive pair of :data:`EXCLUSIVE` given together, as {field: message}, in
+    the ``labels``' words."""
+    labels = labels or {}
+    out: dict[str, str] = {}
+    for a, b in EXCLUSIVE:
+        if data.get(a) not in (None, "") and data.get(b) not in (None, ""):
+            message = f"Give {labels.get(a, a)} or {labels.get(b, b)}, not both: clear one of them"
+            out[a] = out[b] = message
+    return out
