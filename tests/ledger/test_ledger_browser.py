@@ -229,3 +229,70 @@ def test_plan_propose_approve_record(server, browser, size, tmp_path):
     page.wait_for_selector("#approvals")
     assert "released" in page.inner_text("#release-state")
     ctx.close()
+
+
+@pytest.mark.parametrize("size", ["desktop", "phone"])
+def test_propose_with_fields_then_reject_with_a_record(server, browser, size):
+    """The propose form with the report form's fields: errors beside their fields, then a
+    DP-SGD run given as batch size + epochs; the approver rejects it and the rejection
+    record (JSON and PDF) says what releasing it would have done."""
+    ctx = browser.new_context(viewport=SIZES[size])
+    page = ctx.new_page()
+    page.set_default_timeout(SLOW_MS)
+    _login(page, server, "ana")
+    page.goto(f"{server}/ledger/propose")
+    page.wait_for_selector("#propose-form")
+    assert page.is_checked("#build-dpsgd") and page.locator("#noise_multiplier").is_visible()
+    assert not page.locator("#mechanism").is_visible()  # the JSON is one choice away
+    page.fill("#title", f"Fine-tuning run ({size})")
+    page.fill("#sample_rate", "0.01")
+    page.fill("#batch_size", "256")
+    page.fill("#steps", "100")
+    page.fill("#epochs", "1")
+    page.click("#propose-submit")
+    page.wait_for_selector("#noise_multiplier-error")
+    for f in ("noise_multiplier", "sample_rate", "steps"):
+        assert page.locator(f"#{f}-error").is_visible(), f
+    assert "Noise multiplier σ is required" in page.inner_text("#noise_multiplier-error")
+    _fits(page, "proposal form with errors")
+    shot(page, f"ledger-propose-fields-errors-{size}")
+    page.fill("#noise_multiplier", "1.1")
+    page.fill("#sample_rate", "")
+    page.fill("#dataset_size", "6000")  # 24 steps: the record renders quickly on a loaded machine
+    page.fill("#steps", "")
+    page.select_option("#sampling", "shuffled")
+    page.select_option("#relation", "add-remove")
+    page.click("#propose-submit")  # the library refuses add-remove for shuffled batches: said on the relation
+    page.wait_for_selector("#relation-error")
+    assert "shuffled" in page.inner_text("#relation-error") and page.locator("#noise_multiplier-error").count() == 0
+    page.select_option("#relation", "replace-one")
+    shot(page, f"ledger-propose-fields-{size}")
+    page.click("#propose-submit")
+    page.wait_for_selector("#release-state")
+    assert "proposed" in page.inner_text("#release-state")
+    assert "batch_size" in page.inner_text("#spec") and "256" in page.inner_text("#spec")
+    rid = page.url.rsplit("/", 1)[1]
+    ctx.close()
+
+    ctx = browser.new_context(viewport=SIZES[size])
+    page = ctx.new_page()
+    page.set_default_timeout(SLOW_MS)
+    _login(page, server, "bob")
+    page.goto(f"{server}/ledger/r/{rid}")
+    page.fill("form[action$='/reject'] input[name=comment]", "shuffled batches: retrain with Poisson sampling")
+    page.click("#reject")
+    page.wait_for_selector("#report-json")
+    # rendered in a worker after the answer while the page polls (or, past the time limit on a
+    # loaded machine, rendered when the link is opened)
+    page.wait_for_selector("#report-pdf, #pdf-render")
+    assert "rejected" in page.inner_text("#release-state") and "rejected" in page.inner_text("#approvals")
+    record = page.request.get(f"{server}/ledger/r/{rid}/report.json", timeout=SLOW_MS).json()["approval"]
+    assert (record["decision"], record["approver"]) == ("rejected", "bob")
+    assert record["totals"]["after"]["count"] == record["totals"]["before"]["count"] + 1
+    pdf = page.request.get(f"{server}/ledger/r/{rid}/report.pdf", timeout=SLOW_MS).body()
+    assert pdf.startswith(b"%PDF")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    (SHOTS / f"rejection-record-{size}.pdf").write_bytes(pdf)
+    _fits(page, "rejected release page")
+    shot(page, f"ledger-rejected-{size}")
+    ctx.close()

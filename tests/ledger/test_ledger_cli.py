@@ -31,7 +31,7 @@ def test_documented_flow(db, tmp_path):
     rid = int(r.stdout.strip().splitlines()[0])
     r = run("ledger", "--db", db, "approve", rid, "--user", "bob")
     assert r.exit_code == 0, r.output
-    r = run("ledger", "release", rid, "--user", "bob", "--db", db)  # --db after the subcommand
+    r = run("ledger", "release", rid, "--user", "bob", "--yes", "--db", db)  # --db after the subcommand
     assert r.exit_code == 0, r.output
     r = run("ledger", "--db", db, "status", "census", "--format", "json")
     assert r.exit_code == 0, r.output
@@ -67,19 +67,19 @@ def test_every_command_and_errors(tmp_path, backend):
     assert run("ledger", "--db", db, "approve", rid, "--user", "bob", "--no-report").exit_code == 0
     r = run("ledger", "--db", db, "approve", rid, "--user", "bob", "--no-report")
     assert r.exit_code == 2 and "only a proposed" in r.stderr
-    assert run("ledger", "--db", db, "release", rid, "--user", "bob").exit_code == 0
+    assert run("ledger", "--db", db, "release", rid, "--user", "bob", "--yes").exit_code == 0
     r = run("ledger", "--db", db, "propose", "census", "--spec", '{"kind": "gaussian", "sigma": 0.4}',
             "--title", "huge", "--user", "ana")
     big = int(r.stdout.strip())
     assert run("ledger", "--db", db, "approve", big, "--user", "bob", "--no-report").exit_code == 0
-    r = run("ledger", "--db", db, "release", big, "--user", "bob")
+    r = run("ledger", "--db", db, "release", big, "--user", "bob", "--yes")
     assert r.exit_code == 2 and "hard limit" in r.stderr
-    r = run("ledger", "--db", db, "release", big, "--user", "bob", "--override", "signed off")
+    r = run("ledger", "--db", db, "release", big, "--user", "bob", "--yes", "--override", "signed off")
     assert r.exit_code == 0 and "override" in r.stdout
     r = run("ledger", "--db", db, "propose", "census", "--gaussian", "9", "--title", "no", "--user", "ana")
     rej = int(r.stdout.strip())
     assert run("ledger", "--db", db, "reject", rej, "--user", "bob", "--comment", "no").exit_code == 0
-    r = run("ledger", "--db", db, "release", rej, "--user", "bob")
+    r = run("ledger", "--db", db, "release", rej, "--user", "bob", "--yes")
     assert r.exit_code == 2 and "rejected" in r.stderr
     r = run("ledger", "--db", db, "status", "census")
     assert r.exit_code == 0 and "ε sum" in r.stdout
@@ -204,3 +204,33 @@ def test_four_eyes_from_the_cli(db):
     assert r.exit_code == 0 and "off" in r.stdout
     assert run("ledger", "--db", db, "approve", rid, "--user", "ana", "--no-report").exit_code == 0
     assert run("ledger", "--db", db, "verify").exit_code == 0
+
+
+def _approved(db, title="T"):
+    run("ledger", "--db", db, "dataset", "add", "census", "--unit", "one person")
+    r = run("ledger", "--db", db, "propose", "census", "--gaussian", "2", "--title", title, "--user", "ana")
+    rid = int(r.stdout.strip().splitlines()[0])
+    assert run("ledger", "--db", db, "approve", rid, "--user", "bob", "--no-report").exit_code == 0
+    return rid
+
+
+def test_release_without_a_terminal_needs_yes(db):
+    rid = _approved(db)
+    r = run("ledger", "--db", db, "release", rid, "--user", "bob")
+    assert r.exit_code == 2 and "--yes" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert json.loads(run("ledger", "--db", db, "status", "census", "--format", "json").stdout)["released_count"] == 0
+
+
+def test_release_on_a_terminal_asks_y_n(db, monkeypatch):
+    import fdpkit.cli.ledger as cli_ledger
+
+    monkeypatch.setattr(cli_ledger, "_interactive", lambda: True)
+    rid = _approved(db)
+    r = run("ledger", "--db", db, "release", rid, "--user", "bob", input="\n")  # default: No
+    assert r.exit_code == 1 and "not released" in r.stderr and "→" in r.stderr and "[y/N]" in r.stderr
+    r = run("ledger", "--db", db, "release", rid, "--user", "bob", input="n\n")
+    assert r.exit_code == 1
+    assert json.loads(run("ledger", "--db", db, "status", "census", "--format", "json").stdout)["released_count"] == 0
+    r = run("ledger", "--db", db, "release", rid, "--user", "bob", input="y\n")
+    assert r.exit_code == 0 and "released" in r.stdout, r.output
+    assert json.loads(run("ledger", "--db", db, "status", "census", "--format", "json").stdout)["released_count"] == 1

@@ -128,3 +128,39 @@ def test_four_eyes_refused_before_any_record(census, pdf):
         census.approve(r.id, user="ana", pdf=pdf)
     assert census.release_info(r.id).state == "proposed" and census.approvals(r.id) == []
     assert len(census.history()) == n
+
+
+def test_rejection_has_its_record(census, tmp_path):
+    r = census.propose("census", {"kind": "gaussian", "sigma": 0.2}, title="Too much", user="ana")
+    with pytest.raises(LedgerError, match="comment"):
+        census.reject(r.id, user="bob", comment="")  # the reason first, before any rendering
+    assert census.release_info(r.id).state == "proposed"
+    census.reject(r.id, user="bob", comment="over the hard limit")
+    (a,) = census.approvals(r.id)
+    assert a.decision == "rejected" and a.report_json and a.report_pdf and a.report_pdf_sha256
+    rec = json.loads(a.report_json)["approval"]
+    assert (rec["dataset"]["name"], rec["release"]["title"], rec["proposer"], rec["approver"], rec["decision"],
+            rec["comment"]) == ("census", "Too much", "ana", "bob", "rejected", "over the hard limit")
+    assert rec["time"].startswith(a.created_at.isoformat()[:19])
+    before, after = rec["totals"]["before"], rec["totals"]["after"]
+    assert before["count"] == 1 and after["count"] == 2 and after["mu"] > before["mu"]  # what it would have made
+    assert rec["blocked_by_hard_limit"] is True and {t["level"] for t in rec["thresholds"]} == {"notice", "warning",
+                                                                                               "hard"}
+    st = census.status("census")
+    assert st.released.count == 1 and st.released.mu == pytest.approx(0.5)  # a rejection changes no total
+    text = _pdf_text(a.report_pdf, tmp_path)
+    head = text[:text.index("privacy report rejected")]
+    for word in ("Rejection record", "Too much", "rejected by", "over the hard limit", "had it been released",
+                 "would have exceeded", "not released"):
+        assert word in head, word
+    kinds = [e.kind for e in census.history(release_id=r.id)]
+    assert kinds[-1] == "release.rejected" and census.verify().ok
+
+
+def test_rejection_pdf_after_the_json(census):
+    r = census.propose("census", {"kind": "laplace", "scale": 4.0}, title="later", user="ana")
+    census.reject(r.id, user="bob", comment="not needed", pdf=False)
+    (a,) = census.approvals(r.id)
+    assert a.report_json and a.report_pdf is None
+    b = census.render_approval_pdf(r.id)
+    assert b.report_pdf.startswith(b"%PDF") and census.verify().ok

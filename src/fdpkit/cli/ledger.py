@@ -353,10 +353,14 @@ def approve(release_id: int = typer.Argument(..., metavar="ID"), comment: str = 
 
 @ledger_app.command("reject")
 @ledger_cmd
-def reject(release_id: int = typer.Argument(..., metavar="ID"), comment: str = typer.Option("", "--comment"),
+def reject(release_id: int = typer.Argument(..., metavar="ID"),
+           comment: str = typer.Option("", "--comment", help="The reason (required)."),
+           no_report: bool = typer.Option(False, "--no-report", help="Do not store the rejection record."),
            user: Optional[str] = UserOpt, db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
-    """Reject a proposed release."""
-    _transition("reject", release_id, user, db, format, comment=comment)
+    """Reject a proposed release (stores its rejection record, PDF and JSON, with SHA-256:
+    the decision, approver, reason, time, thresholds and the totals it would have made;
+    `fdpkit ledger record ID` prints it)."""
+    _transition("reject", release_id, user, db, format, comment=comment, report=not no_report)
 
 
 @ledger_app.command("withdraw")
@@ -367,12 +371,37 @@ def withdraw(release_id: int = typer.Argument(..., metavar="ID"), comment: str =
     _transition("withdraw", release_id, user, db, format, comment=comment)
 
 
+def _interactive() -> bool:
+    """Whether a person can answer a y/N question (stdin and stderr are terminals)."""
+    return sys.stdin.isatty() and sys.stderr.isatty()
+
+
 @ledger_app.command("release")
 @ledger_cmd
 def release(release_id: int = typer.Argument(..., metavar="ID"),
             override: Optional[str] = typer.Option(None, "--override", help="Reason to release beyond the hard limit."),
+            yes: bool = typer.Option(False, "--yes", "-y", help="Release without asking (needed when not on a terminal)."),
             user: Optional[str] = UserOpt, db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
-    """Release an approved release (refused beyond the hard limit without --override REASON)."""
+    """Release an approved release (refused beyond the hard limit without --override REASON).
+    Releasing cannot be undone: on a terminal it shows the totals before and after and asks
+    y/N; elsewhere pass --yes."""
+    _check_fmt(format)
+    if not yes:
+        if not _interactive():
+            fail(f"releasing cannot be undone: pass --yes to release {release_id} without a terminal to confirm on")
+        led = _open(db)
+        with working("Checking..."):
+            r, chk = led.release_info(release_id), led.check_release(release_id)
+        if r.state != "approved":
+            fail(f"release {r.id} is {r.state}: only an approved release can be released")
+        b, a = chk.before, chk.after
+        _say(f"release {r.id} ({r.title!r}): released total μ = {fmt_num(b.mu)} → {fmt_num(a.mu)}, "
+             f"ε = {fmt_num(b.epsilon)} → {fmt_num(a.epsilon)} at δ = 1e-5")
+        for m in chk.messages:
+            _say(f"[yellow]! {m}[/yellow]")
+        if not typer.confirm(f"Release {r.id}? This cannot be undone", default=False, err=True):
+            err.print(f"release {r.id} not released (answered no)", highlight=False)
+            raise typer.Exit(1)
     _transition("release", release_id, user, db, format, override_reason=override)
 
 
@@ -507,7 +536,7 @@ def record(release_id: int = typer.Argument(..., metavar="ID"),
            format: str = typer.Option("json", "--format", "-f", help="json or pdf."),
            output: Optional[Path] = typer.Option(None, "--output", "-o", help="File to write (needed for PDF)."),
            db: Optional[str] = DbOpt) -> None:
-    """The stored approval record of a release (JSON or PDF); a PDF not rendered yet is
+    """The stored approval (or rejection) record of a release (JSON or PDF); a PDF not rendered yet is
     rendered and stored now (a chained event)."""
     if format not in ("json", "pdf"):
         fail(f"--format must be json or pdf, got {format!r}")

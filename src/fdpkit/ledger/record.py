@@ -50,7 +50,7 @@ def approval_record(*, dataset: Dataset, release: Release, approver: str, decisi
     dataset, release : Dataset, Release
         The rows the approval is about (read in the approval's own transaction or just before).
     approver, decision, comment : str
-        Who decided, ``"approved"``, and the approver's comment.
+        Who decided, ``"approved"`` or ``"rejected"``, and the approver's comment (the reason).
     at : datetime
         The time of the decision (UTC), also stored as the approval row's ``created_at``.
     check : Check
@@ -99,23 +99,27 @@ def _total_rows(before: dict, after: dict) -> tuple[tuple[str, ...], ...]:
 def record_document(approval: dict[str, Any], report_doc: ReportDocument) -> ReportDocument:
     """The approval record as a document: the approval's facts and the budget first, then
     the privacy report it approves (its sections and figures); JSON data
-    ``{"approval": ..., **report}``."""
+    ``{"approval": ..., **report}``. A rejection (``decision == "rejected"``) gives the
+    rejection record: the same facts, the totals releasing it would have made, and the
+    privacy report it rejected."""
     rel, ds = approval["release"], approval["dataset"]
+    rejected = approval["decision"] == "rejected"
     facts = Table("Decision", ("field", "value"), (
         ("dataset", f"{ds['name']} (privacy unit: {ds['unit']}, {ds['relation']})"),
         ("release", f"#{rel['id']}: {rel['title']}"),
         ("purpose", rel["purpose"] or "-"),
         ("proposed by", f"{approval['proposer']} at {_when(rel['proposed_at'])}"),
         ("decision", approval["decision"]),
-        ("approver", approval["approver"]),
+        ("rejected by" if rejected else "approver", approval["approver"]),
         ("comment", approval["comment"] or "-"),
         ("time", _when(approval["time"])),
         ("four-eyes", "kept: the proposer could not approve" if approval["four_eyes"] else "relaxed for this dataset"),
     ))
+    after = "had it been released" if rejected else "after this release"
     tot = approval["totals"]
-    totals = Table("Running total of the dataset", ("quantity", "before (released)", "after this release"),
+    totals = Table("Running total of the dataset", ("quantity", "before (released)", after),
                    _total_rows(tot["before"], tot["after"]))
-    thr = Table("Thresholds, read against the total after this release",
+    thr = Table(f"Thresholds, read against the total {after}",
                 ("level", "metric", "limit", "after", "exceeded"),
                 tuple((t["level"], t["metric"], fmt(t["value"]) + (f" at δ = {fmt(t['delta'])}" if t["metric"] == "epsilon"
                                                                      else f" at FPR {fmt(t['fpr'])}" if t["metric"] == "tpr"
@@ -126,14 +130,23 @@ def record_document(approval: dict[str, Any], report_doc: ReportDocument) -> Rep
     if approval["blocked_by_hard_limit"]:
         notes += ("It would exceed a hard limit: releasing needs an override reason from an approver "
                   "other than the proposer.",)
+    if rejected:
+        notes = ("It was not released: the dataset's total is unchanged by it. The figures below say what "
+                 "releasing it would have done.",) + tuple(
+            n.replace("Releasing it would exceed", "Releasing it would have exceeded")
+             .replace("Releasing it crosses", "Releasing it would have crossed")
+             .replace("It would exceed a hard limit: releasing needs", "It would have exceeded a hard limit: releasing "
+                      "would have needed") for n in notes)
+    takes = ("Releasing it would have taken" if rejected else "Releasing it takes")
     summary = (f"Release #{rel['id']} “{rel['title']}” of dataset {ds['name']}, proposed by {approval['proposer']}, "
-               f"was {approval['decision']} by {approval['approver']} at {_when(approval['time'])}. Releasing it takes "
+               f"was {approval['decision']} by {approval['approver']} at {_when(approval['time'])}. {takes} "
                f"the dataset's total from μ = {fmt(tot['before']['mu'])} to μ = {fmt(tot['after']['mu'])} "
                f"(ε {fmt(tot['before']['epsilon'])} → {fmt(tot['after']['epsilon'])} at δ = {DELTA_REF:g}).")
-    head = (Section("Approval", (), (facts,), key="approval"),
+    word = "Rejection" if rejected else "Approval"
+    head = (Section(word, (), (facts,), key="approval"),
             Section("Budget", notes, (totals, thr), key="budget"),
-            Section("The privacy report approved", (report_doc.summary,), key="approved-report"))
-    return dataclasses.replace(report_doc, title=f"Approval record: release #{rel['id']} of {ds['name']}",
+            Section(f"The privacy report {approval['decision']}", (report_doc.summary,), key="approved-report"))
+    return dataclasses.replace(report_doc, title=f"{word} record: release #{rel['id']} of {ds['name']}",
                                summary=summary, sections=head + report_doc.sections,
                                data={"approval": approval, **report_doc.data}, kind="approval record",
                                grade=None)  # the release's own grade stays in its headline, not atop the record

@@ -89,6 +89,12 @@ def _check_release(led: Ledger, release_id: int) -> Check:
     return check_reading(led.check_release(release_id))
 
 
+def _release_preview(led: Ledger, release_id: int) -> dict:
+    """What releasing ``release_id`` would do (writes nothing), as JSON data."""
+    r = led.release_info(release_id)
+    return {"release": release_dict(r), "check": led.check_release(r.id).to_dict(), "dry_run": True}
+
+
 def _queue(led: Ledger) -> tuple:
     items = [(r, check_reading(led.check_release(r.id)))
              for r in led.releases(state="proposed") + led.releases(state="approved")]
@@ -107,11 +113,11 @@ def _propose(led: Ledger, name: str, mechanism: Any, **kwargs: Any) -> dict:
 
 
 def _transition(led: Ledger, verb: str, release_id: Any, **kwargs: Any) -> dict:
-    """``approve`` (the approval record; the web passes ``pdf=False`` and renders the PDF
-    after answering, with :func:`_approval_pdf`) or ``release`` (composes the total), then
+    """``approve`` or ``reject`` (the approval or rejection record; the web passes
+    ``pdf=False`` and renders the PDF after answering, with :func:`_approval_pdf`) or ``release`` (composes the total), then
     the release as the API shows it."""
-    if verb not in ("approve", "release"):
-        raise ValueError(f"verb must be approve or release, got {verb!r}")
+    if verb not in ("approve", "reject", "release"):
+        raise ValueError(f"verb must be approve, reject or release, got {verb!r}")
     getattr(led, verb)(release_id, **kwargs)
     return release_dict(led.release_info(release_id))
 
@@ -123,7 +129,8 @@ def _approval_pdf(led: Ledger, release_id: Any) -> str:
 
 VIEWS: dict[str, Callable[..., Any]] = {
     "index": _index, "statuses": _statuses, "status": _status, "dataset_page": _dataset_page,
-    "timeline": _timeline, "check": _check, "check_release": _check_release, "queue": _queue,
+    "timeline": _timeline, "check": _check, "check_release": _check_release,
+    "release_preview": _release_preview, "queue": _queue,
     "export": _export, "propose": _propose, "transition": _transition, "approval_pdf": _approval_pdf,
 }
 

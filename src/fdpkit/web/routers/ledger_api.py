@@ -125,6 +125,8 @@ class DecisionRequest(BaseModel):
 class ReleaseRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     override_reason: Optional[str] = Field(None, max_length=5000)
+    #: must be ``true``: releasing cannot be undone (``POST .../preview`` shows what it does)
+    confirm: Optional[bool] = None
 
 
 class UserChangeRequest(BaseModel):
@@ -231,8 +233,8 @@ async def _transition(request: Request, verb: str, release_id: int, p: Principal
     from fdpkit.ledger import release_dict
     from fdpkit.ledger.work import approval_work, pending_work
 
-    if verb in ("approve", "release"):
-        estimate = approval_work if verb == "approve" else pending_work
+    if verb in ("approve", "reject", "release"):
+        estimate = approval_work if verb in ("approve", "reject") else pending_work
 
         def work(led):
             led.release_info(release_id)  # an unknown release: 404 at once, no worker process
@@ -266,8 +268,18 @@ async def approve(request: Request, release_id: int, body: DecisionRequest,
 @router.post("/releases/{release_id}/reject")
 async def reject(request: Request, release_id: int, body: DecisionRequest,
                  p: Principal = require("approver", api=True)):
-    """Reject (approver)."""
-    return await _transition(request, "reject", release_id, p, comment=body.comment)
+    """Reject (approver; ``comment``, the reason, is required): stores the rejection record
+    (like an approval's, with the totals releasing it would have made): the JSON at once,
+    the PDF rendered in a worker right after the answer."""
+    from starlette.background import BackgroundTask
+
+    from fdpkit.web.auth import approval_pdf, pdf_jobs
+
+    out = await _transition(request, "reject", release_id, p, comment=body.comment, pdf=False)
+    if isinstance(out, JSONResponse):
+        return out
+    pdf_jobs(request.app).add(int(release_id))
+    return JSONResponse(out, background=BackgroundTask(approval_pdf, request, release_id))
 
 
 @router.post("/releases/{release_id}/withdraw")
@@ -277,10 +289,35 @@ async def withdraw(request: Request, release_id: int, body: DecisionRequest,
     return await _transition(request, "withdraw", release_id, p, comment=body.comment)
 
 
+@router.post("/releases/{release_id}/preview")
+async def release_preview(request: Request, release_id: int, p: Principal = require("viewer", api=True)):
+    """What releasing would do, writing nothing (a dry run): the release, the released
+    total before and after, the thresholds it would cross, whether a hard limit blocks it
+    (then ``override_reason`` is needed) and the request that releases it."""
+    from fdpkit.ledger.work import pending_work
+
+    def work(led):
+        led.release_info(release_id)  # an unknown release: 404 at once, no worker process
+        return pending_work(led, release_id)
+    out = await _job(request, "release_preview", release_id, work=work)
+    if isinstance(out, JSONResponse) or not isinstance(out, dict):
+        return out
+    out["confirm"] = {"method": "POST", "path": f"/api/ledger/releases/{release_id}/release",
+                      "body": {"confirm": True, **({"override_reason": "..."} if out["check"]["blocked"] else {})}}
+    return out
+
+
 @router.post("/releases/{release_id}/release")
 async def release(request: Request, release_id: int, body: ReleaseRequest,
                   p: Principal = require("approver", api=True)):
-    """Release (approver); beyond the hard limit only with ``override_reason``."""
+    """Release (approver) with ``"confirm": true`` (422 naming ``confirm`` otherwise: a
+    release cannot be undone; ``POST /api/ledger/releases/{id}/preview`` shows first what it
+    would do); beyond the hard limit only with ``override_reason``."""
+    if body.confirm is not True:
+        return JSONResponse({"detail": [{"loc": ["body", "confirm"], "type": "confirmation_required",
+                                         "msg": "confirm must be true: releasing cannot be undone (preview it "
+                                                f"with POST /api/ledger/releases/{release_id}/preview)"}]},
+                            status_code=422)
     return await _transition(request, "release", release_id, p, override_reason=body.override_reason)
 
 

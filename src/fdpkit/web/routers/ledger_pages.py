@@ -19,6 +19,7 @@ from fastapi.responses import RedirectResponse, Response
 from fdpkit.vocabulary import ADD_REMOVE
 from fdpkit.web.auth import Principal, call, ledger_of, pdf_jobs, require, run_ledger
 from fdpkit.web.common import render_page, run_light
+from fdpkit.web.proposal_form import CHOICES as PROPOSAL_CHOICES, form_values, spec_from_fields
 from fdpkit.web.routers.ledger_api import checked_spec
 
 router = APIRouter()
@@ -122,9 +123,11 @@ async def propose(request: Request, name: str, p: Principal = require("analyst")
 SOURCES = {"plan": "Plan", "report": "Report", "calibrate": "Calibrate"}
 
 
-async def _propose_page(request: Request, p: Principal, values: dict, error: str = "", status: int = 200):
-    """The proposal form: the dataset to charge, title, purpose and the mechanism spec
-    (carried over from a Plan, Report or Calibrate result), shown in words too."""
+async def _propose_page(request: Request, p: Principal, values: dict, error: str = "", status: int = 200,
+                        errors: dict | None = None):
+    """The proposal form: the dataset to charge, title, purpose and the mechanism: the
+    report form's fields (DP-SGD; Gaussian or Laplace) or a JSON spec (carried over from a
+    Plan, Report or Calibrate result, shown in words too)."""
     from fdpkit.report.model import human_inputs
 
     spec_text, rows = values.get("mechanism", ""), []
@@ -135,28 +138,43 @@ async def _propose_page(request: Request, p: Principal, values: dict, error: str
             spec_text = json.dumps(spec, indent=1)
     except ValueError:
         pass
+    if not values.get("build"):  # a carried or pasted spec: the JSON; else the fields
+        values = {**values, "build": "json" if spec_text.strip() else "dpsgd"}
     datasets = await call(ledger_of(request).datasets)
     return await render_page(request, "ledger_propose.html", _ctx(
         p, values={**values, "mechanism": spec_text}, rows=rows, datasets=datasets, error=error,
-        source=SOURCES.get(values.get("from", ""), "")), status=status)
+        errors=errors or {}, choices=PROPOSAL_CHOICES, source=SOURCES.get(values.get("from", ""), "")),
+        status=status)
 
 
 @router.get("/ledger/propose", include_in_schema=False)
 async def propose_form(request: Request, p: Principal = require("analyst")):
     q = request.query_params
     values = {k: str(q.get(k) or "")[:20_000] for k in ("mechanism", "title", "purpose", "dataset", "from")}
+    values.update({k: v for k, v in form_values(q).items() if v})
     return await _propose_page(request, p, values)
 
 
 @router.post("/ledger/propose", include_in_schema=False)
 async def propose_any(request: Request, p: Principal = require("analyst")):
+    """A proposal from the form: the mechanism from the fields (built by the library) or
+    the JSON spec; field errors all at once beside their fields, ledger errors atop."""
     form = await request.form()
     values = {k: str(form.get(k) or "") for k in ("mechanism", "title", "purpose", "dataset", "from")}
+    values.update(form_values(form))
+    spec, errors = await run_light(spec_from_fields, form)
+    if not values["title"].strip():
+        errors["title"] = "Title is required"
+    if errors:
+        return await _propose_page(request, p, values, status=422, errors=errors,
+                                   error=errors.pop("form", "") or errors.pop("build", ""))
     try:
-        work = await run_light(checked_spec, values["mechanism"], request.app.state.limits)
-        r = await run_ledger(request, "propose", values["dataset"], values["mechanism"], title=values["title"],
+        work = await run_light(checked_spec, spec, request.app.state.limits)
+        r = await run_ledger(request, "propose", values["dataset"], spec, title=values["title"],
                              user=p.name, purpose=values["purpose"], work=work)
     except ValueError as exc:  # NotFound too: an unknown dataset
+        if values["build"] != "json":
+            values["mechanism"] = spec  # what the fields built, shown in words beside them
         return await _propose_page(request, p, values, str(exc), status=422)
     return _back(f"/ledger/r/{r['id']}")
 
@@ -196,7 +214,7 @@ def _release_work(led, release_id) -> float:
     return pending_work(led, release_id)
 
 
-_WORK = {"approve": _approval_work, "release": _release_work}
+_WORK = {"approve": _approval_work, "reject": _approval_work, "release": _release_work}
 
 
 async def _release_context(request: Request, p: Principal, release_id: int, **kw) -> dict:
@@ -256,10 +274,10 @@ def _action(verb: str, role: str):
                 return await _confirm_page(request, p, release_id, reason=reason)
             if reason.strip():
                 kwargs["override_reason"] = reason
-        if verb == "approve":
+        if verb in ("approve", "reject"):
             kwargs["pdf"] = False  # the JSON record now; the PDF renders after the answer
         try:
-            if verb in ("approve", "release"):  # the approval record / composes the total
+            if verb in ("approve", "reject", "release"):  # the approval/rejection record / composes the total
                 await run_ledger(request, "transition", verb, release_id, **kwargs,
                                  work=await call(_WORK[verb], led, release_id))
             else:
@@ -271,7 +289,7 @@ def _action(verb: str, role: str):
                         status=404 if "unknown" in str(exc) else 422)
         resp = _back(str(form.get("next") or f"/ledger/r/{release_id}") if str(form.get("next") or "").startswith("/ledger")
                      else f"/ledger/r/{release_id}")
-        if verb == "approve":  # marked as rendering before the answer: the page it leads to polls
+        if verb in ("approve", "reject"):  # marked as rendering before the answer: the page it leads to polls
             pdf_jobs(request.app).add(int(release_id))
             resp.background = BackgroundTask(approval_pdf, request, release_id)
         return resp
@@ -313,7 +331,7 @@ async def record_fragment(request: Request, release_id: int, p: Principal = requ
 
 @router.get("/ledger/r/{release_id}/report.{fmt}", include_in_schema=False)
 async def release_report(request: Request, release_id: int, fmt: str, p: Principal = require("viewer")):
-    """The approval record (JSON or PDF); a PDF not rendered yet is rendered now, in a worker."""
+    """The approval or rejection record (JSON or PDF); a PDF not rendered yet is rendered now, in a worker."""
     if fmt not in ("pdf", "json"):
         return Response("format must be pdf or json", status_code=404)
     from fdpkit.ledger import NotFound
@@ -327,12 +345,13 @@ async def release_report(request: Request, release_id: int, fmt: str, p: Princip
             approvals = await call(led.approvals, release_id)
     except NotFound as exc:
         return Response(str(exc), status_code=404)
-    data = next((getattr(a, f"report_{fmt}") for a in approvals if getattr(a, f"report_{fmt}")), None)
-    if data is None:
+    a = next((a for a in approvals if getattr(a, f"report_{fmt}")), None)
+    if a is None:
         return Response("no stored report for this release", status_code=404)
     media = "application/pdf" if fmt == "pdf" else "application/json"
-    return Response(data, media_type=media,
-                    headers={"Content-Disposition": f'attachment; filename="release-{release_id}-approval-record.{fmt}"'})
+    kind = "rejection" if a.decision == "rejected" else "approval"
+    return Response(getattr(a, f"report_{fmt}"), media_type=media,
+                    headers={"Content-Disposition": f'attachment; filename="release-{release_id}-{kind}-record.{fmt}"'})
 
 
 @router.get("/ledger/history", include_in_schema=False)

@@ -270,3 +270,61 @@ def test_pdf_not_rendered_is_rendered_on_download(populated):
     assert 'id="report-pdf"' in c.get(f"/ledger/r/{r.id}").text
     with open_ledger(url) as led:
         assert [e.kind for e in led.history(release_id=r.id)].count("approval.pdf") == 1 and led.verify().ok
+
+
+def test_api_release_needs_confirm_and_has_a_dry_run(populated):
+    url, app = populated
+    with open_ledger(url) as led:
+        led.add_dataset("fresh", unit="one person", user="admin")  # survey's total may be past its hard limit
+        rid = led.propose("fresh", {"kind": "gaussian", "sigma": 40}, title="api release", user="ana").id
+        led.approve(rid, user="bob", report=False)
+    api = TestClient(app)
+    tok = api.post("/api/ledger/login", json={"username": "bob", "password": PASSWORD}).json()["csrf_token"]
+    h = {"X-CSRF-Token": tok}
+    for body in ({}, {"confirm": False}, {"override_reason": "x"}):
+        r = api.post(f"/api/ledger/releases/{rid}/release", json=body, headers=h)
+        assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "confirm"], r.text
+        assert "preview" in r.json()["detail"][0]["msg"]
+    pre = api.post(f"/api/ledger/releases/{rid}/preview", json={}, headers=h)
+    assert pre.status_code == 200, pre.text
+    p = pre.json()
+    assert p["dry_run"] is True and p["release"]["state"] == "approved" and p["check"]["blocked"] is False
+    assert p["check"]["after"]["count"] == p["check"]["before"]["count"] + 1
+    assert p["confirm"]["body"] == {"confirm": True}
+    assert api.post("/api/ledger/releases/999999/preview", json={}, headers=h).status_code == 404
+    with open_ledger(url) as led:
+        assert led.release_info(rid).state == "approved"  # the preview wrote nothing
+    done = api.post(f"/api/ledger/releases/{rid}/release", json={"confirm": True}, headers=h)
+    assert done.status_code == 200 and done.json()["state"] == "released"
+
+
+def test_rejection_record_from_the_page_and_the_api(populated):
+    url, app = populated
+    ana, csrf_a = _login(app, "ana")
+    rids = []
+    for title in ("Rejected on the page", "Rejected by the API"):
+        r = ana.post("/ledger/propose", data={"csrf_token": csrf_a, "dataset": "survey", "title": title,
+                                              "mechanism": '{"kind": "gaussian", "sigma": 3}'})
+        rids.append(int(r.headers["location"].rsplit("/", 1)[1]))
+    bob, csrf = _login(app, "bob")
+    assert bob.post(f"/ledger/r/{rids[0]}/reject", data={"csrf_token": csrf, "comment": ""}).status_code == 422
+    assert bob.post(f"/ledger/r/{rids[0]}/reject", data={"csrf_token": csrf, "comment": "not this quarter"}
+                    ).status_code == 303
+    api = TestClient(app)
+    tok = api.post("/api/ledger/login", json={"username": "bob", "password": PASSWORD}).json()["csrf_token"]
+    out = api.post(f"/api/ledger/releases/{rids[1]}/reject", json={"comment": "duplicate"},
+                   headers={"X-CSRF-Token": tok})
+    assert out.status_code == 200 and out.json()["state"] == "rejected"
+    for rid, comment in zip(rids, ("not this quarter", "duplicate")):
+        page = bob.get(f"/ledger/r/{rid}").text
+        assert 'id="report-json"' in page and "rejected" in page
+        rec = bob.get(f"/ledger/r/{rid}/report.json")
+        assert rec.status_code == 200 and "rejection-record" in rec.headers["content-disposition"]
+        a = rec.json()["approval"]
+        assert (a["decision"], a["approver"], a["comment"]) == ("rejected", "bob", comment)
+        assert a["time"] and a["thresholds"] and a["totals"]["after"]["count"] == a["totals"]["before"]["count"] + 1
+        pdf = bob.get(f"/ledger/r/{rid}/report.pdf")
+        assert pdf.status_code == 200 and pdf.content.startswith(b"%PDF")
+        assert "rejection-record.pdf" in pdf.headers["content-disposition"]
+    with open_ledger(url) as led:
+        assert all(led.release_info(r).state == "rejected" for r in rids) and led.verify().ok

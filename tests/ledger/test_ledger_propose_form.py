@@ -1,0 +1,104 @@
+"""The proposal form with the report form's fields (issue 25, problem 7): a DP-SGD run or
+Gaussian/Laplace noise typed into fields gives the same spec the library builds, every
+error at once beside its field in the labels' words; the JSON spec stays for power users."""
+
+import json
+import re
+
+import pytest
+from fastapi.testclient import TestClient
+
+from fdpkit.ledger import open_ledger
+from fdpkit.ledger.users import add_user
+from fdpkit.mechanisms import Gaussian, Laplace, Repeated, dpsgd_from_training
+from fdpkit.web.main import create_app
+
+PASSWORD = "s3cret-Passw0rd!"
+
+
+def _csrf(text: str) -> str:
+    return re.search(r'name="csrf_token" value="([^"]+)"', text).group(1)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    url = f"sqlite:///{tmp_path_factory.mktemp('propose') / 'ledger.sqlite'}"
+    with open_ledger(url) as led:
+        led.add_dataset("survey", unit="one person", user="admin")
+        add_user(led, "ana", role="analyst", password=PASSWORD, actor="admin")
+    app = create_app(ledger_url=url)
+    c = TestClient(app, follow_redirects=False)
+    page = c.get("/ledger/login")
+    assert c.post("/ledger/login", data={"username": "ana", "password": PASSWORD, "csrf_token": _csrf(page.text),
+                                         "next": "/ledger"}).status_code == 303
+    return url, c, _csrf(c.get("/ledger").text)
+
+
+def _propose(site, **fields):
+    url, c, csrf = site
+    r = c.post("/ledger/propose", data={"csrf_token": csrf, "dataset": "survey", "title": "t", **fields})
+    spec = None
+    if r.status_code == 303:
+        with open_ledger(url) as led:
+            spec = json.loads(led.release_info(int(r.headers["location"].rsplit("/", 1)[1])).spec)
+    return r, spec
+
+
+def test_the_form_offers_the_report_fields(site):
+    _, c, _ = site
+    page = c.get("/ledger/propose").text
+    for name in ("noise_multiplier", "sample_rate", "batch_size", "dataset_size", "steps", "epochs", "sampling",
+                 "relation", "drop_last", "noise_scale", "sensitivity", "times", "mechanism"):
+        assert f'name="{name}"' in page, name
+    assert 'id="build-dpsgd"' in page and re.search(r'id="build-dpsgd" checked', page)  # nothing carried: fields
+    carried = c.get("/ledger/propose", params={"mechanism": '{"kind": "gaussian", "sigma": 2}', "from": "plan"}).text
+    assert re.search(r'id="build-json" checked', carried) and 'id="mechanism-words"' in carried
+
+
+def test_dpsgd_fields_build_the_library_spec(site):
+    r, spec = _propose(site, build="dpsgd", noise_multiplier="1.1", batch_size="256", dataset_size="60000",
+                       epochs="2", sampling="shuffled", relation="replace-one")
+    assert r.status_code == 303, r.text
+    want = dpsgd_from_training(1.1, batch_size=256, dataset_size=60000, epochs=2.0, sampling="shuffled",
+                               relation="replace-one").to_dict()
+    assert spec == json.loads(json.dumps(want))
+    r, spec = _propose(site, build="dpsgd", noise_multiplier="3", sample_rate="2%", steps="20")
+    assert r.status_code == 303, r.text
+    assert spec["sample_rate"] == 0.02 and spec["steps"] == 20 and spec["sampling"] == "poisson"
+
+
+def test_noise_fields_build_gaussian_and_laplace(site):
+    r, spec = _propose(site, build="gaussian", noise_scale="0.02263", sensitivity="0.0005")
+    assert r.status_code == 303 and spec == Gaussian(0.02263, sensitivity=0.0005).to_dict()
+    r, spec = _propose(site, build="laplace", noise_scale="4", sensitivity="2", times="3")
+    assert r.status_code == 303 and spec == json.loads(json.dumps(Repeated(Laplace(4.0, sensitivity=2.0), 3).to_dict()))
+
+
+def test_every_error_at_once_beside_its_field(site):
+    url, _, _ = site
+    with open_ledger(url) as led:
+        before = len(led.releases())
+    r, _ = _propose(site, build="dpsgd", noise_multiplier="", sample_rate="0.01", batch_size="64",
+                    dataset_size="1000", steps="10", epochs="2", relation="nonsense")
+    assert r.status_code == 422
+    for f in ("noise_multiplier", "sample_rate", "batch_size", "steps", "epochs", "relation"):
+        assert f'id="{f}-error"' in r.text, f
+    assert "Noise multiplier σ is required" in r.text and "not both" in r.text
+    messages = re.findall(r'<div class="error" id="[a-z_]+-error" role="alert">([^<]*)</div>', r.text)
+    assert len(messages) >= 6 and not any("_" in m for m in messages), messages  # the labels' words, no code words
+    assert 'value="64"' in r.text and 'value="1000"' in r.text  # what was typed stays
+    r, _ = _propose(site, build="gaussian", noise_scale="-1", sensitivity="x")
+    assert r.status_code == 422 and 'id="sensitivity-error"' in r.text
+    r, _ = _propose(site, build="gaussian", noise_scale="-1")
+    assert r.status_code == 422 and 'id="noise_scale-error"' in r.text
+    with open_ledger(url) as led:
+        assert len(led.releases()) == before  # nothing proposed
+
+
+def test_json_path_stays(site):
+    r, spec = _propose(site, build="json", mechanism='{"kind": "gaussian", "sigma": 2, "sensitivity": 0.5}')
+    assert r.status_code == 303 and spec == {"kind": "gaussian", "sigma": 2.0, "sensitivity": 0.5}
+    r, spec = _propose(site, mechanism='{"kind": "laplace", "scale": 3}')  # no build field: the JSON (old clients)
+    assert r.status_code == 303 and spec["kind"] == "laplace"
+    r, _ = _propose(site, build="json", mechanism='{"kind": "nope"}')
+    assert r.status_code == 422 and 'id="propose-error"' in r.text
