@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.fdpkit-installed
 
 HEADLINE := dpsgd --noise-multiplier 9.4 --sample-rate 0.32768 --steps 2000
 
-.PHONY: run test lint docs docs-serve report bench clean system-deps
+.PHONY: run test test-fast lint docs docs-serve report bench clean system-deps
 
 # Extra pytest options for every run of `make test` (.ci/run passes --durations=25).
 PYTEST_ARGS ?=
@@ -59,10 +59,20 @@ test: $(STAMP) $(SYSTEM_STAMP) lint docs
 	NPY_DISABLE_CPU_FEATURES="$$($(PY) scripts/narrow_simd.py)" \
 		$(PY) -m pytest -n 2 -m "not serial" tests/accounting $(PYTEST_ARGS)
 
-# ruff and mypy on src/ (configured in pyproject.toml; strictness stated there).
+# The inner loop while you work: `make test` less the browser, PostgreSQL, `serial` and `slow`
+# tests (markers in pyproject.toml; tests/conftest.py marks the browser and PostgreSQL tests by
+# the fixtures they use), on 2 workers, with no lint, docs build or SIMD rerun: a few minutes
+# on 2 cores. `make test` (CI's .ci/run) still runs everything: run it before you push.
+FAST_MARKERS := not browser and not serial and not slow and not postgres
+test-fast: $(STAMP)
+	$(PY) -m pytest -n 2 -m "$(FAST_MARKERS)" $(PYTEST_ARGS)
+
+# ruff and mypy on src/ (configured in pyproject.toml; strictness stated there), and
+# import-linter: the layers contract of [tool.importlinter] (imports flow one way, issue 23).
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
 # The documentation site (docs/ -> site/), strict: a broken reference or link fails.
 # Plots are drawn by docs/hooks.py during the build; `make docs-serve` previews it.

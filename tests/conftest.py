@@ -1,34 +1,44 @@
-"""Shared fixtures. Reference numbers come from ../shared/reference/published.json when it
-is there (the steering copy), else from the copy in tests/data/. The system packages
-(chromium, pdftoppm, PostgreSQL) are reached only through ``_system.require``: one policy
-for all of them (fail under CI, skip with one line elsewhere; see tests/_system.py)."""
+"""Shared fixtures, one of each for the whole suite:
 
-import json
+- ``browser``: Debian's chromium under Playwright (one per test module);
+- ``live_server``: the web app under uvicorn on 127.0.0.1 (one per session), and
+  ``serve_app``, the same server for another app (``with serve_app(app) as url:``);
+  ``serve_process``, ``fdpkit serve`` in its own process (for load tests);
+- ``pdftoppm``; ``published``, the reference numbers from their one source, the in-repo
+  tests/data/published.json (tests/_reference.py; checked against ../shared's copy).
+
+The system packages (chromium, pdftoppm, PostgreSQL) are reached only through
+``_system.require``: one policy for all of them (fail under CI, skip with one line elsewhere;
+see tests/_system.py). Tests that use ``browser`` are marked ``browser`` and those that reach
+PostgreSQL ``postgres`` here, so that ``make test-fast`` deselects them whatever their module
+says."""
+
 import os
+import signal
+import socket
+import subprocess
+import sys
 import tempfile
+import threading
+import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 import _system
+from _reference import load_published
 
-_HERE = Path(__file__).resolve().parent
-_SHARED = _HERE.parent.parent / "shared" / "reference" / "published.json"
-_LOCAL = _HERE / "data" / "published.json"
+_SRC = str(Path(__file__).resolve().parent.parent / "src")
 
 # Tests never touch the user's own privacy-budget ledger: the web app opens its default
 # ledger lazily (e.g. when the API is fuzzed), so point the default at a temporary file.
 os.environ["FDPKIT_LEDGER"] = str(Path(tempfile.mkdtemp(prefix="fdpkit-test-ledger-")) / "ledger.sqlite")
 
 
-def load_published():
-    path = _SHARED if _SHARED.exists() else _LOCAL
-    with open(path, encoding="utf-8") as fh:
-        return json.load(fh)
-
-
 @pytest.fixture(scope="session")
 def published():
+    """The published reference numbers, from their one source (tests/_reference.py)."""
     return load_published()
 
 
@@ -44,6 +54,115 @@ def browser():
         b.close()
 
 
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+#: Seconds a live server may take to start on a loaded machine.
+SERVER_START_S = 60
+
+
+@contextmanager
+def serve(app, *, log_level: str = "warning"):
+    """Run ``app`` under uvicorn with the production settings (``fdpkit.web.server.server_config``)
+    on a free port of 127.0.0.1, in a daemon thread; yield its base URL."""
+    import uvicorn
+
+    from fdpkit.web.server import server_config
+
+    port = _free_port()
+    server = uvicorn.Server(server_config(app, host="127.0.0.1", port=port, log_level=log_level))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + SERVER_START_S
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.started, f"the live server did not start within {SERVER_START_S} s"
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=20)
+
+
+@pytest.fixture(scope="session")
+def serve_app():
+    """``with serve_app(app) as url:``: a live server of another app (other limits, a ledger)."""
+    return serve
+
+
+@pytest.fixture(scope="session")
+def live_server():
+    """The web app (request time limit 60 s, for loaded machines) on 127.0.0.1; its base URL."""
+    from fdpkit.web.common import Limits
+    from fdpkit.web.main import create_app
+
+    with serve(create_app(Limits(timeout_s=60))) as url:
+        yield url
+
+
+class ServeProcess:
+    """``fdpkit serve`` (production limits) in its own process on a free port of 127.0.0.1, as
+    users run it, so that a test's HTTP clients share no interpreter (GIL) with the server
+    they measure. A context manager: ready when ``/healthz`` answers; stopped with SIGINT
+    (the lifespan closes the worker pools), killed after 30 s."""
+
+    def __init__(self, *args: str) -> None:
+        self.port = _free_port()
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [_SRC, os.environ.get("PYTHONPATH")]))}
+        self.proc = subprocess.Popen([sys.executable, "-m", "fdpkit.cli", "serve", "--host", "127.0.0.1",
+                                      "--port", str(self.port), *args], env=env, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE)
+
+    def __enter__(self) -> "ServeProcess":
+        import httpx
+
+        deadline = time.monotonic() + 2 * SERVER_START_S
+        while time.monotonic() < deadline:
+            assert self.proc.poll() is None, self.proc.stderr.read().decode(errors="replace")[-2000:]
+            try:
+                if httpx.get(f"{self.url}/healthz", timeout=2).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        self.__exit__()
+        raise AssertionError("the server did not start")
+
+    def __exit__(self, *exc) -> None:
+        self.proc.send_signal(signal.SIGINT)
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+        self.proc.stderr.close()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def pids(self) -> list[int]:
+        """The server process and its worker processes."""
+        out = [self.proc.pid]
+        for task in os.listdir(f"/proc/{self.proc.pid}/task"):
+            try:
+                with open(f"/proc/{self.proc.pid}/task/{task}/children") as fh:
+                    out += [int(x) for x in fh.read().split()]
+            except OSError:
+                pass
+        return out
+
+
+@pytest.fixture(scope="session")
+def serve_process():
+    """``with serve_process() as srv:``: ``fdpkit serve`` in its own process (``srv.url``,
+    ``srv.proc``, ``srv.pids()``); extra CLI options as arguments."""
+    return ServeProcess
+
+
 @pytest.fixture(scope="session")
 def pdftoppm():
     """The pdftoppm executable (poppler-utils) that rasterises PDF pages (``_system.require``)."""
@@ -56,10 +175,26 @@ def pdftoppm():
 _SYSTEM_FIXTURES = {"browser": "chromium", "pdftoppm": "pdftoppm", "pg_server": "postgresql"}
 
 
+def _needs_postgres(item) -> bool:
+    callspec = getattr(item, "callspec", None)
+    return "pg_server" in item.fixturenames or (
+        callspec is not None and callspec.params.get("ledger_url") == "postgresql")  # its pg_server
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark by what a test uses: ``browser`` for the chromium fixture, ``postgres`` for a
+    PostgreSQL server, so that ``-m "not browser and not postgres"`` (``make test-fast``)
+    deselects exactly them."""
+    for item in items:
+        if "browser" in item.fixturenames:
+            item.add_marker(pytest.mark.browser)
+        if _needs_postgres(item):
+            item.add_marker(pytest.mark.postgres)
+
+
 def pytest_runtest_setup(item):
     needs = {_SYSTEM_FIXTURES[name] for name in item.fixturenames if name in _SYSTEM_FIXTURES}
-    callspec = getattr(item, "callspec", None)
-    if callspec is not None and callspec.params.get("ledger_url") == "postgresql":  # its pg_server
+    if _needs_postgres(item):
         needs.add("postgresql")
     for what in sorted(needs):
         _system.require(what)

@@ -13,6 +13,9 @@ import pytest
 
 import fdpkit
 
+#: Builds the documentation site (mkdocs, about a minute) when site/ is stale: not in the inner loop.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "site"
 SOURCES = [ROOT / "mkdocs.yml", ROOT / "scripts" / "docs_hooks.py", ROOT / "CHANGELOG.md",

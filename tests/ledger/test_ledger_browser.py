@@ -6,9 +6,6 @@ approval with its record (JSON and PDF) and a confirmed release, at desktop and 
 sizes."""
 
 import os
-import socket
-import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -24,33 +21,16 @@ PASSWORD = "browser-pass-123"
 SLOW_MS = 120_000
 
 
-def _serve(app):
-    """Run ``app`` with uvicorn in a thread; yields its base URL."""
-    import uvicorn
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.time() + 30
-    while not srv.started and time.time() < deadline:
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(timeout=10)
-
-
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
+def server(tmp_path_factory, serve_app):
     url = f"sqlite:///{tmp_path_factory.mktemp('browser') / 'ledger.sqlite'}"
     led = open_ledger(url)
     led.add_dataset("census", unit="one person", user="admin")
     add_user(led, "ana", role="analyst", password=PASSWORD, actor="admin")
     add_user(led, "bob", role="approver", password=PASSWORD, actor="admin")
     led.close()
-    yield from _serve(create_app(ledger_url=url))
+    with serve_app(create_app(ledger_url=url)) as base:  # the shared live server (tests/conftest.py)
+        yield base
 
 
 def _login(page, base, user):
@@ -147,9 +127,10 @@ def _fits(page, what):
 
 
 @pytest.fixture(scope="module")
-def empty_server(tmp_path_factory):
+def empty_server(tmp_path_factory, serve_app):
     url = f"sqlite:///{tmp_path_factory.mktemp('browser-setup') / 'ledger.sqlite'}"
-    yield from _serve(create_app(ledger_url=url, setup_token=SETUP_TOKEN))
+    with serve_app(create_app(ledger_url=url, setup_token=SETUP_TOKEN)) as base:
+        yield base
 
 
 @pytest.mark.parametrize("size", ["phone", "desktop"])

@@ -14,13 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
 import socket
-import subprocess
-import sys
 import threading
 import time
-from pathlib import Path
+from urllib.parse import urlparse
 
 import httpx
 import pytest
@@ -28,7 +25,7 @@ from fastapi.testclient import TestClient
 
 from fdpkit.web.common import Limits
 from fdpkit.web.main import create_app
-from fdpkit.web.server import SECURITY_HEADERS, server_config
+from fdpkit.web.server import SECURITY_HEADERS
 
 #: A request for the heavy lane (estimated work just above ``Limits.light_work``; about 1 s
 #: of CPU, so the test stays short). Six of them fill the heavy lane to its limit (2 running,
@@ -46,7 +43,6 @@ HEALTHZ_BLOCK_S = 0.5
 RSS_RATIO = 1.5
 #: /healthz probes: one every PROBE_EVERY_S seconds from a thread of its own.
 PROBE_EVERY_S = 0.05
-SRC = str(Path(__file__).resolve().parents[2] / "src")
 #: Slow clients: how many trickling sockets, and the request deadline the test server uses.
 TRICKLERS = 200
 REQUEST_TIMEOUT_S = 2.0
@@ -150,88 +146,8 @@ def test_full_queue_answers_503_with_retry_after():
 
 
 # --------------------------------------------------------------------------------------
-# a real server on 127.0.0.1
+# a real server on 127.0.0.1 (the shared serve_app / serve_process fixtures, tests/conftest.py)
 # --------------------------------------------------------------------------------------
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class _Server:
-    def __init__(self, limits: Limits) -> None:
-        import uvicorn
-
-        self.app = create_app(limits)
-        self.port = _free_port()
-        self.server = uvicorn.Server(server_config(self.app, port=self.port))
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    def __enter__(self) -> "_Server":
-        self.thread.start()
-        deadline = time.time() + 60
-        while not self.server.started and time.time() < deadline:
-            time.sleep(0.05)
-        assert self.server.started
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=20)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-
-class _ServerProcess:
-    """``fdpkit serve`` (production limits) in its own process, as users run it: the test's
-    HTTP clients then share no interpreter (GIL) with the server they measure."""
-
-    def __init__(self) -> None:
-        self.port = _free_port()
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [SRC, os.environ.get("PYTHONPATH")]))}
-        self.proc = subprocess.Popen([sys.executable, "-m", "fdpkit.cli", "serve", "--host", "127.0.0.1",
-                                      "--port", str(self.port)], env=env, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE)
-
-    def __enter__(self) -> "_ServerProcess":
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            assert self.proc.poll() is None, self.proc.stderr.read().decode(errors="replace")[-2000:]
-            try:
-                if httpx.get(f"{self.url}/healthz", timeout=2).status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        raise AssertionError("the server did not start")
-
-    def __exit__(self, *exc) -> None:
-        self.proc.send_signal(signal.SIGINT)  # graceful: the lifespan closes the worker pools
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=10)
-        self.proc.stderr.close()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def pids(self) -> list[int]:
-        """The server process and its worker processes."""
-        out = [self.proc.pid]
-        for task in os.listdir(f"/proc/{self.proc.pid}/task"):
-            try:
-                with open(f"/proc/{self.proc.pid}/task/{task}/children") as fh:
-                    out += [int(x) for x in fh.read().split()]
-            except OSError:
-                pass
-        return out
-
-
 def _rss(pid: int) -> int:
     with open(f"/proc/{pid}/statm") as fh:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
@@ -257,7 +173,7 @@ def test_heavy_request_takes_the_heavy_lane():
 
 
 @pytest.mark.serial
-def test_load_heavy_and_light_at_once():
+def test_load_heavy_and_light_at_once(serve_process):
     """6 heavy requests (the heavy lane at its limit) and 50 light ones at once, against the
     issue's thresholds as they are: light p95 <= 2 s, /healthz never blocked > 0.5 s, the
     server's RSS back within 1.5x of idle, no CPU busy 5 s after the last response.
@@ -265,7 +181,7 @@ def test_load_heavy_and_light_at_once():
     Marked ``serial``: ``make test`` runs it after the parallel part, with nothing else
     running, so the thresholds hold on the 2-core machine (under ``pytest -n 2`` the other
     test worker would compete for the CPU with the event loop's thread)."""
-    with _ServerProcess() as srv:
+    with serve_process() as srv:  # `fdpkit serve` in its own process (tests/conftest.py)
         def probe(stop: threading.Event, gaps: list[float]) -> None:
             with httpx.Client(base_url=srv.url, timeout=60) as client:
                 while not stop.is_set():
@@ -336,22 +252,23 @@ def test_load_heavy_and_light_at_once():
 
 
 @pytest.mark.serial
-def test_slow_clients_are_dropped_while_healthz_answers():
+def test_slow_clients_are_dropped_while_healthz_answers(serve_app):
     """200 trickling sockets are closed by the server within its request deadline (as seen
     by a polling loop: CLOSE_SEEN_S later at most) while /healthz keeps answering. Marked
     ``serial`` (timing-sensitive: run alone)."""
     limits = Limits(request_timeout_s=REQUEST_TIMEOUT_S)
-    with _Server(limits) as srv:
+    with serve_app(create_app(limits)) as url:  # the shared live server (tests/conftest.py)
+        port = urlparse(url).port
         socks = []
         for i in range(TRICKLERS):
-            s = socket.create_connection(("127.0.0.1", srv.port), timeout=5)
+            s = socket.create_connection(("127.0.0.1", port), timeout=5)
             s.sendall(b"POST /api/convert HTTP/1.1\r\nHost: x\r\n" if i % 2 else b"GET /healthz HTTP/1.1\r\n")
             socks.append(s)
         start = time.monotonic()
         closed = [False] * TRICKLERS
         healthz: list[int] = []
         waits: list[float] = []
-        with httpx.Client(base_url=srv.url, timeout=5) as client:
+        with httpx.Client(base_url=url, timeout=5) as client:
             while not all(closed) and time.monotonic() - start < REQUEST_TIMEOUT_S * 5:
                 for i, s in enumerate(socks):
                     if closed[i]:

@@ -14,20 +14,13 @@ rho, zCDP curve: about 1 s for the headline run, cached per mechanism), which
 
 from __future__ import annotations
 
-import os
-import signal
-import socket
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import httpx
 import pytest
 
 import fdpkit as fp
 
-SRC = str(Path(__file__).resolve().parents[2] / "src")
 DISC = 1e-4
 CASES = {
     "poisson-headline": {"noise_multiplier": 9.4, "sample_rate": 0.32768, "steps": 2000, "discretization": DISC},
@@ -36,12 +29,6 @@ CASES = {
 }
 #: Later requests timed per case (each must be within the bound, as the first).
 LATER = 3
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _library_s(body: dict) -> tuple[float, float]:
@@ -66,23 +53,9 @@ def _library_s(body: dict) -> tuple[float, float]:
 
 
 @pytest.fixture(scope="module")
-def served():
-    port = _free_port()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [SRC, os.environ.get("PYTHONPATH")]))}
-    proc = subprocess.Popen([sys.executable, "-m", "fdpkit.cli", "serve", "--host", "127.0.0.1", "--port", str(port)],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert proc.poll() is None, proc.stderr.read().decode(errors="replace")[-2000:]
-            try:
-                if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.1)
+def served(serve_process):
+    with serve_process() as srv:  # `fdpkit serve` in its own process (tests/conftest.py)
+        url = srv.url
         up = time.monotonic()
         time.sleep(5.0)  # "a server up for 5 s" ...
         while time.monotonic() - up < 300:  # ... whose light workers finished warming (slower on a busy machine)
@@ -92,14 +65,6 @@ def served():
             time.sleep(0.2)
         print(f"\nworkers warm {time.monotonic() - up:.1f} s after the server answered (the issue allows 5 s)")
         yield url
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-        proc.stderr.close()
 
 
 @pytest.mark.serial

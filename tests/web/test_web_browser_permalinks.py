@@ -1,4 +1,4 @@
-"""Issue 25 in real Chromium at desktop and 375 px: the manager's question answered first, the
+"""In real Chromium at desktop and 375 px: the manager's question answered first, the
 inputs in the URL (permalink), reload keeps the answer, links across Risk, Convert and
 Calculator, the calculator's tight epsilon and grade, the scheme guide."""
 
@@ -8,23 +8,9 @@ from pathlib import Path
 
 import pytest
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
-pytestmark = [pytest.mark.browser,
-              pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian chromium not installed")]
+pytestmark = [pytest.mark.browser]  # the shared ``browser`` and ``live_server`` of tests/conftest.py
 SHOTS = Path(os.environ.get("FDPKIT_SCREENSHOTS", "/tmp/fdpkit-screenshots")) / "issue25"
 WIDTHS = {"desktop": 1200, "phone": 375}
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        yield b
-        b.close()
 
 
 def _no_overflow(pg):

@@ -1,0 +1,53 @@
+"""The calculator's before-and-after numbers (convert.classic.calculate, convert.noise_effect):
+attack success before and after noise, 95% CI widths with and without noise, expected |noise|,
+checked against closed forms and a Monte Carlo interval (moved from the web page tests)."""
+
+import math
+
+import pytest
+
+from fdpkit._numerics import norm_isf, norm_sf
+from fdpkit.convert.classic import calculate
+from fdpkit.convert.noise_effect import ci_width, expected_abs_noise
+
+Z = float(norm_isf(0.025))
+
+
+def test_laplace_before_after():
+    out = calculate("laplace", sensitivity=1.0, epsilon=0.5, fpr=1e-3, standard_error=0.3).outputs
+    assert out["best attack TPR at FPR 0.001 without noise"] == 1.0
+    assert out["best attack TPR at FPR 0.001 with noise"] == pytest.approx(math.exp(0.5) * 1e-3, rel=1e-9)
+    assert out["expected |noise| (Laplace: b)"] == 2.0  # the page: "about b"
+    assert out["95% CI width without noise (standard error 0.3)"] == pytest.approx(2 * Z * 0.3, rel=1e-12)
+    w = out["95% CI width with noise"]
+    assert 2 * 2.0 * math.log(20) < w < 2 * 2.0 * math.log(20) + 2 * Z * 0.3
+
+
+def test_laplace_interval_covers_95_percent():
+    """Cross-check: the central interval of N(0, se^2) + Laplace(b) by Monte Carlo."""
+    import numpy as np
+
+    rng = np.random.default_rng(1)
+    x = rng.normal(0, 0.7, 400_000) + rng.laplace(0, 1.3, 400_000)
+    w = ci_width("laplace", 1.3, 0.7)
+    assert np.mean(np.abs(x) <= w / 2) == pytest.approx(0.95, abs=0.002)
+    assert ci_width("laplace", 1.0) == pytest.approx(2 * math.log(20), rel=1e-12)
+    assert expected_abs_noise("gaussian", 2.0) == pytest.approx(2.0 * math.sqrt(2 / math.pi))
+
+
+def test_gaussian_before_after_closed_form():
+    out = calculate("gaussian", sensitivity=1.0, sigma=2.0, delta=1e-5, fpr=1e-3, standard_error=0.5).outputs
+    assert out["best attack TPR at FPR 0.001 with noise"] == pytest.approx(float(norm_sf(norm_isf(1e-3) - 0.5)),
+                                                                            rel=1e-9)
+    assert out["95% CI width with noise"] == pytest.approx(2 * Z * math.hypot(0.5, 2.0), rel=1e-12)
+    assert out["expected |noise| (Gaussian: σ√(2/π))"] == pytest.approx(2.0 * math.sqrt(2 / math.pi))
+
+
+def test_composition_attack_is_a_valid_bound():
+    out = calculate("composition", releases="0.5, 0; 1, 0", fpr=1e-3).outputs
+    tpr = out["best attack TPR at FPR 0.001 with noise (all releases; any mechanisms)"]
+    assert tpr == pytest.approx(math.exp(1.5) * 1e-3, rel=1e-9)  # basic composition is tighter here
+    with pytest.raises(ValueError, match="fpr"):
+        calculate("laplace", epsilon=1.0, fpr=0.0)
+    with pytest.raises(ValueError, match="standard_error"):
+        calculate("laplace", epsilon=1.0, standard_error=-1.0)
