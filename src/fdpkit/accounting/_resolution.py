@@ -33,8 +33,8 @@ from typing import Any
 
 from fdpkit.accounting.cost import BudgetExceeded, estimate_cost
 from fdpkit.accounting.result import DISCRETIZATION_DEFAULT
-from fdpkit.mechanisms import Mechanism
-from fdpkit.mechanisms.training import DPSGD, FIXED_SIZE_SENSITIVITY
+from fdpkit.mechanisms import Mechanism, training_run
+from fdpkit.mechanisms.training import FIXED_SIZE_SENSITIVITY
 
 #: Target relative excess of mu from the discretization (Eq. 1).
 AUTO_MU_RTOL = 0.01
@@ -48,13 +48,14 @@ D_FLOOR = 1e-8
 def step_variance(mechanism: Mechanism) -> float | None:
     """The smallest per-step loss variance v (Eq. 1) over a DP-SGD run's subsampled phases,
     or None where the rule does not apply (other mechanisms, full batches, shuffling)."""
-    if not isinstance(mechanism, DPSGD) or mechanism.sampling == "shuffled":
+    run = training_run(mechanism)
+    if run is None or run.sampling == "shuffled":
         return None
     delta = 1.0
-    if mechanism.relation == "replace-one" or mechanism.sampling == "fixed-size":
+    if run.relation == "replace-one" or run.sampling == "fixed-size":
         delta = FIXED_SIZE_SENSITIVITY
     vs = []
-    for ph in mechanism.phases:
+    for ph in run.phases:
         q, sigma = float(ph.sample_rate), float(ph.noise_multiplier)
         if q >= 1.0 or ph.steps < 1:
             continue

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from fdpkit.accounting.cost import estimate_cost
 from fdpkit.errors import ParameterError
-from fdpkit.mechanisms import DPSGD, Gaussian, Laplace, Mechanism, dpsgd, leaves, walk
+from fdpkit.mechanisms import Gaussian, Laplace, Mechanism, dpsgd, leaves, training_run, walk
 
 #: Work of one setting of a sweep beyond its accounting: the curve, the tight-mu fit, the
 #: regret and the metrics read from them (about 0.03 s measured; 0.05 s counted).
@@ -50,16 +50,18 @@ def tree_size(mechanism: Mechanism) -> tuple[int, int]:
     """
     parts, times = 0, 0
     for leaf, t in leaves(mechanism):  # the one tree walk (fdpkit.mechanisms.walk / leaves)
-        phases = leaf.phases if isinstance(leaf, DPSGD) else None
+        run = training_run(leaf)
+        phases = run.phases if run is not None else None
         parts += len(phases) if phases else 1
-        times = max(times, t * leaf.steps if phases else t)
+        times = max(times, t * run.steps if phases else t)
     return parts, times
 
 
 def _noise(m: Mechanism) -> float:
     """Noise per unit of sensitivity of one node (inf where it adds none itself)."""
-    if isinstance(m, DPSGD):
-        return min(p.noise_multiplier for p in m.phases) / m.sensitivity
+    run = training_run(m)
+    if run is not None:
+        return min(p.noise_multiplier for p in run.phases) / run.sensitivity
     if isinstance(m, Gaussian):
         return m.sigma / m.sensitivity
     if isinstance(m, Laplace):

@@ -36,6 +36,7 @@ from fdpkit.mechanisms import (
     Repeated,
     Subsampled,
     UniformSampling,
+    training_run,
 )
 
 
@@ -43,8 +44,9 @@ def _gaussian_mu(mechanism: Mechanism) -> float | None:
     """mu if the mechanism is an (unsubsampled) composition of Gaussians, else None."""
     if isinstance(mechanism, Gaussian):
         return mechanism.mu
-    if isinstance(mechanism, DPSGD):
-        return _dpsgd_mu(mechanism)
+    run = training_run(mechanism)
+    if run is not None:
+        return _dpsgd_mu(run)
     if isinstance(mechanism, Subsampled) and mechanism.sample_rate == 1.0:
         return _gaussian_mu(mechanism.inner)
     if isinstance(mechanism, Repeated):

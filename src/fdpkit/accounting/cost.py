@@ -58,7 +58,6 @@ from fdpkit.accounting.pld import _flatten, _PhaseStep, _single_step_pld
 from fdpkit.accounting.rdp import contains_renyi
 from fdpkit.accounting.result import check_discretization
 from fdpkit.mechanisms import (
-    DPSGD,
     ApproxDP,
     CurveMechanism,
     Gaussian,
@@ -70,6 +69,7 @@ from fdpkit.mechanisms import (
     Subsampled,
     UniformSampling,
     walk,
+    training_run,
 )
 
 #: Work units per CPU-second of the reference machine (the 2-core development box of
@@ -264,8 +264,9 @@ def check_leaf_grids(mechanism: Mechanism, discretization: float) -> None:
     no budget given, :func:`fdpkit.accounting.account` checks this a priori (no PLD is built),
     so that tiny noise (sigma = 1e-300: a grid of ~1e600 points) is a ValueError, not a
     MemoryError or an overflow inside dp_accounting."""
-    if isinstance(mechanism, DPSGD):
-        mechanism = mechanism.example_level()
+    run = training_run(mechanism)
+    if run is not None:
+        mechanism = run.example_level()
     limit = _max_leaf_points()
     for step, _ in _flatten(mechanism):
         bound = _leaf_width_bound(step)
@@ -412,7 +413,7 @@ def _driver(mechanism: Mechanism, steps: list, tally: _Tally) -> str:
     if tally.leaf >= tally.compose:
         return "discretization"
     if any(t > 1 for _, t in steps):
-        if isinstance(mechanism, DPSGD) or (isinstance(mechanism, Repeated)
+        if training_run(mechanism) is not None or (isinstance(mechanism, Repeated)
                                             and isinstance(mechanism.inner, Subsampled)):
             return "steps"
         return "times"
@@ -456,10 +457,11 @@ def estimate_cost(mechanism: Mechanism, discretization: float = 1e-4) -> CostEst
     if contains_renyi(mechanism):
         return CostEstimate("RDP", 0, _renyi_cost(mechanism), 0, "none")
     source = mechanism
-    if isinstance(mechanism, DPSGD):
-        if mechanism.sampling == "shuffled" or closed_form_curve(mechanism) is not None:
+    run = training_run(mechanism)
+    if run is not None:
+        if run.sampling == "shuffled" or closed_form_curve(mechanism) is not None:
             return CostEstimate("closed form", 0, 0.0, 0, "none")
-        mechanism = mechanism.example_level()  # group privacy is applied to the run's curve
+        mechanism = run.example_level()  # group privacy is applied to the run's curve
         # every other scheme is composed numerically (fdpkit.accounting.pld.dpsgd_pld); its
         # full-batch phases (q = 1) as one Gaussian step
     elif closed_form_curve(mechanism) is not None:

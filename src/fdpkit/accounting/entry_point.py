@@ -74,7 +74,7 @@ from fdpkit.accounting.profile import PldProfile
 from fdpkit.accounting.rdp import contains_renyi, renyi_accounting
 from fdpkit.accounting.result import DISCRETIZATION_DEFAULT, Accounting, check_discretization
 from fdpkit.curves import GaussianCurve, TradeOffCurve, group_curve
-from fdpkit.mechanisms import DPSGD, Mechanism, Phase
+from fdpkit.mechanisms import DPSGD, Mechanism, Phase, training_run
 
 
 def account(mechanism: Mechanism, *, discretization: float = DISCRETIZATION_DEFAULT,
@@ -113,12 +113,13 @@ def account(mechanism: Mechanism, *, discretization: float = DISCRETIZATION_DEFA
     if not isinstance(mechanism, Mechanism):
         raise ValueError(f"mechanism must be an fdpkit mechanism, got {type(mechanism).__name__}")
     d = check_discretization(discretization)
-    if isinstance(mechanism, DPSGD):
+    run = training_run(mechanism)
+    if run is not None:
         if budget is not None:
-            estimate_cost(mechanism, d).check(budget)
-        elif closed_form_curve(mechanism) is None and mechanism.sampling != "shuffled":
-            check_leaf_grids(mechanism, d)  # no budget: still refuse a step beyond the memory
-        return account_dpsgd(mechanism, d)
+            estimate_cost(run, d).check(budget)
+        elif closed_form_curve(run) is None and run.sampling != "shuffled":
+            check_leaf_grids(run, d)  # no budget: still refuse a step beyond the memory
+        return account_dpsgd(run, d)
     if contains_renyi(mechanism):  # zCDP / RDP guarantees: accounting/rdp.py
         return renyi_accounting(mechanism)
     exact = closed_form_curve(mechanism)

@@ -55,6 +55,7 @@ from fdpkit.mechanisms import (
     Subsampled,
     UniformSampling,
     walk,
+    training_run,
 )
 from fdpkit.mechanisms.training import FIXED_SIZE_SENSITIVITY, Phase
 
@@ -214,8 +215,9 @@ def laplace_pld(scale: float, sensitivity: float, sample_rate: float, discretiza
 
 def build_pld(mechanism: Mechanism, discretization: float):
     """The pessimistic PLD of ``mechanism`` at ``discretization`` (value_discretization_interval)."""
-    if isinstance(mechanism, DPSGD):
-        return dpsgd_pld(mechanism, discretization)
+    run = training_run(mechanism)
+    if run is not None:
+        return dpsgd_pld(run, discretization)
     if isinstance(mechanism, Gaussian):
         return gaussian_pld(mechanism.sigma, mechanism.sensitivity, 1.0, discretization)
     if isinstance(mechanism, Laplace):
@@ -260,15 +262,16 @@ def _flatten(mechanism: Mechanism) -> list:
     for node, times in walk(mechanism, into=_passes_through):
         if _passes_through(node):
             continue
-        if isinstance(node, DPSGD) and node.examples_per_user is None:
+        run = training_run(node)
+        if run is not None and run.examples_per_user is None:
             # a DP-SGD run is its phases' single steps: composed in the same single pass (an
             # already composed PMF keeps only its non-negative losses and must not be composed again)
-            full = full_batch_phases(node)  # q = 1: together one exact Gaussian step
-            for i, ph in enumerate(node.phases):
+            full = full_batch_phases(run)  # q = 1: together one exact Gaussian step
+            for i, ph in enumerate(run.phases):
                 if not any(ph is f for f in full):
-                    _append(out, _PhaseStep(node, i), times * _phase_count(node, ph))
+                    _append(out, _PhaseStep(run, i), times * _phase_count(run, ph))
             if full:
-                _append(out, full_batch_gaussian(node, full), times)
+                _append(out, full_batch_gaussian(run, full), times)
             continue
         _append(out, node, times)
     return out

@@ -25,6 +25,9 @@ class Mechanism:
     """Base class. Subclasses are frozen dataclasses registered under ``kind``."""
 
     kind: ClassVar[str] = "mechanism"
+    #: Whether the privacy loss of this node is unbounded (Gaussian noise; a Rényi
+    #: guarantee bounds no loss either): the report then states no pure-DP epsilon.
+    unbounded_loss: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -78,6 +81,14 @@ class Mechanism:
         Composed, ...), or None where it has no such form (DP-SGD overrides this). An
         elementary mechanism is its own elementary form."""
         return self
+
+    def training_run(self) -> "Mechanism | None":
+        """This mechanism as a training run (phases of sampled noisy steps with a sampling
+        scheme, neighbouring relation, privacy unit and dataset size, as DP-SGD states them),
+        or None for every other mechanism. Accounting, reports and statements ask this
+        instead of testing the type, so a new kind of training run plugs in by overriding
+        it (DP-SGD returns itself)."""
+        return None
 
     def setting(self) -> dict[str, Any] | None:
         """Sampling scheme, neighbouring relation and privacy unit where the mechanism states

@@ -15,6 +15,7 @@ class Gaussian(Mechanism):
     """
 
     kind = "gaussian"
+    unbounded_loss = True
     sigma: float
     sensitivity: float = 1.0
 

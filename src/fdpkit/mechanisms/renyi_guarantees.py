@@ -30,6 +30,7 @@ class ZCDP(Mechanism):
     """
 
     kind = "zcdp"
+    unbounded_loss = True
     rho: float
 
     def __post_init__(self) -> None:
@@ -63,6 +64,7 @@ class RDP(Mechanism):
     """
 
     kind = "rdp"
+    unbounded_loss = True
     orders: tuple
     epsilons: tuple
 

@@ -276,6 +276,7 @@ class DPSGD(Mechanism):
     """
 
     kind = "dpsgd"
+    unbounded_loss = True
     phases: tuple
     sampling: str = "poisson"
     relation: str = "add-remove"
@@ -337,6 +338,10 @@ class DPSGD(Mechanism):
         if len(self.phases) != 1:
             return replace(self, phases=tuple(replace(p, **changes) for p in self.phases))
         return replace(self, phases=(replace(self.phases[0], **changes),))
+
+    def training_run(self) -> "DPSGD":
+        """The run itself (see :meth:`Mechanism.training_run`)."""
+        return self
 
     def example_level(self) -> "DPSGD":
         """The same run without group privacy (``examples_per_user=None``): what is

@@ -63,6 +63,29 @@ def leaves(mechanism: Mechanism) -> Iterator[tuple[Mechanism, int]]:
     return ((m, t) for m, t in walk(mechanism) if not (isinstance(m, Mechanism) and m.children()))
 
 
+def training_run(node: object) -> Mechanism | None:
+    """``node`` as a training run (:meth:`Mechanism.training_run`: a DP-SGD run, or any
+    mechanism kind that overrides it), or None (other mechanisms, and anything that is no
+    mechanism at all).
+
+    Parameters
+    ----------
+    node : object
+        A node of a mechanism tree (anything: validation happens elsewhere).
+
+    Returns
+    -------
+    Mechanism or None
+
+    Examples
+    --------
+    >>> from fdpkit.mechanisms import Gaussian, dpsgd
+    >>> training_run(Gaussian(1.0)) is None, training_run(dpsgd(1.0, 0.01, 10)).steps
+    (True, 10)
+    """
+    return node.training_run() if isinstance(node, Mechanism) else None
+
+
 def elementary_tree(mechanism: Mechanism) -> Mechanism:
     """``mechanism`` with every DP-SGD run replaced by its elementary form
     (:meth:`fdpkit.mechanisms.DPSGD.elementary`: Poisson add-remove/zero-out and shuffled
@@ -88,4 +111,4 @@ def elementary_tree(mechanism: Mechanism) -> Mechanism:
     return mechanism if plain is None else plain
 
 
-__all__ = ["elementary_tree", "leaves", "walk"]
+__all__ = ["elementary_tree", "leaves", "training_run", "walk"]
