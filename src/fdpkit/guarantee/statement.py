@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from fdpkit.mechanisms import DPSGD
+from fdpkit.mechanisms import DPSGD, training_run
 
 if TYPE_CHECKING:  # pragma: no cover
     from fdpkit.guarantee.privacy import PrivacyReport
@@ -98,7 +98,9 @@ def paper_statement(report: "PrivacyReport") -> str:
     unit = {"example": "example", "user": "user"}.get(s.get("unit"), "record")
     k = s.get("examples_per_user")
     out = []
-    if isinstance(m, DPSGD):
+    run = training_run(m)
+    if run is not None:
+        m = run
         p0 = m.phases[0]
         level = "user-level" if m.unit == "user" else "example-level"
         unit_text = (f"one user, who contributes at most {k} examples (group privacy, Dong, Roth & Su Thm. 2.14)"
@@ -155,7 +157,9 @@ def paper_statement(report: "PrivacyReport") -> str:
 
 def _caveats(report: "PrivacyReport", m, d0: float) -> list[str]:
     c = []
-    if isinstance(m, DPSGD):
+    run = training_run(m)
+    if run is not None:
+        m = run
         if m.sampling in ("poisson", "truncated-poisson"):
             c.append("The accounting assumes batches were really drawn by Poisson sampling; it does not hold "
                      "for shuffled fixed-size batches.")
