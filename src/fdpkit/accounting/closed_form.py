@@ -26,35 +26,32 @@ from fdpkit.curves import (
 from fdpkit.mechanisms import (
     DPSGD,
     ApproxDP,
-    Composed,
     CurveMechanism,
     Gaussian,
     Laplace,
     Mechanism,
     PureDP,
     RandomizedResponse,
-    Repeated,
     Subsampled,
     UniformSampling,
+    fold,
     training_run,
 )
 
 
 def _gaussian_mu(mechanism: Mechanism) -> float | None:
     """mu if the mechanism is an (unsubsampled) composition of Gaussians, else None."""
+    return fold(mechanism, _gaussian_leaf,
+                repeat=lambda inner, times: None if inner is None else inner * math.sqrt(times),
+                compose=lambda mus: None if any(m is None for m in mus) else math.sqrt(sum(m * m for m in mus)))
+
+
+def _gaussian_leaf(mechanism: Mechanism) -> float | None:
     if isinstance(mechanism, Gaussian):
         return mechanism.mu
     run = training_run(mechanism)
     if run is not None:
         return _dpsgd_mu(run)
-    if isinstance(mechanism, Subsampled) and mechanism.sample_rate == 1.0:
-        return _gaussian_mu(mechanism.inner)
-    if isinstance(mechanism, Repeated):
-        inner = _gaussian_mu(mechanism.inner)
-        return None if inner is None else inner * math.sqrt(mechanism.times)
-    if isinstance(mechanism, Composed):
-        mus = [_gaussian_mu(p) for p in mechanism.parts]
-        return None if any(m is None for m in mus) else math.sqrt(sum(m * m for m in mus))
     return None
 
 

@@ -41,8 +41,8 @@ from fdpkit.accounting.result import Accounting
 from fdpkit.curves import TradeOffCurve
 from fdpkit.curves.renyi import (RDPCurve, ZCDPCurve, refined_delta_for_epsilon,
                                  refined_epsilon_for_delta)
-from fdpkit.mechanisms import (ApproxDP, Composed, Gaussian, Laplace, Mechanism, PureDP,
-                               RandomizedResponse, Repeated, Subsampled, elementary_tree, walk)
+from fdpkit.mechanisms import (ApproxDP, Gaussian, Laplace, Mechanism, PureDP, RandomizedResponse,
+                               Subsampled, elementary_tree, fold, walk)
 from fdpkit.mechanisms.renyi_guarantees import RDP, ZCDP
 
 #: Orders at which mechanisms are accounted for their RDP curve: 1 + 10^-3..10^-0.5 (for
@@ -70,18 +70,16 @@ def zcdp_rho(mechanism: Mechanism) -> float | None:
 
 
 def _zcdp_rho(mechanism: Mechanism) -> float | None:
+    return fold(mechanism, _zcdp_leaf,
+                repeat=lambda inner, times: None if inner is None else inner * times,
+                compose=lambda parts: None if any(p is None for p in parts) else float(sum(parts)))
+
+
+def _zcdp_leaf(mechanism: Mechanism) -> float | None:
     if isinstance(mechanism, ZCDP):
         return mechanism.rho
     if isinstance(mechanism, Gaussian):
         return 0.5 * mechanism.mu ** 2
-    if isinstance(mechanism, Subsampled) and mechanism.sample_rate == 1.0:
-        return _zcdp_rho(mechanism.inner)
-    if isinstance(mechanism, Repeated):
-        inner = _zcdp_rho(mechanism.inner)
-        return None if inner is None else inner * mechanism.times
-    if isinstance(mechanism, Composed):
-        parts = [_zcdp_rho(p) for p in mechanism.parts]
-        return None if any(p is None for p in parts) else float(sum(parts))
     return None
 
 
@@ -114,6 +112,12 @@ def rdp_epsilons(mechanism: Mechanism, orders) -> np.ndarray:
 
 
 def _rdp_epsilons(mechanism: Mechanism, t: np.ndarray) -> np.ndarray:
+    return fold(mechanism, lambda leaf: _rdp_leaf(leaf, t),
+                repeat=lambda inner, times: times * inner,
+                compose=lambda parts: np.sum(parts, axis=0))
+
+
+def _rdp_leaf(mechanism: Mechanism, t: np.ndarray) -> np.ndarray:
     if isinstance(mechanism, ZCDP):
         return mechanism.rho * t
     if isinstance(mechanism, RDP):
@@ -128,18 +132,12 @@ def _rdp_epsilons(mechanism: Mechanism, t: np.ndarray) -> np.ndarray:
         return _binary_rr(mechanism.epsilon, t)
     if isinstance(mechanism, ApproxDP):
         return _binary_rr(mechanism.epsilon, t) if mechanism.delta == 0 else np.full(t.shape, np.inf)
-    if isinstance(mechanism, Subsampled):
-        if mechanism.sample_rate == 1.0:
-            return _rdp_epsilons(mechanism.inner, t)
+    if isinstance(mechanism, Subsampled):  # at a rate below 1 (fold passes rate 1 through)
         inner = mechanism.inner
         if isinstance(inner, Gaussian):
             return poisson_gaussian_rdp(mechanism.sample_rate, inner.sigma / inner.sensitivity, t)
         raise ValueError("RDP accounting of subsampling supports Gaussian inner mechanisms, got "
                          f"{type(inner).__name__}")
-    if isinstance(mechanism, Repeated):
-        return mechanism.times * _rdp_epsilons(mechanism.inner, t)
-    if isinstance(mechanism, Composed):
-        return np.sum([_rdp_epsilons(p, t) for p in mechanism.parts], axis=0)
     if isinstance(mechanism, Mechanism):
         raise ValueError(f"RDP accounting does not cover {type(mechanism).__name__} mechanisms "
                          "(no Rényi divergence bound is known to fdpkit for them)")
@@ -148,14 +146,15 @@ def _rdp_epsilons(mechanism: Mechanism, t: np.ndarray) -> np.ndarray:
 
 def _noise_only(mechanism: Mechanism) -> bool:
     """Gaussian noise (possibly Poisson-subsampled), repeated or composed: nothing else."""
+    return fold(mechanism, _noise_leaf, repeat=lambda inner, times: inner, compose=all,
+                through=lambda node: False)
+
+
+def _noise_leaf(mechanism: Mechanism) -> bool:
     if isinstance(mechanism, Gaussian):
         return True
-    if isinstance(mechanism, Subsampled):
+    if isinstance(mechanism, Subsampled):  # at any rate: the inner mechanism itself is Gaussian
         return isinstance(mechanism.inner, Gaussian)
-    if isinstance(mechanism, Repeated):
-        return _noise_only(mechanism.inner)
-    if isinstance(mechanism, Composed):
-        return all(_noise_only(p) for p in mechanism.parts)
     return False
 
 
@@ -168,6 +167,13 @@ def _monotone(eps: np.ndarray) -> np.ndarray:
 
 def _tail(mechanism: Mechanism) -> tuple[float, float]:
     """(s, C) with eps(t) <= s t + C for every t > 1 (module docs); inf when unknown."""
+    return fold(mechanism, _tail_leaf,
+                repeat=lambda sc, times: (sc[0] * times, sc[1] * times),
+                compose=lambda parts: (sum(p[0] for p in parts), sum(p[1] for p in parts)),
+                through=lambda node: True)  # subsampling never raises the tail
+
+
+def _tail_leaf(mechanism: Mechanism) -> tuple[float, float]:
     if isinstance(mechanism, ZCDP):
         return mechanism.rho, 0.0
     if isinstance(mechanism, Gaussian):
@@ -176,14 +182,6 @@ def _tail(mechanism: Mechanism) -> tuple[float, float]:
         return 0.0, mechanism.epsilon
     if isinstance(mechanism, ApproxDP):
         return (0.0, mechanism.epsilon) if mechanism.delta == 0 else (math.inf, math.inf)
-    if isinstance(mechanism, Subsampled):
-        return _tail(mechanism.inner)
-    if isinstance(mechanism, Repeated):
-        s, c = _tail(mechanism.inner)
-        return s * mechanism.times, c * mechanism.times
-    if isinstance(mechanism, Composed):
-        parts = [_tail(p) for p in mechanism.parts]
-        return sum(p[0] for p in parts), sum(p[1] for p in parts)
     return math.inf, math.inf  # an RDP list says nothing past its largest order
 
 

@@ -21,7 +21,7 @@ from fdpkit.mechanisms.training import (
 from fdpkit.mechanisms.renyi_guarantees import RDP, ZCDP
 from fdpkit.mechanisms.dp_events import dp_event_to_dict, from_dp_event
 from fdpkit.mechanisms.specs import mechanism_from_dict, mechanism_from_json
-from fdpkit.mechanisms.tree import elementary_tree, leaves, training_run, walk
+from fdpkit.mechanisms.tree import elementary_tree, fold, leaves, training_run, walk
 
 __all__ = [
     "DPSGD",
@@ -45,6 +45,7 @@ __all__ = [
     "dpsgd_from_training",
     "dp_event_to_dict",
     "elementary_tree",
+    "fold",
     "leaves",
     "training_run",
     "walk",

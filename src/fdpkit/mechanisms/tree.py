@@ -11,7 +11,7 @@ run replaced by its elementary form (:meth:`DPSGD.elementary`) where one exists.
 
 from __future__ import annotations
 
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from fdpkit.mechanisms.base import Mechanism
 from fdpkit.mechanisms.combinators import Composed, Repeated, Subsampled
@@ -63,6 +63,61 @@ def leaves(mechanism: Mechanism) -> Iterator[tuple[Mechanism, int]]:
     return ((m, t) for m, t in walk(mechanism) if not (isinstance(m, Mechanism) and m.children()))
 
 
+def _at_rate_one(node: Subsampled) -> bool:
+    return node.sample_rate == 1.0
+
+
+def fold(mechanism: Mechanism, leaf: Callable[[Mechanism], Any], *,
+         repeat: Callable[[Any, int], Any], compose: Callable[[list], Any],
+         through: Callable[[Subsampled], bool] = _at_rate_one) -> Any:
+    """A bottom-up fold over ``mechanism``'s tree: the one recursion that closed forms and
+    Rényi bounds (zCDP rho, RDP epsilons, their tails) are written with.
+
+    ``Repeated(M, n)`` gives ``repeat(fold(M), n)``; ``Composed(parts)`` gives
+    ``compose([fold(p) for p in parts])`` (parts folded left to right, the list handed over
+    whole, so a sum adds in the parts' order); ``Subsampled`` nodes for which
+    ``through(node)`` holds give their inner mechanism's value unchanged; every other node
+    (including ``Subsampled`` nodes not passed through, and DP-SGD runs) gives
+    ``leaf(node)``. The evaluation order is that of the recursive functions it replaced,
+    so their floats are bit-identical.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+    leaf : callable
+        ``leaf(node)``: the value of a node that is not folded through.
+    repeat : callable
+        ``repeat(inner_value, times)``.
+    compose : callable
+        ``compose(list_of_part_values)``.
+    through : callable, optional
+        ``through(subsampled_node)``: whether the subsampling is transparent (default: at
+        sample rate 1).
+
+    Returns
+    -------
+    object
+        Whatever ``leaf``, ``repeat`` and ``compose`` build.
+
+    Examples
+    --------
+    >>> from fdpkit.mechanisms import Composed, Gaussian, Laplace, Repeated
+    >>> m = Composed((Repeated(Gaussian(2.0), 4), Laplace(1.0)))
+    >>> fold(m, lambda n: n.kind, repeat=lambda v, t: f"{v}x{t}", compose=" + ".join)
+    'gaussianx4 + laplace'
+    """
+    def go(node: Mechanism) -> Any:
+        if isinstance(node, Repeated):
+            return repeat(go(node.inner), node.times)
+        if isinstance(node, Composed):
+            return compose([go(p) for p in node.parts])
+        if isinstance(node, Subsampled) and through(node):
+            return go(node.inner)
+        return leaf(node)
+
+    return go(mechanism)
+
+
 def training_run(node: object) -> Mechanism | None:
     """``node`` as a training run (:meth:`Mechanism.training_run`: a DP-SGD run, or any
     mechanism kind that overrides it), or None (other mechanisms, and anything that is no
@@ -111,4 +166,4 @@ def elementary_tree(mechanism: Mechanism) -> Mechanism:
     return mechanism if plain is None else plain
 
 
-__all__ = ["elementary_tree", "leaves", "training_run", "walk"]
+__all__ = ["elementary_tree", "fold", "leaves", "training_run", "walk"]
