@@ -156,3 +156,39 @@ def test_fold_passes_sampling_through_only_where_asked():
     kinds = dict(repeat=lambda v, t: f"{v}x{t}", compose="+".join)
     assert fold(m, lambda n: n.kind, **kinds) == "gaussianx2"
     assert fold(m, lambda n: n.kind, through=lambda n: False, **kinds) == "subsampled"
+
+
+def _old_releases(m):
+    if isinstance(m, Composed):
+        return sum(_old_releases(p) for p in m.parts)
+    if isinstance(m, Repeated):
+        return m.times * _old_releases(m.inner)
+    if hasattr(m, "phases"):
+        return int(m.steps)
+    inner = getattr(m, "inner", None)
+    return _old_releases(inner) if inner is not None else 1
+
+
+def _old_pure_epsilon(m):
+    if isinstance(m, Laplace):
+        return m.epsilon
+    if isinstance(m, PureDP):
+        return float(m.epsilon)
+    if isinstance(m, Repeated):
+        inner = _old_pure_epsilon(m.inner)
+        return None if inner is None else m.times * inner
+    if isinstance(m, Composed):
+        parts = [_old_pure_epsilon(p) for p in m.parts]
+        return None if any(p is None for p in parts) else sum(parts)
+    return None
+
+
+def test_web_releases_and_ledger_pure_epsilon_folds_match_the_recursions():
+    from fdpkit.ledger.timeline import _pure_epsilon
+    from fdpkit.web.routers.audit import _releases
+
+    extra = [Subsampled(Repeated(Laplace(1.0), 3), 1.0), Repeated(Composed((Laplace(1.0), Laplace(2.0))), 5),
+             Composed((Repeated(dpsgd(1.0, 0.1, 30), 2), Laplace(0.5)))]
+    for m in TREES + extra:
+        assert _releases(m) == _old_releases(m)
+        assert _same(_pure_epsilon(m), _old_pure_epsilon(m))

@@ -18,7 +18,7 @@ from fdpkit.ledger.operations import Ledger, Status, event_dict, release_dict
 from fdpkit.ledger.totals import DELTA_REF, FPR_REF, add_rows, read_total
 from fdpkit.accounting import Composition
 from fdpkit.report.model import Figure, ReportDocument, Section, Table, fmt
-from fdpkit.mechanisms import Composed, Laplace, PureDP, RandomizedResponse, Repeated, mechanism_from_dict
+from fdpkit.mechanisms import Laplace, PureDP, RandomizedResponse, fold, mechanism_from_dict
 from fdpkit.report import csv_rows
 from fdpkit.report.figures import svg_inline
 
@@ -181,16 +181,16 @@ def export_data(ledger: Ledger, dataset: str, bucket: str = "week") -> dict[str,
 def _pure_epsilon(mech: Any) -> float | None:
     """The pure epsilon of a mechanism that is pure epsilon-DP by construction (Laplace,
     randomized response, pure DP, and their repetitions and compositions), else None."""
+    return fold(mech, _pure_leaf, repeat=lambda inner, times: None if inner is None else times * inner,
+                compose=lambda parts: None if any(p is None for p in parts) else sum(parts),
+                through=lambda node: False)  # subsampling: no pure epsilon claimed
+
+
+def _pure_leaf(mech: Any) -> float | None:
     if isinstance(mech, Laplace):
         return mech.epsilon
     if isinstance(mech, (PureDP, RandomizedResponse)):
         return float(mech.epsilon)
-    if isinstance(mech, Repeated):
-        inner = _pure_epsilon(mech.inner)
-        return None if inner is None else mech.times * inner
-    if isinstance(mech, Composed):
-        parts = [_pure_epsilon(p) for p in mech.parts]
-        return None if any(p is None for p in parts) else sum(parts)
     return None
 
 

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from fdpkit.accounting import DISCRETIZATION_DEFAULT
 from fdpkit.accounting.bounds import AUDIT_WORK_PER_SCORE, SIMULATION_WORK_PER_DRAW
 from fdpkit.audit import read_scores_csv
-from fdpkit.mechanisms import Composed, Mechanism, Repeated, mechanism_from_dict
+from fdpkit.mechanisms import Mechanism, fold, mechanism_from_dict, training_run
 from fdpkit.report import FORMATS
 from fdpkit.web.common import (MEDIA, FormErrors, Limits, api_error, check_limits, download, finite, parse_float,
                                parse_int, render_page, run_heavy, run_light, spec_from_text)
@@ -83,14 +83,13 @@ class SimulateRequest(BaseModel):
 # ------------------------------------------------------------------------------------ helpers
 def _releases(m: Mechanism) -> int:
     """Number of elementary releases (bounds the simulation's work)."""
-    if isinstance(m, Composed):
-        return sum(_releases(p) for p in m.parts)
-    if isinstance(m, Repeated):
-        return m.times * _releases(m.inner)
-    if hasattr(m, "phases"):  # DP-SGD: one release per step
-        return int(m.steps)
-    inner = getattr(m, "inner", None)
-    return _releases(inner) if inner is not None else 1
+    return fold(m, _leaf_releases, repeat=lambda inner, times: times * inner, compose=sum,
+                through=lambda node: True)  # a subsampled mechanism: its inner one's releases
+
+
+def _leaf_releases(m: Mechanism) -> int:
+    run = training_run(m)
+    return int(run.steps) if run is not None else 1  # DP-SGD: one release per step
 
 
 def _discretization(limits: Limits) -> float:
