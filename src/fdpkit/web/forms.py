@@ -123,11 +123,11 @@ def parse_form(schema: type[BaseModel], form: Any, *, fields: Iterable[str] | No
             data[name] = str(raw).lower() in ("on", "true", "1", "yes")
             continue
         text = str(raw).strip()
-        if name in FRACTION_FIELDS and text.endswith("%"):
+        if name in FRACTION_FIELDS and "list" not in annotation:  # "5%", and the hint when not a number
             try:
                 text = repr(parse_fraction(text, labels.get(name, name)))
-            except ValueError as exc:
-                errors[name] = in_words(str(exc), labels)
+            except ValueError as exc:  # worded with the label already
+                errors[name] = str(exc)
                 continue
         if "int" in annotation and "float" not in annotation:  # "2e3" or "10.0" typed for a count
             try:
