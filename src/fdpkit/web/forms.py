@@ -86,11 +86,11 @@ def _message(err: dict, label: str) -> str:
         return f"{label} must be a {'whole number' if whole else 'number'}{got}"
     bound = {k: (f"{v:g}" if isinstance(v, float) else v) for k, v in ctx.items()}
     if kind == "greater_than":
-        return f"{label} must be greater than {bound.get('gt')}{got}"
+        return f"{label} must be > {bound.get('gt')}{got}"  # the library's wording
     if kind == "greater_than_equal":
         return f"{label} must be at least {bound.get('ge')}{got}"
     if kind == "less_than":
-        return f"{label} must be less than {bound.get('lt')}{got}"
+        return f"{label} must be < {bound.get('lt')}{got}"
     if kind == "less_than_equal":
         return f"{label} must be at most {bound.get('le')}{got}"
     if kind == "literal_error":
