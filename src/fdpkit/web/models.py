@@ -185,10 +185,16 @@ class CompareCurve(BaseModel):
     spec: Optional[dict[str, Any]] = Field(None, description="mechanism spec (kind mechanism): accounted numerically")
 
 
-class CompareRequest(BaseModel):
-    """Several guarantees on one trade-off plot (at most 8)."""
+class CompareSettings(BaseModel):
+    """The comparison's settings beside its curves (the Compare page's form reads them through
+    this part of :class:`CompareRequest`)."""
 
     model_config = ConfigDict(extra="forbid")
-    curves: list[CompareCurve] = Field(..., min_length=1, max_length=8)
     points: int = Field(101, ge=2, le=1001)
     discretization: float = Field(1e-3, gt=0, le=1, allow_inf_nan=False, description="for mechanism specs")
+
+
+class CompareRequest(CompareSettings):
+    """Several guarantees on one trade-off plot (at most 8)."""
+
+    curves: list[CompareCurve] = Field(..., min_length=1, max_length=8)
