@@ -30,6 +30,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from fdpkit._numerics import json_safe
+from fdpkit.errors import ParameterError
 from fdpkit.curves import EpsDeltaCurve, GaussianCurve, LaplaceCurve, TradeOffCurve
 from fdpkit.accounting import tradeoff_curve
 from fdpkit.mechanisms import Mechanism, mechanism_from_dict
@@ -110,26 +111,26 @@ class CurveComparison:
     def to_dict(self, points: int = 101) -> dict:
         """The curves sampled at ``points`` equally spaced FPRs in [0, 1] (FNR = beta)."""
         if isinstance(points, bool) or not isinstance(points, int) or not 2 <= points <= MAX_POINTS:
-            raise ValueError(f"points must be an integer in [2, {MAX_POINTS}], got {points!r}")
+            raise ParameterError(f"points must be an integer in [2, {MAX_POINTS}], got {points!r}", parameter="points")
         alpha = np.linspace(0.0, 1.0, points)
         return {"title": self.title, "x": "FPR (alpha)", "y": "FNR (beta)",
                 "curves": [c.to_dict(alpha) for c in self.curves], "summary": self.summary()}
 
 
 def _number(where: str, name: str, value: Any, *, positive: bool = False, upper: float | None = None) -> float:
-    what = f"{where}.{name}"
+    what = f"{where}.{name}"  # the argument at fault, e.g. curves[1].delta (ParameterError.parameter)
     if isinstance(value, bool) or value is None:
-        raise ValueError(f"{what} must be a number, got {value!r}")
+        raise ParameterError(f"{what} must be a number, got {value!r}", parameter=what)
     try:
         v = float(value)
     except (TypeError, ValueError):
-        raise ValueError(f"{what} must be a number, got {value!r}") from None
+        raise ParameterError(f"{what} must be a number, got {value!r}", parameter=what) from None
     if not math.isfinite(v):
-        raise ValueError(f"{what} must be a finite number, got {value!r}")
+        raise ParameterError(f"{what} must be a finite number, got {value!r}", parameter=what)
     if v < 0 or (positive and v == 0):
-        raise ValueError(f"{what} must be {'> 0' if positive else '>= 0'}, got {value!r}")
+        raise ParameterError(f"{what} must be {'> 0' if positive else '>= 0'}, got {value!r}", parameter=what)
     if upper is not None and v > upper:
-        raise ValueError(f"{what} must be <= {upper:g}, got {value!r}")
+        raise ParameterError(f"{what} must be <= {upper:g}, got {value!r}", parameter=what)
     return v
 
 
@@ -140,9 +141,10 @@ def _mechanism_curve(where: str, spec: Any, discretization: float, budget: Any) 
         try:
             mech = mechanism_from_dict(dict(spec))
         except ValueError as exc:
-            raise ValueError(f"{where}.spec: {exc}") from None
+            raise ParameterError(f"{where}.spec: {exc}", parameter=f"{where}.spec") from None
     else:
-        raise ValueError(f"{where}.spec must be a mechanism spec (a JSON object), got {type(spec).__name__}")
+        raise ParameterError(f"{where}.spec must be a mechanism spec (a JSON object), got {type(spec).__name__}",
+                             parameter=f"{where}.spec")
     curve = tradeoff_curve(mech, discretization=discretization, budget=budget)
     return ComparedCurve(mech.label(), "mechanism", {"mechanism": mech.to_dict(), "discretization": discretization},
                          curve)
@@ -155,7 +157,8 @@ def _per_noise(where: str, given: Mapping[str, Any], noise: str, name: str) -> t
     sens = _number(where, "sensitivity", given.get("sensitivity", 1.0), positive=True)
     ratio = sens / scale
     if ratio > 100.0:
-        raise ValueError(f"{where}.{noise} is too small for sensitivity {sens:g}: {name} = {ratio:g} > 100")
+        raise ParameterError(f"{where}.{noise} is too small for sensitivity {sens:g}: {name} = {ratio:g} > 100",
+                             parameter=f"{where}.{noise}")
     return scale, sens, ratio
 
 
@@ -167,11 +170,12 @@ def compared_curve(entry: Mapping[str, Any], where: str = "curve", *, discretiza
         raise ValueError(f"{where} must be an object with a kind, got {type(entry).__name__}")
     kind = entry.get("kind")
     if kind not in KINDS:
-        raise ValueError(f"{where}.kind must be one of {', '.join(KINDS)}, got {kind!r}")
+        raise ParameterError(f"{where}.kind must be one of {', '.join(KINDS)}, got {kind!r}", parameter=f"{where}.kind")
     given = {k: v for k, v in entry.items() if k != "kind" and v is not None}
     extra = sorted(set(given) - set(KINDS[kind]))
     if extra:
-        raise ValueError(f"{where}.{extra[0]} does not apply to kind {kind!r} (it takes {', '.join(KINDS[kind])})")
+        raise ParameterError(f"{where}.{extra[0]} does not apply to kind {kind!r} (it takes {', '.join(KINDS[kind])})",
+                                 parameter=f"{where}.{extra[0]}")
     if kind == "mechanism":
         return _mechanism_curve(where, entry.get("spec"), discretization, budget)
     if kind == "mu":
@@ -184,10 +188,12 @@ def compared_curve(entry: Mapping[str, Any], where: str = "curve", *, discretiza
         return ComparedCurve(label, kind, {"epsilon": eps, "delta": delta}, EpsDeltaCurve(eps, delta))
     if kind == "laplace":
         if ("epsilon" in given) == ("scale" in given):
-            raise ValueError(f"{where}.epsilon or {where}.scale is required for kind 'laplace' (exactly one)")
+            raise ParameterError(f"{where}.epsilon or {where}.scale is required for kind 'laplace' (exactly one)",
+                                 parameter=f"{where}.epsilon")
         if "epsilon" in given:
             if "sensitivity" in given:
-                raise ValueError(f"{where}.sensitivity applies only with {where}.scale")
+                raise ParameterError(f"{where}.sensitivity applies only with {where}.scale",
+                                     parameter=f"{where}.sensitivity")
             eps = _number(where, "epsilon", given["epsilon"], upper=100.0)
             return ComparedCurve(f"Laplace, ε = {eps:g}", kind, {"epsilon": eps}, LaplaceCurve(eps))
         b, sens, eps = _per_noise(where, given, "scale", "epsilon")

@@ -74,6 +74,17 @@ def field_of(error: BaseException | str, names: Iterable[str], default: str = "f
     return first if first in names else default
 
 
+def _whole(text: str) -> str:
+    """``text`` as a whole number's digits when it is one ("2e3" -> "2000"), else unchanged."""
+    try:
+        v = float(text)
+        if math.isfinite(v) and v == int(v):
+            return str(int(v))
+    except ValueError:
+        pass
+    return text
+
+
 _NUMBER_TYPES = {"float_parsing", "int_parsing", "float_type", "int_type", "finite_number", "int_from_float"}
 
 
@@ -86,11 +97,11 @@ def _message(err: dict, label: str) -> str:
         return f"{label} must be a {'whole number' if whole else 'number'}{got}"
     bound = {k: (f"{v:g}" if isinstance(v, float) else v) for k, v in ctx.items()}
     if kind == "greater_than":
-        return f"{label} must be greater than {bound.get('gt')}{got}"
+        return f"{label} must be > {bound.get('gt')}{got}"  # the library's wording
     if kind == "greater_than_equal":
         return f"{label} must be at least {bound.get('ge')}{got}"
     if kind == "less_than":
-        return f"{label} must be less than {bound.get('lt')}{got}"
+        return f"{label} must be < {bound.get('lt')}{got}"
     if kind == "less_than_equal":
         return f"{label} must be at most {bound.get('le')}{got}"
     if kind == "literal_error":
@@ -119,23 +130,29 @@ def parse_form(schema: type[BaseModel], form: Any, *, fields: Iterable[str] | No
                 errors[name] = f"{labels.get(name, name)} is required"
             continue
         annotation = str(schema.model_fields[name].annotation)
+        if annotation.startswith("list["):  # a list field: comma- (or semicolon-) separated numbers
+            items = [t.strip() for t in str(raw).replace(";", ",").split(",") if t.strip()]
+            if name in FRACTION_FIELDS:
+                try:
+                    items = [repr(parse_fraction(t, labels.get(name, name))) for t in items]
+                except ValueError:
+                    pass  # worded below, as a list
+            if "int" in annotation and "float" not in annotation:  # "2e3" or "10.0" typed for a count
+                items = [_whole(t) for t in items]
+            data[name] = items
+            continue
         if annotation.startswith("bool") or "bool" in annotation.split("[")[0]:
             data[name] = str(raw).lower() in ("on", "true", "1", "yes")
             continue
         text = str(raw).strip()
-        if name in FRACTION_FIELDS and text.endswith("%"):
+        if name in FRACTION_FIELDS and "list" not in annotation:  # "5%", and the hint when not a number
             try:
                 text = repr(parse_fraction(text, labels.get(name, name)))
-            except ValueError as exc:
-                errors[name] = in_words(str(exc), labels)
+            except ValueError as exc:  # worded with the label already
+                errors[name] = str(exc)
                 continue
         if "int" in annotation and "float" not in annotation:  # "2e3" or "10.0" typed for a count
-            try:
-                v = float(text)
-                if math.isfinite(v) and v == int(v):
-                    text = str(int(v))
-            except ValueError:
-                pass
+            text = _whole(text)
         data[name] = text
     for name, message in conflicts(data, labels).items():
         errors.setdefault(name, message)
@@ -145,7 +162,18 @@ def parse_form(schema: type[BaseModel], form: Any, *, fields: Iterable[str] | No
         for err in exc.errors():
             loc = err.get("loc") or ("form",)
             name = str(loc[0]) if str(loc[0]) in names else "form"
-            errors.setdefault(name, _message(err, labels.get(name, name)))
+            label = labels.get(name, name)
+            if isinstance(data.get(name), list) and (err.get("type") in _NUMBER_TYPES or len(loc) > 1):
+                kind = "whole numbers" if str(err.get("type", "")).startswith("int") else "numbers"
+                problem = _message(err, label) if err.get("type") not in _NUMBER_TYPES else ""
+                errors.setdefault(name, problem.replace(label, f"{label}: each", 1) if problem else
+                                  f"{label} must be comma-separated {kind}, got {form.get(name)!r}")
+                continue
+            if err.get("type") == "missing" and str(schema.model_fields.get(name).annotation if name in
+                                                    schema.model_fields else "").startswith("list["):
+                errors.setdefault(name, f"{label} is required (comma-separated numbers)")
+                continue
+            errors.setdefault(name, _message(err, label))
         return None, errors
     return (None if errors else model), errors
 

@@ -152,9 +152,9 @@ class SweepRequest(BaseModel):
     """A small DP-SGD grid (the web accepts at most a few hundred settings per request)."""
 
     model_config = ConfigDict(extra="forbid")
-    noise_multiplier: list[float] = Field(..., min_length=1, max_length=20)
-    sample_rate: list[float] = Field(..., min_length=1, max_length=20)
-    steps: list[int] = Field(..., min_length=1, max_length=10)
+    noise_multiplier: list[Annotated[float, Field(gt=0, allow_inf_nan=False)]] = Field(..., min_length=1, max_length=20)
+    sample_rate: list[Annotated[float, Field(gt=0, allow_inf_nan=False)]] = Field(..., min_length=1, max_length=20)
+    steps: list[Annotated[int, Field(ge=1)]] = Field(..., min_length=1, max_length=10)
     delta: float = Field(1e-5, gt=0, lt=1, allow_inf_nan=False)
     discretization: float = Field(1e-3, gt=0, le=0.5, allow_inf_nan=False)
 
@@ -164,8 +164,8 @@ class DesignTableRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     mu: float = Field(..., gt=0, le=50, allow_inf_nan=False)
-    batch_size: list[int] = Field(..., min_length=1, max_length=6)
-    epochs: list[float] = Field(..., min_length=1, max_length=6)
+    batch_size: list[Annotated[int, Field(ge=1)]] = Field(..., min_length=1, max_length=6)
+    epochs: list[Annotated[float, Field(gt=0, allow_inf_nan=False)]] = Field(..., min_length=1, max_length=6)
     dataset_size: int = Field(..., ge=1, le=10**9)
     delta: float = Field(1e-5, gt=0, lt=1, allow_inf_nan=False)
     discretization: float = Field(1e-3, gt=0, le=0.5, allow_inf_nan=False)
@@ -185,10 +185,16 @@ class CompareCurve(BaseModel):
     spec: Optional[dict[str, Any]] = Field(None, description="mechanism spec (kind mechanism): accounted numerically")
 
 
-class CompareRequest(BaseModel):
-    """Several guarantees on one trade-off plot (at most 8)."""
+class CompareSettings(BaseModel):
+    """The comparison's settings beside its curves (the Compare page's form reads them through
+    this part of :class:`CompareRequest`)."""
 
     model_config = ConfigDict(extra="forbid")
-    curves: list[CompareCurve] = Field(..., min_length=1, max_length=8)
     points: int = Field(101, ge=2, le=1001)
     discretization: float = Field(1e-3, gt=0, le=1, allow_inf_nan=False, description="for mechanism specs")
+
+
+class CompareRequest(CompareSettings):
+    """Several guarantees on one trade-off plot (at most 8)."""
+
+    curves: list[CompareCurve] = Field(..., min_length=1, max_length=8)

@@ -21,8 +21,9 @@ from fdpkit.accounting.bounds import AUDIT_WORK_PER_SCORE, SIMULATION_WORK_PER_D
 from fdpkit.audit import read_scores_csv
 from fdpkit.mechanisms import Mechanism, fold, mechanism_from_dict, training_run
 from fdpkit.report import FORMATS
-from fdpkit.web.common import (MEDIA, FormErrors, Limits, api_error, check_limits, download, finite, parse_float,
-                               parse_int, render_page, run_heavy, run_light, spec_from_text)
+from fdpkit.web.common import (MEDIA, FormErrors, Limits, api_error, check_limits, download, finite, render_page,
+                               run_heavy, run_light, spec_from_text)
+from fdpkit.web.forms import parse_form
 from fdpkit.web.jobs import audit_counts_job, audit_scores_job, prepare, simulate_job
 
 router = APIRouter()
@@ -55,29 +56,36 @@ class CountsBody(BaseModel):
     nonmembers: Union[Count, list[Count]] = Field(...)
 
 
-class AuditRequest(BaseModel):
-    """Scores (higher = member) or counts, and optionally the certified mechanism."""
+class AuditSettings(BaseModel):
+    """The audit's settings, shared by its requests and its page's form (``parse_form``)."""
 
     model_config = ConfigDict(extra="forbid")
+    confidence: float = Field(0.95, gt=0, lt=1, allow_inf_nan=False)
+    delta: float = Field(1e-5, ge=0, lt=1, allow_inf_nan=False)
+
+
+class AuditRequest(AuditSettings):
+    """Scores (higher = member) or counts, and optionally the certified mechanism."""
+
     member_scores: Optional[list[FiniteFloat]] = Field(None, max_length=MAX_SCORES)
     nonmember_scores: Optional[list[FiniteFloat]] = Field(None, max_length=MAX_SCORES)
     counts: Optional[CountsBody] = None
     mechanism: Optional[dict[str, Any]] = None
-    confidence: float = Field(0.95, gt=0, lt=1, allow_inf_nan=False)
-    delta: float = Field(1e-5, ge=0, lt=1, allow_inf_nan=False)
 
 
-class SimulateRequest(BaseModel):
+class SimulateSettings(AuditSettings):
+    """The simulation's settings beside its mechanisms (the page's simulate form reads them)."""
+
+    trials: int = Field(10_000, ge=1, le=MAX_TRIALS)
+    seed: int = Field(0, ge=0, le=2**63 - 1)
+
+
+class SimulateRequest(SimulateSettings):
     """The optimal canary attack against ``mechanism``, audited against ``declared`` (default:
     the same mechanism)."""
 
-    model_config = ConfigDict(extra="forbid")
     mechanism: dict[str, Any]
     declared: Optional[dict[str, Any]] = None
-    trials: int = Field(10_000, ge=1, le=MAX_TRIALS)
-    seed: int = Field(0, ge=0, le=2**63 - 1)
-    confidence: float = Field(0.95, gt=0, lt=1, allow_inf_nan=False)
-    delta: float = Field(1e-5, ge=0, lt=1, allow_inf_nan=False)
 
 
 # ------------------------------------------------------------------------------------ helpers
@@ -258,8 +266,13 @@ async def _page_answer(request: Request, form):
     mode = str(form.get("mode") or "scores")
     values = {k: v for k, v in form.items() if isinstance(v, str)}
     values.setdefault("mode", mode)
-    conf = parse_float(form, "confidence", errors, default=0.95)
-    delta = parse_float(form, "delta", errors, default=1e-5)
+    # the settings through the JSON API's schema (AuditSettings, SimulateSettings): errors at once
+    simulate = mode == "simulate"
+    settings, found = parse_form(SimulateSettings if simulate else AuditSettings, form,
+                                 fields=("confidence", "delta", *(("trials", "seed") if simulate else ())))
+    errors.update(found)
+    conf = settings.confidence if settings is not None else 0.95
+    delta = settings.delta if settings is not None else 1e-5
     result = simulation = None
     try:
         if mode not in ("scores", "counts", "simulate"):
@@ -267,13 +280,10 @@ async def _page_answer(request: Request, form):
         if mode == "simulate":
             if not str(form.get("ran") or "").strip():
                 errors["ran"] = "ran is required: the mechanism that runs, as a JSON spec"
-            trials = parse_int(form, "trials", errors, default=20000)
-            seed = parse_int(form, "seed", errors, default=0)
+            # the page's default trials (20,000) where the field is blank; the API's is 10,000
+            trials = settings.trials if settings is not None and str(form.get("trials") or "").strip() else 20000
+            seed = settings.seed if settings is not None else 0
             if not errors:
-                if not 1 <= trials <= MAX_TRIALS:
-                    raise ValueError(f"trials must be in [1, {MAX_TRIALS:,}] on this server, got {trials}")
-                if seed < 0:
-                    raise ValueError(f"seed must be a whole number >= 0, got {seed}")
                 ran, declared, work = await run_light(_simulation_inputs, form.get("ran"), form.get("mechanism"),
                                                       trials, limits, "ran")
                 result = await run_heavy(request, simulate_job, ran, declared, trials, seed, conf, delta,

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Query, Request
 
-from fdpkit.convert.classic import MODES, calculate
+from fdpkit.convert.classic import calculate
 from fdpkit.report import csv_rows, plots
 from fdpkit.report.figures import svg_inline
 from fdpkit.report.pdf import render_tables_pdf
-from fdpkit.web.common import (FormErrors, api_error, download, field_of, finite, parse_float, parse_int, render_page,
-                                run_light)
+from fdpkit.web.common import FormErrors, api_error, download, field_of, finite, render_page, run_light
+from fdpkit.web.forms import parse_form
 from fdpkit.web.names import download_name
 from fdpkit.web.models import CalculatorRequest
 
@@ -26,24 +26,20 @@ EXAMPLES = [
 ]
 
 
+#: The form's numbers, read through the JSON API's schema; ``releases`` is the page's text
+#: ("0.5, 0; 1, 0"), read by the library.
+NUMBERS = tuple(k for k in FIELDS if k != "releases")
+DEFAULTS = {name: f.default for name, f in CalculatorRequest.model_fields.items() if name != "releases"}
+
+
 def _parse(form) -> tuple[dict, FormErrors]:
-    errors = FormErrors()
-    mode = form.get("mode") or "gaussian"
-    if mode not in MODES:
-        errors["mode"] = f"mode must be one of {', '.join(MODES)}, got {mode!r}"
-    values = {
-        "mode": mode,
-        "sensitivity": parse_float(form, "sensitivity", errors, default=1.0),
-        "epsilon": parse_float(form, "epsilon", errors, required=False),
-        "delta": parse_float(form, "delta", errors, required=False),
-        "scale": parse_float(form, "scale", errors, required=False),
-        "sigma": parse_float(form, "sigma", errors, required=False),
-        "k": parse_int(form, "k", errors, required=False, default=1),
-        "delta_prime": parse_float(form, "delta_prime", errors, required=False, default=1e-5),
-        "releases": str(form.get("releases") or ""),
-        "fpr": parse_float(form, "fpr", errors, required=False, default=1e-3, percent=True),
-        "standard_error": parse_float(form, "standard_error", errors, required=False),
-    }
+    """The form through CalculatorRequest (one schema with /api/calculator): every error at once."""
+    data = {k: form.get(k) for k in NUMBERS}
+    data["mode"] = data.get("mode") or "gaussian"
+    body, found = parse_form(CalculatorRequest, data, fields=NUMBERS)
+    errors = FormErrors(found)
+    values = body.model_dump() if body is not None else {**DEFAULTS, "mode": data["mode"]}
+    values["releases"] = str(form.get("releases") or "")
     return values, errors
 
 

@@ -12,10 +12,11 @@ from fastapi import APIRouter, Request
 
 from fdpkit.mechanisms import mechanism_from_dict
 from fdpkit.report.compare import KIND_LABELS, MAX_CURVES
-from fdpkit.web.common import (FormErrors, Limits, api_error, check_limits, finite, parse_float, render_page, run_heavy,
-                               run_light)
+from fdpkit.errors import ParameterError, parameter_of
+from fdpkit.web.common import FormErrors, Limits, api_error, check_limits, finite, render_page, run_heavy, run_light
+from fdpkit.web.forms import field_of, parse_form
 from fdpkit.web.jobs import compare_job, prepare
-from fdpkit.web.models import CompareRequest
+from fdpkit.web.models import CompareCurve, CompareRequest, CompareSettings
 
 router = APIRouter()
 #: form kinds: the library's, with the Laplace mechanism given by epsilon or by its scale
@@ -48,7 +49,7 @@ def checked(entries: list[dict], discretization: float, limits: Limits) -> tuple
                 check_limits(mech, discretization, limits)
                 mech, w = prepare(mech, discretization, limits.budget)
             except ValueError as exc:
-                raise ValueError(f"curves[{i}].spec: {exc}") from None
+                raise ParameterError(f"curves[{i}].spec: {exc}", parameter=f"curves[{i}].spec") from None
             e = {**e, "spec": mech}
             work += w
         out.append(e)
@@ -63,8 +64,14 @@ async def _compare(request: Request, entries: list[dict], discretization: float,
     return await run_heavy(request, compare_job, entries, discretization, limits.budget, points, work=work)
 
 
+#: the form's row fields -> CompareCurve's (the main value is MAIN_FIELD's)
+ROW_FIELDS = ("delta", "sensitivity")
+
+
 def _entries(form, errors: FormErrors) -> tuple[list[dict], list[str]]:
-    """The filled rows as library entries, and for each the form row it came from."""
+    """The filled rows as library entries, each read through CompareCurve (the JSON API's
+    schema for one curve; errors at once, beside the row's fields, named ``curves[i].field``
+    as the library names them), and for each the form row it came from."""
     entries, rows = [], []
     for r in range(1, MAX_CURVES + 1):
         kind = str(form.get(f"kind_{r}") or "")
@@ -73,13 +80,18 @@ def _entries(form, errors: FormErrors) -> tuple[list[dict], list[str]]:
         if kind not in MAIN_FIELD:
             errors[f"kind_{r}"] = f"kind_{r} must be one of {', '.join(MAIN_FIELD)}, got {kind!r}"
             continue
-        e: dict = {"kind": "laplace" if kind == "laplace_scale" else kind}
-        e[MAIN_FIELD[kind]] = parse_float(form, f"value_{r}", errors)
+        main = MAIN_FIELD[kind]
+        data = {"kind": "laplace" if kind == "laplace_scale" else kind, main: form.get(f"value_{r}")}
         if kind == "epsilon_delta":
-            e["delta"] = parse_float(form, f"delta_{r}", errors, default=1e-5, percent=True)
+            data["delta"] = form.get(f"delta_{r}") or "1e-5"
         if kind in ("laplace_scale", "gaussian"):
-            e["sensitivity"] = parse_float(form, f"sensitivity_{r}", errors, default=1.0)
-        entries.append(e)
+            data["sensitivity"] = form.get(f"sensitivity_{r}") or "1"
+        body, found = parse_form(CompareCurve, data, fields=tuple(data), required=(main,))
+        where = f"curves[{len(entries)}]"
+        for name, message in found.items():
+            field = f"{name}_{r}" if name in ROW_FIELDS else (f"kind_{r}" if name == "kind" else f"value_{r}")
+            errors.setdefault(field, f"{where}.{message}" if message.startswith(name) else message)
+        entries.append(body.model_dump(exclude_none=True) if body is not None else data)
         rows.append(str(r))
     text = str(form.get("mechanism") or "").strip()
     if text:
@@ -95,9 +107,13 @@ def _entries(form, errors: FormErrors) -> tuple[list[dict], list[str]]:
     return entries, rows
 
 
-def _field_of(message: str, rows: list[str]) -> str:
-    """The form field named by a library message ``curves[i].field ...``."""
-    m = re.match(r"curves\[(\d+)\]\.(\w+)", message)
+def _field_of(error: BaseException, rows: list[str]) -> str:
+    """The form field of a library error, by its ``parameter`` (``curves[i].field``, as
+    :func:`fdpkit.report.compare.compared_curve` names it), not by its message."""
+    name = parameter_of(error) or field_of(error, ("discretization",), "")
+    if name == "discretization":
+        return name
+    m = re.fullmatch(r"curves\[(\d+)\]\.(\w+)", name)
     if not m or int(m.group(1)) >= len(rows):
         return "form"
     r, name = rows[int(m.group(1))], m.group(2)
@@ -128,14 +144,15 @@ async def compare_submit(request: Request):
 async def _answer(request: Request, form):
     errors = FormErrors()
     entries, rows = _entries(form, errors)
-    disc = parse_float(form, "discretization", errors, default=1e-3)
+    settings, found = parse_form(CompareSettings, form, fields=("discretization",))
+    errors.update(found)
+    disc = settings.discretization if settings is not None else 1e-3
     result = figure = None
     if not errors:
         try:
             result, figure = await _compare(request, entries, disc)
         except ValueError as exc:
-            name = "discretization" if str(exc).startswith("discretization") else _field_of(str(exc), rows)
-            errors[name] = str(exc)
+            errors[_field_of(exc, rows)] = str(exc)
     return await render_page(request, "compare.html", _context(dict(form), errors, result, figure))
 
 

@@ -8,8 +8,8 @@ import fdpkit as fp
 from fdpkit._inputs import plausibility_warnings
 from fdpkit.report import plots
 from fdpkit.report.figures import svg_inline
-from fdpkit.web.common import (FormErrors, api_error, field_of, finite, parse_float, parse_levels, render_page,
-                               run_light)
+from fdpkit.web.common import FormErrors, api_error, field_of, finite, parse_levels, render_page, run_light
+from fdpkit.web.forms import parse_form
 from fdpkit.web.models import ConvertRequest
 
 router = APIRouter()
@@ -94,10 +94,11 @@ async def convert_submit(request: Request):
 
 async def _answer(request: Request, form):
     errors = FormErrors()
-    eps = parse_float(form, "epsilon", errors, required=False)
-    delta = parse_float(form, "delta", errors, required=False)
-    mu = parse_float(form, "mu", errors, required=False)
-    rho = parse_float(form, "rho", errors, required=False)
+    # one schema for the form and the JSON API (ConvertRequest): every error at once, by field;
+    # the plot's level lists are the page's own (no JSON twin)
+    body, found = parse_form(ConvertRequest, form, fields=FIELDS)
+    errors.update(found)
+    eps, delta, mu, rho = (getattr(body, k, None) for k in FIELDS)
     levels = {k: parse_levels(form, k, errors) for k in LEVEL_FIELDS}
     result = figure = None
     if not errors:

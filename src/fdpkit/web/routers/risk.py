@@ -8,7 +8,8 @@ from fdpkit.report import plots
 from fdpkit.risk.grade import DEFINITIONS, LABELS
 from fdpkit.risk.reading import read_guarantee
 from fdpkit.report.figures import svg_inline
-from fdpkit.web.common import render_page, run_light, FormErrors, api_error, field_of, finite, parse_float
+from fdpkit.web.common import render_page, run_light, FormErrors, api_error, field_of, finite
+from fdpkit.web.forms import parse_form
 from fdpkit.web.models import RiskRequest
 
 router = APIRouter()
@@ -58,23 +59,17 @@ def links(values: dict) -> dict[str, str]:
 
 async def _answer(request: Request, form):
     errors = FormErrors()
-    guarantee = form.get("guarantee") or "mu"
-    vals = {k: parse_float(form, k, errors, required=False) for k in ("mu", "epsilon", "delta", "rho")}
-    prior = parse_float(form, "prior", errors, default=0.01, percent=True)
-    fpr = parse_float(form, "fpr", errors, default=1e-3, percent=True)
-    n = parse_float(form, "n", errors, required=False)
-    if n is not None and not 0 < n <= 1e12:
-        errors["n"] = f"n (people in the data) must be a positive count, got {n:g}"
+    # one schema for the form and the JSON API (RiskRequest): every error at once, by field
+    body, found = parse_form(RiskRequest, form, fields=FIELDS)
+    errors.update(found)
+    if "n" in errors:
+        errors["n"] = f"n (people in the data) must be a positive count, got {form.get('n')!r}"
     result = figs = None
-    if guarantee not in ("mu", "epsilon", "epsilon_delta", "zcdp"):
-        errors["guarantee"] = f"guarantee must be mu, epsilon, epsilon_delta or zcdp, got {guarantee!r}"
-    if not errors:
+    if not errors and body is not None:
         try:
-            if fpr is not None and not 0 < fpr < 1:
-                raise ValueError(f"fpr must be in (0, 1), got {fpr!r}")
-            result, curve = await run_light(reading, guarantee, vals["mu"], vals["epsilon"], vals["delta"], prior, fpr,
-                                            vals["rho"], n)
-            figs = await run_light(risk_figures, curve, prior)
+            result, curve = await run_light(reading, body.guarantee, body.mu, body.epsilon, body.delta, body.prior,
+                                            body.fpr, body.rho, body.n)
+            figs = await run_light(risk_figures, curve, body.prior)
         except ValueError as exc:
             errors[field_of(exc, FIELDS)] = str(exc)
     return await render_page(request, "risk.html", {"values": dict(form), "errors": errors, "result": result,

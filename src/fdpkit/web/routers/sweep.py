@@ -9,7 +9,8 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from fdpkit.web.common import FormErrors, Limits, api_error, finite, parse_float, render_page, run_heavy, run_light
+from fdpkit.web.common import FormErrors, Limits, api_error, finite, render_page, run_heavy, run_light
+from fdpkit.web.forms import parse_form
 from fdpkit.accounting.bounds import sweep_cost
 from fdpkit.web.jobs import sweep_design_job, sweep_map_job
 from fdpkit.web.models import DesignTableRequest, SweepRequest
@@ -72,23 +73,6 @@ async def run_design(request: Request, body: dict[str, Any], figure: bool) -> di
     return await run_heavy(request, sweep_design_job, body, MAX_STEPS, figure)
 
 
-def _list(form: Any, name: str, errors: FormErrors, kind=float) -> list:
-    raw = str(form.get(name) or "").strip()
-    if not raw:
-        errors[name] = f"{name.replace('_', ' ')} is required (comma-separated numbers)"
-        return []
-    try:
-        vals = [kind(float(t)) if kind is int else float(t) for t in raw.split(",") if t.strip()]
-    except (ValueError, OverflowError):
-        errors[name] = f"{name.replace('_', ' ')} must be comma-separated numbers, got {raw!r}"
-        return []
-    if kind is int and any(float(t) != int(float(t)) for t in raw.split(",") if t.strip()):
-        errors[name] = f"{name.replace('_', ' ')} must be whole numbers, got {raw!r}"
-    if any(v != v or v <= 0 for v in vals):
-        errors[name] = f"{name.replace('_', ' ')} must be positive numbers, got {raw!r}"
-    return vals
-
-
 #: the fields of each form (a permalink's query parameters)
 MAP_FIELDS = ("noise_multiplier", "sample_rate", "steps", "delta")
 DESIGN_FIELDS = ("mu", "batch_size", "epochs", "dataset_size")
@@ -111,17 +95,17 @@ async def sweep_submit(request: Request):
 async def _answer(request: Request, form):
     errors = FormErrors()
     task = form.get("task") or "map"
-    delta = parse_float(form, "delta", errors, default=1e-5)
-    result = figure = None
+    # one schema per form, shared with the JSON API (SweepRequest, DesignTableRequest): every
+    # error at once, beside its field
     if task == "design":
-        body = {"mu": parse_float(form, "mu", errors), "batch_size": _list(form, "batch_size", errors, int),
-                "epochs": _list(form, "epochs", errors), "delta": delta, "discretization": MIN_DISCRETIZATION}
-        size = parse_float(form, "dataset_size", errors)
-        body["dataset_size"] = int(size) if size is not None else None
+        parsed, found = parse_form(DesignTableRequest, form, fields=(*DESIGN_FIELDS, "delta"))
     else:
-        body = {"noise_multiplier": _list(form, "noise_multiplier", errors),
-                "sample_rate": _list(form, "sample_rate", errors), "steps": _list(form, "steps", errors, int),
-                "delta": delta, "discretization": MIN_DISCRETIZATION}
+        parsed, found = parse_form(SweepRequest, form, fields=MAP_FIELDS)
+    errors.update(found)
+    body = parsed.model_dump() if parsed is not None else {}
+    if body:
+        body["discretization"] = MIN_DISCRETIZATION
+    result = figure = None
     if not errors:
         try:
             out = await (run_design if task == "design" else run_map)(request, body, True)
