@@ -169,8 +169,8 @@ def parse_form(schema: type[BaseModel], form: Any, *, fields: Iterable[str] | No
                 errors.setdefault(name, problem.replace(label, f"{label}: each", 1) if problem else
                                   f"{label} must be comma-separated {kind}, got {form.get(name)!r}")
                 continue
-            if err.get("type") == "missing" and str(schema.model_fields.get(name).annotation if name in
-                                                    schema.model_fields else "").startswith("list["):
+            field = schema.model_fields.get(name)
+            if err.get("type") == "missing" and field is not None and str(field.annotation).startswith("list["):
                 errors.setdefault(name, f"{label} is required (comma-separated numbers)")
                 continue
             errors.setdefault(name, _message(err, label))
