@@ -101,7 +101,7 @@ def check_real(
     >>> check_real("steps", 10**400, integer=True, scalar=True)
     Traceback (most recent call last):
     ...
-    ValueError: steps must be finite, got a number with 401 digits
+    fdpkit.errors.ParameterError: steps must be finite, got a number with 401 digits
     """
     if isinstance(value, (bool, np.bool_)):
         _reject_type(name, value, "a bool")
@@ -219,7 +219,7 @@ def check_probability(
     >>> check_probability("alpha", 1.5)
     Traceback (most recent call last):
     ...
-    ValueError: alpha must be in [0, 1], got 1.5
+    fdpkit.errors.ParameterError: alpha must be in [0, 1], got 1.5
     """
     arr = as_float_array(name, value)
     low_bad = arr <= 0 if open_low else arr < 0
@@ -240,7 +240,7 @@ def check_nonnegative(
     >>> check_nonnegative("mu", -1.0)
     Traceback (most recent call last):
     ...
-    ValueError: mu must be >= 0, got -1.0
+    fdpkit.errors.ParameterError: mu must be >= 0, got -1.0
     """
     arr = as_float_array(name, value)
     bad = arr <= 0 if not allow_zero else arr < 0

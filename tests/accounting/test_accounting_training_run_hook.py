@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import fdpkit as fp
-from fdpkit.accounting.bounds import min_noise, tree_size
+from fdpkit.accounting.work_limits import min_noise, tree_size
 from fdpkit.accounting.cost import estimate_cost
 from fdpkit.guarantee.privacy import _unbounded_loss
 from fdpkit.mechanisms import (

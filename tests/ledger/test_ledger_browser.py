@@ -251,8 +251,12 @@ def test_propose_with_fields_then_reject_with_a_record(server, browser, size):
     page.fill("#epochs", "1")
     page.click("#propose-submit")
     page.wait_for_selector("#noise_multiplier-error")
-    for f in ("noise_multiplier", "sample_rate", "steps"):
+    # the exclusive inputs cleared each other as they were typed (the shared form script):
+    # batch size replaced the sample rate, epochs replaced the steps
+    assert page.input_value("#sample_rate") == "" and page.input_value("#steps") == ""
+    for f in ("noise_multiplier", "dataset_size"):  # every error at once, beside its field
         assert page.locator(f"#{f}-error").is_visible(), f
+    assert "Dataset size is required with the batch size" in page.inner_text("#dataset_size-error")
     assert "Noise multiplier σ is required" in page.inner_text("#noise_multiplier-error")
     _fits(page, "proposal form with errors")
     shot(page, f"ledger-propose-fields-errors-{size}")

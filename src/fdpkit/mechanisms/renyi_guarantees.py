@@ -26,7 +26,7 @@ class ZCDP(Mechanism):
     >>> ZCDP(-1)
     Traceback (most recent call last):
     ...
-    ValueError: rho must be >= 0, got -1.0
+    fdpkit.errors.ParameterError: rho must be >= 0, got -1.0
     """
 
     kind = "zcdp"

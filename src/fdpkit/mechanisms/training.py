@@ -476,7 +476,7 @@ def dpsgd(noise_multiplier: float, sample_rate: float | None = None, steps: int 
     >>> dpsgd(1.1, 256, 100)
     Traceback (most recent call last):
     ...
-    ValueError: sample_rate must be in (0, 1], got 256: did you mean batch_size=256 with dataset_size=N (--batch-size 256 --dataset-size N)?
+    fdpkit.errors.ParameterError: sample_rate must be in (0, 1], got 256: did you mean batch_size=256 with dataset_size=N (--batch-size 256 --dataset-size N)?
     """
     n, s, r, u = _common(dataset_size, sampling, relation, unit)
     phase = make_phase(noise_multiplier, sample_rate, steps, batch_size=batch_size, dataset_size=n,

@@ -20,7 +20,7 @@ from fdpkit._numerics import json_safe
 from fdpkit.errors import parameter_of
 from fdpkit._inputs import FRACTION_FIELDS, parse_fraction
 from fdpkit.accounting import CostBudget
-from fdpkit.accounting.bounds import check_bounds
+from fdpkit.accounting.work_limits import check_bounds
 from fdpkit.mechanisms import Mechanism, mechanism_from_dict
 from fdpkit.vocabulary import RELATIONS, SAMPLINGS, UNITS
 from fdpkit.report.model import fmt
@@ -186,7 +186,7 @@ CHOICES = {"sampling": SAMPLINGS, "relation": RELATIONS, "unit": UNITS}
 
 def check_limits(m: Mechanism, discretization: float, limits: Limits) -> None:
     """Refuse a mechanism beyond this server's limits (the library's
-    :func:`fdpkit.accounting.bounds.check_bounds`), naming the parameter to change."""
+    :func:`fdpkit.accounting.work_limits.check_bounds`), naming the parameter to change."""
     check_bounds(m, discretization, max_steps=limits.max_steps, max_parts=limits.max_parts,
                  min_relative_noise=limits.min_noise, min_discretization=limits.min_discretization)
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import fdpkit as fp
 from fdpkit.accounting import CostBudget, estimate_cost
-from fdpkit.accounting.bounds import (  # noqa: F401  (the cost constants' home; names kept for callers)
+from fdpkit.accounting.work_limits import (  # noqa: F401  (the cost constants' home; names kept for callers)
     AUDIT_WORK_PER_SCORE, SIMULATION_WORK_PER_DRAW, SWEEP_WORK_PER_SETTING, sweep_cost,
 )
 from fdpkit.mechanisms import Mechanism, mechanism_from_dict

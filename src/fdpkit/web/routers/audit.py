@@ -17,7 +17,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from fdpkit.accounting import DISCRETIZATION_DEFAULT
-from fdpkit.accounting.bounds import AUDIT_WORK_PER_SCORE, SIMULATION_WORK_PER_DRAW
+from fdpkit.accounting.work_limits import AUDIT_WORK_PER_SCORE, SIMULATION_WORK_PER_DRAW
 from fdpkit.audit import read_scores_csv
 from fdpkit.mechanisms import Mechanism, fold, mechanism_from_dict, training_run
 from fdpkit.report import FORMATS

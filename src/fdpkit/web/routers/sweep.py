@@ -11,7 +11,7 @@ from fastapi import APIRouter, Request
 
 from fdpkit.web.common import FormErrors, Limits, api_error, finite, render_page, run_heavy, run_light
 from fdpkit.web.forms import parse_form
-from fdpkit.accounting.bounds import sweep_cost
+from fdpkit.accounting.work_limits import sweep_cost
 from fdpkit.web.jobs import sweep_design_job, sweep_map_job
 from fdpkit.web.models import DesignTableRequest, SweepRequest
 
