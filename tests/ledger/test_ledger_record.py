@@ -153,6 +153,7 @@ def test_rejection_has_its_record(census, tmp_path):
     for word in ("Rejection record", "Too much", "rejected by", "over the hard limit", "had it been released",
                  "would have exceeded", "not released"):
         assert word in head, word
+    assert "approval record" not in text.lower()  # the page footers name it a rejection record too
     kinds = [e.kind for e in census.history(release_id=r.id)]
     assert kinds[-1] == "release.rejected" and census.verify().ok
 

@@ -148,7 +148,7 @@ def record_document(approval: dict[str, Any], report_doc: ReportDocument) -> Rep
             Section(f"The privacy report {approval['decision']}", (report_doc.summary,), key="approved-report"))
     return dataclasses.replace(report_doc, title=f"{word} record: release #{rel['id']} of {ds['name']}",
                                summary=summary, sections=head + report_doc.sections,
-                               data={"approval": approval, **report_doc.data}, kind="approval record",
+                               data={"approval": approval, **report_doc.data}, kind=f"{word.lower()} record",
                                grade=None)  # the release's own grade stays in its headline, not atop the record
 
 
