@@ -1,0 +1,128 @@
+"""Step 2 of :mod:`fdpkit.accounting.tilted`: where to place the exponential tilts.
+
+The tilts only decide how tight the composed bound is, never whether it holds: every tilt's
+masses are bounded soundly by Steps 3-5 of ``tilted`` wherever it is placed. Placement uses
+the cumulant generating function K of the composed loss (``_cumulants``): the relative
+error of a tilt at theta, read at the saddle point of theta', grows by exp(D(theta, theta'))
+with D the Bregman divergence of K; tilts are spaced so that neighbours cover each other's
+gaps within :data:`REL_TAIL`, from :data:`THETA_START` until both tails beyond the covered
+range are below :data:`ALPHA_FLOOR` (null) and :data:`DELTA_FLOOR` (alternative).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from fdpkit.accounting._cumulants import _Cumulants, _newton_increasing
+from fdpkit.accounting._fftpass import FFT_LEVEL_ERROR
+
+#: Relative error of the bound allowed near the loss 0 (the body of the curve) ...
+REL_BODY = 1e-6
+#: ... and in the tails, between neighbouring tilts (Step 2).
+REL_TAIL = 1e-3
+#: Tilts are added until the null tail beyond the last tilt's range is below this.
+ALPHA_FLOOR = 1e-15
+#: ... and until the alternative tail beyond it is below this (epsilon at delta >= this
+#: is then read from tilted, tight masses, not from the Chernoff envelope of the last tilt).
+DELTA_FLOOR = 1e-13
+#: The first tilt: -1/2 weighs both hypotheses alike (x ~ sqrt(p q)), centring the FFT on
+#: the losses near 0 that decide TPR near 1 and the curve's diagonal crossing.
+THETA_START = -0.5
+#: At most this many tilts per direction from the a-priori placement ...
+MAX_TILTS = 10
+
+def _base_ratio(cum: _Cumulants, theta: float, sd: float, dtype) -> float:
+    """Rough a-priori estimate of eps_theta / (peak tilted mass) (Step 2): with a Gaussian
+    spectrum, (3) gives eps ~ eta ||x||_2 T / sqrt(2 sqrt(pi) s_b) and the peak is
+    1 / (sqrt(2 pi) s_b), s_b the loss's standard deviation in grid steps. Used only to
+    place the tilts (tightness), never in a bound."""
+    u = float(np.finfo(dtype).eps) / 2.0
+    s_b = max(sd / cum.d, 1.0)
+    eta = FFT_LEVEL_ERROR * u * (math.log2(20.0 * s_b + 2.0) + 2.0)
+    total = 0.0
+    for j, f in enumerate(cum.f):
+        cum.lam(j, theta)  # counted as an evaluation
+        total += f.times * cum.shapes[j].tilted_norm(theta)
+    return 3.0 * eta * total * math.sqrt(2.0 * math.pi * s_b) / math.sqrt(2.0 * math.sqrt(math.pi))
+
+
+def _bregman_step(cum: _Cumulants, theta_b: float, log_r: float, hi: float) -> float:
+    """The theta > theta_b with D(theta, theta_b) = K(theta) - K(theta_b)
+    - (theta - theta_b) K'(theta_b) = log_r (the log growth of the relative error from the
+    saddle point of theta_b to a tilt at theta; Step 2), at most ``hi``: Newton steps on D
+    (increasing, D' = K'(theta) - K'(theta_b)) from the Gaussian guess sqrt(2 log_r / K'')."""
+    kb, k1b, k2b = cum(theta_b)
+
+    def fn(t: float) -> tuple[float, float]:
+        k, k1, _ = cum(t)
+        return k - kb - (t - theta_b) * k1b - log_r, k1 - k1b
+
+    guess = theta_b + math.sqrt(2.0 * max(log_r, 0.0) / k2b) if k2b > 0 else hi
+    if guess >= hi:
+        if fn(hi)[0] <= 0.0:
+            return hi
+        guess = 0.5 * (theta_b + hi)
+    return _newton_increasing(fn, guess, theta_b, hi, _PLACEMENT_XTOL)
+
+
+def _saddle(cum: _Cumulants, loss: float) -> float:
+    """theta >= THETA_START with K'(theta) = loss (Newton steps on K', increasing)."""
+    k, k1, k2 = cum(THETA_START)
+    if k1 >= loss:
+        return THETA_START
+
+    def fn(t: float) -> tuple[float, float]:
+        _, k1t, k2t = cum(t)
+        return k1t - loss, k2t
+
+    guess = THETA_START + ((loss - k1) / k2 if k2 > 0 else 1.0)
+    return _newton_increasing(fn, guess, THETA_START, math.inf, _PLACEMENT_XTOL, cap=1e6)
+
+
+#: Relative accuracy of tilt placement (Step 2): tightness only, never soundness.
+_PLACEMENT_XTOL = 1e-2
+
+
+def _tilts(cum: _Cumulants, l_max: float, dtype) -> list[tuple[float, float, float, float]]:
+    """Step 2: tilts (theta, K, K', sd). The relative error of a tilt at theta, at the
+    saddle point of theta', grows by exp(D(theta, theta')) with D the Bregman divergence of
+    K (for a Gaussian loss s^2 (theta - theta')^2 / 2). The first tilt is placed so that
+    D(theta_1, -1/2) = ln(REL_BODY / base) and the next ones so that neighbours cover each
+    other's gaps within REL_TAIL."""
+    k, k1, k2 = cum(THETA_START)
+    sd = math.sqrt(k2)
+    if sd <= 0:
+        return [(THETA_START, k, k1, sd)]
+    base = _base_ratio(cum, THETA_START, sd, dtype)
+    log_tail = math.log(max(REL_TAIL / base, math.e))
+    hi = max(_saddle(cum, l_max), THETA_START)  # no tilt beyond the window's top
+    theta = _bregman_step(cum, THETA_START, math.log(max(REL_BODY / base, 1.0 + 1e-9)), hi)
+    out = []
+    for _ in range(MAX_TILTS):
+        k, k1, k2 = cum(theta)
+        sd = math.sqrt(k2)
+        out.append((theta, k, k1, sd))
+        if sd <= 0 or k1 >= l_max - sd or theta >= hi:
+            break
+        # the covered range ends at the saddle point theta_b with D(theta, theta_b) =
+        # log_tail; D increases in theta_b with derivative (theta_b - theta) K''(theta_b)
+        def gap(t: float, theta=theta, k=k) -> tuple[float, float]:
+            kb, k1b, k2b = cum(t)
+            return k - kb - (theta - t) * k1b - log_tail, (t - theta) * k2b
+
+        guess = min(theta + math.sqrt(2.0 * log_tail) / sd, hi)
+        if guess >= hi and gap(hi)[0] <= 0.0:
+            lo_b = hi
+        else:
+            lo_b = _newton_increasing(gap, guess, theta, hi, _PLACEMENT_XTOL)
+        kb, k1b, _ = cum(lo_b)
+        # stop once both tails beyond the covered range are negligible: the null tail
+        # (the curve, FPR >= ALPHA_FLOOR) and the alternative tail (delta(eps) down to
+        # DELTA_FLOOR; at large mu it lies far beyond the null's, issue 29)
+        if (kb - (1.0 + lo_b) * k1b < math.log(ALPHA_FLOOR)
+                and kb - lo_b * k1b < math.log(DELTA_FLOOR)) or k1b >= l_max - sd:
+            break
+        theta = _bregman_step(cum, lo_b, log_tail, hi)
+    return out
