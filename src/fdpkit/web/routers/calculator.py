@@ -25,6 +25,11 @@ EXAMPLES = [
     ("Different releases", {"mode": "composition", "releases": "0.5, 0; 1, 0; 0.25, 0"}, "basic ε_total = Σεᵢ = 1.75"),
 ]
 
+#: The form starts with the mode and the settings that have a stated default (sensitivity 1, one
+#: release, δ′ and the reference FPR); the budget or the noise is the user's (a prefilled ε would
+#: fight a typed σ or b). The placeholders show EXAMPLE and "Load example" fills it in.
+START = {"mode": "gaussian", "sensitivity": "1", "k": "1", "delta_prime": "1e-5", "fpr": "1e-3"}
+EXAMPLE = {**START, "epsilon": "1", "delta": "1e-5"}
 
 #: The form's numbers, read through the JSON API's schema; ``releases`` is the page's text
 #: ("0.5, 0; 1, 0"), read by the library.
@@ -57,9 +62,8 @@ async def calculator_page(request: Request):
     the answer, rendered on the server."""
     if any(k in request.query_params for k in FIELDS):
         return await _answer(request, request.query_params)
-    return await render_page(request, "calculator.html", {"values": {"mode": "gaussian", "sensitivity": 1, "epsilon": 1,
-                                                          "delta": 1e-5, "k": 1, "delta_prime": 1e-5, "fpr": 1e-3},
-                                              "errors": {}, "result": None, "examples": EXAMPLES})
+    return await render_page(request, "calculator.html", {"values": START, "errors": {}, "result": None,
+                                                          "examples": EXAMPLES, "example": EXAMPLE})
 
 
 @router.post("/calculator", include_in_schema=False)
@@ -78,7 +82,7 @@ async def _answer(request: Request, form):
             errors[field_of(exc, FIELDS)] = str(exc)
     return await render_page(request, "calculator.html", {"values": {k: form.get(k, v) for k, v in values.items()},
                                                           "errors": errors, "result": result, "examples": EXAMPLES,
-                                                          "figure": figure})
+                                                          "figure": figure, "example": EXAMPLE})
 
 
 def noise_figure(values: dict) -> str | None:

@@ -21,8 +21,13 @@ NUMBERS = ("target_value", "delta", "fpr", "prior", "noise_multiplier", "sample_
            "steps", "epochs", "max_batch_size", "examples_per_user", "discretization")
 FIELDS = ("target", *NUMBERS, "sampling", "relation", "unit", "mu", "epsilon", "tpr", "advantage", "posterior",
           "drop_last")
-DEFAULTS = {"target": "epsilon", "target_value": 3, "delta": 1e-5, "batch_size": 256, "dataset_size": 60000,
-            "epochs": 1, "sampling": POISSON, "relation": ADD_REMOVE, "unit": EXAMPLE, "discretization": 1e-3}
+#: The form starts with the choices and the accounting setting only: the target and the training
+#: run are the user's (a prefilled batch size or epoch count would fight a typed sample rate or
+#: steps). The placeholders show EXAMPLE_RUN and "Load example" fills it in.
+DEFAULTS = {"target": "epsilon", "sampling": POISSON, "relation": ADD_REMOVE, "unit": EXAMPLE,
+            "discretization": "1e-3"}
+EXAMPLE_RUN = {"target": "epsilon", "target_value": "3", "delta": "1e-5", "batch_size": "256",
+               "dataset_size": "60000", "epochs": "1", "discretization": "1e-3"}
 #: The form's labels (the schema's titles), used to word the library's errors.
 LABELS = {**labels_of(CalibrateRequest), "noise_multiplier": "Noise multiplier σ"}
 
@@ -62,7 +67,8 @@ async def calibrate_page(request: Request):
     if any(key in request.query_params for key in FIELDS):
         return await _answer(request, request.query_params)
     return await render_page(request, "calibrate.html", {"values": DEFAULTS, "errors": {}, "result": None,
-                                                         "choices": CHOICES, "targets": TARGETS})
+                                                         "choices": CHOICES, "targets": TARGETS,
+                                                         "example": EXAMPLE_RUN})
 
 
 @router.post("/calibrate", include_in_schema=False)
@@ -106,7 +112,7 @@ async def _answer(request: Request, form):
     return await render_page(request, "calibrate.html", {
         "values": values, "errors": errors, "choices": CHOICES, "targets": TARGETS, "result": result,
         "data": finite(result.to_dict()) if result else None, "statement": statement, "grade": grade,
-        "warnings": warnings})
+        "warnings": warnings, "example": EXAMPLE_RUN})
 
 
 @router.post("/api/calibrate/dpsgd", tags=["calibrate"])

@@ -14,6 +14,9 @@ from fdpkit.web.models import ConvertRequest
 
 router = APIRouter()
 FIELDS = ("epsilon", "delta", "mu", "rho")
+#: The form starts empty (a prefilled δ would turn a typed pure ε into (ε, δ), a prefilled μ would
+#: add an answer nobody asked for); the placeholders show EXAMPLE and "Load example" fills it in.
+EXAMPLE = {"epsilon": "1", "delta": "1e-5", "mu": "1"}
 #: The mu-vs-epsilon plot's level fields (Kulynych & Honkela Figs. 1-3 b/c), comma-separated lists.
 LEVEL_FIELDS = ("fpr_levels", "recall_levels", "delta_levels")
 
@@ -83,8 +86,8 @@ async def convert_page(request: Request):
     """The form; with query parameters (a permalink, e.g. ``/convert?epsilon=8``) the answer."""
     if any(k in request.query_params for k in FIELDS):
         return await _answer(request, request.query_params)
-    return await render_page(request, "convert.html", {"values": {"epsilon": 1, "delta": 1e-5, "mu": 1}, "errors": {},
-                                           "result": None, "tables": await run_light(fp.seed_tables)})
+    return await render_page(request, "convert.html", {"values": {}, "errors": {}, "result": None,
+                                                       "tables": await run_light(fp.seed_tables), "example": EXAMPLE})
 
 
 @router.post("/convert", include_in_schema=False)
@@ -113,7 +116,8 @@ async def _answer(request: Request, form):
             except ValueError as exc:
                 errors[field_of(exc, FIELDS)] = str(exc)
     return await render_page(request, "convert.html", {"values": dict(form), "errors": errors, "result": result,
-                                                       "tables": await run_light(fp.seed_tables), "figure": figure})
+                                                       "tables": await run_light(fp.seed_tables), "figure": figure,
+                                                       "example": EXAMPLE})
 
 
 def mu_vs_epsilon_figure(eps: float, fpr_levels: tuple = (), recall_levels: tuple = (),

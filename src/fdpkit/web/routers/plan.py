@@ -18,6 +18,14 @@ router = APIRouter()
 GUIDANCE = fp.planning.GUIDANCE
 FIELDS = ("statistic", "alternative", "groups", "tests", "correction", "effect", "n", "sd", "level", "alpha", "data_range", "required_power", "max_relative_loss", "prior", "fpr",
           "max_relative_risk", "max_attack_power", "max_power", "max_risk", "compare_n")
+#: The form starts with the choices and the settings that have a stated default (data range 1, one
+#: test, the risk reading's prior and FPR); the analysis and the criterion are the user's (a
+#: prefilled "Max relative power loss" would fight a typed "Required power"). The placeholders
+#: show EXAMPLE and "Load example" fills it in (de Fondeville's worked example).
+DEFAULTS = {"guide": "utility_first", "data_range": "1", "prior": "0.01", "fpr": "0.001", "high_confidence_ok": "on",
+            "statistic": "mean", "alternative": "larger", "groups": "1", "tests": "1", "correction": "bonferroni"}
+EXAMPLE = {"guide": "utility_first", "effect": "0.2", "n": "100", "sd": "0.25", "level": "0.01", "data_range": "1",
+           "tests": "1", "max_relative_loss": "0.01", "prior": "0.01", "fpr": "0.001"}
 #: Most sample sizes the Fig. 5 plots compare (the paper shows three).
 MAX_COMPARE_N = 4
 
@@ -68,12 +76,8 @@ async def plan_page(request: Request):
     """The form; with query parameters (a permalink) the plan, rendered on the server."""
     if any(k in request.query_params for k in FIELDS + ("guide",)):
         return await _answer(request, request.query_params)
-    return await render_page(request, "plan.html", {"values": {"guide": "utility_first", "effect": 0.2, "n": 100, "sd": 0.25,
-                                                   "level": 0.01, "data_range": 1, "max_relative_loss": 0.01,
-                                                   "prior": 0.01, "fpr": 0.001, "high_confidence_ok": "on",
-                                                   "statistic": "mean", "alternative": "larger", "groups": "1",
-                                                   "tests": 1, "correction": "bonferroni"},
-                                        "errors": {}, "result": None, "guidance": GUIDANCE})
+    return await render_page(request, "plan.html", {"values": DEFAULTS, "errors": {}, "result": None,
+                                                    "guidance": GUIDANCE, "example": EXAMPLE})
 
 
 @router.post("/plan", include_in_schema=False)
@@ -120,7 +124,7 @@ async def _answer(request: Request, form):
             errors[field_of(exc, FIELDS)] = str(exc)
     return await render_page(request, "plan.html", {"values": dict(form), "errors": errors, "result": result,
                                                     "guide": p["guide"], "figure": figure, "figures": figures,
-                                                    "guidance": GUIDANCE})
+                                                    "guidance": GUIDANCE, "example": EXAMPLE})
 
 
 def plan_figures(plan, spec, compare_n: tuple = ()) -> tuple[str, list[tuple[str, str]]]:

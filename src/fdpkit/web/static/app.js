@@ -69,8 +69,9 @@
     });
     Object.keys(example).forEach(function (name) {
       var input = btn.form.querySelector("[name='" + name + "']");
-      if (input) { input.value = example[name]; }
+      if (input && input.type !== "radio" && input.type !== "checkbox") { input.value = example[name]; }
     });
+    applyWhen();  /* a select the example set (Plan's guide) decides which boxes apply */
     var first = box.querySelector("input[type=text]");
     if (first) { first.focus(); }
   });
