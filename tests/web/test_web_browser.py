@@ -114,7 +114,13 @@ def test_convert_risk_plan_pages(page, live_server):
     assert "graceful" in page.inner_text("#failure-mode")
     shot(page, "risk")
     page.goto(f"{live_server}/plan")
-    page.fill("#level", "0.01")
+    assert page.input_value("#max_relative_loss") == "" and page.input_value("#effect") == ""  # no live example
+    page.click("#load-example")  # de Fondeville's example: level 0.01, max relative power loss 0.01
+    assert page.input_value("#level") == "0.01" and page.input_value("#max_relative_loss") == "0.01"
+    page.fill("#required_power", "0.8")  # the other criterion: typing it clears the example's
+    assert page.input_value("#max_relative_loss") == ""
+    page.fill("#required_power", "")
+    page.click("#load-example")
     page.click("#submit")
     page.wait_for_selector("#mu-min", timeout=90_000)
     assert "0.286" in page.inner_text("#mu-min")

@@ -22,6 +22,8 @@ PAGES = {
     "plan": {},
     "report": {"#noise_multiplier": "2", "#sample_rate": "0.05", "#steps": "20", "#discretization": "0.001"},
 }
+#: Pages whose forms start empty with a "Load example" control (issue 25: no live example values)
+EXAMPLE_PAGES = ("calculator", "convert", "plan", "report", "calibrate")
 #: The issue's grade cases: pure epsilon from strong to none.
 GRADE_CASES = [("0.1", 0), ("2", 1), ("3", 2), ("10", 3)]
 
@@ -50,6 +52,9 @@ def test_page_fits_and_announces_results(browser, live_server, name, size):
         _no_overflow(pg)
         assert pg.locator("nav[aria-label=Main]").count() == 1
         assert pg.locator("nav a[aria-current=page]").inner_text().lower().startswith(name[:4])
+        if name in EXAMPLE_PAGES:  # the form starts empty: the example is loaded, then (report) changed
+            assert pg.locator("#load-example").count() == 1
+            pg.click("#load-example")
         for sel, v in PAGES[name].items():
             pg.fill(sel, v)
         pg.click("#submit")
@@ -132,6 +137,7 @@ def test_progress_indicator_with_elapsed_time(browser, live_server):
         pg.route(re.compile(r".*/convert(\?.+)?$"), lambda route: slow(route) if route.request.method == "POST"
                  or "?" in route.request.url else route.continue_())
         pg.goto(f"{live_server}/convert")
+        pg.click("#load-example")
         pg.click("#submit")
         pg.wait_for_selector("#progress:not([hidden])")
         from playwright.sync_api import expect
@@ -181,6 +187,8 @@ def test_result_pages_fit_a_phone(browser, live_server, name):
         pg.goto(f"{live_server}/{name}")
         if radio:
             pg.check(radio)
+        if name in EXAMPLE_PAGES:
+            pg.click("#load-example")
         for sel, v in fields.items():
             pg.fill(sel, v)
         pg.click(button)

@@ -214,3 +214,45 @@ def test_refusals_are_styled_pages_for_browsers_json_for_the_api():
     assert page.status_code == 422 and 'nav aria-label="Main"' in page.text and 'id="way-back"' in page.text
     assert "noise_multiplier must be positive" in page.text
     assert c.get("/refused-page").json()["detail"].startswith("noise_multiplier")
+
+
+#: Question fields that start empty (issue 25, problem 1): the example is a placeholder and a
+#: "Load example" control, never a live value that fights what the user types.
+STARTS_EMPTY = {"/calibrate": ("target_value", "delta", "batch_size", "dataset_size", "epochs", "steps", "sample_rate"),
+                "/plan": ("effect", "n", "sd", "level", "required_power", "max_relative_loss"),
+                "/calculator": ("epsilon", "delta", "scale", "sigma"),
+                "/convert": ("epsilon", "delta", "mu", "rho")}
+
+
+@pytest.mark.parametrize("path", list(STARTS_EMPTY))
+def test_forms_start_empty_with_a_load_example_control(client, path):
+    page = client.get(path).text
+    assert 'id="load-example"' in page and "data-example=" in page
+    for name in STARTS_EMPTY[path]:
+        tag = re.search(rf'<input id="{name}" name="{name}"[^>]*>', page).group(0)
+        assert 'value=""' in tag, tag
+    assert re.search(r'placeholder="e\.g\. [^"]+"', page)
+
+
+#: One permalink per page (cheap ones): the form comes first in the DOM, then the result.
+DOM_ORDER = [
+    ("/calculator?mode=gaussian&epsilon=1&delta=1e-5", "calculator-form"),
+    ("/convert?epsilon=8", "convert-form"),
+    ("/risk?guarantee=epsilon&epsilon=8", "risk-form"),
+    ("/compare?kind_1=mu&value_1=1", "compare-form"),
+    ("/plan?guide=utility_first&effect=0.2&n=100&sd=0.25&level=0.01&max_relative_loss=0.01", "plan-form"),
+    ("/audit?mode=counts&true_positives=900&false_positives=100&n_members=1000&n_nonmembers=1000", "audit-form"),
+]
+
+
+def test_the_form_precedes_its_result_in_the_dom(client):
+    """Screen readers and keyboard users meet the form, then the result (no CSS ``order``), and
+    the result starts with its "edit inputs" link back to the form."""
+    for url, form in DOM_ORDER:
+        page = client.get(url).text
+        f, res = page.index(f'id="{form}"'), page.index('id="results"')
+        assert f < res, url
+        assert page.index('id="edit-inputs"', res) - res < 200, url  # at the top of the result
+        assert f'href="#{form}" id="edit-inputs"' in page, url
+    css = client.get("/static/style.css").text
+    assert "order:-1" not in css.replace(" ", "")
