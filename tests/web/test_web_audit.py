@@ -137,3 +137,70 @@ def test_api_downloads_the_audit_document(client, scores):
     r = client.post("/api/audit/upload?format=csv", files=_files(m[:300], n[:300]))
     assert r.status_code == 200 and "μ lower bound" in r.text
     assert client.post("/api/audit?format=xml", json=body).status_code == 422
+
+
+def test_score_files_get_a_link_by_their_digest(client, scores):
+    """Files cannot go in a URL: the result links to the scores' digest, held by the server
+    (bounded), says so beside the result, and a link whose scores were dropped asks for the files."""
+    import re
+
+    from fdpkit.web.score_store import digest_of
+
+    m, n = scores[0][:400], scores[1][:400]
+    r = client.post("/audit", data={"mode": "scores", "mechanism": GAUSS_1}, files=_files(m, n))
+    assert r.status_code == 200
+    digest = digest_of(np.asarray(m, float), np.asarray(n, float))
+    link = re.search(r'data-permalink="([^"]+)"', r.text).group(1).replace("&amp;", "&")
+    assert link.startswith(f"/audit?mode=scores&scores={digest}") and "mechanism=" in link
+    assert 'id="link-note"' in r.text and "works while this server holds" in r.text
+    again = client.get(link)
+    assert again.status_code == 200 and re.search(r'id="mu-lower">[^<]+<', again.text)
+    assert re.search(r'id="mu-lower">([^<]+)<', again.text).group(1) == re.search(r'id="mu-lower">([^<]+)<',
+                                                                                  r.text).group(1)
+    # other settings for the held scores: no files chosen, the form carries the digest
+    r2 = client.post("/audit", data={"mode": "scores", "scores": digest, "confidence": "0.9"})
+    assert r2.status_code == 200 and 'id="mu-lower"' in r2.text and f'value="{digest}"' in r2.text
+    gone = client.get("/audit?mode=scores&scores=0123456789abcdef")
+    assert gone.status_code == 422 and "no longer held" in gone.text and 'id="members-error"' in gone.text
+
+
+def test_score_store_is_bounded():
+    from fdpkit.web.score_store import ScoreStore
+
+    store = ScoreStore(max_entries=3, max_bytes=10_000)
+    keys = [store.put(np.full(100, float(i)), np.zeros(100)) for i in range(5)]  # 1,600 bytes each
+    assert len(store) == 3 and store.get(keys[0]) is None and store.get(keys[4]) is not None
+    big = store.put(np.zeros(1000), np.zeros(1000))  # 16,000 bytes: over the whole budget, not held
+    assert store.get(big) is None and store.nbytes <= 10_000
+    store.put(np.zeros(300), np.zeros(300))  # 4,800 bytes: older sets go until it fits
+    assert store.nbytes <= 10_000 and len(store) <= 3
+
+
+def test_audit_downloads_are_named_from_their_inputs(client, scores):
+    m, n = scores[0][:300], scores[1][:300]
+    counts = {"mode": "counts", "true_positives": "900, 500", "false_positives": "100, 10", "n_members": "1000",
+              "n_nonmembers": "1000", "mechanism": GAUSS_1}
+    page = client.post("/audit", data=counts).text
+    assert 'action="/audit/download?format=pdf"' in page
+    r = client.post("/audit/download?format=md", data=counts)
+    assert r.status_code == 200 and r.text.startswith("# Audit")
+    assert ('filename="fdpkit-audit-counts-thresholds2-members1000-nonmembers1000-vs-gaussian-sigma1.md"'
+            in r.headers["content-disposition"])
+    r = client.post("/audit", data={"mode": "scores"}, files=_files(m, n))
+    digest = r.text.split('name="scores" value="')[1].split('"')[0]
+    r = client.post("/audit/download?format=json", data={"mode": "scores", "scores": digest, "confidence": "0.9"})
+    assert r.status_code == 200 and r.json()["inputs"] == {"kind": "scores", "members": 300, "nonmembers": 300,
+                                                           "digest": f"sha256-{digest}", "confidence": 0.9,
+                                                           "delta": 1e-5}
+    r = client.post("/audit/download?format=csv", data={"mode": "scores", "scores": digest})
+    assert f'filename="fdpkit-audit-scores-members300-nonmembers300-sha256-{digest}.csv"' in \
+        r.headers["content-disposition"]
+    r = client.post("/api/audit?format=md", json={"member_scores": m.tolist(), "nonmember_scores": n.tolist(),
+                                                   "mechanism": {"kind": "gaussian", "sigma": 2.0}})
+    assert 'filename="fdpkit-audit-scores-members300-nonmembers300-vs-gaussian-sigma2.md"' in \
+        r.headers["content-disposition"]
+    r = client.post("/audit/download?format=pdf", data={"mode": "simulate", "ran": '{"kind": "gaussian", "sigma": 2}',
+                                                        "trials": "500", "seed": "3"})
+    assert r.status_code == 200 and r.content.startswith(b"%PDF")
+    assert 'filename="fdpkit-audit-simulate-gaussian-sigma2-trials500-seed3.pdf"' in r.headers["content-disposition"]
+    assert client.post("/audit/download?format=xml", data=counts).status_code == 422

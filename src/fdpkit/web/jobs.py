@@ -175,10 +175,13 @@ def audit_counts_job(true_positives: Any, false_positives: Any, members: Any, no
 def simulate_job(ran: Mechanism, declared: Mechanism, trials: int, seed: int, confidence: float, delta: float,
                  discretization: float, budget: CostBudget | None, fmt: str) -> Any:
     """The optimal canary attack against ``ran`` (:func:`fdpkit.simulate_attack`), audited
-    against ``declared``; ``fmt`` "view" or "json" (with a ``simulated`` entry)."""
+    against ``declared``; ``fmt`` "view" or "json" (with a ``simulated`` entry), or a report
+    format (the audit document's bytes)."""
     sim = fp.simulate_attack(ran, trials=trials, seed=seed)
     result = sim.audit(confidence=confidence, delta=delta, mechanism=_certified(declared, discretization, budget))
     out = _audit_answer(result, fmt)
+    if isinstance(out, bytes):
+        return out
     out["simulated"] = {"mechanism": ran.to_dict(), "label": ran.label(), "trials": sim.trials, "seed": sim.seed,
                         "score": sim.score}
     return out

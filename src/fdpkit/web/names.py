@@ -56,6 +56,28 @@ def download_name(spec: Any, ext: str, what: str = "") -> str:
     characters before the extension."""
     if hasattr(spec, "to_dict"):
         spec = spec.to_dict()
-    parts = ["fdpkit", *([what] if what else []), *_parts(spec)]
+    return _file_name(["fdpkit", *([what] if what else []), *_parts(spec)], ext)
+
+
+def _file_name(parts: list[str], ext: str) -> str:
     stem = re.sub(r"[^A-Za-z0-9._-]+", "_", "-".join(p for p in parts if p)).strip("._-") or "fdpkit"
     return f"{stem[:MAX_STEM].rstrip('._-')}.{ext}"
+
+
+#: The audit settings' defaults, left out of a name.
+_AUDIT_DEFAULTS = {"confidence": 0.95, "delta": 1e-5}
+
+
+def audit_download_name(inputs: dict[str, Any], ext: str) -> str:
+    """The file name of an audit's download from its ``inputs`` (what was audited, the
+    certified ``mechanism`` if any, the settings that differ from the defaults):
+    ``fdpkit-audit-counts-thresholds2-members1000-nonmembers1000-vs-gaussian-sigma1.pdf``.
+
+    >>> audit_download_name({"kind": "scores", "members": 2000, "nonmembers": 2000,
+    ...                      "digest": "sha256-0123abcd", "confidence": 0.99}, "json")
+    'fdpkit-audit-scores-members2000-nonmembers2000-sha256-0123abcd-confidence0.99.json'
+    """
+    spec = {k: v for k, v in inputs.items() if not (k in _AUDIT_DEFAULTS and v == _AUDIT_DEFAULTS[k])}
+    certified = spec.pop("mechanism", None)
+    parts = _parts(spec) + (["vs", *_parts(certified)] if isinstance(certified, dict) else [])
+    return _file_name(["fdpkit", "audit", *parts], ext)

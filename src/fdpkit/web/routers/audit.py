@@ -25,6 +25,8 @@ from fdpkit.web.common import (MEDIA, FormErrors, Limits, api_error, check_limit
                                run_heavy, run_light, spec_from_text)
 from fdpkit.web.forms import parse_form
 from fdpkit.web.jobs import audit_counts_job, audit_scores_job, prepare, simulate_job
+from fdpkit.web.names import audit_download_name
+from fdpkit.web.score_store import MAX_BYTES as STORE_BYTES, MAX_ENTRIES as STORE_ENTRIES, ScoreStore
 
 router = APIRouter()
 
@@ -38,8 +40,9 @@ MAX_TRIALS = 200_000
 MAX_SIMULATED_DRAWS = 50_000_000
 FIELDS = ("members", "nonmembers", "true_positives", "false_positives", "n_members", "n_nonmembers",
           "mechanism", "ran", "confidence", "delta", "trials", "seed")
-DEFAULTS = {"mode": "scores", "confidence": 0.95, "delta": 1e-5, "trials": 20000, "seed": 0,
-            "ran": '{"kind": "gaussian", "sigma": 0.5}'}
+DEFAULTS = {"mode": "scores", "confidence": 0.95, "delta": 1e-5, "trials": 20000, "seed": 0}
+#: The simulation's example: a placeholder and a "Load example" control, never a live value
+SIMULATION_EXAMPLE = {"ran": '{"kind": "gaussian", "sigma": 0.5}', "trials": "20000", "seed": "0"}
 #: example of a certified mechanism, shown as a placeholder (never a live default: typed counts
 #: are judged against a mechanism only when the user gives one)
 MECHANISM_EXAMPLE = '{"kind": "gaussian", "sigma": 1.0}'
@@ -195,12 +198,30 @@ def _too_large(request: Request) -> JSONResponse | None:
     return None
 
 
-def _answer(result: Any, format: str):
+def _answer(result: Any, format: str, inputs: dict | None = None):
     """The job's answer: JSON (the result's dict), or the audit document rendered in another
-    report format (bytes, made in the worker)."""
+    report format (bytes, made in the worker), named from its ``inputs``."""
     if format == "json":
         return finite(result)
-    return download(result, f"fdpkit-audit.{format}", MEDIA[format])
+    return download(result, audit_download_name(inputs or {}, format), MEDIA[format])
+
+
+def _inputs(kind: str, data: tuple, mech: Mechanism | None, confidence: float, delta: float,
+            digest: str | None = None) -> dict:
+    """What an audit was given, for its download's name and its JSON download: the scores'
+    counts (and digest) or the counts' shape, the certified mechanism, the settings."""
+    def one(x: Any) -> Any:
+        return int(x) if not isinstance(x, (list, tuple)) else (int(x[0]) if len(set(x)) == 1 else "varying")
+
+    if kind == "scores":
+        out: dict[str, Any] = {"kind": "scores", "members": len(data[0]), "nonmembers": len(data[1])}
+        if digest:
+            out["digest"] = f"sha256-{digest}"
+    else:
+        out = {"kind": "counts", "thresholds": len(data[0]), "members": one(data[2]), "nonmembers": one(data[3])}
+    if mech is not None:
+        out["mechanism"] = mech.to_dict()
+    return {**out, "confidence": confidence, "delta": delta}
 
 
 def _check_format(format: str) -> None:
@@ -222,24 +243,38 @@ def _field_of(message: str) -> str:
 # ------------------------------------------------------------------------------------ page
 #: Longest permalink a result carries (a longer one is left out).
 MAX_PERMALINK = 4000
+#: Said next to a score-file result: its link lasts while the server holds the scores.
+HELD_NOTE = (f"Files cannot travel in a link: this one names the scores' digest, and works while this server holds "
+             f"them (the last {STORE_ENTRIES} uploads, at most {STORE_BYTES // (1024 * 1024)} MiB, until it "
+             f"restarts). The downloads carry the inputs: the digest, the number of scores and the settings.")
+
+
+def score_store(app: Any) -> ScoreStore:
+    """The app's store of uploaded scores (created on first use)."""
+    store = getattr(app.state, "score_store", None)
+    if store is None:
+        store = app.state.score_store = ScoreStore()
+    return store
 
 
 @router.get("/audit", include_in_schema=False)
 async def audit_page(request: Request):
     """The form; with query parameters of the counts or simulate mode (a permalink, e.g.
-    ``/audit?mode=counts&true_positives=900&...``) the audit, rendered on the server."""
+    ``/audit?mode=counts&true_positives=900&...``), or of held scores (``mode=scores&scores=<digest>``)
+    the audit, rendered on the server."""
     q = request.query_params
-    if q.get("mode") in ("counts", "simulate"):
+    if q.get("mode") in ("counts", "simulate") or (q.get("mode") == "scores" and q.get("scores")):
         return await _page_answer(request, q)
     values = {**DEFAULTS, **{k: v for k, v in q.items() if k in (*FIELDS, "mode")}}
-    return await render_page(request, "audit.html", {"values": values, "errors": {}, "result": None})
+    return await render_page(request, "audit.html", {"values": values, "errors": {}, "result": None,
+                                                     "example": SIMULATION_EXAMPLE})
 
 
 @router.post("/audit", include_in_schema=False)
 async def audit_submit(request: Request):
     """Scores (file uploads) are audited in place; counts and simulations also, and the page
     carries their permalink (``data-permalink``: the browser puts it in the address bar, so
-    reload keeps the answer)."""
+    reload keeps the answer); scores' permalink names their digest (see :data:`HELD_NOTE`)."""
     big = _too_large(request)
     if big is not None:
         return big
@@ -247,20 +282,84 @@ async def audit_submit(request: Request):
     return await _page_answer(request, form)
 
 
-def permalink(form) -> str | None:
-    """``/audit?mode=counts&...`` of a counts or simulate form (blank fields left out), or None
-    (scores need files; a link longer than :data:`MAX_PERMALINK`)."""
-    mode = form.get("mode")
-    if mode not in ("counts", "simulate"):
+@router.post("/audit/download", include_in_schema=False)
+async def audit_download(request: Request, format: str = Query("pdf")):
+    """The page's result as a file named from its inputs (the form's fields as hidden inputs;
+    scores by their digest): JSON (the result with its ``inputs``) or a report format."""
+    big = _too_large(request)
+    if big is not None:
+        return big
+    try:
+        _check_format(format)
+    except ValueError as exc:
+        return api_error(exc)
+    form = await request.form(max_part_size=MAX_UPLOAD_BYTES)
+    answer = await _audit_form(request, form, format)
+    if answer["errors"]:
+        return api_error("; ".join(answer["errors"].values()))
+    result, inputs = answer["result"], answer["inputs"]
+    if format == "json":
+        return finite({**result, "inputs": inputs})
+    return _answer(result, format, inputs)
+
+
+def permalink(form, digest: str | None = None) -> str | None:
+    """``/audit?mode=counts&...`` of a counts or simulate form (blank fields left out), or of
+    held scores by their ``digest``; None for scores not held or a link longer than
+    :data:`MAX_PERMALINK`."""
+    mode = form.get("mode") or "scores"
+    if mode not in ("counts", "simulate", "scores") or (mode == "scores" and not digest):
         return None
     keys = {"counts": ("true_positives", "false_positives", "n_members", "n_nonmembers"),
-            "simulate": ("ran", "trials", "seed")}[str(mode)]
-    query = urlencode({"mode": mode, **{k: form.get(k) for k in (*keys, "mechanism", "confidence", "delta")
-                                        if isinstance(form.get(k), str) and form.get(k)}})
+            "simulate": ("ran", "trials", "seed"), "scores": ()}[str(mode)]
+    query = urlencode({"mode": mode, **({"scores": digest} if mode == "scores" else {}),
+                       **{k: form.get(k) for k in (*keys, "mechanism", "confidence", "delta")
+                          if isinstance(form.get(k), str) and form.get(k)}})
     return f"/audit?{query}" if len(query) <= MAX_PERMALINK else None
 
 
 async def _page_answer(request: Request, form):
+    answer = await _audit_form(request, form, "view")
+    errors, digest = answer["errors"], answer["digest"]
+    held = digest is not None and score_store(request.app).get(digest) is not None
+    context = {"values": answer["values"], "errors": errors, "result": answer["result"],
+               "simulation": answer["simulation"], "example": SIMULATION_EXAMPLE,
+               "permalink": permalink(form, digest if held else None) if answer["result"] else None,
+               "held": digest if held else None, "held_note": HELD_NOTE, "inputs": answer["inputs"],
+               "formats": FORMATS}
+    return await render_page(request, "audit.html", context, status=422 if errors else 200)
+
+
+async def _held_or_uploaded(request: Request, form, errors: FormErrors) -> tuple[tuple | None, str | None]:
+    """The scores of a scores-mode form: the uploaded files (then held by their digest), or,
+    with no file chosen, the scores held under the form's ``scores`` digest."""
+    store = score_store(request.app)
+    m_up, n_up = form.get("members"), form.get("nonmembers")
+    chosen = any(getattr(up, "filename", None) for up in (m_up, n_up))
+    digest = str(form.get("scores") or "").strip()
+    if digest and not chosen:
+        pair = store.get(digest)
+        if pair is None:
+            errors["members"] = ("These scores are no longer held on this server (it keeps the last "
+                                 f"{STORE_ENTRIES} uploads until it restarts): choose the two files again")
+            return None, None
+        return pair, digest
+    scores = {}
+    for name, up in (("members", m_up), ("nonmembers", n_up)):
+        try:
+            raw = await _read_upload(up, name)
+            scores[name] = await run_light(_scores, raw, name, getattr(up, "filename", None))
+        except ValueError as exc:
+            errors[name] = str(exc)
+    if errors:
+        return None, None
+    pair = (scores["members"], scores["nonmembers"])
+    return pair, await run_light(store.put, *pair)
+
+
+async def _audit_form(request: Request, form, fmt: str) -> dict:
+    """The audit a page form asks for, in ``fmt`` ("view" for the page, "json" or a report
+    format for a download): {result, simulation, errors, values, inputs, digest}."""
     limits: Limits = request.app.state.limits
     errors = FormErrors()
     mode = str(form.get("mode") or "scores")
@@ -273,7 +372,7 @@ async def _page_answer(request: Request, form):
     errors.update(found)
     conf = settings.confidence if settings is not None else 0.95
     delta = settings.delta if settings is not None else 1e-5
-    result = simulation = None
+    result = simulation = inputs = digest = None
     try:
         if mode not in ("scores", "counts", "simulate"):
             raise ValueError(f"mode must be scores, counts or simulate, got {mode!r}")
@@ -287,34 +386,31 @@ async def _page_answer(request: Request, form):
                 ran, declared, work = await run_light(_simulation_inputs, form.get("ran"), form.get("mechanism"),
                                                       trials, limits, "ran")
                 result = await run_heavy(request, simulate_job, ran, declared, trials, seed, conf, delta,
-                                         _discretization(limits), limits.budget, "view", work=work)
-                simulation = {**result["simulated"], "tpr_1e3": result["tpr_1e3"], "tpr_1e2": result["tpr_1e2"]}
+                                         _discretization(limits), limits.budget, fmt, work=work)
+                inputs = {"kind": "simulate", "ran": ran.to_dict(), "trials": trials, "seed": seed,
+                          **({"mechanism": declared.to_dict()} if declared is not ran else {}),
+                          "confidence": conf, "delta": delta}
+                if fmt == "view":
+                    simulation = {**result["simulated"], "tpr_1e3": result["tpr_1e3"], "tpr_1e2": result["tpr_1e2"]}
         elif mode == "counts":
             lists = {k: _counts_list(form, k, errors) for k in
                      ("true_positives", "false_positives", "n_members", "n_nonmembers")}
             mech, work = await run_light(_mechanism, form.get("mechanism"), limits)
             if not errors:
                 data = (lists["true_positives"], lists["false_positives"], lists["n_members"], lists["n_nonmembers"])
-                result = await _run_audit(request, "counts", data, conf, delta, mech, work, "view")
+                result = await _run_audit(request, "counts", data, conf, delta, mech, work, fmt)
+                inputs = _inputs("counts", data, mech, conf, delta)
         else:
-            m_up, n_up = form.get("members"), form.get("nonmembers")
-            scores = {}
-            for name, up in (("members", m_up), ("nonmembers", n_up)):
-                try:
-                    raw = await _read_upload(up, name)
-                    scores[name] = await run_light(_scores, raw, name, getattr(up, "filename", None))
-                except ValueError as exc:
-                    errors[name] = str(exc)
+            pair, digest = await _held_or_uploaded(request, form, errors)
             mech, work = await run_light(_mechanism, form.get("mechanism"), limits)
-            if not errors:
-                result = await _run_audit(request, "scores", (scores["members"], scores["nonmembers"]), conf, delta,
-                                          mech, work, "view")
+            if not errors and pair is not None:
+                result = await _run_audit(request, "scores", pair, conf, delta, mech, work, fmt)
+                inputs = _inputs("scores", pair, mech, conf, delta, digest)
     except ValueError as exc:
         errors[_field_of(str(exc))] = str(exc)
         result = simulation = None
-    context = {"values": values, "errors": errors, "result": result, "simulation": simulation,
-               "permalink": permalink(form) if result else None}
-    return await render_page(request, "audit.html", context, status=422 if errors else 200)
+    return {"result": result, "simulation": simulation, "errors": errors, "values": values, "inputs": inputs,
+            "digest": digest}
 
 
 # ------------------------------------------------------------------------------------ API
@@ -333,12 +429,13 @@ async def audit_api(request: Request, body: AuditRequest, format: str = Query("j
             c = body.counts
             data = (c.true_positives, c.false_positives, c.members, c.nonmembers)
             result = await _run_audit(request, "counts", data, body.confidence, body.delta, mech, work, format)
+            return _answer(result, format, _inputs("counts", data, mech, body.confidence, body.delta))
         else:
             if body.member_scores is None or body.nonmember_scores is None:
                 raise ValueError("give member_scores and nonmember_scores, or counts")
-            result = await _run_audit(request, "scores", (body.member_scores, body.nonmember_scores),
-                                      body.confidence, body.delta, mech, work, format)
-        return _answer(result, format)
+            data = (body.member_scores, body.nonmember_scores)
+            result = await _run_audit(request, "scores", data, body.confidence, body.delta, mech, work, format)
+            return _answer(result, format, _inputs("scores", data, mech, body.confidence, body.delta))
     except ValueError as exc:
         return api_error(exc)
 
@@ -359,7 +456,7 @@ async def audit_upload_api(request: Request, members: UploadFile = File(...), no
         n = await run_light(_scores, await _read_upload(nonmembers, "nonmembers"), "nonmembers", nonmembers.filename)
         mech, work = await run_light(_mechanism, mechanism, limits)
         result = await _run_audit(request, "scores", (m, n), confidence, delta, mech, work, format)
-        return _answer(result, format)
+        return _answer(result, format, _inputs("scores", (m, n), mech, confidence, delta))
     except ValueError as exc:
         return api_error(exc)
 

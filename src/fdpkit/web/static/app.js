@@ -63,8 +63,8 @@
     var btn = e.target && e.target.closest ? e.target.closest("[data-example]") : null;
     if (!btn || !btn.form) { return; }
     var example = JSON.parse(btn.getAttribute("data-example"));
-    var box = btn.closest("[data-when-kind], fieldset, form");
-    box.querySelectorAll("input[type=text], input:not([type])").forEach(function (input) {
+    var box = btn.closest("[data-when-kind], [data-when-mode], fieldset, form");
+    box.querySelectorAll("input[type=text], input:not([type]), textarea").forEach(function (input) {
       input.value = Object.prototype.hasOwnProperty.call(example, input.name) ? example[input.name] : "";
     });
     Object.keys(example).forEach(function (name) {
