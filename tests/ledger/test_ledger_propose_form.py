@@ -102,3 +102,48 @@ def test_json_path_stays(site):
     assert r.status_code == 303 and spec["kind"] == "laplace"
     r, _ = _propose(site, build="json", mechanism='{"kind": "nope"}')
     assert r.status_code == 422 and 'id="propose-error"' in r.text
+
+
+def test_the_dataset_page_proposes_with_the_same_fields(site):
+    """The dataset page's own propose form: the same fields as /ledger/propose (DP-SGD with the
+    user unit, examples per user and max batch size; Gaussian; Laplace; JSON), errors beside them."""
+    url, c, csrf = site
+    page = c.get("/ledger/d/survey").text
+    form = page.split('id="propose-form"')[1].split("</form>")[0]
+    for name in ("build", "noise_multiplier", "sample_rate", "batch_size", "epochs", "max_batch_size", "unit",
+                 "examples_per_user", "noise_scale", "sensitivity", "times", "mechanism"):
+        assert f'name="{name}"' in form, name
+    r = c.post("/ledger/d/survey/propose", data={"csrf_token": csrf, "title": "user-level run", "build": "dpsgd",
+                                                 "noise_multiplier": "1.1", "sample_rate": "0.01", "steps": "100",
+                                                 "unit": "user"})
+    assert r.status_code == 303, r.text[-2000:]
+    with open_ledger(url) as led:
+        spec = json.loads(led.release_info(int(r.headers["location"].rsplit("/", 1)[1])).spec)
+    want = dpsgd_from_training(1.1, sample_rate=0.01, steps=100, unit="user").to_dict()
+    assert spec == json.loads(json.dumps(want))
+    # group privacy (examples per user) is a whole run's reading: the ledger, which composes
+    # releases, refuses it, and says so in the form's words
+    r = c.post("/ledger/d/survey/propose", data={"csrf_token": csrf, "title": "t", "build": "dpsgd",
+                                                 "noise_multiplier": "1.1", "sample_rate": "0.01", "steps": "100",
+                                                 "unit": "user", "examples_per_user": "4"})
+    assert r.status_code == 422 and "Examples per user (group privacy)" in r.text
+    assert re.search(r'id="examples_per_user" name="examples_per_user" type="text" value="4"', r.text)
+    r = c.post("/ledger/d/survey/propose", data={"csrf_token": csrf, "title": "t", "build": "gaussian",
+                                                 "noise_scale": "0.02263", "sensitivity": "0.0005"})
+    assert r.status_code == 303
+    r = c.post("/ledger/d/survey/propose", data={"csrf_token": csrf, "title": "t", "build": "dpsgd",
+                                                 "noise_multiplier": "", "sample_rate": "0.01", "steps": "10",
+                                                 "max_batch_size": "0"})
+    assert r.status_code == 422 and 'id="noise_multiplier-error"' in r.text and 'id="max_batch_size-error"' in r.text
+    r = c.post("/ledger/d/survey/propose", data={"csrf_token": csrf, "title": "t",
+                                                 "mechanism": '{"kind": "laplace", "scale": 3}'})  # JSON alone
+    assert r.status_code == 303
+
+
+def test_the_propose_page_takes_the_user_unit(site):
+    r, spec = _propose(site, build="dpsgd", noise_multiplier="2", batch_size="64", dataset_size="6400",
+                       epochs="1", sampling="truncated-poisson", max_batch_size="128", unit="user")
+    assert r.status_code == 303, r.text[-2000:]
+    want = dpsgd_from_training(2.0, batch_size=64, dataset_size=6400, epochs=1.0, sampling="truncated-poisson",
+                               max_batch_size=128, unit="user").to_dict()
+    assert spec == json.loads(json.dumps(want))

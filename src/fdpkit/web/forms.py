@@ -24,6 +24,8 @@ from pydantic import BaseModel, ValidationError
 
 from fdpkit.errors import parameter_of
 from fdpkit._inputs import FRACTION_FIELDS, parse_fraction
+from fdpkit.mechanisms import Mechanism, dpsgd_from_training
+from fdpkit.web.models import DPSGDRequest
 
 
 def labels_of(schema: type[BaseModel]) -> dict[str, str]:
@@ -197,3 +199,37 @@ def conflicts(data: dict[str, Any], labels: dict[str, str] | None = None) -> dic
             message = f"Give {labels.get(a, a)} or {labels.get(b, b)}, not both: clear one of them"
             out[a] = out[b] = message
     return out
+
+
+#: The DP-SGD run's fields, as the report form and the proposal forms show them (one schema:
+#: :class:`fdpkit.web.models.DPSGDRequest`, whose titles are the labels).
+DPSGD_FIELDS = ("noise_multiplier", "sample_rate", "batch_size", "dataset_size", "steps", "epochs", "sampling",
+                "relation", "max_batch_size", "unit", "examples_per_user", "discretization", "drop_last")
+
+
+def dpsgd_of(body: DPSGDRequest) -> Mechanism:
+    """The DP-SGD mechanism of a request (form or JSON: the same schema), built by the library."""
+    return dpsgd_from_training(body.noise_multiplier, sample_rate=body.sample_rate, batch_size=body.batch_size,
+                               dataset_size=body.dataset_size, steps=body.steps, epochs=body.epochs,
+                               sampling=body.sampling, relation=body.relation, max_batch_size=body.max_batch_size,
+                               unit=body.unit, examples_per_user=body.examples_per_user, drop_last=body.drop_last)
+
+
+def dpsgd_from_form(form: Any, labels: dict[str, str] | None = None,
+                    ) -> tuple[Mechanism | None, float | None, dict[str, str]]:
+    """The DP-SGD run an HTML form describes (the report form's fields, also on the proposal
+    forms): (mechanism, discretization, errors), every error at once beside its field, in
+    the ``labels``' words (default: the schema's titles); the mechanism is None on any error."""
+    labels = {**labels_of(DPSGDRequest), **(labels or {})}
+    body, found = parse_form(DPSGDRequest, form, fields=DPSGD_FIELDS, required=("noise_multiplier",))
+    for one_of in (("sample_rate", "batch_size"), ("steps", "epochs")):
+        if all(str(form.get(k) or "").strip() == "" for k in one_of):
+            found.setdefault(one_of[0], f"Give {labels[one_of[0]]} or {labels[one_of[1]]}")
+    if str(form.get("batch_size") or "").strip() and not str(form.get("dataset_size") or "").strip():
+        found.setdefault("dataset_size", f"{labels['dataset_size']} is required with {labels['batch_size']}")
+    if body is None or found:
+        return None, None, found
+    try:
+        return dpsgd_of(body), body.discretization, {}  # type: ignore[arg-type]
+    except ValueError as exc:
+        return None, None, {field_of(exc, DPSGD_FIELDS): in_words(str(exc), labels)}

@@ -1,5 +1,7 @@
-"""The proposal form's mechanism fields: the report form's DP-SGD fields (noise multiplier,
-sample rate OR batch size + dataset size, steps OR epochs, sampling scheme, relation) and
+"""The proposal forms' mechanism fields (/ledger/propose and a dataset page's own): the report
+form's DP-SGD fields (noise multiplier, sample rate OR batch size + dataset size, steps OR
+epochs, sampling scheme, relation, max batch size, privacy unit, examples per user), read by
+the report form's own code (:func:`fdpkit.web.forms.dpsgd_from_form`), and
 the simple noise mechanisms (Gaussian or Laplace with their sensitivity, repeated), as an
 alternative to a JSON spec. The spec is built by the library (``dpsgd_from_training``,
 ``Gaussian``, ``Laplace``, ``Repeated`` and their ``to_dict``), never here; every error
@@ -12,12 +14,9 @@ import json
 import re
 from typing import Any
 
-from fdpkit.mechanisms import Gaussian, Laplace, Mechanism, Repeated, dpsgd_from_training
-from fdpkit.mechanisms.training import RELATIONS, SAMPLINGS
-from fdpkit.web.common import FormErrors, parse_float, parse_int
-
-#: The DP-SGD setting's choices as the report form offers them (first: default).
-CHOICES = {"sampling": SAMPLINGS, "relation": RELATIONS}
+from fdpkit.mechanisms import Gaussian, Laplace, Mechanism, Repeated
+from fdpkit.web.common import CHOICES, FormErrors, parse_float, parse_int
+from fdpkit.web.forms import dpsgd_from_form
 
 #: How the proposal's mechanism is given (the ``build`` radio).
 BUILDS = ("dpsgd", "gaussian", "laplace", "json")
@@ -26,11 +25,12 @@ BUILDS = ("dpsgd", "gaussian", "laplace", "json")
 LABELS = {
     "noise_multiplier": "Noise multiplier σ", "sample_rate": "Sample rate q", "batch_size": "Batch size",
     "dataset_size": "Dataset size", "steps": "Steps", "epochs": "Epochs", "sampling": "Sampling scheme",
-    "relation": "Neighbouring relation", "drop_last": "Dropped last batch",
+    "relation": "Neighbouring relation", "drop_last": "Dropped last batch", "max_batch_size": "Max batch size",
+    "unit": "Privacy unit", "examples_per_user": "Examples per user",
     "noise_scale": "Noise scale", "sensitivity": "Sensitivity", "times": "Releases",
 }
 DPSGD_FIELDS = ("noise_multiplier", "sample_rate", "batch_size", "dataset_size", "steps", "epochs", "sampling",
-                "relation", "drop_last")
+                "relation", "max_batch_size", "unit", "examples_per_user", "drop_last")
 NOISE_FIELDS = ("noise_scale", "sensitivity", "times")
 #: The library's parameter names that the form calls otherwise.
 _ALIASES = {"sigma": "noise_scale", "scale": "noise_scale", "mu": "noise_scale"}
@@ -62,50 +62,12 @@ def _required(form: Any, name: str, errors: FormErrors) -> None:
         errors[name] = f"{LABELS[name]} is required"
 
 
-def _given(form: Any, name: str) -> bool:
-    return str(form.get(name) or "").strip() != ""
-
-
 def _dpsgd(form: Any, errors: FormErrors) -> Mechanism | None:
-    _required(form, "noise_multiplier", errors)
-    nm = parse_float(form, "noise_multiplier", errors, required=False)
-    q = parse_float(form, "sample_rate", errors, required=False)
-    b = parse_int(form, "batch_size", errors, required=False)
-    n = parse_int(form, "dataset_size", errors, required=False)
-    t = parse_int(form, "steps", errors, required=False)
-    e = parse_float(form, "epochs", errors, required=False)
-    rate, batch = _given(form, "sample_rate"), _given(form, "batch_size") or _given(form, "dataset_size")
-    if rate and batch:
-        msg = "give the sample rate q, or the batch size and dataset size, not both: keep the one your run used"
-        for f in ("sample_rate", "batch_size"):
-            errors.setdefault(f, msg)
-    elif not rate and not batch:
-        errors.setdefault("sample_rate", "Sample rate q is required, or give the batch size and dataset size")
-    elif batch:
-        for f in ("batch_size", "dataset_size"):
-            if not _given(form, f):
-                errors.setdefault(f, f"{LABELS[f]} is required with the {LABELS['batch_size' if f == 'dataset_size' else 'dataset_size'].lower()}")
-    if _given(form, "steps") and _given(form, "epochs"):
-        for f in ("steps", "epochs"):
-            errors.setdefault(f, "give the steps or the epochs, not both")
-    elif not _given(form, "steps") and not _given(form, "epochs"):
-        errors.setdefault("steps", "Steps are required, or give the epochs")
-    if _given(form, "epochs") and not (_given(form, "batch_size") or _given(form, "dataset_size")) and rate:
-        errors.setdefault("epochs", "Epochs need the batch size and dataset size (or give the steps)")
-    opts = {}
-    for c in ("sampling", "relation"):
-        v = str(form.get(c) or CHOICES[c][0])
-        if v not in CHOICES[c]:
-            errors[c] = f"{LABELS[c]} must be one of {', '.join(CHOICES[c])}, got {v!r}"
-        opts[c] = v
-    if errors:
-        return None
-    try:
-        return dpsgd_from_training(nm, sample_rate=q, batch_size=b, dataset_size=n, steps=t, epochs=e,
-                                   drop_last=form.get("drop_last") in ("on", "true", "1"), **opts)
-    except ValueError as exc:
-        errors[_field_of(exc, DPSGD_FIELDS)] = in_labels(str(exc))
-        return None
+    """The report form's DP-SGD fields, read by the same code as the report form
+    (:func:`fdpkit.web.forms.dpsgd_from_form`: one schema, every error at once)."""
+    mech, _, found = dpsgd_from_form(form, LABELS)
+    errors.update(found)
+    return mech
 
 
 def _noise(form: Any, errors: FormErrors, kind: str) -> Mechanism | None:

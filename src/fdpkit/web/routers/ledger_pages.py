@@ -19,7 +19,7 @@ from fastapi.responses import RedirectResponse, Response
 from fdpkit.vocabulary import ADD_REMOVE
 from fdpkit.web.auth import Principal, call, ledger_of, pdf_jobs, require, run_ledger
 from fdpkit.web.common import render_page, run_light
-from fdpkit.web.proposal_form import CHOICES as PROPOSAL_CHOICES, form_values, spec_from_fields
+from fdpkit.web.proposal_form import CHOICES as PROPOSAL_CHOICES, form_values, in_labels, spec_from_fields
 from fdpkit.web.routers.ledger_api import checked_spec
 
 router = APIRouter()
@@ -60,7 +60,7 @@ async def _dataset_view(request: Request, p: Principal, name: str, errors: dict 
     alerts = [json.loads(e.payload)["data"].get("message", "") for e in st.alerts]
     return await render_page(request, "ledger_dataset.html", _ctx(
         p, st=st, rows=rows, svg=svg, releases=releases, thresholds=thresholds, alerts=alerts,
-        errors=errors or {}, values=values or {}), status=status)
+        errors=errors or {}, values=values or {}, choices=PROPOSAL_CHOICES), status=status)
 
 
 @router.get("/ledger", include_in_schema=False)
@@ -109,14 +109,25 @@ async def dataset_export(request: Request, name: str, fmt: str, p: Principal = r
 
 @router.post("/ledger/d/{name}/propose", include_in_schema=False)
 async def propose(request: Request, name: str, p: Principal = require("analyst")):
+    """A proposal from the dataset page's own form: the same fields as /ledger/propose (DP-SGD,
+    Gaussian, Laplace or a JSON spec), errors beside their fields, ledger errors atop."""
     form = await request.form()
     values = {k: str(form.get(k) or "") for k in ("title", "purpose", "mechanism")}
+    values.update(form_values(form))
+    if not values.get("build"):  # a client that posts the JSON spec alone
+        values["build"] = "json"
+    spec, errors = await run_light(spec_from_fields, form)
+    if errors:
+        top = errors.pop("form", "") or errors.pop("build", "")
+        return await _dataset_view(request, p, name, {**errors, **({"propose": top} if top else {})}, values,
+                                   status=422)
     try:
-        work = await run_light(checked_spec, values["mechanism"], request.app.state.limits)
-        r = await run_ledger(request, "propose", name, values["mechanism"], title=values["title"],
+        work = await run_light(checked_spec, spec, request.app.state.limits)
+        r = await run_ledger(request, "propose", name, spec, title=values["title"],
                              user=p.name, purpose=values["purpose"], work=work)
-    except ValueError as exc:
-        return await _dataset_view(request, p, name, {"propose": str(exc)}, values, status=422)
+    except ValueError as exc:  # the ledger's refusal, in the fields' words
+        message = str(exc) if values["build"] == "json" else in_labels(str(exc))
+        return await _dataset_view(request, p, name, {"propose": message}, values, status=422)
     return _back(f"/ledger/r/{r['id']}")
 
 
@@ -175,6 +186,7 @@ async def propose_any(request: Request, p: Principal = require("analyst")):
     except ValueError as exc:  # NotFound too: an unknown dataset
         if values["build"] != "json":
             values["mechanism"] = spec  # what the fields built, shown in words beside them
+            return await _propose_page(request, p, values, in_labels(str(exc)), status=422)
         return await _propose_page(request, p, values, str(exc), status=422)
     return _back(f"/ledger/r/{r['id']}")
 

@@ -6,14 +6,14 @@ from __future__ import annotations
 from fastapi import APIRouter, Query, Request
 
 import fdpkit as fp
-from fdpkit.mechanisms import Mechanism, dpsgd_from_training, mechanism_from_dict
+from fdpkit.mechanisms import Mechanism, mechanism_from_dict
 from fdpkit.report import FORMATS
 from fdpkit.web.common import (
     CHOICES, MEDIA, FormErrors, Limits, api_error, check_limits, checked,  # noqa: F401  (check_limits: re-exported)
     download, field_of, parse_float, parse_int,
     render_page, run_heavy, run_light, spec_from_text,
 )
-from fdpkit.web.forms import in_words, labels_of, parse_form
+from fdpkit.web.forms import DPSGD_FIELDS, dpsgd_from_form, dpsgd_of, in_words, labels_of  # noqa: F401
 from fdpkit.web.jobs import report_job
 from fdpkit.web.names import download_name
 from fdpkit.web.models import DPSGDRequest, MechanismRequest, PointsRequest, UniformSamplingRequest
@@ -22,9 +22,8 @@ router = APIRouter()
 FIELDS = ("noise_multiplier", "sample_rate", "batch_size", "dataset_size", "steps", "epochs",
           "discretization", "mechanism", "times", "sampling_mu", "sampling_n", "sampling", "relation",
           "max_batch_size", "unit", "examples_per_user", "points", "points_bound", "drop_last")
-#: The DP-SGD inputs: read through the JSON API's schema (DPSGDRequest), labels from its titles.
-DPSGD_FIELDS = ("noise_multiplier", "sample_rate", "batch_size", "dataset_size", "steps", "epochs", "sampling",
-                "relation", "max_batch_size", "unit", "examples_per_user", "discretization", "drop_last")
+#: The DP-SGD inputs (fdpkit.web.forms.DPSGD_FIELDS): read through the JSON API's schema
+#: (DPSGDRequest), labels from its titles; the proposal forms read them the same way.
 LABELS = {**labels_of(DPSGDRequest), "sampling_mu": "Sampling parameter μ", "sampling_n": "Dataset size n",
           "mechanism": "Mechanism spec", "points": "Error points"}
 #: The form starts empty; the placeholders show this example and "Load example" fills it in
@@ -39,30 +38,11 @@ DEFAULTS = {"kind": "dpsgd"}
 _checked = checked
 
 
-def dpsgd_of(body: DPSGDRequest) -> Mechanism:
-    """The DP-SGD mechanism of a report request (form or JSON: the same schema)."""
-    return dpsgd_from_training(body.noise_multiplier, sample_rate=body.sample_rate, batch_size=body.batch_size,
-                               dataset_size=body.dataset_size, steps=body.steps, epochs=body.epochs,
-                               sampling=body.sampling, relation=body.relation, max_batch_size=body.max_batch_size,
-                               unit=body.unit, examples_per_user=body.examples_per_user, drop_last=body.drop_last)
-
-
 def _dpsgd_from_form(form, errors: FormErrors) -> tuple[Mechanism | None, float | None]:
     """Every error of the DP-SGD inputs at once, beside its field, in the labels' words."""
-    body, found = parse_form(DPSGDRequest, form, fields=DPSGD_FIELDS, required=("noise_multiplier",))
-    for one_of in (("sample_rate", "batch_size"), ("steps", "epochs")):
-        if all(str(form.get(k) or "").strip() == "" for k in one_of):
-            found.setdefault(one_of[0], f"Give {LABELS[one_of[0]]} or {LABELS[one_of[1]]}")
-    if str(form.get("batch_size") or "").strip() and not str(form.get("dataset_size") or "").strip():
-        found.setdefault("dataset_size", f"{LABELS['dataset_size']} is required with {LABELS['batch_size']}")
+    mech, disc, found = dpsgd_from_form(form, LABELS)
     errors.update(found)
-    if body is None or found:
-        return None, None
-    try:
-        return dpsgd_of(body), body.discretization
-    except ValueError as exc:
-        errors[field_of(exc, DPSGD_FIELDS)] = in_words(str(exc), LABELS)
-        return None, None
+    return mech, disc
 
 
 def _from_form(form) -> tuple[Mechanism | None, float | None, dict, FormErrors]:
