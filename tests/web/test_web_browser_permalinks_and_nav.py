@@ -1,6 +1,6 @@
 """Issue 25 problems 5 and 10 in real Chromium at desktop and 375 px: Sweep, Compare and Audit
 keep their inputs in the URL and reload keeps the answer; one Sweep form keeps the other's
-values; edit-inputs links; one-row phone nav; numbers never broken; no favicon 404;
+values; edit-inputs links; a compact phone menu; numbers never broken (server markup); no favicon 404;
 /docs with a way back. Screenshots under $FDPKIT_SCREENSHOTS/issue25-polish."""
 
 import os
@@ -88,19 +88,52 @@ def test_audit_counts_permalink_and_reload(pg, live_server):
     _shot(pg, "audit")
 
 
-def test_phone_nav_is_one_row_and_numbers_stay_whole(pg, live_server):
-    pg.goto(f"{live_server}/risk?guarantee=epsilon_delta&epsilon=1&delta=4e-05")
+def _rows(pg, selector):
+    loc = pg.locator(selector)
+    return {round(b["y"]) for b in (loc.nth(i).bounding_box() for i in range(loc.count())) if b}
+
+
+NUMBERS_BROKEN = ("Array.from(document.querySelectorAll('span.num, span.nb'))"
+                  ".filter(s => s.getClientRects().length > 1).map(s => s.textContent)")
+
+
+def test_phone_menu_and_numbers_stay_whole(pg, live_server, browser):
+    """Desktop: the full nav row. Phone: a compact menu (details/summary, no JavaScript) that opens
+    to one link a row. Numbers are kept whole by the server's markup (span.num), also without JS."""
+    url = f"{live_server}/risk?guarantee=epsilon_delta&epsilon=1&delta=4e-05"
+    pg.goto(url)
     pg.wait_for_selector("#headline")
-    links = pg.locator("nav[aria-label=Main] a")
-    tops = {round(b["y"]) for b in (links.nth(i).bounding_box() for i in range(links.count())) if b}
-    assert len(tops) == 1, f"nav takes {len(tops)} rows"
-    assert pg.locator("span.nb").count() > 0
-    broken = pg.evaluate("Array.from(document.querySelectorAll('span.nb')).filter(s => s.getClientRects().length > 1)"
-                         ".map(s => s.textContent)")
-    assert not broken, broken
+    links = "nav[aria-label=Main] a"
+    if pg.size == "desktop":
+        assert not pg.is_visible("#menu-button") and len(_rows(pg, links)) == 1  # the full row
+        assert pg.locator(links).count() >= 10 and all(pg.locator(links).nth(i).is_visible() for i in range(10))
+    else:
+        header = pg.locator("header").bounding_box()
+        assert header["height"] < 60 and not pg.is_visible(links)  # closed: one short row
+        assert "Risk explorer" in pg.inner_text("#menu-button")  # the current page, in the summary
+        _shot(pg, "risk-menu-closed")
+        pg.click("#menu-button")
+        assert pg.locator(links).nth(0).is_visible()
+        assert len(_rows(pg, links)) == pg.locator(links).count()  # one link a row
+        _no_overflow(pg)
+        _shot(pg, "risk-menu-open")
+        pg.click("#menu-button")
+    assert pg.locator("span.num").count() > 0
+    assert not pg.evaluate(NUMBERS_BROKEN)
     _no_overflow(pg)
     _shot(pg, "risk-nav")
     assert not pg.missing, pg.missing  # the favicon is found
+    ctx = browser.new_context(viewport=pg.viewport_size, java_script_enabled=False)
+    try:
+        plain = ctx.new_page()
+        plain.goto(url)
+        whole = plain.locator("#headline span.num").all_inner_texts()
+        assert "4e-05" in whole, whole  # markup from the server, not the script
+        if pg.size == "phone":
+            plain.click("#menu-button")  # details/summary opens without JavaScript
+        assert plain.locator(links).nth(0).is_visible()
+    finally:
+        ctx.close()
 
 
 def test_docs_have_the_nav_and_a_way_back(pg, live_server):

@@ -29,9 +29,32 @@ from fdpkit.web.pool import JobFailed, ServerBusy, WorkerPool  # noqa: F401  (Se
 
 HERE = Path(__file__).resolve().parent
 templates = Jinja2Templates(directory=str(HERE / "templates"))
-templates.env.filters["num"] = fmt
-#: G_μ with a real subscript (report sentences), escaped first.
-templates.env.filters["sub"] = lambda text: Markup(str(escape(text)).replace("G_μ", "G<sub>μ</sub>"))
+#: Numbers that a browser may break across lines (at the minus sign of 4e-05 or −3): in
+#: sentences they are kept whole by markup (a ``span.num``, ``white-space: nowrap`` in the
+#: stylesheet), server-side, so it holds without JavaScript.
+_BREAKABLE = re.compile(r"(?<![\w.])[-−]?\d+(?:[.,]\d+)*(?:e[-+]\d+)(?![\w])|(?<![\w.-])[-−]\d+(?:[.,]\d+)*(?![\w])")
+
+
+def nums(text: Any) -> Markup:
+    """``text`` escaped, with every number that could break across lines in a ``span.num``.
+
+    >>> str(nums("δ = 4e-05 < 1"))
+    'δ = <span class="num">4e-05</span> &lt; 1'
+    """
+    if isinstance(text, Markup):
+        return text
+    return Markup(_BREAKABLE.sub(lambda m: f'<span class="num">{m.group(0)}</span>', str(escape(text))))
+
+
+def num(x: Any, digits: int = 4) -> Markup:
+    """A number for people (:func:`fdpkit.report.model.fmt`), kept whole on one line (:func:`nums`)."""
+    return nums(fmt(x, digits))
+
+
+templates.env.filters["num"] = num
+templates.env.filters["nums"] = nums
+#: G_μ with a real subscript (report sentences), escaped first; numbers kept whole.
+templates.env.filters["sub"] = lambda text: Markup(str(nums(text)).replace("G_μ", "G<sub>μ</sub>"))
 #: Plain-text targets from the library ("epsilon <= 3 at delta=1e-05") in the symbols the
 #: pages use ("ε ≤ 3 at δ = 1e-05"); display only, the JSON keeps the library's text.
 _SYMBOLS = [(re.compile(r"\bepsilon\b"), "ε"), (re.compile(r"\bdelta\b"), "δ"), (re.compile(r"\bmu\b"), "μ"),

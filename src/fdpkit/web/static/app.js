@@ -76,7 +76,9 @@
     if (first) { first.focus(); }
   });
 
-  /* numbers such as 4e-05 or 1.2e+03 never break across lines (at their minus sign) */
+  /* numbers such as 4e-05 or 1.2e+03 never break across lines (at their minus sign): the server
+     already wraps the numbers it formats and the sentences of results in span.num (works without
+     JavaScript); this catches any other text */
   var NUMBER = /\d(?:[.,]\d+)*e[-+]\d+/g;
   function keepNumbersWhole(root) {
     var box = root || document.getElementById("main");
@@ -84,7 +86,7 @@
     var walker = document.createTreeWalker(box, NodeFilter.SHOW_TEXT, null), nodes = [], n;
     while ((n = walker.nextNode())) {
       var tag = n.parentNode && n.parentNode.nodeName;
-      if (tag !== "SCRIPT" && tag !== "STYLE" && tag !== "TEXTAREA" && !(n.parentNode.classList && n.parentNode.classList.contains("nb"))
+      if (tag !== "SCRIPT" && tag !== "STYLE" && tag !== "TEXTAREA" && !(n.parentNode.classList && (n.parentNode.classList.contains("nb") || n.parentNode.classList.contains("num")))
           && n.nodeValue.search(NUMBER) >= 0) { nodes.push(n); }
       NUMBER.lastIndex = 0;
     }
