@@ -51,7 +51,9 @@ def test_page_fits_and_announces_results(browser, live_server, name, size):
         pg.goto(f"{live_server}/{name}")
         _no_overflow(pg)
         assert pg.locator("nav[aria-label=Main]").count() == 1
-        assert pg.locator("nav a[aria-current=page]").inner_text().lower().startswith(name[:4])
+        assert pg.locator("nav a[aria-current=page]").text_content().lower().startswith(name[:4])
+        current = pg.inner_text("#menu-button" if size == "phone" else "nav a[aria-current=page]")
+        assert name[:4] in current.lower()  # a phone's closed menu names the current page
         if name in EXAMPLE_PAGES:  # the form starts empty: the example is loaded, then (report) changed
             assert pg.locator("#load-example").count() == 1
             pg.click("#load-example")
