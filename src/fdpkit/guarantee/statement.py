@@ -41,6 +41,11 @@ _METHOD = {
     "fixed-size": ("the without-replacement subsampling theorem of Dong, Roth & Su (2022, Thm. 4.2), "
                    "C_q(G_{{Δ/σ}}) with Δ = {d:g}, composed over the steps through its PLD"),
     "shuffled": "the Gaussian mechanism without amplification by sampling (μ = √P·Δ/σ, Δ = {d:g}), exact",
+    # fixed-size zero-out: the exact single step (fdpkit.accounting.without_replacement)
+    "fixed-size zero-out": ("the exact single step of fixed-size sampling without replacement under zero-out "
+                            "(joint convexity over the batch; worst case (1 − q)N(0, σ²) + qN(2, σ²) against "
+                            "(1 − q)N(0, σ²) + qN(1, σ²) for ε ≥ 0, the Poisson pair below; fdpkit, issue 29), "
+                            "composed over the steps through its PLD, each neighbouring order separately"),
 }
 
 #: Full batches (q = 1) in every phase: the plain Gaussian mechanism, composed exactly.
@@ -112,7 +117,8 @@ def paper_statement(report: "PrivacyReport") -> str:
                                             mb=p0.max_batch_size)
         out.append(f"Batches are formed by {samp}.")
         out.append(_training(m, u))
-        how = _METHOD[m.sampling].format(d=m.sensitivity)
+        key = "fixed-size zero-out" if (m.sampling, m.relation) == ("fixed-size", "zero-out") else m.sampling
+        how = _METHOD[key].format(d=m.sensitivity)
         if report.method == "closed form" and m.sampling != "shuffled":
             how = _FULL_BATCH_METHOD.format(d=m.sensitivity)
     else:
