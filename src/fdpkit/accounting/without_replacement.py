@@ -178,7 +178,7 @@ def zero_out_step(sigma: float, q: float, discretization: float) -> tuple[StepAr
     Examples
     --------
     >>> remove, add = zero_out_step(1.0, 0.1, 1e-2)
-    >>> 0 <= remove.pmf.infinity_mass < 1e-12 and add.pmf.probs.sum() > 0.99
+    >>> bool(0 <= remove.pmf.infinity_mass < 1e-12 and add.pmf.probs.sum() > 0.99)
     True
     """
     d = float(discretization)
