@@ -1,0 +1,38 @@
+"""Truncated Poisson: the report states how loose dp_accounting's analysis may be, from an
+attainable instance (every other gradient zero: the Poisson subsampled Gaussian at the rate
+q' at which the example is drawn and survives truncation; its optimistic PLD). The
+instance must never exceed the stated epsilon (fdpkit is sound against it), and the ratio
+is the most by which the stated epsilon can exceed the truth."""
+
+import pytest
+
+import fdpkit as fp
+from fdpkit.accounting.truncated_instance import effective_rate, truncation_looseness
+
+DISC = 1e-3
+
+
+def test_effective_rate_small_case_by_hand():
+    # K ~ Bin(3, 1/2) others, B = 1: E[1 / (1 + K)] = (1 + 3/2 + 3/3 + 1/4) / 8
+    assert effective_rate(0.5, 1, 3) == pytest.approx(0.5 * 3.75 / 8, rel=1e-8)
+    assert effective_rate(0.5, 1, 3) <= 0.5 * 3.75 / 8  # rounded down (attainable side)
+    assert effective_rate(0.01, 200, 100) == pytest.approx(0.01, rel=1e-8)  # never truncated
+
+
+@pytest.mark.parametrize("relation", ["add-remove", "replace-one"])
+def test_truncated_report_states_its_looseness(relation):
+    m = fp.dpsgd(1.0, batch_size=10, dataset_size=500, steps=40, sampling="truncated-poisson",
+                 max_batch_size=10, relation=relation)
+    r = fp.privacy_report(m, discretization=DISC)
+    loose = r.provenance["truncation_looseness"]
+    for (d, stated), lb in zip(r.epsilons, loose["lower_bound_epsilon_at_delta"]):
+        assert lb["delta"] == d and 0 < lb["epsilon"] <= stated  # sound against the instance
+    assert 1.0 < loose["epsilon_ratio"] < 10.0  # the audit's 3-10x, stated as a number
+    q_eff = loose["effective_sample_rates"][0]
+    assert 0 < q_eff < 10 / 500
+    assert "may be up to" in r.statement() and any("may be loose" in w for w in r.warnings)
+
+
+def test_other_schemes_state_no_truncation_looseness():
+    assert "truncation_looseness" not in fp.privacy_report(fp.dpsgd(1.0, 0.02, 40), discretization=DISC).provenance
+    assert truncation_looseness(fp.Gaussian(1.0), DISC, [1e-5]) is None
