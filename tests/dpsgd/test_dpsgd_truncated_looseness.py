@@ -8,6 +8,7 @@ import pytest
 
 import fdpkit as fp
 from fdpkit.accounting.truncated_instance import effective_rate, truncation_looseness
+from fdpkit.report import build_document, render_document
 
 DISC = 1e-3
 
@@ -24,15 +25,21 @@ def test_truncated_report_states_its_looseness(relation):
     m = fp.dpsgd(1.0, batch_size=10, dataset_size=500, steps=40, sampling="truncated-poisson",
                  max_batch_size=10, relation=relation)
     r = fp.privacy_report(m, discretization=DISC)
-    loose = r.provenance["truncation_looseness"]
-    for (d, stated), lb in zip(r.epsilons, loose["lower_bound_epsilon_at_delta"]):
-        assert lb["delta"] == d and 0 < lb["epsilon"] <= stated  # sound against the instance
-    assert 1.0 < loose["epsilon_ratio"] < 10.0  # the audit's 3-10x, stated as a number
-    q_eff = loose["effective_sample_rates"][0]
-    assert 0 < q_eff < 10 / 500
+    prov = r.provenance
+    looseness = truncation_looseness(m, DISC, [d for d, _ in r.epsilons])
+    for (d, stated), (d2, lb) in zip(r.epsilons, looseness.epsilons):
+        assert d2 == d and 0 < lb <= stated  # sound against the attainable instance
+    d0, e0 = r.epsilons[0]
+    assert prov["truncation_instance_delta"] == d0 and prov["truncation_instance_epsilon"] == looseness.epsilons[0][1]
+    assert prov["truncation_epsilon_ratio"] == pytest.approx(e0 / looseness.epsilons[0][1])
+    assert 1.0 < prov["truncation_epsilon_ratio"] < 10.0  # the audit's 3-10x, stated as a number
+    q_eff = looseness.effective_rates[0]
+    assert 0 < q_eff < 10 / 500 and prov["truncation_instance_rates"] == f"{q_eff:.6g}"
+    if relation == "add-remove":  # the provenance table prints the scalars (md, as every format)
+        assert b"truncation epsilon ratio" in render_document(build_document(r), "md")
     assert "may be up to" in r.statement() and any("may be loose" in w for w in r.warnings)
 
 
 def test_other_schemes_state_no_truncation_looseness():
-    assert "truncation_looseness" not in fp.privacy_report(fp.dpsgd(1.0, 0.02, 40), discretization=DISC).provenance
+    assert "truncation_epsilon_ratio" not in fp.privacy_report(fp.dpsgd(1.0, 0.02, 40), discretization=DISC).provenance
     assert truncation_looseness(fp.Gaussian(1.0), DISC, [1e-5]) is None

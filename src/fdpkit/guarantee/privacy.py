@@ -397,11 +397,14 @@ def privacy_report(
     if loose is not None:  # truncated Poisson: say how loose dp_accounting's analysis may be
         d0, e0 = epsilons[0]
         ratio = loose.ratio(d0, e0)
-        looseness = {"instance": "every other gradient zero: the Poisson subsampled Gaussian at the rate "
-                                 "q' at which the example is drawn and survives truncation (attainable)",
-                     "effective_sample_rates": list(loose.effective_rates),
-                     "lower_bound_epsilon_at_delta": [{"delta": d, "epsilon": e} for d, e in loose.epsilons],
-                     "epsilon_ratio": ratio}
+        looseness = {  # flat scalars: every report format prints provenance as a table
+            "truncation_instance": "every other gradient zero: the Poisson subsampled Gaussian at the rate "
+                                   "q' at which the example is drawn and survives truncation (attainable)",
+            "truncation_instance_rates": ", ".join(f"{r:.6g}" for r in loose.effective_rates),
+            "truncation_instance_delta": loose.epsilons[0][0],
+            "truncation_instance_epsilon": loose.epsilons[0][1],
+            "truncation_epsilon_ratio": ratio,
+        }
         if ratio is not None:
             warnings.append(f"Truncated Poisson is accounted with dp_accounting's analysis, which may be loose: "
                             f"an attainable instance already reaches epsilon = {loose.epsilons[0][1]:.4g} at "
@@ -418,7 +421,7 @@ def privacy_report(
         "python": platform.python_version(),
     }
     if looseness is not None:
-        provenance["truncation_looseness"] = looseness
+        provenance.update(looseness)
     return PrivacyReport(
         mechanism=mech, method=acc.method, discretization=acc.discretization, curve=curve,
         fit=fit, verdict=verdict, gdp_complete=complete, epsilons=epsilons, tprs=tprs,

@@ -169,12 +169,12 @@ def _caveats(report: "PrivacyReport", m, d0: float) -> list[str]:
         if m.sampling in ("poisson", "truncated-poisson"):
             c.append("The accounting assumes batches were really drawn by Poisson sampling; it does not hold "
                      "for shuffled fixed-size batches.")
-        loose = report.provenance.get("truncation_looseness")
-        if loose and loose.get("epsilon_ratio"):
-            lb = loose["lower_bound_epsilon_at_delta"][0]
+        ratio = report.provenance.get("truncation_epsilon_ratio")
+        if ratio:
             c.append(f"Truncated Poisson batches are accounted with dp_accounting's analysis, which may be loose: "
-                     f"an attainable instance already reaches ε = {_g(lb['epsilon'])} at δ = {lb['delta']:g}, "
-                     f"so the stated ε may be up to {_g(loose['epsilon_ratio'], 3)}× the true one.")
+                     f"an attainable instance already reaches ε = {_g(report.provenance['truncation_instance_epsilon'])} "
+                     f"at δ = {report.provenance['truncation_instance_delta']:g}, so the stated ε may be up to "
+                     f"{_g(ratio, 3)}× the true one.")
         if report.comparison:
             cmp = report.comparison
             e = cmp["epsilon_at_delta"][0]
