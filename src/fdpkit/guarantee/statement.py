@@ -43,8 +43,9 @@ _METHOD = {
     "shuffled": "the Gaussian mechanism without amplification by sampling (μ = √P·Δ/σ, Δ = {d:g}), exact",
     # fixed-size zero-out: the exact single step (fdpkit.accounting.without_replacement)
     "fixed-size zero-out": ("the exact single step of fixed-size sampling without replacement under zero-out "
-                            "(joint convexity over the batch; worst case (1 − q)N(0, σ²) + qN(2, σ²) against "
-                            "(1 − q)N(0, σ²) + qN(1, σ²) for ε ≥ 0, the Poisson pair below; fdpkit, issue 29), "
+                            "(by joint convexity over the batch, its worst case is (1 − q)N(0, σ²) + qN(2, σ²) "
+                            "against (1 − q)N(0, σ²) + qN(1, σ²) for ε ≥ 0 and the Poisson subsampled Gaussian "
+                            "below, in units of the clipping norm; derived in fdpkit.accounting.without_replacement), "
                             "composed over the steps through its PLD, each neighbouring order separately"),
 }
 
