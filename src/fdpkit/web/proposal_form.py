@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from fdpkit.mechanisms import Gaussian, Laplace, Mechanism, Repeated
-from fdpkit.web.common import CHOICES, FormErrors, parse_float, parse_int
+from fdpkit.web.common import CHOICES, FormErrors, parse_float, parse_int  # noqa: F401  (CHOICES: the proposal forms' choices)
 from fdpkit.web.forms import dpsgd_from_form
 
 #: How the proposal's mechanism is given (the ``build`` radio).
