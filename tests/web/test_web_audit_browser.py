@@ -15,7 +15,7 @@ SHOTS = Path(os.environ.get("FDPKIT_SCREENSHOTS", "/tmp/fdpkit-screenshots"))
 
 @pytest.fixture(scope="module")
 def page(browser):
-    ctx = browser.new_context(viewport={"width": 1200, "height": 1000})
+    ctx = browser.new_context(viewport={"width": 1200, "height": 1000}, accept_downloads=True)
     yield ctx.new_page()
     ctx.close()
 
@@ -37,6 +37,20 @@ def test_audit_upload_in_the_browser(page, live_server, tmp_path):
     assert page.locator("#audit-plot svg").count() == 1
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "audit.png"), full_page=True)
+    # files cannot go in a URL: the result links to the scores' digest, held by the server, and says so
+    assert "mode=scores&scores=" in page.url and "works while this server holds" in page.inner_text("#link-note")
+    mu = page.inner_text("#mu-lower")
+    page.reload()
+    page.wait_for_selector("#results")
+    assert page.inner_text("#mu-lower") == mu
+    with page.expect_download() as dl:
+        page.click("#download-pdf")
+    assert dl.value.suggested_filename.startswith("fdpkit-audit-scores-members2000-nonmembers2000-sha256-")
+    assert dl.value.suggested_filename.endswith("-vs-gaussian-sigma1.pdf")
+    page.set_viewport_size({"width": 375, "height": 900})
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    page.screenshot(path=str(SHOTS / "audit-phone.png"), full_page=True)
+    page.set_viewport_size({"width": 1200, "height": 1000})
     page.set_input_files("#members", str(tmp_path / "bad.csv"))
     page.set_input_files("#nonmembers", str(tmp_path / "n.csv"))
     page.click("#submit")
