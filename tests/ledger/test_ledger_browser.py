@@ -55,6 +55,9 @@ def test_propose_approve_release_alert_timeline(server, browser):
     assert "ana (analyst)" in page.inner_text("#whoami")
     assert page.locator("#nav-queue").count() == 0
     page.fill("#title", "Weekly counts")
+    # the dataset page's own form has the /ledger/propose fields: the JSON spec is one choice of four
+    assert page.is_visible("#noise_multiplier") and page.is_visible("#examples_per_user")
+    page.check("#build-json")
     page.fill("#mechanism", '{"kind": "gaussian", "sigma": 0.9}')
     page.click("#propose-submit")
     page.wait_for_selector("#release-state")
@@ -102,7 +105,8 @@ def test_ledger_pages_fit_a_phone(server, browser):
     page.set_default_timeout(SLOW_MS)
     _login(page, server, "ana")
     page.fill("#title", "A release with a rather long title, to see the tables wrap on a phone")
-    page.fill("#mechanism", '{"kind": "gaussian", "sigma": 4}')
+    page.check("#build-gaussian")  # the dataset page's fields, on a phone
+    page.fill("#noise_scale", "4")
     page.click("#propose-submit")
     page.wait_for_selector("#release-state")
     rid = page.url.rsplit("/", 1)[1]

@@ -226,7 +226,8 @@ def dpsgd_from_form(form: Any, labels: dict[str, str] | None = None,
         if all(str(form.get(k) or "").strip() == "" for k in one_of):
             found.setdefault(one_of[0], f"Give {labels[one_of[0]]} or {labels[one_of[1]]}")
     if str(form.get("batch_size") or "").strip() and not str(form.get("dataset_size") or "").strip():
-        found.setdefault("dataset_size", f"{labels['dataset_size']} is required with {labels['batch_size']}")
+        found.setdefault("dataset_size", f"{labels['dataset_size']} is required with the "
+                                         f"{labels['batch_size'].lower()}")
     if body is None or found:
         return None, None, found
     try:
