@@ -225,9 +225,30 @@ class PrivacyReport:
             "tpr": np.asarray(self.curve.tpr(alpha)).tolist(),
         }
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict (floats; inf as the string "inf"), with ``schema_version``."""
+    def to_dict(self, *, representations: bool = True) -> dict[str, Any]:
+        """JSON-ready dict (floats; inf as the string "inf"), with ``schema_version``.
 
+        Parameters
+        ----------
+        representations : bool
+            Include the ``"representations"`` section (:meth:`representations`: its Rényi
+            accounting costs about a second per new mechanism, often more than the report
+            itself). False leaves the key out, for a caller that serves it separately (the
+            web API defers it); the library's dict is complete by default.
+
+        Examples
+        --------
+        >>> from fdpkit.mechanisms import Gaussian
+        >>> r = privacy_report(Gaussian(1.0))
+        >>> "representations" in r.to_dict(), "representations" in r.to_dict(representations=False)
+        (True, False)
+        """
+        out = self._dict_without_representations()
+        if representations:
+            out["representations"] = self.representations().to_dict()
+        return out
+
+    def _dict_without_representations(self) -> dict[str, Any]:
         return {
             "schema_version": SCHEMA_VERSION,
             "mechanism": self.mechanism.to_dict(),
@@ -261,7 +282,6 @@ class PrivacyReport:
             "paper_statement": self.statement(),
             "provenance": dict(self.provenance),
             "curve": {"bound": self.curve.bound, **self.curve_samples()},
-            "representations": self.representations().to_dict(),
         }
 
 
