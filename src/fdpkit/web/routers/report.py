@@ -1,5 +1,12 @@
 """Report page: DP-SGD or a composed mechanism -> the privacy report with plots and
-downloads in every format (no maths here)."""
+downloads in every format (no maths here).
+
+The JSON routes answer with ``fdpkit.privacy_report(...).to_dict()`` for the same inputs
+(an empty discretization is the library's rule, stated in ``provenance``), except that the
+representations section -- whose Rényi accounting costs about a second per new mechanism,
+often more than the report itself (issue 27) -- is deferred: its entry names the route and
+body that compute it (``POST /api/report/representations``), unless the request asks for it
+inline with ``?representations=true``. The downloads and the page carry it."""
 
 from __future__ import annotations
 
@@ -29,7 +36,7 @@ LABELS = {**labels_of(DPSGDRequest), "sampling_mu": "Sampling parameter μ", "sa
           "mechanism": "Mechanism spec", "points": "Error points"}
 #: The form starts empty; the placeholders show this example and "Load example" fills it in
 #: (the README's DP-SGD run, Gomez et al. Sec. 5).
-EXAMPLE = {"noise_multiplier": "9.4", "sample_rate": "0.32768", "steps": "2000", "discretization": "1e-4"}
+EXAMPLE = {"noise_multiplier": "9.4", "sample_rate": "0.32768", "steps": "2000"}
 #: Other placeholders (not filled by "Load example").
 HINTS = {"batch_size": "256", "dataset_size": "60000", "epochs": "60", "sampling_mu": "1", "sampling_n": "100",
          "max_batch_size": "512", "examples_per_user": "1"}
@@ -66,6 +73,7 @@ def _dpsgd_from_form(form, errors: FormErrors) -> tuple[Mechanism | None, float 
 
 
 def _from_form(form) -> tuple[Mechanism | None, float | None, dict, FormErrors]:
+    """(mechanism, discretization or None for the library's rule, the form's values, errors)."""
     errors = FormErrors()
     values = {k: form.get(k, "") for k in ("kind", *FIELDS)}
     kind = form.get("kind") or "dpsgd"
@@ -73,7 +81,7 @@ def _from_form(form) -> tuple[Mechanism | None, float | None, dict, FormErrors]:
     if kind == "dpsgd":
         mech, disc = _dpsgd_from_form(form, errors)
         return mech, disc, values, errors
-    disc = parse_float(form, "discretization", errors, default=1e-4)
+    disc = parse_float(form, "discretization", errors, required=False)  # empty: the library's rule
     mech = None
     try:
         if kind == "uniform-sampling":
@@ -119,11 +127,12 @@ def points_mechanism(text: str, bound: str = "lower") -> Mechanism:
     return fp.CurveMechanism.from_curve(fp.curve_from_points(fpr, fnr, bound=bound))
 
 
-async def _report(request: Request, mech, disc: float, fmt: str):
-    """Refuse over-budget work at once (422), then run it in a worker process."""
+async def _report(request: Request, mech, disc: float | None, fmt: str, representations: bool = True):
+    """Refuse over-budget work at once (422), then run it in a worker process. ``disc`` None:
+    the library's rule, as ``fp.privacy_report`` applies it (the same numbers)."""
     limits: Limits = request.app.state.limits
     mech, work = await run_light(checked, mech, disc, limits)
-    return await run_heavy(request, report_job, mech, disc, fmt, limits.budget, work=work)
+    return await run_heavy(request, report_job, mech, disc, fmt, limits.budget, representations, work=work)
 
 
 @router.get("/report", include_in_schema=False)
@@ -174,55 +183,92 @@ async def report_download(request: Request, format: str = Query("html")):
     return download(data, download_name(mech, format), MEDIA[format])
 
 
+#: The query parameter of the report routes that asks for the representations section inline.
+REPRESENTATIONS_QUERY = Query(False, description=(
+    "include the representations section (regret of (ε, δ), ρ-zCDP, the RDP curve and μ-GDP; Gomez et al. "
+    "Fig. 1c) in this answer. Its Rényi accounting costs about a second per new mechanism, often more than "
+    "the report, so by default the answer gives instead where to fetch it: POST the \"body\" of its "
+    "\"representations\" entry to /api/report/representations"))
+
+
 @router.post("/api/report/dpsgd", tags=["report"])
 async def report_dpsgd_api(request: Request, body: DPSGDRequest,
-                           format: str = Query("json", description="json, csv, md, html or pdf")):
-    """Privacy report of DP-SGD (sample rate or batch/dataset size; steps or epochs)."""
+                           format: str = Query("json", description="json, csv, md, html or pdf"),
+                           representations: bool = REPRESENTATIONS_QUERY):
+    """Privacy report of DP-SGD (sample rate or batch/dataset size; steps or epochs), as
+    ``fdpkit.privacy_report(...)`` gives it (empty discretization: the library's rule)."""
     try:
         mech = dpsgd_of(body)
-        return await _api_answer(request, mech, body.discretization, format)
+        return await _api_answer(request, mech, body.discretization, format, representations)
     except ValueError as exc:
         return api_error(exc)
 
 
 @router.post("/api/report/uniform-sampling", tags=["report"])
 async def report_uniform_api(request: Request, body: UniformSamplingRequest,
-                             format: str = Query("json", description="json, csv, md, html or pdf")):
+                             format: str = Query("json", description="json, csv, md, html or pdf"),
+                             representations: bool = REPRESENTATIONS_QUERY):
     """Privacy report of de Fondeville's uniform random sampling (Example 3), the worked
     example of catastrophic failure."""
     try:
         mech = fp.UniformSampling(body.mu, body.n)
-        return await _api_answer(request, mech, body.discretization, format)
+        return await _api_answer(request, mech, body.discretization, format, representations)
     except ValueError as exc:
         return api_error(exc)
 
 
 @router.post("/api/report/points", tags=["report"])
 async def report_points_api(request: Request, body: PointsRequest,
-                            format: str = Query("json", description="json, csv, md, html or pdf")):
+                            format: str = Query("json", description="json, csv, md, html or pdf"),
+                            representations: bool = REPRESENTATIONS_QUERY):
     """Privacy report of a curve given by (FPR, FNR) error points as CSV (R fdp's fdp() of a
     data frame: the points' lower convex hull; its mu is R's est_gdp)."""
     try:
         mech = await run_light(points_mechanism, body.points, body.bound)
-        return await _api_answer(request, mech, body.discretization, format)
+        return await _api_answer(request, mech, body.discretization, format, representations)
     except ValueError as exc:
         return api_error(exc)
 
 
 @router.post("/api/report", tags=["report"])
 async def report_api(request: Request, body: MechanismRequest,
-                     format: str = Query("json", description="json, csv, md, html or pdf")):
+                     format: str = Query("json", description="json, csv, md, html or pdf"),
+                     representations: bool = REPRESENTATIONS_QUERY):
     """Privacy report of any mechanism spec (the library's mechanism dicts)."""
     try:
-        return await _api_answer(request, body.mechanism, body.discretization, format)
+        return await _api_answer(request, body.mechanism, body.discretization, format, representations)
     except ValueError as exc:
         return api_error(exc)
 
 
-async def _api_answer(request: Request, mech, disc: float, format: str):
+@router.post("/api/report/representations", tags=["report"])
+async def report_representations_api(request: Request, body: MechanismRequest):
+    """The representations section of a report (``PrivacyReport.representations()``: the
+    regret of (ε, δ), ρ-zCDP, the RDP curve and μ-GDP, and the advice of Gomez et al. Sec. 4):
+    what the report routes defer by default. The body is the one their answer names."""
+    try:
+        return {"representations": await _report(request, body.mechanism, body.discretization, "representations")}
+    except ValueError as exc:
+        return api_error(exc)
+
+
+def deferred_representations(mech: Mechanism | dict, disc: float | None) -> dict:
+    """Where a report answer's representations section is fetched from (module docs of
+    :mod:`fdpkit.web.routers.report`): the route and the body to POST to it."""
+    spec = mech.to_dict() if isinstance(mech, Mechanism) else mech
+    return {"deferred": True, "href": "/api/report/representations", "method": "POST",
+            "body": {"mechanism": spec, "discretization": disc},
+            "note": "computed on request (Rényi accounting: about a second per mechanism); or ask the report "
+                    "route with ?representations=true"}
+
+
+async def _api_answer(request: Request, mech, disc: float | None, format: str, representations: bool = False):
     if format not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {format!r}")
-    result = await _report(request, mech, disc, "dict" if format == "json" else format)
-    if format == "json":
-        return result
-    return download(result, download_name(mech, format), MEDIA[format])
+    if format != "json":
+        result = await _report(request, mech, disc, format)
+        return download(result, download_name(mech, format), MEDIA[format])
+    result = await _report(request, mech, disc, "dict", representations)
+    if not representations:
+        result["representations"] = deferred_representations(result["mechanism"], disc)
+    return result
