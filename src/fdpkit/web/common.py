@@ -218,7 +218,7 @@ def pool_of(app: Any, lane: str = "light") -> WorkerPool:
         pools = {"light": WorkerPool(lim.workers, lim.queue, lim.worker_memory_bytes, lim.retry_after_s,
                                      warm=lim.warm_workers),
                  "heavy": WorkerPool(lim.heavy_workers, lim.heavy_queue, lim.worker_memory_bytes,
-                                     lim.retry_after_s, nice=10, warm=lim.warm_workers)}
+                                     lim.retry_after_s, nice=10, warm="basic" if lim.warm_workers else False)}
         app.state.pools = pools
     return pools[lane]
 

@@ -16,20 +16,22 @@ from fdpkit.accounting.work_limits import (  # noqa: F401  (the cost constants' 
 from fdpkit.mechanisms import Mechanism, mechanism_from_dict
 
 
-def warm_up() -> None:
-    """Run once in each worker process when it starts (``WorkerPool(warm=True)``): import the
+def warm_up(full: bool = True) -> None:
+    """Run once in each worker process when it starts (``WorkerPool(warm=...)``): import the
     modules the jobs use and run every pass of a report once (Poisson and shuffled DP-SGD
-    accounting at the library's default discretization, the page's document, the JSON dict
-    with its representations), so that the first request a worker serves costs what the library
-    call costs. (About 4 s of one core; what stays per request is each mechanism's own
-    work, the representations' Rényi accounting included.)"""
-    from fdpkit.report import build_document
-
+    accounting at the library's default discretization and, with ``full``, the page's
+    document and the JSON dict with its representations), so that the first request a
+    worker serves costs what the library call costs. (About 3 s of one core, 1 s without
+    ``full``, what the heavy lane runs: its jobs take seconds anyway; what stays per
+    request is each mechanism's own work.)"""
     rep = fp.privacy_report(fp.dpsgd(2.0, 0.1, 10))
-    build_document(rep)
     fp.privacy_report(fp.dpsgd(2.0, batch_size=10, dataset_size=100, steps=4, sampling="shuffled",
                                relation="replace-one")).to_dict(representations=False)
-    fp.privacy_report(fp.Gaussian(1.0)).to_dict()
+    if full:
+        from fdpkit.report import build_document
+
+        build_document(rep)
+        fp.privacy_report(fp.Gaussian(1.0)).to_dict()
 
 
 def warm_server() -> None:
