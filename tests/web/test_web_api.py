@@ -91,6 +91,11 @@ def test_report_page_and_downloads(client):
     form = {"kind": "dpsgd", "noise_multiplier": "2", "sample_rate": "0.05", "steps": "50", "discretization": "0.001"}
     r = client.post("/report", data=form)
     assert r.status_code == 200 and "μ =" in r.text and r.text.count("<svg") >= 2
+    # in the browser (htmx) the result comes first; the figures and representations follow
+    first = client.post("/report", data=form, headers={"HX-Request": "true"})
+    assert 'id="report-extras"' in first.text and "<svg" not in first.text and "μ =" in first.text
+    extras = client.post("/report/extras", data=form, headers={"HX-Request": "true"})
+    assert extras.text.count("<svg") >= 2 and "section-representations" in extras.text
     expected = fp.privacy_report(fp.dpsgd(2.0, 0.05, 50), discretization=1e-3).mu
     assert f"{expected:.4g}" in r.text
     for fmt, magic in (("json", b"{"), ("csv", b"\"# Privacy"), ("md", b"# "), ("html", b"<!DOCTYPE html>"), ("pdf", b"%PDF")):

@@ -91,7 +91,8 @@ def report_job(mech: Mechanism, discretization: float | None, fmt: str, budget: 
     """The privacy report of ``mech`` as the API's JSON-ready dict (``fmt="dict"``; without
     the representations section unless ``representations``), the representations section
     alone (``fmt="representations"``), a rendered document (json, csv, md, html, pdf: bytes)
-    or the pieces of the report page (``fmt="page"``). ``discretization`` None: the
+    or the pieces of the report page (``fmt="page"``, ``"page-first"``, ``"page-extras"``:
+    :func:`_page_parts`). ``discretization`` None: the
     library's rule (:func:`fdpkit.privacy_report`)."""
     from fdpkit.report import build_document, render_document
 
@@ -100,18 +101,29 @@ def report_job(mech: Mechanism, discretization: float | None, fmt: str, budget: 
         return rep.to_dict(representations=representations)
     if fmt == "representations":
         return rep.representations().to_dict()
-    doc = build_document(rep)
-    if fmt == "page":
-        from fdpkit.report.figures import svg_inline
-        from fdpkit.report.render import section_html
+    if fmt in ("page", "page-first", "page-extras"):
+        return _page_parts(rep, fmt)
+    return render_document(build_document(rep), fmt)
 
-        tables = [section_html(_on_page(s)) for s in doc.sections
-                  if not s.collapsed and s.key not in ("headline", "warnings")]
-        figures = [(f.caption, svg_inline(f.draw, title=f.caption)) for f in doc.figures]
-        details = [section_html(s) for s in doc.sections if s.collapsed]
-        return {"doc": dataclasses.replace(doc, figures=()), "tables": tables, "figures": figures,
-                "details": details, "statement": rep.statement()}
-    return render_document(doc, fmt)
+
+def _page_parts(rep: Any, fmt: str) -> dict[str, Any]:
+    """The report page's pieces: everything (``"page"``); the document without the
+    representations section and without figures (``"page-first"``: about the report's own
+    cost, answered first); or the figures and the representations section that the page
+    then fetches (``"page-extras"``)."""
+    from fdpkit.report import build_document
+    from fdpkit.report.figures import svg_inline
+    from fdpkit.report.render import section_html
+
+    doc = build_document(rep, representations=fmt != "page-first")
+    figures = [] if fmt == "page-first" else [(f.caption, svg_inline(f.draw, title=f.caption)) for f in doc.figures]
+    if fmt == "page-extras":
+        return {"figures": figures, "tables": [section_html(s) for s in doc.sections if s.key == "representations"]}
+    tables = [section_html(_on_page(s)) for s in doc.sections
+              if not s.collapsed and s.key not in ("headline", "warnings")]
+    details = [section_html(s) for s in doc.sections if s.collapsed]
+    return {"doc": dataclasses.replace(doc, figures=()), "tables": tables, "figures": figures,
+            "details": details, "statement": rep.statement(), "extras": fmt == "page-first"}
 
 
 def compare_job(entries: list, discretization: float, budget: CostBudget | None, points: int = 101) -> tuple[dict, str]:

@@ -149,14 +149,22 @@ async def report_submit(request: Request):
     return await _answer(request, await request.form())
 
 
+def _htmx(request: Request) -> bool:
+    return request.headers.get("HX-Request") == "true"
+
+
 async def _answer(request: Request, form):
+    """The page with the report. In the browser (an htmx request) the figures and the
+    representations section are fetched right after (``POST /report/extras``): the result
+    costs about what ``privacy_report`` costs; a plain request gets the whole page."""
     mech, disc, values, errors = await run_light(_from_form, form)
     doc = tables = figures = details = statement = None
+    extras = False
     if not errors:
         try:
-            parts = await _report(request, mech, disc, "page")
+            parts = await _report(request, mech, disc, "page-first" if _htmx(request) else "page")
             doc, tables, figures, details = parts["doc"], parts["tables"], parts["figures"], parts["details"]
-            statement = parts["statement"]
+            statement, extras = parts["statement"], parts["extras"]
         except ValueError as exc:
             kind = values.get("kind") or "dpsgd"
             own = {"mechanism": "mechanism", "points": "points", "uniform-sampling": "sampling_mu"}.get(kind)
@@ -165,7 +173,25 @@ async def _answer(request: Request, form):
     return await render_page(request, "report.html", {"values": values, "errors": errors, "doc": doc,
                                                       "choices": CHOICES, "tables": tables, "figures": figures,
                                                       "details": details, "formats": FORMATS,
-                                                      "statement": statement, "example": EXAMPLE, "hints": HINTS})
+                                                      "statement": statement, "example": EXAMPLE, "hints": HINTS,
+                                                      "extras": extras})
+
+
+@router.post("/report/extras", include_in_schema=False)
+async def report_extras(request: Request):
+    """The figures and the representations section of the report the form describes (the
+    page fetches them after the result); without script, the whole page."""
+    form = await request.form()
+    if not _htmx(request):
+        return await _answer(request, form)
+    mech, disc, _, errors = await run_light(_from_form, form)
+    context: dict = {"tables": [], "figures": [], "error": "; ".join(errors.values()) if errors else None}
+    if not errors:
+        try:
+            context.update(await _report(request, mech, disc, "page-extras"))
+        except ValueError as exc:
+            context["error"] = str(exc)
+    return await render_page(request, "_report_extras.html", context)
 
 
 @router.post("/report/download", include_in_schema=False)
