@@ -16,18 +16,20 @@ the chain is cut into groups of consecutive vertices v_B, ..., v_E, and each gro
 replaced by v_B, P, v_E with P the intersection of two lines that lie above every vertex
 of the group in TPR:
 
-    L1(x) = t_B + s1 (x - x_B),   s1 = max_{B < i <= E} (t_i - t_B) / (x_i - x_B),     (1)
-    L2(x) = t_E - s2 (x_E - x),   s2 = min_{B <= i < E} (t_E - t_i) / (x_E - x_i).     (2)
+    L1(x) = t_B + s1 (x - x_B),   s1 = max_{B <= i < E} (t_{i+1} - t_i) / (x_{i+1} - x_i),   (1)
+    L2(x) = t_E - s2 (x_E - x),   s2 = min_{B <= i < E} (t_{i+1} - t_i) / (x_{i+1} - x_i).   (2)
 
-By (1) and (2) every vertex of the group lies on or below both lines, so every edge of the
-group (its two ends below a line) lies below both: below min(L1, L2). The new polyline
-v_B -> P -> v_E lies above L1 on [x_B, X] and above L2 on [X, x_E] as soon as
+Every chord slope (t_i - t_B) / (x_i - x_B) is a weighted mean of the slopes of the edges
+it spans, so it is at most s1: every vertex of the group lies on or below L1; likewise
+(t_E - t_i) / (x_E - x_i) >= s2 puts every vertex on or below L2. So every edge of the
+group (its two ends below a line) lies below both lines: below min(L1, L2). The new
+polyline v_B -> P -> v_E lies above L1 on [x_B, X] and above L2 on [X, x_E] as soon as
 Y >= max(L1(X), L2(X)) (each new segment starts or ends on its line and reaches Y at X),
 so it lies above the old one everywhere: it is again an upper bound on TPR (a lower bound
 on beta), and the hull built from it (:mod:`fdpkit.accounting.pld_curve`) is above the
 hull of the full chain. For a concave chain s1 and s2 are the slopes of the group's first
 and last edges and P is where their lines meet: the tangent envelope. Taking the largest
-(smallest) chord slope instead makes the bound hold for any chain, including the
+(smallest) edge slope instead makes the bound hold for any chain, including the
 rounding-level wiggles of a long chain's slopes.
 
 Where beta is small (TPR > 1/2) the same is done on the accurately stored beta, a
@@ -35,7 +37,7 @@ non-increasing convex function, with the lines below every vertex.
 
 Rounding
 --------
-The chord slopes are computed with a relative error of at most 3u (a subtraction of two
+The edge slopes are computed with a relative error of at most 3u (a subtraction of two
 floats, another, a division; u the unit round-off): s1 is raised and s2 lowered by 8u. The
 line values at X are sums of non-negative terms where the formula allows it (relative error
 at most 3u, Y raised by 8u) and differences elsewhere (absolute error at most 3u times the
@@ -77,43 +79,20 @@ _MAX_GROUP = 1 << 16
 _U = float(np.finfo(float).eps) / 2.0
 
 
-def _ranges(b: np.ndarray, e: np.ndarray, n: int) -> tuple[slice | np.ndarray, np.ndarray, np.ndarray]:
-    """Indices b[g] + 1 .. e[g] of every group g, concatenated (a slice where the groups
-    tile the run 0 .. n - 1, as on the first pass); each group's length; the start of each
-    group's run (for ``reduceat``)."""
-    lens = e - b
-    starts = np.cumsum(lens) - lens
-    if b[0] == 0 and e[-1] == n - 1 and bool(np.all(b[1:] == e[:-1])):
-        return slice(1, n), lens, starts
-    idx = np.arange(int(lens.sum())) - np.repeat(starts - b - 1, lens)
-    return idx, lens, starts
-
-
-def _envelope(x: np.ndarray, y: np.ndarray, b: np.ndarray, e: np.ndarray, rtol: float,
-              upper: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _envelope(x: np.ndarray, y: np.ndarray, rate: np.ndarray, b: np.ndarray, e: np.ndarray,
+              rtol: float, upper: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For each group [b, e] (e - b >= 2) of the run (x increasing): whether its envelope
     vertex (X, Y) is valid and within ``rtol``, and (X, Y). ``upper``: y is TPR
     (non-decreasing, the envelope above it); otherwise y is beta (non-increasing, the
-    envelope below it). See the module docs, Eq. (1)-(2)."""
-    idx, lens, starts = _ranges(b, e, len(x))
+    envelope below it). ``rate``: each edge's rise (fall) per unit x, >= 0, and one more
+    element (any). See the module docs, Eq. (1)-(2)."""
     xb, yb, xe, ye = x[b], y[b], x[e], y[e]
-    if isinstance(idx, slice):
-        xi, yi, xp, yp = x[1:], y[1:], x[:-1], y[:-1]
-    else:
-        xi, yi, xp, yp = x[idx], y[idx], x[idx - 1], y[idx - 1]
-    rxb, ryb, rxe, rye = (np.repeat(v, lens) for v in (xb, yb, xe, ye))
     sign = 1.0 if upper else -1.0
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        # rises (TPR) or falls (beta) per unit alpha, all >= 0 on a monotone run
-        c = np.subtract(yi, ryb)
-        c /= np.subtract(xi, rxb)
-        s1 = np.maximum.reduceat(c, starts) * (sign * (1.0 + 8.0 * _U))
-        if not upper:
-            s1 = np.negative(np.minimum.reduceat(c, starts)) * (1.0 + 8.0 * _U)
-        c = np.subtract(rye, yp, out=c)
-        c /= np.subtract(rxe, xp)
-        s2 = (np.minimum.reduceat(c, starts) if upper
-              else np.negative(np.maximum.reduceat(c, starts))) * (1.0 - 8.0 * _U)
+        # over the edges b .. e - 1 of each group (reduceat's pairs: the even outputs)
+        pairs = np.stack([b, e], axis=1).ravel()
+        s1 = np.maximum.reduceat(rate, pairs)[::2] * (1.0 + 8.0 * _U)
+        s2 = np.minimum.reduceat(rate, pairs)[::2] * (1.0 - 8.0 * _U)
         xx = xb + sign * (ye - yb - sign * s2 * (xe - xb)) / (s1 - s2)
         xx = np.minimum(np.maximum(np.nan_to_num(xx, nan=-np.inf), xb), xe)
         left, right = s1 * (xx - xb), s2 * (xe - xx)
@@ -144,8 +123,13 @@ def _thin_run(x: np.ndarray, y: np.ndarray, rtol: float, upper: bool
     # written per vertex as sqrt(slope change * local width / (16 rtol y)) (module docs)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         dx = np.diff(x)
-        s = np.diff(y) / dx
-        ds = np.maximum((s[:-1] - s[1:]) if upper else (s[1:] - s[:-1]), 0.0)
+        rate = np.empty(n)  # each edge's rise (TPR) or fall (beta) per unit alpha, >= 0
+        np.subtract(y[1:], y[:-1], out=rate[:-1])
+        if not upper:
+            np.negative(rate[:-1], out=rate[:-1])
+        rate[:-1] /= dx
+        rate[-1] = 0.0  # (not an edge: reduceat's last pair reads past the last edge)
+        ds = np.maximum(rate[:-2] - rate[1:-1], 0.0)  # slope change at each inner vertex
         w = np.sqrt(ds * (dx[:-1] + dx[1:]) / (16.0 * rtol * np.abs(y[1:-1])))
     w = np.nan_to_num(w, nan=np.inf, posinf=np.inf)  # undefined: a group boundary
     phi = np.floor(np.cumsum(w))
@@ -163,7 +147,7 @@ def _thin_run(x: np.ndarray, y: np.ndarray, rtol: float, upper: bool
         b, e = b[~single], e[~single]
         if not len(b):
             break
-        ok, xx, yy = _envelope(x, y, b, e, rtol, upper)
+        ok, xx, yy = _envelope(x, y, rate, b, e, rtol, upper)
         kept.append(b[ok])
         vx.append(xx[ok])
         vy.append(yy[ok])
