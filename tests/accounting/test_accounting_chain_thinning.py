@@ -87,3 +87,11 @@ def test_thinned_curve_is_a_pessimistic_copy_of_the_full_one(monkeypatch):
     f_full, f_thin = fit_gdp(full, alpha_min=1e-20), fit_gdp(thin, alpha_min=1e-20)
     assert f_full.mu <= f_thin.mu <= f_full.mu * (1 + THIN_RTOL)
     assert abs(f_thin.regret - f_full.regret) <= THIN_RTOL
+
+
+def test_chains_with_repeated_fpr_are_kept_whole():
+    """A vertical edge (alpha repeated: null masses that underflow) has no slope to bound:
+    such a chain is returned as it is, never thinned."""
+    a, t, b = _gaussian_chain(3.0, 2000)
+    a[5] = a[4]
+    assert all(x is y for x, y in zip(thin_chain(a, t, b, min_vertices=0), (a, t, b)))
