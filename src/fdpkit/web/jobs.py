@@ -21,7 +21,7 @@ def warm_up(full: bool = True) -> None:
     modules the jobs use and run every pass of a report once (Poisson and shuffled DP-SGD
     accounting at the library's default discretization and, with ``full``, the page's
     document and the JSON dict with its representations), so that the first request a
-    worker serves costs what the library call costs. (About 3 s of one core, 1 s without
+    worker serves costs what the library call costs. (About 3.5 s of one core, 1 s without
     ``full``, what the heavy lane runs: its jobs take seconds anyway; what stays per
     request is each mechanism's own work.)"""
     rep = fp.privacy_report(fp.dpsgd(2.0, 0.1, 10))
@@ -32,6 +32,9 @@ def warm_up(full: bool = True) -> None:
 
         build_document(rep)
         fp.privacy_report(fp.Gaussian(1.0)).to_dict()
+        # one composition at a grid of a few 10^5 points: the allocator's thresholds and the
+        # scratch buffers grow to that size once here (about 20% of a first such request's CPU)
+        fp.privacy_report(fp.dpsgd(6.0, 0.25, 1000))
 
 
 def warm_server() -> None:
