@@ -54,9 +54,12 @@ $(SYSTEM_STAMP): $(STAMP)
 # (NPY_DISABLE_CPU_FEATURES, scripts/narrow_simd.py), so that no tolerance rests on one
 # CPU's rounding (its `slow` reference runs, which ran in the first part, are left out
 # there to keep `make test` within 15 minutes on 2 cores).
+# The serial part collects only the files that mark tests `serial` (collecting all of tests/
+# costs ~30 CPU seconds for 3 tests); tests/conftest.py fails if a serial test lives elsewhere.
+SERIAL_FILES = $(shell grep -rlE --include='test_*.py' 'mark\.serial' tests)
 test: $(STAMP) $(SYSTEM_STAMP) lint docs
 	$(PY) -m pytest -n 2 -m "not serial" $(PYTEST_ARGS)
-	$(PY) -m pytest -m serial tests $(PYTEST_ARGS)
+	$(PY) -m pytest -m serial $(SERIAL_FILES) $(PYTEST_ARGS)
 	NPY_DISABLE_CPU_FEATURES="$$($(PY) scripts/narrow_simd.py)" \
 		$(PY) -m pytest -n 2 -m "not serial and not slow" tests/accounting $(PYTEST_ARGS)
 
