@@ -16,8 +16,7 @@ PYTEST_ARGS ?=
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[cli,report,web,ledger,postgres,sweep,opacus,dev,docs]'
-	$(PY) -m pip install -q 'psycopg[binary]>=3.1'
+	$(PY) -m pip install -q -e '.[cli,report,web,ledger,postgres,sweep,opacus,dev,docs]' 'psycopg[binary]>=3.1'
 	@touch $(STAMP)
 
 # The main job: the web calculator on http://127.0.0.1:8000/ (Ctrl-C to stop);
