@@ -63,6 +63,7 @@ def check_metrics(metrics: Sequence[str] | None) -> tuple[str, ...]:
 def mechanism_for(setting: Mapping[str, Any]):
     """The DP-SGD mechanism of one setting (the keyword arguments of ``fdpkit.dpsgd``)."""
     kwargs = dict(setting)
+    kwargs.pop("discretization", None)  # the sweep's, per row (not an argument of dpsgd)
     nm = kwargs.pop("noise_multiplier")
     if kwargs.get("sampling", POISSON) != TRUNCATED_POISSON:
         kwargs.pop("max_batch_size", None)  # a grid over schemes: only truncated Poisson reads it
@@ -102,7 +103,8 @@ def evaluate_setting(setting: Mapping[str, Any], options: Mapping[str, Any]) -> 
         row["note"] = "refused: " + why
         return row
     start = time.perf_counter()
-    acc = account(mechanism_for(setting), discretization=options["discretization"])
+    disc = setting.get("discretization", options["discretization"])
+    acc = account(mechanism_for(setting), discretization=disc)
     curve = acc.curve
     fit = None
     if {"mu", "regret", "alpha_min"} & set(metrics):
