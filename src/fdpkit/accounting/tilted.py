@@ -144,7 +144,7 @@ from fdpkit.accounting._lower_cdf import small_head
 from fdpkit.accounting._fftpass import _fft_pass, _input_rounding
 from fdpkit.accounting._pld_adapter import PmfArrays
 from fdpkit.accounting._tilt_placement import (  # noqa: F401  (Step 2; its constants stay importable from here)
-    ALPHA_FLOOR, DELTA_FLOOR, MAX_TILTS, REL_BODY, REL_TAIL, THETA_START, _saddle, _tilts)
+    ALPHA_FLOOR, DELTA_FLOOR, MAX_SPAN_FACTOR, MAX_TILTS, REL_BODY, REL_TAIL, THETA_START, _saddle, _tilts)
 
 #: Tilted mass (per tilt, each side) allowed to wrap around the FFT window.
 ALIAS_MASS = 1e-20
@@ -341,7 +341,10 @@ def plan(parts: list[tuple[PmfArrays, int]], discretization: float | None = None
     k0, _, k20 = cum(0.0)
     top = _chernoff_x(cum, 0.0, k0, math.sqrt(k20), math.log(UPPER_TAIL_MASS), True)
     top = min(hi_sup, math.ceil(top / d) + 1)
-    tilts = _tilts(cum, top * d, dtype)
+    # each tilt's window at most MAX_SPAN_FACTOR times the untilted one (Step 2, _tilts)
+    log_alias = math.log(ALIAS_MASS)
+    bottom = max(lo_sup * d, _chernoff_x(cum, 0.0, k0, math.sqrt(k20), log_alias, False))
+    tilts = _tilts(cum, top * d, dtype, log_alias=log_alias, max_span=MAX_SPAN_FACTOR * (top * d - bottom))
     windows = _windows(cum, tilts, d, lo_sup, hi_sup, top)
     return Plan(factors, cum, lo_sup, hi_sup, k0, k20, top, tilts, windows)
 
