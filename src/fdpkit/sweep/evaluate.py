@@ -137,6 +137,22 @@ def evaluate_group(group: Sequence[Mapping[str, Any]], options: Mapping[str, Any
         return [evaluate_setting(s, options) for s in group]
 
 
+def cost_hint(group: Sequence[Mapping[str, Any]]) -> float:
+    """A rough relative cost of a group (larger: slower), to start the slow groups first on
+    a pool: small noise multipliers (wide single steps, heavy loss tails) and large mu
+    (long composed supports, large curves) cost most. Ordering only; never a number."""
+    total = 0.0
+    for s in group:
+        sigma = float(s.get("noise_multiplier", 1.0))
+        q = s.get("sample_rate")
+        if q is None and s.get("batch_size") and s.get("dataset_size"):
+            q = s["batch_size"] / s["dataset_size"]
+        steps = s.get("steps") or 1000
+        mu = float(q or 1.0) * math.sqrt(float(steps) * math.expm1(min(1.0 / sigma ** 2, 700.0)))
+        total += 1.0 / sigma + mu
+    return total
+
+
 def same_numbers(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     """Whether two rows agree on every column except the timing."""
     keys = (set(a) | set(b)) - {"seconds"}

@@ -16,7 +16,7 @@ from fdpkit._numerics import check_probability, check_scalar
 from fdpkit.accounting._resolution import choose_discretization
 from fdpkit.accounting.result import DISCRETIZATION_DEFAULT
 from fdpkit.sweep import store
-from fdpkit.sweep.evaluate import check_metrics, mechanism_for, refusal
+from fdpkit.sweep.evaluate import check_metrics, cost_hint, mechanism_for, refusal
 from fdpkit.sweep.executors import EXECUTORS, RUNNERS
 from fdpkit.sweep.grid import cartesian, explicit, group_by_steps, setting_key
 
@@ -253,7 +253,10 @@ def run_sweep(
             on_client(client)
 
     if todo:
-        RUNNERS[executor](group_by_steps(todo), options, on_done, workers=workers, scheduler=scheduler,
+        groups = group_by_steps(todo)
+        if executor != "inprocess":  # slow groups first: the pool's last groups are short
+            groups.sort(key=cost_hint, reverse=True)
+        RUNNERS[executor](groups, options, on_done, workers=workers, scheduler=scheduler,
                           dask_local=dask_local, on_client=client_hook, client=client)
     table = [_ordered(done[_row_key(w)]) for w in wanted]
     metadata = {"discretization": options["discretization"],
