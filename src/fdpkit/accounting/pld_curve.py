@@ -109,6 +109,11 @@ def _steep_chain(a: PmfArrays | _Direction) -> tuple[np.ndarray, np.ndarray, np.
             f"({tpr[-1]!r}): not a valid privacy loss distribution"
         )
     beta = 1.0 - tpr
+    # the small-end sums below replace beta only where they are below _SMALL_BETA and above
+    # beta: where every beta is at least _SMALL_BETA (mu ~ 1.6: beta stays near 0.2 along the
+    # whole steep chain) no value can be replaced, and the sums are skipped (issue 27)
+    if len(beta) and float(beta.min()) >= _SMALL_BETA:
+        return alpha, tpr, beta
     kept = probs if all_mass else np.compress(has_mass, probs, out=scratch("pld_curve.kept", n))
     if len(kept):
         # beta_j = (1 - m_inf - S) + sum of the kept masses after vertex j, each part
