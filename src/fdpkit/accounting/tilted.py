@@ -391,7 +391,7 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays,
     inf_mass = min(1.0, inf_mass + above)
 
     p_up = np.full(size, np.inf)
-    p_low = np.zeros(size)
+    p_low = np.zeros(size if pl.need_low else 1)  # read only where need_low
     err = np.full(size, np.inf)
     # index of the first non-negative loss: (7) reads p_up and err there and above only
     first = min(max(0, -start), size)
@@ -505,7 +505,8 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays,
         s0 = sum(f.times * f.lo for f in factors)
         off = (start + np.arange(size) - s0) % g != 0
         p_up[off] = 0.0
-        p_low[off] = 0.0
+        if need_low:
+            p_low[off] = 0.0
         err[off] = 0.0
 
     worst, at = worst_ratio()
@@ -524,7 +525,8 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays,
         run(theta, k, sd, lo, hi)
         if g > 1:
             p_up[off] = 0.0
-            p_low[off] = 0.0
+            if need_low:
+                p_low[off] = 0.0
             err[off] = 0.0
         worst, at = worst_ratio()
     # (7) on the non-negative losses only: all that delta(eps), eps >= 0, and the curve read
