@@ -278,9 +278,15 @@ def _symmetric_hull(chains: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> 
     keep = upper_concave_hull(a, t, b)
     a, t, b = a[keep], t[keep], b[keep]
     # cut the half at the first vertex whose outgoing slope is <= 1 (dTPR <= dalpha)
-    d_t = np.where(t[1:] <= 0.5, np.diff(t), b[:-1] - b[1:])
-    flat = np.flatnonzero(d_t <= np.diff(a))
-    u = int(flat[0]) + 1 if flat.size else len(a)
+    # (the values of np.where(t[1:] <= 0.5, np.diff(t), b[:-1] - b[1:]), in scratch buffers)
+    m = len(a) - 1
+    d_t = np.subtract(t[1:], t[:-1], out=scratch("pld_curve.cut_dt", m))
+    use_b = np.less_equal(t[1:], 0.5, out=scratch("pld_curve.cut_small", m, bool))
+    np.logical_not(use_b, out=use_b)
+    np.copyto(d_t, np.subtract(b[:-1], b[1:], out=scratch("pld_curve.cut_db", m)), where=use_b)
+    flat = np.less_equal(d_t, np.subtract(a[1:], a[:-1], out=scratch("pld_curve.cut_da", m)), out=use_b)
+    first = int(np.argmax(flat)) if m > 0 else 0
+    u = first + 1 if m > 0 and flat[first] else len(a)
     a, t, b = a[:u], t[:u], b[:u]
     # the mirror half (beta, 1 - alpha, alpha) is built by the curve when first read past
     # the diagonal (PiecewiseLinearCurve._from_symmetric_half)

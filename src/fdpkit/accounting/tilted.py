@@ -563,4 +563,7 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays,
         probs[:m] = np.maximum(np.diff(low_cdf), 0.0)
         losses = np.concatenate([[losses[0] - d], losses])
         probs = np.concatenate([[low_cdf[0]], probs])
-    return PmfArrays(losses, probs, float(inf_mass), d), worst
+    out = PmfArrays(losses, probs, float(inf_mass), d)
+    if below is None:  # losses[i] = (lower + i) d exactly, as the adapter would rebuild them
+        object.__setattr__(out, "_grid_exact", True)  # a frozen dataclass: a mark only
+    return out, worst

@@ -123,7 +123,7 @@ def _isf_beta(b: np.ndarray, t: np.ndarray) -> np.ndarray:
 
 
 def _mu_on_vertices(
-    alpha: np.ndarray, tpr: np.ndarray, beta: np.ndarray, alpha_min: float
+    alpha: np.ndarray, tpr: np.ndarray, beta: np.ndarray, alpha_min: float, monotone: bool = False
 ) -> float:
     """max_i isf(alpha_i) + isf(beta_i) over the vertices of the fitting range (isf(beta) =
     -isf(TPR), each taken from whichever of beta/TPR is the small, accurately stored one).
@@ -134,11 +134,20 @@ def _mu_on_vertices(
     Exact branch and bound: isf is decreasing, alpha increases and beta decreases along
     the vertices, so on a block of vertices i..j every value is at most
     isf(alpha_i) + isf(beta_j). The block ends are evaluated first; only blocks whose bound
-    exceeds the best end value are evaluated in full."""
+    exceeds the best end value are evaluated in full. ``monotone``: the caller guarantees
+    alpha strictly increasing and beta non-increasing (a symmetric curve's stored half), so
+    the fitting range is an index range, found by binary search."""
     if alpha_min == 0.0 and alpha[0] == 0.0 and tpr[0] > 0.0:
         return math.inf  # TPR > 0 at FPR 0 (the mirror of beta = 0 at FPR < 1)
-    inside = (alpha >= alpha_min) & (beta >= alpha_min) & (alpha > 0) & (alpha < 1)
-    a, t, b = alpha[inside], tpr[inside], beta[inside]
+    if monotone:  # the same vertices as the mask below, as one slice
+        lo = int(np.searchsorted(alpha, alpha_min, side="left")) if alpha_min > 0 else \
+            int(np.searchsorted(alpha, 0.0, side="right"))
+        hi = min(int(np.searchsorted(alpha, 1.0, side="left")),
+                 len(beta) - int(np.searchsorted(beta[::-1], alpha_min, side="left")))
+        a, t, b = alpha[lo:max(lo, hi)], tpr[lo:max(lo, hi)], beta[lo:max(lo, hi)]
+    else:
+        inside = (alpha >= alpha_min) & (beta >= alpha_min) & (alpha > 0) & (alpha < 1)
+        a, t, b = alpha[inside], tpr[inside], beta[inside]
     best = -math.inf
     with np.errstate(invalid="ignore", divide="ignore"):
         if alpha_min > 0:
@@ -265,7 +274,7 @@ def fit_gdp(curve: TradeOffCurve, alpha_min: float = ALPHA_MIN_DEFAULT) -> GDPFi
     bp = curve._breakpoints() if half is None else half[:2]
     if bp is not None:
         if half is not None:  # symmetric: isf(alpha) + isf(beta) is mirror-invariant
-            mu = _mu_on_vertices(half[0], half[1], half[2], alpha_min)
+            mu = _mu_on_vertices(half[0], half[1], half[2], alpha_min, monotone=True)
         else:
             vb = getattr(curve, "_vertex_betas", None)
             betas = vb() if vb is not None else 1.0 - bp[1]
