@@ -47,11 +47,12 @@ Mirrored vertices take their beta from alpha exactly.
 
 from __future__ import annotations
 
+import bisect
 from typing import Any
 
 import numpy as np
 
-from fdpkit._scratch import ramp, scratch
+from fdpkit._scratch import roundoff_factors, scratch
 from fdpkit.accounting._exact_sum import exact_sum_nonnegative
 from fdpkit.accounting._pld_adapter import PmfArrays
 from fdpkit.accounting.profile import PldProfile, _Direction
@@ -96,12 +97,10 @@ def _steep_chain(a: PmfArrays | _Direction) -> tuple[np.ndarray, np.ndarray, np.
     # the k-th sequential sum of non-negative terms is within a relative (k - 1) u of the
     # exact one: TPR is rounded up and alpha down by (k + 2) u, so no vertex moves the
     # optimistic way (relative to its own sum, so tail vertices keep their digits)
-    slack = np.add(ramp(n + 1), 2.0, out=scratch("pld_curve.slack", n + 1))
-    slack *= _UNIT_ROUNDOFF
-    factor = scratch("pld_curve.factor", n + 1)
-    alpha *= np.subtract(1.0, slack, out=factor)
+    down, up = roundoff_factors(n + 1, _UNIT_ROUNDOFF)  # 1 -+ (k + 2) u, kept per thread
+    alpha *= down
     tpr += max(0.0, float(d.m_inf))
-    tpr *= np.add(1.0, slack, out=factor)
+    tpr *= up
     np.minimum(tpr, 1.0, out=tpr)
     if alpha[-1] > tpr[-1]:
         raise ValueError(
@@ -184,8 +183,9 @@ def _fold(alpha: np.ndarray, tpr: np.ndarray, beta: np.ndarray,
     read from the accurately stored ``beta``. Returns (alpha, TPR, beta) sorted by alpha
     (scratch buffers of ``slot`` when any vertex is mirrored: temporaries of
     :func:`_symmetric_hull`, one slot per chain)."""
-    gap = np.subtract(alpha, beta, out=scratch("pld_curve.fold_gap", len(alpha)))
-    cut = int(np.searchsorted(gap, 0.0, side="right"))  # alpha - beta increases
+    # alpha - beta increases: np.searchsorted(alpha - beta, 0.0, side="right"), the same
+    # binary search (bisect's midpoints are numpy's) on the differences it visits only
+    cut = bisect.bisect_right(range(len(alpha)), 0.0, key=lambda i: float(alpha[i]) - float(beta[i]))
     if cut == len(alpha):
         return alpha, tpr, beta
     mirror_t = np.subtract(1.0, alpha[cut:], out=scratch("pld_curve.fold_mt", len(alpha) - cut))
