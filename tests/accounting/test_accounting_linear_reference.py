@@ -4,10 +4,10 @@ below what the threshold test on the sum of the released coordinates achieves
 (``tests/_linear_reference.py``), and within a stated factor of it where that test is nearly
 optimal (large sigma). At sigma = 0.8 the sum is a poor statistic (the lower bound is up to
 13x below the truth at q = 1e-3), so only soundness is asserted there. Fixed-size zero-out is
-accounted with sensitivity 2 (C_q(G_{2/sigma}), Dong et al. Thm. 4.2; issue 29 item 3): the
-add/remove-like instance the reference attacks is not its worst case (an instance with
-orthogonal gradients is stronger), so only soundness is asserted (measured mu 2.2-4.8x the
-bound)."""
+accounted by its exact single step (fdpkit.accounting.without_replacement; issue 29 item 3):
+the add/remove-like instance the reference attacks is not its worst case (the collinear
+instance of ``tests/dpsgd/test_dpsgd_fixed_size_instance.py`` is, and fdpkit is checked
+against it there), so only soundness is asserted here."""
 
 import sys
 from pathlib import Path

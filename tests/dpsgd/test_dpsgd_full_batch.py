@@ -39,6 +39,10 @@ def test_full_batch_fixed_size_and_group_privacy():
     fixed = fp.account(fp.dpsgd(2.0, batch_size=100, dataset_size=100, steps=4, sampling="fixed-size",
                                 relation="replace-one"))
     assert fixed.method == "closed form" and fixed.curve.mu == 2.0
+    # zero-out: every step holds every example, the sums differ by one gradient (Delta = 1)
+    zero = fp.account(fp.dpsgd(2.0, batch_size=100, dataset_size=100, steps=4, sampling="fixed-size",
+                               relation="zero-out"))
+    assert zero.method == "closed form" and zero.curve.mu == 1.0
     group = fp.account(fp.dpsgd(2.0, 1.0, 4, unit="user", examples_per_user=3))
     assert group.method == "closed form" and group.curve.mu == 3.0
 

@@ -83,17 +83,49 @@ def _exact_cq(q, mu):
     return PiecewiseLinearCurve.lower_convex_hull(x, 1.0 - np.minimum(fq, finv))
 
 
-# zero-out uses Delta = 2 as well (issue 29: Delta = 1 was optimistic, see
-# test_dpsgd_fixed_size_instance.py)
-@pytest.mark.parametrize("relation, delta", [("replace-one", 2.0), ("zero-out", 2.0)])
-def test_fixed_size_one_step_is_cq_of_gaussian(relation, delta):
+def test_fixed_size_one_step_is_cq_of_gaussian():
     sigma, b, n = 1.5, 20, 1000
-    c = account(fp.dpsgd(sigma, batch_size=b, dataset_size=n, steps=1, sampling="fixed-size", relation=relation),
-                discretization=DISC).curve
-    exact = _exact_cq(b / n, delta / sigma)
+    c = account(fp.dpsgd(sigma, batch_size=b, dataset_size=n, steps=1, sampling="fixed-size",
+                         relation="replace-one"), discretization=DISC).curve
+    exact = _exact_cq(b / n, 2.0 / sigma)
     diff = c.beta(ALPHAS) - exact.beta(ALPHAS)
     assert diff.max() <= 1e-12, "fixed-size curve above the exact C_q(G): optimistic"
     assert diff.min() >= -CQ_ATOL
+
+
+def _roc_points(sigma, q, up, low, x):
+    """(FPR, FNR) points of the likelihood-ratio tests of P_low (null) against P_up, with
+    P_c = (1 - q) N(0, sigma^2) + q N(c, sigma^2) (c None: N(0, sigma^2)), binned on the
+    cells of ``x``: an independent quadrature of T(P_low, P_up) (binning only raises it)."""
+    def cdf(c):
+        base = norm.cdf(x, 0, sigma)
+        return base if c is None else (1 - q) * base + q * norm.cdf(x, c, sigma)
+    pu, pl = np.diff(cdf(up)), np.diff(cdf(low))
+    order = np.argsort(-(pu / np.maximum(pl, 1e-300)))
+    fpr = np.concatenate([[0.0], np.cumsum(pl[order])])
+    tpr = np.concatenate([[0.0], np.cumsum(pu[order])])
+    return np.clip(fpr, 0, 1), np.clip(1 - tpr, 0, 1)
+
+
+# zero-out: the exact single step (fdpkit.accounting.without_replacement): the hull of the
+# curves of P_2 vs P_1 and the Poisson pair N(0) vs P_1, both orders; never looser than
+# C_q(G_{2/sigma}) (issue 29: Delta = 1 alone was optimistic, test_dpsgd_fixed_size_instance.py)
+def test_fixed_size_zero_out_one_step_is_exact():
+    sigma, b, n = 1.5, 20, 1000
+    q = b / n
+    c = account(fp.dpsgd(sigma, batch_size=b, dataset_size=n, steps=1, sampling="fixed-size",
+                         relation="zero-out"), discretization=DISC).curve
+    x = np.linspace(-14 * sigma - 2, 14 * sigma + 4, 100_001)
+    pts = [_roc_points(sigma, q, up, low, x) for up, low in ((2.0, 1.0), (1.0, 2.0), (1.0, None), (None, 1.0))]
+    fpr = np.concatenate([p[0] for p in pts] + [[0.0, 1.0]])
+    tpr = 1.0 - np.concatenate([p[1] for p in pts] + [[1.0, 0.0]])
+    order = np.lexsort((-tpr, fpr))
+    exact = PiecewiseLinearCurve.lower_convex_hull(fpr[order], tpr[order])
+    diff = c.beta(ALPHAS) - exact.beta(ALPHAS)
+    assert diff.max() <= 1e-12, "fixed-size zero-out curve above the exact single step: optimistic"
+    assert diff.min() >= -CQ_ATOL
+    cq = _exact_cq(q, 2.0 / sigma).beta(ALPHAS)
+    assert np.all(c.beta(ALPHAS) >= cq - 1e-12) and (c.beta(ALPHAS) - cq).max() > 1e-3  # tighter
 
 
 def _bucket_pld(curve, d):

@@ -115,7 +115,7 @@ def test_cli_bad_input_names_the_flag(args, needle):
     (dict(sample_rate=0.05, steps=20, relation="replace-one"), "replacing one example with another"),
     (dict(batch_size=5, dataset_size=100, steps=20, sampling="truncated-poisson", max_batch_size=8), "cut down to 8"),
     (dict(batch_size=5, dataset_size=100, steps=20, sampling="fixed-size", relation="replace-one"), "Thm. 4.2"),
-    (dict(batch_size=5, dataset_size=100, steps=20, sampling="fixed-size", relation="zero-out"), "Δ = 2"),
+    (dict(batch_size=5, dataset_size=100, steps=20, sampling="fixed-size", relation="zero-out"), "qN(2, σ²)"),
     (dict(batch_size=5, dataset_size=100, epochs=2, sampling="shuffled", relation="zero-out"), "without amplification"),
     (dict(sample_rate=0.05, steps=20, unit="user"), "users are sampled"),
 ])

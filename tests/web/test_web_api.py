@@ -3,7 +3,6 @@ bounded work and security headers."""
 
 import csv
 import io
-import json
 
 import pytest
 

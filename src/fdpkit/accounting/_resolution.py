@@ -10,7 +10,8 @@ the relative excess of mu is about
 
     r(d) = (T d^2 / 6) / (2 T v) = d^2 / (12 v),                                  (1)
 
-independent of T. At the default d = 1e-4 that is small unless the step is tiny: with
+independent of T (for fixed-size zero-out, v is that of its worst pair (1 - q) N(0) + q N(2)
+against (1 - q) N(0) + q N(1): q^2 (e^{4/sigma^2} - 2 e^{2/sigma^2} + e^{1/sigma^2})). At the default d = 1e-4 that is small unless the step is tiny: with
 q = 1e-5 and sigma = 0.8, v = 3.8e-10 and r = 2.2 (fdpkit reported mu 0.0330 where finer
 grids give 0.0245); with sigma = 20, r ~ 3e3. So the discretization is
 
@@ -52,14 +53,19 @@ def step_variance(mechanism: Mechanism) -> float | None:
     if run is None or run.sampling == "shuffled":
         return None
     delta = 1.0
-    if run.relation == "replace-one" or run.sampling == "fixed-size":
+    if run.relation == "replace-one":
         delta = FIXED_SIZE_SENSITIVITY
+    collinear = (run.sampling, run.relation) == ("fixed-size", "zero-out")
     vs = []
     for ph in run.phases:
         q, sigma = float(ph.sample_rate), float(ph.noise_multiplier)
         if q >= 1.0 or ph.steps < 1:
             continue
-        vs.append(q * q * math.expm1(min((delta / sigma) ** 2, 700.0)))
+        r = min((delta / sigma) ** 2, 170.0)
+        if collinear:  # P_2 vs P_1 (accounting.without_replacement): E[(e^{L_2} - e^{L_1})^2] under N(0)
+            vs.append(q * q * (math.expm1(4 * r) - 2 * math.expm1(2 * r) + math.expm1(r)))
+        else:
+            vs.append(q * q * math.expm1(min((delta / sigma) ** 2, 700.0)))
     return min(vs) if vs else None
 
 

@@ -21,28 +21,34 @@ scheme and neighbouring relation (see :mod:`fdpkit.mechanisms.training`):
   replace-one sampled Gaussian of sensitivity 2 on the truncation event). Not tightened:
   an audit (issue 29) found it 3-10x above a simple attainable instance when the cap
   equals the expected batch size; it is sound, and may be that loose.
-- **Fixed-size batches without replacement**, replace-one or zero-out: Dong, Roth & Su
-  2022, Thm. 4.2: if a step on a fixed batch is f-DP for batches differing in one example,
-  the step on a batch of m of n examples drawn without replacement is C_q(f)-DP with
-  q = m/n and
+- **Fixed-size batches without replacement, zero-out**: the exact single step
+  (:mod:`fdpkit.accounting.without_replacement`). Coupling the batch as U + {i} or U + {j}
+  and joint convexity of the hockey-stick divergence bound every step by the family
+  (1 - q) N(h) + q N(g) against (1 - q) N(h) + q N(0), |g|, |h| <= C, all of it attainable;
+  by the Neyman-Pearson lemma for Gaussian shifts its worst member is h = -g (collinear:
+  P_2 = (1 - q) N(0) + q N(2C) against P_1 = (1 - q) N(0) + q N(C)) for eps >= 0 and the
+  Poisson pair N(0) vs P_1 below. That profile is one curve per ordering of the pair, so
+  its two PLD directions are composed separately. Poisson's add/remove pair would be
+  optimistic: whether the example is in a fixed-size batch changes how many others are,
+  and their gradients can reveal it (``tests/dpsgd/test_dpsgd_fixed_size_instance.py``).
+- **Fixed-size batches without replacement, replace-one**: Dong, Roth & Su 2022, Thm. 4.2:
+  if a step on a fixed batch is f-DP for batches differing in one element, the step on a
+  batch of m of n examples drawn without replacement is C_q(f)-DP with q = m/n and
 
-      C_q(f) = min{f_q, f_q^{-1}}**,   f_q = q f + (1 - q) Id.                      (4.2)
+      C_q(f) = min{f_q, f_q^{-1}}**,   f_q = q f + (1 - q) Id,                      (4.2)
 
-  Here f = G_{Delta/sigma} with Delta = 2 for replace-one *and* zero-out: Thm. 4.2 compares
-  batches that differ in one element, and under zero-out a batch holding the example
-  differs from one without it by another example's gradient replaced by its own (up to
-  2C). (Delta = 1 would be optimistic: whether the example is in a fixed-size batch changes
-  how many others are, and their gradients can reveal it; issue 29 and
-  ``tests/dpsgd/test_dpsgd_fixed_size_instance.py``. For the same reason the Poisson
-  add/remove pair does not dominate fixed-size zero-out.) C_q(f) is exactly the symmetric curve of the Poisson *add/remove* sampled
-  Gaussian of sensitivity Delta: its two PLD directions are T(P, (1-q)P + qQ) = f_q and
-  its inverse, and fdpkit's curve of a PLD is the convex hull of the minimum of the
-  directions' symmetric curves, whose privacy profile is the larger of theirs (the
-  conjugate of min{f, g}** is max{f*, g*}). So fdpkit builds that one-step curve (a
-  certified lower bound at the discretization), turns it back into a pessimistic PLD of
-  the *curve* (:func:`fdpkit.accounting.from_curve.pld_from_curve`, connect-the-dots on
-  its privacy profile), and composes that PLD over the steps: the curve certified for
-  C_q(f)^{(x)T} (Dong et al. Thm. 3.2).
+  here f = G_{2/sigma} (one clipped gradient replaced by another: up to 2C). This is the
+  tight single step (its family contains N(0) vs P_2 in both orders), and it stays
+  symmetrised per step (both orientations occur for one ordered pair: Lebeda et al. 2024).
+  C_q(f) is exactly the symmetric curve of the Poisson *add/remove* sampled Gaussian of
+  sensitivity 2: its two PLD directions are T(P, (1-q)P + qQ) = f_q and its inverse, and
+  fdpkit's curve of a PLD is the convex hull of the minimum of the directions' symmetric
+  curves, whose privacy profile is the larger of theirs (the conjugate of min{f, g}** is
+  max{f*, g*}). So fdpkit builds that one-step curve (a certified lower bound at the
+  discretization), turns it back into a pessimistic PLD of the *curve*
+  (:func:`fdpkit.accounting.from_curve.pld_from_curve`, connect-the-dots on its privacy
+  profile), and composes that PLD over the steps: the curve certified for C_q(f)^{(x)T}
+  (Dong et al. Thm. 3.2).
 
 Every phase's single step is composed over its steps (and the phases with each other) in
 one pass of :func:`fdpkit.accounting.pld.compose_arrays`, the round-off-bounded composition

@@ -37,6 +37,7 @@ else:  # dp_accounting (and scipy.signal, scipy.stats) load when a PLD is first 
 from fdpkit._numerics import EPSILON_MAX
 from fdpkit.accounting import _pld_adapter as _adapter
 from fdpkit.accounting import single_step, tilted
+from fdpkit.accounting.without_replacement import zero_out_step
 from fdpkit.accounting.closed_form import full_batch_gaussian, full_batch_phases
 from fdpkit.accounting.from_curve import pld_from_curve
 from fdpkit.accounting.pld_curve import curve_from_pld
@@ -363,7 +364,10 @@ def _truncated_step(m: DPSGD, ph: Phase, d: float):
 
 
 def fixed_size_step_curve(sigma: float, q: float, relation: str, d: float) -> PiecewiseLinearCurve:
-    """Certified curve of one fixed-size step: C_q(G_{Delta/sigma}) (Eq. 4.2 above)."""
+    """Certified curve of one fixed-size step by Dong, Roth & Su's C_q(G_{Delta/sigma})
+    (Eq. 4.2 of :mod:`fdpkit.accounting.entry_point`): the tight single step for
+    replace-one, a sound but loose one for zero-out (which :func:`dpsgd_pld` accounts with
+    :func:`fdpkit.accounting.without_replacement.zero_out_step` instead)."""
     delta = FIXED_SIZE_SENSITIVITY  # every relation: see the module docs (not SENSITIVITY[relation])
     return curve_from_pld(gaussian_pld(sigma, delta, q, d))
 
@@ -374,6 +378,8 @@ def _phase_pld(m: DPSGD, ph: Phase, d: float):
         step = _poisson_step(s, ph.sample_rate, m.relation, d)
     elif m.sampling == "truncated-poisson":
         step = _truncated_step(m, ph, d)
+    elif m.sampling == "fixed-size" and m.relation == "zero-out":  # the exact single step
+        step = single_step.step_pld(zero_out_step(step_sigma(s, 1.0), ph.sample_rate, d))
     elif m.sampling == "fixed-size":
         step = pld_from_curve(fixed_size_step_curve(s, ph.sample_rate, m.relation, d), d)
     else:  # shuffled: P Gaussians of sensitivity Delta (no amplification)

@@ -339,8 +339,26 @@ def _step(noise: _Gaussian, d: float) -> StepArrays:
     eps_lower, eps_upper = noise.bounds()
     lo, hi = math.floor(eps_lower / d), math.ceil(eps_upper / d)
     eps = np.arange(lo, hi + 1) * d
-    deltas, bound = _deltas(noise, eps)
-    if lo == hi:
+    return pmf_from_deltas(eps, *_deltas(noise, eps), d)
+
+
+def deltas_on_grid(noise: _Gaussian, eps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """delta(eps) of Eq. (1) at ``eps`` and its round-off bound c_k (module docs)."""
+    return _deltas(noise, np.asarray(eps, dtype=float))
+
+
+def noise_model(sigma: float, sample_rate: float) -> _Gaussian:
+    """The Poisson-subsampled Gaussian's REMOVE direction, sensitivity 1 (for
+    :func:`deltas_on_grid`): H(q N(1, sigma^2) + (1 - q) N(0, sigma^2) || N(0, sigma^2))."""
+    return _Gaussian(_check("sigma", sigma), 1.0, float(sample_rate), _REMOVE)
+
+
+def pmf_from_deltas(eps: np.ndarray, deltas: np.ndarray, bound: np.ndarray, d: float) -> StepArrays:
+    """The pessimistic connect-the-dots PMF (Eq. 2) of ``deltas`` on the grid ``eps`` (an
+    arithmetic grid of step ``d`` on multiples of ``d``), raised by the envelope of their
+    round-off bounds ``bound`` (module docs)."""
+    lo = round(float(eps[0]) / d)
+    if len(eps) == 1:
         e = float(bound[0]) * ENVELOPE_FACTOR + FORMULA_UNITS * _U
         probs, inf_mass = np.array([max(1.0 - deltas[0] - e, 0.0)]), float(deltas[0]) + e
         env = np.array([e])
@@ -423,4 +441,5 @@ def step_pld(steps: tuple[StepArrays, StepArrays | None]):
     return pld_from_arrays(remove.pmf, None if add is None else add.pmf)
 
 
-__all__ = ["ROUNDOFF_UNITS", "StepArrays", "gaussian_step", "laplace_step", "mixture", "step_pld"]
+__all__ = ["ROUNDOFF_UNITS", "StepArrays", "deltas_on_grid", "gaussian_step", "laplace_step", "mixture",
+           "noise_model", "pmf_from_deltas", "step_pld"]

@@ -30,6 +30,7 @@ from fdpkit._deprecation import warn_renamed
 from fdpkit._numerics import check_probability, json_safe, norm_isf
 from fdpkit.accounting import Accounting, account
 from fdpkit.accounting._resolution import choose_discretization
+from fdpkit.accounting.truncated_instance import truncation_looseness
 from fdpkit.curves import GaussianCurve, TradeOffCurve, _repr
 from fdpkit.fit import ALPHA_MIN_DEFAULT, GDPFit, fit_gdp_adapted
 from fdpkit.mechanisms import (
@@ -392,6 +393,23 @@ def privacy_report(
     comparison = comparison_for(mech, discretization, deltas, alpha_min)
     if comparison is not None:
         warnings.append(comparison["caveat"])
+    loose = truncation_looseness(mech, discretization, deltas)
+    looseness = None
+    if loose is not None:  # truncated Poisson: say how loose dp_accounting's analysis may be
+        d0, e0 = epsilons[0]
+        ratio = loose.ratio(d0, e0)
+        looseness = {  # flat scalars: every report format prints provenance as a table
+            "truncation_instance": "every other gradient zero: the Poisson subsampled Gaussian at the rate "
+                                   "q' at which the example is drawn and survives truncation (attainable)",
+            "truncation_instance_rates": ", ".join(f"{r:.6g}" for r in loose.effective_rates),
+            "truncation_instance_delta": loose.epsilons[0][0],
+            "truncation_instance_epsilon": loose.epsilons[0][1],
+            "truncation_epsilon_ratio": ratio,
+        }
+        if ratio is not None:
+            warnings.append(f"Truncated Poisson is accounted with dp_accounting's analysis, which may be loose: "
+                            f"an attainable instance already reaches epsilon = {loose.epsilons[0][1]:.4g} at "
+                            f"delta = {d0:g}, so the stated epsilon may be up to {ratio:.3g}x the true one.")
     post = np.asarray(posterior(curve, np.array(priors), POSTERIOR_FPR))
     provenance = {
         "fdpkit_version": _version("fdpkit"),
@@ -403,6 +421,8 @@ def privacy_report(
         "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "python": platform.python_version(),
     }
+    if looseness is not None:
+        provenance.update(looseness)
     return PrivacyReport(
         mechanism=mech, method=acc.method, discretization=acc.discretization, curve=curve,
         fit=fit, verdict=verdict, gdp_complete=complete, epsilons=epsilons, tprs=tprs,

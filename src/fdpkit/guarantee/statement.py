@@ -41,6 +41,12 @@ _METHOD = {
     "fixed-size": ("the without-replacement subsampling theorem of Dong, Roth & Su (2022, Thm. 4.2), "
                    "C_q(G_{{Δ/σ}}) with Δ = {d:g}, composed over the steps through its PLD"),
     "shuffled": "the Gaussian mechanism without amplification by sampling (μ = √P·Δ/σ, Δ = {d:g}), exact",
+    # fixed-size zero-out: the exact single step (fdpkit.accounting.without_replacement)
+    "fixed-size zero-out": ("the exact single step of fixed-size sampling without replacement under zero-out "
+                            "(by joint convexity over the batch, its worst case is (1 − q)N(0, σ²) + qN(2, σ²) "
+                            "against (1 − q)N(0, σ²) + qN(1, σ²) for ε ≥ 0 and the Poisson subsampled Gaussian "
+                            "below, in units of the clipping norm; derived in fdpkit.accounting.without_replacement), "
+                            "composed over the steps through its PLD, each neighbouring order separately"),
 }
 
 #: Full batches (q = 1) in every phase: the plain Gaussian mechanism, composed exactly.
@@ -112,7 +118,8 @@ def paper_statement(report: "PrivacyReport") -> str:
                                             mb=p0.max_batch_size)
         out.append(f"Batches are formed by {samp}.")
         out.append(_training(m, u))
-        how = _METHOD[m.sampling].format(d=m.sensitivity)
+        key = "fixed-size zero-out" if (m.sampling, m.relation) == ("fixed-size", "zero-out") else m.sampling
+        how = _METHOD[key].format(d=m.sensitivity)
         if report.method == "closed form" and m.sampling != "shuffled":
             how = _FULL_BATCH_METHOD.format(d=m.sensitivity)
     else:
@@ -163,6 +170,12 @@ def _caveats(report: "PrivacyReport", m, d0: float) -> list[str]:
         if m.sampling in ("poisson", "truncated-poisson"):
             c.append("The accounting assumes batches were really drawn by Poisson sampling; it does not hold "
                      "for shuffled fixed-size batches.")
+        ratio = report.provenance.get("truncation_epsilon_ratio")
+        if ratio:
+            c.append(f"Truncated Poisson batches are accounted with dp_accounting's analysis, which may be loose: "
+                     f"an attainable instance already reaches ε = {_g(report.provenance['truncation_instance_epsilon'])} "
+                     f"at δ = {report.provenance['truncation_instance_delta']:g}, so the stated ε may be up to "
+                     f"{_g(ratio, 3)}× the true one.")
         if report.comparison:
             cmp = report.comparison
             e = cmp["epsilon_at_delta"][0]

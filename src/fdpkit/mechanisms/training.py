@@ -28,8 +28,9 @@ sampling           relations (what fdpkit accounts)
 =================  ========================================================================
 poisson            add-remove, zero-out (same PLD), replace-one (dp_accounting's PLD)
 truncated-poisson  all three: dp_accounting 0.6.0's truncated subsampled Gaussian
-fixed-size         replace-one, zero-out: Dong, Roth & Su 2022 Thm. 4.2, C_q(G_{Delta/sigma})
-                   composed T times; add-remove is refused (the batch size would not change
+fixed-size         replace-one: Dong, Roth & Su 2022 Thm. 4.2, C_q(G_{2/sigma}) composed T
+                   times; zero-out: its exact single step, composed per direction;
+                   add-remove is refused (the batch size would not change
                    with the dataset, which Thm. 4.2 does not cover)
 shuffled           replace-one, zero-out: no amplification, mu = sqrt(P) Delta / sigma;
                    add-remove is refused (adding or removing one example reshuffles the
@@ -38,12 +39,12 @@ shuffled           replace-one, zero-out: no amplification, mu = sqrt(P) Delta /
 
 Delta = 2 for replace-one (the clipped gradient of one example is replaced by another: the
 sum moves by up to 2C) and 1 for zero-out (replaced by a zero gradient) and add-remove.
-Fixed-size batches use Delta = 2 for zero-out too (:data:`FIXED_SIZE_SENSITIVITY`): Thm. 4.2
-compares batches that differ in one element, and a batch holding the example differs from
-one without it by one *other* example's gradient replaced by its own (up to 2C). That is
-attained in effect: with a fixed batch size, whether the example is in the batch changes how
-many other examples are, so their gradients reveal it (issue 29;
-``tests/dpsgd/test_dpsgd_fixed_size_instance.py`` shows an instance above the Delta = 1 curve).
+Fixed-size zero-out is *not* the Gaussian of Delta = 1 subsampled: whether the example is
+in the batch changes how many other examples are, so their gradients reveal it (issue 29;
+``tests/dpsgd/test_dpsgd_fixed_size_instance.py``). Its exact single step
+(:mod:`fdpkit.accounting.without_replacement`) has the worst case "every other example's
+gradient opposite the example's": (1 - q) N(0) + q N(2C) against (1 - q) N(0) + q N(C) for
+eps >= 0. Replace-one keeps Thm. 4.2 with :data:`FIXED_SIZE_SENSITIVITY` (tight there).
 """
 
 from __future__ import annotations
@@ -78,9 +79,8 @@ REFUSED = {
 
 #: Sensitivity of the summed clipped gradients in units of the clipping norm.
 SENSITIVITY = {"add-remove": 1.0, "zero-out": 1.0, "replace-one": 2.0}
-#: Sensitivity between two batches of a fixed-size scheme that differ in one element, for
-#: every relation: Dong, Roth & Su's Thm. 4.2 needs it (see the module docs), so fixed-size
-#: zero-out is accounted as C_q(G_{2/sigma}), like replace-one.
+#: Sensitivity between two batches of a fixed-size scheme that differ in one element: Dong,
+#: Roth & Su's Thm. 4.2 needs it, and fixed-size replace-one is accounted as C_q(G_{2/sigma}).
 FIXED_SIZE_SENSITIVITY = 2.0
 
 
@@ -327,10 +327,9 @@ class DPSGD(Mechanism):
 
     @property
     def sensitivity(self) -> float:
-        """Sensitivity of one step's noisy sum, in clipping norms (2 for replace-one, and
-        for fixed-size batches under any relation: see the module docs)."""
-        if self.sampling == "fixed-size":
-            return FIXED_SIZE_SENSITIVITY
+        """Sensitivity of one step's noisy sum, in clipping norms: 2 for replace-one, 1 for
+        zero-out and add-remove (fixed-size zero-out is accounted by its exact single step,
+        whose worst case also moves another example's gradient: see the module docs)."""
         return SENSITIVITY[self.relation]
 
     def with_(self, **changes: Any) -> "DPSGD":
