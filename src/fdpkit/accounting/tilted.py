@@ -386,18 +386,23 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays,
     inf_mass = -math.expm1(log1m) if math.isfinite(log1m) else 1.0
     inf_mass = min(1.0, inf_mass * (1.0 + 16 * u64) + (1e-300 if inf_mass > 0 else 0.0))
     size = stop - start + 1
-    losses = (start + np.arange(size)) * d
-    above = 0.0 if stop >= hi_sup else _chernoff_mass(cum, 0.0, k0, math.sqrt(k20), stop * d, True)
-    inf_mass = min(1.0, inf_mass + above)
-
-    p_up = np.full(size, np.inf)
-    p_low = np.zeros(size if pl.need_low else 1)  # read only where need_low
-    err = np.full(size, np.inf)
     # index of the first non-negative loss: (7) reads p_up and err there and above only
     first = min(max(0, -start), size)
     f0 = first if first < size else size - 1
-
     need_low = pl.need_low  # (see plan)
+    # without lower bounds nothing reads the grid, p_up or err below f0 (the upper bounds
+    # start there): those entries are left unset (issue 27: a third of the window)
+    lo_set = 0 if need_low else f0
+    losses = np.empty(size)
+    np.multiply(start + lo_set + np.arange(size - lo_set), d, out=losses[lo_set:])
+    above = 0.0 if stop >= hi_sup else _chernoff_mass(cum, 0.0, k0, math.sqrt(k20), stop * d, True)
+    inf_mass = min(1.0, inf_mass + above)
+
+    p_up = np.empty(size)
+    p_up[lo_set:] = np.inf
+    p_low = np.zeros(size if need_low else 1)  # read only where need_low
+    err = np.empty(size)
+    err[lo_set:] = np.inf
 
     fresh = [True]
 
