@@ -40,7 +40,7 @@ else:  # loaded on first use (start-up time, issue 30)
 
 from fdpkit._numerics import MU_SAFETY_RTOL, check_scalar, norm_isf, norm_sf
 from fdpkit.curves import GaussianCurve, TradeOffCurve, _repr
-from fdpkit.fit.regret import _BLOCK, _check_curve, regret
+from fdpkit.fit.regret import _check_curve, regret
 
 #: Default lower end of the FPR range on which numeric curves are fitted (Gomez et al.).
 ALPHA_MIN_DEFAULT = 1e-10
@@ -113,6 +113,12 @@ class GDPFit:
 # ----------------------------------------------------------------------------- fit
 
 
+#: Vertices per block of the branch and bound in :func:`_mu_on_vertices` (the result is
+#: exact for any size; 16 evaluates the fewest isf values on the headline DP-SGD curve,
+#: whose isf(alpha) + isf(beta) is nearly flat: 1.1 ms against 2.9 ms at 64, issue 27).
+_MU_BLOCK = 16
+
+
 def _isf_beta(b: np.ndarray, t: np.ndarray) -> np.ndarray:
     """isf(beta) = -isf(TPR), from whichever of beta/TPR is small (accurately stored)."""
     out = np.empty(len(b))
@@ -165,9 +171,9 @@ def _mu_on_vertices(
         n = len(a)
         if n == 0:
             return float(max(0.0, best))
-        if n <= 8 * _BLOCK:
+        if n <= 8 * _MU_BLOCK:
             return float(max(0.0, best, np.nanmax(norm_isf(a) + _isf_beta(b, t))))
-        s = np.append(np.arange(0, n - 1, _BLOCK), n - 1)
+        s = np.append(np.arange(0, n - 1, _MU_BLOCK), n - 1)
         isf_a, isf_b = norm_isf(a[s]), _isf_beta(b[s], t[s])
         best = max(best, float(np.nanmax(isf_a + isf_b)))
         bound = isf_a[:-1] + isf_b[1:]
