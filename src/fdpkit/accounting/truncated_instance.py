@@ -31,16 +31,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
-from scipy import stats
-
 from fdpkit._lazy import lazy_module
 from fdpkit.accounting.pld import neighbour, step_sigma
-from fdpkit.mechanisms import DPSGD, Mechanism, training_run
+from fdpkit.mechanisms import Mechanism, training_run
 
 if TYPE_CHECKING:
     from dp_accounting.pld import privacy_loss_distribution as pldlib
+    from scipy import stats
 else:
     pldlib = lazy_module("dp_accounting.pld.privacy_loss_distribution")
+    stats = lazy_module("scipy.stats")
 
 #: Relative amount by which q' of Eq. (1) is lowered to absorb its floating-point error.
 RATE_MARGIN = 1e-9
@@ -119,7 +119,7 @@ def truncation_looseness(mechanism: Mechanism, discretization: float,
     TruncationLooseness or None
     """
     run = training_run(mechanism)
-    if not isinstance(run, DPSGD) or run.sampling != "truncated-poisson" or run.examples_per_user:
+    if run is None or run.sampling != "truncated-poisson" or run.examples_per_user:
         return None
     relation = "replace-one" if run.relation == "replace-one" else "add-remove"
     out, rates = None, []
