@@ -422,3 +422,15 @@ def test_joint_hostile_sweep_over_the_public_api():
     _SWEEP_CALLS[0] = 0
     _joint_sweep()
     assert _SWEEP_CALLS[0] >= SWEEP_MIN_CALLS, f"only {_SWEEP_CALLS[0]} calls"
+
+
+@pytest.mark.parametrize("sampling,relation", [("fixed-size", "replace-one"), ("fixed-size", "zero-out"),
+                                               ("poisson", "add-remove"), ("truncated-poisson", "replace-one")])
+def test_huge_noise_reports_mu_near_zero(sampling, relation):
+    # noise multiplier 1e20: fixed-size replace-one once failed with "not a valid privacy
+    # loss distribution" (a clipped mass put the null mass at loss 0 above 1); mu must be ~0
+    extra = {"max_batch_size": 100} if sampling == "truncated-poisson" else {}
+    r = fp.privacy_report(fp.dpsgd(1e20, batch_size=100, dataset_size=10000, steps=10, sampling=sampling,
+                                   relation=relation, **extra))
+    assert 0.0 <= r.mu < 0.01
+    assert r.epsilon_for_delta(1e-5) == pytest.approx(0.0, abs=1e-3)
