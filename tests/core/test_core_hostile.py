@@ -434,3 +434,17 @@ def test_huge_noise_reports_mu_near_zero(sampling, relation):
                                    relation=relation, **extra))
     assert 0.0 <= r.mu < 0.01
     assert r.epsilon_for_delta(1e-5) == pytest.approx(0.0, abs=1e-3)
+
+
+def test_tiny_laplace_scale_names_scale():
+    # the closed form's check once named the curve's "epsilon", not the public argument
+    with pytest.raises(fp.ParameterError, match="scale") as err:
+        fp.privacy_report(fp.Laplace(1e-3))
+    assert err.value.parameter == "scale"
+
+
+def test_tiny_sample_rate_reports_mu_near_zero():
+    # q = 1e-12: the automatic discretization once chose d = 1e-8, which the single step's
+    # a-priori grid check then refused (naming noise_multiplier); now it coarsens d
+    r = fp.privacy_report(fp.dpsgd(1.0, 1e-12, 100))
+    assert 0.0 <= r.mu < 1e-3 and r.epsilon_for_delta(1e-5) < 1e-3
