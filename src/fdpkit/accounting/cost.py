@@ -332,7 +332,9 @@ def _plan(parts: list, coarse: float) -> tuple[list[float], float, float, int]:
     pl = tilted.plan(parts, coarse)
     start, stop = pl.start, pl.stop
     sizes = [float(hi - lo + 1) for lo, hi in pl.windows]
-    return sizes, float(stop - start + 1), float(max(stop - max(start, 0) + 1, 1)), pl.cumulants.evaluations
+    # the largest grid held at once: the output (at most ``top``) or a pass's window
+    union = max(float(stop - start + 1), *sizes)
+    return sizes, union, float(max(stop - max(start, 0) + 1, 1)), pl.cumulants.evaluations
 
 
 def _wide_composition(steps: list, d: float, tally: _Tally) -> None:

@@ -31,16 +31,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
-from scipy import stats
-
 from fdpkit._lazy import lazy_module
 from fdpkit.accounting.pld import neighbour, step_sigma
-from fdpkit.mechanisms import DPSGD, Mechanism, dpsgd_schedule, training_run
+from fdpkit.mechanisms import Mechanism, dpsgd_schedule, training_run
 
 if TYPE_CHECKING:
+    from fdpkit.mechanisms import DPSGD
     from dp_accounting.pld import privacy_loss_distribution as pldlib
+    from scipy import stats
 else:
     pldlib = lazy_module("dp_accounting.pld.privacy_loss_distribution")
+    stats = lazy_module("scipy.stats")
 
 #: Relative amount by which q' of Eq. (1) is lowered to absorb its floating-point error.
 RATE_MARGIN = 1e-9
@@ -123,7 +124,7 @@ def instance_run(mechanism: Mechanism) -> DPSGD | None:
     ('poisson', 10, True)
     """
     run = training_run(mechanism)
-    if not isinstance(run, DPSGD) or run.sampling != "truncated-poisson" or run.examples_per_user:
+    if run is None or run.sampling != "truncated-poisson" or run.examples_per_user:
         return None
     relation = "replace-one" if run.relation == "replace-one" else "add-remove"
     phases = []
@@ -152,7 +153,7 @@ def truncation_looseness(mechanism: Mechanism, discretization: float,
     TruncationLooseness or None
     """
     run = training_run(mechanism)
-    if not isinstance(run, DPSGD) or run.sampling != "truncated-poisson" or run.examples_per_user:
+    if run is None or run.sampling != "truncated-poisson" or run.examples_per_user:
         return None
     relation = "replace-one" if run.relation == "replace-one" else "add-remove"
     out, rates = None, []

@@ -65,7 +65,6 @@ CURVE_SAMPLES = 241
 
 
 @functools.cache
-
 def _report_layer() -> Any:
     """The report layer, :mod:`fdpkit.report`, which lays this object out as a document (HTML,
     PDF). It sits above ``guarantee/`` (issue 23: imports flow one way), so the two
@@ -74,6 +73,8 @@ def _report_layer() -> Any:
     direct route."""
     return importlib.import_module("fdpkit.report")
 
+
+@functools.cache
 def _version(dist: str) -> str:
     """The installed version of ``dist`` (read once per process: importlib.metadata scans
     the environment's metadata, about 2 ms a call)."""
