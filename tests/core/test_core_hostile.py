@@ -456,3 +456,13 @@ def test_shuffled_tiny_noise_answers_without_the_poisson_comparison():
     r = fp.privacy_report(fp.dpsgd(1e-3, batch_size=100, dataset_size=10000, steps=100, sampling="shuffled",
                                    relation="replace-one"))
     assert r.mu == pytest.approx(2000.0) and r.comparison is None
+
+
+def test_calibration_beyond_reach_names_the_target():
+    # an unreachable target was a bare ValueError (no .parameter): now a ParameterError naming it
+    with pytest.raises(fp.ParameterError) as err:
+        fp.calibrate_dpsgd(mu=1e-12, noise_multiplier=1.0, sample_rate=0.01, discretization=1e-2)
+    assert err.value.parameter == "mu"
+    with pytest.raises(fp.ParameterError) as err:
+        fp.calibrate_dpsgd(mu=1.0, noise_multiplier=1e-3, sample_rate=0.01)
+    assert err.value.parameter == "mu"
