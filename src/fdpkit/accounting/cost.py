@@ -57,6 +57,7 @@ from fdpkit.accounting.from_curve import _check_curve, pld_from_curve
 from fdpkit.accounting.pld import _flatten, _PhaseStep, _single_step_pld
 from fdpkit.accounting.rdp import contains_renyi
 from fdpkit.accounting.result import check_discretization
+from fdpkit.accounting.truncated_instance import INSTANCE_WORK_FACTOR, instance_run
 from fdpkit.mechanisms import (
     ApproxDP,
     CurveMechanism,
@@ -471,6 +472,9 @@ def estimate_cost(mechanism: Mechanism, discretization: float = 1e-4) -> CostEst
     steps = _flatten(mechanism)
     tally = _Tally()
     _estimate_steps(steps, d, tally)
+    instance = instance_run(source)
+    if instance is not None:  # a truncated-Poisson report's looseness statement (its instance)
+        tally.other += INSTANCE_WORK_FACTOR * estimate_cost(instance, d).work
     return _result("PLD", tally, _driver(source, steps, tally))
 
 
