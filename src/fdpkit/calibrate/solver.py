@@ -33,6 +33,7 @@ from fdpkit._numerics import check_real, norm_isf
 from fdpkit.accounting._resolution import choose_discretization
 from fdpkit.accounting import DISCRETIZATION_DEFAULT, BudgetExceeded, CostBudget, account, closed_form_curve, estimate_cost
 from fdpkit.calibrate.targets import Target, achieved_values, make_target
+from fdpkit.errors import ParameterError
 from fdpkit.fit import ALPHA_MIN_DEFAULT, fit_gdp
 from fdpkit.mechanisms import dpsgd
 from fdpkit.mechanisms.training import DPSGD, MAX_STEPS
@@ -338,12 +339,13 @@ def calibrate_dpsgd(
     try:
         return _solve(p, target, discretization, alpha_min, report_epochs, budget)
     except _SearchCapped as exc:
-        raise ValueError(f"{target.name}: no run meeting this target was found by changing {p.unknown} within the "
-                         f"search's limits ({exc}); choose a weaker target or change the other parameters") from None
+        raise ParameterError(f"{target.name}: no run meeting this target was found by changing {p.unknown} within "
+                             f"the search's limits ({exc}); choose a weaker target or change the other parameters",
+                             target.name) from None
     except BudgetExceeded as exc:
-        raise ValueError(f"{target.name}: meeting this target by changing {p.unknown} needs more than the cost "
-                         f"budget allows ({exc}); choose a weaker target, change the other parameters "
-                         "or pass a larger budget=") from None
+        raise ParameterError(f"{target.name}: meeting this target by changing {p.unknown} needs more than the cost "
+                             f"budget allows ({exc}); choose a weaker target, change the other parameters "
+                             "or pass a larger budget=", target.name) from None
 
 
 def _solve(p: _Problem, target: Target, disc: float | None, alpha_min: float, report_epochs: bool,
@@ -440,7 +442,7 @@ def _solve(p: _Problem, target: Target, disc: float | None, alpha_min: float, re
         x = math.exp(t1)
         stage[0] = "fine"
         if p.integer:
-            return _integer_finish(p, x, lambda v: good(metric(v, FINE)[0]), finish, most, target.describe())
+            return _integer_finish(p, x, lambda v: good(metric(v, FINE)[0]), finish, most, target.describe(), target.name)
         # 2. requested discretization: a Newton step with the coarse slope, then secant steps on
         # the full-resolution points (their slope differs from the coarse one), aimed a little
         # inside the safe side; bisection between safe and unsafe points if that stalls
@@ -478,8 +480,8 @@ def _solve(p: _Problem, target: Target, disc: float | None, alpha_min: float, re
             cand = new
         if safe is not None:
             return finish(safe[0], False, "the target was met on the safe side but not to full precision")
-        raise ValueError(f"could not meet {target.describe()} by changing {p.unknown}: even "
-                         f"{p.unknown} = {most:g} exceeds it; change the other parameters")
+        raise ParameterError(f"could not meet {target.describe()} by changing {p.unknown}: even "
+                             f"{p.unknown} = {most:g} exceeds it; change the other parameters", target.name)
     except _SearchCapped:
         if not best_safe:
             raise
@@ -490,7 +492,7 @@ def _solve(p: _Problem, target: Target, disc: float | None, alpha_min: float, re
 
 
 def _integer_finish(p: _Problem, x: float, ok: Callable[[float], bool], finish, most: float,
-                    desc: str = "the target") -> CalibrationResult:
+                    desc: str = "the target", name: str = "mu") -> CalibrationResult:
     """Largest whole x with ok(x) (metric increases in x): bracket around the estimate, bisect."""
     lo_ok: float | None = None
     hi_bad: float | None = None
@@ -505,8 +507,8 @@ def _integer_finish(p: _Problem, x: float, ok: Callable[[float], bool], finish, 
         else:
             hi_bad = c
             if c <= p.lo:
-                raise ValueError(f"could not meet the target by changing {p.unknown}: even {p.unknown} = "
-                                 f"{int(p.lo)} exceeds it ({desc}); change the other parameters")
+                raise ParameterError(f"could not meet the target by changing {p.unknown}: even {p.unknown} = "
+                                     f"{int(p.lo)} exceeds it ({desc}); change the other parameters", name)
             nxt = max(p.lo, c - step)
         if lo_ok is not None and hi_bad is not None:
             break

@@ -37,6 +37,7 @@ from fdpkit.mechanisms import (
     Mechanism,
     UniformSampling,
     mechanism_from_dict,
+    training_run,
     walk,
 )
 from fdpkit.guarantee.setting import comparison_for, setting_of
@@ -64,7 +65,6 @@ CURVE_SAMPLES = 241
 
 
 @functools.cache
-
 def _report_layer() -> Any:
     """The report layer, :mod:`fdpkit.report`, which lays this object out as a document (HTML,
     PDF). It sits above ``guarantee/`` (issue 23: imports flow one way), so the two
@@ -73,6 +73,8 @@ def _report_layer() -> Any:
     direct route."""
     return importlib.import_module("fdpkit.report")
 
+
+@functools.cache
 def _version(dist: str) -> str:
     """The installed version of ``dist`` (read once per process: importlib.metadata scans
     the environment's metadata, about 2 ms a call)."""
@@ -429,6 +431,13 @@ def privacy_report(
             warnings.append(f"Truncated Poisson is accounted with dp_accounting's analysis, which may be loose: "
                             f"an attainable instance already reaches epsilon = {loose.epsilons[0][1]:.4g} at "
                             f"delta = {d0:g}, so the stated epsilon may be up to {ratio:.3g}x the true one.")
+    run = training_run(mech)
+    if loose is None and run is not None and run.sampling == "truncated-poisson" and run.examples_per_user:
+        looseness = {"truncation_instance": "not stated with group privacy (examples_per_user)"}
+        warnings.append("Truncated Poisson is accounted with dp_accounting's analysis, which may be loose; with "
+                        "group privacy (examples_per_user) no attainable instance is stated: the example-level "
+                        "instance is not a group's, whose examples are drawn and truncated together, so its "
+                        "epsilon bounds neither the group run's true epsilon nor the looseness.")
     post = np.asarray(posterior(curve, np.array(priors), POSTERIOR_FPR))
     provenance = {
         "fdpkit_version": _version("fdpkit"),
