@@ -16,8 +16,7 @@ PYTEST_ARGS ?=
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[cli,report,web,ledger,postgres,sweep,opacus,dev,docs]'
-	$(PY) -m pip install -q 'psycopg[binary]>=3.1'
+	$(PY) -m pip install -q -e '.[cli,report,web,ledger,postgres,sweep,opacus,dev,docs]' 'psycopg[binary]>=3.1'
 	@touch $(STAMP)
 
 # The main job: the web calculator on http://127.0.0.1:8000/ (Ctrl-C to stop);
@@ -53,12 +52,19 @@ $(SYSTEM_STAMP): $(STAMP)
 # tests/accounting again with numpy's SIMD dispatch narrowed to its baseline loops
 # (NPY_DISABLE_CPU_FEATURES, scripts/narrow_simd.py), so that no tolerance rests on one
 # CPU's rounding (its `slow` reference runs, which ran in the first part, are left out
-# there to keep `make test` within 15 minutes on 2 cores).
+# there to keep `make test` within 15 minutes on 2 cores). `--dist worksteal`: each worker
+# starts on one contiguous half of the suite and takes over half of the other's remaining
+# tests when it runs out, so a module's tests stay on one worker (its module-scoped browser,
+# live server or PostgreSQL database is set up once, not once per batch of `--dist load`)
+# and the tail is at most one test long.
+# The serial part collects only the files that mark tests `serial` (collecting all of tests/
+# costs ~30 CPU seconds for 3 tests); tests/conftest.py fails if a serial test lives elsewhere.
+SERIAL_FILES = $(shell grep -rlE --include='test_*.py' 'mark\.serial' tests)
 test: $(STAMP) $(SYSTEM_STAMP) lint docs
-	$(PY) -m pytest -n 2 -m "not serial" $(PYTEST_ARGS)
-	$(PY) -m pytest -m serial tests $(PYTEST_ARGS)
+	$(PY) -m pytest -n 2 --dist worksteal -m "not serial" $(PYTEST_ARGS)
+	$(PY) -m pytest -m serial $(SERIAL_FILES) $(PYTEST_ARGS)
 	NPY_DISABLE_CPU_FEATURES="$$($(PY) scripts/narrow_simd.py)" \
-		$(PY) -m pytest -n 2 -m "not serial and not slow" tests/accounting $(PYTEST_ARGS)
+		$(PY) -m pytest -n 2 --dist worksteal -m "not serial and not slow" tests/accounting $(PYTEST_ARGS)
 
 # The inner loop while you work: `make test` less the browser, PostgreSQL, `serial` and `slow`
 # tests (markers in pyproject.toml; tests/conftest.py marks the browser and PostgreSQL tests by
@@ -66,7 +72,7 @@ test: $(STAMP) $(SYSTEM_STAMP) lint docs
 # on 2 cores. `make test` (CI's .ci/run) still runs everything: run it before you push.
 FAST_MARKERS := not browser and not serial and not slow and not postgres
 test-fast: $(STAMP)
-	$(PY) -m pytest -n 2 -m "$(FAST_MARKERS)" $(PYTEST_ARGS)
+	$(PY) -m pytest -n 2 --dist worksteal -m "$(FAST_MARKERS)" $(PYTEST_ARGS)
 
 # ruff and mypy on src/ (configured in pyproject.toml; strictness stated there), and
 # import-linter: the layers contract of [tool.importlinter] (imports flow one way, issue 23).

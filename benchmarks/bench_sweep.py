@@ -14,7 +14,14 @@ Measured (the issue's benchmarks):
    (b) the mean time per setting of the 1,000-setting sweep on 1 worker against the mean
        standalone report over a sample of its settings (no step reuse in the reports).
 
-Run: ``benchmarks/.venv/bin/python benchmarks/bench_sweep.py [--write] [--quick]``
+4. (``--before REV``, issue 27 item 3) before/after: the grid accounted in-process on one
+   core, in fresh processes started together (so that a loaded machine slows each alike),
+   by ``src/`` of git revision REV (e.g. ``a8858c4``, main before issue 27) and by this
+   tree, at 1e-4; and by this tree at the library's default discretization (issue 29: the
+   sweep's default since then), for its cost. CPU seconds (the work done) and wall seconds;
+   the machine's load average is printed with them. ``--before-only`` runs just this.
+
+Run: ``benchmarks/.venv/bin/python benchmarks/bench_sweep.py [--write] [--quick] [--before REV]``
 (``--quick``: 125 settings and fewer repeats, to check that it runs end to end).
 Timings are wall clock, best of the repeats; run on an otherwise idle machine.
 """
@@ -71,12 +78,88 @@ def _max_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+#: One before/after run, in a fresh process (argv: grid JSON, discretization or "default").
+_CHILD = """
+import json, os, sys, time
+os.environ["FDPKIT_THREADS"] = "1"
+try:  # run_sweep since issue 23; an earlier src/ has sweep
+    from fdpkit.sweep import run_sweep as sweep
+except ImportError:
+    from fdpkit.sweep import sweep
+grid = json.loads(sys.argv[1])
+kw = {} if sys.argv[2] == "default" else {"discretization": float(sys.argv[2])}
+sweep(noise_multiplier=[2.0], sample_rate=[0.01], steps=[100], executor="inprocess")  # imports
+c0, t0 = time.process_time(), time.perf_counter()
+rows = sweep(**grid, executor="inprocess", **kw)
+print(json.dumps([time.process_time() - c0, time.perf_counter() - t0,
+                  [[r.get("mu"), r.get("epsilon"), r.get("discretization")] for r in rows]]))
+"""
+
+
+def _source_tree(rev: str) -> str:
+    """``src/`` of git revision ``rev`` of this repository, extracted to a temporary folder."""
+    import subprocess
+    import tempfile
+
+    dest = Path(tempfile.mkdtemp(prefix="fdpkit-before-"))
+    archive = subprocess.run(["git", "-C", str(OUT.parent.parent), "archive", rev, "src"],
+                             capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    return str(dest / "src")
+
+
+def before_after(rev: str, g: dict, say) -> None:
+    """Section 4: the grid by ``src/`` of ``rev`` and by this tree, in fresh processes
+    started together (one core each: FDPKIT_THREADS=1)."""
+    import json
+    import subprocess
+    import sys
+
+    n = math.prod(len(v) for v in g.values())
+    this = str(OUT.parent.parent / "src")
+    runs = [(f"before ({rev})", _source_tree(rev), "0.0001"), ("this tree", this, "0.0001"),
+            ("this tree, default discretization (issue 29)", this, "default")]
+    load0 = os.getloadavg()
+    procs = [subprocess.Popen([sys.executable, "-c", _CHILD, json.dumps(g), disc],
+                              env=dict(os.environ, PYTHONPATH=src), stdout=subprocess.PIPE, text=True)
+             for _, src, disc in runs]
+    results = [json.loads(p.communicate()[0].strip().splitlines()[-1]) for p in procs]
+    load1 = os.getloadavg()
+    say(f"### Before/after: {n} settings in-process, one core each (issue 27 item 3)")
+    say()
+    say(f"Fresh processes started together; load average {load0[0]:.1f} at the start, {load1[0]:.1f} "
+        "at the end (CPU seconds are the work done; wall seconds include the wait for a core).")
+    say()
+    say("| source | discretization | CPU s | wall s | speed-up (CPU) |")
+    say("|---|---|---|---|---|")
+    base = results[0][0]
+    for (label, _, disc), (cpu, wall, _) in zip(runs, results):
+        say(f"| {label} | {'1e-4' if disc != 'default' else 'library rule'} | {cpu:.1f} | {wall:.1f} | "
+            f"**{base / cpu:.2f}x** |")
+    say()
+    before_rows, after_rows, auto_rows = (r[2] for r in results)
+    finite = [(a[0], b[0]) for a, b in zip(before_rows, after_rows)
+              if a[0] is not None and b[0] is not None and math.isfinite(a[0]) and math.isfinite(b[0])]
+    lower = sum(b < a for a, b in finite)
+    worst = max((abs(b / a - 1) for a, b in finite if a > 0), default=0.0)
+    newly = sum(1 for a, b in zip(before_rows, after_rows) if not math.isfinite(a[0] or math.inf)
+                and math.isfinite(b[0] or math.inf))
+    finer = sum(1 for r in auto_rows if r[2] is not None and r[2] < 1e-4)
+    say(f"mu, this tree against before: largest relative change {worst:.2e}, lower in {lower} of "
+        f"{len(finite)} settings; finite now where before was inf: {newly}. The library rule chose "
+        f"a finer discretization than 1e-4 for {finer} of {n} settings.")
+    say()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--settings", type=int, default=None, help="grid size (default 1000; 125 with --quick)")
     ap.add_argument("--quick", action="store_true", help="small grid and fewer repeats (end-to-end check)")
     ap.add_argument("--write", action="store_true", help="replace the Sweeps section of RESULTS.md")
     ap.add_argument("--discretization", type=float, default=None, help="grid discretization (default 1e-4)")
+    ap.add_argument("--before", default=None, metavar="REV",
+                    help="also run the grid with src/ of this git revision against this tree (section 4)")
+    ap.add_argument("--before-only", action="store_true", help="only section 4 (needs --before)")
     args = ap.parse_args()
     global GRID_DISC
     if args.discretization is not None:
@@ -97,6 +180,12 @@ def main() -> None:
         f"{platform.python_version()}; fdpkit {fp.__version__}. Wall-clock seconds."
         + (" **Quick run (reduced grid and repeats): not the recorded benchmark.**" if args.quick else ""))
     say()
+
+    if args.before:
+        before_after(args.before, g, say)
+    if args.before_only:
+        _write(args.write, lines)
+        return
 
     # 1. executors ----------------------------------------------------------------------
     say(f"### {n} settings on 1 and 2 workers")
@@ -175,7 +264,11 @@ def main() -> None:
         f"(target <= {TARGETS['per_setting']:g}x) |")
     say()
 
-    if args.write:
+    _write(args.write, lines)
+
+
+def _write(write: bool, lines: list[str]) -> None:
+    if write:
         text = OUT.read_text(encoding="utf-8") if OUT.exists() else "# fdpkit benchmarks\n"
         start = text.find("## Sweeps")
         if start >= 0:

@@ -190,6 +190,17 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.browser)
         if _needs_postgres(item):
             item.add_marker(pytest.mark.postgres)
+        if item.get_closest_marker("serial") is not None:
+            _check_serial_file(item)
+
+
+def _check_serial_file(item) -> None:
+    """``make test`` runs the ``serial`` tests from the files that say ``mark.serial`` (its
+    SERIAL_FILES grep): a serial test marked any other way would never run there."""
+    path = Path(str(item.path))
+    if "mark.serial" not in path.read_text(encoding="utf-8"):
+        raise pytest.UsageError(f"{item.nodeid} is marked serial but its file never says `mark.serial`: "
+                                "the Makefile's serial part (SERIAL_FILES) would not run it")
 
 
 def pytest_runtest_setup(item):

@@ -101,6 +101,45 @@ def ramp(n: int) -> np.ndarray:
     return r[:n]
 
 
+def roundoff_factors(n: int, unit: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(1 - s, 1 + s)`` with ``s = (np.arange(n) + 2.0) * unit``, as read-only views of
+    kept per-thread arrays (computed by the same operations, so the same values bit for
+    bit): the relative round-off slack of the k-th sequential sum, for every k at once.
+
+    Parameters
+    ----------
+    n : int
+        Length (>= 0).
+    unit : float
+        The unit round-off (the arrays are rebuilt when it changes).
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+
+    Examples
+    --------
+    >>> down, up = roundoff_factors(2, 0.5 ** 53)
+    >>> bool(down[0] < 1.0 < up[0])
+    True
+    """
+    kept = getattr(_LOCAL, "roundoff", None)
+    if kept is None or kept[0] != unit or len(kept[1]) < n:
+        if n * 16 > MAX_KEPT_BYTES:
+            s = (np.arange(n, dtype=float) + 2.0) * unit
+            return 1.0 - s, 1.0 + s
+        size = n if kept is None or kept[0] != unit else max(n, len(kept[1]) + len(kept[1]) // 2)
+        size = min(size, MAX_KEPT_BYTES // 16)
+        s = np.arange(size, dtype=float)
+        s += 2.0
+        s *= unit
+        down, up = 1.0 - s, 1.0 + s
+        down.flags.writeable = False
+        up.flags.writeable = False
+        kept = _LOCAL.roundoff = (unit, down, up)
+    return kept[1][:n], kept[2][:n]
+
+
 def release() -> None:
     """Drop this thread's buffers (they are otherwise kept for the thread's lifetime: about
     30 arrays of the largest curve's vertex count, e.g. ~100 MB at 4 * 10^5 vertices).
@@ -111,3 +150,4 @@ def release() -> None:
     """
     _LOCAL.pool = {}
     _LOCAL.ramp = None
+    _LOCAL.roundoff = None

@@ -224,3 +224,40 @@ def test_mu_at_a_million_steps_is_within_five_percent_of_round_off_free():
     ref = [tilted.compose([(a, 10**6)], dtype=np.longdouble) for a in single]
     mu_ref = fp.fit_gdp(curve_from_pld(pld_from_arrays(*ref))).mu
     assert abs(ours - mu_ref) <= MU_TIGHT * mu_ref
+
+
+def test_upper_only_output_stops_at_top_and_keeps_the_tail_pessimistic():
+    # the composed output ends at plan.top (the mass above it moves to +inf); upper-bound-only
+    # passes end their FFT windows there too (the cut-off mass wraps onto unread losses)
+    step = pmf_arrays(build_pld(Subsampled(Gaussian(2.0), 0.05), 1e-3))[0]
+    pl = tilted.plan([(step, 300)])
+    assert not pl.need_low
+    assert pl.stop <= max(pl.top, 0)
+    full = tilted._windows(pl.cumulants, pl.tilts, step.discretization, pl.lo_sup, pl.hi_sup, pl.top)
+    for (lo, hi), (lo0, hi0) in zip(pl.windows, full):
+        assert lo == lo0 and hi <= hi0 and (hi == hi0 or hi == max(pl.top, hi0 + lo0, lo0))
+    assert pl.windows[-1][1] < full[-1][1]  # this one is shortened (9092 -> 6782 at d = 1e-3)
+    out = tilted.compose([(step, 300)])
+    assert round(out.losses[-1] / out.discretization) <= pl.top
+    assert out.infinity_mass >= 1.0 - (1.0 - step.infinity_mass) ** 300  # never lower
+
+
+def test_epsilon_safe_start_never_skips_a_firing_index():
+    # the per-block bound of the profile's safe start (issue 27) is at most the first index
+    # where h_j = ub - lb e^{loss_j} reaches delta, for every delta tried
+    from fdpkit.accounting.profile import _Direction
+
+    pld = build_pld(Repeated(Subsampled(Gaussian(1.5), 0.1), 200), 1e-3)
+    for a in pmf_arrays(pld):
+        if a is None:
+            continue
+        d = _Direction(a)
+        m = d._m
+        ub = np.concatenate([[d.m_inf], d.upper_after[:m - 1]])
+        lb = np.concatenate([[0.0], d.lower_after[:m - 1]])
+        with np.errstate(over="ignore", invalid="ignore"):
+            h = ub - lb * np.exp(d.losses[:m])
+        for delta in (1e-3, 1e-5, 1e-9, 1e-14):
+            fires = np.flatnonzero(h >= delta)
+            if fires.size:
+                assert d._skip_index(delta) <= fires[0]

@@ -146,3 +146,20 @@ def test_headline_mu_unchanged_and_never_lower():
 def test_bad_input_names_the_argument(kwargs, match):
     with pytest.raises(ValueError, match=match):
         single_step.gaussian_step(**kwargs)
+
+
+@pytest.mark.parametrize("sigma,sensitivity,q,relation", [
+    (1e15, 2.0, 0.01, "add-remove"), (1e20, 2.0, 0.01, "add-remove"), (1e20, 2.0, 0.01, "replace-one"),
+    (1e20, 1.0, 1e-12, "add-remove"), (1e100, 1.0, 0.5, "replace-one")])
+def test_huge_noise_steps_are_distributions(sigma, sensitivity, q, relation):
+    # losses within a grid cell or two: clipping the raised p_0 once put a null mass above 1
+    # at loss 0 (fixed-size replace-one at noise 1e20 failed "not a valid privacy loss distribution")
+    for step in single_step.gaussian_step(sigma, sensitivity, q, 1e-4, relation):
+        if step is None:
+            continue
+        pmf = step.pmf
+        assert np.all(pmf.probs >= 0)
+        assert math.fsum(pmf.probs) + pmf.infinity_mass <= 1.0 + 4 * U
+        up = pmf.losses >= 0
+        assert math.fsum(np.exp(-pmf.losses[up]) * pmf.probs[up]) <= 1.0 + 4 * U
+        assert pmf.infinity_mass <= 1e-12   # no +inf mass out of round-off

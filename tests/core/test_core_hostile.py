@@ -422,3 +422,47 @@ def test_joint_hostile_sweep_over_the_public_api():
     _SWEEP_CALLS[0] = 0
     _joint_sweep()
     assert _SWEEP_CALLS[0] >= SWEEP_MIN_CALLS, f"only {_SWEEP_CALLS[0]} calls"
+
+
+@pytest.mark.parametrize("sampling,relation", [("fixed-size", "replace-one"), ("fixed-size", "zero-out"),
+                                               ("poisson", "add-remove"), ("truncated-poisson", "replace-one")])
+def test_huge_noise_reports_mu_near_zero(sampling, relation):
+    # noise multiplier 1e20: fixed-size replace-one once failed with "not a valid privacy
+    # loss distribution" (a clipped mass put the null mass at loss 0 above 1); mu must be ~0
+    extra = {"max_batch_size": 100} if sampling == "truncated-poisson" else {}
+    r = fp.privacy_report(fp.dpsgd(1e20, batch_size=100, dataset_size=10000, steps=10, sampling=sampling,
+                                   relation=relation, **extra))
+    assert 0.0 <= r.mu < 0.01
+    assert r.epsilon_for_delta(1e-5) == pytest.approx(0.0, abs=1e-3)
+
+
+def test_tiny_laplace_scale_names_scale():
+    # the closed form's check once named the curve's "epsilon", not the public argument
+    with pytest.raises(fp.ParameterError, match="scale") as err:
+        fp.privacy_report(fp.Laplace(1e-3))
+    assert err.value.parameter == "scale"
+
+
+def test_tiny_sample_rate_reports_mu_near_zero():
+    # q = 1e-12: the automatic discretization once chose d = 1e-8, which the single step's
+    # a-priori grid check then refused (naming noise_multiplier); now it coarsens d
+    r = fp.privacy_report(fp.dpsgd(1.0, 1e-12, 100))
+    assert 0.0 <= r.mu < 1e-3 and r.epsilon_for_delta(1e-5) < 1e-3
+
+
+def test_shuffled_tiny_noise_answers_without_the_poisson_comparison():
+    # sigma 1e-3: the shuffled guarantee is a closed form, but its Poisson comparison (not a
+    # guarantee) once built a 5e9-point step (a 38 GiB MemoryError); now it is left out
+    r = fp.privacy_report(fp.dpsgd(1e-3, batch_size=100, dataset_size=10000, steps=100, sampling="shuffled",
+                                   relation="replace-one"))
+    assert r.mu == pytest.approx(2000.0) and r.comparison is None
+
+
+def test_calibration_beyond_reach_names_the_target():
+    # an unreachable target was a bare ValueError (no .parameter): now a ParameterError naming it
+    with pytest.raises(fp.ParameterError) as err:
+        fp.calibrate_dpsgd(mu=1e-12, noise_multiplier=1.0, sample_rate=0.01, discretization=1e-2)
+    assert err.value.parameter == "mu"
+    with pytest.raises(fp.ParameterError) as err:
+        fp.calibrate_dpsgd(mu=1.0, noise_multiplier=1e-3, sample_rate=0.01)
+    assert err.value.parameter == "mu"

@@ -93,6 +93,18 @@ def test_account_only_and_old_form():
     assert old.unknown == "noise_multiplier" and old.achieved_mu <= 1.0
 
 
+@pytest.mark.slow  # a calibration at the default 1e-4 (about 2 s of CPU)
+def test_default_discretization_is_the_library_rule():
+    """Issue 29: with no discretization, calibration accounts each run as ``privacy_report``
+    does by default (the rule), so the default report of the calibrated run meets the target."""
+    r = fp.calibrate_dpsgd(mu=1.0, sample_rate=0.05, steps=40)
+    default = fp.privacy_report(r.mechanism)
+    assert default.provenance["discretization_rule"].startswith("default") and default.mu <= 1.0
+    assert r.achieved_mu == default.mu
+    acc = fp.calibrate_dpsgd(noise_multiplier=1.0, sample_rate=0.05, steps=40)  # account only: the rule too
+    assert acc.value == fp.privacy_report(fp.dpsgd(1.0, 0.05, 40)).mu
+
+
 @pytest.mark.parametrize("kwargs, match", [
     (dict(mu=1.0, epsilon=1.0, delta=1e-5, sample_rate=0.1, steps=10), r"give exactly one target"),
     (dict(epsilon=1.0, sample_rate=0.1, steps=10), r"an epsilon target needs delta"),

@@ -43,3 +43,34 @@ def test_truncated_report_states_its_looseness(relation):
 def test_other_schemes_state_no_truncation_looseness():
     assert "truncation_epsilon_ratio" not in fp.privacy_report(fp.dpsgd(1.0, 0.02, 40), discretization=DISC).provenance
     assert truncation_looseness(fp.Gaussian(1.0), DISC, [1e-5]) is None
+
+
+def test_group_privacy_says_no_looseness_is_stated():
+    m = fp.dpsgd(1.0, batch_size=10, dataset_size=500, steps=10, sampling="truncated-poisson",
+                 max_batch_size=10, unit="user", examples_per_user=2)
+    r = fp.privacy_report(m, discretization=1e-2)
+    assert "not stated with group privacy" in r.provenance["truncation_instance"]
+    assert any("no attainable instance is stated" in w for w in r.warnings)
+
+
+def test_the_instance_is_counted_in_the_cost(monkeypatch):
+    # the looseness statement's instance (dp_accounting's optimistic PLD of a Poisson run at
+    # the rates q') is counted against a report's budget and the web's work limits
+    from fdpkit.accounting import cost
+    from fdpkit.accounting.cost import estimate_cost
+    from fdpkit.accounting.truncated_instance import INSTANCE_WORK_FACTOR, instance_run
+
+    m = fp.dpsgd(1.0, batch_size=10, dataset_size=500, steps=40, sampling="truncated-poisson",
+                 max_batch_size=10)
+    inst = instance_run(m)
+    assert inst.sampling == "poisson" and inst.steps == 40
+    assert inst.sample_rate == pytest.approx(effective_rate(0.02, 10, 500))
+    total = estimate_cost(m, DISC).work
+    with monkeypatch.context() as patch:
+        patch.setattr(cost, "instance_run", lambda mechanism: None)
+        without = estimate_cost(m, DISC).work
+    assert total - without == pytest.approx(INSTANCE_WORK_FACTOR * estimate_cost(inst, DISC).work, rel=1e-9)
+    assert total - without > 0
+    assert instance_run(fp.dpsgd(1.0, 0.02, 40)) is None
+    assert instance_run(fp.dpsgd(1.0, batch_size=10, dataset_size=500, steps=4, sampling="truncated-poisson",
+                                 max_batch_size=10, unit="user", examples_per_user=2)) is None

@@ -197,3 +197,23 @@ def test_shared_single_step_gives_the_standalone_numbers():
     for row in r:
         rep = fp.privacy_report(fp.dpsgd(1.0, 0.05, row["steps"]), discretization=DISC)
         assert row["mu"] == rep.mu and row["epsilon"] == rep.epsilon_for_delta(1e-5)
+
+
+def test_default_discretization_is_the_library_rule(tmp_path):
+    # no discretization: each row's is what privacy_report(discretization=None) chooses for
+    # its setting (finer at a tiny sample rate, issue 29), stated in the output's metadata
+    from fdpkit.sweep.store import read_metadata
+
+    out = tmp_path / "rule.csv"
+    r = sweep([4.0], [1e-3, 0.1], [10], executor="inprocess", metrics=["mu", "epsilon"], output=out)
+    for row in r:
+        rep = fp.privacy_report(fp.dpsgd(4.0, row["sample_rate"], 10))
+        assert row["discretization"] == rep.provenance["discretization"]
+        assert row["mu"] == rep.mu and row["epsilon"] == rep.epsilon_for_delta(1e-5)
+    assert r[0]["discretization"] < 1e-4 == r[1]["discretization"]
+    assert r.metadata["discretization"] is None and "library default" in r.metadata["discretization_rule"]
+    assert read_metadata(out) == r.metadata
+    given = sweep([4.0], [0.1], [10], discretization=DISC, executor="inprocess", metrics=["mu"],
+                  output=tmp_path / "given.parquet")
+    assert given.metadata == {"discretization": DISC, "discretization_rule": "given"}
+    assert read_metadata(tmp_path / "given.parquet") == given.metadata

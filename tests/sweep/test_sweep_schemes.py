@@ -9,6 +9,7 @@ import csv
 import pytest
 
 import fdpkit as fp
+from fdpkit.accounting import account
 from fdpkit.mechanisms.training import REFUSED
 from fdpkit.sweep import run_sweep as sweep
 from fdpkit.sweep.evaluate import SHUFFLED_NOTE
@@ -103,3 +104,20 @@ def test_cli_sampling_and_relation_options(tmp_path):
 def test_unknown_scheme_is_a_clear_error():
     with pytest.raises(ValueError, match="sampling"):
         sweep([1.0], [0.1], [10], sampling=["bogus"], executor="inprocess")
+
+
+def test_epsilon_only_rows_skip_the_curve_and_equal_the_report():
+    # metrics=["epsilon"]: only the PLD's privacy profile is built (no trade-off curve), and
+    # the number is account's (the report's), for every scheme (shuffled: the closed form)
+    grid = dict(noise_multiplier=[2.0], batch_size=[50], dataset_size=[1000], steps=[10],
+                sampling=["poisson", "truncated-poisson", "shuffled"],
+                relation=["replace-one"], max_batch_size=[60])
+    r = sweep(**grid, discretization=DISC, executor="inprocess", metrics=["epsilon"])
+    for row in r:
+        kw = {k: row[k] for k in ("batch_size", "dataset_size", "sampling", "relation")}
+        if row["sampling"] == "truncated-poisson":
+            kw["max_batch_size"] = row["max_batch_size"]
+        # account's epsilon: the one privacy_report states (the report also builds the curve)
+        acc = account(fp.dpsgd(2.0, None, 10, **kw), discretization=DISC)
+        assert row["epsilon"] == acc.epsilon_for_delta(1e-5), row
+        assert set(row) >= {"epsilon", "discretization"} and "mu" not in row

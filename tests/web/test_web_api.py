@@ -91,6 +91,11 @@ def test_report_page_and_downloads(client):
     form = {"kind": "dpsgd", "noise_multiplier": "2", "sample_rate": "0.05", "steps": "50", "discretization": "0.001"}
     r = client.post("/report", data=form)
     assert r.status_code == 200 and "μ =" in r.text and r.text.count("<svg") >= 2
+    # in the browser (htmx) the result comes first; the figures and representations follow
+    first = client.post("/report", data=form, headers={"HX-Request": "true"})
+    assert 'id="report-extras"' in first.text and "<svg" not in first.text and "μ =" in first.text
+    extras = client.post("/report/extras", data=form, headers={"HX-Request": "true"})
+    assert extras.text.count("<svg") >= 2 and "section-representations" in extras.text
     expected = fp.privacy_report(fp.dpsgd(2.0, 0.05, 50), discretization=1e-3).mu
     assert f"{expected:.4g}" in r.text
     for fmt, magic in (("json", b"{"), ("csv", b"\"# Privacy"), ("md", b"# "), ("html", b"<!DOCTYPE html>"), ("pdf", b"%PDF")):
@@ -104,6 +109,7 @@ def test_report_page_and_downloads(client):
 def test_report_api(client):
     r = client.post("/api/report/dpsgd", json=SMALL_DPSGD)
     assert r.status_code == 200 and r.json()["schema_version"] == "1.0"
+    assert r.json()["provenance"]["discretization"] == 1e-3 and r.json()["provenance"]["discretization_rule"] == "given"
     spec = {"kind": "composed", "parts": [{"kind": "gaussian", "sigma": 2.0}, {"kind": "laplace", "scale": 2.0}]}
     r = client.post("/api/report", json={"mechanism": spec, "discretization": 1e-3})
     assert r.status_code == 200 and r.json()["mechanism"]["kind"] == "composed"
@@ -208,3 +214,29 @@ def test_calibrate_warns_about_delta_and_targets():
     assert "1/n" in _warnings({"epsilon": 3.0, "delta": 1e-4, "dataset_size": 60000})[0]
     assert "Did you mean ε" in _warnings({"mu": 12.0, "delta": 1e-5, "dataset_size": 60000})[0]
     assert _warnings({"mu": 1.0, "delta": 0.5, "dataset_size": 10}) == []  # delta only matters for an eps target
+
+
+def _without_time(d: dict) -> dict:
+    return {**d, "provenance": {k: v for k, v in d["provenance"].items() if k != "created_utc"}}
+
+
+def test_report_api_is_the_library_report_at_its_default_discretization(client):
+    """Issue 29 on the web: no discretization given -> the library's rule, the same numbers
+    as ``fp.privacy_report`` and the rule stated in the provenance; the representations
+    section (issue 27: about a second of Rényi accounting) is deferred to the route its entry
+    names, which answers the library's section."""
+    body = {k: v for k, v in SMALL_DPSGD.items() if k != "discretization"}
+    d = client.post("/api/report/dpsgd", json=body).json()
+    rep = fp.privacy_report(fp.dpsgd(2.0, 0.05, 50))
+    deferred = d.pop("representations")
+    assert _without_time(d) == _without_time(rep.to_dict(representations=False))
+    assert d["provenance"]["discretization_rule"].startswith("default") and d["provenance"]["discretization"] == 1e-4
+    assert deferred["deferred"] and deferred["body"] == {"mechanism": rep.mechanism.to_dict(), "discretization": None}
+    spec = {"kind": "gaussian", "sigma": 2.0}
+    d = client.post("/api/report", json={"mechanism": spec}).json()
+    got = client.post(d["representations"]["href"], json=d["representations"]["body"]).json()
+    assert got["representations"] == fp.privacy_report(fp.Gaussian(2.0)).representations().to_dict()
+    inline = client.post("/api/report?representations=true", json={"mechanism": spec}).json()
+    assert inline["representations"] == got["representations"]
+    page = client.post("/report", data={"kind": "dpsgd", **{k: str(v) for k, v in body.items()}}).text
+    assert "discretization rule" in page and "default 0.0001" in page

@@ -84,7 +84,10 @@ def test_report_page_with_downloads(page, live_server, tmp_path):
 
     mu = fp.privacy_report(fp.dpsgd(2.0, 0.05, 50), discretization=1e-3).mu
     assert f"{mu:.4g}" in mu_text
-    assert page.locator("svg").count() >= 2
+    # the figures and the representations table follow the result (POST /report/extras)
+    page.wait_for_selector("#report-extras figure svg", timeout=120_000)
+    assert page.locator("#report-extras svg").count() >= 2 and page.locator("#section-representations").count() == 1
+    assert page.evaluate("document.activeElement.id") == "results"  # their arrival moved no focus
     shot(page, "report")
     for fmt in ("pdf", "csv", "html"):
         with page.expect_download(timeout=120_000) as dl:

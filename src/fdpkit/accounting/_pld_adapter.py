@@ -66,6 +66,9 @@ class PmfArrays:
 
 
 def _dense_arrays(pmf) -> PmfArrays:
+    known = getattr(pmf, "_fdpkit_arrays", None)
+    if known is not None:  # built by pld_from_arrays from arrays on its exact grid
+        return known
     dense = pmf.to_dense_pmf()
     probs = np.asarray(dense._probs, dtype=float)  # noqa: SLF001 - adapter module
     lower = int(dense._lower_loss)  # noqa: SLF001
@@ -87,7 +90,13 @@ def pld_from_arrays(remove: PmfArrays, add: PmfArrays | None = None):
 
     def dense(a: PmfArrays):
         lower = int(round(a.losses[0] / a.discretization))
-        return pld_pmf.DensePLDPmf(a.discretization, lower, np.array(a.probs), a.infinity_mass, True)
+        pmf = pld_pmf.DensePLDPmf(a.discretization, lower, np.array(a.probs), a.infinity_mass, True)
+        if a.__dict__.get("_grid_exact"):
+            # the composition's arrays (fdpkit.accounting.tilted) hold losses (lower + i) d
+            # exactly as _dense_arrays would rebuild them, and the same masses: reading the
+            # PLD back returns them (issue 27: no second grid of the composed size)
+            pmf._fdpkit_arrays = PmfArrays(a.losses, a.probs, float(a.infinity_mass), float(a.discretization))
+        return pmf
 
     return privacy_loss_distribution.PrivacyLossDistribution(
         dense(remove), None if add is None else dense(add)

@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from fdpkit.accounting.cost import BudgetExceeded, estimate_cost
+from fdpkit.accounting.cost import BudgetExceeded, check_leaf_grids, estimate_cost
 from fdpkit.accounting.result import DISCRETIZATION_DEFAULT
 from fdpkit.mechanisms import Mechanism, training_run
 from fdpkit.mechanisms.training import FIXED_SIZE_SENSITIVITY
@@ -90,8 +90,11 @@ def choose_discretization(mechanism: Mechanism, *, mu_rtol: float = AUTO_MU_RTOL
         return d0, f"default {d0:g} (estimated relative excess of mu {excess_mu_rtol(v, d0):.2g})"
     d = _readable(d)
     while d < d0:
-        cost = estimate_cost(mechanism, d)
         try:
+            # a single step's a-priori grid bound (what account() refuses without a budget:
+            # q = 1e-12 once chose d = 1e-8 and was refused for "noise_multiplier")
+            check_leaf_grids(mechanism, d)
+            cost = estimate_cost(mechanism, d)
             cost.check(budget)
         except BudgetExceeded:
             pass

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 
+from fdpkit._numerics import EPSILON_MAX
 from fdpkit.curves import (
     EpsDeltaCurve,
     GaussianCurve,
@@ -23,6 +24,7 @@ from fdpkit.curves import (
     TradeOffCurve,
     UniformSamplingCurve,
 )
+from fdpkit.errors import ParameterError
 from fdpkit.mechanisms import (
     DPSGD,
     ApproxDP,
@@ -117,6 +119,10 @@ def closed_form_curve(mechanism: Mechanism) -> TradeOffCurve | None:
     if isinstance(mechanism, Subsampled) and mechanism.sample_rate == 1.0:
         return closed_form_curve(mechanism.inner)
     if isinstance(mechanism, Laplace):
+        if not mechanism.epsilon <= EPSILON_MAX:  # name the public argument, not the curve's
+            raise ParameterError(f"scale must be at least sensitivity / {EPSILON_MAX:g} (epsilon = sensitivity / "
+                                 f"scale <= {EPSILON_MAX:g}), got scale={mechanism.scale!r} with sensitivity="
+                                 f"{mechanism.sensitivity!r}", "scale")
         return LaplaceCurve(mechanism.epsilon)
     if isinstance(mechanism, RandomizedResponse):
         return RandomizedResponseCurve(mechanism.epsilon)

@@ -57,6 +57,7 @@ from fdpkit.accounting.from_curve import _check_curve, pld_from_curve
 from fdpkit.accounting.pld import _flatten, _PhaseStep, _single_step_pld
 from fdpkit.accounting.rdp import contains_renyi
 from fdpkit.accounting.result import check_discretization
+from fdpkit.accounting.truncated_instance import INSTANCE_WORK_FACTOR, instance_run
 from fdpkit.mechanisms import (
     ApproxDP,
     CurveMechanism,
@@ -331,7 +332,9 @@ def _plan(parts: list, coarse: float) -> tuple[list[float], float, float, int]:
     pl = tilted.plan(parts, coarse)
     start, stop = pl.start, pl.stop
     sizes = [float(hi - lo + 1) for lo, hi in pl.windows]
-    return sizes, float(stop - start + 1), float(max(stop - max(start, 0) + 1, 1)), pl.cumulants.evaluations
+    # the largest grid held at once: the output (at most ``top``) or a pass's window
+    union = max(float(stop - start + 1), *sizes)
+    return sizes, union, float(max(stop - max(start, 0) + 1, 1)), pl.cumulants.evaluations
 
 
 def _wide_composition(steps: list, d: float, tally: _Tally) -> None:
@@ -469,6 +472,9 @@ def estimate_cost(mechanism: Mechanism, discretization: float = 1e-4) -> CostEst
     steps = _flatten(mechanism)
     tally = _Tally()
     _estimate_steps(steps, d, tally)
+    instance = instance_run(source)
+    if instance is not None:  # a truncated-Poisson report's looseness statement (its instance)
+        tally.other += INSTANCE_WORK_FACTOR * estimate_cost(instance, d).work
     return _result("PLD", tally, _driver(source, steps, tally))
 
 

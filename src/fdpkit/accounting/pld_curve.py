@@ -47,11 +47,13 @@ Mirrored vertices take their beta from alpha exactly.
 
 from __future__ import annotations
 
+import bisect
 from typing import Any
 
 import numpy as np
 
-from fdpkit._scratch import ramp, scratch
+from fdpkit._scratch import roundoff_factors, scratch
+from fdpkit.accounting._chain_thinning import thin_chain
 from fdpkit.accounting._exact_sum import exact_sum_nonnegative
 from fdpkit.accounting._pld_adapter import PmfArrays
 from fdpkit.accounting.profile import PldProfile, _Direction
@@ -88,20 +90,20 @@ def _steep_chain(a: PmfArrays | _Direction) -> tuple[np.ndarray, np.ndarray, np.
         if all_mass:
             alpha[1:], tpr[1:] = cq, cp
         else:
-            np.compress(has_mass, cq, out=alpha[1:])
-            np.compress(has_mass, cp, out=tpr[1:])
+            # boolean indexing: several times faster than np.compress(..., out=) on
+            # millions of vertices, the same values
+            alpha[1:] = cq[has_mass]
+            tpr[1:] = cp[has_mass]
     else:
         np.cumsum(probs[has_mass], out=tpr[1:])
         np.cumsum(d.lower_inc[:k][has_mass], out=alpha[1:])
     # the k-th sequential sum of non-negative terms is within a relative (k - 1) u of the
     # exact one: TPR is rounded up and alpha down by (k + 2) u, so no vertex moves the
     # optimistic way (relative to its own sum, so tail vertices keep their digits)
-    slack = np.add(ramp(n + 1), 2.0, out=scratch("pld_curve.slack", n + 1))
-    slack *= _UNIT_ROUNDOFF
-    factor = scratch("pld_curve.factor", n + 1)
-    alpha *= np.subtract(1.0, slack, out=factor)
+    down, up = roundoff_factors(n + 1, _UNIT_ROUNDOFF)  # 1 -+ (k + 2) u, kept per thread
+    alpha *= down
     tpr += max(0.0, float(d.m_inf))
-    tpr *= np.add(1.0, slack, out=factor)
+    tpr *= up
     np.minimum(tpr, 1.0, out=tpr)
     if alpha[-1] > tpr[-1]:
         raise ValueError(
@@ -109,7 +111,12 @@ def _steep_chain(a: PmfArrays | _Direction) -> tuple[np.ndarray, np.ndarray, np.
             f"({tpr[-1]!r}): not a valid privacy loss distribution"
         )
     beta = 1.0 - tpr
-    kept = probs if all_mass else np.compress(has_mass, probs, out=scratch("pld_curve.kept", n))
+    # the small-end sums below replace beta only where they are below _SMALL_BETA and above
+    # beta: where every beta is at least _SMALL_BETA (mu ~ 1.6: beta stays near 0.2 along the
+    # whole steep chain) no value can be replaced, and the sums are skipped (issue 27)
+    if len(beta) and float(beta.min()) >= _SMALL_BETA:
+        return alpha, tpr, beta
+    kept = probs if all_mass else probs[has_mass]
     if len(kept):
         # beta_j = (1 - m_inf - S) + sum of the kept masses after vertex j, each part
         # rounded down: the sum is correctly rounded (as math.fsum: _exact_sum), S within
@@ -179,8 +186,9 @@ def _fold(alpha: np.ndarray, tpr: np.ndarray, beta: np.ndarray,
     read from the accurately stored ``beta``. Returns (alpha, TPR, beta) sorted by alpha
     (scratch buffers of ``slot`` when any vertex is mirrored: temporaries of
     :func:`_symmetric_hull`, one slot per chain)."""
-    gap = np.subtract(alpha, beta, out=scratch("pld_curve.fold_gap", len(alpha)))
-    cut = int(np.searchsorted(gap, 0.0, side="right"))  # alpha - beta increases
+    # alpha - beta increases: np.searchsorted(alpha - beta, 0.0, side="right"), the same
+    # binary search (bisect's midpoints are numpy's) on the differences it visits only
+    cut = bisect.bisect_right(range(len(alpha)), 0.0, key=lambda i: float(alpha[i]) - float(beta[i]))
     if cut == len(alpha):
         return alpha, tpr, beta
     mirror_t = np.subtract(1.0, alpha[cut:], out=scratch("pld_curve.fold_mt", len(alpha) - cut))
@@ -259,7 +267,13 @@ def _symmetric_hull(chains: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> 
 
     When a steep half ends before the diagonal, it meets its mirror on the slope-1
     (eps = 0) segment and H is Dong et al.'s Symm(f) exactly; the implied delta(eps) is
-    the accountant's for every eps >= 0."""
+    the accountant's for every eps >= 0.
+
+    Chains of more than a million vertices (large mu) are first replaced by their certified
+    tangent envelopes (:mod:`fdpkit.accounting._chain_thinning`): on or above them in TPR
+    and within a relative 1e-6 of them, so the hull, the fit and the regret read a few
+    hundred thousand vertices instead of millions (issue 29)."""
+    chains = [thin_chain(*c) for c in chains]
     # the folded, thinned and merged runs are scratch buffers (fdpkit._scratch): only the
     # hull's vertices, copied out below, leave this function
     runs = _drop_dominated([_fold(a, t, b, slot) for slot, (a, t, b) in enumerate(chains)])
@@ -273,9 +287,15 @@ def _symmetric_hull(chains: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> 
     keep = upper_concave_hull(a, t, b)
     a, t, b = a[keep], t[keep], b[keep]
     # cut the half at the first vertex whose outgoing slope is <= 1 (dTPR <= dalpha)
-    d_t = np.where(t[1:] <= 0.5, np.diff(t), b[:-1] - b[1:])
-    flat = np.flatnonzero(d_t <= np.diff(a))
-    u = int(flat[0]) + 1 if flat.size else len(a)
+    # (the values of np.where(t[1:] <= 0.5, np.diff(t), b[:-1] - b[1:]), in scratch buffers)
+    m = len(a) - 1
+    d_t = np.subtract(t[1:], t[:-1], out=scratch("pld_curve.cut_dt", m))
+    use_b = np.less_equal(t[1:], 0.5, out=scratch("pld_curve.cut_small", m, bool))
+    np.logical_not(use_b, out=use_b)
+    np.copyto(d_t, np.subtract(b[:-1], b[1:], out=scratch("pld_curve.cut_db", m)), where=use_b)
+    flat = np.less_equal(d_t, np.subtract(a[1:], a[:-1], out=scratch("pld_curve.cut_da", m)), out=use_b)
+    first = int(np.argmax(flat)) if m > 0 else 0
+    u = first + 1 if m > 0 and flat[first] else len(a)
     a, t, b = a[:u], t[:u], b[:u]
     # the mirror half (beta, 1 - alpha, alpha) is built by the curve when first read past
     # the diagonal (PiecewiseLinearCurve._from_symmetric_half)

@@ -29,6 +29,9 @@ EPS_SAFETY_RTOL = 1e-9
 #: Relative margin (of the larger of the two terms) added to h_j in _skip_index.
 _SKIP_MARGIN = 1e-12
 
+#: Indices per block of the safe-start search (:meth:`_Direction._skip_index`).
+_SKIP_BLOCK = 256
+
 #: Losses are scanned from the top in chunks of this many grid points; epsilon is usually
 #: found in the first few, so most of the grid is never touched.
 _CHUNK = 8192
@@ -75,31 +78,50 @@ class _Direction:
 
         With upper/lower sums ub, lb before index j, the loop stops at j when
         log((ub - delta) / lb) >= loss_j, i.e. when h_j = ub - lb e^{loss_j} >= delta: h_j is
-        the hockey-stick divergence at eps = loss_j, which grows as the loss falls. A running
-        maximum of h_j plus a margin far above the rounding of either form is computed once
-        per direction (over the non-negative losses); every index where the exact test can
-        fire has that maximum >= delta, so a binary search finds a safe start. The
+        the hockey-stick divergence at eps = loss_j, which grows as the loss falls. An upper
+        bound of h_j plus a margin far above the rounding of either form is computed once
+        per direction, per block of :data:`_SKIP_BLOCK` indices (over the non-negative
+        losses), from the block's extreme sums and the extreme e^{loss} (issue 27: a few
+        passes over the block ends instead of ten over every index); every block where the
+        exact test can fire has that bound >= delta, so a binary search on its running
+        maximum finds a safe start (the first index of the first such block). The
         underflow exit needs lower sum 0, which holds on a prefix only."""
         if self._h_max is None:
             m = self._m
-            ub = np.concatenate([[self.m_inf], self.upper_after[:m - 1]])
-            lb = np.concatenate([[0.0], self.lower_after[:m - 1]])
+            ua, la = self.upper_after[:m], self.lower_after[:m]
+            starts = np.arange(0, m, _SKIP_BLOCK)
+            last = np.minimum(starts + _SKIP_BLOCK, m) - 1
+            # j in [s, e] reads ub = ua[j - 1] (m_inf at j = 0) and lb = la[j - 1] (0 at
+            # j = 0): the block's extremes over ua[s .. e] and la[s .. e] (one extra index:
+            # only a wider range) and the index before the block
+            before = starts - 1
+            ub_prev = np.where(before >= 0, ua[np.maximum(before, 0)], self.m_inf)
+            lb_prev = np.where(before >= 0, la[np.maximum(before, 0)], 0.0)
+            ub_hi = np.maximum(np.maximum.reduceat(ua, starts), ub_prev)
+            ub_hi = np.maximum(ub_hi, self.m_inf)
+            lb_lo = np.minimum(np.minimum.reduceat(la, starts), lb_prev)
+            lb_hi = np.maximum(np.maximum.reduceat(la, starts), lb_prev)
             with np.errstate(over="ignore", invalid="ignore"):
-                big = lb * np.exp(self.losses[:m])
-                h = ub - big
-                h += _SKIP_MARGIN * np.maximum(ub, big)
+                # losses descend: e^{loss} is largest at the block's first index; widened by
+                # a relative 1e-12 against a non-monotone last bit of np.exp
+                e_lo = np.exp(self.losses[last]) * (1.0 - _SKIP_MARGIN)
+                e_hi = np.exp(self.losses[starts]) * (1.0 + _SKIP_MARGIN)
+                sub = np.minimum(lb_lo * e_lo, lb_lo * e_hi)  # lb may be (slightly) negative
+                h = ub_hi - sub
+                h += 2.0 * _SKIP_MARGIN * np.maximum(np.maximum(ub_hi, lb_hi * e_hi), 0.0)
             h[~(h == h)] = np.inf  # NaN (inf - inf): unknown, so a candidate
             self._h_max = np.maximum.accumulate(h)
-            la = self.lower_after[:m]
-            nz = np.flatnonzero(la != 0.0)
-            n_zero = int(nz[0]) if nz.size else m
+            self._skip_m = m  # the indices the bounds cover (later _extend calls add more)
+            nonzero = la != 0.0
+            n_zero = int(np.argmax(nonzero)) if nonzero.any() else m
             self._zero_prefix = n_zero if not (la[n_zero:] == 0.0).any() else -1
             self._ua_max = np.maximum.accumulate(self.upper_after[:n_zero])
         if self._zero_prefix < 0:
             return 0
-        j = int(np.searchsorted(self._h_max, delta, side="left"))
+        b = int(np.searchsorted(self._h_max, delta, side="left"))
+        j = b * _SKIP_BLOCK if b < len(self._h_max) else self._skip_m
         j_u = int(np.searchsorted(self._ua_max, delta, side="left"))
-        return min(j, j_u if j_u < self._zero_prefix else len(self._h_max))
+        return min(j, j_u if j_u < self._zero_prefix else self._skip_m)
 
     def _first_stop(self, delta: float) -> tuple[int, int]:
         """(j_stop, j_under): the first index where dp_accounting's loop stops, and the first

@@ -83,6 +83,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
+from fdpkit.accounting._exact_sum import exact_sum_nonnegative
 from fdpkit.accounting._pld_adapter import PmfArrays, pld_from_arrays
 
 #: Relative round-off assumed for each evaluated term of Eqs. (1)-(2), in units of the
@@ -368,8 +369,36 @@ def pmf_from_deltas(eps: np.ndarray, deltas: np.ndarray, bound: np.ndarray, d: f
         run, env = _envelope(deltas, bound, d)
         raised = run + env
         probs, inf_mass = _probs(raised, d), float(raised[-1])
+        _drop_excess(probs, inf_mass, lo)
     losses = (np.arange(len(probs)) + lo) * d
     return StepArrays(PmfArrays(losses, probs, inf_mass, float(d)), env)
+
+
+def _drop_excess(probs: np.ndarray, inf_mass: float, lo: int) -> None:
+    """Where clipping the negative p_i of Eq. (2) added more mass than lies below loss 0
+    (``lo`` is the lowest loss in units of d), take the excess of the total over 1 off the
+    lowest losses, in place, so that the null mass at the non-negative losses is at most 1.
+
+    That happens when a step's losses all lie within a grid cell or two (noise of 1e15
+    sensitivities and more, issue 29's hostile inputs): the raised deltas of the two or
+    three grid points then make p_0 negative, and clipping it put a null mass above 1 at
+    loss 0 (not a distribution). Sound (module docs, "Rounding toward pessimism"): a mass at
+    loss l_j enters delta(eps) only for eps < l_j, so delta at the grid points at and above
+    the lowest kept loss l_j is unchanged, and below it, with all the mass at l_j and above
+    and total 1, the PMF's delta(eps_k) = 1 - e^{eps_k - l_j} (1 - delta(l_j)): the bound
+    that convexity of the exact delta in e^eps (delta = 1 at e^eps = 0) puts on it. Where
+    the mass below loss 0 covers the excess, the PMF is left as it is (as dp_accounting's,
+    whose clipped masses are the same).
+    """
+    excess = (exact_sum_nonnegative(probs) - 1.0) + inf_mass  # the first difference is exact
+    if not excess > 0.0 or exact_sum_nonnegative(probs[:max(0, -lo)]) > excess:
+        return
+    below = np.cumsum(probs)
+    j = int(np.searchsorted(below, excess))
+    if j >= len(probs):  # cannot happen for inf_mass <= 1; keep every mass (pessimistic)
+        return
+    probs[j] = max(0.0, float(below[j]) - excess)
+    probs[:j] = 0.0
 
 
 def _check(name: str, value: float, positive: bool = True) -> float:

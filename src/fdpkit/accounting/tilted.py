@@ -144,7 +144,7 @@ from fdpkit.accounting._lower_cdf import small_head
 from fdpkit.accounting._fftpass import _fft_pass, _input_rounding
 from fdpkit.accounting._pld_adapter import PmfArrays
 from fdpkit.accounting._tilt_placement import (  # noqa: F401  (Step 2; its constants stay importable from here)
-    ALPHA_FLOOR, DELTA_FLOOR, MAX_TILTS, REL_BODY, REL_TAIL, THETA_START, _saddle, _tilts)
+    ALPHA_FLOOR, DELTA_FLOOR, MAX_SPAN_FACTOR, MAX_TILTS, REL_BODY, REL_TAIL, THETA_START, _saddle, _tilts)
 
 #: Tilted mass (per tilt, each side) allowed to wrap around the FFT window.
 ALIAS_MASS = 1e-20
@@ -299,6 +299,23 @@ def _windows(cum, tilts: list, d: float, lo_sup: int, hi_sup: int, top: int) -> 
     return windows
 
 
+def _upper_only(windows: list[list[int]], top: int) -> list[list[int]]:
+    """Windows shortened at the top for a composition that needs only upper bounds (no
+    ``p_low``: the complement bound is skipped, see :func:`_compose_once`), which read the
+    pass at the non-negative losses up to ``top`` only. A window [lo, hi] with lo < 0 and
+    hi > top becomes [lo, max(top, hi + lo)]: the tilted mass in (hi', hi] then wraps
+    around onto [lo, 0), losses that are never read, and the mass above hi wraps as before
+    (at most :data:`ALIAS_MASS`). Wrapped mass only raises the computed convolution
+    (c <= circ(c), all terms >= 0), so every upper bound (6) holds for any window: this
+    changes how many points each FFT pass costs (issue 27), never soundness."""
+    out = []
+    for lo, hi in windows:
+        if lo < 0 and hi > top:
+            hi = max(top, hi + lo, lo)
+        out.append([lo, hi])
+    return out
+
+
 @dataclass(frozen=True)
 class Plan:
     """Where one composition puts its tilts and windows (Step 2), before any FFT pass:
@@ -315,6 +332,8 @@ class Plan:
     top: int
     tilts: list
     windows: list
+    #: whether the passes bound the masses from below too (the complement bound of Step 4)
+    need_low: bool = True
 
     @property
     def start(self) -> int:
@@ -323,8 +342,9 @@ class Plan:
 
     @property
     def stop(self) -> int:
-        """Last grid index of the output."""
-        return max(w[1] for w in self.windows)
+        """Last grid index of the output: the windows' end, at most ``top`` (the finite
+        mass above ``top``, at most :data:`UPPER_TAIL_MASS`, is moved to +inf)."""
+        return max(self.start, min(max(w[1] for w in self.windows), max(self.top, 0)))
 
 
 def plan(parts: list[tuple[PmfArrays, int]], discretization: float | None = None, *,
@@ -341,9 +361,17 @@ def plan(parts: list[tuple[PmfArrays, int]], discretization: float | None = None
     k0, _, k20 = cum(0.0)
     top = _chernoff_x(cum, 0.0, k0, math.sqrt(k20), math.log(UPPER_TAIL_MASS), True)
     top = min(hi_sup, math.ceil(top / d) + 1)
-    tilts = _tilts(cum, top * d, dtype)
+    # each tilt's window at most MAX_SPAN_FACTOR times the untilted one (Step 2, _tilts)
+    log_alias = math.log(ALIAS_MASS)
+    bottom = max(lo_sup * d, _chernoff_x(cum, 0.0, k0, math.sqrt(k20), log_alias, False))
+    tilts = _tilts(cum, top * d, dtype, log_alias=log_alias, max_span=MAX_SPAN_FACTOR * (top * d - bottom))
     windows = _windows(cum, tilts, d, lo_sup, hi_sup, top)
-    return Plan(factors, cum, lo_sup, hi_sup, k0, k20, top, tilts, windows)
+    # the complement bound 1 - sum p_low only helps where P[Y < 0] is small (TPR near 1 at
+    # the diagonal crossing); p_low = 0 is always valid, and skipping it saves a pass
+    need_low = cum(0.0)[1] - 3.0 * math.sqrt(k20) > 0.0
+    if not need_low:
+        windows = _upper_only(windows, top)
+    return Plan(factors, cum, lo_sup, hi_sup, k0, k20, top, tilts, windows, need_low)
 
 
 def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays, float]:
@@ -361,21 +389,23 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays,
     inf_mass = -math.expm1(log1m) if math.isfinite(log1m) else 1.0
     inf_mass = min(1.0, inf_mass * (1.0 + 16 * u64) + (1e-300 if inf_mass > 0 else 0.0))
     size = stop - start + 1
-    losses = (start + np.arange(size)) * d
-    above = 0.0 if stop >= hi_sup else _chernoff_mass(cum, 0.0, k0, math.sqrt(k20), stop * d, True)
-    inf_mass = min(1.0, inf_mass + above)
-
-    p_up = np.full(size, np.inf)
-    p_low = np.zeros(size)
-    err = np.full(size, np.inf)
     # index of the first non-negative loss: (7) reads p_up and err there and above only
     first = min(max(0, -start), size)
     f0 = first if first < size else size - 1
+    need_low = pl.need_low  # (see plan)
+    # without lower bounds nothing reads the grid, p_up or err below f0 (the upper bounds
+    # start there): those entries are left unset (issue 27: a third of the window)
+    lo_set = 0 if need_low else f0
+    losses = np.empty(size)
+    np.multiply(start + lo_set + np.arange(size - lo_set), d, out=losses[lo_set:])
+    above = 0.0 if stop >= hi_sup else _chernoff_mass(cum, 0.0, k0, math.sqrt(k20), stop * d, True)
+    inf_mass = min(1.0, inf_mass + above)
 
-    # the complement bound 1 - sum p_low only helps where P[Y < 0] is small (TPR near 1 at
-    # the diagonal crossing); p_low = 0 is always valid, and skipping it saves a pass
-    k00, k10, k20 = cum(0.0)
-    need_low = k10 - 3.0 * math.sqrt(k20) > 0.0
+    p_up = np.empty(size)
+    p_up[lo_set:] = np.inf
+    p_low = np.zeros(size if need_low else 1)  # read only where need_low
+    err = np.empty(size)
+    err[lo_set:] = np.inf
 
     fresh = [True]
 
@@ -483,7 +513,8 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays,
         s0 = sum(f.times * f.lo for f in factors)
         off = (start + np.arange(size) - s0) % g != 0
         p_up[off] = 0.0
-        p_low[off] = 0.0
+        if need_low:
+            p_low[off] = 0.0
         err[off] = 0.0
 
     worst, at = worst_ratio()
@@ -497,10 +528,13 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays,
         k, k1, k2 = cum(theta)
         sd = math.sqrt(k2)
         (lo, hi), = _windows(cum, [(theta, k, k1, sd)], d, lo_sup, hi_sup, lo_sup)
+        if not need_low:
+            (lo, hi), = _upper_only([[lo, hi]], pl.top)
         run(theta, k, sd, lo, hi)
         if g > 1:
             p_up[off] = 0.0
-            p_low[off] = 0.0
+            if need_low:
+                p_low[off] = 0.0
             err[off] = 0.0
         worst, at = worst_ratio()
     # (7) on the non-negative losses only: all that delta(eps), eps >= 0, and the curve read
@@ -537,4 +571,7 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays,
         probs[:m] = np.maximum(np.diff(low_cdf), 0.0)
         losses = np.concatenate([[losses[0] - d], losses])
         probs = np.concatenate([[low_cdf[0]], probs])
-    return PmfArrays(losses, probs, float(inf_mass), d), worst
+    out = PmfArrays(losses, probs, float(inf_mass), d)
+    if below is None:  # losses[i] = (lower + i) d exactly, as the adapter would rebuild them
+        object.__setattr__(out, "_grid_exact", True)  # a frozen dataclass: a mark only
+    return out, worst

@@ -30,8 +30,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from fdpkit._numerics import check_real, norm_isf
+from fdpkit.accounting._resolution import choose_discretization
 from fdpkit.accounting import DISCRETIZATION_DEFAULT, BudgetExceeded, CostBudget, account, closed_form_curve, estimate_cost
 from fdpkit.calibrate.targets import Target, achieved_values, make_target
+from fdpkit.errors import ParameterError
 from fdpkit.fit import ALPHA_MIN_DEFAULT, fit_gdp
 from fdpkit.mechanisms import dpsgd
 from fdpkit.mechanisms.training import DPSGD, MAX_STEPS
@@ -46,6 +48,8 @@ COARSE_DISCRETIZATION = 2e-3
 #: Most accounting runs at the requested discretization before the solver gives up precision.
 MAX_FINE_RUNS = 12
 NOISE_RANGE = (0.05, 1e4)
+#: The full-resolution discretization in the search (the requested one, or the rule's per run).
+FINE = None
 UNKNOWNS = ("noise_multiplier", "sample_rate", "batch_size", "steps", "epochs")
 
 
@@ -240,7 +244,7 @@ def calibrate_dpsgd(
     unit: str = "example",
     examples_per_user: int | None = None,
     drop_last: bool = False,
-    discretization: float = DISCRETIZATION_DEFAULT,
+    discretization: float | None = None,
     alpha_min: float = ALPHA_MIN_DEFAULT,
     max_steps: int | None = None,
     min_noise_multiplier: float | None = None,
@@ -265,7 +269,10 @@ def calibrate_dpsgd(
         smaller batch (floor(n/b) steps per epoch instead of ceil(n/b); as for
         :func:`fdpkit.dpsgd`).
     discretization, alpha_min
-        Accounting settings (see :func:`fdpkit.privacy_report`).
+        Accounting settings (see :func:`fdpkit.privacy_report`). ``discretization`` None
+        (the default): the library's rule, as :func:`fdpkit.privacy_report` applies it to
+        each candidate run (1e-4, finer where the run's steps are too small for it; issue
+        29), so the calibrated run meets the target as its default report states it.
     max_steps, min_noise_multiplier
         Optional bounds of the search (a server's limits on the work of one request).
     budget : CostBudget or None
@@ -300,7 +307,8 @@ def calibrate_dpsgd(
             raise ValueError("give a target (mu, epsilon, tpr, advantage or posterior) to solve for "
                              f"{', '.join(missing)}, or give every training parameter to account the run")
         m = dpsgd(**kw)
-        acc = account(m, discretization=discretization, budget=budget)
+        d = choose_discretization(m, budget=budget)[0] if discretization is None else discretization
+        acc = account(m, discretization=d, budget=budget)
         ach = achieved_values(acc, None, alpha_min)
         return CalibrationResult("mu", ach["mu"], ach["mu"], True, 1, 0, "", "", ach, m)
     if len(missing) != 1:
@@ -331,28 +339,37 @@ def calibrate_dpsgd(
     try:
         return _solve(p, target, discretization, alpha_min, report_epochs, budget)
     except _SearchCapped as exc:
-        raise ValueError(f"{target.name}: no run meeting this target was found by changing {p.unknown} within the "
-                         f"search's limits ({exc}); choose a weaker target or change the other parameters") from None
+        raise ParameterError(f"{target.name}: no run meeting this target was found by changing {p.unknown} within "
+                             f"the search's limits ({exc}); choose a weaker target or change the other parameters",
+                             target.name) from None
     except BudgetExceeded as exc:
-        raise ValueError(f"{target.name}: meeting this target by changing {p.unknown} needs more than the cost "
-                         f"budget allows ({exc}); choose a weaker target, change the other parameters "
-                         "or pass a larger budget=") from None
+        raise ParameterError(f"{target.name}: meeting this target by changing {p.unknown} needs more than the cost "
+                             f"budget allows ({exc}); choose a weaker target, change the other parameters "
+                             "or pass a larger budget=", target.name) from None
 
 
-def _solve(p: _Problem, target: Target, disc: float, alpha_min: float, report_epochs: bool,
+def _solve(p: _Problem, target: Target, disc: float | None, alpha_min: float, report_epochs: bool,
            budget: CostBudget | None = None) -> CalibrationResult:
+    """The search of the module docs. ``disc`` None: the full-resolution runs use the
+    library's rule for each candidate (``FINE`` below stands for it)."""
     fine = coarse = 0
     spent = [0.0]
     stage = ["coarse"]
-    cache: dict[tuple[float, float], tuple[float, Any]] = {}
+    cache: dict[tuple[float, float | None], tuple[float, Any]] = {}
     work_cap = math.inf if budget is None else SEARCH_WORK_RUNS * budget.max_work
     best_safe: list[float] = []  # full-resolution values on the safe side, for a capped search
 
-    def metric(x: float, d: float) -> tuple[float, Any]:
+    def metric(x: float, d: float | None) -> tuple[float, Any]:
+        """(target metric, accounting) of the run at ``x``; ``d`` FINE (None): the requested
+        discretization (or the rule's for that run)."""
         nonlocal fine, coarse
+        if d is not None and d == disc:  # a coarse stage at the requested discretization itself
+            d = FINE
         key = (x, d)
         if key not in cache:
             m = p.build(x)
+            if d is None:
+                d = disc if disc is not None else choose_discretization(m, budget=budget)[0]
             if fine + coarse >= MAX_SEARCH_RUNS:
                 raise _SearchCapped(f"{MAX_SEARCH_RUNS} accounting runs")
             if budget is not None:
@@ -363,16 +380,16 @@ def _solve(p: _Problem, target: Target, disc: float, alpha_min: float, report_ep
                 spent[0] += est.work
             acc = account(m, discretization=d)
             cache[key] = (target.read(acc, alpha_min), acc)
-            if d == disc and cache[key][0] <= target.value:
+            if key[1] is FINE and cache[key][0] <= target.value:
                 best_safe.append(x)
-            if d == disc and stage[0] == "fine":
+            if key[1] is FINE and stage[0] == "fine":
                 fine += 1
             else:
                 coarse += 1
         return cache[key]
 
     def finish(x: float, converged: bool, reason: str = "") -> CalibrationResult:
-        val, acc = metric(x, disc)
+        val, acc = metric(x, FINE)
         m = acc.mechanism
         ach = achieved_values(acc, target, alpha_min)
         value: float = int(x) if p.integer else x
@@ -390,15 +407,15 @@ def _solve(p: _Problem, target: Target, disc: float, alpha_min: float, report_ep
         least = p.hi if p.increasing else p.lo
         most = p.lo if p.increasing else p.hi
         x = _initial_guess(p, target, least)
-        d_c = COARSE_DISCRETIZATION if disc < COARSE_DISCRETIZATION else disc
+        d_c = COARSE_DISCRETIZATION if disc is None or disc < COARSE_DISCRETIZATION else disc
         stage[0] = "fine"
-        if p.unknown in ("sample_rate", "batch_size") and good(metric(least, disc)[0]):
+        if p.unknown in ("sample_rate", "batch_size") and good(metric(least, FINE)[0]):
             return finish(least, True, f"even {p.unknown} = {least:g} stays within the target")
         stage[0] = "coarse"
         # 1. secant on log metric in log x, coarse discretization
         sign = 1.0 if p.increasing else -1.0
 
-        def gap(x: float, d: float) -> float:
+        def gap(x: float, d: float | None) -> float:
             v = metric(x, d)[0]
             return math.log(max(v, 1e-300)) - math.log(target.value)
 
@@ -425,7 +442,7 @@ def _solve(p: _Problem, target: Target, disc: float, alpha_min: float, report_ep
         x = math.exp(t1)
         stage[0] = "fine"
         if p.integer:
-            return _integer_finish(p, x, lambda v: good(metric(v, disc)[0]), finish, most, target.describe())
+            return _integer_finish(p, x, lambda v: good(metric(v, FINE)[0]), finish, most, target.describe(), target.name)
         # 2. requested discretization: a Newton step with the coarse slope, then secant steps on
         # the full-resolution points (their slope differs from the coarse one), aimed a little
         # inside the safe side; bisection between safe and unsafe points if that stalls
@@ -437,7 +454,7 @@ def _solve(p: _Problem, target: Target, disc: float, alpha_min: float, report_ep
         for _ in range(3 * MAX_FINE_RUNS):
             if fine >= MAX_FINE_RUNS:
                 break
-            gp = gap(cand, disc)
+            gp = gap(cand, FINE)
             if last is not None and abs(math.log(cand) - last[0]) > 1e-9:
                 s_f = (gp - last[1]) / (math.log(cand) - last[0])
                 if s_f != 0 and (s_f > 0) == p.increasing and math.isfinite(s_f):
@@ -463,8 +480,8 @@ def _solve(p: _Problem, target: Target, disc: float, alpha_min: float, report_ep
             cand = new
         if safe is not None:
             return finish(safe[0], False, "the target was met on the safe side but not to full precision")
-        raise ValueError(f"could not meet {target.describe()} by changing {p.unknown}: even "
-                         f"{p.unknown} = {most:g} exceeds it; change the other parameters")
+        raise ParameterError(f"could not meet {target.describe()} by changing {p.unknown}: even "
+                             f"{p.unknown} = {most:g} exceeds it; change the other parameters", target.name)
     except _SearchCapped:
         if not best_safe:
             raise
@@ -475,7 +492,7 @@ def _solve(p: _Problem, target: Target, disc: float, alpha_min: float, report_ep
 
 
 def _integer_finish(p: _Problem, x: float, ok: Callable[[float], bool], finish, most: float,
-                    desc: str = "the target") -> CalibrationResult:
+                    desc: str = "the target", name: str = "mu") -> CalibrationResult:
     """Largest whole x with ok(x) (metric increases in x): bracket around the estimate, bisect."""
     lo_ok: float | None = None
     hi_bad: float | None = None
@@ -490,8 +507,8 @@ def _integer_finish(p: _Problem, x: float, ok: Callable[[float], bool], finish, 
         else:
             hi_bad = c
             if c <= p.lo:
-                raise ValueError(f"could not meet the target by changing {p.unknown}: even {p.unknown} = "
-                                 f"{int(p.lo)} exceeds it ({desc}); change the other parameters")
+                raise ParameterError(f"could not meet the target by changing {p.unknown}: even {p.unknown} = "
+                                     f"{int(p.lo)} exceeds it ({desc}); change the other parameters", name)
             nxt = max(p.lo, c - step)
         if lo_ok is not None and hi_bad is not None:
             break

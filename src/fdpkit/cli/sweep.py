@@ -36,6 +36,9 @@ SchedOpt = typer.Option(None, "--scheduler", help="Address of a running Dask sch
 WorkersOpt = typer.Option(None, "--workers", help="Size of the local process pool (default: all cores).")
 ExecOpt = typer.Option(None, "--executor", help="inprocess, processes or dask (default: from the options).")
 FmtOpt = typer.Option("text", "--format", "-f", help="text or json (a summary; the table goes to --output).")
+SweepDiscOpt = typer.Option(None, "--discretization",
+                            help="PLD discretization interval (default: the library's rule per setting, as "
+                                 "fdpkit report: 1e-4, finer where the per-step loss is tiny).")
 
 
 def parse_list(option: str, text: Optional[str], kind: Callable[[str], Any] = float) -> Optional[list[Any]]:
@@ -128,7 +131,7 @@ def sweep_main(ctx: typer.Context, noise_multiplier: Optional[str] = NoiseOpt, s
                delta: float = DeltaOpt, fpr: str = FprOpt,
                metrics: Optional[str] = typer.Option(None, help="Comma-separated subset of mu, regret, alpha_min, "
                                                                 "epsilon, tpr, advantage, seconds."),
-               discretization: float = DiscOpt, output: Optional[Path] = OutOpt,
+               discretization: Optional[float] = SweepDiscOpt, output: Optional[Path] = OutOpt,
                dask_local: Optional[int] = DaskLocalOpt, scheduler: Optional[str] = SchedOpt,
                workers: Optional[int] = WorkersOpt, executor: Optional[str] = ExecOpt,
                fmt: str = FmtOpt) -> None:
@@ -162,7 +165,7 @@ def sweep_main(ctx: typer.Context, noise_multiplier: Optional[str] = NoiseOpt, s
         _interrupted(output)
     summary = {"settings": len(result), "computed": result.computed, "reused": result.reused,
                "executor": result.executor, "output": str(result.output) if result.output else None,
-               "columns": result.columns}
+               "columns": result.columns, **result.metadata}
     if fmt == "json":
         payload = summary if output else {**summary, "rows": result.rows}
         sys.stdout.write(json.dumps(json_safe(payload), indent=2, allow_nan=False) + "\n")

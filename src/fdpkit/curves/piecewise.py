@@ -33,6 +33,8 @@ def _repaired(alpha: np.ndarray, tpr: np.ndarray, beta: np.ndarray) -> tuple[np.
     """(TPR, beta) of hull vertices after the cheap pessimistic repairs: TPR >= alpha and
     monotone. A prefix of the vertices is repaired exactly as it is in the whole."""
     over = tpr < alpha
+    if not over.any():  # the usual case: the same values without the two selections
+        return np.maximum.accumulate(tpr), np.minimum.accumulate(beta)
     t = np.where(over, alpha, tpr)
     np.maximum.accumulate(t, out=t)  # in place: no second temporary of the vertex count
     b = np.where(over, 1.0 - alpha, beta)

@@ -40,7 +40,7 @@ else:  # loaded on first use (start-up time, issue 30)
 
 from fdpkit._numerics import MU_SAFETY_RTOL, check_scalar, norm_isf, norm_sf
 from fdpkit.curves import GaussianCurve, TradeOffCurve, _repr
-from fdpkit.fit.regret import _BLOCK, _check_curve, regret
+from fdpkit.fit.regret import _check_curve, regret
 
 #: Default lower end of the FPR range on which numeric curves are fitted (Gomez et al.).
 ALPHA_MIN_DEFAULT = 1e-10
@@ -113,6 +113,12 @@ class GDPFit:
 # ----------------------------------------------------------------------------- fit
 
 
+#: Vertices per block of the branch and bound in :func:`_mu_on_vertices` (the result is
+#: exact for any size; 16 evaluates the fewest isf values on the headline DP-SGD curve,
+#: whose isf(alpha) + isf(beta) is nearly flat: 1.1 ms against 2.9 ms at 64, issue 27).
+_MU_BLOCK = 16
+
+
 def _isf_beta(b: np.ndarray, t: np.ndarray) -> np.ndarray:
     """isf(beta) = -isf(TPR), from whichever of beta/TPR is small (accurately stored)."""
     out = np.empty(len(b))
@@ -123,7 +129,7 @@ def _isf_beta(b: np.ndarray, t: np.ndarray) -> np.ndarray:
 
 
 def _mu_on_vertices(
-    alpha: np.ndarray, tpr: np.ndarray, beta: np.ndarray, alpha_min: float
+    alpha: np.ndarray, tpr: np.ndarray, beta: np.ndarray, alpha_min: float, monotone: bool = False
 ) -> float:
     """max_i isf(alpha_i) + isf(beta_i) over the vertices of the fitting range (isf(beta) =
     -isf(TPR), each taken from whichever of beta/TPR is the small, accurately stored one).
@@ -134,11 +140,20 @@ def _mu_on_vertices(
     Exact branch and bound: isf is decreasing, alpha increases and beta decreases along
     the vertices, so on a block of vertices i..j every value is at most
     isf(alpha_i) + isf(beta_j). The block ends are evaluated first; only blocks whose bound
-    exceeds the best end value are evaluated in full."""
+    exceeds the best end value are evaluated in full. ``monotone``: the caller guarantees
+    alpha strictly increasing and beta non-increasing (a symmetric curve's stored half), so
+    the fitting range is an index range, found by binary search."""
     if alpha_min == 0.0 and alpha[0] == 0.0 and tpr[0] > 0.0:
         return math.inf  # TPR > 0 at FPR 0 (the mirror of beta = 0 at FPR < 1)
-    inside = (alpha >= alpha_min) & (beta >= alpha_min) & (alpha > 0) & (alpha < 1)
-    a, t, b = alpha[inside], tpr[inside], beta[inside]
+    if monotone:  # the same vertices as the mask below, as one slice
+        lo = int(np.searchsorted(alpha, alpha_min, side="left")) if alpha_min > 0 else \
+            int(np.searchsorted(alpha, 0.0, side="right"))
+        hi = min(int(np.searchsorted(alpha, 1.0, side="left")),
+                 len(beta) - int(np.searchsorted(beta[::-1], alpha_min, side="left")))
+        a, t, b = alpha[lo:max(lo, hi)], tpr[lo:max(lo, hi)], beta[lo:max(lo, hi)]
+    else:
+        inside = (alpha >= alpha_min) & (beta >= alpha_min) & (alpha > 0) & (alpha < 1)
+        a, t, b = alpha[inside], tpr[inside], beta[inside]
     best = -math.inf
     with np.errstate(invalid="ignore", divide="ignore"):
         if alpha_min > 0:
@@ -156,9 +171,9 @@ def _mu_on_vertices(
         n = len(a)
         if n == 0:
             return float(max(0.0, best))
-        if n <= 8 * _BLOCK:
+        if n <= 8 * _MU_BLOCK:
             return float(max(0.0, best, np.nanmax(norm_isf(a) + _isf_beta(b, t))))
-        s = np.append(np.arange(0, n - 1, _BLOCK), n - 1)
+        s = np.append(np.arange(0, n - 1, _MU_BLOCK), n - 1)
         isf_a, isf_b = norm_isf(a[s]), _isf_beta(b[s], t[s])
         best = max(best, float(np.nanmax(isf_a + isf_b)))
         bound = isf_a[:-1] + isf_b[1:]
@@ -265,7 +280,7 @@ def fit_gdp(curve: TradeOffCurve, alpha_min: float = ALPHA_MIN_DEFAULT) -> GDPFi
     bp = curve._breakpoints() if half is None else half[:2]
     if bp is not None:
         if half is not None:  # symmetric: isf(alpha) + isf(beta) is mirror-invariant
-            mu = _mu_on_vertices(half[0], half[1], half[2], alpha_min)
+            mu = _mu_on_vertices(half[0], half[1], half[2], alpha_min, monotone=True)
         else:
             vb = getattr(curve, "_vertex_betas", None)
             betas = vb() if vb is not None else 1.0 - bp[1]

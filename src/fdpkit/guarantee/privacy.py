@@ -37,6 +37,7 @@ from fdpkit.mechanisms import (
     Mechanism,
     UniformSampling,
     mechanism_from_dict,
+    training_run,
     walk,
 )
 from fdpkit.guarantee.setting import comparison_for, setting_of
@@ -64,7 +65,6 @@ CURVE_SAMPLES = 241
 
 
 @functools.cache
-
 def _report_layer() -> Any:
     """The report layer, :mod:`fdpkit.report`, which lays this object out as a document (HTML,
     PDF). It sits above ``guarantee/`` (issue 23: imports flow one way), so the two
@@ -73,6 +73,8 @@ def _report_layer() -> Any:
     direct route."""
     return importlib.import_module("fdpkit.report")
 
+
+@functools.cache
 def _version(dist: str) -> str:
     """The installed version of ``dist`` (read once per process: importlib.metadata scans
     the environment's metadata, about 2 ms a call)."""
@@ -226,9 +228,30 @@ class PrivacyReport:
             "tpr": np.asarray(self.curve.tpr(alpha)).tolist(),
         }
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict (floats; inf as the string "inf"), with ``schema_version``."""
+    def to_dict(self, *, representations: bool = True) -> dict[str, Any]:
+        """JSON-ready dict (floats; inf as the string "inf"), with ``schema_version``.
 
+        Parameters
+        ----------
+        representations : bool
+            Include the ``"representations"`` section (:meth:`representations`: its Rényi
+            accounting costs about a second per new mechanism, often more than the report
+            itself). False leaves the key out, for a caller that serves it separately (the
+            web API defers it); the library's dict is complete by default.
+
+        Examples
+        --------
+        >>> from fdpkit.mechanisms import Gaussian
+        >>> r = privacy_report(Gaussian(1.0))
+        >>> "representations" in r.to_dict(), "representations" in r.to_dict(representations=False)
+        (True, False)
+        """
+        out = self._dict_without_representations()
+        if representations:
+            out["representations"] = self.representations().to_dict()
+        return out
+
+    def _dict_without_representations(self) -> dict[str, Any]:
         return {
             "schema_version": SCHEMA_VERSION,
             "mechanism": self.mechanism.to_dict(),
@@ -262,7 +285,6 @@ class PrivacyReport:
             "paper_statement": self.statement(),
             "provenance": dict(self.provenance),
             "curve": {"bound": self.curve.bound, **self.curve_samples()},
-            "representations": self.representations().to_dict(),
         }
 
 
@@ -409,6 +431,13 @@ def privacy_report(
             warnings.append(f"Truncated Poisson is accounted with dp_accounting's analysis, which may be loose: "
                             f"an attainable instance already reaches epsilon = {loose.epsilons[0][1]:.4g} at "
                             f"delta = {d0:g}, so the stated epsilon may be up to {ratio:.3g}x the true one.")
+    run = training_run(mech)
+    if loose is None and run is not None and run.sampling == "truncated-poisson" and run.examples_per_user:
+        looseness = {"truncation_instance": "not stated with group privacy (examples_per_user)"}
+        warnings.append("Truncated Poisson is accounted with dp_accounting's analysis, which may be loose; with "
+                        "group privacy (examples_per_user) no attainable instance is stated: the example-level "
+                        "instance is not a group's, whose examples are drawn and truncated together, so its "
+                        "epsilon bounds neither the group run's true epsilon nor the looseness.")
     post = np.asarray(posterior(curve, np.array(priors), POSTERIOR_FPR))
     provenance = {
         "fdpkit_version": _version("fdpkit"),

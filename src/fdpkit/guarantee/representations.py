@@ -35,6 +35,7 @@ from fdpkit.curves import EpsDeltaCurve, GaussianCurve, TradeOffCurve
 from fdpkit.fit import GDPFit, regret
 from fdpkit.accounting.rdp import renyi_curve, tight_rho
 from fdpkit.convert.renyi_conversions import zcdp_curve as ZCDPCurve
+from fdpkit.curves.renyi import ZCDPCurve as RenyiZCDPCurve
 
 #: GDP regret below which mu-GDP is an essentially complete description (Sec. 4).
 REGRET_COMPLETE = 0.01
@@ -154,9 +155,17 @@ def _representations(mechanism: Any, curve: TradeOffCurve, fit: GDPFit, delta: f
         rows.append(Representation("epsilon_delta", "(ε, δ)-DP", f"ε = ∞ at δ = {delta:g}", math.inf,
                                    "no finite ε at this δ"))
     try:
+        rc: TradeOffCurve | None = renyi_curve(mechanism)
+        rc_error = None
+    except ValueError as exc:
+        rc, rc_error = None, exc
+    try:
         rf = tight_rho(mechanism)
         if math.isfinite(rf.rho):
-            zc = ZCDPCurve(rf.rho)
+            # an exactly rho-zCDP mechanism's RDP curve IS the curve of rho*-zCDP (the same
+            # construction at the same rho): built once (about half the section's cost)
+            same = isinstance(rc, RenyiZCDPCurve) and rc.rho == rf.rho
+            zc = rc if same else ZCDPCurve(rf.rho)
             rows.append(Representation("zcdp", "ρ-zCDP", f"ρ* = {rf.rho:.4g}", regret(curve, zc),
                                        "tight ρ* (Gomez et al. Eq. 25): " + rf.reason))
             curves["ρ-zCDP"] = zc
@@ -164,14 +173,13 @@ def _representations(mechanism: Any, curve: TradeOffCurve, fit: GDPFit, delta: f
             rows.append(Representation("zcdp", "ρ-zCDP", "ρ* = ∞", math.inf, rf.reason))
     except ValueError as exc:
         rows.append(Representation("zcdp", "ρ-zCDP", "not available", math.inf, str(exc)))
-    try:
-        rc = renyi_curve(mechanism)
+    if rc is not None:
         n = len(getattr(rc, "orders", ())) or "all"
         rows.append(Representation("rdp", "RDP curve ε(t)", f"{n} orders", regret(curve, rc),
                                    "the whole Rényi curve, converted optimally (App. A.6)"))
         curves["RDP curve"] = rc
-    except ValueError as exc:
-        rows.append(Representation("rdp", "RDP curve ε(t)", "not available", math.inf, str(exc)))
+    else:
+        rows.append(Representation("rdp", "RDP curve ε(t)", "not available", math.inf, str(rc_error)))
     mu_text = f"μ = {fit.mu:.4g}" if math.isfinite(fit.mu) else "μ = ∞"
     rows.append(Representation("gdp", "μ-GDP", mu_text, fit.regret, "tight μ (Gomez et al. Eq. 5)"))
     if math.isfinite(fit.mu):

@@ -13,6 +13,7 @@ from typing import Any, Sequence
 
 from fdpkit.fit import fit_gdp
 from fdpkit.accounting import poisson_comparison
+from fdpkit.accounting.cost import BudgetExceeded
 from fdpkit.mechanisms import Composed, Mechanism, Subsampled, walk
 
 #: Citations for the gap between shuffled and Poisson accounting.
@@ -59,7 +60,10 @@ def comparison_for(mechanism: Mechanism, discretization: float, deltas: Sequence
     as not a guarantee; None otherwise."""
     if (_own_setting(mechanism) or {}).get("sampling") != "shuffled":
         return None
-    acc = poisson_comparison(mechanism, discretization)
+    try:
+        acc = poisson_comparison(mechanism, discretization)
+    except BudgetExceeded:  # the comparison is not a guarantee: left out where it cannot be computed
+        return None
     mu = fit_gdp(acc.curve, alpha_min=alpha_min).mu
     eps = [{"delta": d, "epsilon": acc.epsilon_for_delta(d)} for d in deltas]
     caveat = (f"Shuffled batches: the guarantee claims no amplification by sampling. Poisson "

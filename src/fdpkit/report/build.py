@@ -19,10 +19,12 @@ if TYPE_CHECKING:  # annotations only
     from fdpkit.guarantee import PrivacyReport
 
 
-def build_document(report: PrivacyReport) -> ReportDocument:
+def build_document(report: PrivacyReport, *, representations: bool = True) -> ReportDocument:
     """Arrange a privacy report for people (see module docs): the headline (μ, ε at δ, TPR at
-    FPR 1e-3, grade) first, internal notes last and collapsed."""
-    d = report.to_dict()
+    FPR 1e-3, grade) first, internal notes last and collapsed. ``representations=False``
+    leaves out the representations section and its figures (their Rényi accounting costs
+    about a second per mechanism): for a page that fetches them afterwards."""
+    d = report.to_dict(representations=representations)
     fit = report.fit
     mu_text = fmt(fit.mu)
     g = report.grade
@@ -109,7 +111,7 @@ def build_document(report: PrivacyReport) -> ReportDocument:
         Section("Guarantee", (), (fit_table,), key="guarantee"),
         Section("Privacy profile", (), (eps,), key="profile"),
         Section("Attack risk", (), (tpr, post, risk), key="risk"),
-        representation_section(report),
+        *((representation_section(report),) if representations else ()),
         Section("Comparison with published settings", (placement,), (compare,), key="comparison"),
         Section("Warnings", user_warn or ("None.",), key="warnings"),
         Section("Inputs", (report.mechanism.label(),), (inputs,), key="inputs"),
@@ -129,7 +131,8 @@ def build_document(report: PrivacyReport) -> ReportDocument:
                               lambda ax: plots.curve_vs_gdp(ax, curve, mu)))
     figures.append(Figure("posterior", "Posterior after a positive attack against the attack's FPR "
                           "(de Fondeville Fig. 2)", lambda ax: plots.posterior_vs_fpr(ax, curve)))
-    figures += representation_figures(report)
+    if representations:
+        figures += representation_figures(report)
     data = dict(d)
     data.setdefault("grade", g.to_dict())
     data.setdefault("comparison", {"sentence": placement, "references": [r.to_dict() for r in PUBLISHED]})

@@ -32,7 +32,7 @@ def representation_section(report: PrivacyReport):
         "Regret Δ(f, f_r) (Gomez et al. Def. 2.6): how far the mechanism's curve must move to fall "
         "below the representation's curve; lower is more accurate. All curves are sound lower bounds.",
     )
-    return Section("Representations", (reps.advice,), (table,))
+    return Section("Representations", (reps.advice,), (table,), key="representations")
 
 
 def draw_regrets(ax, report: PrivacyReport):

@@ -10,7 +10,8 @@ only the requested ones are computed):
 
 - ``mu``, ``regret``, ``alpha_min``: the tight pessimistic mu-GDP, its regret and FPR range
   (Gomez et al. Eq. 5 and Def. 2.6);
-- ``epsilon``: epsilon at the sweep's ``delta``, from the accountant's own profile;
+- ``epsilon``: epsilon at the sweep's ``delta``, from the accountant's own profile (a sweep
+  asking for no curve metric builds only the profile, not the trade-off curve);
 - ``tpr_at_<fpr>``: the certified TPR of the best attack at each requested FPR;
 - ``advantage``: max TPR - FPR;
 - ``seconds``: wall time of this setting's accounting (shared work counted once, in the
@@ -29,8 +30,12 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 from fdpkit.accounting import account, shared_single_steps
+from fdpkit.accounting.closed_form import closed_form_curve
+from fdpkit.accounting.cost import check_leaf_grids
+from fdpkit.accounting.pld import dpsgd_pld
+from fdpkit.accounting.profile import PldProfile
 from fdpkit.fit import ALPHA_MIN_DEFAULT, fit_gdp_adapted
-from fdpkit.mechanisms import dpsgd
+from fdpkit.mechanisms import dpsgd, training_run
 from fdpkit.mechanisms.training import REFUSED
 from fdpkit.risk import advantage
 
@@ -63,6 +68,7 @@ def check_metrics(metrics: Sequence[str] | None) -> tuple[str, ...]:
 def mechanism_for(setting: Mapping[str, Any]):
     """The DP-SGD mechanism of one setting (the keyword arguments of ``fdpkit.dpsgd``)."""
     kwargs = dict(setting)
+    kwargs.pop("discretization", None)  # the sweep's, per row (not an argument of dpsgd)
     nm = kwargs.pop("noise_multiplier")
     if kwargs.get("sampling", POISSON) != TRUNCATED_POISSON:
         kwargs.pop("max_batch_size", None)  # a grid over schemes: only truncated Poisson reads it
@@ -102,7 +108,14 @@ def evaluate_setting(setting: Mapping[str, Any], options: Mapping[str, Any]) -> 
         row["note"] = "refused: " + why
         return row
     start = time.perf_counter()
-    acc = account(mechanism_for(setting), discretization=options["discretization"])
+    disc = setting.get("discretization", options["discretization"])
+    mech = mechanism_for(setting)
+    profile = None if _CURVE_METRICS & set(metrics) else _profile_only(mech, disc)
+    if profile is not None:  # epsilon (and time) only: the PLD's profile, no curve
+        if "epsilon" in metrics:
+            row["epsilon"] = float(profile.epsilon_for_delta(delta))
+        return _finish(row, setting, metrics, start)
+    acc = account(mech, discretization=disc)
     curve = acc.curve
     fit = None
     if {"mu", "regret", "alpha_min"} & set(metrics):
@@ -118,11 +131,31 @@ def evaluate_setting(setting: Mapping[str, Any], options: Mapping[str, Any]) -> 
             row[m] = float(acc.epsilon_for_delta(delta))
         elif m == "advantage":
             row[m] = float(advantage(curve))
+    return _finish(row, setting, metrics, start)
+
+
+#: Metrics read from the trade-off curve (the rest, epsilon, from the privacy profile).
+_CURVE_METRICS = frozenset({"mu", "regret", "alpha_min", "tpr", "advantage"})
+
+
+def _finish(row: dict[str, Any], setting: Mapping[str, Any], metrics: Sequence[str], start: float) -> dict[str, Any]:
     if "seconds" in metrics:
         row["seconds"] = time.perf_counter() - start
     if setting.get("sampling") == SHUFFLED:
         row["note"] = SHUFFLED_NOTE
     return row
+
+
+def _profile_only(mechanism, discretization: float) -> PldProfile | None:
+    """The privacy profile :func:`fdpkit.accounting.account` reads epsilon from, without the
+    trade-off curve it also builds, where the run takes the PLD route (no closed form, no
+    shuffling, no group privacy); else None. The same PLD and profile, so the same epsilon."""
+    run = training_run(mechanism)
+    if (run is None or run.sampling == SHUFFLED or run.examples_per_user is not None
+            or closed_form_curve(run) is not None):
+        return None
+    check_leaf_grids(run, discretization)  # as account: refuse a step beyond the memory
+    return PldProfile(dpsgd_pld(run, discretization))
 
 
 def evaluate_group(group: Sequence[Mapping[str, Any]], options: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -133,6 +166,22 @@ def evaluate_group(group: Sequence[Mapping[str, Any]], options: Mapping[str, Any
     """
     with shared_single_steps():  # the single step is built once for all step counts
         return [evaluate_setting(s, options) for s in group]
+
+
+def cost_hint(group: Sequence[Mapping[str, Any]]) -> float:
+    """A rough relative cost of a group (larger: slower), to start the slow groups first on
+    a pool: small noise multipliers (wide single steps, heavy loss tails) and large mu
+    (long composed supports, large curves) cost most. Ordering only; never a number."""
+    total = 0.0
+    for s in group:
+        sigma = float(s.get("noise_multiplier", 1.0))
+        q = s.get("sample_rate")
+        if q is None and s.get("batch_size") and s.get("dataset_size"):
+            q = s["batch_size"] / s["dataset_size"]
+        steps = s.get("steps") or 1000
+        mu = float(q or 1.0) * math.sqrt(float(steps) * math.expm1(min(1.0 / sigma ** 2, 700.0)))
+        total += 1.0 / sigma + mu
+    return total
 
 
 def same_numbers(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:

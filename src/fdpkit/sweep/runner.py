@@ -13,13 +13,22 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 import numpy as np
 
 from fdpkit._numerics import check_probability, check_scalar
+from fdpkit.accounting._resolution import choose_discretization
+from fdpkit.accounting.result import DISCRETIZATION_DEFAULT
 from fdpkit.sweep import store
-from fdpkit.sweep.evaluate import check_metrics, mechanism_for, refusal
+from fdpkit.sweep.evaluate import check_metrics, cost_hint, mechanism_for, refusal
 from fdpkit.sweep.executors import EXECUTORS, RUNNERS
 from fdpkit.sweep.grid import cartesian, explicit, group_by_steps, setting_key
 
 #: Discretizations a sweep accepts (as :func:`fdpkit.privacy_report`).
 DISCRETIZATION_RANGE = (1e-5, 0.5)
+#: The sweep's ``metadata["discretization_rule"]`` without a ``discretization``: the library
+#: default of :func:`fdpkit.privacy_report` (``discretization=None``), per setting.
+DISCRETIZATION_RULE = ("library default, per setting (fdpkit.privacy_report(discretization=None), "
+                       "fdpkit.accounting._resolution.choose_discretization): 1e-4, or finer where a run's "
+                       "per-step loss variance v is too small for it to resolve, d = sqrt(12 v 0.01) for an "
+                       "estimated 1% excess of mu, coarsened by factors of 1.5 to fit the grid budget; "
+                       "the value used is the row's discretization column")
 
 
 @dataclass
@@ -36,6 +45,9 @@ class SweepResult:
     reused: int = 0
     executor: str = "inprocess"
     dashboard: str | None = field(default=None, repr=False)
+    #: How the sweep was run, for its output: ``discretization`` (the value given, or None)
+    #: and ``discretization_rule`` (how each row's discretization was chosen).
+    metadata: dict[str, Any] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -76,10 +88,12 @@ def _options(delta: Any, fprs: Any, metrics: Any, discretization: Any) -> dict[s
     d = float(check_probability("delta", check_scalar("delta", delta), open_low=True, open_high=True))
     fpr_list = [float(check_probability("fprs", check_scalar("fprs", a), open_low=True, open_high=True))
                 for a in ([fprs] if np.ndim(fprs) == 0 else list(fprs))]
-    disc = check_scalar("discretization", discretization)
-    lo, hi = DISCRETIZATION_RANGE
-    if not lo <= disc <= hi:
-        raise ValueError(f"discretization must be in [{lo:g}, {hi:g}], got {discretization!r}")
+    disc = None
+    if discretization is not None:
+        disc = check_scalar("discretization", discretization)
+        lo, hi = DISCRETIZATION_RANGE
+        if not lo <= disc <= hi:
+            raise ValueError(f"discretization must be in [{lo:g}, {hi:g}], got {discretization!r}")
     return {"delta": d, "fprs": tuple(dict.fromkeys(fpr_list)), "metrics": check_metrics(metrics),
             "discretization": disc}
 
@@ -103,7 +117,7 @@ def run_sweep(
     delta: float = 1e-5,
     fprs: Sequence[float] = (1e-3,),
     metrics: Sequence[str] | None = None,
-    discretization: float = 1e-4,
+    discretization: float | None = None,
     executor: str | None = None,
     workers: int | None = None,
     scheduler: str | None = None,
@@ -132,8 +146,12 @@ def run_sweep(
         FPRs at which the certified attack TPR is reported (columns ``tpr_at_<fpr>``).
     metrics : sequence of str, optional
         Subset of ``mu, regret, alpha_min, epsilon, tpr, advantage, seconds`` (default all).
-    discretization : float
-        PLD discretization interval, as in :func:`fdpkit.privacy_report`.
+    discretization : float, optional
+        PLD discretization interval, as in :func:`fdpkit.privacy_report`. None (the
+        default): the library's rule, per setting, as ``privacy_report(discretization=None)``
+        chooses it (1e-4, or finer where a run's steps are too small for 1e-4 to resolve:
+        tiny sample rates); each row's ``discretization`` column holds the value used and
+        ``metadata["discretization_rule"]`` (also written beside ``output``) says how.
     executor : {"inprocess", "processes", "dask"}, optional
         Default: ``"dask"`` when ``scheduler`` or ``dask_local`` is given, else
         ``"processes"`` (a local pool of ``workers`` processes, default all cores).
@@ -156,6 +174,8 @@ def run_sweep(
     Returns
     -------
     SweepResult
+        The rows, and ``metadata`` (written to ``output`` too: Parquet key-value metadata,
+        or ``<output>.meta.json`` beside a CSV file).
 
     Examples
     --------
@@ -192,8 +212,15 @@ def run_sweep(
         raise ValueError("give scheduler or dask_local, not both")
     out_path = store.check_output_path(output) if output is not None else None
 
+    # every row's discretization is known before any work: the given one, or the library's
+    # rule for its setting (so that a resumed sweep finds its rows, and a row's numbers are
+    # those of privacy_report(discretization=None) for its setting)
+    discs = [options["discretization"] if options["discretization"] is not None
+             else _rule_discretization(s) for s in settings]
+    settings = [{**s, "discretization": d} for s, d in zip(settings, discs)]
+
     def tagged(s: Mapping[str, Any]) -> dict[str, Any]:
-        return {**s, "delta": options["delta"], "discretization": options["discretization"]}
+        return {**s, "delta": options["delta"]}
 
     wanted = [tagged(s) for s in settings]
     done: dict[tuple, dict[str, Any]] = {}
@@ -226,14 +253,27 @@ def run_sweep(
             on_client(client)
 
     if todo:
-        RUNNERS[executor](group_by_steps(todo), options, on_done, workers=workers, scheduler=scheduler,
+        groups = group_by_steps(todo)
+        if executor != "inprocess":  # slow groups first: the pool's last groups are short
+            groups.sort(key=cost_hint, reverse=True)
+        RUNNERS[executor](groups, options, on_done, workers=workers, scheduler=scheduler,
                           dask_local=dask_local, on_client=client_hook, client=client)
     table = [_ordered(done[_row_key(w)]) for w in wanted]
+    metadata = {"discretization": options["discretization"],
+                "discretization_rule": "given" if options["discretization"] is not None else DISCRETIZATION_RULE}
     if out_path is not None:
-        store.write_table(out_path, table)
+        store.write_table(out_path, table, metadata=metadata)
         checkpoint.clear()
     return SweepResult(rows=table, output=out_path, computed=len(todo), reused=reused,
-                       executor=executor, dashboard=dashboard[0])
+                       executor=executor, dashboard=dashboard[0], metadata=metadata)
+
+
+def _rule_discretization(setting: Mapping[str, Any]) -> float:
+    """The discretization :func:`fdpkit.privacy_report` chooses for ``setting`` by default
+    (a refused (sampling, relation) pair: the default, it is not accounted)."""
+    if refusal(setting) is not None:
+        return DISCRETIZATION_DEFAULT
+    return choose_discretization(mechanism_for(setting))[0]
 
 
 def _ordered(row: Mapping[str, Any]) -> dict[str, Any]:

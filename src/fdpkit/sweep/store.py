@@ -118,24 +118,53 @@ def to_csv_bytes(rows: Sequence[dict[str, Any]]) -> bytes:
     return buf.getvalue().encode()
 
 
-def to_parquet_bytes(rows: Sequence[dict[str, Any]]) -> bytes:
-    """Rows as a Parquet file's bytes (needs PyArrow, the ``[sweep]`` extra)."""
+def to_parquet_bytes(rows: Sequence[dict[str, Any]], metadata: dict[str, Any] | None = None) -> bytes:
+    """Rows as a Parquet file's bytes (needs PyArrow, the ``[sweep]`` extra); ``metadata``
+    (JSON values) goes into the file's key-value metadata under ``fdpkit.<key>``."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     cols = columns(rows)
     table = pa.table({c: [r.get(c) for r in rows] for c in cols})
+    if metadata:
+        table = table.replace_schema_metadata(
+            {f"fdpkit.{k}": json.dumps(json_safe(v), allow_nan=False) for k, v in metadata.items()})
     sink = io.BytesIO()
     pq.write_table(table, sink)
     return sink.getvalue()
 
 
-def write_table(path: str | os.PathLike, rows: Sequence[dict[str, Any]]) -> Path:
-    """Write rows to ``path`` atomically, as Parquet for ``.parquet`` and CSV otherwise."""
+def metadata_path(path: str | os.PathLike) -> Path:
+    """Where a CSV output's metadata is written: ``<output>.meta.json`` beside it."""
     p = Path(path)
-    data = to_parquet_bytes(rows) if output_format(p) == "parquet" else to_csv_bytes(rows)
+    return p.with_name(p.name + ".meta.json")
+
+
+def write_table(path: str | os.PathLike, rows: Sequence[dict[str, Any]],
+                metadata: dict[str, Any] | None = None) -> Path:
+    """Write rows to ``path`` atomically, as Parquet for ``.parquet`` and CSV otherwise.
+    ``metadata`` (e.g. the sweep's discretization rule) goes into a Parquet file's
+    key-value metadata, or beside a CSV file as :func:`metadata_path` (JSON)."""
+    p = Path(path)
+    parquet = output_format(p) == "parquet"
+    data = to_parquet_bytes(rows, metadata) if parquet else to_csv_bytes(rows)
+    if metadata and not parquet:
+        write_atomic(metadata_path(p), (json.dumps(json_safe(metadata), indent=2, allow_nan=False) + "\n").encode())
     write_atomic(p, data)
     return p
+
+
+def read_metadata(path: str | os.PathLike) -> dict[str, Any]:
+    """The metadata :func:`write_table` wrote with ``path`` ({} when there is none)."""
+    p = Path(path)
+    if output_format(p) == "parquet":
+        import pyarrow.parquet as pq
+
+        raw = pq.read_schema(p).metadata or {}
+        return {k.decode()[len("fdpkit."):]: json.loads(v) for k, v in raw.items()
+                if k.decode().startswith("fdpkit.")}
+    m = metadata_path(p)
+    return json.loads(m.read_text(encoding="utf-8")) if m.is_file() else {}
 
 
 def _parse_cell(col: str, text: str) -> Any:

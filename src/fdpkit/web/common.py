@@ -7,6 +7,7 @@ import asyncio
 import json
 import math
 import re
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -20,6 +21,7 @@ from fdpkit._numerics import json_safe
 from fdpkit.errors import parameter_of
 from fdpkit._inputs import FRACTION_FIELDS, parse_fraction
 from fdpkit.accounting import CostBudget
+from fdpkit.accounting._resolution import choose_discretization
 from fdpkit.accounting.work_limits import check_bounds
 from fdpkit.mechanisms import Mechanism, mechanism_from_dict
 from fdpkit.vocabulary import RELATIONS, SAMPLINGS, UNITS
@@ -214,10 +216,19 @@ def check_limits(m: Mechanism, discretization: float, limits: Limits) -> None:
                  min_relative_noise=limits.min_noise, min_discretization=limits.min_discretization)
 
 
-def checked(spec: Any, discretization: float, limits: Limits) -> tuple[Mechanism, float]:
+def checked(spec: Any, discretization: float | None, limits: Limits) -> tuple[Mechanism, float]:
     """Parse a mechanism spec (or take a mechanism), apply the server's limits and the cost
-    budget; the mechanism and its estimated work. Cheap: run in a thread before queueing."""
+    budget; the mechanism and its estimated work. Cheap: run in a thread before queueing.
+
+    ``discretization`` None: the library's rule (:func:`fdpkit.privacy_report`'s default,
+    coarsened to fit the server's budget) is what the job will use, so the limits and the
+    cost are checked at the discretization it chooses; the server's finest discretization
+    bounds only what a user types (the budget bounds the rule's choice)."""
     mech = mechanism_from_dict(spec)
+    if discretization is None:
+        chosen, _ = choose_discretization(mech, budget=limits.budget)
+        check_limits(mech, chosen, dataclasses.replace(limits, min_discretization=min(chosen, limits.min_discretization)))
+        return prepare(mech, chosen, limits.budget)
     check_limits(mech, discretization, limits)
     return prepare(mech, discretization, limits.budget)
 
@@ -230,7 +241,7 @@ def pool_of(app: Any, lane: str = "light") -> WorkerPool:
         pools = {"light": WorkerPool(lim.workers, lim.queue, lim.worker_memory_bytes, lim.retry_after_s,
                                      warm=lim.warm_workers),
                  "heavy": WorkerPool(lim.heavy_workers, lim.heavy_queue, lim.worker_memory_bytes,
-                                     lim.retry_after_s, nice=10, warm=lim.warm_workers)}
+                                     lim.retry_after_s, nice=10, warm="basic" if lim.warm_workers else False)}
         app.state.pools = pools
     return pools[lane]
 

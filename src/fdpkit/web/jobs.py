@@ -9,32 +9,39 @@ from typing import Any
 
 import fdpkit as fp
 from fdpkit.accounting import CostBudget, estimate_cost
+from fdpkit.accounting._resolution import choose_discretization
 from fdpkit.accounting.work_limits import (  # noqa: F401  (the cost constants' home; names kept for callers)
     AUDIT_WORK_PER_SCORE, SIMULATION_WORK_PER_DRAW, SWEEP_WORK_PER_SETTING, sweep_cost,
 )
 from fdpkit.mechanisms import Mechanism, mechanism_from_dict
 
 
-def warm_up() -> None:
-    """Run once in each worker process when it starts (``WorkerPool(warm=True)``): import the
+def warm_up(full: bool = True) -> None:
+    """Run once in each worker process when it starts (``WorkerPool(warm=...)``): import the
     modules the jobs use and run every pass of a report once (Poisson and shuffled DP-SGD
-    accounting at the web's default discretization, the page's document, the JSON dict with
-    its representations), so that the first request a worker serves costs what the library
-    call costs. (About 4 s of one core; what stays per request is each mechanism's own
-    work, the representations' Rényi accounting included.)"""
-    from fdpkit.report import build_document
-
-    rep = fp.privacy_report(fp.dpsgd(2.0, 0.1, 10), discretization=1e-4)
-    build_document(rep)
+    accounting at the library's default discretization and, with ``full``, the page's
+    document and the JSON dict with its representations), so that the first request a
+    worker serves costs what the library call costs. (About 3.5 s of one core, 1 s without
+    ``full``, what the heavy lane runs: its jobs take seconds anyway; what stays per
+    request is each mechanism's own work.)"""
+    rep = fp.privacy_report(fp.dpsgd(2.0, 0.1, 10))
     fp.privacy_report(fp.dpsgd(2.0, batch_size=10, dataset_size=100, steps=4, sampling="shuffled",
-                               relation="replace-one"), discretization=1e-4)
-    fp.privacy_report(fp.Gaussian(1.0), discretization=1e-4).to_dict()
+                               relation="replace-one")).to_dict(representations=False)
+    if full:
+        from fdpkit.report import build_document
+
+        build_document(rep)
+        fp.privacy_report(fp.Gaussian(1.0)).to_dict()
+        # one composition at a grid of a few 10^5 points: the allocator's thresholds and the
+        # scratch buffers grow to that size once here (about 20% of a first such request's CPU)
+        fp.privacy_report(fp.dpsgd(6.0, 0.25, 1000))
 
 
 def warm_server() -> None:
     """Run once in the server process when it starts (in a thread): the cost model and the
     spec parser the server runs before queueing any job (:func:`prepare`)."""
     prepare(fp.dpsgd(2.0, 0.1, 10).to_dict(), 1e-4, None)
+    choose_discretization(fp.dpsgd(2.0, 0.1, 10))
 
 
 def prepare(spec: Any, discretization: float, budget: CostBudget | None) -> tuple[Mechanism, float]:
@@ -55,27 +62,71 @@ def _on_page(section: Any) -> Any:
     return section
 
 
-def report_job(mech: Mechanism, discretization: float, fmt: str, budget: CostBudget | None) -> Any:
-    """The privacy report of ``mech`` as the API's JSON-ready dict (``fmt="dict"``), a
-    rendered document (json, csv, md, html, pdf: bytes) or the pieces of the report page
-    (``fmt="page"``)."""
+#: Reports this worker computed recently, by (mechanism, discretization, budget): a deferred
+#: section (the representations) or a second format of the same report costs only its own
+#: work. Only reports whose curve is small are kept (bounded memory).
+_REPORTS: dict = {}
+_REPORTS_SIZE = 8
+_REPORT_MAX_VERTICES = 200_000
+
+
+def cached_report(mech: Mechanism, discretization: float | None, budget: CostBudget | None) -> Any:
+    """``fp.privacy_report(mech, discretization=discretization, budget=budget)``, kept for
+    the next job of this worker on the same inputs (the library's numbers, computed once)."""
+    try:
+        key: Any = (mech, discretization, budget)
+        hash(key)
+    except TypeError:  # pragma: no cover - an unhashable custom mechanism
+        key = None
+    if key is not None and key in _REPORTS:
+        _REPORTS[key] = _REPORTS.pop(key)  # most recent last
+        return _REPORTS[key]
+    rep = fp.privacy_report(mech, discretization=discretization, budget=budget)
+    if key is not None and len(getattr(rep.curve, "alphas", ())) <= _REPORT_MAX_VERTICES:
+        while len(_REPORTS) >= _REPORTS_SIZE:
+            _REPORTS.pop(next(iter(_REPORTS)))
+        _REPORTS[key] = rep
+    return rep
+
+
+def report_job(mech: Mechanism, discretization: float | None, fmt: str, budget: CostBudget | None,
+               representations: bool = True) -> Any:
+    """The privacy report of ``mech`` as the API's JSON-ready dict (``fmt="dict"``; without
+    the representations section unless ``representations``), the representations section
+    alone (``fmt="representations"``), a rendered document (json, csv, md, html, pdf: bytes)
+    or the pieces of the report page (``fmt="page"``, ``"page-first"``, ``"page-extras"``:
+    :func:`_page_parts`). ``discretization`` None: the
+    library's rule (:func:`fdpkit.privacy_report`)."""
     from fdpkit.report import build_document, render_document
 
-    rep = fp.privacy_report(mech, discretization=discretization, budget=budget)
+    rep = cached_report(mech, discretization, budget)
     if fmt == "dict":
-        return rep.to_dict()
-    doc = build_document(rep)
-    if fmt == "page":
-        from fdpkit.report.figures import svg_inline
-        from fdpkit.report.render import section_html
+        return rep.to_dict(representations=representations)
+    if fmt == "representations":
+        return rep.representations().to_dict()
+    if fmt in ("page", "page-first", "page-extras"):
+        return _page_parts(rep, fmt)
+    return render_document(build_document(rep), fmt)
 
-        tables = [section_html(_on_page(s)) for s in doc.sections
-                  if not s.collapsed and s.key not in ("headline", "warnings")]
-        figures = [(f.caption, svg_inline(f.draw, title=f.caption)) for f in doc.figures]
-        details = [section_html(s) for s in doc.sections if s.collapsed]
-        return {"doc": dataclasses.replace(doc, figures=()), "tables": tables, "figures": figures,
-                "details": details, "statement": rep.statement()}
-    return render_document(doc, fmt)
+
+def _page_parts(rep: Any, fmt: str) -> dict[str, Any]:
+    """The report page's pieces: everything (``"page"``); the document without the
+    representations section and without figures (``"page-first"``: about the report's own
+    cost, answered first); or the figures and the representations section that the page
+    then fetches (``"page-extras"``)."""
+    from fdpkit.report import build_document
+    from fdpkit.report.figures import svg_inline
+    from fdpkit.report.render import section_html
+
+    doc = build_document(rep, representations=fmt != "page-first")
+    figures = [] if fmt == "page-first" else [(f.caption, svg_inline(f.draw, title=f.caption)) for f in doc.figures]
+    if fmt == "page-extras":
+        return {"figures": figures, "tables": [section_html(s) for s in doc.sections if s.key == "representations"]}
+    tables = [section_html(_on_page(s)) for s in doc.sections
+              if not s.collapsed and s.key not in ("headline", "warnings")]
+    details = [section_html(s) for s in doc.sections if s.collapsed]
+    return {"doc": dataclasses.replace(doc, figures=()), "tables": tables, "figures": figures,
+            "details": details, "statement": rep.statement(), "extras": fmt == "page-first"}
 
 
 def compare_job(entries: list, discretization: float, budget: CostBudget | None, points: int = 101) -> tuple[dict, str]:

@@ -39,6 +39,12 @@ class CalculatorRequest(BaseModel):
                                             description="standard error of the statistic without noise (95% CI widths)")
 
 
+#: What an empty discretization means (the library's default, issue 29).
+DISCRETIZATION_RULE = ("PLD discretization; empty: the library's rule (fdpkit.privacy_report's default: 1e-4, "
+                       "finer where a DP-SGD run's steps are too small for it, coarsened to fit the server's "
+                       "budget), stated in the report's provenance")
+
+
 class TrainingShape(BaseModel):
     """How DP-SGD ran, beside its noise multiplier: sample rate or batch size + dataset size,
     steps or epochs, sampling scheme, neighbouring relation, privacy unit (shared by the
@@ -56,7 +62,8 @@ class TrainingShape(BaseModel):
     max_batch_size: Optional[int] = Field(None, ge=1, title="Max batch size")
     unit: Unit = Field(EXAMPLE, title="Privacy unit")
     examples_per_user: Optional[int] = Field(None, ge=1, le=10_000, title="Examples per user")
-    discretization: float = Field(1e-4, gt=0, le=1, allow_inf_nan=False, title="PLD discretization")
+    discretization: Optional[float] = Field(None, gt=0, le=1, allow_inf_nan=False, title="PLD discretization",
+                                            description=DISCRETIZATION_RULE)
 
 
 class DPSGDRequest(TrainingShape):
@@ -86,7 +93,7 @@ class UniformSamplingRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     mu: float = Field(..., gt=0, le=MU_LE, allow_inf_nan=False)
     n: int = Field(..., ge=1, le=10**12)
-    discretization: float = Field(1e-4, gt=0, le=1, allow_inf_nan=False)
+    discretization: Optional[float] = Field(None, gt=0, le=1, allow_inf_nan=False, description=DISCRETIZATION_RULE)
 
 
 class PointsRequest(BaseModel):
@@ -94,13 +101,13 @@ class PointsRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     points: str = Field(..., min_length=1, max_length=1_000_000)
     bound: Literal["lower", "exact"] = "lower"
-    discretization: float = Field(1e-4, gt=0, le=1, allow_inf_nan=False)
+    discretization: Optional[float] = Field(None, gt=0, le=1, allow_inf_nan=False, description=DISCRETIZATION_RULE)
 
 
 class MechanismRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     mechanism: dict[str, Any]
-    discretization: float = Field(1e-4, gt=0, le=1, allow_inf_nan=False)
+    discretization: Optional[float] = Field(None, gt=0, le=1, allow_inf_nan=False, description=DISCRETIZATION_RULE)
 
 
 class ConvertRequest(BaseModel):

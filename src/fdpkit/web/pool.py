@@ -54,7 +54,7 @@ _OUT_OF_MEMORY = ("the computation ran out of memory on this server; use a coars
                   "fewer steps")
 
 
-def _start_worker(memory_bytes: int, nice: int, warm: bool, warmed: Any = None) -> None:
+def _start_worker(memory_bytes: int, nice: int, warm: bool | str, warmed: Any = None) -> None:
     """pebble's initializer: runs once in each worker process as it starts; counts itself
     in ``warmed`` (a shared integer) when its warm-up is done."""
     import resource
@@ -71,7 +71,7 @@ def _start_worker(memory_bytes: int, nice: int, warm: bool, warmed: Any = None) 
         try:
             from fdpkit.web.jobs import warm_up
 
-            warm_up()
+            warm_up(full=warm != "basic")
         except Exception:  # a failed warm-up costs speed, never correctness
             pass
         if warmed is not None:
@@ -87,12 +87,13 @@ class WorkerPool:
     """``size`` worker processes (a :class:`pebble.ProcessPool`), at most ``queue`` jobs
     waiting, ``memory_bytes`` address space per worker (None: no cap), workers ``nice``-d
     by that much (a heavy lane yields the CPU to a light one); ``warm``: every worker
-    imports fdpkit and warms its caches as it starts (:func:`fdpkit.web.jobs.warm_up`).
+    imports fdpkit and warms its caches as it starts (:func:`fdpkit.web.jobs.warm_up`;
+    ``"basic"``: the accounting passes only, for a lane whose jobs take seconds anyway).
     Workers start at :meth:`start` (with the server) or on first use; the pool works from
     any event loop (the test client runs one per request)."""
 
     def __init__(self, size: int = 2, queue: int = 8, memory_bytes: int | None = 3 * 1024**3,
-                 retry_after: int = 5, nice: int = 0, warm: bool = False) -> None:
+                 retry_after: int = 5, nice: int = 0, warm: bool | str = False) -> None:
         self.size, self.queue, self.memory_bytes, self.retry_after = size, queue, memory_bytes, retry_after
         self.nice, self.warm = nice, warm
         self.pending = 0

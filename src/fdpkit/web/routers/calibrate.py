@@ -39,7 +39,7 @@ def _check(kwargs: dict, limits: Limits) -> None:
     nm = kwargs.get("noise_multiplier")
     if nm is not None and nm < limits.min_noise:
         raise ValueError(f"noise_multiplier must be at least {limits.min_noise:g} on this server, got {nm:g}")
-    if kwargs["discretization"] < limits.min_discretization:
+    if kwargs.get("discretization") is not None and kwargs["discretization"] < limits.min_discretization:
         raise ValueError(f"discretization must be at least {limits.min_discretization:g} on this server, "
                          f"got {kwargs['discretization']:g}")
 

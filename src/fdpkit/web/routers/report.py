@@ -1,5 +1,12 @@
 """Report page: DP-SGD or a composed mechanism -> the privacy report with plots and
-downloads in every format (no maths here)."""
+downloads in every format (no maths here).
+
+The JSON routes answer with ``fdpkit.privacy_report(...).to_dict()`` for the same inputs
+(an empty discretization is the library's rule, stated in ``provenance``), except that the
+representations section -- whose Rényi accounting costs about a second per new mechanism,
+often more than the report itself (issue 27) -- is deferred: its entry names the route and
+body that compute it (``POST /api/report/representations``), unless the request asks for it
+inline with ``?representations=true``. The downloads and the page carry it."""
 
 from __future__ import annotations
 
@@ -28,7 +35,7 @@ LABELS = {**labels_of(DPSGDRequest), "sampling_mu": "Sampling parameter μ", "sa
           "mechanism": "Mechanism spec", "points": "Error points"}
 #: The form starts empty; the placeholders show this example and "Load example" fills it in
 #: (the README's DP-SGD run, Gomez et al. Sec. 5).
-EXAMPLE = {"noise_multiplier": "9.4", "sample_rate": "0.32768", "steps": "2000", "discretization": "1e-4"}
+EXAMPLE = {"noise_multiplier": "9.4", "sample_rate": "0.32768", "steps": "2000"}
 #: Other placeholders (not filled by "Load example").
 HINTS = {"batch_size": "256", "dataset_size": "60000", "epochs": "60", "sampling_mu": "1", "sampling_n": "100",
          "max_batch_size": "512", "examples_per_user": "1"}
@@ -46,6 +53,7 @@ def _dpsgd_from_form(form, errors: FormErrors) -> tuple[Mechanism | None, float 
 
 
 def _from_form(form) -> tuple[Mechanism | None, float | None, dict, FormErrors]:
+    """(mechanism, discretization or None for the library's rule, the form's values, errors)."""
     errors = FormErrors()
     values = {k: form.get(k, "") for k in ("kind", *FIELDS)}
     kind = form.get("kind") or "dpsgd"
@@ -53,7 +61,7 @@ def _from_form(form) -> tuple[Mechanism | None, float | None, dict, FormErrors]:
     if kind == "dpsgd":
         mech, disc = _dpsgd_from_form(form, errors)
         return mech, disc, values, errors
-    disc = parse_float(form, "discretization", errors, default=1e-4)
+    disc = parse_float(form, "discretization", errors, required=False)  # empty: the library's rule
     mech = None
     try:
         if kind == "uniform-sampling":
@@ -99,11 +107,12 @@ def points_mechanism(text: str, bound: str = "lower") -> Mechanism:
     return fp.CurveMechanism.from_curve(fp.curve_from_points(fpr, fnr, bound=bound))
 
 
-async def _report(request: Request, mech, disc: float, fmt: str):
-    """Refuse over-budget work at once (422), then run it in a worker process."""
+async def _report(request: Request, mech, disc: float | None, fmt: str, representations: bool = True):
+    """Refuse over-budget work at once (422), then run it in a worker process. ``disc`` None:
+    the library's rule, as ``fp.privacy_report`` applies it (the same numbers)."""
     limits: Limits = request.app.state.limits
     mech, work = await run_light(checked, mech, disc, limits)
-    return await run_heavy(request, report_job, mech, disc, fmt, limits.budget, work=work)
+    return await run_heavy(request, report_job, mech, disc, fmt, limits.budget, representations, work=work)
 
 
 @router.get("/report", include_in_schema=False)
@@ -120,14 +129,22 @@ async def report_submit(request: Request):
     return await _answer(request, await request.form())
 
 
+def _htmx(request: Request) -> bool:
+    return request.headers.get("HX-Request") == "true"
+
+
 async def _answer(request: Request, form):
+    """The page with the report. In the browser (an htmx request) the figures and the
+    representations section are fetched right after (``POST /report/extras``): the result
+    costs about what ``privacy_report`` costs; a plain request gets the whole page."""
     mech, disc, values, errors = await run_light(_from_form, form)
     doc = tables = figures = details = statement = None
+    extras = False
     if not errors:
         try:
-            parts = await _report(request, mech, disc, "page")
+            parts = await _report(request, mech, disc, "page-first" if _htmx(request) else "page")
             doc, tables, figures, details = parts["doc"], parts["tables"], parts["figures"], parts["details"]
-            statement = parts["statement"]
+            statement, extras = parts["statement"], parts["extras"]
         except ValueError as exc:
             kind = values.get("kind") or "dpsgd"
             own = {"mechanism": "mechanism", "points": "points", "uniform-sampling": "sampling_mu"}.get(kind)
@@ -136,7 +153,25 @@ async def _answer(request: Request, form):
     return await render_page(request, "report.html", {"values": values, "errors": errors, "doc": doc,
                                                       "choices": CHOICES, "tables": tables, "figures": figures,
                                                       "details": details, "formats": FORMATS,
-                                                      "statement": statement, "example": EXAMPLE, "hints": HINTS})
+                                                      "statement": statement, "example": EXAMPLE, "hints": HINTS,
+                                                      "extras": extras})
+
+
+@router.post("/report/extras", include_in_schema=False)
+async def report_extras(request: Request):
+    """The figures and the representations section of the report the form describes (the
+    page fetches them after the result); without script, the whole page."""
+    form = await request.form()
+    if not _htmx(request):
+        return await _answer(request, form)
+    mech, disc, _, errors = await run_light(_from_form, form)
+    context: dict = {"tables": [], "figures": [], "error": "; ".join(errors.values()) if errors else None}
+    if not errors:
+        try:
+            context.update(await _report(request, mech, disc, "page-extras"))
+        except ValueError as exc:
+            context["error"] = str(exc)
+    return await render_page(request, "_report_extras.html", context)
 
 
 @router.post("/report/download", include_in_schema=False)
@@ -154,55 +189,92 @@ async def report_download(request: Request, format: str = Query("html")):
     return download(data, download_name(mech, format), MEDIA[format])
 
 
+#: The query parameter of the report routes that asks for the representations section inline.
+REPRESENTATIONS_QUERY = Query(False, description=(
+    "include the representations section (regret of (ε, δ), ρ-zCDP, the RDP curve and μ-GDP; Gomez et al. "
+    "Fig. 1c) in this answer. Its Rényi accounting costs about a second per new mechanism, often more than "
+    "the report, so by default the answer gives instead where to fetch it: POST the \"body\" of its "
+    "\"representations\" entry to /api/report/representations"))
+
+
 @router.post("/api/report/dpsgd", tags=["report"])
 async def report_dpsgd_api(request: Request, body: DPSGDRequest,
-                           format: str = Query("json", description="json, csv, md, html or pdf")):
-    """Privacy report of DP-SGD (sample rate or batch/dataset size; steps or epochs)."""
+                           format: str = Query("json", description="json, csv, md, html or pdf"),
+                           representations: bool = REPRESENTATIONS_QUERY):
+    """Privacy report of DP-SGD (sample rate or batch/dataset size; steps or epochs), as
+    ``fdpkit.privacy_report(...)`` gives it (empty discretization: the library's rule)."""
     try:
         mech = dpsgd_of(body)
-        return await _api_answer(request, mech, body.discretization, format)
+        return await _api_answer(request, mech, body.discretization, format, representations)
     except ValueError as exc:
         return api_error(exc)
 
 
 @router.post("/api/report/uniform-sampling", tags=["report"])
 async def report_uniform_api(request: Request, body: UniformSamplingRequest,
-                             format: str = Query("json", description="json, csv, md, html or pdf")):
+                             format: str = Query("json", description="json, csv, md, html or pdf"),
+                             representations: bool = REPRESENTATIONS_QUERY):
     """Privacy report of de Fondeville's uniform random sampling (Example 3), the worked
     example of catastrophic failure."""
     try:
         mech = fp.UniformSampling(body.mu, body.n)
-        return await _api_answer(request, mech, body.discretization, format)
+        return await _api_answer(request, mech, body.discretization, format, representations)
     except ValueError as exc:
         return api_error(exc)
 
 
 @router.post("/api/report/points", tags=["report"])
 async def report_points_api(request: Request, body: PointsRequest,
-                            format: str = Query("json", description="json, csv, md, html or pdf")):
+                            format: str = Query("json", description="json, csv, md, html or pdf"),
+                            representations: bool = REPRESENTATIONS_QUERY):
     """Privacy report of a curve given by (FPR, FNR) error points as CSV (R fdp's fdp() of a
     data frame: the points' lower convex hull; its mu is R's est_gdp)."""
     try:
         mech = await run_light(points_mechanism, body.points, body.bound)
-        return await _api_answer(request, mech, body.discretization, format)
+        return await _api_answer(request, mech, body.discretization, format, representations)
     except ValueError as exc:
         return api_error(exc)
 
 
 @router.post("/api/report", tags=["report"])
 async def report_api(request: Request, body: MechanismRequest,
-                     format: str = Query("json", description="json, csv, md, html or pdf")):
+                     format: str = Query("json", description="json, csv, md, html or pdf"),
+                     representations: bool = REPRESENTATIONS_QUERY):
     """Privacy report of any mechanism spec (the library's mechanism dicts)."""
     try:
-        return await _api_answer(request, body.mechanism, body.discretization, format)
+        return await _api_answer(request, body.mechanism, body.discretization, format, representations)
     except ValueError as exc:
         return api_error(exc)
 
 
-async def _api_answer(request: Request, mech, disc: float, format: str):
+@router.post("/api/report/representations", tags=["report"])
+async def report_representations_api(request: Request, body: MechanismRequest):
+    """The representations section of a report (``PrivacyReport.representations()``: the
+    regret of (ε, δ), ρ-zCDP, the RDP curve and μ-GDP, and the advice of Gomez et al. Sec. 4):
+    what the report routes defer by default. The body is the one their answer names."""
+    try:
+        return {"representations": await _report(request, body.mechanism, body.discretization, "representations")}
+    except ValueError as exc:
+        return api_error(exc)
+
+
+def deferred_representations(mech: Mechanism | dict, disc: float | None) -> dict:
+    """Where a report answer's representations section is fetched from (module docs of
+    :mod:`fdpkit.web.routers.report`): the route and the body to POST to it."""
+    spec = mech.to_dict() if isinstance(mech, Mechanism) else mech
+    return {"deferred": True, "href": "/api/report/representations", "method": "POST",
+            "body": {"mechanism": spec, "discretization": disc},
+            "note": "computed on request (Rényi accounting: about a second per mechanism); or ask the report "
+                    "route with ?representations=true"}
+
+
+async def _api_answer(request: Request, mech, disc: float | None, format: str, representations: bool = False):
     if format not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {format!r}")
-    result = await _report(request, mech, disc, "dict" if format == "json" else format)
-    if format == "json":
-        return result
-    return download(result, download_name(mech, format), MEDIA[format])
+    if format != "json":
+        result = await _report(request, mech, disc, format)
+        return download(result, download_name(mech, format), MEDIA[format])
+    result = await _report(request, mech, disc, "dict", representations)
+    if not representations:
+        result["representations"] = deferred_representations(result["mechanism"], disc)
+    return result

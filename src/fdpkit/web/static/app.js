@@ -122,9 +122,18 @@
     /* plain form posts (no htmx) also show the indicator until the new page arrives */
     if (e.target && !e.target.hasAttribute("hx-post") && !e.target.hasAttribute("hx-get")) { startProgress(); }
   });
-  document.addEventListener("htmx:beforeRequest", startProgress);
-  document.addEventListener("htmx:afterRequest", stopProgress);
-  document.addEventListener("htmx:afterSettle", function () { applyWhen(); keepNumbersWhole(); showPermalink(); announce(); });
+  /* the report's figures and representations load after the result (#report-extras, its
+     own progress bar): they neither restart the page's progress nor move the focus */
+  function extras(e) {
+    var elt = e.detail && e.detail.elt;
+    return (elt && elt.id === "report-extras") || (e.target && e.target.id === "report-extras");
+  }
+  document.addEventListener("htmx:beforeRequest", function (e) { if (!extras(e)) { startProgress(); } });
+  document.addEventListener("htmx:afterRequest", function (e) { if (!extras(e)) { stopProgress(); } });
+  document.addEventListener("htmx:afterSettle", function (e) {
+    if (extras(e)) { keepNumbersWhole(); return; }
+    applyWhen(); keepNumbersWhole(); showPermalink(); announce();
+  });
   document.addEventListener("DOMContentLoaded", function () {
     applyWhen();
     keepNumbersWhole();
