@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from fdpkit._solve import solve_monotone
 from fdpkit.accounting._cumulants import _chernoff_x, _Cumulants, _newton_increasing
 from fdpkit.accounting._fftpass import FFT_LEVEL_ERROR
 
@@ -103,16 +104,14 @@ def _span_cap(cum: _Cumulants, log_alias: float, max_span: float, lo: float, hi:
 
     if span(hi) <= max_span:
         return hi
-    a, b = lo, hi
-    for _ in range(40):  # bisection: tightness only
-        if b - a <= _PLACEMENT_XTOL * max(1.0, abs(a)):
-            break
-        mid = 0.5 * (a + b)
-        if span(mid) <= max_span:
-            a = mid
-        else:
-            b = mid
-    return a
+    if span(lo) > max_span:
+        return lo
+    # the span grows with theta: the safe ("low") end of the final bracket keeps it within
+    # max_span; the tolerance is tightness only
+    found = solve_monotone(lambda t: span(t) - max_span, low=lo, high=hi, lower_limit=lo,
+                           upper_limit=hi, side="low", xtol=_PLACEMENT_XTOL / 10, rtol=_PLACEMENT_XTOL / 10)
+    a = found.bracket[0] if found.converged else lo
+    return a if span(a) <= max_span else lo
 
 
 def _tilts(cum: _Cumulants, l_max: float, dtype, *, log_alias: float | None = None,
