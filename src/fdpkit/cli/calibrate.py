@@ -9,7 +9,7 @@ import typer
 
 import fdpkit as fp
 from fdpkit.cli import _dpsgd as _dp
-from fdpkit.cli._common import DiscOpt, OutputOpt, emit, err, guarded, kv, working
+from fdpkit.cli._common import OutputOpt, emit, err, guarded, kv, working
 
 calibrate_app = typer.Typer(help="Solve DP-SGD for one unknown to meet a privacy target.", no_args_is_help=True)
 
@@ -36,7 +36,9 @@ def calibrate_dpsgd_cmd(
     sampling: str = _dp.SamplingOpt, relation: str = _dp.RelationOpt,
     max_batch_size: Optional[float] = _dp.MaxBatchOpt, unit: str = _dp.UnitOpt,
     examples_per_user: Optional[float] = _dp.PerUserOpt, drop_last: bool = _dp.DropLastOpt,
-    discretization: float = DiscOpt,
+    discretization: Optional[float] = typer.Option(
+        None, "--discretization",
+        help="PLD discretization interval (default: the library's rule, chosen per run from the step's loss scale)."),
     fmt: str = typer.Option("text", "--format", "-f", help="text or json."), output: Optional[Path] = OutputOpt,
 ) -> None:
     """Give one target (--mu, --epsilon with --delta, --tpr with --fpr, --advantage, or --posterior
