@@ -209,3 +209,34 @@ def pytest_runtest_setup(item):
         needs.add("postgresql")
     for what in sorted(needs):
         _system.require(what)
+
+
+
+# argon2id at its smallest cost for the whole session, in this process (the live server runs
+# in a thread of it, so it is covered too; module-scoped fixtures that add accounts too): the
+# ledger and web tests log in and add accounts hundreds of times and are about routes, roles
+# and records, not the hash; at the production parameters (64 MiB, t=3, p=4) each hash costs
+# ~0.1 s of CPU. A test about the hash itself says `@pytest.mark.production_hash` and runs
+# with the real parameters (tests/ledger/test_ledger_web.py::test_passwords_never_in_clear
+# checks them); processes the tests start (`fdpkit serve`, the CLI in a subprocess) always
+# hash at the real cost.
+@pytest.fixture(scope="session", autouse=True)
+def _cheap_password_hashes():
+    from argon2 import PasswordHasher
+
+    from fdpkit.ledger import users
+
+    real = users._HASHER, users._DUMMY
+    cheap = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
+    users._HASHER, users._DUMMY = cheap, cheap.hash("fdpkit-dummy-password")
+    yield real
+    users._HASHER, users._DUMMY = real
+
+
+@pytest.fixture(autouse=True)
+def _production_hash(request, _cheap_password_hashes, monkeypatch):
+    if request.node.get_closest_marker("production_hash") is not None:
+        from fdpkit.ledger import users
+
+        monkeypatch.setattr(users, "_HASHER", _cheap_password_hashes[0])
+        monkeypatch.setattr(users, "_DUMMY", _cheap_password_hashes[1])

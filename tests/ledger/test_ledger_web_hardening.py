@@ -21,17 +21,9 @@ PW = "s3cret-Passw0rd!"
 ROLES = ("viewer", "analyst", "approver", "admin")
 
 
-@pytest.fixture(autouse=True)
-def cheap_hashes(monkeypatch):
-    """argon2id at its smallest cost: these tests are about the routes, not the hash (the
-    login flood measurement in the closing note uses the real parameters)."""
-    from argon2 import PasswordHasher
-
-    from fdpkit.ledger import users
-
-    cheap = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
-    monkeypatch.setattr(users, "_HASHER", cheap)
-    monkeypatch.setattr(users, "_DUMMY", cheap.hash("fdpkit-dummy-password"))
+# argon2id at its smallest cost: tests/conftest.py (_cheap_password_hashes) does it for every
+# test; these tests are about the routes, not the hash (the login flood measurement in the
+# closing note uses the real parameters).
 
 
 @pytest.fixture
