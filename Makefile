@@ -59,12 +59,22 @@ $(SYSTEM_STAMP): $(STAMP)
 # and the tail is at most one test long.
 # The serial part collects only the files that mark tests `serial` (collecting all of tests/
 # costs ~30 CPU seconds for 3 tests); tests/conftest.py fails if a serial test lives elsewhere.
+# The SIMD-narrowed rerun's purpose is numeric portability: a tolerance that holds only with
+# one CPU's summation order or exp/log kernels. Tests whose outcome cannot depend on numpy's
+# rounding are left out of it (they ran in the first part): module layout and import cycles
+# (entry_point), tree structure and dispatch (tree_walk, training_run_hook), the cost model's
+# size estimates (cost), the adapter's attribute round trip (adapter), and the CLI/web/ledger
+# plumbing tests whose numbers the kept tests already check under the narrowing.
+SIMD_SKIP = $(foreach f,entry_point tree_walk training_run_hook cost adapter,\
+	--ignore=tests/accounting/test_accounting_$(f).py) \
+	-k "not test_cli_and_web_accept_the_event_json and not test_web_releases_and_ledger"
 SERIAL_FILES = $(shell grep -rlE --include='test_*.py' 'mark\.serial' tests)
 test: $(STAMP) $(SYSTEM_STAMP) lint docs
 	$(PY) -m pytest -n 2 --dist worksteal -m "not serial" $(PYTEST_ARGS)
 	$(PY) -m pytest -m serial $(SERIAL_FILES) $(PYTEST_ARGS)
 	NPY_DISABLE_CPU_FEATURES="$$($(PY) scripts/narrow_simd.py)" \
-		$(PY) -m pytest -n 2 --dist worksteal -m "not serial and not slow" tests/accounting $(PYTEST_ARGS)
+		$(PY) -m pytest -n 2 --dist worksteal -m "not serial and not slow" tests/accounting \
+		$(SIMD_SKIP) $(PYTEST_ARGS)
 
 # The inner loop while you work: `make test` less the browser, PostgreSQL, `serial` and `slow`
 # tests (markers in pyproject.toml; tests/conftest.py marks the browser and PostgreSQL tests by
