@@ -20,6 +20,9 @@ Measured (the issue's benchmarks):
    tree, at 1e-4; and by this tree at the library's default discretization (issue 29: the
    sweep's default since then), for its cost. CPU seconds (the work done) and wall seconds;
    the machine's load average is printed with them. ``--before-only`` runs just this.
+5. (``--phases``) where a setting's time goes: a cProfile of every fifth noise multiplier and
+   sample rate of the grid, in-process, split into single step, composition, curve, fit
+   and the rest (the sweep's own overhead among it).
 
 Run: ``benchmarks/.venv/bin/python benchmarks/bench_sweep.py [--write] [--quick] [--before REV]``
 (``--quick``: 125 settings and fewer repeats, to check that it runs end to end).
@@ -151,6 +154,46 @@ def before_after(rev: str, g: dict, say) -> None:
     say()
 
 
+#: Phases of a setting's accounting, for ``--phases``: (label, file suffix, function); each
+#: phase's cumulative time in a profiled in-process sweep (a phase not found counts 0).
+PHASES = (("single step (shared per group)", "accounting/pld.py", "shared_step_arrays"),
+          ("composition", "accounting/pld.py", "compose_arrays"),
+          ("curve", "accounting/pld_curve.py", "curve_from_pld"),
+          ("fit (mu, regret)", "fit/mu.py", "fit_gdp_adapted"))
+
+
+def phases(g: dict, say, every: int = 5) -> None:
+    """Where a sweep's time goes: cProfile of every ``every``-th (sigma, q) group of the grid,
+    in-process, split into :data:`PHASES` (the rest: readings, mechanisms, sweep overhead)."""
+    import cProfile
+    import pstats
+
+    sub = {**g, "noise_multiplier": g["noise_multiplier"][::every], "sample_rate": g["sample_rate"][::every]}
+    n = math.prod(len(v) for v in sub.values())
+    sweep(noise_multiplier=[2.0], sample_rate=[0.01], steps=[100], executor="inprocess")  # imports
+    prof = cProfile.Profile(time.process_time)  # CPU time: a loaded machine does not skew the shares
+    c0 = time.process_time()
+    prof.enable()
+    sweep(**sub, discretization=GRID_DISC, executor="inprocess")
+    prof.disable()
+    cpu = time.process_time() - c0
+    stats = pstats.Stats(prof).stats  # type: ignore[attr-defined]
+    total = max(ct for (_, _, fn), (_, _, _, ct, _) in stats.items() if fn == "run_sweep")
+    say(f"### Where a setting's time goes ({n} settings of the grid, profiled in-process)")
+    say()
+    say(f"{cpu:.1f} CPU s under the profiler, {1e3 * total / n:.0f} CPU ms per setting (shares of CPU time).")
+    say()
+    say("| phase | share |")
+    say("|---|---|")
+    rest = total
+    for label, path, func in PHASES:
+        ct = sum(v[3] for (f, _, fn), v in stats.items() if fn == func and f.endswith(path))
+        rest -= ct
+        say(f"| {label} | {ct / total:.0%} |")
+    say(f"| the rest (readings, mechanisms, sweep) | {rest / total:.0%} |")
+    say()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--settings", type=int, default=None, help="grid size (default 1000; 125 with --quick)")
@@ -160,6 +203,8 @@ def main() -> None:
     ap.add_argument("--before", default=None, metavar="REV",
                     help="also run the grid with src/ of this git revision against this tree (section 4)")
     ap.add_argument("--before-only", action="store_true", help="only section 4 (needs --before)")
+    ap.add_argument("--phases", action="store_true",
+                    help="also print where a setting's time goes (cProfile of a part of the grid)")
     args = ap.parse_args()
     global GRID_DISC
     if args.discretization is not None:
@@ -183,6 +228,8 @@ def main() -> None:
 
     if args.before:
         before_after(args.before, g, say)
+    if args.phases:
+        phases(g, say)
     if args.before_only:
         _write(args.write, lines)
         return

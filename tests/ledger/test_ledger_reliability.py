@@ -3,6 +3,7 @@ fixture runs every test on both): concurrent writers from two OS processes, a wr
 with SIGKILL in the middle of recording a release with its report, and tampering found by
 ``verify``."""
 
+import os
 import signal
 import subprocess
 import sys
@@ -14,14 +15,24 @@ from sqlalchemy import create_engine, text
 
 
 WORKER = str(Path(__file__).with_name("_worker.py"))
-PER_PROCESS = 500
+#: Releases per writer process. Enough for the two writers to interleave many times (checked
+#: below: a sequential run would pass the counts but not the interleaving check).
+PER_PROCESS = 200
 
 
-def _spawn(url, n, tag, report=False, progress=None):
+#: Noise of the first release of each writer in the concurrency test: with PER_PROCESS
+#: releases each, the total (eps at the dataset's delta) crosses the notice alert's 2 once.
+SIGMA0 = 30.0
+
+
+def _spawn(url, n, tag, report=False, progress=None, sigma0=50.0, go=None):
     args = [sys.executable, WORKER, url, "census", str(n), tag, "1" if report else "0"]
     if progress:
         args.append(str(progress))
-    return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = dict(os.environ, LEDGER_WORKER_SIGMA0=repr(sigma0))
+    if go is not None:
+        env["LEDGER_WORKER_GO"] = str(go)
+    return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 
 def _count(url, sql):
@@ -33,9 +44,13 @@ def _count(url, sql):
         eng.dispose()
 
 
-def test_two_processes_lose_nothing(ledger, ledger_url):
+def test_two_processes_lose_nothing(ledger, ledger_url, tmp_path):
     ledger.add_dataset("census", unit="one person", user="admin")
-    procs = [_spawn(ledger_url, PER_PROCESS, tag) for tag in ("alpha", "beta")]
+    go = tmp_path / "go"
+    procs = [_spawn(ledger_url, PER_PROCESS, tag, sigma0=SIGMA0, go=go) for tag in ("alpha", "beta")]
+    for p in procs:  # both imported and connected: start them together
+        assert p.stdout.readline().strip() == "ready", p.stderr.read()[-2000:]
+    go.touch()
     for p in procs:
         _, errs = p.communicate(timeout=600)
         assert p.returncode == 0, errs[-2000:]
@@ -48,11 +63,21 @@ def test_two_processes_lose_nothing(ledger, ledger_url):
     assert _count(ledger_url, "SELECT COUNT(*) FROM events WHERE kind = 'alert'") == 1
     n_events = _count(ledger_url, "SELECT COUNT(*) FROM events")
     assert _count(ledger_url, "SELECT MAX(seq) FROM events") == n_events
+    # the writers really ran concurrently: along the release ids the writer changes (every
+    # release on PostgreSQL; SQLite's file lock gives one writer long turns, a few switches)
+    eng = create_engine(ledger_url)
+    try:
+        with eng.connect() as c:
+            order = [r[0] for r in c.execute(text("SELECT analyst FROM releases ORDER BY id"))]
+    finally:
+        eng.dispose()
+    switches = sum(1 for x, y in zip(order, order[1:]) if x != y)
+    assert switches >= 2, f"the two writers did not overlap ({switches} switches)"
     res = ledger.verify()
     assert res.ok, res
     st = ledger.status("census")
     assert st.counts["released"] == 2 * PER_PROCESS
-    expected_mu = sum((1 / (50.0 + (i % 7))) ** 2 for i in range(PER_PROCESS)) * 2
+    expected_mu = sum((1 / (SIGMA0 + (i % 7))) ** 2 for i in range(PER_PROCESS)) * 2
     assert st.released.mu == pytest.approx(expected_mu ** 0.5, rel=1e-12)
 
 

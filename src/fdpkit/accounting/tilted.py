@@ -139,12 +139,15 @@ from typing import Any
 
 import numpy as np
 
+from fdpkit.accounting import _allocator
 from fdpkit.accounting._cumulants import _chernoff_mass, _chernoff_x, _Cumulants, _Shape
 from fdpkit.accounting._lower_cdf import small_head
 from fdpkit.accounting._fftpass import _fft_pass, _input_rounding
 from fdpkit.accounting._pld_adapter import PmfArrays
 from fdpkit.accounting._tilt_placement import (  # noqa: F401  (Step 2; its constants stay importable from here)
     ALPHA_FLOOR, DELTA_FLOOR, MAX_SPAN_FACTOR, MAX_TILTS, REL_BODY, REL_TAIL, THETA_START, _saddle, _tilts)
+
+_allocator.tune()  # freed arrays stay in the heap: no page faults in the next report (issue 27)
 
 #: Tilted mass (per tilt, each side) allowed to wrap around the FFT window.
 ALIAS_MASS = 1e-20
