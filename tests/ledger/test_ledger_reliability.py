@@ -63,16 +63,18 @@ def test_two_processes_lose_nothing(ledger, ledger_url, tmp_path):
     assert _count(ledger_url, "SELECT COUNT(*) FROM events WHERE kind = 'alert'") == 1
     n_events = _count(ledger_url, "SELECT COUNT(*) FROM events")
     assert _count(ledger_url, "SELECT MAX(seq) FROM events") == n_events
-    # the writers really ran concurrently: along the release ids the writer changes (every
-    # release on PostgreSQL; SQLite's file lock gives one writer long turns, a few switches)
-    eng = create_engine(ledger_url)
-    try:
-        with eng.connect() as c:
-            order = [r[0] for r in c.execute(text("SELECT analyst FROM releases ORDER BY id"))]
-    finally:
-        eng.dispose()
-    switches = sum(1 for x, y in zip(order, order[1:]) if x != y)
-    assert switches >= 2, f"the two writers did not overlap ({switches} switches)"
+    if "postgresql" in ledger_url:
+        # the writers really ran concurrently: along the release ids the writer changes (on
+        # PostgreSQL every release or so; SQLite's file lock may let one writer finish first,
+        # so there only the counts above and the chain below are checked)
+        eng = create_engine(ledger_url)
+        try:
+            with eng.connect() as c:
+                order = [r[0] for r in c.execute(text("SELECT analyst FROM releases ORDER BY id"))]
+        finally:
+            eng.dispose()
+        switches = sum(1 for x, y in zip(order, order[1:]) if x != y)
+        assert switches >= 10, f"the two writers barely overlapped ({switches} switches)"
     res = ledger.verify()
     assert res.ok, res
     st = ledger.status("census")
