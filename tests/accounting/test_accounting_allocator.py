@@ -50,6 +50,7 @@ def _run(extra: dict) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow  # two processes, eight reports: ~5 s
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
 def test_later_reports_reuse_the_heap_and_give_the_same_numbers():
     tuned, plain = _run({}), _run({"FDPKIT_MALLOC_TUNING": "0"})

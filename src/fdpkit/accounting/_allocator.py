@@ -15,8 +15,8 @@ process keeps: up to :data:`TRIM_THRESHOLD` bytes of free heap are not handed ba
 What
 ----
 :func:`tune` calls ``mallopt(M_MMAP_THRESHOLD, 64 MiB)`` and ``mallopt(M_TRIM_THRESHOLD,
-128 MiB)`` once per process, on glibc only, when the composition module is imported (before
-its arrays exist). It leaves the
+128 MiB)`` once per process, on glibc only, when the first composition starts
+(:func:`fdpkit.accounting.tilted.compose`; nothing happens at import). It leaves the
 allocator alone where someone has already chosen its behaviour: the environment sets any
 ``MALLOC_*_`` variable (Dask's workers set ``MALLOC_TRIM_THRESHOLD_``; fdpkit's own
 LocalCluster leaves it out) or a ``glibc.malloc`` tunable in ``GLIBC_TUNABLES``, or
@@ -29,6 +29,7 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+from typing import Mapping
 
 #: Blocks up to this size come from the heap (glibc's dynamic threshold stops at 32 MiB).
 MMAP_THRESHOLD = 64 << 20
@@ -41,7 +42,7 @@ _M_MMAP_THRESHOLD = -3
 _state: list[bool] = []  # [whether set], once per process (a fork inherits the settings)
 
 
-def _chosen_elsewhere(environ: os._Environ[str] | dict[str, str]) -> bool:
+def _chosen_elsewhere(environ: Mapping[str, str]) -> bool:
     """Whether the environment already configures glibc's allocator (or opts out)."""
     if environ.get("FDPKIT_MALLOC_TUNING", "").strip() == "0":
         return True

@@ -147,8 +147,6 @@ from fdpkit.accounting._pld_adapter import PmfArrays
 from fdpkit.accounting._tilt_placement import (  # noqa: F401  (Step 2; its constants stay importable from here)
     ALPHA_FLOOR, DELTA_FLOOR, MAX_SPAN_FACTOR, MAX_TILTS, REL_BODY, REL_TAIL, THETA_START, _saddle, _tilts)
 
-_allocator.tune()  # freed arrays stay in the heap: no page faults in the next report (issue 27)
-
 #: Tilted mass (per tilt, each side) allowed to wrap around the FFT window.
 ALIAS_MASS = 1e-20
 #: Untilted finite mass above the window; moved to +inf.
@@ -280,6 +278,7 @@ def compose(parts: list[tuple[PmfArrays, int]], *, dtype=None) -> PmfArrays:
     wider than float64) when the float64 bound on some tail sum that matters stays above
     REL_TAIL of the sum (Step 2): a PMF concentrated on a few grid points composed 10^6
     times, whose rare-event tail no tilt isolates."""
+    _allocator.tune()  # once per process: freed arrays stay in the heap (issue 27)
     if dtype is not None:
         return _compose_once(parts, dtype)[0]
     out, worst = _compose_once(parts, np.float64)
