@@ -71,6 +71,7 @@ def test_thinned_curve_is_a_pessimistic_copy_of_the_full_one(monkeypatch):
     """The certified curve of a chain with its thinning forced on: beta never above the full
     curve's, mu never below it, both within the tolerance."""
     chain = _gaussian_chain(8.0, 50_000)
+    monkeypatch.setattr(thinning, "THIN_MIN_VERTICES", len(chain[0]))  # kept whole
     full = pld_curve._symmetric_hull([tuple(x.copy() for x in chain)])
     monkeypatch.setattr(thinning, "THIN_MIN_VERTICES", 0)
     thin = pld_curve._symmetric_hull([chain])
@@ -95,3 +96,38 @@ def test_chains_with_repeated_fpr_are_kept_whole():
     a, t, b = _gaussian_chain(3.0, 2000)
     a[5] = a[4]
     assert all(x is y for x, y in zip(thin_chain(a, t, b, min_vertices=0), (a, t, b)))
+
+
+def test_headline_report_is_thinned_pessimistically(monkeypatch):
+    """The headline DP-SGD report's chains (about 180,000 vertices each) are thinned by
+    default since issue 27: its mu is never below the full curve's and within the
+    tolerance (Gomez et al. Eq. 21: mu moves by at most about 1.3 THIN_RTOL relative)."""
+    import fdpkit as fp
+
+    run = fp.dpsgd(noise_multiplier=9.4, sample_rate=16384 / 50000, steps=2000)
+    thin = fp.privacy_report(run)
+    monkeypatch.setattr(thinning, "THIN_MIN_VERTICES", 1 << 30)
+    full = fp.privacy_report(run)
+    assert len(thin.curve.alphas) < len(full.curve.alphas) / 4
+    assert full.mu <= thin.mu <= full.mu * (1 + 1.3 * THIN_RTOL)
+    assert thin.mu >= 1.56695 - 1e-5
+
+
+@pytest.mark.parametrize("mu", [1.5, 3.0, 8.0])
+def test_thinned_tpr_keeps_the_privacy_profile_sound(mu):
+    """The privacy profile read from the thinned chain's TPRs (vertex_profile searches their
+    slopes, so they must stay concave) is never below the full chain's, at eps = 0 (the
+    diagonal, where the beta run's envelope vertices are) and above. Until issue 27 those
+    vertices took the next vertex's TPR, and delta(0) could come out below the full chain's."""
+    from fdpkit.curves.base import vertex_profile
+
+    chain = _gaussian_chain(mu, 200_000)
+    a2, t2, _ = thin_chain(*chain, min_vertices=0)
+    eps = np.concatenate([[0.0], np.geomspace(1e-6, 3.0 * mu, 400)])
+    full, thin = vertex_profile(chain[0], chain[1], eps), vertex_profile(a2, t2, eps)
+    assert np.all(thin >= full * (1 - CHECK_RTOL))
+    # within the tolerance of the vertex that attains delta: TPR moves by at most THIN_RTOL
+    # times the smaller of TPR and beta there
+    a, t, b = chain
+    at = np.array([np.argmax(t - np.exp(e) * a) for e in eps])
+    assert np.all(thin - full <= THIN_RTOL * np.minimum(t[at], b[at]) * (1 + 1e-6) + 1e-15)

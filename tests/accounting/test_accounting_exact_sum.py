@@ -1,8 +1,10 @@
-"""The vectorised exact sum (issue 27) equals math.fsum bit for bit."""
+"""The vectorised exact sum (issue 27) equals math.fsum bit for bit; the cheaper upper bound
+on the sum is never below the exact sum and at most two floats above it."""
 
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -10,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from fdpkit.accounting._exact_sum import exact_sum_nonnegative
+from fdpkit.accounting._exact_sum import exact_sum_nonnegative, sum_upper_bound
 
 
 @pytest.mark.parametrize("seed", range(20))
@@ -41,3 +43,47 @@ def test_exact_sum_edge_cases():
                   elements=st.floats(0.0, 1e300, allow_nan=False, allow_infinity=False)))
 def test_exact_sum_property(x):
     assert exact_sum_nonnegative(x) == math.fsum(x)
+
+
+def _exact(x: np.ndarray) -> Fraction:
+    return sum((Fraction(v) for v in x.tolist()), Fraction(0))
+
+
+def _within_two_ulps_above(bound: float, x: np.ndarray) -> bool:
+    exact = _exact(x)
+    ceiling = math.nextafter(math.nextafter(float(exact), math.inf), math.inf)
+    return Fraction(bound) >= exact and bound <= ceiling
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_sum_upper_bound_is_an_upper_bound_within_two_ulps(seed):
+    """PMF-like masses (total at most 1, spread over 300 decades): the bound is never below
+    the exact (rational) sum and at most two floats above its rounding."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 50000))
+    x = np.abs(rng.standard_normal(n)) * 10.0 ** rng.integers(-320, 0, n)
+    x = x / (math.fsum(x) * float(rng.uniform(1.0, 3.0)))
+    assert _within_two_ulps_above(sum_upper_bound(x), x)
+
+
+def test_sum_upper_bound_edge_cases():
+    assert sum_upper_bound(np.array([])) == 0.0
+    assert _within_two_ulps_above(sum_upper_bound(np.array([5e-324] * 7)), np.array([5e-324] * 7))
+    # many tiny masses under a large one: the fractions below 2^-51 are not lost
+    pmf = np.concatenate([[0.5], np.full(100000, 2.0 ** -60)])
+    assert _within_two_ulps_above(sum_upper_bound(pmf), pmf)
+    # totals above 2 (where the integer parts could round) fall back to the exact sum
+    big = np.array([1.5, 1.5, 1e-20])
+    assert sum_upper_bound(big) == exact_sum_nonnegative(big)
+
+
+@settings(max_examples=200, deadline=None)
+@given(hnp.arrays(np.float64, st.integers(0, 300),
+                  elements=st.floats(0.0, 2.0 / 300, allow_nan=False, allow_infinity=False)))
+def test_sum_upper_bound_property(x):
+    """Any masses: never below the exact sum; above it by at most two floats plus the stated
+    error of the fractions' sum, a relative 3 n u."""
+    bound, exact = sum_upper_bound(x), _exact(x)
+    assert Fraction(bound) >= exact
+    slack = Fraction(3 * len(x)) * Fraction(2.0 ** -53) * exact
+    assert Fraction(math.nextafter(math.nextafter(float(exact + slack), math.inf), math.inf)) >= Fraction(bound)

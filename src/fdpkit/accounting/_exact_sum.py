@@ -24,6 +24,9 @@ from fdpkit._scratch import scratch
 #: At most this many terms per call: per-exponent sums of the 27-bit halves stay below 2^53.
 _MAX_TERMS = 1 << 26
 
+#: Scale of :func:`sum_upper_bound`'s integer parts: x 2^51 splits into floor and fraction.
+_SCALE = 2.0 ** 51
+
 
 def exact_sum_nonnegative(x: np.ndarray) -> float:
     """``math.fsum(x)`` for a 1-d float64 array of finite values >= 0 (see module docs).
@@ -83,3 +86,63 @@ def exact_sum_nonnegative(x: np.ndarray) -> float:
     if shift >= 0:
         return float(total << shift)
     return total / (1 << -shift)
+
+
+def sum_upper_bound(x: np.ndarray) -> float:
+    r"""An upper bound on the exact sum of non-negative floats summing to at most 2: for PMF
+    masses (a sum near 1) within two units in the last place of it, for a fifth of the work
+    of :func:`exact_sum_nonnegative` (issue 27: 44 ms for the 4.5 million masses of a
+    large-mu chain).
+
+    Each x is split exactly as x 2^51 = h + r (h = floor(x 2^51), 0 <= r < 1: scaling by a
+    power of two and taking the integer and fraction parts are exact). The h are integers
+    and so are all their partial sums, which stay below the total sum(h) <= 2^52 < 2^53
+    when that total is at most 2^52: every addition is exact, in any order (numpy's
+    pairwise sum included). The fractions sum to R <= n; any summation order is within
+    (n - 1) u R of it (Higham 2002, Eq. 4.4), so their share of the sum, R 2^-51, is known
+    to within 2 n u R 2^-51 <= 2 n^2 u 2^-51 (2e-18 at n = 4.5 million). The bound is the
+    float just above the correctly rounded sum of sum(h), the computed R and that error
+    (math.fsum), scaled back by 2^-51: at most two floats above the exact sum plus that
+    error (which is far below one float when the sum is near 1, and a relative 3 n u at
+    most when every x is below 2^-51: the computed R may exceed R by (n - 1) u R).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Finite, non-negative float64 values (not checked: callers pass PMF masses). Other
+        dtypes, or totals above 2, are summed by :func:`exact_sum_nonnegative`.
+
+    Returns
+    -------
+    float
+        A float >= the exact sum (see above for how far above).
+
+    Examples
+    --------
+    >>> v = sum_upper_bound(np.full(10, 0.1))
+    >>> v >= 1.0 and v <= math.nextafter(math.nextafter(1.0, 2.0), 2.0)
+    True
+    """
+    x = np.asarray(x)
+    if x.dtype != np.float64 or x.ndim != 1 or len(x) == 0:
+        return exact_sum_nonnegative(x)
+    n = len(x)
+    k = np.multiply(x, _SCALE, out=scratch("sum_bound.k", n))
+    h = np.floor(k, out=scratch("sum_bound.h", n))
+    np.subtract(k, h, out=k)  # the fractions r, in [0, 1)
+    total_h = float(np.sum(h))
+    if not total_h <= 2.0 ** 52:  # (NaN, or a total above 2: the integer sums could round)
+        return exact_sum_nonnegative(x)
+    frac = float(np.sum(k))
+    if total_h == 0.0 and frac == 0.0:
+        return 0.0  # all zero: every partial sum is exactly 0
+    # (n - 1) u R <= 2 (n - 1) u frac (R <= frac / (1 - n u), n u < 1/2); an addition whose result
+    # is below the normal range errs by at most half its spacing, 2^-1075: n of them at most
+    err = 2.0 * (n - 1) * _U * frac + n * _SUBNORMAL
+    return math.nextafter(math.fsum((total_h, frac, err)) / _SCALE, math.inf)
+
+
+#: Unit round-off of float64.
+_U = float(np.finfo(float).eps) / 2.0
+#: The smallest positive float64 (the spacing of the subnormals).
+_SUBNORMAL = 5e-324

@@ -54,7 +54,7 @@ import numpy as np
 
 from fdpkit._scratch import roundoff_factors, scratch
 from fdpkit.accounting._chain_thinning import thin_chain
-from fdpkit.accounting._exact_sum import exact_sum_nonnegative
+from fdpkit.accounting._exact_sum import exact_sum_nonnegative, sum_upper_bound
 from fdpkit.accounting._pld_adapter import PmfArrays
 from fdpkit.accounting.profile import PldProfile, _Direction
 from fdpkit.curves import PiecewiseLinearCurve
@@ -119,10 +119,11 @@ def _steep_chain(a: PmfArrays | _Direction) -> tuple[np.ndarray, np.ndarray, np.
     kept = probs if all_mass else probs[has_mass]
     if len(kept):
         # beta_j = (1 - m_inf - S) + sum of the kept masses after vertex j, each part
-        # rounded down: the sum is correctly rounded (as math.fsum: _exact_sum), S within
-        # u S <= u of the exact sum, 1 - S is exact for S in [0.5, 1] (Sterbenz), and the suffix sums of n
-        # non-negative terms are within a relative n u
-        rest = max(0.0, (1.0 - exact_sum_nonnegative(kept)) - max(0.0, float(d.m_inf)) - 4.0 * _UNIT_ROUNDOFF)
+        # rounded down: S is an upper bound on the exact sum within two units in the last
+        # place (_exact_sum.sum_upper_bound), 1 - S is exact for S in [0.5, 2] (Sterbenz)
+        # and within u otherwise, and the suffix sums of n non-negative terms are within a
+        # relative n u
+        rest = max(0.0, (1.0 - sum_upper_bound(kept)) - max(0.0, float(d.m_inf)) - 4.0 * _UNIT_ROUNDOFF)
         # masses stored at negative losses (tilted's Step 5 keeps P[Y < 0] at loss -d) are
         # a lower bound on the mass below 0 that keeps its digits when it is tiny
         neg = d.probs[k:]
@@ -269,7 +270,7 @@ def _symmetric_hull(chains: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> 
     (eps = 0) segment and H is Dong et al.'s Symm(f) exactly; the implied delta(eps) is
     the accountant's for every eps >= 0.
 
-    Chains of more than a million vertices (large mu) are first replaced by their certified
+    Chains of more than 2^15 vertices are first replaced by their certified
     tangent envelopes (:mod:`fdpkit.accounting._chain_thinning`): on or above them in TPR
     and within a relative 1e-6 of them, so the hull, the fit and the regret read a few
     hundred thousand vertices instead of millions (issue 29)."""

@@ -437,46 +437,48 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays,
         if not math.isfinite(c_up):
             return
         big_any = max(k - theta * a * d, k - theta * b * d) > 700.0
-        lo_bits = [(max(a, start + f0), b, True)]
+        # e^{K - theta L} is computed once over the lower bounds' range [a, b]; the upper
+        # bounds (non-negative losses only) read its top part: the same values, one exp less
+        a_up = max(a, start + f0)
+        a_exp = a if need_low else a_up
+        if b < a_exp:
+            return
+        scale_all = losses[a_exp - start:b - start + 1] * -theta
+        scale_all += k
+        big_all = None
+        if big_any:
+            big_all = scale_all > 700.0  # e^{K - theta L} would overflow: no information there
+            np.minimum(scale_all, 700.0, out=scale_all)
+        np.exp(scale_all, out=scale_all)
         if need_low:
-            lo_bits.append((a, b, False))
-        for a2, b2, upper in lo_bits:
-            if b2 < a2:
-                continue
-            sl = slice(a2 - start, b2 - start + 1)
-            ys = y[a2 - lo:b2 - lo + 1]
-            scale = losses[sl] * -theta
-            scale += k
-            big = None
-            if big_any:
-                big = scale > 700.0  # e^{K - theta L} would overflow: no information there
-                np.minimum(scale, 700.0, out=scale)
-            np.exp(scale, out=scale)
-            if upper:
-                yp = np.maximum(ys, 0.0)
-                up = yp + eps
-                up *= c_up
-                up *= scale
-                scale *= yp  # the estimate scale y^+, for err (refinement decisions only)
-                excess = np.subtract(up, scale, out=scale)
-                if big is not None:
-                    up[big], excess[big] = np.inf, np.inf
-                if fresh[0]:  # p_up is still +inf everywhere: every finite up is better
-                    p_up[sl], err[sl] = up, excess
-                    fresh[0] = False
-                else:
-                    cur = p_up[sl]
-                    better = up < cur
-                    np.copyto(cur, up, where=better)
-                    np.copyto(err[sl], excess, where=better)
-            else:
-                low = ys - (eps + alias)
-                np.maximum(low, 0.0, out=low)
-                low *= scale
-                low *= math.exp(log_r_low - 4 * u64) * (1.0 - zeta)
-                if big is not None:
-                    low[big] = 0.0
-                np.maximum(p_low[sl], low, out=p_low[sl])
+            low = y[a - lo:b - lo + 1] - (eps + alias)
+            np.maximum(low, 0.0, out=low)
+            low *= scale_all
+            low *= math.exp(log_r_low - 4 * u64) * (1.0 - zeta)
+            if big_all is not None:
+                low[big_all] = 0.0
+            np.maximum(p_low[a - start:b - start + 1], low, out=p_low[a - start:b - start + 1])
+        if b < a_up:
+            return
+        sl = slice(a_up - start, b - start + 1)
+        scale = scale_all[a_up - a_exp:]  # (overwritten below: the lower bounds are done)
+        big = None if big_all is None else big_all[a_up - a_exp:]
+        yp = np.maximum(y[a_up - lo:b - lo + 1], 0.0)
+        up = yp + eps
+        up *= c_up
+        up *= scale
+        scale *= yp  # the estimate scale y^+, for err (refinement decisions only)
+        excess = np.subtract(up, scale, out=scale)
+        if big is not None:
+            up[big], excess[big] = np.inf, np.inf
+        if fresh[0]:  # p_up is still +inf everywhere: every finite up is better
+            p_up[sl], err[sl] = up, excess
+            fresh[0] = False
+        else:
+            cur = p_up[sl]
+            better = up < cur
+            np.copyto(cur, up, where=better)
+            np.copyto(err[sl], excess, where=better)
 
     for (theta, k, k1, sd), (lo, hi) in zip(tilts, windows):
         run(theta, k, sd, lo, hi)
