@@ -131,3 +131,36 @@ def test_thinned_tpr_keeps_the_privacy_profile_sound(mu):
     a, t, b = chain
     at = np.array([np.argmax(t - np.exp(e) * a) for e in eps])
     assert np.all(thin - full <= THIN_RTOL * np.minimum(t[at], b[at]) * (1 + 1e-6) + 1e-15)
+
+
+def _headline_chains():
+    """The steep chains (remove, add) of the headline DP-SGD report's PLD."""
+    import fdpkit as fp
+    from fdpkit.accounting.profile import PldProfile
+
+    acc = fp.account(fp.dpsgd(noise_multiplier=9.4, sample_rate=16384 / 50000, steps=2000),
+                     discretization=1e-4)
+    return [tuple(x.copy() for x in pld_curve._steep_chain(d)) for d in PldProfile(acc.pld).directions]
+
+
+def test_dominated_chain_dropped_before_thinning_is_sound(monkeypatch):
+    """Of the headline report's two chains the add direction lies almost wholly below the
+    remove direction: it is cut down to the points not below the thinned remove chain
+    before its own thinning (pld_curve._thinned). The curve is never above the full one in
+    beta, within the tolerance of it, and as tight as thinning both chains whole."""
+    chains = _headline_chains()
+    assert all(len(c[0]) > thinning.THIN_MIN_VERTICES for c in chains)
+    plain = [thin_chain(*c) for c in chains]
+    ours = pld_curve._thinned([tuple(x.copy() for x in c) for c in chains])
+    assert sum(len(c[0]) for c in ours) < sum(len(c[0]) for c in plain)
+    monkeypatch.setattr(thinning, "THIN_MIN_VERTICES", 1 << 62)  # the hulls below thin nothing more
+    full = pld_curve._symmetric_hull([tuple(x.copy() for x in c) for c in chains])
+    curves = {name: pld_curve._symmetric_hull([tuple(x.copy() for x in c) for c in cs])
+              for name, cs in (("plain", plain), ("ours", ours))}
+    grid = np.geomspace(1e-20, 0.2, 1500)
+    bf = full.beta(grid)
+    for c in curves.values():
+        b = c.beta(grid)
+        assert np.all(b <= bf * (1 + CHECK_RTOL))
+        assert np.all(bf - b <= THIN_RTOL * np.minimum(bf, 1 - bf) * (1 + 1e-6) + 1e-15)
+    assert fit_gdp(curves["ours"]).mu <= fit_gdp(curves["plain"]).mu * (1 + 1e-12)

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from fdpkit.accounting._exact_sum import exact_sum_nonnegative, sum_upper_bound
+from fdpkit.accounting._exact_sum import exact_sum_fraction, exact_sum_nonnegative, sum_upper_bound
 
 
 @pytest.mark.parametrize("seed", range(20))
@@ -36,6 +36,8 @@ def test_exact_sum_edge_cases():
     pmf = np.concatenate([[0.5], np.full(100000, 2.0 ** -60)])
     assert exact_sum_nonnegative(pmf) == math.fsum(pmf)
     assert exact_sum_nonnegative(np.array([1.0, 2.0], dtype=np.float32)) == 3.0  # other dtypes: fsum
+    assert exact_sum_nonnegative(np.array([-0.0, 0.5, -0.0])) == 0.5  # negative zeros are zeros
+    assert exact_sum_fraction(np.array([0.5, 2.0 ** -1074, -0.0])) == Fraction(1, 2) + Fraction(2.0 ** -1074)
 
 
 @settings(max_examples=200, deadline=None)
@@ -87,3 +89,15 @@ def test_sum_upper_bound_property(x):
     assert Fraction(bound) >= exact
     slack = Fraction(3 * len(x)) * Fraction(2.0 ** -53) * exact
     assert Fraction(math.nextafter(math.nextafter(float(exact + slack), math.inf), math.inf)) >= Fraction(bound)
+
+
+@settings(max_examples=200, deadline=None)
+@given(hnp.arrays(np.float64, st.integers(0, 300),
+                  elements=st.floats(0.0, 0.02, allow_nan=False, allow_infinity=False)),
+       st.floats(0.0, 1.0, allow_nan=False))
+def test_mass_excess_is_fsum_of_the_three(probs, inf):
+    """The composition's repair check (tilted.py, Step 1) reads inf + sum(probs) - 1 from the
+    exact sum: the same float as math.fsum of the three, so its sign is exact."""
+    from fdpkit.accounting.tilted import _mass_excess
+
+    assert _mass_excess(probs, inf) == math.fsum([inf, -1.0, *probs.tolist()])

@@ -16,6 +16,7 @@ one rounding to float is Python's correctly rounded ``int / 2^k`` (round half to
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -49,19 +50,47 @@ def exact_sum_nonnegative(x: np.ndarray) -> float:
     >>> exact_sum_nonnegative(np.array([0.1] * 10)) == math.fsum([0.1] * 10)
     True
     """
+    parts = _exact_parts(x)
+    if parts is None:
+        return math.fsum(np.ravel(np.asarray(x)).tolist())
+    total, shift = parts
+    if shift >= 0:
+        return float(total << shift)
+    return total / (1 << -shift)
+
+
+def exact_sum_fraction(x: np.ndarray) -> Fraction:
+    """The exact sum of a 1-d array of finite floats >= 0 as a :class:`fractions.Fraction`
+    (the same integer arithmetic as :func:`exact_sum_nonnegative`, before its rounding), so
+    that further terms can be added exactly.
+
+    >>> exact_sum_fraction(np.array([0.5, 0.25, 2.0 ** -60])) == Fraction(3, 4) + Fraction(1, 2 ** 60)
+    True
+    """
+    parts = _exact_parts(x)
+    if parts is None:
+        return sum((Fraction(v) for v in np.ravel(np.asarray(x)).tolist()), Fraction(0))
+    total, shift = parts
+    return Fraction(total << shift) if shift >= 0 else Fraction(total, 1 << -shift)
+
+
+def _exact_parts(x: np.ndarray) -> tuple[int, int] | None:
+    """(integer, shift) with sum(x) = integer 2^shift exactly (module docs); None for input the
+    bit arithmetic does not take (other dtypes, more than :data:`_MAX_TERMS` terms)."""
     if isinstance(x, np.ndarray) and x.ndim == 1 and x.strides[0] < 0:
         x = x[::-1]  # a reversed view: the exact sum does not depend on the order (no copy)
     x = np.ascontiguousarray(x)
     if x.dtype != np.float64 or x.ndim != 1 or len(x) > _MAX_TERMS:
-        return math.fsum(np.ravel(x).tolist())
+        return None
     if len(x) == 0:
-        return 0.0
+        return 0, 0
     # the temporaries live in per-thread scratch buffers (fdpkit._scratch): same integer
     # operations as the expressions they replace, so the same (exact) result
     n = len(x)
     bits = x.view(np.uint64)
     biased = scratch("exact_sum.biased", n, np.uint64)
     np.right_shift(bits, np.uint64(52), out=biased)
+    np.bitwise_and(biased, np.uint64(0x7FF), out=biased)  # -0.0 (sign bit set) is 0
     mant = scratch("exact_sum.mant", n, np.uint64)
     np.bitwise_and(bits, np.uint64((1 << 52) - 1), out=mant)
     hidden = scratch("exact_sum.hidden", n, np.uint64)
@@ -82,10 +111,7 @@ def exact_sum_nonnegative(x: np.ndarray) -> float:
     total = 0
     for k in np.flatnonzero((hi != 0.0) | (lo != 0.0)).tolist():
         total += ((int(hi[k]) << 26) + int(lo[k])) << k
-    shift = e0 - 1075
-    if shift >= 0:
-        return float(total << shift)
-    return total / (1 << -shift)
+    return total, e0 - 1075
 
 
 def sum_upper_bound(x: np.ndarray) -> float:

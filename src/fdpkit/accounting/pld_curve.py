@@ -53,6 +53,7 @@ from typing import Any
 import numpy as np
 
 from fdpkit._scratch import roundoff_factors, scratch
+from fdpkit.accounting import _chain_thinning as thinning
 from fdpkit.accounting._chain_thinning import thin_chain
 from fdpkit.accounting._exact_sum import exact_sum_nonnegative, sum_upper_bound
 from fdpkit.accounting._pld_adapter import PmfArrays
@@ -203,6 +204,30 @@ def _fold(alpha: np.ndarray, tpr: np.ndarray, beta: np.ndarray,
                  for k, p in enumerate(parts))
 
 
+def _below(p: tuple[np.ndarray, ...], q: tuple[np.ndarray, ...]) -> np.ndarray:
+    """Mask of the points of ``p`` (alpha, TPR, beta; alpha sorted or not) lying clearly
+    below the piecewise-linear interpolation of ``q`` (alpha sorted): TPR is compared where
+    it is small and beta where it is small, each with the relative margin
+    :data:`_DOMINATED_RTOL`. Left of q's first point np.interp would hold its first value,
+    which proves nothing there: such points are never in the mask (see
+    :func:`_drop_dominated` for why points past q's last alpha may be)."""
+    a, t, b = p[0], p[1], p[2]
+    a2, t2, b2 = q[0], q[1], q[2]
+    inside = a >= a2[0]
+    small = (t <= 0.5) & inside
+    large = (t > 0.5) & inside
+    out = np.zeros(len(a), dtype=bool)
+    out[small] = t[small] < np.interp(a[small], a2, t2) * (1.0 - _DOMINATED_RTOL)
+    out[large] = b[large] > np.interp(a[large], a2, b2) * (1.0 + _DOMINATED_RTOL)
+    return out
+
+
+def _dominated_share(p: tuple[np.ndarray, ...], q: tuple[np.ndarray, ...]) -> float:
+    """The share of 65 evenly spaced points of ``p`` that :func:`_below` finds below ``q``."""
+    sel = np.linspace(0, len(p[0]) - 1, min(len(p[0]), 65)).astype(np.intp)
+    return float(_below(tuple(x[sel] for x in p), q).mean())
+
+
 def _drop_dominated(runs: list[tuple[np.ndarray, ...]]) -> list[tuple[np.ndarray, ...]]:
     """Drop points lying clearly below the piecewise-linear interpolation of another run.
 
@@ -211,44 +236,48 @@ def _drop_dominated(runs: list[tuple[np.ndarray, ...]]) -> list[tuple[np.ndarray
     vectorised step what would otherwise take many hull passes.) TPR is compared where it
     is small and beta where it is small, each with a relative margin. Past a run's last
     alpha, ``np.interp`` holds the last value: a point to the right of and below a point q
-    of the set cannot be reached by a hull edge of slope > 1 (q would lie above that edge),
-    so it lies beyond the cut of :func:`_symmetric_hull` and dropping it changes nothing
-    that is kept. Left of a run's first point nothing is compared."""
+    of the set is below q for every supporting line of positive slope, and the hull of a
+    trade-off curve's points rises everywhere, so it is not a hull vertex either; dropping
+    it changes nothing that is kept. Left of a run's first point nothing is compared."""
     if len(runs) < 2:
         return runs
-
-    def below(i: int, j: int, sel: np.ndarray | None = None) -> np.ndarray:
-        """Mask of run i's points (or of those at ``sel``) clearly below run j's polyline."""
-        a, t, b = runs[i] if sel is None else (runs[i][0][sel], runs[i][1][sel], runs[i][2][sel])
-        a2, t2, b2 = runs[j]
-        # left of run j's first (kept) point np.interp would hold its first value, which
-        # proves nothing there: such points are never dropped
-        inside = a >= a2[0]
-        small = (t <= 0.5) & inside
-        large = (t > 0.5) & inside
-        out = np.zeros(len(a), dtype=bool)
-        out[small] = t[small] < np.interp(a[small], a2, t2) * (1.0 - _DOMINATED_RTOL)
-        out[large] = b[large] > np.interp(a[large], a2, b2) * (1.0 + _DOMINATED_RTOL)
-        return out
-
     # every point dropped lies below a chord of points still in the set, so the runs are
     # thinned one after the other, each against the others as already thinned; the run
     # that is most dominated (on a sample of its points) goes first, so that the others
     # are compared with what little is left of it
-    samples = [np.linspace(0, len(r[0]) - 1, min(len(r[0]), 65)).astype(np.intp) for r in runs]
-    share = [float(np.mean([below(i, j, samples[i]).mean() for j in range(len(runs)) if j != i]))
+    share = [float(np.mean([_dominated_share(runs[i], runs[j]) for j in range(len(runs)) if j != i]))
              for i in range(len(runs))]
     for i in sorted(range(len(runs)), key=lambda k: -share[k]):
         drop = np.zeros(len(runs[i][0]), dtype=bool)
         for j in range(len(runs)):
             if j != i and len(runs[j][0]):
-                drop |= below(i, j)
+                drop |= _below(runs[i], runs[j])
         if drop.any():
             keep = ~drop
             n_keep = int(np.count_nonzero(keep))
             runs[i] = tuple(np.compress(keep, r, out=scratch(f"pld_curve.drop{i}.{k}", n_keep))
                             for k, r in enumerate(runs[i]))
     return runs
+
+
+def _thinned(chains: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> list[tuple[np.ndarray, ...]]:
+    """Each steep chain thinned (:func:`thin_chain`). Of two large chains where one lies
+    mostly below the other (the headline report's add direction: 25 of its 177,823 vertices
+    reach the hull), the other is thinned first and the points of the first below it are
+    dropped before its own thinning (sound for the same reason as :func:`_drop_dominated`:
+    the thinned chain is part of the set whose hull is taken; issue 27: 2 ms a report)."""
+    large = len(chains) == 2 and all(len(c[0]) > thinning.THIN_MIN_VERTICES for c in chains)
+    if not large:
+        return [thin_chain(*c) for c in chains]
+    share = [_dominated_share(chains[0], chains[1]), _dominated_share(chains[1], chains[0])]
+    i = int(np.argmax(share))  # the more dominated chain
+    if share[i] < 0.5:
+        return [thin_chain(*c) for c in chains]
+    out: list[tuple[np.ndarray, ...]] = [(), ()]
+    out[1 - i] = thin_chain(*chains[1 - i])
+    keep = ~_below(chains[i], out[1 - i])
+    out[i] = thin_chain(*(x[keep] for x in chains[i]))
+    return out
 
 
 def _symmetric_hull(chains: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> PiecewiseLinearCurve:
@@ -274,7 +303,7 @@ def _symmetric_hull(chains: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> 
     tangent envelopes (:mod:`fdpkit.accounting._chain_thinning`): on or above them in TPR
     and within a relative 1e-6 of them, so the hull, the fit and the regret read a few
     hundred thousand vertices instead of millions (issue 29)."""
-    chains = [thin_chain(*c) for c in chains]
+    chains = _thinned(chains)  # type: ignore[assignment]
     # the folded, thinned and merged runs are scratch buffers (fdpkit._scratch): only the
     # hull's vertices, copied out below, leave this function
     runs = _drop_dominated([_fold(a, t, b, slot) for slot, (a, t, b) in enumerate(chains)])
