@@ -104,7 +104,7 @@ def main() -> None:
         from gdpnum.dpsgd import get_mu_and_regret_for_dpsgd
 
         t_g, (mu_g, reg_g) = best_of(lambda: get_mu_and_regret_for_dpsgd(nm, q, steps, grid_step=DISC))
-        say(f"| library | seconds | mu | regret | ratio to fdpkit report |")
+        say("| library | seconds | mu | regret | ratio to fdpkit report |")
         say("|---|---|---|---|---|")
         say(f"| fdpkit privacy_report | {t_rep:.3f} | {rep.mu:.5f} | {rep.regret:.2e} | 1.00x |")
         say(f"| gdpnum get_mu_and_regret_for_dpsgd | {t_g:.3f} | {mu_g:.5f} | {reg_g:.2e} | {t_g / t_rep:.2f}x |")
