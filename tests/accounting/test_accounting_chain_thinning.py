@@ -163,4 +163,17 @@ def test_dominated_chain_dropped_before_thinning_is_sound(monkeypatch):
         b = c.beta(grid)
         assert np.all(b <= bf * (1 + CHECK_RTOL))
         assert np.all(bf - b <= THIN_RTOL * np.minimum(bf, 1 - bf) * (1 + 1e-6) + 1e-15)
+    # (1e-12: far above the rounding of the vertices' norm_isf, a few units in the last place)
     assert fit_gdp(curves["ours"]).mu <= fit_gdp(curves["plain"]).mu * (1 + 1e-12)
+
+
+def test_a_wholly_dominated_large_chain_is_left_out():
+    """Two large chains, one wholly below the other (its first vertex too: the other's
+    m_inf is above 0): the dominated one loses every point before its thinning and is left
+    out; the curve is the dominant chain's own (until the fix, an IndexError)."""
+    top, low = _gaussian_chain(3.0, 50_000), _gaussian_chain(2.0, 50_000)
+    top[1][0], top[2][0] = 1e-30, 1.0  # a tiny mass at +inf: TPR above 0 at FPR 0
+    both = pld_curve._symmetric_hull([tuple(x.copy() for x in top), tuple(x.copy() for x in low)])
+    alone = pld_curve._symmetric_hull([top])
+    grid = np.geomspace(1e-12, 0.9, 200)
+    assert np.array_equal(both.beta(grid), alone.beta(grid))

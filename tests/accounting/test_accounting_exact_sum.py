@@ -38,6 +38,10 @@ def test_exact_sum_edge_cases():
     assert exact_sum_nonnegative(np.array([1.0, 2.0], dtype=np.float32)) == 3.0  # other dtypes: fsum
     assert exact_sum_nonnegative(np.array([-0.0, 0.5, -0.0])) == 0.5  # negative zeros are zeros
     assert exact_sum_fraction(np.array([0.5, 2.0 ** -1074, -0.0])) == Fraction(1, 2) + Fraction(2.0 ** -1074)
+    # an infinity or a NaN has no exact sum: fsum's answer, as before the vectorised sum
+    assert exact_sum_nonnegative(np.array([0.5, np.inf])) == math.inf
+    assert math.isnan(exact_sum_nonnegative(np.array([0.5, np.nan])))
+    assert exact_sum_fraction(np.array([0.5, np.nan])) is None
 
 
 @settings(max_examples=200, deadline=None)
@@ -101,3 +105,10 @@ def test_mass_excess_is_fsum_of_the_three(probs, inf):
     from fdpkit.accounting.tilted import _mass_excess
 
     assert _mass_excess(probs, inf) == math.fsum([inf, -1.0, *probs.tolist()])
+
+
+def test_mass_excess_of_non_finite_masses_is_fsums():
+    from fdpkit.accounting.tilted import _mass_excess
+
+    assert _mass_excess(np.array([0.5, np.inf]), 0.0) == math.inf
+    assert math.isnan(_mass_excess(np.array([0.5, np.nan]), 0.0))

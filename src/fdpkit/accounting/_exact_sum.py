@@ -59,24 +59,30 @@ def exact_sum_nonnegative(x: np.ndarray) -> float:
     return total / (1 << -shift)
 
 
-def exact_sum_fraction(x: np.ndarray) -> Fraction:
-    """The exact sum of a 1-d array of finite floats >= 0 as a :class:`fractions.Fraction`
-    (the same integer arithmetic as :func:`exact_sum_nonnegative`, before its rounding), so
-    that further terms can be added exactly.
+def exact_sum_fraction(x: np.ndarray) -> Fraction | None:
+    """The exact sum of a 1-d array of floats >= 0 as a :class:`fractions.Fraction` (the same
+    integer arithmetic as :func:`exact_sum_nonnegative`, before its rounding), so that
+    further terms can be added exactly; None when a value is infinite or NaN.
 
     >>> exact_sum_fraction(np.array([0.5, 0.25, 2.0 ** -60])) == Fraction(3, 4) + Fraction(1, 2 ** 60)
+    True
+    >>> exact_sum_fraction(np.array([0.5, np.inf])) is None
     True
     """
     parts = _exact_parts(x)
     if parts is None:
-        return sum((Fraction(v) for v in np.ravel(np.asarray(x)).tolist()), Fraction(0))
+        values = np.ravel(np.asarray(x, dtype=float)).tolist()
+        if not all(math.isfinite(v) for v in values):
+            return None
+        return sum((Fraction(v) for v in values), Fraction(0))
     total, shift = parts
     return Fraction(total << shift) if shift >= 0 else Fraction(total, 1 << -shift)
 
 
 def _exact_parts(x: np.ndarray) -> tuple[int, int] | None:
     """(integer, shift) with sum(x) = integer 2^shift exactly (module docs); None for input the
-    bit arithmetic does not take (other dtypes, more than :data:`_MAX_TERMS` terms)."""
+    bit arithmetic does not take (other dtypes, more than :data:`_MAX_TERMS` terms, an
+    infinity or a NaN)."""
     if isinstance(x, np.ndarray) and x.ndim == 1 and x.strides[0] < 0:
         x = x[::-1]  # a reversed view: the exact sum does not depend on the order (no copy)
     x = np.ascontiguousarray(x)
@@ -91,6 +97,8 @@ def _exact_parts(x: np.ndarray) -> tuple[int, int] | None:
     biased = scratch("exact_sum.biased", n, np.uint64)
     np.right_shift(bits, np.uint64(52), out=biased)
     np.bitwise_and(biased, np.uint64(0x7FF), out=biased)  # -0.0 (sign bit set) is 0
+    if int(biased.max()) == 0x7FF:
+        return None  # an infinity or a NaN: no exact sum (the callers fall back)
     mant = scratch("exact_sum.mant", n, np.uint64)
     np.bitwise_and(bits, np.uint64((1 << 52) - 1), out=mant)
     hidden = scratch("exact_sum.hidden", n, np.uint64)

@@ -213,6 +213,8 @@ def _below(p: tuple[np.ndarray, ...], q: tuple[np.ndarray, ...]) -> np.ndarray:
     :func:`_drop_dominated` for why points past q's last alpha may be)."""
     a, t, b = p[0], p[1], p[2]
     a2, t2, b2 = q[0], q[1], q[2]
+    if len(a2) == 0:
+        return np.zeros(len(a), dtype=bool)
     inside = a >= a2[0]
     small = (t <= 0.5) & inside
     large = (t > 0.5) & inside
@@ -223,7 +225,10 @@ def _below(p: tuple[np.ndarray, ...], q: tuple[np.ndarray, ...]) -> np.ndarray:
 
 
 def _dominated_share(p: tuple[np.ndarray, ...], q: tuple[np.ndarray, ...]) -> float:
-    """The share of 65 evenly spaced points of ``p`` that :func:`_below` finds below ``q``."""
+    """The share of 65 evenly spaced points of ``p`` that :func:`_below` finds below ``q``
+    (0 for an empty ``p``)."""
+    if len(p[0]) == 0:
+        return 0.0
     sel = np.linspace(0, len(p[0]) - 1, min(len(p[0]), 65)).astype(np.intp)
     return float(_below(tuple(x[sel] for x in p), q).mean())
 
@@ -260,12 +265,14 @@ def _drop_dominated(runs: list[tuple[np.ndarray, ...]]) -> list[tuple[np.ndarray
     return runs
 
 
-def _thinned(chains: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> list[tuple[np.ndarray, ...]]:
+def _thinned(chains: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
+             ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Each steep chain thinned (:func:`thin_chain`). Of two large chains where one lies
     mostly below the other (the headline report's add direction: 25 of its 177,823 vertices
     reach the hull), the other is thinned first and the points of the first below it are
     dropped before its own thinning (sound for the same reason as :func:`_drop_dominated`:
-    the thinned chain is part of the set whose hull is taken; issue 27: 2 ms a report)."""
+    the thinned chain is part of the set whose hull is taken; issue 27: 2 ms a report). A
+    chain left with no point is left out."""
     large = len(chains) == 2 and all(len(c[0]) > thinning.THIN_MIN_VERTICES for c in chains)
     if not large:
         return [thin_chain(*c) for c in chains]
@@ -273,11 +280,13 @@ def _thinned(chains: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> list[tu
     i = int(np.argmax(share))  # the more dominated chain
     if share[i] < 0.5:
         return [thin_chain(*c) for c in chains]
-    out: list[tuple[np.ndarray, ...]] = [(), ()]
-    out[1 - i] = thin_chain(*chains[1 - i])
-    keep = ~_below(chains[i], out[1 - i])
-    out[i] = thin_chain(*(x[keep] for x in chains[i]))
-    return out
+    top = thin_chain(*chains[1 - i])
+    keep = ~_below(chains[i], top)
+    if not keep.any():
+        return [top]
+    a, t, b = (x[keep] for x in chains[i])
+    rest = thin_chain(a, t, b)
+    return [rest, top] if i == 0 else [top, rest]
 
 
 def _symmetric_hull(chains: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> PiecewiseLinearCurve:
@@ -303,7 +312,7 @@ def _symmetric_hull(chains: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> 
     tangent envelopes (:mod:`fdpkit.accounting._chain_thinning`): on or above them in TPR
     and within a relative 1e-6 of them, so the hull, the fit and the regret read a few
     hundred thousand vertices instead of millions (issue 29)."""
-    chains = _thinned(chains)  # type: ignore[assignment]
+    chains = _thinned(chains)
     # the folded, thinned and merged runs are scratch buffers (fdpkit._scratch): only the
     # hull's vertices, copied out below, leave this function
     runs = _drop_dominated([_fold(a, t, b, slot) for slot, (a, t, b) in enumerate(chains)])

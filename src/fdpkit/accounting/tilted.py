@@ -132,6 +132,7 @@ value at the same discretization.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -140,8 +141,8 @@ from typing import Any
 import numpy as np
 
 from fdpkit.accounting import _allocator
-from fdpkit.accounting._exact_sum import exact_sum_fraction
 from fdpkit.accounting._cumulants import _chernoff_mass, _chernoff_x, _Cumulants, _Shape
+from fdpkit.accounting._exact_sum import exact_sum_fraction
 from fdpkit.accounting._lower_cdf import small_head
 from fdpkit.accounting._fftpass import _fft_pass, _input_rounding
 from fdpkit.accounting._pld_adapter import PmfArrays
@@ -175,8 +176,12 @@ def _mass_excess(probs: np.ndarray, inf: float) -> float:
     the float check ``inf + math.fsum(probs) <= 1`` holds too: with S the exact sum,
     fsum(probs) = RN(S) <= RN(1 - inf) (rounding is monotone); for inf >= 1/2, 1 - inf is
     exact (Sterbenz) and the sum is exactly 1; else RN(1 - inf) is within 2^-54 of 1 - inf,
-    and RN(1 + e) = 1 for |e| <= 2^-54."""
-    return float(exact_sum_fraction(probs) + Fraction(inf) - 1)
+    and RN(1 + e) = 1 for |e| <= 2^-54. (A NaN or infinite mass has no exact sum: then
+    ``math.fsum`` itself answers, NaN or inf, as before.)"""
+    total = exact_sum_fraction(probs)
+    if total is None:
+        return math.fsum(itertools.chain((inf, -1.0), probs.tolist()))
+    return float(total + Fraction(inf) - 1)
 
 
 def _trim_to_one(probs: np.ndarray, inf: float) -> np.ndarray:
