@@ -9,7 +9,7 @@ the largest block freed) with a fresh ``mmap`` and trims the top of the heap whe
 than twice that is free, so every report faults its arrays in page by page again: about
 4,200 minor page faults, 10-15 ms of a 65-80 ms report (issue 27), and the same in every
 setting of a sweep. With the thresholds below the freed blocks stay in the heap and the
-next report reuses them: no page faults after the first report. The cost is memory the
+next report reuses them: after the first reports, none or a few hundred page faults (where other work left its arrays in between). The cost is memory the
 process keeps: up to :data:`TRIM_THRESHOLD` bytes of free heap are not handed back.
 
 What
