@@ -190,6 +190,31 @@ def test_shuffled_closed_form_and_poisson_comparison():
                     relation="zero-out").phases[0].participations == 3
 
 
+def test_shuffled_poisson_comparison_within_its_budget():
+    from fdpkit.accounting import CostBudget, estimate_cost
+    from fdpkit.accounting.entry_point import poisson_twin
+    from fdpkit.guarantee.setting import COMPARISON_BUDGET, comparison_work
+
+    small = fp.dpsgd(2.0, batch_size=100, dataset_size=1000, epochs=3, sampling="shuffled", relation="replace-one")
+    # the comparison's cost is the Poisson twin's, at the report's discretization
+    assert comparison_work(small, DISC) == estimate_cost(poisson_twin(small), DISC).work > 0
+    assert comparison_work(fp.dpsgd(2.0, 0.1, 30), DISC) == 0.0  # no comparison for a Poisson run
+    tiny = CostBudget(max_grid_points=10, max_work=1.0, max_memory_bytes=1024)
+    assert comparison_work(small, DISC, tiny) == 0.0  # over the budget: left out, costs nothing
+    r = fp.privacy_report(small, discretization=DISC, budget=tiny)
+    assert r.comparison is None and r.mu == pytest.approx(math.sqrt(3) * 2 / 2.0)
+    assert any("left out of this report" in w for w in r.warnings)
+    # without a budget of its own a report bounds the comparison by COMPARISON_BUDGET: a
+    # 4,000-step comparison at sigma 0.6, q 0.5 (far over it) is left out before any work
+    big = fp.dpsgd(0.6, batch_size=5000, dataset_size=10000, epochs=2000, sampling="shuffled",
+                   relation="replace-one")
+    assert estimate_cost(poisson_twin(big), 1e-4).work > COMPARISON_BUDGET.max_work
+    r = fp.privacy_report(big)
+    assert r.comparison is None and r.mu == pytest.approx(2 * math.sqrt(2000) / 0.6)
+    assert any("left out of this report" in w for w in r.warnings)
+    assert not any("would give mu" in w for w in r.warnings)
+
+
 def test_shuffled_gaussian_monte_carlo():
     """Monte Carlo of what one example's P participations release: P Gaussian sums, each moved
     by Delta = 2 (replace-one, clipped gradients +C and -C). The likelihood-ratio test's

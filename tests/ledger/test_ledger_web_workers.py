@@ -195,3 +195,18 @@ def test_over_budget_is_refused_before_any_job(cheap_ledger):
         r = c.post(path, json=body, headers={"X-CSRF-Token": csrf})
         assert r.status_code == 422 and r.json()["detail"].startswith("times"), r.text
     assert getattr(app.state, "pools", None) is None
+
+
+def test_a_shuffled_release_counts_its_poisson_comparison(tmp_path):
+    """A shuffled run's guarantee is a closed form (work 0), but its approval report also
+    computes the Poisson comparison (not a guarantee): that work decides the lane."""
+    from fdpkit.guarantee.setting import comparison_work
+    from fdpkit.mechanisms import mechanism_from_dict
+
+    spec = {"kind": "dpsgd", "noise_multiplier": 0.8, "batch_size": 5000, "dataset_size": 10000, "epochs": 30,
+            "sampling": "shuffled", "relation": "replace-one"}
+    with open_ledger(f"sqlite:///{tmp_path / 'ledger.sqlite'}") as led:
+        led.add_dataset("census", unit="one person", user="admin")
+        rid = led.propose("census", spec, title="shuffled", user="analyst").id
+        work = approval_work(led, rid)
+    assert work == comparison_work(mechanism_from_dict(spec), None) > Limits().light_work

@@ -13,7 +13,7 @@ Modules, bottom to top (each imports only those above it in this list, at module
 - ``entry_point``: :func:`account`, the one entry point.
 """
 
-from fdpkit.accounting.entry_point import account, poisson_comparison, tradeoff_curve
+from fdpkit.accounting.entry_point import account, poisson_comparison, poisson_twin, tradeoff_curve
 from fdpkit.accounting.closed_form import closed_form_curve
 from fdpkit.accounting.cost import BudgetExceeded, CostBudget, CostEstimate, estimate_cost
 from fdpkit.accounting.pld_curve import curve_from_pld
@@ -47,5 +47,6 @@ __all__ = [
     "curve_from_pld",
     "estimate_cost",
     "poisson_comparison",
+    "poisson_twin",
     "tradeoff_curve",
 ]

@@ -411,9 +411,11 @@ def privacy_report(
             "at the default 1e-4."
         )
     setting = setting_of(mech)
-    comparison = comparison_for(mech, discretization, deltas, alpha_min)
+    comparison, left_out = comparison_for(mech, discretization, deltas, alpha_min, budget)
     if comparison is not None:
         warnings.append(comparison["caveat"])
+    elif left_out is not None:
+        warnings.append(left_out)
     loose = truncation_looseness(mech, discretization, deltas)
     looseness = None
     if loose is not None:  # truncated Poisson: say how loose dp_accounting's analysis may be

@@ -12,8 +12,9 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from fdpkit.fit import fit_gdp
-from fdpkit.accounting import poisson_comparison
-from fdpkit.accounting.cost import BudgetExceeded
+from fdpkit.accounting import estimate_cost, poisson_comparison, poisson_twin
+from fdpkit.accounting._resolution import choose_discretization
+from fdpkit.accounting.cost import BudgetExceeded, CostBudget
 from fdpkit.mechanisms import Composed, Mechanism, Subsampled, walk
 
 #: Citations for the gap between shuffled and Poisson accounting.
@@ -22,6 +23,11 @@ SHUFFLE_CITATIONS = (
     "Annamalai et al., To Shuffle or not to Shuffle: Auditing DP-SGD with Shuffling, 2024",
 )
 NOT_A_GUARANTEE = "not a guarantee for shuffled batches"
+#: The most the Poisson comparison of a shuffled report may cost where the report has no
+#: budget of its own: about 10 s of work and 1 GiB of grids. The comparison is not a
+#: guarantee (the shuffled run's guarantee is a closed form), so a report never waits
+#: minutes or runs out of memory for it: beyond this it is left out, and the report says so.
+COMPARISON_BUDGET = CostBudget(max_grid_points=8_000_000, max_work=1e8, max_memory_bytes=1024**3)
 
 
 def _has_subsampling(m: Mechanism) -> bool:
@@ -54,20 +60,49 @@ def setting_of(mechanism: Mechanism) -> dict[str, Any]:
             "examples_per_user": None}
 
 
+def _is_shuffled(mechanism: Any) -> bool:
+    return (_own_setting(mechanism) or {}).get("sampling") == "shuffled"
+
+
 def comparison_for(mechanism: Mechanism, discretization: float, deltas: Sequence[float],
-                   alpha_min: float) -> dict[str, Any] | None:
-    """For shuffled DP-SGD: what Poisson accounting of the same run would say, labelled
-    as not a guarantee; None otherwise."""
-    if (_own_setting(mechanism) or {}).get("sampling") != "shuffled":
-        return None
+                   alpha_min: float, budget: CostBudget | None = None) -> tuple[dict[str, Any] | None, str | None]:
+    """For shuffled DP-SGD: what Poisson accounting of the same run would say, labelled as
+    not a guarantee, and None; or, where computing it is over ``budget`` (None:
+    :data:`COMPARISON_BUDGET`), None and a sentence saying it was left out. (None, None)
+    for every other mechanism."""
+    if not _is_shuffled(mechanism):
+        return None, None
     try:
-        acc = poisson_comparison(mechanism, discretization)
+        acc = poisson_comparison(mechanism, discretization, budget=COMPARISON_BUDGET if budget is None else budget)
     except BudgetExceeded:  # the comparison is not a guarantee: left out where it cannot be computed
-        return None
+        return None, (f"Shuffled batches: the guarantee claims no amplification by sampling. Poisson accounting "
+                      f"of the same run ({NOT_A_GUARANTEE}) is left out of this report: computing it at "
+                      f"discretization {discretization:g} is over the cost budget.")
     mu = fit_gdp(acc.curve, alpha_min=alpha_min).mu
     eps = [{"delta": d, "epsilon": acc.epsilon_for_delta(d)} for d in deltas]
     caveat = (f"Shuffled batches: the guarantee claims no amplification by sampling. Poisson "
               f"accounting of the same run would give mu = {mu:.4g}, epsilon = {eps[0]['epsilon']:.4g} "
               f"at delta = {eps[0]['delta']:g}: {NOT_A_GUARANTEE} ({'; '.join(SHUFFLE_CITATIONS)}).")
     return {"label": f"Poisson accounting ({NOT_A_GUARANTEE})", "mu": mu, "epsilon_at_delta": eps,
-            "citations": list(SHUFFLE_CITATIONS), "caveat": caveat}
+            "citations": list(SHUFFLE_CITATIONS), "caveat": caveat}, None
+
+
+def comparison_work(mechanism: Mechanism, discretization: float | None,
+                    budget: CostBudget | None = None) -> float:
+    """The estimated work (:func:`fdpkit.accounting.estimate_cost`) of the Poisson
+    comparison that :func:`fdpkit.privacy_report` computes beside the guarantee of
+    ``mechanism`` at ``discretization`` (None: the report's rule under ``budget``): 0 for
+    every mechanism but shuffled DP-SGD, and 0 where the comparison is over ``budget``
+    (None: :data:`COMPARISON_BUDGET`) and so left out. A shuffled run's own guarantee is a
+    closed form (cost 0), so this is what its report costs: what a server reads to
+    schedule it."""
+    if not _is_shuffled(mechanism):
+        return 0.0
+    if discretization is None:
+        discretization = choose_discretization(mechanism, budget=budget)[0]
+    try:
+        cost = estimate_cost(poisson_twin(mechanism), discretization)
+        cost.check(COMPARISON_BUDGET if budget is None else budget)
+    except BudgetExceeded:
+        return 0.0
+    return float(cost.work)

@@ -11,7 +11,8 @@ What costs what (measured on the reference machine, counted with some margin):
 - composing a release: its own ``estimate_cost`` at the running discretization, for every
   PLD (non-Gaussian) release the dataset's composed-state cache does not cover yet (and
   for every PLD release when the timeline is drawn: each bucket is composed from scratch);
-- an approval: the release's privacy report accounted at the report's discretization; its
+- an approval: the release's privacy report accounted at the report's discretization (and,
+  for shuffled DP-SGD, its Poisson comparison within the report's budget); its
   rendering as JSON and PDF (:data:`REPORT_RENDER_WORK`, a fixed-size document) is not
   counted, as for the calculator's report downloads: an approval is an interactive click
   whose cost does not grow with the request, so it takes the light lane unless its
@@ -29,6 +30,7 @@ from typing import Any
 from sqlalchemy import select
 
 from fdpkit.accounting import DISCRETIZATION_DEFAULT, RUNNING_DISCRETIZATION, estimate_cost
+from fdpkit.guarantee.setting import comparison_work
 from fdpkit.ledger.models import ComposedState, Dataset, Release
 from fdpkit.mechanisms import Mechanism, mechanism_from_dict
 from fdpkit.ledger.operations import MAX_ID
@@ -132,7 +134,11 @@ def approval_work(ledger: Any, release_id: Any) -> float:
         return 0.0
     with ledger.read() as s:
         spec = s.execute(select(Release.spec).where(Release.id == rid)).scalar_one_or_none()
-    return 0.0 if spec is None else mechanism_work(spec, DISCRETIZATION_DEFAULT)
+    if spec is None:
+        return 0.0
+    mech = mechanism_from_dict(json.loads(spec) if isinstance(spec, str) else spec)
+    # a shuffled release's report also computes its Poisson comparison (not a guarantee)
+    return mechanism_work(mech, DISCRETIZATION_DEFAULT) + comparison_work(mech, None)
 
 
 def document_work(ledger: Any, dataset: str, fmt: str) -> float:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Query, Request
 
 import fdpkit as fp
+from fdpkit.guarantee.setting import comparison_work
 from fdpkit.mechanisms import Mechanism, mechanism_from_dict
 from fdpkit.report import FORMATS
 from fdpkit.web.common import (
@@ -112,6 +113,8 @@ async def _report(request: Request, mech, disc: float | None, fmt: str, represen
     the library's rule, as ``fp.privacy_report`` applies it (the same numbers)."""
     limits: Limits = request.app.state.limits
     mech, work = await run_light(checked, mech, disc, limits)
+    # a shuffled run's guarantee is free, its Poisson comparison (not a guarantee) is not
+    work += await run_light(comparison_work, mech, disc, limits.budget)
     return await run_heavy(request, report_job, mech, disc, fmt, limits.budget, representations, work=work)
 
 
