@@ -112,6 +112,19 @@ def test_plots(tmp_path, kind):
     assert path.stat().st_size > 1000
 
 
+def test_plot_of_a_mechanism_shows_the_reports_mu(tmp_path):
+    # sigma 8, q 1e-3: the report's rule accounts at 4.3e-5, finer than the default 1e-4
+    # (mu 0.001318 there, 0.001367 at 1e-4); the plot once drew the 1e-4 curve beside it
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"kind": "dpsgd", "noise_multiplier": 8.0, "sample_rate": 0.001, "steps": 100}))
+    rep = json.loads(run("report", "--mechanism", str(spec), "--format", "json").stdout)
+    assert rep["provenance"]["discretization"] < 1e-4
+    out = tmp_path / "p.svg"
+    r = run("plot", "tradeoff", "--mechanism", str(spec), "--output", str(out))
+    assert r.exit_code == 0, r.output
+    assert f"μ = {rep['guarantee']['mu']:.4g}" in out.read_text()
+
+
 @pytest.mark.parametrize("args, needle", [
     (["report", "dpsgd", "--noise-multiplier", "-1", "--sample-rate", "0.1", "--steps", "10"], "--noise-multiplier"),
     (["report", "dpsgd", "--noise-multiplier", "1", "--sample-rate", "1.5", "--steps", "10"], "--sample-rate"),

@@ -70,10 +70,14 @@ def plot(kind: str = typer.Argument(..., help=", ".join(PLOTS)),
     fitted = None
     if mechanism is not None:
         mech = mechanism_from_dict(load_spec(mechanism))
+        # the curve and mu of `fdpkit report` for the same spec: the default --discretization
+        # lets the report's rule choose (finer where a DP-SGD step is tiny), and mu is the
+        # report's fit (its FPR range widened where a large mu leaves the default one empty)
+        disc: Optional[float] = None if discretization == 1e-4 else discretization
         with working("Accounting the mechanism..."):
-            c = fp.tradeoff_curve(mech, discretization=discretization, budget=cli_budget())
-        curves["mechanism"] = c
-        fitted = fp.fit_gdp(c).mu
+            rep = fp.privacy_report(mech, discretization=disc, budget=cli_budget())
+        curves["mechanism"] = rep.curve
+        fitted = rep.mu
     if not curves and kind not in _NO_CURVE:
         fail("give at least one --mu, --epsilon, --eps-delta, --points or --mechanism")
     first = next(iter(curves.values()), None)
