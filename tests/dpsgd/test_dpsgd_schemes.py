@@ -215,6 +215,16 @@ def test_shuffled_poisson_comparison_within_its_budget():
     assert not any("would give mu" in w for w in r.warnings)
 
 
+def test_shuffled_comparison_mu_is_finite_beyond_the_default_range():
+    # Poisson accounting of this run has mu ~ 14, beyond 2 z(1e-10) = 12.7: the comparison
+    # once read mu = inf (a plain fit on an empty FPR range); it now fits as the report does
+    m = fp.dpsgd(0.6, batch_size=5000, dataset_size=10000, epochs=60, sampling="shuffled", relation="replace-one")
+    r = fp.privacy_report(m)
+    assert r.mu == pytest.approx(2 * math.sqrt(60) / 0.6)
+    assert 12.7 < r.comparison["mu"] < r.mu and math.isfinite(r.comparison["mu"])
+    assert not any("mu = inf" in w for w in r.warnings)
+
+
 def test_shuffled_gaussian_monte_carlo():
     """Monte Carlo of what one example's P participations release: P Gaussian sums, each moved
     by Delta = 2 (replace-one, clipped gradients +C and -C). The likelihood-ratio test's
