@@ -171,6 +171,32 @@ def _p95(values: list[float]) -> float:
     return values[int(0.95 * (len(values) - 1))]
 
 
+def test_a_shuffled_report_with_a_costly_comparison_takes_the_heavy_lane():
+    # the guarantee is a closed form (cost 0), but its Poisson comparison (not a guarantee)
+    # is about 3e7 of work (~1.3 s, over light_work = 1e7): once counted as free, it ran in
+    # the light lane; the CPU ticks of each lane's workers show where it ran
+    from fdpkit.guarantee.setting import comparison_work
+    from fdpkit.mechanisms import mechanism_from_dict
+
+    body = {"noise_multiplier": 0.6, "batch_size": 5000, "dataset_size": 10000, "epochs": 60,
+            "sampling": "shuffled", "relation": "replace-one"}
+    spec = {"kind": "dpsgd", **body}
+    assert comparison_work(mechanism_from_dict(spec), None, Limits().budget) > Limits().light_work
+    app = create_app(Limits(workers=1, heavy_workers=1))
+    with TestClient(app) as c:
+        pools = app.state.pools
+        deadline = time.monotonic() + 120
+        while (pools["light"].warmed() < 1 or pools["heavy"].warmed() < 1) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        before = {lane: {p: _cpu_ticks(p) for p in pool.pids()} for lane, pool in pools.items()}
+        r = c.post("/api/report/dpsgd", json=body)
+        assert r.status_code == 200, r.text[:300]
+        assert r.json()["comparison"] is not None
+        spent = {lane: sum(_cpu_ticks(p) - t for p, t in ticks.items() if os.path.exists(f"/proc/{p}"))
+                 for lane, ticks in before.items()}
+    assert spent["heavy"] >= 30 and spent["light"] < spent["heavy"] / 3, spent
+
+
 def test_heavy_request_takes_the_heavy_lane():
     from fdpkit.accounting import estimate_cost
     from fdpkit.mechanisms import mechanism_from_dict
