@@ -331,6 +331,10 @@ def privacy_report(
         Lower end of the FPR/FNR range of the fitted mu (numeric curves).
     budget : CostBudget or None
         Cost limit checked before accounting (see :func:`fdpkit.accounting.estimate_cost`).
+        For shuffled DP-SGD it also bounds the Poisson comparison shown beside the guarantee
+        (not a guarantee; without a budget,
+        :data:`fdpkit.guarantee.setting.COMPARISON_BUDGET`): over it, the comparison is left
+        out and a warning says so.
 
     Returns
     -------
