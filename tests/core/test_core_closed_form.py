@@ -165,3 +165,17 @@ def test_fit_is_infinite_when_the_fitting_range_is_empty(mu):
     assert "lower alpha_min" in fit.reason
     deeper = fp.fit_gdp(fp.GaussianCurve(mu).to_piecewise(), alpha_min=1e-40)
     assert deeper.mu >= mu * (1 - 1e-9) or deeper.mu == math.inf
+
+
+def test_closed_form_reports_carry_no_lowered_range_warning():
+    # an exact Gaussian curve fits mu over every FPR (alpha_min 0); its report once said
+    # "mu exceeds what a fit on FPR and FNR >= 1e-10 can state ... lowered to 0" even at mu = 1
+    for m in (fp.Gaussian(1.0), fp.dpsgd(2.0, batch_size=100, dataset_size=1000, epochs=3, sampling="shuffled",
+                                         relation="replace-one")):
+        r = fp.privacy_report(m)
+        assert r.fit.alpha_min == 0.0
+        assert not any("exceeds what a fit" in w for w in r.warnings), r.warnings
+    # a numeric curve whose mu is beyond 2 z(1e-10) = 12.7 still says where its range went
+    r = fp.privacy_report(fp.dpsgd(0.8, 0.3, 2000), discretization=1e-3)
+    assert 0.0 < r.fit.alpha_min < 1e-10
+    assert any("exceeds what a fit" in w and f"lowered to {r.fit.alpha_min:g}" in w for w in r.warnings)

@@ -220,6 +220,10 @@ def test_shuffled_report_whose_comparison_is_over_the_budget(client):
     d = r.json()
     assert d["comparison"] is None and d["guarantee"]["mu"] == pytest.approx(2 * math.sqrt(2000) / 0.6)
     assert any("is left out of this report" in w and "over the cost budget" in w for w in d["warnings"])
+    # shown among the report's warnings, not filed away in its technical notes
+    page = client.get("/report", params={"kind": "dpsgd", **{k: str(v) for k, v in body.items()}})
+    warnings = page.text.split('id="warnings"', 1)[1].split("</ul>", 1)[0]
+    assert "is left out of this report" in warnings
 
 
 def test_calibrate_warns_about_delta_and_targets():

@@ -364,7 +364,7 @@ def privacy_report(
     fit = fit_gdp_adapted(curve, alpha_min=alpha_min)
     verdict, complete = _verdict(fit)
     warnings: list[str] = []
-    if fit.alpha_min != alpha_min:
+    if 0.0 < fit.alpha_min < alpha_min:  # lowered for a large mu (0: exact over every FPR, a closed form)
         warnings.append(
             f"mu exceeds what a fit on FPR and FNR >= {alpha_min:g} can state (2 z(alpha_min) = "
             f"{2 * float(norm_isf(alpha_min)):.4g}): the range was lowered to {fit.alpha_min:g}."

@@ -75,9 +75,11 @@ def comparison_for(mechanism: Mechanism, discretization: float, deltas: Sequence
     try:
         acc = poisson_comparison(mechanism, discretization, budget=COMPARISON_BUDGET if budget is None else budget)
     except BudgetExceeded:  # the comparison is not a guarantee: left out where it cannot be computed
+        # (a user-facing warning, as the comparison's caveat: no "discretization" in it, which
+        # would file it among the report's technical notes)
         return None, (f"Shuffled batches: the guarantee claims no amplification by sampling. Poisson accounting "
-                      f"of the same run ({NOT_A_GUARANTEE}) is left out of this report: computing it at "
-                      f"discretization {discretization:g} is over the cost budget.")
+                      f"of the same run ({NOT_A_GUARANTEE}) is left out of this report: computing it is over "
+                      f"the cost budget.")
     # the report's own fit: its FPR range widened where a large mu leaves the default one empty
     mu = fit_gdp_adapted(acc.curve, alpha_min=alpha_min).mu
     eps = [{"delta": d, "epsilon": acc.epsilon_for_delta(d)} for d in deltas]
