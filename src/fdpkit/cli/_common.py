@@ -292,3 +292,11 @@ def kv(title: str, rows: dict) -> None:
 FormatOpt = typer.Option("text", "--format", "-f", help="text, json, csv, md, html or pdf.")
 OutputOpt = typer.Option(None, "--output", "-o", help="Write to this file (atomically).")
 DiscOpt = typer.Option(1e-4, "--discretization", help="PLD discretization interval.")
+
+
+def report_discretization(discretization: float) -> Optional[float]:
+    """What ``fdpkit report`` (and ``fdpkit plot --mechanism``) pass to
+    :func:`fdpkit.privacy_report`: None for the default ``--discretization`` (1e-4), so the
+    report's rule may choose a finer grid where a DP-SGD run's steps are too small for it
+    (tiny sample rates; issue 29); any other value as given."""
+    return None if discretization == 1e-4 else discretization

@@ -9,7 +9,8 @@ import typer
 
 import fdpkit as fp
 from fdpkit.cli._common import (AlphaOpt, DiscOpt, State, cli_budget, err, fail, fraction_option, guarded, level_option,
-                                load_points, load_spec, mechanism_from_dict, working, write_output)
+                                load_points, load_spec, mechanism_from_dict, report_discretization, working,
+                                write_output)
 
 PLOTS = ("tradeoff", "roc", "difference", "profile", "posterior", "relative-risk", "attack-power",
          "mu-vs-epsilon", "precision-recall", "power-effect", "ztest-roc", "posterior-fpr", "epsilon-noise")
@@ -70,12 +71,10 @@ def plot(kind: str = typer.Argument(..., help=", ".join(PLOTS)),
     fitted = None
     if mechanism is not None:
         mech = mechanism_from_dict(load_spec(mechanism))
-        # the curve and mu of `fdpkit report` for the same spec: the default --discretization
-        # lets the report's rule choose (finer where a DP-SGD step is tiny), and mu is the
-        # report's fit (its FPR range widened where a large mu leaves the default one empty)
-        disc: Optional[float] = None if discretization == 1e-4 else discretization
+        # the curve and mu of `fdpkit report` for the same spec (its discretization rule, and
+        # its fit: the FPR range widened where a large mu leaves the default one empty)
         with working("Accounting the mechanism..."):
-            rep = fp.privacy_report(mech, discretization=disc, budget=cli_budget())
+            rep = fp.privacy_report(mech, discretization=report_discretization(discretization), budget=cli_budget())
         curves["mechanism"] = rep.curve
         fitted = rep.mu
     if not curves and kind not in _NO_CURVE:

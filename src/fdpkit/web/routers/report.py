@@ -108,13 +108,19 @@ def points_mechanism(text: str, bound: str = "lower") -> Mechanism:
     return fp.CurveMechanism.from_curve(fp.curve_from_points(fpr, fnr, bound=bound))
 
 
+def _checked_report(spec, disc: float | None, limits: Limits) -> tuple[Mechanism, float]:
+    """:func:`checked` for a report: the mechanism and its estimated work, to which a
+    shuffled run adds its Poisson comparison's (its guarantee is free, the comparison, not
+    a guarantee, is not: :func:`fdpkit.guarantee.setting.comparison_work`)."""
+    mech, work = checked(spec, disc, limits)
+    return mech, work + comparison_work(mech, disc, limits.budget)
+
+
 async def _report(request: Request, mech, disc: float | None, fmt: str, representations: bool = True):
     """Refuse over-budget work at once (422), then run it in a worker process. ``disc`` None:
     the library's rule, as ``fp.privacy_report`` applies it (the same numbers)."""
     limits: Limits = request.app.state.limits
-    mech, work = await run_light(checked, mech, disc, limits)
-    # a shuffled run's guarantee is free, its Poisson comparison (not a guarantee) is not
-    work += await run_light(comparison_work, mech, disc, limits.budget)
+    mech, work = await run_light(_checked_report, mech, disc, limits)
     return await run_heavy(request, report_job, mech, disc, fmt, limits.budget, representations, work=work)
 
 
