@@ -25,7 +25,13 @@ import pytest
 from scipy import stats
 
 import fdpkit as fp
-from fdpkit.accounting._resolution import choose_discretization, excess_mu_rtol, step_variance
+from fdpkit.accounting._resolution import (
+    AUTO_COARSE_RTOL,
+    D_CEIL,
+    choose_discretization,
+    excess_mu_rtol,
+    step_variance,
+)
 
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -99,3 +105,37 @@ def test_small_mu_against_the_likelihood_ratio_bound(sigma, q, steps):
     eps = r.epsilon_for_delta(1e-5)
     assert mu_lr <= r.mu <= mu_lr * LR_MU_FACTOR[sigma]
     assert eps_lr <= eps <= eps_lr * LR_EPS_FACTOR
+
+
+#: Eq. (1) is an estimate: the coarsened grid may move mu by a few times its target (the
+#: sweep benchmark's grid: at most 1.7 AUTO_COARSE_RTOL), never by this much.
+COARSE_MU_RTOL = 10 * AUTO_COARSE_RTOL
+
+
+def test_large_steps_are_accounted_on_a_coarser_grid():
+    """Eq. (3): small noise with a large sample rate is resolved far beyond what a report
+    shows at 1e-4; the rule coarsens it (to at most D_CEIL), typical runs keep 1e-4."""
+    d, how = choose_discretization(fp.dpsgd(0.8, 0.3, 100))
+    assert d == D_CEIL and how.startswith("coarsened from the default 0.0001")
+    d, how = choose_discretization(fp.dpsgd(2.0, 0.3, 100))
+    assert d == 5.5e-4 and excess_mu_rtol(step_variance(fp.dpsgd(2.0, 0.3, 100)), d) <= AUTO_COARSE_RTOL
+    # the headline run and typical ones keep the default (a coarsening under 2x is not made)
+    assert choose_discretization(fp.dpsgd(9.4, 16384 / 50000, 2000))[0] == 1e-4
+    assert choose_discretization(fp.dpsgd(4.0, 0.1, 100))[0] == 1e-4
+    # the shuffled (closed form) and full-batch runs have no rule
+    assert step_variance(fp.dpsgd(0.8, 1.0, 10)) is None
+
+
+@pytest.mark.parametrize("sigma, q, steps", [(1.6, 0.3, 100), (0.8, 0.1, 200)])
+def test_coarser_grid_is_tight_and_sound(sigma, q, steps):
+    """The coarsened report's mu and epsilon are within COARSE_MU_RTOL of the 1e-4 report's,
+    and above the rigorous lower bound of the linear test (both are certified bounds)."""
+    m = fp.dpsgd(sigma, q, steps)
+    coarse = fp.privacy_report(m, deltas=[1e-5])
+    fine = fp.privacy_report(m, deltas=[1e-5], discretization=1e-4)
+    assert coarse.provenance["discretization"] > 2e-4
+    assert abs(coarse.mu / fine.mu - 1) <= COARSE_MU_RTOL
+    eps_c, eps_f = coarse.epsilon_for_delta(1e-5), fine.epsilon_for_delta(1e-5)
+    assert abs(eps_c / eps_f - 1) <= COARSE_MU_RTOL
+    mu_lb, eps_lb = _lower_bounds(sigma, q, steps, 1e-5)
+    assert coarse.mu >= mu_lb and eps_c >= eps_lb

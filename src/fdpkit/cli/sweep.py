@@ -38,7 +38,8 @@ ExecOpt = typer.Option(None, "--executor", help="inprocess, processes or dask (d
 FmtOpt = typer.Option("text", "--format", "-f", help="text or json (a summary; the table goes to --output).")
 SweepDiscOpt = typer.Option(None, "--discretization",
                             help="PLD discretization interval (default: the library's rule per setting, as "
-                                 "fdpkit report: 1e-4, finer where the per-step loss is tiny).")
+                                 "fdpkit report: 1e-4, finer where the per-step loss is tiny, coarser (up to 1e-3) "
+                                 "where it is so large that mu changes by an estimated 1e-6 or less).")
 
 
 def parse_list(option: str, text: Optional[str], kind: Callable[[str], Any] = float) -> Optional[list[Any]]:

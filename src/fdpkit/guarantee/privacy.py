@@ -326,7 +326,10 @@ def privacy_report(
         1e-4, or finer where a DP-SGD run's steps are too small for it to resolve (tiny
         sample rates): chosen from the per-step loss variance so that the discretization
         adds an estimated 1% or less to mu (issue 29; the rule and the estimate are in
-        ``provenance["discretization_rule"]``), coarsened again to fit ``budget``.
+        ``provenance["discretization_rule"]``), coarsened again to fit ``budget``; or coarser
+        (up to 1e-3) where the steps' loss variance is so large that this adds an estimated
+        relative 1e-6 or less to mu (small noise, large sample rates: Eq. 3 of
+        ``accounting._resolution``).
     alpha_min : float
         Lower end of the FPR/FNR range of the fitted mu (numeric curves).
     budget : CostBudget or None

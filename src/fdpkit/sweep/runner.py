@@ -27,7 +27,8 @@ DISCRETIZATION_RANGE = (1e-5, 0.5)
 DISCRETIZATION_RULE = ("library default, per setting (fdpkit.privacy_report(discretization=None), "
                        "fdpkit.accounting._resolution.choose_discretization): 1e-4, or finer where a run's "
                        "per-step loss variance v is too small for it to resolve, d = sqrt(12 v 0.01) for an "
-                       "estimated 1% excess of mu, coarsened by factors of 1.5 to fit the grid budget; "
+                       "estimated 1% excess of mu, coarsened by factors of 1.5 to fit the grid budget; or coarser, "
+                       "d = min(1e-3, sqrt(12 v 1e-6)) where that is at least 2e-4, for an estimated 1e-6; "
                        "the value used is the row's discretization column")
 
 
@@ -150,7 +151,8 @@ def run_sweep(
         PLD discretization interval, as in :func:`fdpkit.privacy_report`. None (the
         default): the library's rule, per setting, as ``privacy_report(discretization=None)``
         chooses it (1e-4, or finer where a run's steps are too small for 1e-4 to resolve:
-        tiny sample rates); each row's ``discretization`` column holds the value used and
+        tiny sample rates; or coarser, up to 1e-3, where a coarser grid adds an estimated
+        relative 1e-6 or less to mu: small noise, large sample rates); each row's ``discretization`` column holds the value used and
         ``metadata["discretization_rule"]`` (also written beside ``output``) says how.
     executor : {"inprocess", "processes", "dask"}, optional
         Default: ``"dask"`` when ``scheduler`` or ``dask_local`` is given, else

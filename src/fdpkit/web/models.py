@@ -41,7 +41,8 @@ class CalculatorRequest(BaseModel):
 
 #: What an empty discretization means (the library's default, issue 29).
 DISCRETIZATION_RULE = ("PLD discretization; empty: the library's rule (fdpkit.privacy_report's default: 1e-4, "
-                       "finer where a DP-SGD run's steps are too small for it, coarsened to fit the server's "
+                       "finer where a DP-SGD run's steps are too small for it, coarser (up to 1e-3) where they are so "
+                       "large that this adds an estimated relative 1e-6 or less to mu, coarsened to fit the server's "
                        "budget), stated in the report's provenance")
 
 
