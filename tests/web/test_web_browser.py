@@ -92,10 +92,22 @@ def test_report_page_with_downloads(page, live_server, tmp_path):
     for fmt in ("pdf", "csv", "html"):
         with page.expect_download(timeout=120_000) as dl:
             page.click(f"#download-{fmt}", timeout=120_000)
+            if fmt == "pdf":  # rendering takes a second or two: the indicator says so meanwhile
+                assert "Preparing PDF" in page.inner_text("#progress") and page.is_disabled("#download-pdf")
         out = tmp_path / f"r.{fmt}"
         dl.value.save_as(out)
         assert out.stat().st_size > 500
+        assert dl.value.suggested_filename.endswith(f"-T50.{fmt}")
+        # the indicator stops once the file arrived (a plain form post left it counting forever)
+        page.wait_for_selector("#progress", state="hidden", timeout=10_000)
+        assert page.inner_text(".download-status") == f"Downloaded {dl.value.suggested_filename}."
     assert (tmp_path / "r.pdf").read_bytes().startswith(b"%PDF")
+    # a download that fails says why beside the buttons, and stops the indicator
+    page.evaluate("document.querySelector('form[data-download=PDF] input[name=noise_multiplier]').value = '-1'")
+    page.click("#download-pdf")
+    page.wait_for_selector(".download-status[role=alert]", timeout=30_000)
+    assert "PDF download failed: Noise multiplier" in page.inner_text(".download-status")
+    assert page.locator("#progress").is_hidden() and not page.is_disabled("#download-pdf")
 
 
 def test_convert_risk_plan_pages(page, live_server):

@@ -32,9 +32,11 @@
     }
   }
 
-  function startProgress() {
+  function startProgress(label) {
     var box = document.getElementById("progress"), el = document.getElementById("elapsed");
+    var text = document.getElementById("progress-label");
     if (!box) { return; }
+    if (text) { text.textContent = label || "Working…"; }
     started = Date.now(); el.textContent = "0"; box.hidden = false;
     timer = setInterval(function () { el.textContent = Math.floor((Date.now() - started) / 1000); }, 500);
   }
@@ -118,9 +120,65 @@
   document.addEventListener("change", function (e) {
     if (e.target && e.target.matches && e.target.matches("select[data-controls], input[type=radio][data-controls]")) { applyWhen(); }
   });
+  /* a download (form[data-download]: the report's PDF takes a second or two to render) is fetched
+     with the indicator shown ("Preparing PDF… 2 s") and saved when it arrives; an error is said
+     beside the buttons. A plain form post would leave the page as it is, and the indicator with it. */
+  function downloadStatus(form) {
+    var box = form.closest(".downloads") || form.parentNode, el = box.querySelector(".download-status");
+    if (!el) {
+      el = document.createElement("p");
+      el.className = "download-status hint";
+      box.appendChild(el);
+    }
+    return el;
+  }
+
+  function download(form) {
+    var button = form.querySelector("button"), status = downloadStatus(form), live = document.getElementById("live");
+    var what = form.getAttribute("data-download") || "file";
+    startProgress("Preparing " + what + "…");
+    if (button) { button.disabled = true; }
+    form.setAttribute("aria-busy", "true");
+    status.removeAttribute("role"); status.classList.remove("error"); status.textContent = "";
+    fetch(form.action, {method: "POST", body: new URLSearchParams(new FormData(form)), credentials: "same-origin"})
+      .then(function (r) {
+        if (!r.ok) {
+          return r.text().then(function (t) {
+            var msg = t;
+            try { msg = JSON.parse(t).detail || t; } catch (ignore) { /* not JSON: the text itself */ }
+            throw new Error(String(msg).slice(0, 500) || ("HTTP " + r.status));
+          });
+        }
+        var m = /filename="([^"]+)"/.exec(r.headers.get("Content-Disposition") || "");
+        var name = m ? m[1] : "fdpkit." + what.toLowerCase();
+        return r.blob().then(function (blob) {
+          var a = document.createElement("a"), url = URL.createObjectURL(blob);
+          a.href = url; a.download = name; a.hidden = true;
+          document.body.appendChild(a); a.click();
+          setTimeout(function () { URL.revokeObjectURL(url); a.remove(); }, 10000);
+          status.textContent = "Downloaded " + name + ".";
+          if (live) { live.textContent = "Downloaded " + name; }
+        });
+      })
+      .catch(function (err) {
+        status.classList.add("error"); status.setAttribute("role", "alert");
+        status.textContent = what + " download failed: " + err.message;
+      })
+      .then(function () {
+        stopProgress();
+        if (button) { button.disabled = false; }
+        form.removeAttribute("aria-busy");
+      });
+  }
+
   document.addEventListener("submit", function (e) {
+    var form = e.target;
+    if (form && form.hasAttribute("data-download")) {
+      if (window.fetch && window.URL && URL.createObjectURL) { e.preventDefault(); download(form); }
+      return;  /* without fetch: the browser's own download, no indicator that would never stop */
+    }
     /* plain form posts (no htmx) also show the indicator until the new page arrives */
-    if (e.target && !e.target.hasAttribute("hx-post") && !e.target.hasAttribute("hx-get")) { startProgress(); }
+    if (form && !form.hasAttribute("hx-post") && !form.hasAttribute("hx-get")) { startProgress(); }
   });
   /* the report's figures and representations load after the result (#report-extras, its
      own progress bar): they neither restart the page's progress nor move the focus */
