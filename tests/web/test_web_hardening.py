@@ -182,12 +182,15 @@ def test_a_shuffled_report_with_a_costly_comparison_takes_the_heavy_lane():
             "sampling": "shuffled", "relation": "replace-one"}
     spec = {"kind": "dpsgd", **body}
     assert comparison_work(mechanism_from_dict(spec), None, Limits().budget) > Limits().light_work
-    app = create_app(Limits(workers=1, heavy_workers=1))
+    # warming pools (as `fdpkit serve` has): the workers' start-up is done before the ticks are
+    # read (a pool that does not warm reports 0 warmed workers, and the wait ran to its end)
+    app = create_app(Limits(workers=1, heavy_workers=1, warm_workers=True))
     with TestClient(app) as c:
         pools = app.state.pools
         deadline = time.monotonic() + 120
         while (pools["light"].warmed() < 1 or pools["heavy"].warmed() < 1) and time.monotonic() < deadline:
             time.sleep(0.05)
+        assert pools["light"].warmed() >= 1 and pools["heavy"].warmed() >= 1
         before = {lane: {p: _cpu_ticks(p) for p in pool.pids()} for lane, pool in pools.items()}
         r = c.post("/api/report/dpsgd", json=body)
         assert r.status_code == 200, r.text[:300]
