@@ -125,6 +125,19 @@ def test_plot_of_a_mechanism_shows_the_reports_mu(tmp_path):
     assert f"μ = {rep['guarantee']['mu']:.4g}" in out.read_text()
 
 
+def test_report_discretization_left_out_is_the_rule_and_given_is_kept():
+    # sigma 0.8, q 0.3: the rule coarsens to 1e-3 (Eq. 3 of accounting._resolution); an
+    # explicit --discretization 1e-4 (once read as "left out") is 1e-4, in either position
+    args = ["dpsgd", "--noise-multiplier", "0.8", "--sample-rate", "0.3", "--steps", "20", "--format", "json"]
+    rule = json.loads(run("report", *args).stdout)
+    assert rule["provenance"]["discretization"] == 1e-3
+    assert rule["provenance"]["discretization_rule"].startswith("coarsened from the default")
+    for given in (["report", *args, "--discretization", "1e-4"], ["report", "--discretization", "1e-4", *args]):
+        kept = json.loads(run(*given).stdout)
+        assert kept["provenance"]["discretization"] == 1e-4, given
+        assert abs(kept["guarantee"]["mu"] / rule["guarantee"]["mu"] - 1) < 1e-5
+
+
 @pytest.mark.parametrize("args, needle", [
     (["report", "dpsgd", "--noise-multiplier", "-1", "--sample-rate", "0.1", "--steps", "10"], "--noise-multiplier"),
     (["report", "dpsgd", "--noise-multiplier", "1", "--sample-rate", "1.5", "--steps", "10"], "--sample-rate"),

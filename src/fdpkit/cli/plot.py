@@ -53,7 +53,7 @@ def plot(kind: str = typer.Argument(..., help=", ".join(PLOTS)),
          delta: list[str] = typer.Option([], help="mu-vs-epsilon: delta level of the (epsilon, delta) reading "
                                          "(K&H Fig. 3b/c; repeatable); epsilon-noise: delta of the Gaussian "
                                          "epsilon (one, default 1e-5)."),
-         discretization: float = DiscOpt) -> None:
+         discretization: Optional[float] = DiscOpt) -> None:
     """Write one of the plots to SVG/PNG/PDF (several curves on one plot where it makes sense)."""
     from fdpkit.report import plots
     from fdpkit.report.figures import render

@@ -35,7 +35,7 @@ def _print_report(r: fp.PrivacyReport) -> None:
             out.print(table)
 
 
-def run_report(mechanism: fp.Mechanism, fmt: str, output: Optional[Path], discretization: float) -> None:
+def run_report(mechanism: fp.Mechanism, fmt: str, output: Optional[Path], discretization: Optional[float]) -> None:
     disc = report_discretization(discretization)
     if fmt == "statement":
         with working("Accounting the mechanism..."):
@@ -75,7 +75,7 @@ def run_report(mechanism: fp.Mechanism, fmt: str, output: Optional[Path], discre
 def report_main(
     ctx: typer.Context,
     mechanism: Optional[Path] = typer.Option(None, "--mechanism", "-m", help="Mechanism spec (JSON or TOML)."),
-    fmt: str = FormatOpt, output: Optional[Path] = OutputOpt, discretization: float = DiscOpt,
+    fmt: str = FormatOpt, output: Optional[Path] = OutputOpt, discretization: Optional[float] = DiscOpt,
 ) -> None:
     """Report a mechanism given as a spec file, or use a subcommand."""
     if ctx.invoked_subcommand is not None:
@@ -88,10 +88,10 @@ def report_main(
 
 
 
-def _opts(ctx: typer.Context, fmt: str, output: Optional[Path], disc: float) -> tuple:
+def _opts(ctx: typer.Context, fmt: str, output: Optional[Path], disc: Optional[float]) -> tuple:
     parent = ctx.obj or {}
     return (fmt if fmt != "text" else parent.get("fmt", "text"),
-            output or parent.get("output"), disc if disc != 1e-4 else parent.get("discretization", 1e-4))
+            output or parent.get("output"), disc if disc is not None else parent.get("discretization"))
 
 
 @report_app.command("dpsgd")
@@ -105,7 +105,7 @@ def report_dpsgd(ctx: typer.Context,
                  examples_per_user: Optional[float] = _dp.PerUserOpt, schedule: Optional[Path] = _dp.ScheduleOpt,
                  opacus_history: Optional[Path] = _dp.HistoryOpt, drop_last: bool = _dp.DropLastOpt,
                  fmt: str = typer.Option("text", "--format", "-f", help="text, statement, json, csv, md, html or pdf."),
-                 output: Optional[Path] = OutputOpt, discretization: float = DiscOpt) -> None:
+                 output: Optional[Path] = OutputOpt, discretization: Optional[float] = DiscOpt) -> None:
     """DP-SGD as trained: noise multiplier; sample rate or batch and dataset size; steps or
     epochs; sampling scheme, neighbouring relation and privacy unit.
 
@@ -124,7 +124,7 @@ def report_dpsgd(ctx: typer.Context,
 @guarded
 def report_gaussian(ctx: typer.Context, sigma: float = typer.Option(..., help="Noise standard deviation."),
                     sensitivity: float = typer.Option(1.0), times: int = typer.Option(1, help="Repetitions."),
-                    fmt: str = FormatOpt, output: Optional[Path] = OutputOpt, discretization: float = DiscOpt) -> None:
+                    fmt: str = FormatOpt, output: Optional[Path] = OutputOpt, discretization: Optional[float] = DiscOpt) -> None:
     """Gaussian mechanism (repeated TIMES times)."""
     mech = fp.Gaussian(sigma, sensitivity)
     run_report(mech if times == 1 else fp.Repeated(mech, times), *_opts(ctx, fmt, output, discretization))
@@ -134,7 +134,7 @@ def report_gaussian(ctx: typer.Context, sigma: float = typer.Option(..., help="N
 @guarded
 def report_laplace(ctx: typer.Context, scale: float = typer.Option(..., help="Laplace scale b."),
                    sensitivity: float = typer.Option(1.0), times: int = typer.Option(1, help="Repetitions."),
-                   fmt: str = FormatOpt, output: Optional[Path] = OutputOpt, discretization: float = DiscOpt) -> None:
+                   fmt: str = FormatOpt, output: Optional[Path] = OutputOpt, discretization: Optional[float] = DiscOpt) -> None:
     """Laplace mechanism (repeated TIMES times)."""
     mech = fp.Laplace(scale, sensitivity)
     run_report(mech if times == 1 else fp.Repeated(mech, times), *_opts(ctx, fmt, output, discretization))
@@ -143,7 +143,7 @@ def report_laplace(ctx: typer.Context, scale: float = typer.Option(..., help="La
 @report_app.command("randomized-response")
 @guarded
 def report_rr(ctx: typer.Context, epsilon: float = typer.Option(...),
-              fmt: str = FormatOpt, output: Optional[Path] = OutputOpt, discretization: float = DiscOpt) -> None:
+              fmt: str = FormatOpt, output: Optional[Path] = OutputOpt, discretization: Optional[float] = DiscOpt) -> None:
     """Binary randomized response."""
     run_report(fp.RandomizedResponse(epsilon), *_opts(ctx, fmt, output, discretization))
 
@@ -151,7 +151,7 @@ def report_rr(ctx: typer.Context, epsilon: float = typer.Option(...),
 @report_app.command("pure-dp")
 @guarded
 def report_pure(ctx: typer.Context, epsilon: float = typer.Option(...),
-                fmt: str = FormatOpt, output: Optional[Path] = OutputOpt, discretization: float = DiscOpt) -> None:
+                fmt: str = FormatOpt, output: Optional[Path] = OutputOpt, discretization: Optional[float] = DiscOpt) -> None:
     """Any epsilon-DP mechanism (worst case)."""
     run_report(fp.PureDP(epsilon), *_opts(ctx, fmt, output, discretization))
 
@@ -159,7 +159,7 @@ def report_pure(ctx: typer.Context, epsilon: float = typer.Option(...),
 @report_app.command("approx-dp")
 @guarded
 def report_approx(ctx: typer.Context, epsilon: float = typer.Option(...), delta: float = typer.Option(...),
-                  fmt: str = FormatOpt, output: Optional[Path] = OutputOpt, discretization: float = DiscOpt) -> None:
+                  fmt: str = FormatOpt, output: Optional[Path] = OutputOpt, discretization: Optional[float] = DiscOpt) -> None:
     """Any (epsilon, delta)-DP mechanism (worst case)."""
     run_report(fp.ApproxDP(epsilon, delta), *_opts(ctx, fmt, output, discretization))
 
@@ -167,7 +167,7 @@ def report_approx(ctx: typer.Context, epsilon: float = typer.Option(...), delta:
 @report_app.command("zcdp")
 @guarded
 def report_zcdp(ctx: typer.Context, rho: float = typer.Option(..., help="zCDP parameter rho >= 0."),
-                fmt: str = FormatOpt, output: Optional[Path] = OutputOpt, discretization: float = DiscOpt) -> None:
+                fmt: str = FormatOpt, output: Optional[Path] = OutputOpt, discretization: Optional[float] = DiscOpt) -> None:
     """Any rho-zCDP mechanism (worst case), e.g. a Tumult Analytics or Census TopDown budget."""
     run_report(fp.ZCDP(rho), *_opts(ctx, fmt, output, discretization))
 
@@ -177,7 +177,7 @@ def report_zcdp(ctx: typer.Context, rho: float = typer.Option(..., help="zCDP pa
 def report_rdp(ctx: typer.Context,
                orders: list[float] = typer.Option(..., "--order", help="Rényi order t > 1 (repeatable)."),
                epsilons: list[float] = typer.Option(..., "--epsilon", help="eps(t) at that order (repeatable, same count)."),
-               fmt: str = FormatOpt, output: Optional[Path] = OutputOpt, discretization: float = DiscOpt) -> None:
+               fmt: str = FormatOpt, output: Optional[Path] = OutputOpt, discretization: Optional[float] = DiscOpt) -> None:
     """Any mechanism with the given (order, epsilon) RDP pairs, as Opacus or TF Privacy print them."""
     run_report(fp.RDP(orders, epsilons), *_opts(ctx, fmt, output, discretization))
 
@@ -187,7 +187,7 @@ def report_rdp(ctx: typer.Context,
 def report_uniform(ctx: typer.Context,
                    mu: float = typer.Option(..., help="De Fondeville's privacy parameter (> 0; not a GDP mu)."),
                    n: int = typer.Option(..., help="Dataset size (>= 1)."),
-                   fmt: str = FormatOpt, output: Optional[Path] = OutputOpt, discretization: float = DiscOpt) -> None:
+                   fmt: str = FormatOpt, output: Optional[Path] = OutputOpt, discretization: Optional[float] = DiscOpt) -> None:
     """De Fondeville's uniform random sampling (Example 3): fails catastrophically."""
     run_report(fp.UniformSampling(mu, n), *_opts(ctx, fmt, output, discretization))
 
@@ -199,7 +199,7 @@ def report_points(ctx: typer.Context,
                                                 "alpha,beta; a tpr column is read as 1 - FNR); FPR 0 included."),
                   bound: str = typer.Option("lower", help="lower (the mechanism's curve is on or above the points' "
                                             "hull) or exact (the points are its vertices)."),
-                  fmt: str = FormatOpt, output: Optional[Path] = OutputOpt, discretization: float = DiscOpt) -> None:
+                  fmt: str = FormatOpt, output: Optional[Path] = OutputOpt, discretization: Optional[float] = DiscOpt) -> None:
     """A mechanism known by its own error points (R fdp's fdp() of a data frame): their lower
     convex hull, reported with its tight mu (R's est_gdp) and certificate."""
     if bound not in ("lower", "exact"):
