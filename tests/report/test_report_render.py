@@ -105,3 +105,38 @@ def test_write_atomic_cleans_up_on_failure(tmp_path):
     with pytest.raises(TypeError):
         write_atomic(tmp_path / "x.txt", 12345)  # not bytes
     assert list(tmp_path.iterdir()) == []
+
+
+def test_log_axes_label_decades_as_plain_text():
+    """Decade ticks read 1, 10, 10⁻⁴ as text (no mathtext, which each figure parsed anew);
+    a log axis within one decade keeps matplotlib's own (non-decade) labels."""
+    from fdpkit.report.figures import render
+
+    def wide(ax):
+        ax.loglog([1e-6, 1.0], [1e-4, 10.0])
+
+    svg = render(wide, "svg").decode()
+    assert all(f">{t}<" in svg for t in ("10⁻⁶", "10⁻⁴", "10⁻²", "1", "10"))
+    assert "mathdefault" not in svg
+
+    def narrow(ax):
+        ax.semilogx([0.2, 0.9], [0.0, 1.0])
+
+    labels = [t.get_text() for t in _tick_labels(narrow)]
+    assert any(labels), "a log axis within one decade still labels its ticks"
+
+
+def _tick_labels(draw):
+    import matplotlib
+
+    from fdpkit.report.figures import _plain_decades
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    fig = Figure()
+    ax = fig.add_subplot()
+    draw(ax)
+    _plain_decades(fig)
+    fig.canvas.draw()
+    return ax.xaxis.get_ticklabels(which="both")
