@@ -295,11 +295,3 @@ DiscOpt = typer.Option(None, "--discretization", show_default=False,
                        help="PLD discretization interval (default: the library's rule, as fdpkit.privacy_report "
                             "chooses it: 1e-4, finer where a DP-SGD run's steps are tiny, coarser up to 1e-3 where "
                             "they are so large that mu changes by an estimated 1e-6; stated in the report).")
-
-
-def report_discretization(discretization: Optional[float]) -> Optional[float]:
-    """What ``fdpkit report`` (and ``fdpkit plot --mechanism``) pass to
-    :func:`fdpkit.privacy_report`: the ``--discretization`` given, or None (the option left
-    out) for the report's rule (1e-4, finer for tiny steps, coarser for large ones; issues 29
-    and 27). An explicit ``--discretization 1e-4`` is 1e-4."""
-    return discretization

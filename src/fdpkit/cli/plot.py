@@ -9,7 +9,7 @@ import typer
 
 import fdpkit as fp
 from fdpkit.cli._common import (AlphaOpt, DiscOpt, State, cli_budget, err, fail, fraction_option, guarded, level_option,
-                                load_points, load_spec, mechanism_from_dict, report_discretization, working,
+                                load_points, load_spec, mechanism_from_dict, working,
                                 write_output)
 
 PLOTS = ("tradeoff", "roc", "difference", "profile", "posterior", "relative-risk", "attack-power",
@@ -74,7 +74,7 @@ def plot(kind: str = typer.Argument(..., help=", ".join(PLOTS)),
         # the curve and mu of `fdpkit report` for the same spec (its discretization rule, and
         # its fit: the FPR range widened where a large mu leaves the default one empty)
         with working("Accounting the mechanism..."):
-            rep = fp.privacy_report(mech, discretization=report_discretization(discretization), budget=cli_budget())
+            rep = fp.privacy_report(mech, discretization=discretization, budget=cli_budget())
         curves["mechanism"] = rep.curve
         fitted = rep.mu
     if not curves and kind not in _NO_CURVE:

@@ -11,7 +11,7 @@ from rich.table import Table as RichTable
 
 import fdpkit as fp
 from fdpkit.cli import _dpsgd as _dp
-from fdpkit.cli._common import (cli_budget, report_discretization, write_output, DiscOpt, FormatOpt, FORMATS, OutputOpt, State, err, fail, guarded, load_spec,
+from fdpkit.cli._common import (cli_budget, write_output, DiscOpt, FormatOpt, FORMATS, OutputOpt, State, err, fail, guarded, load_spec,
                                 load_points, mechanism_from_dict, out, working)
 
 report_app = typer.Typer(help="Privacy report of a mechanism: mu, regret, risk, exports.")
@@ -36,7 +36,7 @@ def _print_report(r: fp.PrivacyReport) -> None:
 
 
 def run_report(mechanism: fp.Mechanism, fmt: str, output: Optional[Path], discretization: Optional[float]) -> None:
-    disc = report_discretization(discretization)
+    disc = discretization  # None (the option left out): the library's rule
     if fmt == "statement":
         with working("Accounting the mechanism..."):
             text = fp.privacy_report(mechanism, discretization=disc).statement() + "\n"
