@@ -22,12 +22,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 import fdpkit as fp
 from fdpkit.accounting._resolution import (
     AUTO_COARSE_RTOL,
     D_CEIL,
+    D_FLOOR,
     choose_discretization,
     excess_mu_rtol,
     step_variance,
@@ -142,3 +145,22 @@ def test_coarser_grid_is_tight_and_sound(sigma, q, steps):
         assert abs(t_c / t_f - 1) <= 5 * COARSE_MU_RTOL, a
     mu_lb, eps_lb = _lower_bounds(sigma, q, steps, 1e-5)
     assert coarse.mu >= mu_lb and eps_c >= eps_lb
+
+
+@settings(max_examples=300, deadline=None)
+@given(sigma=st.floats(0.05, 200.0), q=st.floats(1e-9, 0.999), steps=st.integers(1, 10**6),
+       sampling=st.sampled_from(["poisson", "fixed-size"]), relation=st.sampled_from(["add-remove", "replace-one",
+                                                                                     "zero-out"]))
+def test_rule_stays_in_range_and_meets_its_estimate(sigma, q, steps, sampling, relation):
+    """Property: the rule's d lies in [D_FLOOR, D_CEIL] for any DP-SGD run; a d above the
+    default is Eq. (3)'s, at least twice the default and within its target."""
+    try:
+        m = fp.dpsgd(sigma, q, steps, sampling=sampling, relation=relation)
+    except ValueError:  # a combination the library refuses (e.g. add-remove with fixed-size)
+        return
+    d, how = choose_discretization(m)
+    assert D_FLOOR <= d <= D_CEIL and math.isfinite(d)
+    v = step_variance(m)
+    if d > 1e-4:
+        assert how.startswith("coarsened") and excess_mu_rtol(v, d) <= AUTO_COARSE_RTOL * (1 + 1e-9)
+        assert d >= 2e-4
