@@ -125,8 +125,11 @@ def test_large_steps_are_accounted_on_a_coarser_grid():
     # the headline run and typical ones keep the default (a coarsening under 2x is not made)
     assert choose_discretization(fp.dpsgd(9.4, 16384 / 50000, 2000))[0] == 1e-4
     assert choose_discretization(fp.dpsgd(4.0, 0.1, 100))[0] == 1e-4
-    # the shuffled (closed form) and full-batch runs have no rule
+    # shuffled and full-batch runs (closed forms) have no rule: the default, never coarsened
     assert step_variance(fp.dpsgd(0.8, 1.0, 10)) is None
+    shuffled = fp.dpsgd(0.8, batch_size=3000, dataset_size=10000, steps=100, sampling="shuffled",
+                        relation="replace-one")
+    assert step_variance(shuffled) is None and choose_discretization(shuffled)[0] == 1e-4
 
 
 @pytest.mark.parametrize("sigma, q, steps", [(1.6, 0.3, 100), (0.8, 0.1, 200)])
