@@ -117,6 +117,12 @@ BAD = {
     "plot unknown kind": lambda t: ["plot", "nope", "--output", str(t / "p.svg"), "--mu", "1"],
     "plot bad suffix": lambda t: ["plot", "tradeoff", "--output", str(t / "p.docx"), "--mu", "1"],
     "plot mu nan": lambda t: ["plot", "tradeoff", "--output", str(t / "p.svg"), "--mu", "nan"],
+    # over the CLI's cost budget: refused before any work in every format (the statement
+    # format once accounted without the budget, until the machine ran out of memory)
+    "report over budget json": lambda t: ["report", "dpsgd", "--noise-multiplier", "0.3", "--sample-rate", "0.5",
+                                          "--steps", "10000000", "--format", "json"],
+    "report over budget statement": lambda t: ["report", "dpsgd", "--noise-multiplier", "0.3", "--sample-rate",
+                                               "0.5", "--steps", "10000000", "--format", "statement"],
     # --output targets
     "output directory": lambda t: DP + ["--format", "json", "--output", str(t)],
     "output /dev/null": lambda t: DP + ["--format", "json", "--output", "/dev/null"],

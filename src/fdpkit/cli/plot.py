@@ -9,8 +9,7 @@ import typer
 
 import fdpkit as fp
 from fdpkit.cli._common import (AlphaOpt, DiscOpt, State, cli_budget, err, fail, fraction_option, guarded, level_option,
-                                load_points, load_spec, mechanism_from_dict, working,
-                                write_output)
+                                load_points, load_spec, mechanism_from_dict, working, write_output)
 
 PLOTS = ("tradeoff", "roc", "difference", "profile", "posterior", "relative-risk", "attack-power",
          "mu-vs-epsilon", "precision-recall", "power-effect", "ztest-roc", "posterior-fpr", "epsilon-noise")

@@ -36,10 +36,9 @@ def _print_report(r: fp.PrivacyReport) -> None:
 
 
 def run_report(mechanism: fp.Mechanism, fmt: str, output: Optional[Path], discretization: Optional[float]) -> None:
-    disc = discretization  # None (the option left out): the library's rule
     if fmt == "statement":
         with working("Accounting the mechanism..."):
-            text = fp.privacy_report(mechanism, discretization=disc).statement() + "\n"
+            text = fp.privacy_report(mechanism, discretization=discretization, budget=cli_budget()).statement() + "\n"
         if output:
             from fdpkit.report import write_atomic
 
@@ -50,7 +49,7 @@ def run_report(mechanism: fp.Mechanism, fmt: str, output: Optional[Path], discre
     if fmt not in FORMATS:
         fail(f"--format must be one of {', '.join(FORMATS)} or statement, got {fmt!r}")
     with working("Accounting the mechanism..."):
-        r = fp.privacy_report(mechanism, discretization=disc, budget=cli_budget())
+        r = fp.privacy_report(mechanism, discretization=discretization, budget=cli_budget())
     if fmt == "text":
         if output:
             fail("--output needs a file format (--format json, csv, md, html or pdf)")

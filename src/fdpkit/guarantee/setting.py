@@ -64,6 +64,11 @@ def _is_shuffled(mechanism: Any) -> bool:
     return (_own_setting(mechanism) or {}).get("sampling") == "shuffled"
 
 
+def _comparison_budget(budget: CostBudget | None) -> CostBudget:
+    """The budget the Poisson comparison is held to: the report's, else :data:`COMPARISON_BUDGET`."""
+    return COMPARISON_BUDGET if budget is None else budget
+
+
 def comparison_for(mechanism: Mechanism, discretization: float, deltas: Sequence[float],
                    alpha_min: float, budget: CostBudget | None = None) -> tuple[dict[str, Any] | None, str | None]:
     """For shuffled DP-SGD: what Poisson accounting of the same run would say, labelled as
@@ -73,7 +78,7 @@ def comparison_for(mechanism: Mechanism, discretization: float, deltas: Sequence
     if not _is_shuffled(mechanism):
         return None, None
     try:
-        acc = poisson_comparison(mechanism, discretization, budget=COMPARISON_BUDGET if budget is None else budget)
+        acc = poisson_comparison(mechanism, discretization, budget=_comparison_budget(budget))
     except BudgetExceeded:  # the comparison is not a guarantee: left out where it cannot be computed
         # (a user-facing warning, as the comparison's caveat: no "discretization" in it, which
         # would file it among the report's technical notes)
@@ -105,7 +110,7 @@ def comparison_work(mechanism: Mechanism, discretization: float | None,
         discretization = choose_discretization(mechanism, budget=budget)[0]
     try:
         cost = estimate_cost(poisson_twin(mechanism), discretization)
-        cost.check(COMPARISON_BUDGET if budget is None else budget)
+        cost.check(_comparison_budget(budget))
     except BudgetExceeded:
         return 0.0
     return float(cost.work)
