@@ -200,6 +200,43 @@ def phases(g: dict, say, every: int = 5) -> None:
         say(f"| {label} | {ct / total:.0%} |")
     say(f"| the rest (readings, mechanisms, sweep) | {rest / total:.0%} |")
     say()
+    # issue 27 item 2 (one forward transform shared by a group's step counts): its ceiling is
+    # the forward transforms' share, and it could share one only where two step counts tilt
+    # alike (the transform is of the tilted single step, so it depends on theta)
+    fwd = sum(v[3] for (_, _, fn), v in stats.items() if "pocketfft.r2c" in fn)
+    inv = sum(v[3] for (_, _, fn), v in stats.items() if "pocketfft.c2r" in fn)
+    say(f"FFTs: forward transforms {fwd / total:.1%} of the time, inverse {inv / total:.1%}.")
+    say(f"Tilts: {_tilt_sharing(sub)}.")
+    say()
+
+
+def _tilt_sharing(sub: dict) -> str:
+    """How many FFT passes of the sweep ``sub`` share their tilt theta (to 1e-9 relative)
+    and FFT length with a pass of another step count of the same (sigma, q): the passes
+    whose forward transform a shared one could replace (issue 27 item 2)."""
+    import fdpkit.accounting.tilted as tilted
+    from scipy import fft as sfft
+
+    seen: dict = {}
+    keep: list = []
+    passes = []
+    real = tilted._fft_pass  # noqa: SLF001 (a benchmark's probe)
+
+    def probe(factors, cum, theta, start, size, dtype):
+        key = tuple(id(f.probs) for f in factors)
+        keep.append(factors)  # ids stay unique while the sweep runs
+        passes.append((seen.setdefault(key, len(seen)), theta, sfft.next_fast_len(size, real=True)))
+        return real(factors, cum, theta, start, size, dtype)
+
+    tilted._fft_pass = probe  # noqa: SLF001
+    try:
+        sweep(**sub, discretization=GRID_DISC, executor="inprocess")
+    finally:
+        tilted._fft_pass = real  # noqa: SLF001
+    shared = sum(1 for i, (g, th, n) in enumerate(passes)
+                 if any(g2 == g and n2 == n and math.isclose(th, th2, rel_tol=1e-9)
+                        for j, (g2, th2, n2) in enumerate(passes) if j != i))
+    return f"{shared} of {len(passes)} FFT passes share their tilt and length with another pass"
 
 
 def main() -> None:
