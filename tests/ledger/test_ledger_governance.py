@@ -126,3 +126,14 @@ def test_users_deactivate_role_reset_are_chained(ledger):
     with pytest.raises(LedgerError, match="password"):
         reset_password(ledger, "ana", password="short", actor="root")
     assert ledger.verify().ok
+
+
+def test_a_password_beyond_the_limit_never_matches(ledger):
+    """A login is checked against the whole password: one of the longest allowed length
+    followed by anything more is wrong (it was cut to the limit, and matched)."""
+    from fdpkit.ledger.users import MAX_PASSWORD
+
+    add_user(ledger, "long", role="viewer", password="P" * MAX_PASSWORD, actor="root")
+    assert authenticate(ledger, "long", "P" * MAX_PASSWORD).name == "long"
+    assert authenticate(ledger, "long", "P" * MAX_PASSWORD + "WRONG") is None
+    assert authenticate(ledger, "long", "P" * (MAX_PASSWORD + 1)) is None

@@ -175,11 +175,15 @@ def authenticate(ledger: Ledger, name: str, password: str) -> User | None:
     if "\x00" not in name and len(name) <= MAX_NAME:
         with ledger.read() as s:
             u = s.execute(select(User).where(User.name == name)).scalar_one_or_none()
+    # a password longer than any that can be set never matches; it is hashed (cut to the
+    # limit, so that its cost stays bounded) against the dummy, the same work as a miss
+    too_long = len(password) > MAX_PASSWORD
     try:
-        _hashing(_HASHER.verify, u.password_hash if u is not None else _DUMMY, password[:MAX_PASSWORD])
+        _hashing(_HASHER.verify, u.password_hash if u is not None and not too_long else _DUMMY,
+                 password[:MAX_PASSWORD])
     except (VerifyMismatchError, VerificationError, InvalidHashError):
         return None
-    return u if (u is not None and u.active) else None
+    return u if (u is not None and u.active and not too_long) else None
 
 
 def create_session(ledger: Ledger, user: User) -> tuple[str, str]:
