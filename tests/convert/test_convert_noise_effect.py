@@ -51,3 +51,24 @@ def test_composition_attack_is_a_valid_bound():
         calculate("laplace", epsilon=1.0, fpr=0.0)
     with pytest.raises(ValueError, match="standard_error"):
         calculate("laplace", epsilon=1.0, standard_error=-1.0)
+
+
+def test_calculator_extreme_inputs_are_finite_or_refused_by_name():
+    """delta = 1e-320 has finite classic and exact answers (1.25 / delta overflowed to an
+    infinite classic epsilon); an epsilon or scale whose noise or interval width leaves the
+    floats is refused naming it (the message named "scale", a field the Gaussian mode hides)."""
+    from fdpkit import ParameterError
+
+    r = calculate("gaussian", sensitivity=1.0, sigma=2.0, delta=1e-320)
+    assert r.outputs["classic epsilon"] == pytest.approx(math.sqrt(2 * (math.log(1.25) - math.log(1e-320))) / 2,
+                                                         rel=1e-12)
+    assert all(math.isfinite(v) for v in r.outputs.values())
+    r = calculate("gaussian", sensitivity=1.0, epsilon=1.0, delta=1e-320)
+    assert all(math.isfinite(v) for v in r.outputs.values())
+    for mode, kw, name in (("gaussian", {"epsilon": 1e-320, "delta": 1e-5}, "epsilon"),
+                           ("laplace", {"epsilon": 1e-320}, "epsilon"),
+                           ("laplace", {"scale": 1e308}, "scale"),
+                           ("gaussian", {"sensitivity": 1e308, "epsilon": 0.5, "delta": 1e-5}, "epsilon")):
+        with pytest.raises(ParameterError, match=f"^{name} .* out of range") as info:
+            calculate(mode, **kw)
+        assert info.value.parameter == name

@@ -47,6 +47,18 @@ def test_calculator_page_and_api(client):
     assert comp["outputs"]["advanced epsilon"] == pytest.approx(1.6225980474607942, rel=1e-9)
 
 
+def test_calculator_out_of_range_names_the_field_shown(client):
+    """An epsilon whose sigma overflows is a 422 naming epsilon, shown beside that field (it
+    named "scale", which the Gaussian mode hides, so the page showed nothing)."""
+    r = client.post("/api/calculator", json={"mode": "gaussian", "epsilon": 1e-320, "delta": 1e-5})
+    assert r.status_code == 422 and r.json()["parameter"] == "epsilon"
+    r = client.post("/api/calculator", json={"mode": "gaussian", "epsilon": 1, "delta": 1e-320})
+    assert r.status_code == 200 and r.json()["outputs"]["classic sigma"] == pytest.approx(38.394019962548, rel=1e-9)
+    page = client.get("/calculator?mode=gaussian&sensitivity=1&epsilon=1e-320&delta=1e-5")
+    assert 'id="epsilon-error"' in page.text and "out of range" in page.text
+    assert 'id="scale-error"' not in page.text
+
+
 def test_calculator_published_examples(published):
     ref = published["classic_calculator"]
     from fdpkit.convert.classic import advanced_composition, classic_gaussian_sigma

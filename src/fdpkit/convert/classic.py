@@ -25,6 +25,7 @@ from fdpkit._numerics import check_nonnegative, check_positive, check_probabilit
 from fdpkit._inputs import plausibility_warnings
 from fdpkit.accounting import BudgetExceeded, CostBudget, account
 from fdpkit.convert.noise_effect import noise_effect
+from fdpkit.errors import ParameterError
 from fdpkit.convert.pure import mu_from_pure_epsilon
 from fdpkit.curves import EpsDeltaCurve, GaussianCurve, LaplaceCurve
 from fdpkit.fit import fit_gdp
@@ -79,12 +80,17 @@ def classic_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -> 
     >>> round(classic_gaussian_sigma(1.0, 1.0, 1e-5), 4)
     4.8448
     """
-    return math.sqrt(2.0 * math.log(1.25 / _delta("delta", delta))) * _pos("sensitivity", sensitivity) / _pos("epsilon", epsilon)
+    return math.sqrt(2.0 * _log_125_over("delta", delta)) * _pos("sensitivity", sensitivity) / _pos("epsilon", epsilon)
 
 
 def classic_gaussian_epsilon(sensitivity: float, sigma: float, delta: float) -> float:
     """eps = sqrt(2 ln(1.25/delta)) Delta / sigma (the classic bound rearranged)."""
-    return math.sqrt(2.0 * math.log(1.25 / _delta("delta", delta))) * _pos("sensitivity", sensitivity) / _pos("sigma", sigma)
+    return math.sqrt(2.0 * _log_125_over("delta", delta)) * _pos("sensitivity", sensitivity) / _pos("sigma", sigma)
+
+
+def _log_125_over(name: str, delta: Any) -> float:
+    """ln(1.25 / delta), finite for every delta in (0, 1) (1.25 / 1e-320 overflows)."""
+    return math.log(1.25) - math.log(_delta(name, delta))
 
 
 def exact_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
@@ -94,8 +100,9 @@ def exact_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -> fl
     >>> round(exact_gaussian_sigma(1.0, 1.0, 1e-5), 4)
     3.7306
     """
-    mu = mu_for_epsilon_delta(_pos("epsilon", epsilon), _delta("delta", delta))
-    return _pos("sensitivity", sensitivity) / mu
+    mu = float(mu_for_epsilon_delta(_pos("epsilon", epsilon), _delta("delta", delta)))
+    s = _pos("sensitivity", sensitivity)
+    return s / mu if mu > 0.0 else math.inf
 
 
 def exact_gaussian_epsilon(sensitivity: float, sigma: float, delta: float) -> float:
@@ -287,7 +294,9 @@ def calculate(mode: str, *, sensitivity: float = 1.0, epsilon: float | None = No
         standard_error = check_scalar("standard_error", check_nonnegative("standard_error", standard_error))
     res = _calculate(mode, sensitivity=sensitivity, epsilon=epsilon, delta=delta, scale=scale, sigma=sigma,
                      k=k, delta_prime=delta_prime, releases=releases)
+    _check_noise_finite(res, "noise")
     res = _with_noise_effect(res, fpr, standard_error)
+    _check_noise_finite(res, "noise's effect")
     if TIGHT_EPSILON in res.outputs:  # one piece of advice: the tight total, the others beside it
         o = res.outputs
         res = CalculatorResult(res.mode, res.inputs, o, res.warnings + (
@@ -308,6 +317,21 @@ def calculate(mode: str, *, sensitivity: float = 1.0, epsilon: float | None = No
         extra = plausibility_warnings(epsilon=epsilon, delta=None if mode == "laplace" else (delta or None),
                                       deltas=[delta_prime] if mode == "composition" else [])
     return CalculatorResult(res.mode, res.inputs, res.outputs, tuple(extra) + res.warnings, res.grade)
+
+
+def _check_noise_finite(res: CalculatorResult, what: str) -> None:
+    """Refuse a Laplace or Gaussian answer with a value beyond the floats (sigma for epsilon
+    = 1e-320, the interval width for scale = 1e308), naming the input that asks for it: the
+    noise parameter given (scale, sigma or epsilon), with the sensitivity beside it."""
+    if res.mode not in ("laplace", "gaussian"):
+        return
+    bad = [k for k, v in res.outputs.items() if isinstance(v, float) and not math.isfinite(v)]
+    if not bad:
+        return
+    given = next(n for n in ("scale", "sigma", "epsilon") if n in res.inputs)
+    raise ParameterError(
+        f"{given} {res.inputs[given]!r} with sensitivity {res.inputs['sensitivity']!r} is out of range: the "
+        f"{what} ({bad[0]}) is beyond the largest floating-point number", given, (given, "sensitivity"))
 
 
 def _with_noise_effect(res: CalculatorResult, fpr: float, standard_error: float | None) -> CalculatorResult:
@@ -367,6 +391,8 @@ def _calculate(mode: str, *, sensitivity: float = 1.0, epsilon: float | None = N
         if epsilon is not None:
             b = laplace_scale(s, epsilon)
             inputs, outputs = {"sensitivity": s, "epsilon": epsilon}, {"scale b": b}
+            if not math.isfinite(b):
+                _check_noise_finite(CalculatorResult(mode, inputs, outputs), "noise")
         else:
             b = float(scale)
             inputs, outputs = {"sensitivity": s, "scale": scale}, {"epsilon": laplace_epsilon(s, scale)}

@@ -48,6 +48,17 @@ def _parse(form) -> tuple[dict, FormErrors]:
     return values, errors
 
 
+#: The fields the form hides in some modes (``data-when-mode`` in calculator.html).
+_MODE_FIELDS = {"delta": ("gaussian", "composition"), "scale": ("laplace",), "sigma": ("gaussian", "composition"),
+                "k": ("composition",), "delta_prime": ("composition",), "releases": ("composition",),
+                "standard_error": ("laplace", "gaussian")}
+
+
+def _shown(mode: str) -> tuple[str, ...]:
+    """The fields the form shows in ``mode``."""
+    return tuple(f for f in FIELDS if mode in _MODE_FIELDS.get(f, (mode,)))
+
+
 def _run(values: dict):
     return calculate(values["mode"], sensitivity=values["sensitivity"], epsilon=values["epsilon"],
                      delta=values["delta"], scale=values["scale"], sigma=values["sigma"], k=values["k"],
@@ -79,7 +90,9 @@ async def _answer(request: Request, form):
             result = await run_light(_run, values)
             figure = await run_light(noise_figure, values)
         except ValueError as exc:
-            errors[field_of(exc, FIELDS)] = str(exc)
+            # said beside a field the mode shows, else above the form (a hidden field's
+            # message would not be seen)
+            errors[field_of(exc, _shown(values["mode"]))] = str(exc)
     return await render_page(request, "calculator.html", {"values": {k: form.get(k, v) for k, v in values.items()},
                                                           "errors": errors, "result": result, "examples": EXAMPLES,
                                                           "figure": figure, "example": EXAMPLE})
