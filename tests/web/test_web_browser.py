@@ -34,6 +34,11 @@ def test_calculator_with_exports(page, live_server, tmp_path):
     text = page.inner_text("#results")
     assert "4.845" in text and "3.731" in text
     assert "only proven for epsilon < 1" in page.inner_text("#warnings")
+    # numbers in the figure stay SVG text: an HTML span put there (to keep numbers whole in
+    # the page's text) is not drawn, and "δ = 1e-05" lost its number in the legend
+    assert page.evaluate("document.querySelectorAll('#main svg').length") >= 1
+    assert page.evaluate("document.querySelectorAll('#main svg span').length") == 0
+    assert page.evaluate("document.querySelectorAll('#main span.nb').length") >= 1  # still kept whole elsewhere
     shot(page, "calculator")
     with page.expect_download() as dl:
         page.click("#export-csv")

@@ -88,6 +88,8 @@
     var walker = document.createTreeWalker(box, NodeFilter.SHOW_TEXT, null), nodes = [], n;
     while ((n = walker.nextNode())) {
       var tag = n.parentNode && n.parentNode.nodeName;
+      /* not inside figures: an HTML span in SVG text is not drawn (the number vanished from legends) */
+      if (n.parentNode.closest && n.parentNode.closest("svg")) { continue; }
       if (tag !== "SCRIPT" && tag !== "STYLE" && tag !== "TEXTAREA" && !(n.parentNode.classList && (n.parentNode.classList.contains("nb") || n.parentNode.classList.contains("num")))
           && n.nodeValue.search(NUMBER) >= 0) { nodes.push(n); }
       NUMBER.lastIndex = 0;
