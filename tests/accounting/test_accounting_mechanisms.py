@@ -86,6 +86,9 @@ def test_calibrate_round_trip_and_safe_side():
     (lambda: Gaussian(-1.0), r"sigma must be > 0, got -1.0"),
     (lambda: Gaussian(float("nan")), r"sigma must not be NaN"),
     (lambda: Subsampled(Gaussian(1.0), 1.5), r"sample_rate must be in \(0, 1\], got 1.5"),
+    # subnormal rates: dp_accounting's loss inverse raised "a must be greater than b" (no name)
+    (lambda: Subsampled(Gaussian(1.0), 1e-320), r"sample_rate must be at least 2.23e-308 .*got 1e-320"),
+    (lambda: fp.dpsgd(1.0, 5e-324, 100), r"sample_rate must be at least 2.23e-308 .*got 5e-324"),
     (lambda: Repeated(Gaussian(1.0), 2.5), r"times must be a positive integer, got 2.5"),
     (lambda: Composed([]), r"parts must be a non-empty list"),
     (lambda: ApproxDP(1.0, 2.0), r"delta must be in \[0, 1\], got 2.0"),

@@ -5,10 +5,12 @@ dicts/JSON so that the CLI, reports and the web calculator can read them."""
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 from fdpkit._numerics import check_real
+from fdpkit.errors import ParameterError
 
 _REGISTRY: dict[str, type["Mechanism"]] = {}
 
@@ -18,6 +20,15 @@ def _number(name: str, value: Any, *, positive: bool = False, allow_zero: bool =
     """A mechanism parameter through fdpkit's one numeric validator (no bools, no strings)."""
     return check_real(name, value, low=0.0 if positive else None, low_open=positive and not allow_zero,
                       high=upper, allow_inf=allow_inf, scalar=True) * 1.0
+
+
+def check_sample_rate_normal(q: float, name: str = "sample_rate") -> None:
+    """Refuse a sample rate below the smallest normal float (2.2e-308): its privacy loss
+    ln(1 + q (e^l - 1)) cannot be evaluated, and such a rate is zero for every practical
+    purpose (a report at q = 1e-300 already shows what the discretization alone costs)."""
+    if 0.0 < q < sys.float_info.min:
+        raise ParameterError(f"{name} must be at least {sys.float_info.min:.3g} (the smallest normal "
+                             f"floating-point number), got {q!r}", name)
 
 
 @dataclass(frozen=True)

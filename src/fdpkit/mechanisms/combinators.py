@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fdpkit.mechanisms.base import Mechanism, _number
+from fdpkit.mechanisms.base import Mechanism, _number, check_sample_rate_normal
 from fdpkit.mechanisms.basic import Gaussian
 
 #: Largest number of repetitions accepted (beyond it accounting is impractical).
@@ -26,6 +26,7 @@ class Subsampled(Mechanism):
         q = _number("sample_rate", self.sample_rate, positive=True, allow_zero=False)
         if q > 1:
             raise ValueError(f"sample_rate must be in (0, 1], got {self.sample_rate!r}")
+        check_sample_rate_normal(q)
         object.__setattr__(self, "sample_rate", q)
 
     def children(self) -> tuple[Mechanism, ...]:

@@ -55,7 +55,7 @@ from decimal import Decimal
 from typing import Any, Iterable, Sequence
 
 from fdpkit.errors import ParameterError
-from fdpkit.mechanisms.base import Mechanism, _number
+from fdpkit.mechanisms.base import Mechanism, _number, check_sample_rate_normal
 from fdpkit.mechanisms.basic import Gaussian
 from fdpkit.mechanisms.combinators import Composed, Repeated, Subsampled
 from fdpkit.vocabulary import RELATIONS, SAMPLINGS, UNITS
@@ -209,6 +209,7 @@ def make_phase(noise_multiplier: Any, sample_rate: Any = None, steps: Any = None
         if q > 1:
             raise ParameterError(f"sample_rate must be in (0, 1], got {sample_rate!r}{_rate_hint(sample_rate)}",
                                  "sample_rate")
+        check_sample_rate_normal(q)
         b = None
     if sampling in ("fixed-size", "shuffled") and (b is None or dataset_size is None):
         raise ParameterError(f"sampling {sampling!r} needs batch_size and dataset_size (fixed batches of "
