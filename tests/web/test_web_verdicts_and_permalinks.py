@@ -108,3 +108,14 @@ def test_web_report_drop_last(client):
     assert "sample rate" not in a["paper_statement"]
     page = client.post("/report", data={"kind": "dpsgd", **{k: str(v) for k, v in body.items()}, "drop_last": "on"})
     assert page.status_code == 200 and "14,040 steps" in page.text
+
+
+@pytest.mark.parametrize("url", ["/risk?guarantee=mu&mu=1", "/convert?epsilon=1&delta=1e-5"])
+def test_infinite_values_are_shown_as_the_symbol(client, url):
+    """Infinite readings (the relative risk of a mu-GDP guarantee; mu of any (epsilon,
+    delta)-DP mechanism) read as ∞ on the page, not as the JSON answers' string "inf"."""
+    r = client.get(url)
+    assert r.status_code == 200 and 'id="results"' in r.text
+    cells = re.findall(r"<td>(.*?)</td>", r.text)
+    assert any("∞" in c for c in cells)
+    assert not any(re.search(r"\binf\b", c) for c in cells)

@@ -15,9 +15,14 @@ from typing import Any, Callable
 
 
 def fmt(x: Any, digits: int = 4) -> str:
-    """Numbers for people: 4 significant digits, inf as the symbol."""
+    """Numbers for people: 4 significant digits, inf as the symbol (also where it comes as
+    the JSON answers' string "inf").
+
+    >>> fmt(1.23456), fmt(float("inf")), fmt("inf"), fmt("-inf"), fmt("text")
+    ('1.235', '∞', '∞', '-∞', 'text')
+    """
     if isinstance(x, str):
-        return x
+        return {"inf": "∞", "+inf": "∞", "infinity": "∞", "-inf": "-∞", "-infinity": "-∞"}.get(x.strip().lower(), x)
     if x is None:
         return "-"
     if isinstance(x, bool):
