@@ -130,3 +130,17 @@ def test_reading_numbers_match_the_risk_functions():
     d = r.to_dict()
     assert set(d["grade"]) >= {"level", "label", "definition"} and math.isinf(r.relative_risk)
     assert np.isfinite(d["attack_power"])
+
+
+def test_zero_rho_reads_as_no_risk_like_zero_mu():
+    """rho = 0 zCDP (and RDP with every epsilon 0) is the diagonal TPR = FPR, as mu = 0 is:
+    relative risk 1 and no failure mode (it read as an unbounded, 'graceful' risk)."""
+    from fdpkit.curves import RDPCurve, ZCDPCurve
+    from fdpkit.risk import failure_mode, relative_risk
+    from fdpkit.risk.reading import read_guarantee
+
+    zero_rho, zero_mu = read_guarantee("zcdp", rho=0.0), read_guarantee("mu", mu=0.0)
+    assert (zero_rho.relative_risk, zero_rho.failure_mode) == (zero_mu.relative_risk, zero_mu.failure_mode) == (1.0, "none")
+    assert "(μ = 0 = √(2ρ) at ρ = 0)" in zero_rho.headline
+    assert relative_risk(RDPCurve([2.0, 8.0], [0.0, 0.0])) == 1.0 and RDPCurve([2.0], [0.0]).tpr(1e-3) == 1e-3
+    assert failure_mode(ZCDPCurve(1e-12)) == "graceful" and relative_risk(RDPCurve([2.0], [1e-9])) == float("inf")

@@ -499,7 +499,10 @@ class RDPCurve(PiecewiseLinearCurve):
         self.orders = tuple(float(x) for x in o)
         self.epsilons = tuple(float(x) for x in e)
         points = _check_points(points, len(o))
-        _adopt_vertices(self, *renyi_vertices(o, e, points))
+        if 0.0 in self.epsilons:  # a Renyi divergence 0 at an order > 1: P = Q, the diagonal
+            _adopt_vertices(self, np.array([0.0, 1.0]), np.array([0.0, 1.0]), np.array([1.0, 0.0]))
+        else:
+            _adopt_vertices(self, *renyi_vertices(o, e, points))
 
     def _params(self) -> dict[str, Any]:
         return {"orders": len(self.orders), "bound": self.bound}

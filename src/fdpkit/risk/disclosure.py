@@ -36,11 +36,14 @@ def _slope_at_zero(curve: TradeOffCurve) -> float:
     lim TPR(alpha)/alpha when f(0) = 1 (an upper bound where only a sound
     piecewise-linear lower bound of the curve is available)."""
     if isinstance(curve, GaussianCurve):
-        return 0.0 if curve.mu == 0 else math.inf
+        return 1.0 if curve.mu == 0 else math.inf  # G_0 is the diagonal TPR = alpha
     if isinstance(curve, (EpsDeltaCurve, LaplaceCurve)):
         return math.exp(curve.epsilon)
     if isinstance(curve, EnvelopeCurve):
         return min(_slope_at_zero(c) for c in curve.curves)
+    if (isinstance(curve, ZCDPCurve) and curve.rho == 0.0
+            or isinstance(curve, RDPCurve) and 0.0 in curve.epsilons):
+        return 1.0  # every Renyi divergence is 0: the two distributions are one (TPR = alpha)
     if isinstance(curve, (RDPCurve, ZCDPCurve)):
         return math.inf  # TPR ~ alpha^(1 - 1/t) at every finite order: unbounded slope
     pl = curve if isinstance(curve, PiecewiseLinearCurve) else curve.to_piecewise()

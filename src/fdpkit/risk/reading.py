@@ -184,7 +184,7 @@ def gaussian_equivalent(guarantee: str, *, epsilon: float | None = None, delta: 
     import math
 
     if guarantee == "zcdp":
-        return math.sqrt(2.0 * float(rho)), f"ρ = {rho:g}"
+        return math.sqrt(2.0 * float(rho)), f"= √(2ρ) at ρ = {rho:g}"
     d = delta if delta else DEFAULT_DELTA
     how = f"at δ = {d:g}" + (", as no Gaussian mechanism is pure ε-DP" if guarantee == "epsilon" else "")
     return float(mu_for_epsilon_delta(float(epsilon), d)), how
