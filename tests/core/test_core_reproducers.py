@@ -116,3 +116,17 @@ def test_overflowing_squares_are_gone():
         fp.account(fp.Repeated(fp.Subsampled(fp.Laplace(1e-15), 0.01), 10), discretization=1e-2)
     with pytest.raises(ValueError, match="delta"):
         fp.account(fp.Repeated(fp.Laplace(1.0), 3), discretization=1e-2).epsilon_for_delta(float("nan"))
+
+
+def test_zero_privacy_loss_reports_mu_0_not_minus_0():
+    """Pure 0-DP (and (0, 0)-DP) is the diagonal: mu 0, never "-0" in the statement, the
+    JSON answer or on the page (the vertices' isf(a) + isf(1 - a) gave -0.0)."""
+    import math
+
+    import fdpkit as fp
+    from fdpkit.mechanisms import ApproxDP, PureDP
+
+    for m in (PureDP(0.0), ApproxDP(0.0, 0.0)):
+        r = fp.privacy_report(m)
+        assert r.mu == 0.0 and math.copysign(1.0, r.mu) == 1.0
+        assert "-0" not in r.fit.statement()

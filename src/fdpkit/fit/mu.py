@@ -78,6 +78,10 @@ class GDPFit:
     tau: float
     reason: str
 
+    def __post_init__(self) -> None:
+        # mu = -0.0 (the diagonal's vertices give isf(a) + isf(1 - a) = -0.0) reads "-0"
+        object.__setattr__(self, "mu", self.mu + 0.0)
+
     def statement(self) -> str:
         """The guarantee in one sentence."""
         if not math.isfinite(self.mu):
