@@ -144,3 +144,12 @@ def test_zero_rho_reads_as_no_risk_like_zero_mu():
     assert "(μ = 0 = √(2ρ) at ρ = 0)" in zero_rho.headline
     assert relative_risk(RDPCurve([2.0, 8.0], [0.0, 0.0])) == 1.0 and RDPCurve([2.0], [0.0]).tpr(1e-3) == 1e-3
     assert failure_mode(ZCDPCurve(1e-12)) == "graceful" and relative_risk(RDPCurve([2.0], [1e-9])) == float("inf")
+
+
+@pytest.mark.parametrize("n", [0.5, 2.7, 0, 1e13])
+def test_people_must_be_a_whole_count(n):
+    """n (people in the data) is a count: 0.5 silently skipped the delta >= 1/n warning."""
+    with pytest.raises(fp.ParameterError, match=r"^n ") as info:
+        read_guarantee("epsilon_delta", epsilon=1.0, delta=0.01, n=n)
+    assert info.value.parameter == "n"
+    assert any("1/n" in w for w in read_guarantee("epsilon_delta", epsilon=1.0, delta=0.01, n=1000.0).warnings)

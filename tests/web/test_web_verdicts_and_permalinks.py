@@ -119,3 +119,12 @@ def test_infinite_values_are_shown_as_the_symbol(client, url):
     cells = re.findall(r"<td>(.*?)</td>", r.text)
     assert any("∞" in c for c in cells)
     assert not any(re.search(r"\binf\b", c) for c in cells)
+
+
+def test_risk_people_must_be_a_whole_count(client):
+    r = client.post("/api/risk", json={"guarantee": "epsilon_delta", "epsilon": 1, "delta": 0.01, "n": 0.5})
+    assert r.status_code == 422 and r.json()["errors"][0]["loc"][-1] == "n"
+    ok = client.post("/api/risk", json={"guarantee": "epsilon_delta", "epsilon": 1, "delta": 0.01, "n": 1000})
+    assert ok.status_code == 200 and any("1/n" in w for w in ok.json()["warnings"])
+    page = client.get("/risk?guarantee=epsilon_delta&epsilon=1&delta=0.01&n=0.5")
+    assert 'id="n-error"' in page.text and "positive count" in page.text

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from fdpkit._numerics import check_probability, check_scalar, json_safe
+from fdpkit._numerics import check_probability, check_real, check_scalar, json_safe
 from fdpkit.curves import EpsDeltaCurve, GaussianCurve, TradeOffCurve
 from fdpkit._inputs import plausibility_warnings
 from fdpkit.risk.bayes import advantage
@@ -79,6 +79,10 @@ def guarantee_curve(guarantee: str, *, mu: float | None = None, epsilon: float |
     return EpsDeltaCurve(epsilon, d), name
 
 
+#: Largest number of people ``n`` a reading takes (as the web's and CLI's forms).
+MAX_PEOPLE = 10**12
+
+
 @dataclass(frozen=True)
 class RiskReading:
     """Attack risk of a guarantee at one FPR and prior, with its grade (see module docs)."""
@@ -119,7 +123,7 @@ class RiskReading:
 
 def read_guarantee(guarantee: str = "mu", *, mu: float | None = None, epsilon: float | None = None,
                    delta: float | None = None, prior: float = 0.01, fpr: float = 1e-3,
-                   n: float | None = None, rho: float | None = None) -> RiskReading:
+                   n: int | None = None, rho: float | None = None) -> RiskReading:
     """Read a guarantee as attack risk with a graded verdict.
 
     Parameters
@@ -131,8 +135,9 @@ def read_guarantee(guarantee: str = "mu", *, mu: float | None = None, epsilon: f
         Attacker's prior probability of membership, in [0, 1].
     fpr : float
         The attack's false-positive rate, in (0, 1).
-    n : float, optional
-        Number of people in the data (for the delta >= 1/n warning).
+    n : int, optional
+        Number of people in the data (for the delta >= 1/n warning): a whole number in
+        [1, 10^12].
 
     Examples
     --------
@@ -143,6 +148,8 @@ def read_guarantee(guarantee: str = "mu", *, mu: float | None = None, epsilon: f
     curve, name = guarantee_curve(guarantee, mu=mu, epsilon=epsilon, delta=delta, rho=rho)
     p = check_scalar("prior", check_probability("prior", prior))
     a = check_scalar("fpr", check_probability("fpr", fpr, open_low=True, open_high=True))
+    if n is not None:  # a count of people: 0.5 skipped the delta >= 1/n warning silently
+        n = int(check_real("n", n, low=1, high=MAX_PEOPLE, integer=True, scalar=True))
     tpr = float(_risk_tpr(curve, a))
     post = float(posterior(curve, p, a))
     mode = failure_mode(curve)

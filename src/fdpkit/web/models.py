@@ -128,8 +128,8 @@ class RiskRequest(BaseModel):
     delta: Optional[float] = Field(None, ge=0, le=1, allow_inf_nan=False)
     prior: float = Field(0.01, ge=0, le=1, allow_inf_nan=False)
     fpr: float = Field(1e-3, gt=0, lt=1, allow_inf_nan=False)
-    n: Optional[float] = Field(None, gt=0, le=1e12, allow_inf_nan=False,
-                               description="people in the data: warns when delta >= 1/n")
+    n: Optional[int] = Field(None, ge=1, le=10**12,
+                             description="people in the data (a whole number): warns when delta >= 1/n")
 
 
 class PlanRequest(BaseModel):
