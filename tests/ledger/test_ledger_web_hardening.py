@@ -201,6 +201,16 @@ def test_deactivated_user_loses_session_and_api_user_changes(site):
     assert admin.get("/api/ledger/verify").json()["ok"]
 
 
+@pytest.mark.parametrize("limit", ["-5", "0", "10001", "99999999999999999999999", "ten"])
+def test_events_limit_out_of_range_is_a_422_naming_it(site, limit):
+    """A limit outside 1..10,000 is refused naming it (it was cut to the range silently)."""
+    app, _ = site
+    viewer = api(app, "viewer")
+    r = viewer.get(f"/api/ledger/events?limit={limit}")
+    assert r.status_code == 422 and r.json()["errors"][0]["loc"][-1] == "limit"
+    assert len(viewer.get("/api/ledger/events?limit=1").json()) == 1
+
+
 def test_admin_page_changes_users(site):
     app, _ = site
     p, csrf = page(app, "admin")

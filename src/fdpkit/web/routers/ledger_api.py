@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Optional
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -322,13 +322,20 @@ async def release(request: Request, release_id: int, body: ReleaseRequest,
     return await _transition(request, "release", release_id, p, override_reason=body.override_reason)
 
 
+#: The most events one ``GET /api/ledger/events`` returns.
+MAX_EVENTS = 10_000
+
+
 @router.get("/events")
-async def events(request: Request, limit: int = 200, p: Principal = require("viewer", api=True)):
-    """The last ``limit`` events of the hash-chained log."""
+async def events(request: Request, limit: int = Query(200, ge=1, le=MAX_EVENTS,
+                                                    description="how many of the last events (1 to 10,000)"),
+                 p: Principal = require("viewer", api=True)):
+    """The last ``limit`` events of the hash-chained log (a limit outside 1..10,000 is a
+    422 naming it, not cut to the range)."""
     from fdpkit.ledger import event_dict
 
     led = ledger_of(request)
-    return await _run(lambda: [event_dict(e) for e in led.history(limit=max(1, min(limit, 10_000)))])
+    return await _run(lambda: [event_dict(e) for e in led.history(limit=limit)])
 
 
 @router.get("/verify")
