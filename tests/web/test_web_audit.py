@@ -53,6 +53,9 @@ def test_counts_and_simulation_on_the_page(client):
     (b"a,b\n1,2\n", "members", "columns"),
     (b"\xff\xfe\x00garbage", "members", "not a text CSV"),
     (b"score\nnan\n", "members", "NaN"),
+    (b"inf\n2\n", "members", "not a finite score"),  # as the JSON twin (it was accepted)
+    (b"1e999\n2\n", "members", "not a finite score"),
+    (b"1;2\n", "members", "is not a number (give one score per line"),  # not just "no scores"
 ])
 def test_malformed_upload_is_422_with_a_clear_error(client, scores, members, field, needle):
     files = _files(*scores)

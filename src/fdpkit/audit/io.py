@@ -64,6 +64,8 @@ def _number(name: str, line: int, cell: str) -> float:
         raise ValueError(f"{name}, line {line}: {cell[:40]!r} is not a number") from None
     if math.isnan(v):
         raise ValueError(f"{name}, line {line}: NaN is not a score")
+    if math.isinf(v):  # as the JSON scores: an attack's score is a finite number
+        raise ValueError(f"{name}, line {line}: {cell[:40]!r} is not a finite score")
     return v
 
 
@@ -87,6 +89,7 @@ def read_scores_csv(data: bytes | str, name: str = "scores", *, max_rows: int = 
     """
     col: int | None = None
     values: list[float] = []
+    header = None
     for line, cells in _rows(name, data, max_rows):
         if col is None:
             lowered = [c.lower() for c in cells]
@@ -99,11 +102,15 @@ def read_scores_csv(data: bytes | str, name: str = "scores", *, max_rows: int = 
                                  "or name one column 'score'")
             col = 0
             if not _is_number(cells[0]) and not values:
+                header = cells[0]
                 continue  # a one-column header
         if col >= len(cells) or cells[col] == "":
             raise ValueError(f"{name}, line {line}: no score in column {col + 1}")
         values.append(_number(name, line, cells[col]))
     if not values:
+        if header is not None:  # "1;2": the one line was read as a header
+            raise ValueError(f"{name} has no scores: its only line {header[:40]!r} is not a number (give one "
+                             "score per line, or comma-separated columns with one named 'score')")
         raise ValueError(f"{name} has no scores")
     return np.asarray(values, dtype=float)
 
