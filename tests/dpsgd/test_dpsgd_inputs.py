@@ -146,3 +146,26 @@ def test_elementary_form_for_simulation():
     assert fp.dpsgd(2.0, 0.1, 40, relation="replace-one").elementary() is None
     with pytest.raises(ValueError, match=r"DP-SGD with sampling 'poisson', relation 'replace-one' cannot be simulated"):
         simulate_attack(fp.dpsgd(2.0, 0.1, 40, relation="replace-one"), trials=10, seed=0)
+
+
+@pytest.mark.parametrize("spec, name", [
+    ({"kind": "dpsgd", "noise_multiplier": 1, "sample_rate": 0.5, "batch_size": 256, "steps": 100,
+      "dataset_size": 60000}, "sample_rate"),
+    ({"kind": "dpsgd", "noise_multiplier": 1, "batch_size": 600, "steps": 5, "epochs": 3, "dataset_size": 60000},
+     "steps"),
+])
+def test_a_spec_whose_written_values_disagree_is_refused(spec, name):
+    """A spec giving both sample_rate and batch_size (or steps and epochs) must agree: the
+    sample rate was dropped, and q = 0.5 accounted as 256/60,000 (mu 0.23 instead of 5.4)."""
+    from fdpkit.mechanisms import mechanism_from_dict
+
+    with pytest.raises(fp.ParameterError, match=f"^{name} .* disagrees") as info:
+        mechanism_from_dict(spec)
+    assert info.value.parameter == name
+    with pytest.raises(ValueError, match=r"phases\[0\]: " + name):
+        fp.dpsgd_schedule([{k: v for k, v in spec.items() if k not in ("kind", "dataset_size")}], dataset_size=60000)
+    # what to_dict writes (both, agreeing) still reads back, for one phase and a schedule
+    m = fp.dpsgd(1.0, batch_size=256, dataset_size=60000, epochs=3)
+    s = fp.dpsgd_schedule([{"noise_multiplier": 1.0, "batch_size": 256, "epochs": 2},
+                           {"noise_multiplier": 2.0, "sample_rate": 0.01, "steps": 10}], dataset_size=60000)
+    assert mechanism_from_dict(m.to_dict()) == m and mechanism_from_dict(s.to_dict()) == s

@@ -419,12 +419,40 @@ class DPSGD(Mechanism):
             return dpsgd_schedule(data["phases"], **common)
         if "noise_multiplier" not in data:
             raise ValueError("'dpsgd' needs the field 'noise_multiplier'")
-        args = {k: data.get(k) for k in ("sample_rate", "steps", "batch_size", "epochs", "max_batch_size")}
-        if args["sample_rate"] is not None and args["batch_size"] is not None:
-            args["sample_rate"] = None  # written by to_dict: the batch size is what the user gave
-        if args["steps"] is not None and args["epochs"] is not None:
-            args["steps"] = None
-        return dpsgd(data["noise_multiplier"], **args, **common, drop_last=data.get("drop_last", False))
+        args, written = _spec_args(data)
+        m = dpsgd(data["noise_multiplier"], **args, **common, drop_last=data.get("drop_last", False))
+        _check_written(m.phases[0], written)
+        return m
+
+
+def _spec_args(data: dict) -> tuple[dict, dict]:
+    """A spec's phase arguments, and the values it also wrote for them. ``to_dict`` writes
+    the sample rate beside the batch size and the steps beside the epochs: the batch size
+    and epochs are what the user gave, so they are built from, and the written values are
+    returned to be checked against the result (:func:`_check_written`)."""
+    args = {k: data.get(k) for k in ("sample_rate", "steps", "batch_size", "epochs", "max_batch_size")}
+    written = {}
+    for derived, given in (("sample_rate", "batch_size"), ("steps", "epochs")):
+        if args[derived] is not None and args[given] is not None:
+            written[derived], args[derived] = args[derived], None
+    return args, written
+
+
+def _check_written(phase: Phase, written: dict) -> None:
+    """Refuse a spec whose written sample rate or steps disagree with the batch size or
+    epochs it also gives (the written value was ignored: a spec with sample_rate 0.5 and
+    batch_size 256 of 60,000 was accounted at q = 0.0043, a far smaller privacy loss)."""
+    if "sample_rate" in written:
+        q = _number("sample_rate", written["sample_rate"], positive=True, allow_zero=False)
+        if not math.isclose(q, phase.sample_rate, rel_tol=1e-9):
+            raise ParameterError(f"sample_rate {written['sample_rate']!r} disagrees with batch_size / dataset_size = "
+                                 f"{phase.sample_rate:.6g}: give one of them", "sample_rate",
+                                 ("sample_rate", "batch_size"))
+    if "steps" in written:
+        t = _number("steps", written["steps"], positive=True, allow_zero=False)
+        if t != phase.steps:
+            raise ParameterError(f"steps {written['steps']!r} disagrees with the {phase.steps} steps of the "
+                                 f"epochs given: give one of steps or epochs", "steps", ("steps", "epochs"))
 
 
 def _common(dataset_size: Any, sampling: str, relation: str, unit: str) -> tuple[int | None, str, str, str]:
@@ -514,13 +542,10 @@ def dpsgd_schedule(phases: Sequence[Any], *, dataset_size: int | None = None, sa
                     raise ValueError(f"unknown field(s): {', '.join(sorted(extra))}")
                 if "noise_multiplier" not in ph:
                     raise ValueError("noise_multiplier is required")
-                args = {k: ph.get(k) for k in ("sample_rate", "steps", "batch_size", "epochs", "max_batch_size")}
-                if args["sample_rate"] is not None and args["batch_size"] is not None:
-                    args["sample_rate"] = None
-                if args["steps"] is not None and args["epochs"] is not None:
-                    args["steps"] = None
+                args, written = _spec_args(ph)
                 out.append(make_phase(ph["noise_multiplier"], **args, dataset_size=n, sampling=s,
                                       drop_last=ph.get("drop_last", False)))
+                _check_written(out[-1], written)
             elif isinstance(ph, (list, tuple)) and len(ph) == 3:
                 out.append(make_phase(ph[0], ph[1], ph[2], dataset_size=n, sampling=s))
             else:
