@@ -94,3 +94,27 @@ def test_posterior_at_least_prior_and_risk_at_least_one(mu, prior, fpr):
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+@pytest.mark.parametrize("mech", [
+    fp.Repeated(fp.Laplace(10.0), 100),  # 10-pure-DP at most; its numeric curve has f(0) = 1 - 2.8e-12
+    fp.dpsgd(1.0, batch_size=256, dataset_size=60000, epochs=2, unit="user", examples_per_user=5),  # 1 - 2.2e-16
+    fp.dpsgd(1e12, 0.01, 1000),  # 1 - 3e-11
+])
+def test_a_numeric_tail_bound_is_not_a_blatant_disclosure(mech):
+    """No part of these mechanisms reveals membership with certainty: the mass their numeric
+    curves put at f(0) < 1 is the accountant's tail bound (kept, pessimistic), stated as
+    such, and neither the failure mode nor the grade calls it catastrophic."""
+    r = fp.privacy_report(mech)
+    assert r.curve.f0 < 1.0 and r.failure_mode != "catastrophic" and "catastrophic" not in (r.grade.reason or "")
+    assert any("bound on the tail mass" in w and "no part of this mechanism" in w for w in r.warnings)
+    assert not any(w.startswith("Blatant disclosure") for w in r.warnings)
+
+
+def test_a_delta_below_float_resolution_is_still_a_blatant_disclosure():
+    """(1, 1e-20)-DP: f(0) = 1 - 1e-20 is 1.0 in floats, yet an output may reveal membership
+    with probability 1e-20 (it was graded 'strong' with mu = inf and no flag)."""
+    assert fp.failure_mode(fp.EpsDeltaCurve(1.0, 1e-20)) == "catastrophic"
+    r = fp.privacy_report(fp.ApproxDP(1.0, 1e-20))
+    assert r.failure_mode == "catastrophic" and r.grade.label == "weak"
+    assert any("with probability 1e-20" in w for w in r.warnings)

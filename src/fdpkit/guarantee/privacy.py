@@ -34,6 +34,7 @@ from fdpkit.accounting.truncated_instance import truncation_looseness
 from fdpkit.curves import GaussianCurve, TradeOffCurve, _repr
 from fdpkit.fit import ALPHA_MIN_DEFAULT, GDPFit, fit_gdp_adapted
 from fdpkit.mechanisms import (
+    ApproxDP,
     Mechanism,
     UniformSampling,
     mechanism_from_dict,
@@ -88,6 +89,19 @@ def _unbounded_loss(mechanism: Mechanism) -> bool:
     """Whether the mechanism contains Gaussian noise (unbounded privacy loss; Rényi
     guarantees: loss not bounded either)."""
     return any(getattr(m, "unbounded_loss", False) for m, _ in walk(mechanism))
+
+
+def _can_reveal_with_certainty(mechanism: Mechanism) -> bool:
+    """Whether some part of the mechanism can have outputs that identify membership with
+    certainty (an atom at an infinite privacy loss, de Fondeville Thm. 1): an (epsilon,
+    delta) guarantee with delta > 0, a mechanism known by its curve or error points, uniform
+    sampling. No other leaf has one: Gaussian and Laplace noise, randomized response and
+    pure epsilon-DP bound or spread the loss, a finite Renyi divergence (zCDP, RDP) rules
+    such outputs out, and DP-SGD is Gaussian noise whatever its sampling."""
+    for m, _ in walk(mechanism):
+        if isinstance(m, ApproxDP) and m.delta > 0 or m.kind in ("curve", "uniform-sampling"):
+            return True
+    return False
 
 
 def _check_grid(name: str, values: Sequence[float], *, open_low: bool = True) -> tuple[float, ...]:
@@ -381,18 +395,25 @@ def privacy_report(
         for a, t in zip(fprs, tpr_vals)
     )
     f0 = curve.f0
-    tol = TRUNCATION_TOL if acc.method == "PLD" else 0.0
+    numeric = acc.method != "closed form"
+    # a numeric curve's f(0) < 1 is the accountant's bound on tail mass it did not resolve
+    # (moved to an infinite loss) unless some part of the mechanism can truly reveal
+    # membership with certainty; then only a truncation-sized mass is forgiven
+    atoms = _can_reveal_with_certainty(mech)
+    tol = (TRUNCATION_TOL if acc.method == "PLD" else 0.0) if atoms or not numeric else 1.0
     mode = failure_mode(curve, tolerance=tol)
     if mode != "catastrophic" and _unbounded_loss(mech):
         mode = "graceful"  # Gaussian noise: unbounded privacy loss, confidence never certain
-    if acc.method == "PLD" and 0.0 < 1.0 - f0 <= TRUNCATION_TOL:
+    if numeric and mode != "catastrophic" and 0.0 < 1.0 - f0:
         warnings.append(
-            f"The numeric curve has f(0) = 1 - {1 - f0:.1e}: dp_accounting's tail truncation, "
-            "kept in the curve (pessimistic) but not counted as a blatant disclosure."
+            f"The numeric curve has f(0) = 1 - {1 - f0:.1e}: the accountant's bound on the tail mass it did "
+            "not resolve, kept in the curve (pessimistic) but not counted as a blatant disclosure"
+            + ("." if atoms else ": no part of this mechanism reveals membership with certainty.")
         )
     if mode == "catastrophic":
+        atom = max(1.0 - f0, float(curve.tpr(0.0)) if curve.bound == "exact" else 0.0)  # a delta below 1e-16
         warnings.append(
-            f"Blatant disclosure is possible: with probability {1 - f0:.3g} an output reveals "
+            f"Blatant disclosure is possible: with probability {atom:.3g} an output reveals "
             "membership with certainty (de Fondeville Thm. 1)."
         )
     if isinstance(mech, UniformSampling):

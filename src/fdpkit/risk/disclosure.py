@@ -104,7 +104,12 @@ def failure_mode(curve: TradeOffCurve, *, tolerance: float = 0.0) -> str:
     """
     curve = check_risk_curve(curve)
     tol = check_scalar("tolerance", check_probability("tolerance", tolerance))
-    f0 = curve.f0
-    if f0 < 1.0 - tol:
+    # the atom 1 - f(0); on an exact curve read also from the accurately stored side (an
+    # (eps, 1e-20) curve has f(0) = 1 - 1e-20 = 1.0 in floats, but TPR(0) = 1e-20 > 0), as
+    # fit_gdp reads it; a numeric lower bound's TPR(0) below 1e-16 is its own round-off
+    atom = 1.0 - float(curve.f0)
+    if curve.bound == "exact":
+        atom = max(atom, float(curve._tpr(np.zeros(1))[0]))
+    if atom > tol:
         return "catastrophic"
     return "none" if math.isfinite(_slope_at_zero(curve)) else "graceful"
