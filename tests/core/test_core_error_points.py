@@ -121,3 +121,17 @@ def test_points_csv_refuses_with_value_errors_only(text):
         fp.curve_from_points(fpr, fnr)
     except ValueError:
         pass
+
+
+def test_epsilon_beyond_the_float_range_of_e_eps_is_not_cut_at_709():
+    """A vertex at a subnormal FPR has a slope above 1e308: delta(eps) must be read with
+    e^eps alpha in logs. It read as inf, delta(710) = 0, and epsilon stopped at 709.8 where
+    the curve needs ln(9e-5 / 1e-320) = 727.5 (an epsilon too small: unsound)."""
+    import math
+
+    import fdpkit as fp
+
+    c = fp.curve_from_points([0, 1e-320, 1], [1, 0.9999, 0])
+    eps = c.epsilon_for_delta(1e-5)
+    assert eps >= math.log(9e-5) - math.log(1e-320) - 1e-9 and eps < 727.52
+    assert float(c.delta_for_epsilon(eps)) <= 1e-5 < float(c.delta_for_epsilon(eps - 1e-6))

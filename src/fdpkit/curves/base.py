@@ -71,18 +71,27 @@ def vertex_profile(alpha: np.ndarray, tpr: np.ndarray, eps: np.ndarray) -> np.nd
     e = eps[~inf]
     if e.size == 0:
         return out
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         slopes = np.diff(t) / np.diff(a)
     slopes = np.where(np.isnan(slopes), 0.0, slopes)
     with np.errstate(over="ignore"):
-        x = np.exp(e)  # inf beyond eps ~ 709: then only a vertex at alpha = 0 counts
+        x = np.exp(e)  # inf beyond eps ~ 709.8: there e^eps alpha is taken in logs (below)
     k = np.searchsorted(-slopes, -x, side="left")  # number of segments steeper than e^eps
+    big = np.isinf(x)
+    if big.any():  # slopes above 1e308 (a vertex at a subnormal FPR): compare their logs
+        with np.errstate(divide="ignore", invalid="ignore"):
+            log_slopes = np.log(np.diff(t)) - np.log(np.diff(a))
+        log_slopes = np.where(np.isnan(log_slopes), -np.inf, log_slopes)
+        k[big] = np.searchsorted(-log_slopes, -e[big], side="left")
     best = np.zeros(e.shape)
-    with np.errstate(over="ignore", invalid="ignore"):
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for shift in (-1, 0, 1):
             j = np.clip(k + shift, 0, len(a) - 1)
             aj = a[j]
-            val = t[j] - np.where(aj == 0.0, 0.0, x * aj)  # e^eps * 0 is 0, never NaN
+            # e^eps * 0 is 0, never NaN; e^eps alpha for eps > 709.8 is exp(eps + ln alpha)
+            # (it read as inf, so that delta(710) = 0 and epsilon stopped at 709.8, too low)
+            xa = np.where(big, np.exp(e + np.log(aj)), x * aj)
+            val = t[j] - np.where(aj == 0.0, 0.0, xa)
             best = np.maximum(best, np.where(np.isnan(val), 0.0, val))
     out[~inf] = best
     return out
