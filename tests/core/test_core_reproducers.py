@@ -130,3 +130,15 @@ def test_zero_privacy_loss_reports_mu_0_not_minus_0():
         r = fp.privacy_report(m)
         assert r.mu == 0.0 and math.copysign(1.0, r.mu) == 1.0
         assert "-0" not in r.fit.statement()
+
+
+@pytest.mark.parametrize("make", [lambda: fp.dpsgd(1e200, 0.01, 1000), lambda: fp.Gaussian(1e-300),
+                                  lambda: fp.Gaussian(1.0, sensitivity=1e308)])
+def test_renyi_overflow_leaves_its_representation_out(make):
+    """Renyi divergences beyond the floats (dp_accounting's orders at sigma 1e200, mu = 1e300
+    squared) raised OverflowError out of the report (the CLI printed it, no argument named):
+    the report stands, and the zCDP and RDP rows say why they are missing."""
+    r = fp.privacy_report(make())
+    assert r.to_dict() and r.mu > 0
+    rows = {x.key: x for x in r.representations().rows}
+    assert any("floating-point range" in rows[k].note for k in ("zcdp", "rdp"))

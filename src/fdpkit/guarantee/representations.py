@@ -139,6 +139,8 @@ def representations(mechanism: Any, curve: TradeOffCurve, fit: GDPFit, delta: fl
 #: Representations computed recently (reports of the same mechanism in several formats).
 _CACHE: dict = {}
 _CACHE_SIZE = 16
+#: Why a Renyi representation is missing when its divergences leave the floats.
+_OVERFLOW = "its Rényi divergences are beyond the floating-point range for this mechanism"
 
 
 def _representations(mechanism: Any, curve: TradeOffCurve, fit: GDPFit, delta: float,
@@ -156,9 +158,11 @@ def _representations(mechanism: Any, curve: TradeOffCurve, fit: GDPFit, delta: f
                                    "no finite ε at this δ"))
     try:
         rc: TradeOffCurve | None = renyi_curve(mechanism)
-        rc_error = None
+        rc_error: Exception | None = None
     except ValueError as exc:
         rc, rc_error = None, exc
+    except OverflowError:  # sigma = 1e200 in dp_accounting's orders, mu = 1e300 squared
+        rc, rc_error = None, ValueError(_OVERFLOW)
     try:
         rf = tight_rho(mechanism)
         if math.isfinite(rf.rho):
@@ -173,6 +177,8 @@ def _representations(mechanism: Any, curve: TradeOffCurve, fit: GDPFit, delta: f
             rows.append(Representation("zcdp", "ρ-zCDP", "ρ* = ∞", math.inf, rf.reason))
     except ValueError as exc:
         rows.append(Representation("zcdp", "ρ-zCDP", "not available", math.inf, str(exc)))
+    except OverflowError:
+        rows.append(Representation("zcdp", "ρ-zCDP", "not available", math.inf, _OVERFLOW))
     if rc is not None:
         n = len(getattr(rc, "orders", ())) or "all"
         rows.append(Representation("rdp", "RDP curve ε(t)", f"{n} orders", regret(curve, rc),
