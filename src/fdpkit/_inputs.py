@@ -51,6 +51,21 @@ def parse_fraction(text: Any, name: str) -> float:
     return v
 
 
+def _exp_text(x: float) -> str:
+    """e^x to three digits, also past the floats (e^710 = 2.23e+308, e^1e4 = 8.81e+4342).
+
+    >>> _exp_text(8.0), _exp_text(1e4), _exp_text(1e308)
+    ('2.98e+03', '8.81e+4342', '10^4.34e+307')
+    """
+    if x <= 700.0:
+        return f"{math.exp(x):.3g}"
+    exponent = x / math.log(10.0)
+    if exponent > 1e6:
+        return f"10^{exponent:.3g}"
+    k = math.floor(exponent)
+    return f"{10.0 ** (exponent - k):.3g}e+{k}"
+
+
 def plausibility_warnings(*, mu: float | None = None, epsilon: float | None = None,
                           delta: float | None = None, prior: float | None = None,
                           n: float | None = None, deltas: Any = ()) -> list[str]:
@@ -85,7 +100,7 @@ def plausibility_warnings(*, mu: float | None = None, epsilon: float | None = No
         out.append(f"μ = {mu:g} is far beyond any meaningful protection (μ above {MU_MAX_PLAUSIBLE:g} lets "
                    "an attacker identify members almost perfectly). Did you mean ε?")
     if epsilon is not None and epsilon > EPSILON_MAX_PLAUSIBLE:
-        out.append(f"ε = {epsilon:g} gives essentially no protection (e^ε ≈ {math.exp(min(epsilon, 700)):.3g}); "
+        out.append(f"ε = {epsilon:g} gives essentially no protection (e^ε ≈ {_exp_text(epsilon)}); "
                    f"published deployments use ε below {EPSILON_MAX_PLAUSIBLE:g}.")
     for d in ([delta] if delta is not None else []) + [float(x) for x in deltas]:
         if n is not None and n > 0 and d >= 1.0 / n and d > 0:

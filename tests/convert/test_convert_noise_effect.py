@@ -72,3 +72,21 @@ def test_calculator_extreme_inputs_are_finite_or_refused_by_name():
         with pytest.raises(ParameterError, match=f"^{name} .* out of range") as info:
             calculate(mode, **kw)
         assert info.value.parameter == name
+
+
+def test_conversions_past_the_float_range_of_e_eps():
+    """mu of pure epsilon-DP past epsilon ~ 709 (e^eps overflowed: mu read inf), the zCDP
+    mu bound past rho ~ 24 (read inf where privacy_report states 13.02), sqrt(2 rho) at
+    rho = 1e308, and mu = +0 at epsilon 0; the plausibility warning's e^eps past the floats."""
+    import fdpkit as fp
+    from fdpkit._inputs import plausibility_warnings
+    from fdpkit.convert import gaussian_mu_from_rho, mu_bound_from_rho, mu_from_pure_epsilon
+
+    mus = [float(mu_from_pure_epsilon(e)) for e in (699.0, 700.0, 700.5, 710.0, 1e4)]
+    assert all(math.isfinite(m) for m in mus) and mus == sorted(mus)
+    assert mus[1] == pytest.approx(mus[2], rel=1e-3)  # no jump where the log path takes over
+    assert float(mu_from_pure_epsilon(1e308)) == pytest.approx(2 * math.sqrt(2.0) * math.sqrt(1e308), rel=1e-3)  # 2 sqrt(2 eps)
+    assert math.copysign(1.0, float(mu_from_pure_epsilon(0.0))) == 1.0
+    assert mu_bound_from_rho(24.0) == fp.privacy_report(fp.ZCDP(24.0)).mu
+    assert float(gaussian_mu_from_rho(1e308)) == pytest.approx(math.sqrt(2.0) * 1e154, rel=1e-12)
+    assert "e^ε ≈ 2.23e+308" in plausibility_warnings(epsilon=710.0)[0]

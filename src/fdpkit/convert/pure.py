@@ -21,6 +21,7 @@ import math
 from typing import Any
 
 import numpy as np
+from scipy import special
 
 from fdpkit._numerics import (
     check_nonnegative,
@@ -68,7 +69,14 @@ def mu_from_pure_epsilon(
         )
     eps = check_nonnegative("epsilon", epsilon)
     if not chosen:
-        return scalar_or_array(2.0 * norm_isf(1.0 / (1.0 + np.exp(eps))), epsilon)
+        # 2 isf(1 / (1 + e^eps)); past eps ~ 700 the probability leaves the normal floats
+        # (e^710 overflows: mu read inf), so there isf is taken from its log, -log(1 + e^eps)
+        with np.errstate(over="ignore"):
+            direct = 2.0 * norm_isf(1.0 / (1.0 + np.exp(np.minimum(eps, 700.0))))
+        big = np.asarray(eps) > 700.0
+        if np.any(big):
+            direct = np.where(big, -2.0 * special.ndtri_exp(-np.logaddexp(0.0, eps)), direct)
+        return scalar_or_array(direct + 0.0, epsilon)  # + 0.0: isf(1/2) is -0.0, mu reads 0
     if chosen[0] == "delta":
         d = check_probability("delta", delta, open_low=True, open_high=True)
         return mu_for_epsilon_delta(eps if np.ndim(epsilon) else float(eps), d if np.ndim(delta) else float(d))

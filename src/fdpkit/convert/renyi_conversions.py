@@ -37,7 +37,7 @@ from fdpkit._numerics import check_nonnegative, check_probability, check_scalar,
 from fdpkit.curves import TradeOffCurve, check_curve
 from fdpkit.curves.renyi import (RDPCurve, ZCDPCurve, check_rdp, check_rho, refined_delta_for_epsilon,
                                  refined_epsilon_for_delta)
-from fdpkit.fit import fit_gdp
+from fdpkit.fit import fit_gdp_adapted
 
 #: eps grid of :func:`profile_regret` (uniform, from 0).
 PROFILE_GRID = 4001
@@ -51,7 +51,8 @@ def gaussian_mu_from_rho(rho: Any) -> float | np.ndarray:
     1.0
     """
     r = check_nonnegative("rho", rho)
-    return scalar_or_array(np.sqrt(2.0 * r), rho)
+    with np.errstate(over="ignore"):  # 2 rho overflows past 9e307: there sqrt(2) sqrt(rho)
+        return scalar_or_array(np.where(r < 8e307, np.sqrt(2.0 * r), math.sqrt(2.0) * np.sqrt(r)), rho)
 
 
 def rho_from_gaussian_mu(mu: Any) -> float | np.ndarray:
@@ -76,13 +77,14 @@ def zcdp_curve(rho: Any) -> ZCDPCurve:
 
 
 def mu_bound_from_rho(rho: Any) -> float:
-    """The tight mu-GDP implied by rho-zCDP for every mechanism satisfying it (fitted on
-    attacks with FPR and FNR >= 1e-10, like numeric curves): larger than sqrt(2 rho).
+    """The tight mu-GDP implied by rho-zCDP for every mechanism satisfying it, fitted as
+    :func:`fdpkit.privacy_report` fits it (attacks with FPR and FNR >= 1e-10, the range
+    lowered where mu is too large for it, from rho ~ 24): larger than sqrt(2 rho).
 
     >>> round(mu_bound_from_rho(0.5), 3)
     1.284
     """
-    return float(fit_gdp(zcdp_curve(rho)).mu)
+    return float(fit_gdp_adapted(zcdp_curve(rho)).mu)
 
 
 def epsilon_for_delta_from_rho(rho: Any, delta: Any) -> float:
