@@ -183,3 +183,33 @@ def test_long_output_name_and_errors_name_the_target(tmp_path, capsys):
             assert code == 2 and str(readonly / "x.json") in err and ".fdpkit-" not in err
     finally:
         readonly.chmod(0o700)
+
+
+@pytest.mark.parametrize("command", ["regret-map", "rule-of-thumb"])
+@pytest.mark.parametrize("name, reason", [("p.txt", "must end in .svg, .png or .pdf"),
+                                          ("no/p.svg", "does not exist"), ("old.svg", "add --force")])
+def test_sweep_plot_follows_the_output_rules_before_the_sweep(command, name, reason, tmp_path, capsys, monkeypatch):
+    # --plot is checked as `fdpkit plot -o` is, before any work (it ran the whole sweep, then
+    # made the missing folder, overwrote an existing plot or refused the suffix)
+    import fdpkit.sweep as sweep_package
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("the sweep ran")
+
+    monkeypatch.setattr(sweep_package, "regret_map", no_work)
+    monkeypatch.setattr(sweep_package, "rule_of_thumb", no_work)
+    (tmp_path / "old.svg").write_text("old")
+    code = run(["sweep", command, "--plot", str(tmp_path / name)])
+    lines = capsys.readouterr().err.splitlines()
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("error: --plot") and reason in lines[0], lines
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old.svg"] and (tmp_path / "old.svg").read_text() == "old"
+
+
+def test_sweep_plot_with_force_replaces_the_file(tmp_path, capsys):
+    target = tmp_path / "old.svg"
+    target.write_text("old")
+    args = ["--quiet", "sweep", "regret-map", "--noise-multiplier", "2", "--steps", "100", "--sample-rate", "0.1",
+            "--discretization", "1e-2", "--executor", "inprocess", "--plot", str(target)]
+    assert run(args + ["--force"]) == 0, capsys.readouterr().err
+    assert target.read_text().lstrip().startswith("<?xml")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old.svg"]

@@ -13,7 +13,8 @@ import typer
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from fdpkit.cli._common import DiscOpt, State, err, fail, fmt_num, guarded, json_safe, out
+from fdpkit.cli._common import (DiscOpt, State, check_output, err, fail, fmt_num, guarded, json_safe, out,
+                                write_output)
 
 sweep_app = typer.Typer(help="Sweep DP-SGD settings: a table of mu, regret, epsilon and attack risk.")
 
@@ -177,16 +178,21 @@ def sweep_main(ctx: typer.Context, noise_multiplier: Optional[str] = NoiseOpt, s
         err.print(f"wrote {output}: {len(result)} settings ({result.computed} computed, {result.reused} reused)")
 
 
+def _check_plot(plot: Optional[Path]) -> None:
+    """``--plot`` checked before any work, as ``fdpkit plot -o``: a .svg/.png/.pdf name in an
+    existing folder, not an existing file without ``--force``."""
+    if plot is not None:
+        from fdpkit.report.figures import FORMATS
+
+        check_output(plot, "--plot", FORMATS)
+
+
 def _write_plot(plot: Optional[Path], draw: Callable[[Any], Any]) -> None:
     if plot is None:
         return
-    from fdpkit.report import write_atomic
     from fdpkit.report.figures import render
 
-    fmt = plot.suffix.lower().lstrip(".")
-    if fmt not in ("svg", "png", "pdf"):
-        fail(f"--plot must end in .svg, .png or .pdf, got {str(plot)!r}")
-    write_atomic(plot, render(draw, fmt, size=(7.0, 4.8)))
+    write_output(plot, render(draw, plot.suffix.lower().lstrip("."), size=(7.0, 4.8)), "--plot")
     if not State.quiet:
         err.print(f"wrote {plot}")
 
@@ -209,6 +215,7 @@ def regret_map_cmd(noise_multiplier: str = typer.Option("0.5,1,2,4,8", "--noise-
     from fdpkit.sweep.studies import FIG4_SAMPLE_RATES
 
     rates = parse_list("--sample-rate", sample_rate) or list(FIG4_SAMPLE_RATES)
+    _check_plot(plot)
     try:
         with progress_bar("Regret map") as update:
             r = regret_map(parse_list("--noise-multiplier", noise_multiplier), parse_list("--steps", steps, _whole),
@@ -240,6 +247,7 @@ def rule_of_thumb_cmd(noise_multiplier: str = typer.Option("1,2,4,8", "--noise-m
     if fmt not in ("text", "json"):
         fail(f"--format must be text or json, got {fmt!r}")
     rates = parse_list("--sample-rate", sample_rate) or list(FIG4_SAMPLE_RATES)
+    _check_plot(plot)
     try:
         with progress_bar("Rule of thumb") as update:
             study = rule_of_thumb(parse_list("--noise-multiplier", noise_multiplier),
