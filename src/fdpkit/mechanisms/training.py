@@ -174,8 +174,15 @@ def _steps_from_epochs(epochs: float, dataset_size: int | None, batch_size: int 
 
 def make_phase(noise_multiplier: Any, sample_rate: Any = None, steps: Any = None, *,
                batch_size: Any = None, dataset_size: int | None = None, epochs: Any = None,
-               sampling: str = "poisson", max_batch_size: Any = None, drop_last: Any = False) -> Phase:
-    """Validate one phase in training terms (see the module docs for the rules)."""
+               sampling: str = "poisson", max_batch_size: Any = None, drop_last: Any = False,
+               participations: Any = None) -> Phase:
+    """Validate one phase in training terms (see the module docs for the rules).
+
+    ``participations`` (shuffled batches only; default: from the steps or epochs) is the
+    number of steps any one example takes part in, where the loader knows it better (a
+    phase that starts in the middle of a pass touches one pass more). It takes effect as
+    given, between ceil(T / batches per pass) (fewer is impossible: every pass puts each
+    example in one step) and T."""
     nm = _number("noise_multiplier", noise_multiplier, positive=True, allow_zero=False)
     if drop_last not in (True, False, None, 0, 1):
         raise ParameterError(f"drop_last must be true or false, got {drop_last!r}", "drop_last")
@@ -252,6 +259,16 @@ def make_phase(noise_multiplier: Any, sample_rate: Any = None, steps: Any = None
     if sampling == "shuffled":
         per_epoch = dataset_size // b
         parts = math.ceil(e) if e is not None else -(-t // per_epoch)
+        if participations is not None:
+            most = per_epoch if drop else -(-dataset_size // b)  # batches in one pass, at most
+            parts = _whole("participations", participations, low=-(-t // most), high=t,
+                           hint=f" (the steps one example takes part in: at most the {t:,} steps, at least "
+                                f"ceil({t:,} / {most:,}) since each pass of at most {most:,} batches puts every "
+                                "example in one step)")
+    elif participations is not None:
+        raise ParameterError(f"participations applies only to sampling 'shuffled' (one step per pass over the "
+                             f"data for each example); {sampling} batches are accounted from the sample rate and "
+                             f"the steps, got sampling={sampling!r}", "participations", ("participations", "sampling"))
     return Phase(nm, q, t, b, e, mb, parts, drop)
 
 
@@ -424,7 +441,13 @@ class DPSGD(Mechanism):
             args["sample_rate"] = None  # written by to_dict: the batch size is what the user gave
         if args["steps"] is not None and args["epochs"] is not None:
             args["steps"] = None
-        return dpsgd(data["noise_multiplier"], **args, **common, drop_last=data.get("drop_last", False))
+        run = dpsgd(data["noise_multiplier"], **args, **common, drop_last=data.get("drop_last", False))
+        if data.get("participations") is None:
+            return run
+        # as to_dict writes it (e.g. a loader's count, fdpkit.opacus): checked, and it takes effect
+        phase = make_phase(data["noise_multiplier"], **args, dataset_size=run.dataset_size, sampling=run.sampling,
+                           drop_last=data.get("drop_last", False), participations=data["participations"])
+        return replace(run, phases=(phase,))
 
 
 def _common(dataset_size: Any, sampling: str, relation: str, unit: str) -> tuple[int | None, str, str, str]:
@@ -520,11 +543,14 @@ def dpsgd_schedule(phases: Sequence[Any], *, dataset_size: int | None = None, sa
                 if args["steps"] is not None and args["epochs"] is not None:
                     args["steps"] = None
                 out.append(make_phase(ph["noise_multiplier"], **args, dataset_size=n, sampling=s,
-                                      drop_last=ph.get("drop_last", False)))
+                                      drop_last=ph.get("drop_last", False),
+                                      participations=ph.get("participations")))
             elif isinstance(ph, (list, tuple)) and len(ph) == 3:
                 out.append(make_phase(ph[0], ph[1], ph[2], dataset_size=n, sampling=s))
             else:
                 raise ValueError(f"must be a dict or a (noise_multiplier, sample_rate, steps) triple, got {ph!r}")
+        except ParameterError as exc:  # still naming the argument
+            raise ParameterError(f"phases[{i}]: {exc}", exc.parameter, exc.parameters) from None
         except ValueError as exc:
             raise ValueError(f"phases[{i}]: {exc}") from None
     if not out:
