@@ -110,6 +110,9 @@ BAD = {
     # power / plan / tables / plot
     "power n 1e308 without mu": lambda t: ["power", "--effect", "0.2", "--n", "-1", "--sd", "0.25", "--mu", "1"],
     "power sd nan": lambda t: ["power", "--effect", "0.2", "--n", "100", "--sd", "nan", "--mu", "1"],
+    "power tests 0": lambda t: ["power", "--effect", "0.2", "--n", "15", "--sd", "0.25", "--mu", "1", "--tests", "0"],
+    "power tests negative": lambda t: ["power", "--effect", "0.2", "--n", "15", "--sd", "0.25", "--mu", "1",
+                                       "--tests", "-5"],
     "plan both criteria": lambda t: ["plan", "--effect", "0.2", "--n", "100", "--sd", "0.25",
                                      "--required-power", "0.8", "--max-relative-loss", "0.1"],
     "plan power 2": lambda t: ["plan", "--effect", "0.2", "--n", "100", "--sd", "0.25", "--required-power", "2"],
@@ -144,6 +147,13 @@ def test_bad_invocation_exits_2_with_one_line(case, tmp_path, capsys):
     assert "Traceback" not in captured.err + captured.out and "╭" not in captured.err, case
     assert "nan" not in captured.out.lower(), case
     assert sorted(p.name for p in work.iterdir()) == before, f"{case}: a file was created"
+
+
+@pytest.mark.parametrize("tests", ["0", "-5"])
+def test_power_tests_below_one_is_refused_naming_tests(tests, capsys):
+    # it was read as one test (exit 0), where fdpkit plan refuses --tests 0
+    assert run(["power", "--effect", "0.2", "--n", "15", "--sd", "0.25", "--mu", "1", "--tests", tests]) == 2
+    assert capsys.readouterr().err == f"error: --tests must be a positive integer up to 1e+15, got {tests}\n"
 
 
 def test_table_is_big_enough():

@@ -145,3 +145,12 @@ def test_power_monotone_in_mu_and_n(mu, factor, n, effect):
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+@pytest.mark.parametrize("tests", [0, -5, True, 2.0])
+def test_adjusted_level_refuses_tests_naming_them(tests):
+    # fdpkit power --tests 0 (or -5) read as one test: the library now decides for the CLI too
+    with pytest.raises(fp.ParameterError, match=r"^n_tests must be a positive integer") as e:
+        fp.adjusted_level(0.05, tests)
+    assert e.value.parameter == "n_tests"
+    assert fp.adjusted_level(0.05, 1) == 0.05
