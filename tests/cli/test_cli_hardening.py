@@ -156,6 +156,24 @@ def test_power_tests_below_one_is_refused_naming_tests(tests, capsys):
     assert capsys.readouterr().err == f"error: --tests must be a positive integer up to 1e+15, got {tests}\n"
 
 
+@pytest.mark.parametrize("argv, line", [
+    # the internal epsilon = log R of the Laplace option was named ("epsilon must be <= 700, got 709.19...")
+    (["plan", "privacy-first", "--effect", "0.2", "--n", "15", "--sd", "0.25", "--max-relative-risk", "1e308"],
+     "error: max_relative_risk must be in (1, 1.01423e+304] (the Laplace option's epsilon = log R is at most 700), "
+     "got 1e+308"),
+    # the non-private row's mu = inf was named ("sd must be > 0 when mu is inf"), which the user did not give
+    (["power", "--effect", "0.2", "--n", "15", "--sd", "0", "--mu", "1"],
+     "error: --sd must be > 0, got 0: the non-private power shown beside every release has no test for data "
+     "without variance"),
+    (["power", "--effect", "0.2", "--n", "15", "--sd", "0", "--epsilon", "1"],
+     "error: --sd must be > 0, got 0: the non-private power shown beside every release has no test for data "
+     "without variance"),
+])
+def test_errors_name_what_the_user_gave(argv, line, capsys):
+    assert run(argv) == 2
+    assert capsys.readouterr().err == line + "\n"
+
+
 def test_table_is_big_enough():
     assert len(BAD) >= 67
 

@@ -26,6 +26,10 @@ def power(effect: float = typer.Option(..., help="Mean shift to detect."),
           tests: int = typer.Option(1, help="Number of planned tests (Bonferroni)."),
           fmt: str = typer.Option("text", "--format", "-f"), output: Optional[Path] = OutputOpt) -> None:
     """Power of a Z-test for a mean released with Gaussian (mu) or Laplace (epsilon) noise."""
+    if sd <= 0:  # sd 0: the library's message names the non-private row's mu = inf, which the user did not give
+        why = ("the non-private power shown beside every release has no test for data without variance" if sd == 0
+               else "it is the measurement sd of one observation")
+        fail(f"--sd must be > 0, got {sd:g}: {why}")
     overall = level_option(level, alpha)
     overall = 0.05 if overall is None else overall
     try:  # every --tests, 1 included (0 and negatives were read as 1)
