@@ -155,7 +155,7 @@ def test_report_discretization_left_out_is_the_rule_and_given_is_kept():
     (["power", "--effect", "0.2", "--n", "0", "--sd", "0.25", "--mu", "1"], "n must be"),
     (["plan", "sideways", "--effect", "0.2", "--n", "10", "--sd", "0.25"], "guide must be"),
     (["plan", "utility-first", "--effect", "0.2", "--n", "10", "--sd", "0.25"], "exactly one of --required-power or --max-relative-loss"),
-    (["plot", "tradeoff", "--mu", "1", "--output", "x.gif"], "format"),
+    (["plot", "tradeoff", "--mu", "1", "--output", "x.gif"], "--output must end in .svg, .png or .pdf"),
 ])
 def test_bad_input_exits_2_with_one_line(args, needle, tmp_path):
     r = runner.invoke(app, args)

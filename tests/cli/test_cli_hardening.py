@@ -110,6 +110,9 @@ BAD = {
     # power / plan / tables / plot
     "power n 1e308 without mu": lambda t: ["power", "--effect", "0.2", "--n", "-1", "--sd", "0.25", "--mu", "1"],
     "power sd nan": lambda t: ["power", "--effect", "0.2", "--n", "100", "--sd", "nan", "--mu", "1"],
+    "power tests 0": lambda t: ["power", "--effect", "0.2", "--n", "15", "--sd", "0.25", "--mu", "1", "--tests", "0"],
+    "power tests negative": lambda t: ["power", "--effect", "0.2", "--n", "15", "--sd", "0.25", "--mu", "1",
+                                       "--tests", "-5"],
     "plan both criteria": lambda t: ["plan", "--effect", "0.2", "--n", "100", "--sd", "0.25",
                                      "--required-power", "0.8", "--max-relative-loss", "0.1"],
     "plan power 2": lambda t: ["plan", "--effect", "0.2", "--n", "100", "--sd", "0.25", "--required-power", "2"],
@@ -144,6 +147,31 @@ def test_bad_invocation_exits_2_with_one_line(case, tmp_path, capsys):
     assert "Traceback" not in captured.err + captured.out and "╭" not in captured.err, case
     assert "nan" not in captured.out.lower(), case
     assert sorted(p.name for p in work.iterdir()) == before, f"{case}: a file was created"
+
+
+@pytest.mark.parametrize("tests", ["0", "-5"])
+def test_power_tests_below_one_is_refused_naming_tests(tests, capsys):
+    # it was read as one test (exit 0), where fdpkit plan refuses --tests 0
+    assert run(["power", "--effect", "0.2", "--n", "15", "--sd", "0.25", "--mu", "1", "--tests", tests]) == 2
+    assert capsys.readouterr().err == f"error: --tests must be a positive integer up to 1e+15, got {tests}\n"
+
+
+@pytest.mark.parametrize("argv, line", [
+    # the internal epsilon = log R of the Laplace option was named ("epsilon must be <= 700, got 709.19...")
+    (["plan", "privacy-first", "--effect", "0.2", "--n", "15", "--sd", "0.25", "--max-relative-risk", "1e308"],
+     "error: max_relative_risk must be in (1, 1.01423e+304] (the Laplace option's epsilon = log R is at most 700), "
+     "got 1e+308"),
+    # the non-private row's mu = inf was named ("sd must be > 0 when mu is inf"), which the user did not give
+    (["power", "--effect", "0.2", "--n", "15", "--sd", "0", "--mu", "1"],
+     "error: --sd must be > 0, got 0: the non-private power shown beside every release has no test for data "
+     "without variance"),
+    (["power", "--effect", "0.2", "--n", "15", "--sd", "0", "--epsilon", "1"],
+     "error: --sd must be > 0, got 0: the non-private power shown beside every release has no test for data "
+     "without variance"),
+])
+def test_errors_name_what_the_user_gave(argv, line, capsys):
+    assert run(argv) == 2
+    assert capsys.readouterr().err == line + "\n"
 
 
 def test_table_is_big_enough():
@@ -183,3 +211,33 @@ def test_long_output_name_and_errors_name_the_target(tmp_path, capsys):
             assert code == 2 and str(readonly / "x.json") in err and ".fdpkit-" not in err
     finally:
         readonly.chmod(0o700)
+
+
+@pytest.mark.parametrize("command", ["regret-map", "rule-of-thumb"])
+@pytest.mark.parametrize("name, reason", [("p.txt", "must end in .svg, .png or .pdf"),
+                                          ("no/p.svg", "does not exist"), ("old.svg", "add --force")])
+def test_sweep_plot_follows_the_output_rules_before_the_sweep(command, name, reason, tmp_path, capsys, monkeypatch):
+    # --plot is checked as `fdpkit plot -o` is, before any work (it ran the whole sweep, then
+    # made the missing folder, overwrote an existing plot or refused the suffix)
+    import fdpkit.sweep as sweep_package
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("the sweep ran")
+
+    monkeypatch.setattr(sweep_package, "regret_map", no_work)
+    monkeypatch.setattr(sweep_package, "rule_of_thumb", no_work)
+    (tmp_path / "old.svg").write_text("old")
+    code = run(["sweep", command, "--plot", str(tmp_path / name)])
+    lines = capsys.readouterr().err.splitlines()
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("error: --plot") and reason in lines[0], lines
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old.svg"] and (tmp_path / "old.svg").read_text() == "old"
+
+
+def test_sweep_plot_with_force_replaces_the_file(tmp_path, capsys):
+    target = tmp_path / "old.svg"
+    target.write_text("old")
+    args = ["--quiet", "sweep", "regret-map", "--noise-multiplier", "2", "--steps", "100", "--sample-rate", "0.1",
+            "--discretization", "1e-2", "--executor", "inprocess", "--plot", str(target)]
+    assert run(args + ["--force"]) == 0, capsys.readouterr().err
+    assert target.read_text().lstrip().startswith("<?xml")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old.svg"]

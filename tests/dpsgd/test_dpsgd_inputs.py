@@ -137,6 +137,43 @@ def test_schedule_bad_input():
     assert math.isfinite(fp.privacy_report(s, discretization=DISC).mu)
 
 
+
+#: A shuffled phase of 30 steps, 10 batches a pass: 3 participations by default.
+SHUFFLED_PHASE = {"noise_multiplier": 2.0, "batch_size": 100, "steps": 30}
+SHUFFLED = {"dataset_size": 1000, "sampling": "shuffled", "relation": "replace-one"}
+
+
+@pytest.mark.parametrize("value, match", [
+    ("abc", "must be a whole number"), (-1, r"must be in \[3, 30\]"), (0, r"must be in \[3, 30\]"),
+    (1.5, "must be a whole number"), (True, "must be a whole number"),
+    (2, r"must be in \[3, 30\].*at least ceil\(30 / 10\)"), (31, r"must be in \[3, 30\]"),
+])
+def test_schedule_participations_bad_values_are_refused(value, match):
+    # they were accepted and ignored
+    with pytest.raises(fp.ParameterError, match=r"^phases\[0\]: participations " + match) as e:
+        dpsgd_schedule([{**SHUFFLED_PHASE, "participations": value}], **SHUFFLED)
+    assert e.value.parameter == "participations"
+    with pytest.raises(fp.ParameterError, match=r"^participations " + match):
+        mechanism_from_dict({"kind": "dpsgd", **SHUFFLED_PHASE, **SHUFFLED, "participations": value})
+
+
+def test_participations_take_effect_for_shuffled_batches_and_are_refused_elsewhere():
+    # shuffled: mu = sqrt(P) * Delta / sigma with the P given (it gave the default P = 3's mu)
+    given = dpsgd_schedule([{**SHUFFLED_PHASE, "participations": 5}], **SHUFFLED)
+    assert given.phases[0].participations == 5
+    assert fp.privacy_report(given, discretization=DISC).mu == pytest.approx(math.sqrt(5) * 2 / 2.0, rel=1e-12)
+    assert dpsgd_schedule([SHUFFLED_PHASE], **SHUFFLED).phases[0].participations == 3
+    # a spec keeps it through to_dict / from_dict (a loader's count, fdpkit.opacus)
+    assert mechanism_from_dict(given.to_dict()) == given
+    single = mechanism_from_dict({"kind": "dpsgd", **SHUFFLED_PHASE, **SHUFFLED, "participations": 4})
+    assert single.phases[0].participations == 4 and mechanism_from_dict(single.to_dict()) == single
+    # other schemes are accounted from the sample rate and steps: refused, saying why
+    for sampling, relation in (("poisson", "add-remove"), ("fixed-size", "replace-one")):
+        with pytest.raises(fp.ParameterError, match=r"participations applies only to sampling 'shuffled'") as e:
+            dpsgd_schedule([{**SHUFFLED_PHASE, "participations": 5}], dataset_size=1000, sampling=sampling,
+                           relation=relation)
+        assert e.value.parameter == "participations"
+
 def test_elementary_form_for_simulation():
     from fdpkit.audit import simulate_attack
 

@@ -53,3 +53,11 @@ def test_utility_first_unreachable():
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_privacy_first_relative_risk_beyond_the_laplace_range_names_it():
+    with pytest.raises(fp.ParameterError, match=r"^max_relative_risk must be in \(1, 1.01423e\+304\]") as e:
+        fp.privacy_first(blatant_disclosure_ok=False, high_confidence_ok=True, max_relative_risk=1e308)
+    assert e.value.parameter == "max_relative_risk"
+    top = fp.privacy_first(blatant_disclosure_ok=False, high_confidence_ok=True, max_relative_risk=1.01423e304)
+    assert top.options[-1].value <= 700

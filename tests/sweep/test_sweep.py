@@ -217,3 +217,65 @@ def test_default_discretization_is_the_library_rule(tmp_path):
                   output=tmp_path / "given.parquet")
     assert given.metadata == {"discretization": DISC, "discretization_rule": "given"}
     assert read_metadata(tmp_path / "given.parquet") == given.metadata
+
+
+#: Existing files a sweep may not resume: it must refuse them, not replace them (issue: a
+#: CSV of numbers, a notes file, an empty file and ragged rows were overwritten; a file that
+#: is not UTF-8 failed with a codec message).
+NOT_A_TABLE = {
+    "numbers": (b"x,y\n1,2\n3,4\n", "without the columns noise_multiplier, delta, discretization"),
+    "notes": (b"remember to buy milk\n", "without the columns"),
+    "empty": (b"", "it is empty"),
+    "ragged": (b"noise_multiplier,sample_rate,steps,delta,discretization\n1.0,0.01\n", "line 2 has 2 fields"),
+    "not utf-8": (b"\xff\xfe\x00x", "not UTF-8 text"),
+    "names": (b"name,age\nalice,30\n", "without the columns"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NOT_A_TABLE))
+def test_existing_file_that_is_not_a_sweep_table_is_refused(case, tmp_path):
+    data, why = NOT_A_TABLE[case]
+    out = tmp_path / "t.csv"
+    out.write_bytes(data)
+    with pytest.raises(fp.ParameterError, match=f"^output .* is not a sweep table this sweep can resume .*{why}") as e:
+        sweep([1.0], [0.01], [10], discretization=DISC, executor="inprocess", metrics=["mu"], output=out)
+    assert e.value.parameter == "output"
+    assert out.read_bytes() == data and sorted(p.name for p in tmp_path.iterdir()) == ["t.csv"]
+    r = sweep([1.0], [0.01], [10], discretization=DISC, executor="inprocess", metrics=["mu"], output=out,
+              overwrite=True)
+    assert _strip(read_table(out)) == _strip(r.rows)
+
+
+@pytest.mark.parametrize("change, why", [
+    (dict(steps=[10, 20]), "settings this sweep does not ask for"),
+    (dict(delta=1e-6), "settings this sweep does not ask for"),
+    (dict(discretization=2e-3), "settings this sweep does not ask for"),
+    (dict(metrics=["epsilon"]), "other metrics or FPRs"),
+    (dict(fprs=(1e-2,), metrics=["tpr"]), "other metrics or FPRs"),
+])
+def test_table_of_another_sweep_is_refused_not_replaced(change, why, tmp_path):
+    out = tmp_path / "t.csv"
+    base = dict(noise_multiplier=[1.0], sample_rate=[0.01], steps=[10, 20, 40], discretization=DISC,
+                executor="inprocess", metrics=["mu", "tpr"], fprs=(1e-3,))
+    sweep(**base, output=out)
+    before = out.read_bytes()
+    with pytest.raises(fp.ParameterError, match=why):
+        sweep(**{**base, **change}, output=out)
+    assert out.read_bytes() == before
+    again = sweep(**base, output=out)  # the same sweep still resumes its table
+    assert again.computed == 0 and again.reused == 3
+
+
+def test_cli_existing_non_table_needs_force(tmp_path):
+    out = tmp_path / "num.csv"
+    out.write_text("x,y\n1,2\n3,4\n")
+    args = ("sweep", "--noise-multiplier", "1", "--sample-rate", "0.01", "--steps", "100", "--discretization",
+            str(DISC), "--executor", "inprocess", "--metrics", "mu", "--output", str(out))
+    res = _cli("--quiet", *args)
+    lines = res.stderr.splitlines()
+    assert res.returncode == 2 and len(lines) == 1 and lines[0].startswith(f"error: --output '{out}'"), res.stderr
+    assert "--force" in lines[0] and "Traceback" not in res.stderr
+    assert out.read_text() == "x,y\n1,2\n3,4\n"
+    res = _cli("--quiet", "--force", *args)
+    assert res.returncode == 0, res.stderr
+    assert [r["steps"] for r in read_table(out)] == [100]

@@ -145,3 +145,21 @@ def test_power_monotone_in_mu_and_n(mu, factor, n, effect):
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_noiseless_power_without_variance_names_sd():
+    for call in (lambda: fp.ztest_power(effect=0.2, n=15, sd=0.0, mu=math.inf),
+                 lambda: fp.two_sample_power(effect=0.2, n1=15, n2=15, sd=0.0, mu=math.inf)):
+        with pytest.raises(fp.ParameterError, match=r"^sd must be > 0 for the non-private power \(mu = inf\), "
+                                                    r"got sd=0.0") as e:
+            call()
+        assert e.value.parameter == "sd" and e.value.parameters == ("sd", "mu")
+
+
+@pytest.mark.parametrize("tests", [0, -5, True, 2.0])
+def test_adjusted_level_refuses_tests_naming_them(tests):
+    # fdpkit power --tests 0 (or -5) read as one test: the library now decides for the CLI too
+    with pytest.raises(fp.ParameterError, match=r"^n_tests must be a positive integer") as e:
+        fp.adjusted_level(0.05, tests)
+    assert e.value.parameter == "n_tests"
+    assert fp.adjusted_level(0.05, 1) == 0.05

@@ -129,48 +129,81 @@ def guarded(fn: Callable) -> Callable:
     return wrapper
 
 
-def _check_target(target: Path) -> None:
+def _check_target(target: Path, option: str = "--output") -> None:
     """Refuse directories and existing non-regular files (devices, FIFOs, sockets), and an
-    existing file unless ``--force``."""
+    existing file unless ``--force``; errors name ``option``."""
     try:
         st = os.stat(target)
     except FileNotFoundError:
         return
     except OSError as exc:
-        raise ValueError(f"--output {target}: {exc.strerror}") from None
+        raise ValueError(f"{option} {target}: {exc.strerror}") from None
     if stat.S_ISDIR(st.st_mode):
-        raise ValueError(f"--output {target} is a directory; give a file name")
+        raise ValueError(f"{option} {target} is a directory; give a file name")
     if not stat.S_ISREG(st.st_mode):
-        raise ValueError(f"--output {target} exists and is not a regular file (a device, pipe or socket); "
+        raise ValueError(f"{option} {target} exists and is not a regular file (a device, pipe or socket); "
                          "give another file name")
     if not State.force:
-        raise ValueError(f"--output {target} already exists; add --force to overwrite it")
+        raise ValueError(f"{option} {target} already exists; add --force to overwrite it")
 
 
-def write_output(path: Path | str, data: bytes) -> Path:
-    """Write ``data`` to the user's ``--output`` path safely: checks of :func:`_check_target`,
-    then a temporary file (short name, same folder) renamed over the target. Errors name the
-    target, never the temporary file."""
+def check_output(path: Path | str, option: str = "--output", suffixes: Optional[tuple[str, ...]] = None) -> Path:
+    """Check a user's output path before any work, as :func:`write_output` checks it again
+    when it writes: a file name ending in one of ``suffixes`` (when given, without the dot),
+    in an existing folder, not a directory or device, and not an existing file unless
+    ``--force``.
+
+    Parameters
+    ----------
+    path : path
+        The file the user named.
+    option : str
+        The option that named it (``--output``, ``--plot``); every error starts with it.
+    suffixes : tuple of str, optional
+        The file types the command writes (``("svg", "png", "pdf")``).
+
+    Returns
+    -------
+    Path
+        The path, unchanged.
+
+    Raises
+    ------
+    ValueError
+        One line naming ``option`` and the path.
+    """
     target = Path(path)
-    _check_target(target)
+    if suffixes is not None and target.suffix.lower().lstrip(".") not in suffixes:
+        names = [f".{s}" for s in suffixes]
+        kinds = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+        raise ValueError(f"{option} must end in {kinds}, got {str(target)!r}")
+    _check_target(target, option)
+    if not target.parent.is_dir():
+        raise ValueError(f"{option} {target}: the folder {target.parent} does not exist")
+    return target
+
+
+def write_output(path: Path | str, data: bytes, option: str = "--output") -> Path:
+    """Write ``data`` to the user's ``--output`` path safely: checks of :func:`check_output`,
+    then a temporary file (short name, same folder) renamed over the target. Errors name
+    ``option`` and the target, never the temporary file."""
+    target = check_output(path, option)
     parent = target.parent
-    if not parent.is_dir():
-        raise ValueError(f"--output {target}: the folder {parent} does not exist")
     try:
         fd, tmp = tempfile.mkstemp(prefix=".fdpkit-", suffix=".tmp", dir=parent)
     except OSError as exc:
-        raise ValueError(f"cannot write --output {target}: {exc.strerror}") from None
+        raise ValueError(f"cannot write {option} {target}: {exc.strerror}") from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
-        _check_target(target)  # again, just before the rename
+        _check_target(target, option)  # again, just before the rename
         os.replace(tmp, target)
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)
-        raise ValueError(f"cannot write --output {target}: {exc.strerror}") from None
+        raise ValueError(f"cannot write {option} {target}: {exc.strerror}") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -8,8 +8,8 @@ from typing import Any, Optional
 import typer
 
 import fdpkit as fp
-from fdpkit.cli._common import (AlphaOpt, DiscOpt, State, cli_budget, err, fail, fraction_option, guarded, level_option,
-                                load_points, load_spec, mechanism_from_dict, working, write_output)
+from fdpkit.cli._common import (AlphaOpt, DiscOpt, State, check_output, cli_budget, err, fail, fraction_option, guarded,
+                                level_option, load_points, load_spec, mechanism_from_dict, working, write_output)
 
 PLOTS = ("tradeoff", "roc", "difference", "profile", "posterior", "relative-risk", "attack-power",
          "mu-vs-epsilon", "precision-recall", "power-effect", "ztest-roc", "posterior-fpr", "epsilon-noise")
@@ -55,11 +55,11 @@ def plot(kind: str = typer.Argument(..., help=", ".join(PLOTS)),
          discretization: Optional[float] = DiscOpt) -> None:
     """Write one of the plots to SVG/PNG/PDF (several curves on one plot where it makes sense)."""
     from fdpkit.report import plots
-    from fdpkit.report.figures import render
+    from fdpkit.report.figures import FORMATS as FIGURE_FORMATS, render
 
     if kind not in PLOTS:
         fail(f"plot kind must be one of {', '.join(PLOTS)}, got {kind!r}")
-    fmt = output.suffix.lower().lstrip(".")
+    fmt = check_output(output, "--output", FIGURE_FORMATS).suffix.lower().lstrip(".")
     curves: dict[str, fp.TradeOffCurve] = {f"μ = {m:g}": fp.GaussianCurve(m) for m in mu}
     curves.update({f"Laplace ε = {e:g}": fp.LaplaceCurve(e) for e in epsilon})
     for text in eps_delta:

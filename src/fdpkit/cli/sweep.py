@@ -13,7 +13,8 @@ import typer
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from fdpkit.cli._common import DiscOpt, State, err, fail, fmt_num, guarded, json_safe, out
+from fdpkit.cli._common import (DiscOpt, State, check_output, err, fail, fmt_num, guarded, json_safe, out,
+                                write_output)
 
 sweep_app = typer.Typer(help="Sweep DP-SGD settings: a table of mu, regret, epsilon and attack risk.")
 
@@ -30,7 +31,9 @@ RelationOpt = typer.Option(None, "--relation", help="Comma-separated neighbourin
 MaxBatchOpt = typer.Option(None, "--max-batch-size", help="Comma-separated truncations (truncated-poisson).")
 DeltaOpt = typer.Option(1e-5, "--delta", help="delta at which epsilon is reported.")
 FprOpt = typer.Option("1e-3", "--fpr", help="Comma-separated FPRs for the certified TPR columns.")
-OutOpt = typer.Option(None, "--output", "-o", help="Write the table to FILE.csv or FILE.parquet (resumable).")
+OutOpt = typer.Option(None, "--output", "-o", help="Write the table to FILE.csv or FILE.parquet (resumable: the "
+                                                   "same command resumes its table; any other existing file "
+                                                   "needs --force).")
 DaskLocalOpt = typer.Option(None, "--dask-local", help="Start a Dask LocalCluster with N workers.")
 SchedOpt = typer.Option(None, "--scheduler", help="Address of a running Dask scheduler (tcp://host:port).")
 WorkersOpt = typer.Option(None, "--workers", help="Size of the local process pool (default: all cores).")
@@ -99,6 +102,20 @@ def _dashboard(client: Any) -> None:
         err.print(f"Dask dashboard: {link}")
 
 
+@contextlib.contextmanager
+def _output_errors() -> Iterator[None]:
+    """The library's errors about its ``output`` (an existing file that is not a table of
+    this sweep, a bad suffix) in the command line's words: ``--output``, ``--force``."""
+    from fdpkit.errors import ParameterError
+
+    try:
+        yield
+    except ParameterError as exc:
+        if exc.parameter != "output":
+            raise
+        fail("--" + str(exc).replace("overwrite=True", "--force"))
+
+
 def _interrupted(output: Optional[Path]) -> None:
     where = f" in {output}.partial" if output else ""
     sys.stderr.write(f"interrupted: finished settings are kept{where}; run the same command again to finish\n")
@@ -157,11 +174,11 @@ def sweep_main(ctx: typer.Context, noise_multiplier: Optional[str] = NoiseOpt, s
             "relation": parse_list("--relation", relation, str),
             "max_batch_size": parse_list("--max-batch-size", max_batch_size, _whole)}
     try:
-        with progress_bar("Sweeping") as update:
+        with _output_errors(), progress_bar("Sweeping") as update:
             result = run_sweep(**grid, delta=delta, fprs=parse_list("--fpr", fpr), metrics=metrics,
                                discretization=discretization, output=output, dask_local=dask_local,
                                scheduler=scheduler, workers=workers, executor=executor, progress=update,
-                               on_client=_dashboard)
+                               on_client=_dashboard, overwrite=State.force)
     except KeyboardInterrupt:
         _interrupted(output)
     summary = {"settings": len(result), "computed": result.computed, "reused": result.reused,
@@ -177,16 +194,21 @@ def sweep_main(ctx: typer.Context, noise_multiplier: Optional[str] = NoiseOpt, s
         err.print(f"wrote {output}: {len(result)} settings ({result.computed} computed, {result.reused} reused)")
 
 
+def _check_plot(plot: Optional[Path]) -> None:
+    """``--plot`` checked before any work, as ``fdpkit plot -o``: a .svg/.png/.pdf name in an
+    existing folder, not an existing file without ``--force``."""
+    if plot is not None:
+        from fdpkit.report.figures import FORMATS
+
+        check_output(plot, "--plot", FORMATS)
+
+
 def _write_plot(plot: Optional[Path], draw: Callable[[Any], Any]) -> None:
     if plot is None:
         return
-    from fdpkit.report import write_atomic
     from fdpkit.report.figures import render
 
-    fmt = plot.suffix.lower().lstrip(".")
-    if fmt not in ("svg", "png", "pdf"):
-        fail(f"--plot must end in .svg, .png or .pdf, got {str(plot)!r}")
-    write_atomic(plot, render(draw, fmt, size=(7.0, 4.8)))
+    write_output(plot, render(draw, plot.suffix.lower().lstrip("."), size=(7.0, 4.8)), "--plot")
     if not State.quiet:
         err.print(f"wrote {plot}")
 
@@ -209,12 +231,13 @@ def regret_map_cmd(noise_multiplier: str = typer.Option("0.5,1,2,4,8", "--noise-
     from fdpkit.sweep.studies import FIG4_SAMPLE_RATES
 
     rates = parse_list("--sample-rate", sample_rate) or list(FIG4_SAMPLE_RATES)
+    _check_plot(plot)
     try:
-        with progress_bar("Regret map") as update:
+        with _output_errors(), progress_bar("Regret map") as update:
             r = regret_map(parse_list("--noise-multiplier", noise_multiplier), parse_list("--steps", steps, _whole),
                            rates, discretization=discretization, output=output, dask_local=dask_local,
                            scheduler=scheduler, workers=workers, executor=executor, progress=update,
-                           on_client=_dashboard)
+                           on_client=_dashboard, overwrite=State.force)
     except KeyboardInterrupt:
         _interrupted(output)
     if output is None:
@@ -240,13 +263,14 @@ def rule_of_thumb_cmd(noise_multiplier: str = typer.Option("1,2,4,8", "--noise-m
     if fmt not in ("text", "json"):
         fail(f"--format must be text or json, got {fmt!r}")
     rates = parse_list("--sample-rate", sample_rate) or list(FIG4_SAMPLE_RATES)
+    _check_plot(plot)
     try:
-        with progress_bar("Rule of thumb") as update:
+        with _output_errors(), progress_bar("Rule of thumb") as update:
             study = rule_of_thumb(parse_list("--noise-multiplier", noise_multiplier),
                                   parse_list("--steps", steps, _whole), rates, threshold=threshold,
                                   discretization=discretization, output=output, dask_local=dask_local,
                                   scheduler=scheduler, workers=workers, executor=executor, progress=update,
-                                  on_client=_dashboard)
+                                  on_client=_dashboard, overwrite=State.force)
     except KeyboardInterrupt:
         _interrupted(output)
     if fmt == "json":

@@ -26,9 +26,18 @@ def power(effect: float = typer.Option(..., help="Mean shift to detect."),
           tests: int = typer.Option(1, help="Number of planned tests (Bonferroni)."),
           fmt: str = typer.Option("text", "--format", "-f"), output: Optional[Path] = OutputOpt) -> None:
     """Power of a Z-test for a mean released with Gaussian (mu) or Laplace (epsilon) noise."""
+    if sd <= 0:  # sd 0: the library's message names the non-private row's mu = inf, which the user did not give
+        why = ("the non-private power shown beside every release has no test for data without variance" if sd == 0
+               else "it is the measurement sd of one observation")
+        fail(f"--sd must be > 0, got {sd:g}: {why}")
     overall = level_option(level, alpha)
     overall = 0.05 if overall is None else overall
-    level = fp.adjusted_level(overall, tests) if tests > 1 else overall
+    try:  # every --tests, 1 included (0 and negatives were read as 1)
+        level = fp.adjusted_level(overall, tests)
+    except fp.ParameterError as exc:
+        if exc.parameter != "n_tests":
+            raise
+        fail("--tests" + str(exc)[len("n_tests"):])
     kw = dict(effect=effect, n=n, sd=sd, level=level, data_range=data_range, alternative=alternative)
     rows = {"non-private": fp.ztest_power(mu=math.inf, **kw)}
     rows.update({f"Gaussian, mu = {m:g}": fp.ztest_power(mu=m, **kw) for m in mu})

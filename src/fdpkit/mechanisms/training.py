@@ -55,6 +55,7 @@ from decimal import Decimal
 from typing import Any, Iterable, Sequence
 
 from fdpkit.errors import ParameterError
+from fdpkit.mechanisms._training_spec import _check_written, _spec_args
 from fdpkit.mechanisms.base import Mechanism, _number, check_sample_rate_normal
 from fdpkit.mechanisms.basic import Gaussian
 from fdpkit.mechanisms.combinators import Composed, Repeated, Subsampled
@@ -174,8 +175,15 @@ def _steps_from_epochs(epochs: float, dataset_size: int | None, batch_size: int 
 
 def make_phase(noise_multiplier: Any, sample_rate: Any = None, steps: Any = None, *,
                batch_size: Any = None, dataset_size: int | None = None, epochs: Any = None,
-               sampling: str = "poisson", max_batch_size: Any = None, drop_last: Any = False) -> Phase:
-    """Validate one phase in training terms (see the module docs for the rules)."""
+               sampling: str = "poisson", max_batch_size: Any = None, drop_last: Any = False,
+               participations: Any = None) -> Phase:
+    """Validate one phase in training terms (see the module docs for the rules).
+
+    ``participations`` (shuffled batches only; default: from the steps or epochs) is the
+    number of steps any one example takes part in, where the loader knows it better (a
+    phase that starts in the middle of a pass touches one pass more). It takes effect as
+    given, between ceil(T / batches per pass) (fewer is impossible: every pass puts each
+    example in one step) and T."""
     nm = _number("noise_multiplier", noise_multiplier, positive=True, allow_zero=False)
     if drop_last not in (True, False, None, 0, 1):
         raise ParameterError(f"drop_last must be true or false, got {drop_last!r}", "drop_last")
@@ -252,6 +260,16 @@ def make_phase(noise_multiplier: Any, sample_rate: Any = None, steps: Any = None
     if sampling == "shuffled":
         per_epoch = dataset_size // b
         parts = math.ceil(e) if e is not None else -(-t // per_epoch)
+        if participations is not None:
+            most = per_epoch if drop else -(-dataset_size // b)  # batches in one pass, at most
+            parts = _whole("participations", participations, low=-(-t // most), high=t,
+                           hint=f" (the steps one example takes part in: at most the {t:,} steps, at least "
+                                f"ceil({t:,} / {most:,}) since each pass of at most {most:,} batches puts every "
+                                "example in one step)")
+    elif participations is not None:
+        raise ParameterError(f"participations applies only to sampling 'shuffled' (one step per pass over the "
+                             f"data for each example); {sampling} batches are accounted from the sample rate and "
+                             f"the steps, got sampling={sampling!r}", "participations", ("participations", "sampling"))
     return Phase(nm, q, t, b, e, mb, parts, drop)
 
 
@@ -420,39 +438,14 @@ class DPSGD(Mechanism):
         if "noise_multiplier" not in data:
             raise ValueError("'dpsgd' needs the field 'noise_multiplier'")
         args, written = _spec_args(data)
-        m = dpsgd(data["noise_multiplier"], **args, **common, drop_last=data.get("drop_last", False))
-        _check_written(m.phases[0], written)
-        return m
-
-
-def _spec_args(data: dict) -> tuple[dict, dict]:
-    """A spec's phase arguments, and the values it also wrote for them. ``to_dict`` writes
-    the sample rate beside the batch size and the steps beside the epochs: the batch size
-    and epochs are what the user gave, so they are built from, and the written values are
-    returned to be checked against the result (:func:`_check_written`)."""
-    args = {k: data.get(k) for k in ("sample_rate", "steps", "batch_size", "epochs", "max_batch_size")}
-    written = {}
-    for derived, given in (("sample_rate", "batch_size"), ("steps", "epochs")):
-        if args[derived] is not None and args[given] is not None:
-            written[derived], args[derived] = args[derived], None
-    return args, written
-
-
-def _check_written(phase: Phase, written: dict) -> None:
-    """Refuse a spec whose written sample rate or steps disagree with the batch size or
-    epochs it also gives (the written value was ignored: a spec with sample_rate 0.5 and
-    batch_size 256 of 60,000 was accounted at q = 0.0043, a far smaller privacy loss)."""
-    if "sample_rate" in written:
-        q = _number("sample_rate", written["sample_rate"], positive=True, allow_zero=False)
-        if not math.isclose(q, phase.sample_rate, rel_tol=1e-9):
-            raise ParameterError(f"sample_rate {written['sample_rate']!r} disagrees with batch_size / dataset_size = "
-                                 f"{phase.sample_rate:.6g}: give one of them", "sample_rate",
-                                 ("sample_rate", "batch_size"))
-    if "steps" in written:
-        t = _number("steps", written["steps"], positive=True, allow_zero=False)
-        if t != phase.steps:
-            raise ParameterError(f"steps {written['steps']!r} disagrees with the {phase.steps} steps of the "
-                                 f"epochs given: give one of steps or epochs", "steps", ("steps", "epochs"))
+        run = dpsgd(data["noise_multiplier"], **args, **common, drop_last=data.get("drop_last", False))
+        _check_written(run.phases[0], written)
+        if data.get("participations") is None:
+            return run
+        # as to_dict writes it (e.g. a loader's count, fdpkit.opacus): checked, and it takes effect
+        phase = make_phase(data["noise_multiplier"], **args, dataset_size=run.dataset_size, sampling=run.sampling,
+                           drop_last=data.get("drop_last", False), participations=data["participations"])
+        return replace(run, phases=(phase,))
 
 
 def _common(dataset_size: Any, sampling: str, relation: str, unit: str) -> tuple[int | None, str, str, str]:
@@ -544,12 +537,15 @@ def dpsgd_schedule(phases: Sequence[Any], *, dataset_size: int | None = None, sa
                     raise ValueError("noise_multiplier is required")
                 args, written = _spec_args(ph)
                 out.append(make_phase(ph["noise_multiplier"], **args, dataset_size=n, sampling=s,
-                                      drop_last=ph.get("drop_last", False)))
+                                      drop_last=ph.get("drop_last", False),
+                                      participations=ph.get("participations")))
                 _check_written(out[-1], written)
             elif isinstance(ph, (list, tuple)) and len(ph) == 3:
                 out.append(make_phase(ph[0], ph[1], ph[2], dataset_size=n, sampling=s))
             else:
                 raise ValueError(f"must be a dict or a (noise_multiplier, sample_rate, steps) triple, got {ph!r}")
+        except ParameterError as exc:  # still naming the argument
+            raise ParameterError(f"phases[{i}]: {exc}", exc.parameter, exc.parameters) from None
         except ValueError as exc:
             raise ValueError(f"phases[{i}]: {exc}") from None
     if not out:

@@ -23,9 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from fdpkit._numerics import check_real, json_safe
+from fdpkit._numerics import EPSILON_MAX, check_real, json_safe
 from fdpkit.convert import epsilon_for_delta_from_mu
 from fdpkit.curves import EpsDeltaCurve, GaussianCurve, LaplaceCurve
+from fdpkit.errors import ParameterError
 from fdpkit._inputs import plausibility_warnings
 from fdpkit.planning.spec import ZTestSpec
 from fdpkit.risk import (
@@ -171,6 +172,11 @@ class PrivacyFirstPlan:
         }
 
 
+#: Largest ``max_relative_risk`` a privacy-first plan takes: e^EPSILON_MAX (about 1.01e304),
+#: where the Laplace option's epsilon = log R reaches the largest epsilon of a Laplace curve.
+RELATIVE_RISK_MAX = math.exp(EPSILON_MAX)
+
+
 def privacy_first(*, blatant_disclosure_ok: bool, high_confidence_ok: bool,
                   max_relative_risk: float | None = None, max_attack_power: float | None = None,
                   fpr: float = 1e-3, analysis: ZTestSpec | None = None) -> PrivacyFirstPlan:
@@ -191,8 +197,13 @@ def privacy_first(*, blatant_disclosure_ok: bool, high_confidence_ok: bool,
         if not isinstance(value, (bool, np.bool_)):
             raise ValueError(f"{flag} must be True or False (the answer to a yes/no question), got {value!r}")
     if max_relative_risk is not None:
-        # 1 would allow no information at all (mu = 0: no release meets it)
+        # 1 would allow no information at all (mu = 0: no release meets it); above
+        # RELATIVE_RISK_MAX the Laplace option's epsilon = log R is beyond any Laplace curve
         max_relative_risk = check_real("max_relative_risk", max_relative_risk, low=1.0, low_open=True, scalar=True)
+        if max_relative_risk > RELATIVE_RISK_MAX:
+            raise ParameterError(f"max_relative_risk must be in (1, {RELATIVE_RISK_MAX:.6g}] (the Laplace option's "
+                                 f"epsilon = log R is at most {EPSILON_MAX:g}), got {max_relative_risk!r}",
+                                 "max_relative_risk")
     if max_attack_power is not None:
         max_attack_power = check_real("max_attack_power", max_attack_power, low=0.0, high=1.0, low_open=True,
                                       scalar=True)

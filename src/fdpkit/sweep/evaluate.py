@@ -51,6 +51,18 @@ def tpr_column(fpr: float) -> str:
     return f"tpr_at_{fpr:g}"
 
 
+def metric_columns(options: Mapping[str, Any]) -> frozenset[str]:
+    """The metric columns of a row this sweep computes (:func:`evaluate_setting` with
+    ``options``): the metrics, ``tpr`` as one column per FPR. A refused pair's row has none."""
+    cols: set[str] = set()
+    for m in options["metrics"]:
+        if m == "tpr":
+            cols.update(tpr_column(a) for a in options["fprs"])
+        else:
+            cols.add(m)
+    return frozenset(cols)
+
+
 def check_metrics(metrics: Sequence[str] | None) -> tuple[str, ...]:
     """Validate a metric list (names from :data:`METRICS`)."""
     if metrics is None:

@@ -16,9 +16,10 @@ from fdpkit._numerics import check_probability, check_scalar
 from fdpkit.accounting._resolution import choose_discretization
 from fdpkit.accounting.result import DISCRETIZATION_DEFAULT
 from fdpkit.sweep import store
-from fdpkit.sweep.evaluate import check_metrics, cost_hint, mechanism_for, refusal
+from fdpkit.errors import ParameterError
+from fdpkit.sweep.evaluate import check_metrics, cost_hint, mechanism_for, metric_columns, refusal
 from fdpkit.sweep.executors import EXECUTORS, RUNNERS
-from fdpkit.sweep.grid import cartesian, explicit, group_by_steps, setting_key
+from fdpkit.sweep.grid import INPUT_COLUMNS, cartesian, explicit, group_by_steps, setting_key
 
 #: Discretizations a sweep accepts (as :func:`fdpkit.privacy_report`).
 DISCRETIZATION_RANGE = (1e-5, 0.5)
@@ -103,6 +104,42 @@ def _row_key(row: Mapping[str, Any]) -> tuple:
     return setting_key(row) + (("delta", row.get("delta")), ("discretization", row.get("discretization")))
 
 
+#: Columns of a row that are not metrics (its inputs, delta, discretization and note).
+_NOT_METRICS = frozenset(INPUT_COLUMNS) | {"delta", "discretization", "note"}
+
+
+def _why_not_reusable(row: Mapping[str, Any], wanted: set[tuple], metrics: frozenset[str]) -> str | None:
+    """Why a saved row is not a row of this sweep (None: it is, and is reused as it is)."""
+    if _row_key(row) not in wanted:
+        return "it holds settings this sweep does not ask for: another grid, delta or discretization"
+    have = {k for k in row if k not in _NOT_METRICS}
+    if have != (set() if refusal(row) is not None else metrics):
+        return "it was written with other metrics or FPRs"
+    return None
+
+
+def _resumable_rows(out_path: Path, checkpoint: store.Checkpoint, wanted: set[tuple], metrics: frozenset[str],
+                    overwrite: bool) -> list[dict[str, Any]]:
+    """The rows of an existing output (and its checkpoint) that this sweep reuses.
+
+    An existing output that is not a table of this sweep (another file, another grid, delta,
+    discretization, metrics or FPRs) is refused, since writing the table would replace it;
+    with ``overwrite`` its rows are ignored and the file is replaced at the end. Checkpoint
+    rows of another sweep are scratch: they are recomputed.
+    """
+    try:
+        table = store.read_table(out_path)
+        for r in table:
+            why = _why_not_reusable(r, wanted, metrics)
+            if why is not None:
+                raise store.not_a_table(out_path, why)
+    except ParameterError as exc:
+        if not overwrite or exc.parameter != "output":
+            raise
+        table = []
+    return table + [r for r in checkpoint.rows() if _why_not_reusable(r, wanted, metrics) is None]
+
+
 def run_sweep(
     noise_multiplier: Sequence[float] | None = None,
     sample_rate: Sequence[float] | None = None,
@@ -127,6 +164,7 @@ def run_sweep(
     progress: Callable[[int, int], None] | None = None,
     on_client: Callable[[Any], None] | None = None,
     client: Any = None,
+    overwrite: bool = False,
 ) -> SweepResult:
     """Account every DP-SGD setting of a grid and return one row of metrics per setting.
 
@@ -166,12 +204,18 @@ def run_sweep(
     output : path, optional
         ``.csv`` or ``.parquet`` file. Finished rows are checkpointed beside it as they
         arrive; a sweep run again with the same arguments computes only what is missing.
+        An existing file that is not a table of this sweep (another file, or another grid,
+        delta, discretization, metrics or FPRs) is refused before any work, unless
+        ``overwrite``.
     progress : callable(done, total), optional
         Called as settings finish.
     on_client : callable(client), optional
         Called with the Dask client once connected (e.g. to print its dashboard link).
     client : dask.distributed.Client, optional
         An existing Dask client to run on (implies ``executor="dask"``; left open).
+    overwrite : bool
+        Replace an existing ``output`` that is not a table of this sweep (default: refuse it;
+        a table of this sweep is resumed either way).
 
     Returns
     -------
@@ -227,8 +271,9 @@ def run_sweep(
     wanted = [tagged(s) for s in settings]
     done: dict[tuple, dict[str, Any]] = {}
     checkpoint = store.Checkpoint(out_path) if out_path is not None else None
-    if out_path is not None:
-        for r in store.read_table(out_path) + checkpoint.rows():
+    if out_path is not None and checkpoint is not None:
+        for r in _resumable_rows(out_path, checkpoint, {_row_key(w) for w in wanted}, metric_columns(options),
+                                 overwrite):
             done[_row_key(r)] = r
     todo = [s for s, w in zip(settings, wanted) if _row_key(w) not in done]
     reused = len(settings) - len(todo)

@@ -23,19 +23,22 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from fdpkit._numerics import json_safe
+from fdpkit.errors import ParameterError
 from fdpkit.sweep.grid import INPUT_COLUMNS
 from fdpkit.report.render import write_atomic
 
 FORMATS = ("csv", "parquet")
 _INT_COLUMNS = ("batch_size", "dataset_size", "steps", "max_batch_size")
 _TEXT_COLUMNS = ("sampling", "relation", "note", "target")
+#: Columns every row of a sweep table has (a file without them is not one).
+_REQUIRED_COLUMNS = ("noise_multiplier", "delta", "discretization")
 
 
 def output_format(path: str | os.PathLike) -> str:
     """``"csv"`` or ``"parquet"`` from the output's suffix."""
     suffix = Path(path).suffix.lower().lstrip(".")
     if suffix not in FORMATS:
-        raise ValueError(f"output must end in .csv or .parquet, got {str(path)!r}")
+        raise ParameterError(f"output must end in .csv or .parquet, got {str(path)!r}", "output")
     return suffix
 
 
@@ -44,10 +47,17 @@ def check_output_path(path: str | os.PathLike) -> Path:
     p = Path(path)
     output_format(p)
     if p.exists() and not p.is_file():
-        raise ValueError(f"output {str(p)!r} exists and is not a regular file")
+        raise ParameterError(f"output {str(p)!r} exists and is not a regular file", "output")
     if not p.parent.is_dir():
-        raise ValueError(f"output folder {str(p.parent)!r} does not exist")
+        raise ParameterError(f"output folder {str(p.parent)!r} does not exist", "output")
     return p
+
+
+def not_a_table(path: str | os.PathLike, why: str) -> ParameterError:
+    """The error for an existing output file that a sweep may not resume (and so would
+    overwrite): it names ``output``, the file and ``why``."""
+    return ParameterError(f"output {str(path)!r} exists but is not a sweep table this sweep can resume ({why}); "
+                          "give another file name, or overwrite=True to replace it", "output")
 
 
 def partial_dir(path: str | os.PathLike) -> Path:
@@ -177,8 +187,24 @@ def _parse_cell(col: str, text: str) -> Any:
     return float(text)
 
 
+def _check_header(path: Path, header: Sequence[str]) -> None:
+    missing = [c for c in _REQUIRED_COLUMNS if c not in header]
+    if missing:
+        raise not_a_table(path, f"without the column{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
+    if len(set(header)) != len(header):
+        raise not_a_table(path, "a column name is repeated")
+
+
 def read_table(path: str | os.PathLike) -> list[dict[str, Any]]:
-    """Rows of an existing sweep output (CSV or Parquet); [] when there is none."""
+    """Rows of an existing sweep output (CSV or Parquet); [] when there is none.
+
+    Raises
+    ------
+    ParameterError
+        (``output``) The file is not a sweep table: not UTF-8, empty, without the columns
+        every sweep row has (``noise_multiplier``, ``delta``, ``discretization``), a line with
+        another number of fields than the header, or a value that does not parse.
+    """
     p = Path(path)
     if not p.is_file():
         return []
@@ -188,23 +214,36 @@ def read_table(path: str | os.PathLike) -> list[dict[str, Any]]:
         try:
             table = pq.read_table(p)
         except Exception as exc:  # pyarrow raises several types for a corrupt file
-            raise ValueError(f"output {str(p)!r} exists but is not a readable Parquet file: {exc}") from None
+            raise ParameterError(f"output {str(p)!r} exists but is not a readable Parquet file: {exc}",
+                                 "output") from None
+        _check_header(p, table.column_names)
         data = table.to_pydict()
         n = table.num_rows
         return [{k: data[k][i] for k in data if data[k][i] is not None} for i in range(n)]
-    with p.open(newline="", encoding="utf-8") as fh:
-        reader = csv.reader(fh)
-        try:
-            header = next(reader)
-        except StopIteration:
-            return []
-        rows = []
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise not_a_table(p, "not UTF-8 text") from None
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise not_a_table(p, "it is empty") from None
+    except csv.Error as exc:
+        raise not_a_table(p, f"not CSV: {exc}") from None
+    _check_header(p, header)
+    rows = []
+    try:
         for line in reader:
+            if not line:
+                continue  # a blank line
             if len(line) != len(header):
-                continue
+                raise not_a_table(p, f"line {reader.line_num} has {len(line)} fields, the header {len(header)}")
             try:
                 row = {c: _parse_cell(c, t) for c, t in zip(header, line)}
             except ValueError:
-                raise ValueError(f"output {str(p)!r} exists but is not a sweep table") from None
+                raise not_a_table(p, f"line {reader.line_num} has a value that is not a number") from None
             rows.append({k: v for k, v in row.items() if v is not None})
-        return rows
+    except csv.Error as exc:
+        raise not_a_table(p, f"not CSV: {exc}") from None
+    return rows

@@ -17,6 +17,7 @@ import math
 
 from fdpkit._deprecation import deprecated_alias, renamed_keywords
 from fdpkit._numerics import check_choice, check_real, check_scalar
+from fdpkit.errors import ParameterError
 
 METHODS = ("bonferroni", "bh")
 #: Most tests planned at once (keeps level / n_tests a normal float).
@@ -33,8 +34,8 @@ def adjusted_level(level: float, n_tests: int, method: str = "bonferroni", n_tru
     a = check_scalar("level", level)
     if not 0 < a < 1:
         raise ValueError(f"level must be in (0, 1), got {level!r}")
-    if not (isinstance(n_tests, int) and 1 <= n_tests <= MAX_TESTS):
-        raise ValueError(f"n_tests must be a positive integer up to {MAX_TESTS:g}, got {n_tests!r}")
+    if isinstance(n_tests, bool) or not (isinstance(n_tests, int) and 1 <= n_tests <= MAX_TESTS):
+        raise ParameterError(f"n_tests must be a positive integer up to {MAX_TESTS:g}, got {n_tests!r}", "n_tests")
     check_choice("method", method, METHODS)
     if method == "bonferroni":
         return a / n_tests
@@ -54,7 +55,7 @@ test's significance level is ``level``). Raises a :class:`DeprecationWarning`.""
 
 def _tests(tests: int) -> int:
     if isinstance(tests, bool) or not (isinstance(tests, int) and 1 <= tests <= MAX_TESTS):
-        raise ValueError(f"tests must be a positive integer up to {MAX_TESTS:g}, got {tests!r}")
+        raise ParameterError(f"tests must be a positive integer up to {MAX_TESTS:g}, got {tests!r}", "tests")
     return tests
 
 

@@ -23,6 +23,7 @@ from fdpkit._deprecation import renamed_keywords
 from fdpkit._numerics import (check_choice, check_nonnegative, check_positive, check_probability,
                               check_scalar, norm_sf)
 from fdpkit._solve import solve_monotone
+from fdpkit.errors import ParameterError
 from fdpkit.utility.ztest import ALTERNATIVES, _level, _n, _power_from_z, _sf, noise_sd, released_sd
 
 
@@ -41,7 +42,8 @@ def two_sample_power(*, effect: float, n1: float, n2: float, sd: float, mu: floa
     s = math.hypot(released_sd(n=n1, sd=sd, mu=mu, data_range=data_range),
                    released_sd(n=n2, sd=sd, mu=mu, data_range=data_range))
     if s == 0.0:
-        raise ValueError("sd must be > 0 when mu is inf")
+        raise ParameterError(f"sd must be > 0 for the non-private power (mu = inf), got sd={sd!r}: a noiseless "
+                             "difference of data without variance has no test", "sd", ("sd", "mu"))
     if math.isinf(s):
         raise ValueError(f"sd, n1, n2, data_range and mu give a noise sd outside float range "
                          f"(sd={sd!r}, data_range={data_range!r}, mu={mu!r})")

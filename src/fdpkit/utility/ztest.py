@@ -26,6 +26,7 @@ from scipy import special
 from fdpkit._deprecation import renamed_keywords
 from fdpkit._numerics import check_choice, check_nonnegative, check_positive, check_scalar, norm_isf, norm_sf
 from fdpkit._solve import solve_monotone
+from fdpkit.errors import ParameterError
 
 ALTERNATIVES = ("larger", "smaller", "two-sided")
 
@@ -105,7 +106,8 @@ def ztest_power(*, effect: float, n: float, sd: float, mu: float, level: float =
     e = check_scalar("effect", effect)
     s_n = released_sd(n=n, sd=sd, mu=mu, data_range=data_range)
     if s_n == 0.0:
-        raise ValueError("sd must be > 0 when mu is inf (a noiseless, variance-free mean has no test)")
+        raise ParameterError(f"sd must be > 0 for the non-private power (mu = inf), got sd={sd!r}: a noiseless mean "
+                             "of data without variance has no test", "sd", ("sd", "mu"))
     if math.isinf(s_n):
         raise ValueError(f"sd, n, data_range and mu give a released sd outside float range "
                          f"(sd={sd!r}, n={n!r}, data_range={data_range!r}, mu={mu!r})")
