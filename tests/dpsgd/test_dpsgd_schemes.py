@@ -263,3 +263,33 @@ def test_user_sampling_is_the_same_maths_renamed():
     assert us.mu == ex.mu and us.epsilons == ex.epsilons
     assert us.setting["unit"] == "user" and "user-level" in us.statement() and "one user" in us.statement()
     assert "user-level" in us.mechanism.label()
+
+
+@pytest.mark.parametrize("phases, loader_mu2", [
+    # the noise drops inside a pass of 10 steps: the loader runs on, an example takes its one
+    # step of pass 0 at sigma 1 and one of pass 1 (1 + 1); per phase it read 1/4 + 1 (too small)
+    ([(2.0, 5), (1.0, 10)], 2.0),
+    # the noise rises inside a pass: the per-phase count is the larger (1 + 1/4)
+    ([(1.0, 5), (2.0, 10)], 1.25),
+    # 100 examples in batches of 30: passes of 3 or 4 steps; per phase 1/4 + 2 is the larger
+    ([(2.0, 3), (1.0, 5)], 2.25),
+])
+def test_shuffled_schedule_counts_passes_that_span_phases(phases, loader_mu2):
+    """mu of a shuffled schedule is at least the worst case of a loader that runs on across
+    phase boundaries (each pass: one step at its smallest sigma), and at least the per-phase
+    count of fresh passes (brute force over the pass tilings below)."""
+    import math
+
+    from fdpkit.mechanisms import dpsgd_schedule
+
+    batch = 10 if len(phases) == 2 and phases[1][1] == 10 else 30
+    m = dpsgd_schedule([{"noise_multiplier": s, "batch_size": batch, "steps": t} for s, t in phases],
+                       dataset_size=100, sampling="shuffled", relation="zero-out")
+    sigmas = [s for s, t in phases for _ in range(t)]
+    worst = 0.0
+    for length in {100 // batch, -(-100 // batch)}:
+        passes = [sigmas[i:i + length] for i in range(0, len(sigmas), length)]
+        worst = max(worst, sum(1 / min(p) ** 2 for p in passes))
+    per_phase = sum(ph.participations / ph.noise_multiplier ** 2 for ph in m.phases)
+    mu = fp.account(m).curve.mu
+    assert mu ** 2 == pytest.approx(max(worst, per_phase), rel=1e-12) == pytest.approx(loader_mu2, rel=1e-12)

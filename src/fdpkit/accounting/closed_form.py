@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from fdpkit._numerics import EPSILON_MAX
 from fdpkit.curves import (
     EpsDeltaCurve,
@@ -138,13 +140,47 @@ def closed_form_curve(mechanism: Mechanism) -> TradeOffCurve | None:
 
 
 def shuffled_mu(m: DPSGD) -> float:
-    """mu = Delta sqrt(sum_phases P / sigma^2) of shuffled batches (no amplification)."""
+    """mu = Delta sqrt(sum_phases P / sigma^2) of shuffled batches (no amplification).
+
+    With several phases the data loader may run on across a phase boundary, so that a pass
+    over the data (one step per example) spans two phases; then an example's worst case is
+    its one step of each pass at the smallest noise multiplier of that pass, and
+    mu = Delta sqrt(sum_passes 1 / min sigma^2) (passes of floor(N / B) or ceil(N / B)
+    steps tiling the run from its first step). A phase started on a fresh pass is what the
+    per-phase P counts. Both ways a loader can run, so the larger of the two is reported
+    (the per-phase sum alone was too small where the noise drops inside a pass: sigma 2 for
+    5 steps, then 1 for 10, passes of 10 steps: 1/4 + 1 where the loader gives 1 + 1)."""
     # a hypotenuse of sqrt(P) / sigma, never a square of sigma (sigma = 1e-200 or 1e200)
-    mu = m.sensitivity * math.hypot(*(math.sqrt(ph.participations) / ph.noise_multiplier for ph in m.phases))
+    per_phase = math.hypot(*(math.sqrt(ph.participations) / ph.noise_multiplier for ph in m.phases))
+    mu = m.sensitivity * max(per_phase, _across_phases(m))
     if not math.isfinite(mu):
         raise ValueError(f"noise_multiplier={min(ph.noise_multiplier for ph in m.phases)!r} is too small: "
                          "mu = sqrt(P) x sensitivity / noise_multiplier leaves float range")
     return mu
+
+
+def _across_phases(m: DPSGD) -> float:
+    """sqrt(sum_passes 1 / min sigma^2) of a shuffled schedule whose loader runs on across
+    its phases (see :func:`shuffled_mu`); 0 for one phase or phases of different batch
+    sizes (a new batch size is a new loader, which starts a fresh pass)."""
+    phases = m.phases
+    if len(phases) < 2 or m.dataset_size is None or len({ph.batch_size for ph in phases}) != 1 \
+            or phases[0].batch_size is None:
+        return 0.0
+    n, b = m.dataset_size, phases[0].batch_size
+    ends = np.cumsum([ph.steps for ph in phases])
+    starts = ends - np.array([ph.steps for ph in phases])
+    best = 0.0
+    for length in {n // b, -(-n // b)} if not any(ph.drop_last for ph in phases) else {n // b}:
+        # the smallest noise multiplier of each pass [k L, (k + 1) L)
+        low = np.full(int(-(-ends[-1] // length)), np.inf)
+        for ph, a, e in zip(phases, starts, ends):
+            lo_pass, hi_pass = int(a // length), int((e - 1) // length)
+            np.minimum(low[lo_pass:hi_pass + 1], ph.noise_multiplier, out=low[lo_pass:hi_pass + 1])
+        # sqrt(sum 1 / sigma^2) as a scaled hypotenuse (sigma may be 1e-200 or 1e200)
+        s = float(low.min())
+        best = max(best, math.sqrt(float(np.sum((s / low) ** 2))) / s)
+    return best
 
 
 __all__ = ["FULL_BATCH_SAMPLINGS", "closed_form_curve", "full_batch_gaussian", "full_batch_phases",

@@ -19,7 +19,9 @@ Training-shaped inputs and their rounding rules
 - shuffled batches (each example once per pass over a fresh permutation): an example takes
   part in P = ceil(epochs) steps when epochs are given, else in at most
   P = ceil(T / floor(dataset_size / batch_size)) steps (every pass has at least
-  floor(N/B) batches, dropped last batch or not).
+  floor(N/B) batches, dropped last batch or not); a schedule whose loader may run on
+  across its phases is also accounted pass by pass, each at its smallest noise, and the
+  larger mu is reported (:func:`fdpkit.accounting.closed_form.shuffled_mu`).
 
 Schemes and relations
 ---------------------
