@@ -134,3 +134,18 @@ def test_bad_arguments():
         estimate_cost(Laplace(1.0), float("nan"))
     with pytest.raises(ValueError, match="max_grid_points"):
         CostBudget(max_grid_points=True)
+
+
+def test_without_a_budget_a_composition_beyond_the_machine_memory_is_refused(monkeypatch):
+    """account() with no budget refused only single steps beyond the memory: 10^7 Laplace
+    releases at 1e-4 (about 33 GB) ran until the machine ran out of memory. Now a
+    BudgetExceeded naming ``times`` before any work (the machine's memory is pinned at 8 GiB
+    here so that the test means the same on every machine)."""
+    import fdpkit.accounting.cost as cost
+    from fdpkit.accounting import BudgetExceeded
+
+    monkeypatch.setattr(cost, "_machine_memory", lambda: 8.0 * 1024**3)
+    with pytest.raises(BudgetExceeded, match=r"^times: .* MiB of memory \(limit 8192 MiB\)") as info:
+        fp.privacy_report(fp.Repeated(fp.Laplace(10.0), 10**7))
+    assert info.value.parameter == "times"
+    assert fp.privacy_report(fp.Repeated(fp.Laplace(10.0), 100)).mu > 0  # small ones still run

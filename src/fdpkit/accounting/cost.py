@@ -241,13 +241,27 @@ def _leaf_width_bound(step: Any) -> float | None:
     raise ValueError(f"mechanism must be an fdpkit mechanism, got {type(step).__name__}")
 
 
+def _machine_memory() -> float:
+    """This machine's physical memory in bytes (64 GiB where it cannot be read)."""
+    try:
+        return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
+        return 64.0 * 1024**3
+
+
 def _max_leaf_points() -> float:
     """Largest single-step grid this machine's memory can hold (BYTES_PER_POINT per point)."""
-    try:
-        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
-        memory = 64 * 1024**3
-    return memory / BYTES_PER_POINT
+    return _machine_memory() / BYTES_PER_POINT
+
+
+def check_machine_memory(mechanism: Mechanism, discretization: float) -> None:
+    """Refuse (:class:`BudgetExceeded`, naming the parameter to change) a composition whose
+    estimated peak memory exceeds this machine's: what :func:`fdpkit.accounting.account`
+    checks when no budget is given, so that ``Repeated(Laplace(10), 10**7)`` at 1e-4 (about
+    35 GB) is a ValueError before any work, not the machine running out of memory."""
+    cost = estimate_cost(mechanism, discretization)
+    memory = _machine_memory()
+    cost.check(CostBudget(max_grid_points=10**18, max_work=1e300, max_memory_bytes=int(memory)))
 
 
 def _noise_parameter(step: Any) -> str:

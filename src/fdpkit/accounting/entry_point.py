@@ -73,7 +73,7 @@ from __future__ import annotations
 from typing import Any
 
 from fdpkit.accounting.closed_form import closed_form_curve, shuffled_mu
-from fdpkit.accounting.cost import check_leaf_grids, estimate_cost
+from fdpkit.accounting.cost import check_leaf_grids, check_machine_memory, estimate_cost
 from fdpkit.accounting.pld import build_pld, dpsgd_pld
 from fdpkit.accounting.pld_curve import curve_from_pld
 from fdpkit.accounting.profile import PldProfile
@@ -133,8 +133,9 @@ def account(mechanism: Mechanism, *, discretization: float = DISCRETIZATION_DEFA
         return Accounting(mechanism, exact, "closed form", None)
     if budget is not None:
         estimate_cost(mechanism, d).check(budget)
-    else:  # no budget: still refuse a single step larger than the machine's memory
+    else:  # no budget: still refuse a step, or a composition, larger than the machine's memory
         check_leaf_grids(mechanism, d)
+        check_machine_memory(mechanism, d)
     pld = build_pld(mechanism, d)
     profile = PldProfile(pld)
     acc = Accounting(mechanism, curve_from_pld(pld, profile), "PLD", d, pld)
