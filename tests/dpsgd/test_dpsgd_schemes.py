@@ -278,7 +278,6 @@ def test_shuffled_schedule_counts_passes_that_span_phases(phases, loader_mu2):
     """mu of a shuffled schedule is at least the worst case of a loader that runs on across
     phase boundaries (each pass: one step at its smallest sigma), and at least the per-phase
     count of fresh passes (brute force over the pass tilings below)."""
-    import math
 
     from fdpkit.mechanisms import dpsgd_schedule
 
