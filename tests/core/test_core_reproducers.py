@@ -142,3 +142,15 @@ def test_renyi_overflow_leaves_its_representation_out(make):
     assert r.to_dict() and r.mu > 0
     rows = {x.key: x for x in r.representations().rows}
     assert any("floating-point range" in rows[k].note for k in ("zcdp", "rdp"))
+
+
+def test_errors_name_the_users_input_not_mu():
+    """sigma = 1e-320 said "mu must be finite, got inf" (a name the user never gave); the
+    risk reading of (1, 1)-DP failed on the same message while comparing a Gaussian."""
+    from fdpkit.risk.reading import read_guarantee
+
+    with pytest.raises(fp.ParameterError, match=r"^sigma=1e-320 is too small") as info:
+        fp.privacy_report(fp.Gaussian(1e-320))
+    assert info.value.parameter == "sigma"
+    r = read_guarantee("epsilon_delta", epsilon=1.0, delta=1.0)
+    assert r.grade.level == 3 and "δ = 1 allows any mechanism" in r.headline

@@ -40,6 +40,7 @@ from fdpkit.mechanisms import (
     UniformSampling,
     fold,
     training_run,
+    walk,
 )
 
 
@@ -117,6 +118,11 @@ def closed_form_curve(mechanism: Mechanism) -> TradeOffCurve | None:
     """
     mu = _gaussian_mu(mechanism)
     if mu is not None:
+        if not math.isfinite(mu):  # sigma = 1e-320: name what the user gave, not mu
+            sigmas = [m.sigma for m, _ in walk(mechanism) if isinstance(m, Gaussian)]
+            name, value = ("sigma", min(sigmas)) if sigmas else ("noise_multiplier", None)
+            raise ParameterError(f"{name}={value!r} is too small: mu = sensitivity / {name} leaves the "
+                                 "floating-point range", name)
         return GaussianCurve(mu)
     if isinstance(mechanism, Subsampled) and mechanism.sample_rate == 1.0:
         return closed_form_curve(mechanism.inner)

@@ -157,10 +157,10 @@ class GaussianCurve(TradeOffCurve):
             h = norm_cdf(za - mu) - norm_sf(za) - da
             la = np.where(h < 0, za, la)
             ha = np.where(h >= 0, za, ha)
-            dh = np.exp(-0.5 * (za - mu) ** 2) / math.sqrt(2 * math.pi) + np.exp(
-                -0.5 * za**2
-            ) / math.sqrt(2 * math.pi)
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # mu ~ 1e300: exp(-inf) = 0
+                dh = np.exp(-0.5 * (za - mu) ** 2) / math.sqrt(2 * math.pi) + np.exp(
+                    -0.5 * za**2
+                ) / math.sqrt(2 * math.pi)
                 step = za - h / dh
             bad = ~np.isfinite(step) | (step <= la) | (step >= ha)
             new = np.where(bad, 0.5 * (la + ha), step)

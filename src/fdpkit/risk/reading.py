@@ -8,6 +8,7 @@ refused, naming them, rather than silently ignored or reinterpreted.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from fdpkit._numerics import check_probability, check_real, check_scalar, json_safe
@@ -188,8 +189,6 @@ def gaussian_equivalent(guarantee: str, *, epsilon: float | None = None, delta: 
     >>> round(gaussian_equivalent("epsilon", epsilon=8.0)[0], 3)
     1.666
     """
-    import math
-
     if guarantee == "zcdp":
         return math.sqrt(2.0 * float(rho)), f"= √(2ρ) at ρ = {rho:g}"
     d = delta if delta else DEFAULT_DELTA
@@ -209,6 +208,9 @@ def _headline(guarantee: str, g: Grade, *, mu=None, epsilon=None, delta=None, rh
         what = f"(ε = {epsilon:g}, δ = {delta:g})"
     worst = "no meaningful protection" if g.level == 3 else f"'{g.label}' protection"
     m, how = gaussian_equivalent(guarantee, epsilon=epsilon, delta=delta, rho=rho)
+    if not math.isfinite(m):  # delta = 1: every mechanism meets it, none is compared
+        return (f"{what} alone: {worst} in the worst case; δ = 1 allows any mechanism, even one that publishes "
+                "the data.", None)
     gg = grade(GaussianCurve(m))
     also = "also " if gg.level == g.level else ""
     return (f"{what} alone: {worst} in the worst case; ask for the mechanism — as a Gaussian mechanism it "
