@@ -72,6 +72,17 @@ def test_audit_spec_file_counts_and_formats(tmp_path, score_files):
     r = run("audit", "--members", m, "--nonmembers", n, "--plot", tmp_path / "p.svg")
     assert r.exit_code == 0, r.output
     assert (tmp_path / "p.svg").read_text().lstrip().startswith("<?xml")
+    # the output rules of `fdpkit plot -o`, before any work (the audit wrote over files and
+    # into missing folders): an existing file needs --force, a missing folder and a bad
+    # suffix are refused, naming the option
+    for args, needle in ((("--plot", tmp_path / "p.svg"), "--plot"), (("-f", "md", "-o", tmp_path / "a.md"), "--output"),
+                         (("--plot", tmp_path / "nope" / "p.svg"), "does not exist"),
+                         (("--plot", tmp_path / "p.txt"), "--plot must end in .svg, .png or .pdf")):
+        r = run("audit", "--members", m, "--nonmembers", n, *args)
+        assert r.exit_code == 2 and needle in r.output, r.output
+    assert not (tmp_path / "nope").exists() and not (tmp_path / "p.txt").exists()
+    r = run("--force", "audit", "--members", m, "--nonmembers", n, "--plot", tmp_path / "p.svg")
+    assert r.exit_code == 0, r.output
 
 
 def test_simulate_text():

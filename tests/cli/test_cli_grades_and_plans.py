@@ -67,6 +67,8 @@ def test_plan_ends_in_noise_scale():
             "--groups", "2", "--alternative", "two-sided", "--tests", "3", "--max-attack-power", "5%", "--guidance")
     assert r.exit_code == 0, r.output
     assert "σ =" in r.output and "b =" in r.output and "two-sided two-sample" in r.output and "eyes-off" in r.output
+    # the plan's rows are labelled by mechanism name, not by its spec dict ("{'kind': 'gaussian', ...}: mu")
+    assert "Gaussian: mu (total)" in r.output and "Laplace: power per test" in r.output and "{'kind'" not in r.output
 
 
 @pytest.mark.parametrize("kind", ["mu-vs-epsilon", "precision-recall", "power-effect", "ztest-roc",

@@ -65,6 +65,16 @@ def test_cli_design_table_epsilon(tmp_path):
     res = runner.invoke(app, ["sweep", "design-table", "--batch-size", "600", "--epochs", "1",
                               "--dataset-size", "60000"])
     assert res.exit_code == 2 and "exactly one target" in res.output
+    # -o follows the output rules: an existing file is not replaced without --force (it was)
+    out = tmp_path / "table.csv"
+    out.write_text("x,y\n1,2\n")
+    args = ["sweep", "design-table", "--mu", "1", "--batch-size", "600", "--epochs", "1", "--dataset-size", "60000",
+            "--discretization", str(DISC), "--executor", "inprocess", "-o", str(out)]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 2 and "--force" in res.output and out.read_text() == "x,y\n1,2\n"
+    res = runner.invoke(app, ["--force", *args])
+    assert res.exit_code == 0, res.output
+    assert out.read_text().startswith("batch_size") or "noise_multiplier" in out.read_text()
 
 
 def test_design_plot_names_the_target_and_regret_map_skips_refused_rows():

@@ -11,7 +11,8 @@ from typing import Any, Optional
 import typer
 from rich.table import Table as RichTable
 
-from fdpkit.cli._common import FORMATS, State, err, fail, guarded, load_spec, out, working
+from fdpkit.cli._common import (FORMATS, State, check_output, err, fail, guarded, load_spec, out, working,
+                                write_output)
 
 audit_app = typer.Typer(help="Audit a membership-inference attack against a certified guarantee.")
 
@@ -68,10 +69,24 @@ def _print(result: Any, title: str, extra: dict[str, str]) -> None:
         out.print(f"{k}: {v}", highlight=False, soft_wrap=True)
 
 
+def _check_outputs(fmt: str, output: Optional[Path], plot: Optional[Path], *more: tuple[Optional[Path], str]) -> None:
+    """The output files' rules (as ``fdpkit plot -o``: existing folder, no existing file
+    without --force, the plot's suffix), checked before any work."""
+    if fmt not in FORMATS:
+        fail(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    if output is not None:
+        check_output(output)
+    if plot is not None:
+        check_output(plot, "--plot", ("svg", "png", "pdf"))
+    for path, option in more:
+        if path is not None:
+            check_output(path, option)
+
+
 def _emit(result: Any, title: str, fmt: str, output: Optional[Path], plot: Optional[Path],
           extra: dict[str, str], fail_on_violation: bool) -> None:
     from fdpkit._numerics import json_safe
-    from fdpkit.report import render_document, write_atomic
+    from fdpkit.report import render_document
 
     if fmt not in FORMATS:
         fail(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
@@ -79,18 +94,18 @@ def _emit(result: Any, title: str, fmt: str, output: Optional[Path], plot: Optio
         from fdpkit.report.audit import audit_roc
         from fdpkit.report.figures import render
 
-        write_atomic(plot, render(lambda ax: audit_roc(ax, result), plot.suffix.lower().lstrip(".")))
+        write_output(plot, render(lambda ax: audit_roc(ax, result), plot.suffix.lower().lstrip(".")), "--plot")
     if fmt == "text":
         if output:
             fail("--output needs a file format (--format json, csv, md, html or pdf)")
         _print(result, title, extra)
     elif fmt == "json":
         data = (json.dumps(json_safe({**result.to_dict(), **extra}), indent=2, allow_nan=False) + "\n").encode()
-        write_atomic(output, data) if output else sys.stdout.write(data.decode())
+        write_output(output, data) if output else sys.stdout.write(data.decode())
     else:
         data = render_document(result.document(), fmt)
         if output:
-            write_atomic(output, data)
+            write_output(output, data)
         elif fmt == "pdf":
             fail("PDF output needs --output PATH")
         else:
@@ -121,6 +136,7 @@ def audit_main(
 
     if counts is not None and (members is not None or nonmembers is not None):
         fail("give either --members and --nonmembers, or --counts, not both")
+    _check_outputs(fmt, output, plot)
     mech = _mechanism(mechanism)
     if counts is not None:
         c = read_counts_csv(counts.read_bytes(), f"counts file {counts.name}")
@@ -153,16 +169,16 @@ def audit_simulate(
     """Run the optimal likelihood-ratio attack on a canary against the mechanism itself and
     audit the result against its certified guarantee (or --declared)."""
     from fdpkit.audit import scores_csv, simulate_attack
-    from fdpkit.report import write_atomic
 
+    _check_outputs(fmt, output, plot, (members_out, "--members-out"), (nonmembers_out, "--nonmembers-out"))
     mech = _mechanism(mechanism)
     target = _mechanism(declared) if declared is not None else mech
     with working(f"Simulating {trials:,} trials per class..."):
         sim = simulate_attack(mech, trials=trials, seed=seed)
     if members_out is not None:
-        write_atomic(members_out, scores_csv(sim.member_scores).encode())
+        write_output(members_out, scores_csv(sim.member_scores).encode(), "--members-out")
     if nonmembers_out is not None:
-        write_atomic(nonmembers_out, scores_csv(sim.nonmember_scores).encode())
+        write_output(nonmembers_out, scores_csv(sim.nonmember_scores).encode(), "--nonmembers-out")
     with working("Auditing..."):
         result = sim.audit(confidence=confidence, delta=delta, mechanism=target)
     extra = {

@@ -306,6 +306,7 @@ def design_table_cmd(mu: Optional[float] = typer.Option(None, help="Target mu (t
         fail("give exactly one target: --mu, or --epsilon (at --delta)")
     if output is not None:
         check_output_path(output)
+        check_output(output)  # a design table is written whole: an existing file needs --force
     with progress_bar("Calibrating") as update:
         rows = design_table(mu=mu, epsilon=epsilon, batch_size=parse_list("--batch-size", batch_size, _whole),
                             epochs=parse_list("--epochs", epochs), dataset_size=dataset_size, delta=delta,

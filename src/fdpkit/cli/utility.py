@@ -108,13 +108,15 @@ def plan(guide: str = typer.Argument(..., help="utility-first or privacy-first")
             rows["tests"] = tests
             rows["level per test"] = spec.level
         for o in d["options"]:
+            # the option by its noise (with an analysis its mechanism is a whole spec dict)
+            name = "Gaussian" if o["noise_parameter"] == "sigma" else "Laplace"
             total = " (total)" if tests > 1 else ""
-            rows[f"{o['mechanism']}: {o['parameter']}{total}"] = o["value"]
+            rows[f"{name}: {o['parameter']}{total}"] = o["value"]
             if tests > 1:
-                rows[f"{o['mechanism']}: {o['parameter']} per test"] = o["value_per_test"]
+                rows[f"{name}: {o['parameter']} per test"] = o["value_per_test"]
             per = " per test" if tests > 1 else ""
-            rows[f"{o['mechanism']}: noise {'sigma' if o['noise_parameter'] == 'sigma' else 'scale b'}{per}"] = o["noise_scale"]
-            rows[f"{o['mechanism']}: power{per}"] = o["power"]
+            rows[f"{name}: noise {'sigma' if o['noise_parameter'] == 'sigma' else 'scale b'}{per}"] = o["noise_scale"]
+            rows[f"{name}: power{per}"] = o["power"]
         rows["Laplace power method"] = spec.laplace_method
     else:
         fail(f"guide must be utility-first or privacy-first, got {guide!r}")
