@@ -75,6 +75,8 @@ def test_cli_design_table_epsilon(tmp_path):
     res = runner.invoke(app, ["--force", *args])
     assert res.exit_code == 0, res.output
     assert out.read_text().startswith("batch_size") or "noise_multiplier" in out.read_text()
+    # --force belongs to its own invocation (it carried over to later ones in one process)
+    assert runner.invoke(app, args).exit_code == 2
 
 
 def test_design_plot_names_the_target_and_regret_map_skips_refused_rows():

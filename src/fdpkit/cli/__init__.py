@@ -52,7 +52,9 @@ def main_callback(quiet: bool = typer.Option(False, "--quiet", "-q", help="No sp
                   version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
                                                help="Print the fdpkit version and exit.")) -> None:
     State.quiet = quiet
-    State.force = State.force or force
+    # per invocation: a --force of an earlier command in the same process (tests invoking the
+    # app again and again) must not carry over
+    State.force = force or State.force_anywhere
 
 
 def _quiet_numerics(command) -> None:
@@ -76,19 +78,29 @@ def run(argv: list[str] | None = None) -> int:
     stderr and exit code 2: usage errors (no typer box), library errors, anything else.
     ``--force`` (overwrite an existing ``--output``) is accepted anywhere before ``--``."""
     import sys
+
+    State.force = State.force_anywhere = False
+    State.quiet = False
+    args = sys.argv[1:] if argv is None else list(argv)
+    cut = args.index("--") if "--" in args else len(args)
+    if "--force" in args[:cut]:
+        State.force = State.force_anywhere = True
+        args = [a for a in args[:cut] if a != "--force"] + args[cut:]
+    try:
+        return _run(args)
+    finally:
+        State.force_anywhere = False
+
+
+def _run(args: list[str]) -> int:
+    """:func:`run` on the arguments left after ``--force`` was taken out."""
+    import sys
     import warnings
 
     from typer.exceptions import TyperException
 
     from fdpkit.cli._common import describe_error, one_line
 
-    State.force = False
-    State.quiet = False
-    args = sys.argv[1:] if argv is None else list(argv)
-    cut = args.index("--") if "--" in args else len(args)
-    if "--force" in args[:cut]:
-        State.force = True
-        args = [a for a in args[:cut] if a != "--force"] + args[cut:]
     with warnings.catch_warnings():
         # numeric edge cases are the library's business: it raises or returns a finite value
         warnings.simplefilter("ignore", RuntimeWarning)

@@ -60,8 +60,11 @@ def mechanism_from_dict(data: Any) -> Any:
 
 class State:
     quiet = False
-    #: ``--force``: overwrite an existing output file
+    #: ``--force``: overwrite an existing output file (set per invocation by the app's callback)
     force = False
+    #: ``--force`` found anywhere on the command line by :func:`fdpkit.cli.run` (which removes
+    #: it before parsing), for the duration of that run only
+    force_anywhere = False
 
 
 def one_line(message: str) -> str:
