@@ -73,6 +73,14 @@ def _steep_chain(a: PmfArrays | _Direction) -> tuple[np.ndarray, np.ndarray, np.
     itself and would round TPR up to 1: a blatant-disclosure vertex at FPR 0; issue 29)."""
     d = a if isinstance(a, _Direction) else _Direction(a)
     k = d.n_steep  # losses descend: the first k are >= 0
+    # a mass at loss exactly 0 is a segment of slope 1 (the eps = 0 line): it adds nothing to
+    # delta(eps) for eps >= 0, and the curve reaches that line from its start vertex (the
+    # cut of _symmetric_hull). Its end vertex is left out: where nearly all the mass sits at
+    # 0 (sigma = 1e12, q = 1e-14) its mirror image fell at FPR 0 with TPR 1 - sum q, an atom
+    # the profile does not imply (mu read 0.04 where the run is 1e-11-GDP). Its mass counts
+    # below the vertex, as the masses at negative losses do.
+    if k and d.losses[k - 1] == 0.0:
+        k -= 1
     # FFT round-off leaves masses of about -1e-18: they are left out (as 0 they can only
     # raise TPR, the pessimistic side), as are the vertices zero masses would repeat
     probs = d.probs[:k]
