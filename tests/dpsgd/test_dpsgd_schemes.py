@@ -292,3 +292,20 @@ def test_shuffled_schedule_counts_passes_that_span_phases(phases, loader_mu2):
     per_phase = sum(ph.participations / ph.noise_multiplier ** 2 for ph in m.phases)
     mu = fp.account(m).curve.mu
     assert mu ** 2 == pytest.approx(max(worst, per_phase), rel=1e-12) == pytest.approx(loader_mu2, rel=1e-12)
+
+
+def test_shuffled_schedule_statement_says_which_count_gave_mu():
+    """The statement explains mu = sqrt(P) Delta / sigma per phase; where the passes spanning
+    phases give the larger mu it says so, with both numbers (it read "each example in at most
+    1 of them" beside a mu those counts do not give)."""
+    from fdpkit.mechanisms import dpsgd_schedule
+
+    m = dpsgd_schedule([{"noise_multiplier": 2.0, "batch_size": 10, "steps": 5},
+                        {"noise_multiplier": 1.0, "batch_size": 10, "steps": 10}],
+                       dataset_size=100, sampling="shuffled", relation="zero-out")
+    text = fp.privacy_report(m).statement()
+    assert "a pass over the data may span two phases" in text and "1.414 against 1.118" in text
+    aligned = dpsgd_schedule([{"noise_multiplier": 2.0, "batch_size": 10, "epochs": 1},
+                              {"noise_multiplier": 1.0, "batch_size": 10, "epochs": 1}],
+                             dataset_size=100, sampling="shuffled", relation="zero-out")
+    assert "span two phases" not in fp.privacy_report(aligned).statement()

@@ -156,13 +156,20 @@ def shuffled_mu(m: DPSGD) -> float:
     per-phase P counts. Both ways a loader can run, so the larger of the two is reported
     (the per-phase sum alone was too small where the noise drops inside a pass: sigma 2 for
     5 steps, then 1 for 10, passes of 10 steps: 1/4 + 1 where the loader gives 1 + 1)."""
-    # a hypotenuse of sqrt(P) / sigma, never a square of sigma (sigma = 1e-200 or 1e200)
-    per_phase = math.hypot(*(math.sqrt(ph.participations) / ph.noise_multiplier for ph in m.phases))
-    mu = m.sensitivity * max(per_phase, _across_phases(m))
+    mu = m.sensitivity * max(shuffled_bounds(m))
     if not math.isfinite(mu):
         raise ValueError(f"noise_multiplier={min(ph.noise_multiplier for ph in m.phases)!r} is too small: "
                          "mu = sqrt(P) x sensitivity / noise_multiplier leaves float range")
     return mu
+
+
+def shuffled_bounds(m: DPSGD) -> tuple[float, float]:
+    """The two readings of :func:`shuffled_mu`, per unit of sensitivity: sqrt(sum_phases P /
+    sigma^2) (each phase on fresh passes) and sqrt(sum_passes 1 / min sigma^2) (the loader
+    runs on across phases; 0 for one phase). The report says which one gave mu."""
+    # a hypotenuse of sqrt(P) / sigma, never a square of sigma (sigma = 1e-200 or 1e200)
+    per_phase = math.hypot(*(math.sqrt(ph.participations) / ph.noise_multiplier for ph in m.phases))
+    return per_phase, _across_phases(m)
 
 
 def _across_phases(m: DPSGD) -> float:
@@ -190,4 +197,4 @@ def _across_phases(m: DPSGD) -> float:
 
 
 __all__ = ["FULL_BATCH_SAMPLINGS", "closed_form_curve", "full_batch_gaussian", "full_batch_phases",
-           "shuffled_mu"]
+           "shuffled_bounds", "shuffled_mu"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from fdpkit.accounting.closed_form import shuffled_bounds
 from fdpkit.mechanisms import DPSGD, training_run
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -122,6 +123,13 @@ def paper_statement(report: "PrivacyReport") -> str:
         how = _METHOD[key].format(d=m.sensitivity)
         if report.method == "closed form" and m.sampling != "shuffled":
             how = _FULL_BATCH_METHOD.format(d=m.sensitivity)
+        if m.sampling == "shuffled" and len(m.phases) > 1:
+            per_phase, across = shuffled_bounds(m)
+            if across > per_phase:  # the phases' counts above would give a smaller mu: say why
+                how += (f"; a pass over the data may span two phases (the data loader runs on), so each pass is "
+                        f"counted at its smallest noise multiplier, μ = Δ·√(Σ 1/σ²) over the passes "
+                        f"(larger here than √(Σ P/σ²) over the phases: {m.sensitivity * across:.4g} against "
+                        f"{m.sensitivity * per_phase:.4g})")
     else:
         out.append(f"We release the output of {m.label()}; the privacy unit is one record, and neighbouring "
                    f"datasets are {'those differing by adding or removing one record' if s.get('sampling') == 'poisson' else 'those for which the stated sensitivity holds'}.")
