@@ -154,3 +154,14 @@ def test_errors_name_the_users_input_not_mu():
     assert info.value.parameter == "sigma"
     r = read_guarantee("epsilon_delta", epsilon=1.0, delta=1.0)
     assert r.grade.level == 3 and "δ = 1 allows any mechanism" in r.headline
+
+
+@pytest.mark.parametrize("sigma", [0.008, 1e-3])
+def test_large_mu_has_a_finite_epsilon(sigma):
+    """A Gaussian mechanism with mu above ~110 read epsilon = inf ("no finite (eps, delta)
+    guarantee"): the generic search stopped at 1e4. mu = 1000 has epsilon 504,264 at 1e-5."""
+    r = fp.privacy_report(fp.Gaussian(sigma))
+    eps = r.epsilons[0][1]
+    assert math.isfinite(eps) and eps == pytest.approx(float(fp.epsilon_for_delta_from_mu(1.0 / sigma, 1e-5)), rel=1e-9)
+    assert float(r.curve.delta_for_epsilon(eps)) <= 1e-5
+    assert "no (ε, δ = 1e-05)-DP with finite ε" not in r.statement()

@@ -97,6 +97,11 @@ def vertex_profile(alpha: np.ndarray, tpr: np.ndarray, eps: np.ndarray) -> np.nd
     return out
 
 
+#: Largest epsilon :meth:`TradeOffCurve.epsilon_for_delta` searches (a bracket doubled from
+#: 1: about a thousand evaluations at most); beyond it epsilon is reported infinite.
+_EPSILON_SEARCH_MAX = 1e300
+
+
 class CurveGrid(NamedTuple):
     """A trade-off curve sampled on a grid: ``alpha`` (FPR) and ``beta`` (FNR) arrays."""
 
@@ -228,7 +233,9 @@ class TradeOffCurve(ABC):
         lo, hi = 0.0, 1.0
         while delta_at(hi) > d:
             lo, hi = hi, hi * 2.0
-            if hi > 1e4:
+            # up to the floats' range (it stopped at 1e4: a Gaussian mechanism with mu above
+            # ~110 read "no finite epsilon", where mu = 1000 has epsilon 504,264 at 1e-5)
+            if hi > _EPSILON_SEARCH_MAX:
                 return math.inf
         for _ in range(100):
             mid = 0.5 * (lo + hi)
