@@ -140,3 +140,15 @@ def _tick_labels(draw):
     _plain_decades(fig)
     fig.canvas.draw()
     return ax.xaxis.get_ticklabels(which="both")
+
+
+def test_schedule_inputs_are_labelled_by_phase():
+    """A DP-SGD schedule's inputs read "noise multiplier σ (phase 1)" (they read "... ()"
+    under a blank "mechanism (part 1 of the dpsgd)" row, in every format)."""
+    from fdpkit.report.model import human_inputs
+
+    m = fp.dpsgd_schedule([(1.0, 0.01, 1000), (2.0, 0.02, 500)])
+    rows = dict(human_inputs(m.to_dict()))
+    assert rows["mechanism"] == "DP-SGD"
+    assert rows["noise multiplier σ (phase 1)"] == "1" and rows["steps (phase 2)"] == "500"
+    assert not any(k.endswith("()") or "part 1 of" in k for k in rows) and all(v != "" for v in rows.values())

@@ -118,7 +118,8 @@ FIELD_LABELS = {
 }
 _KIND_LABELS = {"repeated": "repeated", "subsampled": "subsampled", "gaussian": "Gaussian mechanism",
                 "laplace": "Laplace mechanism", "composed": "composition", "pure_dp": "pure ε-DP mechanism",
-                "approx_dp": "(ε, δ)-DP mechanism", "randomized_response": "randomized response"}
+                "approx_dp": "(ε, δ)-DP mechanism", "randomized_response": "randomized response",
+                "dpsgd": "DP-SGD", "zcdp": "ρ-zCDP guarantee", "rdp": "RDP guarantee"}
 #: Warnings that concern the numerics rather than the guarantee: shown under "Technical notes".
 _INTERNAL = ("tail truncation", "dp_accounting", "discretization")
 
@@ -136,15 +137,17 @@ def _symbols(text: str) -> str:
 
 
 def human_inputs(spec: dict, path: str = "") -> list[tuple[str, str]]:
-    """(label, value) rows of a mechanism spec, with words instead of dotted keys.
+    """(label, value) rows of a mechanism spec, with words instead of dotted keys; a DP-SGD
+    schedule's phases (dicts without a kind) are labelled "phase 1", "phase 2", ...
 
     >>> human_inputs({"kind": "repeated", "times": 3, "inner": {"kind": "gaussian", "sigma": 2.0, "sensitivity": 1.0}})
     [('mechanism', 'repeated'), ('repetitions (steps)', '3'), ('mechanism (inside repeated)', 'Gaussian mechanism'), ('noise standard deviation σ (Gaussian mechanism)', '2'), ('sensitivity Δ (Gaussian mechanism)', '1')]
     """
     rows: list[tuple[str, str]] = []
     kind = str(spec.get("kind", ""))
-    kind_label = _KIND_LABELS.get(kind, kind.replace("_", " "))
-    rows.append(("mechanism" + (f" ({path})" if path else ""), kind_label))
+    kind_label = _KIND_LABELS.get(kind, kind.replace("_", " ")) if kind else path
+    if kind:
+        rows.append(("mechanism" + (f" ({path})" if path else ""), kind_label))
     # fixed batches (shuffled, fixed-size) have no sample rate: the batch size and data size say it
     loader = spec.get("sampling") in ("shuffled", "fixed-size") and spec.get("batch_size") is not None
     for k, v in spec.items():
@@ -161,7 +164,8 @@ def human_inputs(spec: dict, path: str = "") -> list[tuple[str, str]]:
         elif isinstance(v, (list, tuple)):
             for i, part in enumerate(v):
                 if isinstance(part, dict):
-                    rows += human_inputs(part, f"part {i + 1} of the {kind_label}")
+                    where = f"phase {i + 1}" if "kind" not in part else f"part {i + 1} of the {kind_label}"
+                    rows += human_inputs(part, where)
                 else:
                     rows.append((f"{FIELD_LABELS.get(k, k.replace('_', ' '))} {i + 1}", fmt(part)))
         else:
