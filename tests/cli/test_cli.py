@@ -175,3 +175,25 @@ def test_bad_spec_leaves_no_output(tmp_path):
 def test_typer_usage_errors_exit_2():
     assert run("report", "dpsgd", "--sample-rate", "0.1").exit_code == 2
     assert run("nonexistent-command").exit_code == 2
+
+
+def test_text_report_has_no_orphan_none_and_names_its_notes():
+    """The terminal report printed a bare "None." (an empty section, untitled); now empty
+    sections are left out and Warnings / Technical notes are named where they say something."""
+    r = run("report", "gaussian", "--sigma", "1")
+    assert r.exit_code == 0 and "None." not in r.stdout.splitlines()
+    r = run("report", "laplace", "--scale", "10", "--times", "100")
+    lines = r.stdout.splitlines()
+    assert r.exit_code == 0 and "Technical notes" in lines
+    assert any("bound on the tail mass" in x for x in lines[lines.index("Technical notes"):])
+
+
+def test_statement_output_follows_the_output_rules(tmp_path):
+    """--format statement -o wrote over an existing file without --force (the other formats
+    refuse it); the check now runs before any work, for every format."""
+    out = tmp_path / "s.txt"
+    out.write_text("mine\n")
+    r = run("report", "gaussian", "--sigma", "1", "--format", "statement", "-o", str(out))
+    assert r.exit_code == 2 and "--force" in r.output and out.read_text() == "mine\n"
+    r = run("--force", "report", "gaussian", "--sigma", "1", "--format", "statement", "-o", str(out))
+    assert r.exit_code == 0 and out.read_text().startswith("We release")

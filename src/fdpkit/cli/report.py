@@ -11,7 +11,7 @@ from rich.table import Table as RichTable
 
 import fdpkit as fp
 from fdpkit.cli import _dpsgd as _dp
-from fdpkit.cli._common import (cli_budget, write_output, DiscOpt, FormatOpt, FORMATS, OutputOpt, State, err, fail, guarded, load_spec,
+from fdpkit.cli._common import (check_output, cli_budget, write_output, DiscOpt, FormatOpt, FORMATS, OutputOpt, State, err, fail, guarded, load_spec,
                                 load_points, mechanism_from_dict, out, working)
 
 report_app = typer.Typer(help="Privacy report of a mechanism: mu, regret, risk, exports.")
@@ -24,8 +24,13 @@ def _print_report(r: fp.PrivacyReport) -> None:
     out.print(f"[bold]{doc.title}[/bold]")
     out.print(doc.summary, highlight=False, soft_wrap=True)
     for s in doc.sections:
-        for p in s.paragraphs:
-            out.print(f"[yellow]! {p}[/yellow]" if s.title == "Warnings" and p != "None." else p, highlight=False, soft_wrap=True)
+        # "None." marks an empty Warnings or Technical notes section in documents; the terminal
+        # leaves it out, and names those two sections where they have something to say
+        paragraphs = [p for p in s.paragraphs if p != "None."]
+        if paragraphs and s.key in ("warnings", "notes"):
+            out.print(f"[bold]{s.title}[/bold]", highlight=False)
+        for p in paragraphs:
+            out.print(f"[yellow]! {p}[/yellow]" if s.title == "Warnings" else p, highlight=False, soft_wrap=True)
         for t in s.tables:
             table = RichTable(title=t.title, title_justify="left")
             for h in t.header:
@@ -36,13 +41,13 @@ def _print_report(r: fp.PrivacyReport) -> None:
 
 
 def run_report(mechanism: fp.Mechanism, fmt: str, output: Optional[Path], discretization: Optional[float]) -> None:
+    if output is not None and fmt != "text":
+        check_output(output)  # before any work, as write_output checks it again when it writes
     if fmt == "statement":
         with working("Accounting the mechanism..."):
             text = fp.privacy_report(mechanism, discretization=discretization, budget=cli_budget()).statement() + "\n"
         if output:
-            from fdpkit.report import write_atomic
-
-            write_atomic(output, text.encode("utf-8"))
+            write_output(output, text.encode("utf-8"))
         else:
             sys.stdout.write(text)
         return

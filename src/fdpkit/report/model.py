@@ -121,7 +121,7 @@ _KIND_LABELS = {"repeated": "repeated", "subsampled": "subsampled", "gaussian": 
                 "approx_dp": "(ε, δ)-DP mechanism", "randomized_response": "randomized response",
                 "dpsgd": "DP-SGD", "zcdp": "ρ-zCDP guarantee", "rdp": "RDP guarantee"}
 #: Warnings that concern the numerics rather than the guarantee: shown under "Technical notes".
-_INTERNAL = ("tail truncation", "dp_accounting", "discretization")
+_INTERNAL = ("tail truncation", "tail mass it did not resolve", "dp_accounting", "discretization")
 
 
 def _symbols(text: str) -> str:
