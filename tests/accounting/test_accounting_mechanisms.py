@@ -96,6 +96,10 @@ def test_calibrate_round_trip_and_safe_side():
     (lambda: mechanism_from_dict({"kind": "gaussian", "sigma": 1, "bogus": 2}), r"unknown field\(s\) for 'gaussian': bogus"),
     (lambda: mechanism_from_json("{"), r"not valid JSON"),
     (lambda: fp.account(Subsampled(PureDP(1.0), 0.1)), r"subsampling is supported for Gaussian and Laplace"),
+    # a composition inside was refused as "mechanism must be an fdpkit mechanism, got Composed"
+    (lambda: fp.privacy_report(Subsampled(Composed([Gaussian(1.0), Gaussian(1.0)]), 0.1)),
+     r"subsampling is supported for Gaussian and Laplace inner mechanisms, got Composed; Gaussian releases"),
+    (lambda: fp.privacy_report(Subsampled(Repeated(Gaussian(1.0), 2), 0.1)), r"got Repeated"),
     (lambda: fp.account(Gaussian(1.0), discretization=0.0), r"discretization must be in"),
     (lambda: fp.privacy_report(Gaussian(1.0), deltas=[2.0]), r"deltas must be in \(0, 1\)"),
     (lambda: fp.calibrate_dpsgd(mu=1.0, sample_rate=0.1), r"exactly one of noise_multiplier, sample_rate \(or batch_size\), steps \(or epochs\) must be left out"),
@@ -123,3 +127,16 @@ def test_a_run_whose_loss_sits_at_zero_gets_no_atom_at_fpr_0(noise, rate, steps,
     acc = fp.account(m, discretization=choose_discretization(m)[0])
     for eps in (0.0, 1e-9, 1e-7, 1e-5):
         assert float(r.curve.delta_for_epsilon(eps)) >= float(acc.delta_for_epsilon(eps)) * (1 - 1e-12)
+
+
+def test_a_non_private_part_makes_the_composition_non_private():
+    """ApproxDP(0, 1) (dp_event's NonPrivate, and GaussianDpEvent(0)) inside a composition
+    raised OverflowError in the cost estimate; the composition is perfectly distinguishing:
+    f = 0 exactly, mu and epsilon infinite, a blatant disclosure."""
+    from dp_accounting import dp_event as E
+
+    for m in (Composed([Gaussian(1.0), ApproxDP(0.0, 1.0)]), Repeated(ApproxDP(0.0, 1.0), 2),
+              fp.from_dp_event(E.ComposedDpEvent([E.GaussianDpEvent(1.0), E.NonPrivateDpEvent()]))):
+        r = fp.privacy_report(m)
+        assert r.curve.bound == "exact" and float(r.curve.beta(0.0)) == 0.0
+        assert r.mu == float("inf") and r.epsilons[0][1] == float("inf") and r.failure_mode == "catastrophic"

@@ -142,6 +142,12 @@ def closed_form_curve(mechanism: Mechanism) -> TradeOffCurve | None:
         return UniformSamplingCurve(mechanism.mu, mechanism.n)
     if isinstance(mechanism, CurveMechanism):
         return PiecewiseLinearCurve.from_tpr(mechanism.alpha, mechanism.tpr, mechanism.bound)
+    if any(isinstance(m, ApproxDP) and m.delta >= 1.0
+           for m, _ in walk(mechanism, into=lambda n: not isinstance(n, Subsampled))):
+        # a part that reveals everything (delta = 1: dp_event's NonPrivate) makes the whole
+        # composition perfectly distinguishing: f = 0, exactly (its PLD, all mass at +inf,
+        # has no cumulants to place a composition's grid: an OverflowError in the estimate)
+        return EpsDeltaCurve(0.0, 1.0)
     return None
 
 

@@ -54,7 +54,7 @@ from fdpkit.accounting import tilted
 from fdpkit.accounting._pld_adapter import pmf_arrays
 from fdpkit.accounting.closed_form import closed_form_curve
 from fdpkit.accounting.from_curve import _check_curve, pld_from_curve
-from fdpkit.accounting.pld import _flatten, _PhaseStep, _single_step_pld
+from fdpkit.accounting.pld import _flatten, _PhaseStep, _single_step_pld, check_subsampled_inner
 from fdpkit.accounting.rdp import contains_renyi
 from fdpkit.accounting.result import check_discretization
 from fdpkit.accounting.truncated_instance import INSTANCE_WORK_FACTOR, instance_run
@@ -228,6 +228,7 @@ def _leaf_width_bound(step: Any) -> float | None:
         mu = 2.0 / run.phases[i].noise_multiplier  # replace-one / truncation: sensitivity 2
         return 22.0 * mu + mu * mu
     if isinstance(step, Subsampled):
+        check_subsampled_inner(step)
         return _leaf_width_bound(step.inner)
     if isinstance(step, Gaussian):
         mu = step.sensitivity / step.sigma

@@ -35,6 +35,7 @@ else:  # dp_accounting (and scipy.signal, scipy.stats) load when a PLD is first 
     privacy_accountant = lazy_module("dp_accounting.privacy_accountant")
 
 from fdpkit._numerics import EPSILON_MAX
+from fdpkit.errors import ParameterError
 from fdpkit.accounting import _pld_adapter as _adapter
 from fdpkit.accounting import single_step, tilted
 from fdpkit.accounting.without_replacement import zero_out_step
@@ -214,6 +215,17 @@ def laplace_pld(scale: float, sensitivity: float, sample_rate: float, discretiza
     )
 
 
+def check_subsampled_inner(mechanism: Subsampled) -> None:
+    """Refuse subsampling (q < 1) of anything but one Gaussian or Laplace release, naming
+    ``inner`` (a composition inside was refused as "not an fdpkit mechanism")."""
+    inner = mechanism.inner
+    if mechanism.sample_rate < 1.0 and not isinstance(inner, (Gaussian, Laplace)):
+        hint = ("; Gaussian releases on one sample compose to one Gaussian (sigma / sqrt(k) for k equal "
+                "ones): give that one" if isinstance(inner, (Repeated, Composed)) else "")
+        raise ParameterError(f"subsampling is supported for Gaussian and Laplace inner mechanisms, got "
+                             f"{type(inner).__name__}{hint}", "inner")
+
+
 def build_pld(mechanism: Mechanism, discretization: float):
     """The pessimistic PLD of ``mechanism`` at ``discretization`` (value_discretization_interval)."""
     run = training_run(mechanism)
@@ -242,10 +254,7 @@ def build_pld(mechanism: Mechanism, discretization: float):
             return gaussian_pld(inner.sigma, inner.sensitivity, q, discretization)
         if isinstance(inner, Laplace):
             return laplace_pld(inner.scale, inner.sensitivity, q, discretization)
-        raise ValueError(
-            "subsampling is supported for Gaussian and Laplace inner mechanisms, got "
-            f"{type(inner).__name__}"
-        )
+        check_subsampled_inner(mechanism)
     if isinstance(mechanism, (Repeated, Composed)):
         return _compose(_flatten(mechanism), discretization)
     raise ValueError(f"mechanism must be an fdpkit mechanism, got {type(mechanism).__name__}")
