@@ -327,3 +327,37 @@ def log1mexp(x: Any) -> np.ndarray:
     x = np.asarray(x, dtype=float)
     with np.errstate(divide="ignore"):
         return np.where(x > -math.log(2.0), np.log(-np.expm1(x)), np.log1p(-np.exp(x)))
+
+
+def round_safe(x: float, digits: int = 4, *, up: bool) -> float:
+    """``x`` rounded to ``digits`` significant digits towards the safe side: up (a noise scale
+    a user will copy: more noise) or down (a sample rate: fewer samples), never to nearest.
+
+    >>> round_safe(1.18544, up=True), round_safe(0.0159484, up=False)
+    (1.186, 0.01594)
+    """
+    if x == 0.0 or not math.isfinite(x):
+        return x
+    e = math.floor(math.log10(abs(x))) - (digits - 1)
+    scaled = x / 10.0 ** e
+    r = (math.ceil(scaled) if up else math.floor(scaled)) * 10.0 ** e
+    # the product may land one unit of round-off on the unsafe side of the decimal: step past x
+    if up and r < x:
+        r = math.nextafter(r, math.inf)
+    elif not up and r > x:
+        r = math.nextafter(r, -math.inf)
+    clean = float(f"{r:.{digits}g}")  # the decimal itself, when it is still on the safe side
+    return clean if (clean >= x if up else clean <= x) else r
+
+
+def safe_text(x: Any, digits: int = 4, *, up: bool) -> str:
+    """:func:`round_safe` as text (its shortest repr: what is printed is what was rounded).
+
+    >>> safe_text(1.18544, up=True), safe_text(200, up=False), safe_text(None, up=True)
+    ('1.186', '200', '-')
+    """
+    if x is None:
+        return "-"
+    if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
+        return str(int(x))
+    return repr(round_safe(float(x), digits, up=up))

@@ -5,6 +5,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+import fdpkit as fp
 from fdpkit.cli import app
 
 runner = CliRunner()
@@ -197,3 +198,21 @@ def test_statement_output_follows_the_output_rules(tmp_path):
     assert r.exit_code == 2 and "--force" in r.output and out.read_text() == "mine\n"
     r = run("--force", "report", "gaussian", "--sigma", "1", "--format", "statement", "-o", str(out))
     assert r.exit_code == 0 and out.read_text().startswith("We release")
+
+
+def test_printed_noise_and_rates_meet_their_targets():
+    """The solved value as printed is rounded towards the safe side: 1.18544 printed 1.185,
+    and eps(1.185, q 0.02, T 500) = 2.001 > 2; the planned Laplace b = 0.0025562 printed
+    0.002556, whose attack TPR 0.050017 > 0.05 (helper's reproducers)."""
+    import re
+
+    r = run("calibrate", "dpsgd", "--epsilon", "2", "--delta", "1e-5", "--sample-rate", "0.02", "--steps", "500")
+    sigma = float(re.search(r"noise multiplier\s*│\s*([0-9.]+) \(rounded up", r.stdout).group(1))
+    assert fp.privacy_report(fp.dpsgd(sigma, 0.02, 500), deltas=[1e-5]).epsilons[0][1] <= 2.0
+    r = run("calibrate", "dpsgd", "--mu", "0.5", "--noise-multiplier", "1.3", "--steps", "1000")
+    q = float(re.search(r"sample rate\s*│\s*([0-9.]+) \(rounded down", r.stdout).group(1))
+    assert fp.privacy_report(fp.dpsgd(1.3, q, 1000)).mu <= 0.5
+    r = run("plan", "privacy-first", "--effect", "0.2", "--n", "100", "--sd", "0.25", "--max-attack-power", "0.05",
+            "--fpr", "0.001")
+    b = float(re.search(r"scale b = ([0-9.e-]+) ", r.stdout).group(1))
+    assert float(fp.LaplaceCurve(0.01 / b).tpr(1e-3)) <= 0.05

@@ -59,8 +59,22 @@ def calibrate_dpsgd_cmd(
     batches = ({"batch size": d.get("batch_size")} if loader else {"sample rate": d.get("sample_rate")})
     if loader and "epochs_equivalent" in a:
         batches["epochs (as the loader ran them)"] = a["epochs_equivalent"]
-    rows = {r.unknown: r.value, "target": r.target or "-", "noise multiplier": d.get("noise_multiplier"),
-            **batches, "steps": d.get("steps"),
+    # the solved value as printed is rounded towards the safe side (more noise; a smaller rate),
+    # so that a user who copies it still meets the target (to nearest, 1.18544 read 1.185: eps 2.001 > 2)
+    from fdpkit._numerics import safe_text
+
+    solved = {"noise_multiplier": True, "sample_rate": False, "epochs": False}
+    up = solved.get(r.unknown)
+    if up is not None:
+        text_value = f"{safe_text(r.value, up=up)} (rounded {'up' if up else 'down'}, the safe side, from {r.value!r})"
+        for key, name in (("noise_multiplier", "noise multiplier"), ("sample_rate", "sample rate")):
+            if r.unknown == key and name in (batches.keys() | {"noise multiplier"}):
+                if name == "sample rate":
+                    batches[name] = text_value
+                else:
+                    d["noise_multiplier"] = text_value
+    rows = {r.unknown: text_value if up is not None else r.value, "target": r.target or "-",
+            "noise multiplier": d.get("noise_multiplier"), **batches, "steps": d.get("steps"),
             "achieved mu": a["mu"], f"achieved epsilon at delta={a['delta']:g}": a["epsilon"],
             f"achieved TPR at FPR={a['fpr']:g}": a["tpr"], "achieved advantage": a["advantage"],
             f"achieved posterior (prior {a['prior']:g})": a["posterior"], "converged": str(r.converged),

@@ -86,12 +86,16 @@ def plan(guide: str = typer.Argument(..., help="utility-first or privacy-first")
     spec = fp.ZTestSpec(effect=effect, n=n, sd=sd, alpha=alpha, data_range=data_range, statistic=statistic,
                         groups=groups, alternative=alternative, tests=tests, correction=correction)
     if guide == "utility-first":
+        from fdpkit._numerics import safe_text
+
         if (required_power is None) == (max_relative_loss is None):
             fail("utility-first needs exactly one of --required-power or --max-relative-loss")
         res = fp.utility_first(analysis=spec, required_power=required_power, max_relative_loss=max_relative_loss,
                                prior=prior, fpr=fpr)
         d = res.to_dict()
         rows = {label: d[k] for k, label in UTILITY_FIRST_LABELS}
+        if d.get("sigma") is not None:  # at most this noise keeps the power: rounded down, as printed above
+            rows["noise sd σ"] = safe_text(d["sigma"], up=False)
         if tests > 1:
             rows = {"tests": tests, "level per test": spec.level, "smallest μ per test": d["mu_min"],
                     "μ of all tests (risk read here)": d["mu_total"],
@@ -99,6 +103,8 @@ def plan(guide: str = typer.Argument(..., help="utility-first or privacy-first")
         if res.reason:
             rows["reason"] = res.reason
     elif guide == "privacy-first":
+        from fdpkit._numerics import safe_text
+
         res = fp.privacy_first(blatant_disclosure_ok=blatant_ok, high_confidence_ok=high_confidence_ok,
                                max_relative_risk=max_relative_risk, max_attack_power=max_attack_power,
                                fpr=fpr, analysis=spec)
@@ -115,7 +121,9 @@ def plan(guide: str = typer.Argument(..., help="utility-first or privacy-first")
             if tests > 1:
                 rows[f"{name}: {o['parameter']} per test"] = o["value_per_test"]
             per = " per test" if tests > 1 else ""
-            rows[f"{name}: noise {'sigma' if o['noise_parameter'] == 'sigma' else 'scale b'}{per}"] = o["noise_scale"]
+            # rounded up as the plan's sentences print it (more noise: the privacy limit holds)
+            rows[f"{name}: noise {'sigma' if o['noise_parameter'] == 'sigma' else 'scale b'}{per}"] = (
+                safe_text(o["noise_scale"], up=True) if o["noise_scale"] is not None else None)
             rows[f"{name}: power{per}"] = o["power"]
         rows["Laplace power method"] = spec.laplace_method
     else:

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from fdpkit._numerics import EPSILON_MAX, check_real, json_safe
+from fdpkit._numerics import EPSILON_MAX, check_real, json_safe, round_safe, safe_text
 from fdpkit.convert import epsilon_for_delta_from_mu
 from fdpkit.curves import EpsDeltaCurve, GaussianCurve, LaplaceCurve
 from fdpkit.errors import ParameterError
@@ -430,10 +430,14 @@ def noise_sentences(plan: "PrivacyFirstPlan | UtilityFirstPlan") -> list[str]:
             "count": "the count (sensitivity 1)"}[a.statistic]
     groups = " of each group" if a.groups == 2 else ""
     out = []
+    # noise scales are printed rounded towards the side the plan guarantees: privacy-first noise
+    # up (the printed b = 0.002556 of b = 0.0025562 missed the attack-power limit), utility-first
+    # noise down (its power requirement), with the mu it then gives rounded up
     if isinstance(plan, UtilityFirstPlan):
         if math.isfinite(plan.mu_min):
-            out.append(f"Add Gaussian noise with sd σ = {plan.sigma:.4g} to {what}{groups}: this is "
-                       f"μ = {plan.mu_min:.4g} Gaussian DP per release.")
+            sigma = round_safe(plan.sigma, up=False)
+            out.append(f"Add Gaussian noise with sd σ = {sigma!r} to {what}{groups}: this is "
+                       f"μ = {safe_text(plan.mu_min * plan.sigma / sigma, up=True)} Gaussian DP per release.")
         else:
             out.append("No amount of noise reaches the required power: change the analysis first.")
     else:
@@ -444,12 +448,13 @@ def noise_sentences(plan: "PrivacyFirstPlan | UtilityFirstPlan") -> list[str]:
             value = (f"{sym} = {o.value_per_test:.4g} per test, {o.value:.4g} in total" if o.tests > 1
                      else f"{sym} = {o.value:.4g}")
             per = " in each test" if o.tests > 1 else ""
+            scale = round_safe(o.noise_scale, up=True)
             if o.noise_parameter == "sigma":
-                out.append(f"Gaussian mechanism: add noise with sd σ = {o.noise_scale:.4g} to {what}{groups}{per} "
+                out.append(f"Gaussian mechanism: add noise with sd σ = {scale!r} to {what}{groups}{per} "
                            f"({value}).")
             else:
-                out.append(f"Laplace mechanism: add noise with scale b = {o.noise_scale:.4g} to {what}{groups}{per} "
-                           f"({value}; sd √2·b = {math.sqrt(2) * o.noise_scale:.4g}).")
+                out.append(f"Laplace mechanism: add noise with scale b = {scale!r} to {what}{groups}{per} "
+                           f"({value}; sd √2·b = {safe_text(math.sqrt(2) * scale, up=True)}).")
     if a.tests > 1:
         if isinstance(plan, UtilityFirstPlan):
             out.append(f"With {a.tests} tests about the same people, each release gets this noise and together "
