@@ -152,3 +152,21 @@ def test_schedule_inputs_are_labelled_by_phase():
     assert rows["mechanism"] == "DP-SGD"
     assert rows["noise multiplier σ (phase 1)"] == "1" and rows["steps (phase 2)"] == "500"
     assert not any(k.endswith("()") or "part 1 of" in k for k in rows) and all(v != "" for v in rows.values())
+
+
+def test_difference_figure_draws_round_off_as_zero():
+    """Pure 0-DP: the numeric curve and G_0 are both 1 - alpha; their difference of +-1e-16
+    was drawn as a jagged line below 0 in the "≥ 0 where mu holds" figure."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from fdpkit.report import plots
+
+    r = fp.privacy_report(fp.PureDP(0.0))
+    fig, ax = plt.subplots()
+    plots.curve_vs_gdp(ax, r.curve, r.mu)
+    assert np.all(ax.lines[0].get_ydata() == 0.0)
+    plt.close(fig)

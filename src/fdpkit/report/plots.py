@@ -55,7 +55,11 @@ def curve_vs_gdp(ax, curve: TradeOffCurve, mu: float):
     wherever the fitted μ holds; the small-α end, where attacks matter, is visible."""
     g = GaussianCurve(mu)
     a = _LOG_GRID[_LOG_GRID >= 1e-10]
-    diff = curve.beta(a) - g.beta(a)
+    fb, gb = np.asarray(curve.beta(a), dtype=float), np.asarray(g.beta(a), dtype=float)
+    diff = fb - gb
+    # a difference within the subtraction's own round-off is drawn as 0 (mu = 0: both curves
+    # are 1 - alpha, and +-1e-16 of noise was drawn as a jagged line dipping below 0)
+    diff[np.abs(diff) <= 4.0 * np.finfo(float).eps * np.maximum(fb, gb)] = 0.0
     ax.semilogx(a, diff, label=r"$f(\alpha) - G_\mu(\alpha)$" + f", μ = {mu:.4g}")
     ax.axhline(0.0, color="grey", lw=0.8)
     ax.set_xlabel(FPR_LABEL + ", log scale")
