@@ -309,3 +309,41 @@ def test_shuffled_schedule_statement_says_which_count_gave_mu():
                               {"noise_multiplier": 1.0, "batch_size": 10, "epochs": 1}],
                              dataset_size=100, sampling="shuffled", relation="zero-out")
     assert "span two phases" not in fp.privacy_report(aligned).statement()
+
+
+def _worst_loader(phases, n, b):
+    """Brute force: every pattern of run-on / fresh pass at each boundary, for each pass length."""
+    import itertools
+    import math
+
+    best = 0.0
+    for length in {n // b, -(-n // b)}:
+        for pattern in itertools.product((False, True), repeat=len(phases) - 1):
+            total, pos, low = 0.0, 0, math.inf
+            for i, (sigma, steps) in enumerate(phases):
+                if i and not pattern[i - 1] and pos:
+                    total, pos, low = total + 1 / low ** 2, 0, math.inf
+                for _ in range(steps):
+                    low, pos = min(low, sigma), pos + 1
+                    if pos == length:
+                        total, pos, low = total + 1 / low ** 2, 0, math.inf
+            best = max(best, total + (1 / low ** 2 if pos else 0.0))
+    return best
+
+
+@pytest.mark.parametrize("phases, batch", [([(1.0, 5), (2.0, 5), (1.0, 10)], 10),
+                                           ([(2.0, 3), (1.0, 5), (3.0, 7), (0.5, 2)], 30),
+                                           ([(1.0, 10), (2.0, 10), (1.0, 10)], 10)])
+def test_shuffled_schedule_of_three_phases_bounds_every_loader_pattern(phases, batch):
+    """With three or more phases a loader may start a fresh pass at one boundary and run on at
+    another: sigma 1, 2, 1 for 5, 5, 10 steps gives mu^2 = 3 that way, above both pure readings
+    (2.25 and 2). mu^2 is at least the brute-force worst case over all patterns, and exact when
+    the phases are whole passes."""
+    from fdpkit.mechanisms import dpsgd_schedule
+
+    m = dpsgd_schedule([{"noise_multiplier": s, "batch_size": batch, "steps": t} for s, t in phases],
+                       dataset_size=100, sampling="shuffled", relation="zero-out")
+    mu2, worst = fp.account(m).curve.mu ** 2, _worst_loader(phases, 100, batch)
+    assert mu2 >= worst * (1 - 1e-12)
+    if all(t % (100 // batch) == 0 for _, t in phases) and 100 % batch == 0:
+        assert mu2 == pytest.approx(worst, rel=1e-12)

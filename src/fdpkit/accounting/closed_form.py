@@ -199,7 +199,27 @@ def _across_phases(m: DPSGD) -> float:
         # sqrt(sum 1 / sigma^2) as a scaled hypotenuse (sigma may be 1e-200 or 1e200)
         s = float(low.min())
         best = max(best, math.sqrt(float(np.sum((s / low) ** 2))) / s)
+        if len(phases) > 2:
+            best = max(best, _any_loader(phases, length))
     return best
+
+
+def _any_loader(phases, length: int) -> float:
+    """sqrt(sum_phases P'_i / sigma_i^2), P'_i the most passes phase i can touch whatever the
+    loader did at earlier boundaries (ran on or started a fresh pass): three or more phases
+    allow mixed patterns that neither the fresh-pass count nor the run-on tiling covers. Every
+    pass contributes 1 / min sigma^2 <= the sum over the phases it touches of 1 / sigma_i^2,
+    so this bounds every pattern. A phase that starts on a pass boundary under every pattern
+    (all earlier steps whole passes) touches ceil(T / L) passes; otherwise at most
+    floor((T + L - 2) / L) + 1 (the worst start offset, L - 1)."""
+    terms = []
+    aligned = True
+    for ph in phases:
+        t = ph.steps
+        touched = -(-t // length) if aligned else (t + length - 2) // length + 1
+        terms.append(math.sqrt(max(touched, ph.participations or 0)) / ph.noise_multiplier)
+        aligned = aligned and t % length == 0
+    return math.hypot(*terms)
 
 
 __all__ = ["FULL_BATCH_SAMPLINGS", "closed_form_curve", "full_batch_gaussian", "full_batch_phases",

@@ -89,13 +89,23 @@ def vertex_profile(alpha: np.ndarray, tpr: np.ndarray, eps: np.ndarray) -> np.nd
             j = np.clip(k + shift, 0, len(a) - 1)
             aj = a[j]
             # e^eps * 0 is 0, never NaN; e^eps alpha for eps > 709.8 is exp(eps + ln alpha)
-            # (it read as inf, so that delta(710) = 0 and epsilon stopped at 709.8, too low)
-            xa = np.where(big, np.exp(e + np.log(aj)), x * aj)
+            # (it read as inf, so that delta(710) = 0 and epsilon stopped at 709.8, too low),
+            # its exponent lowered by its rounding bound (4 u per term): e^eps alpha never read
+            # too large, so delta never too small
+            xa = x * aj
+            if big.any():
+                la = np.log(aj)
+                arg = e + la
+                arg -= 4.0 * _U * (np.abs(e) + np.abs(la) + 1.0)
+                xa = np.where(big, np.exp(arg), xa)
             val = t[j] - np.where(aj == 0.0, 0.0, xa)
             best = np.maximum(best, np.where(np.isnan(val), 0.0, val))
     out[~inf] = best
     return out
 
+
+#: Unit round-off of float64 (the log-domain rounding bound of :func:`vertex_profile`).
+_U = float(np.finfo(float).eps) / 2.0
 
 #: Largest epsilon :meth:`TradeOffCurve.epsilon_for_delta` searches (a bracket doubled from
 #: 1: about a thousand evaluations at most); beyond it epsilon is reported infinite.
