@@ -67,12 +67,10 @@ def calibrate_dpsgd_cmd(
     up = solved.get(r.unknown)
     if up is not None:
         text_value = f"{safe_text(r.value, up=up)} (rounded {'up' if up else 'down'}, the safe side, from {r.value!r})"
-        for key, name in (("noise_multiplier", "noise multiplier"), ("sample_rate", "sample rate")):
-            if r.unknown == key and name in (batches.keys() | {"noise multiplier"}):
-                if name == "sample rate":
-                    batches[name] = text_value
-                else:
-                    d["noise_multiplier"] = text_value
+        if r.unknown == "noise_multiplier":
+            d["noise_multiplier"] = text_value
+        elif r.unknown == "sample_rate" and "sample rate" in batches:
+            batches["sample rate"] = text_value
     rows = {r.unknown: text_value if up is not None else r.value, "target": r.target or "-",
             "noise multiplier": d.get("noise_multiplier"), **batches, "steps": d.get("steps"),
             "achieved mu": a["mu"], f"achieved epsilon at delta={a['delta']:g}": a["epsilon"],

@@ -35,6 +35,7 @@ from fdpkit.curves import GaussianCurve, TradeOffCurve, _repr
 from fdpkit.fit import ALPHA_MIN_DEFAULT, GDPFit, fit_gdp_adapted
 from fdpkit.mechanisms import (
     ApproxDP,
+    CurveMechanism,
     Mechanism,
     UniformSampling,
     mechanism_from_dict,
@@ -43,6 +44,7 @@ from fdpkit.mechanisms import (
 )
 from fdpkit.guarantee.setting import comparison_for, setting_of
 from fdpkit.risk import advantage, failure_mode, posterior
+from fdpkit.risk.disclosure import certainty_mass
 from fdpkit.guarantee.representations import representations
 from fdpkit.guarantee.statement import paper_statement
 from fdpkit.risk.grade import grade
@@ -99,7 +101,7 @@ def _can_reveal_with_certainty(mechanism: Mechanism) -> bool:
     pure epsilon-DP bound or spread the loss, a finite Renyi divergence (zCDP, RDP) rules
     such outputs out, and DP-SGD is Gaussian noise whatever its sampling."""
     for m, _ in walk(mechanism):
-        if isinstance(m, ApproxDP) and m.delta > 0 or m.kind in ("curve", "uniform-sampling"):
+        if isinstance(m, ApproxDP) and m.delta > 0 or isinstance(m, (CurveMechanism, UniformSampling)):
             return True
     return False
 
@@ -411,9 +413,8 @@ def privacy_report(
             + ("." if atoms else ": no part of this mechanism reveals membership with certainty.")
         )
     if mode == "catastrophic":
-        atom = max(1.0 - f0, float(curve.tpr(0.0)) if curve.bound == "exact" else 0.0)  # a delta below 1e-16
         warnings.append(
-            f"Blatant disclosure is possible: with probability {atom:.3g} an output reveals "
+            f"Blatant disclosure is possible: with probability {certainty_mass(curve):.3g} an output reveals "
             "membership with certainty (de Fondeville Thm. 1)."
         )
     if isinstance(mech, UniformSampling):

@@ -82,6 +82,17 @@ def relative_risk(curve: TradeOffCurve, fpr_min: Any = None) -> float:
     return max(1.0, _slope_at_zero(curve))
 
 
+def certainty_mass(curve: TradeOffCurve) -> float:
+    """The probability 1 - f(0) that an output reveals membership with certainty. On an exact
+    curve it is read also from the accurately stored side, as ``fit_gdp`` reads it (an
+    (eps, 1e-20) curve has f(0) = 1 - 1e-20 = 1.0 in floats, but TPR(0) = 1e-20); a numeric
+    lower bound's TPR(0) below 1e-16 is its own round-off."""
+    atom = 1.0 - float(curve.f0)
+    if curve.bound == "exact":
+        atom = max(atom, float(curve._tpr(np.zeros(1))[0]))
+    return atom
+
+
 def failure_mode(curve: TradeOffCurve, *, tolerance: float = 0.0) -> str:
     """How a mechanism fails under membership attacks (de Fondeville Thms. 1-2, Table 1).
 
@@ -104,12 +115,6 @@ def failure_mode(curve: TradeOffCurve, *, tolerance: float = 0.0) -> str:
     """
     curve = check_risk_curve(curve)
     tol = check_scalar("tolerance", check_probability("tolerance", tolerance))
-    # the atom 1 - f(0); on an exact curve read also from the accurately stored side (an
-    # (eps, 1e-20) curve has f(0) = 1 - 1e-20 = 1.0 in floats, but TPR(0) = 1e-20 > 0), as
-    # fit_gdp reads it; a numeric lower bound's TPR(0) below 1e-16 is its own round-off
-    atom = 1.0 - float(curve.f0)
-    if curve.bound == "exact":
-        atom = max(atom, float(curve._tpr(np.zeros(1))[0]))
-    if atom > tol:
+    if certainty_mass(curve) > tol:
         return "catastrophic"
     return "none" if math.isfinite(_slope_at_zero(curve)) else "graceful"
