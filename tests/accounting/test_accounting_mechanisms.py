@@ -129,6 +129,30 @@ def test_a_run_whose_loss_sits_at_zero_gets_no_atom_at_fpr_0(noise, rate, steps,
         assert float(r.curve.delta_for_epsilon(eps)) >= float(acc.delta_for_epsilon(eps)) * (1 - 1e-12)
 
 
+@pytest.mark.parametrize("noise", [1e16, 1e50, 1e100, 1e308])
+@pytest.mark.parametrize("kw", [dict(sample_rate=0.01), dict(sample_rate=0.01, relation="replace-one"),
+                                dict(batch_size=100, dataset_size=10000, sampling="fixed-size", relation="zero-out")])
+def test_huge_noise_gets_no_infinity_mass_from_a_grid_ending_at_0(noise, kw):
+    """Noise of 1e16 and more: the step's top loss (about q / sigma^2) rounded to 0 or below,
+    the single step's grid ended at 0 and the round-off envelope of delta(0) (2.6e-14)
+    became a mass at +inf: after 1000 steps delta(eps) = 2.6e-11 for every eps, f(0) =
+    1 - 2.6e-11 and mu 0.036 where sigma 1e12 reads 5e-9 (and at sigma 1e200 and more the
+    variance underflowed to 0 and the default 1e-4 grid read 2e-5). The grid's top is now at
+    least d; the curve still implies the accountant's profile, never a smaller delta."""
+    from fdpkit.accounting._resolution import choose_discretization
+
+    m = fp.dpsgd(noise_multiplier=noise, steps=1000, **kw)
+    d = choose_discretization(m)[0]
+    assert d == 1e-8
+    r = fp.privacy_report(m)
+    assert r.curve.f0 == 1.0 and 0.0 < r.mu < 1e-8
+    acc = fp.account(m, discretization=d)
+    for direction in acc._profile.directions:  # noqa: SLF001
+        assert direction.m_inf < 1e-30
+    for eps in (0.0, 1e-9, 1e-7, 1e-5, 1.0):
+        assert float(r.curve.delta_for_epsilon(eps)) >= float(acc.delta_for_epsilon(eps)) * (1 - 1e-12)
+
+
 def test_a_non_private_part_makes_the_composition_non_private():
     """ApproxDP(0, 1) (dp_event's NonPrivate, and GaussianDpEvent(0)) inside a composition
     raised OverflowError in the cost estimate; the composition is perfectly distinguishing:

@@ -163,3 +163,6 @@ def test_huge_noise_steps_are_distributions(sigma, sensitivity, q, relation):
         up = pmf.losses >= 0
         assert math.fsum(np.exp(-pmf.losses[up]) * pmf.probs[up]) <= 1.0 + 4 * U
         assert pmf.infinity_mass <= 1e-12   # no +inf mass out of round-off
+        # the top loss rounds to 0 or below at this noise: the grid still reaches d, so the
+        # round-off envelope of delta(0) is a mass at loss d, not at +inf (it was 2.6e-14)
+        assert pmf.losses[-1] > 0 and pmf.infinity_mass == 0.0

@@ -108,8 +108,15 @@ def choose_discretization(mechanism: Mechanism, *, mu_rtol: float = AUTO_MU_RTOL
     or ``budget``."""
     v = step_variance(mechanism)
     d0 = DISCRETIZATION_DEFAULT
-    if v is None or not v > 0:
+    if v is None or not v >= 0:
         return d0, f"default {d0:g}"
+    if v == 0.0:
+        # q^2 / sigma^2 underflowed (sigma of about 1e154 and more, or q below 1e-154): the
+        # step is finer than any grid resolves, and Eq. (2) gives D_FLOOR, as it does for
+        # every v below 1e-14 (at sigma 1e308 the default 1e-4 read mu 2e-5, D_FLOOR 5e-9)
+        return _finest_affordable(mechanism, D_FLOOR, budget), (
+            "chosen for a per-step loss variance that underflows to 0: the finest grid "
+            "the budget allows")
     coarse = _readable(min(D_CEIL, math.sqrt(12.0 * v * AUTO_COARSE_RTOL)))
     if coarse >= COARSEN_MIN_FACTOR * d0:
         return coarse, (f"coarsened from the default {d0:g} (a large per-step loss variance {v:.3g}): "
@@ -118,7 +125,16 @@ def choose_discretization(mechanism: Mechanism, *, mu_rtol: float = AUTO_MU_RTOL
     d = min(d0, max(D_FLOOR, math.sqrt(12.0 * v * mu_rtol)))
     if d >= d0:
         return d0, f"default {d0:g} (estimated relative excess of mu {excess_mu_rtol(v, d0):.2g})"
-    d = _readable(d)
+    d = _finest_affordable(mechanism, _readable(d), budget)
+    how = (f"chosen from the per-step loss variance {v:.3g}: estimated relative excess of mu "
+           f"{excess_mu_rtol(v, d):.2g} (at the default {d0:g}: {excess_mu_rtol(v, d0):.2g})")
+    return d, how
+
+
+def _finest_affordable(mechanism: Mechanism, d: float, budget: Any) -> float:
+    """``d`` coarsened by factors of 1.5 (at most to the default) while the composition's
+    grid would exceed :data:`AUTO_MAX_GRID` points or ``budget``."""
+    d0 = DISCRETIZATION_DEFAULT
     while d < d0:
         try:
             # a single step's a-priori grid bound (what account() refuses without a budget:
@@ -132,10 +148,7 @@ def choose_discretization(mechanism: Mechanism, *, mu_rtol: float = AUTO_MU_RTOL
             if cost.grid_points <= AUTO_MAX_GRID:
                 break
         d = _readable(min(d0, 1.5 * d))
-    d = min(d, d0)
-    how = (f"chosen from the per-step loss variance {v:.3g}: estimated relative excess of mu "
-           f"{excess_mu_rtol(v, d):.2g} (at the default {d0:g}: {excess_mu_rtol(v, d0):.2g})")
-    return d, how
+    return min(d, d0)
 
 
 def _readable(d: float) -> float:

@@ -37,7 +37,13 @@ delta_1..delta_n at eps_1..eps_n (made non-increasing),
     p_i = ((delta_{i+1} - delta_i) - e^d (delta_i - delta_{i-1})) / (e^d - 1),
     p_n = (delta_n - delta_{n-1}) / (e^{-d} - 1),   P[+inf] = delta_n,            (2)
 
-negative p_i set to 0. For exact deltas this PMF's delta(eps) upper-bounds the mechanism's.
+negative p_i set to 0. For exact deltas this PMF's delta(eps) upper-bounds the mechanism's,
+on any grid: between grid points by convexity of delta in e^eps, above the top by
+delta_n = P[+inf]. fdpkit's grid is dp_accounting's except that its top is at least d:
+every step's largest loss is positive, but where it is below about 1e-16 (noise of 1e16
+sensitivities and more) its computed value rounds to 0 or below, and a grid ending at 0
+made delta(0) + env (2.6e-14 of round-off) a mass at +inf: delta(eps) = 2.6e-11 for every
+eps after 1000 steps, f(0) = 1 - 2.6e-11 and mu 0.036 where the run is 5e-9-GDP.
 
 Rounding toward pessimism
 -------------------------
@@ -339,6 +345,11 @@ def _envelope(deltas: np.ndarray, bound: np.ndarray, d: float) -> tuple[np.ndarr
 def _step(noise: _Gaussian, d: float) -> StepArrays:
     eps_lower, eps_upper = noise.bounds()
     lo, hi = math.floor(eps_lower / d), math.ceil(eps_upper / d)
+    # every step's largest loss is positive (no step is perfectly private), so the grid's
+    # top is at least d; its computed value rounds to 0 or below where it is under about
+    # 1e-16 (noise of 1e16 sensitivities and more), and a grid ending at 0 moved the
+    # round-off envelope of delta(0) to +inf (see "Rounding toward pessimism")
+    hi = max(hi, 1)
     eps = np.arange(lo, hi + 1) * d
     return pmf_from_deltas(eps, *_deltas(noise, eps), d)
 

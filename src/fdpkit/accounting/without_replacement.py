@@ -187,7 +187,10 @@ def zero_out_step(sigma: float, q: float, discretization: float) -> tuple[StepAr
     e_poi = max(poisson.bounds()[1], 0.0)
 
     def grid(lo: float, hi: float) -> np.ndarray:
-        return np.arange(math.floor(lo / d), math.ceil(hi / d) + 1) * d
+        # the top is at least d: each direction's largest loss is positive, and a grid
+        # ending at 0 (tops that round to 0, noise of 1e16 and more) moved the round-off
+        # envelope of delta(0) to +inf (single_step._step)
+        return np.arange(math.floor(lo / d), max(math.ceil(hi / d), 1) + 1) * d
 
     def profile(eps: np.ndarray, upper, lower) -> tuple[np.ndarray, np.ndarray]:
         """upper(eps) for eps >= 0; 1 - e^eps + e^eps lower(-eps) below 0 (Eq. 3)."""
