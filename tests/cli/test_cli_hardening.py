@@ -161,6 +161,16 @@ def test_power_tests_below_one_is_refused_naming_tests(tests, capsys):
     (["plan", "privacy-first", "--effect", "0.2", "--n", "15", "--sd", "0.25", "--max-relative-risk", "1e308"],
      "error: max_relative_risk must be in (1, 1.01423e+304] (the Laplace option's epsilon = log R is at most 700), "
      "got 1e+308"),
+    # the internal solver's argument was named ("max_power must be >= fpr"), or at equality "mu must be > 0"
+    (["plan", "privacy-first", "--effect", "0.2", "--n", "15", "--sd", "0.25", "--max-attack-power", "1e-4"],
+     "error: max_attack_power must be above fpr (a random guess already reaches TPR = FPR, so a lower limit "
+     "allows no release), got max_attack_power=0.0001 <= fpr=0.001"),
+    (["plan", "privacy-first", "--effect", "0.2", "--n", "15", "--sd", "0.25", "--max-attack-power", "0.05",
+      "--fpr", "0.05"],
+     "error: max_attack_power must be above fpr (a random guess already reaches TPR = FPR, so a lower limit "
+     "allows no release), got max_attack_power=0.05 <= fpr=0.05"),
+    (["plan", "privacy-first", "--effect", "0.2", "--n", "15", "--sd", "0.25", "--max-attack-power", "1"],
+     "error: max_attack_power must be below 1 (a limit of 1 allows every attack and bounds no mechanism), got 1.0"),
     # the non-private row's mu = inf was named ("sd must be > 0 when mu is inf"), which the user did not give
     (["power", "--effect", "0.2", "--n", "15", "--sd", "0", "--mu", "1"],
      "error: --sd must be > 0, got 0: the non-private power shown beside every release has no test for data "

@@ -45,3 +45,19 @@ def test_bad_tests_is_one_line():
     r = run("plan", "utility-first", "--effect", "0.2", "--n", "100", "--sd", "0.25", "--tests", "0",
             "--required-power", "0.9")
     assert r.exit_code == 2 and "tests" in r.output and "Traceback" not in r.output
+
+
+def test_privacy_first_relative_risk_that_cannot_bind_says_so():
+    # FPR 0.1, R = 50: no attack at FPR >= 0.1 exceeds TPR/FPR <= 10; the plan printed
+    # "sd σ = 0.0 (μ = inf)" and its JSON a relative risk of inf against the limit 50
+    args = ("plan", "privacy-first", "--effect", "0.1", "--n", "1000", "--sd", "1", "--fpr", "0.1",
+            "--max-relative-risk", "50")
+    r = run(*args, "--format", "json")
+    assert r.exit_code == 0, r.output
+    gauss, lap = json.loads(r.stdout)["options"]
+    assert gauss["value"] == "inf" and gauss["relative_risk"] == pytest.approx(10.0) and gauss["attack_power"] == 1.0
+    assert lap["relative_risk"] <= 50
+    r = run(*args)
+    assert r.exit_code == 0, r.output
+    assert "σ = 0.0" not in r.output and "none needed" in r.output and "does not bind" in r.output
+    assert "relative risk (FPR ≥ 0.1)" in r.output

@@ -36,3 +36,14 @@ def test_plan_page_shows_the_split(client):
     r = client.post("/plan", data={"guide": "utility_first", "effect": "0.2", "n": "100", "sd": "0.25",
                                    "tests": "0", "required_power": "0.9", "alpha": "0.05"})
     assert "tests" in r.text and 'id="budget-split"' not in r.text
+
+
+def test_plan_relative_risk_that_cannot_bind_and_refused_attack_power(client):
+    body = {"guide": "privacy_first", "effect": 0.1, "n": 1000, "sd": 1, "fpr": 0.1, "max_relative_risk": 50}
+    d = client.post("/api/plan", json=body).json()
+    assert d["options"][0]["value"] == "inf" and d["options"][0]["relative_risk"] == pytest.approx(10.0)
+    r = client.post("/plan", data={**{k: str(v) for k, v in body.items()}, "high_confidence_ok": "on"})
+    assert "none needed" in r.text and "does not bind" in r.text and "{&#39;kind&#39;" not in r.text
+    r = client.post("/api/plan", json={**body, "max_relative_risk": None, "max_attack_power": 0.05})
+    assert r.status_code == 422 and r.json()["parameter"] == "max_attack_power"
+    assert r.json()["detail"].startswith("max_attack_power must be above fpr")

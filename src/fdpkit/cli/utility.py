@@ -123,8 +123,12 @@ def plan(guide: str = typer.Argument(..., help="utility-first or privacy-first")
             per = " per test" if tests > 1 else ""
             # rounded up as the plan's sentences print it (more noise: the privacy limit holds)
             rows[f"{name}: noise {'sigma' if o['noise_parameter'] == 'sigma' else 'scale b'}{per}"] = (
-                safe_text(o["noise_scale"], up=True) if o["noise_scale"] is not None else None)
+                "none needed (the limit does not bind)" if o["value"] == "inf"
+                else safe_text(o["noise_scale"], up=True) if o["noise_scale"] is not None else None)
             rows[f"{name}: power{per}"] = o["power"]
+            rows[f"{name}: attack TPR at FPR {fpr:g}"] = o["attack_power"]
+            rows[f"{name}: relative risk" + (f" (FPR ≥ {fpr:g})" if o["parameter"] == "mu" else "")] = (
+                o["relative_risk"])
         rows["Laplace power method"] = spec.laplace_method
     else:
         fail(f"guide must be utility-first or privacy-first, got {guide!r}")

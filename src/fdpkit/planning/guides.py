@@ -75,7 +75,9 @@ class MechanismOption:
     parameter: str
     value: float
     power: float | None
+    #: the best attack's TPR at the plan's FPR (1 for value = inf: no noise)
     attack_power: float
+    #: Gaussian: rho at FPR >= the plan's FPR (1/FPR when no noise is needed); Laplace: over all FPRs (e^epsilon)
     relative_risk: float
     #: noise to add for one release: Gaussian sd sigma, or Laplace scale b (None without an analysis)
     noise_parameter: str = ""
@@ -177,6 +179,14 @@ class PrivacyFirstPlan:
 RELATIVE_RISK_MAX = math.exp(EPSILON_MAX)
 
 
+def _no_release(limit: str, value: float, fpr: float) -> ParameterError:
+    """The error for a limit so close to no information at all that only mu = 0 or
+    epsilon = 0 (releasing nothing) meets it, under its public name."""
+    return ParameterError(f"{limit}={value!r} is too close to no attack advantage at fpr={fpr!r}: only a release "
+                          f"of no information (μ = 0, ε = 0) meets it; allow a larger {limit}", limit,
+                          (limit, "fpr"))
+
+
 def privacy_first(*, blatant_disclosure_ok: bool, high_confidence_ok: bool,
                   max_relative_risk: float | None = None, max_attack_power: float | None = None,
                   fpr: float = 1e-3, analysis: ZTestSpec | None = None) -> PrivacyFirstPlan:
@@ -208,6 +218,17 @@ def privacy_first(*, blatant_disclosure_ok: bool, high_confidence_ok: bool,
         max_attack_power = check_real("max_attack_power", max_attack_power, low=0.0, high=1.0, low_open=True,
                                       scalar=True)
     fpr = check_real("fpr", fpr, low=0.0, high=1.0, low_open=True, high_open=True, scalar=True)
+    if max_attack_power is not None:
+        # a limit of 1 bounds nothing (no largest finite mu or epsilon meets it); one at or
+        # below the FPR allows no release at all (a random guess already has TPR = FPR)
+        if max_attack_power >= 1.0:
+            raise ParameterError(f"max_attack_power must be below 1 (a limit of 1 allows every attack and "
+                                 f"bounds no mechanism), got {max_attack_power!r}", "max_attack_power")
+        if max_attack_power <= fpr:
+            raise ParameterError(f"max_attack_power must be above fpr (a random guess already reaches TPR = FPR, "
+                                 f"so a lower limit allows no release), got max_attack_power={max_attack_power!r} "
+                                 f"<= fpr={fpr!r}", "max_attack_power", ("max_attack_power", "fpr"))
+    limit = "max_relative_risk" if max_relative_risk is not None else "max_attack_power"
     excluded: dict[str, str] = {}
     families = ["bounded"]
     if high_confidence_ok:
@@ -223,16 +244,31 @@ def privacy_first(*, blatant_disclosure_ok: bool, high_confidence_ok: bool,
     # k tests about the same people share the budget that meets the limit (the worst case)
     k = analysis.tests if analysis is not None else 1
     if "graceful" in families:
-        if max_relative_risk is not None:
+        if max_relative_risk is not None and 1.0 / fpr <= max_relative_risk:
+            # at FPR >= fpr no attack reaches a relative risk above TPR/FPR <= 1/fpr: the limit
+            # cannot bind, and the Gaussian option is the release without noise, whose
+            # relative risk rho_fpr = 1/fpr (finite, within the limit) is what it reports
+            mu = math.inf
+            notes.append(f"The relative-risk limit R = {max_relative_risk:.4g} does not bind the Gaussian option "
+                         f"at FPR ≥ {fpr:.4g}: no attack there has relative risk above 1/FPR = {1.0 / fpr:.4g}, "
+                         f"so by this criterion no Gaussian noise is needed (μ = ∞). A release without noise still "
+                         f"reveals members to attacks with a lower FPR: lower the FPR floor below 1/R = "
+                         f"{1.0 / max_relative_risk:.4g} for the limit to bind, or choose μ for the analysis "
+                         f"(utility first).")
+        elif max_relative_risk is not None:
             mu = mu_for_relative_risk(max_relative_risk, fpr)
+            if not math.isfinite(mu):  # R * fpr rounded up to 1: the largest TPR below 1 instead
+                mu = mu_for_attack_power(math.nextafter(1.0, 0.0), fpr)
         else:
             mu = mu_for_attack_power(max_attack_power, fpr)
+        if not mu > 0:
+            raise _no_release(limit, max_relative_risk if max_attack_power is None else max_attack_power, fpr)
         g = GaussianCurve(mu) if math.isfinite(mu) else None
         mu_i = split_mu(mu, k)
         options.append(MechanismOption(
             "graceful", "Gaussian (mu-GDP)", "mu", mu,
             analysis.power(mu=mu_i) if analysis else None,
-            float(g.tpr(fpr)) if g else 1.0, relative_risk(g, fpr_min=fpr) if g else math.inf,
+            float(g.tpr(fpr)) if g else 1.0, relative_risk(g, fpr_min=fpr) if g else max(1.0, 1.0 / fpr),
             "sigma", analysis.sigma(mu_i) if analysis else None, k, mu_i))
     if k > 1:
         # k Laplace releases compose to eps-DP, not to one Laplace curve: meet the limit
@@ -244,6 +280,8 @@ def privacy_first(*, blatant_disclosure_ok: bool, high_confidence_ok: bool,
         eps = (laplace_epsilon_for_relative_risk(max_relative_risk) if max_relative_risk is not None
                else laplace_epsilon_for_attack_power(max_attack_power, fpr))
         lap = LaplaceCurve(eps) if math.isfinite(eps) else None
+    if not eps > 0:
+        raise _no_release(limit, max_relative_risk if max_attack_power is None else max_attack_power, fpr)
     eps_i = split_epsilon(eps, k) if eps > 0 else 0.0
     options.append(MechanismOption(
         "bounded", "Laplace", "epsilon", eps,
@@ -445,6 +483,11 @@ def noise_sentences(plan: "PrivacyFirstPlan | UtilityFirstPlan") -> list[str]:
             if o.noise_scale is None:
                 continue
             sym = "μ" if o.noise_parameter == "sigma" else "ε"
+            if not math.isfinite(o.value):  # the limit does not bind (the plan's notes say why)
+                name = "Gaussian" if o.noise_parameter == "sigma" else "Laplace"
+                out.append(f"{name} mechanism: the limit asks for no noise ({sym} = ∞): at FPR ≥ {plan.fpr:.4g} "
+                           f"no attack's relative risk exceeds 1/FPR = {1.0 / plan.fpr:.4g}.")
+                continue
             value = (f"{sym} = {o.value_per_test:.4g} per test, {o.value:.4g} in total" if o.tests > 1
                      else f"{sym} = {o.value:.4g}")
             per = " in each test" if o.tests > 1 else ""
