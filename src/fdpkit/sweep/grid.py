@@ -43,7 +43,9 @@ def _values(name: str, values: Any) -> list[Any]:
         if name in _TEXT_INPUTS:
             if not isinstance(v, str):
                 raise TypeError(f"{name} values must be strings, got {v!r}")
-            out.append(v)
+            # the spelling fdpkit.dpsgd reads ("Shuffled", "fixed_size"): a row's scheme is then the
+            # one its refusal, note and truncation are looked up by, and repeats are found
+            out.append(v.strip().lower().replace("_", "-"))
             continue
         if isinstance(v, (bool, np.bool_)) or isinstance(v, (str, bytes)):
             raise TypeError(f"{name} values must be numbers, got {v!r}")
