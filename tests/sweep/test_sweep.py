@@ -172,6 +172,24 @@ def test_bad_input(kwargs, match, tmp_path):
     assert not out.exists() and not partial_dir(out).exists()
 
 
+def test_fprs_close_together_get_their_own_columns_and_tpr_needs_one(tmp_path):
+    # ":g" named both tpr_at_0.001: one column, holding the TPR at the smaller FPR (below the
+    # certified TPR at 0.001), and a table of one resumed for the other
+    r = sweep([1.0], [0.01], [10], fprs=[0.001, 0.0009999999], discretization=DISC, executor="inprocess",
+              metrics=["tpr"])
+    row = r.rows[0]
+    assert row["tpr_at_0.001"] > row["tpr_at_0.0009999999"]
+    assert row["tpr_at_0.001"] == fp.tradeoff_curve(fp.dpsgd(1.0, 0.01, 10), discretization=DISC).tpr(0.001)
+    out = tmp_path / "t.csv"
+    sweep([1.0], [0.01], [10], fprs=[0.0009999999], discretization=DISC, executor="inprocess", metrics=["tpr"],
+          output=out)
+    with pytest.raises(ValueError, match="other metrics or FPRs"):
+        sweep([1.0], [0.01], [10], fprs=[0.001], discretization=DISC, executor="inprocess", metrics=["tpr"],
+              output=out)
+    with pytest.raises(ValueError, match="fprs must list at least one FPR"):
+        sweep([1.0], [0.01], [10], fprs=[], executor="inprocess", metrics=["mu", "tpr"])
+
+
 def test_unreachable_scheduler_is_a_clear_error(tmp_path, monkeypatch):
     from fdpkit.sweep import executors
 

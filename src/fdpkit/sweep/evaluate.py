@@ -47,8 +47,10 @@ DEFAULT_METRICS = METRICS
 
 
 def tpr_column(fpr: float) -> str:
-    """Column name of the certified TPR at ``fpr`` (``tpr_at_0.001``)."""
-    return f"tpr_at_{fpr:g}"
+    """Column name of the certified TPR at ``fpr`` (``tpr_at_0.001``): the float's shortest
+    repr, so two FPRs never share a column (``:g`` kept 6 digits, and 0.0009999999 filled
+    the column ``tpr_at_0.001`` with a TPR below the one at 0.001)."""
+    return f"tpr_at_{float(fpr)!r}"
 
 
 def metric_columns(options: Mapping[str, Any]) -> frozenset[str]:

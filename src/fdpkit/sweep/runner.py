@@ -90,13 +90,17 @@ def _options(delta: Any, fprs: Any, metrics: Any, discretization: Any) -> dict[s
     d = float(check_probability("delta", check_scalar("delta", delta), open_low=True, open_high=True))
     fpr_list = [float(check_probability("fprs", check_scalar("fprs", a), open_low=True, open_high=True))
                 for a in ([fprs] if np.ndim(fprs) == 0 else list(fprs))]
+    checked_metrics = check_metrics(metrics)
+    if "tpr" in checked_metrics and not fpr_list:
+        raise ParameterError("fprs must list at least one FPR for the metric tpr (or leave tpr out of metrics)",
+                             "fprs")
     disc = None
     if discretization is not None:
         disc = check_scalar("discretization", discretization)
         lo, hi = DISCRETIZATION_RANGE
         if not lo <= disc <= hi:
             raise ValueError(f"discretization must be in [{lo:g}, {hi:g}], got {discretization!r}")
-    return {"delta": d, "fprs": tuple(dict.fromkeys(fpr_list)), "metrics": check_metrics(metrics),
+    return {"delta": d, "fprs": tuple(dict.fromkeys(fpr_list)), "metrics": checked_metrics,
             "discretization": disc}
 
 
