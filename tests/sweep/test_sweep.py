@@ -190,6 +190,27 @@ def test_fprs_close_together_get_their_own_columns_and_tpr_needs_one(tmp_path):
         sweep([1.0], [0.01], [10], fprs=[], executor="inprocess", metrics=["mu", "tpr"])
 
 
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(client=object(), executor="inprocess"), "client must be a dask.distributed.Client|runs on Dask"),
+    (dict(scheduler="tcp://127.0.0.1:9", executor="processes"), "scheduler runs on Dask"),
+    (dict(dask_local=1, executor="inprocess"), "dask_local runs on Dask"),
+    (dict(scheduler="tcp://127.0.0.1:9", client=object()), "not client and scheduler"),
+    (dict(client="tcp://127.0.0.1:9"), "client must be a dask.distributed.Client"),
+])
+def test_executor_arguments_that_would_be_ignored_are_refused(kwargs, match, tmp_path):
+    # a Dask client, scheduler or cluster size with another executor was silently ignored (the
+    # sweep ran in process); a client that is not one failed with an AttributeError after the checks
+    with pytest.raises(fp.ParameterError, match=match):
+        sweep([1.0], [0.1], [10], discretization=DISC, **kwargs)
+
+
+@pytest.mark.parametrize("kwargs", [dict(workers=0), dict(dask_local=0), dict(executor="gpu")])
+def test_design_table_checks_its_executor_arguments(kwargs):
+    # workers=0 and dask_local=0 fell back silently to a pool of all cores
+    with pytest.raises(fp.ParameterError):
+        design_table(mu=1.0, batch_size=[10], epochs=[1], dataset_size=100, **kwargs)
+
+
 def test_unreachable_scheduler_is_a_clear_error(tmp_path, monkeypatch):
     from fdpkit.sweep import executors
 
