@@ -211,6 +211,23 @@ def test_design_table_checks_its_executor_arguments(kwargs):
         design_table(mu=1.0, batch_size=[10], epochs=[1], dataset_size=100, **kwargs)
 
 
+@pytest.mark.parametrize("kwargs, parameter", [
+    (dict(noise_multiplier=["1"], sample_rate=[0.1], steps=[10]), "noise_multiplier"),
+    (dict(noise_multiplier=[1.0], sample_rate=[0.1], steps=[10**400]), "steps"),
+    (dict(noise_multiplier=[1.0], sample_rate=[0.1], steps=[10], metrics=5), "metrics"),
+    (dict(noise_multiplier=[1.0], sample_rate=[0.1], steps=[10], metrics=[1]), "metrics"),
+    (dict(noise_multiplier=[1.0], sample_rate=[0.1], steps=[10], sampling=[1]), "sampling"),
+    (dict(rows=["x"]), "rows"),
+    (dict(rows=[]), "rows"),
+])
+def test_bad_grid_values_name_their_argument(kwargs, parameter):
+    # TypeError, OverflowError ("int too large to convert to float") and "'int' object is not
+    # iterable" named no argument
+    with pytest.raises(fp.ParameterError) as info:
+        sweep(**kwargs, executor="inprocess")
+    assert info.value.parameter == parameter and isinstance(info.value, ValueError)
+
+
 def test_unreachable_scheduler_is_a_clear_error(tmp_path, monkeypatch):
     from fdpkit.sweep import executors
 

@@ -237,7 +237,7 @@ def run_sweep(
     if rows is not None:
         if any(v is not None for v in (noise_multiplier, sample_rate, steps, batch_size, dataset_size,
                                        epochs, sampling, relation, max_batch_size)):
-            raise ValueError("give either rows or parameter lists, not both")
+            raise ParameterError("give either rows or parameter lists, not both", "rows")
         settings = explicit(rows)
     else:
         settings = cartesian(noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=steps,
