@@ -43,6 +43,18 @@ def test_clopper_pearson_matches_beta_quantiles():
     assert u[0] == pytest.approx(-math.log(0.05) / 1e12, rel=1e-6)
 
 
+def test_clopper_pearson_is_safe_where_scipys_inverse_fails():
+    # scipy's betaincinv(1000, 1e9 - 999, level) is 1.9e-6 at every level (a point where the
+    # CDF is 1): 1000 of 1e9 gave a TPR lower bound above 1e-6, and identical rates "leaked"
+    k, n = np.array([1000.0]), np.array([1e9])
+    lo, lo_c = clopper_pearson_lower(k, n, 1e-4)
+    up, up_c = clopper_pearson_upper(k, n, 1e-4)
+    assert lo[0] < 1e-6 < up[0] and up_c[0] < 1 - 1e-6 < lo_c[0]
+    assert stats.beta.cdf(lo[0], 1000, 1e9 - 999) <= 1e-4
+    r = audit_from_counts([1000], [1000], 10**9, 10**9, mechanism=fp.Gaussian(20.0))
+    assert r.mu_lower == 0.0 and r.epsilon_lower == 0.0 and r.violation is False
+
+
 def test_counts_match_a_hand_computation():
     # one threshold, K = 1: each bound at level (1 - 0.95)/2
     r = audit_from_counts([900], [100], 1000, 1000, confidence=0.95, delta=1e-5)

@@ -117,3 +117,16 @@ def test_bad_input_exits_2_with_one_line(args, needle, tmp_path, score_files):
     assert r.exit_code == 2, r.output
     lines = [line for line in r.stderr.strip().splitlines() if line.strip()]
     assert len(lines) == 1 and needle in lines[0], r.stderr
+
+
+@pytest.mark.parametrize("fmt_args", [["-o", "out.txt"], ["-f", "pdf"]])
+def test_format_without_its_output_fails_before_writing_anything(tmp_path, score_files, fmt_args):
+    # text with --output, or PDF without it, exited 2 after writing --plot (and --members-out)
+    m, n = score_files
+    fmt_args = [tmp_path / a if a.endswith(".txt") else a for a in fmt_args]
+    r = run("audit", "--members", m, "--nonmembers", n, "--plot", tmp_path / "roc.svg", *fmt_args)
+    assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1
+    r = run("audit", "simulate", "-m", GAUSS_1, "--trials", "200", "--plot", tmp_path / "sim.svg",
+            "--members-out", tmp_path / "m.csv", *fmt_args)
+    assert r.exit_code == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

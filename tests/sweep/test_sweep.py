@@ -172,6 +172,62 @@ def test_bad_input(kwargs, match, tmp_path):
     assert not out.exists() and not partial_dir(out).exists()
 
 
+def test_fprs_close_together_get_their_own_columns_and_tpr_needs_one(tmp_path):
+    # ":g" named both tpr_at_0.001: one column, holding the TPR at the smaller FPR (below the
+    # certified TPR at 0.001), and a table of one resumed for the other
+    r = sweep([1.0], [0.01], [10], fprs=[0.001, 0.0009999999], discretization=DISC, executor="inprocess",
+              metrics=["tpr"])
+    row = r.rows[0]
+    assert row["tpr_at_0.001"] > row["tpr_at_0.0009999999"]
+    assert row["tpr_at_0.001"] == fp.tradeoff_curve(fp.dpsgd(1.0, 0.01, 10), discretization=DISC).tpr(0.001)
+    out = tmp_path / "t.csv"
+    sweep([1.0], [0.01], [10], fprs=[0.0009999999], discretization=DISC, executor="inprocess", metrics=["tpr"],
+          output=out)
+    with pytest.raises(ValueError, match="other metrics or FPRs"):
+        sweep([1.0], [0.01], [10], fprs=[0.001], discretization=DISC, executor="inprocess", metrics=["tpr"],
+              output=out)
+    with pytest.raises(ValueError, match="fprs must list at least one FPR"):
+        sweep([1.0], [0.01], [10], fprs=[], executor="inprocess", metrics=["mu", "tpr"])
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(client=object(), executor="inprocess"), "client must be a dask.distributed.Client|runs on Dask"),
+    (dict(scheduler="tcp://127.0.0.1:9", executor="processes"), "scheduler runs on Dask"),
+    (dict(dask_local=1, executor="inprocess"), "dask_local runs on Dask"),
+    (dict(scheduler="tcp://127.0.0.1:9", client=object()), "not client and scheduler"),
+    (dict(client="tcp://127.0.0.1:9"), "client must be a dask.distributed.Client"),
+])
+def test_executor_arguments_that_would_be_ignored_are_refused(kwargs, match, tmp_path):
+    # a Dask client, scheduler or cluster size with another executor was silently ignored (the
+    # sweep ran in process); a client that is not one failed with an AttributeError after the checks
+    with pytest.raises(fp.ParameterError, match=match):
+        sweep([1.0], [0.1], [10], discretization=DISC, **kwargs)
+
+
+@pytest.mark.parametrize("kwargs", [dict(workers=0), dict(dask_local=0), dict(executor="gpu")])
+def test_design_table_checks_its_executor_arguments(kwargs):
+    # workers=0 and dask_local=0 fell back silently to a pool of all cores
+    with pytest.raises(fp.ParameterError):
+        design_table(mu=1.0, batch_size=[10], epochs=[1], dataset_size=100, **kwargs)
+
+
+@pytest.mark.parametrize("kwargs, parameter", [
+    (dict(noise_multiplier=["1"], sample_rate=[0.1], steps=[10]), "noise_multiplier"),
+    (dict(noise_multiplier=[1.0], sample_rate=[0.1], steps=[10**400]), "steps"),
+    (dict(noise_multiplier=[1.0], sample_rate=[0.1], steps=[10], metrics=5), "metrics"),
+    (dict(noise_multiplier=[1.0], sample_rate=[0.1], steps=[10], metrics=[1]), "metrics"),
+    (dict(noise_multiplier=[1.0], sample_rate=[0.1], steps=[10], sampling=[1]), "sampling"),
+    (dict(rows=["x"]), "rows"),
+    (dict(rows=[]), "rows"),
+])
+def test_bad_grid_values_name_their_argument(kwargs, parameter):
+    # TypeError, OverflowError ("int too large to convert to float") and "'int' object is not
+    # iterable" named no argument
+    with pytest.raises(fp.ParameterError) as info:
+        sweep(**kwargs, executor="inprocess")
+    assert info.value.parameter == parameter and isinstance(info.value, ValueError)
+
+
 def test_unreachable_scheduler_is_a_clear_error(tmp_path, monkeypatch):
     from fdpkit.sweep import executors
 

@@ -106,6 +106,20 @@ def test_unknown_scheme_is_a_clear_error():
         sweep([1.0], [0.1], [10], sampling=["bogus"], executor="inprocess")
 
 
+def test_schemes_spelled_as_dpsgd_reads_them_are_the_canonical_rows():
+    # "Shuffled", "Fixed_Size", "Truncated-Poisson" are what fp.dpsgd accepts: the grid's rows
+    # are those of the canonical names (the refusal row, the note, the truncation), not a
+    # failed sweep, a missing note or a max_batch_size dropped
+    grid = dict(noise_multiplier=[2.0], batch_size=[10], dataset_size=[100], steps=[20], max_batch_size=[15],
+                discretization=DISC, executor="inprocess", metrics=["mu"])
+    odd = sweep(**grid, sampling=[" Shuffled", "Fixed_Size", "Truncated-Poisson"], relation=["add-remove", "Zero_Out"])
+    same = sweep(**grid, sampling=["shuffled", "fixed-size", "truncated-poisson"], relation=["add-remove", "zero-out"])
+    assert odd.rows == same.rows
+    assert any(r.get("note") == SHUFFLED_NOTE for r in odd)
+    with pytest.raises(ValueError, match="sampling has repeated values"):
+        sweep(**grid, sampling=["poisson", "Poisson"])
+
+
 def test_epsilon_only_rows_skip_the_curve_and_equal_the_report():
     # metrics=["epsilon"]: only the PLD's privacy profile is built (no trade-off curve), and
     # the number is account's (the report's), for every scheme (shuffled: the closed form)

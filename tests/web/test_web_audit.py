@@ -91,6 +91,23 @@ def test_upload_size_limit(client, monkeypatch, scores):
     assert r.status_code == 413
 
 
+def test_score_files_beyond_the_servers_1_mb_body_limit_are_audited(client):
+    # the page promises 16 MiB and 1,000,000 scores per file; the edge's 1 MB body limit
+    # answered 413 to any upload over 1 MB (about 60,000 scores), page form included
+    rng = np.random.default_rng(4)
+    m, n = rng.normal(0.5, 1.0, 120_000), rng.normal(0.0, 1.0, 120_000)
+    files = _files(m, n)
+    assert sum(len(f[1]) for f in files.values()) > 2_000_000
+    r = client.post("/api/audit/upload", files=files)
+    assert r.status_code == 200, r.text[:300]
+    assert r.json()["members"] == 120_000 and r.json()["mu_lower"] == pytest.approx(fp.run_audit(m, n).mu_lower)
+    r = client.post("/audit", data={"mode": "scores"}, files=files)
+    assert r.status_code == 200 and "mu" in r.text
+    # every other route keeps the 1 MB limit
+    r = client.post("/api/sweep", content=b"[" + b"1," * 600_000 + b"1]", headers={"content-type": "application/json"})
+    assert r.status_code == 413
+
+
 def test_json_api_scores_counts_and_simulation(client, scores):
     m, n = scores
     r = client.post("/api/audit", json={"member_scores": m[:500].tolist(), "nonmember_scores": n[:500].tolist(),

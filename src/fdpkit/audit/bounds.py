@@ -63,6 +63,64 @@ def bonferroni_level(confidence: float, thresholds: int) -> float:
     return (1.0 - confidence) / (2.0 * thresholds)
 
 
+#: Relative steps by which a quantile that fails its check is moved towards the safe side,
+#: to bracket the exact one before the bisection (the end, 0 or 1, is always safe).
+_BRACKET_STEPS = (1e-12, 1e-9, 1e-6, 1e-3)
+
+
+def _safe(a: np.ndarray, b: np.ndarray, x: np.ndarray, level: float, upper: bool) -> np.ndarray:
+    """Whether ``x`` lies on the safe side of the level-quantile of Beta(a, b), by the
+    distribution function itself: I_x(a, b) <= level (lower), 1 - I_x(a, b) <= level (upper)."""
+    with np.errstate(all="ignore"):
+        tail = special.betaincc(a, b, x) if upper else special.betainc(a, b, x)
+    return tail <= level
+
+
+def beta_quantile(a: np.ndarray, b: np.ndarray, level: float, *, upper: bool) -> np.ndarray:
+    """The level-quantile of Beta(a, b) from below (``upper=False``: the largest x with
+    I_x(a, b) <= level) or from above (``upper=True``: the smallest x with
+    1 - I_x(a, b) <= level), never on the optimistic side of the exact one.
+
+    SciPy's inverses (``betaincinv``/``betainccinv``) give the first guess; every guess is
+    checked with the distribution function (``betainc``/``betaincc``, reliable where the
+    inverses are not: for a = 1000, b = 1e9 ``betaincinv`` returns 1.9e-6 at every level,
+    a point where I_x = 1, so 1000 of 1e9 gave a lower bound of twice the observed rate), and
+    one that fails is replaced by a bisection on the bit patterns of the doubles between a
+    safe point and the guess (exact to one unit in the last place).
+
+    >>> x = beta_quantile(np.array([1000.0]), np.array([1e9 - 999]), 1e-4, upper=False)
+    >>> bool(x[0] < 1000 / 1e9)
+    True
+    """
+    a, b = np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
+    with np.errstate(all="ignore"):
+        x = special.betainccinv(a, b, level) if upper else special.betaincinv(a, b, level)
+    end = 1.0 if upper else 0.0  # always safe: 1 - I_1 = 0, I_0 = 0
+    x = np.where(np.isfinite(x), np.clip(x, 0.0, 1.0) + 0.0, 1.0 - end)  # NaN: the unsafe end, bisected; -0.0 -> 0.0
+    bad = np.flatnonzero(~_safe(a, b, x, level, upper))
+    if bad.size == 0:
+        return x
+    a_b, b_b, guess = a.ravel()[bad], b.ravel()[bad], x.ravel()[bad]
+    good = np.full(bad.size, end)
+    found = np.zeros(bad.size, dtype=bool)
+    for step in _BRACKET_STEPS:  # a safe point near the guess: few bisection steps
+        trial = np.clip(guess * (1.0 + step) if upper else guess * (1.0 - step), 0.0, 1.0)
+        hit = ~found & _safe(a_b, b_b, trial, level, upper)
+        good[hit], found = trial[hit], found | hit
+    safe_bits, unsafe_bits = good.view(np.int64).copy(), guess.view(np.int64).copy()
+    while True:  # non-negative doubles are ordered like their bit patterns
+        open_ = np.abs(safe_bits - unsafe_bits) > 1
+        if not open_.any():
+            break
+        mid = (safe_bits + unsafe_bits) // 2
+        ok = _safe(a_b, b_b, mid.view(np.float64), level, upper)
+        safe_bits = np.where(open_ & ok, mid, safe_bits)
+        unsafe_bits = np.where(open_ & ~ok, mid, unsafe_bits)
+    out = x.copy().ravel()
+    out[bad] = safe_bits.view(np.float64)
+    return out.reshape(x.shape)
+
+
 def clopper_pearson_upper(successes: np.ndarray, trials: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
     """One-sided Clopper-Pearson upper bound on a proportion and its complement.
 
@@ -76,9 +134,8 @@ def clopper_pearson_upper(successes: np.ndarray, trials: np.ndarray, level: floa
     n = np.asarray(trials, dtype=float)
     full = k >= n
     a, b = k + 1.0, np.where(full, 1.0, n - k)
-    with np.errstate(all="ignore"):
-        upper = np.where(full, 1.0, special.betainccinv(a, b, level))
-        comp = np.where(full, 0.0, special.betaincinv(b, a, level))
+    upper = np.where(full, 1.0, beta_quantile(a, b, level, upper=True))
+    comp = np.where(full, 0.0, beta_quantile(b, a, level, upper=False))
     return upper, comp
 
 
@@ -95,9 +152,8 @@ def clopper_pearson_lower(successes: np.ndarray, trials: np.ndarray, level: floa
     n = np.asarray(trials, dtype=float)
     none = k <= 0
     a, b = np.where(none, 1.0, k), n - k + 1.0
-    with np.errstate(all="ignore"):
-        lower = np.where(none, 0.0, special.betaincinv(a, b, level))
-        comp = np.where(none, 1.0, special.betainccinv(b, a, level))
+    lower = np.where(none, 0.0, beta_quantile(a, b, level, upper=False))
+    comp = np.where(none, 1.0, beta_quantile(b, a, level, upper=True))
     return lower, comp
 
 

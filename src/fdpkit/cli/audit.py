@@ -74,6 +74,10 @@ def _check_outputs(fmt: str, output: Optional[Path], plot: Optional[Path], *more
     without --force, the plot's suffix), checked before any work."""
     if fmt not in FORMATS:
         fail(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    if fmt == "text" and output is not None:  # refused before the plot or score files are written
+        fail("--output needs a file format (--format json, csv, md, html or pdf)")
+    if fmt == "pdf" and output is None:
+        fail("PDF output needs --output PATH")
     if output is not None:
         check_output(output)
     if plot is not None:

@@ -29,6 +29,8 @@ import time
 from typing import Any, Mapping, Sequence
 
 import numpy as np
+from fdpkit._numerics import InputTypeError
+from fdpkit.errors import ParameterError
 from fdpkit.accounting import account, shared_single_steps
 from fdpkit.accounting.closed_form import closed_form_curve
 from fdpkit.accounting.cost import check_leaf_grids
@@ -47,8 +49,10 @@ DEFAULT_METRICS = METRICS
 
 
 def tpr_column(fpr: float) -> str:
-    """Column name of the certified TPR at ``fpr`` (``tpr_at_0.001``)."""
-    return f"tpr_at_{fpr:g}"
+    """Column name of the certified TPR at ``fpr`` (``tpr_at_0.001``): the float's shortest
+    repr, so two FPRs never share a column (``:g`` kept 6 digits, and 0.0009999999 filled
+    the column ``tpr_at_0.001`` with a TPR below the one at 0.001)."""
+    return f"tpr_at_{float(fpr)!r}"
 
 
 def metric_columns(options: Mapping[str, Any]) -> frozenset[str]:
@@ -69,11 +73,17 @@ def check_metrics(metrics: Sequence[str] | None) -> tuple[str, ...]:
         return DEFAULT_METRICS
     if isinstance(metrics, str):
         metrics = [m.strip() for m in metrics.split(",") if m.strip()]
-    bad = [m for m in metrics if m not in METRICS]
+    if np.ndim(metrics) == 0 and not isinstance(metrics, (list, tuple)):  # 5, an object: not a list of names
+        try:
+            metrics = list(metrics)
+        except TypeError:
+            raise InputTypeError(f"metrics must be a list of metric names, got {metrics!r}", "metrics") from None
+    bad = [m for m in metrics if not isinstance(m, str) or m not in METRICS]
     if bad:
-        raise ValueError(f"unknown metric(s) {', '.join(map(repr, bad))}; choose from {', '.join(METRICS)}")
+        raise ParameterError(f"unknown metric(s) {', '.join(map(repr, bad))}; choose from {', '.join(METRICS)}",
+                             "metrics")
     if not metrics:
-        raise ValueError("metrics must not be empty")
+        raise ParameterError("metrics must not be empty", "metrics")
     return tuple(dict.fromkeys(metrics))
 
 

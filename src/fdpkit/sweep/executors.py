@@ -18,6 +18,9 @@ import contextlib
 import os
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
+import numpy as np
+
+from fdpkit.errors import ParameterError
 from fdpkit.sweep.evaluate import evaluate_group
 
 EXECUTORS = ("inprocess", "processes", "dask")
@@ -37,6 +40,41 @@ WORKER_ENV = {"FDPKIT_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREA
 #: Dask's default worker environment entries fdpkit's LocalCluster leaves out (see
 #: :func:`dask_client`).
 DASK_ENVIRON_DROPPED = ("MALLOC_TRIM_THRESHOLD_",)
+
+
+def _positive_int(name: str, value: Any) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1):
+        raise ParameterError(f"{name} must be a positive integer, got {value!r}", name)
+
+
+def check_executor(executor: str | None, *, workers: Any = None, scheduler: Any = None, dask_local: Any = None,
+                   client: Any = None) -> str:
+    """The executor a sweep runs on, its arguments checked before any work (ParameterError).
+
+    Default: ``"dask"`` when ``client``, ``scheduler`` or ``dask_local`` is given, else
+    ``"processes"``. At most one of those three, and none of them with another executor
+    (they were ignored: a sweep given a Dask client and ``executor="inprocess"`` ran in
+    process); ``workers`` and ``dask_local`` are positive integers, ``client`` a Dask client.
+    """
+    _positive_int("workers", workers)
+    _positive_int("dask_local", dask_local)
+    dask_args = [n for n, v in (("client", client), ("scheduler", scheduler), ("dask_local", dask_local))
+                 if v is not None]
+    if len(dask_args) > 1:
+        raise ParameterError(f"give one of client, scheduler or dask_local, not {' and '.join(dask_args)}",
+                             dask_args[0], tuple(dask_args))
+    if executor is None:
+        executor = "dask" if dask_args else "processes"
+    if executor not in EXECUTORS:
+        raise ParameterError(f"executor must be one of {', '.join(EXECUTORS)}, got {executor!r}", "executor")
+    if dask_args and executor != "dask":
+        raise ParameterError(f"{dask_args[0]} runs on Dask: give executor='dask' (or none) with it, "
+                             f"got executor={executor!r}", "executor", ("executor", dask_args[0]))
+    if client is not None and not (callable(getattr(client, "submit", None)) and hasattr(client, "as_current")):
+        raise ParameterError(f"client must be a dask.distributed.Client, got {type(client).__name__}", "client")
+    if scheduler is not None and not isinstance(scheduler, str):
+        raise ParameterError(f"scheduler must be an address (tcp://host:port), got {scheduler!r}", "scheduler")
+    return executor
 
 
 def _single_threaded() -> None:

@@ -19,6 +19,9 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from fdpkit._numerics import InputTypeError
+from fdpkit.errors import ParameterError
+
 #: Inputs a sweep grid may vary, in the order of the output columns.
 INPUT_COLUMNS = ("noise_multiplier", "sample_rate", "batch_size", "dataset_size", "steps", "epochs",
                  "sampling", "relation", "max_batch_size")
@@ -31,38 +34,44 @@ MAX_SETTINGS = 1_000_000
 
 
 def _values(name: str, values: Any) -> list[Any]:
-    """One parameter's list of values, validated as real numbers (or strings)."""
+    """One parameter's list of values, validated as real numbers (or strings); errors are
+    :class:`~fdpkit.errors.ParameterError` naming ``name`` (wrong types: ``InputTypeError``,
+    also a TypeError)."""
     if values is None:
         return []
     if isinstance(values, (str, bytes)) and name not in _TEXT_INPUTS:
-        raise TypeError(f"{name} must be a list of numbers, got {values!r}")
+        raise InputTypeError(f"{name} must be a list of numbers, got {values!r}", name)
     if isinstance(values, str) or np.ndim(values) == 0:
         values = [values]
     out: list[Any] = []
     for v in values:
         if name in _TEXT_INPUTS:
             if not isinstance(v, str):
-                raise TypeError(f"{name} values must be strings, got {v!r}")
-            out.append(v)
+                raise InputTypeError(f"{name} values must be strings, got {v!r}", name)
+            # the spelling fdpkit.dpsgd reads ("Shuffled", "fixed_size"): a row's scheme is then the
+            # one its refusal, note and truncation are looked up by, and repeats are found
+            out.append(v.strip().lower().replace("_", "-"))
             continue
         if isinstance(v, (bool, np.bool_)) or isinstance(v, (str, bytes)):
-            raise TypeError(f"{name} values must be numbers, got {v!r}")
+            raise InputTypeError(f"{name} values must be numbers, got {v!r}", name)
         try:
             x = float(v)
+        except OverflowError:  # an int beyond float: not finite
+            x = math.inf
         except (TypeError, ValueError):
-            raise TypeError(f"{name} values must be numbers, got {v!r}") from None
+            raise InputTypeError(f"{name} values must be numbers, got {v!r}", name) from None
         if not math.isfinite(x) or x <= 0:
-            raise ValueError(f"{name} values must be positive and finite, got {v!r}")
+            raise ParameterError(f"{name} values must be positive and finite, got {v!r}", name)
         if name in _INT_INPUTS:
             if x != int(x):
-                raise ValueError(f"{name} values must be whole numbers, got {v!r}")
+                raise ParameterError(f"{name} values must be whole numbers, got {v!r}", name)
             out.append(int(x))
         else:
             out.append(x)
     if not out:
-        raise ValueError(f"{name} must not be empty")
+        raise ParameterError(f"{name} must not be empty", name)
     if len(set(out)) != len(out):
-        raise ValueError(f"{name} has repeated values: {list(values)!r}")
+        raise ParameterError(f"{name} has repeated values: {list(values)!r}", name)
     return out
 
 
@@ -90,15 +99,15 @@ def explicit(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for i, row in enumerate(rows):
         if not isinstance(row, Mapping):
-            raise TypeError(f"rows[{i}] must be a mapping of parameter names to values, got {row!r}")
+            raise InputTypeError(f"rows[{i}] must be a mapping of parameter names to values, got {row!r}", "rows")
         unknown = sorted(set(row) - set(INPUT_COLUMNS))
         if unknown:
-            raise ValueError(f"rows[{i}] has unknown parameter(s) {', '.join(unknown)}")
+            raise ParameterError(f"rows[{i}] has unknown parameter(s) {', '.join(unknown)}", "rows")
         out.append({k: _values(k, [row[k]])[0] for k in INPUT_COLUMNS if row.get(k) is not None})
     if not out:
-        raise ValueError("rows must not be empty")
+        raise ParameterError("rows must not be empty", "rows")
     if len(out) > MAX_SETTINGS:
-        raise ValueError(f"rows has {len(out)} settings; at most {MAX_SETTINGS} are allowed")
+        raise ParameterError(f"rows has {len(out)} settings; at most {MAX_SETTINGS} are allowed", "rows")
     return out
 
 

@@ -18,7 +18,7 @@ from fdpkit.accounting.result import DISCRETIZATION_DEFAULT
 from fdpkit.sweep import store
 from fdpkit.errors import ParameterError
 from fdpkit.sweep.evaluate import check_metrics, cost_hint, mechanism_for, metric_columns, refusal
-from fdpkit.sweep.executors import EXECUTORS, RUNNERS
+from fdpkit.sweep.executors import RUNNERS, check_executor
 from fdpkit.sweep.grid import INPUT_COLUMNS, cartesian, explicit, group_by_steps, setting_key
 
 #: Discretizations a sweep accepts (as :func:`fdpkit.privacy_report`).
@@ -90,13 +90,17 @@ def _options(delta: Any, fprs: Any, metrics: Any, discretization: Any) -> dict[s
     d = float(check_probability("delta", check_scalar("delta", delta), open_low=True, open_high=True))
     fpr_list = [float(check_probability("fprs", check_scalar("fprs", a), open_low=True, open_high=True))
                 for a in ([fprs] if np.ndim(fprs) == 0 else list(fprs))]
+    checked_metrics = check_metrics(metrics)
+    if "tpr" in checked_metrics and not fpr_list:
+        raise ParameterError("fprs must list at least one FPR for the metric tpr (or leave tpr out of metrics)",
+                             "fprs")
     disc = None
     if discretization is not None:
         disc = check_scalar("discretization", discretization)
         lo, hi = DISCRETIZATION_RANGE
         if not lo <= disc <= hi:
             raise ValueError(f"discretization must be in [{lo:g}, {hi:g}], got {discretization!r}")
-    return {"delta": d, "fprs": tuple(dict.fromkeys(fpr_list)), "metrics": check_metrics(metrics),
+    return {"delta": d, "fprs": tuple(dict.fromkeys(fpr_list)), "metrics": checked_metrics,
             "discretization": disc}
 
 
@@ -233,7 +237,7 @@ def run_sweep(
     if rows is not None:
         if any(v is not None for v in (noise_multiplier, sample_rate, steps, batch_size, dataset_size,
                                        epochs, sampling, relation, max_batch_size)):
-            raise ValueError("give either rows or parameter lists, not both")
+            raise ParameterError("give either rows or parameter lists, not both", "rows")
         settings = explicit(rows)
     else:
         settings = cartesian(noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=steps,
@@ -244,18 +248,7 @@ def run_sweep(
         # a (sampling, relation) pair without a sound analysis becomes a row with the refusal
         # (a grid over schemes and relations); its numbers are still validated
         mechanism_for({**s, "relation": "replace-one"} if refusal(s) is not None else s)
-    if executor is None:
-        executor = "dask" if (scheduler is not None or dask_local is not None or client is not None) else "processes"
-    if executor not in EXECUTORS:
-        raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, (int, np.integer))
-                                or workers < 1):
-        raise ValueError(f"workers must be a positive integer, got {workers!r}")
-    if dask_local is not None and (isinstance(dask_local, bool) or not isinstance(dask_local, (int, np.integer))
-                                   or dask_local < 1):
-        raise ValueError(f"dask_local must be a positive integer, got {dask_local!r}")
-    if scheduler is not None and dask_local is not None:
-        raise ValueError("give scheduler or dask_local, not both")
+    executor = check_executor(executor, workers=workers, scheduler=scheduler, dask_local=dask_local, client=client)
     out_path = store.check_output_path(output) if output is not None else None
 
     # every row's discretization is known before any work: the given one, or the library's

@@ -25,7 +25,7 @@ from fdpkit.sweep.runner import SweepResult, _options, run_sweep
 from fdpkit.calibrate import calibrate_dpsgd
 from fdpkit.guarantee.privacy import privacy_report
 from fdpkit.mechanisms import dpsgd_from_training
-from fdpkit.sweep.executors import EXECUTORS, RUNNERS
+from fdpkit.sweep.executors import RUNNERS, check_executor
 from fdpkit.sweep.grid import cartesian
 
 #: Gomez et al. Fig. 4: noise multipliers, step counts, and the threshold of the rule of thumb.
@@ -204,9 +204,7 @@ def design_table(*, mu: float | None = None, batch_size: Sequence[int], epochs: 
     for s in settings:
         if s["batch_size"] > s["dataset_size"]:
             raise ValueError(f"batch_size must be at most dataset_size ({s['dataset_size']}), got {s['batch_size']}")
-    executor = executor or ("dask" if (scheduler or dask_local) else "processes")
-    if executor not in EXECUTORS:
-        raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
+    executor = check_executor(executor, workers=workers, scheduler=scheduler, dask_local=dask_local)
     out: dict[tuple, dict[str, Any]] = {}
     total = len(settings)
 

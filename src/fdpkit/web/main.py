@@ -53,7 +53,8 @@ class _App(FastAPI):
     500 responses carry the security headers too and oversized bodies never get parsed."""
 
     def build_middleware_stack(self):  # type: ignore[override]
-        return EdgeMiddleware(super().build_middleware_stack(), self.state.limits.max_body_bytes)
+        return EdgeMiddleware(super().build_middleware_stack(), self.state.limits.max_body_bytes,
+                              audit.UPLOAD_BODY_LIMITS)
 
 
 @asynccontextmanager

@@ -45,11 +45,13 @@ _HEADER_BYTES = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in 
 
 
 class EdgeMiddleware:
-    """Security headers on every HTTP response (500s included) and the body size limit."""
+    """Security headers on every HTTP response (500s included) and the body size limit:
+    ``max_body_bytes``, or for a path in ``path_limits`` (the audit's score uploads) its own."""
 
-    def __init__(self, app: Any, max_body_bytes: int) -> None:
+    def __init__(self, app: Any, max_body_bytes: int, path_limits: dict[str, int] | None = None) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
+        self.path_limits = dict(path_limits or {})
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -73,12 +75,13 @@ class EdgeMiddleware:
 
         conn = _CONNECTIONS.get(_key(scope))
         length = _content_length(scope)
+        limit = self.path_limits.get(scope.get("path", ""), self.max_body_bytes)
         if conn is not None:
             conn.request_started(length, _chunked(scope))
-        if length is not None and length > self.max_body_bytes:
+        if length is not None and length > limit:
             if conn is not None:
                 conn.drain_on_close = True
-            await _too_large(send_with_headers, self.max_body_bytes)
+            await _too_large(send_with_headers, limit)
             return
         received = 0
 
@@ -89,11 +92,11 @@ class EdgeMiddleware:
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
-                if received > self.max_body_bytes:
+                if received > limit:
                     if conn is not None:
                         conn.drain_on_close = True
                     if not started:
-                        await _too_large(send_with_headers, self.max_body_bytes)
+                        await _too_large(send_with_headers, limit)
                     refused = True
                     return {"type": "http.disconnect"}  # the app stops reading; nothing is parsed
                 if not message.get("more_body", False) and conn is not None:

@@ -33,6 +33,10 @@ router = APIRouter()
 #: Largest accepted upload per file (bytes) and whole request (both files and fields).
 MAX_UPLOAD_BYTES = 16 * 1024 * 1024
 MAX_REQUEST_BYTES = 2 * MAX_UPLOAD_BYTES + 256 * 1024
+#: The routes that take score files, and the body they may send (the server's edge holds
+#: every other request to ``Limits.max_body_bytes``, 1 MB: far below one file of 1,000,000 scores).
+UPLOAD_BODY_LIMITS = {"/audit": MAX_REQUEST_BYTES, "/audit/download": MAX_REQUEST_BYTES,
+                      "/api/audit/upload": MAX_REQUEST_BYTES}
 #: Most scores per class, counts (thresholds), and simulated trials x releases per request.
 MAX_SCORES = 1_000_000
 MAX_THRESHOLDS = 10_000
