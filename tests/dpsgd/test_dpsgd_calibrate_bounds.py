@@ -8,7 +8,7 @@ import pytest
 
 import fdpkit as fp
 from fdpkit.calibrate import solver as cal
-from fdpkit.accounting import CostBudget
+from fdpkit.accounting import BudgetExceeded, CostBudget
 
 #: The fit's finite ceiling at the default alpha_min = 1e-10: 2 z(1e-10).
 MU_CEILING_DEFAULT = 12.7227
@@ -108,3 +108,50 @@ def test_huge_targets_stay_within_the_search_bounds(kw):
         assert str(exc).split(":")[0] in {"epsilon", "tpr", "advantage"} or "could not meet" in str(exc)
     else:
         assert r.evaluations + r.coarse_evaluations <= cal.MAX_SEARCH_RUNS
+
+
+#: Targets that sigma = 1 meets cheaply, whose search once stepped to tiny noise (sigma 0.05:
+#: a grid of ~2e8 points) and ended with a false "needs more than the cost budget" error.
+CHEAP_TARGETS = [
+    dict(epsilon=1.0, delta=0.5),           # a boundary near sigma 0.23, within the budget
+    dict(epsilon=1.0, delta=0.999),         # met by every noise multiplier (epsilon 0)
+    dict(posterior=0.999999, prior=0.01),   # likewise (the posterior at FPR 1e-3 stays below 0.87)
+]
+#: A budget whose edge lies near sigma 0.34 for q = 0.01, T = 100 (mu 3 there).
+SMALL = CostBudget(max_grid_points=200_000, max_work=3e6, max_memory_bytes=2**28)
+
+
+@pytest.mark.slow  # accounting runs at the budget's edge (about 10 s each)
+@pytest.mark.parametrize("target", CHEAP_TARGETS)
+def test_a_refused_candidate_retreats_to_the_safe_side(target):
+    r = fp.calibrate_dpsgd(**target, sample_rate=0.01, steps=100)
+    assert r.unknown == "noise_multiplier" and r.noise_multiplier < 1.0
+    # the report accounts the run as the search did (the library's rule within the budget)
+    rep = fp.privacy_report(r.mechanism, deltas=[target.get("delta", 1e-5)], budget=cal.CALIBRATION_BUDGET)
+    if "epsilon" in target:
+        assert rep.epsilon_for_delta(target["delta"]) <= target["epsilon"]
+    else:
+        assert float(fp.posterior(rep.curve, target["prior"], 1e-3)) <= target["posterior"]
+    if target.get("delta") == 0.5:  # the boundary is within the budget: the tight answer
+        assert r.converged and rep.epsilon_for_delta(0.5) >= 1.0 - 1e-3
+    else:  # every sigma meets it: the smallest the budget allows, flagged
+        assert not r.converged and "need more than the cost budget" in r.reason
+
+
+def test_a_target_that_holds_past_the_budget_returns_its_edge_flagged():
+    r = fp.calibrate_dpsgd(posterior=0.999999, prior=0.01, noise_multiplier=0.5, sample_rate=0.01,
+                           discretization=DISC, budget=SMALL)
+    assert r.unknown == "steps" and not r.converged and "larger values of steps" in r.reason
+    rep = fp.privacy_report(r.mechanism, discretization=DISC, budget=SMALL)
+    assert float(fp.posterior(rep.curve, 0.01, 1e-3)) <= 0.999999
+    with pytest.raises(BudgetExceeded):  # one step more is refused
+        fp.privacy_report(r.mechanism.with_(steps=r.value + 1), discretization=DISC, budget=SMALL)
+
+
+@pytest.mark.parametrize("unknown, kw", [
+    ("noise_multiplier", dict(sample_rate=0.01, steps=100)),                     # sigma ~ 0.22 needed
+    ("steps", dict(noise_multiplier=0.5, sample_rate=0.01, discretization=DISC)),  # ~8,000 steps needed
+])
+def test_an_answer_beyond_the_budget_is_still_a_budget_error(unknown, kw):
+    with pytest.raises(ValueError, match=rf"^mu: meeting this target by changing {unknown} needs more than the cost"):
+        fp.calibrate_dpsgd(mu=5.0, **kw, budget=SMALL)

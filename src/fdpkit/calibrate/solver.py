@@ -18,6 +18,9 @@ samples / steps". The solver
    inside the safe side (usually one or two runs), and for whole-number unknowns brackets
    and bisects.
 
+A candidate whose accounting run the cost budget refuses is replaced by the closest value on
+its safe side that the budget allows (:mod:`fdpkit.calibrate._frontier`).
+
 The returned value always achieves ``metric <= target`` at the requested discretization:
 never more optimistic than asked. Plain bisection at the requested discretization needs
 about 20 runs for 0.02% precision (see ``benchmarks/``).
@@ -32,6 +35,8 @@ from typing import Any, Callable
 from fdpkit._numerics import check_real, norm_isf
 from fdpkit.accounting._resolution import choose_discretization
 from fdpkit.accounting import DISCRETIZATION_DEFAULT, BudgetExceeded, CostBudget, account, closed_form_curve, estimate_cost
+from fdpkit.accounting.cost import check_leaf_grids
+from fdpkit.calibrate._frontier import CostFrontier, answer_beyond, budget_note
 from fdpkit.calibrate.targets import Target, achieved_values, make_target
 from fdpkit.errors import ParameterError
 from fdpkit.fit import ALPHA_MIN_DEFAULT, fit_gdp
@@ -277,8 +282,11 @@ def calibrate_dpsgd(
         Optional bounds of the search (a server's limits on the work of one request).
     budget : CostBudget or None
         Cost limit of each accounting run (:func:`fdpkit.accounting.estimate_cost`;
-        default: :data:`CALIBRATION_BUDGET`); a search that would need more stops at once
-        with a ValueError naming the target instead of exhausting memory.
+        default: :data:`CALIBRATION_BUDGET`). A candidate over it is not accounted: the
+        search goes on from the closest value on its safe side that the budget allows
+        (:mod:`fdpkit.calibrate._frontier`). Where the answer itself lies beyond that edge, a
+        ValueError naming the target; where the target is estimated to hold all the way past
+        it, that edge's value (``converged`` False, ``reason`` says why).
 
     Returns
     -------
@@ -358,6 +366,29 @@ def _solve(p: _Problem, target: Target, disc: float | None, alpha_min: float, re
     cache: dict[tuple[float, float | None], tuple[float, Any]] = {}
     work_cap = math.inf if budget is None else SEARCH_WORK_RUNS * budget.max_work
     best_safe: list[float] = []  # full-resolution values on the safe side, for a capped search
+    refusals: list[BudgetExceeded] = []  # candidates refused for their cost (the first one is reported)
+
+    def resolve(x: float, d: float | None) -> tuple[DPSGD, float]:
+        """The run at ``x`` and its discretization (``d`` FINE: the requested one, or the rule's)."""
+        m = p.build(x)
+        if d is None:
+            d = disc if disc is not None else choose_discretization(m, budget=budget)[0]
+        return m, d
+
+    def affordable(x: float, d: float | None) -> bool:
+        """Whether the budget (or, without one, the machine's memory) allows the run at ``x``:
+        the checks :func:`metric` and :func:`fdpkit.accounting.account` make, without accounting."""
+        m, dd = resolve(x, d)
+        try:
+            if budget is not None:
+                estimate_cost(m, dd).check(budget)
+            elif closed_form_curve(m) is None and m.sampling != "shuffled":
+                check_leaf_grids(m, dd)
+        except BudgetExceeded:
+            return False
+        return True
+
+    frontier = CostFrontier(p, affordable, X_RTOL)
 
     def metric(x: float, d: float | None) -> tuple[float, Any]:
         """(target metric, accounting) of the run at ``x``; ``d`` FINE (None): the requested
@@ -367,9 +398,7 @@ def _solve(p: _Problem, target: Target, disc: float | None, alpha_min: float, re
             d = FINE
         key = (x, d)
         if key not in cache:
-            m = p.build(x)
-            if d is None:
-                d = disc if disc is not None else choose_discretization(m, budget=budget)[0]
+            m, d = resolve(x, d)
             if fine + coarse >= MAX_SEARCH_RUNS:
                 raise _SearchCapped(f"{MAX_SEARCH_RUNS} accounting runs")
             if budget is not None:
@@ -387,6 +416,17 @@ def _solve(p: _Problem, target: Target, disc: float | None, alpha_min: float, re
             else:
                 coarse += 1
         return cache[key]
+
+    def probe(x: float, d: float | None) -> tuple[float, float, bool]:
+        """(x, target metric, False) of the run at ``x``; where the budget refuses that run,
+        (y, metric at y, True) for the closest value y on its safe side that the budget allows
+        (the search goes on from there instead of ending with the refusal)."""
+        try:
+            return x, metric(x, d)[0], False
+        except BudgetExceeded as exc:
+            refusals.append(exc)
+            y = frontier.retreat(x, FINE if d is not None and d == disc else d, refusals[0])
+            return y, metric(y, d)[0], True
 
     def finish(x: float, converged: bool, reason: str = "") -> CalibrationResult:
         val, acc = metric(x, FINE)
@@ -409,22 +449,26 @@ def _solve(p: _Problem, target: Target, disc: float | None, alpha_min: float, re
         x = _initial_guess(p, target, least)
         d_c = COARSE_DISCRETIZATION if disc is None or disc < COARSE_DISCRETIZATION else disc
         stage[0] = "fine"
-        if p.unknown in ("sample_rate", "batch_size") and good(metric(least, FINE)[0]):
+        if p.unknown in ("sample_rate", "batch_size") and affordable(least, FINE) and good(metric(least, FINE)[0]):
             return finish(least, True, f"even {p.unknown} = {least:g} stays within the target")
         stage[0] = "coarse"
         # 1. secant on log metric in log x, coarse discretization
         sign = 1.0 if p.increasing else -1.0
 
-        def gap(x: float, d: float | None) -> float:
-            v = metric(x, d)[0]
-            return math.log(max(v, 1e-300)) - math.log(target.value)
+        def gap(x: float, d: float | None) -> tuple[float, float, bool]:
+            """(x or the value taken instead, log(metric / target) there, whether x was refused)."""
+            y, v, moved = probe(x, d)
+            return y, math.log(max(v, 1e-300)) - math.log(target.value), moved
 
-        t0, g0 = math.log(x), gap(x, d_c)
+        t0 = math.log(x)
+        y, g0, moved = gap(x, d_c)
+        t0 = math.log(y) if moved else t0
         t1 = math.log(p.clamp(math.exp(t0 - 0.05 * sign * (1 if g0 > 0 else -1)))) if not p.integer else \
             math.log(max(p.lo, min(p.hi, float(round(math.exp(t0 - 0.05 * sign * (1 if g0 > 0 else -1)))))))
         if t1 == t0:
             t1 = math.log(min(p.hi, math.exp(t0) + 1.0))
-        g1 = gap(math.exp(t1), d_c)
+        y, g1, moved = gap(math.exp(t1), d_c)
+        t1 = math.log(y) if moved else t1
         slope = (g1 - g0) / (t1 - t0) if t1 != t0 else 0.0
         for _ in range(14):
             if g1 == g0 or abs(g1) < 2e-5:
@@ -436,13 +480,18 @@ def _solve(p: _Problem, target: Target, disc: float | None, alpha_min: float, re
                 if t2 == t1:
                     break
             t0, g0, t1 = t1, g1, t2
-            g1 = gap(math.exp(t1), d_c)
+            y, g1, moved = gap(math.exp(t1), d_c)
+            t1 = math.log(y) if moved else t1
         if slope == 0 or (slope > 0) != p.increasing or not math.isfinite(slope):
             slope = sign
         x = math.exp(t1)
         stage[0] = "fine"
         if p.integer:
-            return _integer_finish(p, x, lambda v: good(metric(v, FINE)[0]), finish, most, target.describe(), target.name)
+            def beyond(v: float) -> bool:  # the answer past a safe whole value the budget's edge stops at
+                return answer_beyond(gap(v, FINE)[1], v, least, slope)
+
+            return _integer_finish(p, x, lambda v: good(metric(v, FINE)[0]), finish, target.describe(), target.name,
+                                   beyond)
         # 2. requested discretization: a Newton step with the coarse slope, then secant steps on
         # the full-resolution points (their slope differs from the coarse one), aimed a little
         # inside the safe side; bisection between safe and unsafe points if that stalls
@@ -454,7 +503,7 @@ def _solve(p: _Problem, target: Target, disc: float | None, alpha_min: float, re
         for _ in range(3 * MAX_FINE_RUNS):
             if fine >= MAX_FINE_RUNS:
                 break
-            gp = gap(cand, FINE)
+            cand, gp, moved = gap(cand, FINE)
             if last is not None and abs(math.log(cand) - last[0]) > 1e-9:
                 s_f = (gp - last[1]) / (math.log(cand) - last[0])
                 if s_f != 0 and (s_f > 0) == p.increasing and math.isfinite(s_f):
@@ -466,6 +515,10 @@ def _solve(p: _Problem, target: Target, disc: float | None, alpha_min: float, re
                 # converged: within RTOL of the target, or within X_RTOL of the unknown's solution
                 if -gp <= CALIBRATION_RTOL or abs(gp / slope) <= X_RTOL or cand == least:
                     return finish(cand, True)
+                if moved:  # safe at the budget's edge: the answer lies past it, or the target holds to the end
+                    if answer_beyond(gp, cand, least, slope):
+                        raise refusals[0]
+                    return finish(cand, False, budget_note(p, refusals[0]))
             else:
                 unsafe = cand if unsafe is None or (cand < unsafe) == p.increasing else unsafe
                 if cand == most:
@@ -491,15 +544,27 @@ def _solve(p: _Problem, target: Target, disc: float | None, alpha_min: float, re
                       "the value returned meets the target but may not be the tightest")
 
 
-def _integer_finish(p: _Problem, x: float, ok: Callable[[float], bool], finish, most: float,
-                    desc: str = "the target", name: str = "mu") -> CalibrationResult:
-    """Largest whole x with ok(x) (metric increases in x): bracket around the estimate, bisect."""
+def _integer_finish(p: _Problem, x: float, ok: Callable[[float], bool], finish, desc: str = "the target",
+                    name: str = "mu", beyond: Callable[[float], bool] | None = None) -> CalibrationResult:
+    """Largest whole x with ok(x) (metric increases in x): bracket around the estimate, bisect.
+    A value the cost budget refuses counts as not ok; where the answer stops at such a value,
+    ``beyond(answer)`` says whether the target's boundary lies past it (the refusal is raised)
+    or the target holds to the end of the range (the answer is returned, flagged)."""
     lo_ok: float | None = None
     hi_bad: float | None = None
+    refused: dict[float, BudgetExceeded] = {}
+
+    def test(c: float) -> bool:
+        try:
+            return ok(c)
+        except BudgetExceeded as exc:
+            refused[c] = exc
+            return False
+
     c = p.clamp(x)
     step = max(1.0, math.floor(0.01 * c))
     for _ in range(60):
-        if ok(c):
+        if test(c):
             lo_ok = c
             if c >= p.hi:
                 return finish(c, True)
@@ -507,6 +572,8 @@ def _integer_finish(p: _Problem, x: float, ok: Callable[[float], bool], finish, 
         else:
             hi_bad = c
             if c <= p.lo:
+                if c in refused:
+                    raise refused[c]
                 raise ParameterError(f"could not meet the target by changing {p.unknown}: even {p.unknown} = "
                                      f"{int(p.lo)} exceeds it ({desc}); change the other parameters", name)
             nxt = max(p.lo, c - step)
@@ -515,8 +582,12 @@ def _integer_finish(p: _Problem, x: float, ok: Callable[[float], bool], finish, 
         c, step = nxt, step * 2
     while hi_bad - lo_ok > 1:
         mid = float(math.floor((lo_ok + hi_bad) / 2))
-        if ok(mid):
+        if test(mid):
             lo_ok = mid
         else:
             hi_bad = mid
+    if hi_bad in refused:
+        if beyond is None or beyond(lo_ok):
+            raise refused[hi_bad]
+        return finish(lo_ok, False, budget_note(p, refused[hi_bad]))
     return finish(lo_ok, True)

@@ -76,7 +76,7 @@ def calibrate_dpsgd_cmd(
             "achieved mu": a["mu"], f"achieved epsilon at delta={a['delta']:g}": a["epsilon"],
             f"achieved TPR at FPR={a['fpr']:g}": a["tpr"], "achieved advantage": a["advantage"],
             f"achieved posterior (prior {a['prior']:g})": a["posterior"], "converged": str(r.converged),
-            "accounting runs (full / coarse)": f"{r.evaluations} / {r.coarse_evaluations}"}
+            **({"note": r.reason} if r.reason else {}), "accounting runs (full / coarse)": f"{r.evaluations} / {r.coarse_evaluations}"}
     warnings = fp.plausibility_warnings(mu=mu, epsilon=epsilon, delta=delta if epsilon is not None else None,
                                         prior=prior if posterior is not None else None, n=dataset_size)
 
