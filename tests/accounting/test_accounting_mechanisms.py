@@ -112,12 +112,14 @@ def test_bad_input(call, match):
 
 
 @pytest.mark.parametrize("noise, rate, steps, mu_max", [(1e12, 0.01, 1000, 1e-8), (1.0, 1e-14, 100, 1e-7),
-                                                        (1e10, 0.01, 1000, 1e-8)])
+                                                        (1e10, 0.01, 1000, 2e-8)])
 def test_a_run_whose_loss_sits_at_zero_gets_no_atom_at_fpr_0(noise, rate, steps, mu_max):
     """Nearly all the composed loss on the grid point 0: the mirror image of the zero-loss
     segment's end put the null mass the PMF leaves out at FPR 0 (f(0) = 1 - 3e-11), an atom
     the profile does not imply, and mu read 0.04 (sigma 1e12) and 0.048 (q 1e-14) where
-    sigma 1e10 read 8e-9. The profile is unchanged; the curve is the one it implies."""
+    sigma 1e10 read 8e-9 (1.25e-8 since the tilts' cap at the window's top is applied: the
+    saddle point solver had returned an unevaluated guess beyond its cap, leaving tilts
+    uncapped). The profile is unchanged; the curve is the one it implies."""
     from fdpkit.accounting._resolution import choose_discretization
 
     m = fp.dpsgd(noise, rate, steps)

@@ -77,3 +77,24 @@ def test_capped_composition_stays_a_tight_upper_bound_of_the_tail():
         mine = float(np.sum(out.probs[out.losses >= loss - DISC / 2])) + out.infinity_mass
         assert mine >= exact - tol, (loss, mine, exact, tol)
         assert mine <= exact * (1 + 1e-3) + tol, (loss, mine, exact)
+
+
+def test_a_heavy_tailed_step_gets_its_tilts_below_the_window_top():
+    # sigma 0.3, q 1e-9: the per-step loss has variance 7e-14 but a tail reaching loss 17, so
+    # K'(theta) stays ~0 up to theta ~3 and then explodes; the Gaussian first guess of the
+    # saddle point of the window's top was theta 9e8, returned unevaluated (beyond the
+    # Newton solver's cap): the cap on every tilt was void, the one tilt sat at K' = 243
+    # (14x beyond the top) and the extended-precision redo read mu 7.24 (TPR(0) = 0.81)
+    m = fp.dpsgd(0.3, 1e-9, 10_000)
+    remove, _ = _pld_adapter.pmf_arrays(_phase_pld(m, m.phases[0], DISC)[0])
+    for dtype in (np.float64, np.longdouble):
+        plan = tilted.plan([(remove, 10_000)], dtype=dtype)
+        top = plan.top * DISC
+        # at the saddle point of the top, to the placement's tolerance (theta within 1e-2
+        # relative: K' doubles over 0.04 here)
+        assert all(k1 <= 3.0 * top for _, _, k1, _ in plan.tilts), (plan.tilts, top)
+    # sound either way (every tilt's bound holds); now tight: mu ~0.1 at FPR >= the report's
+    # alpha_min (a participation with probability 1e-5 overall, at mu_1 = 1/0.3)
+    rep = fp.privacy_report(m, discretization=DISC)
+    assert 0.05 < rep.mu < 0.2, rep.mu
+    assert rep.curve.tpr(np.array([0.0]))[0] < 1e-6

@@ -212,6 +212,10 @@ def _newton_increasing(fn, x: float, lo: float, hi: float, xtol_rel: float,
     evaluations where a bisection needed 8-16."""
     origin = lo
     hi = min(hi, cap)
+    # a first guess beyond the cap starts at the cap (a Gaussian guess from a tiny K'' can
+    # lie 1e9 out; returning it unevaluated placed a tilt's cap at theta 9.5e8, issue 29's
+    # sigma 0.3, q 1e-9: a heavy-tailed step whose K' overflows long before)
+    x = min(x, cap)
     for _ in range(max_iter):
         f, df = fn(x)
         if not math.isfinite(f):
@@ -227,7 +231,8 @@ def _newton_increasing(fn, x: float, lo: float, hi: float, xtol_rel: float,
             new = x - f / df if df > 0.0 and math.isfinite(df) else math.nan
             if not (lo < new < hi):  # also NaN
                 new = 0.5 * (lo + hi) if math.isfinite(hi) else lo + 2.0 * max(lo - origin, abs(x - origin), 1e-6)
-        if abs(new - x) <= xtol_rel * max(abs(x - origin), 1e-12) or new >= cap and x >= cap:
+        # at the cap, stop only where the root lies beyond it (f(cap) < 0)
+        if abs(new - x) <= xtol_rel * max(abs(x - origin), 1e-12) or new >= cap and x >= cap and lo >= x:
             return x
         x = min(new, cap)
     return x
