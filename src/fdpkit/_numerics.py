@@ -350,6 +350,16 @@ def round_safe(x: float, digits: int = 4, *, up: bool) -> float:
     return clean if (clean >= x if up else clean <= x) else r
 
 
+def safe_g(x: float, digits: int = 4, *, up: bool) -> str:
+    """:func:`round_safe` printed ``{:.{digits}g}``-style: a bound's slack (the tau of a GDP
+    fit) printed up, never below its value (``1.4948e-09`` read ``1.49e-09`` to nearest).
+
+    >>> safe_g(1.4948e-09, 3, up=True), safe_g(0.0, 2, up=True)
+    ('1.5e-09', '0')
+    """
+    return f"{round_safe(float(x), digits, up=up):.{digits}g}"
+
+
 def safe_text(x: Any, digits: int = 4, *, up: bool) -> str:
     """:func:`round_safe` as text (its shortest repr: what is printed is what was rounded).
 

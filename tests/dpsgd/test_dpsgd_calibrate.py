@@ -150,3 +150,16 @@ def test_cli_calibrate_json_has_the_external_keys():
         assert "noise_multiplier" in json.loads(r.stdout)
     r = runner.invoke(app, ["calibrate", "dpsgd", "--epsilon", "3", "--sample-rate", "0.05", "--steps", "40"])
     assert r.exit_code == 2 and "--epsilon target needs delta" not in r.output and "delta" in r.output
+
+
+def test_rounded_value_and_mechanism_stay_on_the_safe_side():
+    """What a user copies (4 significant digits) still meets the target: sigma up, q down."""
+    r = fp.calibrate_dpsgd(epsilon=2.0, delta=1e-5, batch_size=50, dataset_size=1000, epochs=2, discretization=DISC)
+    assert r.rounded_value() == 1.102 and f"{r.value:.4g}" == "1.101"  # to nearest: less noise than solved
+    assert r.rounded_mechanism().noise_multiplier == 1.102
+    assert fp.privacy_report(r.rounded_mechanism(), discretization=DISC).epsilon_for_delta(1e-5) <= 2.0
+    q = fp.calibrate_dpsgd(epsilon=2.0, delta=1e-5, noise_multiplier=1.1, steps=40, discretization=DISC)
+    assert q.unknown == "sample_rate" and q.rounded_value() <= q.value
+    assert q.rounded_mechanism().phases[0].sample_rate == q.rounded_value()
+    whole = fp.calibrate_dpsgd(epsilon=2.0, delta=1e-5, noise_multiplier=1.1, sample_rate=0.05, discretization=DISC)
+    assert whole.rounded_value() == whole.value and whole.rounded_mechanism() is whole.mechanism

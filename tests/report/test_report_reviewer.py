@@ -93,3 +93,16 @@ def test_notebook_repr(rep):
     assert "<svg" in fp.GaussianCurve(1.0)._repr_html_() and "<svg" in fp.fit_gdp(fp.LaplaceCurve(1.0))._repr_html_()
     assert "GDPFit(mu=" in repr(fp.fit_gdp(fp.LaplaceCurve(1.0)))
     assert rep.to_html().startswith("<!DOCTYPE html>")
+
+
+def test_tau_is_printed_up_wherever_the_report_quotes_it():
+    # tau = 1.4948e-09 read "1.49e-09" in the fit's statement (to nearest: a TPR bound below
+    # the true one), "1.5e-09" in the warning and the paper statement, "1.495e-09" in the table
+    from fdpkit.fit.mu import GDPFit
+
+    fit = GDPFit(0.4292, 0.005, 1e-10, 1.4948486612068194e-09, "")
+    assert fit.statement().endswith("+ 1.5e-09.")
+    rep = fp.privacy_report(fp.dpsgd(noise_multiplier=1.1, batch_size=256, dataset_size=60000, epochs=30))
+    assert rep.fit.tau == pytest.approx(1.4948e-09, rel=1e-3)
+    assert rep.fit.statement().endswith("+ 1.5e-09.") and rep.warnings[0].endswith("+ 1.5e-09.")
+    assert "holds up to τ = 1.5e-09;" in rep.statement()

@@ -62,3 +62,10 @@ def test_cli_report():
     assert data["mechanism"]["kind"] == "uniform-sampling"
     bad = runner.invoke(app, ["report", "uniform-sampling", "--mu", "-1", "--n", "5"])
     assert bad.exit_code == 2 and "mu" in bad.output and "Traceback" not in bad.output
+
+
+def test_description_does_not_read_as_a_gdp_mu():
+    # "Uniform random sampling (...; mu=0.01, n=1000000): μ = ∞ Gaussian DP" read as mu 0.01
+    # and mu infinity side by side: the sampling parameter is named in words
+    d = fp.privacy_report(fp.mechanism_from_dict({"kind": "uniform-sampling", "mu": 0.01, "n": 1000})).to_dict()
+    assert "mu=" not in d["description"] and "sampling parameter 0.01, not a GDP μ" in d["description"]

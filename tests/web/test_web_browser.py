@@ -171,7 +171,7 @@ def test_calibrate_page_and_copy_statement(page, live_server):
 
     r = fp.calibrate_dpsgd(epsilon=3, delta=1e-5, batch_size=50, dataset_size=1000, epochs=2, sampling="fixed-size",
                            relation="replace-one", discretization=1e-2)
-    assert page.inner_text("#value") == f"{r.value:.4g}"
+    assert page.inner_text("#value") == f"{r.rounded_value():.4g}"  # rounded up: the safe side, as the CLI
     assert float(page.inner_text("#achieved-epsilon")) <= 3.0
     statement = page.inner_text("#statement")
     assert "fixed-size batch of 50" in statement and "replace-one" in statement
@@ -180,3 +180,7 @@ def test_calibrate_page_and_copy_statement(page, live_server):
     if page.get_attribute("#copy-statement", "data-copied") == "yes":
         assert page.evaluate("navigator.clipboard.readText()") == statement
     shot(page, "calibrate")
+    page.click("#full-report")  # on to the Report page with the run filled in: the same statement
+    page.wait_for_selector("#statement", timeout=60_000)
+    assert "/report?" in page.url and page.input_value("#noise_multiplier") == f"{r.rounded_value():.4g}"
+    assert page.inner_text("#statement") == statement

@@ -38,12 +38,18 @@ from fdpkit.accounting.closed_form import _gaussian_mu
 from fdpkit.accounting.pld_curve import curve_from_pld
 from fdpkit.accounting.pld import TAIL_MASS_TRUNCATION, build_pld, build_pld_for_composition
 from fdpkit.accounting.profile import PldProfile
+from fdpkit.accounting.result import DISCRETIZATION_DEFAULT
 from fdpkit.curves import GaussianCurve, TradeOffCurve
 from fdpkit.mechanisms import Gaussian, Mechanism
 
 #: PLD discretization of a running composition: coarser than a single report's 1e-4 (the
 #: composed PLD of a long ledger spans a wide loss range) and still pessimistic.
 RUNNING_DISCRETIZATION = 1e-3
+#: Why a ledger figure can sit a little above the same run's privacy report (eps 1.642 in the
+#: ledger, 1.636 in the report of a DP-SGD run): said beside the ledger's totals.
+GRID_NOTE = (f"Ledger totals of non-Gaussian releases are accounted at PLD discretization {RUNNING_DISCRETIZATION:g}, "
+             f"coarser than a single report's default {DISCRETIZATION_DEFAULT:g} and rounded pessimistically: they "
+             "can sit slightly above the same run's privacy report, never below the exact figure.")
 
 
 def gaussian_mu(mechanism: Mechanism) -> float | None:

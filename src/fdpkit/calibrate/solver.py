@@ -32,7 +32,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from fdpkit._numerics import check_real, norm_isf
+from fdpkit._numerics import check_real, norm_isf, round_safe
 from fdpkit.accounting._resolution import choose_discretization
 from fdpkit.accounting import DISCRETIZATION_DEFAULT, BudgetExceeded, CostBudget, account, closed_form_curve, estimate_cost
 from fdpkit.accounting.cost import check_leaf_grids
@@ -40,7 +40,7 @@ from fdpkit.calibrate._frontier import CostFrontier, answer_beyond, budget_note
 from fdpkit.calibrate.targets import Target, achieved_values, make_target
 from fdpkit.errors import ParameterError
 from fdpkit.fit import ALPHA_MIN_DEFAULT, fit_gdp
-from fdpkit.mechanisms import dpsgd
+from fdpkit.mechanisms import dpsgd, mechanism_from_dict
 from fdpkit.mechanisms.training import DPSGD, MAX_STEPS
 
 #: Relative precision of the returned value: the achieved metric is within this of target.
@@ -56,6 +56,9 @@ NOISE_RANGE = (0.05, 1e4)
 #: The full-resolution discretization in the search (the requested one, or the rule's per run).
 FINE = None
 UNKNOWNS = ("noise_multiplier", "sample_rate", "batch_size", "steps", "epochs")
+#: The side a solved continuous value is rounded towards for print (True: up): more noise, a
+#: smaller sample rate. Whole-number unknowns (batch size, steps) are solved on the safe side.
+SAFE_ROUNDING = {"noise_multiplier": True, "sample_rate": False}
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,44 @@ class CalibrationResult:
     def noise_multiplier(self) -> float | None:
         """The calibrated mechanism's noise multiplier (None when no mechanism was found)."""
         return None if self.mechanism is None else self.mechanism.noise_multiplier
+
+    def rounded_value(self, digits: int = 4) -> float:
+        """The solved value as a user copies it: ``digits`` significant digits, rounded
+        towards the safe side (a noise multiplier up, a sample rate down; whole numbers as
+        solved), so that the copied value still meets the target.
+
+        Parameters
+        ----------
+        digits : int, optional
+            Significant digits kept (4, as the reports print).
+
+        Returns
+        -------
+        float
+            The rounded value (``value`` itself for whole-number unknowns).
+        """
+        up = SAFE_ROUNDING.get(self.unknown)
+        return self.value if up is None else round_safe(float(self.value), digits, up=up)
+
+    def rounded_mechanism(self, digits: int = 4) -> DPSGD | None:
+        """The calibrated run with the solved value as :meth:`rounded_value` prints it: the
+        run a user trains after copying the printed number (its report, statement and links
+        then quote the same number as the page).
+
+        Parameters
+        ----------
+        digits : int, optional
+            Significant digits kept.
+
+        Returns
+        -------
+        DPSGD or None
+            The run (None when no mechanism was found).
+        """
+        if self.mechanism is None or self.unknown not in SAFE_ROUNDING:
+            return self.mechanism
+        spec = {**self.mechanism.to_dict(), self.unknown: self.rounded_value(digits)}
+        return mechanism_from_dict(spec)  # type: ignore[return-value]
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: the solved value, the calibrated run's parameters and every achieved

@@ -297,7 +297,7 @@ def propose(name: str = typer.Argument(..., help="Dataset name."),
             from_opacus: Optional[Path] = FromOpacusOpt) -> None:
     """Propose a release; prints its id and what it would do to the running total."""
     _check_fmt(format)
-    from fdpkit.ledger import release_dict
+    from fdpkit.ledger import GRID_NOTE, release_dict
 
     if from_opacus is not None:
         if any(x is not None for x in (mechanism, spec, gaussian, laplace, noise_multiplier)):
@@ -316,6 +316,8 @@ def propose(name: str = typer.Argument(..., help="Dataset name."),
     a = check.after
     _say(f"release {r.id} proposed: released total would become μ = {fmt_num(a.mu)}, ε = {fmt_num(a.epsilon)} "
          f"at δ = 1e-5 (ε sum {fmt_num(a.epsilon_sum)})")
+    if r.gaussian_mu is None:
+        _say(f"[dim]{GRID_NOTE}[/dim]")
     for m in check.messages:
         _say(f"[yellow]! {m}[/yellow]")
 
@@ -445,6 +447,10 @@ def check(name: str = typer.Argument(..., help="Dataset name."),
         ["ε at δ = 1e-5", c.before.epsilon, c.after.epsilon], ["ε sum", c.before.epsilon_sum, c.after.epsilon_sum]])
     for m in c.messages:
         out.print(f"[yellow]! {m}[/yellow]", highlight=False)
+    if c.after.method == "PLD":
+        from fdpkit.ledger import GRID_NOTE
+
+        out.print(f"[dim]{GRID_NOTE}[/dim]", highlight=False)
 
 
 @ledger_app.command("timeline")

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 else:  # loaded on first use (start-up time, issue 30)
     optimize = lazy_module("scipy.optimize")
 
-from fdpkit._numerics import MU_SAFETY_RTOL, check_scalar, norm_isf, norm_sf
+from fdpkit._numerics import MU_SAFETY_RTOL, check_scalar, norm_isf, norm_sf, safe_g
 from fdpkit.curves import GaussianCurve, TradeOffCurve, _repr
 from fdpkit.fit.regret import _check_curve, regret
 
@@ -90,7 +90,7 @@ class GDPFit:
             return f"{self.mu:.4g}-GDP for every attack (exact over all FPR in [0, 1])."
         return (
             f"{self.mu:.4g}-GDP for every attack with FPR and FNR >= {self.alpha_min:.3g}; "
-            f"overall TPR <= 1 - G_mu(FPR) + {self.tau:.3g}."
+            f"overall TPR <= 1 - G_mu(FPR) + {safe_g(self.tau, 3, up=True)}."
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from fdpkit._deprecation import warn_renamed
-from fdpkit._numerics import check_probability, json_safe, norm_isf
+from fdpkit._numerics import check_probability, json_safe, norm_isf, safe_g
 from fdpkit.accounting import Accounting, account
 from fdpkit.accounting._resolution import choose_discretization
 from fdpkit.accounting.truncated_instance import truncation_looseness
@@ -432,7 +432,7 @@ def privacy_report(
     if math.isfinite(fit.mu) and fit.alpha_min > 0:
         warnings.append(
             f"mu holds for attacks with FPR and FNR >= {fit.alpha_min:g}; beyond that range "
-            f"the TPR bound is 1 - G_mu(FPR) + {fit.tau:.2g}."
+            f"the TPR bound is 1 - G_mu(FPR) + {safe_g(fit.tau, 2, up=True)}."
         )
     if acc.method == "PLD" and discretization > 1e-3:
         warnings.append(

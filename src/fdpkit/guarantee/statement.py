@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from fdpkit._numerics import safe_g
 from fdpkit.accounting.closed_form import shuffled_bounds
 from fdpkit.mechanisms import DPSGD, training_run
 
@@ -195,6 +196,6 @@ def _caveats(report: "PrivacyReport", m, d0: float) -> list[str]:
         c.append("The guarantee covers every intermediate model (the final one included), but not "
                  "hyperparameter tuning or any other use of the same data, which must be accounted in addition.")
     if report.fit.alpha_min > 0 and math.isfinite(report.fit.mu):
-        c.append(f"Below FPR {report.fit.alpha_min:g} the μ-GDP bound holds up to τ = {_g(report.fit.tau, 2)}; "
+        c.append(f"Below FPR {report.fit.alpha_min:g} the μ-GDP bound holds up to τ = {safe_g(report.fit.tau, 2, up=True)}; "
                  "the certified curve holds everywhere.")
     return c

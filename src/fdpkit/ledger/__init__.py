@@ -32,7 +32,7 @@ from fdpkit.ledger.operations import (
     Check, Ledger, LedgerError, NotFound, Status, event_dict, parse_mechanism, release_dict,
 )
 from fdpkit.ledger.db import data_dir, resolve_url
-from fdpkit.ledger.totals import DELTA_REF, FPR_REF, Total
+from fdpkit.ledger.totals import DELTA_REF, FPR_REF, GRID_NOTE, Total
 
 
 def open_ledger(url: str | None = None, *, upgrade: bool = True, key: str | bytes | None = None) -> Ledger:
@@ -42,6 +42,6 @@ def open_ledger(url: str | None = None, *, upgrade: bool = True, key: str | byte
     return Ledger(url, upgrade=upgrade, key=key)
 
 
-__all__ = ["Anchor", "DELTA_REF", "FPR_REF", "Check", "Ledger", "LedgerError", "NotFound", "Status", "Total",
+__all__ = ["Anchor", "DELTA_REF", "FPR_REF", "GRID_NOTE", "Check", "Ledger", "LedgerError", "NotFound", "Status", "Total",
            "VerifyResult", "data_dir", "event_dict", "open_ledger", "parse_mechanism", "release_dict",
            "resolve_url"]

@@ -18,6 +18,7 @@ from typing import Any, Iterable
 
 from fdpkit._deprecation import warn_renamed
 from fdpkit.accounting import Composition
+from fdpkit.accounting.running import GRID_NOTE  # noqa: F401  (re-exported by fdpkit.ledger)
 from fdpkit.convert import epsilon_for_delta_from_mu
 from fdpkit.fit import fit_gdp
 from fdpkit.mechanisms import mechanism_from_dict

@@ -104,7 +104,7 @@ class UniformSampling(Mechanism):
     Examples
     --------
     >>> UniformSampling(1.0, 5).describe()
-    'Uniform random sampling (de Fondeville Ex. 3; mu=1, n=5)'
+    'Uniform random sampling (de Fondeville Ex. 3; sampling parameter 1, not a GDP μ; n=5)'
     """
 
     kind = "uniform-sampling"
@@ -125,5 +125,6 @@ class UniformSampling(Mechanism):
         return -math.expm1(-self.mu) / self.n
 
     def describe(self) -> str:
-        """A one-line human-readable description (used in reports)."""
-        return f"Uniform random sampling (de Fondeville Ex. 3; mu={self.mu:g}, n={self.n})"
+        """A one-line human-readable description (used in reports): the sampling parameter is
+        named in words, since the report's headline beside it reads "μ = ∞ Gaussian DP"."""
+        return f"Uniform random sampling (de Fondeville Ex. 3; sampling parameter {self.mu:g}, not a GDP μ; n={self.n})"

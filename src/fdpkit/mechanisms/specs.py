@@ -17,7 +17,9 @@ from fdpkit.mechanisms.dp_events import from_dp_event
 
 def mechanism_from_dict(data: Any) -> Mechanism:
     """Rebuild a mechanism from :meth:`Mechanism.to_dict` output (or hand-written JSON, or
-    the JSON form of a dp_accounting ``DpEvent``: see :func:`fdpkit.from_dp_event`).
+    the JSON form of a dp_accounting ``DpEvent``: see :func:`fdpkit.from_dp_event`, or a
+    saved result that carries its mechanism: a report's JSON (``fdpkit report -f json``, the
+    web report's JSON download), a calibration's or a plan's, whose ``"mechanism"`` is read).
 
     Nesting deeper than :data:`fdpkit.mechanisms.base.MAX_SPEC_DEPTH` or more than
     :data:`fdpkit.mechanisms.base.MAX_SPEC_NODES` mechanisms are refused while parsing (a
@@ -28,6 +30,8 @@ def mechanism_from_dict(data: Any) -> Mechanism:
     """
     if isinstance(data, dict) and "kind" not in data and "class_name" in data:  # a DpEvent's JSON
         return from_dp_event(data)
+    if isinstance(data, dict) and "kind" not in data and isinstance(data.get("mechanism"), dict):
+        data = data["mechanism"]  # a saved report, calibration or plan: the run it is about
     return _from_dict(data, 0, [0])
 
 

@@ -165,7 +165,9 @@ class PrivacyFirstPlan:
             "admissible_families": list(self.admissible_families),
             "family_descriptions": {f: FAMILIES[f] for f in self.admissible_families},
             "excluded": dict(self.excluded),
-            "options": [{**o.to_dict(), "mechanism": m} for o, m in zip(self.options, self.mechanisms())],
+            # each option's spec (``mechanism``: what the ledger takes) and its name in words
+            "options": [{**o.to_dict(), "name": o.mechanism, "mechanism": m}
+                        for o, m in zip(self.options, self.mechanisms())],
             "fpr": self.fpr,
             "analysis": self.analysis.to_dict() if self.analysis else None,
             "notes": list(self.notes),

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import math
 
+from fdpkit._numerics import safe_g
 from fdpkit.report import plots
 from fdpkit.report.model import _INTERNAL, Figure, ReportDocument, Section, Table, _symbols, fmt, human_inputs
 from fdpkit.report.paper import statement_section
@@ -61,7 +62,7 @@ def build_document(report: PrivacyReport, *, representations: bool = True) -> Re
             ("verdict", _symbols(report.verdict)),
             ("FPR range", "all FPR in [0, 1]" if fit.alpha_min == 0 else
              f"attacks with FPR and FNR ≥ {fmt(fit.alpha_min)}"),
-            ("τ (left out by the range)", fmt(fit.tau)),
+            ("τ (left out by the range)", safe_g(fit.tau, 4, up=True)),
             ("curve", f"{report.curve.bound} bound ({report.method})"),
             ("statement", _symbols(fit.statement())),
         ),

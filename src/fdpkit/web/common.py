@@ -17,7 +17,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
 
-from fdpkit._numerics import json_safe
+from fdpkit._numerics import json_safe, safe_text
 from fdpkit.errors import parameter_of
 from fdpkit._inputs import FRACTION_FIELDS, parse_fraction
 from fdpkit.accounting import CostBudget
@@ -54,6 +54,15 @@ def num(x: Any, digits: int = 4) -> Markup:
 
 
 templates.env.filters["num"] = num
+
+
+def safe_num(x: Any, up: bool) -> Markup:
+    """A noise scale or rate as a user copies it: :func:`fdpkit._numerics.safe_text`, rounded
+    towards the side that keeps the plan's promise (``up``: more noise), kept whole (:func:`nums`)."""
+    return nums(safe_text(x, up=up))
+
+
+templates.env.filters["safe_num"] = safe_num
 templates.env.filters["nums"] = nums
 #: G_μ with a real subscript (report sentences), escaped first; numbers kept whole.
 templates.env.filters["sub"] = lambda text: Markup(str(nums(text)).replace("G_μ", "G<sub>μ</sub>"))

@@ -234,3 +234,38 @@ def dpsgd_from_form(form: Any, labels: dict[str, str] | None = None,
         return dpsgd_of(body), body.discretization, {}  # type: ignore[arg-type]
     except ValueError as exc:
         return None, None, {field_of(exc, DPSGD_FIELDS): in_words(str(exc), labels)}
+
+
+def report_query(spec: dict[str, Any], discretization: float | None = None) -> dict[str, str]:
+    """The report form's fields for a one-phase DP-SGD spec (``DPSGD.to_dict()``): the query
+    of a ``/report`` link that carries a run from another page without re-typing.
+
+    Parameters
+    ----------
+    spec : dict
+        A one-phase ``"dpsgd"`` spec; the batch size with the dataset size is carried in
+        place of the sample rate, and the epochs in place of the steps, where the spec has them
+        (the report derives the same run from them).
+    discretization : float or None, optional
+        The PLD discretization to report at (None: the library's rule).
+
+    Returns
+    -------
+    dict of str to str
+        ``{"kind": "dpsgd", "noise_multiplier": ..., ...}``, numbers in full precision.
+    """
+    def text(v: Any) -> str:
+        return str(v) if isinstance(v, (bool, str)) else (str(int(v)) if float(v).is_integer() else repr(float(v)))
+
+    q = {"kind": "dpsgd", "noise_multiplier": text(spec["noise_multiplier"])}
+    by_batch = spec.get("batch_size") is not None and spec.get("dataset_size") is not None
+    q.update({"batch_size": text(spec["batch_size"])} if by_batch else {"sample_rate": text(spec["sample_rate"])})
+    q.update({"epochs": text(spec["epochs"])} if spec.get("epochs") is not None else {"steps": text(spec["steps"])})
+    for k in ("dataset_size", "sampling", "relation", "max_batch_size", "unit", "examples_per_user"):
+        if spec.get(k) is not None:
+            q[k] = text(spec[k])
+    if spec.get("drop_last"):
+        q["drop_last"] = "on"
+    if discretization is not None:
+        q["discretization"] = text(discretization)
+    return q

@@ -242,10 +242,11 @@ def simulate_job(ran: Mechanism, declared: Mechanism, trials: int, seed: int, co
 def calibrate_job(kwargs: dict[str, Any], max_steps: int, min_noise: float, with_report: bool,
                   budget: CostBudget | None) -> tuple[Any, str | None, Any]:
     """:func:`fdpkit.calibrate_dpsgd` within the server's step and noise bounds; with
-    ``with_report`` also the calibrated run's privacy statement and grade."""
+    ``with_report`` also the privacy statement and grade of the run as the page prints it (the
+    solved value rounded to the safe side, :meth:`CalibrationResult.rounded_mechanism`)."""
     r = fp.calibrate_dpsgd(**kwargs, max_steps=max_steps, min_noise_multiplier=min_noise)
     statement = grade = None
     if with_report:
-        rep = fp.privacy_report(r.mechanism, discretization=kwargs["discretization"], budget=budget)
+        rep = fp.privacy_report(r.rounded_mechanism(), discretization=kwargs["discretization"], budget=budget)
         statement, grade = rep.statement(), rep.grade
     return r, statement, grade

@@ -5,13 +5,16 @@ No maths here."""
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from fastapi import APIRouter, Request
 
 from fdpkit._inputs import plausibility_warnings
 from fdpkit.vocabulary import ADD_REMOVE, EXAMPLE, POISSON
 from fdpkit.web.common import (CHOICES, FormErrors, Limits, api_error, field_of, finite, render_page,
                                run_heavy)
-from fdpkit.web.forms import in_words, labels_of, parse_form
+from fdpkit.calibrate.solver import SAFE_ROUNDING
+from fdpkit.web.forms import in_words, labels_of, parse_form, report_query
 from fdpkit.web.jobs import calibrate_job
 from fdpkit.web.models import CalibrateRequest
 
@@ -109,9 +112,21 @@ async def _answer(request: Request, form):
         except ValueError as exc:
             name = field_of(exc, FIELDS)
             errors["target_value" if name == target else name] = in_words(str(exc), LABELS)
+    data = solved = None
+    if result is not None:
+        # the page quotes the solved value as a user copies it (rounded to the safe side, as the
+        # CLI prints it); the statement, the report link and the proposal are of that run
+        data = finite(result.to_dict())
+        solved = {"value": result.rounded_value(), "up": SAFE_ROUNDING.get(result.unknown), "exact": result.value}
+        if result.unknown in SAFE_ROUNDING:
+            data[result.unknown] = solved["value"]
+        run = result.rounded_mechanism()
+        if run is not None:
+            solved["spec"] = run.to_dict()
+            solved["report"] = "/report?" + urlencode(report_query(solved["spec"], body.discretization))
     return await render_page(request, "calibrate.html", {
         "values": values, "errors": errors, "choices": CHOICES, "targets": TARGETS, "result": result,
-        "data": finite(result.to_dict()) if result else None, "statement": statement, "grade": grade,
+        "data": data, "solved": solved, "statement": statement, "grade": grade,
         "warnings": warnings, "example": EXAMPLE_RUN})
 
 

@@ -16,6 +16,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
+from fdpkit.accounting.running import GRID_NOTE
 from fdpkit.vocabulary import ADD_REMOVE
 from fdpkit.web.auth import Principal, call, ledger_of, pdf_jobs, require, run_ledger
 from fdpkit.web.common import render_page, run_light
@@ -26,7 +27,7 @@ router = APIRouter()
 
 
 def _ctx(p: Principal, **kw):
-    return {"me": p, **kw}
+    return {"me": p, "grid_note": GRID_NOTE, **kw}
 
 
 def _back(url: str) -> RedirectResponse:

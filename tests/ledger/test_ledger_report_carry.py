@@ -1,0 +1,60 @@
+"""A report carried to the ledger (session 9): the report's JSON is a mechanism spec for
+``fdpkit ledger propose -m`` (and ``fdpkit report -m``), and where the ledger's figures
+differ from the report's it says why (its coarser, pessimistic accounting grid)."""
+
+import json
+from html import unescape
+
+from fastapi.testclient import TestClient
+from typer.testing import CliRunner
+
+import fdpkit as fp
+from fdpkit.cli import app
+from fdpkit.ledger import GRID_NOTE, open_ledger
+from fdpkit.ledger.users import add_user
+from fdpkit.web.main import create_app
+
+RUN = ["--noise-multiplier", "1.1", "--batch-size", "50", "--dataset-size", "1000", "--epochs", "2"]
+PASSWORD = "s3cret-Passw0rd!"
+
+
+def run(*args):
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+def test_report_json_is_a_spec_for_the_ledger_and_the_report(ledger_url, tmp_path):
+    saved = tmp_path / "report.json"
+    assert run("--force", "report", "dpsgd", *RUN, "--discretization", "1e-3", "-f", "json", "-o", saved).exit_code == 0
+    report = json.loads(saved.read_text())
+    # the report's JSON was refused as a spec ("mechanism kind must be one of ..., got None"):
+    # the run had to be re-typed as --noise-multiplier/--sample-rate/--steps
+    assert fp.mechanism_from_dict(report).to_dict() == report["mechanism"]
+    again = run("report", "-m", saved, "--discretization", "1e-3", "-f", "json")
+    assert again.exit_code == 0, again.output
+    assert json.loads(again.stdout)["guarantee"]["mu"] == report["guarantee"]["mu"]
+    assert run("ledger", "--db", ledger_url, "init").exit_code == 0
+    assert run("ledger", "--db", ledger_url, "dataset", "add", "mnist", "--unit", "example").exit_code == 0
+    r = run("ledger", "--db", ledger_url, "propose", "mnist", "-m", saved, "--title", "model", "--user", "ana")
+    assert r.exit_code == 0, r.output
+    # its figures are the ledger's grid's, said so beside them
+    assert "released total would become" in r.output and "PLD discretization 0.001" in " ".join(r.output.split())
+    check = run("ledger", "--db", ledger_url, "check", "mnist", "-m", saved)
+    assert "PLD discretization 0.001" in " ".join(check.output.split())
+    exact = run("ledger", "--db", ledger_url, "check", "mnist", "--gaussian", "3")  # nothing proposed is released
+    assert exact.exit_code == 0 and "PLD discretization" not in exact.output
+
+
+def test_ledger_pages_say_why_a_release_reads_above_its_report(tmp_path):
+    url = f"sqlite:///{tmp_path / 'ledger.sqlite'}"
+    with open_ledger(url) as led:
+        led.add_dataset("mnist", unit="example", user="admin")
+        add_user(led, "val", role="viewer", password=PASSWORD, actor="admin")
+        spec = fp.dpsgd(noise_multiplier=1.1, batch_size=50, dataset_size=1000, epochs=2).to_dict()
+        run_id = led.propose("mnist", spec, title="model", user="ana").id
+        gauss_id = led.propose("mnist", {"kind": "gaussian", "sigma": 3.0}, title="counts", user="ana").id
+    c = TestClient(create_app(ledger_url=url))
+    assert c.post("/api/ledger/login", json={"username": "val", "password": PASSWORD}).status_code == 200
+    page = c.get(f"/ledger/r/{run_id}").text
+    assert 'id="grid-note"' in page and GRID_NOTE in unescape(page)
+    assert 'id="grid-note"' not in c.get(f"/ledger/r/{gauss_id}").text  # exact: nothing to explain
+    assert 'id="grid-note"' in c.get("/ledger/d/mnist").text  # beside the releases' "ε alone"
