@@ -35,7 +35,7 @@ def test_old_module_paths_are_gone(module):
 
 @pytest.mark.parametrize(("name", "module"), [
     ("privacy_report", "fdpkit.guarantee.privacy"), ("PrivacyReport", "fdpkit.guarantee.privacy"),
-    ("calibrate_dpsgd", "fdpkit.calibrate.solver"), ("CalibrationResult", "fdpkit.calibrate.solver"),
+    ("calibrate_dpsgd", "fdpkit.calibrate.solver"), ("CalibrationResult", "fdpkit.calibrate.outcome"),
     ("fit_gdp", "fdpkit.fit.mu"), ("GDPFit", "fdpkit.fit.mu"), ("regret", "fdpkit.fit.regret"),
     ("symmetric_regret", "fdpkit.fit.regret"), ("advantage", "fdpkit.risk.bayes"),
     ("bayes_risk", "fdpkit.risk.bayes"), ("parse_fraction", "fdpkit._inputs"),

@@ -29,18 +29,19 @@ about 20 runs for 0.02% precision (see ``benchmarks/``).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
-from fdpkit._numerics import check_real, norm_isf, round_safe
+from fdpkit._numerics import check_real, norm_isf
 from fdpkit.accounting._resolution import choose_discretization
 from fdpkit.accounting import DISCRETIZATION_DEFAULT, BudgetExceeded, CostBudget, account, closed_form_curve, estimate_cost
 from fdpkit.accounting.cost import check_leaf_grids
 from fdpkit.calibrate._frontier import CostFrontier, answer_beyond, budget_note
+from fdpkit.calibrate.outcome import SAFE_ROUNDING, CalibrationResult  # noqa: F401  (re-exported)
 from fdpkit.calibrate.targets import Target, achieved_values, make_target
 from fdpkit.errors import ParameterError
 from fdpkit.fit import ALPHA_MIN_DEFAULT, fit_gdp
-from fdpkit.mechanisms import dpsgd, mechanism_from_dict
+from fdpkit.mechanisms import dpsgd
 from fdpkit.mechanisms.training import DPSGD, MAX_STEPS
 
 #: Relative precision of the returned value: the achieved metric is within this of target.
@@ -56,111 +57,6 @@ NOISE_RANGE = (0.05, 1e4)
 #: The full-resolution discretization in the search (the requested one, or the rule's per run).
 FINE = None
 UNKNOWNS = ("noise_multiplier", "sample_rate", "batch_size", "steps", "epochs")
-#: The side a solved continuous value is rounded towards for print (True: up): more noise, a
-#: smaller sample rate. Whole-number unknowns (batch size, steps) are solved on the safe side.
-SAFE_ROUNDING = {"noise_multiplier": True, "sample_rate": False}
-
-
-@dataclass(frozen=True)
-class CalibrationResult:
-    """Outcome of :func:`calibrate_dpsgd`.
-
-    Attributes
-    ----------
-    unknown : str
-        Which parameter was solved for.
-    value : float
-        Its value (an int for ``steps`` and ``batch_size``), on the safe side of the target.
-    achieved_mu : float
-        mu of the calibrated run at the requested discretization.
-    converged : bool
-        Whether the solver met its tolerance.
-    evaluations : int
-        Accounting runs at the requested discretization (the expensive ones).
-    coarse_evaluations : int
-        Accounting runs at the coarse discretization.
-    reason : str
-        Empty when converged; otherwise why not (or a note such as "even q = 1 ...").
-    target : str
-        The target, e.g. ``"epsilon <= 3 at delta=1e-05"`` (empty when only accounting).
-    achieved : dict
-        Every metric of the calibrated run: mu, regret, epsilon at delta, TPR at FPR,
-        advantage, posterior (at the target's delta/FPR/prior where it has them).
-    mechanism : DPSGD or None
-        The calibrated run.
-    """
-
-    unknown: str
-    value: float
-    achieved_mu: float
-    converged: bool
-    evaluations: int
-    coarse_evaluations: int = 0
-    reason: str = ""
-    target: str = ""
-    achieved: dict = field(default_factory=dict)
-    mechanism: DPSGD | None = None
-
-    @property
-    def noise_multiplier(self) -> float | None:
-        """The calibrated mechanism's noise multiplier (None when no mechanism was found)."""
-        return None if self.mechanism is None else self.mechanism.noise_multiplier
-
-    def rounded_value(self, digits: int = 4) -> float:
-        """The solved value as a user copies it: ``digits`` significant digits, rounded
-        towards the safe side (a noise multiplier up, a sample rate down; whole numbers as
-        solved), so that the copied value still meets the target.
-
-        Parameters
-        ----------
-        digits : int, optional
-            Significant digits kept (4, as the reports print).
-
-        Returns
-        -------
-        float
-            The rounded value (``value`` itself for whole-number unknowns).
-        """
-        up = SAFE_ROUNDING.get(self.unknown)
-        return self.value if up is None else round_safe(float(self.value), digits, up=up)
-
-    def rounded_mechanism(self, digits: int = 4) -> DPSGD | None:
-        """The calibrated run with the solved value as :meth:`rounded_value` prints it: the
-        run a user trains after copying the printed number (its report, statement and links
-        then quote the same number as the page).
-
-        Parameters
-        ----------
-        digits : int, optional
-            Significant digits kept.
-
-        Returns
-        -------
-        DPSGD or None
-            The run (None when no mechanism was found).
-        """
-        if self.mechanism is None or self.unknown not in SAFE_ROUNDING:
-            return self.mechanism
-        spec = {**self.mechanism.to_dict(), self.unknown: self.rounded_value(digits)}
-        return mechanism_from_dict(spec)  # type: ignore[return-value]
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: the solved value, the calibrated run's parameters and every achieved
-        metric at top level (``noise_multiplier``, ``mu``, ``epsilon`` at ``delta``, ...)."""
-        out: dict[str, Any] = {"unknown": self.unknown, "value": self.value, "target": self.target}
-        if self.mechanism is not None:
-            m = self.mechanism
-            ph = m.phases[0]
-            out.update(noise_multiplier=ph.noise_multiplier, sample_rate=ph.sample_rate, steps=ph.steps,
-                       batch_size=ph.batch_size, dataset_size=m.dataset_size, epochs=ph.epochs,
-                       sampling=m.sampling, relation=m.relation, unit=m.unit,
-                       examples_per_user=m.examples_per_user, max_batch_size=ph.max_batch_size,
-                       drop_last=ph.drop_last)
-        out.update(self.achieved)
-        out.update(achieved_mu=self.achieved_mu, converged=self.converged, evaluations=self.evaluations,
-                   coarse_evaluations=self.coarse_evaluations, reason=self.reason,
-                   mechanism=None if self.mechanism is None else self.mechanism.to_dict())
-        return out
 
 
 def dpsgd_mu(noise_multiplier: float, sample_rate: float, steps: int, *,

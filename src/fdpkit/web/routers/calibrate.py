@@ -13,7 +13,7 @@ from fdpkit._inputs import plausibility_warnings
 from fdpkit.vocabulary import ADD_REMOVE, EXAMPLE, POISSON
 from fdpkit.web.common import (CHOICES, FormErrors, Limits, api_error, field_of, finite, render_page,
                                run_heavy)
-from fdpkit.calibrate.solver import SAFE_ROUNDING
+from fdpkit.calibrate.outcome import SAFE_ROUNDING
 from fdpkit.web.forms import in_words, labels_of, parse_form, report_query
 from fdpkit.web.jobs import calibrate_job
 from fdpkit.web.models import CalibrateRequest
