@@ -425,7 +425,7 @@ def _solve(p: _Problem, target: Target, disc: float | None, alpha_min: float, re
         stage[0] = "fine"
         if p.integer:
             def beyond(v: float) -> bool:  # the answer past a safe whole value the budget's edge stops at
-                return answer_beyond(gap(v, FINE)[1], v, least, slope)
+                return not target.vacuous() and answer_beyond(gap(v, FINE)[1], v, least, slope)
 
             return _integer_finish(p, x, lambda v: good(metric(v, FINE)[0]), finish, target.describe(), target.name,
                                    beyond)
@@ -453,7 +453,8 @@ def _solve(p: _Problem, target: Target, disc: float | None, alpha_min: float, re
                 if -gp <= CALIBRATION_RTOL or abs(gp / slope) <= X_RTOL or cand == least:
                     return finish(cand, True)
                 if moved:  # safe at the budget's edge: the answer lies past it, or the target holds to the end
-                    if answer_beyond(gp, cand, least, slope):
+                    # a target every mechanism meets never needs more than the budget
+                    if not target.vacuous() and answer_beyond(gp, cand, least, slope):
                         raise refusals[0]
                     return finish(cand, False, budget_note(p, refusals[0]))
             else:

@@ -79,6 +79,15 @@ class Target:
             return advantage(c)
         return float(posterior(c, self.prior, self.fpr))
 
+    def vacuous(self) -> bool:
+        """Whether every mechanism meets the target: a posterior at or above that of a
+        test with TPR 1 at the target's FPR, prior / (prior + (1 - prior) fpr) (no attack
+        at that FPR gets further), or an advantage of 1."""
+        if self.name == "posterior" and self.prior is not None and self.fpr is not None:
+            top = self.prior / (self.prior + (1.0 - self.prior) * self.fpr)
+            return self.value >= top * (1.0 + 1e-12)
+        return self.name == "advantage" and self.value >= 1.0
+
     def mu_equivalent(self) -> float:
         """mu of a Gaussian curve that just meets the target (a starting point only)."""
         if self.name == "mu":
