@@ -66,6 +66,16 @@ if (get_args(Relation) != RELATIONS or get_args(Sampling) != SAMPLINGS or get_ar
     raise ImportError("fdpkit.vocabulary: the Literal types disagree with the vocabulary tuples")
 
 
+def spelling(value: Any) -> Any:
+    """The spelling fdpkit reads a choice in (a sampling scheme, relation or unit): stripped,
+    lower case, ``-`` for ``_`` (``"Fixed_Size"`` -> ``"fixed-size"``); not a string: as it is.
+
+    >>> spelling(" Truncated_Poisson "), spelling(3)
+    ('truncated-poisson', 3)
+    """
+    return value.strip().lower().replace("_", "-") if isinstance(value, str) else value
+
+
 def canonical_relation(value: Any, *, name: str = "relation", allowed: tuple[str, ...] = RELATIONS) -> str:
     """The canonical spelling of a neighbouring relation, old spellings accepted.
 

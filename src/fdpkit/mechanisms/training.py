@@ -61,7 +61,7 @@ from fdpkit.mechanisms._training_spec import _check_written, _spec_args
 from fdpkit.mechanisms.base import Mechanism, _number, check_sample_rate_normal
 from fdpkit.mechanisms.basic import Gaussian
 from fdpkit.mechanisms.combinators import Composed, Repeated, Subsampled
-from fdpkit.vocabulary import RELATIONS, SAMPLINGS, UNITS
+from fdpkit.vocabulary import RELATIONS, SAMPLINGS, UNITS, spelling
 
 #: Largest number of steps accepted (beyond it accounting is impractical).
 MAX_STEPS = 10**7
@@ -108,7 +108,7 @@ def _whole(name: str, value: Any, *, hint: str = "", low: int = 1, high: int | N
 
 
 def _choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
-    v = str(value).strip().lower().replace("_", "-") if isinstance(value, str) else value
+    v = spelling(value)
     if v not in choices:
         raise ParameterError(f"{name} must be one of {', '.join(choices)}, got {value!r}", name)
     return v

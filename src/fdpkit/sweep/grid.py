@@ -21,6 +21,7 @@ import numpy as np
 
 from fdpkit._numerics import InputTypeError
 from fdpkit.errors import ParameterError
+from fdpkit.vocabulary import spelling
 
 #: Inputs a sweep grid may vary, in the order of the output columns.
 INPUT_COLUMNS = ("noise_multiplier", "sample_rate", "batch_size", "dataset_size", "steps", "epochs",
@@ -50,7 +51,7 @@ def _values(name: str, values: Any) -> list[Any]:
                 raise InputTypeError(f"{name} values must be strings, got {v!r}", name)
             # the spelling fdpkit.dpsgd reads ("Shuffled", "fixed_size"): a row's scheme is then the
             # one its refusal, note and truncation are looked up by, and repeats are found
-            out.append(v.strip().lower().replace("_", "-"))
+            out.append(spelling(v))
             continue
         if isinstance(v, (bool, np.bool_)) or isinstance(v, (str, bytes)):
             raise InputTypeError(f"{name} values must be numbers, got {v!r}", name)
