@@ -273,7 +273,10 @@ def test_propose_with_fields_then_reject_with_a_record(server, browser, size):
     page.click("#propose-submit")  # the library refuses add-remove for shuffled batches: said on the relation
     page.wait_for_selector("#relation-error")
     assert "shuffled" in page.inner_text("#relation-error") and page.locator("#noise_multiplier-error").count() == 0
-    page.select_option("#relation", "replace-one")
+    page.select_option("#relation", "replace-one")  # census declares add-remove: refused by the ledger
+    page.click("#propose-submit")
+    page.wait_for_selector("text=does not fit dataset census")
+    page.select_option("#relation", "zero-out")
     shot(page, f"ledger-propose-fields-{size}")
     page.click("#propose-submit")
     page.wait_for_selector("#release-state")

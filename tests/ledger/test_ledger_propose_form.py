@@ -57,10 +57,10 @@ def test_the_form_offers_the_report_fields(site):
 
 def test_dpsgd_fields_build_the_library_spec(site):
     r, spec = _propose(site, build="dpsgd", noise_multiplier="1.1", batch_size="256", dataset_size="60000",
-                       epochs="2", sampling="shuffled", relation="replace-one")
+                       epochs="2", sampling="shuffled", relation="zero-out")
     assert r.status_code == 303, r.text
     want = dpsgd_from_training(1.1, batch_size=256, dataset_size=60000, epochs=2.0, sampling="shuffled",
-                               relation="replace-one").to_dict()
+                               relation="zero-out").to_dict()
     assert spec == json.loads(json.dumps(want))
     r, spec = _propose(site, build="dpsgd", noise_multiplier="3", sample_rate="2%", steps="20")
     assert r.status_code == 303, r.text
