@@ -273,7 +273,12 @@ def test_propose_with_fields_then_reject_with_a_record(server, browser, size):
     page.click("#propose-submit")  # the library refuses add-remove for shuffled batches: said on the relation
     page.wait_for_selector("#relation-error")
     assert "shuffled" in page.inner_text("#relation-error") and page.locator("#noise_multiplier-error").count() == 0
-    page.select_option("#relation", "replace-one")
+    page.select_option("#relation", "replace-one")  # census declares add-remove: refused by the ledger
+    page.click("#propose-submit")
+    page.wait_for_selector("#relation-error")  # said beside the relation, in the form's words
+    assert "does not fit dataset census, which declares add-remove" in page.inner_text("#relation-error")
+    assert page.input_value("#noise_multiplier") == "1.1"  # nothing to type again
+    page.select_option("#relation", "zero-out")
     shot(page, f"ledger-propose-fields-{size}")
     page.click("#propose-submit")
     page.wait_for_selector("#release-state")

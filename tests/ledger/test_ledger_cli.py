@@ -235,3 +235,44 @@ def test_release_on_a_terminal_asks_y_n(db, monkeypatch):
     r = run("ledger", "--db", db, "release", rid, "--user", "bob", input="y\n")
     assert r.exit_code == 0 and "released" in r.stdout, r.output
     assert json.loads(run("ledger", "--db", db, "status", "census", "--format", "json").stdout)["released_count"] == 1
+
+
+def test_propose_a_dpsgd_run_as_trained_under_the_datasets_relation(db):
+    """``ledger propose`` and ``ledger check`` take the DP-SGD options of ``report dpsgd``
+    (batch size, dataset size, epochs, sampling, relation, ...). Without --relation a run is
+    accounted under the dataset's relation (zero-out for shuffled batches on an add-remove
+    dataset); a relation the dataset does not declare is one line and exit 2."""
+    from fdpkit.ledger import open_ledger
+    from fdpkit.mechanisms import dpsgd
+
+    run("ledger", "--db", db, "dataset", "add", "members", "--unit", "one person")
+    run("ledger", "--db", db, "dataset", "add", "contents", "--unit", "one person", "--relation", "replace-one")
+    trained = ["--noise-multiplier", "1.1", "--batch-size", "256", "--dataset-size", "6000", "--epochs", "2"]
+    cases = [("members", [], dict(relation="add-remove")),
+             ("members", ["--sampling", "shuffled"], dict(sampling="shuffled", relation="zero-out")),
+             ("contents", [], dict(relation="replace-one")),
+             ("contents", ["--sampling", "shuffled", "--drop-last"],
+              dict(sampling="shuffled", relation="replace-one", drop_last=True))]
+    with open_ledger(db) as led:
+        for name, extra, want in cases:
+            r = run("ledger", "--db", db, "check", name, *trained, *extra, "--format", "json")
+            assert r.exit_code == 0, r.output
+            r = run("ledger", "--db", db, "propose", name, *trained, *extra, "--title", "run", "--format", "json")
+            assert r.exit_code == 0, r.output
+            spec = json.loads(led.release_info(json.loads(r.stdout)["id"]).spec)
+            assert spec == json.loads(json.dumps(dpsgd(1.1, batch_size=256, dataset_size=6000, epochs=2,
+                                                       **want).to_dict()))
+        n = len(led.releases())
+    for args in (["members", *trained, "--sampling", "shuffled", "--relation", "replace-one"],
+                 ["contents", *trained, "--relation", "add-remove"]):
+        for cmd in (["propose", *args, "--title", "run"], ["check", *args]):
+            r = run("ledger", "--db", db, *cmd)
+            assert r.exit_code == 2 and len(r.stderr.strip().splitlines()) == 1, r.output
+            assert r.stderr.startswith("error: relation ") and "does not fit dataset" in r.stderr
+    r = run("ledger", "--db", db, "propose", "members", "--gaussian", "2", "--noise-multiplier", "1", "--title", "x")
+    assert r.exit_code == 2 and "exactly one of" in r.stderr
+    r = run("ledger", "--db", db, "propose", "members", "--noise-multiplier", "1.1", "--sample-rate", "0.01",
+            "--title", "x")
+    assert r.exit_code == 2 and "steps or epochs" in r.stderr
+    with open_ledger(db) as led:
+        assert len(led.releases()) == n

@@ -57,10 +57,10 @@ def test_the_form_offers_the_report_fields(site):
 
 def test_dpsgd_fields_build_the_library_spec(site):
     r, spec = _propose(site, build="dpsgd", noise_multiplier="1.1", batch_size="256", dataset_size="60000",
-                       epochs="2", sampling="shuffled", relation="replace-one")
+                       epochs="2", sampling="shuffled", relation="zero-out")
     assert r.status_code == 303, r.text
     want = dpsgd_from_training(1.1, batch_size=256, dataset_size=60000, epochs=2.0, sampling="shuffled",
-                               relation="replace-one").to_dict()
+                               relation="zero-out").to_dict()
     assert spec == json.loads(json.dumps(want))
     r, spec = _propose(site, build="dpsgd", noise_multiplier="3", sample_rate="2%", steps="20")
     assert r.status_code == 303, r.text
@@ -147,3 +147,27 @@ def test_the_propose_page_takes_the_user_unit(site):
     want = dpsgd_from_training(2.0, batch_size=64, dataset_size=6400, epochs=1.0, sampling="truncated-poisson",
                                max_batch_size=128, unit="user").to_dict()
     assert spec == json.loads(json.dumps(want))
+
+
+def test_a_relation_the_dataset_does_not_declare_is_said_beside_the_relation(site):
+    """survey declares add-remove: a shuffled replace-one run is refused by the ledger (422),
+    beside the relation field on both proposal forms, the other fields kept; a JSON spec gets
+    the same refusal atop the form. Nothing is written."""
+    url, c, csrf = site
+    fields = dict(build="dpsgd", noise_multiplier="1.1", batch_size="256", dataset_size="6000", epochs="1",
+                  sampling="shuffled", relation="replace-one", title="t")
+    with open_ledger(url) as led:
+        n = len(led.releases())
+    for path, extra in (("/ledger/propose", {"dataset": "survey"}), ("/ledger/d/survey/propose", {})):
+        r = c.post(path, data={"csrf_token": csrf, **fields, **extra})
+        assert r.status_code == 422, r.text
+        err = re.search(r'id="relation-error"[^>]*>([^<]*)<', r.text)
+        assert err and "does not fit dataset survey, which declares add-remove" in err.group(1), path
+        assert 'value="1.1"' in r.text
+    spec = json.dumps(dpsgd_from_training(1.1, batch_size=256, dataset_size=6000, epochs=1, sampling="shuffled",
+                                          relation="replace-one").to_dict())
+    r = c.post("/ledger/propose", data={"csrf_token": csrf, "dataset": "survey", "title": "t", "build": "json",
+                                         "mechanism": spec})
+    assert r.status_code == 422 and "does not fit dataset survey" in r.text
+    with open_ledger(url) as led:
+        assert len(led.releases()) == n

@@ -46,3 +46,46 @@ def test_totals_read_epsilon_for_delta_and_keep_epsilon_at_deprecated(ledger):
     eps = total.epsilon_for_delta(1e-5)
     with pytest.warns(DeprecationWarning, match="epsilon_for_delta"):
         assert total.epsilon_at(1e-5) == eps
+
+
+SHUFFLED = dict(noise_multiplier=1.1, batch_size=256, dataset_size=6000, epochs=1, sampling="shuffled")
+
+
+def _events(ledger):
+    return len(ledger.history())
+
+
+def test_a_release_under_another_relation_than_its_dataset_is_refused(ledger):
+    """A dataset declares what its budget bounds: add-remove (membership) takes add-remove
+    and zero-out runs, replace-one takes replace-one runs. Anything else is refused by
+    propose, check and record alike, naming the relation, and nothing is written."""
+    from fdpkit.ledger.rules import RelationMismatch
+    from fdpkit.mechanisms import Composed, dpsgd
+
+    ledger.add_dataset("members", unit="one person", user="admin")
+    ledger.add_dataset("contents", unit="one person", user="admin", relation="replace-one")
+    ok = {"members": [dpsgd(**SHUFFLED, relation="zero-out"), dpsgd(1.1, 0.01, 10),
+                      dpsgd(1.1, 0.01, 10, relation="zero-out"), {"kind": "gaussian", "sigma": 3.0}],
+          "contents": [dpsgd(**SHUFFLED, relation="replace-one"), dpsgd(1.1, 0.01, 10, relation="replace-one"),
+                       {"kind": "laplace", "scale": 3.0}]}
+    bad = {"members": [dpsgd(**SHUFFLED, relation="replace-one"), dpsgd(1.1, 0.01, 10, relation="replace-one"),
+                       Composed((dpsgd(1.1, 0.01, 10), dpsgd(2.0, 0.01, 10, relation="replace-one")))],
+           "contents": [dpsgd(1.1, 0.01, 10), dpsgd(**SHUFFLED, relation="zero-out")]}
+    for name, mechs in ok.items():
+        for m in mechs:
+            spec = m if isinstance(m, dict) else m.to_dict()
+            ledger.check(name, spec)
+            assert ledger.propose(name, spec, title="fits", user="ana").state == "proposed"
+    before = _events(ledger)
+    for name, mechs in bad.items():
+        declared = ledger.dataset(name).relation_name
+        for m in mechs:
+            for call in (lambda: ledger.propose(name, m.to_dict(), title="t", user="ana"),
+                         lambda: ledger.check(name, m.to_dict()),
+                         lambda: ledger.record(name, m.to_dict(), title="t", user="ana", approver="bob",
+                                               report=False)):
+                with pytest.raises(RelationMismatch, match=f"^relation .* does not fit dataset {name}, which "
+                                                           f"declares {declared}") as exc:
+                    call()
+                assert exc.value.parameter == "relation" and isinstance(exc.value, LedgerError)
+    assert _events(ledger) == before and ledger.verify().ok

@@ -204,7 +204,7 @@ def test_a_shuffled_release_counts_its_poisson_comparison(tmp_path):
     from fdpkit.mechanisms import mechanism_from_dict
 
     spec = {"kind": "dpsgd", "noise_multiplier": 0.8, "batch_size": 5000, "dataset_size": 10000, "epochs": 30,
-            "sampling": "shuffled", "relation": "replace-one"}
+            "sampling": "shuffled", "relation": "zero-out"}
     with open_ledger(f"sqlite:///{tmp_path / 'ledger.sqlite'}") as led:
         led.add_dataset("census", unit="one person", user="admin")
         rid = led.propose("census", spec, title="shuffled", user="analyst").id

@@ -15,7 +15,11 @@ from typing import Any, Callable, Optional
 import typer
 from rich.table import Table as RichTable
 
-from fdpkit.cli._common import State, err, fail, fmt_num, json_safe, load_spec, out, working, write_output
+from fdpkit.cli import _dpsgd as _dp
+from fdpkit.cli._common import State, err, fail, fmt_num, json_safe, out, working, write_output
+from fdpkit.cli.ledger_input import (  # noqa: F401  (mechanism_from_opacus_file: its old home)
+    DPSGD_OPTIONS, FromOpacusOpt, GaussOpt, LapOpt, MechOpt, RelationOpt, SpecOpt, mechanism_from_opacus_file,
+    release_mechanism)
 from fdpkit.vocabulary import ADD_REMOVE
 
 ledger_app = typer.Typer(help="Privacy-budget ledger: releases composed tightly over time, thresholds, "
@@ -211,77 +215,14 @@ def threshold_set(name: str = typer.Argument(..., help="Dataset name."),
 
 
 # ---------------------------------------------------------------------- releases
-def _mechanism(mechanism: Optional[Path], spec: Optional[str], gaussian: Optional[float],
-               laplace: Optional[float], noise_multiplier: Optional[float], sample_rate: Optional[float],
-               steps: Optional[int]) -> dict:
-    from fdpkit.mechanisms import dpsgd
-
-    chosen = [x is not None for x in (mechanism, spec, gaussian, laplace, noise_multiplier)]
-    if sum(chosen) != 1:
-        fail("give exactly one of --mechanism FILE, --spec JSON, --gaussian SIGMA, --laplace SCALE, "
-             "or --noise-multiplier with --sample-rate and --steps")
-    if mechanism is not None:
-        return load_spec(mechanism)
-    if spec is not None:
-        try:
-            return json.loads(spec)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"spec is not valid JSON: {exc.msg}") from None
-    if gaussian is not None:
-        return {"kind": "gaussian", "sigma": gaussian}
-    if laplace is not None:
-        return {"kind": "laplace", "scale": laplace}
-    if sample_rate is None or steps is None:
-        fail("--noise-multiplier needs --sample-rate and --steps")
-    return dpsgd(noise_multiplier, sample_rate, steps).to_dict()
+def _run_options(given: dict) -> dict:
+    """A command's DP-SGD options (its locals), as :func:`release_mechanism` takes them."""
+    return {k: given[k] for k in DPSGD_OPTIONS}
 
 
-MechOpt = typer.Option(None, "--mechanism", "-m", help="Mechanism spec file (JSON or TOML), as for `fdpkit report`.")
-SpecOpt = typer.Option(None, "--spec", help="Mechanism spec as inline JSON.")
-GaussOpt = typer.Option(None, "--gaussian", help="A Gaussian mechanism with this σ (sensitivity 1).")
-LapOpt = typer.Option(None, "--laplace", help="A Laplace mechanism with this scale (sensitivity 1).")
-NmOpt = typer.Option(None, "--noise-multiplier", help="DP-SGD noise multiplier.")
-QOpt = typer.Option(None, "--sample-rate", help="DP-SGD sample rate.")
-StepsOpt = typer.Option(None, "--steps", help="DP-SGD steps.")
-
-
-# ---------------------------------------------------------------------- training runs (issue 26)
-FromOpacusOpt = typer.Option(None, "--from-opacus", help="A training run: an Opacus accountant state_dict, "
-                                                         "checkpoint or history, saved with torch.save or as "
-                                                         "JSON (Poisson sampling, add/remove).")
-
-
-def mechanism_from_opacus_file(path: Path) -> dict:
-    """The DP-SGD run recorded in an Opacus accountant file, as a mechanism spec.
-
-    JSON (``{"history": [...], "mechanism": ...}`` or a bare list of (noise_multiplier,
-    sample_rate, steps)) or a ``torch.save`` file (an accountant ``state_dict`` or a
-    ``PrivacyEngine.save_checkpoint`` checkpoint; loaded with ``weights_only=True``)."""
-    from fdpkit.mechanisms import dpsgd_from_opacus_history
-
-    raw = Path(path).read_bytes()
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        try:
-            import io
-
-            import torch
-        except ModuleNotFoundError:
-            raise ValueError(f"{path} is not JSON, and reading torch.save files needs the extra "
-                             "fdpkit[opacus] (torch)") from None
-        try:
-            data = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
-        except Exception as exc:  # noqa: BLE001 - any unreadable pickle
-            raise ValueError(f"{path} is neither JSON nor a readable torch.save file: {exc}") from None
-    if isinstance(data, dict):
-        data = data.get("privacy_accountant_state_dict", data)
-        if "history" not in data:
-            raise ValueError(f"{path} holds no accountant history: expected a state_dict with 'history', a "
-                             "checkpoint with 'privacy_accountant_state_dict', or a list of "
-                             "(noise_multiplier, sample_rate, steps)")
-        data = data["history"]
-    return dpsgd_from_opacus_history([tuple(h) if isinstance(h, list) else h for h in data]).to_dict()
+def _declared(led, name: str, *run: Any) -> Optional[str]:
+    """The dataset's relation when a DP-SGD run is given (its default relation), else None."""
+    return led.dataset(name).relation_name if any(x is not None for x in run) else None
 
 
 @ledger_app.command("propose")
@@ -289,23 +230,28 @@ def mechanism_from_opacus_file(path: Path) -> dict:
 def propose(name: str = typer.Argument(..., help="Dataset name."),
             mechanism: Optional[Path] = MechOpt, spec: Optional[str] = SpecOpt,
             gaussian: Optional[float] = GaussOpt, laplace: Optional[float] = LapOpt,
-            noise_multiplier: Optional[float] = NmOpt, sample_rate: Optional[float] = QOpt,
-            steps: Optional[int] = StepsOpt,
+            noise_multiplier: Optional[float] = _dp.NoiseOpt, sample_rate: Optional[float] = _dp.RateOpt,
+            steps: Optional[float] = _dp.StepsOpt, batch_size: Optional[float] = _dp.BatchOpt,
+            dataset_size: Optional[int] = _dp.DatasetOpt, epochs: Optional[float] = _dp.EpochsOpt,
+            sampling: str = _dp.SamplingOpt, relation: Optional[str] = RelationOpt,
+            max_batch_size: Optional[float] = _dp.MaxBatchOpt, unit: str = _dp.UnitOpt,
+            examples_per_user: Optional[float] = _dp.PerUserOpt, schedule: Optional[Path] = _dp.ScheduleOpt,
+            opacus_history: Optional[Path] = _dp.HistoryOpt, drop_last: bool = _dp.DropLastOpt,
             title: str = typer.Option(..., "--title", help="What is released."),
             purpose: str = typer.Option("", "--purpose"),
             user: Optional[str] = UserOpt, db: Optional[str] = DbOpt, format: str = FmtOpt,
             from_opacus: Optional[Path] = FromOpacusOpt) -> None:
-    """Propose a release; prints its id and what it would do to the running total."""
+    """Propose a release; prints its id and what it would do to the running total.
+
+    The release is a mechanism spec (-m, --spec), a Gaussian or Laplace mechanism, an Opacus
+    accountant file (--from-opacus), or a DP-SGD run as trained, with the options of
+    `fdpkit report dpsgd` (without --relation: the dataset's relation)."""
     _check_fmt(format)
     from fdpkit.ledger import GRID_NOTE, release_dict
 
-    if from_opacus is not None:
-        if any(x is not None for x in (mechanism, spec, gaussian, laplace, noise_multiplier)):
-            fail("give either --from-opacus FILE or a mechanism, not both")
-        mech = mechanism_from_opacus_file(from_opacus)
-    else:
-        mech = _mechanism(mechanism, spec, gaussian, laplace, noise_multiplier, sample_rate, steps)
     led = _open(db)
+    mech = release_mechanism(_declared(led, name, noise_multiplier, schedule, opacus_history), mechanism, spec,
+                             gaussian, laplace, from_opacus, **_run_options(locals()))
     with working("Accounting the release..."):
         r = led.propose(name, mech, title=title, user=user or _user_default(), purpose=purpose)
         check = led.check(name, r.spec)
@@ -433,12 +379,21 @@ def status(name: str = typer.Argument(..., help="Dataset name."), db: Optional[s
 def check(name: str = typer.Argument(..., help="Dataset name."),
           mechanism: Optional[Path] = MechOpt, spec: Optional[str] = SpecOpt,
           gaussian: Optional[float] = GaussOpt, laplace: Optional[float] = LapOpt,
-          noise_multiplier: Optional[float] = NmOpt, sample_rate: Optional[float] = QOpt,
-          steps: Optional[int] = StepsOpt, db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
-    """What a proposed release would do to the released total (writes nothing)."""
+          noise_multiplier: Optional[float] = _dp.NoiseOpt, sample_rate: Optional[float] = _dp.RateOpt,
+          steps: Optional[float] = _dp.StepsOpt, batch_size: Optional[float] = _dp.BatchOpt,
+          dataset_size: Optional[int] = _dp.DatasetOpt, epochs: Optional[float] = _dp.EpochsOpt,
+          sampling: str = _dp.SamplingOpt, relation: Optional[str] = RelationOpt,
+          max_batch_size: Optional[float] = _dp.MaxBatchOpt, unit: str = _dp.UnitOpt,
+          examples_per_user: Optional[float] = _dp.PerUserOpt, schedule: Optional[Path] = _dp.ScheduleOpt,
+          opacus_history: Optional[Path] = _dp.HistoryOpt, drop_last: bool = _dp.DropLastOpt,
+          db: Optional[str] = DbOpt, format: str = FmtOpt, from_opacus: Optional[Path] = FromOpacusOpt) -> None:
+    """What a proposed release would do to the released total (writes nothing); the release
+    is given as for `fdpkit ledger propose`."""
     _check_fmt(format)
-    mech = _mechanism(mechanism, spec, gaussian, laplace, noise_multiplier, sample_rate, steps)
-    c = _open(db).check(name, mech)
+    led = _open(db)
+    mech = release_mechanism(_declared(led, name, noise_multiplier, schedule, opacus_history), mechanism, spec,
+                             gaussian, laplace, from_opacus, **_run_options(locals()))
+    c = led.check(name, mech)
     if format == "json":
         _json(c.to_dict())
         return

@@ -16,6 +16,7 @@ from fdpkit.accounting import Composition, CostBudget
 from fdpkit.ledger import db
 from fdpkit.ledger.models import ComposedState, Dataset, Event, Release, Threshold
 from fdpkit.ledger.prepared import DEFAULT_BUDGET, prepare, state_digest
+from fdpkit.ledger.rules import check_relation
 from fdpkit.ledger.totals import ThresholdSpec, Total, add_rows, crossings, newly_exceeded, read_total
 from fdpkit.ledger.views import Check, Status
 
@@ -133,6 +134,7 @@ class BudgetReads:
         p = prepare(mechanism, budget)
         with self.read() as s:
             d = self._dataset(s, dataset)
+            check_relation(d.name, d.relation_name, p.mechanism)
             state, ids, eps_sum = self._released_state(s, d.id)
             specs = [spec_of(t) for t in s.execute(select(Threshold).where(Threshold.dataset_id == d.id)).scalars()]
         deltas = [t.delta for t in specs if t.delta is not None]

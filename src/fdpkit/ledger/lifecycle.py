@@ -19,7 +19,7 @@ from fdpkit.ledger.chain import append, now
 from fdpkit.ledger.models import Approval, Dataset, Release, Threshold
 from fdpkit.ledger.prepared import DEFAULT_BUDGET, Prepared, parse_mechanism, prepare, state_digest
 from fdpkit.ledger.record import approval_record, render_approval, render_record, render_record_pdf
-from fdpkit.ledger.rules import MAX_TEXT, MAX_TITLE, LedgerError, NotFound, _text
+from fdpkit.ledger.rules import MAX_TEXT, MAX_TITLE, LedgerError, NotFound, _text, check_relation
 from fdpkit.ledger.totals import DELTA_REF, add_rows, crossings, newly_exceeded, read_total
 from fdpkit.report import build_document
 
@@ -30,6 +30,7 @@ class ReleaseLifecycle(BudgetReads):
     def _propose_in(self, s: Session, head, dataset: str, p: Prepared, title: str, user: str,
                     purpose: str) -> Release:
         d = self._dataset(s, dataset)
+        check_relation(d.name, d.relation_name, p.mechanism)
         r = Release(dataset_id=d.id, title=title, purpose=purpose, spec=p.spec, analyst=user,
                     state="proposed", created_at=now(), gaussian_mu=p.gaussian_mu, epsilon_ref=p.epsilon_ref)
         s.add(r)

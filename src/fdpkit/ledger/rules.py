@@ -8,7 +8,7 @@ from typing import Any
 
 from fdpkit.ledger.models import LEVELS
 from fdpkit.ledger.totals import ThresholdSpec
-from fdpkit.vocabulary import LEDGER_RELATIONS
+from fdpkit.vocabulary import ADD_REMOVE, LEDGER_RELATIONS, REPLACE_ONE, ZERO_OUT
 
 #: The relations a dataset may declare (:data:`fdpkit.vocabulary.LEDGER_RELATIONS`; the old
 #: spelling "add-or-remove" is read as "add-remove").
@@ -17,6 +17,13 @@ RELATIONS = LEDGER_RELATIONS
 
 class LedgerError(ValueError):
     """Bad input or a forbidden state change; nothing was written."""
+
+
+class RelationMismatch(LedgerError):
+    """A release accounted under another neighbouring relation than its dataset declares
+    (``parameter`` is ``"relation"``, as :class:`fdpkit.errors.ParameterError`'s)."""
+
+    parameter = "relation"
 
 
 class NotFound(LedgerError):
@@ -63,3 +70,48 @@ def _check_order(spec: ThresholdSpec, others: list[ThresholdSpec]) -> None:
             raise LedgerError(f"value {spec.value:g} would put the {lo.level} threshold ({lo.value:g}) above the "
                               f"{hi.level} threshold ({hi.value:g}) on {spec.metric}: thresholds must be ordered "
                               "notice <= warning <= hard")
+
+
+#: The releases' relations whose guarantee is one of the dataset's declared relation: a
+#: dataset that hides membership (add-remove) takes add-remove runs and zero-out runs (the
+#: add-remove analogue for shuffled and fixed-size batches, Lebeda et al.); one that hides a
+#: record's content (replace-one) takes replace-one runs. A replace-one guarantee bounds no
+#: add/remove pair, and an add-remove one bounds a replacement only as a group of two.
+COVERED = {ADD_REMOVE: (ADD_REMOVE, ZERO_OUT), REPLACE_ONE: (REPLACE_ONE,)}
+_ADVICE = {ADD_REMOVE: "account the run with relation zero-out (shuffled or fixed-size batches) or add-remove "
+                       "(Poisson sampling)",
+           REPLACE_ONE: "account the run with relation replace-one (it hides a record's content; about twice "
+                        "the mu of zero-out)"}
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1] in "aeiou" else "a"
+
+
+def release_relations(mechanism: Any) -> list[str]:
+    """The neighbouring relations a mechanism was accounted under (its DP-SGD runs'; the
+    parts of a composition and the inner mechanism of a repetition or subsampling included).
+    Noise mechanisms state none: their sensitivity is taken under the dataset's relation."""
+    found: list[str] = []
+    stack = [mechanism]
+    while stack:
+        m = stack.pop()
+        rel = getattr(m, "relation", None)
+        if isinstance(rel, str):
+            found.append(rel)
+        inner = getattr(m, "inner", None)
+        if inner is not None:
+            stack.append(inner)
+        stack.extend(getattr(m, "parts", ()) or ())
+    return found
+
+
+def check_relation(dataset: str, declared: str, mechanism: Any) -> None:
+    """:class:`RelationMismatch` when ``mechanism`` was accounted under a relation whose
+    guarantee is not one of ``declared`` (see :data:`COVERED`): composing it into the
+    dataset's total would state a budget for pairs of datasets it does not bound."""
+    for rel in release_relations(mechanism):
+        if rel not in COVERED.get(declared, (declared,)):
+            raise RelationMismatch(
+                f"relation {rel} does not fit dataset {dataset}, which declares {declared}: {_article(rel)} {rel} guarantee "
+                f"does not bound its budget; {_ADVICE.get(declared, 'account it under ' + declared)}")

@@ -20,7 +20,7 @@ from fdpkit.accounting.running import GRID_NOTE
 from fdpkit.vocabulary import ADD_REMOVE
 from fdpkit.web.auth import Principal, call, ledger_of, pdf_jobs, require, run_ledger
 from fdpkit.web.common import render_page, run_light
-from fdpkit.web.proposal_form import CHOICES as PROPOSAL_CHOICES, form_values, in_labels, spec_from_fields
+from fdpkit.web.proposal_form import CHOICES as PROPOSAL_CHOICES, DPSGD_FIELDS, form_values, in_labels, spec_from_fields
 from fdpkit.web.routers.ledger_api import checked_spec
 
 router = APIRouter()
@@ -126,10 +126,19 @@ async def propose(request: Request, name: str, p: Principal = require("analyst")
         work = await run_light(checked_spec, spec, request.app.state.limits)
         r = await run_ledger(request, "propose", name, spec, title=values["title"],
                              user=p.name, purpose=values["purpose"], work=work)
-    except ValueError as exc:  # the ledger's refusal, in the fields' words
+    except ValueError as exc:  # the ledger's refusal, in the fields' words (beside its field if it has one)
         message = str(exc) if values["build"] == "json" else in_labels(str(exc))
-        return await _dataset_view(request, p, name, {"propose": message}, values, status=422)
+        return await _dataset_view(request, p, name, _refusal(exc, message, values), values, status=422)
     return _back(f"/ledger/r/{r['id']}")
+
+
+def _refusal(exc: BaseException, message: str, values: dict) -> dict:
+    """The ledger's refusal keyed by the form field it names (a relation the dataset does not
+    declare: beside the relation), else atop the form (``propose``)."""
+    field = getattr(exc, "parameter", None)
+    if values.get("build") == "dpsgd" and field in DPSGD_FIELDS:
+        return {field: message}
+    return {"propose": message}
 
 
 SOURCES = {"plan": "Plan", "report": "Report", "calibrate": "Calibrate"}
@@ -187,7 +196,8 @@ async def propose_any(request: Request, p: Principal = require("analyst")):
     except ValueError as exc:  # NotFound too: an unknown dataset
         if values["build"] != "json":
             values["mechanism"] = spec  # what the fields built, shown in words beside them
-            return await _propose_page(request, p, values, in_labels(str(exc)), status=422)
+            beside = _refusal(exc, in_labels(str(exc)), values)
+            return await _propose_page(request, p, values, beside.pop("propose", ""), status=422, errors=beside)
         return await _propose_page(request, p, values, str(exc), status=422)
     return _back(f"/ledger/r/{r['id']}")
 

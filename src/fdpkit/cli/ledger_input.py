@@ -1,0 +1,121 @@
+"""The mechanism of ``fdpkit ledger propose`` and ``fdpkit ledger check``: a spec file or
+inline JSON, a Gaussian or Laplace mechanism, an Opacus accountant file, or a DP-SGD run
+described as it was trained (the options of ``fdpkit report dpsgd``: noise multiplier; sample
+rate or batch and dataset size; steps or epochs; sampling scheme, relation and unit). A run
+given without ``--relation`` is accounted under the dataset's relation (zero-out, its
+analogue for shuffled and fixed-size batches, on an add-remove dataset). Parsing only: the
+mechanisms are the library's, and the ledger refuses a relation its dataset does not
+declare (:func:`fdpkit.ledger.rules.check_relation`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from fdpkit.cli import _dpsgd as _dp
+from fdpkit.cli._common import fail, load_spec
+from fdpkit.vocabulary import ADD_REMOVE, EXAMPLE, FIXED_BATCH_SAMPLINGS, POISSON, ZERO_OUT, spelling
+
+MechOpt = typer.Option(None, "--mechanism", "-m", help="Mechanism spec file (JSON or TOML), as for `fdpkit report`; "
+                                                       "or a saved report, calibration or plan JSON.")
+SpecOpt = typer.Option(None, "--spec", help="Mechanism spec as inline JSON.")
+GaussOpt = typer.Option(None, "--gaussian", help="A Gaussian mechanism with this σ (sensitivity 1).")
+LapOpt = typer.Option(None, "--laplace", help="A Laplace mechanism with this scale (sensitivity 1).")
+FromOpacusOpt = typer.Option(None, "--from-opacus", help="A training run: an Opacus accountant state_dict, "
+                                                         "checkpoint or history, saved with torch.save or as "
+                                                         "JSON (Poisson sampling, add/remove).")
+RelationOpt = typer.Option(None, "--relation", help=(
+    "DP-SGD: add-remove, replace-one or zero-out (default: the dataset's relation; zero-out for shuffled or "
+    "fixed-size batches on an add-remove dataset)."))
+
+#: The DP-SGD options, as ``fdpkit report dpsgd`` names them (its ``_dpsgd.build`` reads them).
+DPSGD_OPTIONS = ("noise_multiplier", "sample_rate", "steps", "batch_size", "dataset_size", "epochs", "sampling",
+                 "relation", "max_batch_size", "unit", "examples_per_user", "schedule", "opacus_history",
+                 "drop_last")
+
+
+def default_relation(declared: str, sampling: Any) -> str:
+    """The relation a DP-SGD run given without ``--relation`` is accounted under: the
+    dataset's, except zero-out for shuffled or fixed-size batches on an add-remove dataset
+    (add-remove itself cannot be accounted for them; zero-out is its analogue)."""
+    if declared == ADD_REMOVE and spelling(sampling) in FIXED_BATCH_SAMPLINGS:
+        return ZERO_OUT
+    return declared
+
+
+def mechanism_from_opacus_file(path: Path) -> dict:
+    """The DP-SGD run recorded in an Opacus accountant file, as a mechanism spec.
+
+    JSON (``{"history": [...], "mechanism": ...}`` or a bare list of (noise_multiplier,
+    sample_rate, steps)) or a ``torch.save`` file (an accountant ``state_dict`` or a
+    ``PrivacyEngine.save_checkpoint`` checkpoint; loaded with ``weights_only=True``)."""
+    from fdpkit.mechanisms import dpsgd_from_opacus_history
+
+    raw = Path(path).read_bytes()
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        try:
+            import io
+
+            import torch
+        except ModuleNotFoundError:
+            raise ValueError(f"{path} is not JSON, and reading torch.save files needs the extra "
+                             "fdpkit[opacus] (torch)") from None
+        try:
+            data = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
+        except Exception as exc:  # noqa: BLE001 - any unreadable pickle
+            raise ValueError(f"{path} is neither JSON nor a readable torch.save file: {exc}") from None
+    if isinstance(data, dict):
+        data = data.get("privacy_accountant_state_dict", data)
+        if "history" not in data:
+            raise ValueError(f"{path} holds no accountant history: expected a state_dict with 'history', a "
+                             "checkpoint with 'privacy_accountant_state_dict', or a list of "
+                             "(noise_multiplier, sample_rate, steps)")
+        data = data["history"]
+    return dpsgd_from_opacus_history([tuple(h) if isinstance(h, list) else h for h in data]).to_dict()
+
+
+def release_mechanism(declared: Optional[str], mechanism: Optional[Path], spec: Optional[str],
+                      gaussian: Optional[float], laplace: Optional[float], from_opacus: Optional[Path] = None,
+                      **dpsgd: Any) -> dict:
+    """The spec of the one mechanism the options give (exit 2 with one line otherwise).
+
+    ``declared`` is the dataset's relation (the default of a DP-SGD run's; None: add-remove);
+    ``dpsgd`` holds the :data:`DPSGD_OPTIONS`."""
+    run = any(dpsgd.get(k) is not None for k in ("noise_multiplier", "schedule", "opacus_history"))
+    chosen = [x is not None for x in (mechanism, spec, gaussian, laplace, from_opacus)] + [run]
+    if sum(chosen) != 1:
+        fail("give exactly one of --mechanism FILE, --spec JSON, --gaussian SIGMA, --laplace SCALE, --from-opacus "
+             "FILE, or a DP-SGD run (--noise-multiplier with --sample-rate or --batch-size and --dataset-size, "
+             "and --steps or --epochs)")
+    if mechanism is not None:
+        return load_spec(mechanism)
+    if spec is not None:
+        try:
+            return json.loads(spec)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"spec is not valid JSON: {exc.msg}") from None
+    if gaussian is not None:
+        return {"kind": "gaussian", "sigma": gaussian}
+    if laplace is not None:
+        return {"kind": "laplace", "scale": laplace}
+    if from_opacus is not None:
+        return mechanism_from_opacus_file(from_opacus)
+    unknown = set(dpsgd) - set(DPSGD_OPTIONS)
+    if unknown:
+        raise TypeError(f"unknown DP-SGD options: {sorted(unknown)}")
+    opts: dict[str, Any] = {k: dpsgd.get(k) for k in DPSGD_OPTIONS}
+    opts["sampling"] = opts["sampling"] or POISSON
+    opts["unit"] = opts["unit"] or EXAMPLE
+    opts["drop_last"] = bool(opts["drop_last"])
+    if opts["relation"] is None:
+        opts["relation"] = default_relation(declared or ADD_REMOVE, opts["sampling"])
+    mech = _dp.build(opts["noise_multiplier"], opts["sample_rate"], opts["steps"], opts["batch_size"],
+                     opts["dataset_size"], opts["epochs"], opts["sampling"], opts["relation"],
+                     opts["max_batch_size"], opts["unit"], opts["examples_per_user"], opts["schedule"],
+                     opts["opacus_history"], opts["drop_last"])
+    return mech.to_dict()
