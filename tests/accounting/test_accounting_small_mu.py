@@ -235,3 +235,7 @@ def test_max_test_mu_is_a_lower_bound():
     at q = 1, T = 1; DP-SGD: below the report's mu)."""
     assert abs(max_test_mu([(1.0, 2.0, 1)]) - 0.5) < 1e-7
     assert max_test_mu([(1e-3, 1.0, 100)]) <= fp.privacy_report(fp.dpsgd(1.0, 1e-3, 100)).mu
+    # hypotheses alike: no rounding floor (z(TPR) read from 1 - TPR near 1 left 6e-8, and
+    # sigma 1e12 looked heavy-tailed); sigma 1e308 does not overflow the bisection
+    assert max_test_mu([(0.01, 1e12, 1000)]) < 1e-12 and heavy_tail(fp.dpsgd(1e12, 0.01, 1000)) is None
+    assert max_test_mu([(0.01, 1e308, 1000)]) == 0.0

@@ -157,7 +157,7 @@ def max_test_mu(phases: list[tuple[float, float, int]], sensitivity: float = 1.0
     + q Phi((c - Delta) / sigma))^T; c by bisection on the log FPR complement."""
     alphas = np.geomspace(alpha_min, 0.5, MAX_TEST_POINTS)
     target = np.log1p(-alphas)
-    top = 40.0 * max(s for _, s, _ in phases) + sensitivity
+    top = min(40.0 * max(s for _, s, _ in phases), 1e300) + sensitivity
     lo, hi = np.full(alphas.shape, -top), np.full(alphas.shape, top)
 
     def log_null(c: np.ndarray) -> np.ndarray:
@@ -172,9 +172,12 @@ def max_test_mu(phases: list[tuple[float, float, int]], sensitivity: float = 1.0
         a, b = hi / s, (hi - sensitivity) / s
         gap = special.ndtr(-b) - special.ndtr(-a)  # Phi(a) - Phi(b), accurate in the tails
         log_alt += t * (special.log_ndtr(a) + np.log1p(-q * gap / special.ndtr(a)))
-    fpr = -np.expm1(log_null(hi))
+    fpr, tpr = -np.expm1(log_null(hi)), -np.expm1(log_alt)
     with np.errstate(all="ignore"):
-        mu = -special.ndtri(fpr) - special.ndtri(np.exp(log_alt))
+        # z(FPR) - z(TPR), each from its small tail (the complement of a tail near 1 would
+        # leave rounding noise of 6e-8 in mu where the two hypotheses are alike)
+        z_tpr = np.where(tpr < 0.5, -special.ndtri(tpr), special.ndtri(np.exp(log_alt)))
+        mu = -special.ndtri(fpr) - z_tpr
     mu = mu[np.isfinite(mu)]
     return float(mu.max()) if mu.size else 0.0
 
