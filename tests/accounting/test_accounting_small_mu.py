@@ -33,6 +33,8 @@ from fdpkit.accounting._resolution import (
     D_FLOOR,
     choose_discretization,
     excess_mu_rtol,
+    heavy_tail,
+    max_test_mu,
     step_variance,
 )
 
@@ -164,6 +166,76 @@ def test_rule_stays_in_range_and_meets_its_estimate(sigma, q, steps, sampling, r
     d, how = choose_discretization(m)
     assert D_FLOOR <= d <= D_CEIL and math.isfinite(d)
     v = step_variance(m)
-    if d > 1e-4:
+    if how.startswith("chosen for heavy-tailed"):  # Eq. (4): never finer than Eq. (2)'s estimate
+        heavy = heavy_tail(m)
+        assert heavy is not None and d >= 0.9 * min(D_CEIL, heavy[0])  # _readable: 2 digits, down
+        assert d >= 0.9 * min(1e-4, max(D_FLOOR, math.sqrt(12 * v * 0.01)))
+    elif d > 1e-4:
         assert how.startswith("coarsened") and excess_mu_rtol(v, d) <= AUTO_COARSE_RTOL * (1 + 1e-9)
         assert d >= 2e-4
+
+
+#: The rule's choice on ordinary settings (Poisson, add-remove; sigma x q, every T in
+#: ORDINARY_T): the values before Eq. (4) existed, which it must not change.
+ORDINARY_D = {
+    0.5: [1e-4, 1e-4, 2.5e-4, 1e-3, 1e-3],
+    0.7: [8.9e-5, 1e-4, 1e-4, 8.9e-4, 1e-3],
+    1.0: [4.5e-5, 1e-4, 1e-4, 4.5e-4, 1e-3],
+    2.0: [1.8e-5, 1e-4, 1e-4, 1e-4, 9.2e-4],
+    5.0: [6.9e-6, 6.9e-5, 1e-4, 1e-4, 3.4e-4],
+    20.0: [1.7e-6, 1.7e-5, 1e-4, 1e-4, 1e-4],
+}
+ORDINARY_Q = (1e-4, 1e-3, 1e-2, 0.1, 0.5)
+ORDINARY_T = (10, 1000, 10**5)
+#: The same for fixed-size batches of 100, 10^4 and 5 x 10^5 of 10^6 examples, T 10 and 10^4.
+ORDINARY_FIXED_D = {
+    ("zero-out", 0.7): [1e-4, 1e-3, 1e-3], ("zero-out", 2.0): [2.9e-5, 1e-4, 1e-3],
+    ("zero-out", 20.0): [1.7e-6, 1e-4, 1e-4], ("replace-one", 0.7): [1e-4, 1e-3, 1e-3],
+    ("replace-one", 2.0): [4.5e-5, 1e-4, 1e-3], ("replace-one", 20.0): [3.4e-6, 1e-4, 1e-4],
+}
+
+
+def test_rule_is_unchanged_on_ordinary_settings():
+    """Eq. (4) (heavy-tailed steps) leaves every ordinary setting's discretization as it was
+    (sigma 0.5..20, q 1e-4..0.5, T 10..10^5: 4,704 settings over the schemes compared when
+    it was added, none changed)."""
+    for sigma, ds in ORDINARY_D.items():
+        for q, expected in zip(ORDINARY_Q, ds):
+            for steps in ORDINARY_T:
+                m = fp.dpsgd(sigma, q, steps)
+                assert choose_discretization(m)[0] == expected, (sigma, q, steps)
+                assert heavy_tail(m) is None or heavy_tail(m)[0] <= min(expected, 1e-4) * 1.01
+    for (relation, sigma), ds in ORDINARY_FIXED_D.items():
+        for batch, expected in zip((100, 10**4, 5 * 10**5), ds):
+            for steps in (10, 10**4):
+                m = fp.dpsgd(sigma, batch_size=batch, dataset_size=10**6, steps=steps, sampling="fixed-size",
+                             relation=relation)
+                assert choose_discretization(m)[0] == expected, (relation, sigma, batch, steps)
+
+
+def test_heavy_tailed_steps_are_accounted_on_a_coarse_grid():
+    """Eq. (4): sigma 0.3, q 1e-9, T 10^4 (the example is sampled with probability 1e-5 in
+    all, at a per-step mu of 3.3). Eq. (2) asked for d = 9e-8 (coarsened to 1e-5 by the grid
+    limit: mu 0.146 in 31 s, the FFT round-off bound summed over 10^6 tail points); the max
+    test certifies mu >= 0.0900, and D_CEIL reads 0.0917 in well under a second."""
+    m = fp.dpsgd(0.3, 1e-9, 10**4)
+    heavy = heavy_tail(m)
+    assert heavy is not None and heavy[0] > D_CEIL and 0.0899 < heavy[1] < 0.0901
+    d, how = choose_discretization(m)
+    assert d == D_CEIL and how.startswith("chosen for heavy-tailed steps (Eq. 4)")
+    r = fp.privacy_report(m)
+    assert r.provenance["discretization"] == D_CEIL
+    assert 0.05 < r.mu < 0.12
+    assert r.mu >= heavy[1]  # a test attains mu_max: no certified mu lies below it
+    assert r.mu <= 0.0917 * 1.001  # as tight as the explicit 1e-3 grid (the default 1e-4 read 0.105)
+
+
+def test_max_test_mu_is_a_lower_bound():
+    """The max test's mu never exceeds a certified one (a Gaussian step: exactly 1 / sigma
+    at q = 1, T = 1; DP-SGD: below the report's mu)."""
+    assert abs(max_test_mu([(1.0, 2.0, 1)]) - 0.5) < 1e-7
+    assert max_test_mu([(1e-3, 1.0, 100)]) <= fp.privacy_report(fp.dpsgd(1.0, 1e-3, 100)).mu
+    # hypotheses alike: no rounding floor (z(TPR) read from 1 - TPR near 1 left 6e-8, and
+    # sigma 1e12 looked heavy-tailed); sigma 1e308 does not overflow the bisection
+    assert max_test_mu([(0.01, 1e12, 1000)]) < 1e-12 and heavy_tail(fp.dpsgd(1e12, 0.01, 1000)) is None
+    assert max_test_mu([(0.01, 1e308, 1000)]) == 0.0

@@ -345,7 +345,9 @@ def privacy_report(
         ``provenance["discretization_rule"]``), coarsened again to fit ``budget``; or coarser
         (up to 1e-3) where the steps' loss variance is so large that this adds an estimated
         relative 1e-6 or less to mu (small noise, large sample rates: Eq. 3 of
-        ``accounting._resolution``).
+        ``accounting._resolution``); heavy-tailed steps (small noise, tiny sample rates,
+        where a test attains a mu far above what the loss variance suggests) get the grid
+        estimated from that mu instead (Eq. 4), up to 1e-3.
     alpha_min : float
         Lower end of the FPR/FNR range of the fitted mu (numeric curves).
     budget : CostBudget or None
