@@ -44,11 +44,12 @@ def json_safe(value: Any) -> Any:
     return _json_safe(value)
 
 
-def fmt_num(value: Any) -> str:
-    """:func:`fdpkit.report.fmt` (a number as the reports print it), imported when first called."""
+def fmt_num(value: Any, digits: int = 4, *, up: bool | None = None) -> str:
+    """:func:`fdpkit.report.model.fmt` (a number as the reports print it; ``up=True`` an upper
+    bound's last digit rounded up, ``up=False`` a lower bound's down), imported when first called."""
     from fdpkit.report.model import fmt
 
-    return fmt(value)
+    return fmt(value, digits, up=up)
 
 
 def mechanism_from_dict(data: Any) -> Any:

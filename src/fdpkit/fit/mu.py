@@ -87,9 +87,9 @@ class GDPFit:
         if not math.isfinite(self.mu):
             return f"No finite mu-GDP guarantee: {self.reason}"
         if self.alpha_min == 0:
-            return f"{self.mu:.4g}-GDP for every attack (exact over all FPR in [0, 1])."
+            return f"{safe_g(self.mu, up=True)}-GDP for every attack (exact over all FPR in [0, 1])."
         return (
-            f"{self.mu:.4g}-GDP for every attack with FPR and FNR >= {self.alpha_min:.3g}; "
+            f"{safe_g(self.mu, up=True)}-GDP for every attack with FPR and FNR >= {self.alpha_min:.3g}; "
             f"overall TPR <= 1 - G_mu(FPR) + {safe_g(self.tau, 3, up=True)}."
         )
 
@@ -103,9 +103,9 @@ class GDPFit:
 
     def _repr_html_(self) -> str:
         """A compact notebook card with the fitted Gaussian curve."""
-        rows = [("μ", _repr.num(self.mu)), ("regret", _repr.num(self.regret)),
+        rows = [("μ", _repr.num(self.mu, up=True)), ("regret", _repr.num(self.regret)),
                 ("FPR range", "all of [0, 1]" if self.alpha_min == 0 else f"FPR, FNR ≥ {self.alpha_min:.3g}"),
-                ("τ", _repr.num(self.tau))]
+                ("τ", _repr.num(self.tau, up=True))]
         svg = ""
         if math.isfinite(self.mu):
             svg = _repr.tradeoff_svg(np.asarray(GaussianCurve(self.mu).beta(_repr.grid())),
