@@ -317,12 +317,14 @@ def load_spec(path: Path) -> dict:
         raise ValueError("mechanism spec is nested too deeply") from None
 
 
-def kv(title: str, rows: dict) -> None:
+def kv(title: str, rows: dict, *, up: bool | None = None) -> None:
+    """A two-column table of ``rows``; numbers through :func:`fmt_num` (``up=True``: every value
+    is an upper bound, its last digit rounded up; ``False``: lower bounds, down)."""
     table = RichTable(title=title, title_justify="left")
     table.add_column("")
     table.add_column("value")
     for k, v in rows.items():
-        table.add_row(k, fmt_num(v))
+        table.add_row(k, fmt_num(v, up=up))
     out.print(table)
 
 
