@@ -92,7 +92,7 @@ def convert_eps_delta_to_mu(epsilon: float = typer.Option(...),
     warnings = fp.plausibility_warnings(epsilon=epsilon, delta=d)
     m = fp.mu_for_epsilon_delta(epsilon, d)
     emit({"epsilon": epsilon, "delta": d, "mu": m, "warnings": warnings}, fmt, output,
-         _warned(warnings, lambda: kv(f"μ with the same δ at ε = {epsilon:g}", {f"δ = {d:g}": m}, up=False)))  # the largest μ that implies it: a limit, down
+         _warned(warnings, lambda: kv(f"μ with the same δ at ε = {epsilon:g}", {f"δ = {d:g}": m}, up=True)))
 
 
 

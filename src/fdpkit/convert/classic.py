@@ -270,7 +270,7 @@ class CalculatorResult:
     def rows(self) -> list[tuple[str, str, str]]:
         """(section, name, value) rows for exports."""
         out = [("input", "mode", self.mode)] + [("input", k, str(v)) for k, v in self.inputs.items()]
-        out += [("output", k, f"{v:.6g}") for k, v in self.outputs.items()]
+        out += [("output", k, repr(v)) for k, v in self.outputs.items()]  # full precision (CSV)
         out += [("warning", "", w) for w in self.warnings]
         return out
 
