@@ -355,7 +355,7 @@ def _violations(p: BoundedThresholds, curve: Any) -> np.ndarray:
 def _verdict(res: dict, cert: Certified | None, violating: np.ndarray, p: BoundedThresholds) -> tuple[bool | None, str]:
     conf = res["confidence"]
     mu_lo, eps_lo, delta = res["mu_lower"], res["epsilon_lower"], res["delta"]
-    head = (f"With confidence {conf:g}, mu >= {mu_lo:.4g} and epsilon >= {eps_lo:.4g} at delta = {delta:g} "
+    head = (f"With confidence {conf:g}, mu >= {safe_g(mu_lo, up=False)} and epsilon >= {safe_g(eps_lo, up=False)} at delta = {delta:g} "
             "(lower bounds from the attack).")
     if cert is None:
         return None, head + " No certified guarantee was given to compare with."
