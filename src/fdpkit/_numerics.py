@@ -15,6 +15,7 @@ Tolerances used across the package are named constants here.
 from __future__ import annotations
 
 import math
+from decimal import ROUND_CEILING, ROUND_FLOOR, Context, Decimal
 from typing import Any
 
 import numpy as np
@@ -330,34 +331,57 @@ def log1mexp(x: Any) -> np.ndarray:
 
 
 def round_safe(x: float, digits: int = 4, *, up: bool) -> float:
-    """``x`` rounded to ``digits`` significant digits towards the safe side: up (a noise scale
-    a user will copy: more noise) or down (a sample rate: fewer samples), never to nearest.
+    """``x`` rounded to ``digits`` significant digits towards the safe side: up (an upper
+    bound such as mu, epsilon or a TPR; a noise scale a user will copy: more noise) or down (a
+    lower bound such as an FNR; a sample rate: fewer samples), never to nearest. The float
+    that :func:`safe_g` prints: ``round_safe(x, up=True) >= x`` and ``round_safe(x, up=False)
+    <= x`` for every float.
 
     >>> round_safe(1.18544, up=True), round_safe(0.0159484, up=False)
     (1.186, 0.01594)
     """
-    if x == 0.0 or not math.isfinite(x):
-        return x
-    e = math.floor(math.log10(abs(x))) - (digits - 1)
-    scaled = x / 10.0 ** e
-    r = (math.ceil(scaled) if up else math.floor(scaled)) * 10.0 ** e
-    # the product may land one unit of round-off on the unsafe side of the decimal: step past x
-    if up and r < x:
-        r = math.nextafter(r, math.inf)
-    elif not up and r > x:
-        r = math.nextafter(r, -math.inf)
-    clean = float(f"{r:.{digits}g}")  # the decimal itself, when it is still on the safe side
-    return clean if (clean >= x if up else clean <= x) else r
+    return float(safe_g(x, digits, up=up))
 
 
 def safe_g(x: float, digits: int = 4, *, up: bool) -> str:
-    """:func:`round_safe` printed ``{:.{digits}g}``-style: a bound's slack (the tau of a GDP
-    fit) printed up, never below its value (``1.4948e-09`` read ``1.49e-09`` to nearest).
+    """``x`` printed ``{:.{digits}g}``-style, its last digit on the safe side (see
+    :func:`round_safe`): the one formatter of fdpkit's bounds for people (the report model's
+    :func:`fdpkit.report.model.fmt` with ``up=`` calls it). The text read back as a float is
+    never below ``x`` (``up``) or above it (``up=False``); where the nearest text already is, it
+    is that text (``0.1`` stays ``0.1``, though the float 0.1 lies above one tenth).
 
-    >>> safe_g(1.4948e-09, 3, up=True), safe_g(0.0, 2, up=True)
-    ('1.5e-09', '0')
+    >>> safe_g(1.6363, up=True), safe_g(1.4948e-09, 3, up=True), safe_g(0.0, 2, up=True)
+    ('1.637', '1.5e-09', '0')
     """
-    return f"{round_safe(float(x), digits, up=up):.{digits}g}"
+    x = float(x)
+    nearest = f"{x:.{digits}g}"
+    if not math.isfinite(x) or (float(nearest) >= x if up else float(nearest) <= x):
+        return nearest
+    # the exact decimal value of x, rounded in the safe direction (no float round-off)
+    r = Context(prec=digits, rounding=ROUND_CEILING if up else ROUND_FLOOR).plus(Decimal(x)).normalize()
+    e = r.adjusted()
+    if -4 <= e < digits:  # the layout of {:g}: fixed point, trailing zeros dropped
+        return format(r, "f")
+    return f"{format(r.scaleb(-e), 'f')}e{'-' if e < 0 else '+'}{abs(e):02d}"
+
+
+def safe_percent(x: float, decimals: int = 1, *, up: bool) -> str:
+    """``x`` as a percentage ``{:.{decimals}%}``-style, its last decimal on the safe side (see
+    :func:`safe_g`): a TPR "at most 0.38%" that is 0.3728% prints up.
+
+    >>> safe_percent(0.0037281, 2, up=True), safe_percent(0.01, 1, up=True), safe_percent(0.0362, 1, up=False)
+    ('0.38%', '1.0%', '3.6%')
+    """
+    x = float(x)
+    nearest = f"{x:.{decimals}%}"
+    if not math.isfinite(x):
+        return nearest
+    read = float(Decimal(nearest[:-1]) / 100)
+    if read >= x if up else read <= x:
+        return nearest
+    step = Decimal(1).scaleb(-decimals)
+    r = (Decimal(x) * 100).quantize(step, rounding=ROUND_CEILING if up else ROUND_FLOOR)
+    return f"{r}%"
 
 
 def safe_text(x: Any, digits: int = 4, *, up: bool) -> str:

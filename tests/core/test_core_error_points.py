@@ -110,7 +110,7 @@ def test_cli_and_web_accept_a_csv_of_points(tmp_path):
     assert r.status_code == 200 and r.json()["guarantee"]["mu"] == pytest.approx(expected, rel=1e-6)
     r = client.post("/report", data={"kind": "points", "points": csv_text, "points_bound": "exact",
                                      "discretization": "1e-4"})
-    assert r.status_code == 200 and "1.366" in r.text
+    assert r.status_code == 200 and "1.367" in r.text  # mu 1.36602, printed rounded up
 
 
 @settings(max_examples=60, deadline=None)

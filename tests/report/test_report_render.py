@@ -1,6 +1,7 @@
 """Reports: JSON against its schema, PDF text and pages, HTML numbers, CSV escaping, plots."""
 
 import csv
+import math
 import io
 import json
 import subprocess
@@ -170,3 +171,59 @@ def test_difference_figure_draws_round_off_as_zero():
     plots.curve_vs_gdp(ax, r.curve, r.mu)
     assert np.all(ax.lines[0].get_ydata() == 0.0)
     plt.close(fig)
+
+
+# -- every printed bound on its safe side ---------------------------------------------------
+from hypothesis import example, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from fdpkit._numerics import round_safe, safe_g, safe_percent  # noqa: E402
+from fdpkit.report.model import fmt  # noqa: E402
+
+#: finite positive floats across every magnitude a bound can take, 1e-300 to 1e300
+_POSITIVE = st.floats(min_value=1e-300, max_value=1e300, allow_nan=False, allow_infinity=False)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(x=_POSITIVE, digits=st.integers(1, 6))
+@example(x=1.6362708712736287, digits=4).via("the DP-SGD run's epsilon, 1.636 to nearest")
+@example(x=0.0037281429936741567, digits=4).via("its TPR at FPR 1e-3, 0.003728 to nearest")
+@example(x=1.4948e-09, digits=3)
+@example(x=9.99951, digits=4)
+@example(x=0.99996, digits=4)
+@example(x=1.7976931348623157e308, digits=4)
+@example(x=1e-300, digits=6)
+@example(x=0.1, digits=4)
+def test_fmt_never_prints_a_bound_on_its_optimistic_side(x, digits):
+    """fmt(up=True) never prints below its input, fmt(up=False) never above it (as the text
+    reads back as a float); both keep the digits of nearest and move at most the last one."""
+    nearest = f"{x:.{digits}g}"
+    up, down = fmt(x, digits, up=True), fmt(x, digits, up=False)
+    assert float(up) >= x and float(down) <= x, (x, up, down)
+    assert up == safe_g(x, digits, up=True) and down == safe_g(x, digits, up=False)
+    assert float(up) == round_safe(x, digits, up=True) and float(down) == round_safe(x, digits, up=False)
+    for text in (up, down):
+        mantissa = text.split("e")[0].replace(".", "").replace("-", "").lstrip("0")
+        assert len(mantissa) <= digits, (x, text)  # same significant digits as to nearest
+    # where nearest is already on the safe side it is printed as it was; else one unit beyond
+    assert up == nearest if float(nearest) >= x else up != nearest
+    assert down == nearest if float(nearest) <= x else down != nearest
+    unit = 10.0 ** (math.floor(math.log10(x)) - digits + 1)
+    # (above the largest float "1.798e+308" reads back as inf: still not below x)
+    assert float(up) - x <= 1.0000001 * unit or math.isinf(float(up))
+    assert x - float(down) <= 1.0000001 * unit
+
+
+@settings(max_examples=1000, deadline=None)
+@given(x=st.floats(min_value=0.0, max_value=1.0), decimals=st.integers(0, 3))
+@example(x=0.0037281429936741567, decimals=2)
+def test_safe_percent_never_prints_a_bound_on_its_optimistic_side(x, decimals):
+    up, down = safe_percent(x, decimals, up=True), safe_percent(x, decimals, up=False)
+    assert float(up[:-1]) / 100 >= x * (1 - 1e-15) and float(down[:-1]) / 100 <= x * (1 + 1e-15), (x, up, down)
+    assert len(up) - len(f"{x:.{decimals}%}") in (0, 1)  # 99.99% may become 100.00%
+
+
+def test_fmt_inputs_and_labels_keep_nearest():
+    assert fmt(1.6363) == "1.636" and fmt(1.6363, up=True) == "1.637" and fmt(1.6363, up=False) == "1.636"
+    assert fmt(7032, up=True) == "7032" and fmt(float("inf"), up=False) == "∞" and fmt(0.0, up=True) == "0"
+    assert fmt("inf", up=True) == "∞" and fmt(None, up=True) == "-"

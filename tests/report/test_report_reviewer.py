@@ -7,6 +7,7 @@ import subprocess
 import pytest
 
 import fdpkit as fp
+from fdpkit._numerics import safe_g
 from fdpkit.report import build_document, render_document, write_atomic
 from fdpkit.report.model import Section
 
@@ -26,9 +27,10 @@ def doc(rep):
 def test_headline_first(doc, rep):
     assert doc.sections[0].key == "headline"
     rows = dict(doc.sections[0].tables[0].rows)
-    assert rows["μ (tight, pessimistic)"] == f"{rep.mu:.4g}"
-    assert rows["ε at δ = 1e-05"] == f"{rep.epsilon_for_delta(1e-5):.4g}"
-    assert rows["best attack TPR at FPR 0.001"] == f"{rep.tpr(1e-3):.4g}"
+    # upper bounds print their last digit up (safe_g), never to nearest
+    assert rows["μ (tight, pessimistic)"] == safe_g(rep.mu, 4, up=True)
+    assert rows["ε at δ = 1e-05"] == safe_g(rep.epsilon_for_delta(1e-5), 4, up=True)
+    assert rows["best attack TPR at FPR 0.001"] == safe_g(rep.tpr(1e-3), 4, up=True)
     assert rep.grade.label in rows["protection grade"]
     assert doc.data["grade"]["label"] == rep.grade.label and "comparison" in doc.data
     assert doc.sections[-1].collapsed and doc.sections[-1].key == "notes"

@@ -84,3 +84,18 @@ def test_plan_json_names_each_option(client):
                                        "high_confidence_ok": True, "max_attack_power": 0.05}).json()
     assert [o["name"] for o in d["options"]] == ["Gaussian (mu-GDP)", "Laplace"]
     assert [o["mechanism"]["kind"] for o in d["options"]] == ["gaussian", "laplace"]  # the specs, as before
+
+
+def test_report_page_and_download_print_the_headline_bounds_rounded_up(client):
+    # σ 1.1, batch 256 of 60000, 30 epochs: ε 1.63627 and TPR 0.00372814 at FPR 1e-3 read 1.636
+    # and 0.003728 to nearest (below the certified values); every surface prints 1.637 and 0.003729
+    query = {"kind": "dpsgd", "noise_multiplier": "1.1", "batch_size": "256", "dataset_size": "60000", "epochs": "30",
+             "sampling": "poisson", "relation": "add-remove", "unit": "example"}
+    page = client.get("/report", params=query)
+    assert page.status_code == 200, page.text[:500]
+    text = re.sub(r"<[^>]+>", "", unescape(page.text))
+    assert "1.637" in text and "0.003729" in text and "1.636" not in text and "0.003728" not in text
+    assert "(ε = 1.637, δ = 1e-05)-DP" in _statement(page.text)
+    md = client.post("/report/download?format=md", data=query)
+    assert md.status_code == 200 and "attachment" in md.headers["content-disposition"]
+    assert "1.637" in md.text and "0.003729" in md.text and "1.636" not in md.text and "0.003728" not in md.text

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from fdpkit._numerics import MAX_ARRAY_SIZE, as_float_array, check_real, check_scalar, json_safe
+from fdpkit._numerics import MAX_ARRAY_SIZE, as_float_array, check_real, check_scalar, json_safe, safe_g
 from fdpkit.audit.bounds import (
     bonferroni_level,
     clopper_pearson_lower,
@@ -249,13 +249,13 @@ class AuditResult:
 
     def headline(self) -> str:
         """One line: the verdict and the two bounds."""
-        bounds = (f"μ ≥ {self.mu_lower:.4g}, ε ≥ {self.epsilon_lower:.4g} at δ = {self.delta:g} "
+        bounds = (f"μ ≥ {safe_g(self.mu_lower, up=False)}, ε ≥ {safe_g(self.epsilon_lower, up=False)} at δ = {self.delta:g} "
                   f"(confidence {self.confidence:g})")
         if self.certified is None:
             return f"Lower bounds from the attack: {bounds}."
         c = self.certified
         word = "VIOLATION" if self.violation else "No violation"
-        return f"{word}: {bounds}; certified μ = {c.mu:.4g}, ε = {c.epsilon:.4g}."
+        return f"{word}: {bounds}; certified μ = {safe_g(c.mu, up=True)}, ε = {safe_g(c.epsilon, up=True)}."
 
     def document(self):
         """The audit as a :class:`fdpkit.report.ReportDocument` (JSON/CSV/MD/HTML/PDF)."""
@@ -355,7 +355,7 @@ def _violations(p: BoundedThresholds, curve: Any) -> np.ndarray:
 def _verdict(res: dict, cert: Certified | None, violating: np.ndarray, p: BoundedThresholds) -> tuple[bool | None, str]:
     conf = res["confidence"]
     mu_lo, eps_lo, delta = res["mu_lower"], res["epsilon_lower"], res["delta"]
-    head = (f"With confidence {conf:g}, mu >= {mu_lo:.4g} and epsilon >= {eps_lo:.4g} at delta = {delta:g} "
+    head = (f"With confidence {conf:g}, mu >= {safe_g(mu_lo, up=False)} and epsilon >= {safe_g(eps_lo, up=False)} at delta = {delta:g} "
             "(lower bounds from the attack).")
     if cert is None:
         return None, head + " No certified guarantee was given to compare with."
@@ -370,13 +370,13 @@ def _verdict(res: dict, cert: Certified | None, violating: np.ndarray, p: Bounde
         reasons = []
         if violating.size:
             i = int(violating[np.argmax(p.tpr_lower[violating] - np.asarray(cert.curve.tpr(np.clip(p.fpr_upper[violating], 0, 1))))])
-            reasons.append(f"at {violating.size} threshold(s) the attack's TPR is at least {p.tpr_lower[i]:.4g} "
-                           f"while its FPR is at most {p.fpr_upper[i]:.4g}, above the certified TPR "
-                           f"{float(cert.curve.tpr(min(1.0, float(p.fpr_upper[i])))):.4g} at that FPR")
+            reasons.append(f"at {violating.size} threshold(s) the attack's TPR is at least {safe_g(p.tpr_lower[i], up=False)} "
+                           f"while its FPR is at most {safe_g(p.fpr_upper[i], up=True)}, above the certified TPR "
+                           f"{safe_g(float(cert.curve.tpr(min(1.0, float(p.fpr_upper[i])))), up=True)} at that FPR")
         if mu_bad:
-            reasons.append(f"the empirical lower bound mu >= {mu_lo:.4g} exceeds the certified mu = {cert.mu:.4g}")
+            reasons.append(f"the empirical lower bound mu >= {safe_g(mu_lo, up=False)} exceeds the certified mu = {safe_g(cert.mu, up=True)}")
         if eps_bad:
-            reasons.append(f"epsilon >= {eps_lo:.4g} exceeds the certified epsilon = {cert.epsilon:.4g} "
+            reasons.append(f"epsilon >= {safe_g(eps_lo, up=False)} exceeds the certified epsilon = {safe_g(cert.epsilon, up=True)} "
                            f"at delta = {delta:g}")
         return True, ("VIOLATION: the audit contradicts the certified guarantee of " + cert.description + ": "
                       + "; ".join(reasons) + f". This is wrong with probability at most {1 - conf:.3g}. "
@@ -384,8 +384,8 @@ def _verdict(res: dict, cert: Certified | None, violating: np.ndarray, p: Bounde
                       "sampling), or the training code (clipping, noise scale, an extra release) does not "
                       "match what was certified.")
     gap = cert.mu - mu_lo
-    return False, (head + f" No violation: consistent with the certified mu = {cert.mu:.4g} "
-                   f"(audit gap {gap:.4g}) and epsilon = {cert.epsilon:.4g} at delta = {delta:g}. "
+    return False, (head + f" No violation: consistent with the certified mu = {safe_g(cert.mu, up=True)} "
+                   f"(audit gap {gap:.4g}) and epsilon = {safe_g(cert.epsilon, up=True)} at delta = {delta:g}. "
                    "An audit can only show a guarantee is wrong, never that it is right.")
 
 

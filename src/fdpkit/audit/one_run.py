@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from fdpkit._numerics import as_float_array, check_scalar, norm_cdf
+from fdpkit._numerics import as_float_array, check_scalar, norm_cdf, safe_g
 from fdpkit.audit.empirical import certified_guarantee
 
 #: Numbers of guesses tried, as fractions of the number of canaries (Bonferroni over them).
@@ -293,8 +293,8 @@ def audit_one_run(scores: Any, included: Any, *, delta: float = 0.0, confidence:
     out = dict(canaries=m, included=int(inc.sum()), confidence=c, delta=d, choices=choices, level=level,
                top=top, bottom=bottom, guesses=r, correct=v, epsilon_lower=float(eps_lo), mu_lower=float(mu_lo))
     if mechanism is None:
-        verdict = (f"With probability >= {c:g}, epsilon at delta = {d:g} is at least {eps_lo:.3g} "
-                   f"and mu at least {mu_lo:.3g} ({v} of {r} guesses correct, {m} canaries).")
+        verdict = (f"With probability >= {c:g}, epsilon at delta = {d:g} is at least {safe_g(eps_lo, 3, up=False)} "
+                   f"and mu at least {safe_g(mu_lo, 3, up=False)} ({v} of {r} guesses correct, {m} canaries).")
         return OneRunAudit(**out, verdict=verdict)
     cert = certified_guarantee(mechanism, d)
     deltas = np.asarray(cert.curve.delta_for_epsilon(EPS_GRID), dtype=float)
@@ -309,8 +309,8 @@ def audit_one_run(scores: Any, included: Any, *, delta: float = 0.0, confidence:
                    "what the accountant was told.")
     else:
         verdict = (f"No violation: the canaries are compatible with the certified curve (adjusted p-value "
-                   f"{p_adj:.2g}); epsilon >= {eps_lo:.3g} against certified {cert.epsilon:.4g}, mu >= "
-                   f"{mu_lo:.3g} against certified {cert.mu:.4g}. An audit only lower-bounds privacy loss.")
+                   f"{p_adj:.2g}); epsilon >= {safe_g(eps_lo, 3, up=False)} against certified {safe_g(cert.epsilon, up=True)}, mu >= "
+                   f"{safe_g(mu_lo, 3, up=False)} against certified {safe_g(cert.mu, up=True)}. An audit only lower-bounds privacy loss.")
     return OneRunAudit(**out, certified=cert, certified_epsilon=float(cert.epsilon), certified_mu=float(cert.mu),
                        p_value_certified=p_adj, violation=violation,
                        epsilon_gap=float(cert.epsilon - eps_lo) if math.isfinite(cert.epsilon) else math.inf,

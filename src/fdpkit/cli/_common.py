@@ -44,11 +44,12 @@ def json_safe(value: Any) -> Any:
     return _json_safe(value)
 
 
-def fmt_num(value: Any) -> str:
-    """:func:`fdpkit.report.fmt` (a number as the reports print it), imported when first called."""
+def fmt_num(value: Any, digits: int = 4, *, up: bool | None = None) -> str:
+    """:func:`fdpkit.report.model.fmt` (a number as the reports print it; ``up=True`` an upper
+    bound's last digit rounded up, ``up=False`` a lower bound's down), imported when first called."""
     from fdpkit.report.model import fmt
 
-    return fmt(value)
+    return fmt(value, digits, up=up)
 
 
 def mechanism_from_dict(data: Any) -> Any:
@@ -316,12 +317,14 @@ def load_spec(path: Path) -> dict:
         raise ValueError("mechanism spec is nested too deeply") from None
 
 
-def kv(title: str, rows: dict) -> None:
+def kv(title: str, rows: dict, *, up: bool | None = None) -> None:
+    """A two-column table of ``rows``; numbers through :func:`fmt_num` (``up=True``: every value
+    is an upper bound, its last digit rounded up; ``False``: lower bounds, down)."""
     table = RichTable(title=title, title_justify="left")
     table.add_column("")
     table.add_column("value")
     for k, v in rows.items():
-        table.add_row(k, fmt_num(v))
+        table.add_row(k, fmt_num(v, up=up))
     out.print(table)
 
 

@@ -9,7 +9,7 @@ import typer
 
 import fdpkit as fp
 from fdpkit.cli import _dpsgd as _dp
-from fdpkit.cli._common import OutputOpt, emit, err, guarded, kv, working
+from fdpkit.cli._common import OutputOpt, emit, err, fmt_num, guarded, kv, working
 
 calibrate_app = typer.Typer(help="Solve DP-SGD for one unknown to meet a privacy target.", no_args_is_help=True)
 
@@ -73,9 +73,12 @@ def calibrate_dpsgd_cmd(
             batches["sample rate"] = text_value
     rows = {r.unknown: text_value if up is not None else r.value, "target": r.target or "-",
             "noise multiplier": d.get("noise_multiplier"), **batches, "steps": d.get("steps"),
-            "achieved mu": a["mu"], f"achieved epsilon at delta={a['delta']:g}": a["epsilon"],
-            f"achieved TPR at FPR={a['fpr']:g}": a["tpr"], "achieved advantage": a["advantage"],
-            f"achieved posterior (prior {a['prior']:g})": a["posterior"], "converged": str(r.converged),
+            # what the run achieves: upper bounds, their last digit rounded up
+            "achieved mu": fmt_num(a["mu"], up=True),
+            f"achieved epsilon at delta={a['delta']:g}": fmt_num(a["epsilon"], up=True),
+            f"achieved TPR at FPR={a['fpr']:g}": fmt_num(a["tpr"], up=True),
+            "achieved advantage": fmt_num(a["advantage"], up=True),
+            f"achieved posterior (prior {a['prior']:g})": fmt_num(a["posterior"], up=True), "converged": str(r.converged),
             **({"note": r.reason} if r.reason else {}), "accounting runs (full / coarse)": f"{r.evaluations} / {r.coarse_evaluations}"}
     warnings = fp.plausibility_warnings(mu=mu, epsilon=epsilon, delta=delta if epsilon is not None else None,
                                         prior=prior if posterior is not None else None, n=dataset_size)

@@ -29,7 +29,7 @@ def convert_eps_to_mu(epsilon: float = typer.Option(..., help="Epsilon (pure DP,
         rows = {f"{k}={v:g}": fp.mu_from_pure_epsilon(epsilon, fpr=fpr, recall=recall)
                 for k, v in (("fpr", fpr), ("recall", recall)) if v is not None}
         payload = {"epsilon": epsilon, "mu": [{"semantics": k, "mu": v} for k, v in rows.items()]}
-        emit(payload, fmt, output, lambda: kv(f"mu for pure epsilon = {epsilon:g}", rows))
+        emit(payload, fmt, output, lambda: kv(f"mu for pure epsilon = {epsilon:g}", rows, up=True))
         return
     rec = fp.recommend_mu(epsilon, delta)
     payload = {"epsilon": epsilon, "delta": delta, **rec.to_dict(), "warnings": warnings,
@@ -39,9 +39,9 @@ def convert_eps_to_mu(epsilon: float = typer.Option(..., help="Epsilon (pure DP,
     def text() -> None:
         for w in warnings:
             err.print(f"warning: {w}", soft_wrap=True)
-        out.print(f"[bold]{rec.question}: μ = {fmt_num(rec.value)}[/bold]  ({rec.recommended.semantics})", soft_wrap=True)
+        out.print(f"[bold]{rec.question}: μ = {fmt_num(rec.value, up=True)}[/bold]  ({rec.recommended.semantics})", soft_wrap=True)
         out.print(f"{rec.recommended.meaning} ({rec.recommended.source})", soft_wrap=True)
-        kv("Other readings", {f"{a.semantics} ({a.source})": a.value for a in rec.alternatives})
+        kv("Other readings", {f"{a.semantics} ({a.source})": a.value for a in rec.alternatives}, up=True)
 
     emit(payload, fmt, output, text)
 
@@ -67,7 +67,7 @@ def convert_mu_to_eps(mu: float = typer.Option(...),
     rows = {f"ε at δ = {d:g}": fp.epsilon_for_delta_from_mu(mu, d) for d in ds}
     payload = {"mu": mu, "epsilon_at_delta": [{"delta": d, "epsilon": fp.epsilon_for_delta_from_mu(mu, d)} for d in ds],
                "warnings": warnings}
-    emit(payload, fmt, output, _warned(warnings, lambda: kv(f"ε at δ for μ = {mu:g}", rows)))
+    emit(payload, fmt, output, _warned(warnings, lambda: kv(f"ε at δ for μ = {mu:g}", rows, up=True)))
 
 
 @convert_app.command("mu-to-delta")
@@ -79,7 +79,7 @@ def convert_mu_to_delta(mu: float = typer.Option(...), epsilon: list[float] = ty
     rows = {f"δ at ε = {e:g}": fp.delta_for_epsilon_from_mu(mu, e) for e in epsilon}
     payload = {"mu": mu, "delta_at_epsilon": [{"epsilon": e, "delta": fp.delta_for_epsilon_from_mu(mu, e)} for e in epsilon],
                "warnings": warnings}
-    emit(payload, fmt, output, _warned(warnings, lambda: kv(f"δ at ε for μ = {mu:g}", rows)))
+    emit(payload, fmt, output, _warned(warnings, lambda: kv(f"δ at ε for μ = {mu:g}", rows, up=True)))
 
 
 @convert_app.command("eps-delta-to-mu")
@@ -92,7 +92,7 @@ def convert_eps_delta_to_mu(epsilon: float = typer.Option(...),
     warnings = fp.plausibility_warnings(epsilon=epsilon, delta=d)
     m = fp.mu_for_epsilon_delta(epsilon, d)
     emit({"epsilon": epsilon, "delta": d, "mu": m, "warnings": warnings}, fmt, output,
-         _warned(warnings, lambda: kv(f"μ with the same δ at ε = {epsilon:g}", {f"δ = {d:g}": m})))
+         _warned(warnings, lambda: kv(f"μ with the same δ at ε = {epsilon:g}", {f"δ = {d:g}": m}, up=True)))
 
 
 
@@ -106,7 +106,7 @@ def convert_rho_to_mu(rho: float = typer.Option(..., help="zCDP parameter rho.")
                 "tight mu-GDP of any rho-zCDP mechanism (FPR, FNR >= 1e-10)": fp.mu_bound_from_rho(rho)}
     payload = {"rho": rho, "gaussian_mu": rows["Gaussian mechanism that is exactly rho-zCDP: mu = sqrt(2 rho)"],
                "mu_bound": rows["tight mu-GDP of any rho-zCDP mechanism (FPR, FNR >= 1e-10)"]}
-    emit(payload, fmt, output, lambda: kv(f"mu for rho = {rho:g} zCDP", rows))
+    emit(payload, fmt, output, lambda: kv(f"mu for rho = {rho:g} zCDP", rows, up=True))
 
 
 @convert_app.command("mu-to-rho")
@@ -115,7 +115,7 @@ def convert_mu_to_rho(mu: float = typer.Option(..., help="GDP mu of a Gaussian m
                       fmt: str = typer.Option("text", "--format", "-f"), output: Optional[Path] = OutputOpt) -> None:
     """mu -> rho = mu^2 / 2, the zCDP parameter of the Gaussian mechanism with that mu."""
     r = fp.rho_from_gaussian_mu(mu)
-    emit({"mu": mu, "rho": r}, fmt, output, lambda: kv(f"rho for mu = {mu:g}", {"rho = mu^2 / 2": r}))
+    emit({"mu": mu, "rho": r}, fmt, output, lambda: kv(f"rho for mu = {mu:g}", {"rho = mu^2 / 2": r}, up=True))
 
 
 @convert_app.command("rho-to-eps")
@@ -131,7 +131,7 @@ def convert_rho_to_eps(rho: float = typer.Option(..., help="zCDP parameter rho."
     for r in rows_p:
         rows[f"delta = {r['delta']:g} (optimal)"] = r["epsilon"]
         rows[f"delta = {r['delta']:g} (rho + 2 sqrt(rho log 1/delta))"] = r["epsilon_classic"]
-    emit({"rho": rho, "epsilon_at_delta": rows_p}, fmt, output, lambda: kv(f"epsilon(delta) for rho = {rho:g}", rows))
+    emit({"rho": rho, "epsilon_at_delta": rows_p}, fmt, output, lambda: kv(f"epsilon(delta) for rho = {rho:g}", rows, up=True))
 
 
 @convert_app.command("rdp-to-eps")
@@ -144,7 +144,7 @@ def convert_rdp_to_eps(orders: list[float] = typer.Option(..., "--order", help="
     with working("Converting..."):
         rows_p = [{"delta": d, "epsilon": fp.epsilon_for_delta_from_rdp(orders, epsilons, d)} for d in delta]
     emit({"orders": orders, "epsilons": epsilons, "epsilon_at_delta": rows_p}, fmt, output,
-         lambda: kv("epsilon(delta) for the RDP list", {f"delta = {r['delta']:g}": r["epsilon"] for r in rows_p}))
+         lambda: kv("epsilon(delta) for the RDP list", {f"delta = {r['delta']:g}": r["epsilon"] for r in rows_p}, up=True))
 
 
 @guarded

@@ -108,6 +108,11 @@ def _table(title: str, header: list[str], rows: list[list[Any]]) -> None:
     out.print(t)
 
 
+def _up(*values: Any) -> list[str]:
+    """Upper bounds (μ, ε, the ε sum, a TPR) as printed: the last digit rounded up."""
+    return [fmt_num(v, up=True) for v in values]
+
+
 def _say(text: str) -> None:
     if not State.quiet:
         err.print(text, highlight=False, soft_wrap=True)
@@ -260,8 +265,8 @@ def propose(name: str = typer.Argument(..., help="Dataset name."),
         return
     out.print(str(r.id))
     a = check.after
-    _say(f"release {r.id} proposed: released total would become μ = {fmt_num(a.mu)}, ε = {fmt_num(a.epsilon)} "
-         f"at δ = 1e-5 (ε sum {fmt_num(a.epsilon_sum)})")
+    _say(f"release {r.id} proposed: released total would become μ = {fmt_num(a.mu, up=True)}, "
+         f"ε = {fmt_num(a.epsilon, up=True)} at δ = 1e-5 (ε sum {fmt_num(a.epsilon_sum, up=True)})")
     if r.gaussian_mu is None:
         _say(f"[dim]{GRID_NOTE}[/dim]")
     for m in check.messages:
@@ -341,8 +346,8 @@ def release(release_id: int = typer.Argument(..., metavar="ID"),
         if r.state != "approved":
             fail(f"release {r.id} is {r.state}: only an approved release can be released")
         b, a = chk.before, chk.after
-        _say(f"release {r.id} ({r.title!r}): released total μ = {fmt_num(b.mu)} → {fmt_num(a.mu)}, "
-             f"ε = {fmt_num(b.epsilon)} → {fmt_num(a.epsilon)} at δ = 1e-5")
+        _say(f"release {r.id} ({r.title!r}): released total μ = {fmt_num(b.mu, up=True)} → "
+             f"{fmt_num(a.mu, up=True)}, ε = {fmt_num(b.epsilon, up=True)} → {fmt_num(a.epsilon, up=True)} at δ = 1e-5")
         for m in chk.messages:
             _say(f"[yellow]! {m}[/yellow]")
         if not typer.confirm(f"Release {r.id}? This cannot be undone", default=False, err=True):
@@ -365,11 +370,11 @@ def status(name: str = typer.Argument(..., help="Dataset name."), db: Optional[s
         return
     r, w = st.released, st.with_approved
     _table(f"Ledger status: {name} (privacy unit: {st.dataset.unit})", ["", "released", "released + approved"], [
-        ["releases", r.count, w.count], ["μ (tight)", r.mu, w.mu], ["regret", r.regret, w.regret],
-        ["ε at δ = 1e-5", r.epsilon, w.epsilon], ["TPR at FPR 1e-3", r.tpr, w.tpr],
-        ["ε sum (basic composition)", r.epsilon_sum, w.epsilon_sum], ["method", f"{r.method} ({r.bound})", w.method]])
+        ["releases", r.count, w.count], ["μ (tight)", *_up(r.mu, w.mu)], ["regret", r.regret, w.regret],
+        ["ε at δ = 1e-5", *_up(r.epsilon, w.epsilon)], ["TPR at FPR 1e-3", *_up(r.tpr, w.tpr)],
+        ["ε sum (basic composition)", *_up(r.epsilon_sum, w.epsilon_sum)], ["method", f"{r.method} ({r.bound})", w.method]])
     _table("Thresholds", ["level", "limit", "current", "exceeded"],
-           [[c.threshold.level, c.threshold.describe(), c.current, c.exceeded] for c in st.thresholds])
+           [[c.threshold.level, c.threshold.describe(), *_up(c.current), c.exceeded] for c in st.thresholds])
     for c in st.exceeded:
         out.print(f"[yellow]! {c.message()}[/yellow]", highlight=False)
 
@@ -398,8 +403,9 @@ def check(name: str = typer.Argument(..., help="Dataset name."),
         _json(c.to_dict())
         return
     _table(f"Effect on {name}", ["", "now", "with this release"], [
-        ["releases", c.before.count, c.after.count], ["μ", c.before.mu, c.after.mu],
-        ["ε at δ = 1e-5", c.before.epsilon, c.after.epsilon], ["ε sum", c.before.epsilon_sum, c.after.epsilon_sum]])
+        ["releases", c.before.count, c.after.count], ["μ", *_up(c.before.mu, c.after.mu)],
+        ["ε at δ = 1e-5", *_up(c.before.epsilon, c.after.epsilon)],
+        ["ε sum", *_up(c.before.epsilon_sum, c.after.epsilon_sum)]])
     for m in c.messages:
         out.print(f"[yellow]! {m}[/yellow]", highlight=False)
     if c.after.method == "PLD":
@@ -439,7 +445,7 @@ def timeline(name: str = typer.Argument(..., help="Dataset name."),
         else:
             sys.stdout.write(data)
         return
-    _table(f"Timeline: {name} ({ADJECTIVE[bucket]})", list(HEADER), [r.cells() for r in rows])
+    _table(f"Timeline: {name} ({ADJECTIVE[bucket]})", list(HEADER), [r.texts() for r in rows])
 
 
 @ledger_app.command("history")

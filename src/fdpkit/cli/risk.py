@@ -63,6 +63,6 @@ def risk(mu: Optional[float] = typer.Option(None, help="GDP mu."),
         out.print(f"What this grade means: {first.grade.definition}", soft_wrap=True)
         for note in first.notes:
             out.print(note, soft_wrap=True)
-        kv(f"Risk of {first.guarantee}", rows)
+        kv(f"Risk of {first.guarantee}", rows, up=True)  # TPR, posterior, risk, advantage: upper bounds
 
     emit(payload, fmt, output, text)

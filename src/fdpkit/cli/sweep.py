@@ -131,9 +131,11 @@ def _print_rows(rows: list[dict[str, Any]], title: str, limit: int = 50) -> None
     table = RichTable(title=title, title_justify="left")
     for c in cols:
         table.add_column(c)
+    # the certified metrics are upper bounds: their last digit rounds up (inputs to nearest)
+    up = [True if c in ("mu", "epsilon", "advantage") or c.startswith("tpr_at_") else None for c in cols]
     for r in rows[:limit]:
-        table.add_row(*("" if v is None else v if isinstance(v, str) else fmt_num(v)
-                        for v in (r.get(c) for c in cols)))
+        table.add_row(*("" if v is None else v if isinstance(v, str) else fmt_num(v, up=u)
+                        for v, u in zip((r.get(c) for c in cols), up)))
     out.print(table)
     if len(rows) > limit:
         out.print(f"... {len(rows) - limit} more rows (use --output FILE.csv for the whole table)")

@@ -54,6 +54,9 @@ UTILITY_FIRST_LABELS = (("criterion", "criterion"), ("mu_min", "smallest μ (GDP
                         ("posterior", "attacker posterior"), ("attack_power", "attack TPR at the FPR"),
                         ("relative_risk", "relative risk"), ("epsilon_at_1e5", "ε at δ = 1e-5"),
                         ("reachable", "reachable"))
+#: Rows whose last printed digit rounds up: the release's privacy cost and risk (upper bounds).
+UTILITY_FIRST_UP = ("smallest μ (GDP)", "attacker posterior", "attack TPR at the FPR", "relative risk",
+                    "ε at δ = 1e-5", "smallest μ per test", "μ of all tests (risk read here)")
 
 
 @guarded
@@ -102,6 +105,7 @@ def plan(guide: str = typer.Argument(..., help="utility-first or privacy-first")
                     **{k: v for k, v in rows.items() if k != "smallest μ (GDP)"}}
         if res.reason:
             rows["reason"] = res.reason
+        safe: dict[str, bool] = {k: True for k in UTILITY_FIRST_UP}
     elif guide == "privacy-first":
         from fdpkit._numerics import safe_text
 
@@ -110,6 +114,8 @@ def plan(guide: str = typer.Argument(..., help="utility-first or privacy-first")
                                fpr=fpr, analysis=spec)
         d = res.to_dict()
         rows = {"admissible": ", ".join(d["admissible_families"])}
+        # the largest μ or ε the limits allow: a limit, rounded down; the option's risk rounded up
+        safe = {}
         if tests > 1:
             rows["tests"] = tests
             rows["level per test"] = spec.level
@@ -118,8 +124,10 @@ def plan(guide: str = typer.Argument(..., help="utility-first or privacy-first")
             name = "Gaussian" if o["noise_parameter"] == "sigma" else "Laplace"
             total = " (total)" if tests > 1 else ""
             rows[f"{name}: {o['parameter']}{total}"] = o["value"]
+            safe[f"{name}: {o['parameter']}{total}"] = False
             if tests > 1:
                 rows[f"{name}: {o['parameter']} per test"] = o["value_per_test"]
+                safe[f"{name}: {o['parameter']} per test"] = False
             per = " per test" if tests > 1 else ""
             # rounded up as the plan's sentences print it (more noise: the privacy limit holds)
             rows[f"{name}: noise {'sigma' if o['noise_parameter'] == 'sigma' else 'scale b'}{per}"] = (
@@ -129,6 +137,8 @@ def plan(guide: str = typer.Argument(..., help="utility-first or privacy-first")
             rows[f"{name}: attack TPR at FPR {fpr:g}"] = o["attack_power"]
             rows[f"{name}: relative risk" + (f" (FPR ≥ {fpr:g})" if o["parameter"] == "mu" else "")] = (
                 o["relative_risk"])
+            safe[f"{name}: attack TPR at FPR {fpr:g}"] = True
+            safe[f"{name}: relative risk" + (f" (FPR ≥ {fpr:g})" if o["parameter"] == "mu" else "")] = True
         rows["Laplace power method"] = spec.laplace_method
     else:
         fail(f"guide must be utility-first or privacy-first, got {guide!r}")
@@ -138,7 +148,7 @@ def plan(guide: str = typer.Argument(..., help="utility-first or privacy-first")
         out.print(f"[bold]{spec.describe()}[/bold]", soft_wrap=True)
         for line in d["noise"]:
             out.print(f"[bold]{line}[/bold]", soft_wrap=True)
-        kv(f"{guide} plan", {k: (v if isinstance(v, str) else fmt_num(v)) for k, v in rows.items()})
+        kv(f"{guide} plan", {k: (v if isinstance(v, str) else fmt_num(v, up=safe.get(k))) for k, v in rows.items()})
         if tests > 1:
             out.print(f"Budget split: {d['budget_split']['rule']}.", soft_wrap=True)
         for note in d.get("notes", []):

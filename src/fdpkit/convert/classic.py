@@ -21,7 +21,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from fdpkit._numerics import check_nonnegative, check_positive, check_probability, check_scalar
+from fdpkit._numerics import check_nonnegative, check_positive, check_probability, check_scalar, safe_g
 from fdpkit._inputs import plausibility_warnings
 from fdpkit.accounting import BudgetExceeded, CostBudget, account
 from fdpkit.convert.noise_effect import noise_effect
@@ -270,7 +270,7 @@ class CalculatorResult:
     def rows(self) -> list[tuple[str, str, str]]:
         """(section, name, value) rows for exports."""
         out = [("input", "mode", self.mode)] + [("input", k, str(v)) for k, v in self.inputs.items()]
-        out += [("output", k, f"{v:.6g}") for k, v in self.outputs.items()]
+        out += [("output", k, repr(v)) for k, v in self.outputs.items()]  # full precision (CSV)
         out += [("warning", "", w) for w in self.warnings]
         return out
 
@@ -300,8 +300,9 @@ def calculate(mode: str, *, sensitivity: float = 1.0, epsilon: float | None = No
     if TIGHT_EPSILON in res.outputs:  # one piece of advice: the tight total, the others beside it
         o = res.outputs
         res = CalculatorResult(res.mode, res.inputs, o, res.warnings + (
-            f"Use the tight epsilon {o[TIGHT_EPSILON]:.4g} at delta {o[TIGHT_DELTA]:.3g}: the exact composition "
-            f"of the stated guarantees (basic gives {o['basic epsilon']:.4g}, advanced {o['advanced epsilon']:.4g}; "
+            f"Use the tight epsilon {safe_g(o[TIGHT_EPSILON], up=True)} at delta {safe_g(o[TIGHT_DELTA], 3, up=True)}: the exact "
+            f"composition of the stated guarantees (basic gives {safe_g(o['basic epsilon'], up=True)}, advanced "
+            f"{safe_g(o['advanced epsilon'], up=True)}; "
             "both are valid but looser" + ("; the Gaussian-DP reading is looser than basic composition here"
                                             if o.get(PURE_EPSILON, -math.inf) > o["basic epsilon"] else "") + ").",),
             res.grade)
@@ -354,7 +355,7 @@ def _with_noise_effect(res: CalculatorResult, fpr: float, standard_error: float 
         basic = float(EpsDeltaCurve(be, bd).tpr(fpr)) if bd < 1 and math.isfinite(be) else 1.0
         if "sigma (Gaussian releases)" in inp:  # exact: k Gaussian releases are sqrt(k) Delta / sigma-GDP
             mu = math.sqrt(inp["k"]) * s / float(inp["sigma (Gaussian releases)"])
-            tpr, how = float(GaussianCurve(mu).tpr(fpr)), f"Gaussian releases, μ = {mu:.4g}"
+            tpr, how = float(GaussianCurve(mu).tpr(fpr)), f"Gaussian releases, μ = {safe_g(mu, up=True)}"
         elif PURE_MU in out:  # Prop. 6.1 holds for any pure releases: the tighter of the two bounds
             tpr, how = min(basic, float(GaussianCurve(out[PURE_MU]).tpr(fpr))), "any mechanisms"
         else:

@@ -10,6 +10,8 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from fdpkit._numerics import safe_g
+
 #: FPR grid of the little trade-off plot.
 _ALPHA = np.linspace(0.0, 1.0, 81)
 
@@ -60,12 +62,13 @@ def grid() -> np.ndarray:
     return _ALPHA.copy()
 
 
-def num(x: float) -> str:
-    """Four significant digits, ∞ for infinity."""
+def num(x: float, *, up: bool | None = None) -> str:
+    """Four significant digits, ∞ for infinity; ``up=True`` (an upper bound) or ``False`` (a
+    lower bound) moves the last digit to the safe side (:func:`fdpkit._numerics.safe_g`)."""
     v = float(x)
     if math.isinf(v):
         return "∞"
-    return f"{v:.4g}"
+    return f"{v:.4g}" if up is None else safe_g(v, up=up)
 
 
 def curve_html(curve) -> str:

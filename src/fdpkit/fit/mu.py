@@ -87,9 +87,9 @@ class GDPFit:
         if not math.isfinite(self.mu):
             return f"No finite mu-GDP guarantee: {self.reason}"
         if self.alpha_min == 0:
-            return f"{self.mu:.4g}-GDP for every attack (exact over all FPR in [0, 1])."
+            return f"{safe_g(self.mu, up=True)}-GDP for every attack (exact over all FPR in [0, 1])."
         return (
-            f"{self.mu:.4g}-GDP for every attack with FPR and FNR >= {self.alpha_min:.3g}; "
+            f"{safe_g(self.mu, up=True)}-GDP for every attack with FPR and FNR >= {self.alpha_min:.3g}; "
             f"overall TPR <= 1 - G_mu(FPR) + {safe_g(self.tau, 3, up=True)}."
         )
 
@@ -99,17 +99,17 @@ class GDPFit:
 
     def __repr__(self) -> str:
         rng = "all FPR" if self.alpha_min == 0 else f"FPR and FNR >= {self.alpha_min:.3g}"
-        return f"GDPFit(mu={self.mu:.6g}, regret={self.regret:.3g}, {rng})"
+        return f"GDPFit(mu={safe_g(self.mu, 6, up=True)}, regret={self.regret:.3g}, {rng})"
 
     def _repr_html_(self) -> str:
         """A compact notebook card with the fitted Gaussian curve."""
-        rows = [("μ", _repr.num(self.mu)), ("regret", _repr.num(self.regret)),
+        rows = [("μ", _repr.num(self.mu, up=True)), ("regret", _repr.num(self.regret)),
                 ("FPR range", "all of [0, 1]" if self.alpha_min == 0 else f"FPR, FNR ≥ {self.alpha_min:.3g}"),
-                ("τ", _repr.num(self.tau))]
+                ("τ", _repr.num(self.tau, up=True))]
         svg = ""
         if math.isfinite(self.mu):
             svg = _repr.tradeoff_svg(np.asarray(GaussianCurve(self.mu).beta(_repr.grid())),
-                                     title=f"Gaussian trade-off curve, mu = {self.mu:.4g}")
+                                     title=f"Gaussian trade-off curve, mu = {safe_g(self.mu, up=True)}")
         return _repr.card("Tight μ-GDP fit", rows, svg, self.reason)
 
 
@@ -269,7 +269,7 @@ def fit_gdp(curve: TradeOffCurve, alpha_min: float = ALPHA_MIN_DEFAULT) -> GDPFi
     if curve.bound == "exact" and (f0 < 1.0 or tpr0 > 0.0):
         return GDPFit(
             math.inf, math.inf, 0.0, 0.0,
-            f"f(0) = 1 - {tpr0:.3g} < 1: with probability {tpr0:.3g} an output identifies "
+            f"f(0) = 1 - {safe_g(tpr0, 3, up=True)} < 1: with probability {safe_g(tpr0, 3, up=True)} an output identifies "
             "membership with certainty, so no finite mu holds (Gomez et al. Prop. 6.2)",
         )
     if alpha_min > 0 and float(curve._beta(np.array([alpha_min]))[0]) < alpha_min:
@@ -295,7 +295,7 @@ def fit_gdp(curve: TradeOffCurve, alpha_min: float = ALPHA_MIN_DEFAULT) -> GDPFi
         how = "dense search plus Brent refinement, rounded up"
     if not math.isfinite(mu):
         if alpha_min == 0.0 and tpr0 > 0.0:
-            why = (f"f(0) = 1 - {tpr0:.3g} < 1, so no finite mu holds over all FPRs (Gomez et "
+            why = (f"f(0) = 1 - {safe_g(tpr0, 3, up=True)} < 1, so no finite mu holds over all FPRs (Gomez et "
                    "al. Prop. 6.2); fit on attacks with FPR and FNR >= alpha_min > 0 instead")
         else:
             why = f"the curve has beta = 0 at an FPR >= {alpha_min:.3g}: no finite mu holds there"

@@ -172,16 +172,16 @@ class PrivacyReport:
         return grade(self.curve, failure_mode=self.failure_mode)
 
     def __repr__(self) -> str:
-        eps = ", ".join(f"eps(δ={d:g})={e:.4g}" for d, e in self.epsilons[:1])
-        return (f"PrivacyReport({self.mechanism.label()}: mu={self.fit.mu:.4g}, regret={self.fit.regret:.3g}, "
+        eps = ", ".join(f"eps(δ={d:g})={safe_g(e, up=True)}" for d, e in self.epsilons[:1])
+        return (f"PrivacyReport({self.mechanism.label()}: mu={safe_g(self.fit.mu, up=True)}, regret={self.fit.regret:.3g}, "
                 f"{eps}, grade={self.grade.label!r})")
 
     def _repr_html_(self) -> str:
         """A compact notebook card: headline numbers, grade, and the curve against G_mu."""
         g = self.grade
-        rows = [("μ", _repr.num(self.fit.mu)), ("regret", _repr.num(self.fit.regret))]
-        rows += [(f"ε at δ = {d:g}", _repr.num(e)) for d, e in self.epsilons[:1]]
-        rows += [("TPR at FPR 0.001", _repr.num(float(self.curve.tpr(1e-3)))),
+        rows = [("μ", _repr.num(self.fit.mu, up=True)), ("regret", _repr.num(self.fit.regret))]
+        rows += [(f"ε at δ = {d:g}", _repr.num(e, up=True)) for d, e in self.epsilons[:1]]
+        rows += [("TPR at FPR 0.001", _repr.num(float(self.curve.tpr(1e-3)), up=True)),
                  ("protection", f"{g.icon} {g.label}"), ("failure mode", self.failure_mode)]
         ref = np.asarray(GaussianCurve(self.fit.mu).beta(_repr.grid())) if math.isfinite(self.fit.mu) else None
         svg = _repr.tradeoff_svg(np.asarray(self.curve.beta(_repr.grid())), reference=ref,
@@ -416,7 +416,7 @@ def privacy_report(
         )
     if mode == "catastrophic":
         warnings.append(
-            f"Blatant disclosure is possible: with probability {certainty_mass(curve):.3g} an output reveals "
+            f"Blatant disclosure is possible: with probability {safe_g(certainty_mass(curve), 3, up=True)} an output reveals "
             "membership with certainty (de Fondeville Thm. 1)."
         )
     if isinstance(mech, UniformSampling):
@@ -462,8 +462,8 @@ def privacy_report(
         }
         if ratio is not None:
             warnings.append(f"Truncated Poisson is accounted with dp_accounting's analysis, which may be loose: "
-                            f"an attainable instance already reaches epsilon = {loose.epsilons[0][1]:.4g} at "
-                            f"delta = {d0:g}, so the stated epsilon may be up to {ratio:.3g}x the true one.")
+                            f"an attainable instance already reaches epsilon = {safe_g(loose.epsilons[0][1], up=False)} at "
+                            f"delta = {d0:g}, so the stated epsilon may be up to {safe_g(ratio, 3, up=True)}x the true one.")
     run = training_run(mech)
     if loose is None and run is not None and run.sampling == "truncated-poisson" and run.examples_per_user:
         looseness = {"truncation_instance": "not stated with group privacy (examples_per_user)"}

@@ -30,7 +30,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from fdpkit._numerics import json_safe
+from fdpkit._numerics import json_safe, safe_g
 from fdpkit.curves import EpsDeltaCurve, GaussianCurve, TradeOffCurve
 from fdpkit.fit import GDPFit, regret
 from fdpkit.accounting.rdp import renyi_curve, tight_rho
@@ -150,7 +150,7 @@ def _representations(mechanism: Any, curve: TradeOffCurve, fit: GDPFit, delta: f
     curves: dict[str, TradeOffCurve] = {"mechanism": curve}
     if math.isfinite(epsilon):
         ed = EpsDeltaCurve(min(epsilon, 100.0), delta).to_piecewise()
-        rows.append(Representation("epsilon_delta", "(ε, δ)-DP", f"ε = {epsilon:.4g} at δ = {delta:g}",
+        rows.append(Representation("epsilon_delta", "(ε, δ)-DP", f"ε = {safe_g(epsilon, up=True)} at δ = {delta:g}",
                                    regret(curve, ed), "one point of the privacy profile"))
         curves["(ε, δ)"] = ed
     else:
@@ -170,7 +170,7 @@ def _representations(mechanism: Any, curve: TradeOffCurve, fit: GDPFit, delta: f
             # construction at the same rho): built once (about half the section's cost)
             same = isinstance(rc, RenyiZCDPCurve) and rc.rho == rf.rho
             zc = rc if same else ZCDPCurve(rf.rho)
-            rows.append(Representation("zcdp", "ρ-zCDP", f"ρ* = {rf.rho:.4g}", regret(curve, zc),
+            rows.append(Representation("zcdp", "ρ-zCDP", f"ρ* = {safe_g(rf.rho, up=True)}", regret(curve, zc),
                                        "tight ρ* (Gomez et al. Eq. 25): " + rf.reason))
             curves["ρ-zCDP"] = zc
         else:
@@ -186,7 +186,7 @@ def _representations(mechanism: Any, curve: TradeOffCurve, fit: GDPFit, delta: f
         curves["RDP curve"] = rc
     else:
         rows.append(Representation("rdp", "RDP curve ε(t)", "not available", math.inf, str(rc_error)))
-    mu_text = f"μ = {fit.mu:.4g}" if math.isfinite(fit.mu) else "μ = ∞"
+    mu_text = f"μ = {safe_g(fit.mu, up=True)}" if math.isfinite(fit.mu) else "μ = ∞"
     rows.append(Representation("gdp", "μ-GDP", mu_text, fit.regret, "tight μ (Gomez et al. Eq. 5)"))
     if math.isfinite(fit.mu):
         curves["μ-GDP"] = GaussianCurve(fit.mu)

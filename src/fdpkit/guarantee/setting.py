@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from fdpkit._numerics import safe_g
+
 from fdpkit.fit import fit_gdp_adapted
 from fdpkit.accounting import estimate_cost, poisson_comparison, poisson_twin
 from fdpkit.accounting._resolution import choose_discretization
@@ -89,7 +91,7 @@ def comparison_for(mechanism: Mechanism, discretization: float, deltas: Sequence
     mu = fit_gdp_adapted(acc.curve, alpha_min=alpha_min).mu
     eps = [{"delta": d, "epsilon": acc.epsilon_for_delta(d)} for d in deltas]
     caveat = (f"Shuffled batches: the guarantee claims no amplification by sampling. Poisson "
-              f"accounting of the same run would give mu = {mu:.4g}, epsilon = {eps[0]['epsilon']:.4g} "
+              f"accounting of the same run would give mu = {safe_g(mu, up=True)}, epsilon = {safe_g(eps[0]['epsilon'], up=True)} "
               f"at delta = {eps[0]['delta']:g}: {NOT_A_GUARANTEE} ({'; '.join(SHUFFLE_CITATIONS)}).")
     return {"label": f"Poisson accounting ({NOT_A_GUARANTEE})", "mu": mu, "epsilon_at_delta": eps,
             "citations": list(SHUFFLE_CITATIONS), "caveat": caveat}, None

@@ -56,12 +56,14 @@ _FULL_BATCH_METHOD = ("the exact closed form of full-batch training (q = 1: ever
                       "μ = Δ·√(Σ T/σ²), Δ = {d:g}; Dong, Roth & Su 2022, Cor. 3.3)")
 
 
-def _g(x: float, digits: int = 4) -> str:
+def _g(x: float, digits: int = 4, *, up: bool | None = None) -> str:
+    """``x`` with ``digits`` significant digits; a bound's last digit on its safe side
+    (``up=True``: an upper bound such as μ, ε or a TPR; :func:`fdpkit._numerics.safe_g`)."""
     if isinstance(x, str):
         return x
     if not math.isfinite(x):
         return "∞"
-    return f"{x:.{digits}g}"
+    return f"{x:.{digits}g}" if up is None else safe_g(x, digits, up=up)
 
 
 def _tpr_at(report: "PrivacyReport", fpr: float) -> float:
@@ -129,8 +131,8 @@ def paper_statement(report: "PrivacyReport") -> str:
             if across > per_phase:  # the phases' counts above would give a smaller mu: say why
                 how += (f"; a pass over the data may span two phases (the data loader runs on), so each pass is "
                         f"counted at its smallest noise multiplier, μ = Δ·√(Σ 1/σ²) over the passes "
-                        f"(larger here than √(Σ P/σ²) over the phases: {m.sensitivity * across:.4g} against "
-                        f"{m.sensitivity * per_phase:.4g})")
+                        f"(larger here than √(Σ P/σ²) over the phases: {_g(m.sensitivity * across, up=True)} against "
+                        f"{_g(m.sensitivity * per_phase, up=True)})")
     else:
         out.append(f"We release the output of {m.label()}; the privacy unit is one record, and neighbouring "
                    f"datasets are {'those differing by adding or removing one record' if s.get('sampling') == 'poisson' else 'those for which the stated sensitivity holds'}.")
@@ -145,16 +147,16 @@ def paper_statement(report: "PrivacyReport") -> str:
     if math.isfinite(fit.mu):
         rng = ("over all false-positive rates" if fit.alpha_min == 0 else
                f"for every attack with false-positive and false-negative rates of at least {fit.alpha_min:g}")
-        out.append(f"The run satisfies μ = {_g(fit.mu)} Gaussian differential privacy {rng} "
+        out.append(f"The run satisfies μ = {_g(fit.mu, up=True)} Gaussian differential privacy {rng} "
                    f"(regret {_g(fit.regret, 2)}, Gomez et al.).")
     else:
         out.append("The run has no finite μ-GDP guarantee; we report its privacy profile.")
     d0, e0 = report.epsilons[0]
     tpr = _tpr_at(report, STATEMENT_FPR)
     # never a vacuous clause: no "ε = ∞" equivalence, no "TPR above 1"
-    eq = f"(ε = {_g(e0)}, δ = {d0:g})-DP" if math.isfinite(e0) else ""
-    att = (f"no membership-inference attack reaches a true-positive rate above {_g(tpr, 3)} at a false-positive "
-           f"rate of {STATEMENT_FPR:g}") if float(_g(tpr, 3)) < 1.0 else ""
+    eq = f"(ε = {_g(e0, up=True)}, δ = {d0:g})-DP" if math.isfinite(e0) else ""
+    att = (f"no membership-inference attack reaches a true-positive rate above {_g(tpr, 3, up=True)} at a false-positive "
+           f"rate of {STATEMENT_FPR:g}") if float(_g(tpr, 3, up=True)) < 1.0 else ""
     if eq and att:
         out.append(f"Equivalently it is {eq}, and {att}.")
     elif eq:
@@ -182,14 +184,14 @@ def _caveats(report: "PrivacyReport", m, d0: float) -> list[str]:
         ratio = report.provenance.get("truncation_epsilon_ratio")
         if ratio:
             c.append(f"Truncated Poisson batches are accounted with dp_accounting's analysis, which may be loose: "
-                     f"an attainable instance already reaches ε = {_g(report.provenance['truncation_instance_epsilon'])} "
+                     f"an attainable instance already reaches ε = {_g(report.provenance['truncation_instance_epsilon'], up=False)} "
                      f"at δ = {report.provenance['truncation_instance_delta']:g}, so the stated ε may be up to "
-                     f"{_g(ratio, 3)}× the true one.")
+                     f"{_g(ratio, 3, up=True)}× the true one.")
         if report.comparison:
             cmp = report.comparison
             e = cmp["epsilon_at_delta"][0]
             c.append(f"No amplification by shuffling is claimed; Poisson accounting of the same run would give "
-                     f"μ = {_g(cmp['mu'])} and ε = {_g(e['epsilon'])} at δ = {e['delta']:g}, which is "
+                     f"μ = {_g(cmp['mu'], up=True)} and ε = {_g(e['epsilon'], up=True)} at δ = {e['delta']:g}, which is "
                      f"not a guarantee for shuffled batches (Chua et al., ICML 2024; Annamalai et al. 2024).")
         if m.dataset_size and d0 >= 1.0 / m.dataset_size:
             c.append(f"δ = {d0:g} is not small against 1/{m.dataset_size:,}.")

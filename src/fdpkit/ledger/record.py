@@ -93,7 +93,9 @@ def _total_rows(before: dict, after: dict) -> tuple[tuple[str, ...], ...]:
             (f"TPR at FPR {FPR_REF:g} (certified)", "tpr"), ("ε sum (basic composition)", "epsilon_sum"))
     def get(d: dict, k: str):
         return d.get("tpr_at_fpr", {}).get("tpr") if k == "tpr" else d.get(k)
-    return tuple((label, fmt(get(before, k)), fmt(get(after, k))) for label, k in keys)
+    # the count exact; μ, ε, the TPR and the ε sum are upper bounds: their last digit rounds up
+    return tuple((label, fmt(get(before, k), up=k != "count" or None), fmt(get(after, k), up=k != "count" or None))
+                 for label, k in keys)
 
 
 def record_document(approval: dict[str, Any], report_doc: ReportDocument) -> ReportDocument:
@@ -124,7 +126,7 @@ def record_document(approval: dict[str, Any], report_doc: ReportDocument) -> Rep
                 tuple((t["level"], t["metric"], fmt(t["value"]) + (f" at δ = {fmt(t['delta'])}" if t["metric"] == "epsilon"
                                                                      else f" at FPR {fmt(t['fpr'])}" if t["metric"] == "tpr"
                                                                      else ""),
-                       fmt(t["current"]), "yes" if t["exceeded"] else "no") for t in approval["thresholds"]))
+                       fmt(t["current"], up=True), "yes" if t["exceeded"] else "no") for t in approval["thresholds"]))
     notes = tuple("Releasing it " + m + "." for m in approval["new_crossings"]) or ("Releasing it crosses no threshold that the total had not "
                                                  "crossed already.",)
     if approval["blocked_by_hard_limit"]:
@@ -140,8 +142,8 @@ def record_document(approval: dict[str, Any], report_doc: ReportDocument) -> Rep
     takes = ("Releasing it would have taken" if rejected else "Releasing it takes")
     summary = (f"Release #{rel['id']} “{rel['title']}” of dataset {ds['name']}, proposed by {approval['proposer']}, "
                f"was {approval['decision']} by {approval['approver']} at {_when(approval['time'])}. {takes} "
-               f"the dataset's total from μ = {fmt(tot['before']['mu'])} to μ = {fmt(tot['after']['mu'])} "
-               f"(ε {fmt(tot['before']['epsilon'])} → {fmt(tot['after']['epsilon'])} at δ = {DELTA_REF:g}).")
+               f"the dataset's total from μ = {fmt(tot['before']['mu'], up=True)} to μ = {fmt(tot['after']['mu'], up=True)} "
+               f"(ε {fmt(tot['before']['epsilon'], up=True)} → {fmt(tot['after']['epsilon'], up=True)} at δ = {DELTA_REF:g}).")
     word = "Rejection" if rejected else "Approval"
     head = (Section(word, (), (facts,), key="approval"),
             Section("Budget", notes, (totals, thr), key="budget"),

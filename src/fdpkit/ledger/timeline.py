@@ -29,6 +29,9 @@ MAX_BUCKETS = 520
 HEADER = ("period start", "releases", "released total", "μ", "regret", f"ε at δ = {DELTA_REF:g}",
           "ε sum (basic)", f"TPR at FPR {FPR_REF:g}", "method")
 
+#: Per column of HEADER: the side a printed value's last digit rounds to (None: nearest).
+_CELL_UP = (None, None, None, True, None, True, True, True, None)
+
 
 @dataclass(frozen=True)
 class TimelineRow:
@@ -64,6 +67,11 @@ class TimelineRow:
         """The row's values in the order of the timeline table's header."""
         return [self.start.isoformat(), self.releases, self.count, self.mu, self.regret, self.epsilon,
                 self.epsilon_sum, self.tpr, self.method]
+
+    def texts(self) -> list[str]:
+        """:meth:`cells` as people read them: μ, ε, the ε sum and the TPR (upper bounds) with
+        their last digit rounded up (:func:`fdpkit.report.model.fmt`), the regret to nearest."""
+        return [fmt(c, up=up) for c, up in zip(self.cells(), _CELL_UP)]
 
     def to_dict(self) -> dict[str, Any]:
         """The row as JSON data (``start`` as an ISO date)."""
@@ -224,22 +232,22 @@ def ledger_document(ledger: Ledger, dataset: str, bucket: str = "week") -> Repor
     rows = timeline(ledger, dataset, bucket)
     eps_sum, delta_sum = basic_composition_claim([x for x in data["releases"] if x["state"] == "released"])
     summary = (f"Dataset {dataset} (privacy unit: {status.dataset.unit}): {r.count} released "
-               f"{'release composes' if r.count == 1 else 'releases compose'} to μ = {fmt(r.mu)} (regret {fmt(r.regret)}), ε = {fmt(r.epsilon)} at δ = {DELTA_REF:g}; "
-               f"adding up each release's ε (basic composition) would claim {fmt(eps_sum)} at δ = {fmt(delta_sum)}.")
+               f"{'release composes' if r.count == 1 else 'releases compose'} to μ = {fmt(r.mu, up=True)} (regret {fmt(r.regret)}), ε = {fmt(r.epsilon, up=True)} at δ = {DELTA_REF:g}; "
+               f"adding up each release's ε (basic composition) would claim {fmt(eps_sum, up=True)} at δ = {fmt(delta_sum, up=True)}.")
     total = Table("Running total", ("quantity", "released", "released + approved"), (
         ("releases", str(r.count), str(status.with_approved.count)),
-        ("μ (tight)", fmt(r.mu), fmt(status.with_approved.mu)),
+        ("μ (tight)", fmt(r.mu, up=True), fmt(status.with_approved.mu, up=True)),
         ("regret", fmt(r.regret), fmt(status.with_approved.regret)),
-        (f"ε at δ = {DELTA_REF:g}", fmt(r.epsilon), fmt(status.with_approved.epsilon)),
-        (f"TPR at FPR {FPR_REF:g}", fmt(r.tpr), fmt(status.with_approved.tpr)),
-        ("ε sum (basic composition)", fmt(r.epsilon_sum), fmt(status.with_approved.epsilon_sum)),
+        (f"ε at δ = {DELTA_REF:g}", fmt(r.epsilon, up=True), fmt(status.with_approved.epsilon, up=True)),
+        (f"TPR at FPR {FPR_REF:g}", fmt(r.tpr, up=True), fmt(status.with_approved.tpr, up=True)),
+        ("ε sum (basic composition)", fmt(r.epsilon_sum, up=True), fmt(status.with_approved.epsilon_sum, up=True)),
         ("method", f"{r.method} ({r.bound})", status.with_approved.method)))
     thr = Table("Thresholds", ("level", "metric", "limit", "current", "exceeded"), tuple(
-        (c.threshold.level, c.threshold.describe(), fmt(c.threshold.value), fmt(c.current),
+        (c.threshold.level, c.threshold.describe(), fmt(c.threshold.value), fmt(c.current, up=True),
          "yes" if c.exceeded else "no") for c in status.thresholds))
-    tl = Table(f"Timeline ({ADJECTIVE[bucket]} buckets)", HEADER, tuple(tuple(fmt(c) for c in row.cells()) for row in rows))
+    tl = Table(f"Timeline ({ADJECTIVE[bucket]} buckets)", HEADER, tuple(tuple(row.texts()) for row in rows))
     rel = Table("Releases", ("id", "title", "state", "analyst", "released at", "ε alone"), tuple(
-        (str(x["id"]), x["title"], x["state"], x["analyst"], x["released_at"] or "-", fmt(x["epsilon_ref"]))
+        (str(x["id"]), x["title"], x["state"], x["analyst"], x["released_at"] or "-", fmt(x["epsilon_ref"], up=True))
         for x in data["releases"]))
     alerts = tuple(e.kind + ": " + json.loads(e.payload)["data"].get("message", "") for e in status.alerts)
     figures = (Figure("timeline", "Privacy spent over time: tight composition against the ε sum",

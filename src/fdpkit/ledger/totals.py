@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from fdpkit._deprecation import warn_renamed
+from fdpkit._numerics import safe_g
 from fdpkit.accounting import Composition
 from fdpkit.accounting.running import GRID_NOTE  # noqa: F401  (re-exported by fdpkit.ledger)
 from fdpkit.convert import epsilon_for_delta_from_mu
@@ -265,7 +266,7 @@ class Crossing:
         where = (f" at δ = {t.delta:g}" if t.metric == "epsilon"
                  else f" at FPR = {t.fpr:g}" if t.metric == "tpr" else "")
         return (f"{t.level} threshold {'exceeded' if self.exceeded else 'not reached'}: "
-                f"{METRIC_LABEL[t.metric]} {self.current:.4g} {'>' if self.exceeded else '<='} "
+                f"{METRIC_LABEL[t.metric]} {safe_g(self.current, up=True)} {'>' if self.exceeded else '<='} "
                 f"{t.value:g}{where}")
 
     def to_dict(self) -> dict[str, Any]:

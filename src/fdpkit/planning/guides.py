@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from fdpkit._numerics import EPSILON_MAX, check_real, json_safe, round_safe, safe_text
+from fdpkit._numerics import EPSILON_MAX, check_real, json_safe, round_safe, safe_g, safe_text
 from fdpkit.convert import epsilon_for_delta_from_mu
 from fdpkit.curves import EpsDeltaCurve, GaussianCurve, LaplaceCurve
 from fdpkit.errors import ParameterError
@@ -490,8 +490,9 @@ def noise_sentences(plan: "PrivacyFirstPlan | UtilityFirstPlan") -> list[str]:
                 out.append(f"{name} mechanism: the limit asks for no noise ({sym} = ∞): at FPR ≥ {plan.fpr:.4g} "
                            f"no attack's relative risk exceeds 1/FPR = {1.0 / plan.fpr:.4g}.")
                 continue
-            value = (f"{sym} = {o.value_per_test:.4g} per test, {o.value:.4g} in total" if o.tests > 1
-                     else f"{sym} = {o.value:.4g}")
+            # the largest μ or ε the limits allow: a limit, printed rounded down
+            value = (f"{sym} = {safe_g(o.value_per_test, up=False)} per test, {safe_g(o.value, up=False)} in total"
+                     if o.tests > 1 else f"{sym} = {safe_g(o.value, up=False)}")
             per = " in each test" if o.tests > 1 else ""
             scale = round_safe(o.noise_scale, up=True)
             if o.noise_parameter == "sigma":
@@ -503,7 +504,7 @@ def noise_sentences(plan: "PrivacyFirstPlan | UtilityFirstPlan") -> list[str]:
     if a.tests > 1:
         if isinstance(plan, UtilityFirstPlan):
             out.append(f"With {a.tests} tests about the same people, each release gets this noise and together "
-                       f"they are √{a.tests} × μ = {plan.mu_total:.4g} Gaussian DP (Dong et al. Cor. 3.3); the "
+                       f"they are √{a.tests} × μ = {safe_g(plan.mu_total, up=True)} Gaussian DP (Dong et al. Cor. 3.3); the "
                        f"risk readings are for that total.")
         else:
             out.append(f"With {a.tests} tests about the same people, the budget is split: μ/√{a.tests} per test "

@@ -39,14 +39,14 @@ def audit_roc(ax, result: Any):
         ax.add_patch(Rectangle((x0, y0), x1 - x0, y1 - y0, fill=False, lw=0.6, color="C0", alpha=0.6))
     i = result.mu_index
     ax.loglog([max(float(p.fpr_upper[i]), _FLOOR)], [max(float(p.tpr_lower[i]), _FLOOR)], "o", color="C3",
-              label=f"best box corner: μ ≥ {fmt(result.mu_lower)} ({result.confidence:g} confidence)")
+              label=f"best box corner: μ ≥ {fmt(result.mu_lower, up=False)} ({result.confidence:g} confidence)")
     if result.certified is not None:
         c = result.certified
         ax.loglog(grid, np.maximum(c.curve.tpr(grid), _FLOOR), color="C2",
-                  label=f"certified ({c.curve_bound}), μ = {fmt(c.mu)}")
+                  label=f"certified ({c.curve_bound}), μ = {fmt(c.mu, up=True)}")
     if result.mu_lower > 0:
         ax.loglog(grid, np.maximum(GaussianCurve(result.mu_lower).tpr(grid), _FLOOR), "--", color="C3",
-                  label=f"$G_\\mu$ at the lower bound μ = {fmt(result.mu_lower)}")
+                  label=f"$G_\\mu$ at the lower bound μ = {fmt(result.mu_lower, up=False)}")
     ax.loglog(grid, grid, ":", color="grey", label="TPR = FPR (random guess)")
     lo = max(_FLOOR, min(float(np.min(p.fpr_upper)), 1.0) / 10)
     ax.set_xlim(lo, 1.5)
@@ -63,9 +63,9 @@ def audit_tables(result: Any) -> tuple[Table, ...]:
     rows = [
         ("source", f"{result.source} ({result.members:,} members, {result.nonmembers:,} non-members)"),
         ("confidence (joint, all bounds)", fmt(result.confidence)),
-        ("μ lower bound", fmt(result.mu_lower)),
-        (f"ε lower bound at δ = {fmt(result.delta)}", f"{fmt(result.epsilon_lower)} ({result.epsilon_side})"),
-        ("best threshold: FPR ≤ / TPR ≥", f"{fmt(best['fpr_upper'])} / {fmt(best['tpr_lower'])}"),
+        ("μ lower bound", fmt(result.mu_lower, up=False)),  # lower bounds round down, certified up
+        (f"ε lower bound at δ = {fmt(result.delta)}", f"{fmt(result.epsilon_lower, up=False)} ({result.epsilon_side})"),
+        ("best threshold: FPR ≤ / TPR ≥", f"{fmt(best['fpr_upper'], up=True)} / {fmt(best['tpr_lower'], up=False)}"),
         ("best threshold: counts", f"FP {best['false_positives']:,} of {best['nonmembers']:,}, "
                                    f"TP {best['true_positives']:,} of {best['members']:,}"),
         ("bounds", _symbols(result.correction)),
@@ -74,8 +74,8 @@ def audit_tables(result: Any) -> tuple[Table, ...]:
         c = result.certified
         rows += [
             ("certified guarantee", c.description),
-            ("certified μ", f"{fmt(c.mu)} ({c.curve_bound} curve)"),
-            (f"certified ε at δ = {fmt(result.delta)}", fmt(c.epsilon)),
+            ("certified μ", f"{fmt(c.mu, up=True)} ({c.curve_bound} curve)"),
+            (f"certified ε at δ = {fmt(result.delta)}", fmt(c.epsilon, up=True)),
             ("audit gap (certified μ − μ lower bound)", fmt(result.audit_gap)),
             ("violation", "YES" if result.violation else "no"),
         ]
@@ -90,8 +90,8 @@ def audit_tables(result: Any) -> tuple[Table, ...]:
         tuple(("-" if p.threshold is None else fmt(float(p.threshold[i])),
                f"{int(p.false_positives[i]):,} / {int(p.nonmembers[i]):,}",
                f"{int(p.true_positives[i]):,} / {int(p.members[i]):,}",
-               fmt(float(p.fpr_upper[i])), fmt(float(p.tpr_lower[i])),
-               fmt(max(0.0, float(p.mu_lower[i]))) if np.isfinite(p.mu_lower[i]) else "-")
+               fmt(float(p.fpr_upper[i]), up=True), fmt(float(p.tpr_lower[i]), up=False),
+               fmt(max(0.0, float(p.mu_lower[i])), up=False) if np.isfinite(p.mu_lower[i]) else "-")
               for i in order),
         "Test: score > threshold. For score audits the FP count is the non-member rank used in the bound.",
     )

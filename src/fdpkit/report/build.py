@@ -27,7 +27,7 @@ def build_document(report: PrivacyReport, *, representations: bool = True) -> Re
     about a second per mechanism): for a page that fetches them afterwards."""
     d = report.to_dict(representations=representations)
     fit = report.fit
-    mu_text = fmt(fit.mu)
+    mu_text = fmt(fit.mu, up=True)  # upper bounds print their last digit up (fmt's up=)
     g = report.grade
     eps5 = next((e for dd, e in report.epsilons if dd == 1e-5), report.epsilons[0][1])
     d5 = 1e-5 if any(dd == 1e-5 for dd, _ in report.epsilons) else report.epsilons[0][0]
@@ -35,10 +35,10 @@ def build_document(report: PrivacyReport, *, representations: bool = True) -> Re
     placement = place_among(fit.mu) if math.isfinite(fit.mu) else \
         "No finite μ: not comparable with the published μ-GDP settings."
     # never a vacuous clause: "TPR ≤ 1" bounds nothing
-    attack = (f"the best attack at FPR 0.001 reaches TPR ≤ {fmt(tpr3)}" if fmt(tpr3) != "1"
+    attack = (f"the best attack at FPR 0.001 reaches TPR ≤ {fmt(tpr3, up=True)}" if fmt(tpr3, up=True) != "1"
               else "at FPR 0.001 no attack is bounded below certainty")
     summary = (
-        f"{report.mechanism.label()}: μ = {mu_text} Gaussian DP, ε = {fmt(eps5)} at δ = {fmt(d5)}; "
+        f"{report.mechanism.label()}: μ = {mu_text} Gaussian DP, ε = {fmt(eps5, up=True)} at δ = {fmt(d5)}; "
         f"{attack}. {g.headline}."
     )
     headline = Table(
@@ -46,8 +46,8 @@ def build_document(report: PrivacyReport, *, representations: bool = True) -> Re
         ("quantity", "value"),
         (
             ("μ (tight, pessimistic)", mu_text),
-            (f"ε at δ = {fmt(d5)}", fmt(eps5)),
-            ("best attack TPR at FPR 0.001", fmt(tpr3)),
+            (f"ε at δ = {fmt(d5)}", fmt(eps5, up=True)),
+            ("best attack TPR at FPR 0.001", fmt(tpr3, up=True)),
             ("protection grade", f"{g.icon} {g.label} (level {g.level} of 0–3)"),
         ),
     )
@@ -70,38 +70,39 @@ def build_document(report: PrivacyReport, *, representations: bool = True) -> Re
     eps = Table(
         "ε at standard δ (from the accountant's privacy profile)",
         ("δ", "ε"),
-        tuple((fmt(r["delta"]), fmt(r["epsilon"] if r["epsilon"] != "inf" else math.inf)) for r in d["epsilon_at_delta"]),
+        tuple((fmt(r["delta"]), fmt(r["epsilon"] if r["epsilon"] != "inf" else math.inf, up=True)) for r in d["epsilon_at_delta"]),
     )
     tpr = Table(
         "Best attack at a given false-positive rate",
         ("FPR α", "certified TPR", "TPR / FPR", f"TPR under μ = {mu_text}"),
-        tuple((fmt(r["fpr"]), fmt(r["tpr"]), fmt(r["tpr_over_fpr"]), fmt(r["tpr_gdp"])) for r in d["tpr_at_fpr"]),
+        tuple((fmt(r["fpr"]), fmt(r["tpr"], up=True), fmt(r["tpr_over_fpr"], up=True), fmt(r["tpr_gdp"], up=True))
+              for r in d["tpr_at_fpr"]),
         "TPR is an upper bound on the power of any membership-inference attack at that FPR.",
     )
     post = Table(
         f"Posterior after a positive attack at FPR {fmt(d['posterior']['fpr'])}",
         ("prior", "posterior"),
-        tuple((fmt(r["prior"]), fmt(r["posterior"])) for r in d["posterior"]["rows"]),
+        tuple((fmt(r["prior"]), fmt(r["posterior"], up=True)) for r in d["posterior"]["rows"]),
         "de Fondeville Eq. 4: how far a positive attack can raise belief in membership.",
     )
     modes = {
         "none": f"none: relative disclosure risk is bounded (de Fondeville Thm. 2): a positive attack "
-                f"multiplies the attacker's odds by at most {fmt(_relative_risk(report.curve))}",
+                f"multiplies the attacker's odds by at most {fmt(_relative_risk(report.curve), up=True)}",
         "graceful": "graceful: confidence can approach certainty but never reach it",
         "catastrophic": "catastrophic: some outputs reveal membership with certainty",
     }
     risk = Table(
         "Risk summary",
         ("quantity", "value"),
-        (("advantage (max TPR − FPR)", fmt(report.advantage)),
+        (("advantage (max TPR − FPR)", fmt(report.advantage, up=True)),
          ("failure mode", modes[report.failure_mode]),
          ("protection grade", f"{g.icon} {g.label}: {g.definition}")),
     )
-    refs = sorted([(r.mu, r.name, fmt(r.epsilon_at_1e5) if r.epsilon_at_1e5 else "-", r.source) for r in PUBLISHED]
-                  + ([(fit.mu, "▶ this mechanism", fmt(eps5) if d5 == 1e-5 else "-", "this report")]
+    refs = sorted([(r.mu, r.name, fmt(r.epsilon_at_1e5) if r.epsilon_at_1e5 else "-", r.source, False) for r in PUBLISHED]
+                  + ([(fit.mu, "▶ this mechanism", fmt(eps5, up=True) if d5 == 1e-5 else "-", "this report", True)]
                      if math.isfinite(fit.mu) else []), key=lambda x: x[0])
     compare = Table("Published settings, most private first", ("setting", "μ", "ε at δ = 1e-5", "source"),
-                    tuple((name, fmt(m), e, src) for m, name, e, src in refs))
+                    tuple((name, fmt(m, up=ours or None), e, src) for m, name, e, src, ours in refs))
     user_warn = tuple(_symbols(w) for w in report.warnings if not any(k in w for k in _INTERNAL))
     internal = tuple(_symbols(w) for w in report.warnings if any(k in w for k in _INTERNAL))
     inputs = Table("Inputs", ("input", "value"), tuple(human_inputs(report.mechanism.to_dict())))

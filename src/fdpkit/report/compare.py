@@ -29,7 +29,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from fdpkit._numerics import json_safe
+from fdpkit._numerics import json_safe, safe_g
 from fdpkit.errors import ParameterError
 from fdpkit.curves import EpsDeltaCurve, GaussianCurve, LaplaceCurve, TradeOffCurve
 from fdpkit.accounting import tradeoff_curve
@@ -197,10 +197,10 @@ def compared_curve(entry: Mapping[str, Any], where: str = "curve", *, discretiza
             eps = _number(where, "epsilon", given["epsilon"], upper=100.0)
             return ComparedCurve(f"Laplace, ε = {eps:g}", kind, {"epsilon": eps}, LaplaceCurve(eps))
         b, sens, eps = _per_noise(where, given, "scale", "epsilon")
-        return ComparedCurve(f"Laplace b = {b:g} (Δ = {sens:g}): ε = {eps:.4g}", kind,
+        return ComparedCurve(f"Laplace b = {b:g} (Δ = {sens:g}): ε = {safe_g(eps, up=True)}", kind,
                              {"scale": b, "sensitivity": sens, "epsilon": eps}, LaplaceCurve(eps))
     sigma, sens, mu = _per_noise(where, given, "sigma", "mu")
-    return ComparedCurve(f"Gaussian σ = {sigma:g} (Δ = {sens:g}): μ = {mu:.4g}", kind,
+    return ComparedCurve(f"Gaussian σ = {sigma:g} (Δ = {sens:g}): μ = {safe_g(mu, up=True)}", kind,
                          {"sigma": sigma, "sensitivity": sens, "mu": mu}, GaussianCurve(mu))
 
 

@@ -12,14 +12,23 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from fdpkit._numerics import safe_g
 
 
-def fmt(x: Any, digits: int = 4) -> str:
+
+def fmt(x: Any, digits: int = 4, *, up: bool | None = None) -> str:
     """Numbers for people: 4 significant digits, inf as the symbol (also where it comes as
     the JSON answers' string "inf").
 
+    ``up`` says which side the last digit may move to: ``True`` for an upper bound (μ, ε, δ,
+    a TPR, advantage, relative risk, posterior), ``False`` for a lower bound (an FNR, an
+    audit's lower bound on μ), never on the optimistic side (:func:`fdpkit._numerics.safe_g`);
+    ``None`` (inputs echoed back, labels) rounds to nearest. Same digits either way.
+
     >>> fmt(1.23456), fmt(float("inf")), fmt("inf"), fmt("-inf"), fmt("text")
     ('1.235', '∞', '∞', '-∞', 'text')
+    >>> fmt(1.6363), fmt(1.6363, up=True), fmt(1.23456, up=False)
+    ('1.636', '1.637', '1.234')
     """
     if isinstance(x, str):
         return {"inf": "∞", "+inf": "∞", "infinity": "∞", "-inf": "-∞", "-infinity": "-∞"}.get(x.strip().lower(), x)
@@ -34,7 +43,7 @@ def fmt(x: Any, digits: int = 4) -> str:
         return "∞" if v > 0 else "-∞"
     if v == 0:
         return "0"
-    return f"{v:.{digits}g}"
+    return f"{v:.{digits}g}" if up is None else safe_g(v, digits, up=up)
 
 
 @dataclass(frozen=True)

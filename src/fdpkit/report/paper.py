@@ -31,8 +31,8 @@ def statement_section(report: PrivacyReport) -> Section:
     if cmp:
         tables.append(Table(
             cmp["label"], ("quantity", "value"),
-            (("μ", fmt(cmp["mu"])),
-             *((f"ε at δ = {fmt(r['delta'])}", fmt(r["epsilon"])) for r in cmp["epsilon_at_delta"])),
+            (("μ", fmt(cmp["mu"], up=True)),
+             *((f"ε at δ = {fmt(r['delta'])}", fmt(r["epsilon"], up=True)) for r in cmp["epsilon_at_delta"])),
             "Not a guarantee for shuffled batches: " + "; ".join(cmp["citations"]) + ".",
         ))
     return Section(STATEMENT_TITLE, (report.statement(),), tuple(tables), key="statement")

@@ -9,6 +9,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
+from fdpkit._numerics import safe_g
 from fdpkit.convert import epsilon_for_delta_from_mu, mu_for_epsilon_delta, mu_from_pure_epsilon
 from fdpkit.curves import GaussianCurve, LaplaceCurve, TradeOffCurve
 from fdpkit.risk import posterior, precision_at_recall, relative_risk
@@ -25,7 +26,7 @@ def tradeoff(ax, curves: Mapping[str, TradeOffCurve], *, mu: float | None = None
     for name, c in curves.items():
         ax.plot(_GRID, c.beta(_GRID), label=f"{name} ({c.bound})")
     if mu is not None and math.isfinite(mu):
-        ax.plot(_GRID, GaussianCurve(mu).beta(_GRID), "--", label=rf"$G_\mu$, μ = {mu:.4g}")
+        ax.plot(_GRID, GaussianCurve(mu).beta(_GRID), "--", label=rf"$G_\mu$, μ = {safe_g(mu, up=True)}")
     ax.plot([0, 1], [1, 0], ":", color="grey", label="1 − α (no privacy loss)")
     ax.set_xlabel(FPR_LABEL)
     ax.set_ylabel(FNR_LABEL)
@@ -41,7 +42,7 @@ def roc_loglog(ax, curves: Mapping[str, TradeOffCurve], *, mu: float | None = No
     for name, c in curves.items():
         ax.loglog(_LOG_GRID, np.maximum(c.tpr(_LOG_GRID), 1e-300), label=f"{name} ({c.bound})")
     if mu is not None and math.isfinite(mu):
-        ax.loglog(_LOG_GRID, GaussianCurve(mu).tpr(_LOG_GRID), "--", label=rf"$G_\mu$, μ = {mu:.4g}")
+        ax.loglog(_LOG_GRID, GaussianCurve(mu).tpr(_LOG_GRID), "--", label=rf"$G_\mu$, μ = {safe_g(mu, up=True)}")
     ax.loglog(_LOG_GRID, _LOG_GRID, ":", color="grey", label="TPR = FPR (random guess)")
     ax.set_xlabel(FPR_LABEL)
     ax.set_ylabel(TPR_LABEL)
@@ -60,7 +61,7 @@ def curve_vs_gdp(ax, curve: TradeOffCurve, mu: float):
     # a difference within the subtraction's own round-off is drawn as 0 (mu = 0: both curves
     # are 1 - alpha, and +-1e-16 of noise was drawn as a jagged line dipping below 0)
     diff[np.abs(diff) <= 4.0 * np.finfo(float).eps * np.maximum(fb, gb)] = 0.0
-    ax.semilogx(a, diff, label=r"$f(\alpha) - G_\mu(\alpha)$" + f", μ = {mu:.4g}")
+    ax.semilogx(a, diff, label=r"$f(\alpha) - G_\mu(\alpha)$" + f", μ = {safe_g(mu, up=True)}")
     ax.axhline(0.0, color="grey", lw=0.8)
     ax.set_xlabel(FPR_LABEL + ", log scale")
     ax.set_ylabel("FNR difference (≥ 0 where μ holds)")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from fdpkit._numerics import safe_g
 from fdpkit.convert import epsilon_for_delta_from_mu, mu_from_pure_epsilon
 
 
@@ -76,13 +77,13 @@ def place_among(mu: float, references: tuple[Reference, ...] = PUBLISHED) -> str
     refs = sorted(references, key=lambda r: r.mu)
     for r in refs:
         if math.isclose(mu, r.mu, rel_tol=5e-3):
-            return f"μ = {mu:.4g} matches {r.name} (μ = {r.mu:.4g}; {r.source})."
+            return f"μ = {safe_g(mu, up=True)} matches {r.name} (μ = {r.mu:.4g}; {r.source})."
     if mu < refs[0].mu:
-        return (f"μ = {mu:.4g} is more private than every published setting listed here; the most private is "
+        return (f"μ = {safe_g(mu, up=True)} is more private than every published setting listed here; the most private is "
                 f"{_named(refs[0])}.")
     if mu > refs[-1].mu:
-        return (f"μ = {mu:.4g} is less private than every published setting listed here, including "
+        return (f"μ = {safe_g(mu, up=True)} is less private than every published setting listed here, including "
                 f"{_named(refs[-1])}.")
     lo = max((r for r in refs if r.mu < mu), key=lambda r: r.mu)
     hi = min((r for r in refs if r.mu > mu), key=lambda r: r.mu)
-    return f"μ = {mu:.4g} lies between {_named(lo)} and {_named(hi)}."
+    return f"μ = {safe_g(mu, up=True)} lies between {_named(lo)} and {_named(hi)}."

@@ -39,6 +39,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from fdpkit._numerics import safe_g
 from fdpkit.curves import TradeOffCurve
 from fdpkit.risk._checks import check_risk_curve
 from fdpkit.risk.attack import _risk_tpr
@@ -172,12 +173,12 @@ def cap_for_failure(g: Grade, failure_mode: str, disclosure: float | None = None
     if failure_mode != "catastrophic" or g.level >= CATASTROPHIC_LEVEL:
         return g
     k = CATASTROPHIC_LEVEL
-    p = f" (probability {disclosure:.3g})" if disclosure is not None and disclosure > 0 else ""
+    p = f" (probability {safe_g(disclosure, 3, up=True)})" if disclosure is not None and disclosure > 0 else ""
     reason = (f"some outputs reveal membership with certainty{p}: a catastrophic failure (de Fondeville "
               f"Thm. 1) is never graded better than {LABELS[k]}")
     definition = (f"Catastrophic failure: an output can identify a member outright, which no attack at one "
                   f"false-positive rate shows; at FPR {REFERENCE_FPR:.1%} the best attack reaches TPR "
-                  f"{g.tpr:.3g}, which alone would grade it {LABELS[g.level]}.")
+                  f"{safe_g(g.tpr, 3, up=True)}, which alone would grade it {LABELS[g.level]}.")
     return Grade(k, LABELS[k], definition, g.tpr, g.posterior, COLOURS[k], ICONS[k], reason)
 
 

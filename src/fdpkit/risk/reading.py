@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from fdpkit._numerics import check_probability, check_real, check_scalar, json_safe
+from fdpkit._numerics import check_probability, check_real, check_scalar, json_safe, safe_g, safe_percent
 from fdpkit.curves import EpsDeltaCurve, GaussianCurve, TradeOffCurve
 from fdpkit._inputs import plausibility_warnings
 from fdpkit.risk.bayes import advantage
@@ -156,14 +156,14 @@ def read_guarantee(guarantee: str = "mu", *, mu: float | None = None, epsilon: f
     mode = failure_mode(curve)
     g = grade(curve, failure_mode=mode)
     ratio = float(multiplicative_advantage(curve, a))
-    times = f"{ratio:,.0f}" if ratio >= 100 else f"{ratio:.3g}"
+    times = f"{math.ceil(ratio):,}" if 100 <= ratio < math.inf else safe_g(ratio, 3, up=True)  # upper bounds: up
     plain = (
-        f"An attack that wrongly flags {a:.2%} of non-members correctly flags at most {tpr:.2%} of members "
+        f"An attack that wrongly flags {a:.2%} of non-members correctly flags at most {safe_percent(tpr, 2, up=True)} of members "
         f"({times} times its false-positive rate); no attack with a false-positive rate of {a:.2%} or "
         f"more does better than {times} times its false-positive rate.",
         f"If an attacker starts {p:.1%} sure that a person is in the data, a positive attack can raise "
-        f"that to at most {post:.1%}.",
-        MODES[mode].format(factor=f"{float(relative_risk(curve)):.4g}"),
+        f"that to at most {safe_percent(post, 1, up=True)}.",
+        MODES[mode].format(factor=safe_g(float(relative_risk(curve)), up=True)),
     )
     notes = [SCALE_NOTE]
     if guarantee != "mu":
@@ -214,7 +214,7 @@ def _headline(guarantee: str, g: Grade, *, mu=None, epsilon=None, delta=None, rh
     gg = grade(GaussianCurve(m))
     also = "also " if gg.level == g.level else ""
     return (f"{what} alone: {worst} in the worst case; ask for the mechanism — as a Gaussian mechanism it "
-            f"would {also}be '{gg.label}' (μ = {m:.3g} {how}).", gg)
+            f"would {also}be '{gg.label}' (μ = {safe_g(m, 3, up=True)} {how}).", gg)
 
 
 __all__ = ["DEFAULT_DELTA", "GUARANTEES", "RiskReading", "check_guarantee_fields", "gaussian_equivalent",

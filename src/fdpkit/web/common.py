@@ -48,9 +48,11 @@ def nums(text: Any) -> Markup:
     return Markup(_BREAKABLE.sub(lambda m: f'<span class="num">{m.group(0)}</span>', str(escape(text))))
 
 
-def num(x: Any, digits: int = 4) -> Markup:
-    """A number for people (:func:`fdpkit.report.model.fmt`), kept whole on one line (:func:`nums`)."""
-    return nums(fmt(x, digits))
+def num(x: Any, digits: int = 4, up: bool | None = None) -> Markup:
+    """A number for people (:func:`fdpkit.report.model.fmt`), kept whole on one line (:func:`nums`).
+    In templates ``x|num(up=true)`` prints an upper bound (μ, ε, δ, a TPR, risk, posterior) with
+    its last digit rounded up, ``x|num(up=false)`` a lower bound rounded down."""
+    return nums(fmt(x, digits, up=up))
 
 
 templates.env.filters["num"] = num

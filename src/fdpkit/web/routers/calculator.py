@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Query, Request
 
+from fdpkit._numerics import safe_g
 from fdpkit.convert.classic import calculate
 from fdpkit.report import csv_rows, plots
 from fdpkit.report.figures import svg_inline
@@ -126,7 +127,7 @@ async def calculator_export(request: Request, format: str = Query("csv")):
     if format == "csv":
         return download(csv_rows(rows).encode(), name, "text/csv; charset=utf-8")
     tables = [("Inputs", ["name", "value"], [["mode", result.mode]] + [[k, str(v)] for k, v in result.inputs.items()]),
-              ("Outputs", ["name", "value"], [[k, f"{v:.6g}"] for k, v in result.outputs.items()])]
+              ("Outputs", ["name", "value"], [[k, safe_g(v, 6, up=True)] for k, v in result.outputs.items()])]
     pdf = await run_light(render_tables_pdf, f"fdpkit calculator: {result.mode}", tables, list(result.warnings))
     return download(pdf, name, "application/pdf")
 
