@@ -68,7 +68,7 @@ def test_plan_page_prints_each_noise_scale_as_its_sentence_does(client):
     assert "scale b = 0.0005113" in unescape(page)
     cells = _cells(page, "options")
     assert "attack TPR at FPR 0.001" in cells
-    assert "Gaussian (μ-GDP)" in cells and "Laplace" in cells and not any("{" in c for c in cells)
+    assert "Gaussian (μ-GDP) (recommended)" in cells and "Laplace" in cells and not any("{" in c for c in cells)
     assert "b = 0.0005113" in cells and "σ = 0.001384" in cells and "ε = 3.912" in cells
     # utility first: noise is rounded down (the power requirement); the big σ read 0.03808
     # (to nearest) above a sentence saying σ = 0.03807
