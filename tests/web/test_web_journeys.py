@@ -121,7 +121,7 @@ def test_report_carries_its_safe_side_mu_to_convert_and_risk(client):
     risk = unescape(re.search(r'href="(/risk\?[^"]*)" id="risk-link"', page).group(1))
     assert convert == f"/convert?mu={mu_up}&profile_epsilon={eps_up}&profile_delta=1e-05"
     assert risk == f"/risk?guarantee=mu&mu={mu_up}"
-    assert f"they carry μ = {mu_up}, rounded up (the safe side)" in unescape(page)
+    assert f"they carry μ\xa0=\xa0{mu_up}, rounded up (the safe side)" in unescape(page)
     # Convert: the ε of μ-GDP alone, with the report's tighter ε beside it (two numbers, explained)
     conv = unescape(client.get(convert).text)
     assert "from μ-GDP alone" in conv
