@@ -11,7 +11,6 @@ import typer
 from rich.table import Table as RichTable
 
 import fdpkit as fp
-from fdpkit._numerics import safe_text
 from fdpkit.cli import _dpsgd as _dp
 from fdpkit.cli._common import (check_output, cli_budget, write_output, DiscOpt, FormatOpt, FORMATS, OutputOpt, State, err, fail, guarded, load_spec,
                                 load_points, mechanism_from_dict, out, working)
@@ -41,6 +40,8 @@ def _print_report(r: fp.PrivacyReport) -> None:
                 table.add_row(*row)
             out.print(table)
     if math.isfinite(r.mu) and r.mu > 0:  # the next step, with mu rounded up (the safe side)
+        from fdpkit._numerics import safe_text
+
         mu = safe_text(r.mu, up=True)
         out.print(f"Next: fdpkit risk --mu {mu} (attack risk at your prior and FPR); fdpkit convert mu-to-eps "
                   f"--mu {mu} (ε from μ-GDP alone, which can be larger than the privacy profile above). μ = {mu} is rounded up.",
