@@ -163,3 +163,31 @@ def test_rounded_value_and_mechanism_stay_on_the_safe_side():
     assert q.rounded_mechanism().phases[0].sample_rate == q.rounded_value()
     whole = fp.calibrate_dpsgd(epsilon=2.0, delta=1e-5, noise_multiplier=1.1, sample_rate=0.05, discretization=DISC)
     assert whole.rounded_value() == whole.value and whole.rounded_mechanism() is whole.mechanism
+
+
+def test_rounded_result_reads_the_rounded_run():
+    """The Calibrate page's table read the exact sigma 1.10143 (mu 0.6193, eps 2.000) under a
+    statement of the rounded sigma 1.102 (mu 0.6188, eps 1.998): :meth:`rounded` is one run."""
+    r = fp.calibrate_dpsgd(epsilon=2.0, delta=1e-5, batch_size=50, dataset_size=1000, epochs=2, discretization=DISC)
+    assert r.discretization == DISC and r.exact_value is None
+    q = r.rounded()
+    assert q.value == 1.102 and q.exact_value == r.value and q.mechanism.noise_multiplier == 1.102
+    rep = fp.privacy_report(q.mechanism, discretization=DISC)
+    assert q.achieved["mu"] == rep.mu and q.achieved_mu == rep.mu and q.achieved["mu"] < r.achieved["mu"]
+    assert q.achieved["epsilon"] == rep.epsilon_for_delta(1e-5) <= r.achieved["epsilon"] <= 2.0
+    assert q.to_dict()["noise_multiplier"] == 1.102 and q.to_dict()["exact_value"] == r.value
+    assert "exact_value" not in r.to_dict()
+    whole = fp.calibrate_dpsgd(epsilon=2.0, delta=1e-5, noise_multiplier=1.1, sample_rate=0.05, discretization=DISC)
+    assert whole.rounded() is whole  # steps: solved on the safe side, nothing to round
+
+
+def test_cli_calibrate_table_is_of_the_rounded_run():
+    runner = CliRunner()
+    r = runner.invoke(app, ["calibrate", "dpsgd", "--epsilon", "2", "--delta", "1e-5", "--batch-size", "50",
+                            "--dataset-size", "1000", "--epochs", "2", "--discretization", str(DISC)])
+    assert r.exit_code == 0, r.output
+    rep = fp.privacy_report(fp.dpsgd(noise_multiplier=1.102, batch_size=50, dataset_size=1000, epochs=2),
+                            discretization=DISC)
+    text = " ".join(r.output.split())
+    assert f"achieved mu │ {rep.mu:.4g}" in text and f"{rep.epsilon_for_delta(1e-5):.4g}" in text
+    assert "1.102 (rounded up, the safe side" in text

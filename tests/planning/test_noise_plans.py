@@ -72,3 +72,38 @@ def test_guidance_is_fdpkits_own_words():
     assert titles[:2] == ["Who runs the analysis", "Observational or experimental"]
     text = " ".join(x for _, x in GUIDANCE)
     assert "central curator" in text and "eyes-off" in text
+
+
+def test_privacy_first_leads_with_the_option_to_follow():
+    """R = 10 at FPR 0.1 does not bind Gaussian noise (μ = ∞, σ = 0): the plan's grade and first
+    sentence came from that option ("no meaningful protection"); they now come from the Laplace
+    option the plan proposes, and the first line says what to change for a Gaussian plan."""
+    spec = fp.ZTestSpec(effect=0.2, n=500, sd=0.5, alpha=0.05)
+    plan = fp.privacy_first(blatant_disclosure_ok=False, high_confidence_ok=True, max_relative_risk=10.0, fpr=0.1,
+                            analysis=spec)
+    gauss, lap = plan.options
+    assert math.isinf(gauss.value) and gauss.grade.label == "no meaningful protection"
+    assert plan.recommended is lap and plan.mechanism["kind"] == "laplace"
+    d = plan.to_dict()
+    assert list(d)[:2] == ["headline", "recommended"] and d["recommended"] == 1
+    assert d["grade"] == lap.grade.to_dict() and d["grade"]["label"] != "no meaningful protection"
+    assert d["headline"].startswith("Recommended: the Laplace option (ε = 2.303, noise scale b = 0.0008686")
+    assert "lower the FPR floor below 1/R = 0.1" in d["headline"]
+    assert d["noise"][0].startswith("Laplace mechanism: add noise") and d["noise"][1].startswith("Gaussian mechanism")
+    # a binding limit: the Gaussian option, as before
+    binding = fp.privacy_first(blatant_disclosure_ok=False, high_confidence_ok=True, max_attack_power=0.05,
+                               analysis=spec).to_dict()
+    assert binding["recommended"] == 0 and binding["headline"].startswith("Recommended: the Gaussian option")
+    assert binding["grade"] == binding["options"][0]["grade"] and binding["noise"][0].startswith("Gaussian")
+
+
+def test_cli_privacy_first_first_line_is_what_to_do():
+    from typer.testing import CliRunner
+
+    from fdpkit.cli import app
+
+    r = CliRunner().invoke(app, ["plan", "privacy-first", "--effect", "0.2", "--n", "500", "--sd", "0.5",
+                                 "--max-relative-risk", "10", "--fpr", "0.1"])
+    assert r.exit_code == 0, r.output
+    lines = [x for x in r.output.splitlines() if x.strip()]
+    assert lines[1].startswith("Recommended: the Laplace option") and lines[2].startswith("Laplace mechanism")

@@ -108,3 +108,17 @@ def test_tau_is_printed_up_wherever_the_report_quotes_it():
     assert rep.fit.tau == pytest.approx(1.4948e-09, rel=1e-3)
     assert rep.fit.statement().endswith("+ 1.5e-09.") and rep.warnings[0].endswith("+ 1.5e-09.")
     assert "holds up to τ = 1.5e-09;" in rep.statement()
+
+
+def test_cli_text_report_ends_with_the_next_commands():
+    # the text report ended at its provenance table: the next step (risk, convert) needed μ re-typed
+    from typer.testing import CliRunner
+
+    from fdpkit._numerics import safe_text
+    from fdpkit.cli import app
+
+    mu = safe_text(fp.privacy_report(fp.Gaussian(2.0)).mu, up=True)
+    out = CliRunner().invoke(app, ["report", "gaussian", "--sigma", "2"]).output
+    last = " ".join(out.strip().splitlines()[-2:])
+    assert f"Next: fdpkit risk --mu {mu}" in " ".join(out.split()) and "rounded up" in last
+    assert f"fdpkit convert mu-to-eps --mu {mu}" in " ".join(out.split())

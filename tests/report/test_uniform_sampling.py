@@ -69,3 +69,25 @@ def test_description_does_not_read_as_a_gdp_mu():
     # and mu infinity side by side: the sampling parameter is named in words
     d = fp.privacy_report(fp.mechanism_from_dict({"kind": "uniform-sampling", "mu": 0.01, "n": 1000})).to_dict()
     assert "mu=" not in d["description"] and "sampling parameter 0.01, not a GDP μ" in d["description"]
+
+
+def test_epsilon_zero_beside_catastrophic_is_explained():
+    """n = 10^6: the disclosure probability 6.3e-7 is below delta = 1e-5, so the report read
+    "ε = 0 at δ = 1e-05" beside "catastrophic" with no word on why; it now says that delta
+    covers the outright disclosures and epsilon describes only the other outputs."""
+    from fdpkit.report import build_document
+
+    r = fp.privacy_report(fp.UniformSampling(MU, 10**6))
+    assert r.failure_mode == "catastrophic" and r.epsilon_for_delta(1e-5) == 0.0
+    why = [w for w in r.warnings if w.startswith("Why ε = 0 at δ = 1e-05")]
+    assert len(why) == 1 and "ε describes only the other outputs" in why[0] and "below 6.32e-07" in why[0]
+    assert "δ = 1e-05 covers those outputs, so the ε above describes only the others" in r.statement()
+    doc = build_document(r, representations=False)
+    assert "ε = 0 at δ = 1e-05 (δ covers the outputs that reveal membership outright" in doc.summary
+    head = dict(doc.section("headline").tables[0].rows)
+    assert head["ε at δ = 1e-05"] == "0 (outright disclosures fall in δ)"
+    # below the disclosure probability epsilon is infinite: nothing to explain
+    small = fp.privacy_report(fp.UniformSampling(MU, N))
+    assert not any(w.startswith("Why ε") for w in small.warnings) and "covers those outputs" not in small.statement()
+    text = " ".join(CliRunner().invoke(app, ["report", "uniform-sampling", "--mu", "1", "--n", "1000000"]).output.split())
+    assert "Why ε = 0 at δ = 1e-05" in text and "(δ covers the outputs that reveal membership outright" in text

@@ -36,6 +36,22 @@ def test_calibrate_quotes_the_safe_side_and_links_to_the_same_report(client):
     assert '&#34;noise_multiplier&#34;: 1.102' in proposal  # the ledger gets the run the page quotes
 
 
+def _cell(text: str, id_: str) -> str:
+    return re.sub(r"<[^>]+>", "", re.search(rf'id="{id_}">(.*?)</td>', text, re.S).group(1)).strip()
+
+
+def test_calibrate_table_is_of_the_rounded_run_its_statement_states(client):
+    # the achieved table read the exact σ 1.10143 (μ 0.6193, ε 2) under the statement of σ = 1.102
+    # (μ 0.6188): two runs on one page
+    page = client.get("/calibrate", params=CAL_FORM).text
+    statement = _statement(page)
+    mu = re.search(r"satisfies μ = ([0-9.]+) Gaussian", statement).group(1)
+    eps = re.search(r"\(ε = ([0-9.]+), δ = 1e-05\)-DP", statement).group(1)
+    assert _cell(page, "achieved-mu") == mu == "0.6188"
+    assert _cell(page, "achieved-epsilon") == eps == "1.998"
+    assert "the figures below, the statement, the full report and the proposal are all for 1.102" in unescape(page)
+
+
 def test_report_query_carries_the_users_inputs():
     from fdpkit.web.forms import report_query
 
@@ -68,7 +84,7 @@ def test_plan_page_prints_each_noise_scale_as_its_sentence_does(client):
     assert "scale b = 0.0005113" in unescape(page)
     cells = _cells(page, "options")
     assert "attack TPR at FPR 0.001" in cells
-    assert "Gaussian (μ-GDP)" in cells and "Laplace" in cells and not any("{" in c for c in cells)
+    assert "Gaussian (μ-GDP) (recommended)" in cells and "Laplace" in cells and not any("{" in c for c in cells)
     assert "b = 0.0005113" in cells and "σ = 0.001384" in cells and "ε = 3.912" in cells
     # utility first: noise is rounded down (the power requirement); the big σ read 0.03808
     # (to nearest) above a sentence saying σ = 0.03807
@@ -99,3 +115,52 @@ def test_report_page_and_download_print_the_headline_bounds_rounded_up(client):
     md = client.post("/report/download?format=md", data=query)
     assert md.status_code == 200 and "attachment" in md.headers["content-disposition"]
     assert "1.637" in md.text and "0.003729" in md.text and "1.636" not in md.text and "0.003728" not in md.text
+
+
+REPORT_RUN = {"kind": "dpsgd", "noise_multiplier": "1.1", "batch_size": "50", "dataset_size": "1000", "epochs": "2",
+              "discretization": "1e-2"}
+
+
+def test_report_carries_its_safe_side_mu_to_convert_and_risk(client):
+    # the report page had no way on to Convert or Risk: μ had to be re-typed (and a reader who
+    # copied the printed μ = 0.6187 had copied a value below the certified one)
+    from fdpkit._numerics import safe_text
+
+    api = client.post("/api/report/dpsgd", json={"noise_multiplier": 1.1, "batch_size": 50, "dataset_size": 1000,
+                                                 "epochs": 2, "discretization": 1e-2}).json()
+    mu, eps = api["guarantee"]["mu"], api["epsilon_at_delta"][0]["epsilon"]
+    mu_up, eps_up = safe_text(mu, up=True), safe_text(eps, up=True)
+    assert float(mu_up) >= mu and float(eps_up) >= eps
+    page = client.get("/report", params=REPORT_RUN).text
+    convert = unescape(re.search(r'href="(/convert\?[^"]*)" id="convert-link"', page).group(1))
+    risk = unescape(re.search(r'href="(/risk\?[^"]*)" id="risk-link"', page).group(1))
+    assert convert == f"/convert?mu={mu_up}&profile_epsilon={eps_up}&profile_delta=1e-05"
+    assert risk == f"/risk?guarantee=mu&mu={mu_up}"
+    assert f"they carry μ\xa0=\xa0{mu_up}, rounded up (the safe side)" in unescape(page)
+    # Convert: the ε of μ-GDP alone, with the report's tighter ε beside it (two numbers, explained)
+    conv = unescape(client.get(convert).text)
+    assert "from μ-GDP alone" in conv
+    note = re.sub(r"<[^>]+>", "", re.search(r'id="profile-note">(.*?)</p>', conv, re.S).group(1))
+    assert "This is the ε that μ-GDP alone implies" in note and f"the tighter ε = {eps_up} at δ = 1e-05" in note
+    shown = float(re.sub(r"<[^>]+>", "", re.search(r'id="recommended-epsilon">ε = (.*?) <', conv).group(1)))
+    assert shown > float(eps_up)  # the μ-GDP ε is the looser one
+    # Risk: the same μ filled in
+    answer = client.get(risk).text
+    assert re.search(rf'id="mu" name="mu" type="text" value="{re.escape(mu_up)}"', answer)
+
+
+def test_convert_page_says_its_epsilon_is_mu_gdp_alone(client):
+    page = unescape(client.get("/convert", params={"mu": "0.4292"}).text)
+    assert "at δ = 1e-05, from μ-GDP alone" in page and "GDP alone implies (ε, δ)-DP" in page
+    assert 'id="profile-note"' not in page  # no report behind a typed μ
+    # a carried pair that the page cannot place (another δ, or not a number) is not quoted
+    for bad in ({"profile_epsilon": "1.6", "profile_delta": "1e-7"}, {"profile_epsilon": "x", "profile_delta": "1e-5"}):
+        assert 'id="profile-note"' not in client.get("/convert", params={"mu": "0.4292", **bad}).text
+
+
+def test_report_links_for_finite_mu_only():
+    from fdpkit.web.routers.report import next_links
+
+    assert next_links({"guarantee": {"mu": "inf"}, "epsilon_at_delta": []}) is None
+    links = next_links({"guarantee": {"mu": 0.5}, "epsilon_at_delta": [{"delta": 1e-5, "epsilon": "inf"}]})
+    assert links["convert"] == "/convert?mu=0.5" and links["risk"] == "/risk?guarantee=mu&mu=0.5"

@@ -47,3 +47,43 @@ def test_plan_relative_risk_that_cannot_bind_and_refused_attack_power(client):
     r = client.post("/api/plan", json={**body, "max_relative_risk": None, "max_attack_power": 0.05})
     assert r.status_code == 422 and r.json()["parameter"] == "max_attack_power"
     assert r.json()["detail"].startswith("max_attack_power must be above fpr")
+
+
+PRIVACY_FIRST = {"guide": "privacy_first", "effect": "0.2", "n": "500", "sd": "0.5", "max_relative_risk": "10",
+                 "fpr": "0.1"}
+
+
+def _names(page: str) -> list[str]:
+    import re
+
+    body = re.search(r'<table id="options".*?</table>', page, re.S).group(0)
+    return [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<tr[^>]*><td>(.*?)</td>", body, re.S)]
+
+
+def test_plan_link_without_the_box_means_the_cli_default(client):
+    # a hand-made /plan link without high_confidence_ok meant "off" (Laplace only), while
+    # `fdpkit plan` and /api/plan default to on; an unticked box must still say "off"
+    default = client.get("/plan", params=PRIVACY_FIRST).text
+    assert _names(default) == ["Gaussian (μ-GDP)", "Laplace (recommended)"]
+    assert 'id="high_confidence_ok" name="high_confidence_ok" checked' in default
+    assert '<input type="hidden" name="high_confidence_ok" value="off">' in default
+    off = client.get("/plan", params={**PRIVACY_FIRST, "high_confidence_ok": "off"}).text
+    assert _names(off) == ["Laplace"]
+    assert 'id="high_confidence_ok" name="high_confidence_ok" >' in off
+    ticked = client.get("/plan?" + "&".join(f"{k}={v}" for k, v in PRIVACY_FIRST.items())
+                        + "&high_confidence_ok=off&high_confidence_ok=on").text
+    assert _names(ticked) == _names(default)
+    api = client.post("/api/plan", json={k: float(v) if k != "guide" else v for k, v in PRIVACY_FIRST.items()}).json()
+    assert [o["name"] for o in api["options"]] == ["Gaussian (mu-GDP)", "Laplace"]
+    bad = client.get("/plan", params={**PRIVACY_FIRST, "high_confidence_ok": "maybe"}).text
+    assert 'id="form-error"' in bad and "high_confidence_ok must be on or off" in bad
+
+
+def test_plan_page_leads_with_the_option_to_follow(client):
+    from html import unescape
+
+    page = unescape(client.get("/plan", params=PRIVACY_FIRST).text)
+    head = page.index('id="plan-headline"')
+    assert head < page.index('id="grade"') < page.index('id="options"')
+    assert "Recommended: the Laplace option" in page[head:head + 300]
+    assert "no meaningful protection" not in page[page.index('id="grade"'):page.index('id="options"')]

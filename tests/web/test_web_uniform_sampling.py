@@ -22,3 +22,14 @@ def test_web_api_and_page(client):
     bad = client.post("/report", data={"kind": "uniform-sampling", "sampling_mu": "-1", "sampling_n": "3",
                                        "discretization": "1e-4"})
     assert 'id="sampling_mu-error"' in bad.text
+
+
+def test_page_says_why_epsilon_is_zero_beside_catastrophic(client):
+    # ε = 0 at δ = 1e-05 beside "catastrophic": the page now says that δ covers the disclosures
+    from html import unescape
+
+    page = unescape(client.get("/report", params={"kind": "uniform-sampling", "sampling_mu": "1",
+                                                  "sampling_n": "1000000"}).text)
+    assert "0 (outright disclosures fall in δ)" in page
+    assert "(ε, δ)-DP lets δ cover rare outputs" in page and "catastrophic" in page
+    assert 'id="next-links"' not in page  # no finite μ to carry to Convert or Risk

@@ -3,10 +3,14 @@ it achieves, and the value as a user copies it (rounded towards the safe side)."
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from fdpkit._numerics import round_safe
+from fdpkit.accounting import CostBudget, account
+from fdpkit.accounting._resolution import choose_discretization
+from fdpkit.calibrate.targets import (POSTERIOR_FPR, REPORT_DELTA, REPORT_FPR, REPORT_PRIOR, metrics_at)
+from fdpkit.fit import ALPHA_MIN_DEFAULT
 from fdpkit.mechanisms import mechanism_from_dict
 from fdpkit.mechanisms.training import DPSGD
 
@@ -54,6 +58,10 @@ class CalibrationResult:
     target: str = ""
     achieved: dict = field(default_factory=dict)
     mechanism: DPSGD | None = None
+    #: the PLD discretization the returned run was accounted at (None: not recorded)
+    discretization: float | None = None
+    #: the value the search found, where ``value`` is that value rounded (:meth:`rounded`); else None
+    exact_value: float | None = None
 
     @property
     def noise_multiplier(self) -> float | None:
@@ -98,6 +106,42 @@ class CalibrationResult:
         spec = {**self.mechanism.to_dict(), self.unknown: self.rounded_value(digits)}
         return mechanism_from_dict(spec)  # type: ignore[return-value]
 
+    def rounded(self, digits: int = 4, *, alpha_min: float = ALPHA_MIN_DEFAULT,
+                budget: CostBudget | None = None) -> "CalibrationResult":
+        """This result for the run a user trains after copying the printed value: ``value``
+        is :meth:`rounded_value`, ``mechanism`` :meth:`rounded_mechanism`, and ``achieved``
+        (with ``achieved_mu``) that run's own metrics, re-accounted at the same discretization
+        and read at the same delta, FPR and prior; ``exact_value`` keeps the solved value.
+        One story: the figures are of the value shown (rounded towards the safe side, they
+        stay on the safe side of the target). Whole-number unknowns, results without a
+        mechanism and values the rounding leaves unchanged: the result itself.
+
+        Parameters
+        ----------
+        digits : int, optional
+            Significant digits kept (4, as the reports print).
+        alpha_min : float, optional
+            FPR range of the mu fit (as :func:`fdpkit.calibrate_dpsgd`'s).
+        budget : CostBudget or None, optional
+            Cost limit of the one accounting run.
+
+        Returns
+        -------
+        CalibrationResult
+        """
+        run = self.rounded_mechanism(digits)
+        value = self.rounded_value(digits)
+        if run is None or self.unknown not in SAFE_ROUNDING or value == self.value:
+            return self
+        d = self.discretization if self.discretization is not None else choose_discretization(run, budget=budget)[0]
+        acc = account(run, discretization=d, budget=budget)
+        a = self.achieved
+        ach = metrics_at(acc, delta=a.get("delta", REPORT_DELTA), fpr=a.get("fpr", REPORT_FPR),
+                         prior=a.get("prior", REPORT_PRIOR), posterior_fpr=a.get("posterior_fpr", POSTERIOR_FPR),
+                         alpha_min=alpha_min)
+        return replace(self, value=value, achieved_mu=ach["mu"], achieved={**a, **ach}, mechanism=run,
+                       discretization=d, exact_value=self.value)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: the solved value, the calibrated run's parameters and every achieved
         metric at top level (``noise_multiplier``, ``mu``, ``epsilon`` at ``delta``, ...)."""
@@ -114,4 +158,6 @@ class CalibrationResult:
         out.update(achieved_mu=self.achieved_mu, converged=self.converged, evaluations=self.evaluations,
                    coarse_evaluations=self.coarse_evaluations, reason=self.reason,
                    mechanism=None if self.mechanism is None else self.mechanism.to_dict())
+        if self.exact_value is not None:  # a rounded result (:meth:`rounded`) says what it was rounded from
+            out["exact_value"] = self.exact_value
         return out

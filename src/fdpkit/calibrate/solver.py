@@ -255,7 +255,7 @@ def calibrate_dpsgd(
         d = choose_discretization(m, budget=budget)[0] if discretization is None else discretization
         acc = account(m, discretization=d, budget=budget)
         ach = achieved_values(acc, None, alpha_min)
-        return CalibrationResult("mu", ach["mu"], ach["mu"], True, 1, 0, "", "", ach, m)
+        return CalibrationResult("mu", ach["mu"], ach["mu"], True, 1, 0, "", "", ach, m, discretization=d)
     if len(missing) != 1:
         raise ValueError(
             "exactly one of noise_multiplier, sample_rate (or batch_size), steps (or epochs) must be left out "
@@ -376,7 +376,8 @@ def _solve(p: _Problem, target: Target, disc: float | None, alpha_min: float, re
             per = ph.batches_per_epoch(m.dataset_size) if m.sampling in ("fixed-size", "shuffled") else None
             # a data loader's epochs: ceil(n/b) batches each, floor(n/b) with drop_last
             ach["epochs_equivalent"] = ph.steps / per if per else ph.steps * ph.batch_size / m.dataset_size
-        return CalibrationResult(unknown, value, ach["mu"], converged, fine, coarse, reason, target.describe(), ach, m)
+        return CalibrationResult(unknown, value, ach["mu"], converged, fine, coarse, reason, target.describe(), ach, m,
+                                 discretization=acc.discretization)
 
     try:
         good = lambda v: v <= target.value  # noqa: E731

@@ -149,6 +149,14 @@ def achieved_values(acc: Accounting, target: Target | None, alpha_min: float = A
     fpr = target.fpr if target is not None and target.fpr is not None and target.name != "posterior" else REPORT_FPR
     prior = target.prior if target is not None and target.prior is not None else REPORT_PRIOR
     pfpr = target.fpr if target is not None and target.name == "posterior" else POSTERIOR_FPR
+    return metrics_at(acc, delta=delta, fpr=fpr, prior=prior, posterior_fpr=pfpr, alpha_min=alpha_min)
+
+
+def metrics_at(acc: Accounting, *, delta: float, fpr: float, prior: float, posterior_fpr: float,
+               alpha_min: float = ALPHA_MIN_DEFAULT) -> dict[str, Any]:
+    """Every metric of an accounted run at the given delta, FPR and prior (the keys of
+    :func:`achieved_values`, which chooses those points from a target)."""
+    pfpr = posterior_fpr
     fit = fit_gdp(acc.curve, alpha_min=alpha_min)
     return {
         "mu": fit.mu, "regret": fit.regret, "alpha_min": fit.alpha_min,

@@ -9,7 +9,7 @@ import typer
 
 import fdpkit as fp
 from fdpkit.cli import _dpsgd as _dp
-from fdpkit.cli._common import OutputOpt, emit, err, fmt_num, guarded, kv, working
+from fdpkit.cli._common import OutputOpt, cli_budget, emit, err, fmt_num, guarded, kv, working
 
 calibrate_app = typer.Typer(help="Solve DP-SGD for one unknown to meet a privacy target.", no_args_is_help=True)
 
@@ -52,8 +52,12 @@ def calibrate_dpsgd_cmd(
             sampling=sampling, relation=relation, max_batch_size=_whole("max_batch_size", max_batch_size),
             unit=unit, examples_per_user=_whole("examples_per_user", examples_per_user), drop_last=drop_last,
             discretization=discretization))
-    a = r.achieved
-    d = r.to_dict()
+    payload = r.to_dict()  # JSON: the solved value and its run, unrounded
+    # the table: the value as a user copies it (rounded towards the safe side) and that run's own
+    # figures (re-accounted), so that every line is of one run
+    shown = r.rounded(budget=cli_budget())
+    a = shown.achieved
+    d = shown.to_dict()
     # fixed batches (shuffled, fixed-size) have no sample rate: quote the batch size the loader used
     loader = d.get("sampling") in ("shuffled", "fixed-size")
     batches = ({"batch size": d.get("batch_size")} if loader else {"sample rate": d.get("sample_rate")})
@@ -66,7 +70,8 @@ def calibrate_dpsgd_cmd(
     solved = {"noise_multiplier": True, "sample_rate": False, "epochs": False}
     up = solved.get(r.unknown)
     if up is not None:
-        text_value = f"{safe_text(r.value, up=up)} (rounded {'up' if up else 'down'}, the safe side, from {r.value!r})"
+        text_value = f"{safe_text(r.value, up=up)} (rounded {'up' if up else 'down'}, the safe side, from {r.value!r}; " \
+                     "the figures below are for it)"
         if r.unknown == "noise_multiplier":
             d["noise_multiplier"] = text_value
         elif r.unknown == "sample_rate" and "sample rate" in batches:
@@ -88,4 +93,4 @@ def calibrate_dpsgd_cmd(
             err.print(f"warning: {w}", soft_wrap=True)
         kv(f"DP-SGD calibrated for {r.unknown}", rows)
 
-    emit({**r.to_dict(), "warnings": warnings}, fmt, output, text)
+    emit({**payload, "warnings": warnings}, fmt, output, text)

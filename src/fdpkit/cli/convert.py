@@ -67,7 +67,7 @@ def convert_mu_to_eps(mu: float = typer.Option(...),
     rows = {f"ε at δ = {d:g}": fp.epsilon_for_delta_from_mu(mu, d) for d in ds}
     payload = {"mu": mu, "epsilon_at_delta": [{"delta": d, "epsilon": fp.epsilon_for_delta_from_mu(mu, d)} for d in ds],
                "warnings": warnings}
-    emit(payload, fmt, output, _warned(warnings, lambda: kv(f"ε at δ for μ = {mu:g}", rows, up=True)))
+    emit(payload, fmt, output, _warned(warnings, lambda: kv(f"ε at δ implied by μ = {mu:g} GDP alone", rows, up=True)))
 
 
 @convert_app.command("mu-to-delta")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 from typing import Optional
@@ -38,6 +39,13 @@ def _print_report(r: fp.PrivacyReport) -> None:
             for row in t.rows:
                 table.add_row(*row)
             out.print(table)
+    if math.isfinite(r.mu) and r.mu > 0:  # the next step, with mu rounded up (the safe side)
+        from fdpkit._numerics import safe_text
+
+        mu = safe_text(r.mu, up=True)
+        out.print(f"Next: fdpkit risk --mu {mu} (attack risk at your prior and FPR); fdpkit convert mu-to-eps "
+                  f"--mu {mu} (ε from μ-GDP alone, which can be larger than the privacy profile above). μ = {mu} is rounded up.",
+                  highlight=False, soft_wrap=True)
 
 
 def run_report(mechanism: fp.Mechanism, fmt: str, output: Optional[Path], discretization: Optional[float]) -> None:

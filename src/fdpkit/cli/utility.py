@@ -146,6 +146,8 @@ def plan(guide: str = typer.Argument(..., help="utility-first or privacy-first")
 
     def text() -> None:
         out.print(f"[bold]{spec.describe()}[/bold]", soft_wrap=True)
+        if d.get("headline"):  # privacy first: what to do, before the options
+            out.print(f"[bold]{d['headline']}[/bold]", soft_wrap=True, highlight=False)
         for line in d["noise"]:
             out.print(f"[bold]{line}[/bold]", soft_wrap=True)
         kv(f"{guide} plan", {k: (v if isinstance(v, str) else fmt_num(v, up=safe.get(k))) for k, v in rows.items()})

@@ -121,8 +121,9 @@ def recommend_epsilon(mu: float, delta: float | None = None) -> Recommendation:
     d = DEFAULT_DELTA if delta is None or delta == 0 else delta
     eps = float(epsilon_for_delta_from_mu(mu, d))
     rec = Reading(f"ε at δ = {d:g}", eps,
-                  f"μ = {mu:g} GDP implies (ε, δ)-DP with this ε at δ = {d:g} (tight: the Gaussian mechanism "
-                  "attains it).", "Kulynych & Honkela Eq. 11")
+                  f"μ = {mu:g} GDP alone implies (ε, δ)-DP with this ε at δ = {d:g}: tight for the Gaussian "
+                  "mechanism, which attains it; another mechanism with this μ (a DP-SGD run, say) can have a "
+                  "smaller ε in its own privacy profile, as its report gives it.", "Kulynych & Honkela Eq. 11")
     alts = tuple(Reading(f"ε at δ = {x:g}", float(epsilon_for_delta_from_mu(mu, x)),
                          f"The same curve read at δ = {x:g}.", "Kulynych & Honkela Eq. 11")
                  for x in (1e-5, 1e-6, 1e-9) if x != d)

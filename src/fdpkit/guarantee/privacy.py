@@ -44,7 +44,7 @@ from fdpkit.mechanisms import (
 )
 from fdpkit.guarantee.setting import comparison_for, setting_of
 from fdpkit.risk import advantage, failure_mode, posterior
-from fdpkit.risk.disclosure import certainty_mass
+from fdpkit.risk.disclosure import certainty_mass, delta_covers_disclosure
 from fdpkit.guarantee.representations import representations
 from fdpkit.guarantee.statement import paper_statement
 from fdpkit.risk.grade import grade
@@ -419,6 +419,9 @@ def privacy_report(
             f"Blatant disclosure is possible: with probability {safe_g(certainty_mass(curve), 3, up=True)} an output reveals "
             "membership with certainty (de Fondeville Thm. 1)."
         )
+        covered = delta_covers_disclosure(certainty_mass(curve), epsilons)
+        if covered:
+            warnings.append(covered)
     if isinstance(mech, UniformSampling):
         warnings.append(
             "Uniform random sampling is de Fondeville's worked example of catastrophic failure "

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from fdpkit._numerics import safe_g
 from fdpkit.accounting.closed_form import shuffled_bounds
 from fdpkit.mechanisms import DPSGD, training_run
+from fdpkit.risk.disclosure import certainty_mass
 
 if TYPE_CHECKING:  # pragma: no cover
     from fdpkit.guarantee.privacy import PrivacyReport
@@ -197,6 +198,11 @@ def _caveats(report: "PrivacyReport", m, d0: float) -> list[str]:
             c.append(f"δ = {d0:g} is not small against 1/{m.dataset_size:,}.")
         c.append("The guarantee covers every intermediate model (the final one included), but not "
                  "hyperparameter tuning or any other use of the same data, which must be accounted in addition.")
+    if report.failure_mode == "catastrophic" and math.isfinite(report.epsilons[0][1]):
+        mass = certainty_mass(report.curve)
+        if d0 >= mass > 0:  # the (epsilon, delta) pair above reads small only because delta covers it
+            c.append(f"With probability {mass:.3g} an output reveals membership outright (a catastrophic failure); "
+                     f"δ = {d0:g} covers those outputs, so the ε above describes only the others.")
     if report.fit.alpha_min > 0 and math.isfinite(report.fit.mu):
         c.append(f"Below FPR {report.fit.alpha_min:g} the μ-GDP bound holds up to τ = {safe_g(report.fit.tau, 2, up=True)}; "
                  "the certified curve holds everywhere.")

@@ -140,6 +140,39 @@ class PrivacyFirstPlan:
         """Laplace scale b of the Laplace option (None without an analysis)."""
         return next((o.noise_scale for o in self.options if o.noise_parameter == "b"), None)
 
+    @property
+    def recommended(self) -> MechanismOption | None:
+        """The option to follow: the first whose limit binds (a finite μ or ε), in the order of
+        ``options`` (the Gaussian option first where it is admissible). Where the limit does
+        not bind the Gaussian option (a relative-risk limit R >= 1/FPR: μ = ∞, no noise), it is
+        the Laplace option; its ``grade`` is the plan's and ``mechanism`` its spec."""
+        return next((o for o in self.options if math.isfinite(o.value)), self.options[0] if self.options else None)
+
+    def headline(self) -> str:
+        """What to do, first: the recommended option, its noise and grade, and where the limit
+        does not bind the Gaussian option, why and what would make it bind."""
+        rec = self.recommended
+        if rec is None:
+            return "No mechanism is admissible."
+        name = "Gaussian" if rec.parameter == "mu" else "Laplace"
+        sym = "μ" if rec.parameter == "mu" else "ε"
+        value = f"{sym} = {rec.value:.4g}" + (" in total" if rec.tests > 1 else "")
+        noise = ""
+        if rec.noise_scale is not None and math.isfinite(rec.value):
+            scale = round_safe(rec.noise_scale, up=True)
+            noise = (f", noise {'sd σ' if rec.parameter == 'mu' else 'scale b'} = {scale!r}"
+                     + (" in each test" if rec.tests > 1 else ""))
+        text = f"Recommended: the {name} option ({value}{noise}; protection: {rec.grade.label})."
+        if not math.isfinite(rec.value):
+            return "The limit does not bind any admissible mechanism: by this criterion no noise is needed."
+        if any(not math.isfinite(o.value) for o in self.options):
+            r_limit = rec.relative_risk  # the Laplace option meets R exactly: e^epsilon = R
+            text += (f" The relative-risk limit does not bind Gaussian noise at FPR ≥ {self.fpr:.4g} (no attack "
+                     f"there has relative risk above 1/FPR = {1.0 / self.fpr:.4g}), so the Gaussian option plans "
+                     f"none; for a Gaussian plan, lower the FPR floor below 1/R = {1.0 / r_limit:.4g} or limit "
+                     f"the attack TPR instead.")
+        return text
+
     def mechanisms(self) -> list[dict | None]:
         """Each option's mechanism spec (:func:`noise_spec`), None where no noise is planned."""
         sens = self.analysis.sensitivity if self.analysis else None
@@ -147,14 +180,19 @@ class PrivacyFirstPlan:
 
     @property
     def mechanism(self) -> dict | None:
-        """The first option's mechanism spec with its sensitivity (what the ledger's proposal
-        form and ``/api/plan``'s ``"mechanism"`` carry); None without an analysis."""
-        return next((m for m in self.mechanisms() if m is not None), None)
+        """The recommended option's mechanism spec with its sensitivity (what the ledger's
+        proposal form and ``/api/plan``'s ``"mechanism"`` carry); None without an analysis."""
+        rec = self.recommended
+        return None if rec is None else self.mechanisms()[self.options.index(rec)]
 
     def to_dict(self) -> dict:
         """The plan as JSON data (the CLI's and ``/api/plan``'s shape), with the noise to add
         in words (``noise``), the planned ``mechanism`` spec and plausibility warnings."""
+        rec = self.recommended
         return {
+            "headline": self.headline(),
+            # the option to follow (its index in "options"): "grade" and "mechanism" are its
+            "recommended": None if rec is None else self.options.index(rec),
             "mechanism": self.mechanism,
             "sigma": json_safe(self.sigma),
             "laplace_scale": json_safe(self.laplace_scale),
@@ -172,7 +210,7 @@ class PrivacyFirstPlan:
             "analysis": self.analysis.to_dict() if self.analysis else None,
             "notes": list(self.notes),
             "budget_split": budget_split(self),
-            "grade": self.options[0].grade.to_dict() if self.options else None,
+            "grade": rec.grade.to_dict() if rec is not None else None,
         }
 
 
@@ -481,14 +519,16 @@ def noise_sentences(plan: "PrivacyFirstPlan | UtilityFirstPlan") -> list[str]:
         else:
             out.append("No amount of noise reaches the required power: change the analysis first.")
     else:
-        for o in plan.options:
+        rec = plan.recommended
+        for o in sorted(plan.options, key=lambda o: o is not rec):  # what to do first
             if o.noise_scale is None:
                 continue
             sym = "μ" if o.noise_parameter == "sigma" else "ε"
             if not math.isfinite(o.value):  # the limit does not bind (the plan's notes say why)
                 name = "Gaussian" if o.noise_parameter == "sigma" else "Laplace"
                 out.append(f"{name} mechanism: the limit asks for no noise ({sym} = ∞): at FPR ≥ {plan.fpr:.4g} "
-                           f"no attack's relative risk exceeds 1/FPR = {1.0 / plan.fpr:.4g}.")
+                           f"no attack's relative risk exceeds 1/FPR = {1.0 / plan.fpr:.4g}; follow the "
+                           f"recommended option, or lower the FPR floor for Gaussian noise that meets the limit.")
                 continue
             # the largest μ or ε the limits allow: a limit, printed rounded down
             value = (f"{sym} = {safe_g(o.value_per_test, up=False)} per test, {safe_g(o.value, up=False)} in total"

@@ -15,6 +15,7 @@ from fdpkit.report.paper import statement_section
 from fdpkit.report.published import PUBLISHED, place_among
 from fdpkit.report.representations_section import representation_figures, representation_section
 from fdpkit.risk import relative_risk as _relative_risk
+from fdpkit.risk.disclosure import certainty_mass
 
 if TYPE_CHECKING:  # annotations only
     from fdpkit.guarantee import PrivacyReport
@@ -37,8 +38,13 @@ def build_document(report: PrivacyReport, *, representations: bool = True) -> Re
     # never a vacuous clause: "TPR ≤ 1" bounds nothing
     attack = (f"the best attack at FPR 0.001 reaches TPR ≤ {fmt(tpr3, up=True)}" if fmt(tpr3, up=True) != "1"
               else "at FPR 0.001 no attack is bounded below certainty")
+    # a catastrophic failure's outright disclosures can fall in delta: eps then reads small (even 0)
+    covered = report.failure_mode == "catastrophic" and math.isfinite(eps5) and \
+        d5 >= certainty_mass(report.curve) > 0
+    eps_note = " (δ covers the outputs that reveal membership outright; ε describes only the others)" \
+        if covered else ""
     summary = (
-        f"{report.mechanism.label()}: μ = {mu_text} Gaussian DP, ε = {fmt(eps5, up=True)} at δ = {fmt(d5)}; "
+        f"{report.mechanism.label()}: μ = {mu_text} Gaussian DP, ε = {fmt(eps5, up=True)} at δ = {fmt(d5)}{eps_note}; "
         f"{attack}. {g.headline}."
     )
     headline = Table(
@@ -46,7 +52,7 @@ def build_document(report: PrivacyReport, *, representations: bool = True) -> Re
         ("quantity", "value"),
         (
             ("μ (tight, pessimistic)", mu_text),
-            (f"ε at δ = {fmt(d5)}", fmt(eps5, up=True)),
+            (f"ε at δ = {fmt(d5)}", fmt(eps5, up=True) + (" (outright disclosures fall in δ)" if covered else "")),
             ("best attack TPR at FPR 0.001", fmt(tpr3, up=True)),
             ("protection grade", f"{g.icon} {g.label} (level {g.level} of 0–3)"),
         ),

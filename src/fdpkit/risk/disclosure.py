@@ -11,7 +11,7 @@ infinite if f(0) < 1). So rho_alpha0 = TPR(alpha0)/alpha0 exactly, no search nee
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Iterable
 
 import numpy as np
 
@@ -91,6 +91,44 @@ def certainty_mass(curve: TradeOffCurve) -> float:
     if curve.bound == "exact":
         atom = max(atom, float(curve._tpr(np.zeros(1))[0]))
     return atom
+
+
+def delta_covers_disclosure(mass: float, epsilons: Iterable[tuple[float, float]]) -> str:
+    """Why an (epsilon, delta) pair can read small beside a catastrophic failure mode, in
+    plain words ("" when no delta given is at least ``mass``).
+
+    (epsilon, delta)-DP lets delta cover rare outputs: once delta >= ``mass`` (the
+    probability that an output reveals membership outright, :func:`certainty_mass`), those
+    outputs fall in delta and epsilon describes only the others (de Fondeville's uniform
+    random sampling reads epsilon = 0 there); below ``mass`` no finite epsilon holds.
+
+    Parameters
+    ----------
+    mass : float
+        The probability of blatant disclosure, 1 - f(0).
+    epsilons : iterable of (delta, epsilon)
+        The privacy profile's pairs as reported.
+
+    Returns
+    -------
+    str
+        One sentence naming the pairs whose delta covers the disclosure, or "".
+
+    Examples
+    --------
+    >>> delta_covers_disclosure(6.3e-7, [(1e-5, 0.0), (1e-9, float("inf"))])[:52]
+    'Why ε = 0 at δ = 1e-05 can read as strong protection'
+    >>> delta_covers_disclosure(0.0, [(1e-5, 0.0)])
+    ''
+    """
+    covered = [(d, e) for d, e in epsilons if mass > 0 and d >= mass and math.isfinite(e)]
+    if not covered:
+        return ""
+    pairs = " and ".join(f"ε = {e:.4g} at δ = {d:g}" for d, e in covered)
+    return (f"Why {pairs} can read as strong protection beside a catastrophic failure: (ε, δ)-DP lets δ "
+            f"cover rare outputs, and δ there is at least the probability ({mass:.3g}) of an output that "
+            f"reveals membership outright, so ε describes only the other outputs and says nothing about "
+            f"that one; for δ below {mass:.3g} no finite ε holds.")
 
 
 def failure_mode(curve: TradeOffCurve, *, tolerance: float = 0.0) -> str:

@@ -242,11 +242,13 @@ def simulate_job(ran: Mechanism, declared: Mechanism, trials: int, seed: int, co
 def calibrate_job(kwargs: dict[str, Any], max_steps: int, min_noise: float, with_report: bool,
                   budget: CostBudget | None) -> tuple[Any, str | None, Any]:
     """:func:`fdpkit.calibrate_dpsgd` within the server's step and noise bounds; with
-    ``with_report`` also the privacy statement and grade of the run as the page prints it (the
-    solved value rounded to the safe side, :meth:`CalibrationResult.rounded_mechanism`)."""
+    ``with_report`` (the page) the result for the run as the page prints it, the solved value
+    rounded to the safe side with that run's own figures (:meth:`CalibrationResult.rounded`),
+    and its privacy statement and grade: one run behind every number on the page."""
     r = fp.calibrate_dpsgd(**kwargs, max_steps=max_steps, min_noise_multiplier=min_noise)
     statement = grade = None
     if with_report:
+        r = r.rounded(budget=budget)
         rep = fp.privacy_report(r.rounded_mechanism(), discretization=kwargs["discretization"], budget=budget)
         statement, grade = rep.statement(), rep.grade
     return r, statement, grade

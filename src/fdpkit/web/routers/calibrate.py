@@ -115,9 +115,11 @@ async def _answer(request: Request, form):
     data = solved = None
     if result is not None:
         # the page quotes the solved value as a user copies it (rounded to the safe side, as the
-        # CLI prints it); the statement, the report link and the proposal are of that run
+        # CLI prints it); the achieved figures, the statement, the report link and the proposal
+        # are all of that run (calibrate_job re-accounts it)
         data = finite(result.to_dict())
-        solved = {"value": result.rounded_value(), "up": SAFE_ROUNDING.get(result.unknown), "exact": result.value}
+        exact = result.exact_value if result.exact_value is not None else result.value
+        solved = {"value": result.rounded_value(), "up": SAFE_ROUNDING.get(result.unknown), "exact": exact}
         if result.unknown in SAFE_ROUNDING:
             data[result.unknown] = solved["value"]
         run = result.rounded_mechanism()

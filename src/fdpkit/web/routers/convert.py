@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from fastapi import APIRouter, Request
 
 import fdpkit as fp
@@ -17,6 +19,9 @@ FIELDS = ("epsilon", "delta", "mu", "rho")
 #: The form starts empty (a prefilled δ would turn a typed pure ε into (ε, δ), a prefilled μ would
 #: add an answer nobody asked for); the placeholders show EXAMPLE and "Load example" fills it in.
 EXAMPLE = {"epsilon": "1", "delta": "1e-5", "mu": "1"}
+#: A report's own epsilon at one delta (its accountant's privacy profile), carried by the Report
+#: page's "Convert this μ" link: quoted beside the epsilon that mu-GDP alone implies.
+PROFILE_FIELDS = ("profile_epsilon", "profile_delta")
 #: The mu-vs-epsilon plot's level fields (Kulynych & Honkela Figs. 1-3 b/c), comma-separated lists.
 LEVEL_FIELDS = ("fpr_levels", "recall_levels", "delta_levels")
 
@@ -115,9 +120,33 @@ async def _answer(request: Request, form):
                     figure = await run_light(mu_vs_epsilon_figure, eps if eps is not None else 8.0, **levels)
             except ValueError as exc:
                 errors[field_of(exc, FIELDS)] = str(exc)
+    profile = profile_note(form, mu, delta, result)
     return await render_page(request, "convert.html", {"values": dict(form), "errors": errors, "result": result,
                                                        "tables": await run_light(fp.seed_tables), "figure": figure,
-                                                       "example": EXAMPLE})
+                                                       "example": EXAMPLE, "profile": profile})
+
+
+def profile_note(form, mu: float | None, delta: float | None, result: dict | None) -> dict | None:
+    """The report's own epsilon (its accountant's privacy profile, carried in the link as
+    ``profile_epsilon`` at ``profile_delta``) beside the epsilon that mu-GDP alone implies at
+    that delta: ``{"epsilon", "delta", "mu_epsilon", "relation", "recommended"}``, or None where the page
+    shows no epsilon for mu at that delta (or the carried values are not a valid pair).
+    ``relation`` words the report's epsilon against mu's ("the tighter": the usual case, the
+    run's curve lies above the mu-GDP curve)."""
+    if mu is None or result is None or not result.get("mu_to_epsilon"):
+        return None
+    try:
+        eps, d = (float(str(form.get(k) or "").strip()) for k in PROFILE_FIELDS)
+    except ValueError:
+        return None
+    if not (math.isfinite(eps) and eps >= 0 and 0 < d < 1):
+        return None
+    row = next((r for r in result["mu_to_epsilon"] if r["delta"] == d), None)
+    if row is None:
+        return None
+    relation = "the tighter" if eps < row["epsilon"] else "the same" if eps == row["epsilon"] else "a larger"
+    return {"epsilon": eps, "delta": d, "mu_epsilon": row["epsilon"], "relation": relation,
+            "recommended": (delta or 1e-5) == d}
 
 
 def mu_vs_epsilon_figure(eps: float, fpr_levels: tuple = (), recall_levels: tuple = (),

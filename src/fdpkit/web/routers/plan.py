@@ -85,11 +85,33 @@ async def plan_submit(request: Request):
     return await _answer(request, await request.form())
 
 
+#: A yes/no box's values: the form sends "on" when it is ticked; the page's hidden field "off"
+#: when not (a box left unticked sends nothing); hand-made links may spell them otherwise.
+YES, NO = ("on", "true", "1", "yes"), ("off", "false", "0", "no", "")
+
+
+def flag(form, name: str, default: bool, errors: FormErrors) -> bool:
+    """A yes/no answer of the form: the last value sent (a ticked box's "on" comes after the
+    hidden "off"); absent, the default of :class:`fdpkit.web.models.PlanRequest` (the
+    library's and the CLI's), so that a link without the field means what the CLI does."""
+    values = form.getlist(name) if hasattr(form, "getlist") else [form.get(name)] if name in form else []
+    if not values:
+        return default
+    v = str(values[-1]).strip().lower()
+    if v in YES:
+        return True
+    if v not in NO:
+        errors["form"] = f"{name} must be on or off, got {values[-1]!r}"
+    return False
+
+
 async def _answer(request: Request, form):
     errors = FormErrors()
     p = {"guide": form.get("guide") or "utility_first",
-         "blatant_disclosure_ok": form.get("blatant_disclosure_ok") == "on",
-         "high_confidence_ok": form.get("high_confidence_ok") == "on",
+         "blatant_disclosure_ok": flag(form, "blatant_disclosure_ok",
+                                       PlanRequest.model_fields["blatant_disclosure_ok"].default, errors),
+         "high_confidence_ok": flag(form, "high_confidence_ok",
+                                    PlanRequest.model_fields["high_confidence_ok"].default, errors),
          "statistic": form.get("statistic") or "mean", "alternative": form.get("alternative") or "larger",
          "groups": form.get("groups") or "1", "correction": form.get("correction") or "bonferroni"}
     p["tests"] = parse_int(form, "tests", errors, required=False, default=1)
@@ -122,7 +144,9 @@ async def _answer(request: Request, form):
             figure, figures = await run_light(plan_figures, plan, spec, p["compare_n"])
         except ValueError as exc:
             errors[field_of(exc, FIELDS)] = str(exc)
-    return await render_page(request, "plan.html", {"values": dict(form), "errors": errors, "result": result,
+    # the boxes as answered (a hidden "off" is no tick; a missing field is the default)
+    values = {**dict(form), **{k: "on" if p[k] else "" for k in ("blatant_disclosure_ok", "high_confidence_ok")}}
+    return await render_page(request, "plan.html", {"values": values, "errors": errors, "result": result,
                                                     "guide": p["guide"], "figure": figure, "figures": figures,
                                                     "guidance": GUIDANCE, "example": EXAMPLE})
 

@@ -10,9 +10,13 @@ inline with ``?representations=true``. The downloads and the page carry it."""
 
 from __future__ import annotations
 
+import math
+from urllib.parse import urlencode
+
 from fastapi import APIRouter, Query, Request
 
 import fdpkit as fp
+from fdpkit._numerics import safe_text
 from fdpkit.guarantee.setting import comparison_work
 from fdpkit.mechanisms import Mechanism, mechanism_from_dict
 from fdpkit.report import FORMATS
@@ -98,6 +102,35 @@ def _from_form(form) -> tuple[Mechanism | None, float | None, dict, FormErrors]:
     return mech, disc, values, errors
 
 
+def next_links(data: dict) -> dict[str, str] | None:
+    """The report's μ carried on to the Convert and Risk pages (no re-typing): rounded up, the
+    safe side (:func:`fdpkit._numerics.safe_text`), with the accountant's ε at the headline δ
+    (also rounded up), which Convert quotes beside the looser ε that μ-GDP alone implies.
+    None without a finite μ (nothing to carry).
+
+    >>> next_links({"guarantee": {"mu": 0.62053}, "epsilon_at_delta": [{"delta": 1e-5, "epsilon": 2.00342}]})["convert"]
+    '/convert?mu=0.6206&profile_epsilon=2.004&profile_delta=1e-05'
+    """
+    try:
+        mu = float(data["guarantee"]["mu"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    if not (math.isfinite(mu) and mu > 0):
+        return None
+    mu_text = safe_text(mu, up=True)
+    rows = data.get("epsilon_at_delta") or []
+    row = next((r for r in rows if r.get("delta") == 1e-5), rows[0] if rows else None)
+    query = {"mu": mu_text}
+    try:
+        eps = float(row["epsilon"]) if row else math.nan
+    except (TypeError, ValueError):
+        eps = math.nan
+    if row and math.isfinite(eps):
+        query.update(profile_epsilon=safe_text(eps, up=True), profile_delta=f"{row['delta']:g}")
+    return {"mu": mu_text, "convert": "/convert?" + urlencode(query),
+            "risk": "/risk?" + urlencode({"guarantee": "mu", "mu": mu_text})}
+
+
 def points_mechanism(text: str, bound: str = "lower") -> Mechanism:
     """The mechanism whose curve is the lower convex hull of CSV error points."""
     from fdpkit.curves.points import points_from_csv
@@ -147,13 +180,14 @@ async def _answer(request: Request, form):
     representations section are fetched right after (``POST /report/extras``): the result
     costs about what ``privacy_report`` costs; a plain request gets the whole page."""
     mech, disc, values, errors = await run_light(_from_form, form)
-    doc = tables = figures = details = statement = None
+    doc = tables = figures = details = statement = links = None
     extras = False
     if not errors:
         try:
             parts = await _report(request, mech, disc, "page-first" if _htmx(request) else "page")
             doc, tables, figures, details = parts["doc"], parts["tables"], parts["figures"], parts["details"]
             statement, extras = parts["statement"], parts["extras"]
+            links = next_links(doc.data)
         except ValueError as exc:
             kind = values.get("kind") or "dpsgd"
             own = {"mechanism": "mechanism", "points": "points", "uniform-sampling": "sampling_mu"}.get(kind)
@@ -163,7 +197,7 @@ async def _answer(request: Request, form):
                                                       "choices": CHOICES, "tables": tables, "figures": figures,
                                                       "details": details, "formats": FORMATS,
                                                       "statement": statement, "example": EXAMPLE, "hints": HINTS,
-                                                      "extras": extras})
+                                                      "extras": extras, "links": links})
 
 
 @router.post("/report/extras", include_in_schema=False)
