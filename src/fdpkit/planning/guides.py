@@ -156,7 +156,7 @@ class PrivacyFirstPlan:
             return "No mechanism is admissible."
         name = "Gaussian" if rec.parameter == "mu" else "Laplace"
         sym = "μ" if rec.parameter == "mu" else "ε"
-        value = f"{sym} = {rec.value:.4g}" + (" in total" if rec.tests > 1 else "")
+        value = f"{sym} = {safe_g(rec.value, up=False)}" + (" in total" if rec.tests > 1 else "")
         noise = ""
         if rec.noise_scale is not None and math.isfinite(rec.value):
             scale = round_safe(rec.noise_scale, up=True)
@@ -168,7 +168,7 @@ class PrivacyFirstPlan:
         if any(not math.isfinite(o.value) for o in self.options):
             r_limit = rec.relative_risk  # the Laplace option meets R exactly: e^epsilon = R
             text += (f" The relative-risk limit does not bind Gaussian noise at FPR ≥ {self.fpr:.4g} (no attack "
-                     f"there has relative risk above 1/FPR = {1.0 / self.fpr:.4g}), so the Gaussian option plans "
+                     f"there has relative risk above 1/FPR = {safe_g(1.0 / self.fpr, up=True)}), so the Gaussian option plans "
                      f"none; for a Gaussian plan, lower the FPR floor below 1/R = {1.0 / r_limit:.4g} or limit "
                      f"the attack TPR instead.")
         return text
@@ -527,7 +527,7 @@ def noise_sentences(plan: "PrivacyFirstPlan | UtilityFirstPlan") -> list[str]:
             if not math.isfinite(o.value):  # the limit does not bind (the plan's notes say why)
                 name = "Gaussian" if o.noise_parameter == "sigma" else "Laplace"
                 out.append(f"{name} mechanism: the limit asks for no noise ({sym} = ∞): at FPR ≥ {plan.fpr:.4g} "
-                           f"no attack's relative risk exceeds 1/FPR = {1.0 / plan.fpr:.4g}; follow the "
+                           f"no attack's relative risk exceeds 1/FPR = {safe_g(1.0 / plan.fpr, up=True)}; follow the "
                            f"recommended option, or lower the FPR floor for Gaussian noise that meets the limit.")
                 continue
             # the largest μ or ε the limits allow: a limit, printed rounded down

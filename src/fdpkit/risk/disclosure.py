@@ -15,7 +15,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from fdpkit._numerics import check_probability, check_scalar
+from fdpkit._numerics import check_probability, check_scalar, safe_g
 from fdpkit.curves import (
     EnvelopeCurve,
     EpsDeltaCurve,
@@ -124,7 +124,7 @@ def delta_covers_disclosure(mass: float, epsilons: Iterable[tuple[float, float]]
     covered = [(d, e) for d, e in epsilons if mass > 0 and d >= mass and math.isfinite(e)]
     if not covered:
         return ""
-    pairs = " and ".join(f"ε = {e:.4g} at δ = {d:g}" for d, e in covered)
+    pairs = " and ".join(f"ε = {safe_g(e, up=True)} at δ = {d:g}" for d, e in covered)
     return (f"Why {pairs} can read as strong protection beside a catastrophic failure: (ε, δ)-DP lets δ "
             f"cover rare outputs, and δ there is at least the probability ({mass:.3g}) of an output that "
             f"reveals membership outright, so ε describes only the other outputs and says nothing about "
