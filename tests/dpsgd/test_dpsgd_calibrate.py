@@ -191,3 +191,7 @@ def test_cli_calibrate_table_is_of_the_rounded_run():
     text = " ".join(r.output.split())
     assert f"achieved mu │ {rep.mu:.4g}" in text and f"{rep.epsilon_for_delta(1e-5):.4g}" in text
     assert "1.102 (rounded up, the safe side" in text
+    # the solved noise multiplier is one row (it was shown twice: as noise_multiplier and noise multiplier)
+    labels = [line.split("│")[1].strip() for line in r.output.splitlines() if line.count("│") == 3]
+    labels = [x for x in labels if x]
+    assert "noise_multiplier" not in labels and labels.count("noise multiplier") == 1, labels

@@ -164,3 +164,12 @@ def test_report_links_for_finite_mu_only():
     assert next_links({"guarantee": {"mu": "inf"}, "epsilon_at_delta": []}) is None
     links = next_links({"guarantee": {"mu": 0.5}, "epsilon_at_delta": [{"delta": 1e-5, "epsilon": "inf"}]})
     assert links["convert"] == "/convert?mu=0.5" and links["risk"] == "/risk?guarantee=mu&mu=0.5"
+
+
+def test_convert_lists_each_delta_once(client):
+    # the "At other δ" table listed ε at δ = 1e-06 and 1e-09 twice (its rows and the alternatives)
+    for params, n in (({"mu": "0.4292"}, 3), ({"mu": "0.4292", "delta": "1e-7"}, 4)):
+        body = re.search(r'<table id="mu-to-eps">(.*?)</table>', client.get("/convert", params=params).text, re.S).group(1)
+        heads = [re.sub(r"<[^>]+>", "", unescape(h)).strip() for h in re.findall(r"<th>(.*?)</th>", body)]
+        deltas = [h.split("=")[-1].strip() for h in heads]
+        assert len(deltas) == len(set(deltas)) == n, heads

@@ -76,7 +76,9 @@ def calibrate_dpsgd_cmd(
             d["noise_multiplier"] = text_value
         elif r.unknown == "sample_rate" and "sample rate" in batches:
             batches["sample rate"] = text_value
-    rows = {r.unknown: text_value if up is not None else r.value, "target": r.target or "-",
+    # the solved value on its own row, unless the run's rows below already show it
+    own = r.unknown == "noise_multiplier" or (r.unknown == "sample_rate" and "sample rate" in batches)
+    rows = {**({} if own else {r.unknown: text_value if up is not None else r.value}), "target": r.target or "-",
             "noise multiplier": d.get("noise_multiplier"), **batches, "steps": d.get("steps"),
             # what the run achieves: upper bounds, their last digit rounded up
             "achieved mu": fmt_num(a["mu"], up=True),
