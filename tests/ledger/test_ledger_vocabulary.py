@@ -89,3 +89,20 @@ def test_a_release_under_another_relation_than_its_dataset_is_refused(ledger):
                     call()
                 assert exc.value.parameter == "relation" and isinstance(exc.value, LedgerError)
     assert _events(ledger) == before and ledger.verify().ok
+
+
+def test_a_crossing_message_never_reads_past_its_own_verdict():
+    """The current value prints rounded up (an upper bound): when the threshold has more digits
+    than that, a total just under it read "1.001 <= 1.00005". It gets the digits it needs, and
+    the limit prints as stored."""
+    from fdpkit.ledger.totals import Crossing, ThresholdSpec
+
+    t = ThresholdSpec("mu", "hard", 1.00005)
+    below, above = Crossing(t, 1.0000412), Crossing(t, 1.0000512)
+    assert below.message() == "hard threshold not reached: μ 1.00005 <= 1.00005"
+    assert above.message() == "hard threshold exceeded: μ 1.001 > 1.00005"
+    tiny = Crossing(ThresholdSpec("epsilon", "notice", 2.0000000001, delta=1e-5), 2.00000000009)
+    text = tiny.message()
+    assert "<= 2.0000000001 at δ = 1e-05" in text and float(text.split("ε ")[1].split(" <=")[0]) <= 2.0000000001
+    assert Crossing(ThresholdSpec("mu", "warning", 1.5), 1.23456).message() == \
+        "warning threshold not reached: μ 1.235 <= 1.5"

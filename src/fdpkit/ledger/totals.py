@@ -265,9 +265,14 @@ class Crossing:
         t = self.threshold
         where = (f" at δ = {t.delta:g}" if t.metric == "epsilon"
                  else f" at FPR = {t.fpr:g}" if t.metric == "tpr" else "")
+        limit = f"{t.value:g}" if float(f"{t.value:g}") == t.value else repr(float(t.value))
+        current = safe_g(self.current, up=True)
+        digits = 4
+        while not self.exceeded and float(current) > t.value and digits < 17:  # rounded up past the limit
+            digits += 1
+            current = safe_g(self.current, digits, up=True)
         return (f"{t.level} threshold {'exceeded' if self.exceeded else 'not reached'}: "
-                f"{METRIC_LABEL[t.metric]} {safe_g(self.current, up=True)} {'>' if self.exceeded else '<='} "
-                f"{t.value:g}{where}")
+                f"{METRIC_LABEL[t.metric]} {current} {'>' if self.exceeded else '<='} {limit}{where}")
 
     def to_dict(self) -> dict[str, Any]:
         """The object as JSON-ready data (dicts, lists, numbers and strings)."""
