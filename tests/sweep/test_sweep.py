@@ -335,3 +335,23 @@ def test_cli_existing_non_table_needs_force(tmp_path):
     res = _cli("--quiet", "--force", *args)
     assert res.returncode == 0, res.stderr
     assert [r["steps"] for r in read_table(out)] == [100]
+
+
+def test_table_resaved_with_a_bom_resumes(tmp_path):
+    # a table re-saved by a spreadsheet starts with a UTF-8 BOM: its first column was read as
+    # "\ufeffnoise_multiplier" and the table refused "without the column noise_multiplier"
+    out = tmp_path / "t.csv"
+    first = sweep([1.0], [0.01], [10], discretization=DISC, executor="inprocess", metrics=["mu"], output=out)
+    out.write_bytes(b"\xef\xbb\xbf" + out.read_bytes())
+    again = sweep([1.0], [0.01], [10], discretization=DISC, executor="inprocess", metrics=["mu"], output=out)
+    assert again.computed == 0 and again.reused == 1 and again.rows[0]["mu"] == first.rows[0]["mu"]
+
+
+def test_empty_metric_name_is_refused(tmp_path):
+    # "mu,,tpr" was read as "mu,tpr"
+    with pytest.raises(fp.ParameterError, match="empty") as info:
+        sweep([1.0], [0.01], [10], executor="inprocess", metrics="mu,,tpr")
+    assert info.value.parameter == "metrics"
+    res = _invoke("sweep", "--noise-multiplier", "1", "--sample-rate", "0.1", "--steps", "10",
+                  "--metrics", "mu,,tpr")
+    assert res.exit_code == 2 and res.output.startswith("error: --metrics") and res.output.count("\n") == 1

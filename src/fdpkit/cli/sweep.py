@@ -175,7 +175,8 @@ def sweep_main(ctx: typer.Context, noise_multiplier: Optional[str] = NoiseOpt, s
             "max_batch_size": parse_list("--max-batch-size", max_batch_size, _whole)}
     try:
         with _output_errors(), progress_bar("Sweeping") as update:
-            result = run_sweep(**grid, delta=delta, fprs=parse_list("--fpr", fpr), metrics=metrics,
+            result = run_sweep(**grid, delta=delta, fprs=parse_list("--fpr", fpr),
+                               metrics=parse_list("--metrics", metrics, str),
                                discretization=discretization, output=output, dask_local=dask_local,
                                scheduler=scheduler, workers=workers, executor=executor, progress=update,
                                on_client=_dashboard, overwrite=State.force)
