@@ -35,7 +35,8 @@ OutOpt = typer.Option(None, "--output", "-o", help="Write the table to FILE.csv 
                                                    "same command resumes its table; any other existing file "
                                                    "needs --force).")
 DaskLocalOpt = typer.Option(None, "--dask-local", help="Start a Dask LocalCluster with N workers.")
-SchedOpt = typer.Option(None, "--scheduler", help="Address of a running Dask scheduler (tcp://host:port).")
+SchedOpt = typer.Option(None, "--scheduler", help="Address of a running Dask scheduler (tcp://host:port; "
+                                                  "gives up after 10 s without an answer).")
 WorkersOpt = typer.Option(None, "--workers", help="Size of the local process pool (default: all cores).")
 ExecOpt = typer.Option(None, "--executor", help="inprocess, processes or dask (default: from the options).")
 FmtOpt = typer.Option("text", "--format", "-f", help="text or json (a summary; the table goes to --output).")
