@@ -84,11 +84,13 @@ def step_variance(mechanism: Mechanism) -> float | None:
         q, sigma = float(ph.sample_rate), float(ph.noise_multiplier)
         if q >= 1.0 or ph.steps < 1:
             continue
-        r = min((delta / sigma) ** 2, 170.0)
+        ratio = delta / sigma
+        r2 = ratio * ratio  # inf where it overflows (** raised OverflowError at sigma = 1e-308)
+        r = min(r2, 170.0)
         if collinear:  # P_2 vs P_1 (accounting.without_replacement): E[(e^{L_2} - e^{L_1})^2] under N(0)
             vs.append(q * q * (math.expm1(4 * r) - 2 * math.expm1(2 * r) + math.expm1(r)))
         else:
-            vs.append(q * q * math.expm1(min((delta / sigma) ** 2, 700.0)))
+            vs.append(q * q * math.expm1(min(r2, 700.0)))
     return min(vs) if vs else None
 
 
