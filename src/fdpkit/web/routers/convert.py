@@ -8,7 +8,7 @@ import fdpkit as fp
 from fdpkit._inputs import plausibility_warnings
 from fdpkit.report import plots
 from fdpkit.report.figures import svg_inline
-from fdpkit.web.common import FormErrors, api_error, field_of, finite, parse_levels, render_page, run_light
+from fdpkit.web.common import FormErrors, api_error, field_of, finite, parse_levels, form_status, render_page, run_light
 from fdpkit.web.forms import parse_form
 from fdpkit.web.models import ConvertRequest
 
@@ -117,7 +117,7 @@ async def _answer(request: Request, form):
                 errors[field_of(exc, FIELDS)] = str(exc)
     return await render_page(request, "convert.html", {"values": dict(form), "errors": errors, "result": result,
                                                        "tables": await run_light(fp.seed_tables), "figure": figure,
-                                                       "example": EXAMPLE})
+                                                       "example": EXAMPLE}, status=form_status(errors))
 
 
 def mu_vs_epsilon_figure(eps: float, fpr_levels: tuple = (), recall_levels: tuple = (),

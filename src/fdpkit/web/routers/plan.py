@@ -9,7 +9,7 @@ from fastapi import APIRouter, Request
 import fdpkit as fp
 from fdpkit.report import plots
 from fdpkit.report.figures import svg_inline
-from fdpkit.web.common import (FormErrors, api_error, field_of, finite, parse_float, parse_int, render_page,
+from fdpkit.web.common import (FormErrors, api_error, field_of, finite, parse_float, parse_int, form_status, render_page,
                                 run_light)
 from fdpkit.web.forms import conflicts, labels_of
 from fdpkit.web.models import PlanRequest
@@ -137,7 +137,7 @@ async def _answer(request: Request, sent):
             errors[ALIASES.get(name, name)] = str(exc)
     return await render_page(request, "plan.html", {"values": form, "errors": errors, "result": result,
                                                     "guide": p["guide"], "figure": figure, "figures": figures,
-                                                    "guidance": GUIDANCE, "example": EXAMPLE})
+                                                    "guidance": GUIDANCE, "example": EXAMPLE}, status=form_status(errors))
 
 
 def plan_figures(plan, spec, compare_n: tuple = ()) -> tuple[str, list[tuple[str, str]]]:

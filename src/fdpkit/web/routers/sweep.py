@@ -9,7 +9,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from fdpkit.web.common import FormErrors, Limits, api_error, finite, render_page, run_heavy, run_light
+from fdpkit.web.common import FormErrors, Limits, api_error, finite, form_status, render_page, run_heavy, run_light
 from fdpkit.web.forms import parse_form
 from fdpkit.accounting.work_limits import sweep_cost
 from fdpkit.web.jobs import sweep_design_job, sweep_map_job
@@ -122,7 +122,7 @@ async def _answer(request: Request, form):
     values = {**DEFAULTS, **{k: v for k, v in form.items() if isinstance(v, str)}}
     return await render_page(request, "sweep.html", {"values": values, "errors": errors, "task": task,
                                                      "result": finite(result) if result else None,
-                                                     "figure": figure}, status=422 if errors else 200)
+                                                     "figure": figure}, status=form_status(errors))
 
 
 @router.post("/api/sweep", tags=["sweep"])
