@@ -15,6 +15,7 @@ Tolerances used across the package are named constants here.
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
 
 import numpy as np
@@ -339,8 +340,15 @@ def round_safe(x: float, digits: int = 4, *, up: bool) -> float:
     if x == 0.0 or not math.isfinite(x):
         return x
     e = math.floor(math.log10(abs(x))) - (digits - 1)
-    scaled = x / 10.0 ** e
-    r = (math.ceil(scaled) if up else math.floor(scaled)) * 10.0 ** e
+    unit = 10.0 ** e
+    if unit < sys.float_info.min:  # x subnormal (1e-320): 10 ** e underflowed (ZeroDivisionError)
+        import decimal
+
+        step = decimal.Decimal(1).scaleb(e)
+        r = float(decimal.Decimal(x).quantize(step, decimal.ROUND_CEILING if up else decimal.ROUND_FLOOR))
+    else:
+        scaled = x / unit
+        r = (math.ceil(scaled) if up else math.floor(scaled)) * unit
     # the product may land one unit of round-off on the unsafe side of the decimal: step past x
     if up and r < x:
         r = math.nextafter(r, math.inf)
