@@ -166,3 +166,30 @@ def test_huge_noise_steps_are_distributions(sigma, sensitivity, q, relation):
         # the top loss rounds to 0 or below at this noise: the grid still reaches d, so the
         # round-off envelope of delta(0) is a mass at loss d, not at +inf (it was 2.6e-14)
         assert pmf.losses[-1] > 0 and pmf.infinity_mass == 0.0
+
+
+@pytest.mark.parametrize("step, args, parameter", [
+    (single_step.gaussian_step, (1e308, 1.0, 0.5, 1e-2), "sigma"),  # sigma ** 2 overflowed
+    (single_step.gaussian_step, (1e-308, 1.0, 0.5, 1e-2), "sigma"),  # ZeroDivisionError
+    (single_step.laplace_step, (1e-308, 1.0, 0.5, 1e-2), "scale"),
+    (single_step.gaussian_step, (1.0, 1.0, 0.5, 1e300), "discretization"),
+    (single_step.gaussian_step, (1.0, 1.0, float("nan"), 1e-2), "sample_rate"),
+    (single_step.gaussian_step, (1.0, float("inf"), 0.5, 1e-2), "sensitivity"),
+])
+def test_extreme_parameters_are_a_parameter_error(step, args, parameter):
+    # a raw OverflowError / ZeroDivisionError escaped (and gaussian_pld falls back to
+    # dp_accounting only on a ValueError)
+    from fdpkit.errors import ParameterError
+
+    with pytest.raises(ParameterError) as info:
+        step(*args)
+    assert info.value.parameter == parameter
+
+
+def test_tiny_noise_in_the_discretization_rule_is_no_overflow():
+    # choose_discretization squared sensitivity / sigma with ** (OverflowError at sigma 1e-308)
+    import fdpkit as fp
+
+    with pytest.raises(ValueError, match="noise_multiplier") as info:
+        fp.privacy_report(fp.dpsgd(1e-308, 0.5, 10))
+    assert not isinstance(info.value, OverflowError)

@@ -97,6 +97,8 @@ def test_simulate_text():
     (["audit", "--members", "@m"], "--members"),
     (["audit", "--members", "@bad", "--nonmembers", "@n"], "not a number"),
     (["audit", "--members", "@empty", "--nonmembers", "@n"], "no scores"),
+    (["audit", "--members", "@underscore", "--nonmembers", "@n"], "u.csv, line 3: '1_000' is not a plain decimal"),
+    (["audit", "--members", "@hex", "--nonmembers", "@n"], "x.csv, line 1: '0x10' is not a plain decimal"),
     (["audit", "--members", "@m", "--nonmembers", "@n", "--confidence", "1.5"], "confidence"),
     (["audit", "--members", "@m", "--nonmembers", "@n", "--mechanism", "{oops"], "JSON"),
     (["audit", "--members", "@m", "--nonmembers", "@n", "--mechanism", "/nonexistent/spec.json"], "spec.json"),
@@ -108,7 +110,10 @@ def test_simulate_text():
 ])
 def test_bad_input_exits_2_with_one_line(args, needle, tmp_path, score_files):
     files = {"m": score_files[0], "n": score_files[1], "bad": tmp_path / "bad.csv", "empty": tmp_path / "e.csv",
-             "badcounts": tmp_path / "bc.csv", "toomany": tmp_path / "tm.csv"}
+             "badcounts": tmp_path / "bc.csv", "toomany": tmp_path / "tm.csv", "underscore": tmp_path / "u.csv",
+             "hex": tmp_path / "x.csv"}
+    files["underscore"].write_text("score\n1.0\n1_000\n")  # float() read 1000
+    files["hex"].write_text("0x10\n1.0\n")  # skipped as a header
     files["bad"].write_text("score\n1.0\nabc\n")
     files["empty"].write_text("score\n\n")
     files["badcounts"].write_text("fp,members,nonmembers\n1,2,3\n")

@@ -97,3 +97,10 @@ def test_release_list_warns_about_what_it_uses():
     res = calculate("composition", releases="0.5, 0.01; 25, 0")
     assert any("δ = 0.01 is large" in w for w in res.warnings) and any("ε = 25" in w for w in res.warnings)
     assert calculate("laplace", epsilon=1.0, delta=0.5).warnings == ()  # delta is not a Laplace input
+
+
+def test_composition_of_a_huge_epsilon_is_a_parameter_error():
+    # mu ** 2 raised OverflowError (the calculator page answered 500 for releases "1e308")
+    with pytest.raises(fp.ParameterError) as info:
+        compose_releases([(1e308, 0.0)], 1e-5)
+    assert info.value.parameter == "releases"

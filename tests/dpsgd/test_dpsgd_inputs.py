@@ -56,6 +56,8 @@ def test_hints_name_the_public_parameter():
     (dict(noise_multiplier=1.0, sample_rate=0.1, steps=0), r"steps must be in \[1,"),
     (dict(noise_multiplier=1.0, sample_rate=0.1, epochs=-1), r"epochs must be > 0"),
     (dict(noise_multiplier=1.0, sample_rate=1e-9, epochs=100), r"epochs=100 give .* steps, more than"),
+    # the count had 309 digits at epochs=1e308
+    (dict(noise_multiplier=1.0, sample_rate=0.1, epochs=1e308), r"^epochs=1e\+308 give over 10\^30\d steps, more than"),
     (dict(noise_multiplier=1.0, sample_rate=0.1, steps=10, sampling="bogus"), r"sampling must be one of poisson, truncated-poisson, fixed-size, shuffled"),
     (dict(noise_multiplier=1.0, sample_rate=0.1, steps=10, relation="swap"), r"relation must be one of add-remove, replace-one, zero-out"),
     (dict(noise_multiplier=1.0, batch_size=10, dataset_size=100, steps=10, sampling="shuffled"),

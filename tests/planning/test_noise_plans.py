@@ -107,3 +107,17 @@ def test_cli_privacy_first_first_line_is_what_to_do():
     assert r.exit_code == 0, r.output
     lines = [x for x in r.output.splitlines() if x.strip()]
     assert lines[1].startswith("Recommended: the Laplace option") and lines[2].startswith("Laplace mechanism")
+
+
+def test_subnormal_noise_scale_is_printed_not_a_zero_division():
+    # data_range 1e-320 gives a subnormal noise scale: round_safe divided by 10.0 ** -324 == 0
+    import fdpkit as fp
+    from fdpkit._numerics import round_safe
+
+    spec = fp.ZTestSpec(effect=0.2, n=100, sd=0.25, alpha=0.01, data_range=1e-320)
+    plan = fp.privacy_first(blatant_disclosure_ok=False, high_confidence_ok=True, max_attack_power=0.5, fpr=1e-3,
+                            analysis=spec)
+    assert plan.to_dict()["noise"]
+    for x in (1e-320, 1.2345678e-310, 5e-324):
+        assert round_safe(x, up=True) >= x >= round_safe(x, up=False) > 0
+    assert round_safe(1.2345678e-310, up=True) == 1.235e-310

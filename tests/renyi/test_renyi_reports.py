@@ -159,4 +159,4 @@ def test_web_bad_input_422(client, path, body):
 
 def test_web_form_error_names_rho(client):
     page = client.post("/risk", data={"guarantee": "zcdp", "rho": "-2", "prior": "0.01", "fpr": "0.001"})
-    assert page.status_code == 200 and "rho must be" in page.text
+    assert page.status_code == 422 and "rho must be" in page.text

@@ -233,9 +233,30 @@ def test_unreachable_scheduler_is_a_clear_error(tmp_path, monkeypatch):
 
     monkeypatch.setattr(executors, "DASK_CONNECT_TIMEOUT", 1.0)
     out = tmp_path / "x.csv"
-    with pytest.raises(ValueError, match="could not reach the Dask scheduler"):
+    with pytest.raises(fp.ParameterError, match="could not reach the Dask scheduler .* within 1 s") as info:
         sweep([1.0], [0.1], [10], scheduler="tcp://127.0.0.1:9", output=out)
-    assert not out.exists()
+    assert info.value.parameter == "scheduler" and not out.exists()
+
+
+@pytest.mark.parametrize("address", ["foo", "", "http://127.0.0.1:1", "tcp://127.0.0.1:99999"])
+def test_malformed_scheduler_is_refused_before_a_client_exists(address, tmp_path):
+    # Client("foo") failed inside its constructor, and the half-built client timed out again
+    # at interpreter exit ("Exception ignored in Client.__del__ ... TimeoutError") after the error
+    out = tmp_path / "x.csv"
+    with pytest.raises(fp.ParameterError, match="is not a Dask scheduler address") as info:
+        sweep([1.0], [0.1], [10], scheduler=address, output=out)
+    assert info.value.parameter == "scheduler" and not out.exists()
+    res = _cli("sweep", "--noise-multiplier", "1", "--sample-rate", "0.1", "--steps", "10", "--scheduler", address,
+               timeout=60)
+    assert res.returncode == 2 and res.stderr.startswith("error: scheduler")
+    assert res.stderr.count("\n") == 1 and "Traceback" not in res.stderr, res.stderr
+
+
+def test_scheduler_help_states_the_connect_timeout():
+    from fdpkit.sweep.executors import DASK_CONNECT_TIMEOUT
+
+    res = _invoke("sweep", "--help")
+    assert f"gives up after {DASK_CONNECT_TIMEOUT:g} s" in " ".join(res.output.split())
 
 
 def test_cli_bad_input_exit_2(tmp_path):
@@ -335,3 +356,23 @@ def test_cli_existing_non_table_needs_force(tmp_path):
     res = _cli("--quiet", "--force", *args)
     assert res.returncode == 0, res.stderr
     assert [r["steps"] for r in read_table(out)] == [100]
+
+
+def test_table_resaved_with_a_bom_resumes(tmp_path):
+    # a table re-saved by a spreadsheet starts with a UTF-8 BOM: its first column was read as
+    # "\ufeffnoise_multiplier" and the table refused "without the column noise_multiplier"
+    out = tmp_path / "t.csv"
+    first = sweep([1.0], [0.01], [10], discretization=DISC, executor="inprocess", metrics=["mu"], output=out)
+    out.write_bytes(b"\xef\xbb\xbf" + out.read_bytes())
+    again = sweep([1.0], [0.01], [10], discretization=DISC, executor="inprocess", metrics=["mu"], output=out)
+    assert again.computed == 0 and again.reused == 1 and again.rows[0]["mu"] == first.rows[0]["mu"]
+
+
+def test_empty_metric_name_is_refused(tmp_path):
+    # "mu,,tpr" was read as "mu,tpr"
+    with pytest.raises(fp.ParameterError, match="empty") as info:
+        sweep([1.0], [0.01], [10], executor="inprocess", metrics="mu,,tpr")
+    assert info.value.parameter == "metrics"
+    res = _invoke("sweep", "--noise-multiplier", "1", "--sample-rate", "0.1", "--steps", "10",
+                  "--metrics", "mu,,tpr")
+    assert res.exit_code == 2 and res.output.startswith("error: --metrics") and res.output.count("\n") == 1

@@ -89,15 +89,48 @@ def test_csv_export_escapes_formulas(client):
 
 
 def test_form_errors_are_shown_next_to_the_field(client):
+    # a refused form answers 422 with the page (it answered 200); htmx swaps a 422 in (base.html)
     r = client.post("/calculator", data=dict(CALC, sensitivity="-1"))
-    assert r.status_code == 200 and 'id="sensitivity-error"' in r.text and "sensitivity must be &gt; 0" in r.text
+    assert r.status_code == 422 and 'id="sensitivity-error"' in r.text and "sensitivity must be &gt; 0" in r.text
     r = client.post("/calculator", data=dict(CALC, epsilon="abc"))
-    assert 'id="epsilon-error"' in r.text and "must be a number" in r.text
+    assert r.status_code == 422 and 'id="epsilon-error"' in r.text and "must be a number" in r.text
     r = client.post("/report", data={"kind": "dpsgd", "noise_multiplier": "2", "sample_rate": "1.5", "steps": "10"})
     # in the label's words beside its field (issue 25), no longer the code word sample_rate
-    assert 'id="sample_rate-error"' in r.text and "Sample rate q must be at most 1" in r.text
+    assert r.status_code == 422 and 'id="sample_rate-error"' in r.text and "Sample rate q must be at most 1" in r.text
     r = client.post("/report", data={"kind": "mechanism", "mechanism": "{not json"})
-    assert "not valid JSON" in r.text
+    assert r.status_code == 422 and "not valid JSON" in r.text
+
+
+@pytest.mark.parametrize("path, query", [
+    ("/convert", {"epsilon": "-1"}),
+    ("/risk", {"guarantee": "mu", "mu": "-1", "prior": "0.01", "fpr": "0.001"}),
+    ("/plan", {"guide": "utility_first", "effect": "0.2", "n": "-5", "sd": "0.25", "required_power": "0.8"}),
+    ("/calibrate", {"target": "mu", "target_value": "-1"}),
+    ("/compare", {"kind_1": "bogus"}),
+    ("/sweep", {"task": "map", "noise_multiplier": "two", "sample_rate": "0.1", "steps": "10"}),
+    ("/report", {"kind": "dpsgd", "noise_multiplier": "nan", "sample_rate": "0.1", "steps": "10"}),
+])
+def test_every_form_page_answers_422_with_its_errors(client, path, query):
+    ok = client.get(path)
+    assert ok.status_code == 200
+    for r in (client.get(path, params=query), client.post(path, data=query)):
+        assert r.status_code == 422, (path, r.status_code)
+        assert 'role="alert"' in r.text and "<form" in r.text
+
+
+def test_htmx_swaps_a_422_form_page():
+    # htmx 2 swaps no 4xx by default; base.html's htmx-config swaps a 422 (a form with errors)
+    import json
+    import re
+
+    from fdpkit.web.common import templates
+
+    source = templates.env.loader.get_source(templates.env, "base.html")[0]
+    config = json.loads(re.search(r'name="htmx-config" content=\'([^\']*)\'', source).group(1))
+    rules = config["responseHandling"]
+    first = next(rule for rule in rules if re.fullmatch(rule["code"].replace(".", r"\d"), "422"))
+    assert first["swap"] is True and not first.get("error")
+    assert next(rule for rule in rules if re.fullmatch(rule["code"].replace(".", r"\d"), "500"))["swap"] is False
 
 
 def test_report_page_and_downloads(client):

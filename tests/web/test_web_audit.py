@@ -56,6 +56,9 @@ def test_counts_and_simulation_on_the_page(client):
     (b"inf\n2\n", "members", "not a finite score"),  # as the JSON twin (it was accepted)
     (b"1e999\n2\n", "members", "not a finite score"),
     (b"1;2\n", "members", "is not a number (give one score per line"),  # not just "no scores"
+    (b"score\n1_000\n", "members", "bad.csv, line 2"),  # not a plain decimal number: float() read 1000
+    (b"0x10\n1\n", "members", "bad.csv, line 1"),  # dropped as a header
+    (b"score\n\xd9\xa1\xd9\xa2\n", "members", "is not a plain decimal number"),  # Arabic-Indic 12
 ])
 def test_malformed_upload_is_422_with_a_clear_error(client, scores, members, field, needle):
     files = _files(*scores)

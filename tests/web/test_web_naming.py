@@ -28,6 +28,23 @@ def test_plan_form_and_permalink_read_level_and_the_old_alpha(client, name):
         assert "0.286" in r.text or "0.2860" in r.text
 
 
+@pytest.mark.parametrize("old, new, value", [("max_power", "max_attack_power", "0.5"),
+                                              ("max_risk", "max_relative_risk", "2")])
+def test_plan_permalink_reads_the_old_limit_names(client, old, new, value):
+    # the form's FIELDS listed max_power and max_risk, but they were never read: a link with
+    # them answered "give exactly one limit: max_relative_risk or max_attack_power"
+    from fdpkit.web.routers.plan import FIELDS
+
+    assert old not in FIELDS and new in FIELDS
+    base = {"guide": "privacy_first", "effect": "0.2", "n": "100", "sd": "0.25", "level": "0.01", "fpr": "0.001"}
+    given_old = client.get("/plan", params={**base, old: value})
+    given_new = client.get("/plan", params={**base, new: value})
+    assert given_old.status_code == given_new.status_code == 200
+    assert 'id="results"' in given_old.text and "give exactly one limit" not in given_old.text
+    assert f'name="{new}" type="text" value="{value}"' in given_old.text  # shown under the public name
+    assert f'name="{old}"' not in given_old.text
+
+
 def test_plan_form_names_a_bad_level():
     from fastapi.testclient import TestClient
 

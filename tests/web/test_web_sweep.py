@@ -40,7 +40,16 @@ def test_sweep_form_shows_plot_and_table(client):
 
 def test_sweep_form_error_is_shown(client):
     r = client.post("/sweep", data={"task": "map", "noise_multiplier": "two", "sample_rate": "0.1", "steps": "10"})
-    assert r.status_code == 200 and "comma-separated numbers" in r.text
+    # an invalid form answers 422 with the page (htmx swaps a 422: base.html's htmx-config)
+    assert r.status_code == 422 and "comma-separated numbers" in r.text
+
+
+def test_sweep_form_refuses_an_unknown_task(client):
+    # task=bogus was swept as a map (200, a table)
+    for send in (lambda d: client.post("/sweep", data=d), lambda d: client.get("/sweep", params=d)):
+        r = send({"task": "bogus", "noise_multiplier": "2", "sample_rate": "0.1", "steps": "10"})
+        assert r.status_code == 422 and "task must be map or design" in r.text
+        assert 'id="sweep-table"' not in r.text
 
 
 def test_design_api(client):

@@ -125,11 +125,13 @@ def _phases(mechanism: Mechanism) -> list[tuple[float, float, int, float]] | Non
         q, sigma = float(ph.sample_rate), float(ph.noise_multiplier)
         if q >= 1.0 or ph.steps < 1:
             continue
-        r = min((delta / sigma) ** 2, 170.0)
+        ratio = delta / sigma
+        r2 = ratio * ratio  # inf where it overflows (** raised OverflowError at sigma = 1e-308)
+        r = min(r2, 170.0)
         if collinear:  # P_2 vs P_1 (accounting.without_replacement): E[(e^{L_2} - e^{L_1})^2] under N(0)
             v = q * q * (math.expm1(4 * r) - 2 * math.expm1(2 * r) + math.expm1(r))
         else:
-            v = q * q * math.expm1(min((delta / sigma) ** 2, 700.0))
+            v = q * q * math.expm1(min(r2, 700.0))
         out.append((q, sigma, int(ph.steps), v))
     return out
 

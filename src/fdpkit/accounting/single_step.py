@@ -91,6 +91,7 @@ from scipy import special
 
 from fdpkit.accounting._exact_sum import exact_sum_nonnegative
 from fdpkit.accounting._pld_adapter import PmfArrays, pld_from_arrays
+from fdpkit.errors import ParameterError
 
 #: Relative round-off assumed for each evaluated term of Eqs. (1)-(2), in units of the
 #: unit round-off u = 2^-53: scipy's ndtr / log_ndtr (Cephes erfc/erf, documented peak
@@ -413,9 +414,12 @@ def _drop_excess(probs: np.ndarray, inf_mass: float, lo: int) -> None:
 
 
 def _check(name: str, value: float, positive: bool = True) -> float:
-    v = float(value)
+    try:
+        v = float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ParameterError(f"{name} must be a positive finite number, got {value!r}", name) from None
     if not math.isfinite(v) or (v <= 0 if positive else v < 0):
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+        raise ParameterError(f"{name} must be a positive finite number, got {value!r}", name)
     return v
 
 
@@ -424,9 +428,22 @@ def _directions(cls, name: str, scale: float, sensitivity: float, q: float, d: f
     scale = _check(name, scale)
     s = _check("sensitivity", sensitivity)
     d = _check("discretization", d)
-    q = float(q)
-    if not 0.0 < q <= 1.0:
-        raise ValueError(f"sample_rate must be in (0, 1], got {q!r}")
+    q = _check("sample_rate", q)
+    if not q <= 1.0:
+        raise ParameterError(f"sample_rate must be in (0, 1], got {q!r}", "sample_rate")
+    try:
+        return _build_directions(cls, scale, s, q, d, replace)
+    except (OverflowError, ZeroDivisionError):
+        # extreme values (sigma = 1e308: sigma ** 2 overflows) are outside the native step's
+        # range; callers (accounting.pld) fall back to dp_accounting on a ValueError
+        at_fault = "discretization" if d > 1.0 else name
+        raise ParameterError(f"{name}={scale!r} with sensitivity={s!r} and discretization={d!r} is outside the "
+                             f"native step's floating-point range", at_fault,
+                             (name, "sensitivity", "discretization")) from None
+
+
+def _build_directions(cls, scale: float, s: float, q: float, d: float,
+                      replace: bool) -> tuple[StepArrays, StepArrays | None]:
     if replace:
         return _step(cls(scale, s, q, _REPLACE), d), None
     remove = _step(cls(scale, s, q, _REMOVE), d)
@@ -449,7 +466,7 @@ def gaussian_step(sigma: float, sensitivity: float, sample_rate: float, discreti
     True
     """
     if relation not in ("add-remove", "zero-out", "replace-one"):
-        raise ValueError(f"relation must be add-remove, zero-out or replace-one, got {relation!r}")
+        raise ParameterError(f"relation must be add-remove, zero-out or replace-one, got {relation!r}", "relation")
     return _directions(_Gaussian, "sigma", sigma, sensitivity, sample_rate, discretization,
                        relation == "replace-one")
 

@@ -6,7 +6,8 @@ Counts: a header naming ``true_positives`` (or ``tp``), ``false_positives`` (``f
 ``members`` and ``nonmembers``, then one row per threshold.
 
 Parsing never evaluates anything: text is decoded as UTF-8, split by Python's ``csv``
-module and converted with ``float``; every problem is a ValueError that names the input
+module and converted with ``float`` when a cell is a plain decimal number (not ``1_000``
+or ``0x10``); every problem is a ValueError that names the input
 and the line.
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -57,11 +59,27 @@ def _rows(name: str, data: bytes | str, max_rows: int):
         raise ValueError(f"{name} is not valid CSV (line {reader.line_num}): {exc}") from None
 
 
-def _number(name: str, line: int, cell: str) -> float:
-    try:
-        v = float(cell)
-    except ValueError:
-        raise ValueError(f"{name}, line {line}: {cell[:40]!r} is not a number") from None
+#: A plain decimal number ("-1.5", ".5", "2e-3"): what a score or count may be written as.
+#: Python's float() also reads "1_000", "١٢" (other scripts' digits) and surrounding
+#: whitespace of every kind; none of those is a number in a CSV file.
+_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
+#: The words for the non-finite values (refused with their own message).
+_NON_FINITE = re.compile(r"[+-]?(?:nan|inf|infinity)", re.IGNORECASE)
+#: The start of something meant as a number ("0x10", "1_000", "-.5e"): never a header.
+_NUMBER_LIKE = re.compile(r"[+-]?\.?\d")  # any script's digit: "١٢" is a malformed number
+
+
+#: What one score per line means, for a line that holds several ("1;2", "1 2").
+_SCORES_HINT = " (give one score per line, or comma-separated columns with one named 'score')"
+
+
+def _number(name: str, line: int, cell: str, hint: str = "") -> float:
+    if not (_DECIMAL.fullmatch(cell) or _NON_FINITE.fullmatch(cell)):
+        if hint and re.search(r"[;\s]", cell):
+            raise ValueError(f"{name}, line {line}: {cell[:40]!r} is not a number{hint}")
+        kind = "a plain decimal number" if _NUMBER_LIKE.match(cell) else "a number"
+        raise ValueError(f"{name}, line {line}: {cell[:40]!r} is not {kind}")
+    v = float(cell)
     if math.isnan(v):
         raise ValueError(f"{name}, line {line}: NaN is not a score")
     if math.isinf(v):  # as the JSON scores: an attack's score is a finite number
@@ -69,12 +87,10 @@ def _number(name: str, line: int, cell: str) -> float:
     return v
 
 
-def _is_number(cell: str) -> bool:
-    try:
-        float(cell)
-    except ValueError:
-        return False
-    return True
+def _is_header(cell: str) -> bool:
+    """A first line that is not a number at all ("score", "attack 1"); "0x10" or "1_000" is a
+    malformed number, not a header, and "nan" is a NaN score."""
+    return not (_NUMBER_LIKE.match(cell) or _NON_FINITE.fullmatch(cell))
 
 
 def read_scores_csv(data: bytes | str, name: str = "scores", *, max_rows: int = MAX_ROWS) -> np.ndarray:
@@ -101,16 +117,15 @@ def read_scores_csv(data: bytes | str, name: str = "scores", *, max_rows: int = 
                 raise ValueError(f"{name} has {len(cells)} columns on line {line}; give one column of scores "
                                  "or name one column 'score'")
             col = 0
-            if not _is_number(cells[0]) and not values:
+            if _is_header(cells[0]) and not values:
                 header = cells[0]
                 continue  # a one-column header
         if col >= len(cells) or cells[col] == "":
             raise ValueError(f"{name}, line {line}: no score in column {col + 1}")
-        values.append(_number(name, line, cells[col]))
+        values.append(_number(name, line, cells[col], _SCORES_HINT))
     if not values:
         if header is not None:  # "1;2": the one line was read as a header
-            raise ValueError(f"{name} has no scores: its only line {header[:40]!r} is not a number (give one "
-                             "score per line, or comma-separated columns with one named 'score')")
+            raise ValueError(f"{name} has no scores: its only line {header[:40]!r} is not a number{_SCORES_HINT}")
         raise ValueError(f"{name} has no scores")
     return np.asarray(values, dtype=float)
 

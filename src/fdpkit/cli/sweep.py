@@ -35,7 +35,8 @@ OutOpt = typer.Option(None, "--output", "-o", help="Write the table to FILE.csv 
                                                    "same command resumes its table; any other existing file "
                                                    "needs --force).")
 DaskLocalOpt = typer.Option(None, "--dask-local", help="Start a Dask LocalCluster with N workers.")
-SchedOpt = typer.Option(None, "--scheduler", help="Address of a running Dask scheduler (tcp://host:port).")
+SchedOpt = typer.Option(None, "--scheduler", help="Address of a running Dask scheduler (tcp://host:port; "
+                                                  "gives up after 10 s without an answer).")
 WorkersOpt = typer.Option(None, "--workers", help="Size of the local process pool (default: all cores).")
 ExecOpt = typer.Option(None, "--executor", help="inprocess, processes or dask (default: from the options).")
 FmtOpt = typer.Option("text", "--format", "-f", help="text or json (a summary; the table goes to --output).")
@@ -177,7 +178,8 @@ def sweep_main(ctx: typer.Context, noise_multiplier: Optional[str] = NoiseOpt, s
             "max_batch_size": parse_list("--max-batch-size", max_batch_size, _whole)}
     try:
         with _output_errors(), progress_bar("Sweeping") as update:
-            result = run_sweep(**grid, delta=delta, fprs=parse_list("--fpr", fpr), metrics=metrics,
+            result = run_sweep(**grid, delta=delta, fprs=parse_list("--fpr", fpr),
+                               metrics=parse_list("--metrics", metrics, str),
                                discretization=discretization, output=output, dask_local=dask_local,
                                scheduler=scheduler, workers=workers, executor=executor, progress=update,
                                on_client=_dashboard, overwrite=State.force)

@@ -220,8 +220,12 @@ def _gdp_total(items: list[tuple[float, float]], delta: float) -> dict[str, floa
     """sqrt(sum mu_i^2) of the releases (see :func:`compose_releases`) and eps at ``delta``."""
     from collections import Counter
 
-    mu = math.sqrt(sum(n * (float(mu_for_epsilon_delta(e, d)) if d > 0 else float(mu_from_pure_epsilon(e))) ** 2
-                       for (e, d), n in Counter(items).items()))
+    mus = {(e, d): float(mu_for_epsilon_delta(e, d)) if d > 0 else float(mu_from_pure_epsilon(e)) for e, d in items}
+    # m * m, not m ** 2: inf where it overflows (** raised OverflowError for epsilon = 1e308)
+    mu = math.sqrt(sum(n * mus[k] * mus[k] for k, n in Counter(items).items()))
+    if not math.isfinite(mu):
+        raise ParameterError(f"releases: an epsilon of {max(e for e, _ in items):g} has no finite Gaussian-DP mu; "
+                             "give epsilons of at most 100", "releases")
     if all(d > 0 for _, d in items):
         names = (GAUSSIAN_MU, GAUSSIAN_EPSILON)
     else:

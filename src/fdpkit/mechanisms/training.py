@@ -236,7 +236,8 @@ def make_phase(noise_multiplier: Any, sample_rate: Any = None, steps: Any = None
             per = dataset_size // b if drop else -(-dataset_size // b)
         t = _steps_from_epochs(e, dataset_size, b, q, per)
         if t > MAX_STEPS:
-            raise ParameterError(f"epochs={epochs!r} give {t:,} steps, more than the {MAX_STEPS:,} fdpkit accounts",
+            count = f"{t:,}" if t < 10**15 else f"over 10^{len(str(t)) - 1}"  # not 309 digits at epochs=1e308
+            raise ParameterError(f"epochs={epochs!r} give {count} steps, more than the {MAX_STEPS:,} fdpkit accounts",
                                  "epochs")
     else:
         hint = ""

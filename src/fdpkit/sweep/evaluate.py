@@ -72,7 +72,10 @@ def check_metrics(metrics: Sequence[str] | None) -> tuple[str, ...]:
     if metrics is None:
         return DEFAULT_METRICS
     if isinstance(metrics, str):
-        metrics = [m.strip() for m in metrics.split(",") if m.strip()]
+        items = [m.strip() for m in metrics.split(",")]
+        if any(not m for m in items) and any(items):
+            raise ParameterError(f"metrics has an empty name in {metrics!r}", "metrics")
+        metrics = [m for m in items if m]
     if np.ndim(metrics) == 0 and not isinstance(metrics, (list, tuple)):  # 5, an object: not a list of names
         try:
             metrics = list(metrics)

@@ -24,7 +24,7 @@ from fdpkit.errors import ParameterError
 from fdpkit.sweep.evaluate import evaluate_group
 
 EXECUTORS = ("inprocess", "processes", "dask")
-#: Seconds to wait for a Dask scheduler before giving up.
+#: Seconds to wait for a Dask scheduler before giving up (stated in the error and ``--scheduler``'s help).
 DASK_CONNECT_TIMEOUT = 10.0
 
 Group = Sequence[Mapping[str, Any]]
@@ -72,9 +72,37 @@ def check_executor(executor: str | None, *, workers: Any = None, scheduler: Any 
                              f"got executor={executor!r}", "executor", ("executor", dask_args[0]))
     if client is not None and not (callable(getattr(client, "submit", None)) and hasattr(client, "as_current")):
         raise ParameterError(f"client must be a dask.distributed.Client, got {type(client).__name__}", "client")
-    if scheduler is not None and not isinstance(scheduler, str):
-        raise ParameterError(f"scheduler must be an address (tcp://host:port), got {scheduler!r}", "scheduler")
+    if scheduler is not None:
+        check_scheduler_address(scheduler)
     return executor
+
+
+#: Address schemes whose addresses are ``scheme://host:port`` (checked before connecting).
+_HOST_PORT_SCHEMES = ("tcp", "tls", "ws", "wss")
+
+
+def check_scheduler_address(scheduler: Any) -> None:
+    """Refuse a scheduler address Dask cannot parse (ParameterError naming ``scheduler``),
+    before any client exists: a ``Client`` that failed inside its constructor on a malformed
+    address (``"foo"``, ``"http://..."``) timed out again at interpreter exit, printing a
+    traceback after the sweep's error."""
+    if not isinstance(scheduler, str):
+        raise ParameterError(f"scheduler must be an address (tcp://host:port), got {scheduler!r}", "scheduler")
+    try:
+        from distributed.comm.addressing import get_address_host_port, parse_address
+        from distributed.comm.registry import get_backend
+    except ImportError:  # pragma: no cover - the [sweep] extra is installed by make
+        raise ValueError("the Dask executor needs the [sweep] extra: pip install 'fdpkit[sweep]'") from None
+    try:
+        scheme, _ = parse_address(scheduler, strict=False)
+        get_backend(scheme)  # an unknown scheme ("http") raises ValueError
+        if scheme in _HOST_PORT_SCHEMES:
+            _, port = get_address_host_port(scheduler)
+            if not 0 < port < 65536:
+                raise ValueError(f"port {port} is not between 1 and 65535")
+    except (ValueError, TypeError) as exc:
+        raise ParameterError(f"scheduler {scheduler[:80]!r} is not a Dask scheduler address "
+                             f"(tcp://host:port): {exc}", "scheduler") from None
 
 
 def _single_threaded() -> None:
@@ -124,7 +152,9 @@ def run_processes(groups: Sequence[Group], options: Mapping[str, Any], on_done: 
 
 
 def dask_client(*, scheduler: str | None = None, dask_local: int | None = None):
-    """A ``dask.distributed`` client: connected to ``scheduler`` (``tcp://host:port``) or
+    """A ``dask.distributed`` client: connected to ``scheduler`` (``tcp://host:port``; a
+    ParameterError naming ``scheduler`` when the address is malformed or no scheduler answers
+    within :data:`DASK_CONNECT_TIMEOUT` seconds) or
     to a ``LocalCluster`` of ``dask_local`` single-threaded worker processes (closed with
     the client)."""
     try:
@@ -132,10 +162,13 @@ def dask_client(*, scheduler: str | None = None, dask_local: int | None = None):
     except ImportError:  # pragma: no cover - the [sweep] extra is installed by make
         raise ValueError("the Dask executor needs the [sweep] extra: pip install 'fdpkit[sweep]'") from None
     if scheduler is not None:
+        check_scheduler_address(scheduler)
         try:
             return Client(scheduler, timeout=DASK_CONNECT_TIMEOUT, set_as_default=False)
         except (OSError, TimeoutError, ValueError) as exc:
-            raise ValueError(f"could not reach the Dask scheduler at {scheduler!r}: {exc}") from None
+            why = "" if "timed out" in str(exc).lower() else f": {exc}"
+            raise ParameterError(f"could not reach the Dask scheduler at {scheduler!r} within "
+                                 f"{DASK_CONNECT_TIMEOUT:g} s{why}", "scheduler") from None
     import dask
 
     # Dask sets MALLOC_TRIM_THRESHOLD_ in its workers, which switches off glibc's dynamic mmap

@@ -221,7 +221,7 @@ def read_table(path: str | os.PathLike) -> list[dict[str, Any]]:
         n = table.num_rows
         return [{k: data[k][i] for k in data if data[k][i] is not None} for i in range(n)]
     try:
-        text = p.read_text(encoding="utf-8")
+        text = p.read_text(encoding="utf-8-sig")  # a table re-saved by a spreadsheet may start with a BOM
     except UnicodeDecodeError:
         raise not_a_table(p, "not UTF-8 text") from None
     reader = csv.reader(io.StringIO(text, newline=""))

@@ -286,6 +286,12 @@ def page(request: Request, name: str, context: dict, status: int = 200) -> HTMLR
     return templates.TemplateResponse(request, name, context, status_code=status)
 
 
+def form_status(errors: dict) -> int:
+    """The status of a form page: 422 when it shows errors (the input was refused), else 200.
+    htmx swaps a 422 in as it does a 200 (``responseHandling`` in base.html's htmx-config)."""
+    return 422 if errors else 200
+
+
 async def render_page(request: Request, name: str, context: dict, status: int = 200) -> HTMLResponse:
     """:func:`page` rendered off the event loop."""
     return await run_light(page, request, name, context, status)

@@ -21,7 +21,7 @@ from fdpkit.accounting.work_limits import AUDIT_WORK_PER_SCORE, SIMULATION_WORK_
 from fdpkit.audit import read_scores_csv
 from fdpkit.mechanisms import Mechanism, fold, mechanism_from_dict, training_run
 from fdpkit.report import FORMATS
-from fdpkit.web.common import (MEDIA, FormErrors, Limits, api_error, check_limits, download, finite, render_page,
+from fdpkit.web.common import (MEDIA, FormErrors, Limits, api_error, check_limits, download, finite, form_status, render_page,
                                run_heavy, run_light, spec_from_text)
 from fdpkit.web.forms import parse_form
 from fdpkit.web.jobs import audit_counts_job, audit_scores_job, prepare, simulate_job
@@ -331,7 +331,7 @@ async def _page_answer(request: Request, form):
                "permalink": permalink(form, digest if held else None) if answer["result"] else None,
                "held": digest if held else None, "held_note": HELD_NOTE, "inputs": answer["inputs"],
                "formats": FORMATS}
-    return await render_page(request, "audit.html", context, status=422 if errors else 200)
+    return await render_page(request, "audit.html", context, status=form_status(errors))
 
 
 async def _held_or_uploaded(request: Request, form, errors: FormErrors) -> tuple[tuple | None, str | None]:

@@ -9,7 +9,7 @@ from fdpkit.convert.classic import calculate
 from fdpkit.report import csv_rows, plots
 from fdpkit.report.figures import svg_inline
 from fdpkit.report.pdf import render_tables_pdf
-from fdpkit.web.common import FormErrors, api_error, download, field_of, finite, render_page, run_light
+from fdpkit.web.common import FormErrors, api_error, download, field_of, finite, form_status, render_page, run_light
 from fdpkit.web.forms import parse_form
 from fdpkit.web.names import download_name
 from fdpkit.web.models import CalculatorRequest
@@ -96,7 +96,7 @@ async def _answer(request: Request, form):
             errors[field_of(exc, _shown(values["mode"]))] = str(exc)
     return await render_page(request, "calculator.html", {"values": {k: form.get(k, v) for k, v in values.items()},
                                                           "errors": errors, "result": result, "examples": EXAMPLES,
-                                                          "figure": figure, "example": EXAMPLE})
+                                                          "figure": figure, "example": EXAMPLE}, status=form_status(errors))
 
 
 def noise_figure(values: dict) -> str | None:

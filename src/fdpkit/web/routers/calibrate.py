@@ -11,7 +11,7 @@ from fastapi import APIRouter, Request
 
 from fdpkit._inputs import plausibility_warnings
 from fdpkit.vocabulary import ADD_REMOVE, EXAMPLE, POISSON
-from fdpkit.web.common import (CHOICES, FormErrors, Limits, api_error, field_of, finite, render_page,
+from fdpkit.web.common import (CHOICES, FormErrors, Limits, api_error, field_of, finite, form_status, render_page,
                                run_heavy)
 from fdpkit.calibrate.outcome import SAFE_ROUNDING
 from fdpkit.web.forms import in_words, labels_of, parse_form, report_query
@@ -129,7 +129,7 @@ async def _answer(request: Request, form):
     return await render_page(request, "calibrate.html", {
         "values": values, "errors": errors, "choices": CHOICES, "targets": TARGETS, "result": result,
         "data": data, "solved": solved, "statement": statement, "grade": grade,
-        "warnings": warnings, "example": EXAMPLE_RUN})
+        "warnings": warnings, "example": EXAMPLE_RUN}, status=form_status(errors))
 
 
 @router.post("/api/calibrate/dpsgd", tags=["calibrate"])

@@ -13,7 +13,7 @@ from fastapi import APIRouter, Request
 from fdpkit.mechanisms import mechanism_from_dict
 from fdpkit.report.compare import KIND_LABELS, MAX_CURVES
 from fdpkit.errors import ParameterError, parameter_of
-from fdpkit.web.common import FormErrors, Limits, api_error, check_limits, finite, render_page, run_heavy, run_light
+from fdpkit.web.common import FormErrors, Limits, api_error, check_limits, finite, form_status, render_page, run_heavy, run_light
 from fdpkit.web.forms import field_of, parse_form
 from fdpkit.web.jobs import compare_job, prepare
 from fdpkit.web.models import CompareCurve, CompareRequest, CompareSettings
@@ -153,7 +153,7 @@ async def _answer(request: Request, form):
             result, figure = await _compare(request, entries, disc)
         except ValueError as exc:
             errors[_field_of(exc, rows)] = str(exc)
-    return await render_page(request, "compare.html", _context(dict(form), errors, result, figure))
+    return await render_page(request, "compare.html", _context(dict(form), errors, result, figure), status=form_status(errors))
 
 
 @router.post("/api/compare", tags=["compare"])

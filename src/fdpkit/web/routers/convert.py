@@ -10,7 +10,7 @@ import fdpkit as fp
 from fdpkit._inputs import plausibility_warnings
 from fdpkit.report import plots
 from fdpkit.report.figures import svg_inline
-from fdpkit.web.common import FormErrors, api_error, field_of, finite, parse_levels, render_page, run_light
+from fdpkit.web.common import FormErrors, api_error, field_of, finite, parse_levels, form_status, render_page, run_light
 from fdpkit.web.forms import parse_form
 from fdpkit.web.models import ConvertRequest
 
@@ -123,7 +123,7 @@ async def _answer(request: Request, form):
     profile = profile_note(form, mu, delta, result)
     return await render_page(request, "convert.html", {"values": dict(form), "errors": errors, "result": result,
                                                        "tables": await run_light(fp.seed_tables), "figure": figure,
-                                                       "example": EXAMPLE, "profile": profile})
+                                                       "example": EXAMPLE, "profile": profile}, status=form_status(errors))
 
 
 def profile_note(form, mu: float | None, delta: float | None, result: dict | None) -> dict | None:

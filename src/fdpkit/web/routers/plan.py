@@ -9,15 +9,29 @@ from fastapi import APIRouter, Request
 import fdpkit as fp
 from fdpkit.report import plots
 from fdpkit.report.figures import svg_inline
-from fdpkit.web.common import (FormErrors, api_error, field_of, finite, parse_float, parse_int, render_page,
+from fdpkit.web.common import (FormErrors, api_error, field_of, finite, parse_float, parse_int, form_status, render_page,
                                 run_light)
 from fdpkit.web.forms import conflicts, labels_of
 from fdpkit.web.models import PlanRequest
 
 router = APIRouter()
 GUIDANCE = fp.planning.GUIDANCE
-FIELDS = ("statistic", "alternative", "groups", "tests", "correction", "effect", "n", "sd", "level", "alpha", "data_range", "required_power", "max_relative_loss", "prior", "fpr",
-          "max_relative_risk", "max_attack_power", "max_power", "max_risk", "compare_n")
+FIELDS = ("statistic", "alternative", "groups", "tests", "correction", "effect", "n", "sd", "level", "data_range",
+          "required_power", "max_relative_loss", "prior", "fpr", "max_relative_risk", "max_attack_power", "compare_n")
+#: Old names of fields (permalinks made before the renames) -> the public names: deprecated,
+#: still read (the public name wins where a link has both); the form shows the public names.
+#: The library's own messages may also name ``max_power``/``max_risk`` (fdpkit.risk.privacy_first).
+ALIASES = {"alpha": "level", "max_power": "max_attack_power", "max_risk": "max_relative_risk"}
+
+
+def public_names(form) -> dict[str, str]:
+    """The form's text fields with each old name (:data:`ALIASES`) read as its public name."""
+    values = {k: v for k, v in form.items() if isinstance(v, str)}
+    for old, new in ALIASES.items():
+        value = values.pop(old, None)
+        if value and not values.get(new):
+            values[new] = value
+    return values
 #: The form starts with the choices and the settings that have a stated default (data range 1, one
 #: test, the risk reading's prior and FPR); the analysis and the criterion are the user's (a
 #: prefilled "Max relative power loss" would fight a typed "Required power"). The placeholders
@@ -74,7 +88,7 @@ def power_svg(spec) -> str:
 @router.get("/plan", include_in_schema=False)
 async def plan_page(request: Request):
     """The form; with query parameters (a permalink) the plan, rendered on the server."""
-    if any(k in request.query_params for k in FIELDS + ("guide",)):
+    if any(k in request.query_params for k in (*FIELDS, *ALIASES, "guide")):
         return await _answer(request, request.query_params)
     return await render_page(request, "plan.html", {"values": DEFAULTS, "errors": {}, "result": None,
                                                     "guidance": GUIDANCE, "example": EXAMPLE})
@@ -105,8 +119,9 @@ def flag(form, name: str, default: bool, errors: FormErrors) -> bool:
     return False
 
 
-async def _answer(request: Request, form):
+async def _answer(request: Request, sent):
     errors = FormErrors()
+    form = public_names(sent)
     p = {"guide": form.get("guide") or "utility_first",
          "blatant_disclosure_ok": flag(form, "blatant_disclosure_ok",
                                        PlanRequest.model_fields["blatant_disclosure_ok"].default, errors),
@@ -119,10 +134,7 @@ async def _answer(request: Request, form):
         errors["groups"] = f"groups must be 1 or 2, got {p['groups']!r}"
     for k, d in (("effect", None), ("n", None), ("sd", None), ("data_range", 1.0), ("prior", 0.01), ("fpr", 1e-3)):
         p[k] = parse_float(form, k, errors, default=d)
-    old = not form.get("level") and bool(form.get("alpha"))  # the old field name (permalinks) is accepted
-    p["level"] = parse_float(form, "alpha" if old else "level", errors, default=0.05)
-    if old and "alpha" in errors:
-        errors["level"] = errors.pop("alpha")
+    p["level"] = parse_float(form, "level", errors, default=0.05)
     for k in ("required_power", "max_relative_loss", "max_relative_risk", "max_attack_power"):
         p[k] = parse_float(form, k, errors, required=False)
     p["compare_n"] = parse_sizes(form.get("compare_n"), errors)
@@ -143,12 +155,13 @@ async def _answer(request: Request, form):
             result = finite(plan.to_dict())
             figure, figures = await run_light(plan_figures, plan, spec, p["compare_n"])
         except ValueError as exc:
-            errors[field_of(exc, FIELDS)] = str(exc)
+            name = field_of(exc, (*FIELDS, *ALIASES))
+            errors[ALIASES.get(name, name)] = str(exc)
     # the boxes as answered (a hidden "off" is no tick; a missing field is the default)
-    values = {**dict(form), **{k: "on" if p[k] else "" for k in ("blatant_disclosure_ok", "high_confidence_ok")}}
+    values = {**form, **{k: "on" if p[k] else "" for k in ("blatant_disclosure_ok", "high_confidence_ok")}}
     return await render_page(request, "plan.html", {"values": values, "errors": errors, "result": result,
                                                     "guide": p["guide"], "figure": figure, "figures": figures,
-                                                    "guidance": GUIDANCE, "example": EXAMPLE})
+                                                    "guidance": GUIDANCE, "example": EXAMPLE}, status=form_status(errors))
 
 
 def plan_figures(plan, spec, compare_n: tuple = ()) -> tuple[str, list[tuple[str, str]]]:

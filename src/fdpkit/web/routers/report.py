@@ -23,7 +23,7 @@ from fdpkit.report import FORMATS
 from fdpkit.web.common import (
     CHOICES, MEDIA, FormErrors, Limits, api_error, check_limits, checked,  # noqa: F401  (check_limits: re-exported)
     download, field_of, parse_float, parse_int,
-    render_page, run_heavy, run_light, spec_from_text,
+    form_status, render_page, run_heavy, run_light, spec_from_text,
 )
 from fdpkit.web.forms import DPSGD_FIELDS, dpsgd_from_form, dpsgd_of, in_words, labels_of  # noqa: F401
 from fdpkit.web.jobs import report_job
@@ -197,7 +197,7 @@ async def _answer(request: Request, form):
                                                       "choices": CHOICES, "tables": tables, "figures": figures,
                                                       "details": details, "formats": FORMATS,
                                                       "statement": statement, "example": EXAMPLE, "hints": HINTS,
-                                                      "extras": extras, "links": links})
+                                                      "extras": extras, "links": links}, status=form_status(errors))
 
 
 @router.post("/report/extras", include_in_schema=False)

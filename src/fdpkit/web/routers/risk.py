@@ -8,7 +8,7 @@ from fdpkit.report import plots
 from fdpkit.risk.grade import DEFINITIONS, LABELS
 from fdpkit.risk.reading import read_guarantee
 from fdpkit.report.figures import svg_inline
-from fdpkit.web.common import render_page, run_light, FormErrors, api_error, field_of, finite
+from fdpkit.web.common import form_status, render_page, run_light, FormErrors, api_error, field_of, finite
 from fdpkit.web.forms import parse_form
 from fdpkit.web.models import RiskRequest
 
@@ -73,7 +73,7 @@ async def _answer(request: Request, form):
         except ValueError as exc:
             errors[field_of(exc, FIELDS)] = str(exc)
     return await render_page(request, "risk.html", {"values": dict(form), "errors": errors, "result": result,
-                                                    "figures": figs, "scale": SCALE, "links": links(dict(form))})
+                                                    "figures": figs, "scale": SCALE, "links": links(dict(form))}, status=form_status(errors))
 
 
 def risk_figures(curve, prior: float) -> list[tuple[str, str]]:

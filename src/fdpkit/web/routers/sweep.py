@@ -9,7 +9,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from fdpkit.web.common import FormErrors, Limits, api_error, finite, render_page, run_heavy, run_light
+from fdpkit.web.common import FormErrors, Limits, api_error, finite, form_status, render_page, run_heavy, run_light
 from fdpkit.web.forms import parse_form
 from fdpkit.accounting.work_limits import sweep_cost
 from fdpkit.web.jobs import sweep_design_job, sweep_map_job
@@ -76,6 +76,8 @@ async def run_design(request: Request, body: dict[str, Any], figure: bool) -> di
 #: the fields of each form (a permalink's query parameters)
 MAP_FIELDS = ("noise_multiplier", "sample_rate", "steps", "delta")
 DESIGN_FIELDS = ("mu", "batch_size", "epochs", "dataset_size")
+#: the two forms (the ``task`` field)
+TASKS = ("map", "design")
 
 
 @router.get("/sweep", include_in_schema=False)
@@ -97,11 +99,15 @@ async def _answer(request: Request, form):
     task = form.get("task") or "map"
     # one schema per form, shared with the JSON API (SweepRequest, DesignTableRequest): every
     # error at once, beside its field
-    if task == "design":
+    parsed = None
+    if task not in TASKS:  # an unknown task was swept as a map
+        errors["form"] = f"task must be {' or '.join(TASKS)}, got {str(task)[:40]!r}"
+    elif task == "design":
         parsed, found = parse_form(DesignTableRequest, form, fields=(*DESIGN_FIELDS, "delta"))
+        errors.update(found)
     else:
         parsed, found = parse_form(SweepRequest, form, fields=MAP_FIELDS)
-    errors.update(found)
+        errors.update(found)
     body = parsed.model_dump() if parsed is not None else {}
     if body:
         body["discretization"] = MIN_DISCRETIZATION
@@ -116,7 +122,7 @@ async def _answer(request: Request, form):
     values = {**DEFAULTS, **{k: v for k, v in form.items() if isinstance(v, str)}}
     return await render_page(request, "sweep.html", {"values": values, "errors": errors, "task": task,
                                                      "result": finite(result) if result else None,
-                                                     "figure": figure})
+                                                     "figure": figure}, status=form_status(errors))
 
 
 @router.post("/api/sweep", tags=["sweep"])
