@@ -215,3 +215,81 @@ def test_shuffled_accumulation_and_phases_from_the_history():
     acc.history = [(1.0, 3 / 8, 2)]  # 3 does not divide 8
     with pytest.raises(ValueError, match="disagree"):
         fo.mechanism_of(acc, loader)
+
+
+def test_shuffled_loader_refuses_the_poisson_figures():
+    # before: engine.get_epsilon(1e-5) quoted the Poisson 2.47 for a shuffled run certified at 15.5
+    engine = PrivacyEngine(accountant="fdpkit")
+    module, opt, loader = private(engine, n=256, batch_size=32, poisson=False)
+    train(module, opt, loader, epochs=1)
+    assert engine.accountant.fdpkit_sampling == "shuffled"
+    for query in (lambda: engine.get_epsilon(DELTA), engine.accountant.get_mu, engine.accountant.report,
+                  lambda: engine.accountant.get_tpr(1e-3)):
+        with pytest.raises(fp.ParameterError, match="Poisson") as info:
+            query()
+        assert info.value.parameter == "poisson_sampling"
+    assert fo.privacy_report(engine, loader, epochs=1).mechanism.sampling == "shuffled"  # the honest figure
+    # a later Poisson loader does not make the shuffled steps Poisson
+    module2, opt2, loader2 = private(engine, n=256, batch_size=32)
+    assert fo.sampling_of(loader2) == "poisson" and engine.accountant.fdpkit_sampling == "shuffled"
+    # Poisson runs are unaffected
+    poisson = PrivacyEngine(accountant="fdpkit")
+    module, opt, loader = private(poisson, n=256, batch_size=32)
+    train(module, opt, loader, epochs=1)
+    assert poisson.accountant.fdpkit_sampling == "poisson" and poisson.get_epsilon(DELTA) > 0
+    # make_private_with_epsilon would calibrate for Poisson: refused before any training
+    from torch.utils.data import DataLoader
+
+    m = model()
+    with pytest.raises(fp.ParameterError, match="poisson_sampling") as info:
+        PrivacyEngine(accountant="fdpkit").make_private_with_epsilon(
+            module=m, optimizer=torch.optim.SGD(m.parameters(), lr=0.1),
+            data_loader=DataLoader(synthetic(256), batch_size=32), target_epsilon=3.0, target_delta=DELTA,
+            epochs=1, max_grad_norm=1.0, poisson_sampling=False)
+    assert info.value.parameter == "poisson_sampling"
+
+
+@pytest.mark.parametrize("state", [
+    {"history": None, "mechanism": "fdpkit"},   # before: TypeError 'NoneType' object is not iterable
+    {"history": 5, "mechanism": "rdp"},         # before: TypeError 'int' object is not iterable
+    {"history": "abc", "mechanism": "fdpkit"},
+])
+def test_load_state_dict_malformed_history_is_named(state):
+    acc = fo.FdpkitAccountant()
+    acc.history = [(1.0, 0.1, 5)]
+    with pytest.raises(fp.ParameterError, match=r"state_dict\['history'\]") as info:
+        acc.load_state_dict(state)
+    assert info.value.parameter == "state_dict" and acc.history == [(1.0, 0.1, 5)]
+
+
+def test_loaded_history_holds_the_validated_numbers():
+    acc = fo.FdpkitAccountant()
+    acc.load_state_dict({"history": [[1, 0.1, 5.0]], "mechanism": "rdp"})
+    assert acc.history == [(1.0, 0.1, 5)] and isinstance(acc.history[0][2], int)
+    with pytest.raises(ValueError, match="no accountant history"):  # before: TypeError
+        fo.history_from_state({"privacy_accountant_state_dict": None})
+
+
+@pytest.mark.parametrize("kwargs, parameter", [
+    (dict(sample_rate=0.0, epochs=1), "sample_rate"),            # before: ZeroDivisionError
+    (dict(sample_rate=math.nan, epochs=1), "sample_rate"),       # before: cannot convert float NaN
+    (dict(sample_rate=0.05, epochs=math.inf), "epochs"),         # before: OverflowError
+    (dict(sample_rate=0.05, epochs=math.nan), "epochs"),
+    (dict(sample_rate=0.05, epochs=0), "epochs"),
+    (dict(sample_rate=0.05, epochs=1, target_epsilon=0.0), "target_epsilon"),  # before: "epsilon must ..."
+    (dict(sample_rate=0.05, epochs=1, target_delta=1.0), "target_delta"),
+])
+def test_get_noise_multiplier_names_opacus_arguments(kwargs, parameter):
+    args = dict(target_epsilon=3.0, target_delta=DELTA, accountant="fdpkit") | kwargs
+    with pytest.raises(fp.ParameterError) as info:
+        fo.get_noise_multiplier(**args)
+    assert info.value.parameter == parameter and str(info.value).startswith(parameter)
+
+
+def test_get_noise_multiplier_returns_a_safe_unconverged_sigma():
+    # before: ValueError "cannot be met ...: the target was met on the safe side but not to full precision"
+    sigma = fo.get_noise_multiplier(target_epsilon=1e-6, target_delta=DELTA, sample_rate=0.05, steps=20,
+                                    accountant="fdpkit")
+    acc = fo.FdpkitAccountant()
+    acc.history = [(sigma, 0.05, 20)]
+    assert acc.get_epsilon(DELTA) <= 1e-6
