@@ -293,3 +293,48 @@ def test_get_noise_multiplier_returns_a_safe_unconverged_sigma():
     acc = fo.FdpkitAccountant()
     acc.history = [(sigma, 0.05, 20)]
     assert acc.get_epsilon(DELTA) <= 1e-6
+
+
+def test_steps_store_plain_floats(tmp_path):
+    # before: np.float64 / np.float32 / 0-d tensors were kept, so the state dict failed
+    # torch.load(weights_only=True) (what `--from-opacus` uses) and json.dumps
+    import json
+
+    import numpy as np
+
+    acc = fo.FdpkitAccountant()
+    for nm in (np.float64(1.0), np.float32(1.0), torch.tensor(1.0), 1.0):
+        acc.step(noise_multiplier=nm, sample_rate=np.float64(0.125))
+    assert acc.history == [(1.0, 0.125, 4)]
+    assert all(type(v) is float for v in acc.history[0][:2])
+    torch.save(acc.state_dict(), tmp_path / "acc.pt")
+    assert torch.load(tmp_path / "acc.pt", weights_only=True)["history"] == [(1.0, 0.125, 4)]
+    assert json.loads(json.dumps(acc.state_dict()))["history"] == [[1.0, 0.125, 4]]
+
+
+def test_noise_scheduler_phases_are_accounted():
+    from opacus.schedulers import StepNoise
+
+    engine = PrivacyEngine(accountant="fdpkit")
+    module, opt, loader = private(engine, n=256, batch_size=32)
+    scheduler = StepNoise(opt, step_size=1, gamma=2.0)
+    for _ in range(2):
+        train(module, opt, loader, epochs=1)
+        scheduler.step()
+    assert [(nm, t) for nm, _, t in engine.accountant.history] == [(1.0, 8), (2.0, 8)]
+    ours = engine.get_epsilon(DELTA)
+    rdp = RDPAccountant()
+    rdp.history = list(engine.accountant.history)
+    assert _optimistic_epsilon(engine.accountant.history, DELTA) <= ours + LOWER_SLACK and ours <= rdp.get_epsilon(DELTA)
+
+
+@pytest.mark.parametrize("epochs", [math.nan, math.inf, True, 1.5, 0])
+def test_privacy_report_epochs_are_named(epochs):
+    # before: NaN "cannot convert float NaN to integer", inf OverflowError, True accepted as 1
+    from torch.utils.data import DataLoader
+
+    acc = fo.FdpkitAccountant()
+    acc.history = [(1.0, 1 / 8, 8)]
+    with pytest.raises(fp.ParameterError) as info:
+        fo.privacy_report(acc, DataLoader(synthetic(256), batch_size=32, shuffle=True), epochs=epochs)
+    assert info.value.parameter == "epochs"

@@ -80,6 +80,22 @@ def _history_key(history: Any) -> tuple:
     return tuple((p.noise_multiplier, p.sample_rate, p.steps) for p in mech.phases)
 
 
+def _plain(value: Any) -> Any:
+    """A NumPy scalar or 0-d tensor as a Python float; anything else unchanged (validated later)."""
+    if value is None or isinstance(value, (bool, str, bytes)) or type(value) in (int, float):
+        return value
+    if isinstance(value, (int, float)):  # np.float64 subclasses float
+        return float(value)
+    item = getattr(value, "item", None)
+    if callable(item) and getattr(value, "ndim", None) == 0:
+        try:
+            v = item()
+        except (TypeError, ValueError, RuntimeError):
+            return value
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else value
+    return value
+
+
 def require_poisson(accountant: Any, what: str) -> None:
     """Raise :class:`fdpkit.errors.ParameterError` (``poisson_sampling``) when ``make_private``
     gave ``accountant`` a loader that does not sample with Poisson."""
@@ -129,7 +145,12 @@ class FdpkitAccountant(IAccountant):
         return MECHANISM
 
     def step(self, *, noise_multiplier: float, sample_rate: float) -> None:
-        """Record one optimizer step (merged into the last phase when nothing changed)."""
+        """Record one optimizer step (merged into the last phase when nothing changed).
+
+        NumPy and 0-d torch numbers are stored as Python floats (so that the state dict stays
+        plain data for ``torch.load(weights_only=True)`` and JSON); the values are validated
+        when the history is accounted (a bad one is an error naming ``history[i]``)."""
+        noise_multiplier, sample_rate = _plain(noise_multiplier), _plain(sample_rate)
         if self.history:
             nm, q, t = self.history[-1]
             if nm == noise_multiplier and q == sample_rate:
@@ -138,7 +159,11 @@ class FdpkitAccountant(IAccountant):
         self.history.append((noise_multiplier, sample_rate, 1))
 
     def __len__(self) -> int:
-        return int(sum(int(t) for _, _, t in self.history))
+        try:
+            return int(sum(int(t) for _, _, t in self.history))
+        except (TypeError, ValueError):
+            _history_key(self.history)  # the named error (history[i]: ...)
+            raise
 
     def get_epsilon(self, delta: float, *args: Any, **kwargs: Any) -> float:
         """Certified epsilon at ``delta`` for the steps taken so far (0 before any step).
