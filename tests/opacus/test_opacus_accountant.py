@@ -338,3 +338,18 @@ def test_privacy_report_epochs_are_named(epochs):
     with pytest.raises(fp.ParameterError) as info:
         fo.privacy_report(acc, DataLoader(synthetic(256), batch_size=32, shuffle=True), epochs=epochs)
     assert info.value.parameter == "epochs"
+
+
+def test_weighted_sampler_under_make_private_is_refused():
+    from torch.utils.data import DataLoader, WeightedRandomSampler
+
+    engine = PrivacyEngine(accountant="fdpkit")
+    m = model()
+    loader = DataLoader(synthetic(64), batch_size=16, sampler=WeightedRandomSampler([1.0] * 64, 64))
+    module, opt, loader = engine.make_private(module=m, optimizer=torch.optim.SGD(m.parameters(), lr=0.1),
+                                              data_loader=loader, noise_multiplier=1.0, max_grad_norm=1.0,
+                                              poisson_sampling=False)
+    train(module, opt, loader, epochs=1)
+    with pytest.raises(fp.ParameterError, match="no sound accounting: .*WeightedRandomSampler") as info:
+        engine.get_epsilon(DELTA)  # before: the Poisson figure, as if q = 16/64 had been sampled
+    assert info.value.parameter == "poisson_sampling"

@@ -102,6 +102,10 @@ def require_poisson(accountant: Any, what: str) -> None:
     scheme = getattr(accountant, ATTRIBUTE, None)
     if scheme is None or scheme == "poisson":
         return
+    if scheme.startswith("unknown: "):
+        raise ParameterError(
+            f"{what} assumes Poisson sampling, but make_private (poisson_sampling=False) returned a loader "
+            f"with no sound accounting: {scheme[len('unknown: '):]}", "poisson_sampling")
     raise ParameterError(
         f"{what} assumes Poisson sampling, but make_private returned a loader that samples "
         f"{scheme!r} (poisson_sampling=False): the Poisson figure would understate the run's privacy "
