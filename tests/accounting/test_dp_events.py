@@ -131,3 +131,11 @@ def test_cli_and_web_accept_the_event_json(tmp_path):
         nested = {"class_name": "SelfComposedDpEvent", "count": 2, "event": nested}
     with pytest.raises(ValueError, match="nested"):
         fp.mechanism_from_dict(nested)
+
+
+def test_huge_self_composition_names_the_event_count():
+    # before: "times must be <= 1e+07, got 1e12" (Repeated's argument, not the event's field)
+    ev = dpa.ComposedDpEvent([dpa.GaussianDpEvent(1.0),
+                              dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(0.01, dpa.GaussianDpEvent(1.0)), 10**12)])
+    with pytest.raises(ValueError, match=r"^event\.events\[1\]\.count must be <= 1e\+07"):
+        fp.from_dp_event(ev)

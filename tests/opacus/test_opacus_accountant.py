@@ -215,3 +215,141 @@ def test_shuffled_accumulation_and_phases_from_the_history():
     acc.history = [(1.0, 3 / 8, 2)]  # 3 does not divide 8
     with pytest.raises(ValueError, match="disagree"):
         fo.mechanism_of(acc, loader)
+
+
+def test_shuffled_loader_refuses_the_poisson_figures():
+    # before: engine.get_epsilon(1e-5) quoted the Poisson 2.47 for a shuffled run certified at 15.5
+    engine = PrivacyEngine(accountant="fdpkit")
+    module, opt, loader = private(engine, n=256, batch_size=32, poisson=False)
+    train(module, opt, loader, epochs=1)
+    assert engine.accountant.fdpkit_sampling == "shuffled"
+    for query in (lambda: engine.get_epsilon(DELTA), engine.accountant.get_mu, engine.accountant.report,
+                  lambda: engine.accountant.get_tpr(1e-3)):
+        with pytest.raises(fp.ParameterError, match="Poisson") as info:
+            query()
+        assert info.value.parameter == "poisson_sampling"
+    assert fo.privacy_report(engine, loader, epochs=1).mechanism.sampling == "shuffled"  # the honest figure
+    # a later Poisson loader does not make the shuffled steps Poisson
+    module2, opt2, loader2 = private(engine, n=256, batch_size=32)
+    assert fo.sampling_of(loader2) == "poisson" and engine.accountant.fdpkit_sampling == "shuffled"
+    # Poisson runs are unaffected
+    poisson = PrivacyEngine(accountant="fdpkit")
+    module, opt, loader = private(poisson, n=256, batch_size=32)
+    train(module, opt, loader, epochs=1)
+    assert poisson.accountant.fdpkit_sampling == "poisson" and poisson.get_epsilon(DELTA) > 0
+    # make_private_with_epsilon would calibrate for Poisson: refused before any training
+    from torch.utils.data import DataLoader
+
+    m = model()
+    with pytest.raises(fp.ParameterError, match="poisson_sampling") as info:
+        PrivacyEngine(accountant="fdpkit").make_private_with_epsilon(
+            module=m, optimizer=torch.optim.SGD(m.parameters(), lr=0.1),
+            data_loader=DataLoader(synthetic(256), batch_size=32), target_epsilon=3.0, target_delta=DELTA,
+            epochs=1, max_grad_norm=1.0, poisson_sampling=False)
+    assert info.value.parameter == "poisson_sampling"
+
+
+@pytest.mark.parametrize("state", [
+    {"history": None, "mechanism": "fdpkit"},   # before: TypeError 'NoneType' object is not iterable
+    {"history": 5, "mechanism": "rdp"},         # before: TypeError 'int' object is not iterable
+    {"history": "abc", "mechanism": "fdpkit"},
+])
+def test_load_state_dict_malformed_history_is_named(state):
+    acc = fo.FdpkitAccountant()
+    acc.history = [(1.0, 0.1, 5)]
+    with pytest.raises(fp.ParameterError, match=r"state_dict\['history'\]") as info:
+        acc.load_state_dict(state)
+    assert info.value.parameter == "state_dict" and acc.history == [(1.0, 0.1, 5)]
+
+
+def test_loaded_history_holds_the_validated_numbers():
+    acc = fo.FdpkitAccountant()
+    acc.load_state_dict({"history": [[1, 0.1, 5.0]], "mechanism": "rdp"})
+    assert acc.history == [(1.0, 0.1, 5)] and isinstance(acc.history[0][2], int)
+    with pytest.raises(ValueError, match="no accountant history"):  # before: TypeError
+        fo.history_from_state({"privacy_accountant_state_dict": None})
+
+
+@pytest.mark.parametrize("kwargs, parameter", [
+    (dict(sample_rate=0.0, epochs=1), "sample_rate"),            # before: ZeroDivisionError
+    (dict(sample_rate=math.nan, epochs=1), "sample_rate"),       # before: cannot convert float NaN
+    (dict(sample_rate=0.05, epochs=math.inf), "epochs"),         # before: OverflowError
+    (dict(sample_rate=0.05, epochs=math.nan), "epochs"),
+    (dict(sample_rate=0.05, epochs=0), "epochs"),
+    (dict(sample_rate=0.05, epochs=1, target_epsilon=0.0), "target_epsilon"),  # before: "epsilon must ..."
+    (dict(sample_rate=0.05, epochs=1, target_delta=1.0), "target_delta"),
+])
+def test_get_noise_multiplier_names_opacus_arguments(kwargs, parameter):
+    args = dict(target_epsilon=3.0, target_delta=DELTA, accountant="fdpkit") | kwargs
+    with pytest.raises(fp.ParameterError) as info:
+        fo.get_noise_multiplier(**args)
+    assert info.value.parameter == parameter and str(info.value).startswith(parameter)
+
+
+def test_get_noise_multiplier_returns_a_safe_unconverged_sigma():
+    # before: ValueError "cannot be met ...: the target was met on the safe side but not to full precision"
+    sigma = fo.get_noise_multiplier(target_epsilon=1e-6, target_delta=DELTA, sample_rate=0.05, steps=20,
+                                    accountant="fdpkit")
+    acc = fo.FdpkitAccountant()
+    acc.history = [(sigma, 0.05, 20)]
+    assert acc.get_epsilon(DELTA) <= 1e-6
+
+
+def test_steps_store_plain_floats(tmp_path):
+    # before: np.float64 / np.float32 / 0-d tensors were kept, so the state dict failed
+    # torch.load(weights_only=True) (what `--from-opacus` uses) and json.dumps
+    import json
+
+    import numpy as np
+
+    acc = fo.FdpkitAccountant()
+    for nm in (np.float64(1.0), np.float32(1.0), torch.tensor(1.0), 1.0):
+        acc.step(noise_multiplier=nm, sample_rate=np.float64(0.125))
+    assert acc.history == [(1.0, 0.125, 4)]
+    assert all(type(v) is float for v in acc.history[0][:2])
+    torch.save(acc.state_dict(), tmp_path / "acc.pt")
+    assert torch.load(tmp_path / "acc.pt", weights_only=True)["history"] == [(1.0, 0.125, 4)]
+    assert json.loads(json.dumps(acc.state_dict()))["history"] == [[1.0, 0.125, 4]]
+
+
+def test_noise_scheduler_phases_are_accounted():
+    from opacus.schedulers import StepNoise
+
+    engine = PrivacyEngine(accountant="fdpkit")
+    module, opt, loader = private(engine, n=256, batch_size=32)
+    scheduler = StepNoise(opt, step_size=1, gamma=2.0)
+    for _ in range(2):
+        train(module, opt, loader, epochs=1)
+        scheduler.step()
+    assert [(nm, t) for nm, _, t in engine.accountant.history] == [(1.0, 8), (2.0, 8)]
+    ours = engine.get_epsilon(DELTA)
+    rdp = RDPAccountant()
+    rdp.history = list(engine.accountant.history)
+    assert _optimistic_epsilon(engine.accountant.history, DELTA) <= ours + LOWER_SLACK and ours <= rdp.get_epsilon(DELTA)
+
+
+@pytest.mark.parametrize("epochs", [math.nan, math.inf, True, 1.5, 0])
+def test_privacy_report_epochs_are_named(epochs):
+    # before: NaN "cannot convert float NaN to integer", inf OverflowError, True accepted as 1
+    from torch.utils.data import DataLoader
+
+    acc = fo.FdpkitAccountant()
+    acc.history = [(1.0, 1 / 8, 8)]
+    with pytest.raises(fp.ParameterError) as info:
+        fo.privacy_report(acc, DataLoader(synthetic(256), batch_size=32, shuffle=True), epochs=epochs)
+    assert info.value.parameter == "epochs"
+
+
+def test_weighted_sampler_under_make_private_is_refused():
+    from torch.utils.data import DataLoader, WeightedRandomSampler
+
+    engine = PrivacyEngine(accountant="fdpkit")
+    m = model()
+    loader = DataLoader(synthetic(64), batch_size=16, sampler=WeightedRandomSampler([1.0] * 64, 64))
+    module, opt, loader = engine.make_private(module=m, optimizer=torch.optim.SGD(m.parameters(), lr=0.1),
+                                              data_loader=loader, noise_multiplier=1.0, max_grad_norm=1.0,
+                                              poisson_sampling=False)
+    train(module, opt, loader, epochs=1)
+    with pytest.raises(fp.ParameterError, match="no sound accounting: .*WeightedRandomSampler") as info:
+        engine.get_epsilon(DELTA)  # before: the Poisson figure, as if q = 16/64 had been sampled
+    assert info.value.parameter == "poisson_sampling"

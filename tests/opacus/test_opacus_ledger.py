@@ -76,3 +76,45 @@ def test_cli_propose_from_opacus_files(tmp_path):
     bad.write_text(json.dumps({"mechanism": "rdp"}))
     r = run(app, ["ledger", "--db", db, "propose", "toy", "--from-opacus", str(bad), "--title", "x"])
     assert r.exit_code == 2 and "history" in r.output
+
+
+def test_budget_guard_refuses_a_shuffled_loader(ledger):
+    # before: the guard's Poisson limit let a shuffled run train and recorded it as Poisson
+    engine = PrivacyEngine(accountant="rdp")  # any accountant: make_private remembers the loader
+    module, opt, loader = private(engine, batch_size=32, noise_multiplier=1.0, poisson=False)
+    guard = fo.BudgetGuard(ledger, "toy", engine, noise_multiplier=1.0, sample_rate=1 / 8, max_steps=400,
+                           title="toy run", user="ana", report=False)
+    guard.attach(opt)
+    with pytest.raises(fp.ParameterError, match="Poisson") as info:
+        train(module, opt, loader, epochs=1)
+    assert info.value.parameter == "poisson_sampling" and len(engine.accountant) == 0
+    assert guard.record() is None  # nothing ran, nothing recorded
+
+
+def test_cli_report_reads_opacus_files(tmp_path):
+    # before: a state_dict JSON was "--history must be a list ...", a checkpoint a utf-8 decode error
+    engine = PrivacyEngine(accountant="fdpkit")
+    module, opt, loader = private(engine, batch_size=32)
+    train(module, opt, loader, epochs=1)
+    ckpt = tmp_path / "ckpt.pt"
+    engine.save_checkpoint(path=ckpt, module=module, optimizer=opt)
+    js = tmp_path / "sd.json"
+    js.write_text(json.dumps(engine.accountant.state_dict()))
+    run = CliRunner().invoke
+    db = str(tmp_path / "cli.sqlite")
+    assert run(app, ["ledger", "--db", db, "init"]).exit_code == 0
+    assert run(app, ["ledger", "--db", db, "dataset", "add", "toy", "--unit", "one example"]).exit_code == 0
+    for f in (ckpt, js):
+        r = run(app, ["report", "dpsgd", "--opacus-history", str(f), "--format", "json"])
+        assert r.exit_code == 0, r.output
+        eps = {row["delta"]: row["epsilon"] for row in json.loads(r.stdout)["epsilon_at_delta"]}
+        assert eps[1e-5] == engine.get_epsilon(1e-5)
+    for content, expected in ((b"not json", "neither JSON nor"), (b'{"privacy_accountant_state_dict": null}',
+                              "no accountant history"), (b'{"history": null}', "history must be a list")):
+        bad = tmp_path / "bad.json"
+        bad.write_bytes(content)
+        for args in (["report", "dpsgd", "--opacus-history", str(bad)],
+                     ["ledger", "--db", db, "propose", "toy", "--from-opacus", str(bad),
+                      "--title", "x"]):
+            r = run(app, args)
+            assert r.exit_code == 2 and expected in r.output and "Error:" not in r.output, (args, r.output)

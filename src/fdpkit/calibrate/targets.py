@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fdpkit._numerics import MU_MAX, check_real, norm_ppf
+from fdpkit.errors import ParameterError
 from fdpkit.accounting import Accounting
 from fdpkit.convert import mu_for_epsilon_delta
 from fdpkit.fit import ALPHA_MIN_DEFAULT, fit_gdp
@@ -39,9 +40,9 @@ def _positive(name: str, value: Any, *, upper: float | None = None, open_upper: 
     the shared validator."""
     v = float(check_real(name, value, allow_inf=True, scalar=True))
     if not math.isfinite(v) or v <= 0:
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+        raise ParameterError(f"{name} must be a positive finite number, got {value!r}", name)
     if upper is not None and (v > upper or (open_upper and v == upper)):
-        raise ValueError(f"{name} must be {'<' if open_upper else '<='} {upper:g}, got {value!r}")
+        raise ParameterError(f"{name} must be {'<' if open_upper else '<='} {upper:g}, got {value!r}", name)
     return v
 
 

@@ -38,7 +38,9 @@ MaxBatchOpt = typer.Option(None, "--max-batch-size", help="Truncated Poisson: la
 UnitOpt = typer.Option(EXAMPLE, "--unit", help="Privacy unit: example or user.")
 PerUserOpt = typer.Option(None, "--examples-per-user", help="With --unit user: most examples one user has (group privacy).")
 ScheduleOpt = typer.Option(None, "--schedule", help="JSON file: a list of phases (dicts with the per-phase options).")
-HistoryOpt = typer.Option(None, "--opacus-history", help="JSON file: an Opacus accountant's history, [[sigma, q, steps], ...].")
+HistoryOpt = typer.Option(None, "--opacus-history", help=(
+    "An Opacus accountant's history: JSON (a list of (sigma, q, steps) triples, or a state_dict) or a torch.save "
+    "file (an accountant state_dict or a PrivacyEngine.save_checkpoint checkpoint)."))
 
 
 def flagged(message: str) -> str:
@@ -63,6 +65,43 @@ def _json_file(path: Path, what: str) -> Any:
         raise ValueError(f"{what} is not valid JSON: {exc}") from None
 
 
+def opacus_history_file(path: Path, what: str) -> Any:
+    """The history in an Opacus accountant file: JSON (``{"history": [...], "mechanism": ...}``
+    or a bare list of (noise_multiplier, sample_rate, steps)) or a ``torch.save`` file (an
+    accountant ``state_dict`` or a ``PrivacyEngine.save_checkpoint`` checkpoint; loaded with
+    ``weights_only=True``). Lists of lists become lists of tuples; the rows are validated by
+    :func:`fdpkit.dpsgd_from_opacus_history`."""
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise ValueError(f"{what} {path}: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        try:
+            import io
+
+            import torch
+        except ModuleNotFoundError:
+            raise ValueError(f"{what} {path} is not JSON, and reading torch.save files needs the extra "
+                             "fdpkit[opacus] (torch)") from None
+        try:
+            data = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
+        except Exception:  # noqa: BLE001 - any unreadable pickle
+            raise ValueError(f"{what} {path} is neither JSON nor a torch.save file of plain data (an accountant "
+                             "state_dict or a PrivacyEngine checkpoint)") from None
+    if isinstance(data, dict):
+        data = data.get("privacy_accountant_state_dict", data)
+        if not isinstance(data, dict) or "history" not in data:
+            raise ValueError(f"{what} {path} holds no accountant history: expected a state_dict with 'history', "
+                             "a checkpoint with 'privacy_accountant_state_dict', or a list of "
+                             "(noise_multiplier, sample_rate, steps)")
+        data = data["history"]
+    if isinstance(data, list):
+        data = [tuple(h) if isinstance(h, list) else h for h in data]
+    return data
+
+
 def build(noise_multiplier: Optional[float], sample_rate: Optional[float], steps: Optional[float],
           batch_size: Optional[float], dataset_size: Optional[int], epochs: Optional[float], sampling: str,
           relation: str, max_batch_size: Optional[float], unit: str, examples_per_user: Optional[float],
@@ -80,7 +119,11 @@ def build(noise_multiplier: Optional[float], sample_rate: Optional[float], steps
             raise ValueError("--schedule/--opacus-history describe every phase: drop --noise-multiplier, "
                              "--sample-rate, --batch-size, --steps, --epochs and --max-batch-size")
         if history is not None:
-            return translated(lambda: dpsgd_from_opacus_history(_json_file(history, "--opacus-history"), **common))
+            rows = opacus_history_file(history, "--opacus-history")
+            try:
+                return translated(lambda: dpsgd_from_opacus_history(rows, **common))
+            except ValueError as exc:  # "history[...]" / "history must ..." is the file's content
+                raise ValueError(re.sub(r"^--history\b", "history", str(exc))) from None
         return translated(lambda: dpsgd_schedule(_json_file(schedule, "--schedule"), **common))
     if noise_multiplier is None:
         raise ValueError("--noise-multiplier is required (or --schedule / --opacus-history)")

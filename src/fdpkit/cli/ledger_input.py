@@ -54,29 +54,8 @@ def mechanism_from_opacus_file(path: Path) -> dict:
     ``PrivacyEngine.save_checkpoint`` checkpoint; loaded with ``weights_only=True``)."""
     from fdpkit.mechanisms import dpsgd_from_opacus_history
 
-    raw = Path(path).read_bytes()
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        try:
-            import io
-
-            import torch
-        except ModuleNotFoundError:
-            raise ValueError(f"{path} is not JSON, and reading torch.save files needs the extra "
-                             "fdpkit[opacus] (torch)") from None
-        try:
-            data = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
-        except Exception as exc:  # noqa: BLE001 - any unreadable pickle
-            raise ValueError(f"{path} is neither JSON nor a readable torch.save file: {exc}") from None
-    if isinstance(data, dict):
-        data = data.get("privacy_accountant_state_dict", data)
-        if "history" not in data:
-            raise ValueError(f"{path} holds no accountant history: expected a state_dict with 'history', a "
-                             "checkpoint with 'privacy_accountant_state_dict', or a list of "
-                             "(noise_multiplier, sample_rate, steps)")
-        data = data["history"]
-    return dpsgd_from_opacus_history([tuple(h) if isinstance(h, list) else h for h in data]).to_dict()
+    data = _dp.opacus_history_file(path, "--from-opacus")
+    return dpsgd_from_opacus_history(data).to_dict()  # anything else: its ValueError names history
 
 
 def release_mechanism(declared: Optional[str], mechanism: Optional[Path], spec: Optional[str],

@@ -184,7 +184,11 @@ def _convert(event: Any, path: str, depth: int = 0, count: list | None = None) -
         n = _count(event, "count", path)
         if n == 0 or _is_no_op(inner):
             return _no_op()
-        return inner if n == 1 else Repeated(inner, n)
+        try:
+            return inner if n == 1 else Repeated(inner, n)
+        except ValueError as exc:  # Repeated's "times" is this event's count
+            message = str(exc)
+            raise ValueError(f"{path}.count{message[5:]}" if message.startswith("times") else message) from None
     if name == "ComposedDpEvent":
         events = _get(event, "events", path)
         if isinstance(events, (str, bytes, Mapping)) or not hasattr(events, "__iter__"):

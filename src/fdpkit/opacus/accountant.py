@@ -43,6 +43,7 @@ from typing import Any, Mapping
 from opacus.accountants.accountant import IAccountant
 
 from fdpkit._numerics import check_probability, check_scalar
+from fdpkit.errors import ParameterError
 from fdpkit.accounting import Accounting, account, shared_single_steps
 from fdpkit.accounting._resolution import choose_discretization
 from fdpkit.mechanisms import DPSGD, dpsgd_from_opacus_history
@@ -52,6 +53,9 @@ from fdpkit.guarantee.privacy import privacy_report
 MECHANISM = "fdpkit"
 #: Opacus accountants whose ``history`` has the same meaning (and can be loaded).
 COMPATIBLE = ("fdpkit", "rdp", "prv", "gdp")
+#: Attribute of an accountant holding the scheme of the loader(s) ``make_private`` returned
+#: (set by :mod:`fdpkit.opacus.engine`).
+ATTRIBUTE = "fdpkit_sampling"
 #: Distinct histories whose accounting is kept (shared between instances).
 CACHE_SIZE = 64
 
@@ -76,6 +80,39 @@ def _history_key(history: Any) -> tuple:
     return tuple((p.noise_multiplier, p.sample_rate, p.steps) for p in mech.phases)
 
 
+def _plain(value: Any) -> Any:
+    """A NumPy scalar or 0-d tensor as a Python float; anything else unchanged (validated later)."""
+    if value is None or isinstance(value, (bool, str, bytes)) or type(value) in (int, float):
+        return value
+    if isinstance(value, (int, float)):  # np.float64 subclasses float
+        return float(value)
+    item = getattr(value, "item", None)
+    if callable(item) and getattr(value, "ndim", None) == 0:
+        try:
+            v = item()
+        except (TypeError, ValueError, RuntimeError):
+            return value
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else value
+    return value
+
+
+def require_poisson(accountant: Any, what: str) -> None:
+    """Raise :class:`fdpkit.errors.ParameterError` (``poisson_sampling``) when ``make_private``
+    gave ``accountant`` a loader that does not sample with Poisson."""
+    scheme = getattr(accountant, ATTRIBUTE, None)
+    if scheme is None or scheme == "poisson":
+        return
+    if scheme.startswith("unknown: "):
+        raise ParameterError(
+            f"{what} assumes Poisson sampling, but make_private (poisson_sampling=False) returned a loader "
+            f"with no sound accounting: {scheme[len('unknown: '):]}", "poisson_sampling")
+    raise ParameterError(
+        f"{what} assumes Poisson sampling, but make_private returned a loader that samples "
+        f"{scheme!r} (poisson_sampling=False): the Poisson figure would understate the run's privacy "
+        "loss. Use fdpkit.opacus.privacy_report(engine, data_loader), which accounts the batches that "
+        "ran, or make_private(poisson_sampling=True)", "poisson_sampling")
+
+
 class FdpkitAccountant(IAccountant):
     """Opacus accountant with fdpkit's certified (pessimistic PLD) composition.
 
@@ -97,6 +134,13 @@ class FdpkitAccountant(IAccountant):
 
     def __init__(self) -> None:
         self.history: list = []
+        #: Scheme of the loader ``make_private`` returned (None: not made private through an
+        #: engine; see :mod:`fdpkit.opacus.engine`). A non-Poisson scheme makes the Poisson
+        #: figures (``get_epsilon``, ``get_mu``, ``get_tpr``, ``report``) an error.
+        self.fdpkit_sampling: str | None = None
+
+    def _require_poisson(self, what: str) -> None:
+        require_poisson(self, what)
 
     # --- the IAccountant interface -------------------------------------------------------
     @classmethod
@@ -105,7 +149,12 @@ class FdpkitAccountant(IAccountant):
         return MECHANISM
 
     def step(self, *, noise_multiplier: float, sample_rate: float) -> None:
-        """Record one optimizer step (merged into the last phase when nothing changed)."""
+        """Record one optimizer step (merged into the last phase when nothing changed).
+
+        NumPy and 0-d torch numbers are stored as Python floats (so that the state dict stays
+        plain data for ``torch.load(weights_only=True)`` and JSON); the values are validated
+        when the history is accounted (a bad one is an error naming ``history[i]``)."""
+        noise_multiplier, sample_rate = _plain(noise_multiplier), _plain(sample_rate)
         if self.history:
             nm, q, t = self.history[-1]
             if nm == noise_multiplier and q == sample_rate:
@@ -114,7 +163,11 @@ class FdpkitAccountant(IAccountant):
         self.history.append((noise_multiplier, sample_rate, 1))
 
     def __len__(self) -> int:
-        return int(sum(int(t) for _, _, t in self.history))
+        try:
+            return int(sum(int(t) for _, _, t in self.history))
+        except (TypeError, ValueError):
+            _history_key(self.history)  # the named error (history[i]: ...)
+            raise
 
     def get_epsilon(self, delta: float, *args: Any, **kwargs: Any) -> float:
         """Certified epsilon at ``delta`` for the steps taken so far (0 before any step).
@@ -127,6 +180,7 @@ class FdpkitAccountant(IAccountant):
         d = check_scalar("delta", check_probability("delta", delta))
         if not self.history:
             return 0.0
+        self._require_poisson("get_epsilon")
         return float(self.accounting().epsilon_for_delta(d))
 
     # --- fdpkit's readings ------------------------------------------------------------------
@@ -153,6 +207,7 @@ class FdpkitAccountant(IAccountant):
     def report(self):
         """The full :class:`fdpkit.PrivacyReport` of the history (cached)."""
         key = _history_key(self.history) if self.history else ()
+        self._require_poisson("report")
         hit = _REPORTS.get(key)
         if hit is not None:
             return hit
@@ -165,6 +220,7 @@ class FdpkitAccountant(IAccountant):
         and FPR range are in :meth:`report`."""
         if not self.history:
             return 0.0
+        self._require_poisson("get_mu")
         return float(self.report().mu)
 
     def get_tpr(self, fpr: float) -> float:
@@ -172,6 +228,7 @@ class FdpkitAccountant(IAccountant):
         a = check_scalar("fpr", check_probability("fpr", fpr))
         if not self.history:
             return a
+        self._require_poisson("get_tpr")
         return float(self.accounting().curve.tpr(a))
 
     # --- checkpoints -----------------------------------------------------------------------
@@ -195,10 +252,13 @@ class FdpkitAccountant(IAccountant):
         if state_dict["mechanism"] not in COMPATIBLE:
             raise ValueError(f"state_dict['mechanism'] must be one of {', '.join(COMPATIBLE)}, got "
                              f"{state_dict['mechanism']!r}")
-        history = [tuple(h) if isinstance(h, (list, tuple)) else h for h in state_dict["history"]]
-        if history:
-            _history_key(history)  # validate before replacing anything
-        self.history = [(h[0], h[1], int(h[2])) for h in history]
+        raw = state_dict["history"]
+        if isinstance(raw, (str, bytes, Mapping)) or not isinstance(raw, (list, tuple)):
+            raise ParameterError(f"state_dict['history'] must be a list of (noise_multiplier, sample_rate, "
+                                 f"steps), got {raw!r}", "state_dict")
+        history = [tuple(h) if isinstance(h, (list, tuple)) else h for h in raw]
+        # validate before replacing anything; keep the validated numbers (floats, int steps)
+        self.history = list(_history_key(history)) if history else []
 
 
 def history_from_state(obj: Any) -> list[tuple[float, float, int]]:
@@ -207,7 +267,7 @@ def history_from_state(obj: Any) -> list[tuple[float, float, int]]:
     if isinstance(obj, Mapping):
         if "privacy_accountant_state_dict" in obj:
             obj = obj["privacy_accountant_state_dict"]
-        if "history" not in obj:
+        if not isinstance(obj, Mapping) or "history" not in obj:
             raise ValueError("the file holds no accountant history: expected a state_dict with 'history', "
                              "a checkpoint with 'privacy_accountant_state_dict', or a list of "
                              "(noise_multiplier, sample_rate, steps)")

@@ -28,16 +28,21 @@ from typing import Any
 
 from opacus.accountants import utils as _opacus_utils
 
+from fdpkit._numerics import check_real
+from fdpkit.errors import ParameterError
 from fdpkit.opacus.accountant import MECHANISM
 from fdpkit.calibrate import calibrate_dpsgd
 
 _OPACUS_GET_NOISE_MULTIPLIER = _opacus_utils.get_noise_multiplier
+#: calibrate_dpsgd's argument names -> get_noise_multiplier's (Opacus's) names.
+_OPACUS_NAMES = {"epsilon": "target_epsilon", "delta": "target_delta"}
 #: Relative slack under which epochs / sample_rate counts as a whole number of steps.
 WHOLE_RTOL = 1e-9
 
 
 def _steps(epochs: Any, sample_rate: float) -> int:
-    exact = float(epochs) / float(sample_rate)
+    q = float(check_real("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True, scalar=True))
+    exact = float(check_real("epochs", epochs, low=0.0, low_open=True, scalar=True)) / q
     near = round(exact)
     return int(near) if math.isclose(exact, near, rel_tol=WHOLE_RTOL) else math.ceil(exact)
 
@@ -58,13 +63,25 @@ def get_noise_multiplier(*, target_epsilon: float, target_delta: float, sample_r
                                             sample_rate=sample_rate, epochs=epochs, steps=steps,
                                             accountant=accountant, epsilon_tolerance=epsilon_tolerance, **kwargs)
     if (steps is None) == (epochs is None):
-        raise ValueError("get_noise_multiplier takes as input EITHER a number of steps or a number of epochs")
+        raise ParameterError("get_noise_multiplier takes as input EITHER a number of steps or a number of epochs",
+                             "epochs", ("epochs", "steps"))
     t = steps if steps is not None else _steps(epochs, sample_rate)
-    result = calibrate_dpsgd(epsilon=target_epsilon, delta=target_delta, sample_rate=sample_rate, steps=t)
-    if not result.converged or not result.achieved["epsilon"] <= target_epsilon:
+    try:
+        result = calibrate_dpsgd(epsilon=target_epsilon, delta=target_delta, sample_rate=sample_rate, steps=t)
+    except ValueError as exc:  # name Opacus's arguments, not calibrate_dpsgd's
+        name = _OPACUS_NAMES.get(getattr(exc, "parameter", None) or "", None)
+        if name is None:
+            raise
+        message = str(exc)
+        if message.startswith(exc.parameter):  # type: ignore[attr-defined]
+            message = name + message[len(exc.parameter):]  # type: ignore[attr-defined]
+        raise ParameterError(message, name) from None
+    # not converged but met on the safe side (a certified, if not the smallest, sigma): returned
+    value, achieved = result.value, (result.achieved or {}).get("epsilon")
+    if value is None or achieved is None or not (math.isfinite(value) and achieved <= target_epsilon):
         raise ValueError(f"target_epsilon={target_epsilon!r} at target_delta={target_delta!r} cannot be met "
                          f"with sample_rate={sample_rate!r} and {t} steps: {result.reason}")
-    return float(result.value)
+    return float(value)
 
 
 def install() -> None:

@@ -15,6 +15,7 @@ from typing import Any
 
 from fdpkit.mechanisms import dpsgd, dpsgd_from_opacus_history
 from fdpkit.accounting import shared_single_steps
+from fdpkit.opacus.accountant import require_poisson
 
 
 class BudgetExhausted(RuntimeError):
@@ -93,7 +94,10 @@ class BudgetGuard:
 
     # --- during training --------------------------------------------------------------------
     def steps_taken(self) -> int:
-        """Steps in the accountant's history, each checked to use the guarded (sigma, q)."""
+        """Steps in the accountant's history, each checked to use the guarded (sigma, q);
+        ``ParameterError`` (``poisson_sampling``) when ``make_private`` returned a non-Poisson
+        loader (the guard's limit and the recorded run assume Poisson sampling)."""
+        require_poisson(self.accountant, "BudgetGuard")
         total = 0
         for i, (nm, q, t) in enumerate(self.accountant.history):
             if nm != self.noise_multiplier or q != self.sample_rate:

@@ -34,6 +34,8 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
+from fdpkit._numerics import check_real
+from fdpkit.errors import ParameterError
 from fdpkit.mechanisms import DPSGD, dpsgd_from_opacus_history
 from fdpkit.mechanisms.training import _choice, make_phase
 from fdpkit.vocabulary import ADD_REMOVE, POISSON, RELATIONS, REPLACE_ONE, SHUFFLED
@@ -116,7 +118,8 @@ def describe_loader(data_loader: Any) -> LoaderSampling:
     )
 
     if not isinstance(data_loader, DataLoader):
-        raise ValueError(f"data_loader must be a torch DataLoader, got {type(data_loader).__name__}")
+        raise ParameterError(f"data_loader must be a torch DataLoader, got {type(data_loader).__name__}",
+                             "data_loader")
     if isinstance(data_loader.dataset, IterableDataset):
         raise _refuse("an IterableDataset", "the loader does not sample; the dataset streams its own order")
     poisson, splitting = _opacus_samplers()
@@ -175,8 +178,8 @@ def sampling_of(data_loader: Any) -> str:
 def _accountant_of(privacy_engine: Any) -> Any:
     acc = getattr(privacy_engine, "accountant", privacy_engine)
     if not hasattr(acc, "history"):
-        raise ValueError(f"privacy_engine must be an Opacus PrivacyEngine or accountant, got "
-                         f"{type(privacy_engine).__name__}")
+        raise ParameterError(f"privacy_engine must be an Opacus PrivacyEngine or accountant, got "
+                             f"{type(privacy_engine).__name__}", "privacy_engine")
     return acc
 
 
@@ -234,9 +237,7 @@ def mechanism_of(privacy_engine: Any, data_loader: Any, *, relation: str | None 
             start = end
         out = DPSGD(tuple(phases), "shuffled", rel, n)
     if epochs is not None:
-        e = int(epochs)
-        if e != epochs or e < 1:
-            raise ValueError(f"epochs must be a whole number >= 1, got {epochs!r}")
+        e = check_real("epochs", epochs, low=1, integer=True, scalar=True)  # named: NaN, inf, bool, 1.5
         if len(mech.phases) == 1 and mech.steps != e * expected_steps:
             raise ValueError(f"the accountant's history has {mech.steps} steps, but {e} epochs of this "
                              f"loader take {e * expected_steps}: the accountant and the loader disagree")
