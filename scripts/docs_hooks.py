@@ -7,6 +7,9 @@
   under ``docs/api/``). A missing one is a warning, which ``mkdocs build --strict`` turns into
   a failed build; ``docs/api/index.md`` gets the list of all public names at its
   ``<!-- fdpkit-all -->`` marker (a list), each linked to its entry.
+- Docstrings use Sphinx roles (``:func:`name```), which Markdown does not know: on every page
+  :func:`on_page_content` turns each into a cross-reference to the named object's API entry
+  (a plain code span when it has none), so no page shows a literal ``:func:``.
 """
 
 from __future__ import annotations
@@ -141,3 +144,42 @@ def on_page_markdown(markdown, page, config, files):
         ident, where = entries[name]
         rows.append(f"- [`{name}`][{ident}]: {_summary(obj)} ({kind}; [{where[:-3]}]({where}))")
     return markdown.replace(MARKER, "\n".join(rows))
+
+
+# --------------------------------------------------------------------------------------
+# Sphinx roles in docstrings -> cross-references
+# --------------------------------------------------------------------------------------
+ROLE_RE = re.compile(r":(?:func|meth|class|mod|data|attr|obj|exc):<code>(~?)([\w.]+)</code>")
+_ID_RE = re.compile(r'id="((?:fdpkit)\.[\w.]+)"')
+
+
+def sphinx_roles_to_refs(html: str) -> str:
+    """``:func:<code>name</code>`` -> an optional autorefs link to ``name`` (text: the code span).
+
+    A dotted ``fdpkit.`` name is used as it is; a short one (``to_dict``, ``Mechanism.to_dict``)
+    is the object on this page whose identifier ends with it (the closest one above, else the
+    first), else ``fdpkit.<name>`` for a public name. Unresolved references render as the plain
+    code span.
+    """
+    import fdpkit
+
+    ids = [(m.start(), m.group(1)) for m in _ID_RE.finditer(html)]
+
+    def repl(m: re.Match) -> str:
+        short, name = m.group(1), m.group(2)
+        text = name.rsplit(".", 1)[-1] if short else name
+        if name.startswith("fdpkit."):
+            ident = name
+        else:
+            near = [(pos, i) for pos, i in ids if i.endswith("." + name)]
+            above = [i for pos, i in near if pos < m.start()]
+            ident = above[-1] if above else near[0][1] if near else (
+                f"fdpkit.{name}" if name in fdpkit.__all__ else name)
+        return f'<autoref identifier="{ident}" optional><code>{text}</code></autoref>'
+
+    return ROLE_RE.sub(repl, html)
+
+
+def on_page_content(html, page, config, files):
+    """Sphinx roles in rendered docstrings become cross-references (see :func:`sphinx_roles_to_refs`)."""
+    return sphinx_roles_to_refs(html)

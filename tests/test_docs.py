@@ -76,3 +76,57 @@ def test_ledger_sweep_audit_modules_are_documented(site):
     for ident in ("fdpkit.ledger.operations.Ledger", "fdpkit.ledger.open_ledger", "fdpkit.sweep.runner.run_sweep",
                   "fdpkit.sweep.studies.design_table", "fdpkit.audit.empirical.run_audit", "fdpkit.audit.simulate.simulate_attack"):
         assert f'id="{ident}"' in api, ident
+
+
+def _hooks():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("docs_hooks", ROOT / "scripts" / "docs_hooks.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_sphinx_roles_become_cross_references():
+    html = ('<h2 id="fdpkit.audit.empirical.run_audit">run_audit</h2>'
+            '<p>Alias of :func:<code>run_audit</code>, see :class:<code>~fdpkit.guarantee.privacy.PrivacyReport</code>'
+            ' and :exc:<code>DeprecationWarning</code>.</p>')
+    out = _hooks().sphinx_roles_to_refs(html)
+    assert ":func:" not in out and ":class:" not in out and ":exc:" not in out
+    assert '<autoref identifier="fdpkit.audit.empirical.run_audit" optional><code>run_audit</code></autoref>' in out
+    assert ('<autoref identifier="fdpkit.guarantee.privacy.PrivacyReport" optional><code>PrivacyReport</code>'
+            '</autoref>') in out
+    assert '<autoref identifier="DeprecationWarning" optional><code>DeprecationWarning</code></autoref>' in out
+
+
+def test_api_pages_show_no_raw_docstring_markup(site):
+    """Sphinx roles, reST literal-block markers and empty entries never reach a reader."""
+    api = _text((site / "api").rglob("*.html"))
+    prose = re.sub(r"<pre.*?</pre>", "", api, flags=re.S)
+    roles = re.findall(r":(?:func|meth|class|mod|data|attr|obj|exc):<code>[^<]*</code>", prose)
+    assert not roles, roles[:5]
+    assert "::</p>" not in prose
+    empty = re.findall(r'id="([\w.]+)".{0,1500}?<div class="doc doc-contents[^"]*">\s*</div>', api, flags=re.S)
+    assert not empty
+    assert "``" not in prose  # reST double backquotes, e.g. inside a parameter's type
+    audit = (site / "api" / "audit" / "index.html").read_text(encoding="utf-8")
+    assert 'href="#fdpkit.audit.empirical.run_audit"><code>run_audit</code></a>' in audit
+
+
+def test_performance_page_is_in_the_guide(site):
+    page = (site / "guide" / "performance" / "index.html").read_text(encoding="utf-8")
+    for needle in ("bench_speed.py", "FDPKIT_THREADS=1", "RESULTS.md", "forward transform"):
+        assert needle in page, needle
+    assert "make bench" in (ROOT / "docs" / "guide" / "performance.md").read_text(encoding="utf-8")
+    assert 'href="../performance/"' in (site / "guide" / "python" / "index.html").read_text(encoding="utf-8")
+
+
+def test_quoted_shuffled_mu_is_not_below_the_certified_one():
+    """docs/guide/dpsgd.md quotes the shuffled run's μ: rounded up, never below the certified value."""
+    import fdpkit as fp
+
+    text = (ROOT / "docs" / "guide" / "dpsgd.md").read_text(encoding="utf-8")
+    quoted = float(re.search(r"\(μ ([\d.]+), ε [\d.]+ against Poisson", text).group(1))
+    run = fp.dpsgd(1.1, batch_size=256, dataset_size=60000, epochs=60, sampling="shuffled", relation="replace-one")
+    mu = fp.fit_gdp(fp.tradeoff_curve(run)).mu
+    assert quoted >= mu and quoted - mu < 0.01, (quoted, mu)

@@ -66,7 +66,8 @@ class Table:
     name, title, source : str
     row_param, col_param, value_name : str
     rows, cols : tuple of float
-    cells : tuple of tuple of float (``cells[i][j]`` for ``rows[i]``, ``cols[j]``)
+    cells : tuple of tuple of float
+        ``cells[i][j]`` is the value for ``rows[i]`` and ``cols[j]``.
     digits : int
         Significant digits used by :meth:`formatted` when ``fmt`` is empty.
     fmt : str
@@ -255,6 +256,8 @@ def dpsgd_before_after_table(epsilons: Sequence[float] = GOMEZ_TABLE2_EPSILONS,
     (Gomez et al. Eq. 5, :func:`fdpkit.fit_gdp`); the paper prints only the 50,000 column.
     Computed once per argument set (under a second in all).
 
+    Examples
+    --------
     >>> t = dpsgd_before_after_table(epsilons=[8], dataset_sizes=[60000])
     >>> round(t.cells[0][0], 2)
     1.31

@@ -27,7 +27,9 @@ from fdpkit.ledger.models import LEVELS, METRICS
 
 #: delta of the headline epsilon and of the basic-composition sum; FPR of the headline TPR.
 DELTA_REF = 1e-5
+"""delta of the ledger's headline epsilon and of the basic-composition sum."""
 FPR_REF = 1e-3
+"""FPR of the ledger's headline TPR (the best attack's true-positive rate at this false-positive rate)."""
 #: The calculator document's alert thresholds: epsilon 2 / 4 / 8 at delta 1e-5.
 DEFAULT_THRESHOLDS = (("notice", 2.0), ("warning", 4.0), ("hard", 8.0))
 METRIC_LABEL = {"epsilon": "ε", "mu": "μ", "tpr": "TPR"}

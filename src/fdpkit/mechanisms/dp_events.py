@@ -12,7 +12,7 @@ the events by class name and attribute (duck typing), so it accepts
   recursively (:func:`dp_event_to_dict`).
 
 The relation is dp_accounting's default, add-remove one record. Mapping (each row is
-exact unless it says "bound"; a bound is always pessimistic)::
+exact unless it says "bound"; a bound is always pessimistic):
 
     NoOp                                  PureDP(0)  (the identity curve, mu = 0)
     NonPrivate, noise 0                   ApproxDP(0, 1): f = 0, mu = inf ("the output may

@@ -1,7 +1,7 @@
 """fdpkit inside the Opacus training loop (optional extra ``fdpkit[opacus]``).
 
 Importing this package registers :class:`FdpkitAccountant` with Opacus 1.6's accountant
-registry as ``"fdpkit"``::
+registry as ``"fdpkit"``:
 
     import fdpkit.opacus
     engine = opacus.PrivacyEngine(accountant="fdpkit")

@@ -8,7 +8,7 @@ What it certifies
 -----------------
 The history is Opacus's: (noise multiplier sigma, sample rate q, steps T) triples, one per
 phase, as the optimizer's step hook reports them. :meth:`FdpkitAccountant.get_epsilon` is
-*by construction* the number fdpkit's report gives for that history::
+*by construction* the number fdpkit's report gives for that history:
 
     fp.privacy_report(fp.dpsgd_from_opacus_history(acc.history)).epsilon_for_delta(delta)
 

@@ -47,15 +47,15 @@ class BudgetGuard:
 
     Examples
     --------
-    ::
-
-        guard = BudgetGuard(ledger, "mnist", engine, noise_multiplier=1.1, sample_rate=0.004,
-                            max_steps=20_000, title="CNN run 7", user="ana")
-        with guard:                       # records the run when the block ends
-            guard.attach(optimizer)       # optimizer.step() raises BudgetExhausted in time
-            for epoch in range(epochs):
-                for x, y in loader:
-                    ...
+    ```python
+    guard = BudgetGuard(ledger, "mnist", engine, noise_multiplier=1.1, sample_rate=0.004,
+                        max_steps=20_000, title="CNN run 7", user="ana")
+    with guard:                       # records the run when the block ends
+        guard.attach(optimizer)       # optimizer.step() raises BudgetExhausted in time
+        for epoch in range(epochs):
+            for x, y in loader:
+                ...
+    ```
     """
 
     def __init__(self, ledger: Any, dataset: str, privacy_engine: Any, *, noise_multiplier: float,

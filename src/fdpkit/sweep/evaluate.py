@@ -43,8 +43,8 @@ from fdpkit.risk import advantage
 
 from fdpkit.vocabulary import ADD_REMOVE, POISSON, SHUFFLED, TRUNCATED_POISSON
 
-#: Metric names a sweep can report (``tpr`` expands to one column per FPR).
 METRICS = ("mu", "regret", "alpha_min", "epsilon", "tpr", "advantage", "seconds")
+"""Metric names a sweep can report (``tpr`` expands to one column per FPR)."""
 DEFAULT_METRICS = METRICS
 
 

@@ -24,6 +24,7 @@ from fdpkit.errors import ParameterError
 from fdpkit.sweep.evaluate import evaluate_group
 
 EXECUTORS = ("inprocess", "processes", "dask")
+"""Names of the ways a sweep can run its groups: in this process, in a process pool, on a Dask cluster."""
 #: Seconds to wait for a Dask scheduler before giving up (stated in the error and ``--scheduler``'s help).
 DASK_CONNECT_TIMEOUT = 10.0
 
