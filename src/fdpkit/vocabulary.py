@@ -43,6 +43,9 @@ SHUFFLED = "shuffled"
 SAMPLINGS = (POISSON, TRUNCATED_POISSON, FIXED_SIZE, SHUFFLED)
 #: The sampling schemes with batches of a fixed size (counted in whole batches per epoch).
 FIXED_BATCH_SAMPLINGS = (FIXED_SIZE, SHUFFLED)
+#: Key of an Opacus accountant state dict (fdpkit's accountant writes it) naming the scheme of
+#: the loader the run used where it was not Poisson: such a history is not a Poisson run.
+OPACUS_SAMPLING_KEY = "fdpkit_sampling"
 
 #: The privacy unit is one example (record).
 EXAMPLE = "example"

@@ -353,3 +353,46 @@ def test_weighted_sampler_under_make_private_is_refused():
     with pytest.raises(fp.ParameterError, match="no sound accounting: .*WeightedRandomSampler") as info:
         engine.get_epsilon(DELTA)  # before: the Poisson figure, as if q = 16/64 had been sampled
     assert info.value.parameter == "poisson_sampling"
+
+
+def test_a_shuffled_runs_saved_state_never_reads_as_poisson(tmp_path):
+    """A shuffled run's accountant file held only its (sigma, q, steps) history, so
+    ``ledger propose --from-opacus`` and ``report dpsgd --opacus-history`` accounted it as
+    Poisson (epsilon 2.5 for a run certified at 15.5). The state dict now names the scheme,
+    a reloaded accountant keeps refusing the Poisson figures, and the file readers refuse it."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from fdpkit.cli import app
+
+    engine = PrivacyEngine(accountant="fdpkit")
+    module, opt, loader = private(engine, n=256, batch_size=32, poisson=False)
+    train(module, opt, loader, epochs=1)
+    state = engine.accountant.state_dict()
+    assert state["fdpkit_sampling"] == "shuffled" and state["mechanism"] == "fdpkit"
+    again = fo.FdpkitAccountant()
+    again.load_state_dict(state)
+    with pytest.raises(fp.ParameterError, match="Poisson"):
+        again.get_epsilon(DELTA)
+    with pytest.raises(fp.ParameterError, match="sampled 'shuffled'"):
+        fo.history_from_state({"privacy_accountant_state_dict": state})
+    path = tmp_path / "acc.json"
+    path.write_text(json.dumps({k: (list(map(list, v)) if k == "history" else v) for k, v in state.items()}))
+    pt = tmp_path / "acc.pt"
+    torch.save({"privacy_accountant_state_dict": state}, pt)
+    db = tmp_path / "l.sqlite"
+    runner = CliRunner()
+    assert runner.invoke(app, ["ledger", "init", "--db", str(db)]).exit_code == 0
+    assert runner.invoke(app, ["ledger", "--db", str(db), "dataset", "add", "d", "--unit", "one person"]).exit_code == 0
+    for f in (path, pt):
+        for args in (["report", "dpsgd", "--opacus-history", str(f)],
+                     ["ledger", "--db", str(db), "propose", "d", "--from-opacus", str(f), "--title", "t"]):
+            r = runner.invoke(app, args)
+            assert r.exit_code == 2 and "sampled 'shuffled'" in r.stderr, (args, r.output)
+            assert len(r.stderr.strip().splitlines()) == 1
+    # a Poisson run's file is unchanged (Opacus's layout) and reads as before
+    poisson = PrivacyEngine(accountant="fdpkit")
+    module, opt, loader = private(poisson, n=256, batch_size=32)
+    train(module, opt, loader, epochs=1)
+    assert set(poisson.accountant.state_dict()) == {"history", "mechanism"}

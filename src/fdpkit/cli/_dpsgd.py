@@ -96,6 +96,9 @@ def opacus_history_file(path: Path, what: str) -> Any:
             raise ValueError(f"{what} {path} holds no accountant history: expected a state_dict with 'history', "
                              "a checkpoint with 'privacy_accountant_state_dict', or a list of "
                              "(noise_multiplier, sample_rate, steps)")
+        from fdpkit.mechanisms._training_spec import refuse_non_poisson_state
+
+        refuse_non_poisson_state(data, f"{what} {path}")
         data = data["history"]
     if isinstance(data, list):
         data = [tuple(h) if isinstance(h, list) else h for h in data]

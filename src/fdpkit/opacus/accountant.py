@@ -47,6 +47,8 @@ from fdpkit.errors import ParameterError
 from fdpkit.accounting import Accounting, account, shared_single_steps
 from fdpkit.accounting._resolution import choose_discretization
 from fdpkit.mechanisms import DPSGD, dpsgd_from_opacus_history
+from fdpkit.mechanisms._training_spec import refuse_non_poisson_state as refuse_non_poisson
+from fdpkit.vocabulary import OPACUS_SAMPLING_KEY
 from fdpkit.guarantee.privacy import privacy_report
 
 #: Name under which the accountant is registered with Opacus.
@@ -55,7 +57,7 @@ MECHANISM = "fdpkit"
 COMPATIBLE = ("fdpkit", "rdp", "prv", "gdp")
 #: Attribute of an accountant holding the scheme of the loader(s) ``make_private`` returned
 #: (set by :mod:`fdpkit.opacus.engine`).
-ATTRIBUTE = "fdpkit_sampling"
+ATTRIBUTE = OPACUS_SAMPLING_KEY
 #: Distinct histories whose accounting is kept (shared between instances).
 CACHE_SIZE = 64
 
@@ -238,6 +240,9 @@ class FdpkitAccountant(IAccountant):
             destination = OrderedDict()
         destination["history"] = deepcopy(list(self.history))
         destination["mechanism"] = self.mechanism()
+        scheme = getattr(self, ATTRIBUTE, None)
+        if scheme not in (None, "poisson"):  # a shuffled run's file must not read as a Poisson one
+            destination[ATTRIBUTE] = scheme
         return destination
 
     def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
@@ -257,8 +262,14 @@ class FdpkitAccountant(IAccountant):
             raise ParameterError(f"state_dict['history'] must be a list of (noise_multiplier, sample_rate, "
                                  f"steps), got {raw!r}", "state_dict")
         history = [tuple(h) if isinstance(h, (list, tuple)) else h for h in raw]
+        scheme = state_dict.get(ATTRIBUTE)
+        if scheme is not None and not isinstance(scheme, str):
+            raise ParameterError(f"state_dict[{ATTRIBUTE!r}] must be a sampling scheme's name, got {scheme!r}",
+                                 "state_dict")
         # validate before replacing anything; keep the validated numbers (floats, int steps)
         self.history = list(_history_key(history)) if history else []
+        if scheme not in (None, "poisson"):  # steps that ran without Poisson sampling: never Poisson figures
+            setattr(self, ATTRIBUTE, scheme)
 
 
 def history_from_state(obj: Any) -> list[tuple[float, float, int]]:
@@ -273,6 +284,7 @@ def history_from_state(obj: Any) -> list[tuple[float, float, int]]:
                              "(noise_multiplier, sample_rate, steps)")
         if "mechanism" in obj and obj["mechanism"] not in COMPATIBLE:
             raise ValueError(f"mechanism must be one of {', '.join(COMPATIBLE)}, got {obj['mechanism']!r}")
+        refuse_non_poisson(obj, "the state dict")
         obj = obj["history"]
     key = _history_key(obj)
     return [(nm, q, t) for nm, q, t in key]
