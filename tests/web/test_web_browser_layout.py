@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+from _pages import no_overflow  # noqa: E402
 
 from fdpkit.risk.grade import COLOURS, ICONS
 
@@ -38,9 +39,6 @@ def _page(browser, width):
     return ctx, ctx.new_page()
 
 
-def _no_overflow(pg):
-    sw, vw = pg.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
-    assert sw <= vw, f"horizontal overflow: scrollWidth {sw} > viewport {vw}"
 
 
 @pytest.mark.parametrize("size", list(WIDTHS))
@@ -49,7 +47,7 @@ def test_page_fits_and_announces_results(browser, live_server, name, size):
     ctx, pg = _page(browser, WIDTHS[size])
     try:
         pg.goto(f"{live_server}/{name}")
-        _no_overflow(pg)
+        no_overflow(pg)
         assert pg.locator("nav[aria-label=Main]").count() == 1
         assert pg.locator("nav a[aria-current=page]").text_content().lower().startswith(name[:4])
         current = pg.inner_text("#menu-button" if size == "phone" else "nav a[aria-current=page]")
@@ -65,7 +63,7 @@ def test_page_fits_and_announces_results(browser, live_server, name, size):
         expect(pg.locator("#live")).not_to_have_text("", timeout=30_000)  # no eval under the CSP
         assert pg.evaluate("document.activeElement.id") == "results"
         assert pg.inner_text("#live").startswith("Result:")
-        _no_overflow(pg)
+        no_overflow(pg)
         for svg in pg.locator("main svg").all():
             assert svg.get_attribute("role") == "img" and svg.get_attribute("aria-label")
         SHOTS.mkdir(parents=True, exist_ok=True)
@@ -89,7 +87,7 @@ def test_grade_colour_and_icon_per_case(browser, live_server, eps, level):
         assert pg.inner_text("#grade .grade-icon") == ICONS[level]
         assert "What this grade means" in pg.inner_text("#grade")
         assert "worst case over every mechanism" in pg.inner_text("#grade")  # pure-eps input
-        _no_overflow(pg)
+        no_overflow(pg)
         SHOTS.mkdir(parents=True, exist_ok=True)
         pg.screenshot(path=str(SHOTS / f"risk-grade-eps-{eps}.png"), full_page=True)
     finally:
@@ -163,7 +161,7 @@ def test_every_nav_page_fits(browser, live_server, size):
             if href == "/docs":
                 continue  # the vendored Swagger UI is not ours to restyle
             pg.goto(f"{live_server}{href}")
-            _no_overflow(pg)
+            no_overflow(pg)
             assert pg.locator("nav[aria-label=Main]").count() == 1
     finally:
         ctx.close()
@@ -195,7 +193,7 @@ def test_result_pages_fit_a_phone(browser, live_server, name):
             pg.fill(sel, v)
         pg.click(button)
         pg.wait_for_selector("#results", timeout=90_000)
-        _no_overflow(pg)
+        no_overflow(pg)
         SHOTS.mkdir(parents=True, exist_ok=True)
         pg.screenshot(path=str(SHOTS / f"{name}-result-phone.png"), full_page=True)
     finally:

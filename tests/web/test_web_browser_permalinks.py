@@ -7,15 +7,13 @@ import re
 from pathlib import Path
 
 import pytest
+from _pages import no_overflow  # noqa: E402
 
 pytestmark = [pytest.mark.browser]  # the shared ``browser`` and ``live_server`` of tests/conftest.py
 SHOTS = Path(os.environ.get("FDPKIT_SCREENSHOTS", "/tmp/fdpkit-screenshots")) / "issue25"
 WIDTHS = {"desktop": 1200, "phone": 375}
 
 
-def _no_overflow(pg):
-    sw, vw = pg.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
-    assert sw <= vw, f"horizontal overflow: scrollWidth {sw} > viewport {vw}"
 
 
 @pytest.mark.parametrize("size", list(WIDTHS))
@@ -33,7 +31,7 @@ def test_manager_question_permalink_and_links(browser, live_server, size):
         assert head.startswith("ε = 8 alone: no meaningful protection in the worst case; ask for the mechanism")
         assert "'weak'" in head and pg.get_attribute("#grade", "data-level") == "3"
         assert "2981" in pg.inner_text("#plain")
-        _no_overflow(pg)
+        no_overflow(pg)
         SHOTS.mkdir(parents=True, exist_ok=True)
         pg.screenshot(path=str(SHOTS / f"risk-eps8-{size}.png"), full_page=True)
         pg.reload()  # reload keeps the answer (rendered on the server)
@@ -42,7 +40,7 @@ def test_manager_question_permalink_and_links(browser, live_server, size):
         pg.click("#links a[href^='/convert']")  # the same guarantee on Convert: the same verdict
         pg.wait_for_selector("#headline", timeout=90_000)
         assert "no meaningful protection in the worst case" in pg.inner_text("#headline")
-        _no_overflow(pg)
+        no_overflow(pg)
         pg.screenshot(path=str(SHOTS / f"convert-eps8-{size}.png"), full_page=True)
         pg.click("#risk-link")
         pg.wait_for_selector("#headline", timeout=90_000)
@@ -66,13 +64,13 @@ def test_calculator_tight_epsilon_and_grade_in_browser(browser, live_server):
         assert pg.inner_text("td[data-name='tight epsilon']").startswith("6.308")
         assert pg.get_attribute("#grade", "data-level") in ("0", "1", "2", "3")
         assert "use the basic total" not in pg.inner_text("#results")
-        _no_overflow(pg)
+        no_overflow(pg)
         SHOTS.mkdir(parents=True, exist_ok=True)
         pg.screenshot(path=str(SHOTS / "calculator-tight-phone.png"), full_page=True)
         pg.goto(f"{live_server}/report")
         pg.click("#scheme-guide summary")
         assert "DataLoader(shuffle=True)" in pg.inner_text("#scheme-guide")
-        _no_overflow(pg)
+        no_overflow(pg)
         pg.screenshot(path=str(SHOTS / "report-scheme-guide-phone.png"), full_page=True)
     finally:
         ctx.close()

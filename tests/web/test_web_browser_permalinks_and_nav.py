@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+from _pages import no_overflow, open_page, shot  # noqa: E402
 
 pytestmark = [pytest.mark.browser]  # the shared ``browser`` and ``live_server`` of tests/conftest.py
 SHOTS = Path(os.environ.get("FDPKIT_SCREENSHOTS", "/tmp/fdpkit-screenshots")) / "issue25-polish"
@@ -16,24 +17,15 @@ WIDTHS = {"desktop": 1200, "phone": 375}
 
 @pytest.fixture(params=list(WIDTHS))
 def pg(request, browser):
-    ctx = browser.new_context(viewport={"width": WIDTHS[request.param], "height": 900})
-    page = ctx.new_page()
-    page.size = request.param
-    missing: list[str] = []
-    page.on("response", lambda r: missing.append(r.url) if r.status == 404 else None)
-    page.missing = missing
+    ctx, page = open_page(browser, request.param, WIDTHS[request.param], track_missing=True)
     yield page
     ctx.close()
 
 
 def _shot(pg, name):
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    pg.screenshot(path=str(SHOTS / f"{name}-{pg.size}.png"), full_page=True)
+    shot(pg, SHOTS, name)
 
 
-def _no_overflow(pg):
-    sw, vw = pg.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
-    assert sw <= vw, f"horizontal overflow: scrollWidth {sw} > viewport {vw}"
 
 
 def test_sweep_permalink_reload_and_the_other_form_kept(pg, live_server):
@@ -49,7 +41,7 @@ def test_sweep_permalink_reload_and_the_other_form_kept(pg, live_server):
     pg.reload()
     pg.wait_for_selector("#sweep-table", timeout=90_000)
     assert pg.is_visible("#edit-inputs")
-    _no_overflow(pg)
+    no_overflow(pg)
     _shot(pg, "sweep")
     assert not pg.missing, pg.missing
 
@@ -66,7 +58,7 @@ def test_compare_permalink_and_reload(pg, live_server):
     assert form_top < result_top  # the form sits above its result, not below a long page
     pg.click("#edit-inputs")
     assert pg.evaluate("location.hash") == "#compare-form"
-    _no_overflow(pg)
+    no_overflow(pg)
     _shot(pg, "compare")
 
 
@@ -84,7 +76,7 @@ def test_audit_counts_permalink_and_reload(pg, live_server):
     assert "Lower bounds" in pg.inner_text("#verdict-head")
     pg.reload()
     pg.wait_for_selector("#mu-lower", timeout=90_000)
-    _no_overflow(pg)
+    no_overflow(pg)
     _shot(pg, "audit")
 
 
@@ -115,12 +107,12 @@ def test_phone_menu_and_numbers_stay_whole(pg, live_server, browser):
         pg.click("#menu-button")
         assert pg.locator(links).nth(0).is_visible()
         assert len(_rows(pg, links)) == pg.locator(links).count()  # one link a row
-        _no_overflow(pg)
+        no_overflow(pg)
         _shot(pg, "risk-menu-open")
         pg.click("#menu-button")
     assert pg.locator("span.num").count() > 0
     assert not pg.evaluate(NUMBERS_BROKEN)
-    _no_overflow(pg)
+    no_overflow(pg)
     _shot(pg, "risk-nav")
     assert not pg.missing, pg.missing  # the favicon is found
     ctx = browser.new_context(viewport=pg.viewport_size, java_script_enabled=False)

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
+from _pages import no_overflow  # noqa: E402
 from scipy import stats
 
 SHOTS = Path(os.environ.get("FDPKIT_SCREENSHOTS", "/tmp/fdpkit-screenshots")) / "issue15"
@@ -59,9 +60,6 @@ def test_page_errors_name_the_row(client):
 # (the shared ``browser`` fixture of tests/conftest.py: one policy when chromium is missing)
 
 
-def _no_overflow(pg):
-    sw, vw = pg.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
-    assert sw <= vw, f"horizontal overflow: scrollWidth {sw} > viewport {vw}"
 
 
 @pytest.mark.browser
@@ -71,7 +69,7 @@ def test_compare_page_plots_several_curves(browser, live_server, size):
     pg = ctx.new_page()
     try:
         pg.goto(f"{live_server}/compare")
-        _no_overflow(pg)
+        no_overflow(pg)
         # on a phone the links sit in the closed menu, whose summary names the current page
         assert pg.locator("nav a[aria-current=page]").text_content() == "Compare curves"
         assert pg.inner_text("#menu-button" if size == "phone" else "nav a[aria-current=page]").endswith(
@@ -96,7 +94,7 @@ def test_compare_page_plots_several_curves(browser, live_server, size):
         assert pg.locator("#compare-figure svg > title").first.text_content() == name
         assert pg.locator("#compare-table tbody tr").count() == 6
         assert "lower" in pg.inner_text("#compare-table")
-        _no_overflow(pg)
+        no_overflow(pg)
         SHOTS.mkdir(parents=True, exist_ok=True)
         pg.screenshot(path=str(SHOTS / f"compare-{size}.png"), full_page=True)
     finally:

@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
+from _pages import no_overflow, open_page, shot  # noqa: E402
 
 pytestmark = [pytest.mark.browser]  # the shared ``browser`` and ``live_server`` of tests/conftest.py
 SHOTS = Path(os.environ.get("FDPKIT_SCREENSHOTS", "/tmp/fdpkit-screenshots")) / "journeys"
@@ -17,21 +18,15 @@ WIDTHS = {"desktop": 1280, "phone": 390}
 
 @pytest.fixture(params=list(WIDTHS))
 def pg(request, browser):
-    ctx = browser.new_context(viewport={"width": WIDTHS[request.param], "height": 900})
-    page = ctx.new_page()
-    page.size = request.param
+    ctx, page = open_page(browser, request.param, WIDTHS[request.param])
     yield page
     ctx.close()
 
 
 def _shot(pg, name):
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    pg.screenshot(path=str(SHOTS / f"{name}-{pg.size}.png"), full_page=True)
+    shot(pg, SHOTS, name)
 
 
-def _no_overflow(pg):
-    sw, vw = pg.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
-    assert sw <= vw, f"horizontal overflow: scrollWidth {sw} > viewport {vw}"
 
 
 def test_report_to_convert_and_risk_by_its_links(pg, live_server):
@@ -45,7 +40,7 @@ def test_report_to_convert_and_risk_by_its_links(pg, live_server):
     carried = float(re.search(r"μ\s*=\s*([0-9.]+), rounded up", pg.inner_text("#next-links")).group(1))
     assert carried >= shown_mu and f"{carried:.4g}" == f"{carried}"  # 4 digits, never below the report's μ
     report_eps = float(pg.inner_text("#headline tr:nth-child(2) td"))
-    _no_overflow(pg)
+    no_overflow(pg)
     _shot(pg, "report")
     pg.click("#convert-link")
     pg.wait_for_selector("#profile-note", timeout=30_000)
@@ -54,7 +49,7 @@ def test_report_to_convert_and_risk_by_its_links(pg, live_server):
     note = pg.inner_text("#profile-note")
     quoted = float(re.search(r"the tighter ε = ([0-9.]+) at δ = 1e-05", note).group(1))
     assert report_eps <= quoted <= report_eps + 1e-3  # the report's ε, rounded up
-    _no_overflow(pg)
+    no_overflow(pg)
     _shot(pg, "convert-from-report")
     pg.go_back()
     pg.wait_for_selector("#risk-link", timeout=90_000)
@@ -70,7 +65,7 @@ def test_plan_box_default_and_unticked(pg, live_server):
     pg.wait_for_selector("#plan-headline")
     assert pg.is_checked("#high_confidence_ok") and pg.locator("#options tbody tr").count() == 2
     assert pg.inner_text("#plan-headline").startswith("Recommended: the Laplace option")
-    _no_overflow(pg)
+    no_overflow(pg)
     _shot(pg, "plan-default")
     pg.uncheck("#high_confidence_ok")
     pg.click("#submit")
