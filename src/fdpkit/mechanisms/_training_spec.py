@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from fdpkit.errors import ParameterError
 from fdpkit.mechanisms.base import _number
+from fdpkit.vocabulary import OPACUS_SAMPLING_KEY
 
 if TYPE_CHECKING:
     from fdpkit.mechanisms.training import Phase
@@ -50,8 +51,6 @@ def refuse_non_poisson_state(state: dict, what: str) -> None:
     its history read as Poisson steps would understate the run's privacy loss (a shuffled
     run of sigma 1, q 0.05, 80 steps: Poisson's epsilon 3.2 where its own accounting certifies
     15.5). ``what`` names the file or object in the message."""
-    from fdpkit.vocabulary import OPACUS_SAMPLING_KEY
-
     scheme = state.get(OPACUS_SAMPLING_KEY)
     if scheme in (None, "poisson"):
         return
