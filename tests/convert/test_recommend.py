@@ -117,3 +117,11 @@ def test_composition_errors_name_the_release(releases, text):
     with pytest.raises(fp.ParameterError) as info:
         compose_releases(releases, 1e-5)
     assert info.value.parameter == "releases" and str(info.value).startswith(text), str(info.value)
+
+
+@pytest.mark.parametrize("text", ["1_000, 0", "\u0661, 0", "1, 1e-6; 0.5, 1_0e-6"])
+def test_releases_text_takes_plain_decimal_numbers(text):
+    # float() read "1_000" and other scripts' digits ("\u0661" is 1), as the CLI options did
+    with pytest.raises(ValueError, match="releases line"):
+        parse_releases(text)
+    assert parse_releases("0.5, 1e-6; 1; +2, .0") == [(0.5, 1e-06), (1.0, 0.0), (2.0, 0.0)]

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fdpkit._numerics import MU_MAX, check_nonnegative, check_positive, check_probability, check_scalar, safe_g
-from fdpkit._inputs import plausibility_warnings
+from fdpkit._inputs import is_plain_number, plausibility_warnings
 from fdpkit.accounting import BudgetExceeded, CostBudget, account
 from fdpkit.convert.noise_effect import noise_effect
 from fdpkit.errors import ParameterError
@@ -270,7 +270,7 @@ def parse_releases(text: str) -> list[tuple[float, float]]:
             continue
         bits = [b.strip() for b in part.replace("\t", ",").split(",") if b.strip()]
         try:
-            if len(bits) not in (1, 2):
+            if len(bits) not in (1, 2) or not all(is_plain_number(b) for b in bits):  # not "1_000", "١"
                 raise ValueError
             out.append((float(bits[0]), float(bits[1]) if len(bits) == 2 else 0.0))
         except ValueError:
