@@ -12,6 +12,7 @@ hold probabilities accept either spelling; any other text is refused with a hint
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 #: delta above this is a weak guarantee whatever n is (common advice: delta << 1/n, <= 1e-5).
@@ -24,6 +25,39 @@ EPSILON_MAX_PLAUSIBLE = 20.0
 #: Fields read as probabilities (fractions in [0, 1]) where "5%" means 0.05.
 FRACTION_FIELDS = ("prior", "fpr", "delta", "delta_prime", "level", "alpha", "required_power", "max_relative_loss",
                    "max_attack_power", "sample_rate", "recall", "max_power", "p0", "p1", "p2")
+
+
+#: A plain decimal number ("-1.5", ".5", "2e-3"): what a number typed by a user (a CLI option, a
+#: cell of a score file) may be written as. Python's float() also reads "1_000", "١٢" (other
+#: scripts' digits) and surrounding whitespace of every kind; none of those is taken as a number.
+DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
+#: The words for the non-finite values (read as numbers; each caller refuses them in its own words).
+NON_FINITE = re.compile(r"[+-]?(?:nan|inf|infinity)", re.IGNORECASE)
+
+
+def is_plain_number(text: str) -> bool:
+    """Whether ``text`` is a plain decimal number (or nan/inf spelled out), with nothing around it.
+
+    >>> is_plain_number("2e-3"), is_plain_number("-inf"), is_plain_number("1_000"), is_plain_number("\u0661")
+    (True, True, False, False)
+    """
+    return bool(DECIMAL.fullmatch(text) or NON_FINITE.fullmatch(text))
+
+
+def parse_decimal(text: Any, name: str) -> float:
+    """``text`` as a float when it is a plain decimal number (see :data:`DECIMAL`; ASCII spaces
+    around it are ignored); otherwise a ValueError naming ``name``.
+
+    >>> parse_decimal(" 1e3", "--steps")
+    1000.0
+    >>> parse_decimal("1_000", "--steps")
+    Traceback (most recent call last):
+    ValueError: --steps must be a plain decimal number such as 2, 0.5 or 1e-3, got '1_000'
+    """
+    raw = str(text).strip(" \t")
+    if not is_plain_number(raw):
+        raise ValueError(f"{name} must be a plain decimal number such as 2, 0.5 or 1e-3, got {text!r}")
+    return float(raw)
 
 
 def parse_fraction(text: Any, name: str) -> float:

@@ -115,7 +115,7 @@ def check_real(
             too_big = True
         if too_big:
             if not allow_inf:
-                raise ParameterError(f"{name} must be finite, got a number with {len(str(abs(value)))} digits", name)
+                raise ParameterError(f"{name} must be finite, got a number with {int_digits(value)} digits", name)
             value = math.inf if value > 0 else -math.inf
         elif integer and scalar:
             _check_range(name, float(value), low, high, low_open, high_open)
@@ -199,6 +199,24 @@ def _show(value: Any) -> str:
     if arr.ndim == 0:
         return repr(float(arr))
     return np.array2string(arr, threshold=6, precision=6)
+
+
+def int_digits(value: int) -> int:
+    """The number of decimal digits of an integer, also past Python's 4300-digit limit on
+    ``str(int)``.
+
+    >>> int_digits(10**400), int_digits(-999), int_digits(10**5000 - 1)
+    (401, 3, 5000)
+    """
+    n = abs(int(value))
+    if n < 10:
+        return 1
+    d = int(math.log10(n)) + 1  # may be one off near a power of ten
+    if 10 ** (d - 1) > n:
+        d -= 1
+    elif 10 ** d <= n:
+        d += 1
+    return d
 
 
 def _first_bad(arr: np.ndarray, bad: np.ndarray) -> str:

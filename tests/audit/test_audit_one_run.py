@@ -93,3 +93,21 @@ def test_guesses_fixed_in_advance_and_bad_input():
         fp.audit_one_run(scores, inc, confidence=1.0)
     with pytest.raises(ValueError, match="guesses"):
         fp.audit_one_run(scores, inc, guesses=(500, 0))
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    # plain ValueErrors before: the message named the argument, ``parameter`` was missing
+    (dict(scores=[], included=[]), "scores"),
+    (dict(scores=[1.0, float("inf")], included=[0, 1]), "scores"),
+    (dict(scores=[1.0, 2.0], included=[0]), "included"),
+    (dict(scores=[1.0, 2.0], included=[0, 2]), "included"),
+    (dict(scores=[1.0, 2.0], included=[0, 1], guesses=(1,)), "guesses"),
+    (dict(scores=[1.0, 2.0], included=[0, 1], guesses=(1.5, 0)), "guesses"),
+    (dict(scores=[1.0, 2.0], included=[0, 1], guesses=(5, 0)), "guesses"),
+    (dict(scores=[1.0, 2.0], included=[0, 1], delta=1.0), "delta"),
+    (dict(scores=[1.0, 2.0], included=[0, 1], confidence=0.0), "confidence"),
+])
+def test_bad_input_is_a_parameter_error(kwargs, name):
+    with pytest.raises(fp.ParameterError, match=name) as info:
+        fp.audit_one_run(**kwargs)
+    assert info.value.parameter == name

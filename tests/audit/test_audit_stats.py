@@ -214,6 +214,25 @@ def test_bad_input_names_the_argument(call, name):
         call()
 
 
+@pytest.mark.parametrize("call, name, text", [
+    # run_audit took +-inf scores, which the CSV and JSON routes refuse
+    (lambda: fp.run_audit([1.0, np.inf], [0.0, 1.0]), "member_scores", "member_scores must be finite, got inf"),
+    (lambda: fp.run_audit([1.0, 2.0], [-np.inf, 1.0]), "nonmember_scores", "must be finite, got -inf (at index 0)"),
+    (lambda: fp.run_audit([1.0, 2.0], [0.0, 1.0], confidence=1.0), "confidence", "confidence must be in (0, 1)"),
+    # an integer too large for a float was shown as "got inf"
+    (lambda: audit_from_counts(10**400, 1, 10, 10), "true_positives",
+     "true_positives must be at most 9,007,199,254,740,992 (2**53), got an integer with 401 digits (at index 0)"),
+    (lambda: audit_from_counts([1, -10**400], [1, 1], 10, 10), "true_positives",
+     "true_positives must be whole numbers >= 0, got a negative integer with 401 digits (at index 1)"),
+    (lambda: audit_from_counts([1], [1], 10**5000, 10), "members", "got an integer with 5001 digits"),
+    (lambda: audit_from_counts([np.inf], [1], 10, 10), "true_positives", "got inf (at index 0)"),
+])
+def test_bad_scores_and_counts_are_parameter_errors(call, name, text):
+    with pytest.raises(fp.ParameterError) as info:
+        call()
+    assert info.value.parameter == name and text in str(info.value), str(info.value)
+
+
 @settings(max_examples=60, deadline=None)
 @given(n=st.integers(1, 10**6), m=st.integers(1, 10**6), fpr=st.floats(0, 1), tpr=st.floats(0, 1),
        conf=st.floats(0.5, 0.999))
@@ -230,7 +249,7 @@ def test_bounds_are_finite_and_monotone_in_confidence(n, m, fpr, tpr, conf):
 
 
 @settings(max_examples=60, deadline=None)
-@given(m=st.lists(st.sampled_from([-1.0, 0.0, 0.5, 1.0, 2.0, np.inf]), min_size=1, max_size=40),
+@given(m=st.lists(st.sampled_from([-1.0, 0.0, 0.5, 1.0, 2.0, 1e308]), min_size=1, max_size=40),
        n=st.lists(st.floats(-3, 3), min_size=1, max_size=40))
 def test_score_audits_never_return_nan(m, n):
     if len(set(m) | set(n)) == 1:

@@ -251,3 +251,35 @@ def test_sweep_plot_with_force_replaces_the_file(tmp_path, capsys):
     assert run(args + ["--force"]) == 0, capsys.readouterr().err
     assert target.read_text().lstrip().startswith("<?xml")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["old.svg"]
+
+
+@pytest.mark.parametrize("argv, option", [
+    # float() read "1_000" and other scripts' digits ("١" is 1) as numbers, where score files refuse them
+    (["report", "dpsgd", "--noise-multiplier", "1_000", "--sample-rate", "0.05", "--steps", "10"], "--noise-multiplier"),
+    (["report", "dpsgd", "--noise-multiplier", "\u0661", "--sample-rate", "0.05", "--steps", "10"], "--noise-multiplier"),
+    (["report", "dpsgd", "--noise-multiplier", "2", "--sample-rate", "0.0_5", "--steps", "10"], "--sample-rate"),
+    (["report", "dpsgd", "--noise-multiplier", "2", "--sample-rate", "0.05", "--steps", "1_0"], "--steps"),
+    (["report", "dpsgd", "--noise-multiplier", "2", "--batch-size", "50", "--dataset-size", "1_000", "--steps", "10"],
+     "--dataset-size"),
+    (["calibrate", "dpsgd", "--mu", "1", "--sample-rate", "0.05", "--steps", "\u0661\u0660"], "--steps"),
+    (["convert", "mu-to-delta", "--mu", "1", "--epsilon", "1", "--epsilon", "2_0"], "--epsilon"),
+    (["sweep", "--noise-multiplier", "1,1_000", "--sample-rate", "0.1", "--steps", "10"], "--noise-multiplier"),
+    (["sweep", "--noise-multiplier", "1,2", "--sample-rate", "0.1", "--steps", "10,\u0662\u0660"], "--steps"),
+    (["risk", "--mu", "1", "--prior", "1_0%"], "prior"),
+])
+def test_numbers_are_plain_decimal_numbers(argv, option, capsys):
+    assert run(argv) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and option in lines[0], lines
+    assert "plain decimal number" in lines[0] or "whole number" in lines[0] or "such as 0.05" in lines[0], lines
+
+
+def test_plain_numbers_still_read(capsys):
+    # "1e1", "+2", ".5" and spaces around a number stay numbers; inf reaches the library's own message
+    assert run(["convert", "mu-to-eps", "--mu", " .5", "--delta", "1e-5"]) == 0
+    capsys.readouterr()
+    assert run(["report", "dpsgd", "--noise-multiplier", "+2", "--sample-rate", "5e-2", "--steps", "1e1",
+                "--discretization", "1e-2", "--format", "json"]) == 0
+    capsys.readouterr()
+    assert run(["report", "dpsgd", "--noise-multiplier", "inf", "--sample-rate", "0.05", "--steps", "10"]) == 2
+    assert "--noise-multiplier must be finite" in capsys.readouterr().err

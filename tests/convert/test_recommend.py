@@ -104,3 +104,24 @@ def test_composition_of_a_huge_epsilon_is_a_parameter_error():
     with pytest.raises(fp.ParameterError) as info:
         compose_releases([(1e308, 0.0)], 1e-5)
     assert info.value.parameter == "releases"
+
+
+@pytest.mark.parametrize("releases, text", [
+    # "epsilon must be <= 100" named the calculator's per-release epsilon field, not the release
+    ([(1.0, 0.0), (150.0, 0.0)], "releases[1].epsilon must be <= 100, got 150.0"),
+    ([(150.0, 1e-6)] * 3, "releases[0].epsilon must be <= 100, got 150.0"),
+    # the composed mu above 1000 was "mu must be <= 1000", a quantity the user never gave
+    ([(99.0, 0.0)] * 1400, "releases: together they are mu-GDP with mu = sqrt(sum of mu_i^2) = 1034, above 1000"),
+])
+def test_composition_errors_name_the_release(releases, text):
+    with pytest.raises(fp.ParameterError) as info:
+        compose_releases(releases, 1e-5)
+    assert info.value.parameter == "releases" and str(info.value).startswith(text), str(info.value)
+
+
+@pytest.mark.parametrize("text", ["1_000, 0", "\u0661, 0", "1, 1e-6; 0.5, 1_0e-6"])
+def test_releases_text_takes_plain_decimal_numbers(text):
+    # float() read "1_000" and other scripts' digits ("\u0661" is 1), as the CLI options did
+    with pytest.raises(ValueError, match="releases line"):
+        parse_releases(text)
+    assert parse_releases("0.5, 1e-6; 1; +2, .0") == [(0.5, 1e-06), (1.0, 0.0), (2.0, 0.0)]

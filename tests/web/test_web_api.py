@@ -4,6 +4,7 @@ bounded work and security headers."""
 import csv
 import io
 import math
+import re
 
 import pytest
 
@@ -57,6 +58,19 @@ def test_calculator_out_of_range_names_the_field_shown(client):
     page = client.get("/calculator?mode=gaussian&sensitivity=1&epsilon=1e-320&delta=1e-5")
     assert 'id="epsilon-error"' in page.text and "out of range" in page.text
     assert 'id="scale-error"' not in page.text
+
+
+def test_calculator_composition_errors_name_the_releases(client):
+    """Releases whose epsilon is above 100 or whose composed mu is above 1000 were refused
+    naming ``epsilon`` (shown beside the hidden per-release field) or the internal ``mu``."""
+    r = client.post("/calculator", data={"mode": "composition", "releases": "1, 0\n150, 0"})
+    assert r.status_code == 422
+    errors = re.findall(r'<div class="error" role="alert">([^<]*)</div>', r.text)
+    assert errors == ["releases[1].epsilon must be &lt;= 100, got 150.0"], errors
+    assert re.search(r'id="releases"[^>]*>[^<]*</textarea>\s*<div class="error" role="alert">releases\[1\]', r.text)
+    r = client.post("/api/calculator", json={"mode": "composition", "releases": [[99, 0]] * 1400})
+    assert r.status_code == 422 and r.json()["parameter"] == "releases", r.text
+    assert "mu must be" not in r.json()["detail"] and "mu = sqrt(sum of mu_i^2) = 1034" in r.json()["detail"]
 
 
 def test_calculator_published_examples(published):

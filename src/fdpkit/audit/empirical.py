@@ -28,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from fdpkit._numerics import MAX_ARRAY_SIZE, as_float_array, check_real, check_scalar, json_safe, safe_g
+from fdpkit._numerics import (MAX_ARRAY_SIZE, as_float_array, check_real, check_scalar, int_digits, json_safe,
+                              safe_g)
 from fdpkit.audit.bounds import (
     bonferroni_level,
     clopper_pearson_lower,
@@ -39,6 +40,7 @@ from fdpkit.audit.bounds import (
 )
 from fdpkit.accounting import account
 from fdpkit.curves import EpsDeltaCurve, GaussianCurve, LaplaceCurve, RandomizedResponseCurve, TradeOffCurve
+from fdpkit.errors import ParameterError
 from fdpkit.fit import fit_gdp
 from fdpkit.guarantee.privacy import PrivacyReport
 from fdpkit.mechanisms import Mechanism, mechanism_from_dict
@@ -268,37 +270,49 @@ class AuditResult:
 def _check_confidence(confidence: Any) -> float:
     c = check_scalar("confidence", confidence)
     if not 0.0 < c < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+        raise ParameterError(f"confidence must be in (0, 1), got {confidence!r}", "confidence")
     return c
 
 
 def _check_delta(delta: Any) -> float:
     d = check_scalar("delta", delta)
     if not 0.0 <= d < 1.0:
-        raise ValueError(f"delta must be in [0, 1), got {delta!r}")
+        raise ParameterError(f"delta must be in [0, 1), got {delta!r}", "delta")
     return d
 
 
 def _check_scores(name: str, scores: Any) -> np.ndarray:
-    arr = as_float_array(name, scores)
+    arr = check_real(name, scores)  # finite, as the CSV and JSON routes read them
     if arr.ndim != 1:
-        raise ValueError(f"{name} must be a one-dimensional array of scores, got shape {arr.shape}")
+        raise ParameterError(f"{name} must be a one-dimensional array of scores, got shape {arr.shape}", name)
     if arr.size == 0:
-        raise ValueError(f"{name} must not be empty")
+        raise ParameterError(f"{name} must not be empty", name)
     return arr
 
 
 def _check_counts(name: str, value: Any) -> np.ndarray:
     arr = np.atleast_1d(as_float_array(name, value))
     if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"{name} must be a count or a non-empty list of counts, got {value!r}")
+        raise ParameterError(f"{name} must be a count or a non-empty list of counts, got shape {arr.shape}", name)
+    huge = np.isinf(arr)
+    if huge.any():  # an integer too large for a float (10**400) was read as inf: say what it was
+        i = int(np.flatnonzero(huge)[0])
+        raw = value if arr.size == 1 and not isinstance(value, (list, tuple)) else (
+            value[i] if isinstance(value, (list, tuple)) and i < len(value) else None)
+        if isinstance(raw, int) and not isinstance(raw, bool):
+            if raw < 0:
+                raise ParameterError(f"{name} must be whole numbers >= 0, got a negative integer with "
+                                     f"{int_digits(raw)} digits (at index {i})", name)
+            raise ParameterError(f"{name} must be at most {MAX_COUNT:,} (2**53), got an integer with "
+                                 f"{int_digits(raw)} digits (at index {i})", name)
     bad = (arr < 0) | (arr != np.floor(arr)) | ~np.isfinite(arr)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{name} must be whole numbers >= 0, got {float(arr[i])!r} (at index {i})")
+        raise ParameterError(f"{name} must be whole numbers >= 0, got {float(arr[i])!r} (at index {i})", name)
     if (arr > MAX_COUNT).any():
         i = int(np.flatnonzero(arr > MAX_COUNT)[0])
-        raise ValueError(f"{name} must be at most {MAX_COUNT:,} (2**53), got {float(arr[i]):g} (at index {i})")
+        raise ParameterError(f"{name} must be at most {MAX_COUNT:,} (2**53), got {float(arr[i]):g} (at index {i})",
+                             name)
     return arr
 
 
@@ -441,7 +455,7 @@ def run_audit(member_scores: Any, nonmember_scores: Any, *, confidence: float = 
     ----------
     member_scores, nonmember_scores : array_like
         The attack's scores on members (canary in) and non-members (canary out): real
-        numbers (infinities allowed, NaN refused), at most ``MAX_SCORES`` (10,000,000) each.
+        finite numbers (infinities and NaN refused, as the CSV and JSON readers refuse them), at most ``MAX_SCORES`` (10,000,000) each.
     confidence : float, default 0.95
         Joint confidence of all the bounds, in (0, 1).
     delta : float, default 1e-5

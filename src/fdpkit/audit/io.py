@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from fdpkit._inputs import NON_FINITE, is_plain_number
+
 #: Largest number of rows accepted from one file.
 MAX_ROWS = 5_000_000
 _SCORE_NAMES = ("score", "scores")
@@ -59,12 +61,6 @@ def _rows(name: str, data: bytes | str, max_rows: int):
         raise ValueError(f"{name} is not valid CSV (line {reader.line_num}): {exc}") from None
 
 
-#: A plain decimal number ("-1.5", ".5", "2e-3"): what a score or count may be written as.
-#: Python's float() also reads "1_000", "١٢" (other scripts' digits) and surrounding
-#: whitespace of every kind; none of those is a number in a CSV file.
-_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
-#: The words for the non-finite values (refused with their own message).
-_NON_FINITE = re.compile(r"[+-]?(?:nan|inf|infinity)", re.IGNORECASE)
 #: The start of something meant as a number ("0x10", "1_000", "-.5e"): never a header.
 _NUMBER_LIKE = re.compile(r"[+-]?\.?\d")  # any script's digit: "١٢" is a malformed number
 
@@ -74,7 +70,7 @@ _SCORES_HINT = " (give one score per line, or comma-separated columns with one n
 
 
 def _number(name: str, line: int, cell: str, hint: str = "") -> float:
-    if not (_DECIMAL.fullmatch(cell) or _NON_FINITE.fullmatch(cell)):
+    if not is_plain_number(cell):
         if hint and re.search(r"[;\s]", cell):
             raise ValueError(f"{name}, line {line}: {cell[:40]!r} is not a number{hint}")
         kind = "a plain decimal number" if _NUMBER_LIKE.match(cell) else "a number"
@@ -90,7 +86,7 @@ def _number(name: str, line: int, cell: str, hint: str = "") -> float:
 def _is_header(cell: str) -> bool:
     """A first line that is not a number at all ("score", "attack 1"); "0x10" or "1_000" is a
     malformed number, not a header, and "nan" is a NaN score."""
-    return not (_NUMBER_LIKE.match(cell) or _NON_FINITE.fullmatch(cell))
+    return not (_NUMBER_LIKE.match(cell) or NON_FINITE.fullmatch(cell))
 
 
 def read_scores_csv(data: bytes | str, name: str = "scores", *, max_rows: int = MAX_ROWS) -> np.ndarray:

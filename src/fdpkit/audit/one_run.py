@@ -53,6 +53,7 @@ from scipy import stats
 
 from fdpkit._numerics import as_float_array, check_scalar, norm_cdf, safe_g
 from fdpkit.audit.empirical import certified_guarantee
+from fdpkit.errors import ParameterError
 
 #: Numbers of guesses tried, as fractions of the number of canaries (Bonferroni over them).
 GUESS_FRACTIONS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5)
@@ -178,12 +179,12 @@ class OneRunAudit:
 def _check_inputs(scores: Any, included: Any) -> tuple[np.ndarray, np.ndarray]:
     s = as_float_array("scores", scores)
     if s.ndim != 1 or s.size == 0:
-        raise ValueError(f"scores must be a non-empty one-dimensional array (one per canary), got shape {s.shape}")
+        raise ParameterError(f"scores must be a non-empty one-dimensional array (one per canary), got shape {s.shape}", "scores")
     if s.size > MAX_CANARIES:
-        raise ValueError(f"scores must hold at most {MAX_CANARIES:,} canaries, got {s.size:,}")
+        raise ParameterError(f"scores must hold at most {MAX_CANARIES:,} canaries, got {s.size:,}", "scores")
     if not np.all(np.isfinite(s)):
         i = int(np.flatnonzero(~np.isfinite(s))[0])
-        raise ValueError(f"scores must be finite, got {float(s[i])!r} (at index {i})")
+        raise ParameterError(f"scores must be finite, got {float(s[i])!r} (at index {i})", "scores")
     raw = np.asarray(included) if isinstance(included, (list, tuple, np.ndarray)) else included
     if isinstance(raw, np.ndarray) and raw.dtype == bool:
         raw = raw.astype(float)
@@ -191,25 +192,25 @@ def _check_inputs(scores: Any, included: Any) -> tuple[np.ndarray, np.ndarray]:
         raw = [float(x) for x in raw]
     inc = as_float_array("included", raw)
     if inc.shape != s.shape:
-        raise ValueError(f"included must hold one coin flip per canary ({s.size}), got shape {inc.shape}")
+        raise ParameterError(f"included must hold one coin flip per canary ({s.size}), got shape {inc.shape}", "included")
     bad = (inc != 0) & (inc != 1)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"included must be 0/1 (or False/True) coin flips, got {float(inc[i])!r} (at index {i})")
+        raise ParameterError(f"included must be 0/1 (or False/True) coin flips, got {float(inc[i])!r} (at index {i})", "included")
     return s, inc.astype(bool)
 
 
 def _choices(m: int, guesses: Any) -> tuple[tuple[int, int], ...]:
     if guesses is not None:
         if not isinstance(guesses, (tuple, list)) or len(guesses) != 2:
-            raise ValueError(f"guesses must be a (top, bottom) pair of counts, got {guesses!r}")
+            raise ParameterError(f"guesses must be a (top, bottom) pair of counts, got {guesses!r}", "guesses")
         vals = [check_scalar("guesses", g) for g in guesses]
         if not all(math.isfinite(v) and v == int(v) for v in vals):
-            raise ValueError(f"guesses must be whole numbers, got {guesses!r}")
+            raise ParameterError(f"guesses must be whole numbers, got {guesses!r}", "guesses")
         top, bottom = (int(v) for v in vals)
         if top < 0 or bottom < 0 or top + bottom < 1 or top + bottom > m:
-            raise ValueError(f"guesses must be whole numbers >= 0 with 1 <= top + bottom <= {m} canaries, "
-                             f"got {guesses!r}")
+            raise ParameterError(f"guesses must be whole numbers >= 0 with 1 <= top + bottom <= {m} canaries, "
+                                 f"got {guesses!r}", "guesses")
         return ((top, bottom),)
     out = []
     for f in GUESS_FRACTIONS:
@@ -272,10 +273,10 @@ def audit_one_run(scores: Any, included: Any, *, delta: float = 0.0, confidence:
     s, inc = _check_inputs(scores, included)
     d = check_scalar("delta", delta)
     if not 0.0 <= d < 1.0:
-        raise ValueError(f"delta must be in [0, 1), got {delta!r}")
+        raise ParameterError(f"delta must be in [0, 1), got {delta!r}", "delta")
     c = check_scalar("confidence", confidence)
     if not 0.0 < c < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+        raise ParameterError(f"confidence must be in (0, 1), got {confidence!r}", "confidence")
     m = s.size
     choices = _choices(m, guesses)
     level = (1.0 - c) / len(choices)

@@ -17,9 +17,9 @@ from fdpkit.cli import risk
 from fdpkit.cli import serve
 from fdpkit.cli import sweep
 from fdpkit.cli import utility
-from fdpkit.cli._common import State
+from fdpkit.cli._common import PlainNumbersGroup, State
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+app = typer.Typer(cls=PlainNumbersGroup, add_completion=False, no_args_is_help=True,
                   help="Honest, tight, readable privacy guarantees (f-DP, Gaussian DP).")
 app.add_typer(report.report_app, name="report")
 app.add_typer(convert.convert_app, name="convert")

@@ -7,6 +7,7 @@ import contextlib
 import functools
 import json
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 import typer
+from typer.core import TyperGroup
 from rich.console import Console
 from rich.table import Table as RichTable
 
@@ -268,8 +270,13 @@ def fraction_option(value: Any, name: str) -> Optional[float]:
     """A probability option given as 0.05 or 5% (None stays None); bad text -> exit 2."""
     if value is None:
         return None
-    from fdpkit._inputs import parse_fraction
+    from fdpkit._inputs import is_plain_number, parse_fraction
 
+    if isinstance(value, str):  # float() would also read "1_000" and other scripts' digits
+        number = value.strip(" \t")
+        number = number[:-1].strip(" \t") if number.endswith("%") else number
+        if not is_plain_number(number):
+            raise ValueError(f"{name} must be a number such as 0.05 (or 5%), got {value!r}")
     return parse_fraction(value, name)
 
 
@@ -334,3 +341,56 @@ DiscOpt = typer.Option(None, "--discretization", show_default=False,
                        help="PLD discretization interval (default: the library's rule, as fdpkit.privacy_report "
                             "chooses it: 1e-4, finer where a DP-SGD run's steps are tiny, coarser up to 1e-3 where "
                             "they are so large that mu changes by an estimated 1e-6; stated in the report).")
+
+
+#: What each number type of an option may be written as: a plain decimal number for floats
+#: (:func:`fdpkit._inputs.is_plain_number`), ASCII digits with an optional sign for ints.
+_PLAIN = {"float": ("a plain decimal number (such as 2, 0.5 or 1e-3)", None),
+          "int": ("a whole number written with the digits 0-9", re.compile(r"[+-]?[0-9]+", re.ASCII))}
+
+
+def _plain_kind(annotation: Any) -> Optional[str]:
+    """"float" or "int" for an option typed float, int or a list of them; None otherwise."""
+    if annotation in (float, list[float]):
+        return "float"
+    if annotation in (int, list[int]):
+        return "int"
+    return None
+
+
+def plain_numbers(command: Any) -> None:
+    """Let every float and int option and argument of the click tree under ``command`` read only
+    plain numbers: typer converts with ``float`` and ``int``, which also take ``1_000`` and other
+    scripts' digits (``١``), refused by the score files too. In place (each parameter's
+    ``process_value`` checks the text first, once); run on the tree the app builds before it parses."""
+    from fdpkit._inputs import is_plain_number
+
+    for param in getattr(command, "params", ()):
+        descriptor = getattr(param, "type_descriptor", None)
+        kind = _plain_kind(getattr(descriptor, "annotation", None))
+        if kind is None or getattr(param.process_value, "_fdpkit_plain", False):
+            continue
+        what, pattern = _PLAIN[kind]
+
+        def check(ctx: Any, value: Any, _param: Any = param, _what: str = what, _pattern: Any = pattern,
+                  _process: Callable = param.process_value) -> Any:
+            for item in value if isinstance(value, (list, tuple)) else (value,):
+                if isinstance(item, str):
+                    text = item.strip(" \t")
+                    if not (_pattern.fullmatch(text) if _pattern is not None else is_plain_number(text)):
+                        raise typer.BadParameter(f"{item!r} is not {_what}", ctx=ctx, param=_param)
+            return _process(ctx, value)
+
+        check._fdpkit_plain = True  # type: ignore[attr-defined]
+        param.process_value = check
+    for sub in (getattr(command, "commands", None) or {}).values():
+        plain_numbers(sub)
+
+
+class PlainNumbersGroup(TyperGroup):
+    """The app's root group: :func:`plain_numbers` on its tree before every parse, whoever runs it
+    (:func:`fdpkit.cli.run`, a test's CliRunner)."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        plain_numbers(self)
+        return super().main(*args, **kwargs)

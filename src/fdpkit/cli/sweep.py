@@ -46,8 +46,16 @@ SweepDiscOpt = typer.Option(None, "--discretization",
                                  "where it is so large that mu changes by an estimated 1e-6 or less).")
 
 
-def parse_list(option: str, text: Optional[str], kind: Callable[[str], Any] = float) -> Optional[list[Any]]:
-    """A comma-separated option value as a list (None when the option was not given)."""
+def _decimal(t: str) -> float:
+    """A plain decimal number (not "1_000" or other scripts' digits, which float() reads)."""
+    from fdpkit._inputs import parse_decimal
+
+    return parse_decimal(t, "item")
+
+
+def parse_list(option: str, text: Optional[str], kind: Callable[[str], Any] = _decimal) -> Optional[list[Any]]:
+    """A comma-separated option value as a list (None when the option was not given); numbers
+    are plain decimal numbers."""
     if text is None:
         return None
     items = [t.strip() for t in str(text).split(",")]
@@ -60,12 +68,13 @@ def parse_list(option: str, text: Optional[str], kind: Callable[[str], Any] = fl
         try:
             values.append(kind(t))
         except ValueError:
-            raise ValueError(f"{option} must be a comma-separated list of numbers, got {text!r}") from None
+            raise ValueError(f"{option} must be a comma-separated list of plain decimal numbers (such as 1,2.5,1e-3), "
+                             f"got {text!r}") from None
     return values
 
 
 def _whole(t: str) -> int:
-    x = float(t)
+    x = _decimal(t)
     if x != int(x):
         raise ValueError(t)
     return int(x)

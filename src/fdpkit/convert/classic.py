@@ -21,8 +21,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from fdpkit._numerics import check_nonnegative, check_positive, check_probability, check_scalar, safe_g
-from fdpkit._inputs import plausibility_warnings
+from fdpkit._numerics import MU_MAX, check_nonnegative, check_positive, check_probability, check_scalar, safe_g
+from fdpkit._inputs import is_plain_number, plausibility_warnings
 from fdpkit.accounting import BudgetExceeded, CostBudget, account
 from fdpkit.convert.noise_effect import noise_effect
 from fdpkit.errors import ParameterError
@@ -175,11 +175,25 @@ TIGHT_EPSILON = "tight epsilon"
 TIGHT_DELTA = "tight delta"
 
 
+def _release_error(i: int, exc: ParameterError) -> ParameterError:
+    """A library error about one release's ``epsilon`` or ``delta`` ("epsilon must be <= 100")
+    naming that release (``releases[1].epsilon must be ...``, parameter ``releases``); any other
+    error unchanged."""
+    if exc.parameter in ("epsilon", "delta") and str(exc).startswith(exc.parameter):
+        return ParameterError(f"releases[{i}].{exc}", "releases")
+    return exc
+
+
 def _composed(items: list[tuple[float, float]]):
-    one = lambda e, d: PureDP(e) if d == 0 else ApproxDP(e, d)  # noqa: E731
+    def one(i: int, e: float, d: float):
+        try:
+            return PureDP(e) if d == 0 else ApproxDP(e, d)
+        except ParameterError as exc:
+            raise _release_error(i, exc) from None
+
     if len(set(items)) == 1:
-        return one(*items[0]) if len(items) == 1 else Repeated(one(*items[0]), len(items))
-    return Composed([one(e, d) for e, d in items])
+        return one(0, *items[0]) if len(items) == 1 else Repeated(one(0, *items[0]), len(items))
+    return Composed([one(i, e, d) for i, (e, d) in enumerate(items)])
 
 
 def tight_composition(items: list[tuple[float, float]], delta: float):
@@ -220,12 +234,23 @@ def _gdp_total(items: list[tuple[float, float]], delta: float) -> dict[str, floa
     """sqrt(sum mu_i^2) of the releases (see :func:`compose_releases`) and eps at ``delta``."""
     from collections import Counter
 
-    mus = {(e, d): float(mu_for_epsilon_delta(e, d)) if d > 0 else float(mu_from_pure_epsilon(e)) for e, d in items}
+    mus: dict[tuple[float, float], float] = {}
+    for i, (e, d) in enumerate(items):
+        if (e, d) in mus:
+            continue
+        try:
+            mus[(e, d)] = float(mu_for_epsilon_delta(e, d)) if d > 0 else float(mu_from_pure_epsilon(e))
+        except ParameterError as exc:  # the release's epsilon, not the form's
+            raise _release_error(i, exc) from None
     # m * m, not m ** 2: inf where it overflows (** raised OverflowError for epsilon = 1e308)
     mu = math.sqrt(sum(n * mus[k] * mus[k] for k, n in Counter(items).items()))
     if not math.isfinite(mu):
         raise ParameterError(f"releases: an epsilon of {max(e for e, _ in items):g} has no finite Gaussian-DP mu; "
                              "give epsilons of at most 100", "releases")
+    if mu > MU_MAX:  # epsilon_for_delta_from_mu said "mu must be <= 1000", a quantity the user never gave
+        raise ParameterError(f"releases: together they are mu-GDP with mu = sqrt(sum of mu_i^2) = {mu:.4g}, above "
+                             f"{MU_MAX:g}, the largest mu fdpkit converts; give fewer releases or smaller epsilons",
+                             "releases")
     if all(d > 0 for _, d in items):
         names = (GAUSSIAN_MU, GAUSSIAN_EPSILON)
     else:
@@ -245,7 +270,7 @@ def parse_releases(text: str) -> list[tuple[float, float]]:
             continue
         bits = [b.strip() for b in part.replace("\t", ",").split(",") if b.strip()]
         try:
-            if len(bits) not in (1, 2):
+            if len(bits) not in (1, 2) or not all(is_plain_number(b) for b in bits):  # not "1_000", "١"
                 raise ValueError
             out.append((float(bits[0]), float(bits[1]) if len(bits) == 2 else 0.0))
         except ValueError:
