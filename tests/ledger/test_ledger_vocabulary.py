@@ -106,3 +106,22 @@ def test_a_crossing_message_never_reads_past_its_own_verdict():
     assert "<= 2.0000000001 at δ = 1e-05" in text and float(text.split("ε ")[1].split(" <=")[0]) <= 2.0000000001
     assert Crossing(ThresholdSpec("mu", "warning", 1.5), 1.23456).message() == \
         "warning threshold not reached: μ 1.235 <= 1.5"
+
+
+def test_a_release_proposed_before_the_relation_rule_is_not_released(ledger, monkeypatch):
+    """A row proposed under another relation before the rule (simulated by lifting it for the
+    proposal) cannot enter the total: approving with a record and releasing both refuse it."""
+    from fdpkit.ledger.rules import RelationMismatch
+    from fdpkit.mechanisms import dpsgd
+
+    ledger.add_dataset("members", unit="one person", user="admin")
+    monkeypatch.setattr("fdpkit.ledger.lifecycle.check_relation", lambda *a: None)
+    r = ledger.propose("members", dpsgd(1.1, 0.01, 10, relation="replace-one").to_dict(), title="old", user="ana")
+    monkeypatch.undo()
+    with pytest.raises(RelationMismatch):
+        ledger.approve(r.id, user="bob")
+    ledger.approve(r.id, user="bob", report=False)
+    with pytest.raises(RelationMismatch):
+        ledger.release(r.id, user="bob")
+    assert ledger.release_info(r.id).state == "approved" and ledger.status("members").released.count == 0
+    assert ledger.verify().ok

@@ -179,6 +179,8 @@ class ReleaseLifecycle(BudgetReads):
                     prepared: Prepared | None = None) -> Release:
         if r.state != "approved":
             raise LedgerError(f"release {r.id} is {r.state}: only an approved release can be released")
+        d = s.get(Dataset, r.dataset_id)  # a row proposed before the relation rule: checked here too
+        check_relation(d.name, d.relation_name, prepared.mechanism if prepared is not None else parse_mechanism(r.spec))
         override_reason = _text("override_reason", override_reason, required=False, limit=MAX_TEXT) or None
         state, ids, eps_sum = self._released_state(s, r.dataset_id)
         before = read_total(state, eps_sum)
