@@ -65,6 +65,9 @@ def parse_fraction(text: Any, name: str) -> float:
 
     >>> parse_fraction("5%", "prior"), parse_fraction("0.05", "prior")
     (0.05, 0.05)
+    >>> parse_fraction("1_000%", "prior")
+    Traceback (most recent call last):
+    ValueError: prior must be a number such as 0.05 (or 5%), got '1_000%'
     >>> parse_fraction("five", "prior")
     Traceback (most recent call last):
     ValueError: prior must be a number such as 0.05 (or 5%), got 'five'
@@ -72,12 +75,12 @@ def parse_fraction(text: Any, name: str) -> float:
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         v = float(text)
     else:
-        raw = str(text).strip() if text is not None else ""
+        raw = str(text).strip(" \t") if text is not None else ""
         pct = raw.endswith("%")
-        try:
-            v = float(raw[:-1].strip() if pct else raw)
-        except ValueError:
-            raise ValueError(f"{name} must be a number such as 0.05 (or 5%), got {text!r}") from None
+        number = raw[:-1].strip(" \t") if pct else raw
+        if not is_plain_number(number):  # float() would also read "1_000" and other scripts' digits
+            raise ValueError(f"{name} must be a number such as 0.05 (or 5%), got {text!r}")
+        v = float(number)
         if pct:
             v = v / 100.0
     if math.isnan(v):

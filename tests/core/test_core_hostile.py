@@ -466,3 +466,13 @@ def test_calibration_beyond_reach_names_the_target():
     with pytest.raises(fp.ParameterError) as err:
         fp.calibrate_dpsgd(mu=1.0, noise_multiplier=1e-3, sample_rate=0.01)
     assert err.value.parameter == "mu"
+
+
+def test_parse_fraction_reads_plain_decimal_numbers_only():
+    # float() also reads "1_000" and other scripts' digits; the CLI and the score files refuse them
+    import fdpkit as fp
+
+    assert fp.parse_fraction(" 5% ", "prior") == 0.05 and fp.parse_fraction("1e-3", "fpr") == 1e-3
+    for bad in ("1_000", "0_5", "\u0661", "5_0%", "0x10", ""):
+        with pytest.raises(ValueError, match="prior must be a number such as 0.05"):
+            fp.parse_fraction(bad, "prior")

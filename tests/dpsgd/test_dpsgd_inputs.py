@@ -208,3 +208,12 @@ def test_a_spec_whose_written_values_disagree_is_refused(spec, name):
     s = fp.dpsgd_schedule([{"noise_multiplier": 1.0, "batch_size": 256, "epochs": 2},
                            {"noise_multiplier": 2.0, "sample_rate": 0.01, "steps": 10}], dataset_size=60000)
     assert mechanism_from_dict(m.to_dict()) == m and mechanism_from_dict(s.to_dict()) == s
+
+
+def test_a_step_count_past_4300_digits_is_named_not_a_conversion_error():
+    # str(10**5000) raised Python's "Exceeds the limit (4300 digits)" ValueError from the message itself
+    import fdpkit as fp
+
+    with pytest.raises(fp.ParameterError, match="steps must be at most 10000000, got a 5001-digit number") as e:
+        fp.dpsgd(1.0, 0.01, 10**5000)
+    assert e.value.parameter == "steps"

@@ -270,14 +270,9 @@ def fraction_option(value: Any, name: str) -> Optional[float]:
     """A probability option given as 0.05 or 5% (None stays None); bad text -> exit 2."""
     if value is None:
         return None
-    from fdpkit._inputs import is_plain_number, parse_fraction
+    from fdpkit._inputs import parse_fraction
 
-    if isinstance(value, str):  # float() would also read "1_000" and other scripts' digits
-        number = value.strip(" \t")
-        number = number[:-1].strip(" \t") if number.endswith("%") else number
-        if not is_plain_number(number):
-            raise ValueError(f"{name} must be a number such as 0.05 (or 5%), got {value!r}")
-    return parse_fraction(value, name)
+    return parse_fraction(value, name)  # plain decimal numbers only (not "1_000")
 
 
 #: The deprecated ``--alpha`` option of the commands that take a test's level (issue 23: alpha

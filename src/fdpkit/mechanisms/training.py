@@ -56,6 +56,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any, Iterable, Sequence
 
+from fdpkit._numerics import int_digits
 from fdpkit.errors import ParameterError
 from fdpkit.mechanisms._training_spec import _check_written, _spec_args
 from fdpkit.mechanisms.base import Mechanism, _number, check_sample_rate_normal
@@ -96,7 +97,7 @@ def _whole(name: str, value: Any, *, hint: str = "", low: int = 1, high: int | N
         v = float(value)
     except OverflowError:  # an int beyond float range: far above any bound
         raise ParameterError(f"{name} must be at most {high if high is not None else 'finite'}, got a "
-                             f"{len(str(value))}-digit number", name) from None
+                             f"{int_digits(value)}-digit number", name) from None
     except (TypeError, ValueError):
         raise ParameterError(f"{name} must be a whole number, got {value!r}", name) from None
     if not math.isfinite(v) or v != int(v):

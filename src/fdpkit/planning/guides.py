@@ -169,7 +169,7 @@ class PrivacyFirstPlan:
             r_limit = rec.relative_risk  # the Laplace option meets R exactly: e^epsilon = R
             text += (f" The relative-risk limit does not bind Gaussian noise at FPR ≥ {self.fpr:.4g} (no attack "
                      f"there has relative risk above 1/FPR = {safe_g(1.0 / self.fpr, up=True)}), so the Gaussian option plans "
-                     f"none; for a Gaussian plan, lower the FPR floor below 1/R = {1.0 / r_limit:.4g} or limit "
+                     f"none; for a Gaussian plan, lower the FPR floor below 1/R = {safe_g(1.0 / r_limit, up=False)} or limit "
                      f"the attack TPR instead.")
         return text
 
