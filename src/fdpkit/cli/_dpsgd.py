@@ -90,19 +90,9 @@ def opacus_history_file(path: Path, what: str) -> Any:
         except Exception:  # noqa: BLE001 - any unreadable pickle
             raise ValueError(f"{what} {path} is neither JSON nor a torch.save file of plain data (an accountant "
                              "state_dict or a PrivacyEngine checkpoint)") from None
-    if isinstance(data, dict):
-        data = data.get("privacy_accountant_state_dict", data)
-        if not isinstance(data, dict) or "history" not in data:
-            raise ValueError(f"{what} {path} holds no accountant history: expected a state_dict with 'history', "
-                             "a checkpoint with 'privacy_accountant_state_dict', or a list of "
-                             "(noise_multiplier, sample_rate, steps)")
-        from fdpkit.mechanisms._training_spec import refuse_non_poisson_state
+    from fdpkit.mechanisms._opacus_state import state_history  # no torch, no maths: the file's history
 
-        refuse_non_poisson_state(data, f"{what} {path}")
-        data = data["history"]
-    if isinstance(data, list):
-        data = [tuple(h) if isinstance(h, list) else h for h in data]
-    return data
+    return state_history(data, f"{what} {path}")
 
 
 def build(noise_multiplier: Optional[float], sample_rate: Optional[float], steps: Optional[float],

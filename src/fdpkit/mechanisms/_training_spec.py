@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 from fdpkit.errors import ParameterError
 from fdpkit.mechanisms.base import _number
-from fdpkit.vocabulary import OPACUS_SAMPLING_KEY
 
 if TYPE_CHECKING:
     from fdpkit.mechanisms.training import Phase
@@ -43,18 +42,3 @@ def _check_written(phase: Phase, written: dict) -> None:
         if t != phase.steps:
             raise ParameterError(f"steps {written['steps']!r} disagrees with the {phase.steps} steps of the "
                                  f"epochs given: give one of steps or epochs", "steps", ("steps", "epochs"))
-
-
-def refuse_non_poisson_state(state: dict, what: str) -> None:
-    """Refuse an Opacus accountant state dict that fdpkit's accountant saved from a run whose
-    loader did not sample with Poisson (its :data:`fdpkit.vocabulary.OPACUS_SAMPLING_KEY`):
-    its history read as Poisson steps would understate the run's privacy loss (a shuffled
-    run of sigma 1, q 0.05, 80 steps: Poisson's epsilon 3.2 where its own accounting certifies
-    15.5). ``what`` names the file or object in the message."""
-    scheme = state.get(OPACUS_SAMPLING_KEY)
-    if scheme in (None, "poisson"):
-        return
-    raise ParameterError(f"{what} was saved from a run whose loader sampled {scheme!r} (make_private with "
-                         "poisson_sampling=False), not Poisson: its history alone would understate the run's privacy "
-                         "loss; account the batches that ran (fdpkit.opacus.privacy_report(engine, data_loader), or "
-                         "fdpkit report dpsgd --sampling shuffled with the batch and dataset size)", "history")

@@ -47,14 +47,12 @@ from fdpkit.errors import ParameterError
 from fdpkit.accounting import Accounting, account, shared_single_steps
 from fdpkit.accounting._resolution import choose_discretization
 from fdpkit.mechanisms import DPSGD, dpsgd_from_opacus_history
-from fdpkit.mechanisms._training_spec import refuse_non_poisson_state as refuse_non_poisson
+from fdpkit.mechanisms._opacus_state import COMPATIBLE, state_history
 from fdpkit.vocabulary import OPACUS_SAMPLING_KEY
 from fdpkit.guarantee.privacy import privacy_report
 
 #: Name under which the accountant is registered with Opacus.
 MECHANISM = "fdpkit"
-#: Opacus accountants whose ``history`` has the same meaning (and can be loaded).
-COMPATIBLE = ("fdpkit", "rdp", "prv", "gdp")
 #: Attribute of an accountant holding the scheme of the loader(s) ``make_private`` returned
 #: (set by :mod:`fdpkit.opacus.engine`).
 ATTRIBUTE = OPACUS_SAMPLING_KEY
@@ -275,17 +273,7 @@ class FdpkitAccountant(IAccountant):
 def history_from_state(obj: Any) -> list[tuple[float, float, int]]:
     """A validated history from an accountant ``state_dict``, a ``{"history": ...}`` mapping,
     a checkpoint with ``privacy_accountant_state_dict`` or a plain list of triples."""
-    if isinstance(obj, Mapping):
-        if "privacy_accountant_state_dict" in obj:
-            obj = obj["privacy_accountant_state_dict"]
-        if not isinstance(obj, Mapping) or "history" not in obj:
-            raise ValueError("the file holds no accountant history: expected a state_dict with 'history', "
-                             "a checkpoint with 'privacy_accountant_state_dict', or a list of "
-                             "(noise_multiplier, sample_rate, steps)")
-        if "mechanism" in obj and obj["mechanism"] not in COMPATIBLE:
-            raise ValueError(f"mechanism must be one of {', '.join(COMPATIBLE)}, got {obj['mechanism']!r}")
-        refuse_non_poisson(obj, "the state dict")
-        obj = obj["history"]
+    obj = state_history(obj, "the file")
     key = _history_key(obj)
     return [(nm, q, t) for nm, q, t in key]
 
