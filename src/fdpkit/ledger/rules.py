@@ -74,7 +74,7 @@ def _check_order(spec: ThresholdSpec, others: list[ThresholdSpec]) -> None:
 
 #: The releases' relations whose guarantee is one of the dataset's declared relation: a
 #: dataset that hides membership (add-remove) takes add-remove runs and zero-out runs (the
-#: add-remove analogue for shuffled and fixed-size batches, Lebeda et al.); one that hides a
+#: add-remove analogue for shuffled and fixed-size batches: the unit's gradient replaced by zero); one that hides a
 #: record's content (replace-one) takes replace-one runs. A replace-one guarantee bounds no
 #: add/remove pair, and an add-remove one bounds a replacement only as a group of two.
 COVERED = {ADD_REMOVE: (ADD_REMOVE, ZERO_OUT), REPLACE_ONE: (REPLACE_ONE,)}
