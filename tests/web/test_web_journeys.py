@@ -134,7 +134,8 @@ def test_report_carries_its_safe_side_mu_to_convert_and_risk(client):
     page = client.get("/report", params=REPORT_RUN).text
     convert = unescape(re.search(r'href="(/convert\?[^"]*)" id="convert-link"', page).group(1))
     risk = unescape(re.search(r'href="(/risk\?[^"]*)" id="risk-link"', page).group(1))
-    assert convert == f"/convert?mu={mu_up}&profile_epsilon={eps_up}&profile_delta=1e-05"
+    assert re.fullmatch(rf"/convert\?mu={re.escape(mu_up)}&profile_epsilon={re.escape(eps_up)}&profile_delta=1e-05"
+                        r"&profile_sig=[A-Za-z0-9_-]{43}", convert), convert
     assert risk == f"/risk?guarantee=mu&mu={mu_up}"
     assert f"they carry μ\xa0=\xa0{mu_up}, rounded up (the safe side)" in unescape(page)
     # Convert: the ε of μ-GDP alone, with the report's tighter ε beside it (two numbers, explained)
@@ -164,6 +165,71 @@ def test_report_links_for_finite_mu_only():
     assert next_links({"guarantee": {"mu": "inf"}, "epsilon_at_delta": []}) is None
     links = next_links({"guarantee": {"mu": 0.5}, "epsilon_at_delta": [{"delta": 1e-5, "epsilon": "inf"}]})
     assert links["convert"] == "/convert?mu=0.5" and links["risk"] == "/risk?guarantee=mu&mu=0.5"
+    # no key, no carried epsilon (Convert would not quote an unsigned one)
+    unsigned = next_links({"guarantee": {"mu": 0.5}, "epsilon_at_delta": [{"delta": 1e-5, "epsilon": 1.9}]})
+    assert unsigned["convert"] == "/convert?mu=0.5"
+
+
+def _note(text: str) -> str | None:
+    found = re.search(r'id="profile-note">(.*?)</p>', unescape(text), re.S)
+    return re.sub(r"<[^>]+>", "", found.group(1)) if found else None
+
+
+def test_convert_quotes_only_the_figures_the_report_signed(client):
+    # the Convert page quoted any profile_epsilon a link carried as "the accountant's privacy
+    # profile of the run": /convert?mu=0.6206&profile_epsilon=0.001&profile_delta=1e-05 showed
+    # "the tighter ε = 0.001 ... quote that one for the run", a figure no report ever made
+    from urllib.parse import parse_qsl, urlencode
+
+    page = client.get("/report", params=REPORT_RUN).text
+    href = unescape(re.search(r'href="(/convert\?[^"]*)" id="convert-link"', page).group(1))
+    carried = dict(parse_qsl(href.split("?", 1)[1]))
+    assert set(carried) == {"mu", "profile_epsilon", "profile_delta", "profile_sig"}
+    good = _note(client.get(href).text)
+    assert good and f"the tighter ε = {carried['profile_epsilon']} at δ = 1e-05" in good
+    mu_eps = re.search(r'id="recommended-epsilon">ε = (.*?) <', client.get(href).text).group(1)
+
+    def shown(**change):
+        query = {**carried, **change}
+        text = client.get("/convert?" + urlencode({k: v for k, v in query.items() if v is not None})).text
+        return text, _note(text), 'id="profile-unverified"' in text
+
+    hand_made = {"mu": carried["mu"], "profile_epsilon": "0.001", "profile_delta": "1e-05"}
+    text = client.get("/convert", params=hand_made).text  # the old hand-made link: no signature
+    assert _note(text) is None and "0.001" not in re.sub(r"<[^>]+>", "", unescape(text).split("Seed tables")[0])
+    assert 'id="profile-unverified"' not in text  # no signature: simply no note, as any typed μ
+    assert re.search(r'id="recommended-epsilon">ε = (.*?) <', text).group(1) == mu_eps  # μ still converts
+    sig = carried["profile_sig"]
+    flipped = sig[:-1] + ("A" if sig[-1] != "A" else "B")
+    for change in ({"profile_epsilon": "0.001"}, {"profile_epsilon": carried["profile_epsilon"] + "0"},
+                   {"profile_delta": "1e-5"}, {"mu": "0.4"}, {"profile_sig": flipped}, {"profile_sig": "x"},
+                   {"profile_sig": "é"}):
+        text, note, unverified = shown(**change)
+        assert note is None and unverified, change
+        assert "0.001" not in re.sub(r"<[^>]+>", "", unescape(text).split("Seed tables")[0])
+        assert 'id="recommended-epsilon">' in text, change  # μ still converts
+    text, note, unverified = shown(profile_sig=None)  # signature dropped: no note, no complaint
+    assert note is None and not unverified and 'id="recommended-epsilon">' in text
+
+
+def test_link_key_is_per_server_unless_the_ledger_key_is_set(monkeypatch):
+    from fdpkit.ledger.chain import KEY_ENV
+    from fdpkit.web.main import create_app
+    from fdpkit.web.signed_links import LEDGER_KEY_ENV, check, sign
+
+    assert LEDGER_KEY_ENV == KEY_ENV
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    a, b = create_app().state.link_key, create_app().state.link_key
+    assert len(a) == 32 and a != b  # a fresh key per server start
+    monkeypatch.setenv(KEY_ENV, "chain-secret")
+    c, d = create_app().state.link_key, create_app().state.link_key
+    assert c == d and c != b"chain-secret"  # derived from the ledger's key, never the key itself
+    values = {"mu": "0.5", "profile_epsilon": "1.9", "profile_delta": "1e-05"}
+    names = tuple(values)
+    values["profile_sig"] = sign(c, values, names)
+    assert check(d, values, names) is True and check(a, values, names) is False
+    assert check(c, {**values, "profile_epsilon": "0.1"}, names) is False
+    assert check(c, {k: v for k, v in values.items() if k != "profile_sig"}, names) is None
 
 
 def test_convert_lists_each_delta_once(client):

@@ -45,12 +45,17 @@ def test_report_to_convert_and_risk_by_its_links(pg, live_server):
     pg.click("#convert-link")
     pg.wait_for_selector("#profile-note", timeout=30_000)
     assert f"mu={carried}" in pg.url and pg.input_value("#mu") == str(carried)
+    assert "profile_sig=" in pg.url  # the report signs the figures it carries; Convert checks them
     assert "from μ-GDP alone" in pg.inner_text("#recommended-epsilon")
     note = pg.inner_text("#profile-note")
     quoted = float(re.search(r"the tighter ε = ([0-9.]+) at δ = 1e-05", note).group(1))
     assert report_eps <= quoted <= report_eps + 1e-3  # the report's ε, rounded up
     no_overflow(pg)
     _shot(pg, "convert-from-report")
+    pg.goto(re.sub(r"profile_epsilon=[^&]*", "profile_epsilon=0.001", pg.url))  # a changed link
+    pg.wait_for_selector("#profile-unverified", timeout=30_000)
+    assert pg.locator("#profile-note").count() == 0 and "from μ-GDP alone" in pg.inner_text("#recommended-epsilon")
+    pg.go_back()
     pg.go_back()
     pg.wait_for_selector("#risk-link", timeout=90_000)
     pg.click("#risk-link")

@@ -17,6 +17,7 @@ import fdpkit
 from fdpkit.web.auth import AuthError
 from fdpkit.web.common import HERE, Limits, api_error, page
 from fdpkit.web.pool import ServerBusy
+from fdpkit.web.signed_links import server_key
 from fdpkit.web.server import CSP, SECURITY_HEADERS, EdgeMiddleware  # noqa: F401 (re-exported)
 from fdpkit.web.routers import audit
 from fdpkit.web.routers import calculator
@@ -114,6 +115,7 @@ def create_app(limits: Limits | None = None, ledger_url: str | None = None, setu
     app.state.limits = limits or Limits()
     app.state.ledger_url = ledger_url
     app.state.setup_token = setup_token
+    app.state.link_key = server_key()  # signs the figures a report's links carry (fdpkit.web.signed_links)
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
     for module in ROUTERS:
         app.include_router(module.router)

@@ -13,6 +13,7 @@ from fdpkit.report.figures import svg_inline
 from fdpkit.web.common import FormErrors, api_error, field_of, finite, parse_levels, form_status, render_page, run_light
 from fdpkit.web.forms import parse_form
 from fdpkit.web.models import ConvertRequest
+from fdpkit.web.signed_links import app_key, check
 
 router = APIRouter()
 FIELDS = ("epsilon", "delta", "mu", "rho")
@@ -20,8 +21,11 @@ FIELDS = ("epsilon", "delta", "mu", "rho")
 #: add an answer nobody asked for); the placeholders show EXAMPLE and "Load example" fills it in.
 EXAMPLE = {"epsilon": "1", "delta": "1e-5", "mu": "1"}
 #: A report's own epsilon at one delta (its accountant's privacy profile), carried by the Report
-#: page's "Convert this μ" link: quoted beside the epsilon that mu-GDP alone implies.
+#: page's "Convert this μ" link: quoted beside the epsilon that mu-GDP alone implies, and only
+#: when the link's signature (``profile_sig``, :mod:`fdpkit.web.signed_links`) of the CARRIED
+#: texts is the server's: a hand-made link's figure is never shown as the run's.
 PROFILE_FIELDS = ("profile_epsilon", "profile_delta")
+CARRIED = ("mu", *PROFILE_FIELDS)
 #: The mu-vs-epsilon plot's level fields (Kulynych & Honkela Figs. 1-3 b/c), comma-separated lists.
 LEVEL_FIELDS = ("fpr_levels", "recall_levels", "delta_levels")
 
@@ -120,15 +124,17 @@ async def _answer(request: Request, form):
                     figure = await run_light(mu_vs_epsilon_figure, eps if eps is not None else 8.0, **levels)
             except ValueError as exc:
                 errors[field_of(exc, FIELDS)] = str(exc)
-    profile = profile_note(form, mu, delta, result)
+    signed = check(app_key(request.app), form, CARRIED)  # None: no signature; False: a changed link
+    profile = profile_note(form, mu, delta, result) if signed else None
     return await render_page(request, "convert.html", {"values": dict(form), "errors": errors, "result": result,
                                                        "tables": await run_light(fp.seed_tables), "figure": figure,
-                                                       "example": EXAMPLE, "profile": profile}, status=form_status(errors))
+                                                       "example": EXAMPLE, "profile": profile,
+                                                       "profile_unverified": signed is False}, status=form_status(errors))
 
 
 def profile_note(form, mu: float | None, delta: float | None, result: dict | None) -> dict | None:
     """The report's own epsilon (its accountant's privacy profile, carried in the link as
-    ``profile_epsilon`` at ``profile_delta``) beside the epsilon that mu-GDP alone implies at
+    ``profile_epsilon`` at ``profile_delta``; the caller has checked the link's signature) beside the epsilon that mu-GDP alone implies at
     that delta: ``{"epsilon", "delta", "mu_epsilon", "relation", "recommended"}``, or None where the page
     shows no epsilon for mu at that delta (or the carried values are not a valid pair).
     ``relation`` words the report's epsilon against mu's ("the tighter": the usual case, the

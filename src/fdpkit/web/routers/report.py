@@ -28,6 +28,8 @@ from fdpkit.web.common import (
 from fdpkit.web.forms import DPSGD_FIELDS, dpsgd_from_form, dpsgd_of, in_words, labels_of  # noqa: F401
 from fdpkit.web.jobs import report_job
 from fdpkit.web.names import download_name
+from fdpkit.web.routers.convert import CARRIED
+from fdpkit.web.signed_links import SIG_FIELD, app_key, sign
 from fdpkit.web.models import DPSGDRequest, MechanismRequest, PointsRequest, UniformSamplingRequest
 
 router = APIRouter()
@@ -102,14 +104,19 @@ def _from_form(form) -> tuple[Mechanism | None, float | None, dict, FormErrors]:
     return mech, disc, values, errors
 
 
-def next_links(data: dict) -> dict[str, str] | None:
+def next_links(data: dict, key: bytes | None = None) -> dict[str, str] | None:
     """The report's μ carried on to the Convert and Risk pages (no re-typing): rounded up, the
     safe side (:func:`fdpkit._numerics.safe_text`), with the accountant's ε at the headline δ
     (also rounded up), which Convert quotes beside the looser ε that μ-GDP alone implies.
-    None without a finite μ (nothing to carry).
+    That ε is carried only under the server's signature of μ, ε and δ (``key``, see
+    :mod:`fdpkit.web.signed_links`): Convert quotes nothing a hand-made link claims. None
+    without a finite μ (nothing to carry).
 
+    >>> next_links({"guarantee": {"mu": 0.62053}, "epsilon_at_delta": [{"delta": 1e-5, "epsilon": 2.00342}]},
+    ...            key=b"k")["convert"]
+    '/convert?mu=0.6206&profile_epsilon=2.004&profile_delta=1e-05&profile_sig=...'
     >>> next_links({"guarantee": {"mu": 0.62053}, "epsilon_at_delta": [{"delta": 1e-5, "epsilon": 2.00342}]})["convert"]
-    '/convert?mu=0.6206&profile_epsilon=2.004&profile_delta=1e-05'
+    '/convert?mu=0.6206'
     """
     try:
         mu = float(data["guarantee"]["mu"])
@@ -125,8 +132,9 @@ def next_links(data: dict) -> dict[str, str] | None:
         eps = float(row["epsilon"]) if row else math.nan
     except (TypeError, ValueError):
         eps = math.nan
-    if row and math.isfinite(eps):
+    if key and row and math.isfinite(eps):
         query.update(profile_epsilon=safe_text(eps, up=True), profile_delta=f"{row['delta']:g}")
+        query[SIG_FIELD] = sign(key, query, CARRIED)
     return {"mu": mu_text, "convert": "/convert?" + urlencode(query),
             "risk": "/risk?" + urlencode({"guarantee": "mu", "mu": mu_text})}
 
@@ -187,7 +195,7 @@ async def _answer(request: Request, form):
             parts = await _report(request, mech, disc, "page-first" if _htmx(request) else "page")
             doc, tables, figures, details = parts["doc"], parts["tables"], parts["figures"], parts["details"]
             statement, extras = parts["statement"], parts["extras"]
-            links = next_links(doc.data)
+            links = next_links(doc.data, app_key(request.app))
         except ValueError as exc:
             kind = values.get("kind") or "dpsgd"
             own = {"mechanism": "mechanism", "points": "points", "uniform-sampling": "sampling_mu"}.get(kind)
