@@ -2,6 +2,7 @@
 noise scales, percentages, new plot kinds, a busy port in one line."""
 
 import json
+import re
 import os
 import socket
 import subprocess
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import fdpkit as fp
 from fdpkit.cli import app
 
 runner = CliRunner()
@@ -58,6 +60,19 @@ def test_every_conversion_warns_about_implausible_inputs():
     r = run("convert", "eps-delta-to-mu", "--epsilon", "1", "--delta", "5%", "--format", "json")
     d = json.loads(r.stdout)
     assert d["delta"] == 0.05 and "δ = 0.05 is large" in d["warnings"][0]
+
+
+@pytest.mark.parametrize("epsilon, delta", [(1.0, "1e-5"), (0.5, "1e-6"), (3.0, "1e-9"), (8.0, "1e-5")])
+def test_eps_delta_to_mu_prints_a_mu_that_implies_the_pair(epsilon, delta):
+    """The largest mu whose GDP implies (epsilon, delta) is a limit: its printed digits round
+    down, so that the printed mu itself implies the pair (0.2681 for (1, 1e-5) did not:
+    delta_mu(1) = 1.003e-5)."""
+    r = run("convert", "eps-delta-to-mu", "--epsilon", str(epsilon), "--delta", delta)
+    assert r.exit_code == 0, r.output
+    printed = float(re.search(r"implies the pair\)\s*│\s*([0-9.e+-]+)", r.output).group(1))
+    exact = fp.mu_for_epsilon_delta(epsilon, float(delta))
+    assert printed <= exact and fp.delta_for_epsilon_from_mu(printed, epsilon) <= float(delta)
+    assert printed > exact * (1 - 1e-3)  # the digits still say something (4 significant)
 
 def test_plan_ends_in_noise_scale():
     r = run("plan", "utility-first", "--effect", "0.2", "--n", "100", "--sd", "0.25", "--level", "1%",

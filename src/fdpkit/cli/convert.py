@@ -92,7 +92,8 @@ def convert_eps_delta_to_mu(epsilon: float = typer.Option(...),
     warnings = fp.plausibility_warnings(epsilon=epsilon, delta=d)
     m = fp.mu_for_epsilon_delta(epsilon, d)
     emit({"epsilon": epsilon, "delta": d, "mu": m, "warnings": warnings}, fmt, output,
-         _warned(warnings, lambda: kv(f"μ with the same δ at ε = {epsilon:g}", {f"δ = {d:g}": m}, up=True)))
+         _warned(warnings, lambda: kv(f"Largest μ whose GDP implies (ε = {epsilon:g}, δ = {d:g})",
+                                      {"μ (rounded down: any μ up to it implies the pair)": m}, up=False)))
 
 
 
