@@ -479,7 +479,7 @@ def utility_first(*, analysis: ZTestSpec, required_power: float | None = None,
     level = f"{side} Z-test at level {analysis.level:.3g}" + (" per test" if analysis.tests > 1 else "")
     if max_relative_loss is not None:
         mu = mu_min_for_power_loss(max_relative_loss=max_relative_loss, **kw)
-        criterion, ok, reason = (f"power >= {1 - max_relative_loss:.0%} of the non-private power, {level}",
+        criterion, ok, reason = (f"power >= {(1 - max_relative_loss) * 100:.6g}% of the non-private power, {level}",
                                  True, "")
     else:
         sol = solve_ztest(power=required_power, **kw)
