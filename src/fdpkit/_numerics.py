@@ -15,7 +15,7 @@ Tolerances used across the package are named constants here.
 from __future__ import annotations
 
 import math
-from decimal import ROUND_CEILING, ROUND_FLOOR, Context, Decimal
+from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Context, Decimal
 from typing import Any
 
 import numpy as np
@@ -400,6 +400,27 @@ def safe_percent(x: float, decimals: int = 1, *, up: bool) -> str:
     step = Decimal(1).scaleb(-decimals)
     r = (Decimal(x) * 100).quantize(step, rounding=ROUND_CEILING if up else ROUND_FLOOR)
     return f"{r}%"
+
+
+def plain_percent(x: float, decimals: int = 1, *, up: bool | None) -> str:
+    """``x`` as a percentage for a sentence: ``decimals`` decimals as :func:`safe_percent`
+    prints them, or, for a small ``x`` that they would show with fewer than two significant
+    digits (an FPR of 1e-6 read "0.00%"), two significant digits (trailing zeros dropped).
+    ``up`` True or False rounds the last digit towards the safe side of an upper or lower
+    bound; None (an input echoed back) rounds to nearest.
+
+    >>> plain_percent(0.001, 2, up=None), plain_percent(1e-6, 2, up=None), plain_percent(7.203e-4, 2, up=True)
+    ('0.10%', '0.0001%', '0.073%')
+    >>> plain_percent(0.0637, 2, up=True), plain_percent(1e-4, 1, up=None), plain_percent(0.0, 1, up=True)
+    ('6.37%', '0.01%', '0.0%')
+    """
+    x = float(x)
+    if not (math.isfinite(x) and 0 < x < 10.0 ** (1 - decimals) / 100):
+        return f"{x:.{decimals}%}" if up is None else safe_percent(x, decimals, up=up)
+    d = Decimal(x) * 100
+    rounding = ROUND_HALF_EVEN if up is None else ROUND_CEILING if up else ROUND_FLOOR
+    text = format(d.quantize(Decimal(1).scaleb(d.adjusted() - 1), rounding=rounding), "f")
+    return (text.rstrip("0").rstrip(".") if "." in text else text) + "%"
 
 
 def safe_text(x: Any, digits: int = 4, *, up: bool) -> str:

@@ -195,3 +195,31 @@ def test_cli_calibrate_table_is_of_the_rounded_run():
     labels = [line.split("│")[1].strip() for line in r.output.splitlines() if line.count("│") == 3]
     labels = [x for x in labels if x]
     assert "noise_multiplier" not in labels and labels.count("noise multiplier") == 1, labels
+
+
+def test_cli_calibrate_ends_with_the_report_command_of_the_printed_run():
+    # the CLI ended at its table (the web page links the full report): the run had to be
+    # re-typed into `fdpkit report dpsgd`, solved value included
+    import shlex
+
+    runner = CliRunner()
+    r = runner.invoke(app, ["calibrate", "dpsgd", "--epsilon", "2", "--delta", "1e-5", "--batch-size", "50",
+                            "--dataset-size", "1000", "--epochs", "2", "--discretization", str(DISC)])
+    assert r.exit_code == 0, r.output
+    line = " ".join(r.output.split()).split("Next: ", 1)[1]
+    command = line.split(" (the full report", 1)[0]
+    assert command == ("fdpkit report dpsgd --noise-multiplier 1.102 --batch-size 50 --dataset-size 1000 --epochs 2 "
+                       f"--discretization {DISC!r}")
+    rep = runner.invoke(app, shlex.split(command)[1:])
+    assert rep.exit_code == 0, rep.output
+    achieved = " ".join(r.output.split())
+    mu = " ".join(rep.output.split()).split("μ = ", 1)[1].split(" ", 1)[0]
+    assert f"achieved mu │ {mu} │" in achieved  # the same run, the same μ
+    shuffled = runner.invoke(app, ["calibrate", "dpsgd", "--mu", "1", "--batch-size", "256", "--dataset-size", "60000",
+                                   "--epochs", "10", "--sampling", "shuffled", "--relation", "replace-one"])
+    assert ("Next: fdpkit report dpsgd --noise-multiplier 6.325 --batch-size 256 --dataset-size 60000 --epochs 10 "
+            "--sampling shuffled --relation replace-one") in " ".join(shuffled.output.split())
+    # JSON output stays JSON only
+    js = runner.invoke(app, ["calibrate", "dpsgd", "--mu", "1", "--batch-size", "256", "--dataset-size", "60000",
+                             "--epochs", "10", "--sampling", "shuffled", "--relation", "replace-one", "-f", "json"])
+    assert "Next:" not in js.output

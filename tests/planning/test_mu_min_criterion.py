@@ -30,3 +30,11 @@ def test_default_level_is_named(tmp_path):
     r = CliRunner().invoke(app, ["plan", "utility-first", "--effect", "0.2", "--n", "15", "--sd", "0.25",
                                  "--required-power", "0.8", "--tests", "3", "--format", "json"])
     assert "level 0.0167 per test" in json.loads(r.stdout)["criterion"]
+
+
+@pytest.mark.parametrize(("loss", "share"), [(0.025, "97.5%"), (0.005, "99.5%"), (0.001, "99.9%"), (0.2, "80%")])
+def test_criterion_states_the_power_share_exactly(loss, share):
+    # it was rounded to whole percents: --max-relative-loss 0.025 read "power >= 98% of the
+    # non-private power" (the plan keeps 97.5%), 0.005 read "power >= 100%"
+    plan = fp.utility_first(analysis=fp.ZTestSpec(effect=0.2, n=500, sd=1.0), max_relative_loss=loss)
+    assert plan.criterion.startswith(f"power >= {share} of the non-private power")

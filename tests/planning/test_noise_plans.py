@@ -121,3 +121,25 @@ def test_subnormal_noise_scale_is_printed_not_a_zero_division():
     for x in (1e-320, 1.2345678e-310, 5e-324):
         assert round_safe(x, up=True) >= x >= round_safe(x, up=False) > 0
     assert round_safe(1.2345678e-310, up=True) == 1.235e-310
+
+
+def test_plans_propose_the_noise_they_print():
+    # the proposal (ledger form, /api/plan "mechanism") carried the exact σ 0.0668567 while the
+    # plan printed σ = 0.06685 to add: the ledger accounted μ 0.029915 for noise of μ 0.029918
+    # (its total on the optimistic side of what was added)
+    import re
+
+    from fdpkit.mechanisms import mechanism_from_dict
+
+    spec = fp.ZTestSpec(effect=0.2, n=500, sd=1.0, alpha=0.05)
+    plan = fp.utility_first(analysis=spec, required_power=0.8)
+    sentence = plan.to_dict()["noise"][0]
+    sigma, mu = re.search(r"σ = ([0-9.e-]+) .*μ = ([0-9.e-]+) Gaussian DP", sentence).groups()
+    assert plan.mechanism == {"kind": "gaussian", "sigma": float(sigma), "sensitivity": 0.002}
+    proposed = fp.privacy_report(mechanism_from_dict(plan.mechanism)).mu
+    assert plan.mu_min <= proposed <= float(mu)
+    first = fp.privacy_first(blatant_disclosure_ok=True, high_confidence_ok=True, max_attack_power=0.01, fpr=0.001,
+                             analysis=spec)
+    printed = [float(re.search(r"(?:σ|b) = ([0-9.e-]+) ", s).group(1)) for s in first.to_dict()["noise"]]
+    assert [m["sigma" if m["kind"] == "gaussian" else "scale"] for m in first.mechanisms()] == printed
+    assert all(p >= o.noise_scale for p, o in zip(printed, first.options))

@@ -227,3 +227,21 @@ def test_fmt_inputs_and_labels_keep_nearest():
     assert fmt(1.6363) == "1.636" and fmt(1.6363, up=True) == "1.637" and fmt(1.6363, up=False) == "1.636"
     assert fmt(7032, up=True) == "7032" and fmt(float("inf"), up=False) == "∞" and fmt(0.0, up=True) == "0"
     assert fmt("inf", up=True) == "∞" and fmt(None, up=True) == "-"
+
+
+def test_published_settings_round_up_like_this_mechanism():
+    # the published rows rounded to nearest: the headline run's own row read ε 7.425 and its
+    # published row (the same run, ε 7.4243850) 7.424, one table, two figures for one run;
+    # and randomized response's μ 1.23204 read 1.232, below the value
+    from fdpkit.report.published import PUBLISHED
+
+    doc = build_document(fp.privacy_report(fp.dpsgd(noise_multiplier=9.4, sample_rate=16384 / 50000, steps=2000)),
+                         representations=False)
+    table = next(t for s in doc.sections for t in s.tables if t.title.startswith("Published settings"))
+    rows = {name: (mu, eps) for name, mu, eps, _ in table.rows}
+    assert rows["▶ this mechanism"] == rows["De et al. headline CIFAR-10 run at ε = 8 (noise 9.4, 2000 steps)"] \
+        == ("1.567", "7.425")
+    for r in PUBLISHED:
+        mu, eps = rows[r.name]
+        assert float(mu) >= r.mu and (eps == "-" if r.epsilon_at_1e5 is None else float(eps) >= r.epsilon_at_1e5)
+    assert rows["randomized response at ε = 1"][0] == "1.233"

@@ -122,3 +122,6 @@ def test_cli_text_report_ends_with_the_next_commands():
     last = " ".join(out.strip().splitlines()[-2:])
     assert f"Next: fdpkit risk --mu {mu}" in " ".join(out.split()) and "rounded up" in last
     assert f"fdpkit convert mu-to-eps --mu {mu}" in " ".join(out.split())
+    # it said convert's ε "can be larger than the privacy profile above": at δ = 1e-9 μ = 1.567
+    # alone gives 10.22 where the headline run's profile gives 10.2245 (printed 10.23)
+    assert "for this run quote the privacy profile above" in " ".join(out.split())

@@ -153,3 +153,21 @@ def test_people_must_be_a_whole_count(n):
         read_guarantee("epsilon_delta", epsilon=1.0, delta=0.01, n=n)
     assert info.value.parameter == "n"
     assert any("1/n" in w for w in read_guarantee("epsilon_delta", epsilon=1.0, delta=0.01, n=1000.0).warnings)
+
+
+def test_plain_reading_keeps_small_rates_readable():
+    # at FPR 1e-6 and prior 1e-4 the sentences read "wrongly flags 0.00% of non-members ...
+    # at most 0.08% of members (721 times its false-positive rate)" and "starts 0.0% sure"
+    from fdpkit.risk.reading import read_guarantee
+
+    r = read_guarantee("mu", mu=1.567, fpr=1e-6, prior=1e-4)
+    first, second = r.plain_language[0], r.plain_language[1]
+    assert first.startswith("An attack that wrongly flags 0.0001% of non-members correctly flags at most 0.073% of "
+                            "members (721 times")
+    assert "false-positive rate of 0.0001% or more" in first and "0.00%" not in first
+    assert second.startswith("If an attacker starts 0.01% sure") and "at most 6.8%." in second
+    assert r.attack_power <= 0.073 / 100 and r.posterior <= 0.068
+    # the usual reference reads as before
+    usual = read_guarantee("mu", mu=1.567)
+    assert "wrongly flags 0.10% of non-members correctly flags at most 6.39%" in usual.plain_language[0]
+    assert "starts 1.0% sure" in usual.plain_language[1]

@@ -134,8 +134,10 @@ def test_report_carries_its_safe_side_mu_to_convert_and_risk(client):
     page = client.get("/report", params=REPORT_RUN).text
     convert = unescape(re.search(r'href="(/convert\?[^"]*)" id="convert-link"', page).group(1))
     risk = unescape(re.search(r'href="(/risk\?[^"]*)" id="risk-link"', page).group(1))
-    assert re.fullmatch(rf"/convert\?mu={re.escape(mu_up)}&profile_epsilon={re.escape(eps_up)}&profile_delta=1e-05"
-                        r"&profile_sig=[A-Za-z0-9_-]{43}", convert), convert
+    profile = [safe_text(r["epsilon"], up=True) for r in api["epsilon_at_delta"]]
+    assert profile[0] == eps_up
+    assert re.fullmatch(rf"/convert\?mu={re.escape(mu_up)}&profile_epsilon={re.escape(','.join(profile))}"
+                        r"&profile_delta=1e-05,1e-06,1e-09&profile_sig=[A-Za-z0-9_-]{43}", convert), convert
     assert risk == f"/risk?guarantee=mu&mu={mu_up}"
     assert f"they carry μ\xa0=\xa0{mu_up}, rounded up (the safe side)" in unescape(page)
     # Convert: the ε of μ-GDP alone, with the report's tighter ε beside it (two numbers, explained)
@@ -186,7 +188,7 @@ def test_convert_quotes_only_the_figures_the_report_signed(client):
     carried = dict(parse_qsl(href.split("?", 1)[1]))
     assert set(carried) == {"mu", "profile_epsilon", "profile_delta", "profile_sig"}
     good = _note(client.get(href).text)
-    assert good and f"the tighter ε = {carried['profile_epsilon']} at δ = 1e-05" in good
+    assert good and f"the tighter ε = {carried['profile_epsilon'].split(',')[0]} at δ = 1e-05" in good
     mu_eps = re.search(r'id="recommended-epsilon">ε = (.*?) <', client.get(href).text).group(1)
 
     def shown(**change):
@@ -239,3 +241,41 @@ def test_convert_lists_each_delta_once(client):
         heads = [re.sub(r"<[^>]+>", "", unescape(h)).strip() for h in re.findall(r"<th>(.*?)</th>", body)]
         deltas = [h.split("=")[-1].strip() for h in heads]
         assert len(deltas) == len(set(deltas)) == n, heads
+
+
+def test_convert_quotes_the_runs_epsilon_at_every_delta_where_mu_alone_is_lower(client):
+    # the report's link carried its ε at 1e-5 only, and Convert listed ε from μ-GDP alone at the
+    # other δ under "μ-GDP ... so the ε it implies is larger": for the headline run (σ 9.4,
+    # q 0.32768, 2000 steps) μ = 1.567 alone gives ε(1e-9) = 10.22, below the run's certified
+    # 10.2245 (report: 10.23): μ holds on FPR, FNR >= 1e-10 only, τ = 8.2e-07 beyond it
+    from fdpkit.web.routers.report import next_links
+
+    data = {"guarantee": {"mu": 1.5669487330002814},
+            "epsilon_at_delta": [{"delta": 1e-5, "epsilon": 7.424384959598824},
+                                 {"delta": 1e-6, "epsilon": 8.21576066089897},
+                                 {"delta": 1e-9, "epsilon": 10.224467993775615}]}
+    from fdpkit.web.routers.convert import CARRIED
+    from fdpkit.web.signed_links import app_key, sign
+
+    key = app_key(client.app)
+    link = next_links(data, key)["convert"]
+    assert re.fullmatch(r"/convert\?mu=1\.567&profile_epsilon=7\.425,8\.216,10\.23&profile_delta=1e-05,1e-06,1e-09"
+                        r"&profile_sig=[A-Za-z0-9_-]{43}", link), link
+    page = unescape(client.get(link).text)
+    note = re.sub(r"<[^>]+>", "", re.search(r'id="profile-note">(.*?)</p>', page, re.S).group(1))
+    assert "the tighter ε = 7.425 at δ = 1e-05" in note
+    assert "Not at every δ: at δ = 1e-09 μ-GDP alone gives less than the run's own ε" in note
+    table = re.search(r'<details id="eps-details" open>.*?<table id="mu-to-eps">(.*?)</table>', page, re.S).group(1)
+    rows = [re.sub(r"<[^>]+>", "", r).strip() for r in re.findall(r"<tr>(.*?)</tr>", table, re.S)]
+    assert rows[1:] == ["δ = 1e-05ε = 7.431ε = 7.425", "δ = 1e-06ε = 8.219ε = 8.216",
+                        "δ = 1e-09ε = 10.22ε = 10.23 (μ alone gives less: quote this one)"]
+    # a single carried pair still reads (older links), and mismatched lists are not quoted
+    def signed(values: dict) -> dict:
+        return {**values, "profile_sig": sign(key, values, CARRIED)}
+
+    one = unescape(client.get("/convert", params=signed({"mu": "1.567", "profile_epsilon": "7.425",
+                                                         "profile_delta": "1e-05"})).text)
+    assert 'id="profile-note"' in one and 'id="profile-below"' not in one
+    bad = client.get("/convert", params=signed({"mu": "1.567", "profile_epsilon": "7.425,8.216",
+                                                "profile_delta": "1e-05"})).text
+    assert 'id="profile-note"' not in bad

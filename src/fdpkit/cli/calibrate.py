@@ -9,9 +9,44 @@ import typer
 
 import fdpkit as fp
 from fdpkit.cli import _dpsgd as _dp
-from fdpkit.cli._common import OutputOpt, cli_budget, emit, err, fmt_num, guarded, kv, working
+from fdpkit.cli._common import OutputOpt, cli_budget, emit, err, fmt_num, guarded, kv, out, working
 
 calibrate_app = typer.Typer(help="Solve DP-SGD for one unknown to meet a privacy target.", no_args_is_help=True)
+
+
+def report_command(spec: Optional[dict], discretization: Optional[float] = None) -> Optional[str]:
+    """The ``fdpkit report dpsgd`` command of a one-phase DP-SGD spec (the calibrated run, its
+    solved value as printed): the batch size with the dataset size in place of the sample
+    rate and the epochs in place of the steps where the spec has them, as the web's
+    "Full report for this run" link carries them. None for anything else.
+
+    >>> report_command({"kind": "dpsgd", "noise_multiplier": 8.84, "sample_rate": 0.32768, "steps": 2000,
+    ...                 "sampling": "poisson", "relation": "add-remove", "unit": "example"})
+    'fdpkit report dpsgd --noise-multiplier 8.84 --sample-rate 0.32768 --steps 2000'
+    """
+    if not spec or spec.get("kind") != "dpsgd":
+        return None
+
+    def text(v) -> str:
+        return str(int(v)) if float(v).is_integer() else repr(float(v))
+
+    args = ["--noise-multiplier", text(spec["noise_multiplier"])]
+    by_batch = spec.get("batch_size") is not None and spec.get("dataset_size") is not None
+    args += (["--batch-size", text(spec["batch_size"]), "--dataset-size", text(spec["dataset_size"])] if by_batch
+             else ["--sample-rate", text(spec["sample_rate"])])
+    args += ["--epochs", text(spec["epochs"])] if spec.get("epochs") is not None else ["--steps", text(spec["steps"])]
+    defaults = {"sampling": "poisson", "relation": "add-remove", "unit": "example"}
+    for key in ("sampling", "relation", "unit"):
+        if spec.get(key) not in (None, defaults[key]):
+            args += [f"--{key}", str(spec[key])]
+    for key in ("max_batch_size", "examples_per_user"):
+        if spec.get(key) is not None:
+            args += [f"--{key.replace('_', '-')}", text(spec[key])]
+    if spec.get("drop_last"):
+        args.append("--drop-last")
+    if discretization is not None:
+        args += ["--discretization", text(discretization)]
+    return "fdpkit report dpsgd " + " ".join(args)
 
 
 def _whole(name: str, v: Optional[float]):
@@ -90,9 +125,14 @@ def calibrate_dpsgd_cmd(
     warnings = fp.plausibility_warnings(mu=mu, epsilon=epsilon, delta=delta if epsilon is not None else None,
                                         prior=prior if posterior is not None else None, n=dataset_size)
 
+    command = report_command(shown.mechanism.to_dict() if shown.mechanism is not None else None, discretization)
+
     def text() -> None:
         for w in warnings:
             err.print(f"warning: {w}", soft_wrap=True)
         kv(f"DP-SGD calibrated for {r.unknown}", rows)
+        if command:  # the next step without re-typing (the web page links its full report)
+            out.print(f"Next: {command} (the full report of this run, with the value as printed above)",
+                      highlight=False, soft_wrap=True)
 
     emit({**payload, "warnings": warnings}, fmt, output, text)

@@ -44,7 +44,8 @@ def _print_report(r: fp.PrivacyReport) -> None:
 
         mu = safe_text(r.mu, up=True)
         out.print(f"Next: fdpkit risk --mu {mu} (attack risk at your prior and FPR); fdpkit convert mu-to-eps "
-                  f"--mu {mu} (ε from μ-GDP alone, which can be larger than the privacy profile above). μ = {mu} is rounded up.",
+                  f"--mu {mu} (ε from μ-GDP alone; for this run quote the privacy profile above: μ alone can give more, "
+                  f"or less at a δ below the τ it leaves out). μ = {mu} is rounded up.",
                   highlight=False, soft_wrap=True)
 
 

@@ -174,9 +174,11 @@ class PrivacyFirstPlan:
         return text
 
     def mechanisms(self) -> list[dict | None]:
-        """Each option's mechanism spec (:func:`noise_spec`), None where no noise is planned."""
+        """Each option's mechanism spec (:func:`noise_spec`), None where no noise is planned; its
+        noise scale as the plan prints it (rounded up: the noise a user copies and adds)."""
         sens = self.analysis.sensitivity if self.analysis else None
-        return [noise_spec(o.noise_parameter, o.noise_scale, sens, o.tests) for o in self.options]
+        return [noise_spec(o.noise_parameter, None if o.noise_scale is None or not math.isfinite(o.noise_scale)
+                           else round_safe(o.noise_scale, up=True), sens, o.tests) for o in self.options]
 
     @property
     def mechanism(self) -> dict | None:
@@ -405,8 +407,12 @@ class UtilityFirstPlan:
     @property
     def mechanism(self) -> dict | None:
         """The planned Gaussian mechanism's spec with its sensitivity, once per test
-        (:func:`noise_spec`); None when no finite μ meets the criterion."""
-        return noise_spec("sigma", self.sigma if math.isfinite(self.mu_min) else None, self.analysis.sensitivity,
+        (:func:`noise_spec`); None when no finite μ meets the criterion. Its σ is the one the
+        plan prints (rounded down, for the power: the noise a user copies and adds), so that
+        a ledger proposal accounts the noise that is added (the exact σ is a little more
+        private than the printed one)."""
+        finite = math.isfinite(self.mu_min) and math.isfinite(self.sigma) and self.sigma > 0
+        return noise_spec("sigma", round_safe(self.sigma, up=False) if finite else None, self.analysis.sensitivity,
                           self.tests)
 
     def to_dict(self) -> dict:
@@ -479,7 +485,7 @@ def utility_first(*, analysis: ZTestSpec, required_power: float | None = None,
     level = f"{side} Z-test at level {analysis.level:.3g}" + (" per test" if analysis.tests > 1 else "")
     if max_relative_loss is not None:
         mu = mu_min_for_power_loss(max_relative_loss=max_relative_loss, **kw)
-        criterion, ok, reason = (f"power >= {1 - max_relative_loss:.0%} of the non-private power, {level}",
+        criterion, ok, reason = (f"power >= {(1 - max_relative_loss) * 100:.6g}% of the non-private power, {level}",
                                  True, "")
     else:
         sol = solve_ztest(power=required_power, **kw)

@@ -58,17 +58,18 @@ PUBLISHED: tuple[Reference, ...] = tuple(sorted((
 
 
 def _named(r: Reference) -> str:
-    """The reference with its mu in one pair of brackets: "run (noise 9.4, 2000 steps; μ = 1.567)"."""
+    """The reference with its mu in one pair of brackets: "run (noise 9.4, 2000 steps; μ = 1.567)"
+    (rounded up, as every printed mu: the references' mu are upper bounds too)."""
     if r.name.endswith(")"):
-        return f"{r.name[:-1]}; μ = {r.mu:.4g})"
-    return f"{r.name} (μ = {r.mu:.4g})"
+        return f"{r.name[:-1]}; μ = {safe_g(r.mu, up=True)})"
+    return f"{r.name} (μ = {safe_g(r.mu, up=True)})"
 
 
 def place_among(mu: float, references: tuple[Reference, ...] = PUBLISHED) -> str:
     """One sentence placing ``mu`` among published settings (smaller mu = more private).
 
     >>> place_among(1.4)
-    'μ = 1.4 lies between randomized response at ε = 1 (μ = 1.232) and De et al. headline CIFAR-10 run at ε = 8 (noise 9.4, 2000 steps; μ = 1.567).'
+    'μ = 1.4 lies between randomized response at ε = 1 (μ = 1.233) and De et al. headline CIFAR-10 run at ε = 8 (noise 9.4, 2000 steps; μ = 1.567).'
     >>> place_among(0.1)[:59]
     'μ = 0.1 is more private than every published setting listed'
     """
@@ -77,7 +78,7 @@ def place_among(mu: float, references: tuple[Reference, ...] = PUBLISHED) -> str
     refs = sorted(references, key=lambda r: r.mu)
     for r in refs:
         if math.isclose(mu, r.mu, rel_tol=5e-3):
-            return f"μ = {safe_g(mu, up=True)} matches {r.name} (μ = {r.mu:.4g}; {r.source})."
+            return f"μ = {safe_g(mu, up=True)} matches {r.name} (μ = {safe_g(r.mu, up=True)}; {r.source})."
     if mu < refs[0].mu:
         return (f"μ = {safe_g(mu, up=True)} is more private than every published setting listed here; the most private is "
                 f"{_named(refs[0])}.")

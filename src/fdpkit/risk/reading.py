@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from fdpkit._numerics import check_probability, check_real, check_scalar, json_safe, safe_g, safe_percent
+from fdpkit._numerics import check_probability, check_real, check_scalar, json_safe, plain_percent, safe_g
 from fdpkit.curves import EpsDeltaCurve, GaussianCurve, TradeOffCurve
 from fdpkit._inputs import plausibility_warnings
 from fdpkit.risk.bayes import advantage
@@ -158,11 +158,13 @@ def read_guarantee(guarantee: str = "mu", *, mu: float | None = None, epsilon: f
     ratio = float(multiplicative_advantage(curve, a))
     times = f"{math.ceil(ratio):,}" if 100 <= ratio < math.inf else safe_g(ratio, 3, up=True)  # upper bounds: up
     plain = (
-        f"An attack that wrongly flags {a:.2%} of non-members correctly flags at most {safe_percent(tpr, 2, up=True)} of members "
-        f"({times} times its false-positive rate); no attack with a false-positive rate of {a:.2%} or "
-        f"more does better than {times} times its false-positive rate.",
-        f"If an attacker starts {p:.1%} sure that a person is in the data, a positive attack can raise "
-        f"that to at most {safe_percent(post, 1, up=True)}.",
+        # small rates keep two significant digits: an FPR of 1e-6 read "0.00%" beside "721 times"
+        f"An attack that wrongly flags {plain_percent(a, 2, up=None)} of non-members correctly flags at most "
+        f"{plain_percent(tpr, 2, up=True)} of members ({times} times its false-positive rate); no attack with a "
+        f"false-positive rate of {plain_percent(a, 2, up=None)} or more does better than {times} times its "
+        "false-positive rate.",
+        f"If an attacker starts {plain_percent(p, 1, up=None)} sure that a person is in the data, a positive attack "
+        f"can raise that to at most {plain_percent(post, 1, up=True)}.",
         MODES[mode].format(factor=safe_g(float(relative_risk(curve)), up=True)),
     )
     notes = [SCALE_NOTE]

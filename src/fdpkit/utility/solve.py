@@ -133,5 +133,5 @@ def mu_min_for_power_loss(*, n: float, effect: float, sd: float, level: float = 
     res = solve_monotone(lambda m: ztest_power(mu=m, **kw) - target, low=0.1, high=10.0,
                          lower_limit=1e-9, upper_limit=1e9, side="high", log_scale=True)
     if not res.converged:
-        raise ValueError(f"no mu reaches {1 - loss:.0%} of the non-private power: {res.reason}")
+        raise ValueError(f"no mu reaches {(1 - loss) * 100:.6g}% of the non-private power: {res.reason}")
     return res.root

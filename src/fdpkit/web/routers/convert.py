@@ -132,27 +132,44 @@ async def _answer(request: Request, form):
                                                        "profile_unverified": signed is False}, status=form_status(errors))
 
 
+def _carried_profile(form) -> dict[float, float]:
+    """The report's privacy profile carried in the link: ``profile_epsilon`` and
+    ``profile_delta``, one value or comma-separated lists of the same length; {} where they
+    are not valid (epsilon >= 0, 0 < delta < 1)."""
+    texts = [str(form.get(k) or "").split(",") for k in PROFILE_FIELDS]
+    try:
+        pairs = [(float(e.strip()), float(d.strip())) for e, d in zip(*texts, strict=True)]
+    except ValueError:
+        return {}
+    if not pairs or not all(math.isfinite(e) and e >= 0 and 0 < d < 1 for e, d in pairs):
+        return {}
+    return {d: e for e, d in pairs}
+
+
 def profile_note(form, mu: float | None, delta: float | None, result: dict | None) -> dict | None:
     """The report's own epsilon (its accountant's privacy profile, carried in the link as
     ``profile_epsilon`` at ``profile_delta``; the caller has checked the link's signature) beside the epsilon that mu-GDP alone implies at
-    that delta: ``{"epsilon", "delta", "mu_epsilon", "relation", "recommended"}``, or None where the page
-    shows no epsilon for mu at that delta (or the carried values are not a valid pair).
-    ``relation`` words the report's epsilon against mu's ("the tighter": the usual case, the
-    run's curve lies above the mu-GDP curve)."""
+    each delta the page shows: ``{"epsilon", "delta", "mu_epsilon", "relation", "recommended",
+    "rows", "below"}``, or None where the page shows no epsilon for mu at a carried delta.
+    The first five are of the page's headline delta (else the first carried one); ``rows``
+    maps each shown delta to its pair; ``below`` lists the deltas where mu-GDP alone gives
+    less than the run's own epsilon (a report's mu holds on its FPR range only: at a delta
+    below the tau it leaves out, mu alone understates the run). ``relation`` words the
+    report's epsilon against mu's ("the tighter": the usual case)."""
     if mu is None or result is None or not result.get("mu_to_epsilon"):
         return None
-    try:
-        eps, d = (float(str(form.get(k) or "").strip()) for k in PROFILE_FIELDS)
-    except ValueError:
+    carried = _carried_profile(form)
+    rows = {}
+    for r in result["mu_to_epsilon"]:
+        eps = carried.get(r["delta"])
+        if eps is not None:
+            relation = "the tighter" if eps < r["epsilon"] else "the same" if eps == r["epsilon"] else "a larger"
+            rows[r["delta"]] = {"epsilon": eps, "delta": r["delta"], "mu_epsilon": r["epsilon"], "relation": relation}
+    if not rows:
         return None
-    if not (math.isfinite(eps) and eps >= 0 and 0 < d < 1):
-        return None
-    row = next((r for r in result["mu_to_epsilon"] if r["delta"] == d), None)
-    if row is None:
-        return None
-    relation = "the tighter" if eps < row["epsilon"] else "the same" if eps == row["epsilon"] else "a larger"
-    return {"epsilon": eps, "delta": d, "mu_epsilon": row["epsilon"], "relation": relation,
-            "recommended": (delta or 1e-5) == d}
+    head = rows.get(delta or 1e-5)
+    return {**(head or next(iter(rows.values()))), "recommended": head is not None, "rows": rows,
+            "below": [d for d, r in rows.items() if r["relation"] == "a larger"]}
 
 
 def mu_vs_epsilon_figure(eps: float, fpr_levels: tuple = (), recall_levels: tuple = (),

@@ -106,11 +106,12 @@ def _from_form(form) -> tuple[Mechanism | None, float | None, dict, FormErrors]:
 
 def next_links(data: dict, key: bytes | None = None) -> dict[str, str] | None:
     """The report's μ carried on to the Convert and Risk pages (no re-typing): rounded up, the
-    safe side (:func:`fdpkit._numerics.safe_text`), with the accountant's ε at the headline δ
-    (also rounded up), which Convert quotes beside the looser ε that μ-GDP alone implies.
-    That ε is carried only under the server's signature of μ, ε and δ (``key``, see
-    :mod:`fdpkit.web.signed_links`): Convert quotes nothing a hand-made link claims. None
-    without a finite μ (nothing to carry).
+    safe side (:func:`fdpkit._numerics.safe_text`), with the accountant's ε at each δ of the
+    report's privacy profile (also rounded up, comma-separated in the order of the report),
+    which Convert quotes beside the ε that μ-GDP alone implies (larger at the headline δ, but
+    possibly smaller at a δ below the τ that μ leaves out). The profile is carried only under
+    the server's signature of μ, ε and δ (``key``, see :mod:`fdpkit.web.signed_links`):
+    Convert quotes nothing a hand-made link claims. None without a finite μ.
 
     >>> next_links({"guarantee": {"mu": 0.62053}, "epsilon_at_delta": [{"delta": 1e-5, "epsilon": 2.00342}]},
     ...            key=b"k")["convert"]
@@ -125,17 +126,19 @@ def next_links(data: dict, key: bytes | None = None) -> dict[str, str] | None:
     if not (math.isfinite(mu) and mu > 0):
         return None
     mu_text = safe_text(mu, up=True)
-    rows = data.get("epsilon_at_delta") or []
-    row = next((r for r in rows if r.get("delta") == 1e-5), rows[0] if rows else None)
+    carried = []
+    for row in data.get("epsilon_at_delta") or []:
+        try:
+            eps, delta = float(row["epsilon"]), float(row["delta"])
+        except (KeyError, TypeError, ValueError):
+            continue
+        if math.isfinite(eps):
+            carried.append((safe_text(eps, up=True), f"{delta:g}"))
     query = {"mu": mu_text}
-    try:
-        eps = float(row["epsilon"]) if row else math.nan
-    except (TypeError, ValueError):
-        eps = math.nan
-    if key and row and math.isfinite(eps):
-        query.update(profile_epsilon=safe_text(eps, up=True), profile_delta=f"{row['delta']:g}")
+    if key and carried:
+        query.update(profile_epsilon=",".join(e for e, _ in carried), profile_delta=",".join(d for _, d in carried))
         query[SIG_FIELD] = sign(key, query, CARRIED)
-    return {"mu": mu_text, "convert": "/convert?" + urlencode(query),
+    return {"mu": mu_text, "convert": "/convert?" + urlencode(query, safe=","),
             "risk": "/risk?" + urlencode({"guarantee": "mu", "mu": mu_text})}
 
 
