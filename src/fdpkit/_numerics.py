@@ -173,7 +173,7 @@ def check_real(
                     raise ParameterError(f"{name} must be {'<' if high_open else '<='} {high:g}, "
                                          f"got {_first_bad(arr, bad)}", name)
     if scalar:
-        v = float(arr)
+        v = float(arr) + 0.0  # -0.0 -> 0.0: a mechanism or curve never shows "epsilon=-0.0"
         return int(v) if integer and math.isfinite(v) else v
     return arr
 

@@ -149,3 +149,34 @@ def test_without_a_budget_a_composition_beyond_the_machine_memory_is_refused(mon
         fp.privacy_report(fp.Repeated(fp.Laplace(10.0), 10**7))
     assert info.value.parameter == "times"
     assert fp.privacy_report(fp.Repeated(fp.Laplace(10.0), 100)).mu > 0  # small ones still run
+
+
+def test_without_a_budget_the_process_limits_count_too(monkeypatch, tmp_path):
+    """The memory check used the machine's physical memory only: under ``ulimit -v`` (or a
+    container's cgroup limit) Repeated(Laplace(1), 10**4) (about 3 GiB estimated) passed it and
+    failed 2 s later inside numpy with a bare MemoryError. Now a BudgetExceeded naming
+    ``times`` before any work; the address-space limit is restored afterwards."""
+    import resource
+
+    import fdpkit.accounting.cost as cost
+
+    mechanism = fp.Repeated(fp.Laplace(1.0), 10**4)
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    with open("/proc/self/statm") as fh:
+        mapped = int(fh.read().split()[0]) * resource.getpagesize()
+    cap = mapped + 1024**3 if hard == resource.RLIM_INFINITY else min(mapped + 1024**3, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    try:
+        with pytest.raises(BudgetExceeded, match=r"^times: .* MiB of memory") as info:
+            fp.account(mechanism)
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+    assert info.value.parameter == "times"
+    limit = tmp_path / "memory.max"  # a container's limit (cgroup v2), 1 GiB
+    limit.write_text("1073741824\n")
+    monkeypatch.setattr(cost, "_CGROUP_LIMITS", (str(limit),))
+    assert cost._machine_memory() <= 1024**3
+    with pytest.raises(BudgetExceeded, match=r"limit 1024 MiB"):
+        fp.account(mechanism)
+    limit.write_text("max\n")  # no limit
+    assert cost._machine_memory() > 1024**3

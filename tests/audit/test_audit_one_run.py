@@ -106,6 +106,9 @@ def test_guesses_fixed_in_advance_and_bad_input():
     (dict(scores=[1.0, 2.0], included=[0, 1], guesses=(5, 0)), "guesses"),
     (dict(scores=[1.0, 2.0], included=[0, 1], delta=1.0), "delta"),
     (dict(scores=[1.0, 2.0], included=[0, 1], confidence=0.0), "confidence"),
+    # 10**7 canaries were accepted: over 11 s of CPU, then a 0.9 GiB array (MemoryError under a
+    # 3 GiB limit); at most 10**6 now, refused before any work
+    (dict(scores=np.zeros(10**6 + 1), included=np.zeros(10**6 + 1, dtype=int)), "scores"),
 ])
 def test_bad_input_is_a_parameter_error(kwargs, name):
     with pytest.raises(fp.ParameterError, match=name) as info:

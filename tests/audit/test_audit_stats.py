@@ -226,6 +226,11 @@ def test_bad_input_names_the_argument(call, name):
      "true_positives must be whole numbers >= 0, got a negative integer with 401 digits (at index 1)"),
     (lambda: audit_from_counts([1], [1], 10**5000, 10), "members", "got an integer with 5001 digits"),
     (lambda: audit_from_counts([np.inf], [1], 10, 10), "true_positives", "got inf (at index 0)"),
+    # 10**6 published counts were taken (the cap was the 10**7 array cap) and bounded for
+    # over a minute of CPU (about 50 us per threshold); refused before any bound now
+    (lambda: audit_from_counts(np.zeros(20_001), np.zeros(20_001), 10, 10), "true_positives",
+     "true_positives must hold at most 20,000 thresholds (one count each), got 20,001"),
+    (lambda: fp.run_audit([1.0, 2.0], [0.0, 1.0], thresholds_per_side=10_001), "thresholds_per_side", "10001"),
 ])
 def test_bad_scores_and_counts_are_parameter_errors(call, name, text):
     with pytest.raises(fp.ParameterError) as info:

@@ -129,6 +129,10 @@ BAD = {
     # --output targets
     "output directory": lambda t: DP + ["--format", "json", "--output", str(t)],
     "output /dev/null": lambda t: DP + ["--format", "json", "--output", "/dev/null"],
+    # 10**6 published counts were bounded for over a minute; at most 20,000 thresholds now,
+    # refused while the file is read
+    "audit counts too many rows": lambda t: ["audit", "--counts", _spec(
+        t, "counts.csv", "tp,fp,members,nonmembers\n" + "5,5,10,10\n" * 20_001)],
     "output missing folder": lambda t: DP + ["--format", "json", "--output", str(t / "no" / "such" / "x.json")],
 }
 
@@ -266,6 +270,10 @@ def test_sweep_plot_with_force_replaces_the_file(tmp_path, capsys):
     (["sweep", "--noise-multiplier", "1,1_000", "--sample-rate", "0.1", "--steps", "10"], "--noise-multiplier"),
     (["sweep", "--noise-multiplier", "1,2", "--sample-rate", "0.1", "--steps", "10,\u0662\u0660"], "--steps"),
     (["risk", "--mu", "1", "--prior", "1_0%"], "prior"),
+    # a sweep list item in no-break spaces was stripped and read (str.strip takes any space);
+    # plot --eps-delta read its epsilon with float() ("1_000,1e-5" was epsilon 1000, refused only as > 700)
+    (["sweep", "--noise-multiplier", "1,\u00a02", "--sample-rate", "0.1", "--steps", "10"], "--noise-multiplier"),
+    (["plot", "tradeoff", "--output", "never-written.svg", "--eps-delta", "1_000,1e-5"], "--eps-delta"),
 ])
 def test_numbers_are_plain_decimal_numbers(argv, option, capsys):
     assert run(argv) == 2

@@ -476,3 +476,18 @@ def test_parse_fraction_reads_plain_decimal_numbers_only():
     for bad in ("1_000", "0_5", "\u0661", "5_0%", "0x10", ""):
         with pytest.raises(ValueError, match="prior must be a number such as 0.05"):
             fp.parse_fraction(bad, "prior")
+
+
+@pytest.mark.parametrize("build, field", [
+    (lambda: fp.PureDP(-0.0), "epsilon"), (lambda: fp.ApproxDP(1.0, -0.0), "delta"),
+    (lambda: fp.RandomizedResponse(-0.0), "epsilon"), (lambda: fp.ZCDP(-0.0), "rho"),
+    (lambda: fp.GaussianCurve(-0.0), "mu"), (lambda: fp.LaplaceCurve(-0.0), "epsilon"),
+    (lambda: fp.EpsDeltaCurve(1.0, -0.0), "delta")])
+def test_negative_zero_is_zero(build, field):
+    """-0.0 passed the >= 0 checks and was kept: reports and exports showed
+    "ApproxDP(epsilon=1.0, delta=-0.0)" and "delta": -0.0 (`fdpkit report pure-dp --epsilon -0`)."""
+    obj = build()
+    value = getattr(obj, field)
+    assert value == 0.0 and math.copysign(1.0, value) == 1.0, value
+    assert "-0.0" not in repr(obj)
+

@@ -138,6 +138,9 @@ def test_power_monotone_in_mu_and_n(mu, factor, n, effect):
     (lambda: fp.mu_min_for_power_loss(n=10, effect=0.2, sd=0.25, max_relative_loss=0), r"max_relative_loss must be in \(0, 1\)"),
     (lambda: fp.mc_ttest_power(effect=0.2, n=1, sd=0.25, mu=1.0), r"n must be >= 2"),
     (lambda: fp.mc_ttest_power(effect=0.2, n=10, sd=0.25, mu=1.0, n_sim=5), r"n_sim must be an integer >= 100"),
+    # 10**9 replicates once reached numpy as a 7.45 GiB allocation (a raw MemoryError)
+    (lambda: fp.mc_ttest_power(effect=0.2, n=10, sd=0.25, mu=1.0, n_sim=10**9), r"n_sim must be .* <= 10,000,000"),
+    (lambda: fp.mc_regression_power(slope=0.2, n=10, noise_sd=0.25, mu=1.0, n_sim=10**9), r"n_sim must be"),
     (lambda: fp.adjusted_level(0.05, 0), r"n_tests must be a positive integer"),
     (lambda: fp.adjusted_level(0.05, 10, "holm"), r"method must be one of"),
     (lambda: fp.two_proportion_power(p1=1.3, p2=0.2, n1=10, n2=10, mu=1.0), r"p1 must be in \[0, 1\]"),

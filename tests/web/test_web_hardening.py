@@ -125,6 +125,40 @@ def test_bools_and_strings_are_not_numbers(app_client):
     assert r.status_code == 422 and r.json()["detail"].startswith("sigma")
 
 
+#: Text that Python's float()/int() (and pydantic's lax mode) read as numbers but that is no
+#: plain decimal number: underscores, other scripts' digits, full-width digits, a no-break space.
+NOT_PLAIN = ["1_000", "\u0661\u0662", "\uff11", "\u00a01"]
+
+
+@pytest.mark.parametrize("text", NOT_PLAIN)
+def test_numbers_sent_as_text_are_plain_decimal_numbers(app_client, text):
+    """JSON: {"sensitivity": "1_000"} was read as 1000 and {"mu": "\u00a01"} as 1 (HTTP 200);
+    now 422 naming the field. Forms: steps "\u0661\u0662" ran 12 steps, n "1_000" planned for
+    1000; now the form page (422) names the field."""
+    for path, body, field in [("/api/calculator", {"mode": "gaussian", "epsilon": 1, "delta": 1e-5}, "sensitivity"),
+                              ("/api/risk", {"guarantee": "mu"}, "mu"),
+                              ("/api/sweep", {"noise_multiplier": [1.0], "sample_rate": [0.01]}, "steps")]:
+        value = [text] if field == "steps" else text
+        r = app_client.post(path, json={**body, field: value})
+        assert r.status_code == 422, (path, r.text)
+        assert r.json()["detail"].startswith(f"{field}: must be a plain decimal number"), r.json()
+    assert app_client.post("/api/risk", json={"guarantee": "mu", "mu": "1"}).status_code == 200  # plain text still reads
+    page = {"accept": "text/html"}
+    for path, form, field in [
+            ("/report", {"mode": "dpsgd", "noise_multiplier": "2", "sample_rate": "0.01", "discretization": "0.01"},
+             "steps"),
+            ("/calculator", {"mode": "gaussian", "epsilon": "1", "delta": "1e-5"}, "sensitivity"),
+            ("/plan", {"guide": "utility_first", "effect": "0.2", "sd": "0.25", "level": "0.01",
+                       "max_relative_loss": "0.01"}, "n")]:
+        r = app_client.post(path, data={**form, field: text}, headers=page)
+        assert r.status_code == 422, (path, field, r.status_code)
+        assert "plain decimal number" in r.text, (path, field)
+    r = app_client.post("/audit", data={"mode": "counts", "true_positives": "9" + text, "false_positives": "10",
+                                        "n_members": "100", "n_nonmembers": "100"}, headers=page)
+    if text != "\u00a01":  # a no-break space between counts separates them, as any space does
+        assert r.status_code == 422 and "true positives must be comma-separated numbers" in r.text
+
+
 #: A job that keeps the one heavy worker busy while the second request arrives: ~1.2 s warm on
 #: the 2-core Xeon (HEAVY's 120 repetitions took 0.33 s there once issue 27 made composition
 #: faster, a thin margin over the 20 ms polling of the test below).

@@ -196,6 +196,23 @@ def test_page_forms_with_bad_values_are_answered_with_headers(route_clients):
         assert re.search(r'class="error"', r.text), (path, data)
 
 
+def test_a_form_starlette_cannot_read_is_a_page_for_browsers(route_clients):
+    """Over 1,000 fields (or a broken multipart body): Starlette's 400 reached browsers as a bare
+    JSON line; now the site's error page with a way back to the form (JSON callers keep JSON)."""
+    anonymous, _, _ = route_clients
+    many = ("a=1&" * 1_001).encode()
+    form = {"content-type": "application/x-www-form-urlencoded"}
+    r = anonymous.post("/risk", content=many, headers={**form, "accept": "text/html"})
+    assert r.status_code == 400 and r.headers["content-type"].startswith("text/html"), r.text[:200]
+    assert "Too many fields" in r.text and 'href="/risk"' in r.text
+    _assert_headers(r)
+    r = anonymous.post("/audit", content=b"--x\r\nbroken", headers={"content-type": "multipart/form-data; boundary=x",
+                                                                       "accept": "text/html"})
+    assert r.status_code in (400, 422) and r.headers["content-type"].startswith("text/html"), r.text[:200]
+    r = anonymous.post("/risk", content=many, headers=form)  # no text/html: JSON as before
+    assert r.status_code == 400 and r.json()["detail"].startswith("Too many fields")
+
+
 def test_ledger_refuses_work_beyond_the_server_limits(route_clients):
     """The ledger accounts a proposed mechanism in the server: the server's limits and cost
     budget apply before it does (422 naming what to change), on the API and the page."""

@@ -48,11 +48,14 @@ from fdpkit.report.audit import build_audit_document
 
 #: Thresholds per tail of the non-member ranks (log-spaced; about 2x this many in all).
 THRESHOLDS_PER_SIDE = 100
-#: Largest ``thresholds_per_side`` accepted (memory: a few MiB of ranks; far beyond any use,
-#: the Bonferroni correction makes more thresholds only weaker).
-MAX_THRESHOLDS_PER_SIDE = 100_000
-#: Most scores per class (and most thresholds of published counts): the package-wide array
-#: cap of :func:`fdpkit._numerics.check_real`.
+#: Most thresholds bounded in one audit: the exact Clopper-Pearson bounds cost about 50 us
+#: each (20,000 take about a second; 10**6 published counts once took minutes). Far beyond
+#: any use: the Bonferroni correction makes more thresholds only weaker.
+MAX_THRESHOLDS = 20_000
+#: Largest ``thresholds_per_side`` accepted (about twice this many thresholds in all, within
+#: :data:`MAX_THRESHOLDS`).
+MAX_THRESHOLDS_PER_SIDE = MAX_THRESHOLDS // 2
+#: Most scores per class: the package-wide array cap of :func:`fdpkit._numerics.check_real`.
 MAX_SCORES = MAX_ARRAY_SIZE
 #: Largest count (members, non-members, true/false positives): 2**53, beyond which counts
 #: are no longer exact in floating point.
@@ -465,7 +468,7 @@ def run_audit(member_scores: Any, nonmember_scores: Any, *, confidence: float = 
     thresholds_per_side : int, default 100
         Log-spaced non-member ranks per tail at which FPR and TPR are bounded (the
         Bonferroni correction runs over all of them: about twice this many); at most
-        ``MAX_THRESHOLDS_PER_SIDE`` (100,000).
+        ``MAX_THRESHOLDS_PER_SIDE`` (10,000).
 
     Returns
     -------
@@ -520,7 +523,7 @@ def audit_from_counts(true_positives: Any, false_positives: Any, members: Any, n
     separate data); the Bonferroni correction then runs over these K thresholds.
     ``members`` and ``nonmembers`` may be single numbers or one per threshold. Counts are
     whole numbers in [0, ``MAX_COUNT``] (2**53, exact in floating point); at most
-    ``MAX_SCORES`` thresholds. The result has no NaN field: its ``points.threshold`` is
+    ``MAX_THRESHOLDS`` (20,000) thresholds. The result has no NaN field: its ``points.threshold`` is
     None (counts carry no score threshold), and ``mu_lower``/``epsilon_lower`` are 0 when
     no threshold is informative (e.g. ``true_positives`` all 0).
 
@@ -537,6 +540,9 @@ def audit_from_counts(true_positives: Any, false_positives: Any, members: Any, n
     m = _check_counts("members", members)
     n = _check_counts("nonmembers", nonmembers)
     k = len(tp)
+    if k > MAX_THRESHOLDS:  # refused before the bounds (about 50 us each), not after minutes
+        raise ParameterError(f"true_positives must hold at most {MAX_THRESHOLDS:,} thresholds (one count each), "
+                             f"got {k:,}", "true_positives")
     if len(fp) != k:
         raise ValueError(f"false_positives must have one count per threshold like true_positives ({k}), got {len(fp)}")
     for name, arr in (("members", m), ("nonmembers", n)):

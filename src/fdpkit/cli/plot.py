@@ -8,6 +8,7 @@ from typing import Any, Optional
 import typer
 
 import fdpkit as fp
+from fdpkit._inputs import parse_decimal
 from fdpkit.cli._common import (AlphaOpt, DiscOpt, State, check_output, cli_budget, err, fail, fraction_option, guarded,
                                 level_option, load_points, load_spec, mechanism_from_dict, working, write_output)
 
@@ -19,10 +20,10 @@ _NO_CURVE = ("attack-power", "mu-vs-epsilon", "power-effect", "ztest-roc", "epsi
 
 def _eps_delta(text: str) -> tuple[float, float]:
     try:
-        e, d = (x.strip() for x in text.split(","))
-        return float(e), fraction_option(d, "delta")
+        e, d = (x.strip(" \t") for x in text.split(","))
+        return parse_decimal(e, "--eps-delta"), fraction_option(d, "delta")  # not "1_000" or other scripts' digits
     except ValueError:
-        raise ValueError(f"--eps-delta must be EPSILON,DELTA such as 1,1e-5, got {text!r}") from None
+        raise ValueError(f"--eps-delta must be EPSILON,DELTA, plain decimal numbers such as 1,1e-5, got {text!r}") from None
 
 
 @guarded

@@ -58,7 +58,7 @@ def parse_list(option: str, text: Optional[str], kind: Callable[[str], Any] = _d
     are plain decimal numbers."""
     if text is None:
         return None
-    items = [t.strip() for t in str(text).split(",")]
+    items = [t.strip(" \t") for t in str(text).split(",")]  # ASCII spaces: "\u00a01" is no number
     if not any(items):
         raise ValueError(f"{option} must list at least one value")
     values = []

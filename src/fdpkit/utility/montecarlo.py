@@ -30,6 +30,7 @@ else:  # loaded on first use (start-up time, issue 30)
 
 from fdpkit._deprecation import renamed_keywords
 from fdpkit._numerics import check_choice, check_positive, check_scalar
+from fdpkit.errors import ParameterError
 from fdpkit.utility.ztest import ALTERNATIVES, _level, _n
 
 #: Default number of simulated replicates.
@@ -40,6 +41,9 @@ N_SIM = 20_000
 MAX_N_REGRESSION = 10**6
 #: Largest n x n_sim of :func:`mc_regression_power` (about 5 s of drawing).
 MAX_DRAWS_REGRESSION = 10**8
+#: Most replicates of one simulation: :func:`mc_ttest_power` holds four arrays of n_sim
+#: floats (10**7: 320 MB and about a second; 10**9 once asked numpy for 7.5 GiB).
+MAX_N_SIM = 10**7
 #: Largest noise sd (in units of the data scale) that :func:`mc_ttest_power` simulates; its
 #: square must stay in float range.
 _MAX_NOISE_SD = 1e150
@@ -75,8 +79,8 @@ def _result(rejected: np.ndarray, seed: int, method: str) -> MonteCarloPower:
 
 
 def _check_sim(n_sim: int, seed: int) -> tuple[int, int]:
-    if not (isinstance(n_sim, int) and n_sim >= 100):
-        raise ValueError(f"n_sim must be an integer >= 100, got {n_sim!r}")
+    if not (isinstance(n_sim, int) and 100 <= n_sim <= MAX_N_SIM):
+        raise ParameterError(f"n_sim must be an integer >= 100 and <= {MAX_N_SIM:,}, got {n_sim!r}", "n_sim")
     if not isinstance(seed, int):
         raise ValueError(f"seed must be an integer, got {seed!r}")
     return n_sim, seed

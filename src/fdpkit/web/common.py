@@ -19,7 +19,7 @@ from markupsafe import Markup, escape
 
 from fdpkit._numerics import json_safe, safe_text
 from fdpkit.errors import parameter_of
-from fdpkit._inputs import FRACTION_FIELDS, parse_fraction
+from fdpkit._inputs import FRACTION_FIELDS, parse_decimal, parse_fraction
 from fdpkit.accounting import CostBudget
 from fdpkit.accounting._resolution import choose_discretization
 from fdpkit.accounting.work_limits import check_bounds
@@ -154,9 +154,9 @@ def parse_float(form: Any, name: str, errors: FormErrors, *, required: bool = Tr
             errors[name] = str(exc)
             return None
     try:
-        v = float(str(raw).strip())
-    except ValueError:
-        errors[name] = f"{name.replace('_', ' ')} must be a number, got {raw!r}"
+        v = parse_decimal(raw, name.replace("_", " "))  # not "1_000" or other scripts' digits
+    except ValueError as exc:
+        errors[name] = str(exc)
         return None
     if math.isnan(v):
         errors[name] = f"{name.replace('_', ' ')} must be a number, got {raw!r}"

@@ -23,9 +23,12 @@ from typing import Any, Iterable
 from pydantic import BaseModel, ValidationError
 
 from fdpkit.errors import parameter_of
-from fdpkit._inputs import FRACTION_FIELDS, parse_fraction
+from fdpkit._inputs import FRACTION_FIELDS, is_plain_number, parse_fraction
 from fdpkit.mechanisms import Mechanism, dpsgd_from_training
 from fdpkit.web.models import DPSGDRequest
+
+#: The spaces taken from around a typed value (ASCII only: "\u00a01" is not the number 1).
+ASCII_SPACE = " \t\r\n"
 
 
 def labels_of(schema: type[BaseModel]) -> dict[str, str]:
@@ -77,7 +80,10 @@ def field_of(error: BaseException | str, names: Iterable[str], default: str = "f
 
 
 def _whole(text: str) -> str:
-    """``text`` as a whole number's digits when it is one ("2e3" -> "2000"), else unchanged."""
+    """``text`` as a whole number's digits when it is one ("2e3" -> "2000"), else unchanged
+    (text that is not a plain decimal number, "١٢" or "1_000", is left for the model to refuse)."""
+    if not is_plain_number(text):
+        return text
     try:
         v = float(text)
         if math.isfinite(v) and v == int(v):
@@ -110,6 +116,8 @@ def _message(err: dict, label: str) -> str:
         return f"{label} must be one of {ctx.get('expected')}{got}"
     if kind == "missing":
         return f"{label} is required"
+    if kind == "plain_number":
+        return f"{label} {err.get('msg')}"
     return f"{label}: {err.get('msg')}"
 
 
@@ -133,7 +141,7 @@ def parse_form(schema: type[BaseModel], form: Any, *, fields: Iterable[str] | No
             continue
         annotation = str(schema.model_fields[name].annotation)
         if annotation.startswith("list["):  # a list field: comma- (or semicolon-) separated numbers
-            items = [t.strip() for t in str(raw).replace(";", ",").split(",") if t.strip()]
+            items = [t.strip(ASCII_SPACE) for t in str(raw).replace(";", ",").split(",") if t.strip(ASCII_SPACE)]
             if name in FRACTION_FIELDS:
                 try:
                     items = [repr(parse_fraction(t, labels.get(name, name))) for t in items]
@@ -146,7 +154,7 @@ def parse_form(schema: type[BaseModel], form: Any, *, fields: Iterable[str] | No
         if annotation.startswith("bool") or "bool" in annotation.split("[")[0]:
             data[name] = str(raw).lower() in ("on", "true", "1", "yes")
             continue
-        text = str(raw).strip()
+        text = str(raw).strip(ASCII_SPACE)  # a no-break space is not taken away (nor read as a number)
         if name in FRACTION_FIELDS and "list" not in annotation:  # "5%", and the hint when not a number
             try:
                 text = repr(parse_fraction(text, labels.get(name, name)))

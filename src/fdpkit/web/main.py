@@ -157,9 +157,12 @@ def create_app(limits: Limits | None = None, ledger_url: str | None = None, setu
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException):
         """A browser asking for a page gets a styled page with a way back; everyone else JSON."""
-        if _wants_page(request) and exc.status_code in (403, 404, 405):
-            title = {403: "Forbidden", 404: "Page not found", 405: "Not allowed"}[exc.status_code]
-            return error_page(request, title, str(exc.detail), exc.status_code)
+        if _wants_page(request) and exc.status_code in (400, 403, 404, 405):
+            # 400: a form Starlette could not read (over 1,000 fields, a broken multipart body)
+            title = {400: "Form not read", 403: "Forbidden", 404: "Page not found", 405: "Not allowed"}[exc.status_code]
+            back = request.url.path if exc.status_code == 400 else "/calculator"
+            return error_page(request, title, str(exc.detail), exc.status_code, back=back,
+                              back_label="Back to the form" if exc.status_code == 400 else "Back to the calculator")
         return JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=getattr(exc, "headers", None))
 
     @app.exception_handler(ValueError)

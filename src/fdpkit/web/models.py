@@ -4,9 +4,13 @@ forms are read through the same models (:func:`fdpkit.web.forms.parse_form`); a 
 
 from __future__ import annotations
 
+import typing
 from typing import Annotated, Any, Literal, Optional
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
+
+from fdpkit._inputs import is_plain_number
 
 from fdpkit._numerics import EPSILON_MAX, MU_MAX
 from fdpkit.vocabulary import ADD_REMOVE, EXAMPLE, POISSON, Relation, Sampling, Unit
@@ -20,7 +24,54 @@ MU_LE = MU_MAX
 EPSILON_LE = min(100.0, EPSILON_MAX)
 
 
-class CalculatorRequest(BaseModel):
+def takes_numbers(annotation: Any) -> bool:
+    """Whether a field's type holds numbers (``float``/``int``, alone, optional, annotated or
+    in a list or tuple); ``bool`` is not a number here."""
+    if annotation is bool:
+        return False
+    if annotation in (float, int):
+        return True
+    if typing.get_origin(annotation) is Literal:
+        return False
+    args = typing.get_args(annotation)
+    if typing.get_origin(annotation) is Annotated:
+        args = args[:1]
+    return any(takes_numbers(a) for a in args)
+
+
+def _plain(value: Any, depth: int = 0) -> Any:
+    """``value`` unchanged, unless it is (or holds) text that is not a plain decimal number
+    ("1_000", other scripts' digits, a no-break space around it: pydantic's lax mode would
+    read those as numbers): then a ``plain_number`` error."""
+    if isinstance(value, str):
+        try:
+            float(value)  # what float() cannot read, pydantic refuses itself ("must be a number")
+        except ValueError:
+            return value
+        if not is_plain_number(value.strip(" \t")):
+            raise PydanticCustomError("plain_number", "must be a plain decimal number such as 2, 0.5 or 1e-3, "
+                                      "got {given}", {"given": repr(value)[:60]})
+    elif isinstance(value, (list, tuple)) and depth < 2:
+        for item in value:
+            _plain(item, depth + 1)
+    return value
+
+
+class RequestModel(BaseModel):
+    """Base of every request model (JSON bodies and the forms read through them): no unknown
+    fields, and numbers sent as text must be plain decimal numbers, the rule of the CLI and
+    the score files (:func:`fdpkit._inputs.is_plain_number`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _plain_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        field = cls.model_fields.get(info.field_name or "")
+        return _plain(value) if field is not None and takes_numbers(field.annotation) else value
+
+
+class CalculatorRequest(RequestModel):
     model_config = ConfigDict(extra="forbid")
     mode: Literal["laplace", "gaussian", "composition"]
     sensitivity: float = Field(1.0, gt=0, allow_inf_nan=False)
@@ -46,7 +97,7 @@ DISCRETIZATION_RULE = ("PLD discretization; empty: the library's rule (fdpkit.pr
                        "budget), stated in the report's provenance")
 
 
-class TrainingShape(BaseModel):
+class TrainingShape(RequestModel):
     """How DP-SGD ran, beside its noise multiplier: sample rate or batch size + dataset size,
     steps or epochs, sampling scheme, neighbouring relation, privacy unit (shared by the
     report and calibration requests)."""
@@ -90,14 +141,14 @@ class CalibrateRequest(TrainingShape):
                                                "last, smaller batch (floor(n/b) steps per epoch)")
 
 
-class UniformSamplingRequest(BaseModel):
+class UniformSamplingRequest(RequestModel):
     model_config = ConfigDict(extra="forbid")
     mu: float = Field(..., gt=0, le=MU_LE, allow_inf_nan=False)
     n: int = Field(..., ge=1, le=10**12)
     discretization: Optional[float] = Field(None, gt=0, le=1, allow_inf_nan=False, description=DISCRETIZATION_RULE)
 
 
-class PointsRequest(BaseModel):
+class PointsRequest(RequestModel):
     """A curve from (FPR, FNR) error points as CSV text (header fpr,fnr or alpha,beta)."""
     model_config = ConfigDict(extra="forbid")
     points: str = Field(..., min_length=1, max_length=1_000_000)
@@ -105,13 +156,13 @@ class PointsRequest(BaseModel):
     discretization: Optional[float] = Field(None, gt=0, le=1, allow_inf_nan=False, description=DISCRETIZATION_RULE)
 
 
-class MechanismRequest(BaseModel):
+class MechanismRequest(RequestModel):
     model_config = ConfigDict(extra="forbid")
     mechanism: dict[str, Any]
     discretization: Optional[float] = Field(None, gt=0, le=1, allow_inf_nan=False, description=DISCRETIZATION_RULE)
 
 
-class ConvertRequest(BaseModel):
+class ConvertRequest(RequestModel):
     model_config = ConfigDict(extra="forbid")
     epsilon: Optional[float] = Field(None, ge=0, le=EPSILON_LE, allow_inf_nan=False)
     delta: Optional[float] = Field(None, ge=0, le=1, allow_inf_nan=False)
@@ -119,7 +170,7 @@ class ConvertRequest(BaseModel):
     rho: Optional[float] = Field(None, ge=0, le=1000, allow_inf_nan=False)
 
 
-class RiskRequest(BaseModel):
+class RiskRequest(RequestModel):
     model_config = ConfigDict(extra="forbid")
     guarantee: Literal["mu", "epsilon", "epsilon_delta", "zcdp"] = "mu"
     mu: Optional[float] = Field(None, ge=0, le=MU_LE, allow_inf_nan=False)
@@ -132,7 +183,7 @@ class RiskRequest(BaseModel):
                              description="people in the data (a whole number): warns when delta >= 1/n")
 
 
-class PlanRequest(BaseModel):
+class PlanRequest(RequestModel):
     model_config = ConfigDict(extra="forbid")
     guide: Literal["utility_first", "privacy_first"] = "utility_first"
     effect: float = Field(0.2, allow_inf_nan=False)
@@ -156,7 +207,7 @@ class PlanRequest(BaseModel):
     max_attack_power: Optional[float] = Field(None, gt=0, le=1, allow_inf_nan=False)
 
 
-class SweepRequest(BaseModel):
+class SweepRequest(RequestModel):
     """A small DP-SGD grid (the web accepts at most a few hundred settings per request)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -167,7 +218,7 @@ class SweepRequest(BaseModel):
     discretization: float = Field(1e-3, gt=0, le=0.5, allow_inf_nan=False)
 
 
-class DesignTableRequest(BaseModel):
+class DesignTableRequest(RequestModel):
     """Smallest noise multiplier per (batch size, epochs) pair for a target mu."""
 
     model_config = ConfigDict(extra="forbid")
@@ -179,7 +230,7 @@ class DesignTableRequest(BaseModel):
     discretization: float = Field(1e-3, gt=0, le=0.5, allow_inf_nan=False)
 
 
-class CompareCurve(BaseModel):
+class CompareCurve(RequestModel):
     """One guarantee on the comparison plot; the fields that apply depend on ``kind``."""
 
     model_config = ConfigDict(extra="forbid")
@@ -193,7 +244,7 @@ class CompareCurve(BaseModel):
     spec: Optional[dict[str, Any]] = Field(None, description="mechanism spec (kind mechanism): accounted numerically")
 
 
-class CompareSettings(BaseModel):
+class CompareSettings(RequestModel):
     """The comparison's settings beside its curves (the Compare page's form reads them through
     this part of :class:`CompareRequest`)."""
 

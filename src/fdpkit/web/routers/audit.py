@@ -14,16 +14,18 @@ from typing import Annotated, Any, Optional, Union
 
 from fastapi import APIRouter, File, Form, Query, Request, UploadFile
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from fdpkit.accounting import DISCRETIZATION_DEFAULT
 from fdpkit.accounting.work_limits import AUDIT_WORK_PER_SCORE, SIMULATION_WORK_PER_DRAW
+from fdpkit._inputs import parse_decimal
 from fdpkit.audit import read_scores_csv
 from fdpkit.mechanisms import Mechanism, fold, mechanism_from_dict, training_run
 from fdpkit.report import FORMATS
 from fdpkit.web.common import (MEDIA, FormErrors, Limits, api_error, check_limits, download, finite, form_status, render_page,
                                run_heavy, run_light, spec_from_text)
 from fdpkit.web.forms import parse_form
+from fdpkit.web.models import RequestModel
 from fdpkit.web.jobs import audit_counts_job, audit_scores_job, prepare, simulate_job
 from fdpkit.web.names import audit_download_name
 from fdpkit.web.score_store import MAX_BYTES as STORE_BYTES, MAX_ENTRIES as STORE_ENTRIES, ScoreStore
@@ -55,7 +57,7 @@ FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
 Count = Annotated[int, Field(ge=0, le=10**15)]
 
 
-class CountsBody(BaseModel):
+class CountsBody(RequestModel):
     model_config = ConfigDict(extra="forbid")
     true_positives: list[Count] = Field(..., min_length=1, max_length=MAX_THRESHOLDS)
     false_positives: list[Count] = Field(..., min_length=1, max_length=MAX_THRESHOLDS)
@@ -63,7 +65,7 @@ class CountsBody(BaseModel):
     nonmembers: Union[Count, list[Count]] = Field(...)
 
 
-class AuditSettings(BaseModel):
+class AuditSettings(RequestModel):
     """The audit's settings, shared by its requests and its page's form (``parse_form``)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -171,7 +173,7 @@ def _counts_list(form: Any, name: str, errors: FormErrors) -> list[float] | None
         errors[name] = f"{name.replace('_', ' ')}: at most {MAX_THRESHOLDS:,} thresholds"
         return None
     try:
-        return [float(s) for s in items]
+        return [parse_decimal(s, name) for s in items]  # not "1_000" or other scripts' digits
     except ValueError:
         errors[name] = f"{name.replace('_', ' ')} must be comma-separated numbers, got {raw[:60]!r}"
         return None

@@ -11,12 +11,13 @@ from typing import Any, Literal, Optional
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from fdpkit._numerics import json_safe
 from fdpkit.vocabulary import ADD_REMOVE, LedgerRelationInput
 from fdpkit.web.auth import Principal, call, ledger_of, require, run_ledger
 from fdpkit.web.common import run_light, spec_from_text
+from fdpkit.web.models import RequestModel
 
 router = APIRouter(prefix="/api/ledger", tags=["ledger"])
 
@@ -88,7 +89,7 @@ async def _bounded(request: Request, spec: Any) -> float | JSONResponse:
         return _err(exc)
 
 
-class DatasetRequest(BaseModel):
+class DatasetRequest(RequestModel):
     model_config = ConfigDict(extra="forbid")
     name: str = Field(..., min_length=1, max_length=200)
     unit: str = Field(..., min_length=1, max_length=200)
@@ -96,19 +97,19 @@ class DatasetRequest(BaseModel):
     description: str = Field("", max_length=5000)
 
 
-class ProposeRequest(BaseModel):
+class ProposeRequest(RequestModel):
     model_config = ConfigDict(extra="forbid")
     mechanism: dict[str, Any]
     title: str = Field(..., min_length=1, max_length=300)
     purpose: str = Field("", max_length=5000)
 
 
-class CheckRequest(BaseModel):
+class CheckRequest(RequestModel):
     model_config = ConfigDict(extra="forbid")
     mechanism: dict[str, Any]
 
 
-class ThresholdRequest(BaseModel):
+class ThresholdRequest(RequestModel):
     model_config = ConfigDict(extra="forbid")
     metric: Literal["epsilon", "mu", "tpr"]
     level: Literal["notice", "warning", "hard"]
@@ -117,19 +118,19 @@ class ThresholdRequest(BaseModel):
     fpr: Optional[float] = Field(None, allow_inf_nan=False)
 
 
-class DecisionRequest(BaseModel):
+class DecisionRequest(RequestModel):
     model_config = ConfigDict(extra="forbid")
     comment: str = Field("", max_length=5000)
 
 
-class ReleaseRequest(BaseModel):
+class ReleaseRequest(RequestModel):
     model_config = ConfigDict(extra="forbid")
     override_reason: Optional[str] = Field(None, max_length=5000)
     #: must be ``true``: releasing cannot be undone (``POST .../preview`` shows what it does)
     confirm: Optional[bool] = None
 
 
-class UserChangeRequest(BaseModel):
+class UserChangeRequest(RequestModel):
     model_config = ConfigDict(extra="forbid")
     active: Optional[bool] = None
     role: Optional[Literal["viewer", "analyst", "approver", "admin"]] = None
@@ -137,13 +138,13 @@ class UserChangeRequest(BaseModel):
     reason: str = Field("", max_length=5000)
 
 
-class FourEyesRequest(BaseModel):
+class FourEyesRequest(RequestModel):
     model_config = ConfigDict(extra="forbid")
     enabled: bool
     reason: str = Field("", max_length=5000)
 
 
-class UserRequest(BaseModel):
+class UserRequest(RequestModel):
     model_config = ConfigDict(extra="forbid")
     name: str = Field(..., min_length=1, max_length=200)
     role: Literal["viewer", "analyst", "approver", "admin"]

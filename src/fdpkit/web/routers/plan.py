@@ -7,6 +7,7 @@ import math
 from fastapi import APIRouter, Request
 
 import fdpkit as fp
+from fdpkit._inputs import parse_decimal
 from fdpkit.report import plots
 from fdpkit.report.figures import svg_inline
 from fdpkit.web.common import (FormErrors, api_error, field_of, finite, parse_float, parse_int, form_status, render_page,
@@ -53,7 +54,7 @@ def parse_sizes(text: str, errors: FormErrors) -> tuple[float, ...]:
     out = []
     for x in parts:
         try:
-            v = float(x)
+            v = parse_decimal(x, "compare n")  # not "1_000" or other scripts' digits
         except ValueError:
             v = float("nan")
         if not (v > 0 and math.isfinite(v) and v <= 1e12):
