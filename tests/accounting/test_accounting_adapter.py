@@ -171,3 +171,23 @@ def test_native_pld_reads_back_what_dp_accountings_object_would():
         assert type(real) is pldlib.PrivacyLossDistribution and as_dp_accounting(pld) is real
         assert as_dp_accounting(real) is real and as_dp_accounting(None) is None
 
+
+def test_native_curve_pmf_is_dp_accountings_connect_the_dots():
+    # from_curve._direction_arrays follows dp_accounting's
+    # create_pmf_pessimistic_connect_dots_fixed_gap step by step: the same floats, on dense
+    # and sparse (<= 1000 points) grids, symmetric and not, and the single-loss case
+    from fdpkit.accounting.from_curve import native_pld_from_curve, pld_from_curve
+    from fdpkit.accounting.pld import fixed_size_step_curve
+    from fdpkit.curves import GaussianCurve, LaplaceCurve, PiecewiseLinearCurve
+
+    curves = [GaussianCurve(1.0), LaplaceCurve(0.7), fixed_size_step_curve(1.2, 0.05, "replace-one", 1e-3),
+              PiecewiseLinearCurve.from_tpr([0.0, 0.1, 0.5, 1.0], [0.0, 0.45, 0.8, 1.0]),
+              PiecewiseLinearCurve.from_tpr([0.0, 1.0], [0.0, 1.0])]
+    for c in curves:
+        for d in (1e-3, 0.05, 0.5):
+            native, theirs = native_pld_from_curve(c, d), pld_from_curve(c, d)
+            _same_arrays(pmf_arrays(native), pmf_arrays(theirs))
+            built = native.to_dp_accounting()  # pld_from_curve's own object (sparse PMFs stay sparse)
+            assert type(built) is type(theirs)
+            np.testing.assert_array_equal(built.get_delta_for_epsilon(EPS), theirs.get_delta_for_epsilon(EPS))
+            assert built.get_epsilon_for_delta(1e-5) == theirs.get_epsilon_for_delta(1e-5)

@@ -60,11 +60,12 @@ from fdpkit._lazy import lazy_module
 if TYPE_CHECKING:
     from dp_accounting.pld import pld_pmf
     from dp_accounting.pld import privacy_loss_distribution as pldlib
-else:  # dp_accounting (and scipy.signal, scipy.stats) load when a PLD is first built
+else:  # dp_accounting (and scipy.signal) load when it builds a PLD (fallbacks, public objects)
     pld_pmf = lazy_module("dp_accounting.pld.pld_pmf")
     pldlib = lazy_module("dp_accounting.pld.privacy_loss_distribution")
 
 from fdpkit._numerics import check_positive, check_scalar
+from fdpkit.accounting._pld_adapter import NativePld, PmfArrays
 from fdpkit.curves import PiecewiseLinearCurve, TradeOffCurve, check_curve
 
 #: Profile mass left above the top of the loss grid (it moves to L = +inf, pessimistic):
@@ -121,6 +122,39 @@ def _direction_pmf(curve: TradeOffCurve, inverse: TradeOffCurve, lower: int, upp
     return pld_pmf.create_pmf_pessimistic_connect_dots_fixed_gap(d, int(lower), int(upper), deltas)
 
 
+#: dp_accounting 0.6.0's ``_DELTA_DIFF_TOLERANCE``: by how much its connect-the-dots builder
+#: lets a delta rise before refusing the sequence as not non-increasing.
+_DELTA_RISE_TOLERANCE = 1e-12
+
+
+def _direction_arrays(curve: TradeOffCurve, inverse: TradeOffCurve, lower: int, upper: int,
+                      d: float) -> PmfArrays:
+    """:func:`_direction_pmf` as the arrays ``pmf_arrays`` reads from it, without
+    dp_accounting: its ``create_pmf_pessimistic_connect_dots_fixed_gap`` (Doroshenko et al.
+    2022, Algorithm 1) step by step, the same NumPy operations on the same deltas, so the
+    masses are the same floats (``tests/accounting`` compares them with dp_accounting's)."""
+    idx = np.arange(lower, upper + 1)
+    deltas = _profile(curve, inverse, idx * d)
+    deltas = np.maximum.accumulate(deltas[::-1])[::-1]  # non-increasing, rounded upwards
+    deltas = np.asarray(deltas, dtype=np.float64)
+    if np.any(deltas < 0) or np.any(deltas > 1):
+        raise ValueError(f"deltas are not between 0 and 1 : deltas={deltas}.")
+    if lower == upper:  # a single loss: 1 - delta there, delta at +inf
+        probs, inf_mass = np.array([1 - deltas[0]]), deltas[0]
+    else:
+        if np.any(np.diff(deltas) > _DELTA_RISE_TOLERANCE):
+            raise ValueError(f"deltas are not in non-increasing order: deltas={deltas}.")
+        deltas = np.minimum.accumulate(deltas)
+        diffs = np.diff(deltas)
+        probs = np.zeros_like(deltas)
+        probs[0] = 1 - deltas[0] + diffs[0] / math.expm1(d)
+        probs[1:-1] = (diffs[1:] - diffs[:-1] * math.exp(d)) / math.expm1(d)
+        probs[-1] = diffs[-1] / math.expm1(-d)
+        probs, inf_mass = np.maximum(0.0, probs), deltas[-1]
+    disc = float(d)
+    return PmfArrays((np.arange(len(probs)) + int(lower)) * disc, probs, float(inf_mass), disc)
+
+
 def _check_curve(name: str, curve: Any) -> TradeOffCurve:
     """A curve to compose: :func:`fdpkit.curves.check_curve`, upper bounds refused."""
     return check_curve(curve, name, upper="composing it would give no guarantee")
@@ -141,6 +175,17 @@ def pld_from_curve(curve: TradeOffCurve, discretization: float = 1e-4):
     dp_accounting.pld.privacy_loss_distribution.PrivacyLossDistribution
         Symmetric when the curve is; otherwise ``remove`` from f and ``add`` from f^{-1}.
     """
+    curve, inverse, symmetric, d, top, bottom = _grid(curve, discretization)
+    remove = _direction_pmf(curve, inverse, -bottom, top, d)
+    if symmetric:
+        return pldlib.PrivacyLossDistribution(remove)
+    add = _direction_pmf(inverse, curve, -top, bottom, d)
+    return pldlib.PrivacyLossDistribution(remove, add)
+
+
+def _grid(curve: Any, discretization: Any) -> tuple[TradeOffCurve, TradeOffCurve, bool, float, int, int]:
+    """(curve, its inverse (the curve itself when symmetric), symmetric, d, top, bottom): the checked
+    inputs and the loss grid -bottom d .. top d of the ``remove`` direction (module docs)."""
     curve = _check_curve("curve", curve)
     d = check_scalar("discretization", check_positive("discretization", discretization))
     symmetric = curve.is_symmetric
@@ -149,8 +194,14 @@ def pld_from_curve(curve: TradeOffCurve, discretization: float = 1e-4):
         inverse = inverse.to_piecewise()
     top = _top_index(curve, inverse, d, MAX_GRID_POINTS // 2)
     bottom = top if symmetric else _top_index(inverse, curve, d, MAX_GRID_POINTS // 2)
-    remove = _direction_pmf(curve, inverse, -bottom, top, d)
-    if symmetric:
-        return pldlib.PrivacyLossDistribution(remove)
-    add = _direction_pmf(inverse, curve, -top, bottom, d)
-    return pldlib.PrivacyLossDistribution(remove, add)
+    return curve, inverse, symmetric, d, top, bottom
+
+
+def native_pld_from_curve(curve: TradeOffCurve, discretization: float = 1e-4) -> NativePld:
+    """:func:`pld_from_curve` as a :class:`~fdpkit.accounting._pld_adapter.NativePld`: the
+    same arrays, computed without dp_accounting, whose object (``pld_from_curve``'s own)
+    is built only if something asks for it."""
+    c, inverse, symmetric, d, top, bottom = _grid(curve, discretization)
+    remove = _direction_arrays(c, inverse, -bottom, top, d)
+    add = None if symmetric else _direction_arrays(inverse, c, -top, bottom, d)
+    return NativePld(remove, add, build=(pld_from_curve, (curve, discretization)))

@@ -43,7 +43,7 @@ from fdpkit.accounting import _pld_adapter as _adapter
 from fdpkit.accounting import single_step, tilted
 from fdpkit.accounting.without_replacement import zero_out_step
 from fdpkit.accounting.closed_form import full_batch_gaussian, full_batch_phases
-from fdpkit.accounting.from_curve import pld_from_curve
+from fdpkit.accounting.from_curve import native_pld_from_curve
 from fdpkit.accounting.pld_curve import curve_from_pld
 from fdpkit.curves import PiecewiseLinearCurve, UniformSamplingCurve
 from fdpkit.mechanisms import (
@@ -246,9 +246,9 @@ def build_pld(mechanism: Mechanism, discretization: float):
         return pldlib.from_privacy_parameters(params, value_discretization_interval=discretization)
     if isinstance(mechanism, CurveMechanism):
         curve = PiecewiseLinearCurve.from_tpr(mechanism.alpha, mechanism.tpr, mechanism.bound)
-        return pld_from_curve(curve, discretization)
+        return native_pld_from_curve(curve, discretization)
     if isinstance(mechanism, UniformSampling):
-        return pld_from_curve(UniformSamplingCurve(mechanism.mu, mechanism.n), discretization)
+        return native_pld_from_curve(UniformSamplingCurve(mechanism.mu, mechanism.n), discretization)
     if isinstance(mechanism, Subsampled):
         inner, q = mechanism.inner, mechanism.sample_rate
         if q == 1.0:
@@ -393,7 +393,7 @@ def _phase_pld(m: DPSGD, ph: Phase, d: float):
     elif m.sampling == "fixed-size" and m.relation == "zero-out":  # the exact single step
         step = single_step.step_pld(zero_out_step(step_sigma(s, 1.0), ph.sample_rate, d))
     elif m.sampling == "fixed-size":
-        step = pld_from_curve(fixed_size_step_curve(s, ph.sample_rate, m.relation, d), d)
+        step = native_pld_from_curve(fixed_size_step_curve(s, ph.sample_rate, m.relation, d), d)
     else:  # shuffled: P Gaussians of sensitivity Delta (no amplification)
         step = gaussian_pld(s, m.sensitivity, 1.0, d)
         return step, ph.participations
