@@ -126,3 +126,18 @@ def test_profile_regret_matches_curve_regret():
 def test_bad_input(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+@pytest.mark.parametrize("q", [0.0, 1e-6, 256 / 60000, 0.05, 0.32768, 0.9, 1.0])
+@pytest.mark.parametrize("sigma", [0.0, 0.5, 1.1, 9.4, 1e4])
+def test_native_integer_order_rdp_is_dp_accountings_bit_for_bit(q, sigma):
+    # the integer orders are computed without importing dp_accounting (start-up time): the
+    # same formula and operations as its RdpAccountant, so the same floats
+    from fdpkit.accounting import _rdp_adapter
+    from fdpkit.accounting.rdp import RDP_ORDERS_DEFAULT, RHO_ORDERS
+
+    t = np.concatenate([RDP_ORDERS_DEFAULT, RHO_ORDERS])
+    ks = np.unique(np.concatenate([np.maximum(np.floor(t), 2.0), np.maximum(np.floor(t), 2.0) + 1.0]))
+    ours = _rdp_adapter._native_integer_orders_rdp(q, sigma, ks)
+    theirs = _rdp_adapter._dp_accounting_integer_orders_rdp(q, sigma, ks)
+    assert ours.tobytes() == theirs.tobytes()
