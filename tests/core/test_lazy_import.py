@@ -81,6 +81,21 @@ def test_a_native_pld_report_loads_no_dp_accounting():
     assert got["loaded"] == ["dp_accounting"]  # loaded by the access to acc.pld only
 
 
+@pytest.mark.parametrize("mechanism", [
+    "fp.dpsgd(2.0, 0.05, 20)",
+    "fp.dpsgd(1.2, batch_size=50, dataset_size=1000, steps=30, sampling='fixed-size', relation='replace-one')",
+    "fp.dpsgd(1.2, batch_size=50, dataset_size=1000, steps=30, sampling='fixed-size', relation='zero-out')",
+    "fp.dpsgd(1.2, batch_size=50, dataset_size=1000, steps=30, sampling='shuffled', relation='replace-one')",
+])
+def test_dpsgd_reports_with_every_representation_load_no_dp_accounting(mechanism):
+    # what `fdpkit report dpsgd` and the web worker compute: the report and its dict with the
+    # representations (Rényi ones included: their integer orders are computed natively too)
+    code = f"import fdpkit as fp\nvalue = fp.privacy_report({mechanism}, discretization=1e-3).to_dict()['guarantee']['mu']"
+    got = loaded_after(code, ("dp_accounting", "scipy.signal"))
+    assert got["loaded"] == [], f"{mechanism} loaded {got['loaded']}"
+    assert 0 < got["value"] < 5
+
+
 def test_packages_are_not_shadowed_and_stay_callable():
     # issue 23: fdpkit.sweep and fdpkit.audit are the packages (no function shadows them);
     # calling them still runs run_sweep/run_audit (deprecated)
