@@ -173,8 +173,8 @@ def test_native_pld_reads_back_what_dp_accountings_object_would():
 
 
 def test_native_curve_pmf_is_dp_accountings_connect_the_dots():
-    # from_curve._direction_arrays follows dp_accounting's
-    # create_pmf_pessimistic_connect_dots_fixed_gap step by step: the same floats, on dense
+    # from_curve._direction_arrays (Doroshenko et al. Algorithm 1, derived in its docstring) gives
+    # the floats of dp_accounting's create_pmf_pessimistic_connect_dots_fixed_gap, on dense
     # and sparse (<= 1000 points) grids, symmetric and not, and the single-loss case
     from fdpkit.accounting.from_curve import native_pld_from_curve, pld_from_curve
     from fdpkit.accounting.pld import fixed_size_step_curve

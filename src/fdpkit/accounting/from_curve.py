@@ -122,37 +122,40 @@ def _direction_pmf(curve: TradeOffCurve, inverse: TradeOffCurve, lower: int, upp
     return pld_pmf.create_pmf_pessimistic_connect_dots_fixed_gap(d, int(lower), int(upper), deltas)
 
 
-#: dp_accounting 0.6.0's ``_DELTA_DIFF_TOLERANCE``: by how much its connect-the-dots builder
-#: lets a delta rise before refusing the sequence as not non-increasing.
-_DELTA_RISE_TOLERANCE = 1e-12
-
-
 def _direction_arrays(curve: TradeOffCurve, inverse: TradeOffCurve, lower: int, upper: int,
                       d: float) -> PmfArrays:
-    """:func:`_direction_pmf` as the arrays ``pmf_arrays`` reads from it, without
-    dp_accounting: its ``create_pmf_pessimistic_connect_dots_fixed_gap`` (Doroshenko et al.
-    2022, Algorithm 1) step by step, the same NumPy operations on the same deltas, so the
-    masses are the same floats (``tests/accounting`` compares them with dp_accounting's)."""
+    """The connect-the-dots PMF of ``curve`` on the grid lower*d .. upper*d (module docs) as
+    arrays, computed here (no dp_accounting object: its import costs half a second).
+
+    With deltas delta_k = delta_f(l_k) made non-increasing (as in :func:`_direction_pmf`) and
+    Delta_k = delta_k - delta_{k-1}: the interpolated profile has slope
+    s_k = Delta_k / (e^{l_k} (1 - e^{-d})) in x = e^eps on [x_{k-1}, x_k], 0 above the top
+    (where it equals the +inf mass delta_top) and reaches 1 at x = 0 (total mass 1). A mass
+    p_k at l_k changes the slope by p_k e^{-l_k}, so p_k = e^{l_k} (s_{k+1} - s_k):
+
+        p_0 = 1 - delta_0 + Delta_1 / (e^d - 1),
+        p_k = (Delta_{k+1} - e^d Delta_k) / (e^d - 1)       (0 < k < top),
+        p_top = Delta_top / (e^{-d} - 1),
+
+    each >= 0 up to rounding (delta_f is convex in x), negative rounding clipped to 0. These
+    are the masses of Doroshenko et al. 2022, Algorithm 1, as dp_accounting's
+    ``create_pmf_pessimistic_connect_dots_fixed_gap`` computes them (``tests/accounting``
+    compares the two, float for float)."""
     idx = np.arange(lower, upper + 1)
     deltas = _profile(curve, inverse, idx * d)
     deltas = np.maximum.accumulate(deltas[::-1])[::-1]  # non-increasing, rounded upwards
-    deltas = np.asarray(deltas, dtype=np.float64)
-    if np.any(deltas < 0) or np.any(deltas > 1):
-        raise ValueError(f"deltas are not between 0 and 1 : deltas={deltas}.")
-    if lower == upper:  # a single loss: 1 - delta there, delta at +inf
-        probs, inf_mass = np.array([1 - deltas[0]]), deltas[0]
+    if len(deltas) == 1:  # one loss: the rest of the mass at +inf
+        probs, inf_mass = 1.0 - deltas[:1], float(deltas[0])
     else:
-        if np.any(np.diff(deltas) > _DELTA_RISE_TOLERANCE):
-            raise ValueError(f"deltas are not in non-increasing order: deltas={deltas}.")
-        deltas = np.minimum.accumulate(deltas)
-        diffs = np.diff(deltas)
-        probs = np.zeros_like(deltas)
-        probs[0] = 1 - deltas[0] + diffs[0] / math.expm1(d)
-        probs[1:-1] = (diffs[1:] - diffs[:-1] * math.exp(d)) / math.expm1(d)
-        probs[-1] = diffs[-1] / math.expm1(-d)
-        probs, inf_mass = np.maximum(0.0, probs), deltas[-1]
+        steps = np.diff(deltas)  # Delta_1 .. Delta_top, all <= 0
+        probs = np.empty(len(deltas))
+        probs[0] = 1.0 - deltas[0] + steps[0] / math.expm1(d)
+        probs[1:-1] = (steps[1:] - steps[:-1] * math.exp(d)) / math.expm1(d)
+        probs[-1] = steps[-1] / math.expm1(-d)
+        np.maximum(probs, 0.0, out=probs)
+        inf_mass = float(deltas[-1])
     disc = float(d)
-    return PmfArrays((np.arange(len(probs)) + int(lower)) * disc, probs, float(inf_mass), disc)
+    return PmfArrays((np.arange(len(probs)) + int(lower)) * disc, probs, inf_mass, disc)
 
 
 def _check_curve(name: str, curve: Any) -> TradeOffCurve:
