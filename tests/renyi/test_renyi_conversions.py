@@ -126,3 +126,35 @@ def test_profile_regret_matches_curve_regret():
 def test_bad_input(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+@pytest.mark.parametrize("q", [0.0, 1e-6, 256 / 60000, 0.05, 0.32768, 0.9, 1.0])
+@pytest.mark.parametrize("sigma", [0.0, 0.5, 1.1, 9.4, 1e4])
+def test_native_integer_order_rdp_bounds_the_exact_value(q, sigma):
+    # the integer orders are computed without importing dp_accounting (start-up time), from
+    # the binomial expansion rounded outward (_log_moment_bound): never below the exact RDP
+    # (mpmath at 60 digits, whose own error is far below the slack), above it by the slack
+    # only; and within dp_accounting's RdpAccountant up to the rounding of both (its log
+    # C(alpha, i) as a difference of gammaln values near 6,000 holds about 1e-12 absolutely)
+    import mpmath
+
+    from fdpkit.accounting import _rdp_adapter
+    from fdpkit.accounting.rdp import RDP_ORDERS_DEFAULT, RHO_ORDERS
+
+    t = np.concatenate([RDP_ORDERS_DEFAULT, RHO_ORDERS])
+    ks = np.unique(np.concatenate([np.maximum(np.floor(t), 2.0), np.maximum(np.floor(t), 2.0) + 1.0]))
+    ours = _rdp_adapter._native_integer_orders_rdp(q, sigma, ks)
+    theirs = _rdp_adapter._dp_accounting_integer_orders_rdp(q, sigma, ks)
+    assert np.array_equal(np.isinf(ours), np.isinf(theirs))
+    finite = np.isfinite(theirs)
+    np.testing.assert_allclose(ours[finite], theirs[finite], rtol=1e-7, atol=1e-12)
+    if 0 < q < 1 and sigma > 0:
+        with mpmath.workdps(60):
+            mq, ms = mpmath.mpf(q), mpmath.mpf(sigma)
+            for k in (2, 3, 17, 256, 1025):
+                a = mpmath.fsum(mpmath.binomial(k, i) * (1 - mq) ** (k - i) * mq ** i
+                                * mpmath.exp(mpmath.mpf(i * i - i) / (2 * ms ** 2)) for i in range(k + 1))
+                exact = mpmath.log(a) / (k - 1)
+                got = mpmath.mpf(float(ours[list(ks).index(k)]))
+                assert got >= exact, (k, got, exact)
+                assert got - exact <= 1e-11 * max(1, abs(exact)) + 1e-14, (k, got, exact)

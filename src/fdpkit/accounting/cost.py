@@ -53,7 +53,7 @@ from fdpkit._numerics import check_real
 from fdpkit.accounting import tilted
 from fdpkit.accounting._pld_adapter import pmf_arrays
 from fdpkit.accounting.closed_form import closed_form_curve
-from fdpkit.accounting.from_curve import _check_curve, pld_from_curve
+from fdpkit.accounting.from_curve import _check_curve, native_pld_from_curve
 from fdpkit.accounting.pld import _flatten, _PhaseStep, _single_step_pld, check_subsampled_inner
 from fdpkit.accounting.rdp import contains_renyi
 from fdpkit.accounting.result import check_discretization
@@ -540,7 +540,7 @@ def estimate_compose_curves_cost(*curves: Any, discretization: float = 1e-4) -> 
     running = [0.0, 0.0]
     for i, c in enumerate(curves):
         _check_curve(f"curves[{i}]", c)
-        arrays = pmf_arrays(pld_from_curve(c, coarse))
+        arrays = pmf_arrays(native_pld_from_curve(c, coarse))
         fine = [_fine(len(a.probs), coarse, d) for a in arrays if a is not None]
         fine = fine + fine if len(fine) == 1 else fine
         tally.leaf += LEAF_WORK_CURVE * sum(fine)

@@ -60,11 +60,12 @@ from fdpkit._lazy import lazy_module
 if TYPE_CHECKING:
     from dp_accounting.pld import pld_pmf
     from dp_accounting.pld import privacy_loss_distribution as pldlib
-else:  # dp_accounting (and scipy.signal, scipy.stats) load when a PLD is first built
+else:  # dp_accounting (and scipy.signal) load when it builds a PLD (fallbacks, public objects)
     pld_pmf = lazy_module("dp_accounting.pld.pld_pmf")
     pldlib = lazy_module("dp_accounting.pld.privacy_loss_distribution")
 
 from fdpkit._numerics import check_positive, check_scalar
+from fdpkit.accounting._pld_adapter import NativePld, PmfArrays
 from fdpkit.curves import PiecewiseLinearCurve, TradeOffCurve, check_curve
 
 #: Profile mass left above the top of the loss grid (it moves to L = +inf, pessimistic):
@@ -121,6 +122,42 @@ def _direction_pmf(curve: TradeOffCurve, inverse: TradeOffCurve, lower: int, upp
     return pld_pmf.create_pmf_pessimistic_connect_dots_fixed_gap(d, int(lower), int(upper), deltas)
 
 
+def _direction_arrays(curve: TradeOffCurve, inverse: TradeOffCurve, lower: int, upper: int,
+                      d: float) -> PmfArrays:
+    """The connect-the-dots PMF of ``curve`` on the grid lower*d .. upper*d (module docs) as
+    arrays, computed here (no dp_accounting object: its import costs half a second).
+
+    With deltas delta_k = delta_f(l_k) made non-increasing (as in :func:`_direction_pmf`) and
+    Delta_k = delta_k - delta_{k-1}: the interpolated profile has slope
+    s_k = Delta_k / (e^{l_k} (1 - e^{-d})) in x = e^eps on [x_{k-1}, x_k], 0 above the top
+    (where it equals the +inf mass delta_top) and reaches 1 at x = 0 (total mass 1). A mass
+    p_k at l_k changes the slope by p_k e^{-l_k}, so p_k = e^{l_k} (s_{k+1} - s_k):
+
+        p_0 = 1 - delta_0 + Delta_1 / (e^d - 1),
+        p_k = (Delta_{k+1} - e^d Delta_k) / (e^d - 1)       (0 < k < top),
+        p_top = Delta_top / (e^{-d} - 1),
+
+    each >= 0 up to rounding (delta_f is convex in x), negative rounding clipped to 0. These
+    are the masses of Doroshenko et al. 2022, Algorithm 1, as dp_accounting's
+    ``create_pmf_pessimistic_connect_dots_fixed_gap`` computes them (``tests/accounting``
+    compares the two, float for float)."""
+    idx = np.arange(lower, upper + 1)
+    deltas = _profile(curve, inverse, idx * d)
+    deltas = np.maximum.accumulate(deltas[::-1])[::-1]  # non-increasing, rounded upwards
+    if len(deltas) == 1:  # one loss: the rest of the mass at +inf
+        probs, inf_mass = 1.0 - deltas[:1], float(deltas[0])
+    else:
+        steps = np.diff(deltas)  # Delta_1 .. Delta_top, all <= 0
+        probs = np.empty(len(deltas))
+        probs[0] = 1.0 - deltas[0] + steps[0] / math.expm1(d)
+        probs[1:-1] = (steps[1:] - steps[:-1] * math.exp(d)) / math.expm1(d)
+        probs[-1] = steps[-1] / math.expm1(-d)
+        np.maximum(probs, 0.0, out=probs)
+        inf_mass = float(deltas[-1])
+    disc = float(d)
+    return PmfArrays((np.arange(len(probs)) + int(lower)) * disc, probs, inf_mass, disc)
+
+
 def _check_curve(name: str, curve: Any) -> TradeOffCurve:
     """A curve to compose: :func:`fdpkit.curves.check_curve`, upper bounds refused."""
     return check_curve(curve, name, upper="composing it would give no guarantee")
@@ -141,6 +178,17 @@ def pld_from_curve(curve: TradeOffCurve, discretization: float = 1e-4):
     dp_accounting.pld.privacy_loss_distribution.PrivacyLossDistribution
         Symmetric when the curve is; otherwise ``remove`` from f and ``add`` from f^{-1}.
     """
+    curve, inverse, symmetric, d, top, bottom = _grid(curve, discretization)
+    remove = _direction_pmf(curve, inverse, -bottom, top, d)
+    if symmetric:
+        return pldlib.PrivacyLossDistribution(remove)
+    add = _direction_pmf(inverse, curve, -top, bottom, d)
+    return pldlib.PrivacyLossDistribution(remove, add)
+
+
+def _grid(curve: Any, discretization: Any) -> tuple[TradeOffCurve, TradeOffCurve, bool, float, int, int]:
+    """(curve, its inverse (the curve itself when symmetric), symmetric, d, top, bottom): the checked
+    inputs and the loss grid -bottom d .. top d of the ``remove`` direction (module docs)."""
     curve = _check_curve("curve", curve)
     d = check_scalar("discretization", check_positive("discretization", discretization))
     symmetric = curve.is_symmetric
@@ -149,8 +197,14 @@ def pld_from_curve(curve: TradeOffCurve, discretization: float = 1e-4):
         inverse = inverse.to_piecewise()
     top = _top_index(curve, inverse, d, MAX_GRID_POINTS // 2)
     bottom = top if symmetric else _top_index(inverse, curve, d, MAX_GRID_POINTS // 2)
-    remove = _direction_pmf(curve, inverse, -bottom, top, d)
-    if symmetric:
-        return pldlib.PrivacyLossDistribution(remove)
-    add = _direction_pmf(inverse, curve, -top, bottom, d)
-    return pldlib.PrivacyLossDistribution(remove, add)
+    return curve, inverse, symmetric, d, top, bottom
+
+
+def native_pld_from_curve(curve: TradeOffCurve, discretization: float = 1e-4) -> NativePld:
+    """:func:`pld_from_curve` as a :class:`~fdpkit.accounting._pld_adapter.NativePld`: the
+    same arrays, computed without dp_accounting, whose object (``pld_from_curve``'s own)
+    is built only if something asks for it."""
+    c, inverse, symmetric, d, top, bottom = _grid(curve, discretization)
+    remove = _direction_arrays(c, inverse, -bottom, top, d)
+    add = None if symmetric else _direction_arrays(inverse, c, -top, bottom, d)
+    return NativePld(remove, add, build=(pld_from_curve, (curve, discretization)))

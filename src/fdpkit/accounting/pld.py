@@ -10,7 +10,10 @@ multiplicities and composed by :mod:`fdpkit.accounting.tilted` (round-off bounde
 construction, never optimistic; one pass per adjacency direction for all factors), not by
 dp_accounting's ``self_compose``/``compose``, whose FFT round-off and total masses above 1
 break the curve at large step counts (issue 11). The result is returned as a
-dp_accounting ``PrivacyLossDistribution`` built from the composed arrays.
+:class:`~fdpkit.accounting._pld_adapter.NativePld` of the composed arrays: what fdpkit reads
+(profile, curve) comes from the arrays, and dp_accounting's ``PrivacyLossDistribution`` of
+them is built only when asked for (``Accounting.pld``, or any dp_accounting method called on
+it), so that a report whose steps are native does not import dp_accounting at all.
 
 DP-SGD's single steps live here too, beside the others (one per phase: Poisson, truncated
 Poisson, fixed-size and shuffled batches; the derivations are in the docs of
@@ -29,7 +32,7 @@ from fdpkit._lazy import lazy_module
 if TYPE_CHECKING:
     from dp_accounting import privacy_accountant
     from dp_accounting.pld import common, privacy_loss_distribution as pldlib
-else:  # dp_accounting (and scipy.signal, scipy.stats) load when a PLD is first built
+else:  # dp_accounting (and scipy.signal) load when it builds a PLD (fallbacks, public objects)
     common = lazy_module("dp_accounting.pld.common")
     pldlib = lazy_module("dp_accounting.pld.privacy_loss_distribution")
     privacy_accountant = lazy_module("dp_accounting.privacy_accountant")
@@ -40,7 +43,7 @@ from fdpkit.accounting import _pld_adapter as _adapter
 from fdpkit.accounting import single_step, tilted
 from fdpkit.accounting.without_replacement import zero_out_step
 from fdpkit.accounting.closed_form import full_batch_gaussian, full_batch_phases
-from fdpkit.accounting.from_curve import pld_from_curve
+from fdpkit.accounting.from_curve import native_pld_from_curve
 from fdpkit.accounting.pld_curve import curve_from_pld
 from fdpkit.curves import PiecewiseLinearCurve, UniformSamplingCurve
 from fdpkit.mechanisms import (
@@ -243,9 +246,9 @@ def build_pld(mechanism: Mechanism, discretization: float):
         return pldlib.from_privacy_parameters(params, value_discretization_interval=discretization)
     if isinstance(mechanism, CurveMechanism):
         curve = PiecewiseLinearCurve.from_tpr(mechanism.alpha, mechanism.tpr, mechanism.bound)
-        return pld_from_curve(curve, discretization)
+        return native_pld_from_curve(curve, discretization)
     if isinstance(mechanism, UniformSampling):
-        return pld_from_curve(UniformSamplingCurve(mechanism.mu, mechanism.n), discretization)
+        return native_pld_from_curve(UniformSamplingCurve(mechanism.mu, mechanism.n), discretization)
     if isinstance(mechanism, Subsampled):
         inner, q = mechanism.inner, mechanism.sample_rate
         if q == 1.0:
@@ -315,7 +318,7 @@ def build_pld_for_composition(mechanism: Mechanism, discretization: float):
         if times > 1:
             p = _adapter.self_compose(p, times, TAIL_MASS_TRUNCATION)
         out = p if out is None else _adapter.compose(out, p, TAIL_MASS_TRUNCATION)
-    return out
+    return _adapter.as_dp_accounting(out)
 
 
 def compose_plds(steps: list):
@@ -330,12 +333,12 @@ def compose_arrays(arrays: list):
     """[((remove, add or None), times)] -> the composed PLD (:mod:`fdpkit.accounting.tilted`)."""
     remove = [(r, t) for (r, _), t in arrays]
     if all(a is None for (_, a), _ in arrays):
-        return _adapter.pld_from_arrays(tilted.compose(remove))
+        return _adapter.native_pld(tilted.compose(remove))
     add = [(r if a is None else a, t) for (r, a), t in arrays]
     threads = _adapter._parallel() and tilted.threads_pay(remove, add)  # FDPKIT_THREADS=1: no probe
     out_remove, out_add = _adapter._both(lambda: tilted.compose(remove), lambda: tilted.compose(add),
                                          threads=threads)
-    return _adapter.pld_from_arrays(out_remove, out_add)
+    return _adapter.native_pld(out_remove, out_add)
 
 
 # ------------------------------------------------- DP-SGD's single steps, one per phase
@@ -368,8 +371,8 @@ def _truncated_step(m: DPSGD, ph: Phase, d: float):
     (r2, _) = _adapter.pmf_arrays(sens_2)
     remove = single_step.mixture(r2, r1, t)
     if a1 is None:
-        return _adapter.pld_from_arrays(remove)
-    return _adapter.pld_from_arrays(remove, single_step.mixture(r2, a1, t))
+        return _adapter.native_pld(remove)
+    return _adapter.native_pld(remove, single_step.mixture(r2, a1, t))
 
 
 def fixed_size_step_curve(sigma: float, q: float, relation: str, d: float) -> PiecewiseLinearCurve:
@@ -390,7 +393,7 @@ def _phase_pld(m: DPSGD, ph: Phase, d: float):
     elif m.sampling == "fixed-size" and m.relation == "zero-out":  # the exact single step
         step = single_step.step_pld(zero_out_step(step_sigma(s, 1.0), ph.sample_rate, d))
     elif m.sampling == "fixed-size":
-        step = pld_from_curve(fixed_size_step_curve(s, ph.sample_rate, m.relation, d), d)
+        step = native_pld_from_curve(fixed_size_step_curve(s, ph.sample_rate, m.relation, d), d)
     else:  # shuffled: P Gaussians of sensitivity Delta (no amplification)
         step = gaussian_pld(s, m.sensitivity, 1.0, d)
         return step, ph.participations

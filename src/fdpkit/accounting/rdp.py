@@ -8,8 +8,9 @@ eps(t) (an upper bound on the Rényi divergence of order t, both orderings)
     - randomized response and any pure epsilon-DP mechanism: the divergence of the binary
       randomized response with p = e^eps/(1+e^eps), which dominates every epsilon-DP
       mechanism (Kairouz et al. 2015), in log space;
-    - Poisson-subsampled Gaussian: dp_accounting's RDP accountant at integer orders (exact;
-      Mironov, Talwar & Zhang 2019), log-convex interpolation in between
+    - Poisson-subsampled Gaussian: dp_accounting's RDP formula at integer orders (exact;
+      Mironov, Talwar & Zhang 2019; evaluated natively, the same floats), log-convex
+      interpolation in between
       (``_rdp_adapter``); orders it cannot compute count as ``inf`` (no constraint);
     - rho-zCDP: rho t; an RDP list: eps(t_j) for the smallest listed t_j >= t (RDP is
       non-decreasing in t), ``inf`` past the largest listed order;

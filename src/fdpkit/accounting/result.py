@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fdpkit._numerics import check_nonnegative, check_probability, check_scalar
+from fdpkit.accounting._pld_adapter import as_dp_accounting
 from fdpkit.accounting.profile import PldProfile
 from fdpkit.curves import TradeOffCurve
 from fdpkit.mechanisms import Mechanism
@@ -44,7 +45,10 @@ class Accounting:
     discretization : float or None
         The PLD's value discretization interval (None for closed forms).
     pld : object or None
-        The dp_accounting PrivacyLossDistribution behind a numeric curve.
+        The dp_accounting PrivacyLossDistribution behind a numeric curve. fdpkit builds it
+        with NumPy and makes dp_accounting's object of it on first access of this attribute
+        (then the same object on every access), so that accounting does not import
+        dp_accounting where it does not use it.
     """
 
     mechanism: Mechanism
@@ -56,18 +60,42 @@ class Accounting:
     def epsilon_for_delta(self, delta: float) -> float:
         """epsilon at delta from the accountant's own profile (closed forms: exact)."""
         delta = float(check_probability("delta", check_scalar("delta", delta)))
-        if self.pld is not None:
+        held = self.__dict__.get("pld")  # the arrays: no dp_accounting object needed
+        if held is not None:
             if "_profile" not in self.__dict__:
-                object.__setattr__(self, "_profile", PldProfile(self.pld))
+                object.__setattr__(self, "_profile", PldProfile(held))
             return self.__dict__["_profile"].epsilon_for_delta(delta)
         return float(self.curve.epsilon_for_delta(delta))
 
     def delta_for_epsilon(self, epsilon: float) -> float:
         """delta at epsilon from the accountant's own profile (closed forms: exact)."""
         epsilon = float(check_nonnegative("epsilon", check_scalar("epsilon", epsilon), allow_inf=True))
-        if self.pld is not None:
+        if self.__dict__.get("pld") is not None:  # dp_accounting's own sum, as before
             return float(self.pld.get_delta_for_epsilon(epsilon))
         return float(self.curve.delta_for_epsilon(epsilon))
+
+
+class _DpAccountingOnRead:
+    """:attr:`Accounting.pld`: holds what the accountant passed (a
+    :class:`~fdpkit.accounting._pld_adapter.NativePld`, dp_accounting's object or None) in
+    the instance ``__dict__`` and reads it as dp_accounting's object, built on first read
+    and kept (a data descriptor, so reads and the dataclass ``__init__`` come here)."""
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return None  # the field's default, as the class attribute read before
+        held = obj.__dict__.get("pld")
+        pld = as_dp_accounting(held)
+        if pld is not held:
+            obj.__dict__["pld"] = pld
+        return pld
+
+    def __set__(self, obj: Any, value: Any) -> None:  # __init__ only: the dataclass is frozen
+        obj.__dict__["pld"] = value
+
+
+# after @dataclass, which took the field's default (None) from the class attribute
+Accounting.pld = _DpAccountingOnRead()  # type: ignore[assignment]
 
 
 __all__ = ["DISCRETIZATION_DEFAULT", "DISCRETIZATION_RANGE", "Accounting", "check_discretization"]

@@ -90,7 +90,7 @@ import numpy as np
 from scipy import special
 
 from fdpkit.accounting._exact_sum import exact_sum_nonnegative
-from fdpkit.accounting._pld_adapter import PmfArrays, pld_from_arrays
+from fdpkit.accounting._pld_adapter import PmfArrays, native_pld
 from fdpkit.errors import ParameterError
 
 #: Relative round-off assumed for each evaluated term of Eqs. (1)-(2), in units of the
@@ -493,9 +493,10 @@ def mixture(first: PmfArrays, second: PmfArrays, first_weight: float) -> PmfArra
 
 
 def step_pld(steps: tuple[StepArrays, StepArrays | None]):
-    """The dp_accounting ``PrivacyLossDistribution`` of native step arrays."""
+    """The PLD of native step arrays: a :class:`~fdpkit.accounting._pld_adapter.NativePld`
+    (dp_accounting's ``PrivacyLossDistribution`` of them, built when first asked for)."""
     remove, add = steps
-    return pld_from_arrays(remove.pmf, None if add is None else add.pmf)
+    return native_pld(remove.pmf, None if add is None else add.pmf)
 
 
 __all__ = ["ROUNDOFF_UNITS", "StepArrays", "deltas_on_grid", "gaussian_step", "laplace_step", "mixture",
