@@ -232,6 +232,20 @@ def test_heavy_tailed_steps_are_accounted_on_a_coarse_grid():
     assert r.mu <= 0.0917 * 1.001  # as tight as the explicit 1e-3 grid (the default 1e-4 read 0.105)
 
 
+def test_tiny_sample_rates_with_moderate_noise_take_the_heavy_tail_rule():
+    """sigma 0.7, q 1e-7, T 1000: mu_max^2 / (T v) = 909, below the first threshold (10^3), so
+    Eq. (2) chose d = 1.9e-7 and read mu_max x 1.437 in about 30 s (the round-off summed over
+    the fine grid's tail); Eq. (4) (threshold 30) reads x 1.035 on d = 1.1e-5 in a fraction of
+    a second. The margin 1.05 is far from either value and from any CPU's rounding."""
+    m = fp.dpsgd(0.7, 1e-7, 1000)
+    heavy = heavy_tail(m)
+    assert heavy is not None and 800 < heavy[1] ** 2 / (1000 * step_variance(m)) < 1000
+    d, how = choose_discretization(m)
+    assert how.startswith("chosen for heavy-tailed steps (Eq. 4)") and 1e-5 <= d <= 1.2e-5
+    r = fp.privacy_report(m)
+    assert heavy[1] <= r.mu <= 1.05 * heavy[1]
+
+
 def test_max_test_mu_is_a_lower_bound():
     """The max test's mu never exceeds a certified one (a Gaussian step: exactly 1 / sigma
     at q = 1, T = 1; DP-SGD: below the report's mu)."""
