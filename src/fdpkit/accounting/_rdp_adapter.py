@@ -106,6 +106,11 @@ def _native_integer_orders_rdp(sample_rate: float, noise_multiplier: float, ks: 
     Gaussian's alpha / (2 sigma^2), sigma = 0: inf), computed without dp_accounting (its import
     costs about half a second: it loads ``scipy.signal``)."""
     q, sigma = float(sample_rate), float(noise_multiplier)
+    if not math.isfinite(sigma * sigma):
+        # sigma^2 beyond the floats (sigma > 1.3e154): every order's value is below the
+        # smallest float, and a 0 would be an optimistic reading; the caller leaves the
+        # Rényi rows out and says why (as dp_accounting's own OverflowError did)
+        raise OverflowError(f"noise_multiplier={sigma:g}: sigma^2 is beyond the floating-point range")
     u = float(np.finfo(float).eps) / 2.0
     out = np.empty(len(ks))
     for n, k in enumerate(np.asarray(ks, dtype=float).tolist()):
