@@ -113,3 +113,19 @@ def test_calibrate_warns_when_delta_is_not_below_one_over_n():
             "--epochs", "1", "--discretization", "1e-2", "--format", "json")
     assert r.exit_code == 0, r.output
     assert any("1/n" in w for w in json.loads(r.stdout)["warnings"])
+
+
+def test_risk_takes_the_range_of_a_fitted_mu():
+    # a report's μ = 1.567 holds for FPR and FNR >= 1e-10 only: `fdpkit risk --mu 1.567 --fpr 1e-12`
+    # read μ-GDP's TPR 2.283e-08 (posterior 0.9957), below the run's certified 8.388e-07 (0.9999)
+    rng = ("--mu-fpr-min", "1e-10", "--mu-tau", "8.159e-07")
+    base = ("risk", "--mu", "1.567", "--fpr", "1e-12", "--fpr", "0.001", "--format", "json")
+    plain, carried = json.loads(run(*base).stdout), json.loads(run(*base, *rng).stdout)
+    low, usual = carried["attacks"][0], plain["attacks"][0]
+    assert low["tpr"] >= 8.159e-07 > 30 * usual["tpr"]
+    assert low["posteriors"][0]["posterior"] > usual["posteriors"][0]["posterior"]
+    assert "FPR and FNR ≥ 1e-10" in carried["warnings"][0] and not plain["warnings"]
+    assert carried["attacks"][1] == plain["attacks"][1]  # FPR 0.001: inside the range, as before
+    r = run("risk", "--mu", "1", "--mu-tau", "-1", "--mu-fpr-min", "1e-10")
+    assert r.exit_code == 2 and "mu_tau must be >= 0" in r.output
+    assert run("risk", "--epsilon", "1", "--mu-tau", "1e-6").exit_code == 2

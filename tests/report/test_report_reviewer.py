@@ -125,3 +125,20 @@ def test_cli_text_report_ends_with_the_next_commands():
     # it said convert's ε "can be larger than the privacy profile above": at δ = 1e-9 μ = 1.567
     # alone gives 10.22 where the headline run's profile gives 10.2245 (printed 10.23)
     assert "for this run quote the privacy profile above" in " ".join(out.split())
+
+
+def test_cli_report_next_risk_command_carries_the_range_of_mu():
+    # `fdpkit risk --mu 1.567` alone read μ-GDP outside the report's range (FPR or FNR < 1e-10),
+    # where the run is certified only up to τ: the next command carries the range and τ
+    from typer.testing import CliRunner
+
+    from fdpkit._numerics import safe_text
+    from fdpkit.cli import app
+
+    args = ["--noise-multiplier", "1.1", "--batch-size", "50", "--dataset-size", "1000", "--epochs", "2",
+            "--discretization", "1e-2"]
+    rep = fp.privacy_report(fp.dpsgd(noise_multiplier=1.1, batch_size=50, dataset_size=1000, epochs=2),
+                            discretization=1e-2)
+    out = " ".join(CliRunner().invoke(app, ["report", "dpsgd", *args]).output.split())
+    mu, tau = safe_text(rep.mu, up=True), safe_text(rep.fit.tau, up=True)
+    assert rep.fit.alpha_min == 1e-10 and f"Next: fdpkit risk --mu {mu} --mu-fpr-min 1e-10 --mu-tau {tau} (" in out

@@ -171,3 +171,43 @@ def test_plain_reading_keeps_small_rates_readable():
     usual = read_guarantee("mu", mu=1.567)
     assert "wrongly flags 0.10% of non-members correctly flags at most 6.39%" in usual.plain_language[0]
     assert "starts 1.0% sure" in usual.plain_language[1]
+
+
+def test_fitted_mu_range_outside_gives_the_runs_bound():
+    """A report's mu holds for FPR and FNR >= alpha_min only (beyond: TPR <= 1 - G_mu(FPR) + tau):
+    read at FPR 1e-12 it gave mu-GDP's TPR 2.3e-08, below the run's certified 8.4e-07."""
+    from fdpkit.risk.reading import read_guarantee
+
+    rng = dict(mu_fpr_min=1e-10, mu_tau=8.159e-07)
+    plain, carried = read_guarantee("mu", mu=1.567, fpr=1e-12), read_guarantee("mu", mu=1.567, fpr=1e-12, **rng)
+    c = fp.GaussianCurve(1.567)
+    assert carried.range["outside"] and carried.warnings[0] == carried.range["note"]
+    assert "FPR and FNR ≥ 1e-10" in carried.range["note"] and "τ = 8.159e-07" in carried.range["note"]
+    assert carried.attack_power == pytest.approx(float(c.tpr(1e-12)) + 8.159e-07, rel=1e-12)
+    assert carried.attack_power > 30 * plain.attack_power and carried.posterior > plain.posterior
+    assert carried.posterior == pytest.approx(0.01 * carried.attack_power / (0.99e-12 + 0.01 * carried.attack_power))
+    assert carried.relative_risk_at_fpr >= carried.attack_power / 1e-12 > plain.relative_risk_at_fpr
+    assert "at most 0.000084% of members (838,724 times" in carried.plain_language[0]
+    # the FNR side: mu-GDP's TPR above 1 - 1e-10 (here 1 - 6.6e-12): the bound caps at 1
+    fnr = read_guarantee("mu", mu=1.567, fpr=0.9999999, **rng)
+    assert fnr.range["outside"] and fnr.attack_power == 1.0 and "FNR below 1e-10" in fnr.range["note"]
+    # inside the range nothing changes but the range itself
+    for a in (1e-10, 1e-3, 0.5):
+        inside, usual = read_guarantee("mu", mu=1.567, fpr=a, **rng).to_dict(), read_guarantee("mu", mu=1.567, fpr=a).to_dict()
+        assert inside.pop("range") == {"fpr_min": 1e-10, "tau": 8.159e-07, "outside": False, "note": ""}
+        assert usual.pop("range") is None and inside == usual
+
+
+@pytest.mark.parametrize("kwargs,name", [
+    (dict(mu_fpr_min=1e-10), "mu_tau"), (dict(mu_tau=1e-6), "mu_fpr_min"),
+    (dict(mu_fpr_min=0.0, mu_tau=1e-6), "mu_fpr_min"), (dict(mu_fpr_min=0.5, mu_tau=1e-6), "mu_fpr_min"),
+    (dict(mu_fpr_min=1e-10, mu_tau=-1e-6), "mu_tau"), (dict(mu_fpr_min=1e-10, mu_tau=float("nan")), "mu_tau"),
+])
+def test_fitted_mu_range_refuses_bad_values(kwargs, name):
+    from fdpkit.risk.reading import read_guarantee
+
+    with pytest.raises(fp.ParameterError) as info:
+        read_guarantee("mu", mu=1.0, **kwargs)
+    assert info.value.parameter == name
+    with pytest.raises(fp.ParameterError, match="mu-GDP guarantee only"):
+        read_guarantee("epsilon", epsilon=1.0, mu_fpr_min=1e-10, mu_tau=1e-6)

@@ -4,6 +4,8 @@ uses, without re-typing and without a second rounding of it."""
 import re
 from html import unescape
 
+import pytest
+
 CAL_FORM = {"target": "epsilon", "target_value": "2", "delta": "1e-5", "batch_size": "50", "dataset_size": "1000",
             "epochs": "2", "discretization": "1e-2", "sampling": "poisson", "relation": "add-remove",
             "unit": "example"}
@@ -138,7 +140,8 @@ def test_report_carries_its_safe_side_mu_to_convert_and_risk(client):
     assert profile[0] == eps_up
     assert re.fullmatch(rf"/convert\?mu={re.escape(mu_up)}&profile_epsilon={re.escape(','.join(profile))}"
                         r"&profile_delta=1e-05,1e-06,1e-09&profile_sig=[A-Za-z0-9_-]{43}", convert), convert
-    assert risk == f"/risk?guarantee=mu&mu={mu_up}"
+    rng = f"&mu_fpr_min=1e-10&mu_tau={safe_text(api['guarantee']['tau'], up=True)}"  # the range of μ
+    assert api["guarantee"]["alpha_min"] == 1e-10 and risk == f"/risk?guarantee=mu&mu={mu_up}{rng}"
     assert f"they carry μ\xa0=\xa0{mu_up}, rounded up (the safe side)" in unescape(page)
     # Convert: the ε of μ-GDP alone, with the report's tighter ε beside it (two numbers, explained)
     conv = unescape(client.get(convert).text)
@@ -150,6 +153,58 @@ def test_report_carries_its_safe_side_mu_to_convert_and_risk(client):
     # Risk: the same μ filled in
     answer = client.get(risk).text
     assert re.search(rf'id="mu" name="mu" type="text" value="{re.escape(mu_up)}"', answer)
+
+
+HEADLINE_RUN = {"kind": "dpsgd", "noise_multiplier": "9.4", "sample_rate": "0.32768", "steps": "2000"}
+
+
+def _figure(page: str, name: str) -> float:
+    return float(re.sub(r"<[^>]+>", "", re.search(rf'id="{name}">(.*?)</td>', page).group(1)))
+
+
+def test_report_risk_link_carries_the_range_of_its_mu(client):
+    # the report's μ = 1.567 holds for FPR and FNR >= 1e-10 only (overall TPR <= 1 - G_μ(FPR)
+    # + 8.16e-07), but its Risk link carried μ alone: read at FPR 1e-12 the page said TPR
+    # 2.283e-08 and posterior 0.9957, below the run's certified 8.388e-07 and 0.9999
+    from fdpkit._numerics import safe_text
+
+    page = client.get("/report", params=HEADLINE_RUN).text
+    risk = unescape(re.search(r'href="(/risk\?[^"]*)" id="risk-link"', page).group(1))
+    assert risk == "/risk?guarantee=mu&mu=1.567&mu_fpr_min=1e-10&mu_tau=8.159e-07"
+    assert safe_text(8.158440057443426e-07, up=True) == "8.159e-07"
+    low, usual = client.get(risk + "&fpr=1e-12"), client.get("/risk?guarantee=mu&mu=1.567&fpr=1e-12")
+    assert low.status_code == usual.status_code == 200
+    assert 'id="range-warning"' in low.text and 'id="range-warning"' not in usual.text
+    warning = unescape(re.sub(r"<[^>]+>", "", re.search(r'id="range-warning".*?</div>', low.text, re.S).group(0)))
+    assert "FPR and FNR ≥ 1e-10" in warning and "1 − G_μ(FPR) + τ" in warning and "τ = 8.159e-07" in warning
+    assert _figure(low.text, "attack-power") >= 8.159e-07 > 30 * _figure(usual.text, "attack-power")
+    assert _figure(low.text, "posterior") == 0.9999 > _figure(usual.text, "posterior")
+    # the form carries the range on (hidden): another FPR read from the page keeps it
+    assert '<input type="hidden" name="mu_fpr_min" value="1e-10">' in low.text
+    assert '<input type="hidden" name="mu_tau" value="8.159e-07">' in low.text
+    # inside the range: the page of μ alone, no extra text
+    inside, plain = client.get(risk + "&fpr=1e-3").text, client.get("/risk?guarantee=mu&mu=1.567&fpr=1e-3").text
+    assert 'id="range-warning"' not in inside and "range" not in re.search(r'id="results".*', inside, re.S).group(0)
+    assert _figure(inside, "attack-power") == _figure(plain, "attack-power") and \
+        _figure(inside, "posterior") == _figure(plain, "posterior")
+    # the JSON API takes the same optional fields
+    api = client.post("/api/risk", json={"guarantee": "mu", "mu": 1.567, "fpr": 1e-12, "mu_fpr_min": 1e-10,
+                                         "mu_tau": 8.159e-07}).json()
+    assert api["range"]["outside"] and api["attack_power"] >= 8.159e-07 and api["warnings"][0] == api["range"]["note"]
+
+
+@pytest.mark.parametrize("bad", [{"mu_tau": "-1e-6"}, {"mu_tau": "x"}, {"mu_fpr_min": "0.5"}, {"mu_fpr_min": "0"},
+                                 {"mu_fpr_min": "nan"}, {"mu_tau": ""}])
+def test_risk_refuses_a_bad_carried_range(client, bad):
+    query = {"guarantee": "mu", "mu": "1.567", "fpr": "1e-12", "mu_fpr_min": "1e-10", "mu_tau": "8.159e-07", **bad}
+    r = client.get("/risk", params=query)
+    assert r.status_code == 422 and 'id="results"' not in r.text
+    assert "range of the report's μ is not valid" in unescape(r.text) and 'type="hidden"' not in r.text
+    body = {k: v for k, v in query.items() if v != ""}
+    assert client.post("/api/risk", json=body).status_code == 422
+    # a guarantee other than μ reads without the range on the page (a reader switched it)
+    other = client.get("/risk", params={"guarantee": "epsilon", "epsilon": "1", "mu_fpr_min": "1e-10", "mu_tau": "1e-6"})
+    assert other.status_code == 200 and 'id="range-warning"' not in other.text
 
 
 def test_convert_page_says_its_epsilon_is_mu_gdp_alone(client):

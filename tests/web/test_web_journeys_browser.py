@@ -62,6 +62,21 @@ def test_report_to_convert_and_risk_by_its_links(pg, live_server):
     pg.wait_for_selector("#results", timeout=30_000)
     assert pg.input_value("#mu") == str(carried) and f"μ = {carried}" in pg.inner_text("#headline")
     _shot(pg, "risk-from-report")
+    # the link carries μ's range (FPR and FNR >= 1e-10, τ beyond), kept by the form: read at FPR
+    # 1e-12 the page gave μ-GDP's TPR, below what the report certifies for the run there
+    assert "mu_fpr_min=1e-10" in pg.url and "mu_tau=" in pg.url
+    pg.fill("#fpr", "1e-12")
+    pg.click("#submit")
+    pg.wait_for_selector("#range-warning", timeout=30_000)
+    assert "mu_fpr_min=1e-10" in pg.url and "fpr=1e-12" in pg.url
+    assert "1 − G_μ(FPR) + τ" in pg.inner_text("#range-warning")
+    no_overflow(pg)
+    _shot(pg, "risk-outside-range")
+    pg.fill("#fpr", "0.001")
+    pg.click("#submit")
+    pg.wait_for_url(re.compile(r".*fpr=0\.001.*"), timeout=30_000)
+    pg.wait_for_selector("#results", timeout=30_000)
+    assert pg.locator("#range-warning").count() == 0
 
 
 def test_plan_box_default_and_unticked(pg, live_server):

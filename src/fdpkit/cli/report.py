@@ -43,7 +43,10 @@ def _print_report(r: fp.PrivacyReport) -> None:
         from fdpkit._numerics import safe_text
 
         mu = safe_text(r.mu, up=True)
-        out.print(f"Next: fdpkit risk --mu {mu} (attack risk at your prior and FPR); fdpkit convert mu-to-eps "
+        # with μ's range (rounded up): outside it, risk reads the run's bound 1 - G_μ(FPR) + τ
+        rng = (f" --mu-fpr-min {safe_text(r.fit.alpha_min, up=True)} --mu-tau {safe_text(min(r.fit.tau, 1.0), up=True)}"
+               if 0 < r.fit.alpha_min < 0.5 and math.isfinite(r.fit.tau) else "")
+        out.print(f"Next: fdpkit risk --mu {mu}{rng} (attack risk at your prior and FPR); fdpkit convert mu-to-eps "
                   f"--mu {mu} (ε from μ-GDP alone; for this run quote the privacy profile above: μ alone can give more, "
                   f"or less at a δ below the τ it leaves out). μ = {mu} is rounded up.",
                   highlight=False, soft_wrap=True)

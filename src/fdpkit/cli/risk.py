@@ -19,6 +19,10 @@ def risk(mu: Optional[float] = typer.Option(None, help="GDP mu."),
          fpr: list[str] = typer.Option(["0.001"], help="Attack FPR, 0.001 or 0.1% (repeatable)."),
          zcdp: Optional[float] = typer.Option(None, "--zcdp", help="zCDP parameter rho (any rho-zCDP mechanism)."),
          n: Optional[float] = typer.Option(None, help="Number of people in the data (delta sanity check)."),
+         mu_fpr_min: Optional[float] = typer.Option(
+             None, help="With --mu-tau: a fitted mu's range (a report's alpha_min): mu holds for attacks with FPR and "
+                        "FNR >= this; outside, the reading gives TPR <= 1 - G_mu(FPR) + tau."),
+         mu_tau: Optional[float] = typer.Option(None, help="With --mu-fpr-min: a report's tau (rounded up)."),
          fmt: str = typer.Option("text", "--format", "-f"), output: Optional[Path] = OutputOpt) -> None:
     """Attack-risk reading of mu-GDP, (epsilon, delta)-DP or rho-zCDP, graded on a fixed scale."""
     if sum(x is not None for x in (mu, epsilon, zcdp)) != 1:
@@ -29,8 +33,14 @@ def risk(mu: Optional[float] = typer.Option(None, help="GDP mu."),
     priors = [fraction_option(p, "prior") for p in prior]
     fprs = [fraction_option(a, "fpr") for a in fpr]
     kind = "mu" if mu is not None else "zcdp" if zcdp is not None else ("epsilon" if not d else "epsilon_delta")
-    readings = [fp.read_guarantee(kind, mu=mu, epsilon=epsilon, delta=d if kind == "epsilon_delta" else None,
-                                  rho=zcdp, prior=priors[0], fpr=a, n=n) for a in fprs]
+    if kind != "mu" and (mu_fpr_min is not None or mu_tau is not None):
+        fail("--mu-fpr-min and --mu-tau (the range of a fitted mu) apply to --mu only")
+
+    def read(p: float, a: float):
+        return fp.read_guarantee(kind, mu=mu, epsilon=epsilon, delta=d if kind == "epsilon_delta" else None,
+                                 rho=zcdp, prior=p, fpr=a, n=n, mu_fpr_min=mu_fpr_min, mu_tau=mu_tau)
+
+    readings = [read(priors[0], a) for a in fprs]
     first = readings[0]
     curve = first.curve
     rows = {
@@ -43,17 +53,21 @@ def risk(mu: Optional[float] = typer.Option(None, help="GDP mu."),
     for a, r in zip(fprs, readings):
         rows[f"attack TPR at FPR {a:g}"] = r.attack_power
         rows[f"relative risk for FPR >= {a:g}"] = r.relative_risk_at_fpr
-        posts = [{"prior": p, "posterior": fp.posterior(curve, p, a)} for p in priors]
+        # outside a fitted mu's range the posterior is the run's bound's (the reading's)
+        posts = [{"prior": p, "posterior": fp.posterior(curve, p, a) if r.range is None else read(p, a).posterior}
+                 for p in priors]
         for q in posts:
             rows[f"posterior at FPR {a:g} for prior {q['prior']:g}"] = q["posterior"]
         attacks.append({"fpr": a, "tpr": r.attack_power, "relative_risk": r.relative_risk_at_fpr, "posteriors": posts})
+    notes = [w for r in readings if r.range is not None and r.range["outside"] for w in r.warnings[:1]]
+    warnings = list(dict.fromkeys(notes + list(first.warnings)))  # each FPR outside the range said, once
     payload = {"guarantee": first.guarantee, "grade": first.grade.to_dict(), "failure_mode": first.failure_mode,
                "advantage": first.advantage, "relative_risk": first.relative_risk, "attacks": attacks,
-               "notes": list(first.notes), "warnings": list(first.warnings), "headline": first.headline,
+               "notes": list(first.notes), "warnings": warnings, "headline": first.headline,
                "gaussian_grade": first.gaussian_grade.to_dict() if first.gaussian_grade is not None else None}
 
     def text() -> None:
-        for w in first.warnings:
+        for w in warnings:
             err.print(f"warning: {w}", soft_wrap=True)
         out.print(first.headline, soft_wrap=True, highlight=False)  # the plain first sentence
         out.print(f"[bold]{first.grade.icon} Protection: {first.grade.label}[/bold] (level {first.grade.level}, "

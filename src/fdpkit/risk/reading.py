@@ -4,6 +4,13 @@ sentences and plausibility warnings (Kulynych & Honkela Sec. 3; de Fondeville Se
 The guarantee is one of ``"mu"`` (mu-GDP), ``"epsilon"`` (pure eps-DP) or
 ``"epsilon_delta"`` ((eps, delta)-DP). Fields that do not belong to the chosen kind are
 refused, naming them, rather than silently ignored or reinterpreted.
+
+A mu fitted to a numeric curve (a privacy report's) holds on a range only: for every attack
+with FPR and FNR >= ``mu_fpr_min`` (the fit's alpha_min); overall the run's certificate is
+TPR <= 1 - G_mu(FPR) + ``mu_tau`` (:mod:`fdpkit.fit.mu`). Given both, a reading at an FPR outside
+that range says so (``range``) and gives that sound bound instead of mu-GDP's TPR. The range
+test is sound for a mu rounded up: the report certifies f >= G_mu on [alpha_min, a*] with
+f(a*) = alpha_min, so G_mu(FPR) >= alpha_min (mu-GDP's TPR <= 1 - alpha_min) puts FPR <= a*.
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ import math
 from dataclasses import dataclass, field
 
 from fdpkit._numerics import check_probability, check_real, check_scalar, json_safe, plain_percent, safe_g
+from fdpkit.errors import ParameterError
 from fdpkit.curves import EpsDeltaCurve, GaussianCurve, TradeOffCurve
 from fdpkit._inputs import plausibility_warnings
 from fdpkit.risk.bayes import advantage
@@ -108,6 +116,10 @@ class RiskReading:
     headline: str = ""
     #: the grade of the Gaussian mechanism that meets the same guarantee (None for mu-GDP)
     gaussian_grade: Grade | None = None
+    #: a mu's certified range when one was given (``mu_fpr_min``, ``mu_tau``): ``{"fpr_min",
+    #: "tau", "outside", "note"}``; where ``outside``, attack_power, posterior and
+    #: relative_risk_at_fpr are the run's bound 1 - G_mu(FPR) + tau, not mu-GDP's
+    range: dict | None = None
 
     def to_dict(self) -> dict:
         """The object as JSON-ready data (dicts, lists, numbers and strings)."""
@@ -119,12 +131,14 @@ class RiskReading:
         d["warnings"] = list(self.warnings)
         d["headline"] = self.headline
         d["gaussian_grade"] = self.gaussian_grade.to_dict() if self.gaussian_grade is not None else None
+        d["range"] = dict(self.range) if self.range is not None else None
         return json_safe(d)
 
 
 def read_guarantee(guarantee: str = "mu", *, mu: float | None = None, epsilon: float | None = None,
                    delta: float | None = None, prior: float = 0.01, fpr: float = 1e-3,
-                   n: int | None = None, rho: float | None = None) -> RiskReading:
+                   n: int | None = None, rho: float | None = None, mu_fpr_min: float | None = None,
+                   mu_tau: float | None = None) -> RiskReading:
     """Read a guarantee as attack risk with a graded verdict.
 
     Parameters
@@ -139,23 +153,41 @@ def read_guarantee(guarantee: str = "mu", *, mu: float | None = None, epsilon: f
     n : int, optional
         Number of people in the data (for the delta >= 1/n warning): a whole number in
         [1, 10^12].
+    mu_fpr_min, mu_tau : float, optional
+        The range of a fitted mu (a privacy report's ``guarantee.alpha_min`` and ``tau``; give
+        both or neither, ``guarantee="mu"`` only): mu holds for attacks with FPR and FNR >=
+        ``mu_fpr_min`` in (0, 0.5); elsewhere TPR <= 1 - G_mu(FPR) + ``mu_tau`` (``mu_tau`` in
+        [0, 1]). At an FPR outside the range the reading gives that bound and says so in
+        ``range["note"]`` (also the first warning); inside it, nothing changes.
 
     Examples
     --------
     >>> r = read_guarantee("epsilon", epsilon=10.0)
     >>> r.grade.label, r.notes[0].startswith("This is the worst case")
     ('no meaningful protection', True)
+    >>> r = read_guarantee("mu", mu=1.567, fpr=1e-12, mu_fpr_min=1e-10, mu_tau=8.159e-07)
+    >>> r.range["outside"], r.attack_power >= 8.159e-07
+    (True, True)
     """
     curve, name = guarantee_curve(guarantee, mu=mu, epsilon=epsilon, delta=delta, rho=rho)
     p = check_scalar("prior", check_probability("prior", prior))
     a = check_scalar("fpr", check_probability("fpr", fpr, open_low=True, open_high=True))
     if n is not None:  # a count of people: 0.5 skipped the delta >= 1/n warning silently
         n = int(check_real("n", n, low=1, high=MAX_PEOPLE, integer=True, scalar=True))
+    given = _check_range(guarantee, mu_fpr_min, mu_tau)
     tpr = float(_risk_tpr(curve, a))
     post = float(posterior(curve, p, a))
+    rr_at = float(relative_risk(curve, fpr_min=a))
+    ratio = float(multiplicative_advantage(curve, a))
+    rng = None if given is None else _range_reading(curve, mu, a, *given)
+    if rng is not None:
+        if rng["outside"]:  # the run's bound there: never below mu-GDP's (tau >= 0)
+            tpr = min(1.0, tpr + rng["tau"])
+            post = _posterior_of(tpr, p, a)
+            ratio = tpr / a  # sup over FPR >= a of the bound's TPR / FPR (both parts decrease)
+            rr_at = max(rr_at, ratio)
     mode = failure_mode(curve)
     g = grade(curve, failure_mode=mode)
-    ratio = float(multiplicative_advantage(curve, a))
     times = f"{math.ceil(ratio):,}" if 100 <= ratio < math.inf else safe_g(ratio, 3, up=True)  # upper bounds: up
     plain = (
         # small rates keep two significant digits: an FPR of 1e-6 read "0.00%" beside "721 times"
@@ -174,10 +206,49 @@ def read_guarantee(guarantee: str = "mu", *, mu: float | None = None, epsilon: f
                                      prior=p, n=n)
     if guarantee == "epsilon_delta" and delta is None:
         warnings = [f"δ was left blank: read at δ = {DEFAULT_DELTA:g}. Give the δ of your guarantee."] + list(warnings)
+    if rng is not None and rng["outside"]:
+        warnings = [rng["note"]] + list(warnings)
     headline, g_gauss = _headline(guarantee, g, mu=mu, epsilon=epsilon, delta=delta, rho=rho)
-    return RiskReading(name, guarantee, a, p, tpr, post, float(relative_risk(curve, fpr_min=a)),
+    return RiskReading(name, guarantee, a, p, tpr, post, rr_at,
                        float(relative_risk(curve)), float(advantage(curve)), mode, g, plain,
-                       tuple(notes), tuple(warnings), curve, headline, g_gauss)
+                       tuple(notes), tuple(warnings), curve, headline, g_gauss, rng)
+
+
+def _check_range(guarantee: str, fpr_min: float | None, tau: float | None) -> tuple[float, float] | None:
+    """(mu_fpr_min, mu_tau) checked, or None when neither is given."""
+    if fpr_min is None and tau is None:
+        return None
+    if guarantee != "mu":
+        name = "mu_fpr_min" if fpr_min is not None else "mu_tau"
+        raise ParameterError(f"{name} (the range of a fitted mu) applies to a mu-GDP guarantee only "
+                             f"(guarantee={guarantee!r})", name)
+    if fpr_min is None or tau is None:
+        missing = "mu_fpr_min" if fpr_min is None else "mu_tau"
+        raise ParameterError(f"{missing} is required with {'mu_tau' if fpr_min is None else 'mu_fpr_min'}: "
+                             "a mu's range is its smallest FPR and FNR with the slack tau beyond it", missing)
+    lo = float(check_real("mu_fpr_min", fpr_min, low=0, high=0.5, low_open=True, high_open=True, scalar=True))
+    return lo, float(check_real("mu_tau", tau, low=0, high=1, scalar=True))
+
+
+def _range_reading(curve: TradeOffCurve, mu: float | None, a: float, fpr_min: float, tau: float) -> dict:
+    """Whether FPR ``a`` lies outside the range of a fitted mu, and the sentence that says so."""
+    beta = float(curve.beta(a))  # G_mu(a): mu-GDP's FNR
+    low, high = a < fpr_min, beta < fpr_min
+    note = ""
+    if low or high:
+        where = (f"this attack's FPR, {a:g}, is below {fpr_min:g}" if low else
+                 f"at this FPR μ-GDP's best attack has an FNR below {fpr_min:g} (TPR above 1 − {fpr_min:g})")
+        note = (f"The report certifies μ = {mu:g} only for attacks with FPR and FNR ≥ {fpr_min:g}, and {where}. There the run's certificate is TPR ≤ 1 − G_μ(FPR) + τ with "
+                f"τ = {safe_g(tau, 4, up=True)}: the attack TPR, posterior and relative risk here are that "
+                "bound, larger than μ-GDP's (which would understate the run's risk here).")
+    return {"fpr_min": fpr_min, "tau": tau, "outside": bool(low or high), "note": note}
+
+
+def _posterior_of(tpr: float, prior: float, fpr: float) -> float:
+    """prior TPR / ((1 - prior) FPR + prior TPR) (de Fondeville Eq. 4) for a TPR bound."""
+    if prior == 0.0 or tpr == 0.0:
+        return 0.0
+    return 1.0 / (1.0 + (1.0 - prior) / prior * (fpr / tpr))
 
 
 def gaussian_equivalent(guarantee: str, *, epsilon: float | None = None, delta: float | None = None,

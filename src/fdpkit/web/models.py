@@ -181,6 +181,13 @@ class RiskRequest(RequestModel):
     fpr: float = Field(1e-3, gt=0, lt=1, allow_inf_nan=False)
     n: Optional[int] = Field(None, ge=1, le=10**12,
                              description="people in the data (a whole number): warns when delta >= 1/n")
+    mu_fpr_min: Optional[float] = Field(
+        None, gt=0, lt=0.5, allow_inf_nan=False, title="Smallest FPR and FNR of μ's range",
+        description="guarantee mu only, with mu_tau: a fitted mu (a privacy report's guarantee.alpha_min) holds for "
+                    "attacks with FPR and FNR >= mu_fpr_min; outside, the reading gives TPR <= 1 - G_mu(FPR) + mu_tau")
+    mu_tau: Optional[float] = Field(
+        None, ge=0, le=1, allow_inf_nan=False, title="Slack τ outside μ's range",
+        description="guarantee mu only, with mu_fpr_min: a privacy report's guarantee.tau (rounded up)")
 
 
 class PlanRequest(RequestModel):

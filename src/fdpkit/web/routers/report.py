@@ -106,7 +106,7 @@ def _from_form(form) -> tuple[Mechanism | None, float | None, dict, FormErrors]:
 
 def next_links(data: dict, key: bytes | None = None) -> dict[str, str] | None:
     """The report's μ carried on to the Convert and Risk pages (no re-typing): rounded up, the
-    safe side (:func:`fdpkit._numerics.safe_text`), with the accountant's ε at each δ of the
+    safe side (:func:`fdpkit._numerics.safe_text`), to Risk with its range (:func:`_mu_range`), with the accountant's ε at each δ of the
     report's privacy profile (also rounded up, comma-separated in the order of the report),
     which Convert quotes beside the ε that μ-GDP alone implies (larger at the headline δ, but
     possibly smaller at a δ below the τ that μ leaves out). The profile is carried only under
@@ -139,7 +139,25 @@ def next_links(data: dict, key: bytes | None = None) -> dict[str, str] | None:
         query.update(profile_epsilon=",".join(e for e, _ in carried), profile_delta=",".join(d for _, d in carried))
         query[SIG_FIELD] = sign(key, query, CARRIED)
     return {"mu": mu_text, "convert": "/convert?" + urlencode(query, safe=","),
-            "risk": "/risk?" + urlencode({"guarantee": "mu", "mu": mu_text})}
+            "risk": "/risk?" + urlencode({"guarantee": "mu", "mu": mu_text, **_mu_range(data["guarantee"])})}
+
+
+def _mu_range(guarantee: dict) -> dict[str, str]:
+    """The range of the report's μ for the Risk link (``mu_fpr_min``, ``mu_tau``; none for a μ
+    fitted on all of [0, 1]): μ holds for attacks with FPR and FNR >= alpha_min, elsewhere TPR
+    <= 1 - G_μ(FPR) + τ. alpha_min rounded up and τ rounded up (the safe side: a wider gap,
+    a larger slack). Unsigned: they can only add a warning and raise the Risk page's figures.
+
+    >>> _mu_range({"alpha_min": 1e-10, "tau": 8.158440057443426e-07})
+    {'mu_fpr_min': '1e-10', 'mu_tau': '8.159e-07'}
+    """
+    try:
+        lo, tau = float(guarantee["alpha_min"]), float(guarantee["tau"])
+    except (KeyError, TypeError, ValueError):
+        return {}
+    if not (math.isfinite(tau) and 0 < lo < 0.5 and tau >= 0):
+        return {}
+    return {"mu_fpr_min": safe_text(lo, up=True), "mu_tau": safe_text(min(tau, 1.0), up=True)}
 
 
 def points_mechanism(text: str, bound: str = "lower") -> Mechanism:

@@ -14,12 +14,17 @@ from fdpkit.web.models import RiskRequest
 
 router = APIRouter()
 FIELDS = ("mu", "epsilon", "delta", "rho", "prior", "fpr", "guarantee", "n")
+#: A report's range of its fitted μ, carried by its Risk link (hidden in the form, no signature
+#: needed: they can only add a warning and raise figures; a link without them reads μ alone).
+RANGE = ("mu_fpr_min", "mu_tau")
 SCALE = tuple(zip(LABELS, DEFINITIONS))
 
 
-def reading(guarantee: str, mu, epsilon, delta, prior: float, fpr: float, rho=None, n=None):
+def reading(guarantee: str, mu, epsilon, delta, prior: float, fpr: float, rho=None, n=None, mu_fpr_min=None,
+            mu_tau=None):
     """The library's reading (grade, sentences, warnings) and its curve."""
-    r = read_guarantee(guarantee, mu=mu, epsilon=epsilon, delta=delta, prior=prior, fpr=fpr, rho=rho, n=n)
+    r = read_guarantee(guarantee, mu=mu, epsilon=epsilon, delta=delta, prior=prior, fpr=fpr, rho=rho, n=n,
+                       mu_fpr_min=mu_fpr_min, mu_tau=mu_tau)
     return r.to_dict(), r.curve
 
 
@@ -60,20 +65,37 @@ def links(values: dict) -> dict[str, str]:
 async def _answer(request: Request, form):
     errors = FormErrors()
     # one schema for the form and the JSON API (RiskRequest): every error at once, by field
-    body, found = parse_form(RiskRequest, form, fields=FIELDS)
+    body, found = parse_form(RiskRequest, form, fields=FIELDS + RANGE)
     errors.update(found)
     if "n" in errors:
         errors["n"] = f"n (people in the data) must be a positive count, got {form.get('n')!r}"
     result = figs = None
+    # the range applies to μ only: a reader who switches the guarantee reads it without
+    rng = (body.mu_fpr_min, body.mu_tau) if body is not None and body.guarantee == "mu" else (None, None)
     if not errors and body is not None:
         try:
             result, curve = await run_light(reading, body.guarantee, body.mu, body.epsilon, body.delta, body.prior,
-                                            body.fpr, body.rho, body.n)
+                                            body.fpr, body.rho, body.n, *rng)
             figs = await run_light(risk_figures, curve, body.prior)
         except ValueError as exc:
-            errors[field_of(exc, FIELDS)] = str(exc)
+            errors[field_of(exc, FIELDS + RANGE)] = str(exc)
+    carried = _carried(form, errors)
     return await render_page(request, "risk.html", {"values": dict(form), "errors": errors, "result": result,
-                                                    "figures": figs, "scale": SCALE, "links": links(dict(form))}, status=form_status(errors))
+                                                    "figures": figs, "scale": SCALE, "links": links(dict(form)),
+                                                    "carried": carried}, status=form_status(errors))
+
+
+def _carried(form, errors: FormErrors) -> dict[str, str]:
+    """The range fields the form carries on (hidden): none when either is wrong, whose error is
+    then the form's (422, said at the top: the fields are not shown), so that submitting again
+    reads μ alone rather than failing on a field the reader cannot see or mend."""
+    bad = [k for k in RANGE if k in errors]
+    if bad:
+        said = "; ".join(errors.pop(k) for k in bad)
+        errors["form"] = ((errors["form"] + " ") if errors.get("form") else "") + (f"This link's range of the report's μ is not valid ({said}); it was dropped. "
+                          "Open Risk again from the report, or submit to read μ alone.")
+        return {}
+    return {k: str(form.get(k)).strip() for k in RANGE if form.get(k) not in (None, "")}
 
 
 def risk_figures(curve, prior: float) -> list[tuple[str, str]]:
@@ -89,10 +111,12 @@ def risk_figures(curve, prior: float) -> list[tuple[str, str]]:
 
 @router.post("/api/risk", tags=["risk"])
 async def risk_api(body: RiskRequest) -> dict:
-    """Attack-risk reading of mu-GDP, epsilon-DP, (epsilon, delta)-DP or rho-zCDP."""
+    """Attack-risk reading of mu-GDP, epsilon-DP, (epsilon, delta)-DP or rho-zCDP. A fitted mu's
+    range (mu_fpr_min and mu_tau, a privacy report's guarantee.alpha_min and tau) makes a reading
+    outside it the run's bound TPR <= 1 - G_mu(FPR) + tau, said in "range" and "warnings"."""
     try:
         out, _ = await run_light(reading, body.guarantee, body.mu, body.epsilon, body.delta, body.prior, body.fpr,
-                                 body.rho, body.n)
+                                 body.rho, body.n, body.mu_fpr_min, body.mu_tau)
         return finite(out)
     except ValueError as exc:
         return api_error(exc)
