@@ -107,6 +107,12 @@ def test_plausibility_warnings():
     assert "1/n" in plausibility_warnings(delta=1e-3, n=1000)[0]
     assert "is large" in plausibility_warnings(delta=0.5)[0]
     assert plausibility_warnings(mu=10.0, epsilon=20.0, delta=1e-3, prior=0.5) == []
+    # infinite values: "e^ε ≈ 10^inf" and "far beyond any meaningful protection" before
+    (w,) = plausibility_warnings(epsilon=math.inf)
+    assert w.startswith("ε = inf gives no protection at all") and "10^" not in w
+    (w,) = plausibility_warnings(mu=math.inf)
+    assert w.startswith("μ = inf gives no protection at all") and "Did you mean" not in w
+    assert "10^4.34e+307" in plausibility_warnings(epsilon=1e308)[0]  # finite: e^ε's size stays
     r = read_guarantee("mu", mu=11.0, prior=1.0)
     assert len(r.warnings) == 2 and r.grade.level == 3
 
