@@ -161,6 +161,20 @@ def test_people_must_be_a_whole_count(n):
     assert any("1/n" in w for w in read_guarantee("epsilon_delta", epsilon=1.0, delta=0.01, n=1000.0).warnings)
 
 
+def test_plain_times_has_the_tables_digits():
+    """The sentence's "N times its false-positive rate" is the table's "relative risk for FPR >=
+    a" (TPR(a) / a): it read ceil's "721" beside the table's 720.3; now the same 4 digits, up."""
+    from fdpkit.report.model import fmt
+
+    for mu, a in [(1.567, 1e-6), (1.0, 1e-3), (3.0, 1e-6), (0.5, 0.1)]:
+        r = read_guarantee("mu", mu=mu, fpr=a)
+        table = fmt(r.relative_risk_at_fpr, up=True)
+        times = r.plain_language[0].split("(")[1].split(" times")[0]
+        assert float(times.replace(",", "")) == float(table), (mu, a, times, table)
+        assert float(times.replace(",", "")) >= r.attack_power / a  # an upper bound, rounded up
+    assert "(720.3 times" in read_guarantee("mu", mu=1.567, fpr=1e-6).plain_language[0]
+
+
 def test_plain_reading_keeps_small_rates_readable():
     # at FPR 1e-6 and prior 1e-4 the sentences read "wrongly flags 0.00% of non-members ...
     # at most 0.08% of members (721 times its false-positive rate)" and "starts 0.0% sure"
@@ -169,7 +183,7 @@ def test_plain_reading_keeps_small_rates_readable():
     r = read_guarantee("mu", mu=1.567, fpr=1e-6, prior=1e-4)
     first, second = r.plain_language[0], r.plain_language[1]
     assert first.startswith("An attack that wrongly flags 0.0001% of non-members correctly flags at most 0.073% of "
-                            "members (721 times")
+                            "members (720.3 times")
     assert "false-positive rate of 0.0001% or more" in first and "0.00%" not in first
     assert second.startswith("If an attacker starts 0.01% sure") and "at most 6.8%." in second
     assert r.attack_power <= 0.073 / 100 and r.posterior <= 0.068
