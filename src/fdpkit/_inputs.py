@@ -133,10 +133,16 @@ def plausibility_warnings(*, mu: float | None = None, epsilon: float | None = No
     elif prior is not None and prior == 0.0:
         out.append("prior = 0 means the attacker is certain the person is not in the data: every posterior "
                    "is 0. Did you mean a small prior such as 0.01?")
-    if mu is not None and mu > MU_MAX_PLAUSIBLE:
+    if mu is not None and math.isinf(mu) and mu > 0:  # not "far beyond": none at all
+        out.append("μ = inf gives no protection at all (an attacker can tell members from non-members "
+                   f"perfectly); published settings keep μ below {MU_MAX_PLAUSIBLE:g}.")
+    elif mu is not None and mu > MU_MAX_PLAUSIBLE:
         out.append(f"μ = {mu:g} is far beyond any meaningful protection (μ above {MU_MAX_PLAUSIBLE:g} lets "
                    "an attacker identify members almost perfectly). Did you mean ε?")
-    if epsilon is not None and epsilon > EPSILON_MAX_PLAUSIBLE:
+    if epsilon is not None and math.isinf(epsilon) and epsilon > 0:  # e^ε was "≈ 10^inf"
+        out.append("ε = inf gives no protection at all (the guarantee bounds nothing); "
+                   f"published deployments use ε below {EPSILON_MAX_PLAUSIBLE:g}.")
+    elif epsilon is not None and epsilon > EPSILON_MAX_PLAUSIBLE:
         out.append(f"ε = {epsilon:g} gives essentially no protection (e^ε ≈ {_exp_text(epsilon)}); "
                    f"published deployments use ε below {EPSILON_MAX_PLAUSIBLE:g}.")
     for d in ([delta] if delta is not None else []) + [float(x) for x in deltas]:

@@ -214,6 +214,21 @@ def test_bad_input_names_the_argument(call, name):
         call()
 
 
+def test_csv_row_limits_count_data_rows_not_the_header():
+    # "score" plus max_rows scores was refused as "more than max_rows rows" (the header counted)
+    from fdpkit.audit import read_counts_csv, read_scores_csv
+
+    assert read_scores_csv("score\n1\n2\n3\n", max_rows=3).tolist() == [1.0, 2.0, 3.0]
+    assert read_scores_csv("x,score\n0,1\n# note\n\n0,2\n0,3\n", max_rows=3).tolist() == [1.0, 2.0, 3.0]
+    assert read_scores_csv("1\n2\n3\n", max_rows=3).tolist() == [1.0, 2.0, 3.0]
+    with pytest.raises(ValueError, match="members has more than 3 scores"):
+        read_scores_csv("score\n1\n2\n3\n4\n", "members", max_rows=3)
+    counts = "tp,fp,members,nonmembers\n" + "9,1,10,10\n" * 2
+    assert read_counts_csv(counts, max_rows=2)["true_positives"].tolist() == [9.0, 9.0]
+    with pytest.raises(ValueError, match="counts has more than 1 rows of counts"):
+        read_counts_csv(counts, max_rows=1)
+
+
 @pytest.mark.parametrize("call, name, text", [
     # run_audit took +-inf scores, which the CSV and JSON routes refuse
     (lambda: fp.run_audit([1.0, np.inf], [0.0, 1.0]), "member_scores", "member_scores must be finite, got inf"),

@@ -57,6 +57,9 @@ def test_every_conversion_warns_about_implausible_inputs():
     assert r.exit_code == 0 and "Did you mean ε?" in r.output and "δ = 1e-05" in r.output
     r = run("convert", "mu-to-delta", "--mu", "1", "--epsilon", "25", "--format", "json")
     assert "ε = 25 gives essentially no protection" in json.loads(r.stdout)["warnings"][0]
+    # an infinite ε printed "e^ε ≈ 10^inf"
+    r = run("convert", "mu-to-delta", "--mu", "1", "--epsilon", "inf")
+    assert r.exit_code == 0 and "ε = inf gives no protection at all" in r.output and "10^inf" not in r.output
     r = run("convert", "eps-delta-to-mu", "--epsilon", "1", "--delta", "5%", "--format", "json")
     d = json.loads(r.stdout)
     assert d["delta"] == 0.05 and "δ = 0.05 is large" in d["warnings"][0]

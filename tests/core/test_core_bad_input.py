@@ -39,3 +39,35 @@ import fdpkit as fp
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_given_vertices_are_capped_but_fdpkits_own_curves_are_not():
+    """The public constructors took 10**7 vertices (4.5 s, 1.6 GiB) while curve_from_points
+    takes 200,000 points: given vertices are capped at MAX_VERTICES (200,001, a CurveMechanism's
+    cap), refused before any pass over them; curves fdpkit builds itself are not capped."""
+    import time
+
+    from fdpkit.curves.piecewise import MAX_VERTICES
+    from fdpkit.mechanisms.curve import MAX_VERTICES as MECHANISM_MAX
+
+    assert MAX_VERTICES == MECHANISM_MAX == 200_001
+    n = MAX_VERTICES + 1
+    a = np.linspace(0.0, 1.0, n)
+    t = np.sqrt(a)  # concave: a valid curve
+    builds = {"alpha": [lambda: fp.PiecewiseLinearCurve(a, 1.0 - t), lambda: fp.PiecewiseLinearCurve(a, tpr=t),
+                        lambda: fp.PiecewiseLinearCurve.from_tpr(a, t),
+                        lambda: fp.PiecewiseLinearCurve.lower_convex_hull(a, t)]}
+    for build in builds["alpha"]:
+        start = time.perf_counter()
+        with pytest.raises(fp.ParameterError, match="alpha must have at most 200,001 vertices") as info:
+            build()
+        assert info.value.parameter == "alpha" and time.perf_counter() - start < 1.0
+    at_cap = np.linspace(0.0, 1.0, MAX_VERTICES)
+    assert len(fp.PiecewiseLinearCurve.from_tpr(at_cap, np.sqrt(at_cap))) > 2  # 200,001 vertices: fine
+    # fdpkit's own large curves are built whole: the worst case and the envelope of two curves of
+    # 150,001 and 150,000 vertices (about 300,000 distinct alphas into one hull or grid)
+    b1, b2 = np.linspace(0.0, 1.0, 150_001), np.linspace(0.0, 1.0, 150_000)
+    c1 = fp.PiecewiseLinearCurve.from_tpr(b1, np.sqrt(b1))
+    c2 = fp.PiecewiseLinearCurve.from_tpr(b2, np.minimum(1.0, 1.2 * b2 ** 0.6))  # crosses c1 at 0.16
+    for combined in (fp.worst_case(c1, c2), fp.envelope(c1, c2)):
+        assert isinstance(combined, fp.PiecewiseLinearCurve) and len(combined) > 2

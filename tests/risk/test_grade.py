@@ -107,6 +107,12 @@ def test_plausibility_warnings():
     assert "1/n" in plausibility_warnings(delta=1e-3, n=1000)[0]
     assert "is large" in plausibility_warnings(delta=0.5)[0]
     assert plausibility_warnings(mu=10.0, epsilon=20.0, delta=1e-3, prior=0.5) == []
+    # infinite values: "e^ε ≈ 10^inf" and "far beyond any meaningful protection" before
+    (w,) = plausibility_warnings(epsilon=math.inf)
+    assert w.startswith("ε = inf gives no protection at all") and "10^" not in w
+    (w,) = plausibility_warnings(mu=math.inf)
+    assert w.startswith("μ = inf gives no protection at all") and "Did you mean" not in w
+    assert "10^4.34e+307" in plausibility_warnings(epsilon=1e308)[0]  # finite: e^ε's size stays
     r = read_guarantee("mu", mu=11.0, prior=1.0)
     assert len(r.warnings) == 2 and r.grade.level == 3
 
@@ -155,6 +161,20 @@ def test_people_must_be_a_whole_count(n):
     assert any("1/n" in w for w in read_guarantee("epsilon_delta", epsilon=1.0, delta=0.01, n=1000.0).warnings)
 
 
+def test_plain_times_has_the_tables_digits():
+    """The sentence's "N times its false-positive rate" is the table's "relative risk for FPR >=
+    a" (TPR(a) / a): it read ceil's "721" beside the table's 720.3; now the same 4 digits, up."""
+    from fdpkit.report.model import fmt
+
+    for mu, a in [(1.567, 1e-6), (1.0, 1e-3), (3.0, 1e-6), (0.5, 0.1)]:
+        r = read_guarantee("mu", mu=mu, fpr=a)
+        table = fmt(r.relative_risk_at_fpr, up=True)
+        times = r.plain_language[0].split("(")[1].split(" times")[0]
+        assert float(times.replace(",", "")) == float(table), (mu, a, times, table)
+        assert float(times.replace(",", "")) >= r.attack_power / a  # an upper bound, rounded up
+    assert "(720.3 times" in read_guarantee("mu", mu=1.567, fpr=1e-6).plain_language[0]
+
+
 def test_plain_reading_keeps_small_rates_readable():
     # at FPR 1e-6 and prior 1e-4 the sentences read "wrongly flags 0.00% of non-members ...
     # at most 0.08% of members (721 times its false-positive rate)" and "starts 0.0% sure"
@@ -163,7 +183,7 @@ def test_plain_reading_keeps_small_rates_readable():
     r = read_guarantee("mu", mu=1.567, fpr=1e-6, prior=1e-4)
     first, second = r.plain_language[0], r.plain_language[1]
     assert first.startswith("An attack that wrongly flags 0.0001% of non-members correctly flags at most 0.073% of "
-                            "members (721 times")
+                            "members (720.3 times")
     assert "false-positive rate of 0.0001% or more" in first and "0.00%" not in first
     assert second.startswith("If an attacker starts 0.01% sure") and "at most 6.8%." in second
     assert r.attack_power <= 0.073 / 100 and r.posterior <= 0.068
@@ -187,7 +207,7 @@ def test_fitted_mu_range_outside_gives_the_runs_bound():
     assert carried.attack_power > 30 * plain.attack_power and carried.posterior > plain.posterior
     assert carried.posterior == pytest.approx(0.01 * carried.attack_power / (0.99e-12 + 0.01 * carried.attack_power))
     assert carried.relative_risk_at_fpr >= carried.attack_power / 1e-12 > plain.relative_risk_at_fpr
-    assert "at most 0.000084% of members (838,724 times" in carried.plain_language[0]
+    assert "at most 0.000084% of members (838,800 times" in carried.plain_language[0]
     # the FNR side: mu-GDP's TPR above 1 - 1e-10 (here 1 - 6.6e-12): the bound caps at 1
     fnr = read_guarantee("mu", mu=1.567, fpr=0.9999999, **rng)
     assert fnr.range["outside"] and fnr.attack_power == 1.0 and "FNR below 1e-10" in fnr.range["note"]

@@ -94,6 +94,20 @@ def test_upload_size_limit(client, monkeypatch, scores):
     assert r.status_code == 413
 
 
+def test_score_file_limit_counts_scores_not_the_header(client, monkeypatch):
+    # a header plus exactly MAX_SCORES (1,000,000) scores was refused ("more than 1,000,000
+    # rows": the header counted as a row) while the JSON API took 1,000,000 scores
+    monkeypatch.setattr(audit_router, "MAX_SCORES", 3)
+    m, n = [1.0, 2.0, 3.0], [0.0, 0.5, 1.0]
+    r = client.post("/api/audit/upload", files=_files(m, n))  # "score" header + 3 scores each
+    assert r.status_code == 200, r.text[:300]
+    assert r.json()["members"] == 3
+    files = {"members": ("m.csv", b"1\n2\n3\n", "text/csv"), "nonmembers": ("n.csv", b"0\n0.5\n1\n", "text/csv")}
+    assert client.post("/api/audit/upload", files=files).status_code == 200
+    r = client.post("/api/audit/upload", files=_files(m + [4.0], n))
+    assert r.status_code == 422 and "m.csv has more than 3 scores" in r.json()["detail"]
+
+
 def test_score_files_beyond_the_servers_1_mb_body_limit_are_audited(client):
     # the page promises 16 MiB and 1,000,000 scores per file; the edge's 1 MB body limit
     # answered 413 to any upload over 1 MB (about 60,000 scores), page form included

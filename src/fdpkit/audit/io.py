@@ -23,7 +23,8 @@ import numpy as np
 
 from fdpkit._inputs import NON_FINITE, is_plain_number
 
-#: Largest number of rows accepted from one file.
+#: Largest number of data rows (scores, or rows of counts) accepted from one file; a header
+#: line, blank lines and ``#`` comments are not counted.
 MAX_ROWS = 5_000_000
 _SCORE_NAMES = ("score", "scores")
 _COUNT_ALIASES = {
@@ -45,17 +46,13 @@ def _text(name: str, data: bytes | str) -> str:
     return data
 
 
-def _rows(name: str, data: bytes | str, max_rows: int):
+def _rows(name: str, data: bytes | str):
     reader = csv.reader(io.StringIO(_text(name, data)))
-    count = 0
     try:
         for row in reader:
             cells = [c.strip() for c in row]
             if not any(cells) or cells[0].startswith("#"):
                 continue
-            count += 1
-            if count > max_rows:
-                raise ValueError(f"{name} has more than {max_rows:,} rows")
             yield reader.line_num, cells
     except csv.Error as exc:
         raise ValueError(f"{name} is not valid CSV (line {reader.line_num}): {exc}") from None
@@ -102,7 +99,7 @@ def read_scores_csv(data: bytes | str, name: str = "scores", *, max_rows: int = 
     col: int | None = None
     values: list[float] = []
     header = None
-    for line, cells in _rows(name, data, max_rows):
+    for line, cells in _rows(name, data):
         if col is None:
             lowered = [c.lower() for c in cells]
             named = [i for i, c in enumerate(lowered) if c in _SCORE_NAMES]
@@ -118,6 +115,8 @@ def read_scores_csv(data: bytes | str, name: str = "scores", *, max_rows: int = 
                 continue  # a one-column header
         if col >= len(cells) or cells[col] == "":
             raise ValueError(f"{name}, line {line}: no score in column {col + 1}")
+        if len(values) == max_rows:  # the limit counts scores, not the header line
+            raise ValueError(f"{name} has more than {max_rows:,} scores")
         values.append(_number(name, line, cells[col], _SCORES_HINT))
     if not values:
         if header is not None:  # "1;2": the one line was read as a header
@@ -136,7 +135,7 @@ def read_counts_csv(data: bytes | str, name: str = "counts", *, max_rows: int = 
     """
     index: dict[str, int] | None = None
     out: dict[str, list[float]] = {k: [] for k in _COUNT_ALIASES}
-    for line, cells in _rows(name, data, max_rows):
+    for line, cells in _rows(name, data):
         if index is None:
             lowered = [c.lower().replace(" ", "_").replace("-", "_") for c in cells]
             index = {}
@@ -147,6 +146,8 @@ def read_counts_csv(data: bytes | str, name: str = "counts", *, max_rows: int = 
                                      f"members and nonmembers; {key} is missing")
                 index[key] = hits[0]
             continue
+        if len(out["true_positives"]) == max_rows:  # the header line is not counted
+            raise ValueError(f"{name} has more than {max_rows:,} rows of counts")
         for key, i in index.items():
             if i >= len(cells) or cells[i] == "":
                 raise ValueError(f"{name}, line {line}: no value for {key}")

@@ -145,8 +145,8 @@ def audit_main(
     if counts is not None:
         from fdpkit.audit.empirical import MAX_THRESHOLDS
 
-        # a header and at most MAX_THRESHOLDS rows: a longer file is refused while it is read
-        c = read_counts_csv(counts.read_bytes(), f"counts file {counts.name}", max_rows=MAX_THRESHOLDS + 1)
+        # at most MAX_THRESHOLDS rows of counts (the header not counted): refused while it is read
+        c = read_counts_csv(counts.read_bytes(), f"counts file {counts.name}", max_rows=MAX_THRESHOLDS)
         with working("Auditing..."):
             result = audit_from_counts(c["true_positives"], c["false_positives"], c["members"], c["nonmembers"],
                                        confidence=confidence, delta=delta, mechanism=mech)

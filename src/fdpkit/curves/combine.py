@@ -183,4 +183,5 @@ def worst_case(*curves: TradeOffCurve) -> PiecewiseLinearCurve | TradeOffCurve:
     alpha, tpr, beta = alpha[first], tpr[first], beta[first]
     tpr = np.maximum.accumulate(tpr)
     beta = np.minimum.accumulate(beta)
-    return PiecewiseLinearCurve.lower_convex_hull(alpha, tpr, bound, beta=beta)
+    # the hull of fdpkit's own vertices (lower_convex_hull's path, without its cap on given points)
+    return PiecewiseLinearCurve(alpha, beta, bound, tpr=tpr, _hull=True)

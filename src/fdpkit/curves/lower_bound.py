@@ -199,7 +199,8 @@ def piecewise_lower_bound(curve: TradeOffCurve, n: int = 20001) -> PiecewiseLine
     bp = curve._breakpoints()
     if bp is not None:  # closed forms: few vertices; beta from the closed form keeps its digits
         a = np.asarray(bp[0], dtype=float)
-        return PiecewiseLinearCurve(a, np.asarray(curve._beta(a), dtype=float), curve.bound, tpr=bp[1])
+        return PiecewiseLinearCurve(a, np.asarray(curve._beta(a), dtype=float), curve.bound, tpr=bp[1],
+                                    _capped=False)
     if n < 3:
         raise ValueError(f"n must be >= 3, got {n!r}")
     out_bound = "upper" if curve.bound == "upper" else "lower"

@@ -24,9 +24,16 @@ from typing import Any
 
 import numpy as np
 
-from fdpkit._numerics import CURVE_TOL, as_float_array, check_choice, check_probability
+from fdpkit._numerics import CURVE_TOL, ParameterError, as_float_array, check_choice, check_probability
 from fdpkit.curves.base import BOUNDS, TradeOffCurve
 from fdpkit.curves.hull import _mirror_half, upper_concave_hull
+
+#: Most vertices a curve built from given points may have (the public constructors,
+#: :meth:`PiecewiseLinearCurve.from_tpr`, :meth:`PiecewiseLinearCurve.lower_convex_hull`, and
+#: so a ``CurveMechanism``'s vertices): 10**7 took 4.5 s and 1.6 GiB. :func:`fdpkit.curve_from_points`
+#: takes 200,000 points, a ``CurveMechanism`` 200,001 vertices. Curves fdpkit builds itself
+#: (accounting, combining, inverses: ``_hull=True`` or ``_capped=False``) are not capped.
+MAX_VERTICES = 200_001
 
 
 def _repaired(alpha: np.ndarray, tpr: np.ndarray, beta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -40,6 +47,13 @@ def _repaired(alpha: np.ndarray, tpr: np.ndarray, beta: np.ndarray) -> tuple[np.
     b = np.where(over, 1.0 - alpha, beta)
     np.minimum.accumulate(b, out=b)
     return t, b
+
+
+def _check_vertex_count(n: int) -> None:
+    """Refuse more than :data:`MAX_VERTICES` given vertices (before any pass over them)."""
+    if n > MAX_VERTICES:
+        raise ParameterError(f"alpha must have at most {MAX_VERTICES:,} vertices (a curve from given points), "
+                             f"got {n:,}", parameter="alpha")
 
 
 class _Vertices:
@@ -102,10 +116,13 @@ class PiecewiseLinearCurve(TradeOffCurve):
         tpr: Any = None,
         tol: float = CURVE_TOL,
         _hull: bool = False,
+        _capped: bool = True,
     ) -> None:
         self.bound = check_choice("bound", bound, BOUNDS)
         self._hull_input = _hull
         a = as_float_array("alpha", alpha).ravel()
+        if _capped and not _hull:
+            _check_vertex_count(a.size)
         b = t = None
         if tpr is not None:
             t = as_float_array("tpr", tpr).ravel()
@@ -245,9 +262,12 @@ class PiecewiseLinearCurve(TradeOffCurve):
         """The largest convex curve below the points (alpha, 1 - tpr): no convexity check.
 
         Used to combine curves (``worst_case``): the result is below every point given,
-        so it is a sound lower bound whenever each point is.
+        so it is a sound lower bound whenever each point is. At most :data:`MAX_VERTICES`
+        points.
         """
-        return cls(alpha, beta, bound, tpr=tpr, _hull=True)
+        a = as_float_array("alpha", alpha).ravel()
+        _check_vertex_count(a.size)
+        return cls(a, beta, bound, tpr=tpr, _hull=True)
 
     @staticmethod
     def _validate(

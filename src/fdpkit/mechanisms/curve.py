@@ -15,10 +15,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from fdpkit.curves import check_curve
+from fdpkit.curves.piecewise import MAX_VERTICES as _CURVE_MAX_VERTICES
 from fdpkit.mechanisms.base import Mechanism, _number
 
-#: Largest number of vertices a curve mechanism may carry (keeps specs and reports sane).
-MAX_VERTICES = 200_001
+#: Largest number of vertices a curve mechanism may carry (keeps specs and reports sane): the
+#: cap of :class:`fdpkit.PiecewiseLinearCurve` on given vertices, 200,001, which accounts it.
+MAX_VERTICES = _CURVE_MAX_VERTICES
 
 
 def _floats(name: str, values: Any) -> tuple[float, ...]:

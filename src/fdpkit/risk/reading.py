@@ -135,6 +135,22 @@ class RiskReading:
         return json_safe(d)
 
 
+def _times(ratio: float) -> str:
+    """The multiplicative advantage TPR / FPR in the plain sentence: the digits of the table's
+    "relative risk for FPR >= ..." (the same quantity, ``fmt(x, up=True)``: 4 significant digits,
+    the last rounded up), whole numbers grouped ("12,350", not "1.235e+04"). It read
+    ``ceil``'s "721" beside the table's 720.3.
+
+    >>> _times(720.2158), _times(18.2734), _times(12345.6), _times(3.1e20)
+    ('720.3', '18.28', '12,350', '3.1e+20')
+    """
+    text = safe_g(ratio, 4, up=True)  # an upper bound: rounded up
+    v = float(text)
+    if 1000.0 <= v < 1e15 and v == int(v):
+        return f"{int(v):,}"
+    return text
+
+
 def read_guarantee(guarantee: str = "mu", *, mu: float | None = None, epsilon: float | None = None,
                    delta: float | None = None, prior: float = 0.01, fpr: float = 1e-3,
                    n: int | None = None, rho: float | None = None, mu_fpr_min: float | None = None,
@@ -188,7 +204,7 @@ def read_guarantee(guarantee: str = "mu", *, mu: float | None = None, epsilon: f
             rr_at = max(rr_at, ratio)
     mode = failure_mode(curve)
     g = grade(curve, failure_mode=mode)
-    times = f"{math.ceil(ratio):,}" if 100 <= ratio < math.inf else safe_g(ratio, 3, up=True)  # upper bounds: up
+    times = _times(ratio)  # upper bounds: up, the table's digits
     plain = (
         # small rates keep two significant digits: an FPR of 1e-6 read "0.00%" beside "721 times"
         f"An attack that wrongly flags {plain_percent(a, 2, up=None)} of non-members correctly flags at most "
