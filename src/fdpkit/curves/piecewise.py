@@ -29,11 +29,14 @@ from fdpkit.curves.base import BOUNDS, TradeOffCurve
 from fdpkit.curves.hull import _mirror_half, upper_concave_hull
 
 #: Most vertices a curve built from given points may have (the public constructors,
-#: :meth:`PiecewiseLinearCurve.from_tpr`, :meth:`PiecewiseLinearCurve.lower_convex_hull`, and
-#: so a ``CurveMechanism``'s vertices): 10**7 took 4.5 s and 1.6 GiB. :func:`fdpkit.curve_from_points`
+#: :meth:`PiecewiseLinearCurve.from_tpr`, and so a ``CurveMechanism``'s vertices): 10**7 took 4.5 s and 1.6 GiB. :func:`fdpkit.curve_from_points`
 #: takes 200,000 points, a ``CurveMechanism`` 200,001 vertices. Curves fdpkit builds itself
 #: (accounting, combining, inverses: ``_hull=True`` or ``_capped=False``) are not capped.
 MAX_VERTICES = 200_001
+#: Most points :meth:`PiecewiseLinearCurve.lower_convex_hull` takes: a hull of many points is a
+#: reference (a closed form sampled finely, e.g. 400,000 points in the tests) and keeps few
+#: vertices, so it takes more than a curve's given vertices; 10**7 points cost about 5 s.
+MAX_HULL_POINTS = 5_000_000
 
 
 def _repaired(alpha: np.ndarray, tpr: np.ndarray, beta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -49,10 +52,12 @@ def _repaired(alpha: np.ndarray, tpr: np.ndarray, beta: np.ndarray) -> tuple[np.
     return t, b
 
 
-def _check_vertex_count(n: int) -> None:
-    """Refuse more than :data:`MAX_VERTICES` given vertices (before any pass over them)."""
-    if n > MAX_VERTICES:
-        raise ParameterError(f"alpha must have at most {MAX_VERTICES:,} vertices (a curve from given points), "
+def _check_vertex_count(n: int, limit: int | None = None) -> None:
+    """Refuse more than ``limit`` (default :data:`MAX_VERTICES`) given vertices (before any
+    pass over them)."""
+    limit = MAX_VERTICES if limit is None else limit
+    if n > limit:
+        raise ParameterError(f"alpha must have at most {limit:,} vertices (a curve from given points), "
                              f"got {n:,}", parameter="alpha")
 
 
@@ -262,11 +267,11 @@ class PiecewiseLinearCurve(TradeOffCurve):
         """The largest convex curve below the points (alpha, 1 - tpr): no convexity check.
 
         Used to combine curves (``worst_case``): the result is below every point given,
-        so it is a sound lower bound whenever each point is. At most :data:`MAX_VERTICES`
+        so it is a sound lower bound whenever each point is. At most :data:`MAX_HULL_POINTS`
         points.
         """
         a = as_float_array("alpha", alpha).ravel()
-        _check_vertex_count(a.size)
+        _check_vertex_count(a.size, MAX_HULL_POINTS)
         return cls(a, beta, bound, tpr=tpr, _hull=True)
 
     @staticmethod
