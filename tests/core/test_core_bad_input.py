@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import fdpkit as fp
+from fdpkit.curves.points import points_from_csv
 
 
 @pytest.mark.parametrize("call, match", [
@@ -75,3 +76,23 @@ def test_given_vertices_are_capped_but_fdpkits_own_curves_are_not(monkeypatch):
     c2 = fp.PiecewiseLinearCurve.from_tpr(b2, np.minimum(1.0, 1.2 * b2 ** 0.6))  # crosses c1 at 0.16
     for combined in (fp.worst_case(c1, c2), fp.envelope(c1, c2)):
         assert isinstance(combined, fp.PiecewiseLinearCurve) and len(combined) > 2
+
+
+@pytest.mark.parametrize("call, parameter", [
+    (lambda: fp.curve_from_points([0, 0.5], [1, 0.2, 0]), "fpr"),
+    (lambda: fp.curve_from_points(np.zeros(200_001), np.ones(200_001)), "fpr"),
+    (lambda: fp.curve_from_points([0, 0.5], [1, 0.7]), "fnr"),
+    (lambda: fp.curve_from_points([0.1, 0.5], [0.8, 0.2]), "fpr"),
+    (lambda: fp.curve_from_points([0, 0.1, 0.2], [1, 0.4, 0.5]), "fnr"),
+    (lambda: fp.curve_from_points([0, 1.5], [1, 0]), "fpr"),
+    (lambda: points_from_csv(b"0,1"), "text"),
+    (lambda: points_from_csv("fpr,x\n0,1"), "text"),
+    (lambda: points_from_csv("0,1\n0.5,y"), "text"),
+    (lambda: fp.mu_for_epsilon_delta_table(epsilons=list(range(1, 1002))), "epsilons"),
+])
+def test_points_and_tables_name_their_argument(call, parameter):
+    # these were plain ValueErrors naming the argument only in their text (the web and CLI
+    # read the field from ParameterError.parameter)
+    with pytest.raises(fp.ParameterError) as info:
+        call()
+    assert info.value.parameter == parameter

@@ -11,6 +11,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from fdpkit.errors import ParameterError
 from fdpkit._numerics import check_real
 
 from fdpkit.convert.gdp import epsilon_for_delta_from_mu, mu_for_epsilon_delta
@@ -142,10 +143,10 @@ MAX_TABLE_SIDE = 1000
 def _values(name: str, values: Any) -> tuple[float, ...]:
     """A table axis: a non-empty 1-D sequence of real numbers (the shared validator)."""
     if isinstance(values, (str, bytes)) or np.ndim(values) != 1:
-        raise ValueError(f"{name} must be a non-empty list of numbers, got {values!r}")
+        raise ParameterError(f"{name} must be a non-empty list of numbers, got {values!r}", name)
     arr = check_real(name, list(values))
     if not 0 < arr.size <= MAX_TABLE_SIDE:
-        raise ValueError(f"{name} must have 1 to {MAX_TABLE_SIDE} values, got {arr.size}")
+        raise ParameterError(f"{name} must have 1 to {MAX_TABLE_SIDE} values, got {arr.size}", name)
     return tuple(float(v) for v in arr)
 
 

@@ -33,6 +33,7 @@ import numpy as np
 
 from fdpkit._numerics import CURVE_TOL, check_choice, check_real
 from fdpkit.curves.base import BOUNDS
+from fdpkit.errors import ParameterError
 from fdpkit.curves.piecewise import PiecewiseLinearCurve
 
 #: Most points one curve may be built from (a data frame, not a bulk computation).
@@ -60,7 +61,7 @@ def _numbers(name: str, value: Any, other: Any) -> np.ndarray:
         except (TypeError, ValueError, IndexError):
             o = float("nan")
         a, b = (v[i], o) if name == "fpr" else (o, v[i])
-        raise ValueError(f"{name} must be a number in [0, 1]: {_point(i, a, b)} is not") from None
+        raise ParameterError(f"{name} must be a number in [0, 1]: {_point(i, a, b)} is not", name) from None
 
 
 def curve_from_points(fpr: Any, fnr: Any, *, bound: str = "lower") -> PiecewiseLinearCurve:
@@ -109,29 +110,29 @@ def curve_from_points(fpr: Any, fnr: Any, *, bound: str = "lower") -> PiecewiseL
     >>> curve_from_points([0, 0.1, 0.2], [1, 0.4, 0.5])
     Traceback (most recent call last):
     ...
-    ValueError: fnr must not increase with fpr: point 2 (fpr=0.2, fnr=0.5) has a larger fnr than point 1 (fpr=0.1, fnr=0.4)
+    fdpkit.errors.ParameterError: fnr must not increase with fpr: point 2 (fpr=0.2, fnr=0.5) has a larger fnr than point 1 (fpr=0.1, fnr=0.4)
     """
     bound = check_choice("bound", bound, BOUNDS)
     a, b = _numbers("fpr", fpr, fnr), _numbers("fnr", fnr, fpr)
     if a.ndim != 1 or b.ndim != 1:
-        raise ValueError(f"fpr and fnr must be 1-D lists of numbers, got shapes {a.shape} and {b.shape}")
+        raise ParameterError(f"fpr and fnr must be 1-D lists of numbers, got shapes {a.shape} and {b.shape}", "fpr")
     if a.size != b.size:
-        raise ValueError(f"fpr and fnr must have the same length, got {a.size} and {b.size}")
+        raise ParameterError(f"fpr and fnr must have the same length, got {a.size} and {b.size}", "fpr")
     if not 1 <= a.size <= MAX_POINTS:
-        raise ValueError(f"fpr and fnr must have 1 to {MAX_POINTS} points, got {a.size}")
+        raise ParameterError(f"fpr and fnr must have 1 to {MAX_POINTS} points, got {a.size}", "fpr")
     for name, v in (("fpr", a), ("fnr", b)):
         bad = np.flatnonzero(~((v >= 0.0) & (v <= 1.0)))  # NaN and +-inf fail too
         if bad.size:
             i = int(bad[0])
-            raise ValueError(f"{name} must be in [0, 1]: {_point(i, a[i], b[i])} is outside")
+            raise ParameterError(f"{name} must be in [0, 1]: {_point(i, a[i], b[i])} is outside", name)
     above = np.flatnonzero(b > 1.0 - a + CURVE_TOL)
     if above.size:
         i = int(above[0])
-        raise ValueError(f"fnr must be <= 1 - fpr (no test is worse than random guessing): {_point(i, a[i], b[i])} "
-                         f"has fpr + fnr = {a[i] + b[i]:.6g} > 1")
+        raise ParameterError(f"fnr must be <= 1 - fpr (no test is worse than random guessing): {_point(i, a[i], b[i])} "
+                             f"has fpr + fnr = {a[i] + b[i]:.6g} > 1", "fnr")
     if not (a == 0.0).any():
-        raise ValueError(f"fpr must include 0 (the curve's fnr at FPR 0, usually 1): the smallest fpr given is "
-                         f"{float(a.min()):.6g}, and the curve before it is unknown")
+        raise ParameterError(f"fpr must include 0 (the curve's fnr at FPR 0, usually 1): the smallest fpr given is "
+                             f"{float(a.min()):.6g}, and the curve before it is unknown", "fpr")
     order = np.lexsort((b, a))  # by fpr, smallest fnr first within ties (the pessimistic reading)
     sa, sb = a[order], b[order]
     # monotone: no point's fnr above the smallest fnr read at a smaller fpr (ties in fpr are
@@ -144,8 +145,8 @@ def curve_from_points(fpr: Any, fnr: Any, *, bound: str = "lower") -> PiecewiseL
         k = int(rise[0])
         earlier = np.flatnonzero((sa < sa[k]) & (sb == best_before[k]))
         i, j = int(order[k]), int(order[earlier[0]])
-        raise ValueError(f"fnr must not increase with fpr: {_point(i, a[i], b[i])} has a larger fnr than "
-                         f"{_point(j, a[j], b[j])}")
+        raise ParameterError(f"fnr must not increase with fpr: {_point(i, a[i], b[i])} has a larger fnr than "
+                             f"{_point(j, a[j], b[j])}", "fnr")
     sa = np.append(sa, 1.0)
     sb = np.append(sb, 0.0)
     return PiecewiseLinearCurve.lower_convex_hull(sa, 1.0 - sb, bound, beta=sb)
@@ -160,7 +161,7 @@ def points_from_csv(text: str) -> tuple[np.ndarray, np.ndarray]:
     (array([0. , 0.1, 1. ]), array([1. , 0.5, 0. ]))
     """
     if not isinstance(text, str):
-        raise ValueError(f"points must be CSV text, got {type(text).__name__}")
+        raise ParameterError(f"points must be CSV text, got {type(text).__name__}", "text")
     import csv
     import io
 
@@ -168,9 +169,9 @@ def points_from_csv(text: str) -> tuple[np.ndarray, np.ndarray]:
         rows = [r for r in csv.reader(io.StringIO(text, newline="")) if r and any(c.strip() for c in r)
                 and not r[0].lstrip().startswith("#")]
     except csv.Error as exc:
-        raise ValueError(f"points CSV is not readable as CSV: {exc}") from None
+        raise ParameterError(f"points CSV is not readable as CSV: {exc}", "text") from None
     if not rows:
-        raise ValueError("points CSV has no rows: give one 'fpr,fnr' pair per line")
+        raise ParameterError("points CSV has no rows: give one 'fpr,fnr' pair per line", "text")
     head = [c.strip().lower() for c in rows[0]]
     fi, fn, tpr = 0, 1, False
     if not _numeric(head[0]):
@@ -179,19 +180,19 @@ def points_from_csv(text: str) -> tuple[np.ndarray, np.ndarray]:
         if fn < 0 and "tpr" in head:
             fn, tpr = head.index("tpr"), True
         if fi < 0 or fn < 0:
-            raise ValueError(f"points CSV header must name an FPR column ({', '.join(FPR_COLUMNS[:2])}) and an "
-                             f"FNR column ({', '.join(FNR_COLUMNS[:2])}, or tpr), got {','.join(head)!r}")
+            raise ParameterError(f"points CSV header must name an FPR column ({', '.join(FPR_COLUMNS[:2])}) and an "
+                                 f"FNR column ({', '.join(FNR_COLUMNS[:2])}, or tpr), got {','.join(head)!r}", "text")
         rows = rows[1:]
     if len(rows) > MAX_POINTS:
-        raise ValueError(f"points CSV must have at most {MAX_POINTS} rows, got {len(rows)}")
+        raise ParameterError(f"points CSV must have at most {MAX_POINTS} rows, got {len(rows)}", "text")
     fpr, fnr = [], []
     for line, r in enumerate(rows, start=1):
         if len(r) <= max(fi, fn):
-            raise ValueError(f"points CSV row {line} must have an fpr and an fnr, got {','.join(r)!r}")
+            raise ParameterError(f"points CSV row {line} must have an fpr and an fnr, got {','.join(r)!r}", "text")
         try:
             x, y = float(r[fi]), float(r[fn])
         except ValueError:
-            raise ValueError(f"points CSV row {line} must hold numbers, got {','.join(r)!r}") from None
+            raise ParameterError(f"points CSV row {line} must hold numbers, got {','.join(r)!r}", "text") from None
         fpr.append(x)
         fnr.append(1.0 - y if tpr else y)
     return np.array(fpr), np.array(fnr)
