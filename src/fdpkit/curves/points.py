@@ -31,9 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from fdpkit._numerics import CURVE_TOL, check_choice, check_real
+from fdpkit._numerics import CURVE_TOL, ParameterError, check_choice, check_real
 from fdpkit.curves.base import BOUNDS
-from fdpkit.errors import ParameterError
 from fdpkit.curves.piecewise import PiecewiseLinearCurve
 
 #: Most points one curve may be built from (a data frame, not a bulk computation).
