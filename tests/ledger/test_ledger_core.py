@@ -243,3 +243,23 @@ def test_ledger_pdf_footer_names_the_document(tmp_path):
         ledger_document(led, "census"), "pdf"))).pages)
     led.close()
     assert "fdpkit privacy-budget ledger report, page 1" in text and "privacy report," not in text
+
+
+def test_ledger_report_warnings_name_every_threshold_exceeded_now(tmp_path):
+    """The exported report's Warnings agree with its thresholds table (and with `status` and the
+    web page): a threshold lowered below a total already released is listed, not "No threshold
+    crossed." beside "exceeded: yes"."""
+    from fdpkit.ledger.timeline import ledger_document
+    from fdpkit.report import render_document
+
+    led = open_ledger(f"sqlite:///{tmp_path / 'l.sqlite'}")
+    led.add_dataset("census", unit="one person", user="admin")
+    led.record("census", {"kind": "gaussian", "sigma": 5.0}, title="counts", user="ana", approver="bob",
+               report=False)  # ε 0.7256: no alert when released
+    led.set_threshold("census", metric="epsilon", level="notice", value=0.5, user="admin")
+    md = render_document(ledger_document(led, "census"), "md")
+    md = md.decode() if isinstance(md, bytes) else md
+    led.close()
+    warnings = md.split("## Warnings", 1)[1].split("##", 1)[0]
+    assert "No threshold crossed" not in warnings
+    assert "notice threshold exceeded: ε 0.7256 > 0.5 at δ = 1e-05" in warnings

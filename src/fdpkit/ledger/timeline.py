@@ -249,7 +249,10 @@ def ledger_document(ledger: Ledger, dataset: str, bucket: str = "week") -> Repor
     rel = Table("Releases", ("id", "title", "state", "analyst", "released at", "ε alone"), tuple(
         (str(x["id"]), x["title"], x["state"], x["analyst"], x["released_at"] or "-", fmt(x["epsilon_ref"], up=True))
         for x in data["releases"]))
-    alerts = tuple(e.kind + ": " + json.loads(e.payload)["data"].get("message", "") for e in status.alerts)
+    # what the released total exceeds now (as `fdpkit ledger status` and the web page say), then
+    # the alerts logged when releases crossed a threshold
+    alerts = tuple([c.message() for c in status.exceeded]
+                   + [e.kind + ": " + json.loads(e.payload)["data"].get("message", "") for e in status.alerts])
     figures = (Figure("timeline", "Privacy spent over time: tight composition against the ε sum",
                       draw_timeline(rows, _eps_thresholds(status))),) if rows else ()
     sections = (Section("Running total", (), (total, thr)),
