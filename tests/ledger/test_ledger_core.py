@@ -150,6 +150,13 @@ BAD = [
                                                        delta=2.0, user="u"), "delta"),
     ("threshold level", lambda L, r: L.set_threshold("census", metric="mu", level="severe", value=3, user="u"),
      "level"),
+    # the first step of a budget (a hard limit of 3 under the default warning 4) says what to do
+    ("threshold order (hard)", lambda L, r: L.set_threshold("census", metric="epsilon", level="hard", value=3,
+                                                            user="u"),
+     r"ordered notice <= warning <= hard; lower \(or remove\) the warning threshold to at most 3 first"),
+    ("threshold order (notice)", lambda L, r: L.set_threshold("census", metric="epsilon", level="notice",
+                                                              value=5, user="u"),
+     "choose a value of at most 4, or raise the warning threshold first"),
     ("approved twice", lambda L, r: L.approve(r["approved"], user="u", report=False), "only a proposed"),
     ("rejected released", lambda L, r: L.release(r["rejected"], user="u"), "only an approved"),
     ("proposed released", lambda L, r: L.release(r["proposed"], user="u"), "only an approved"),
