@@ -270,3 +270,22 @@ def test_ledger_report_warnings_name_every_threshold_exceeded_now(tmp_path):
     warnings = md.split("## Warnings", 1)[1].split("##", 1)[0]
     assert "No threshold crossed" not in warnings
     assert "notice threshold exceeded: ε 0.7256 > 0.5 at δ = 1e-05" in warnings
+
+
+def test_basic_composition_delta_is_n_times_1e5_not_float_noise(tmp_path):
+    """Three releases of δ = 1e-5 claim δ = 3e-05 (status, web page, ledger report), not
+    3.001e-05 (3 * 1e-5 = 3.0000000000000004e-05, rounded up for print)."""
+    from fdpkit.ledger.timeline import basic_composition_claim, ledger_document
+    from fdpkit.report import render_document
+
+    led = open_ledger(f"sqlite:///{tmp_path / 'l.sqlite'}")
+    led.add_dataset("census", unit="one person", user="admin")
+    for i in range(3):
+        led.record("census", {"kind": "gaussian", "sigma": 20.0}, title=f"r{i}", user="ana", approver="bob",
+                   report=False)
+    assert led.status("census").released.delta_sum == 3e-05
+    md = render_document(ledger_document(led, "census"), "md")
+    md = md.decode() if isinstance(md, bytes) else md
+    led.close()
+    assert "would claim" in md and "at δ = 3e-05." in md and "3.001e-05" not in md
+    assert basic_composition_claim([])[1] == 0.0

@@ -15,7 +15,7 @@ from typing import Any
 from fdpkit._numerics import json_safe
 from fdpkit.ledger.chain import canonical, utc
 from fdpkit.ledger.operations import Ledger, Status, event_dict, release_dict
-from fdpkit.ledger.totals import DELTA_REF, FPR_REF, add_rows, read_total
+from fdpkit.ledger.totals import DELTA_REF, FPR_REF, add_rows, read_total, reference_deltas
 from fdpkit.accounting import Composition
 from fdpkit.report.model import Figure, ReportDocument, Section, Table, fmt
 from fdpkit.mechanisms import Laplace, PureDP, RandomizedResponse, fold, mechanism_from_dict
@@ -206,14 +206,14 @@ def basic_composition_claim(releases: list[dict[str, Any]]) -> tuple[float, floa
     """(sum of epsilon, sum of delta) that basic composition gives for ``releases`` (their
     ``release_dict`` rows): a pure release adds (its pure epsilon, 0), any other its own
     (epsilon at 1e-5, 1e-5). Three pure Laplace releases of epsilon 2 claim (6, 0)."""
-    eps = delta = 0.0
+    eps, approximate = 0.0, 0
     for item in releases:
         pure = _pure_epsilon(mechanism_from_dict(item["mechanism"]))
         if pure is None:
-            eps, delta = eps + float(item["epsilon_ref"]), delta + DELTA_REF
+            eps, approximate = eps + float(item["epsilon_ref"]), approximate + 1
         else:
             eps += pure
-    return eps, delta
+    return eps, reference_deltas(approximate)
 def _integrity_section(v: dict[str, Any]) -> Section:
     """The chain head (keep it elsewhere: ``fdpkit ledger verify --anchor`` checks it later)
     and what verify said when the report was made."""
