@@ -74,6 +74,8 @@ def test_every_command_and_errors(tmp_path, backend):
     assert run("ledger", "--db", db, "approve", big, "--user", "bob", "--no-report").exit_code == 0
     r = run("ledger", "--db", db, "release", big, "--user", "bob", "--yes")
     assert r.exit_code == 2 and "hard limit" in r.stderr
+    assert f"`fdpkit ledger release {big} --override REASON`" in r.stderr  # what to do next
+    assert len(r.stderr.strip().splitlines()) == 1
     r = run("ledger", "--db", db, "release", big, "--user", "bob", "--yes", "--override", "signed off")
     assert r.exit_code == 0 and "override" in r.stdout
     r = run("ledger", "--db", db, "propose", "census", "--gaussian", "9", "--title", "no", "--user", "ana")

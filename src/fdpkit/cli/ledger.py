@@ -353,7 +353,15 @@ def release(release_id: int = typer.Argument(..., metavar="ID"),
         if not typer.confirm(f"Release {r.id}? This cannot be undone", default=False, err=True):
             err.print(f"release {r.id} not released (answered no)", highlight=False)
             raise typer.Exit(1)
-    _transition("release", release_id, user, db, format, override_reason=override)
+    try:
+        _transition("release", release_id, user, db, format, override_reason=override)
+    except ValueError as exc:  # say how to go on where the hard limit blocks it
+        msg = str(exc)
+        if "would exceed the hard limit" in msg:
+            fail(f"{msg}: `fdpkit ledger release {release_id} --override REASON`")
+        if "cannot override the hard limit" in msg:
+            fail(f"{msg} (`fdpkit ledger release {release_id} --override REASON --user APPROVER`)")
+        raise
 
 
 # ---------------------------------------------------------------------- reading
