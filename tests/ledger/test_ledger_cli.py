@@ -85,6 +85,8 @@ def test_every_command_and_errors(tmp_path, backend):
     assert r.exit_code == 2 and "rejected" in r.stderr
     r = run("ledger", "--db", db, "status", "census")
     assert r.exit_code == 0 and "ε sum" in r.stdout
+    # the PLD curve is a lower bound, the printed figures upper bounds: not "PLD (lower)"
+    assert "PLD (pessimistic)" in r.stdout and "(lower)" not in r.stdout
     r = run("ledger", "--db", db, "timeline", "census", "--format", "csv", "--plot", tmp_path / "t.png")
     assert r.exit_code == 0 and r.stdout.startswith("period start") and (tmp_path / "t.png").stat().st_size > 1000
     r = run("ledger", "--db", db, "timeline", "census")

@@ -380,7 +380,7 @@ def status(name: str = typer.Argument(..., help="Dataset name."), db: Optional[s
     _table(f"Ledger status: {name} (privacy unit: {st.dataset.unit})", ["", "released", "released + approved"], [
         ["releases", r.count, w.count], ["μ (tight)", *_up(r.mu, w.mu)], ["regret", r.regret, w.regret],
         ["ε at δ = 1e-5", *_up(r.epsilon, w.epsilon)], ["TPR at FPR 1e-3", *_up(r.tpr, w.tpr)],
-        ["ε sum (basic composition)", *_up(r.epsilon_sum, w.epsilon_sum)], ["method", f"{r.method} ({r.bound})", w.method]])
+        ["ε sum (basic composition)", *_up(r.epsilon_sum, w.epsilon_sum)], ["method", r.method_label, w.method_label]])
     _table("Thresholds", ["level", "limit", "current", "exceeded"],
            [[c.threshold.level, c.threshold.describe(), *_up(c.current), c.exceeded] for c in st.thresholds])
     for c in st.exceeded:

@@ -241,7 +241,7 @@ def ledger_document(ledger: Ledger, dataset: str, bucket: str = "week") -> Repor
         (f"ε at δ = {DELTA_REF:g}", fmt(r.epsilon, up=True), fmt(status.with_approved.epsilon, up=True)),
         (f"TPR at FPR {FPR_REF:g}", fmt(r.tpr, up=True), fmt(status.with_approved.tpr, up=True)),
         ("ε sum (basic composition)", fmt(r.epsilon_sum, up=True), fmt(status.with_approved.epsilon_sum, up=True)),
-        ("method", f"{r.method} ({r.bound})", status.with_approved.method)))
+        ("method", r.method_label, status.with_approved.method_label)))
     thr = Table("Thresholds", ("level", "metric", "limit", "current", "exceeded"), tuple(
         (c.threshold.level, c.threshold.describe(), fmt(c.threshold.value), fmt(c.current, up=True),
          "yes" if c.exceeded else "no") for c in status.thresholds))

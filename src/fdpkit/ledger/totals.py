@@ -121,6 +121,13 @@ class Total:
         """``exact`` for an all-Gaussian total, ``lower`` (a sound lower bound of the curve) for a PLD."""
         return "lower" if self.method == "PLD" else "exact"
 
+    @property
+    def method_label(self) -> str:
+        """The method as printed beside the figures: ``PLD (pessimistic)`` (the curve a lower
+        bound, so μ, ε and the TPR are upper bounds; not "lower", which reads as an optimistic
+        ε), ``GDP (exact)``, ``none (exact)``."""
+        return f"{self.method} ({'pessimistic' if self.bound == 'lower' else self.bound})"
+
     def epsilon_for_delta(self, delta: float) -> float:
         """ε at ``delta`` of the total (from the accountant's profile; cached)."""
         d = float(delta)
