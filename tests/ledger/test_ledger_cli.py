@@ -74,6 +74,8 @@ def test_every_command_and_errors(tmp_path, backend):
     assert run("ledger", "--db", db, "approve", big, "--user", "bob", "--no-report").exit_code == 0
     r = run("ledger", "--db", db, "release", big, "--user", "bob", "--yes")
     assert r.exit_code == 2 and "hard limit" in r.stderr
+    assert f"`fdpkit ledger release {big} --override REASON`" in r.stderr  # what to do next
+    assert len(r.stderr.strip().splitlines()) == 1
     r = run("ledger", "--db", db, "release", big, "--user", "bob", "--yes", "--override", "signed off")
     assert r.exit_code == 0 and "override" in r.stdout
     r = run("ledger", "--db", db, "propose", "census", "--gaussian", "9", "--title", "no", "--user", "ana")
@@ -83,6 +85,8 @@ def test_every_command_and_errors(tmp_path, backend):
     assert r.exit_code == 2 and "rejected" in r.stderr
     r = run("ledger", "--db", db, "status", "census")
     assert r.exit_code == 0 and "ε sum" in r.stdout
+    # the PLD curve is a lower bound, the printed figures upper bounds: not "PLD (lower)"
+    assert "PLD (pessimistic)" in r.stdout and "(lower)" not in r.stdout
     r = run("ledger", "--db", db, "timeline", "census", "--format", "csv", "--plot", tmp_path / "t.png")
     assert r.exit_code == 0 and r.stdout.startswith("period start") and (tmp_path / "t.png").stat().st_size > 1000
     r = run("ledger", "--db", db, "timeline", "census")

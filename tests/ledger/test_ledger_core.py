@@ -150,6 +150,13 @@ BAD = [
                                                        delta=2.0, user="u"), "delta"),
     ("threshold level", lambda L, r: L.set_threshold("census", metric="mu", level="severe", value=3, user="u"),
      "level"),
+    # the first step of a budget (a hard limit of 3 under the default warning 4) says what to do
+    ("threshold order (hard)", lambda L, r: L.set_threshold("census", metric="epsilon", level="hard", value=3,
+                                                            user="u"),
+     r"ordered notice <= warning <= hard; lower \(or remove\) the warning threshold to at most 3 first"),
+    ("threshold order (notice)", lambda L, r: L.set_threshold("census", metric="epsilon", level="notice",
+                                                              value=5, user="u"),
+     "choose a value of at most 4, or raise the warning threshold first"),
     ("approved twice", lambda L, r: L.approve(r["approved"], user="u", report=False), "only a proposed"),
     ("rejected released", lambda L, r: L.release(r["rejected"], user="u"), "only an approved"),
     ("proposed released", lambda L, r: L.release(r["proposed"], user="u"), "only an approved"),
@@ -243,3 +250,42 @@ def test_ledger_pdf_footer_names_the_document(tmp_path):
         ledger_document(led, "census"), "pdf"))).pages)
     led.close()
     assert "fdpkit privacy-budget ledger report, page 1" in text and "privacy report," not in text
+
+
+def test_ledger_report_warnings_name_every_threshold_exceeded_now(tmp_path):
+    """The exported report's Warnings agree with its thresholds table (and with `status` and the
+    web page): a threshold lowered below a total already released is listed, not "No threshold
+    crossed." beside "exceeded: yes"."""
+    from fdpkit.ledger.timeline import ledger_document
+    from fdpkit.report import render_document
+
+    led = open_ledger(f"sqlite:///{tmp_path / 'l.sqlite'}")
+    led.add_dataset("census", unit="one person", user="admin")
+    led.record("census", {"kind": "gaussian", "sigma": 5.0}, title="counts", user="ana", approver="bob",
+               report=False)  # ε 0.7256: no alert when released
+    led.set_threshold("census", metric="epsilon", level="notice", value=0.5, user="admin")
+    md = render_document(ledger_document(led, "census"), "md")
+    md = md.decode() if isinstance(md, bytes) else md
+    led.close()
+    warnings = md.split("## Warnings", 1)[1].split("##", 1)[0]
+    assert "No threshold crossed" not in warnings
+    assert "notice threshold exceeded: ε 0.7256 > 0.5 at δ = 1e-05" in warnings
+
+
+def test_basic_composition_delta_is_n_times_1e5_not_float_noise(tmp_path):
+    """Three releases of δ = 1e-5 claim δ = 3e-05 (status, web page, ledger report), not
+    3.001e-05 (3 * 1e-5 = 3.0000000000000004e-05, rounded up for print)."""
+    from fdpkit.ledger.timeline import basic_composition_claim, ledger_document
+    from fdpkit.report import render_document
+
+    led = open_ledger(f"sqlite:///{tmp_path / 'l.sqlite'}")
+    led.add_dataset("census", unit="one person", user="admin")
+    for i in range(3):
+        led.record("census", {"kind": "gaussian", "sigma": 20.0}, title=f"r{i}", user="ana", approver="bob",
+                   report=False)
+    assert led.status("census").released.delta_sum == 3e-05
+    md = render_document(ledger_document(led, "census"), "md")
+    md = md.decode() if isinstance(md, bytes) else md
+    led.close()
+    assert "would claim" in md and "at δ = 3e-05." in md and "3.001e-05" not in md
+    assert basic_composition_claim([])[1] == 0.0

@@ -353,7 +353,15 @@ def release(release_id: int = typer.Argument(..., metavar="ID"),
         if not typer.confirm(f"Release {r.id}? This cannot be undone", default=False, err=True):
             err.print(f"release {r.id} not released (answered no)", highlight=False)
             raise typer.Exit(1)
-    _transition("release", release_id, user, db, format, override_reason=override)
+    try:
+        _transition("release", release_id, user, db, format, override_reason=override)
+    except ValueError as exc:  # say how to go on where the hard limit blocks it
+        msg = str(exc)
+        if "would exceed the hard limit" in msg:
+            fail(f"{msg}: `fdpkit ledger release {release_id} --override REASON`")
+        if "cannot override the hard limit" in msg:
+            fail(f"{msg} (`fdpkit ledger release {release_id} --override REASON --user APPROVER`)")
+        raise
 
 
 # ---------------------------------------------------------------------- reading
@@ -372,7 +380,7 @@ def status(name: str = typer.Argument(..., help="Dataset name."), db: Optional[s
     _table(f"Ledger status: {name} (privacy unit: {st.dataset.unit})", ["", "released", "released + approved"], [
         ["releases", r.count, w.count], ["μ (tight)", *_up(r.mu, w.mu)], ["regret", r.regret, w.regret],
         ["ε at δ = 1e-5", *_up(r.epsilon, w.epsilon)], ["TPR at FPR 1e-3", *_up(r.tpr, w.tpr)],
-        ["ε sum (basic composition)", *_up(r.epsilon_sum, w.epsilon_sum)], ["method", f"{r.method} ({r.bound})", w.method]])
+        ["ε sum (basic composition)", *_up(r.epsilon_sum, w.epsilon_sum)], ["method", r.method_label, w.method_label]])
     _table("Thresholds", ["level", "limit", "current", "exceeded"],
            [[c.threshold.level, c.threshold.describe(), *_up(c.current), c.exceeded] for c in st.thresholds])
     for c in st.exceeded:

@@ -67,9 +67,11 @@ def _check_order(spec: ThresholdSpec, others: list[ThresholdSpec]) -> None:
             continue
         lo, hi = (o, spec) if rank[o.level] < rank[spec.level] else (spec, o)
         if lo.value > hi.value:
+            todo = (f"lower (or remove) the {o.level} threshold to at most {spec.value:g} first" if o is lo else
+                    f"choose a value of at most {o.value:g}, or raise the {o.level} threshold first")
             raise LedgerError(f"value {spec.value:g} would put the {lo.level} threshold ({lo.value:g}) above the "
                               f"{hi.level} threshold ({hi.value:g}) on {spec.metric}: thresholds must be ordered "
-                              "notice <= warning <= hard")
+                              f"notice <= warning <= hard; {todo}")
 
 
 #: The releases' relations whose guarantee is one of the dataset's declared relation: a

@@ -15,7 +15,7 @@ from typing import Any
 from fdpkit._numerics import json_safe
 from fdpkit.ledger.chain import canonical, utc
 from fdpkit.ledger.operations import Ledger, Status, event_dict, release_dict
-from fdpkit.ledger.totals import DELTA_REF, FPR_REF, add_rows, read_total
+from fdpkit.ledger.totals import DELTA_REF, FPR_REF, add_rows, read_total, reference_deltas
 from fdpkit.accounting import Composition
 from fdpkit.report.model import Figure, ReportDocument, Section, Table, fmt
 from fdpkit.mechanisms import Laplace, PureDP, RandomizedResponse, fold, mechanism_from_dict
@@ -206,14 +206,14 @@ def basic_composition_claim(releases: list[dict[str, Any]]) -> tuple[float, floa
     """(sum of epsilon, sum of delta) that basic composition gives for ``releases`` (their
     ``release_dict`` rows): a pure release adds (its pure epsilon, 0), any other its own
     (epsilon at 1e-5, 1e-5). Three pure Laplace releases of epsilon 2 claim (6, 0)."""
-    eps = delta = 0.0
+    eps, approximate = 0.0, 0
     for item in releases:
         pure = _pure_epsilon(mechanism_from_dict(item["mechanism"]))
         if pure is None:
-            eps, delta = eps + float(item["epsilon_ref"]), delta + DELTA_REF
+            eps, approximate = eps + float(item["epsilon_ref"]), approximate + 1
         else:
             eps += pure
-    return eps, delta
+    return eps, reference_deltas(approximate)
 def _integrity_section(v: dict[str, Any]) -> Section:
     """The chain head (keep it elsewhere: ``fdpkit ledger verify --anchor`` checks it later)
     and what verify said when the report was made."""
@@ -241,7 +241,7 @@ def ledger_document(ledger: Ledger, dataset: str, bucket: str = "week") -> Repor
         (f"ε at δ = {DELTA_REF:g}", fmt(r.epsilon, up=True), fmt(status.with_approved.epsilon, up=True)),
         (f"TPR at FPR {FPR_REF:g}", fmt(r.tpr, up=True), fmt(status.with_approved.tpr, up=True)),
         ("ε sum (basic composition)", fmt(r.epsilon_sum, up=True), fmt(status.with_approved.epsilon_sum, up=True)),
-        ("method", f"{r.method} ({r.bound})", status.with_approved.method)))
+        ("method", r.method_label, status.with_approved.method_label)))
     thr = Table("Thresholds", ("level", "metric", "limit", "current", "exceeded"), tuple(
         (c.threshold.level, c.threshold.describe(), fmt(c.threshold.value), fmt(c.current, up=True),
          "yes" if c.exceeded else "no") for c in status.thresholds))
@@ -249,7 +249,10 @@ def ledger_document(ledger: Ledger, dataset: str, bucket: str = "week") -> Repor
     rel = Table("Releases", ("id", "title", "state", "analyst", "released at", "ε alone"), tuple(
         (str(x["id"]), x["title"], x["state"], x["analyst"], x["released_at"] or "-", fmt(x["epsilon_ref"], up=True))
         for x in data["releases"]))
-    alerts = tuple(e.kind + ": " + json.loads(e.payload)["data"].get("message", "") for e in status.alerts)
+    # what the released total exceeds now (as `fdpkit ledger status` and the web page say), then
+    # the alerts logged when releases crossed a threshold
+    alerts = tuple([c.message() for c in status.exceeded]
+                   + [e.kind + ": " + json.loads(e.payload)["data"].get("message", "") for e in status.alerts])
     figures = (Figure("timeline", "Privacy spent over time: tight composition against the ε sum",
                       draw_timeline(rows, _eps_thresholds(status))),) if rows else ()
     sections = (Section("Running total", (), (total, thr)),

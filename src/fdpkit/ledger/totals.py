@@ -92,6 +92,12 @@ def _num(name: str, value: Any) -> float:
     return v
 
 
+def reference_deltas(n: int) -> float:
+    """``n`` times the reference δ = 1e-5, as the decimal it is (3 releases: 3e-05, not the
+    3.0000000000000004e-05 of ``3 * 1e-5`` that prints rounded up as 3.001e-05)."""
+    return n / round(1 / DELTA_REF)
+
+
 class Total:
     """The composed guarantee of a set of releases, read lazily (each quantity is computed
     the first time it is asked for).
@@ -114,6 +120,13 @@ class Total:
     def bound(self) -> str:
         """``exact`` for an all-Gaussian total, ``lower`` (a sound lower bound of the curve) for a PLD."""
         return "lower" if self.method == "PLD" else "exact"
+
+    @property
+    def method_label(self) -> str:
+        """The method as printed beside the figures: ``PLD (pessimistic)`` (the curve a lower
+        bound, so μ, ε and the TPR are upper bounds; not "lower", which reads as an optimistic
+        ε), ``GDP (exact)``, ``none (exact)``."""
+        return f"{self.method} ({'pessimistic' if self.bound == 'lower' else self.bound})"
 
     def epsilon_for_delta(self, delta: float) -> float:
         """ε at ``delta`` of the total (from the accountant's profile; cached)."""
@@ -177,7 +190,7 @@ class Total:
     @property
     def delta_sum(self) -> float:
         """δ of basic composition: the number of releases times the reference δ."""
-        return self.count * DELTA_REF
+        return reference_deltas(self.count)
 
     def value_of(self, t: ThresholdSpec) -> float:
         """The total's current value of a threshold's metric (μ, ε at its δ, or TPR at its FPR)."""
