@@ -150,3 +150,17 @@ def test_extra_css_keeps_phone_pages_from_scrolling_sideways(site):
     unlinked = [str(p.relative_to(site)) for p in pages if "css/extra.css" not in p.read_text(encoding="utf-8")]
     assert not unlinked
 
+
+def test_doc_code_lines_fit_a_wide_column():
+    """No line of a code block in docs/ is over 120 characters: at phone width such a line
+    scrolled its block by over 1,000 px (the ledger CLI block); longer ones are wrapped or
+    their comment moved to a line of its own."""
+    long = []
+    for page in sorted((ROOT / "docs").rglob("*.md")):
+        inside = False
+        for n, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            if line.lstrip().startswith("```"):
+                inside = not inside
+            elif inside and len(line) > 120:
+                long.append(f"{page.relative_to(ROOT)}:{n} ({len(line)})")
+    assert not long
