@@ -59,6 +59,17 @@ def test_every_command_and_errors(tmp_path, backend):
     assert r.exit_code == 0 and json.loads(r.stdout)["value"] == 1.5
     r = run("ledger", "--db", db, "threshold", "set", "census", "--level", "hard", "--epsilon", "3", "--delta", "1")
     assert r.exit_code == 2 and r.stderr.startswith("error: delta") and len(r.stderr.strip().splitlines()) == 1
+    # lifting the hard limit (ε 8 by default) needs a second person; lowering it does not
+    r = run("ledger", "--db", db, "threshold", "set", "census", "--level", "hard", "--epsilon", "20", "--user", "admin")
+    assert r.exit_code == 2 and "four-eyes: lifting the hard limit" in r.stderr and "--approver" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    r = run("ledger", "--db", db, "threshold", "set", "census", "--level", "hard", "--remove", "--user", "admin")
+    assert r.exit_code == 2 and "four-eyes" in r.stderr
+    r = run("ledger", "--db", db, "threshold", "set", "census", "--level", "hard", "--epsilon", "9", "--user", "admin",
+            "--approver", "bob", "--format", "json")
+    assert r.exit_code == 0 and json.loads(r.stdout)["value"] == 9
+    assert run("ledger", "--db", db, "threshold", "set", "census", "--level", "hard", "--epsilon", "8",
+               "--user", "admin").exit_code == 0
     r = run("ledger", "--db", db, "propose", "census", "--noise-multiplier", "3", "--sample-rate", "0.02",
             "--steps", "20", "--title", "sgd", "--user", "ana")
     rid = int(r.stdout.strip())

@@ -4,6 +4,8 @@ setting; only the proposer or an approver withdraws; a rejection needs a reason;
 thresholds stay ordered; users are deactivated, re-roled and reset as chained events that
 verify understands, and their sessions end."""
 
+import json
+
 import pytest
 
 from fdpkit.ledger import LedgerError, NotFound
@@ -137,3 +139,31 @@ def test_a_password_beyond_the_limit_never_matches(ledger):
     assert authenticate(ledger, "long", "P" * MAX_PASSWORD).name == "long"
     assert authenticate(ledger, "long", "P" * MAX_PASSWORD + "WRONG") is None
     assert authenticate(ledger, "long", "P" * (MAX_PASSWORD + 1)) is None
+
+
+def test_lifting_the_hard_limit_needs_a_second_person(census):
+    # one admin raised a dataset's hard limit (set it higher, or remove it and set it again) with
+    # no second person: the limit that blocks releases was a one-person edit
+    head = census.head()
+    lifts = [dict(value=20.0), dict(value=8.0, delta=1e-3)]  # higher, or at a looser delta
+    for kw in lifts:
+        with pytest.raises(LedgerError, match="four-eyes: lifting the hard limit of census"):
+            census.set_threshold("census", metric="epsilon", level="hard", user="admin", **kw)
+    with pytest.raises(LedgerError, match="four-eyes: lifting the hard limit"):
+        census.remove_threshold("census", metric="epsilon", level="hard", user="admin")
+    with pytest.raises(LedgerError, match="cannot approve their own lifting"):
+        census.set_threshold("census", metric="epsilon", level="hard", value=20.0, user="admin", approver="admin")
+    assert census.head() == head  # nothing written
+    # lowering is free, and a first hard limit on another metric too
+    census.set_threshold("census", metric="epsilon", level="hard", value=6.0, user="admin")
+    census.set_threshold("census", metric="mu", level="hard", value=2.0, user="admin")
+    # with a second person it is done, and the chained event names them
+    census.set_threshold("census", metric="epsilon", level="hard", value=9.0, user="admin", approver="bob")
+    census.remove_threshold("census", metric="mu", level="hard", user="admin", approver="bob")
+    events = [json.loads(e.payload)["data"] for e in census.history("census") if e.kind.startswith("threshold.")]
+    assert events[-2]["approver"] == "bob" and events[-1]["approver"] == "bob"
+    assert "approver" not in events[-3]  # the first mu limit needed no one
+    assert census.verify().ok
+    # where the dataset relaxed four-eyes (a logged setting), one person may lift it
+    census.set_four_eyes("census", False, user="admin", reason="single custodian")
+    census.set_threshold("census", metric="epsilon", level="hard", value=12.0, user="admin")

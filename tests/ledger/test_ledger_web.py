@@ -240,3 +240,19 @@ def test_round_trip_through_the_pages(setup):
     st = api.get("/api/ledger/datasets/census/status").json()
     assert st["released_count"] >= 2 and st["exceeded"]
     assert api.get("/api/ledger/verify").json()["ok"] is True
+
+
+def test_one_admin_cannot_lift_the_hard_limit(logged_in):
+    # the admin threshold form and API raised a hard limit in one step (one person); lifting it now
+    # needs a second person (the CLI's --approver), so both answer 422 and write nothing, while
+    # lowering it stays a one-admin edit
+    for api in (False, True):
+        c, csrf = logged_in["admin", api]
+        path = "/api/ledger/datasets/census/thresholds" if api else "/ledger/d/census/thresholds"
+        value = 50 if api else "50"
+        r = _call(c, "POST", path, {"metric": "epsilon", "level": "hard", "value": value}, api, csrf)
+        assert r.status_code == 422 and "four-eyes: lifting the hard limit" in r.text, r.text[:300]
+    c, csrf = logged_in["admin", True]
+    st = c.get("/api/ledger/datasets/census/status").json()
+    hard = [t for t in st["thresholds"] if t["level"] == "hard" and t["metric"] == "epsilon"]
+    assert hard and hard[0]["value"] < 50

@@ -195,22 +195,26 @@ def threshold_set(name: str = typer.Argument(..., help="Dataset name."),
                   tpr: Optional[float] = typer.Option(None, "--tpr", help="Certified TPR limit (at --fpr)."),
                   fpr: Optional[float] = typer.Option(None, "--fpr", help="FPR of a TPR limit (default 1e-3)."),
                   remove: bool = typer.Option(False, "--remove", help="Remove this level's limit on the metric."),
+                  approver: Optional[str] = typer.Option(
+                      None, "--approver", help="Second person who approves lifting the hard limit (four-eyes)."),
                   user: Optional[str] = UserOpt, db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
-    """Set (or --remove) a threshold: exactly one of --epsilon, --mu, --tpr."""
+    """Set (or --remove) a threshold: exactly one of --epsilon, --mu, --tpr. Raising or removing
+    the hard limit needs --approver, a second person (four-eyes); lowering it does not."""
     _check_fmt(format)
     given = {k: v for k, v in (("epsilon", epsilon), ("mu", mu), ("tpr", tpr)) if v is not None}
     if remove:
         if len(given) > 1:
             fail("give at most one of --epsilon, --mu, --tpr with --remove")
         metric = next(iter(given), "epsilon")
-        _open(db).remove_threshold(name, metric=metric, level=level, user=user or _user_default())
+        _open(db).remove_threshold(name, metric=metric, level=level, user=user or _user_default(),
+                                   approver=approver)
         payload = {"dataset": name, "metric": metric, "level": level, "removed": True}
     else:
         if len(given) != 1:
             fail("give exactly one of --epsilon, --mu, --tpr")
         metric, value = next(iter(given.items()))
         t = _open(db).set_threshold(name, metric=metric, level=level, value=value, delta=delta, fpr=fpr,
-                                    user=user or _user_default())
+                                    user=user or _user_default(), approver=approver)
         payload = {"dataset": name, "metric": t.metric, "level": t.level, "value": t.value,
                    "delta": t.delta, "fpr": t.fpr}
     if format == "json":

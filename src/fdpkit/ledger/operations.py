@@ -261,9 +261,35 @@ class Ledger(ReleaseLifecycle):
             return d
         return self._write(fn)
 
+    def _check_lift(self, s: Session, d: Dataset, t: Threshold | None, spec: ThresholdSpec | None,
+                    user: str, approver: str | None) -> dict[str, Any]:
+        """Four-eyes for the hard limit: replacing a hard threshold by anything but a lower value
+        at the same delta / FPR, or removing it, lifts the limit, and under four-eyes (the
+        dataset's default) needs a second person, ``approver`` (not ``user``), named in the
+        chained event. Setting a first hard threshold or lowering one is free. Returns the
+        event data to add (the approver, where one was needed)."""
+        if t is None or t.level != "hard":
+            return {}
+        lowered = spec is not None and spec.value <= t.value and spec.delta == t.delta and spec.fpr == t.fpr
+        if lowered or not self._four_eyes_in(s, d.id):
+            return {}
+        change = "remove" if spec is None else f"set to {spec.describe()}"
+        if approver is None or not approver.strip():
+            raise LedgerError(f"four-eyes: lifting the hard limit of {d.name} ({_spec_of(t).describe()}; {change}) "
+                              "needs a second person: name an approver who is not you (CLI: --approver NAME), "
+                              "or lower it instead")
+        approver = _text("approver", approver)
+        if approver == user:
+            raise LedgerError(f"four-eyes: {user} cannot approve their own lifting of the hard limit of {d.name}; "
+                              "another approver must")
+        return {"approver": approver}
+
     def set_threshold(self, dataset: str, *, metric: str, level: str, value: Any, user: str,
-                      delta: Any = None, fpr: Any = None) -> Threshold:
-        """Set (create or replace) the ``level`` threshold of ``metric`` for ``dataset``."""
+                      delta: Any = None, fpr: Any = None, approver: str | None = None) -> Threshold:
+        """Set (create or replace) the ``level`` threshold of ``metric`` for ``dataset``.
+
+        Raising a hard threshold (or changing its delta or FPR) lifts the hard limit: under
+        four-eyes it needs ``approver``, a second person (:meth:`_check_lift`)."""
         spec = check_threshold(metric, level, value, delta, fpr)
         user = _text("user", user)
 
@@ -274,17 +300,20 @@ class Ledger(ReleaseLifecycle):
             others = s.execute(select(Threshold).where(Threshold.dataset_id == d.id, Threshold.metric == metric,
                                                        Threshold.level != level)).scalars()
             _check_order(spec, [_spec_of(o) for o in others])
+            extra = self._check_lift(s, d, t, spec, user, approver)
             if t is None:
                 t = Threshold(dataset_id=d.id, metric=metric, level=level, value=0.0)
                 s.add(t)
             t.value, t.delta, t.fpr = spec.value, spec.delta, spec.fpr
             append(s, head, kind="threshold.set", actor=user, rows=[t], dataset_id=d.id,
-                   data={"threshold": spec.describe()})
+                   data={"threshold": spec.describe(), **extra})
             return t
         return self._write(fn)
 
-    def remove_threshold(self, dataset: str, *, metric: str, level: str, user: str) -> None:
-        """Remove ``dataset``'s threshold on ``metric`` at ``level`` (logged as an event by ``user``)."""
+    def remove_threshold(self, dataset: str, *, metric: str, level: str, user: str,
+                         approver: str | None = None) -> None:
+        """Remove ``dataset``'s threshold on ``metric`` at ``level`` (logged as an event by ``user``).
+        Removing the hard one lifts the hard limit: under four-eyes it needs ``approver``."""
         user = _text("user", user)
 
         def fn(s: Session, head):
@@ -293,8 +322,9 @@ class Ledger(ReleaseLifecycle):
                                                   Threshold.level == level)).scalar_one_or_none()
             if t is None:
                 raise NotFound(f"dataset {dataset!r} has no {level} threshold on {metric}")
+            extra = self._check_lift(s, d, t, None, user, approver)
             tid = t.id
             s.delete(t)
             append(s, head, kind="threshold.removed", actor=user, deleted=[("thresholds", tid)],
-                   dataset_id=d.id, data={"metric": metric, "level": level})
+                   dataset_id=d.id, data={"metric": metric, "level": level, **extra})
         self._write(fn)
