@@ -73,11 +73,13 @@ def _log_moment_bound(q: float, sigma: float, alpha: int) -> float:
 
     summed in log space from its largest term. log C(alpha, i) is the running sum of
     log((alpha - j + 1) / j), j <= i (0 at i = 0: no cancellation of two large gammaln
-    values where q is small and the first terms carry A). Rounding: term i's exponent is
-    within (i + 4) u M_i of its value (M_i: the sum of its parts' magnitudes, u the unit
-    round-off), so A is within the weighted mean of those (weights: the terms' shares of A)
-    plus 4 u of the computed sum, relatively; the logarithm and the final addition add
-    2 u of their magnitudes. The result is raised by all of that, so it bounds the exact value
+    values where q is small and the first terms carry A). Rounding (u the unit round-off;
+    numpy's vectorised log and exp are within 4 ulp = 8 u on every SIMD path, so the slack
+    counts 8 u per such call, not one CPU's rounding): term i's exponent is within
+    (i + 16) u M_i of its value (M_i: the sum of its parts' magnitudes), so A is within the
+    weighted mean of those (weights: the terms' shares of A) plus 16 u of the computed sum,
+    relatively (exp and the exactly rounded sum); the scalar logarithm and the final addition
+    add 4 u of their magnitudes. The result is raised by all of that, so it bounds the exact value
     from above (dp_accounting's ``RdpAccountant`` gives the same value to within this slack;
     ``tests/renyi`` compares them)."""
     u = float(np.finfo(float).eps) / 2.0
@@ -94,10 +96,10 @@ def _log_moment_bound(q: float, sigma: float, alpha: int) -> float:
         return math.inf
     scaled = np.exp(terms - top)
     total = math.fsum(scaled.tolist())
-    magnitude = (i + 4.0) * (comb_mag + i * abs(log_q) + (alpha - i) * abs(log_1mq) + moment + abs(top))
-    relative = u * float(np.dot(scaled, magnitude)) / total + 4.0 * u
+    magnitude = (i + 16.0) * (comb_mag + i * abs(log_q) + (alpha - i) * abs(log_1mq) + moment + abs(top))
+    relative = u * float(np.dot(scaled, magnitude)) / total * (1.0 + 1e-6) + 16.0 * u
     log_total = math.log(total)
-    return top + log_total + relative + 2.0 * u * (abs(top) + abs(log_total))
+    return top + log_total + relative + 4.0 * u * (abs(top) + abs(log_total))
 
 
 def _native_integer_orders_rdp(sample_rate: float, noise_multiplier: float, ks: np.ndarray) -> np.ndarray:
