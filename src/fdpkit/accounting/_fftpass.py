@@ -1,6 +1,22 @@
 """One tilted FFT pass of :mod:`fdpkit.accounting.tilted` (its Step 3): the computed
-circular convolution of the tilted factors on a window, and its rigorous round-off bound
-(Eqs. 3-5 of that module's documentation), plus the input-rounding factors of Eq. (6)."""
+circular convolution of the tilted factors on a window, and its rigorous round-off bounds
+(Eqs. 3-5 of that module's documentation), plus the input-rounding factors of Eq. (6).
+
+Two bounds on the error vector e = y^ - circ(c) are returned. The per-point one, eps_theta
+of Eq. (5), bounds max_L |e_L| through the l1-norm of the spectrum error S. The second
+bounds the l2-norm over all N points (what :mod:`fdpkit.accounting._tail_l2` sums over a
+tail by Cauchy-Schwarz):
+
+    ||e||_2 <= eps2_theta = ||S||_2 / sqrt(N) + eta_N ||y^||_2 / (1 - eta_N),         (5')
+
+by Parseval (the inverse DFT with its 1/N maps S to a vector of l2-norm ||S||_2 / sqrt(N))
+and the normwise FFT bound of Step 3 for the inverse transform's own rounding. The
+spectrum error is bounded term by term as in (3)-(4), but in l2: with D_j = X^_j - X_j,
+||D_j||_2 <= G_j, so ||sum_j D_j W_j||_2 <= sum_j G_j max_k W_jk; the powering errors e_k
+contribute (sum_k e_k^2)^{1/2}, and the omitted coefficients (each at most p_omit in
+modulus) sqrt(#omitted) p_omit. Where the tilted composition spreads over many points the
+spectrum is narrow, and n eps_theta (a tail of n points read point by point) exceeds
+sqrt(n) eps2_theta by orders of magnitude (issue 27's tiny-sample-rate runs)."""
 
 from __future__ import annotations
 
@@ -35,9 +51,10 @@ def _power(z: np.ndarray, times: int) -> np.ndarray:
 
 
 def _fft_pass(factors: list[_Factor], cum: _Cumulants, theta: float, start: int,
-              size: int, dtype) -> tuple[np.ndarray, float]:
+              size: int, dtype) -> tuple[np.ndarray, float, float]:
     """One tilted FFT composition on the grid indices [start, start + size): the computed
-    circular convolution y^ there and its error bound eps_theta of Eq. (5).
+    circular convolution y^ there, its per-point error bound eps_theta of Eq. (5) and the
+    bound eps2_theta of Eq. (5') on the error's l2-norm over the whole circle.
 
     Only the coefficients k whose bound prod_j m_jk^{T_j} exceeds e^LOG_SPECTRUM_FLOOR are
     powered and multiplied; the others are set to 0, an error of at most that bound per
@@ -125,10 +142,13 @@ def _fft_pass(factors: list[_Factor], cum: _Cumulants, theta: float, start: int,
 
     # (3): sum_j G_j ||W_j||_2 over the full spectrum (omitted k: W_jk <= T_j p_omit / m_jk)
     spectral = 0.0
+    spectral2 = 0.0  # (5'): sum_j G_j max_k W_jk, the same W_jk (omitted k included)
     for f, mk, gj, mn in zip(factors, ms, g, m_min):
         w = (f.times * prod_m) / mk
         omit = w_omit * (f.times * p_omit / mn) ** 2
         spectral += gj * math.sqrt(wsum(w * w) * (1.0 + 8.0 * u64) + omit)
+        w_max = max(float(w.max()) if n_keep else 0.0, f.times * p_omit / mn if w_omit else 0.0)
+        spectral2 += gj * w_max * (1.0 + 8.0 * u64)
     # (4) for repeated squaring: relative error <= (1 + 4u)^(sum T_j - 1 + J - 1) - 1
     mults = t_all + len(factors)
     rel = math.expm1(mults * math.log1p(4.0 * u))
@@ -137,6 +157,8 @@ def _fft_pass(factors: list[_Factor], cum: _Cumulants, theta: float, start: int,
     # |Y^_k| <= (1 + r) |prod X^_jk^T_j| <= (1 + r) prod_m; omitted: |0 - prod X^| <= p_omit
     spectral += (wsum(prod_m) * rel * (1.0 + rel) / (1.0 - rel) + w_omit * p_omit) * (1.0 + 8.0 * u64) \
         + 1e-300 * n_fft
+    spectral2 += (math.sqrt(wsum(prod_m * prod_m)) * rel * (1.0 + rel) / (1.0 - rel)
+                  + math.sqrt(w_omit) * p_omit) * (1.0 + 8.0 * u64) + 1e-300 * math.sqrt(n_fft)
     if full:
         spec = spec_k
     else:
@@ -146,10 +168,11 @@ def _fft_pass(factors: list[_Factor], cum: _Cumulants, theta: float, start: int,
     yf = np.asarray(y, dtype=float)
     y_norm = math.sqrt(float(np.einsum("i,i->", yf, yf)))
     eps = (spectral / n_fft) * (1.0 + 8 * u) + eta * y_norm / (1.0 - eta)
+    eps2 = (spectral2 / math.sqrt(n_fft)) * (1.0 + 8 * u) + eta * y_norm / (1.0 - eta)
     shift = (start - s0) % n_fft
     if shift + size <= n_fft:
-        return yf[shift:shift + size], eps
-    return np.concatenate([yf[shift:], yf[:shift + size - n_fft]]), eps
+        return yf[shift:shift + size], eps, eps2
+    return np.concatenate([yf[shift:], yf[:shift + size - n_fft]]), eps, eps2
 
 
 def _input_rounding(factors: list[_Factor], cum: _Cumulants, theta: float, u: float):

@@ -79,9 +79,12 @@ settings of sigma 0.6..1.2, q 1e-8..1e-5, T 10..10^5 whose d the threshold 30 ch
 T 1000 from x 1.437 in 31 s to x 1.035 in 0.2 s; sigma 0.7, q 1e-6, T 10^4 from x 1.403 in
 24 s to x 1.069 in 0.5 s), and every looser one stays within x 1.0025 of mu_max but one
 (sigma 0.7, q 1e-6, T 10^5: d 9.4e-6 -> 8.7e-6, x 1.367 -> x 1.385, where the round-off
-decides at either d). Where the round-off decides (the large-T cases above), a coarser grid
-than Eq. (4)'s would be tighter still (sigma 0.6, q 1e-7, T 10^5: x 1.52 at d = 1e-3):
-choosing d from an estimate of the round-off's share is left to do.
+decides at either d). Since then the tail sums bound their round-off in l2 as well (Step 4b
+of :mod:`fdpkit.accounting.tilted`): at Eq. (4)'s d these two read x 1.69 and x 1.126. A
+coarser grid is tighter still where T is large (sigma 0.6, q 1e-7, T 10^5: x 1.14 at
+d = 3e-4, x 1.48 at 1e-3; sigma 0.7, q 1e-6, T 10^5: x 1.064 at 1e-4), and no coarser at
+T = 1000 (sigma 0.7, q 1e-7: x 1.006 at Eq. (4)'s 1.1e-5, x 1.38 at 3e-4): choosing d from an
+estimate of the round-off's share is left to do.
 """
 
 from __future__ import annotations

@@ -114,7 +114,9 @@ PMF is
 
     p_out(L) = U_up(L) - U_up(L + d),   infinity mass m + C,   for L >= 0.     (7)
 
-(Losses below 0 enter only through the complement; they are left out of the output: no
+(Step 4b, :mod:`fdpkit.accounting._tail_l2`: where the round-off decides, U_up is also
+bounded by each pass's tail sum with its round-off taken in l2 (Cauchy-Schwarz), Eq. (8).
+Losses below 0 enter only through the complement; they are left out of the output: no
 delta(eps) with eps >= 0, and no vertex of the curve's steep half, reads them. Except
 Step 5, :mod:`fdpkit.accounting._lower_cdf`: where P[Y < L] is tiny (mu >~ 16) the masses
 near 0 are written as differences of the lower bound 1 - U_up, summed from the small end,
@@ -144,6 +146,7 @@ from fdpkit.accounting import _allocator
 from fdpkit.accounting._cumulants import _chernoff_mass, _chernoff_x, _Cumulants, _Shape
 from fdpkit.accounting._exact_sum import exact_sum_fraction
 from fdpkit.accounting._lower_cdf import small_head
+from fdpkit.accounting._tail_l2 import L2_MIN_TAIL_RATIO, tighten_tails
 from fdpkit.accounting._fftpass import _fft_pass, _input_rounding
 from fdpkit.accounting._pld_adapter import PmfArrays
 from fdpkit.accounting._tilt_placement import (  # noqa: F401  (Step 2; its constants stay importable from here)
@@ -417,10 +420,11 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays,
     err[lo_set:] = np.inf
 
     fresh = [True]
+    l2_passes: list = []
 
     def run(theta: float, k: float, sd: float, lo: int, hi: int) -> None:
         """One pass (Eq. 6), merged into p_up, p_low and err (p_up minus the estimate)."""
-        y, eps = _fft_pass(factors, cum, theta, lo, hi - lo + 1, dtype)
+        y, eps, eps2 = _fft_pass(factors, cum, theta, lo, hi - lo + 1, dtype)
         alias = 0.0  # only the lower bounds need the wrapped-around mass
         if need_low and lo > lo_sup:
             alias += _chernoff_mass(cum, theta, k, sd, lo * d, False)
@@ -467,6 +471,7 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays,
             np.maximum(p_low[a - start:b - start + 1], low, out=p_low[a - start:b - start + 1])
         if b < a_up:
             return
+        l2_passes.append((a_up, b, theta, k, c_up, eps2, y, lo))  # for Step 4b
         sl = slice(a_up - start, b - start + 1)
         scale = scale_all[a_up - a_exp:]  # (overwritten below: the lower bounds are done)
         big = None if big_all is None else big_all[a_up - a_exp:]
@@ -558,6 +563,9 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays,
     tail *= 1.0 + (n + 2) * u64
     tail += inf_mass
     upper = np.minimum(tail, 1.0, out=tail)
+    if worst > L2_MIN_TAIL_RATIO:  # Step 4b: tail sums bounded through the l2 round-off
+        tighten_tails(upper, l2_passes, losses[f0:], start + f0, inf_mass, u64)
+    l2_passes.clear()  # (the passes' y arrays)
     below = None
     if need_low:
         pl = np.minimum(p_low[f0:], pu)
