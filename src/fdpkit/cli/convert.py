@@ -10,9 +10,9 @@ import typer
 from rich.table import Table as RichTable
 
 import fdpkit as fp
-from fdpkit.cli._common import (OutputOpt, emit, err, fmt_num, fraction_option, guarded, kv, out, working)
+from fdpkit.cli._common import (OutputOpt, command_group, emit, err, fmt_num, fraction_option, guarded, kv, out, working)
 
-convert_app = typer.Typer(help="Convert between epsilon, delta and mu.", no_args_is_help=True)
+convert_app = command_group("Convert between epsilon, delta and mu.", no_args_is_help=True)
 
 
 @convert_app.command("eps-to-mu")

@@ -16,16 +16,16 @@ import typer
 from rich.table import Table as RichTable
 
 from fdpkit.cli import _dpsgd as _dp
-from fdpkit.cli._common import State, err, fail, fmt_num, json_safe, out, working, write_output
+from fdpkit.cli._common import State, command_group, err, fail, fmt_num, json_safe, out, working, write_output
 from fdpkit.cli.ledger_input import (  # noqa: F401  (mechanism_from_opacus_file: its old home)
     DPSGD_OPTIONS, FromOpacusOpt, GaussOpt, LapOpt, MechOpt, RelationOpt, SpecOpt, mechanism_from_opacus_file,
     release_mechanism)
 from fdpkit.vocabulary import ADD_REMOVE
 
-ledger_app = typer.Typer(help="Privacy-budget ledger: releases composed tightly over time, thresholds, "
+ledger_app = command_group("Privacy-budget ledger: releases composed tightly over time, thresholds, "
                               "approvals, a verifiable event log.", no_args_is_help=True)
-dataset_app = typer.Typer(help="Datasets (privacy units).", no_args_is_help=True)
-threshold_app = typer.Typer(help="Alert thresholds (notice / warning / hard limit).", no_args_is_help=True)
+dataset_app = command_group("Datasets (privacy units).", no_args_is_help=True)
+threshold_app = command_group("Alert thresholds (notice / warning / hard limit).", no_args_is_help=True)
 ledger_app.add_typer(dataset_app, name="dataset")
 ledger_app.add_typer(threshold_app, name="threshold")
 

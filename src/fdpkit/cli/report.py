@@ -12,10 +12,10 @@ from rich.table import Table as RichTable
 
 import fdpkit as fp
 from fdpkit.cli import _dpsgd as _dp
-from fdpkit.cli._common import (check_output, cli_budget, write_output, DiscOpt, FormatOpt, FORMATS, OutputOpt, State, err, fail, guarded, load_spec,
+from fdpkit.cli._common import (check_output, cli_budget, command_group, write_output, DiscOpt, FormatOpt, FORMATS, OutputOpt, State, err, fail, guarded, load_spec,
                                 load_points, mechanism_from_dict, out, working)
 
-report_app = typer.Typer(help="Privacy report of a mechanism: mu, regret, risk, exports.")
+report_app = command_group("Privacy report of a mechanism: mu, regret, risk, exports.")
 
 
 def _print_report(r: fp.PrivacyReport) -> None:

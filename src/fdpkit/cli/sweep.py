@@ -13,10 +13,10 @@ import typer
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from fdpkit.cli._common import (DiscOpt, State, check_output, err, fail, fmt_num, guarded, json_safe, out,
+from fdpkit.cli._common import (DiscOpt, State, check_output, command_group, err, fail, fmt_num, guarded, json_safe, out,
                                 write_output)
 
-sweep_app = typer.Typer(help="Sweep DP-SGD settings: a table of mu, regret, epsilon and attack risk.")
+sweep_app = command_group("Sweep DP-SGD settings: a table of mu, regret, epsilon and attack risk.")
 
 NoiseOpt = typer.Option(None, "--noise-multiplier", help="Comma-separated noise multipliers, e.g. 1,2,4.")
 RateOpt = typer.Option(None, "--sample-rate", help="Comma-separated Poisson sample rates.")
