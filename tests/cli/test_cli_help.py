@@ -74,3 +74,34 @@ def test_summary_is_the_first_paragraph_on_one_line():
     cmd = typer.main.get_command(app).commands["ledger"].commands["release"]
     assert summary(cmd).startswith("Release an approved release (refused beyond the hard limit without --override")
     assert "\n" not in summary(cmd)
+
+
+# ---------------------------------------------------------------- ledger propose / check
+def _option_lines(text, first, last):
+    """The lines of a help text from option ``first`` up to (not including) option ``last``."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.lstrip().startswith(first))
+    end = next(i for i, line in enumerate(lines) if line.lstrip().startswith(last))
+    return lines[start:end]
+
+
+def test_propose_and_check_share_the_dpsgd_options():
+    from fdpkit.cli.ledger_input import DPSGD_OPTIONS, DPSGD_PARAMETERS
+
+    ledger = typer.main.get_command(app).commands["ledger"].commands
+    release = ["name", "mechanism", "spec", "gaussian", "laplace", *DPSGD_OPTIONS]
+    assert [p.name for p in ledger["propose"].params] == [*release, "title", "purpose", "user", "db", "format",
+                                                          "from_opacus"]
+    assert [p.name for p in ledger["check"].params] == [*release, "db", "format", "from_opacus"]
+    assert len(DPSGD_PARAMETERS) == 14
+    for command in ("propose", "check"):  # each option as declared once (flag, help, default)
+        params = {p.name: p for p in ledger[command].params}
+        for name, _, option in DPSGD_PARAMETERS:
+            assert params[name].opts == list(option.param_decls) and params[name].help == option.help
+            assert params[name].default == option.default
+    # the same lines in both --help texts, between --laplace and the next option
+    for columns in (80, 200):
+        propose = _option_lines(_help(("ledger", "propose"), columns), "--laplace", "--title")
+        check = _option_lines(_help(("ledger", "check"), columns), "--laplace", "--db")
+        assert propose == check and any("--noise-multiplier" in line for line in propose)
+        assert any("--drop-last" in line for line in propose)

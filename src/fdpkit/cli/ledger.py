@@ -15,11 +15,10 @@ from typing import Any, Callable, Optional
 import typer
 from rich.table import Table as RichTable
 
-from fdpkit.cli import _dpsgd as _dp
 from fdpkit.cli._common import State, command_group, err, fail, fmt_num, json_safe, out, working, write_output
 from fdpkit.cli.ledger_input import (  # noqa: F401  (mechanism_from_opacus_file: its old home)
-    DPSGD_OPTIONS, FromOpacusOpt, GaussOpt, LapOpt, MechOpt, RelationOpt, SpecOpt, mechanism_from_opacus_file,
-    release_mechanism)
+    DPSGD_RUN, FromOpacusOpt, GaussOpt, LapOpt, MechOpt, SpecOpt, declared_relation, mechanism_from_opacus_file,
+    release_mechanism, with_dpsgd_options)
 from fdpkit.vocabulary import ADD_REMOVE
 
 ledger_app = command_group("Privacy-budget ledger: releases composed tightly over time, thresholds, "
@@ -224,28 +223,13 @@ def threshold_set(name: str = typer.Argument(..., help="Dataset name."),
 
 
 # ---------------------------------------------------------------------- releases
-def _run_options(given: dict) -> dict:
-    """A command's DP-SGD options (its locals), as :func:`release_mechanism` takes them."""
-    return {k: given[k] for k in DPSGD_OPTIONS}
-
-
-def _declared(led, name: str, *run: Any) -> Optional[str]:
-    """The dataset's relation when a DP-SGD run is given (its default relation), else None."""
-    return led.dataset(name).relation_name if any(x is not None for x in run) else None
-
-
 @ledger_app.command("propose")
 @ledger_cmd
+@with_dpsgd_options
 def propose(name: str = typer.Argument(..., help="Dataset name."),
             mechanism: Optional[Path] = MechOpt, spec: Optional[str] = SpecOpt,
             gaussian: Optional[float] = GaussOpt, laplace: Optional[float] = LapOpt,
-            noise_multiplier: Optional[float] = _dp.NoiseOpt, sample_rate: Optional[float] = _dp.RateOpt,
-            steps: Optional[float] = _dp.StepsOpt, batch_size: Optional[float] = _dp.BatchOpt,
-            dataset_size: Optional[int] = _dp.DatasetOpt, epochs: Optional[float] = _dp.EpochsOpt,
-            sampling: str = _dp.SamplingOpt, relation: Optional[str] = RelationOpt,
-            max_batch_size: Optional[float] = _dp.MaxBatchOpt, unit: str = _dp.UnitOpt,
-            examples_per_user: Optional[float] = _dp.PerUserOpt, schedule: Optional[Path] = _dp.ScheduleOpt,
-            opacus_history: Optional[Path] = _dp.HistoryOpt, drop_last: bool = _dp.DropLastOpt,
+            run: dict = DPSGD_RUN,
             title: str = typer.Option(..., "--title", help="What is released."),
             purpose: str = typer.Option("", "--purpose"),
             user: Optional[str] = UserOpt, db: Optional[str] = DbOpt, format: str = FmtOpt,
@@ -259,8 +243,8 @@ def propose(name: str = typer.Argument(..., help="Dataset name."),
     from fdpkit.ledger import GRID_NOTE, release_dict
 
     led = _open(db)
-    mech = release_mechanism(_declared(led, name, noise_multiplier, schedule, opacus_history), mechanism, spec,
-                             gaussian, laplace, from_opacus, **_run_options(locals()))
+    mech = release_mechanism(declared_relation(led, name, run), mechanism, spec, gaussian, laplace, from_opacus,
+                             **run)
     with working("Accounting the release..."):
         r = led.propose(name, mech, title=title, user=user or _user_default(), purpose=purpose)
         check = led.check(name, r.spec)
@@ -393,23 +377,18 @@ def status(name: str = typer.Argument(..., help="Dataset name."), db: Optional[s
 
 @ledger_app.command("check")
 @ledger_cmd
+@with_dpsgd_options
 def check(name: str = typer.Argument(..., help="Dataset name."),
           mechanism: Optional[Path] = MechOpt, spec: Optional[str] = SpecOpt,
           gaussian: Optional[float] = GaussOpt, laplace: Optional[float] = LapOpt,
-          noise_multiplier: Optional[float] = _dp.NoiseOpt, sample_rate: Optional[float] = _dp.RateOpt,
-          steps: Optional[float] = _dp.StepsOpt, batch_size: Optional[float] = _dp.BatchOpt,
-          dataset_size: Optional[int] = _dp.DatasetOpt, epochs: Optional[float] = _dp.EpochsOpt,
-          sampling: str = _dp.SamplingOpt, relation: Optional[str] = RelationOpt,
-          max_batch_size: Optional[float] = _dp.MaxBatchOpt, unit: str = _dp.UnitOpt,
-          examples_per_user: Optional[float] = _dp.PerUserOpt, schedule: Optional[Path] = _dp.ScheduleOpt,
-          opacus_history: Optional[Path] = _dp.HistoryOpt, drop_last: bool = _dp.DropLastOpt,
+          run: dict = DPSGD_RUN,
           db: Optional[str] = DbOpt, format: str = FmtOpt, from_opacus: Optional[Path] = FromOpacusOpt) -> None:
     """What a proposed release would do to the released total (writes nothing); the release
     is given as for `fdpkit ledger propose`."""
     _check_fmt(format)
     led = _open(db)
-    mech = release_mechanism(_declared(led, name, noise_multiplier, schedule, opacus_history), mechanism, spec,
-                             gaussian, laplace, from_opacus, **_run_options(locals()))
+    mech = release_mechanism(declared_relation(led, name, run), mechanism, spec, gaussian, laplace, from_opacus,
+                             **run)
     c = led.check(name, mech)
     if format == "json":
         _json(c.to_dict())
