@@ -15,6 +15,7 @@ from rich.text import Text
 
 from fdpkit.cli._common import (DiscOpt, State, check_output, command_group, err, fail, fmt_num, guarded, json_safe, out,
                                 write_output)
+from fdpkit.vocabulary import DASK_CONNECT_TIMEOUT
 
 sweep_app = command_group("Sweep DP-SGD settings: a table of mu, regret, epsilon and attack risk.")
 
@@ -36,7 +37,7 @@ OutOpt = typer.Option(None, "--output", "-o", help="Write the table to FILE.csv 
                                                    "needs --force).")
 DaskLocalOpt = typer.Option(None, "--dask-local", help="Start a Dask LocalCluster with N workers.")
 SchedOpt = typer.Option(None, "--scheduler", help="Address of a running Dask scheduler (tcp://host:port; "
-                                                  "gives up after 10 s without an answer).")
+                                                  f"gives up after {DASK_CONNECT_TIMEOUT:g} s without an answer).")
 WorkersOpt = typer.Option(None, "--workers", help="Size of the local process pool (default: all cores).")
 ExecOpt = typer.Option(None, "--executor", help="inprocess, processes or dask (default: from the options).")
 FmtOpt = typer.Option("text", "--format", "-f", help="text or json (a summary; the table goes to --output).")
