@@ -79,6 +79,8 @@ def spelling(value: Any) -> Any:
     """The spelling fdpkit reads a choice in (a sampling scheme, relation or unit): stripped,
     lower case, ``-`` for ``_`` (``"Fixed_Size"`` -> ``"fixed-size"``); not a string: as it is.
 
+    Examples
+    --------
     >>> spelling(" Truncated_Poisson "), spelling(3)
     ('truncated-poisson', 3)
     """
