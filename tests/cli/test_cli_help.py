@@ -54,6 +54,14 @@ def test_help_at_80_columns_shows_every_option_name_whole(path, command):
     assert not [line for line in lines if re.search(r"[A-Za-z]-$", line)], text
 
 
+def test_every_option_and_argument_says_what_it_is():
+    # 36 options (plan --effect/--n/--sd, report approx-dp --epsilon/--delta, --format of the small
+    # results, ...) and the ledger's release ID were listed with a type and nothing else
+    bare = [f"{' '.join(path)} {param.opts[0]}" for path, command in COMMANDS for param in command.params
+            if not getattr(param, "hidden", False) and not getattr(param, "help", None)]
+    assert not bare, bare
+
+
 def test_plan_help_at_80_columns():
     text = _help(("plan",))
     for name in ("--max-relative-loss", "--max-relative-risk", "--high-confidence-ok", "--bounded-confidence"):

@@ -331,6 +331,8 @@ def kv(title: str, rows: dict, *, up: bool | None = None) -> None:
 
 
 FormatOpt = typer.Option("text", "--format", "-f", help="text, json, csv, md, html or pdf.")
+#: ``--format`` of the commands that print a small result (:func:`emit`).
+ResultFormatOpt = typer.Option("text", "--format", "-f", help="text or json.")
 OutputOpt = typer.Option(None, "--output", "-o", help="Write to this file (atomically).")
 DiscOpt = typer.Option(None, "--discretization", show_default=False,
                        help="PLD discretization interval (default: the library's rule, as fdpkit.privacy_report "

@@ -48,6 +48,7 @@ def _user_default() -> str:
 
 
 UserOpt = typer.Option(None, "--user", "-u", help="Who does this (taken on trust; default: login name).")
+ReleaseIdArg = typer.Argument(..., metavar="ID", help="Release id (printed by `fdpkit ledger propose`).")
 
 
 @ledger_app.callback()
@@ -141,7 +142,7 @@ def dataset_add(name: str = typer.Argument(..., help="Dataset name."),
                 relation: str = typer.Option(ADD_REMOVE, "--relation",
                                              help="Neighbouring relation: add-remove or replace-one "
                                                   "(the old spelling add-or-remove is accepted)."),
-                description: str = typer.Option("", "--description"),
+                description: str = typer.Option("", "--description", help="What the dataset holds."),
                 user: Optional[str] = UserOpt, db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
     """Register a dataset (default thresholds: ε 2 / 4 / 8 at δ = 1e-5)."""
     _check_fmt(format)
@@ -231,7 +232,7 @@ def propose(name: str = typer.Argument(..., help="Dataset name."),
             gaussian: Optional[float] = GaussOpt, laplace: Optional[float] = LapOpt,
             run: dict = DPSGD_RUN,
             title: str = typer.Option(..., "--title", help="What is released."),
-            purpose: str = typer.Option("", "--purpose"),
+            purpose: str = typer.Option("", "--purpose", help="Why it is released (kept with the release)."),
             user: Optional[str] = UserOpt, db: Optional[str] = DbOpt, format: str = FmtOpt,
             from_opacus: Optional[Path] = FromOpacusOpt) -> None:
     """Propose a release; prints its id and what it would do to the running total.
@@ -283,7 +284,8 @@ def _transition(fn_name: str, release_id: int, user: Optional[str], db: Optional
 
 @ledger_app.command("approve")
 @ledger_cmd
-def approve(release_id: int = typer.Argument(..., metavar="ID"), comment: str = typer.Option("", "--comment"),
+def approve(release_id: int = ReleaseIdArg,
+            comment: str = typer.Option("", "--comment", help="A comment (kept in the approval record)."),
             no_report: bool = typer.Option(False, "--no-report", help="Do not store the approval record."),
             user: Optional[str] = UserOpt, db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
     """Approve a proposed release (stores its approval record, PDF and JSON, with SHA-256:
@@ -294,7 +296,7 @@ def approve(release_id: int = typer.Argument(..., metavar="ID"), comment: str = 
 
 @ledger_app.command("reject")
 @ledger_cmd
-def reject(release_id: int = typer.Argument(..., metavar="ID"),
+def reject(release_id: int = ReleaseIdArg,
            comment: str = typer.Option("", "--comment", help="The reason (required)."),
            no_report: bool = typer.Option(False, "--no-report", help="Do not store the rejection record."),
            user: Optional[str] = UserOpt, db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
@@ -306,7 +308,8 @@ def reject(release_id: int = typer.Argument(..., metavar="ID"),
 
 @ledger_app.command("withdraw")
 @ledger_cmd
-def withdraw(release_id: int = typer.Argument(..., metavar="ID"), comment: str = typer.Option("", "--comment"),
+def withdraw(release_id: int = ReleaseIdArg,
+             comment: str = typer.Option("", "--comment", help="Why (kept in the event log)."),
              user: Optional[str] = UserOpt, db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
     """Withdraw a proposed or approved release."""
     _transition("withdraw", release_id, user, db, format, comment=comment)
@@ -319,7 +322,7 @@ def _interactive() -> bool:
 
 @ledger_app.command("release")
 @ledger_cmd
-def release(release_id: int = typer.Argument(..., metavar="ID"),
+def release(release_id: int = ReleaseIdArg,
             override: Optional[str] = typer.Option(None, "--override", help="Reason to release beyond the hard limit."),
             yes: bool = typer.Option(False, "--yes", "-y", help="Release without asking on a terminal."),
             user: Optional[str] = UserOpt, db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
@@ -466,7 +469,7 @@ def history(name: Optional[str] = typer.Argument(None, help="Dataset name (defau
 def export(name: str = typer.Argument(..., help="Dataset name."),
            format: str = typer.Option("json", "--format", "-f", help="json, csv, md, html or pdf."),
            output: Optional[Path] = typer.Option(None, "--output", "-o", help="File to write (needed for PDF)."),
-           bucket: str = typer.Option("week", "--bucket"), db: Optional[str] = DbOpt) -> None:
+           bucket: str = typer.Option("week", "--bucket", help="Timeline buckets: week, day or month."), db: Optional[str] = DbOpt) -> None:
     """The ledger report of a dataset: status, thresholds, timeline (with its plot), releases."""
     from fdpkit.ledger.timeline import ledger_document
     from fdpkit.report import FORMATS, render_document
@@ -488,7 +491,7 @@ def export(name: str = typer.Argument(..., help="Dataset name."),
 
 @ledger_app.command("record")
 @ledger_cmd
-def record(release_id: int = typer.Argument(..., metavar="ID"),
+def record(release_id: int = ReleaseIdArg,
            format: str = typer.Option("json", "--format", "-f", help="json or pdf."),
            output: Optional[Path] = typer.Option(None, "--output", "-o", help="File to write (needed for PDF)."),
            db: Optional[str] = DbOpt) -> None:

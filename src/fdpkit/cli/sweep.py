@@ -232,8 +232,9 @@ PlotOpt = typer.Option(None, "--plot", help="Also draw the figure to FILE.svg, .
 
 @sweep_app.command("regret-map")
 @guarded
-def regret_map_cmd(noise_multiplier: str = typer.Option("0.5,1,2,4,8", "--noise-multiplier"),
-                   steps: str = typer.Option("400,1000,2000", "--steps"),
+def regret_map_cmd(noise_multiplier: str = typer.Option("0.5,1,2,4,8", "--noise-multiplier",
+                                                     help="Comma-separated noise multipliers."),
+                   steps: str = typer.Option("400,1000,2000", "--steps", help="Comma-separated step counts."),
                    sample_rate: Optional[str] = typer.Option(None, "--sample-rate",
                                                              help="Default: 10 rates from 1e-3 to 0.5."),
                    discretization: float = DiscOpt, output: Optional[Path] = OutOpt, plot: Optional[Path] = PlotOpt,
@@ -261,9 +262,11 @@ def regret_map_cmd(noise_multiplier: str = typer.Option("0.5,1,2,4,8", "--noise-
 
 @sweep_app.command("rule-of-thumb")
 @guarded
-def rule_of_thumb_cmd(noise_multiplier: str = typer.Option("1,2,4,8", "--noise-multiplier"),
-                      steps: str = typer.Option("100,400,1000,2000", "--steps"),
-                      sample_rate: Optional[str] = typer.Option(None, "--sample-rate"),
+def rule_of_thumb_cmd(noise_multiplier: str = typer.Option("1,2,4,8", "--noise-multiplier",
+                                                        help="Comma-separated noise multipliers."),
+                      steps: str = typer.Option("100,400,1000,2000", "--steps", help="Comma-separated step counts."),
+                      sample_rate: Optional[str] = typer.Option(None, "--sample-rate",
+                                                                help="Default: 10 rates from 1e-3 to 0.5."),
                       threshold: float = typer.Option(0.01, help="Regret threshold."),
                       discretization: float = DiscOpt, output: Optional[Path] = OutOpt,
                       plot: Optional[Path] = PlotOpt, dask_local: Optional[int] = DaskLocalOpt,
@@ -304,7 +307,7 @@ def design_table_cmd(mu: Optional[float] = typer.Option(None, help="Target mu (t
                      epsilon: Optional[float] = typer.Option(None, help="Target epsilon at --delta instead of mu."),
                      batch_size: str = typer.Option(..., "--batch-size", help="Comma-separated batch sizes."),
                      epochs: str = typer.Option(..., "--epochs", help="Comma-separated epoch counts."),
-                     dataset_size: int = typer.Option(..., "--dataset-size"),
+                     dataset_size: int = typer.Option(..., "--dataset-size", help="Number of examples."),
                      delta: float = DeltaOpt, discretization: float = DiscOpt, output: Optional[Path] = OutOpt,
                      dask_local: Optional[int] = DaskLocalOpt, scheduler: Optional[str] = SchedOpt,
                      workers: Optional[int] = WorkersOpt, executor: Optional[str] = ExecOpt,
