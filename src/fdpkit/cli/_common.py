@@ -1,5 +1,6 @@
-"""Shared plumbing of the ``fdpkit`` command line: error conventions (exit code 2 and one
-readable line), spinners, small-result output, spec files. No maths here."""
+"""Shared plumbing of the ``fdpkit`` command line: the command groups and their help layout
+(:func:`command_group`), error conventions (exit code 2 and one readable line), spinners,
+small-result output, spec files, the options several commands share. No maths here."""
 
 from __future__ import annotations
 
