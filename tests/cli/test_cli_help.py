@@ -113,3 +113,16 @@ def test_propose_and_check_share_the_dpsgd_options():
         check = _option_lines(_help(("ledger", "check"), columns), "--laplace", "--db")
         assert propose == check and any("--noise-multiplier" in line for line in propose)
         assert any("--drop-last" in line for line in propose)
+
+
+def test_every_command_group_is_made_by_command_group():
+    # a typer.Typer(...) of its own would bring back rich's panels (and their cut names) for its commands
+    from pathlib import Path
+
+    import fdpkit.cli
+
+    cli = Path(fdpkit.cli.__file__).parent
+    direct = [p.name for p in sorted(cli.glob("*.py")) if p.name != "_common.py" and "typer.Typer(" in p.read_text()]
+    assert not direct
+    groups = [c for _, c in COMMANDS if getattr(c, "commands", None) is not None]
+    assert len(groups) >= 9 and all(getattr(g, "rich_markup_mode", "rich") is None for g in groups)
