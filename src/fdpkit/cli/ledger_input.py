@@ -116,7 +116,8 @@ def release_mechanism(declared: Optional[str], mechanism: Optional[Path], spec: 
 
     ``declared`` is the dataset's relation (the default of a DP-SGD run's; None: add-remove);
     ``dpsgd`` holds the :data:`DPSGD_OPTIONS`."""
-    chosen = [x is not None for x in (mechanism, spec, gaussian, laplace, from_opacus)] + [gives_run(dpsgd)]
+    run = any(dpsgd.get(k) is not None for k in ("noise_multiplier", "schedule", "opacus_history"))
+    chosen = [x is not None for x in (mechanism, spec, gaussian, laplace, from_opacus)] + [run]
     if sum(chosen) != 1:
         fail("give exactly one of --mechanism FILE, --spec JSON, --gaussian SIGMA, --laplace SCALE, --from-opacus "
              "FILE, or a DP-SGD run (--noise-multiplier with --sample-rate or --batch-size and --dataset-size, "
