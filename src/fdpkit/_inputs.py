@@ -63,6 +63,8 @@ def parse_decimal(text: Any, name: str) -> float:
 def parse_fraction(text: Any, name: str) -> float:
     """A number, or a percentage "5%" read as 0.05.
 
+    Examples
+    --------
     >>> parse_fraction("5%", "prior"), parse_fraction("0.05", "prior")
     (0.05, 0.05)
     >>> parse_fraction("1_000%", "prior")
@@ -115,7 +117,7 @@ def plausibility_warnings(*, mu: float | None = None, epsilon: float | None = No
     prior : float, optional
         An attacker's prior probability of membership.
     n : float, optional
-        Number of people in the data, for the delta >= 1/n check.
+        Number of people in the data, for the δ ≥ 1/n check.
     deltas : sequence of float
         Further deltas (e.g. of several releases) checked like ``delta``.
 

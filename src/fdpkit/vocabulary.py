@@ -3,8 +3,9 @@
 Neighbouring relations, sampling schemes and privacy units are plain strings in the public
 API (``fp.dpsgd(..., sampling="poisson", relation="add-remove", unit="example")``), in the web
 forms, the CLI options and the ledger. They are defined here once, and mechanisms, ledger,
-web and CLI import them, so that "add-remove" means one thing everywhere. This module is the
-bottom layer: it imports nothing from fdpkit.
+web and CLI import them, so that "add-remove" means one thing everywhere; so are the few
+settings that a front end states in its help (:data:`DASK_CONNECT_TIMEOUT`). This module is
+the bottom layer: it imports nothing from fdpkit.
 
 Examples
 --------
@@ -54,6 +55,11 @@ USER = "user"
 #: Every privacy unit of :func:`fdpkit.dpsgd`.
 UNITS = (EXAMPLE, USER)
 
+#: Seconds a sweep waits for a Dask scheduler before giving up (:func:`fdpkit.sweep.executors.dask_client`
+#: says so in its error, ``fdpkit sweep --scheduler`` in its help: here, where ``--help`` reads it
+#: without importing the sweep's maths).
+DASK_CONNECT_TIMEOUT = 10.0
+
 # The same vocabularies as types, for static checkers and pydantic models (mypy cannot read a
 # Literal built from the tuples above); checked equal to the tuples below at import.
 #: A neighbouring relation, as a type.
@@ -73,6 +79,8 @@ def spelling(value: Any) -> Any:
     """The spelling fdpkit reads a choice in (a sampling scheme, relation or unit): stripped,
     lower case, ``-`` for ``_`` (``"Fixed_Size"`` -> ``"fixed-size"``); not a string: as it is.
 
+    Examples
+    --------
     >>> spelling(" Truncated_Poisson "), spelling(3)
     ('truncated-poisson', 3)
     """

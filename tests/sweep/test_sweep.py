@@ -253,10 +253,22 @@ def test_malformed_scheduler_is_refused_before_a_client_exists(address, tmp_path
 
 
 def test_scheduler_help_states_the_connect_timeout():
-    from fdpkit.sweep.executors import DASK_CONNECT_TIMEOUT
+    from fdpkit.sweep import executors
+    from fdpkit.vocabulary import DASK_CONNECT_TIMEOUT
 
+    assert executors.DASK_CONNECT_TIMEOUT == DASK_CONNECT_TIMEOUT  # the one the client waits
     res = _invoke("sweep", "--help")
     assert f"gives up after {DASK_CONNECT_TIMEOUT:g} s" in " ".join(res.output.split())
+
+
+def test_scheduler_help_reads_the_timeout_from_the_constant():
+    # the help said "10 s" in its own words: a changed timeout left it stale
+    script = ("import fdpkit.vocabulary as v\nv.DASK_CONNECT_TIMEOUT = 7.5\n"
+              "from fdpkit.cli.sweep import SchedOpt\nprint(SchedOpt.help)")
+    env = {**os.environ, "PYTHONPATH": str(Path(fp.__file__).resolve().parent.parent)}
+    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert "gives up after 7.5 s without an answer" in res.stdout
 
 
 def test_cli_bad_input_exit_2(tmp_path):

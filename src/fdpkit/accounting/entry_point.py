@@ -89,7 +89,7 @@ def account(mechanism: Mechanism, *, discretization: float = DISCRETIZATION_DEFA
 
     The one entry point of :mod:`fdpkit.accounting` (see the module docs for the routes).
     Closed forms are exact and used wherever one exists, including DP-SGD with shuffled
-    batches (mu = Delta sqrt(P) / sigma, no amplification) and with full batches; every
+    batches (μ = Δ √P / σ, no amplification) and with full batches; every
     other mechanism gets a pessimistic PLD curve (``bound="lower"``).
 
     Parameters
@@ -150,6 +150,8 @@ def tradeoff_curve(mechanism: Mechanism, *, discretization: float = DISCRETIZATI
     DP, shuffled and full-batch DP-SGD), otherwise the curve certified by the pessimistic
     connect-the-dots PLD (a ``PiecewiseLinearCurve`` with ``bound="lower"``).
 
+    Examples
+    --------
     >>> from fdpkit.mechanisms import dpsgd
     >>> c = tradeoff_curve(dpsgd(2.0, 0.01, 100), discretization=1e-3)
     >>> c.bound

@@ -188,14 +188,14 @@ def _tail_leaf(mechanism: Mechanism) -> tuple[float, float]:
 
 @dataclass(frozen=True)
 class RhoFit:
-    """Tight rho* of a mechanism (Gomez et al. Eq. 25).
+    """Tight ρ* of a mechanism (Gomez et al. Eq. 25).
 
     Attributes
     ----------
     rho : float
-        Sound upper bound on sup_t eps(t)/t (``inf`` when no finite rho holds).
+        Sound upper bound on sup_t ε(t)/t (``inf`` when no finite ρ holds).
     order : float
-        The order where eps(t)/t is largest on the grid (``inf``: approached as t grows).
+        The order where ε(t)/t is largest on the grid (``inf``: approached as t grows).
     reason : str
     """
 
@@ -205,9 +205,11 @@ class RhoFit:
 
 
 def tight_rho(mechanism: Mechanism, *, orders=None) -> RhoFit:
-    """The smallest rho such that ``mechanism`` is rho-zCDP, rounded up soundly (Gomez et
+    """The smallest ρ such that ``mechanism`` is ρ-zCDP, rounded up soundly (Gomez et
     al. Eq. 25, App. C.3; module docs).
 
+    Examples
+    --------
     >>> from fdpkit.mechanisms import Gaussian, dpsgd
     >>> tight_rho(Gaussian(2.0)).rho
     0.125

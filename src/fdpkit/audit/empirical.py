@@ -129,10 +129,10 @@ class AuditResult:
     Attributes
     ----------
     mu_lower : float
-        Lower confidence bound on mu (>= 0): with probability at least ``confidence`` the
-        mechanism is not mu-GDP for any smaller mu.
+        Lower confidence bound on μ (≥ 0): with probability at least ``confidence`` the
+        mechanism is not μ-GDP for any smaller μ.
     epsilon_lower : float
-        Lower confidence bound on epsilon at ``delta`` (>= 0).
+        Lower confidence bound on ε at ``delta`` (≥ 0).
     violation : bool or None
         True when the audit contradicts the certified guarantee at ``confidence``; False
         when it does not; None when no guarantee was given.
@@ -193,6 +193,8 @@ class AuditResult:
         """Empirical TPR of the best threshold whose empirical FPR is at most ``fpr`` (a point
         estimate, not a bound).
 
+        Examples
+        --------
         >>> audit_from_counts([50, 90], [1, 10], 100, 100).empirical_tpr_at(0.05)
         0.5
         """

@@ -89,6 +89,8 @@ def _is_header(cell: str) -> bool:
 def read_scores_csv(data: bytes | str, name: str = "scores", *, max_rows: int = MAX_ROWS) -> np.ndarray:
     """Scores from CSV text or bytes (see module docs).
 
+    Examples
+    --------
     >>> read_scores_csv("score\\n0.5\\n1.5\\n").tolist()
     [0.5, 1.5]
     >>> read_scores_csv("0.5\\nabc\\n", "members")
@@ -129,6 +131,8 @@ def read_counts_csv(data: bytes | str, name: str = "counts", *, max_rows: int = 
     """Counts at one or more thresholds from CSV (see module docs), as arrays named like
     :func:`fdpkit.audit_from_counts`'s arguments.
 
+    Examples
+    --------
     >>> c = read_counts_csv("tp,fp,members,nonmembers\\n900,100,1000,1000\\n")
     >>> {k: v.tolist() for k, v in c.items()}
     {'true_positives': [900.0], 'false_positives': [100.0], 'members': [1000.0], 'nonmembers': [1000.0]}

@@ -136,24 +136,24 @@ class OneRunAudit:
     Attributes
     ----------
     epsilon_lower : float
-        With probability >= ``confidence``, the run's algorithm is not (eps, delta)-DP for
-        any eps below this.
+        With probability ≥ ``confidence``, the run's algorithm is not (ε, δ)-DP for
+        any ε below this.
     mu_lower : float
-        The same for mu-GDP (see the module docs).
+        The same for μ-GDP (see the module docs).
     guesses, correct : int
         Of the reported choice (``top`` guessed included, ``bottom`` guessed excluded).
     level : float
         Significance level of each choice: (1 - confidence) / len(choices).
     certified_epsilon, certified_mu : float or None
-        The certified guarantee given (epsilon at ``delta``; fitted mu).
+        The certified guarantee given (ε at ``delta``; fitted μ).
     p_value_certified : float or None
         Bonferroni-adjusted p-value of the certified curve (min over choices x number of
         choices, capped at 1): small means the canaries contradict the curve.
     violation : bool or None
         ``p_value_certified <= 1 - confidence`` (or epsilon_lower above the certified
-        epsilon at ``delta``); None without a guarantee.
+        ε at ``delta``); None without a guarantee.
     epsilon_gap, mu_gap : float or None
-        certified value minus lower bound (>= 0 unless violated).
+        certified value minus lower bound (≥ 0 unless violated).
     """
 
     canaries: int
@@ -251,7 +251,7 @@ def audit_one_run(scores: Any, included: Any, *, delta: float = 0.0, confidence:
         The canaries' coin flips (each included independently with probability 1/2; the
         theorem needs exactly this design).
     delta : float
-        delta at which epsilon is lower-bounded.
+        δ at which ε is lower-bounded.
     confidence : float
         Probability with which all reported bounds hold together.
     mechanism : Mechanism, PrivacyReport, TradeOffCurve or dict, optional

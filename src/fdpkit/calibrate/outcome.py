@@ -30,7 +30,7 @@ class CalibrationResult:
     value : float
         Its value (an int for ``steps`` and ``batch_size``), on the safe side of the target.
     achieved_mu : float
-        mu of the calibrated run at the requested discretization.
+        μ of the calibrated run at the requested discretization.
     converged : bool
         Whether the solver met its tolerance.
     evaluations : int
@@ -42,8 +42,8 @@ class CalibrationResult:
     target : str
         The target, e.g. ``"epsilon <= 3 at delta=1e-05"`` (empty when only accounting).
     achieved : dict
-        Every metric of the calibrated run: mu, regret, epsilon at delta, TPR at FPR,
-        advantage, posterior (at the target's delta/FPR/prior where it has them).
+        Every metric of the calibrated run: μ, regret, ε at δ, TPR at FPR,
+        advantage, posterior (at the target's δ/FPR/prior where it has them).
     mechanism : DPSGD or None
         The calibrated run.
     """
@@ -111,7 +111,7 @@ class CalibrationResult:
         """This result for the run a user trains after copying the printed value: ``value``
         is :meth:`rounded_value`, ``mechanism`` :meth:`rounded_mechanism`, and ``achieved``
         (with ``achieved_mu``) that run's own metrics, re-accounted at the same discretization
-        and read at the same delta, FPR and prior; ``exact_value`` keeps the solved value.
+        and read at the same δ, FPR and prior; ``exact_value`` keeps the solved value.
         One story: the figures are of the value shown (rounded towards the safe side, they
         stay on the safe side of the target). Whole-number unknowns, results without a
         mechanism and values the rounding leaves unchanged: the result itself.
@@ -121,7 +121,7 @@ class CalibrationResult:
         digits : int, optional
             Significant digits kept (4, as the reports print).
         alpha_min : float, optional
-            FPR range of the mu fit (as :func:`fdpkit.calibrate_dpsgd`'s).
+            FPR range of the μ fit (as :func:`fdpkit.calibrate_dpsgd`'s).
         budget : CostBudget or None, optional
             Cost limit of the one accounting run.
 

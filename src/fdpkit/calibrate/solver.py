@@ -214,7 +214,7 @@ def calibrate_dpsgd(
         Accounting settings (see :func:`fdpkit.privacy_report`). ``discretization`` None
         (the default): the library's rule, as :func:`fdpkit.privacy_report` applies it to
         each candidate run (1e-4, finer where the run's steps are too small for it, issue
-        29; coarser where they are so large that mu changes by an estimated 1e-6), so the calibrated run meets the target as its default report states it.
+        29; coarser where they are so large that μ changes by an estimated 1e-6), so the calibrated run meets the target as its default report states it.
     max_steps, min_noise_multiplier
         Optional bounds of the search (a server's limits on the work of one request).
     budget : CostBudget or None

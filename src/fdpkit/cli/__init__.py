@@ -17,10 +17,10 @@ from fdpkit.cli import risk
 from fdpkit.cli import serve
 from fdpkit.cli import sweep
 from fdpkit.cli import utility
-from fdpkit.cli._common import PlainNumbersGroup, State
+from fdpkit.cli._common import PlainNumbersGroup, State, command_group
 
-app = typer.Typer(cls=PlainNumbersGroup, add_completion=False, no_args_is_help=True,
-                  help="Honest, tight, readable privacy guarantees (f-DP, Gaussian DP).")
+app = command_group("Honest, tight, readable privacy guarantees (f-DP, Gaussian DP).", cls=PlainNumbersGroup,
+                    add_completion=False, no_args_is_help=True)
 app.add_typer(report.report_app, name="report")
 app.add_typer(convert.convert_app, name="convert")
 app.add_typer(calibrate.calibrate_app, name="calibrate")

@@ -1,5 +1,6 @@
-"""Shared plumbing of the ``fdpkit`` command line: error conventions (exit code 2 and one
-readable line), spinners, small-result output, spec files. No maths here."""
+"""Shared plumbing of the ``fdpkit`` command line: the command groups and their help layout
+(:func:`command_group`), error conventions (exit code 2 and one readable line), spinners,
+small-result output, spec files, the options several commands share. No maths here."""
 
 from __future__ import annotations
 
@@ -331,6 +332,8 @@ def kv(title: str, rows: dict, *, up: bool | None = None) -> None:
 
 
 FormatOpt = typer.Option("text", "--format", "-f", help="text, json, csv, md, html or pdf.")
+#: ``--format`` of the commands that print a small result (:func:`emit`).
+ResultFormatOpt = typer.Option("text", "--format", "-f", help="text or json.")
 OutputOpt = typer.Option(None, "--output", "-o", help="Write to this file (atomically).")
 DiscOpt = typer.Option(None, "--discretization", show_default=False,
                        help="PLD discretization interval (default: the library's rule, as fdpkit.privacy_report "
@@ -382,7 +385,85 @@ def plain_numbers(command: Any) -> None:
         plain_numbers(sub)
 
 
-class PlainNumbersGroup(TyperGroup):
+def summary(command: Any) -> str:
+    """What a group's help lists for one of its commands: its ``short_help``, else the whole first
+    paragraph of its help on one line (click would cut it to the terminal's width with "...")."""
+    if command.short_help:
+        return " ".join(command.short_help.split())
+    text = (command.help or "").partition("\f")[0].strip()
+    return " ".join(text.split("\n\n")[0].split())
+
+
+#: U+2011 NON-BREAKING HYPHEN: stands in for "-" while :class:`HelpFormatter` wraps text.
+_KEEP_HYPHEN = "\u2011"
+
+
+def _keep_hyphens(text: str) -> str:
+    return text.replace("-", _KEEP_HYPHEN)
+
+
+#: click's help formatter, as the installed typer uses it (recent typers carry their own copy of click).
+_ClickHelpFormatter: Any = typer.Context.formatter_class
+
+
+class HelpFormatter(_ClickHelpFormatter):
+    """click's help formatter, except that it never breaks a line at a hyphen: ``--batch-size``
+    and ``add-remove`` stay whole in wrapped help text (click wraps with Python's textwrap,
+    which breaks after any hyphen between letters)."""
+
+    def write_text(self, text: str) -> None:
+        super().write_text(_keep_hyphens(text))
+
+    def write_dl(self, rows: Any, *args: Any, **kwargs: Any) -> None:
+        super().write_dl([tuple(_keep_hyphens(cell) for cell in row) for row in rows], *args, **kwargs)
+
+    def write(self, string: str) -> None:
+        super().write(string.replace(_KEEP_HYPHEN, "-"))
+
+
+class HelpContext(typer.Context):
+    """The context of every command of this CLI: its help uses :class:`HelpFormatter`."""
+
+    formatter_class = HelpFormatter
+
+
+class HelpGroup(TyperGroup):
+    """A command group whose ``--help`` reads well in an 80-column terminal: its commands listed
+    with their :func:`summary`, wrapped to the width, and every command under it formatted by
+    :class:`HelpFormatter`. The apps made by :func:`command_group` use it, with click's plain
+    layout (``rich_markup_mode=None``)."""
+
+    context_class = HelpContext
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            command.context_class = HelpContext
+        return command
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, summary(command)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+def command_group(help: str, *, cls: type[TyperGroup] = HelpGroup, **kwargs: Any) -> typer.Typer:
+    """The one way this CLI makes a typer app (the root and each command group).
+
+    Its ``--help`` uses click's plain layout rather than rich's panels: rich's option table
+    shrinks every column to fit, and at 80 columns it cut long option names
+    (``--max-relative-lo…``), kept the source's line breaks and swallowed ``[default: ...]`` as
+    markup; click's layout wraps the text to the terminal and puts a long option name on a line
+    of its own (tests/cli/test_cli_help.py checks every command at ``COLUMNS=80``)."""
+    return typer.Typer(help=help, cls=cls, rich_markup_mode=None, **kwargs)
+
+
+class PlainNumbersGroup(HelpGroup):
     """The app's root group: :func:`plain_numbers` on its tree before every parse, whoever runs it
     (:func:`fdpkit.cli.run`, a test's CliRunner)."""
 

@@ -11,10 +11,10 @@ from typing import Any, Optional
 import typer
 from rich.table import Table as RichTable
 
-from fdpkit.cli._common import (FORMATS, State, check_output, err, fail, guarded, load_spec, out, working,
+from fdpkit.cli._common import (FORMATS, State, check_output, command_group, err, fail, guarded, load_spec, out, working,
                                 write_output)
 
-audit_app = typer.Typer(help="Audit a membership-inference attack against a certified guarantee.")
+audit_app = command_group("Audit a membership-inference attack against a certified guarantee.")
 
 MechOpt = typer.Option(None, "--mechanism", "-m",
                        help="Certified mechanism: a spec file (JSON or TOML), a JSON privacy "

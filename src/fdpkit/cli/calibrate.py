@@ -9,9 +9,9 @@ import typer
 
 import fdpkit as fp
 from fdpkit.cli import _dpsgd as _dp
-from fdpkit.cli._common import OutputOpt, cli_budget, emit, err, fmt_num, guarded, kv, out, working
+from fdpkit.cli._common import OutputOpt, cli_budget, command_group, emit, err, fmt_num, guarded, kv, out, working
 
-calibrate_app = typer.Typer(help="Solve DP-SGD for one unknown to meet a privacy target.", no_args_is_help=True)
+calibrate_app = command_group("Solve DP-SGD for one unknown to meet a privacy target.", no_args_is_help=True)
 
 
 def report_command(spec: Optional[dict], discretization: Optional[float] = None) -> Optional[str]:

@@ -10,9 +10,9 @@ import typer
 from rich.table import Table as RichTable
 
 import fdpkit as fp
-from fdpkit.cli._common import (OutputOpt, emit, err, fmt_num, fraction_option, guarded, kv, out, working)
+from fdpkit.cli._common import (OutputOpt, ResultFormatOpt, command_group, emit, err, fmt_num, fraction_option, guarded, kv, out, working)
 
-convert_app = typer.Typer(help="Convert between epsilon, delta and mu.", no_args_is_help=True)
+convert_app = command_group("Convert between epsilon, delta and mu.", no_args_is_help=True)
 
 
 @convert_app.command("eps-to-mu")
@@ -21,7 +21,7 @@ def convert_eps_to_mu(epsilon: float = typer.Option(..., help="Epsilon (pure DP,
                       fpr: Optional[str] = typer.Option(None, help="Match multiplicative advantage at this FPR."),
                       recall: Optional[str] = typer.Option(None, help="Match precision at this recall."),
                       delta: Optional[str] = typer.Option(None, help="delta of an (epsilon, delta) guarantee."),
-                      fmt: str = typer.Option("text", "--format", "-f"), output: Optional[Path] = OutputOpt) -> None:
+                      fmt: str = ResultFormatOpt, output: Optional[Path] = OutputOpt) -> None:
     """epsilon (or (epsilon, delta)) -> one recommended mu, its meaning, and the other readings."""
     fpr, recall, delta = (fraction_option(v, n) for v, n in ((fpr, "fpr"), (recall, "recall"), (delta, "delta")))
     warnings = fp.plausibility_warnings(epsilon=epsilon, delta=delta)
@@ -57,10 +57,10 @@ def _warned(warnings: list[str], text):
 
 @convert_app.command("mu-to-eps")
 @guarded
-def convert_mu_to_eps(mu: float = typer.Option(...),
+def convert_mu_to_eps(mu: float = typer.Option(..., help="GDP μ."),
                       delta: list[str] = typer.Option(["1e-5", "1e-6", "1e-9"],
                                                       help="Repeat for several (1e-5 or 0.001%)."),
-                      fmt: str = typer.Option("text", "--format", "-f"), output: Optional[Path] = OutputOpt) -> None:
+                      fmt: str = ResultFormatOpt, output: Optional[Path] = OutputOpt) -> None:
     """mu -> epsilon(delta) (Kulynych & Honkela Eq. 11, inverted)."""
     ds = [fraction_option(d, "delta") for d in delta]
     warnings = fp.plausibility_warnings(mu=mu, deltas=ds)
@@ -72,8 +72,9 @@ def convert_mu_to_eps(mu: float = typer.Option(...),
 
 @convert_app.command("mu-to-delta")
 @guarded
-def convert_mu_to_delta(mu: float = typer.Option(...), epsilon: list[float] = typer.Option([1.0]),
-                        fmt: str = typer.Option("text", "--format", "-f"), output: Optional[Path] = OutputOpt) -> None:
+def convert_mu_to_delta(mu: float = typer.Option(..., help="GDP μ."),
+                        epsilon: list[float] = typer.Option([1.0], help="ε at which to read δ (repeatable)."),
+                        fmt: str = ResultFormatOpt, output: Optional[Path] = OutputOpt) -> None:
     """mu -> delta(epsilon) (Kulynych & Honkela Eq. 11)."""
     warnings = fp.plausibility_warnings(mu=mu) + [w for e in epsilon for w in fp.plausibility_warnings(epsilon=e)]
     rows = {f"δ at ε = {e:g}": fp.delta_for_epsilon_from_mu(mu, e) for e in epsilon}
@@ -84,9 +85,9 @@ def convert_mu_to_delta(mu: float = typer.Option(...), epsilon: list[float] = ty
 
 @convert_app.command("eps-delta-to-mu")
 @guarded
-def convert_eps_delta_to_mu(epsilon: float = typer.Option(...),
+def convert_eps_delta_to_mu(epsilon: float = typer.Option(..., help="ε of the (ε, δ)-DP guarantee."),
                             delta: str = typer.Option(..., help="delta (1e-5 or 0.001%)."),
-                            fmt: str = typer.Option("text", "--format", "-f"), output: Optional[Path] = OutputOpt) -> None:
+                            fmt: str = ResultFormatOpt, output: Optional[Path] = OutputOpt) -> None:
     """(epsilon, delta) -> the largest mu whose GDP implies it (Gomez Table 3)."""
     d = fraction_option(delta, "delta")
     warnings = fp.plausibility_warnings(epsilon=epsilon, delta=d)
@@ -100,7 +101,7 @@ def convert_eps_delta_to_mu(epsilon: float = typer.Option(...),
 @convert_app.command("rho-to-mu")
 @guarded
 def convert_rho_to_mu(rho: float = typer.Option(..., help="zCDP parameter rho."),
-                      fmt: str = typer.Option("text", "--format", "-f"), output: Optional[Path] = OutputOpt) -> None:
+                      fmt: str = ResultFormatOpt, output: Optional[Path] = OutputOpt) -> None:
     """rho -> the Gaussian reading sqrt(2 rho) and the tight mu that rho-zCDP guarantees."""
     with working("Computing the rho-zCDP curve..."):
         rows = {"Gaussian mechanism that is exactly rho-zCDP: mu = sqrt(2 rho)": fp.gaussian_mu_from_rho(rho),
@@ -113,7 +114,7 @@ def convert_rho_to_mu(rho: float = typer.Option(..., help="zCDP parameter rho.")
 @convert_app.command("mu-to-rho")
 @guarded
 def convert_mu_to_rho(mu: float = typer.Option(..., help="GDP mu of a Gaussian mechanism."),
-                      fmt: str = typer.Option("text", "--format", "-f"), output: Optional[Path] = OutputOpt) -> None:
+                      fmt: str = ResultFormatOpt, output: Optional[Path] = OutputOpt) -> None:
     """mu -> rho = mu^2 / 2, the zCDP parameter of the Gaussian mechanism with that mu."""
     r = fp.rho_from_gaussian_mu(mu)
     emit({"mu": mu, "rho": r}, fmt, output, lambda: kv(f"rho for mu = {mu:g}", {"rho = mu^2 / 2": r}, up=True))
@@ -123,7 +124,7 @@ def convert_mu_to_rho(mu: float = typer.Option(..., help="GDP mu of a Gaussian m
 @guarded
 def convert_rho_to_eps(rho: float = typer.Option(..., help="zCDP parameter rho."),
                        delta: list[float] = typer.Option([1e-5, 1e-6, 1e-9], help="Repeat for several."),
-                       fmt: str = typer.Option("text", "--format", "-f"), output: Optional[Path] = OutputOpt) -> None:
+                       fmt: str = ResultFormatOpt, output: Optional[Path] = OutputOpt) -> None:
     """rho -> epsilon(delta): the optimal conversion (sound), beside the classic formula."""
     with working("Converting..."):
         rows_p = [{"delta": d, "epsilon": fp.epsilon_for_delta_from_rho(rho, d),
@@ -140,7 +141,7 @@ def convert_rho_to_eps(rho: float = typer.Option(..., help="zCDP parameter rho."
 def convert_rdp_to_eps(orders: list[float] = typer.Option(..., "--order", help="Rényi order t > 1 (repeatable)."),
                        epsilons: list[float] = typer.Option(..., "--epsilon", help="eps(t) at that order (repeatable)."),
                        delta: list[float] = typer.Option([1e-5, 1e-6, 1e-9], help="Repeat for several."),
-                       fmt: str = typer.Option("text", "--format", "-f"), output: Optional[Path] = OutputOpt) -> None:
+                       fmt: str = ResultFormatOpt, output: Optional[Path] = OutputOpt) -> None:
     """RDP (order, epsilon) pairs -> epsilon(delta): the improved conversion (sound)."""
     with working("Converting..."):
         rows_p = [{"delta": d, "epsilon": fp.epsilon_for_delta_from_rdp(orders, epsilons, d)} for d in delta]

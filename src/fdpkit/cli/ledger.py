@@ -15,17 +15,16 @@ from typing import Any, Callable, Optional
 import typer
 from rich.table import Table as RichTable
 
-from fdpkit.cli import _dpsgd as _dp
-from fdpkit.cli._common import State, err, fail, fmt_num, json_safe, out, working, write_output
+from fdpkit.cli._common import State, command_group, err, fail, fmt_num, json_safe, out, working, write_output
 from fdpkit.cli.ledger_input import (  # noqa: F401  (mechanism_from_opacus_file: its old home)
-    DPSGD_OPTIONS, FromOpacusOpt, GaussOpt, LapOpt, MechOpt, RelationOpt, SpecOpt, mechanism_from_opacus_file,
-    release_mechanism)
+    DPSGD_RUN, FromOpacusOpt, GaussOpt, LapOpt, MechOpt, SpecOpt, declared_relation, mechanism_from_opacus_file,
+    release_mechanism, with_dpsgd_options)
 from fdpkit.vocabulary import ADD_REMOVE
 
-ledger_app = typer.Typer(help="Privacy-budget ledger: releases composed tightly over time, thresholds, "
+ledger_app = command_group("Privacy-budget ledger: releases composed tightly over time, thresholds, "
                               "approvals, a verifiable event log.", no_args_is_help=True)
-dataset_app = typer.Typer(help="Datasets (privacy units).", no_args_is_help=True)
-threshold_app = typer.Typer(help="Alert thresholds (notice / warning / hard limit).", no_args_is_help=True)
+dataset_app = command_group("Datasets (privacy units).", no_args_is_help=True)
+threshold_app = command_group("Alert thresholds (notice / warning / hard limit).", no_args_is_help=True)
 ledger_app.add_typer(dataset_app, name="dataset")
 ledger_app.add_typer(threshold_app, name="threshold")
 
@@ -49,6 +48,7 @@ def _user_default() -> str:
 
 
 UserOpt = typer.Option(None, "--user", "-u", help="Who does this (taken on trust; default: login name).")
+ReleaseIdArg = typer.Argument(..., metavar="ID", help="Release id (printed by `fdpkit ledger propose`).")
 
 
 @ledger_app.callback()
@@ -142,7 +142,7 @@ def dataset_add(name: str = typer.Argument(..., help="Dataset name."),
                 relation: str = typer.Option(ADD_REMOVE, "--relation",
                                              help="Neighbouring relation: add-remove or replace-one "
                                                   "(the old spelling add-or-remove is accepted)."),
-                description: str = typer.Option("", "--description"),
+                description: str = typer.Option("", "--description", help="What the dataset holds."),
                 user: Optional[str] = UserOpt, db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
     """Register a dataset (default thresholds: ε 2 / 4 / 8 at δ = 1e-5)."""
     _check_fmt(format)
@@ -224,30 +224,15 @@ def threshold_set(name: str = typer.Argument(..., help="Dataset name."),
 
 
 # ---------------------------------------------------------------------- releases
-def _run_options(given: dict) -> dict:
-    """A command's DP-SGD options (its locals), as :func:`release_mechanism` takes them."""
-    return {k: given[k] for k in DPSGD_OPTIONS}
-
-
-def _declared(led, name: str, *run: Any) -> Optional[str]:
-    """The dataset's relation when a DP-SGD run is given (its default relation), else None."""
-    return led.dataset(name).relation_name if any(x is not None for x in run) else None
-
-
 @ledger_app.command("propose")
 @ledger_cmd
+@with_dpsgd_options
 def propose(name: str = typer.Argument(..., help="Dataset name."),
             mechanism: Optional[Path] = MechOpt, spec: Optional[str] = SpecOpt,
             gaussian: Optional[float] = GaussOpt, laplace: Optional[float] = LapOpt,
-            noise_multiplier: Optional[float] = _dp.NoiseOpt, sample_rate: Optional[float] = _dp.RateOpt,
-            steps: Optional[float] = _dp.StepsOpt, batch_size: Optional[float] = _dp.BatchOpt,
-            dataset_size: Optional[int] = _dp.DatasetOpt, epochs: Optional[float] = _dp.EpochsOpt,
-            sampling: str = _dp.SamplingOpt, relation: Optional[str] = RelationOpt,
-            max_batch_size: Optional[float] = _dp.MaxBatchOpt, unit: str = _dp.UnitOpt,
-            examples_per_user: Optional[float] = _dp.PerUserOpt, schedule: Optional[Path] = _dp.ScheduleOpt,
-            opacus_history: Optional[Path] = _dp.HistoryOpt, drop_last: bool = _dp.DropLastOpt,
+            run: dict = DPSGD_RUN,
             title: str = typer.Option(..., "--title", help="What is released."),
-            purpose: str = typer.Option("", "--purpose"),
+            purpose: str = typer.Option("", "--purpose", help="Why it is released (kept with the release)."),
             user: Optional[str] = UserOpt, db: Optional[str] = DbOpt, format: str = FmtOpt,
             from_opacus: Optional[Path] = FromOpacusOpt) -> None:
     """Propose a release; prints its id and what it would do to the running total.
@@ -259,8 +244,8 @@ def propose(name: str = typer.Argument(..., help="Dataset name."),
     from fdpkit.ledger import GRID_NOTE, release_dict
 
     led = _open(db)
-    mech = release_mechanism(_declared(led, name, noise_multiplier, schedule, opacus_history), mechanism, spec,
-                             gaussian, laplace, from_opacus, **_run_options(locals()))
+    mech = release_mechanism(declared_relation(led, name, run), mechanism, spec, gaussian, laplace, from_opacus,
+                             **run)
     with working("Accounting the release..."):
         r = led.propose(name, mech, title=title, user=user or _user_default(), purpose=purpose)
         check = led.check(name, r.spec)
@@ -299,7 +284,8 @@ def _transition(fn_name: str, release_id: int, user: Optional[str], db: Optional
 
 @ledger_app.command("approve")
 @ledger_cmd
-def approve(release_id: int = typer.Argument(..., metavar="ID"), comment: str = typer.Option("", "--comment"),
+def approve(release_id: int = ReleaseIdArg,
+            comment: str = typer.Option("", "--comment", help="A comment (kept in the approval record)."),
             no_report: bool = typer.Option(False, "--no-report", help="Do not store the approval record."),
             user: Optional[str] = UserOpt, db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
     """Approve a proposed release (stores its approval record, PDF and JSON, with SHA-256:
@@ -310,7 +296,7 @@ def approve(release_id: int = typer.Argument(..., metavar="ID"), comment: str = 
 
 @ledger_app.command("reject")
 @ledger_cmd
-def reject(release_id: int = typer.Argument(..., metavar="ID"),
+def reject(release_id: int = ReleaseIdArg,
            comment: str = typer.Option("", "--comment", help="The reason (required)."),
            no_report: bool = typer.Option(False, "--no-report", help="Do not store the rejection record."),
            user: Optional[str] = UserOpt, db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
@@ -322,7 +308,8 @@ def reject(release_id: int = typer.Argument(..., metavar="ID"),
 
 @ledger_app.command("withdraw")
 @ledger_cmd
-def withdraw(release_id: int = typer.Argument(..., metavar="ID"), comment: str = typer.Option("", "--comment"),
+def withdraw(release_id: int = ReleaseIdArg,
+             comment: str = typer.Option("", "--comment", help="Why (kept in the event log)."),
              user: Optional[str] = UserOpt, db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
     """Withdraw a proposed or approved release."""
     _transition("withdraw", release_id, user, db, format, comment=comment)
@@ -335,7 +322,7 @@ def _interactive() -> bool:
 
 @ledger_app.command("release")
 @ledger_cmd
-def release(release_id: int = typer.Argument(..., metavar="ID"),
+def release(release_id: int = ReleaseIdArg,
             override: Optional[str] = typer.Option(None, "--override", help="Reason to release beyond the hard limit."),
             yes: bool = typer.Option(False, "--yes", "-y", help="Release without asking on a terminal."),
             user: Optional[str] = UserOpt, db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
@@ -393,23 +380,18 @@ def status(name: str = typer.Argument(..., help="Dataset name."), db: Optional[s
 
 @ledger_app.command("check")
 @ledger_cmd
+@with_dpsgd_options
 def check(name: str = typer.Argument(..., help="Dataset name."),
           mechanism: Optional[Path] = MechOpt, spec: Optional[str] = SpecOpt,
           gaussian: Optional[float] = GaussOpt, laplace: Optional[float] = LapOpt,
-          noise_multiplier: Optional[float] = _dp.NoiseOpt, sample_rate: Optional[float] = _dp.RateOpt,
-          steps: Optional[float] = _dp.StepsOpt, batch_size: Optional[float] = _dp.BatchOpt,
-          dataset_size: Optional[int] = _dp.DatasetOpt, epochs: Optional[float] = _dp.EpochsOpt,
-          sampling: str = _dp.SamplingOpt, relation: Optional[str] = RelationOpt,
-          max_batch_size: Optional[float] = _dp.MaxBatchOpt, unit: str = _dp.UnitOpt,
-          examples_per_user: Optional[float] = _dp.PerUserOpt, schedule: Optional[Path] = _dp.ScheduleOpt,
-          opacus_history: Optional[Path] = _dp.HistoryOpt, drop_last: bool = _dp.DropLastOpt,
+          run: dict = DPSGD_RUN,
           db: Optional[str] = DbOpt, format: str = FmtOpt, from_opacus: Optional[Path] = FromOpacusOpt) -> None:
     """What a proposed release would do to the released total (writes nothing); the release
     is given as for `fdpkit ledger propose`."""
     _check_fmt(format)
     led = _open(db)
-    mech = release_mechanism(_declared(led, name, noise_multiplier, schedule, opacus_history), mechanism, spec,
-                             gaussian, laplace, from_opacus, **_run_options(locals()))
+    mech = release_mechanism(declared_relation(led, name, run), mechanism, spec, gaussian, laplace, from_opacus,
+                             **run)
     c = led.check(name, mech)
     if format == "json":
         _json(c.to_dict())
@@ -487,7 +469,7 @@ def history(name: Optional[str] = typer.Argument(None, help="Dataset name (defau
 def export(name: str = typer.Argument(..., help="Dataset name."),
            format: str = typer.Option("json", "--format", "-f", help="json, csv, md, html or pdf."),
            output: Optional[Path] = typer.Option(None, "--output", "-o", help="File to write (needed for PDF)."),
-           bucket: str = typer.Option("week", "--bucket"), db: Optional[str] = DbOpt) -> None:
+           bucket: str = typer.Option("week", "--bucket", help="Timeline buckets: week, day or month."), db: Optional[str] = DbOpt) -> None:
     """The ledger report of a dataset: status, thresholds, timeline (with its plot), releases."""
     from fdpkit.ledger.timeline import ledger_document
     from fdpkit.report import FORMATS, render_document
@@ -509,7 +491,7 @@ def export(name: str = typer.Argument(..., help="Dataset name."),
 
 @ledger_app.command("record")
 @ledger_cmd
-def record(release_id: int = typer.Argument(..., metavar="ID"),
+def record(release_id: int = ReleaseIdArg,
            format: str = typer.Option("json", "--format", "-f", help="json or pdf."),
            output: Optional[Path] = typer.Option(None, "--output", "-o", help="File to write (needed for PDF)."),
            db: Optional[str] = DbOpt) -> None:

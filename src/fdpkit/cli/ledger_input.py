@@ -9,9 +9,11 @@ declare (:func:`fdpkit.ledger.rules.check_relation`)."""
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import typer
 
@@ -31,10 +33,59 @@ RelationOpt = typer.Option(None, "--relation", help=(
     "DP-SGD: add-remove, replace-one or zero-out (default: the dataset's relation; zero-out for shuffled or "
     "fixed-size batches on an add-remove dataset)."))
 
-#: The DP-SGD options, as ``fdpkit report dpsgd`` names them (its ``_dpsgd.build`` reads them).
-DPSGD_OPTIONS = ("noise_multiplier", "sample_rate", "steps", "batch_size", "dataset_size", "epochs", "sampling",
-                 "relation", "max_batch_size", "unit", "examples_per_user", "schedule", "opacus_history",
-                 "drop_last")
+#: The DP-SGD options of a release, in the order ``--help`` lists them: (parameter, type,
+#: option). Those of ``fdpkit report dpsgd`` (its ``_dpsgd.build`` reads them), except that
+#: ``--relation`` defaults to the dataset's.
+DPSGD_PARAMETERS: tuple[tuple[str, Any, Any], ...] = (
+    ("noise_multiplier", Optional[float], _dp.NoiseOpt), ("sample_rate", Optional[float], _dp.RateOpt),
+    ("steps", Optional[float], _dp.StepsOpt), ("batch_size", Optional[float], _dp.BatchOpt),
+    ("dataset_size", Optional[int], _dp.DatasetOpt), ("epochs", Optional[float], _dp.EpochsOpt),
+    ("sampling", str, _dp.SamplingOpt), ("relation", Optional[str], RelationOpt),
+    ("max_batch_size", Optional[float], _dp.MaxBatchOpt), ("unit", str, _dp.UnitOpt),
+    ("examples_per_user", Optional[float], _dp.PerUserOpt), ("schedule", Optional[Path], _dp.ScheduleOpt),
+    ("opacus_history", Optional[Path], _dp.HistoryOpt), ("drop_last", bool, _dp.DropLastOpt))
+
+#: The DP-SGD options' parameter names.
+DPSGD_OPTIONS = tuple(name for name, _, _ in DPSGD_PARAMETERS)
+
+#: The default of a command's parameter ``run``, which :func:`with_dpsgd_options` replaces.
+DPSGD_RUN: Any = None
+
+
+def with_dpsgd_options(command: Callable) -> Callable:
+    """Declare the :data:`DPSGD_PARAMETERS` for a command, once for ``fdpkit ledger propose``
+    and ``fdpkit ledger check``: they take the place of the command's parameter ``run``
+    (typer reads the signature), and the command receives them as one dict ``run``."""
+    signature = inspect.signature(command)
+    if "run" not in signature.parameters:
+        raise TypeError(f"{command.__name__} has no parameter run for the DP-SGD options")
+    params: list[inspect.Parameter] = []
+    for param in signature.parameters.values():
+        if param.name == "run":
+            params += [inspect.Parameter(name, param.kind, default=option, annotation=kind)
+                       for name, kind, option in DPSGD_PARAMETERS]
+        else:
+            params.append(param)
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        run = {name: kwargs.pop(name) for name in DPSGD_OPTIONS}
+        return command(*args, run=run, **kwargs)
+
+    annotations = {k: v for k, v in command.__annotations__.items() if k != "run"}
+    wrapper.__annotations__ = {**annotations, **{name: kind for name, kind, _ in DPSGD_PARAMETERS}}
+    wrapper.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+    return wrapper
+
+
+def gives_run(options: dict) -> bool:
+    """Whether the DP-SGD options describe a run (a noise multiplier, a schedule or a history)."""
+    return any(options.get(k) is not None for k in ("noise_multiplier", "schedule", "opacus_history"))
+
+
+def declared_relation(ledger: Any, name: str, run: dict) -> Optional[str]:
+    """The dataset's relation when ``run`` gives a DP-SGD run (its default relation), else None."""
+    return ledger.dataset(name).relation_name if gives_run(run) else None
 
 
 def default_relation(declared: str, sampling: Any) -> str:

@@ -9,10 +9,10 @@ from typing import Any, Optional
 
 import typer
 
-from fdpkit.cli._common import out
+from fdpkit.cli._common import command_group, out
 from fdpkit.cli.ledger import DbOpt, FmtOpt, UserOpt, _check_fmt, _json, _open, _table, _user_default, ledger_cmd
 
-user_app = typer.Typer(help="Local accounts for the web pages.", no_args_is_help=True)
+user_app = command_group("Local accounts for the web pages.", no_args_is_help=True)
 
 
 @user_app.command("add")

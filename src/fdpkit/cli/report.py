@@ -12,10 +12,10 @@ from rich.table import Table as RichTable
 
 import fdpkit as fp
 from fdpkit.cli import _dpsgd as _dp
-from fdpkit.cli._common import (check_output, cli_budget, write_output, DiscOpt, FormatOpt, FORMATS, OutputOpt, State, err, fail, guarded, load_spec,
+from fdpkit.cli._common import (check_output, cli_budget, command_group, write_output, DiscOpt, FormatOpt, FORMATS, OutputOpt, State, err, fail, guarded, load_spec,
                                 load_points, mechanism_from_dict, out, working)
 
-report_app = typer.Typer(help="Privacy report of a mechanism: mu, regret, risk, exports.")
+report_app = command_group("Privacy report of a mechanism: mu, regret, risk, exports.")
 
 
 def _print_report(r: fp.PrivacyReport) -> None:
@@ -139,7 +139,7 @@ def report_dpsgd(ctx: typer.Context,
 @report_app.command("gaussian")
 @guarded
 def report_gaussian(ctx: typer.Context, sigma: float = typer.Option(..., help="Noise standard deviation."),
-                    sensitivity: float = typer.Option(1.0), times: int = typer.Option(1, help="Repetitions."),
+                    sensitivity: float = typer.Option(1.0, help="L2 sensitivity of the query."), times: int = typer.Option(1, help="Repetitions."),
                     fmt: str = FormatOpt, output: Optional[Path] = OutputOpt, discretization: Optional[float] = DiscOpt) -> None:
     """Gaussian mechanism (repeated TIMES times)."""
     mech = fp.Gaussian(sigma, sensitivity)
@@ -149,7 +149,7 @@ def report_gaussian(ctx: typer.Context, sigma: float = typer.Option(..., help="N
 @report_app.command("laplace")
 @guarded
 def report_laplace(ctx: typer.Context, scale: float = typer.Option(..., help="Laplace scale b."),
-                   sensitivity: float = typer.Option(1.0), times: int = typer.Option(1, help="Repetitions."),
+                   sensitivity: float = typer.Option(1.0, help="L1 sensitivity of the query."), times: int = typer.Option(1, help="Repetitions."),
                    fmt: str = FormatOpt, output: Optional[Path] = OutputOpt, discretization: Optional[float] = DiscOpt) -> None:
     """Laplace mechanism (repeated TIMES times)."""
     mech = fp.Laplace(scale, sensitivity)
@@ -158,7 +158,7 @@ def report_laplace(ctx: typer.Context, scale: float = typer.Option(..., help="La
 
 @report_app.command("randomized-response")
 @guarded
-def report_rr(ctx: typer.Context, epsilon: float = typer.Option(...),
+def report_rr(ctx: typer.Context, epsilon: float = typer.Option(..., help="ε of the randomized response."),
               fmt: str = FormatOpt, output: Optional[Path] = OutputOpt, discretization: Optional[float] = DiscOpt) -> None:
     """Binary randomized response."""
     run_report(fp.RandomizedResponse(epsilon), *_opts(ctx, fmt, output, discretization))
@@ -166,7 +166,7 @@ def report_rr(ctx: typer.Context, epsilon: float = typer.Option(...),
 
 @report_app.command("pure-dp")
 @guarded
-def report_pure(ctx: typer.Context, epsilon: float = typer.Option(...),
+def report_pure(ctx: typer.Context, epsilon: float = typer.Option(..., help="ε of the ε-DP guarantee."),
                 fmt: str = FormatOpt, output: Optional[Path] = OutputOpt, discretization: Optional[float] = DiscOpt) -> None:
     """Any epsilon-DP mechanism (worst case)."""
     run_report(fp.PureDP(epsilon), *_opts(ctx, fmt, output, discretization))
@@ -174,7 +174,8 @@ def report_pure(ctx: typer.Context, epsilon: float = typer.Option(...),
 
 @report_app.command("approx-dp")
 @guarded
-def report_approx(ctx: typer.Context, epsilon: float = typer.Option(...), delta: float = typer.Option(...),
+def report_approx(ctx: typer.Context, epsilon: float = typer.Option(..., help="ε of the (ε, δ)-DP guarantee."),
+                  delta: float = typer.Option(..., help="δ of the (ε, δ)-DP guarantee."),
                   fmt: str = FormatOpt, output: Optional[Path] = OutputOpt, discretization: Optional[float] = DiscOpt) -> None:
     """Any (epsilon, delta)-DP mechanism (worst case)."""
     run_report(fp.ApproxDP(epsilon, delta), *_opts(ctx, fmt, output, discretization))

@@ -23,7 +23,7 @@ def risk(mu: Optional[float] = typer.Option(None, help="GDP mu."),
              None, help="With --mu-tau: a fitted mu's range (a report's alpha_min): mu holds for attacks with FPR and "
                         "FNR >= this; outside, the reading gives TPR <= 1 - G_mu(FPR) + tau."),
          mu_tau: Optional[float] = typer.Option(None, help="With --mu-fpr-min: a report's tau (rounded up)."),
-         fmt: str = typer.Option("text", "--format", "-f"), output: Optional[Path] = OutputOpt) -> None:
+         fmt: str = typer.Option("text", "--format", "-f", help="text or json."), output: Optional[Path] = OutputOpt) -> None:
     """Attack-risk reading of mu-GDP, (epsilon, delta)-DP or rho-zCDP, graded on a fixed scale."""
     if sum(x is not None for x in (mu, epsilon, zcdp)) != 1:
         fail("give exactly one of --mu, --epsilon or --zcdp")

@@ -13,10 +13,11 @@ import typer
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from fdpkit.cli._common import (DiscOpt, State, check_output, err, fail, fmt_num, guarded, json_safe, out,
+from fdpkit.cli._common import (DiscOpt, State, check_output, command_group, err, fail, fmt_num, guarded, json_safe, out,
                                 write_output)
+from fdpkit.vocabulary import DASK_CONNECT_TIMEOUT
 
-sweep_app = typer.Typer(help="Sweep DP-SGD settings: a table of mu, regret, epsilon and attack risk.")
+sweep_app = command_group("Sweep DP-SGD settings: a table of mu, regret, epsilon and attack risk.")
 
 NoiseOpt = typer.Option(None, "--noise-multiplier", help="Comma-separated noise multipliers, e.g. 1,2,4.")
 RateOpt = typer.Option(None, "--sample-rate", help="Comma-separated Poisson sample rates.")
@@ -36,7 +37,7 @@ OutOpt = typer.Option(None, "--output", "-o", help="Write the table to FILE.csv 
                                                    "needs --force).")
 DaskLocalOpt = typer.Option(None, "--dask-local", help="Start a Dask LocalCluster with N workers.")
 SchedOpt = typer.Option(None, "--scheduler", help="Address of a running Dask scheduler (tcp://host:port; "
-                                                  "gives up after 10 s without an answer).")
+                                                  f"gives up after {DASK_CONNECT_TIMEOUT:g} s without an answer).")
 WorkersOpt = typer.Option(None, "--workers", help="Size of the local process pool (default: all cores).")
 ExecOpt = typer.Option(None, "--executor", help="inprocess, processes or dask (default: from the options).")
 FmtOpt = typer.Option("text", "--format", "-f", help="text or json (a summary; the table goes to --output).")
@@ -231,8 +232,9 @@ PlotOpt = typer.Option(None, "--plot", help="Also draw the figure to FILE.svg, .
 
 @sweep_app.command("regret-map")
 @guarded
-def regret_map_cmd(noise_multiplier: str = typer.Option("0.5,1,2,4,8", "--noise-multiplier"),
-                   steps: str = typer.Option("400,1000,2000", "--steps"),
+def regret_map_cmd(noise_multiplier: str = typer.Option("0.5,1,2,4,8", "--noise-multiplier",
+                                                     help="Comma-separated noise multipliers."),
+                   steps: str = typer.Option("400,1000,2000", "--steps", help="Comma-separated step counts."),
                    sample_rate: Optional[str] = typer.Option(None, "--sample-rate",
                                                              help="Default: 10 rates from 1e-3 to 0.5."),
                    discretization: float = DiscOpt, output: Optional[Path] = OutOpt, plot: Optional[Path] = PlotOpt,
@@ -260,9 +262,11 @@ def regret_map_cmd(noise_multiplier: str = typer.Option("0.5,1,2,4,8", "--noise-
 
 @sweep_app.command("rule-of-thumb")
 @guarded
-def rule_of_thumb_cmd(noise_multiplier: str = typer.Option("1,2,4,8", "--noise-multiplier"),
-                      steps: str = typer.Option("100,400,1000,2000", "--steps"),
-                      sample_rate: Optional[str] = typer.Option(None, "--sample-rate"),
+def rule_of_thumb_cmd(noise_multiplier: str = typer.Option("1,2,4,8", "--noise-multiplier",
+                                                        help="Comma-separated noise multipliers."),
+                      steps: str = typer.Option("100,400,1000,2000", "--steps", help="Comma-separated step counts."),
+                      sample_rate: Optional[str] = typer.Option(None, "--sample-rate",
+                                                                help="Default: 10 rates from 1e-3 to 0.5."),
                       threshold: float = typer.Option(0.01, help="Regret threshold."),
                       discretization: float = DiscOpt, output: Optional[Path] = OutOpt,
                       plot: Optional[Path] = PlotOpt, dask_local: Optional[int] = DaskLocalOpt,
@@ -303,7 +307,7 @@ def design_table_cmd(mu: Optional[float] = typer.Option(None, help="Target mu (t
                      epsilon: Optional[float] = typer.Option(None, help="Target epsilon at --delta instead of mu."),
                      batch_size: str = typer.Option(..., "--batch-size", help="Comma-separated batch sizes."),
                      epochs: str = typer.Option(..., "--epochs", help="Comma-separated epoch counts."),
-                     dataset_size: int = typer.Option(..., "--dataset-size"),
+                     dataset_size: int = typer.Option(..., "--dataset-size", help="Number of examples."),
                      delta: float = DeltaOpt, discretization: float = DiscOpt, output: Optional[Path] = OutOpt,
                      dask_local: Optional[int] = DaskLocalOpt, scheduler: Optional[str] = SchedOpt,
                      workers: Optional[int] = WorkersOpt, executor: Optional[str] = ExecOpt,

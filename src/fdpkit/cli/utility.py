@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 import fdpkit as fp
-from fdpkit.cli._common import (AlphaOpt, OutputOpt, emit, fail, fmt_num, fraction_option, guarded, kv, level_option,
+from fdpkit.cli._common import (AlphaOpt, OutputOpt, ResultFormatOpt, emit, fail, fmt_num, fraction_option, guarded, kv, level_option,
                                 out)
 
 
@@ -24,7 +24,7 @@ def power(effect: float = typer.Option(..., help="Mean shift to detect."),
           data_range: float = typer.Option(1.0, help="Width of the data range."),
           alternative: str = typer.Option("larger", help="larger, smaller or two-sided."),
           tests: int = typer.Option(1, help="Number of planned tests (Bonferroni)."),
-          fmt: str = typer.Option("text", "--format", "-f"), output: Optional[Path] = OutputOpt) -> None:
+          fmt: str = ResultFormatOpt, output: Optional[Path] = OutputOpt) -> None:
     """Power of a Z-test for a mean released with Gaussian (mu) or Laplace (epsilon) noise."""
     if sd <= 0:  # sd 0: the library's message names the non-private row's mu = inf, which the user did not give
         why = ("the non-private power shown beside every release has no test for data without variance" if sd == 0
@@ -61,9 +61,11 @@ UTILITY_FIRST_UP = ("smallest μ (GDP)", "attacker posterior", "attack TPR at th
 
 @guarded
 def plan(guide: str = typer.Argument(..., help="utility-first or privacy-first"),
-         effect: float = typer.Option(...), n: float = typer.Option(...), sd: float = typer.Option(...),
+         effect: float = typer.Option(..., help="Mean shift to detect."),
+         n: float = typer.Option(..., help="Number of observations (per group with --groups 2)."),
+         sd: float = typer.Option(..., help="Measurement sd of one observation."),
          level: Optional[str] = typer.Option(None, "--level", help="Overall test level, 0.05 or 5% [default: 0.05]."),
-         alpha: Optional[str] = AlphaOpt, data_range: float = typer.Option(1.0),
+         alpha: Optional[str] = AlphaOpt, data_range: float = typer.Option(1.0, help="Width of the data range."),
          required_power: Optional[str] = typer.Option(None, help="utility-first: power to keep."),
          max_relative_loss: Optional[str] = typer.Option(None, help="utility-first: largest relative power loss."),
          max_relative_risk: Optional[float] = typer.Option(None, help="privacy-first: largest relative risk."),
@@ -78,7 +80,7 @@ def plan(guide: str = typer.Argument(..., help="utility-first or privacy-first")
          correction: str = typer.Option("bonferroni", help="bonferroni or bh (Benjamini-Hochberg)."),
          guidance: bool = typer.Option(False, "--guidance", help="Also print the planning guidance."),
          prior: str = typer.Option("0.01", help="0.01 or 1%."), fpr: str = typer.Option("0.001", help="0.001 or 0.1%."),
-         fmt: str = typer.Option("text", "--format", "-f"), output: Optional[Path] = OutputOpt) -> None:
+         fmt: str = ResultFormatOpt, output: Optional[Path] = OutputOpt) -> None:
     """Privacy-first or utility-first planning guide (de Fondeville Sec. 5), ending in the noise to add."""
     prior, fpr = fraction_option(prior, "prior"), fraction_option(fpr, "fpr")
     overall = level_option(level, alpha)

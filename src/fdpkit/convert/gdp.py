@@ -38,14 +38,14 @@ _TAIL_ZERO = 37.5
 
 
 def delta_for_epsilon_from_mu(mu: Any, epsilon: Any) -> float | np.ndarray:
-    """delta_mu(epsilon): the smallest delta for which mu-GDP implies (epsilon, delta)-DP.
+    """δ_μ(ε): the smallest δ for which μ-GDP implies (ε, δ)-DP.
 
     Parameters
     ----------
     mu : float or array_like
-        GDP parameter, >= 0 and finite.
+        GDP parameter, ≥ 0 and finite.
     epsilon : float or array_like
-        epsilon >= 0 (inf gives 0). Broadcast against ``mu``.
+        ε ≥ 0 (inf gives 0). Broadcast against ``mu``.
 
     Returns
     -------
@@ -54,7 +54,7 @@ def delta_for_epsilon_from_mu(mu: Any, epsilon: Any) -> float | np.ndarray:
     Notes
     -----
     Kulynych & Honkela Eq. (11); Dong, Roth & Su (2022) Cor. 2.13. Log-space evaluation,
-    accurate down to delta = 1e-300.
+    accurate down to δ = 1e-300.
 
     Examples
     --------
@@ -82,16 +82,16 @@ def _eps_upper(mu: float, delta: float) -> float:
 
 
 def epsilon_for_delta_from_mu(mu: Any, delta: Any) -> float | np.ndarray:
-    """The smallest epsilon >= 0 with delta_mu(epsilon) <= delta (inverse of
-    :func:`delta_for_epsilon_from_mu` in epsilon).
+    """The smallest ε ≥ 0 with δ_μ(ε) ≤ δ (inverse of
+    :func:`delta_for_epsilon_from_mu` in ε).
 
-    Rounded up: delta_mu of the returned epsilon never exceeds ``delta``. ``delta = 0``
-    gives ``inf`` (mu-GDP with mu > 0 implies no pure DP); a delta at or above
-    delta_mu(0) gives 0.
+    Rounded up: δ_μ of the returned ε never exceeds ``delta``. ``delta = 0``
+    gives ``inf`` (μ-GDP with μ > 0 implies no pure DP); a δ at or above
+    δ_μ(0) gives 0.
 
     Notes
     -----
-    Kulynych & Honkela Fig. 6b. Brent's method on log delta_mu(eps), which is monotone.
+    Kulynych & Honkela Fig. 6b. Brent's method on log δ_μ(ε), which is monotone.
 
     Examples
     --------
@@ -123,12 +123,12 @@ def epsilon_for_delta_from_mu(mu: Any, delta: Any) -> float | np.ndarray:
 
 
 def mu_for_epsilon_delta(epsilon: Any, delta: Any) -> float | np.ndarray:
-    """The largest mu whose GDP guarantee implies (epsilon, delta)-DP: the solution of
-    delta_mu(epsilon) = delta, rounded down.
+    """The largest μ whose GDP guarantee implies (ε, δ)-DP: the solution of
+    δ_μ(ε) = δ, rounded down.
 
-    A Gaussian mechanism with noise sd = sensitivity / mu then satisfies the (epsilon,
-    delta) statement. Note the converse does not hold: an (epsilon, delta)-DP mechanism
-    need not be mu-GDP for any finite mu (Gomez et al. Prop. 6.2).
+    A Gaussian mechanism with noise sd = sensitivity / μ then satisfies the (ε,
+    δ) statement. Note the converse does not hold: an (ε, δ)-DP mechanism
+    need not be μ-GDP for any finite μ (Gomez et al. Prop. 6.2).
 
     Notes
     -----

@@ -36,18 +36,18 @@ from fdpkit.convert.gdp import mu_for_epsilon_delta
 def mu_from_pure_epsilon(
     epsilon: Any, *, fpr: Any = None, recall: Any = None, delta: Any = None
 ) -> float | np.ndarray:
-    """mu-GDP corresponding to pure epsilon-DP under one risk semantics.
+    """μ-GDP corresponding to pure ε-DP under one risk semantics.
 
     Parameters
     ----------
     epsilon : float or array_like
-        The pure-DP budget, >= 0.
+        The pure-DP budget, ≥ 0.
     fpr : float, optional
         Match the multiplicative advantage at this FPR (K&H Prop. 3.1).
     recall : float, optional
         Match the precision at this recall (K&H Prop. 3.2).
     delta : float, optional
-        Match the privacy profile: delta_mu(epsilon) = delta (K&H Eq. 11).
+        Match the privacy profile: δ_μ(ε) = δ (K&H Eq. 11).
 
     Notes
     -----
@@ -94,12 +94,14 @@ def mu_from_pure_epsilon(
 
 
 def mu_rule_of_thumb(epsilon: Any, divisor: float = 5.0) -> float | np.ndarray:
-    """Kulynych & Honkela's rule of thumb mu = epsilon / divisor.
+    """Kulynych & Honkela's rule of thumb μ = ε / divisor.
 
     ``divisor=5`` is their conservative general-purpose conversion; ``divisor=3`` is the
     less conservative one for settings where low-probability events can be ignored. A rule
     of thumb, not a guarantee: prefer :func:`mu_from_pure_epsilon` with a stated semantics.
 
+    Examples
+    --------
     >>> mu_rule_of_thumb(2.0)
     0.4
     """

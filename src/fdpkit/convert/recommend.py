@@ -60,7 +60,7 @@ class Recommendation:
 
 
 def recommend_mu(epsilon: float, delta: float | None = None) -> Recommendation:
-    """The recommended mu for an epsilon (pure when ``delta`` is None or 0) or (eps, delta).
+    """The recommended μ for an ε (pure when ``delta`` is None or 0) or (ε, δ).
 
     Examples
     --------
@@ -109,8 +109,10 @@ def recommend_mu(epsilon: float, delta: float | None = None) -> Recommendation:
 
 
 def recommend_epsilon(mu: float, delta: float | None = None) -> Recommendation:
-    """The recommended epsilon of mu-GDP: eps(delta) at the given delta, else at 1e-5.
+    """The recommended ε of μ-GDP: ε(δ) at the given δ, else at 1e-5.
 
+    Examples
+    --------
     >>> r = recommend_epsilon(1.0)
     >>> round(r.value, 3), r.recommended.semantics
     (4.377, 'ε at δ = 1e-05')

@@ -44,9 +44,11 @@ PROFILE_GRID = 4001
 
 
 def gaussian_mu_from_rho(rho: Any) -> float | np.ndarray:
-    """mu = sqrt(2 rho): the Gaussian mechanism that is exactly rho-zCDP (a reading of rho,
-    not a GDP bound for every rho-zCDP mechanism; see :func:`mu_bound_from_rho`).
+    """μ = √(2 ρ): the Gaussian mechanism that is exactly ρ-zCDP (a reading of ρ,
+    not a GDP bound for every ρ-zCDP mechanism; see :func:`mu_bound_from_rho`).
 
+    Examples
+    --------
     >>> gaussian_mu_from_rho(0.5)
     1.0
     """
@@ -56,9 +58,11 @@ def gaussian_mu_from_rho(rho: Any) -> float | np.ndarray:
 
 
 def rho_from_gaussian_mu(mu: Any) -> float | np.ndarray:
-    """rho = mu^2 / 2: the zCDP parameter of a Gaussian mechanism with GDP parameter mu
+    """ρ = μ² / 2: the zCDP parameter of a Gaussian mechanism with GDP parameter μ
     (exact; the inverse of :func:`gaussian_mu_from_rho`).
 
+    Examples
+    --------
     >>> rho_from_gaussian_mu(1.0)
     0.5
     """
@@ -77,10 +81,12 @@ def zcdp_curve(rho: Any) -> ZCDPCurve:
 
 
 def mu_bound_from_rho(rho: Any) -> float:
-    """The tight mu-GDP implied by rho-zCDP for every mechanism satisfying it, fitted as
-    :func:`fdpkit.privacy_report` fits it (attacks with FPR and FNR >= 1e-10, the range
-    lowered where mu is too large for it, from rho ~ 24): larger than sqrt(2 rho).
+    """The tight μ-GDP implied by ρ-zCDP for every mechanism satisfying it, fitted as
+    :func:`fdpkit.privacy_report` fits it (attacks with FPR and FNR ≥ 1e-10, the range
+    lowered where μ is too large for it, from ρ ~ 24): larger than √(2 ρ).
 
+    Examples
+    --------
     >>> round(mu_bound_from_rho(0.5), 3)
     1.284
     """
@@ -88,9 +94,11 @@ def mu_bound_from_rho(rho: Any) -> float:
 
 
 def epsilon_for_delta_from_rho(rho: Any, delta: Any) -> float:
-    """Smallest eps with (eps, delta)-DP implied by rho-zCDP: the optimal conversion,
+    """Smallest ε with (ε, δ)-DP implied by ρ-zCDP: the optimal conversion,
     rounded up (module docs).
 
+    Examples
+    --------
     >>> round(epsilon_for_delta_from_rho(0.5, 1e-5), 3)
     4.728
     """
@@ -102,9 +110,11 @@ def epsilon_for_delta_from_rho(rho: Any, delta: Any) -> float:
 
 
 def delta_for_epsilon_from_rho(rho: Any, epsilon: Any) -> float | np.ndarray:
-    """delta(eps) implied by rho-zCDP (optimal conversion, rounded up); the inverse of
+    """δ(ε) implied by ρ-zCDP (optimal conversion, rounded up); the inverse of
     :func:`epsilon_for_delta_from_rho`.
 
+    Examples
+    --------
     >>> delta_for_epsilon_from_rho(0.5, 4.729) <= 1e-5
     True
     """
@@ -117,9 +127,11 @@ def delta_for_epsilon_from_rho(rho: Any, epsilon: Any) -> float | np.ndarray:
 
 
 def classic_epsilon_for_delta_from_rho(rho: Any, delta: Any) -> float:
-    """The classic rho + 2 sqrt(rho log(1/delta)) (Bun & Steinke 2016, Prop. 1.3): valid but
+    """The classic ρ + 2 √(ρ log(1/δ)) (Bun & Steinke 2016, Prop. 1.3): valid but
     loose; for comparison with :func:`epsilon_for_delta_from_rho`.
 
+    Examples
+    --------
     >>> round(classic_epsilon_for_delta_from_rho(0.5, 1e-5), 3)
     5.299
     """
@@ -141,10 +153,12 @@ def _rdp_curve_cached(orders: tuple, epsilons: tuple) -> RDPCurve:
 
 
 def epsilon_for_delta_from_rdp(orders: Sequence[float], epsilons: Sequence[float], delta: Any) -> float:
-    """Smallest eps with (eps, delta)-DP implied by the RDP list, rounded up: at most
+    """Smallest ε with (ε, δ)-DP implied by the RDP list, rounded up: at most
     dp_accounting's RDP answer (Canonne et al. 2020 per order) and never below the optimal
     conversion of the whole list.
 
+    Examples
+    --------
     >>> round(epsilon_for_delta_from_rdp([2, 4, 8, 16, 32], [1, 2, 4, 8, 16], 1e-5), 3)
     5.087
     """
@@ -154,9 +168,11 @@ def epsilon_for_delta_from_rdp(orders: Sequence[float], epsilons: Sequence[float
 
 
 def delta_for_epsilon_from_rdp(orders: Sequence[float], epsilons: Sequence[float], epsilon: Any) -> float | np.ndarray:
-    """delta(eps) implied by the RDP list (rounded up); the inverse of
+    """δ(ε) implied by the RDP list (rounded up); the inverse of
     :func:`epsilon_for_delta_from_rdp`.
 
+    Examples
+    --------
     >>> delta_for_epsilon_from_rdp([2, 4, 8], [1, 2, 4], 5.0) < 1e-2
     True
     """
@@ -186,8 +202,10 @@ def cks_delta_for_epsilon_from_rdp(orders: Sequence[float], epsilons: Sequence[f
 def profile_regret(f: TradeOffCurve, g: TradeOffCurve, *, eps_max: float | None = None) -> float:
     """Delta(delta_f, delta_g) of Gomez et al. Def. C.3: the regret of reporting the profile
     of ``g`` for a mechanism whose profile is that of ``f`` (module docs), evaluated on a
-    uniform eps grid from 0 (a grid estimate of the supremum; symmetric curves).
+    uniform ε grid from 0 (a grid estimate of the supremum; symmetric curves).
 
+    Examples
+    --------
     >>> from fdpkit import EpsDeltaCurve, GaussianCurve
     >>> round(profile_regret(GaussianCurve(1.0), GaussianCurve(1.0)), 12)
     0.0

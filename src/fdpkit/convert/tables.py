@@ -159,7 +159,7 @@ def _grid(rows: Sequence[float], cols: Sequence[float], fn: Callable[[float, flo
 
 
 def multiplicative_advantage_table(alphas: Sequence[float] = KH_ROWS, mus: Sequence[float] = KH_MUS) -> Table:
-    """Worst-case TPR/FPR of mu-GDP at FPR alpha (Kulynych & Honkela Fig. 4b).
+    """Worst-case TPR/FPR of μ-GDP at FPR α (Kulynych & Honkela Fig. 4b).
 
     Examples
     --------
@@ -178,7 +178,7 @@ def multiplicative_advantage_table(alphas: Sequence[float] = KH_ROWS, mus: Seque
 
 
 def precision_at_recall_table(recalls: Sequence[float] = KH_ROWS, mus: Sequence[float] = KH_MUS) -> Table:
-    """Worst-case precision at recall of mu-GDP (Kulynych & Honkela Fig. 5b).
+    """Worst-case precision at recall of μ-GDP (Kulynych & Honkela Fig. 5b).
 
     Examples
     --------
@@ -196,7 +196,7 @@ def precision_at_recall_table(recalls: Sequence[float] = KH_ROWS, mus: Sequence[
 
 
 def epsilon_for_delta_table(deltas: Sequence[float] = KH_DELTAS, mus: Sequence[float] = KH_MUS) -> Table:
-    """epsilon at delta implied by mu-GDP (Kulynych & Honkela Fig. 6b).
+    """ε at δ implied by μ-GDP (Kulynych & Honkela Fig. 6b).
 
     Examples
     --------
@@ -215,7 +215,7 @@ def epsilon_for_delta_table(deltas: Sequence[float] = KH_DELTAS, mus: Sequence[f
 def mu_for_epsilon_delta_table(
     epsilons: Sequence[float] = GOMEZ_EPSILONS, deltas: Sequence[float] = GOMEZ_DELTAS
 ) -> Table:
-    """mu such that delta_mu(eps) = delta (Gomez et al. Table 3).
+    """μ such that δ_μ(ε) = δ (Gomez et al. Table 3).
 
     Examples
     --------
@@ -249,11 +249,11 @@ TABLE2_NOTE = ("Gomez et al. print mu = 0.21, 0.39, 0.72, 1.3 (\"after\") for De
 
 def dpsgd_before_after_table(epsilons: Sequence[float] = GOMEZ_TABLE2_EPSILONS,
                              dataset_sizes: Sequence[float] = GOMEZ_TABLE2_DATASET_SIZES) -> Table:
-    """Gomez et al. Table 2 regenerated: the tight mu-GDP ("after") of De et al.'s DP-SGD runs
-    reported at (epsilon, 1e-5) ("before"), for each dataset size.
+    """Gomez et al. Table 2 regenerated: the tight μ-GDP ("after") of De et al.'s DP-SGD runs
+    reported at (ε, 1e-5) ("before"), for each dataset size.
 
     Each cell accounts the run of :data:`GOMEZ_TABLE2_RUNS` (Poisson-subsampled Gaussian,
-    sample rate 16384 / dataset size, add-remove) numerically and fits the tight mu
+    sample rate 16384 / dataset size, add-remove) numerically and fits the tight μ
     (Gomez et al. Eq. 5, :func:`fdpkit.fit_gdp`); the paper prints only the 50,000 column.
     Computed once per argument set (under a second in all).
 

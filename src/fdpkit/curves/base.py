@@ -120,7 +120,7 @@ class CurveGrid(NamedTuple):
 
 
 class TradeOffCurve(ABC):
-    """Abstract trade-off curve: FPR alpha -> smallest FNR beta.
+    """Abstract trade-off curve: FPR α -> smallest FNR β.
 
     Subclasses implement ``_beta`` (and ``_tpr`` where ``1 - beta`` would lose digits).
     """
@@ -130,7 +130,7 @@ class TradeOffCurve(ABC):
 
     # ---------------------------------------------------------------- public API
     def beta(self, alpha: Any) -> float | np.ndarray:
-        """False-negative rate f(alpha) of the best test at false-positive rate ``alpha``.
+        """False-negative rate f(α) of the best test at false-positive rate ``alpha``.
 
         Scalar in, float out; arrays are evaluated elementwise.
         """
@@ -156,11 +156,11 @@ class TradeOffCurve(ABC):
 
     @property
     def is_symmetric(self) -> bool:
-        """Whether f equals its inverse f^{-1} (true for all closed forms in fdpkit)."""
+        """Whether f equals its inverse f⁻¹ (true for all closed forms in fdpkit)."""
         return False
 
     def grid(self, step: float = 0.01) -> CurveGrid:
-        """The curve on alpha = 0, step, 2*step, ..., 1 (like R fdp's ``gdp(1)()``).
+        """The curve on α = 0, step, 2*step, ..., 1 (like R fdp's ``gdp(1)()``).
 
         ``step`` must be at least :data:`GRID_STEP_MIN` (1e-6: a million points, 16 MB),
         so a grid never exhausts memory; use :meth:`beta` on your own points for more.
@@ -180,7 +180,7 @@ class TradeOffCurve(ABC):
         return CurveGrid(alpha, np.asarray(self._beta(alpha), dtype=float))
 
     def inverse(self) -> "TradeOffCurve":
-        """The inverse curve f^{-1}(alpha) = inf{t in [0, 1] : f(t) <= alpha}.
+        """The inverse curve f⁻¹(α) = inf{t in [0, 1] : f(t) ≤ α}.
 
         It is the trade-off curve of the same test with the hypotheses swapped
         (Dong et al. 2022, Sec. 2). Symmetric curves return themselves.
@@ -190,8 +190,8 @@ class TradeOffCurve(ABC):
         return self.to_piecewise().inverse()
 
     def symmetrize(self) -> "TradeOffCurve":
-        """The weakest symmetric curve below f and f^{-1}: the lower convex hull of
-        min{f, f^{-1}} (Dong et al. 2022, Def. F.1 and Prop. F.2).
+        """The weakest symmetric curve below f and f⁻¹: the lower convex hull of
+        min{f, f⁻¹} (Dong et al. 2022, Def. F.1 and Prop. F.2).
 
         A guarantee that holds for one ordering of neighbouring datasets holds for the
         other ordering with the inverse curve; the symmetrised curve holds for both.
@@ -201,14 +201,14 @@ class TradeOffCurve(ABC):
         return _operation("worst_case")(self, self.inverse())
 
     def delta_for_epsilon(self, epsilon: Any) -> float | np.ndarray:
-        """The privacy profile implied by the curve: the smallest delta such that the
-        curve implies (epsilon, delta)-DP,
+        """The privacy profile implied by the curve: the smallest δ such that the
+        curve implies (ε, δ)-DP,
 
-            delta(eps) = 1 + f*(-e^eps) = sup_alpha 1 - e^eps alpha - f(alpha)
+            δ(ε) = 1 + f*(-e^ε) = sup_α 1 - e^ε α - f(α)
 
         (Dong, Roth & Su 2022, Prop. 2.12; Gomez et al. Thm. A.9). Exact for
         piecewise-linear and Gaussian curves; other smooth curves use their sound
-        piecewise-linear lower bound, so delta is never understated.
+        piecewise-linear lower bound, so δ is never understated.
 
         Examples
         --------
@@ -221,10 +221,12 @@ class TradeOffCurve(ABC):
         return scalar_or_array(out, epsilon)
 
     def epsilon_for_delta(self, delta: Any) -> float:
-        """The smallest epsilon >= 0 with ``delta_for_epsilon(epsilon) <= delta``, rounded up.
+        """The smallest ε ≥ 0 with ``delta_for_epsilon(epsilon) <= delta``, rounded up.
 
-        ``inf`` when delta is below 1 - f(0) (no epsilon suffices).
+        ``inf`` when δ is below 1 - f(0) (no ε suffices).
 
+        Examples
+        --------
         >>> from fdpkit import EpsDeltaCurve
         >>> round(EpsDeltaCurve(1.0, 1e-5).epsilon_for_delta(1e-5), 9)
         1.0

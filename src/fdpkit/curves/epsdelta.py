@@ -23,15 +23,15 @@ from fdpkit.curves.base import TradeOffCurve
 
 
 class EpsDeltaCurve(TradeOffCurve):
-    """Trade-off curve of (epsilon, delta)-DP.
+    """Trade-off curve of (ε, δ)-DP.
 
     Parameters
     ----------
     epsilon : float
-        epsilon >= 0 (finite).
+        ε ≥ 0 (finite).
     delta : float, default 0
-        delta in [0, 1]. delta > 0 gives f(0) = 1 - delta < 1: the guarantee allows a
-        blatant disclosure with probability delta (de Fondeville, Theorem 1).
+        δ in [0, 1]. δ > 0 gives f(0) = 1 - δ < 1: the guarantee allows a
+        blatant disclosure with probability δ (de Fondeville, Theorem 1).
 
     Examples
     --------
@@ -97,10 +97,10 @@ class EpsDeltaCurve(TradeOffCurve):
 
 
 class RandomizedResponseCurve(EpsDeltaCurve):
-    """Binary randomized response with parameter epsilon.
+    """Binary randomized response with parameter ε.
 
-    Each bit is reported truthfully with probability e^eps / (1 + e^eps). Its trade-off
-    curve is exactly the pure epsilon-DP curve (Kairouz et al. 2015; Gomez et al. Sec. 6,
+    Each bit is reported truthfully with probability e^ε / (1 + e^ε). Its trade-off
+    curve is exactly the pure ε-DP curve (Kairouz et al. 2015; Gomez et al. Sec. 6,
     Fig. 5 right).
 
     Examples
@@ -120,21 +120,21 @@ class RandomizedResponseCurve(EpsDeltaCurve):
 class UniformSamplingCurve(EpsDeltaCurve):
     """De Fondeville's uniform random sampling mechanism (Example 3).
 
-    The mechanism releases a constant with probability e^-mu and otherwise one record of
+    The mechanism releases a constant with probability e^-μ and otherwise one record of
     the n-record dataset chosen uniformly, so each record is disclosed with probability
-    p = (1 - e^-mu)/n. Releasing the target record identifies membership with certainty;
+    p = (1 - e^-μ)/n. Releasing the target record identifies membership with certainty;
     every other output is equally likely under both hypotheses, so
 
-        f(alpha) = max(0, 1 - p - alpha),
+        f(α) = max(0, 1 - p - α),
 
     the (0, p)-DP curve. f(0) = 1 - p < 1: it fails catastrophically (Theorem 1).
 
     Parameters
     ----------
     mu : float
-        De Fondeville's privacy-loss parameter (> 0; not a GDP mu).
+        De Fondeville's privacy-loss parameter (> 0; not a GDP μ).
     n : int
-        Dataset size (>= 1).
+        Dataset size (≥ 1).
 
     Examples
     --------

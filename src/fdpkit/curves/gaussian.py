@@ -59,17 +59,17 @@ def gaussian_log_delta_array(mu: float, eps: np.ndarray) -> np.ndarray:
 
 
 class GaussianCurve(TradeOffCurve):
-    """Trade-off curve of mu-GDP, G_mu(alpha) = Phi(Phi^{-1}(1 - alpha) - mu).
+    """Trade-off curve of μ-GDP, G_μ(α) = Φ(Φ⁻¹(1 - α) - μ).
 
     Parameters
     ----------
     mu : float
-        The GDP parameter, mu >= 0 (finite). mu = 0 is perfect privacy (f = 1 - alpha).
+        The GDP parameter, μ ≥ 0 (finite). μ = 0 is perfect privacy (f = 1 - α).
 
     Notes
     -----
     Dong, Roth & Su (2022), "Gaussian differential privacy", Def. 2.7; Gomez et al.,
-    Eq. (4). Symmetric: G_mu^{-1} = G_mu.
+    Eq. (4). Symmetric: G_μ⁻¹ = G_μ.
 
     Examples
     --------

@@ -126,8 +126,8 @@ def group_curve(curve: TradeOffCurve, k: int) -> TradeOffCurve:
     """The trade-off curve for groups of ``k`` records: 1 - (1 - f)^{o k}.
 
     Dong, Roth & Su (2022), Thm. 2.14: an f-DP mechanism is (1 - (1 - f)^{o k})-DP for
-    datasets differing in k records. Exact for Gaussian (G_{k mu}) and Laplace (Laplace
-    curve of k epsilon) curves; a sound lower bound (``bound="lower"``) otherwise (see
+    datasets differing in k records. Exact for Gaussian (G_{k μ}) and Laplace (Laplace
+    curve of k ε) curves; a sound lower bound (``bound="lower"``) otherwise (see
     the module docs).
 
     Parameters
@@ -135,7 +135,7 @@ def group_curve(curve: TradeOffCurve, k: int) -> TradeOffCurve:
     curve : TradeOffCurve
         The per-record guarantee (exact or a lower bound).
     k : int
-        Group size, >= 1.
+        Group size, ≥ 1.
 
     Examples
     --------

@@ -37,13 +37,13 @@ _MU_NUMERIC_RTOL = 1e-9
 
 
 class LaplaceCurve(TradeOffCurve):
-    """Trade-off curve of the Laplace mechanism with scale sensitivity/epsilon.
+    """Trade-off curve of the Laplace mechanism with scale sensitivity/ε.
 
     Parameters
     ----------
     epsilon : float
-        epsilon >= 0 (finite). The mechanism is epsilon-DP, and its relative disclosure risk
-        is e^epsilon (de Fondeville, Corollary 2).
+        ε ≥ 0 (finite). The mechanism is ε-DP, and its relative disclosure risk
+        is e^ε (de Fondeville, Corollary 2).
 
     Examples
     --------

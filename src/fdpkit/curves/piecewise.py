@@ -90,7 +90,7 @@ class PiecewiseLinearCurve(TradeOffCurve):
         What the curve is relative to the mechanism's true curve: a pessimistic lower
         bound (numeric accountants), an optimistic upper bound, or exact.
     tpr : array_like, optional
-        TPR = 1 - beta computed accurately by the caller; when given it is the source of
+        TPR = 1 - β computed accurately by the caller; when given it is the source of
         truth (``beta`` may then be None) and keeps tail digits.
     tol : float, default CURVE_TOL
         Absolute tolerance for the validity checks.
@@ -251,8 +251,10 @@ class PiecewiseLinearCurve(TradeOffCurve):
 
     @classmethod
     def from_tpr(cls, alpha: Any, tpr: Any, bound: str = "lower", *, tol: float = CURVE_TOL):
-        """Build from (alpha, TPR) vertices; use it when TPR was computed accurately.
+        """Build from (α, TPR) vertices; use it when TPR was computed accurately.
 
+        Examples
+        --------
         >>> f = PiecewiseLinearCurve.from_tpr([0, 1e-12, 1], [0, 1e-10, 1])
         >>> f.tpr(1e-12)
         1e-10
@@ -264,7 +266,7 @@ class PiecewiseLinearCurve(TradeOffCurve):
     def lower_convex_hull(
         cls, alpha: Any, tpr: Any, bound: str = "lower", *, beta: Any = None
     ) -> "PiecewiseLinearCurve":
-        """The largest convex curve below the points (alpha, 1 - tpr): no convexity check.
+        """The largest convex curve below the points (α, 1 - tpr): no convexity check.
 
         Used to combine curves (``worst_case``): the result is below every point given,
         so it is a sound lower bound whenever each point is. At most :data:`MAX_HULL_POINTS`
@@ -343,7 +345,7 @@ class PiecewiseLinearCurve(TradeOffCurve):
 
     @property
     def tprs(self) -> np.ndarray:
-        """Vertex true-positive rates 1 - beta (read-only, accurate in the tail)."""
+        """Vertex true-positive rates 1 - β (read-only, accurate in the tail)."""
         return self._tpr_v
 
     def __len__(self) -> int:
@@ -469,8 +471,10 @@ class PiecewiseLinearCurve(TradeOffCurve):
         return a_new, b_new, t_new
 
     def inverse(self) -> "PiecewiseLinearCurve":
-        """The inverse curve f^{-1}: vertices (beta_i, alpha_i), exact.
+        """The inverse curve f⁻¹: vertices (β_i, α_i), exact.
 
+        Examples
+        --------
         >>> f = PiecewiseLinearCurve([0, 0.1, 1], [0.5, 0.2, 0]).inverse()
         >>> f.beta(0.2), f.beta(0.6)
         (0.1, 0.0)

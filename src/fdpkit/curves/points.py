@@ -69,10 +69,10 @@ def curve_from_points(fpr: Any, fnr: Any, *, bound: str = "lower") -> PiecewiseL
     Parameters
     ----------
     fpr : array_like
-        Type I errors (false-positive rates, alpha) of the points, in [0, 1], in any order;
+        Type I errors (false-positive rates, α) of the points, in [0, 1], in any order;
         0 must be among them (the curve's value at FPR 0 is not guessed).
     fnr : array_like
-        Type II errors (false-negative rates, beta) at those FPRs, in [0, 1].
+        Type II errors (false-negative rates, β) at those FPRs, in [0, 1].
     bound : {"lower", "exact"}, default "lower"
         What the hull is relative to the mechanism's true curve (see the module notes):
         "exact" when the points are the vertices of its piecewise-linear curve, "lower"
@@ -93,9 +93,9 @@ def curve_from_points(fpr: Any, fnr: Any, *, bound: str = "lower") -> PiecewiseL
 
     Notes
     -----
-    ``fit_gdp(curve, alpha_min=0)`` is R fdp's ``est_gdp()``: the smallest mu with
-    G_mu(alpha_i) <= beta_i at every point (attained at a hull vertex, the maximum of
-    Phi^{-1}(1 - alpha_i) + Phi^{-1}(1 - beta_i)); its :class:`fdpkit.GDPFit` is the
+    ``fit_gdp(curve, alpha_min=0)`` is R fdp's ``est_gdp()``: the smallest μ with
+    G_μ(α_i) ≤ β_i at every point (attained at a hull vertex, the maximum of
+    Φ⁻¹(1 - α_i) + Φ⁻¹(1 - β_i)); its :class:`fdpkit.GDPFit` is the
     certificate (the FPR range it holds on, what the range leaves out, how it was found).
 
     Examples

@@ -471,15 +471,15 @@ def _adopt_vertices(curve: PiecewiseLinearCurve, alpha: np.ndarray, tpr: np.ndar
 
 
 class RDPCurve(PiecewiseLinearCurve):
-    """The trade-off curve implied by a list of Rényi DP guarantees (t_j, eps_j):
-    a sound piecewise-linear lower bound of max_j f_{t_j, eps_j} (module docs).
+    """The trade-off curve implied by a list of Rényi DP guarantees (t_j, ε_j):
+    a sound piecewise-linear lower bound of max_j f_{t_j, ε_j} (module docs).
 
     Parameters
     ----------
     orders : sequence of float
         Rényi orders t_j > 1 (any order; sorted internally).
     epsilons : sequence of float
-        eps(t_j) >= 0, non-decreasing in t (``inf``: no constraint at that order).
+        ε(t_j) ≥ 0, non-decreasing in t (``inf``: no constraint at that order).
     points : int
         Tangent points per order (tightness, not soundness).
 
@@ -509,10 +509,10 @@ class RDPCurve(PiecewiseLinearCurve):
 
 
 class ZCDPCurve(PiecewiseLinearCurve):
-    """The trade-off curve implied by rho-zCDP, i.e. (t, rho t)-RDP for all t > 1 (Bun &
+    """The trade-off curve implied by ρ-zCDP, i.e. (t, ρ t)-RDP for all t > 1 (Bun &
     Steinke 2016; Gomez et al. App. A.6): a sound piecewise-linear lower bound, imposed at
-    :func:`zcdp_orders`. It lies below G_sqrt(2 rho), the curve of the Gaussian mechanism
-    that is exactly rho-zCDP.
+    :func:`zcdp_orders`. It lies below G_√(2 ρ), the curve of the Gaussian mechanism
+    that is exactly ρ-zCDP.
 
     Examples
     --------

@@ -53,23 +53,23 @@ _NUMERIC_RTOL = 1e-9
 
 @dataclass(frozen=True)
 class GDPFit:
-    """A tight, pessimistic mu-GDP summary of a trade-off curve.
+    """A tight, pessimistic μ-GDP summary of a trade-off curve.
 
     Attributes
     ----------
     mu : float
-        Smallest mu with G_mu(FPR) <= f(FPR) for every FPR >= alpha_min with
-        f(FPR) >= alpha_min (attacks whose FPR and FNR are both >= alpha_min); ``inf`` when
+        Smallest μ with G_μ(FPR) ≤ f(FPR) for every FPR ≥ alpha_min with
+        f(FPR) ≥ alpha_min (attacks whose FPR and FNR are both ≥ alpha_min); ``inf`` when
         none exists.
     regret : float
-        Delta(f, G_mu) (Gomez et al. Def. 2.6): how much the summary over-reports risk.
-        ``inf`` when mu is infinite.
+        Δ(f, G_μ) (Gomez et al. Def. 2.6): how much the summary over-reports risk.
+        ``inf`` when μ is infinite.
     alpha_min : float
         Lower end of the FPR range the guarantee is certified on (0: all of [0, 1]).
     tau : float
-        1 - G_mu(alpha_min): what the range leaves out. f >= G_mu - tau everywhere.
+        1 - G_μ(alpha_min): what the range leaves out. f ≥ G_μ - τ everywhere.
     reason : str
-        How the fit was obtained, and why mu is infinite when it is.
+        How the fit was obtained, and why μ is infinite when it is.
     """
 
     mu: float
@@ -218,14 +218,14 @@ def _mu_dense(curve: TradeOffCurve, alpha_min: float) -> float:
 
 
 def fit_gdp(curve: TradeOffCurve, alpha_min: float = ALPHA_MIN_DEFAULT) -> GDPFit:
-    """The tight pessimistic mu-GDP guarantee of a curve, with its regret and FPR range.
+    """The tight pessimistic μ-GDP guarantee of a curve, with its regret and FPR range.
 
     Parameters
     ----------
     curve : TradeOffCurve
         The mechanism's curve; an exact curve or a pessimistic (``bound="lower"``) one.
     alpha_min : float, default 1e-10
-        Lower end of the FPR range for curves without a closed-form mu (Gomez et al. use
+        Lower end of the FPR range for curves without a closed-form μ (Gomez et al. use
         1e-10). Must be in [0, 0.5).
 
     Returns
@@ -234,10 +234,10 @@ def fit_gdp(curve: TradeOffCurve, alpha_min: float = ALPHA_MIN_DEFAULT) -> GDPFi
 
     Notes
     -----
-    Gomez et al., Eq. (5) and (21); Prop. 6.1 (pure epsilon-DP); Prop. 6.2 (f(0) < 1).
+    Gomez et al., Eq. (5) and (21); Prop. 6.1 (pure ε-DP); Prop. 6.2 (f(0) < 1).
     On a curve from error points (:func:`fdpkit.curve_from_points`), ``fit_gdp(curve,
-    alpha_min=0)`` is R fdp's ``est_gdp()``: the smallest mu with G_mu below every point,
-    and the returned fit is its certificate (range, tau, how it was found).
+    alpha_min=0)`` is R fdp's ``est_gdp()``: the smallest μ with G_μ below every point,
+    and the returned fit is its certificate (range, τ, how it was found).
 
     Examples
     --------

@@ -194,10 +194,10 @@ def _regret_dense(f: TradeOffCurve, g: TradeOffCurve) -> float:
 
 
 def regret(f: TradeOffCurve, g: TradeOffCurve) -> float:
-    """Delta(f, g): the regret of reporting g for a mechanism whose curve is f.
+    """Δ(f, g): the regret of reporting g for a mechanism whose curve is f.
 
-    Delta(f, g) = inf{kappa >= 0 : f(alpha + kappa) - kappa <= g(alpha) for all alpha}
-    (Kaissis et al. 2024; Gomez et al. Def. 2.6, Eq. 6). For a pessimistic summary g <= f
+    Δ(f, g) = inf{κ ≥ 0 : f(α + κ) - κ ≤ g(α) for all α}
+    (Kaissis et al. 2024; Gomez et al. Def. 2.6, Eq. 6). For a pessimistic summary g ≤ f
     this is how far f must move down-left along the diagonal to fall below g. Computed
     exactly for piecewise-linear f or g against curves with closed-form slopes; a dense
     grid plus Brent for two smooth curves.
@@ -224,8 +224,10 @@ def regret(f: TradeOffCurve, g: TradeOffCurve) -> float:
 
 
 def symmetric_regret(f: TradeOffCurve, g: TradeOffCurve) -> float:
-    """max{Delta(f, g), Delta(g, f)}: a metric on trade-off curves (Gomez et al. Eq. 7).
+    """max{Δ(f, g), Δ(g, f)}: a metric on trade-off curves (Gomez et al. Eq. 7).
 
+    Examples
+    --------
     >>> from fdpkit import GaussianCurve
     >>> symmetric_regret(GaussianCurve(1.0), GaussianCurve(1.2)) > 0
     True

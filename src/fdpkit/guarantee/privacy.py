@@ -138,8 +138,8 @@ class PrivacyReport:
 
     def statement(self) -> str:
         """A paragraph for the paper: privacy unit, neighbouring relation, sampling scheme,
-        steps/epochs, noise, accounting method (versions, discretization), mu with regret
-        and FPR range, epsilon at delta, TPR at FPR 1e-3, and the caveats that apply
+        steps/epochs, noise, accounting method (versions, discretization), μ with regret
+        and FPR range, ε at δ, TPR at FPR 1e-3, and the caveats that apply
         (following Ponomareva et al. 2023, Sec. 5.3). See :mod:`fdpkit.guarantee.statement`."""
         return paper_statement(self)
 
@@ -200,7 +200,7 @@ class PrivacyReport:
         return report.write_atomic(path, report.render_document(report.build_document(self), "pdf"))
 
     def epsilon_for_delta(self, delta: float) -> float:
-        """epsilon at one of the report's deltas (the curves' spelling of the query)."""
+        """ε at one of the report's deltas (the curves' spelling of the query)."""
         for d, e in self.epsilons:
             if d == delta:
                 return e
@@ -224,8 +224,8 @@ class PrivacyReport:
         return self.tpr(fpr)
 
     def representations(self) -> Representations:
-        """The regret of each representation ((eps, delta) at the report's first delta,
-        rho*-zCDP, the RDP curve, mu-GDP; Gomez et al. Fig. 1c) and the fallback advice of
+        """The regret of each representation ((ε, δ) at the report's first δ,
+        ρ*-zCDP, the RDP curve, μ-GDP; Gomez et al. Fig. 1c) and the fallback advice of
         Sec. 4 (:mod:`fdpkit.guarantee.representations`). Computed on first use and cached: the
         Rényi accounting it needs is not part of ``privacy_report``'s own cost."""
         cached = self.__dict__.get("_representations")
@@ -332,7 +332,7 @@ def privacy_report(
     mechanism : Mechanism or dict
         A mechanism value object (or its ``to_dict()`` form).
     deltas : sequence of float
-        deltas at which epsilon is reported (from the accountant's profile).
+        deltas at which ε is reported (from the accountant's profile).
     fprs : sequence of float
         FPRs at which the certified attack TPR is reported.
     priors : sequence of float
@@ -341,15 +341,15 @@ def privacy_report(
         PLD value discretization interval (numeric mechanisms only). None (the default):
         1e-4, or finer where a DP-SGD run's steps are too small for it to resolve (tiny
         sample rates): chosen from the per-step loss variance so that the discretization
-        adds an estimated 1% or less to mu (issue 29; the rule and the estimate are in
+        adds an estimated 1% or less to μ (issue 29; the rule and the estimate are in
         ``provenance["discretization_rule"]``), coarsened again to fit ``budget``; or coarser
         (up to 1e-3) where the steps' loss variance is so large that this adds an estimated
-        relative 1e-6 or less to mu (small noise, large sample rates: Eq. 3 of
+        relative 1e-6 or less to μ (small noise, large sample rates: Eq. 3 of
         ``accounting._resolution``); heavy-tailed steps (small noise, tiny sample rates,
-        where a test attains a mu far above what the loss variance suggests) get the grid
-        estimated from that mu instead (Eq. 4), up to 1e-3.
+        where a test attains a μ far above what the loss variance suggests) get the grid
+        estimated from that μ instead (Eq. 4), up to 1e-3.
     alpha_min : float
-        Lower end of the FPR/FNR range of the fitted mu (numeric curves).
+        Lower end of the FPR/FNR range of the fitted μ (numeric curves).
     budget : CostBudget or None
         Cost limit checked before accounting (see :func:`fdpkit.accounting.estimate_cost`).
         For shuffled DP-SGD it also bounds the Poisson comparison shown beside the guarantee

@@ -27,7 +27,7 @@ from fdpkit.ledger.models import LEVELS, METRICS
 
 #: delta of the headline epsilon and of the basic-composition sum; FPR of the headline TPR.
 DELTA_REF = 1e-5
-"""delta of the ledger's headline epsilon and of the basic-composition sum."""
+"""δ of the ledger's headline ε and of the basic-composition sum."""
 FPR_REF = 1e-3
 """FPR of the ledger's headline TPR (the best attack's true-positive rate at this false-positive rate)."""
 #: The calculator document's alert thresholds: epsilon 2 / 4 / 8 at delta 1e-5.
@@ -102,9 +102,9 @@ class Total:
     """The composed guarantee of a set of releases, read lazily (each quantity is computed
     the first time it is asked for).
 
-    ``mu``/``regret``/``alpha_min``: tight mu-GDP fit (exact for GDP); ``epsilon_for_delta(delta)``
+    ``mu``/``regret``/``alpha_min``: tight μ-GDP fit (exact for GDP); ``epsilon_for_delta(delta)``
     from the accountant's profile (for GDP the closed form, rounded up); ``tpr``: certified TPR at FPR 1e-3; ``epsilon_sum`` and
-    ``delta_sum``: basic composition of each release's own (epsilon, 1e-5), shown so users
+    ``delta_sum``: basic composition of each release's own (ε, 1e-5), shown so users
     see what tight composition saves.
     """
 

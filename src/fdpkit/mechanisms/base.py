@@ -70,6 +70,8 @@ class Mechanism:
         fields (nested ``inner``/``parts`` specs parsed in turn); a subclass whose spec is
         not its fields (DP-SGD's training terms) overrides it.
 
+        Examples
+        --------
         >>> from fdpkit.mechanisms import Gaussian
         >>> Gaussian.from_dict({"sigma": 2.0})
         Gaussian(sigma=2.0, sensitivity=1.0)

@@ -11,7 +11,7 @@ from fdpkit.mechanisms.base import Mechanism, _number
 class Gaussian(Mechanism):
     """Gaussian noise with standard deviation ``sigma`` on a query of L2 ``sensitivity``.
 
-    Exactly mu-GDP with mu = sensitivity / sigma (Dong, Roth & Su 2022, Thm. 2.7).
+    Exactly μ-GDP with μ = sensitivity / σ (Dong, Roth & Su 2022, Thm. 2.7).
     """
 
     kind = "gaussian"
@@ -31,7 +31,7 @@ class Gaussian(Mechanism):
 
 @dataclass(frozen=True)
 class Laplace(Mechanism):
-    """Laplace noise with ``scale`` b on a query of L1 ``sensitivity``: epsilon = sensitivity/b."""
+    """Laplace noise with ``scale`` b on a query of L1 ``sensitivity``: ε = sensitivity/b."""
 
     kind = "laplace"
     scale: float
@@ -49,7 +49,7 @@ class Laplace(Mechanism):
 
 @dataclass(frozen=True)
 class RandomizedResponse(Mechanism):
-    """Binary randomized response: the true bit with probability e^eps / (1 + e^eps)."""
+    """Binary randomized response: the true bit with probability e^ε / (1 + e^ε)."""
 
     kind = "randomized_response"
     epsilon: float
@@ -60,7 +60,7 @@ class RandomizedResponse(Mechanism):
 
 @dataclass(frozen=True)
 class PureDP(Mechanism):
-    """Any epsilon-DP mechanism (worst case over all of them)."""
+    """Any ε-DP mechanism (worst case over all of them)."""
 
     kind = "pure_dp"
     epsilon: float
@@ -71,7 +71,7 @@ class PureDP(Mechanism):
 
 @dataclass(frozen=True)
 class ApproxDP(Mechanism):
-    """Any (epsilon, delta)-DP mechanism (worst case over all of them)."""
+    """Any (ε, δ)-DP mechanism (worst case over all of them)."""
 
     kind = "approx_dp"
     epsilon: float

@@ -41,7 +41,7 @@ class CurveMechanism(Mechanism):
     alpha : sequence of float
         Vertex false-positive rates, from 0 to 1.
     tpr : sequence of float
-        Vertex true-positive rates 1 - beta.
+        Vertex true-positive rates 1 - β.
     bound : {"exact", "lower"}, default "lower"
         The curve is the mechanism's exact curve or a lower bound of it (an optimistic
         "upper" curve certifies nothing and is refused).
@@ -88,20 +88,20 @@ class CurveMechanism(Mechanism):
 
 @dataclass(frozen=True)
 class UniformSampling(Mechanism):
-    """De Fondeville's uniform random sampling (Example 3): with probability e^-mu release
+    """De Fondeville's uniform random sampling (Example 3): with probability e^-μ release
     a constant, otherwise one record of the n-record dataset chosen uniformly at random.
 
-    Each record is released verbatim with probability p = (1 - e^-mu)/n, so the mechanism
+    Each record is released verbatim with probability p = (1 - e^-μ)/n, so the mechanism
     is (0, p)-DP and nothing better: with probability p an output identifies membership
     with certainty. It is the worked example of *catastrophic failure* (de Fondeville,
-    Thm. 1): f(0) = 1 - p < 1, no finite mu-GDP holds.
+    Thm. 1): f(0) = 1 - p < 1, no finite μ-GDP holds.
 
     Parameters
     ----------
     mu : float
-        De Fondeville's privacy parameter (> 0; not a GDP mu).
+        De Fondeville's privacy parameter (> 0; not a GDP μ).
     n : int
-        Dataset size (>= 1).
+        Dataset size (≥ 1).
 
     Examples
     --------
@@ -123,7 +123,7 @@ class UniformSampling(Mechanism):
 
     @property
     def disclosure_probability(self) -> float:
-        """p = (1 - e^-mu)/n: the probability that the target's record is released."""
+        """p = (1 - e^-μ)/n: the probability that the target's record is released."""
         return -math.expm1(-self.mu) / self.n
 
     def describe(self) -> str:

@@ -18,9 +18,11 @@ from fdpkit.mechanisms.base import Mechanism
 
 @dataclass(frozen=True)
 class ZCDP(Mechanism):
-    """Any rho-zCDP mechanism: (t, rho t)-RDP for every order t > 1 (Bun & Steinke 2016;
-    Gomez et al. Def. 2.2). A Gaussian mechanism with mu = sqrt(2 rho) is exactly rho-zCDP.
+    """Any ρ-zCDP mechanism: (t, ρ t)-RDP for every order t > 1 (Bun & Steinke 2016;
+    Gomez et al. Def. 2.2). A Gaussian mechanism with μ = √(2 ρ) is exactly ρ-zCDP.
 
+    Examples
+    --------
     >>> ZCDP(0.5).to_dict()
     {'kind': 'zcdp', 'rho': 0.5}
     >>> ZCDP(-1)
@@ -43,7 +45,7 @@ class ZCDP(Mechanism):
 
 @dataclass(frozen=True)
 class RDP(Mechanism):
-    """Any mechanism satisfying (t_j, eps_j)-RDP for every listed pair, for both orderings
+    """Any mechanism satisfying (t_j, ε_j)-RDP for every listed pair, for both orderings
     of every pair of neighbouring datasets (Mironov 2017; as RDP accountants print them).
 
     Parameters
@@ -51,7 +53,7 @@ class RDP(Mechanism):
     orders : sequence of float
         Rényi orders t_j > 1, distinct (stored sorted).
     epsilons : sequence of float
-        eps(t_j) >= 0, non-decreasing in the order (``inf`` allowed: no constraint).
+        ε(t_j) ≥ 0, non-decreasing in the order (``inf`` allowed: no constraint).
 
     Examples
     --------

@@ -25,6 +25,8 @@ def mechanism_from_dict(data: Any) -> Mechanism:
     :data:`fdpkit.mechanisms.base.MAX_SPEC_NODES` mechanisms are refused while parsing (a
     ValueError naming ``mechanism``).
 
+    Examples
+    --------
     >>> mechanism_from_dict({"kind": "gaussian", "sigma": 2.0}).describe()
     'Gaussian(sigma=2.0, sensitivity=1.0)'
     """
@@ -38,6 +40,8 @@ def mechanism_from_dict(data: Any) -> Mechanism:
 def mechanism_from_json(text: str) -> Mechanism:
     """Parse a JSON mechanism spec (see :func:`mechanism_from_dict`).
 
+    Examples
+    --------
     >>> mechanism_from_json('{"kind": "laplace", "scale": 0.5}').describe()
     'Laplace(scale=0.5, sensitivity=1.0)'
     """

@@ -374,8 +374,8 @@ class DPSGD(Mechanism):
 
     def elementary(self) -> Mechanism | None:
         """The same run in elementary mechanisms, where one exists (for simulation):
-        Poisson add-remove/zero-out as Repeated(Subsampled(Gaussian(sigma), q), T) per phase,
-        shuffled as Repeated(Gaussian(sigma, Delta), P); None otherwise (replace-one
+        Poisson add-remove/zero-out as Repeated(Subsampled(Gaussian(σ), q), T) per phase,
+        shuffled as Repeated(Gaussian(σ, Δ), P); None otherwise (replace-one
         Poisson, truncated Poisson, fixed-size batches, group privacy)."""
         if self.examples_per_user is not None:
             return None
@@ -470,7 +470,7 @@ def dpsgd(noise_multiplier: float, sample_rate: float | None = None, steps: int 
     Parameters
     ----------
     noise_multiplier : float
-        Noise standard deviation / clipping norm (sigma).
+        Noise standard deviation / clipping norm (σ).
     sample_rate : float, optional
         Sampling probability q in (0, 1]; or give ``batch_size`` and ``dataset_size``.
     steps : int, optional
@@ -576,6 +576,8 @@ def dpsgd_from_opacus_history(history: Sequence[Any], **kwargs: Any) -> DPSGD:
     (its ``DPDataLoader``) under add/remove, fdpkit's defaults; other keywords as for
     :func:`dpsgd_schedule`.
 
+    Examples
+    --------
     >>> dpsgd_from_opacus_history([(1.1, 0.004, 1000), (1.1, 0.004, 500)]).steps
     1500
     """

@@ -56,6 +56,8 @@ def walk(mechanism: Mechanism, *, into: Callable[[Mechanism], bool] | None = Non
 def leaves(mechanism: Mechanism) -> Iterator[tuple[Mechanism, int]]:
     """The leaves of ``mechanism``'s tree (nodes without children), with their multiplicity.
 
+    Examples
+    --------
     >>> from fdpkit.mechanisms import Gaussian, Repeated, Subsampled
     >>> list(leaves(Repeated(Subsampled(Gaussian(1.0), 0.5), 4)))
     [(Gaussian(sigma=1.0, sensitivity=1.0), 4)]
@@ -71,7 +73,7 @@ def fold(mechanism: Mechanism, leaf: Callable[[Mechanism], Any], *,
          repeat: Callable[[Any, int], Any], compose: Callable[[list], Any],
          through: Callable[[Subsampled], bool] = _at_rate_one) -> Any:
     """A bottom-up fold over ``mechanism``'s tree: the one recursion that closed forms and
-    Rényi bounds (zCDP rho, RDP epsilons, their tails) are written with.
+    Rényi bounds (zCDP ρ, RDP epsilons, their tails) are written with.
 
     ``Repeated(M, n)`` gives ``repeat(fold(M), n)``; ``Composed(parts)`` gives
     ``compose([fold(p) for p in parts])`` (parts folded left to right, the list handed over
@@ -147,6 +149,8 @@ def elementary_tree(mechanism: Mechanism) -> Mechanism:
     batches) where one exists; everything else unchanged (the same object when nothing
     changes).
 
+    Examples
+    --------
     >>> from fdpkit.mechanisms import dpsgd
     >>> elementary_tree(dpsgd(1.0, 0.01, 10)).describe()
     'Repeated(inner=Subsampled(inner=Gaussian(sigma=1.0, sensitivity=1.0), sample_rate=0.01), times=10)'

@@ -216,7 +216,7 @@ class FdpkitAccountant(IAccountant):
         return _remember(_REPORTS, key, report)
 
     def get_mu(self) -> float:
-        """Tight pessimistic mu-GDP of the steps so far (0 before any step); its regret
+        """Tight pessimistic μ-GDP of the steps so far (0 before any step); its regret
         and FPR range are in :meth:`report`."""
         if not self.history:
             return 0.0

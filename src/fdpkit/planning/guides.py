@@ -456,8 +456,8 @@ MU_MIN_NOTE = ("μ_min depends on the criterion and the test level: de Fondevill
 def utility_first(*, analysis: ZTestSpec, required_power: float | None = None,
                   max_relative_loss: float | None = None, prior: float = 0.01,
                   fpr: float = 1e-3) -> UtilityFirstPlan:
-    """Utility-first guide (de Fondeville Sec. 5.2): the smallest mu keeping the planned
-    analysis useful, and what that mu means for an attacker.
+    """Utility-first guide (de Fondeville Sec. 5.2): the smallest μ keeping the planned
+    analysis useful, and what that μ means for an attacker.
 
     Examples
     --------

@@ -60,7 +60,7 @@ class ZTestSpec:
     tests : int
         Number of tests planned together (multiple testing).
     correction : {"bonferroni", "bh"}
-        Per-test level: alpha / tests, or Benjamini-Hochberg planning with one true effect.
+        Per-test level: α / tests, or Benjamini-Hochberg planning with one true effect.
 
     Examples
     --------
@@ -114,11 +114,11 @@ class ZTestSpec:
                     data_range=self.data_range, alternative=self.alternative)
 
     def power(self, *, mu: float) -> float:
-        """Power with a mu-GDP Gaussian mechanism (mu = inf: non-private)."""
+        """Power with a μ-GDP Gaussian mechanism (μ = inf: non-private)."""
         return ztest_power(mu=mu, **self._kw())
 
     def laplace_power(self, *, epsilon: float) -> float:
-        """Power with the Laplace mechanism at epsilon per release: exact for one group
+        """Power with the Laplace mechanism at ε per release: exact for one group
         (normal-Laplace convolution) and for two (normal + Laplace-difference convolution,
         :func:`fdpkit.utility.two_sample_power_laplace`); see :attr:`laplace_method`."""
         if self.groups == 1:
@@ -134,27 +134,27 @@ class ZTestSpec:
         return "exact (normal + two-Laplace difference; closed form or Gauss-Laguerre quadrature)"
 
     def mu_per_test(self, mu_total: float) -> float:
-        """Each test's share of a total GDP budget: mu / sqrt(tests) (Dong et al. Cor. 3.3)."""
+        """Each test's share of a total GDP budget: μ / √tests (Dong et al. Cor. 3.3)."""
         return split_mu(mu_total, self.tests)
 
     def mu_total(self, mu_per_test: float) -> float:
-        """Total GDP budget of the tests at ``mu_per_test`` each: sqrt(tests) mu_i."""
+        """Total GDP budget of the tests at ``mu_per_test`` each: √tests μ_i."""
         return composed_mu(mu_per_test, self.tests)
 
     def epsilon_per_test(self, epsilon_total: float) -> float:
-        """Each test's share of a total pure epsilon: epsilon / tests (basic composition)."""
+        """Each test's share of a total pure ε: ε / tests (basic composition)."""
         return split_epsilon(epsilon_total, self.tests)
 
     def epsilon_total(self, epsilon_per_test: float) -> float:
-        """Total pure epsilon of the tests at ``epsilon_per_test`` each: tests x eps_i."""
+        """Total pure ε of the tests at ``epsilon_per_test`` each: tests x ε_i."""
         return composed_epsilon(epsilon_per_test, self.tests)
 
     def sigma(self, mu: float) -> float:
-        """Gaussian noise sd giving mu-GDP for one release: sensitivity / mu."""
+        """Gaussian noise sd giving μ-GDP for one release: sensitivity / μ."""
         return self.sensitivity / mu if mu > 0 else math.inf
 
     def laplace_scale(self, epsilon: float) -> float:
-        """Laplace scale b giving epsilon-DP for one release: sensitivity / epsilon."""
+        """Laplace scale b giving ε-DP for one release: sensitivity / ε."""
         return self.sensitivity / epsilon if epsilon > 0 else math.inf
 
     def describe(self) -> str:

@@ -70,8 +70,8 @@ def precision_at_recall(curve: TradeOffCurve, recall: Any) -> float | np.ndarray
     """Worst-case precision TPR / (TPR + FPR) of attacks reaching TPR = ``recall`` on a
     balanced population (Kulynych & Honkela Def. 3.2, Fig. 5b).
 
-    The smallest FPR giving TPR >= b is f^{-1}(1 - b); under mu-GDP this is
-    Phi(Phi^{-1}(b) - mu), so precision = b / (b + Phi(Phi^{-1}(b) - mu)).
+    The smallest FPR giving TPR ≥ b is f⁻¹(1 - b); under μ-GDP this is
+    Φ(Φ⁻¹(b) - μ), so precision = b / (b + Φ(Φ⁻¹(b) - μ)).
 
     Examples
     --------
@@ -92,7 +92,7 @@ def posterior(curve: TradeOffCurve, prior: Any, fpr: Any) -> float | np.ndarray:
         p_post = prior TPR / ((1 - prior) FPR + prior TPR),  TPR = 1 - f(FPR).
 
     At fpr = 0 the limit is returned: 1 if f(0) < 1 (blatant disclosure), else
-    prior rho / (1 - prior + prior rho) with rho the relative risk.
+    prior ρ / (1 - prior + prior ρ) with ρ the relative risk.
 
     Examples
     --------

@@ -27,9 +27,11 @@ _DENSE_GRID = 20001
 
 
 def advantage(curve: TradeOffCurve) -> float:
-    """eta(f) = max_alpha 1 - alpha - f(alpha): the largest TPR - FPR of any attack
+    """η(f) = max_α 1 - α - f(α): the largest TPR - FPR of any attack
     (Gomez et al. Eq. 8; Yeom et al. 2018).
 
+    Examples
+    --------
     >>> from fdpkit import GaussianCurve
     >>> round(advantage(GaussianCurve(1.0)), 6)   # 2 Phi(mu/2) - 1
     0.382925
@@ -55,11 +57,13 @@ def advantage(curve: TradeOffCurve) -> float:
 
 def bayes_risk(curve: TradeOffCurve, prior: float) -> float:
     """Smallest Bayes error of a membership attack with prior probability ``prior`` of
-    membership: min_alpha (1 - prior) alpha + prior f(alpha).
+    membership: min_α (1 - prior) α + prior f(α).
 
     A pessimistic (lower) reading: attackers do at least this well at best, so the
     returned value is rounded down.
 
+    Examples
+    --------
     >>> from fdpkit import GaussianCurve
     >>> round(bayes_risk(GaussianCurve(0.0), 0.5), 6)
     0.5

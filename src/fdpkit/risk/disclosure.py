@@ -53,15 +53,15 @@ def _slope_at_zero(curve: TradeOffCurve) -> float:
 
 
 def relative_risk(curve: TradeOffCurve, fpr_min: Any = None) -> float:
-    """Maximum relative disclosure risk rho (de Fondeville Def. 7): the largest factor by
+    """Maximum relative disclosure risk ρ (de Fondeville Def. 7): the largest factor by
     which a positive membership attack can multiply the attacker's prior belief.
 
     Parameters
     ----------
     curve : TradeOffCurve
     fpr_min : float, optional
-        alpha0 in (0, 1]: only attacks with FPR >= alpha0 count (rho_alpha0). Without it,
-        rho is infinite for the Gaussian mechanism and for any curve with f(0) < 1.
+        alpha0 in (0, 1]: only attacks with FPR ≥ alpha0 count (ρ_alpha0). Without it,
+        ρ is infinite for the Gaussian mechanism and for any curve with f(0) < 1.
 
     Examples
     --------
@@ -138,9 +138,9 @@ def failure_mode(curve: TradeOffCurve, *, tolerance: float = 0.0) -> str:
       certainty (blatant disclosure; Theorem 1).
     - ``"graceful"``: f(0) = 1 but the relative risk is unbounded; confidence can approach
       certainty but never reach it (e.g. the Gaussian mechanism).
-    - ``"none"``: bounded relative risk (Theorem 2), e.g. any pure epsilon-DP mechanism.
+    - ``"none"``: bounded relative risk (Theorem 2), e.g. any pure ε-DP mechanism.
 
-    ``tolerance`` lets a caller ignore a known numeric tail mass at alpha = 0 (for example
+    ``tolerance`` lets a caller ignore a known numeric tail mass at α = 0 (for example
     the truncation mass of an accountant), and must be stated wherever the result is shown.
 
     Examples

@@ -34,7 +34,7 @@ def _power_and_fpr(max_power: Any, fpr: Any) -> tuple[float, float]:
 
 
 def mu_for_attack_power(max_power: Any, fpr: Any) -> float:
-    """Largest mu such that no attack with FPR ``fpr`` has TPR above ``max_power``.
+    """Largest μ such that no attack with FPR ``fpr`` has TPR above ``max_power``.
 
     Examples
     --------
@@ -48,8 +48,8 @@ def mu_for_attack_power(max_power: Any, fpr: Any) -> float:
 
 
 def mu_for_relative_risk(max_risk: Any, fpr_min: Any) -> float:
-    """Largest mu whose relative disclosure risk rho_alpha0 (FPR >= ``fpr_min``) is at most
-    ``max_risk`` (de Fondeville Def. 7; GDP has rho = inf without an FPR floor).
+    """Largest μ whose relative disclosure risk ρ_alpha0 (FPR ≥ ``fpr_min``) is at most
+    ``max_risk`` (de Fondeville Def. 7; GDP has ρ = inf without an FPR floor).
 
     Examples
     --------
@@ -66,9 +66,11 @@ def mu_for_relative_risk(max_risk: Any, fpr_min: Any) -> float:
 
 
 def laplace_epsilon_for_relative_risk(max_risk: Any) -> float:
-    """Largest Laplace epsilon with relative disclosure risk at most ``max_risk``:
-    eps = log R (de Fondeville Corollary 2 and Sec. 3.2: eps = log rho).
+    """Largest Laplace ε with relative disclosure risk at most ``max_risk``:
+    ε = log R (de Fondeville Corollary 2 and Sec. 3.2: ε = log ρ).
 
+    Examples
+    --------
     >>> round(laplace_epsilon_for_relative_risk(math.e), 6)
     1.0
     """
@@ -79,11 +81,13 @@ def laplace_epsilon_for_relative_risk(max_risk: Any) -> float:
 
 
 def laplace_epsilon_for_attack_power(max_power: Any, fpr: Any) -> float:
-    """Largest Laplace epsilon whose best attack at FPR ``fpr`` has TPR <= ``max_power``.
+    """Largest Laplace ε whose best attack at FPR ``fpr`` has TPR ≤ ``max_power``.
 
-    Inverts the three pieces of the Laplace curve: TPR = e^eps a (while e^eps a < 1/2),
-    1 - e^-eps / (4a) (a <= 1/2), 1 - e^-eps (1 - a) (a > 1/2).
+    Inverts the three pieces of the Laplace curve: TPR = e^ε a (while e^ε a < 1/2),
+    1 - e^-ε / (4a) (a ≤ 1/2), 1 - e^-ε (1 - a) (a > 1/2).
 
+    Examples
+    --------
     >>> round(laplace_epsilon_for_attack_power(0.00271828, 1e-3), 4)
     1.0
     """

@@ -22,11 +22,10 @@ import numpy as np
 
 from fdpkit.errors import ParameterError
 from fdpkit.sweep.evaluate import evaluate_group
+from fdpkit.vocabulary import DASK_CONNECT_TIMEOUT  # a global of this module: tests set it lower here
 
 EXECUTORS = ("inprocess", "processes", "dask")
 """Names of the ways a sweep can run its groups: in this process, in a process pool, on a Dask cluster."""
-#: Seconds to wait for a Dask scheduler before giving up (stated in the error and ``--scheduler``'s help).
-DASK_CONNECT_TIMEOUT = 10.0
 
 Group = Sequence[Mapping[str, Any]]
 OnDone = Callable[[list], None]

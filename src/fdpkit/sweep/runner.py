@@ -62,7 +62,7 @@ class SweepResult:
 
     @property
     def columns(self) -> list[str]:
-        """Column names: the inputs, then delta/discretization, then metrics."""
+        """Column names: the inputs, then δ/discretization, then metrics."""
         return store.columns(self.rows)
 
     def column(self, name: str) -> np.ndarray:
@@ -184,7 +184,7 @@ def run_sweep(
     rows : sequence of dict, optional
         An explicit table of settings instead of a Cartesian product.
     delta : float
-        delta at which ``epsilon`` is reported (from the accountant's profile).
+        δ at which ``epsilon`` is reported (from the accountant's profile).
     fprs : sequence of float
         FPRs at which the certified attack TPR is reported (columns ``tpr_at_<fpr>``).
     metrics : sequence of str, optional
@@ -194,7 +194,7 @@ def run_sweep(
         default): the library's rule, per setting, as ``privacy_report(discretization=None)``
         chooses it (1e-4, or finer where a run's steps are too small for 1e-4 to resolve:
         tiny sample rates; or coarser, up to 1e-3, where a coarser grid adds an estimated
-        relative 1e-6 or less to mu: small noise, large sample rates); each row's ``discretization`` column holds the value used and
+        relative 1e-6 or less to μ: small noise, large sample rates); each row's ``discretization`` column holds the value used and
         ``metadata["discretization_rule"]`` (also written beside ``output``) says how.
     executor : {"inprocess", "processes", "dask"}, optional
         Default: ``"dask"`` when ``scheduler`` or ``dask_local`` is given, else
@@ -209,7 +209,7 @@ def run_sweep(
         ``.csv`` or ``.parquet`` file. Finished rows are checkpointed beside it as they
         arrive; a sweep run again with the same arguments computes only what is missing.
         An existing file that is not a table of this sweep (another file, or another grid,
-        delta, discretization, metrics or FPRs) is refused before any work, unless
+        δ, discretization, metrics or FPRs) is refused before any work, unless
         ``overwrite``.
     progress : callable(done, total), optional
         Called as settings finish.

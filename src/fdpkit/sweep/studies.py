@@ -40,7 +40,7 @@ RULE_MIN_STEPS = 400
 
 def regret_map(noise_multiplier: Sequence[float] = FIG4_NOISE, steps: Sequence[int] = FIG4_STEPS,
                sample_rate: Sequence[float] = FIG4_SAMPLE_RATES, **kwargs: Any) -> SweepResult:
-    """Regret of the tight mu-GDP summary of DP-SGD over (noise multiplier, steps, sample
+    """Regret of the tight μ-GDP summary of DP-SGD over (noise multiplier, steps, sample
     rate) (Gomez et al. Fig. 4). Keyword arguments go to :func:`fdpkit.run_sweep`.
 
     Examples
@@ -63,7 +63,7 @@ class RuleOfThumbStudy:
         The sweep behind the study.
     threshold : float
     holds : bool
-        Whether every setting with noise multiplier >= 2 and steps >= 400 has regret below
+        Whether every setting with noise multiplier ≥ 2 and steps ≥ 400 has regret below
         the threshold (the rule of thumb, as stated).
     counterexamples : list of dict
         Settings inside the rule's premise whose regret is not below the threshold.
@@ -109,7 +109,7 @@ def rule_of_thumb(noise_multiplier: Sequence[float] = (1.0, 2.0, 4.0, 8.0),
                   steps: Sequence[int] = (100, 400, 1000, 2000),
                   sample_rate: Sequence[float] = FIG4_SAMPLE_RATES, *,
                   threshold: float = REGRET_THRESHOLD, **kwargs: Any) -> RuleOfThumbStudy:
-    """Test Gomez et al.'s rule of thumb ("sigma >= 2 and T >= 400 => regret < 0.01") on a
+    """Test Gomez et al.'s rule of thumb ("σ ≥ 2 and T ≥ 400 => regret < 0.01") on a
     grid. Keyword arguments go to :func:`fdpkit.run_sweep`."""
     t = check_scalar("threshold", threshold)
     if not 0 < t < 1:
@@ -160,23 +160,23 @@ def design_table(*, mu: float | None = None, batch_size: Sequence[int], epochs: 
                  discretization: float = 1e-4, executor: str | None = None, workers: int | None = None,
                  scheduler: str | None = None, dask_local: int | None = None,
                  progress=None) -> list[dict[str, Any]]:
-    """For a target (mu, or epsilon at delta), the smallest noise multiplier of DP-SGD for
-    each (batch size, epochs) pair, with the resulting mu, epsilon at ``delta`` and the
+    """For a target (μ, or ε at δ), the smallest noise multiplier of DP-SGD for
+    each (batch size, epochs) pair, with the resulting μ, ε at ``delta`` and the
     certified TPR at FPR 1e-3: what an engineer needs to pick hyperparameters.
 
     Parameters
     ----------
     mu : float, optional
-        Target mu-GDP (the table's runs have mu <= target).
+        Target μ-GDP (the table's runs have μ ≤ target).
     epsilon : float, optional
-        Target epsilon at ``delta`` instead (the runs have epsilon(delta) <= target, from
+        Target ε at ``delta`` instead (the runs have ε(δ) ≤ target, from
         the accountant's privacy profile); give exactly one of ``mu`` and ``epsilon``.
     batch_size, epochs : sequences
         The pairs (Cartesian product); Poisson sampling at rate batch_size / dataset_size,
         steps = ceil(epochs x dataset_size / batch_size) (see :func:`fdpkit.dpsgd`).
     dataset_size : int
     delta : float
-        delta of the epsilon target and of the ``epsilon`` column.
+        δ of the ε target and of the ``epsilon`` column.
     discretization, executor, workers, scheduler, dask_local, progress
         As for :func:`fdpkit.run_sweep`; the pairs are calibrated in parallel
         (:func:`fdpkit.calibrate_dpsgd`, on the safe side of the target).
@@ -185,7 +185,7 @@ def design_table(*, mu: float | None = None, batch_size: Sequence[int], epochs: 
     -------
     list of dict
         One row per pair: batch_size, epochs, dataset_size, sample_rate, steps,
-        noise_multiplier, mu, regret, epsilon, ``tpr_at_0.001``, converged, target.
+        noise_multiplier, μ, regret, ε, ``tpr_at_0.001``, converged, target.
     """
     if (mu is None) == (epsilon is None):
         raise ValueError("give exactly one target: mu, or epsilon (with delta)")

@@ -92,6 +92,8 @@ def mc_ttest_power(*, effect: float, n: int, sd: float, mu: float, level: float 
                    seed: int = 0) -> MonteCarloPower:
     """Simulated power of a one-sample t-test computed from a DP mean and a DP variance.
 
+    Examples
+    --------
     >>> r = mc_ttest_power(effect=0.2, n=100, sd=0.25, mu=1.0, n_sim=2000, seed=1)
     >>> 0.9 < r.power <= 1 and r.standard_error < 0.01
     True
@@ -133,6 +135,8 @@ def mc_regression_power(*, slope: float, n: int, noise_sd: float, mu: float, lev
                         seed: int = 0) -> MonteCarloPower:
     """Simulated power of the test of a regression slope from DP sufficient statistics.
 
+    Examples
+    --------
     >>> r = mc_regression_power(slope=0.3, n=500, noise_sd=0.3, mu=1.0, n_sim=1000, seed=2)
     >>> 0 < r.power <= 1
     True

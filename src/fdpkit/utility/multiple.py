@@ -28,6 +28,8 @@ MAX_TESTS = 10**15
 def adjusted_level(level: float, n_tests: int, method: str = "bonferroni", n_true: int | None = None) -> float:
     """Per-test level for planning ``n_tests`` tests at overall level ``level``.
 
+    Examples
+    --------
     >>> adjusted_level(0.05, 10), adjusted_level(0.05, 10, "bh", n_true=4)
     (0.005, 0.02)
     """

@@ -118,10 +118,12 @@ def solve_ztest(*, mu: float | None = None, n: float | None = None, effect: floa
 def mu_min_for_power_loss(*, n: float, effect: float, sd: float, level: float = 0.05,
                           data_range: float = 1.0, max_relative_loss: float = 0.01,
                           alternative: str = "larger") -> float:
-    """Smallest mu whose power is at least (1 - max_relative_loss) x the non-private power
+    """Smallest μ whose power is at least (1 - max_relative_loss) x the non-private power
     (de Fondeville Sec. 4 and 5.2; mu_min = 7.9, 0.28, 0.048 for n = 15, 100, 500 at level
     0.01, sd 0.25, effect 0.2, data in [0, 1]).
 
+    Examples
+    --------
     >>> round(mu_min_for_power_loss(n=15, effect=0.2, sd=0.25, level=0.01), 2)
     7.91
     """

@@ -30,8 +30,10 @@ from fdpkit.utility.ztest import ALTERNATIVES, _level, _n, _power_from_z, _sf, n
 @renamed_keywords(alpha="level")
 def two_sample_power(*, effect: float, n1: float, n2: float, sd: float, mu: float, level: float = 0.05,
                      data_range: float = 1.0, alternative: str = "larger") -> float:
-    """Power of the two-sample Z-test for a difference of means released under mu-GDP.
+    """Power of the two-sample Z-test for a difference of means released under μ-GDP.
 
+    Examples
+    --------
     >>> round(two_sample_power(effect=0.1, n1=200, n2=200, sd=0.25, mu=1.0), 3)
     0.986
     """
@@ -53,8 +55,10 @@ def two_sample_power(*, effect: float, n1: float, n2: float, sd: float, mu: floa
 @renamed_keywords(alpha="level")
 def two_proportion_power(*, p1: float, p2: float, n1: float, n2: float, mu: float, level: float = 0.05,
                          alternative: str = "larger") -> float:
-    """Power of the two-sample test for proportions p1 > p2, each released under mu-GDP.
+    """Power of the two-sample test for proportions p1 > p2, each released under μ-GDP.
 
+    Examples
+    --------
     >>> round(two_proportion_power(p1=0.3, p2=0.2, n1=500, n2=500, mu=0.5), 3)
     0.975
     """
@@ -149,12 +153,12 @@ def _difference_sf(x: float, s: float, b1: float, b2: float) -> float:
 def two_sample_power_laplace(*, effect: float, n1: float, n2: float, sd: float, epsilon: float,
                              level: float = 0.05, data_range: float = 1.0, alternative: str = "larger") -> float:
     """Power of the two-sample Z-test for a difference of means, each group's mean released
-    with the Laplace mechanism at ``epsilon`` (scale b_i = (data_range / n_i) / epsilon).
+    with the Laplace mechanism at ``epsilon`` (scale b_i = (data_range / n_i) / ε).
 
     The test statistic is D = (mean_1 + L1) - (mean_2 + L2) with D - effect distributed as
-    N(0, sd^2/n1 + sd^2/n2) + L1 - L2. Its survival function is computed exactly (method
+    N(0, sd²/n1 + sd²/n2) + L1 - L2. Its survival function is computed exactly (method
     "exact: normal + Laplace-difference convolution"): in closed form (the derivative identity
-    in :func:`_laplace_difference_sf`; partial fractions for n1 != n2) where the Laplace
+    in :func:`_laplace_difference_sf`; partial fractions for n1 ≠ n2) where the Laplace
     noise dominates, by 96-node Gauss-Laguerre quadrature of the normal CDF against the
     Laplace-difference density where the normal part dominates. The critical value solves
     sf(c) = level (level/2 two-sided) and is rounded up, so the power is never overstated by
@@ -168,9 +172,9 @@ def two_sample_power_laplace(*, effect: float, n1: float, n2: float, sd: float, 
     n1, n2 : float
         Observations per group (> 0).
     sd : float
-        Measurement sd of one observation (>= 0).
+        Measurement sd of one observation (≥ 0).
     epsilon : float
-        Laplace epsilon of each group's release (> 0; ``inf`` gives the non-private power).
+        Laplace ε of each group's release (> 0; ``inf`` gives the non-private power).
     level, data_range, alternative
         As in :func:`two_sample_power`.
 

@@ -76,7 +76,7 @@ def _power_from_z(shift: float, level: float, alternative: str) -> float:
 @renamed_keywords(alpha="level")
 def ztest_power(*, effect: float, n: float, sd: float, mu: float, level: float = 0.05,
                 data_range: float = 1.0, alternative: str = "larger") -> float:
-    """Power of the Z-test for a mean released under mu-GDP (de Fondeville Eq. 9).
+    """Power of the Z-test for a mean released under μ-GDP (de Fondeville Eq. 9).
 
     Parameters
     ----------
@@ -85,7 +85,7 @@ def ztest_power(*, effect: float, n: float, sd: float, mu: float, level: float =
     n : float
         Number of observations (> 0).
     sd : float
-        Measurement sd of one observation (>= 0).
+        Measurement sd of one observation (≥ 0).
     mu : float
         GDP parameter of the release (> 0); ``inf`` gives the non-private power.
     level : float
@@ -193,9 +193,11 @@ def _sf(x: float, s: float, b: float) -> float:
 def ztest_power_laplace(*, effect: float, n: float, sd: float, epsilon: float, level: float = 0.05,
                         data_range: float = 1.0, alternative: str = "larger") -> float:
     """Power of the Z-test for a mean released with the Laplace mechanism (scale
-    (data_range / n) / epsilon): exact, via the normal-Laplace convolution for both the
+    (data_range / n) / ε): exact, via the normal-Laplace convolution for both the
     critical value and the power.
 
+    Examples
+    --------
     >>> round(ztest_power_laplace(effect=0.2, n=15, sd=0.25, epsilon=1.0, level=0.01), 4)
     0.1863
     """
