@@ -48,7 +48,7 @@ from fdpkit.accounting import Accounting, account, shared_single_steps
 from fdpkit.accounting._resolution import choose_discretization
 from fdpkit.mechanisms import DPSGD, dpsgd_from_opacus_history
 from fdpkit.mechanisms._opacus_state import COMPATIBLE, state_history
-from fdpkit.vocabulary import OPACUS_SAMPLING_KEY
+from fdpkit.vocabulary import OPACUS_RECORDED_KEY, OPACUS_SAMPLING_KEY
 from fdpkit.guarantee.privacy import privacy_report
 
 #: Name under which the accountant is registered with Opacus.
@@ -138,6 +138,9 @@ class FdpkitAccountant(IAccountant):
         #: engine; see :mod:`fdpkit.opacus.engine`). A non-Poisson scheme makes the Poisson
         #: figures (``get_epsilon``, ``get_mu``, ``get_tpr``, ``report``) an error.
         self.fdpkit_sampling: str | None = None
+        #: Which ledger releases hold the history's first steps (written by
+        #: :class:`fdpkit.opacus.BudgetGuard`, kept by the state dict; see :mod:`fdpkit.opacus.resume`).
+        self.fdpkit_recorded: dict | None = None
 
     def _require_poisson(self, what: str) -> None:
         require_poisson(self, what)
@@ -233,7 +236,9 @@ class FdpkitAccountant(IAccountant):
 
     # --- checkpoints -----------------------------------------------------------------------
     def state_dict(self, destination: Any = None) -> Any:
-        """``{"history": [...], "mechanism": "fdpkit"}`` (Opacus's layout)."""
+        """``{"history": [...], "mechanism": "fdpkit"}`` (Opacus's layout), with
+        ``fdpkit_sampling`` for a run that did not sample with Poisson and ``fdpkit_recorded``
+        once a :class:`~fdpkit.opacus.BudgetGuard` recorded steps of the history in a ledger."""
         if destination is None:
             destination = OrderedDict()
         destination["history"] = deepcopy(list(self.history))
@@ -241,6 +246,9 @@ class FdpkitAccountant(IAccountant):
         scheme = getattr(self, ATTRIBUTE, None)
         if scheme not in (None, "poisson"):  # a shuffled run's file must not read as a Poisson one
             destination[ATTRIBUTE] = scheme
+        recorded = getattr(self, OPACUS_RECORDED_KEY, None)
+        if recorded:
+            destination[OPACUS_RECORDED_KEY] = deepcopy(recorded)
         return destination
 
     def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
@@ -264,8 +272,14 @@ class FdpkitAccountant(IAccountant):
         if scheme is not None and not isinstance(scheme, str):
             raise ParameterError(f"state_dict[{ATTRIBUTE!r}] must be a sampling scheme's name, got {scheme!r}",
                                  "state_dict")
+        recorded = state_dict.get(OPACUS_RECORDED_KEY)
+        if recorded is not None and not isinstance(recorded, Mapping):
+            raise ParameterError(f"state_dict[{OPACUS_RECORDED_KEY!r}] must be a mapping (what a BudgetGuard "
+                                 f"recorded), got {recorded!r}", "state_dict")
         # validate before replacing anything; keep the validated numbers (floats, int steps)
         self.history = list(_history_key(history)) if history else []
+        # what a guard recorded of this history (checked against the ledger by the next guard)
+        setattr(self, OPACUS_RECORDED_KEY, deepcopy(dict(recorded)) if recorded is not None else None)
         if scheme not in (None, "poisson"):  # steps that ran without Poisson sampling: never Poisson figures
             setattr(self, ATTRIBUTE, scheme)
 
