@@ -46,7 +46,7 @@ from fdpkit._numerics import check_probability, check_scalar
 from fdpkit.errors import ParameterError
 from fdpkit.accounting import Accounting, account, shared_single_steps
 from fdpkit.accounting._resolution import choose_discretization
-from fdpkit.mechanisms import DPSGD, dpsgd_from_opacus_history
+from fdpkit.mechanisms import DPSGD, dpsgd_from_opacus_history, to_dp_event
 from fdpkit.mechanisms._opacus_state import COMPATIBLE, state_history
 from fdpkit.vocabulary import OPACUS_RECORDED_KEY, OPACUS_SAMPLING_KEY
 from fdpkit.guarantee.privacy import privacy_report
@@ -192,6 +192,13 @@ class FdpkitAccountant(IAccountant):
         if not self.history:
             raise ValueError("history is empty: no optimizer step has been accounted yet")
         return dpsgd_from_opacus_history(self.history)
+
+    def dp_event(self) -> dict:
+        """The history as dp_accounting's DpEvent (its JSON dict form, :func:`fdpkit.to_dp_event`):
+        ``SelfComposed(PoissonSampled(q, Gaussian(sigma)), T)`` per phase; ``ParameterError``
+        (``poisson_sampling``) when the loader did not sample with Poisson."""
+        self._require_poisson("dp_event")
+        return to_dp_event(self.dpsgd())
 
     def accounting(self) -> Accounting:
         """The (cached) accounting of the history: curve and privacy profile."""
