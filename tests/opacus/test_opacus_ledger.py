@@ -233,3 +233,35 @@ def test_a_recorded_part_of_another_ledger_is_not_trusted(ledger, tmp_path):
         assert _guard(ledger, name, engine).steps_taken() == 0
     finally:
         other.close()
+
+
+def test_cli_from_opacus_leaves_out_the_released_steps(ledger, tmp_path):
+    # before: `fdpkit ledger propose/check --from-opacus` took the whole history of a resumed run,
+    # counting the 8 steps a BudgetGuard had already released a second time
+    name = _wide(ledger)
+    engine = PrivacyEngine(accountant="fdpkit")
+    module, opt, loader = private(engine, batch_size=32, noise_multiplier=1.0)
+    with _guard(ledger, name, engine, approver="bob") as first:
+        first.attach(opt)
+        train(module, opt, loader, epochs=1)
+    done = tmp_path / "done.pt"
+    engine.save_checkpoint(path=done, module=module, optimizer=opt)
+    engine, module, opt, loader = _resume(done)
+    train(module, opt, loader, epochs=1)  # 8 more steps, no guard
+    ckpt = tmp_path / "ckpt.pt"
+    engine.save_checkpoint(path=ckpt, module=module, optimizer=opt)
+    db = str(tmp_path / "ledger.sqlite")
+    run = CliRunner().invoke
+    before = ledger.status(name).released.epsilon
+    for command in ("check", "propose"):
+        args = ["ledger", "--db", db, command, name, "--from-opacus", str(ckpt), "--format", "json"]
+        r = run(app, args + (["--title", "resumed"] if command == "propose" else []))
+        assert r.exit_code == 0, r.output
+        assert "first 8 steps" in r.stderr and "only the 8 steps after them" in r.stderr
+    rel = json.loads(r.stdout)
+    assert fp.mechanism_from_dict(rel["mechanism"]) == fp.dpsgd(1.0, 1 / 8, 8)
+    after = rel["check"]["after"]["epsilon"]
+    whole = fp.privacy_report(fp.dpsgd(1.0, 1 / 8, 16)).epsilon_for_delta(1e-5)
+    assert before < after == pytest.approx(whole, rel=1e-3)
+    r = run(app, ["ledger", "--db", db, "propose", name, "--from-opacus", str(done), "--title", "again"])
+    assert r.exit_code == 2 and "already released" in r.output

@@ -260,7 +260,7 @@ def propose(name: str = typer.Argument(..., help="Dataset name."),
 
     led = _open(db)
     mech = release_mechanism(_declared(led, name, noise_multiplier, schedule, opacus_history), mechanism, spec,
-                             gaussian, laplace, from_opacus, **_run_options(locals()))
+                             gaussian, laplace, from_opacus, ledger=led, dataset=name, **_run_options(locals()))
     with working("Accounting the release..."):
         r = led.propose(name, mech, title=title, user=user or _user_default(), purpose=purpose)
         check = led.check(name, r.spec)
@@ -409,7 +409,7 @@ def check(name: str = typer.Argument(..., help="Dataset name."),
     _check_fmt(format)
     led = _open(db)
     mech = release_mechanism(_declared(led, name, noise_multiplier, schedule, opacus_history), mechanism, spec,
-                             gaussian, laplace, from_opacus, **_run_options(locals()))
+                             gaussian, laplace, from_opacus, ledger=led, dataset=name, **_run_options(locals()))
     c = led.check(name, mech)
     if format == "json":
         _json(c.to_dict())

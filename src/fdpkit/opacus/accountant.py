@@ -139,7 +139,7 @@ class FdpkitAccountant(IAccountant):
         #: figures (``get_epsilon``, ``get_mu``, ``get_tpr``, ``report``) an error.
         self.fdpkit_sampling: str | None = None
         #: Which ledger releases hold the history's first steps (written by
-        #: :class:`fdpkit.opacus.BudgetGuard`, kept by the state dict; see :mod:`fdpkit.opacus.resume`).
+        #: :class:`fdpkit.opacus.BudgetGuard`, kept by the state dict; see :mod:`fdpkit.mechanisms._opacus_state`).
         self.fdpkit_recorded: dict | None = None
 
     def _require_poisson(self, what: str) -> None:

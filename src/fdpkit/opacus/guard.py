@@ -10,7 +10,7 @@ sampling, add/remove) as one release: proposed, approved and released in one tra
 
 A run resumed from a checkpoint carries the steps of the run before it in the accountant's
 history: those a guard already recorded (and the ledger released) are counted and recorded
-once, not again (:mod:`fdpkit.opacus.resume`); the guard counts and records only the rest.
+once, not again (:mod:`fdpkit.mechanisms._opacus_state`); the guard counts and records only the rest.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 from fdpkit.mechanisms import dpsgd, dpsgd_from_opacus_history
 from fdpkit.accounting import shared_single_steps
 from fdpkit.opacus.accountant import require_poisson
-from fdpkit.opacus.resume import after_prefix, recorded_in
+from fdpkit.mechanisms._opacus_state import after_prefix, recorded_in
 from fdpkit.vocabulary import OPACUS_RECORDED_KEY
 
 
@@ -60,6 +60,7 @@ class BudgetGuard:
     steps). Steps recorded only as a proposal count as this run's; the proposal is withdrawn
     when this run's release, which covers them, is recorded. Steps no guard recorded (or
     another accountant's, whose state dict cannot carry the record) count as this run's.
+    Make the guard after ``load_checkpoint``: it reads the record when it is made.
 
     Examples
     --------
