@@ -265,3 +265,33 @@ def test_cli_from_opacus_leaves_out_the_released_steps(ledger, tmp_path):
     assert before < after == pytest.approx(whole, rel=1e-3)
     r = run(app, ["ledger", "--db", db, "propose", name, "--from-opacus", str(done), "--title", "again"])
     assert r.exit_code == 2 and "already released" in r.output
+
+
+def test_a_state_dict_is_a_mechanism_spec_everywhere(tmp_path):
+    # before: the web's "Any mechanism (JSON spec)" box, /api/report and `fdpkit report --mechanism` answered
+    # "mechanism kind must be one of ..., got None" for the accountant's state_dict an engineer pastes
+    from fastapi.testclient import TestClient
+
+    from fdpkit.web.main import create_app
+
+    engine = PrivacyEngine(accountant="fdpkit")
+    module, opt, loader = private(engine, batch_size=32)
+    train(module, opt, loader, epochs=1)
+    state = json.loads(json.dumps(engine.accountant.state_dict()))
+    assert fp.mechanism_from_dict(state) == fp.dpsgd_from_opacus_history(engine.accountant.history)
+    eps = engine.get_epsilon(1e-5)
+    web = TestClient(create_app())
+    r = web.post("/api/report", json={"mechanism": state})
+    assert r.status_code == 200, r.text
+    assert {d["delta"]: d["epsilon"] for d in r.json()["epsilon_at_delta"]}[1e-5] == eps
+    page = web.post("/report", data={"kind": "mechanism", "mechanism": json.dumps(state)})
+    assert page.status_code == 200 and "ε = 3.175" in page.text
+    f = tmp_path / "sd.json"
+    f.write_text(json.dumps(state))
+    r = CliRunner().invoke(app, ["report", "--mechanism", str(f), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    assert {d["delta"]: d["epsilon"] for d in json.loads(r.stdout)["epsilon_at_delta"]}[1e-5] == eps
+    # a shuffled run's state is refused, as by --opacus-history (never read as Poisson steps)
+    shuffled = {**state, "fdpkit_sampling": "shuffled"}
+    r = web.post("/api/report", json={"mechanism": shuffled})
+    assert r.status_code == 422 and "not Poisson" in r.text

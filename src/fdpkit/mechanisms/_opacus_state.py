@@ -29,12 +29,12 @@ count against the limit and go into the new release, as for a run that never sto
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from fdpkit.errors import ParameterError
-from fdpkit.mechanisms.specs import mechanism_from_json
 from fdpkit.mechanisms.training import dpsgd_from_opacus_history
 from fdpkit.vocabulary import OPACUS_RECORDED_KEY, OPACUS_SAMPLING_KEY
 
@@ -171,8 +171,8 @@ def recorded_for(ledger: Any, dataset: str, history: Any, marker: Any) -> Record
     for rid, rows in parts:
         try:
             r = ledger.release_info(rid)
-            same = r.dataset_id == dataset_id and mechanism_from_json(r.spec) == dpsgd_from_opacus_history(rows)
-        except ValueError:
+            same = r.dataset_id == dataset_id and json.loads(r.spec) == dpsgd_from_opacus_history(rows).to_dict()
+        except (ValueError, TypeError):
             same = False
         if not same:
             break
