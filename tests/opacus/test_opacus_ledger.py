@@ -214,6 +214,24 @@ def test_a_resumed_run_counts_steps_no_guard_released(ledger, tmp_path):
     assert ledger.status(name).released.count == 0
 
 
+def test_a_proposal_another_user_cannot_withdraw_is_named(ledger, tmp_path):
+    # the resumed run is recorded all the same; the earlier proposal is named in a warning
+    name = _wide(ledger)
+    engine = PrivacyEngine(accountant="fdpkit")
+    module, opt, loader = private(engine, batch_size=32, noise_multiplier=1.0)
+    with _guard(ledger, name, engine) as first:  # proposed by ana
+        first.attach(opt)
+        train(module, opt, loader, epochs=1)
+    second = fo.BudgetGuard(ledger, name, engine, noise_multiplier=1.0, sample_rate=1 / 8, max_steps=400,
+                            title="resumed", user="cy", report=False)
+    with pytest.warns(RuntimeWarning, match=f"release {first.release.id} holds steps"):
+        with second:
+            second.attach(opt)
+            train(module, opt, loader, epochs=1)
+    assert fp.mechanism_from_json(second.release.spec) == fp.dpsgd(1.0, 1 / 8, 16)
+    assert ledger.release_info(first.release.id).state == "proposed"
+
+
 def test_a_recorded_part_of_another_ledger_is_not_trusted(ledger, tmp_path):
     # the marker names release ids: in another ledger (or dataset) they do not hold the steps
     name = _wide(ledger)

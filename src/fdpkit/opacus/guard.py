@@ -15,6 +15,7 @@ once, not again (:mod:`fdpkit.mechanisms._opacus_state`); the guard counts and r
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from fdpkit.mechanisms import dpsgd, dpsgd_from_opacus_history
@@ -171,8 +172,13 @@ class BudgetGuard:
                                               approver=self.approver, report=self.report)
         setattr(self.accountant, OPACUS_RECORDED_KEY, self.recorded.marker(self.dataset, self.release.id, rows))
         for rid in self.recorded.pending:  # their steps are in this release: withdraw them (after, never before)
-            self.ledger.withdraw(rid, user=self.user,
-                                 comment=f"superseded by release {self.release.id} (the resumed run)")
+            try:
+                self.ledger.withdraw(rid, user=self.user,
+                                     comment=f"superseded by release {self.release.id} (the resumed run)")
+            except ValueError as exc:  # LedgerError: e.g. another user proposed it; the run stays recorded
+                warnings.warn(f"release {rid} holds steps that release {self.release.id} holds too and could not be "
+                              f"withdrawn ({exc}): withdraw or reject it, or they count twice", RuntimeWarning,
+                              stacklevel=2)
         return self.release
 
     def __enter__(self) -> "BudgetGuard":
