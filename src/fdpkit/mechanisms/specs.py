@@ -34,7 +34,8 @@ def mechanism_from_dict(data: Any) -> Mechanism:
     """
     if isinstance(data, dict) and "kind" not in data and "class_name" in data:  # a DpEvent's JSON
         return from_dp_event(data)
-    if isinstance(data, dict) and "kind" not in data and ("history" in data or "privacy_accountant_state_dict" in data):
+    if (isinstance(data, dict) and "kind" not in data and not isinstance(data.get("mechanism"), dict)
+            and ("history" in data or "privacy_accountant_state_dict" in data)):
         # an Opacus accountant's state_dict (or a checkpoint's): its Poisson DP-SGD run (a run saved
         # from a non-Poisson loader is refused, as by fdpkit report dpsgd --opacus-history)
         return dpsgd_from_opacus_history(state_history(data, "mechanism"))
