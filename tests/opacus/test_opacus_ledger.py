@@ -297,11 +297,26 @@ def test_a_state_dict_is_a_mechanism_spec_everywhere(tmp_path):
     train(module, opt, loader, epochs=1)
     state = json.loads(json.dumps(engine.accountant.state_dict()))
     assert fp.mechanism_from_dict(state) == fp.dpsgd_from_opacus_history(engine.accountant.history)
+    acc = engine.accountant
     eps = engine.get_epsilon(1e-5)
+    # the numbers of one run agree on every surface: accountant, loader report, CLI, web
+    readings = (eps, acc.get_mu(), acc.get_tpr(0.01))
+
+    def read(doc):
+        return ({d["delta"]: d["epsilon"] for d in doc["epsilon_at_delta"]}[1e-5], doc["guarantee"]["mu"],
+                {d["fpr"]: d["tpr"] for d in doc["tpr_at_fpr"]}[0.01])
+
+    loader_report = fo.privacy_report(engine, loader)
+    assert (loader_report.epsilon_for_delta(1e-5), loader_report.mu) == readings[:2]
     web = TestClient(create_app())
     r = web.post("/api/report", json={"mechanism": state})
     assert r.status_code == 200, r.text
-    assert {d["delta"]: d["epsilon"] for d in r.json()["epsilon_at_delta"]}[1e-5] == eps
+    assert read(r.json()) == readings
+    ckpt = tmp_path / "ckpt.pt"
+    engine.save_checkpoint(path=ckpt, module=module, optimizer=opt)
+    r = CliRunner().invoke(app, ["report", "dpsgd", "--opacus-history", str(ckpt), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    assert read(json.loads(r.stdout)) == readings
     page = web.post("/report", data={"kind": "mechanism", "mechanism": json.dumps(state)})
     assert page.status_code == 200 and "ε = 3.175" in page.text
     f = tmp_path / "sd.json"
