@@ -135,6 +135,7 @@ _LAZY: dict[str, str] = {
     "dpsgd": "fdpkit.mechanisms",
     "dpsgd_from_opacus_history": "fdpkit.mechanisms",
     "from_dp_event": "fdpkit.mechanisms",
+    "to_dp_event": "fdpkit.mechanisms",
     "dpsgd_schedule": "fdpkit.mechanisms",
     "mechanism_from_dict": "fdpkit.mechanisms",
     "mechanism_from_json": "fdpkit.mechanisms",

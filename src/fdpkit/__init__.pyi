@@ -88,6 +88,7 @@ from fdpkit.mechanisms import UniformSampling as UniformSampling
 from fdpkit.mechanisms import dpsgd as dpsgd
 from fdpkit.mechanisms import dpsgd_from_opacus_history as dpsgd_from_opacus_history
 from fdpkit.mechanisms import from_dp_event as from_dp_event
+from fdpkit.mechanisms import to_dp_event as to_dp_event
 from fdpkit.mechanisms import dpsgd_schedule as dpsgd_schedule
 from fdpkit.mechanisms import mechanism_from_dict as mechanism_from_dict
 from fdpkit.mechanisms import mechanism_from_json as mechanism_from_json

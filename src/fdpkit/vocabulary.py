@@ -47,6 +47,9 @@ FIXED_BATCH_SAMPLINGS = (FIXED_SIZE, SHUFFLED)
 #: Key of an Opacus accountant state dict (fdpkit's accountant writes it) naming the scheme of
 #: the loader the run used where it was not Poisson: such a history is not a Poisson run.
 OPACUS_SAMPLING_KEY = "fdpkit_sampling"
+#: Key of an Opacus accountant state dict (fdpkit's accountant writes it, a BudgetGuard fills it)
+#: naming the ledger releases that already hold the history's first steps (a resumed run).
+OPACUS_RECORDED_KEY = "fdpkit_recorded"
 
 #: The privacy unit is one example (record).
 EXAMPLE = "example"

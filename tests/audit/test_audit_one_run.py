@@ -114,3 +114,14 @@ def test_bad_input_is_a_parameter_error(kwargs, name):
     with pytest.raises(fp.ParameterError, match=name) as info:
         fp.audit_one_run(**kwargs)
     assert info.value.parameter == name
+
+
+def test_verdict_p_value_is_not_printed_below_itself():
+    # before: "{:.2g}" printed 0.5546 as 0.55 (the evidence against the curve read stronger than it is)
+    import re
+
+    rng = np.random.default_rng(3)
+    inc = rng.random(1000) < 0.5
+    a = fp.audit_one_run(rng.normal(2.0 * inc, 1.0), inc, delta=1e-5, mechanism=fp.Gaussian(1.0))
+    printed = float(re.search(r"adjusted p-value ([0-9.e+-]+)\)", a.verdict).group(1))
+    assert a.p_value_certified == pytest.approx(0.5546, abs=1e-4) and printed == 0.56

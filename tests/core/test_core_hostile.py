@@ -152,6 +152,7 @@ CALLS: dict[str, tuple] = {
     "dpsgd_schedule": (fp.dpsgd_schedule, dict(phases=[(1.0, 0.01, 10), (2.0, 0.02, 5)])),
     "dpsgd_from_opacus_history": (fp.dpsgd_from_opacus_history, dict(history=[(1.0, 0.01, 10)])),
     "from_dp_event": (fp.from_dp_event, dict(event={"class_name": "GaussianDpEvent", "noise_multiplier": 1.0})),
+    "to_dp_event": (fp.to_dp_event, dict(mechanism=fp.dpsgd(1.0, 0.01, 10))),
     "audit_one_run": (fp.audit_one_run, dict(scores=[0.1, 0.9, 0.4, 0.7], included=[0, 1, 0, 1], delta=1e-5,
                                              confidence=0.95)),
 }

@@ -224,7 +224,7 @@ def test_shuffled_loader_refuses_the_poisson_figures():
     train(module, opt, loader, epochs=1)
     assert engine.accountant.fdpkit_sampling == "shuffled"
     for query in (lambda: engine.get_epsilon(DELTA), engine.accountant.get_mu, engine.accountant.report,
-                  lambda: engine.accountant.get_tpr(1e-3)):
+                  lambda: engine.accountant.get_tpr(1e-3), engine.accountant.dp_event):
         with pytest.raises(fp.ParameterError, match="Poisson") as info:
             query()
         assert info.value.parameter == "poisson_sampling"
@@ -396,3 +396,15 @@ def test_a_shuffled_runs_saved_state_never_reads_as_poisson(tmp_path):
     module, opt, loader = private(poisson, n=256, batch_size=32)
     train(module, opt, loader, epochs=1)
     assert set(poisson.accountant.state_dict()) == {"history", "mechanism"}
+
+
+def test_a_trained_run_exports_its_dp_event():
+    # new: the run as dp_accounting's DpEvent, accounted back to the accountant's own figure
+    engine = PrivacyEngine(accountant="fdpkit")
+    module, opt, loader = private(engine, n=256, batch_size=32)
+    train(module, opt, loader, epochs=2)
+    ev = engine.accountant.dp_event()
+    assert ev == fp.to_dp_event(fp.dpsgd(1.0, 0.125, 16))
+    assert ev["class_name"] == "SelfComposedDpEvent" and ev["count"] == 16
+    back = fp.privacy_report(fp.from_dp_event(ev)).epsilon_for_delta(DELTA)
+    assert back == pytest.approx(engine.get_epsilon(DELTA), rel=1e-5)

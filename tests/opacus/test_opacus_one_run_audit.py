@@ -89,3 +89,14 @@ def test_halved_noise_is_flagged():
     audit = fp.audit_one_run(scores, included, delta=DELTA, mechanism=engine.accountant.report(),
                              guesses=GUESSES)
     assert audit.violation is True, audit.verdict
+
+
+def test_an_opacus_engine_as_the_mechanism_is_named():
+    # before: a plain ValueError without the parameter's name or a hint, for the engine or accountant
+    engine = PrivacyEngine(accountant="fdpkit")
+    rng = np.random.default_rng(0)
+    inc = rng.random(200) < 0.5
+    for given in (engine, engine.accountant):
+        with pytest.raises(fp.ParameterError, match=r"engine\.accountant\.report\(\)") as info:
+            fp.audit_one_run(rng.normal(size=200), inc, mechanism=given)
+        assert info.value.parameter == "mechanism"

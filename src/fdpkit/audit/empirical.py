@@ -339,8 +339,10 @@ def certified_guarantee(mechanism: Any, delta: float) -> Certified:
     if isinstance(mechanism, dict):
         mechanism = mechanism_from_dict(mechanism)
     if not isinstance(mechanism, Mechanism):
-        raise ValueError("mechanism must be an fdpkit mechanism, its dict form, a privacy report or a "
-                         f"trade-off curve, got {type(mechanism).__name__}")
+        hint = (" (an Opacus run: pass engine.accountant.report(), the certified report of its history)"
+                if hasattr(mechanism, "history") or hasattr(mechanism, "accountant") else "")
+        raise ParameterError("mechanism must be an fdpkit mechanism, its dict form, a privacy report or a "
+                             f"trade-off curve, got {type(mechanism).__name__}{hint}", "mechanism")
     acc = account(mechanism)
     fit = fit_gdp(acc.curve)
     return Certified(mechanism.label(), fit.mu, float(acc.epsilon_for_delta(delta)), acc.curve,

@@ -308,11 +308,11 @@ def audit_one_run(scores: Any, included: Any, *, delta: float = 0.0, confidence:
     violation = bool(p_adj <= 1.0 - c or eps_lo > cert.epsilon)
     if violation:
         verdict = (f"VIOLATION at confidence {c:g}: the canaries of this run contradict the certified "
-                   f"curve of {cert.description} (adjusted p-value {p_adj:.2g}); the training loop did not do "
+                   f"curve of {cert.description} (adjusted p-value {safe_g(p_adj, 2, up=True)}); the training loop did not do "
                    "what the accountant was told.")
     else:
         verdict = (f"No violation: the canaries are compatible with the certified curve (adjusted p-value "
-                   f"{p_adj:.2g}); epsilon >= {safe_g(eps_lo, 3, up=False)} against certified {safe_g(cert.epsilon, up=True)}, mu >= "
+                   f"{safe_g(p_adj, 2, up=True)}); epsilon >= {safe_g(eps_lo, 3, up=False)} against certified {safe_g(cert.epsilon, up=True)}, mu >= "
                    f"{safe_g(mu_lo, 3, up=False)} against certified {safe_g(cert.mu, up=True)}. An audit only lower-bounds privacy loss.")
     return OneRunAudit(**out, certified=cert, certified_epsilon=float(cert.epsilon), certified_mu=float(cert.mu),
                        p_value_certified=p_adj, violation=violation,

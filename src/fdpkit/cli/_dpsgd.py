@@ -71,6 +71,13 @@ def opacus_history_file(path: Path, what: str) -> Any:
     accountant ``state_dict`` or a ``PrivacyEngine.save_checkpoint`` checkpoint; loaded with
     ``weights_only=True``). Lists of lists become lists of tuples; the rows are validated by
     :func:`fdpkit.dpsgd_from_opacus_history`."""
+    from fdpkit.mechanisms._opacus_state import state_history  # no torch, no maths: the file's history
+
+    return state_history(opacus_state_file(path, what), f"{what} {path}")
+
+
+def opacus_state_file(path: Path, what: str) -> Any:
+    """The plain data of an Opacus accountant file (as :func:`opacus_history_file` reads it)."""
     try:
         raw = Path(path).read_bytes()
     except OSError as exc:
@@ -90,9 +97,7 @@ def opacus_history_file(path: Path, what: str) -> Any:
         except Exception:  # noqa: BLE001 - any unreadable pickle
             raise ValueError(f"{what} {path} is neither JSON nor a torch.save file of plain data (an accountant "
                              "state_dict or a PrivacyEngine checkpoint)") from None
-    from fdpkit.mechanisms._opacus_state import state_history  # no torch, no maths: the file's history
-
-    return state_history(data, f"{what} {path}")
+    return data
 
 
 def build(noise_multiplier: Optional[float], sample_rate: Optional[float], steps: Optional[float],

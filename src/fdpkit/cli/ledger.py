@@ -245,7 +245,7 @@ def propose(name: str = typer.Argument(..., help="Dataset name."),
 
     led = _open(db)
     mech = release_mechanism(declared_relation(led, name, run), mechanism, spec, gaussian, laplace, from_opacus,
-                             **run)
+                             ledger=led, dataset=name, **run)
     with working("Accounting the release..."):
         r = led.propose(name, mech, title=title, user=user or _user_default(), purpose=purpose)
         check = led.check(name, r.spec)
@@ -391,7 +391,7 @@ def check(name: str = typer.Argument(..., help="Dataset name."),
     _check_fmt(format)
     led = _open(db)
     mech = release_mechanism(declared_relation(led, name, run), mechanism, spec, gaussian, laplace, from_opacus,
-                             **run)
+                             ledger=led, dataset=name, **run)
     c = led.check(name, mech)
     if format == "json":
         _json(c.to_dict())

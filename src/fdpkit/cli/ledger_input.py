@@ -18,7 +18,7 @@ from typing import Any, Callable, Optional
 import typer
 
 from fdpkit.cli import _dpsgd as _dp
-from fdpkit.cli._common import fail, load_spec
+from fdpkit.cli._common import err, fail, load_spec
 from fdpkit.vocabulary import ADD_REMOVE, EXAMPLE, FIXED_BATCH_SAMPLINGS, POISSON, ZERO_OUT, spelling
 
 MechOpt = typer.Option(None, "--mechanism", "-m", help="Mechanism spec file (JSON or TOML), as for `fdpkit report`; "
@@ -97,25 +97,47 @@ def default_relation(declared: str, sampling: Any) -> str:
     return declared
 
 
-def mechanism_from_opacus_file(path: Path) -> dict:
+def mechanism_from_opacus_file(path: Path, ledger: Any = None, dataset: Optional[str] = None) -> dict:
     """The DP-SGD run recorded in an Opacus accountant file, as a mechanism spec.
 
     JSON (``{"history": [...], "mechanism": ...}`` or a bare list of (noise_multiplier,
     sample_rate, steps)) or a ``torch.save`` file (an accountant ``state_dict`` or a
-    ``PrivacyEngine.save_checkpoint`` checkpoint; loaded with ``weights_only=True``)."""
+    ``PrivacyEngine.save_checkpoint`` checkpoint; loaded with ``weights_only=True``).
+    With a ``ledger`` and ``dataset``: a resumed run's steps that a BudgetGuard already
+    recorded and the ledger released in ``dataset`` are left out (said on stderr); a file
+    with no step left is an error."""
+    # imported when used: the CLI starts without the mechanisms (tests/cli/test_cli_startup.py)
     from fdpkit.mechanisms import dpsgd_from_opacus_history
+    from fdpkit.mechanisms._opacus_state import after_prefix, recorded_for, recorded_marker, state_history
 
-    data = _dp.opacus_history_file(path, "--from-opacus")
-    return dpsgd_from_opacus_history(data).to_dict()  # anything else: its ValueError names history
+    data = _dp.opacus_state_file(path, "--from-opacus")
+    history = state_history(data, f"--from-opacus {path}")
+    if ledger is not None and dataset is not None:
+        dpsgd_from_opacus_history(history)  # validated before the ledger is read
+        rec = recorded_for(ledger, dataset, history, recorded_marker(data))
+        if rec.released:
+            ids = ", ".join(str(rid) for rid, _ in rec.released)
+            history = after_prefix(history, rec.prefix)
+            if not history:
+                fail(f"every step of --from-opacus {path} is already released in {dataset!r} (release {ids}): "
+                     "nothing new to record")
+            err.print(f"note: the first {sum(t for _, _, t in rec.prefix)} steps of {path} are already released in "
+                      f"{dataset!r} (release {ids}); only the {sum(t for _, _, t in history)} steps after them are "
+                      "taken", highlight=False, soft_wrap=True)
+        for rid in rec.pending:
+            err.print(f"! release {rid} ({dataset!r}, not released) holds earlier steps of this run, which this one "
+                      "holds too: withdraw it, or they count twice", highlight=False, soft_wrap=True)
+    return dpsgd_from_opacus_history(history).to_dict()  # anything else: its ValueError names history
 
 
 def release_mechanism(declared: Optional[str], mechanism: Optional[Path], spec: Optional[str],
                       gaussian: Optional[float], laplace: Optional[float], from_opacus: Optional[Path] = None,
-                      **dpsgd: Any) -> dict:
+                      *, ledger: Any = None, dataset: Optional[str] = None, **dpsgd: Any) -> dict:
     """The spec of the one mechanism the options give (exit 2 with one line otherwise).
 
     ``declared`` is the dataset's relation (the default of a DP-SGD run's; None: add-remove);
-    ``dpsgd`` holds the :data:`DPSGD_OPTIONS`."""
+    ``dpsgd`` holds the :data:`DPSGD_OPTIONS`; ``ledger`` and ``dataset`` let an Opacus file
+    leave out the steps already released there (:func:`mechanism_from_opacus_file`)."""
     run = any(dpsgd.get(k) is not None for k in ("noise_multiplier", "schedule", "opacus_history"))
     chosen = [x is not None for x in (mechanism, spec, gaussian, laplace, from_opacus)] + [run]
     if sum(chosen) != 1:
@@ -134,7 +156,7 @@ def release_mechanism(declared: Optional[str], mechanism: Optional[Path], spec: 
     if laplace is not None:
         return {"kind": "laplace", "scale": laplace}
     if from_opacus is not None:
-        return mechanism_from_opacus_file(from_opacus)
+        return mechanism_from_opacus_file(from_opacus, ledger, dataset)
     unknown = set(dpsgd) - set(DPSGD_OPTIONS)
     if unknown:
         raise TypeError(f"unknown DP-SGD options: {sorted(unknown)}")

@@ -19,7 +19,7 @@ from fdpkit.mechanisms.training import (
     dpsgd_schedule,
 )
 from fdpkit.mechanisms.renyi_guarantees import RDP, ZCDP
-from fdpkit.mechanisms.dp_events import dp_event_to_dict, from_dp_event
+from fdpkit.mechanisms.dp_events import dp_event_to_dict, from_dp_event, to_dp_event
 from fdpkit.mechanisms.specs import mechanism_from_dict, mechanism_from_json
 from fdpkit.mechanisms.tree import elementary_tree, fold, leaves, training_run, walk
 
@@ -50,6 +50,7 @@ __all__ = [
     "training_run",
     "walk",
     "from_dp_event",
+    "to_dp_event",
     "mechanism_from_dict",
     "mechanism_from_json",
 ]

@@ -37,21 +37,29 @@ exact unless it says "bound"; a bound is always pessimistic):
                                           at all); fdpkit's add/remove subsampling does not
                                           apply
     anything else                         ValueError naming the event type
+
+The other way, :func:`to_dp_event` writes a mechanism as a DpEvent's JSON dict where an event
+means exactly the same thing under add-remove (Gaussian, Laplace, Poisson subsampling,
+repetition, composition, zCDP, and DP-SGD with Poisson sampling under add-remove as
+``SelfComposed(PoissonSampled(q, Gaussian(sigma)), T)`` per phase); anything else is refused
+rather than written as an event that would read as more private.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+from fractions import Fraction
 from typing import Any, Mapping
 
 import numpy as np
 
 from fdpkit.mechanisms.base import MAX_SPEC_DEPTH, MAX_SPEC_NODES, Mechanism
+from fdpkit.errors import ParameterError
 from fdpkit.mechanisms.basic import ApproxDP, Gaussian, Laplace, PureDP, RandomizedResponse
 from fdpkit.mechanisms.combinators import Composed, Repeated, Subsampled
 from fdpkit.mechanisms.renyi_guarantees import RDP, ZCDP
-from fdpkit.mechanisms.training import dpsgd
+from fdpkit.mechanisms.training import DPSGD, dpsgd
 
 #: Rényi orders for (xi, rho)-zCDP events with xi > 0.
 XI_ORDERS = (1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0, 16.0, 20.0, 24.0, 32.0,
@@ -278,3 +286,91 @@ def dp_event_to_dict(event: Any) -> dict:
     if not hasattr(nt, "_asdict"):
         raise ValueError(f"event must be a DpEvent or its named tuple, got {type(event).__name__}")
     return plain(nt)
+
+
+def _ratio_down(noise: float, sensitivity: float) -> float:
+    """noise / sensitivity rounded down (a smaller noise multiplier: never more private)."""
+    r = noise / sensitivity
+    if sensitivity != 1.0 and Fraction(r) > Fraction(noise) / Fraction(sensitivity):
+        r = float(np.nextafter(r, 0.0))
+    return r
+
+
+def _event(class_name: str, **fields: Any) -> dict:
+    return {"module_name": "dp_accounting.dp_event", "class_name": class_name, **fields}
+
+
+def _dpsgd_event(m: DPSGD, path: str) -> dict:
+    if m.sampling != "poisson" or m.relation != "add-remove" or m.examples_per_user is not None:
+        what = (f"examples_per_user={m.examples_per_user}" if m.examples_per_user is not None
+                else f"sampling={m.sampling!r}, relation={m.relation!r}")
+        raise ParameterError(f"{path}: DP-SGD with {what} has no DpEvent of the same meaning (a DpEvent reads as "
+                             "Poisson sampling under add-remove, which would understate this run's privacy loss)",
+                             "mechanism")
+    phases = [_event("SelfComposedDpEvent", count=p.steps,
+                     event=_event("PoissonSampledDpEvent", sampling_probability=p.sample_rate,
+                                  event=_event("GaussianDpEvent", noise_multiplier=p.noise_multiplier)))
+              for p in m.phases]
+    return phases[0] if len(phases) == 1 else _event("ComposedDpEvent", events=phases)
+
+
+def _to_event(m: Any, path: str, depth: int) -> dict:
+    if depth > MAX_SPEC_DEPTH:
+        raise ParameterError(f"mechanism is nested more than {MAX_SPEC_DEPTH} levels deep", "mechanism")
+    if isinstance(m, Gaussian):
+        return _event("GaussianDpEvent", noise_multiplier=_ratio_down(m.sigma, m.sensitivity))
+    if isinstance(m, Laplace):
+        return _event("LaplaceDpEvent", noise_multiplier=_ratio_down(m.scale, m.sensitivity))
+    if isinstance(m, PureDP) and m.epsilon == 0:
+        return _event("NoOpDpEvent")
+    if isinstance(m, ZCDP):
+        return _event("ZCDpEvent", rho=m.rho, xi=0.0)
+    if isinstance(m, Subsampled):
+        return _event("PoissonSampledDpEvent", sampling_probability=m.sample_rate,
+                      event=_to_event(m.inner, f"{path}.inner", depth + 1))
+    if isinstance(m, Repeated):
+        return _event("SelfComposedDpEvent", event=_to_event(m.inner, f"{path}.inner", depth + 1), count=m.times)
+    if isinstance(m, Composed):
+        return _event("ComposedDpEvent",
+                      events=[_to_event(p, f"{path}.parts[{i}]", depth + 1) for i, p in enumerate(m.parts)])
+    if isinstance(m, DPSGD):
+        return _dpsgd_event(m, path)
+    if not isinstance(m, Mechanism):
+        raise ParameterError(f"mechanism must be an fdpkit mechanism, got {type(m).__name__}", "mechanism")
+    raise ParameterError(f"{path}: {type(m).__name__} has no DpEvent of the same meaning (dp_accounting's events "
+                         "describe Gaussian, Laplace, Poisson subsampling, repetition, composition, zCDP and "
+                         "Poisson DP-SGD under add-remove; another event would read as more private)", "mechanism")
+
+
+def to_dp_event(mechanism: Any) -> dict:
+    """The DpEvent of ``mechanism`` in its JSON form (as :func:`dp_event_to_dict` writes a
+    dp_accounting event), where an event means exactly the same thing under add-remove.
+
+    The inverse of :func:`from_dp_event` up to the form of the tree (DP-SGD comes back as
+    repeated subsampled Gaussian steps, with the same curve). :func:`from_dp_event`,
+    ``fdpkit report --mechanism FILE`` and the web API read the dict; dp_accounting builds
+    its event from it class by class (``getattr(dp_event, d["class_name"])(**fields)``).
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        ``Gaussian``, ``Laplace``, ``PureDP(0)`` (the NoOp event), ``ZCDP``, ``Subsampled``,
+        ``Repeated``, ``Composed`` of these, or DP-SGD with Poisson sampling under add-remove
+        (``SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(sigma)), T)``, one per
+        phase, composed; Abadi et al. 2016, Alg. 1).
+
+    Raises
+    ------
+    fdpkit.errors.ParameterError
+        (``mechanism``) for a mechanism no event describes exactly: DP-SGD with other
+        sampling or relation, user-level group privacy, pure or approximate DP, curves, RDP.
+
+    Examples
+    --------
+    >>> ev = to_dp_event(dpsgd(1.0, 0.01, 100))
+    >>> ev["class_name"], ev["count"], ev["event"]["sampling_probability"]
+    ('SelfComposedDpEvent', 100, 0.01)
+    >>> from_dp_event(ev)
+    Repeated(inner=Subsampled(inner=Gaussian(sigma=1.0, sensitivity=1.0), sample_rate=0.01), times=100)
+    """
+    return _to_event(mechanism, "mechanism", 0)

@@ -46,9 +46,9 @@ from fdpkit._numerics import check_probability, check_scalar
 from fdpkit.errors import ParameterError
 from fdpkit.accounting import Accounting, account, shared_single_steps
 from fdpkit.accounting._resolution import choose_discretization
-from fdpkit.mechanisms import DPSGD, dpsgd_from_opacus_history
+from fdpkit.mechanisms import DPSGD, dpsgd_from_opacus_history, to_dp_event
 from fdpkit.mechanisms._opacus_state import COMPATIBLE, state_history
-from fdpkit.vocabulary import OPACUS_SAMPLING_KEY
+from fdpkit.vocabulary import OPACUS_RECORDED_KEY, OPACUS_SAMPLING_KEY
 from fdpkit.guarantee.privacy import privacy_report
 
 #: Name under which the accountant is registered with Opacus.
@@ -138,6 +138,9 @@ class FdpkitAccountant(IAccountant):
         #: engine; see :mod:`fdpkit.opacus.engine`). A non-Poisson scheme makes the Poisson
         #: figures (``get_epsilon``, ``get_mu``, ``get_tpr``, ``report``) an error.
         self.fdpkit_sampling: str | None = None
+        #: Which ledger releases hold the history's first steps (written by
+        #: :class:`fdpkit.opacus.BudgetGuard`, kept by the state dict; see :mod:`fdpkit.mechanisms._opacus_state`).
+        self.fdpkit_recorded: dict | None = None
 
     def _require_poisson(self, what: str) -> None:
         require_poisson(self, what)
@@ -190,6 +193,13 @@ class FdpkitAccountant(IAccountant):
             raise ValueError("history is empty: no optimizer step has been accounted yet")
         return dpsgd_from_opacus_history(self.history)
 
+    def dp_event(self) -> dict:
+        """The history as dp_accounting's DpEvent (its JSON dict form, :func:`fdpkit.to_dp_event`):
+        ``SelfComposed(PoissonSampled(q, Gaussian(sigma)), T)`` per phase; ``ParameterError``
+        (``poisson_sampling``) when the loader did not sample with Poisson."""
+        self._require_poisson("dp_event")
+        return to_dp_event(self.dpsgd())
+
     def accounting(self) -> Accounting:
         """The (cached) accounting of the history: curve and privacy profile."""
         key = _history_key(self.history) if self.history else ()
@@ -233,7 +243,9 @@ class FdpkitAccountant(IAccountant):
 
     # --- checkpoints -----------------------------------------------------------------------
     def state_dict(self, destination: Any = None) -> Any:
-        """``{"history": [...], "mechanism": "fdpkit"}`` (Opacus's layout)."""
+        """``{"history": [...], "mechanism": "fdpkit"}`` (Opacus's layout), with
+        ``fdpkit_sampling`` for a run that did not sample with Poisson and ``fdpkit_recorded``
+        once a :class:`~fdpkit.opacus.BudgetGuard` recorded steps of the history in a ledger."""
         if destination is None:
             destination = OrderedDict()
         destination["history"] = deepcopy(list(self.history))
@@ -241,6 +253,9 @@ class FdpkitAccountant(IAccountant):
         scheme = getattr(self, ATTRIBUTE, None)
         if scheme not in (None, "poisson"):  # a shuffled run's file must not read as a Poisson one
             destination[ATTRIBUTE] = scheme
+        recorded = getattr(self, OPACUS_RECORDED_KEY, None)
+        if recorded:
+            destination[OPACUS_RECORDED_KEY] = deepcopy(recorded)
         return destination
 
     def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
@@ -264,8 +279,14 @@ class FdpkitAccountant(IAccountant):
         if scheme is not None and not isinstance(scheme, str):
             raise ParameterError(f"state_dict[{ATTRIBUTE!r}] must be a sampling scheme's name, got {scheme!r}",
                                  "state_dict")
+        recorded = state_dict.get(OPACUS_RECORDED_KEY)
+        if recorded is not None and not isinstance(recorded, Mapping):
+            raise ParameterError(f"state_dict[{OPACUS_RECORDED_KEY!r}] must be a mapping (what a BudgetGuard "
+                                 f"recorded), got {recorded!r}", "state_dict")
         # validate before replacing anything; keep the validated numbers (floats, int steps)
         self.history = list(_history_key(history)) if history else []
+        # what a guard recorded of this history (checked against the ledger by the next guard)
+        setattr(self, OPACUS_RECORDED_KEY, deepcopy(dict(recorded)) if recorded is not None else None)
         if scheme not in (None, "poisson"):  # steps that ran without Poisson sampling: never Poisson figures
             setattr(self, ATTRIBUTE, scheme)
 

@@ -5,11 +5,12 @@ Opacus's ``PrivacyEngine.make_private_with_epsilon`` calls
 bisects on ``get_epsilon`` (doubling sigma from 20, then halving the bracket until epsilon is
 within ``epsilon_tolerance`` below the target). With fdpkit's accountant every probe is an
 exact certified epsilon, but each is a full PLD composition at discretization 1e-4: about
-14 of them (37 s for 703 steps at q = 256/60000 on the 2-core development machine).
+14 of them (2.4-3 s for 703 steps at q = 256/60000 on 2 shared cores; 37 s before the
+accounting got faster).
 
 :func:`get_noise_multiplier` has Opacus's signature. For ``accountant="fdpkit"`` it solves
-with :func:`fdpkit.calibrate_dpsgd` (coarse search, then certification at 1e-4: 4.5 s for
-the same run) and returns the smallest noise multiplier whose certified epsilon at
+with :func:`fdpkit.calibrate_dpsgd` (coarse search, then certification at 1e-4: 0.4-0.7 s
+for the same run) and returns the smallest noise multiplier whose certified epsilon at
 ``target_delta`` is at most ``target_epsilon``; the accountant later reports exactly that
 epsilon for the run (:class:`fdpkit.opacus.FdpkitAccountant`). Steps are
 ``epochs / sample_rate`` rounded **up** (Opacus truncates, which can drop a step when the

@@ -7,15 +7,22 @@ bisection on T: the total is non-decreasing in T, so about log2(max_steps) compo
 all before the first step). During training it only compares step counts: no accounting
 per step. When training ends it records the run (the accountant's history, Poisson
 sampling, add/remove) as one release: proposed, approved and released in one transaction.
+
+A run resumed from a checkpoint carries the steps of the run before it in the accountant's
+history: those a guard already recorded (and the ledger released) are counted and recorded
+once, not again (:mod:`fdpkit.mechanisms._opacus_state`); the guard counts and records only the rest.
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from fdpkit.mechanisms import dpsgd, dpsgd_from_opacus_history
 from fdpkit.accounting import shared_single_steps
 from fdpkit.opacus.accountant import require_poisson
+from fdpkit.mechanisms._opacus_state import after_prefix, recorded_in
+from fdpkit.vocabulary import OPACUS_RECORDED_KEY
 
 
 class BudgetExhausted(RuntimeError):
@@ -45,6 +52,17 @@ class BudgetGuard:
     report : bool
         Store the privacy report (JSON and PDF) with the release.
 
+    Notes
+    -----
+    A run resumed from a checkpoint (``PrivacyEngine.load_checkpoint`` with the ``"fdpkit"``
+    accountant) keeps which of its steps an earlier guard recorded: steps already *released*
+    in ``dataset`` are in its total, so they are neither counted again (``steps_taken``,
+    ``last_allowed_step`` count the new steps) nor recorded again (the release holds the new
+    steps). Steps recorded only as a proposal count as this run's; the proposal is withdrawn
+    when this run's release, which covers them, is recorded. Steps no guard recorded (or
+    another accountant's, whose state dict cannot carry the record) count as this run's.
+    Make the guard after ``load_checkpoint``: it reads the record when it is made.
+
     Examples
     --------
     ```python
@@ -71,6 +89,8 @@ class BudgetGuard:
         self.max_steps, self.title, self.user, self.report = probe.steps, title, user, report
         self.approver = approver
         self.release = None
+        #: the parts of the history already released in ``dataset`` (and proposals they replace)
+        self.recorded = recorded_in(ledger, dataset, self.accountant)
         self.last_allowed_step = self._last_allowed(probe)
 
     def _blocked(self, steps: int) -> bool:
@@ -93,15 +113,24 @@ class BudgetGuard:
         return low
 
     # --- during training --------------------------------------------------------------------
+    def _new_history(self) -> list:
+        """The accountant's history less the steps already released (a resumed run)."""
+        rest = after_prefix(self.accountant.history, self.recorded.prefix)
+        if rest is None:  # the history was replaced since the guard was made
+            raise ValueError(f"the accountant's history {self.accountant.history} no longer begins with the steps "
+                             f"already released in {self.dataset!r} ({self.recorded.prefix})")
+        return rest
+
     def steps_taken(self) -> int:
-        """Steps in the accountant's history, each checked to use the guarded (sigma, q);
+        """Steps in the accountant's history that are not yet in the ledger (those of a
+        resumed run that an earlier guard recorded are), each checked to use the guarded (sigma, q);
         ``ParameterError`` (``poisson_sampling``) when ``make_private`` returned a non-Poisson
         loader (the guard's limit and the recorded run assume Poisson sampling)."""
         require_poisson(self.accountant, "BudgetGuard")
         total = 0
-        for i, (nm, q, t) in enumerate(self.accountant.history):
+        for i, (nm, q, t) in enumerate(self._new_history()):
             if nm != self.noise_multiplier or q != self.sample_rate:
-                raise ValueError(f"history[{i}] = ({nm}, {q}, {t}) differs from the guarded noise_multiplier="
+                raise ValueError(f"new history[{i}] = ({nm}, {q}, {t}) differs from the guarded noise_multiplier="
                                  f"{self.noise_multiplier} and sample_rate={self.sample_rate}: the last allowed "
                                  "step no longer applies")
             total += int(t)
@@ -126,17 +155,30 @@ class BudgetGuard:
 
     # --- at the end ---------------------------------------------------------------------------
     def record(self):
-        """Record the run (nothing when no step was taken): proposed, or released with an
-        ``approver``; returns the release."""
+        """Record the run's new steps (nothing when none was taken): proposed, or released
+        with an ``approver``; returns the release. The accountant then remembers what was
+        recorded (kept by its state dict), so that a run resumed from a later checkpoint
+        records only its own steps."""
         if self.release is not None or not self.accountant.history:
             return self.release
-        self.steps_taken()  # the consistency check
-        mech = dpsgd_from_opacus_history(self.accountant.history)
+        if not self.steps_taken():  # also the consistency check
+            return self.release
+        rows = self._new_history()
+        mech = dpsgd_from_opacus_history(rows)
         if self.approver is None:
             self.release = self.ledger.propose(self.dataset, mech.to_dict(), title=self.title, user=self.user)
         else:
             self.release = self.ledger.record(self.dataset, mech.to_dict(), title=self.title, user=self.user,
                                               approver=self.approver, report=self.report)
+        setattr(self.accountant, OPACUS_RECORDED_KEY, self.recorded.marker(self.dataset, self.release.id, rows))
+        for rid in self.recorded.pending:  # their steps are in this release: withdraw them (after, never before)
+            try:
+                self.ledger.withdraw(rid, user=self.user,
+                                     comment=f"superseded by release {self.release.id} (the resumed run)")
+            except ValueError as exc:  # LedgerError: e.g. another user proposed it; the run stays recorded
+                warnings.warn(f"release {rid} holds steps that release {self.release.id} holds too and could not be "
+                              f"withdrawn ({exc}): withdraw or reject it, or they count twice", RuntimeWarning,
+                              stacklevel=2)
         return self.release
 
     def __enter__(self) -> "BudgetGuard":
