@@ -342,3 +342,10 @@ def test_lifting_the_hard_limit_through_a_second_person(setup, logged_in):
                headers=h)
     assert r.status_code == 422 and "/api/ledger/datasets/lifted/lift-requests" in r.json()["detail"]
     assert api.get("/api/ledger/verify").json()["ok"] is True
+
+
+def test_dataset_page_total_in_plain_words(logged_in):
+    # it said "1 released release composes to ..."
+    c, _ = logged_in["viewer", False]
+    page = c.get("/ledger/d/census").text
+    assert "Released so far: " in page and "released release" not in page

@@ -99,12 +99,15 @@ def _json(payload: Any) -> None:
     sys.stdout.write(json.dumps(json_safe(payload), indent=2, allow_nan=False, default=str) + "\n")
 
 
-def _table(title: str, header: list[str], rows: list[list[Any]]) -> None:
-    t = RichTable(title=title, title_justify="left")
-    for h in header:
-        t.add_column(h)
-    for r in rows:
-        t.add_row(*[fmt_num(c) for c in r])
+def _table(title: str, header: list[str], rows: list[list[Any]], **style: Any) -> None:
+    """A table on stdout; a cell too wide for the terminal folds onto more lines, never cut
+    (cells of up to 10 characters, numbers and dates, stay whole)."""
+    t = RichTable(title=title, title_justify="left", **style)
+    cells = [[fmt_num(c) for c in r] for r in rows]
+    for i, h in enumerate(header):
+        t.add_column(h, overflow="fold", min_width=min(10, max((len(r[i]) for r in cells), default=0)))
+    for r in cells:
+        t.add_row(*r)
     out.print(t)
 
 
@@ -435,7 +438,9 @@ def timeline(name: str = typer.Argument(..., help="Dataset name."),
              db: Optional[str] = DbOpt, format: str = typer.Option("text", "--format", "-f", help="text, json or csv.")) -> None:
     """The running total over time (weekly buckets by default)."""
     _check_fmt(format, ("text", "json", "csv"))
-    from fdpkit.ledger.timeline import ADJECTIVE, HEADER, draw_timeline, timeline as tl, timeline_csv
+    from rich import box
+
+    from fdpkit.ledger.timeline import SHORT_HEADER, SHORT_LEGEND, ADJECTIVE, draw_timeline, timeline as tl, timeline_csv
 
     led = _open(db)
     with working("Composing..."):
@@ -457,7 +462,8 @@ def timeline(name: str = typer.Argument(..., help="Dataset name."),
         else:
             sys.stdout.write(data)
         return
-    _table(f"Timeline: {name} ({ADJECTIVE[bucket]})", list(HEADER), [r.texts() for r in rows])
+    _table(f"Timeline: {name} ({ADJECTIVE[bucket]})", list(SHORT_HEADER), [r.texts() for r in rows],
+           box=box.SIMPLE_HEAD, caption=SHORT_LEGEND, caption_justify="left")  # 80 columns hold it
 
 
 @ledger_app.command("history")

@@ -29,6 +29,12 @@ MAX_BUCKETS = 520
 HEADER = ("period start", "releases", "released total", "μ", "regret", f"ε at δ = {DELTA_REF:g}",
           "ε sum (basic)", f"TPR at FPR {FPR_REF:g}", "method")
 
+#: HEADER in a few characters each (a terminal's 80 columns), and what they abbreviate.
+SHORT_HEADER = ("period", "new", "total", "μ", "regret", "ε", "ε sum", "TPR", "method")
+SHORT_LEGEND = (f"period: first day; new: releases in it; total: released so far; μ and ε (at δ = {DELTA_REF:g}): "
+                f"tight composition; ε sum: basic composition (each release's ε added up); TPR: certified, at "
+                f"FPR {FPR_REF:g}")
+
 #: Per column of HEADER: the side a printed value's last digit rounds to (None: nearest).
 _CELL_UP = (None, None, None, True, None, True, True, True, None)
 
@@ -231,9 +237,12 @@ def ledger_document(ledger: Ledger, dataset: str, bucket: str = "week") -> Repor
     r = status.released
     rows = timeline(ledger, dataset, bucket)
     eps_sum, delta_sum = basic_composition_claim([x for x in data["releases"] if x["state"] == "released"])
-    summary = (f"Dataset {dataset} (privacy unit: {status.dataset.unit}): {r.count} released "
-               f"{'release composes' if r.count == 1 else 'releases compose'} to μ = {fmt(r.mu, up=True)} (regret {fmt(r.regret)}), ε = {fmt(r.epsilon, up=True)} at δ = {DELTA_REF:g}; "
-               f"adding up each release's ε (basic composition) would claim {fmt(eps_sum, up=True)} at δ = {fmt(delta_sum, up=True)}.")
+    head = f"Dataset {dataset} (privacy unit: {status.dataset.unit}). "
+    summary = (head + "Nothing released yet." if r.count == 0 else
+               head + f"Released so far: {r.count} release{'' if r.count == 1 else 's'}, composing to "
+               f"μ = {fmt(r.mu, up=True)} (regret {fmt(r.regret)}), ε = {fmt(r.epsilon, up=True)} at δ = {DELTA_REF:g}; "
+               f"adding up each release's ε (basic composition) would claim {fmt(eps_sum, up=True)} at δ = "
+               f"{fmt(delta_sum, up=True)}.")
     total = Table("Running total", ("quantity", "released", "released + approved"), (
         ("releases", str(r.count), str(status.with_approved.count)),
         ("μ (tight)", fmt(r.mu, up=True), fmt(status.with_approved.mu, up=True)),
