@@ -44,5 +44,5 @@ def test_timeline_is_whole_at_80_columns(census, monkeypatch):
         for cell in row.texts()[1:]:
             assert f" {cell} " in f" {line} ", (cell, line)
     legend = " ".join(" ".join(lines).split())
-    for said in ("total: released so far", "ε sum: basic composition", "at FPR 0.001", "at δ = 1e-05"):
+    for said in ("total: released so far", "ε sum at δ sum: basic composition", "at FPR 0.001", "at δ = 1e-05"):
         assert said in legend

@@ -273,7 +273,8 @@ def propose(name: str = typer.Argument(..., help="Dataset name."),
     out.print(str(r.id))
     a = check.after
     _say(f"release {r.id} proposed: released total would become μ = {fmt_num(a.mu, up=True)}, "
-         f"ε = {fmt_num(a.epsilon, up=True)} at δ = 1e-5 (ε sum {fmt_num(a.epsilon_sum, up=True)})")
+         f"ε = {fmt_num(a.epsilon, up=True)} at δ = 1e-5 (ε sum {fmt_num(a.epsilon_sum, up=True)} "
+         f"at δ = {fmt_num(a.delta_sum, up=True)})")
     if r.gaussian_mu is None:
         _say(f"[dim]{GRID_NOTE}[/dim]")
     for m in check.messages:
@@ -387,7 +388,8 @@ def status(name: str = typer.Argument(..., help="Dataset name."), db: Optional[s
     _table(f"Ledger status: {name} (privacy unit: {st.dataset.unit})", ["", "released", "released + approved"], [
         ["releases", r.count, w.count], ["μ (tight)", *_up(r.mu, w.mu)], ["regret", r.regret, w.regret],
         ["ε at δ = 1e-5", *_up(r.epsilon, w.epsilon)], ["TPR at FPR 1e-3", *_up(r.tpr, w.tpr)],
-        ["ε sum (basic composition)", *_up(r.epsilon_sum, w.epsilon_sum)], ["method", r.method_label, w.method_label]])
+        ["ε sum (basic composition)", *_up(r.epsilon_sum, w.epsilon_sum)], ["δ of the ε sum", *_up(r.delta_sum, w.delta_sum)],
+        ["method", r.method_label, w.method_label]])
     _table("Thresholds", ["level", "limit", "current", "exceeded"],
            [[c.threshold.level, c.threshold.describe(), *_up(c.current), c.exceeded] for c in st.thresholds])
     for c in st.exceeded:
@@ -420,7 +422,8 @@ def check(name: str = typer.Argument(..., help="Dataset name."),
     _table(f"Effect on {name}", ["", "now", "with this release"], [
         ["releases", c.before.count, c.after.count], ["μ", *_up(c.before.mu, c.after.mu)],
         ["ε at δ = 1e-5", *_up(c.before.epsilon, c.after.epsilon)],
-        ["ε sum", *_up(c.before.epsilon_sum, c.after.epsilon_sum)]])
+        ["ε sum", *_up(c.before.epsilon_sum, c.after.epsilon_sum)],
+        ["δ of the ε sum", *_up(c.before.delta_sum, c.after.delta_sum)]])
     for m in c.messages:
         out.print(f"[yellow]! {m}[/yellow]", highlight=False)
     if c.after.method == "PLD":
@@ -463,7 +466,8 @@ def timeline(name: str = typer.Argument(..., help="Dataset name."),
             sys.stdout.write(data)
         return
     _table(f"Timeline: {name} ({ADJECTIVE[bucket]})", list(SHORT_HEADER), [r.texts() for r in rows],
-           box=box.SIMPLE_HEAD, caption=SHORT_LEGEND, caption_justify="left")  # 80 columns hold it
+           box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True, caption=SHORT_LEGEND,
+           caption_justify="left")  # 80 columns hold it
 
 
 @ledger_app.command("history")
