@@ -349,3 +349,5 @@ def test_dataset_page_total_in_plain_words(logged_in):
     c, _ = logged_in["viewer", False]
     page = c.get("/ledger/d/census").text
     assert "Released so far: " in page and "released release" not in page
+    # the method row was empty: the page's reading of the total had no method_label
+    assert "<tr><th>method</th><td>GDP (exact)</td></tr>" in page

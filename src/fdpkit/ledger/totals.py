@@ -284,6 +284,11 @@ class TotalReading:
         """ε at the reference δ = 1e-5."""
         return self.epsilons[DELTA_REF]
 
+    @property
+    def method_label(self) -> str:
+        """The method as printed beside the figures (as :attr:`Total.method_label`)."""
+        return f"{self.method} ({'pessimistic' if self.bound == 'lower' else self.bound})"
+
     def epsilon_for_delta(self, delta: float) -> float:
         """ε at ``delta``, if it was read (ValueError otherwise)."""
         try:
