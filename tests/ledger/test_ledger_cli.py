@@ -291,3 +291,31 @@ def test_propose_a_dpsgd_run_as_trained_under_the_datasets_relation(db):
     assert r.exit_code == 2 and "steps or epochs" in r.stderr
     with open_ledger(db) as led:
         assert len(led.releases()) == n
+
+
+def test_lift_requests_from_the_command_line(db):
+    # the two-step lift (the web's way) from the CLI: request, refused self-approval, approval by another
+    assert run("ledger", "--db", db, "dataset", "add", "census", "--unit", "one person").exit_code == 0
+    r = run("ledger", "--db", db, "lift", "request", "census", "--epsilon", "20", "--reason", "renewed", "--user",
+            "admin", "--format", "json")
+    assert r.exit_code == 0, r.output
+    lid = json.loads(r.stdout)["id"]
+    assert json.loads(r.stdout)["state"] == "pending"
+    r = run("ledger", "--db", db, "lift", "approve", lid, "--user", "admin")
+    assert r.exit_code == 2 and "cannot approve it" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    r = run("ledger", "--db", db, "lift", "list", "census")
+    assert r.exit_code == 0 and "renewed" in r.stdout and "pending" in r.stdout
+    r = run("ledger", "--db", db, "lift", "approve", lid, "--user", "bob")
+    assert r.exit_code == 0 and "approved" in r.stdout, r.output
+    r = run("ledger", "--db", db, "status", "census", "--format", "json")
+    hard = [t for t in json.loads(r.stdout)["thresholds"] if t["level"] == "hard"]
+    assert hard[0]["value"] == 20
+    r = run("ledger", "--db", db, "lift", "request", "census", "--remove", "--reason", "x", "--user", "admin")
+    assert r.exit_code == 0, r.output
+    r = run("ledger", "--db", db, "lift", "reject", "2", "--user", "bob")
+    assert r.exit_code == 2 and "comment must be" in r.stderr
+    assert run("ledger", "--db", db, "lift", "reject", "2", "--user", "bob", "--comment", "no").exit_code == 0
+    r = run("ledger", "--db", db, "lift", "list", "--all", "--format", "json")
+    assert [x["state"] for x in json.loads(r.stdout)] == ["approved", "rejected"]
+    assert run("ledger", "--db", db, "lift", "request", "census", "--reason", "x").exit_code == 2
+    assert run("ledger", "--db", db, "verify").exit_code == 0

@@ -90,6 +90,8 @@ PAGES = [
     ("POST", "/ledger/datasets", "admin", {"name": "", "unit": "x"}),
     ("POST", "/ledger/users", "admin", {"name": "", "role": "viewer", "password": "x"}),
     ("POST", "/ledger/users/999", "admin", {"action": "activate"}),
+    ("POST", "/ledger/lifts/999/approve", "approver", {}),
+    ("POST", "/ledger/lifts/999/reject", "approver", {}),
 ]
 API = [
     ("GET", "/api/ledger/datasets", "viewer", None),
@@ -113,6 +115,12 @@ API = [
     ("GET", "/api/ledger/head", "viewer", None),
     ("POST", "/api/ledger/datasets/census/four-eyes", "admin", {"enabled": True}),
     ("POST", "/api/ledger/users/nobody", "admin", {"active": True}),
+    ("POST", "/api/ledger/datasets/census/lift-requests", "admin",
+     {"metric": "mu", "level": "hard", "value": 5, "reason": "r"}),
+    ("GET", "/api/ledger/lift-requests", "viewer", None),
+    ("GET", "/api/ledger/lift-requests/999", "viewer", None),
+    ("POST", "/api/ledger/lift-requests/999/approve", "approver", {}),
+    ("POST", "/api/ledger/lift-requests/999/reject", "approver", {}),
 ]
 
 
@@ -256,3 +264,90 @@ def test_one_admin_cannot_lift_the_hard_limit(logged_in):
     st = c.get("/api/ledger/datasets/census/status").json()
     hard = [t for t in st["thresholds"] if t["level"] == "hard" and t["metric"] == "epsilon"]
     assert hard and hard[0]["value"] < 50
+
+
+def _hard_epsilon(c, name):
+    st = c.get(f"/api/ledger/datasets/{name}/status").json()
+    return [t["value"] for t in st["thresholds"] if t["level"] == "hard" and t["metric"] == "epsilon"]
+
+
+def test_lifting_the_hard_limit_through_a_second_person(setup, logged_in):
+    # a web-only deployment could not lift a hard limit at all (every one-person lift: 422); now an
+    # admin requests it and another approver approves it, on the pages and through the API
+    led = open_ledger(setup)
+    led.add_dataset("lifted", unit="one person", user="admin")
+    led.close()
+    admin, acsrf = logged_in["admin", False]
+    r = admin.post("/ledger/d/lifted/thresholds", data={"csrf_token": acsrf, "metric": "epsilon", "level": "hard",
+                                                        "value": "20"})
+    assert r.status_code == 422 and "needs a second person" in r.text and "give a reason" in r.text
+    assert 'id="value" name="value" value="20"' in r.text  # the fields are kept
+    r = admin.post("/ledger/d/lifted/thresholds", data={"csrf_token": acsrf, "metric": "epsilon", "level": "hard",
+                                                        "value": "20", "reason": "renewed budget"})
+    assert r.status_code == 303 and r.headers["location"] == "/ledger/d/lifted#lifts"
+    api, _ = logged_in["viewer", True]
+    assert _hard_epsilon(api, "lifted") == [8.0]  # a request changes no limit
+    (lift,) = api.get("/api/ledger/lift-requests?dataset=lifted").json()
+    lid = lift["id"]
+    assert (lift["requested_by"], lift["state"], lift["change"]) == ("admin", "pending", "ε 20 at δ = 1e-05 (hard)")
+    page = admin.get("/ledger/d/lifted").text
+    assert f'id="lift-{lid}"' in page and f'id="lift-{lid}-waits"' in page and f"approve-lift-{lid}" not in page
+    # the requester cannot approve it (page and API), an analyst may not at all
+    r = admin.post(f"/ledger/lifts/{lid}/approve", data={"csrf_token": acsrf})
+    assert r.status_code == 422 and "cannot approve it" in r.text
+    c, csrf = logged_in["admin", True]
+    r = c.post(f"/api/ledger/lift-requests/{lid}/approve", json={}, headers={"X-CSRF-Token": csrf})
+    assert r.status_code == 422 and "cannot approve it" in r.json()["detail"]
+    c, csrf = logged_in["analyst", False]
+    assert c.post(f"/ledger/lifts/{lid}/approve", data={"csrf_token": csrf}).status_code == 403
+    assert _hard_epsilon(api, "lifted") == [8.0]
+    # another approver sees it in the queue and on the dataset page, and approves it
+    approver, pcsrf = logged_in["approver", False]
+    q = approver.get("/ledger/queue").text
+    assert f'id="lift-{lid}"' in q and f"approve-lift-{lid}" in q and "renewed budget" in q
+    assert f"approve-lift-{lid}" in approver.get("/ledger/d/lifted").text
+    r = approver.post(f"/ledger/lifts/{lid}/approve", data={"csrf_token": pcsrf, "next": "/ledger/queue",
+                                                            "comment": "ok"})
+    assert r.status_code == 303 and r.headers["location"] == "/ledger/queue#lifts"
+    assert _hard_epsilon(api, "lifted") == [20.0]
+    ev = api.get("/api/ledger/events?limit=1").json()[-1]
+    assert ev["kind"] == "threshold.set" and ev["actor"] == "approver"
+    assert (ev["data"]["requested_by"], ev["data"]["approver"]) == ("admin", "approver")
+    # the API: request a removal, reject it (a reason is needed); a stale request is refused
+    c, csrf = logged_in["admin", True]
+    h = {"X-CSRF-Token": csrf}
+    r = c.post("/api/ledger/datasets/lifted/lift-requests", json={"metric": "epsilon", "remove": True, "reason": "x"},
+               headers=h)
+    assert r.status_code == 200 and r.json()["action"] == "remove", r.text
+    rid = r.json()["id"]
+    p, pc = logged_in["approver", True]
+    ph = {"X-CSRF-Token": pc}
+    assert p.post(f"/api/ledger/lift-requests/{rid}/reject", json={}, headers=ph).status_code == 422
+    r = p.post(f"/api/ledger/lift-requests/{rid}/reject", json={"comment": "keep it"}, headers=ph)
+    assert r.status_code == 200 and r.json()["state"] == "rejected"
+    r = c.post("/api/ledger/datasets/lifted/lift-requests", json={"metric": "epsilon", "value": 30, "reason": "x"},
+               headers=h)
+    sid = r.json()["id"]
+    r = c.post("/api/ledger/datasets/lifted/thresholds", json={"metric": "epsilon", "level": "hard", "value": 15},
+               headers=h)  # lowering: at once, and it supersedes the request
+    assert r.status_code == 200
+    r = p.post(f"/api/ledger/lift-requests/{sid}/approve", json={}, headers=ph)
+    assert r.status_code == 422 and "superseded" in r.json()["detail"]
+    assert _hard_epsilon(api, "lifted") == [15.0]
+    states = [x["state"] for x in api.get("/api/ledger/lift-requests?dataset=lifted&state=all").json()]
+    assert states == ["approved", "rejected", "superseded"]
+    assert api.get("/api/ledger/lift-requests/999").status_code == 404
+    # the one-person API lift names the way to a second person
+    r = c.post("/api/ledger/datasets/lifted/thresholds", json={"metric": "epsilon", "level": "hard", "value": 50},
+               headers=h)
+    assert r.status_code == 422 and "/api/ledger/datasets/lifted/lift-requests" in r.json()["detail"]
+    assert api.get("/api/ledger/verify").json()["ok"] is True
+
+
+def test_dataset_page_total_in_plain_words(logged_in):
+    # it said "1 released release composes to ..."
+    c, _ = logged_in["viewer", False]
+    page = c.get("/ledger/d/census").text
+    assert "Released so far: " in page and "released release" not in page
+    # the method row was empty: the page's reading of the total had no method_label
+    assert "<tr><th>method</th><td>GDP (exact)</td></tr>" in page

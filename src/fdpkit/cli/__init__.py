@@ -10,6 +10,7 @@ from fdpkit.cli import audit
 from fdpkit.cli import calibrate
 from fdpkit.cli import convert
 from fdpkit.cli import ledger
+from fdpkit.cli import ledger_lifts
 from fdpkit.cli import ledger_users
 from fdpkit.cli import plot
 from fdpkit.cli import report
@@ -26,6 +27,7 @@ app.add_typer(convert.convert_app, name="convert")
 app.add_typer(calibrate.calibrate_app, name="calibrate")
 app.add_typer(sweep.sweep_app, name="sweep")
 ledger.ledger_app.add_typer(ledger_users.user_app, name="user")
+ledger.ledger_app.add_typer(ledger_lifts.lift_app, name="lift")
 app.add_typer(ledger.ledger_app, name="ledger")
 app.add_typer(audit.audit_app, name="audit")
 app.command("risk")(risk.risk)

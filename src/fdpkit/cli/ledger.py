@@ -99,12 +99,15 @@ def _json(payload: Any) -> None:
     sys.stdout.write(json.dumps(json_safe(payload), indent=2, allow_nan=False, default=str) + "\n")
 
 
-def _table(title: str, header: list[str], rows: list[list[Any]]) -> None:
-    t = RichTable(title=title, title_justify="left")
-    for h in header:
-        t.add_column(h)
-    for r in rows:
-        t.add_row(*[fmt_num(c) for c in r])
+def _table(title: str, header: list[str], rows: list[list[Any]], **style: Any) -> None:
+    """A table on stdout; a cell too wide for the terminal folds onto more lines, never cut
+    (cells of up to 10 characters, numbers and dates, stay whole)."""
+    t = RichTable(title=title, title_justify="left", **style)
+    cells = [[fmt_num(c) for c in r] for r in rows]
+    for i, h in enumerate(header):
+        t.add_column(h, overflow="fold", min_width=min(10, max((len(r[i]) for r in cells), default=0)))
+    for r in cells:
+        t.add_row(*r)
     out.print(t)
 
 
@@ -255,7 +258,8 @@ def propose(name: str = typer.Argument(..., help="Dataset name."),
     out.print(str(r.id))
     a = check.after
     _say(f"release {r.id} proposed: released total would become μ = {fmt_num(a.mu, up=True)}, "
-         f"ε = {fmt_num(a.epsilon, up=True)} at δ = 1e-5 (ε sum {fmt_num(a.epsilon_sum, up=True)})")
+         f"ε = {fmt_num(a.epsilon, up=True)} at δ = 1e-5 (ε sum {fmt_num(a.epsilon_sum, up=True)} "
+         f"at δ = {fmt_num(a.delta_sum, up=True)})")
     if r.gaussian_mu is None:
         _say(f"[dim]{GRID_NOTE}[/dim]")
     for m in check.messages:
@@ -371,7 +375,8 @@ def status(name: str = typer.Argument(..., help="Dataset name."), db: Optional[s
     _table(f"Ledger status: {name} (privacy unit: {st.dataset.unit})", ["", "released", "released + approved"], [
         ["releases", r.count, w.count], ["μ (tight)", *_up(r.mu, w.mu)], ["regret", r.regret, w.regret],
         ["ε at δ = 1e-5", *_up(r.epsilon, w.epsilon)], ["TPR at FPR 1e-3", *_up(r.tpr, w.tpr)],
-        ["ε sum (basic composition)", *_up(r.epsilon_sum, w.epsilon_sum)], ["method", r.method_label, w.method_label]])
+        ["ε sum (basic composition)", *_up(r.epsilon_sum, w.epsilon_sum)], ["δ of the ε sum", *_up(r.delta_sum, w.delta_sum)],
+        ["method", r.method_label, w.method_label]])
     _table("Thresholds", ["level", "limit", "current", "exceeded"],
            [[c.threshold.level, c.threshold.describe(), *_up(c.current), c.exceeded] for c in st.thresholds])
     for c in st.exceeded:
@@ -399,7 +404,8 @@ def check(name: str = typer.Argument(..., help="Dataset name."),
     _table(f"Effect on {name}", ["", "now", "with this release"], [
         ["releases", c.before.count, c.after.count], ["μ", *_up(c.before.mu, c.after.mu)],
         ["ε at δ = 1e-5", *_up(c.before.epsilon, c.after.epsilon)],
-        ["ε sum", *_up(c.before.epsilon_sum, c.after.epsilon_sum)]])
+        ["ε sum", *_up(c.before.epsilon_sum, c.after.epsilon_sum)],
+        ["δ of the ε sum", *_up(c.before.delta_sum, c.after.delta_sum)]])
     for m in c.messages:
         out.print(f"[yellow]! {m}[/yellow]", highlight=False)
     if c.after.method == "PLD":
@@ -417,7 +423,9 @@ def timeline(name: str = typer.Argument(..., help="Dataset name."),
              db: Optional[str] = DbOpt, format: str = typer.Option("text", "--format", "-f", help="text, json or csv.")) -> None:
     """The running total over time (weekly buckets by default)."""
     _check_fmt(format, ("text", "json", "csv"))
-    from fdpkit.ledger.timeline import ADJECTIVE, HEADER, draw_timeline, timeline as tl, timeline_csv
+    from rich import box
+
+    from fdpkit.ledger.timeline import SHORT_HEADER, SHORT_LEGEND, ADJECTIVE, draw_timeline, timeline as tl, timeline_csv
 
     led = _open(db)
     with working("Composing..."):
@@ -439,7 +447,9 @@ def timeline(name: str = typer.Argument(..., help="Dataset name."),
         else:
             sys.stdout.write(data)
         return
-    _table(f"Timeline: {name} ({ADJECTIVE[bucket]})", list(HEADER), [r.texts() for r in rows])
+    _table(f"Timeline: {name} ({ADJECTIVE[bucket]})", list(SHORT_HEADER), [r.texts() for r in rows],
+           box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True, caption=SHORT_LEGEND,
+           caption_justify="left")  # 80 columns hold it
 
 
 @ledger_app.command("history")

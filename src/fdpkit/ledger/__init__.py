@@ -29,7 +29,8 @@ from __future__ import annotations
 
 from fdpkit.ledger.chain import Anchor, VerifyResult
 from fdpkit.ledger.operations import (
-    Check, Ledger, LedgerError, NotFound, Status, event_dict, parse_mechanism, release_dict,
+    Check, Ledger, LedgerError, NeedsSecondPerson, NotFound, Status, event_dict, lift_dict, parse_mechanism,
+    release_dict,
 )
 from fdpkit.ledger.db import data_dir, resolve_url
 from fdpkit.ledger.totals import DELTA_REF, FPR_REF, GRID_NOTE, Total
@@ -42,6 +43,6 @@ def open_ledger(url: str | None = None, *, upgrade: bool = True, key: str | byte
     return Ledger(url, upgrade=upgrade, key=key)
 
 
-__all__ = ["Anchor", "DELTA_REF", "FPR_REF", "GRID_NOTE", "Check", "Ledger", "LedgerError", "NotFound", "Status", "Total",
-           "VerifyResult", "data_dir", "event_dict", "open_ledger", "parse_mechanism", "release_dict",
-           "resolve_url"]
+__all__ = ["Anchor", "DELTA_REF", "FPR_REF", "GRID_NOTE", "Check", "Ledger", "LedgerError", "NeedsSecondPerson",
+           "NotFound", "Status", "Total", "VerifyResult", "data_dir", "event_dict", "lift_dict", "open_ledger",
+           "parse_mechanism", "release_dict", "resolve_url"]

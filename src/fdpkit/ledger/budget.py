@@ -17,7 +17,9 @@ from fdpkit.ledger import db
 from fdpkit.ledger.models import ComposedState, Dataset, Event, Release, Threshold
 from fdpkit.ledger.prepared import DEFAULT_BUDGET, prepare, state_digest
 from fdpkit.ledger.rules import check_relation
-from fdpkit.ledger.totals import ThresholdSpec, Total, add_rows, crossings, newly_exceeded, read_total
+from fdpkit.ledger.totals import (
+    Claim, ThresholdSpec, Total, add_rows, basic_claim, crossings, newly_exceeded, read_total,
+)
 from fdpkit.ledger.views import Check, Status
 
 
@@ -95,19 +97,27 @@ class BudgetReads:
             specs = [spec_of(t) for t in s.execute(select(Threshold).where(Threshold.dataset_id == d.id)).scalars()]
             alerts = list(s.execute(select(Event).where(Event.dataset_id == d.id, Event.kind == "alert")
                                     .order_by(Event.seq)).scalars())
+            claim = self._claim(s, d.id)
         if stale and ids:
             self._refresh_cache(d.id, state, ids, eps_sum)
         deltas = [t.delta for t in specs if t.delta is not None]
-        released = self._total(d.id, state, ids, eps_sum, deltas)
+        released = self._total(d.id, state, ids, eps_sum, deltas, claim)
         with_approved = (read_total(add_rows(state, approved), eps_sum + sum(a.epsilon_ref for a in approved),
-                                    deltas) if approved else released)
+                                    deltas, basic_claim(approved, claim)) if approved else released)
         counts = {k: int(counts.get(k, 0)) for k in ("proposed", "approved", "released", "rejected", "withdrawn")}
         return Status(d, counts, released, with_approved, crossings(released, specs), alerts)
 
+    @staticmethod
+    def _claim(s: Session, dataset_id: int) -> Claim:
+        """The basic-composition claim of the dataset's released releases (pure ones at δ 0)."""
+        return basic_claim(s.execute(select(Release.spec, Release.epsilon_ref).where(
+            Release.dataset_id == dataset_id, Release.state == "released")))
+
     def _total(self, dataset_id: int, state: Composition, ids: list[int], eps_sum: float,
-               deltas: list[float]) -> Total:
+               deltas: list[float], claim: Claim | None = None) -> Total:
         """The released total, kept in memory per set of releases: its readings (mu fit,
-        epsilons) are computed once per change of the ledger, not once per request."""
+        epsilons) are computed once per change of the ledger, not once per request
+        (``claim``: its basic-composition claim, :func:`~fdpkit.ledger.totals.basic_claim`)."""
         key = (dataset_id, tuple(ids), eps_sum)
         total = self._totals.get(key)
         if total is None:
@@ -118,6 +128,8 @@ class BudgetReads:
                 except (KeyError, StopIteration, RuntimeError):  # another thread got there first
                     pass
             self._totals[key] = total
+        if claim is not None:
+            total.claim = claim
         for dl in deltas:
             total.epsilon_for_delta(dl)
         return total
@@ -137,9 +149,10 @@ class BudgetReads:
             check_relation(d.name, d.relation_name, p.mechanism)
             state, ids, eps_sum = self._released_state(s, d.id)
             specs = [spec_of(t) for t in s.execute(select(Threshold).where(Threshold.dataset_id == d.id)).scalars()]
+            claim = self._claim(s, d.id)
         deltas = [t.delta for t in specs if t.delta is not None]
-        before = self._total(d.id, state, ids, eps_sum, deltas)
-        after = read_total(p.after(state), eps_sum + p.epsilon_ref, deltas)
+        before = self._total(d.id, state, ids, eps_sum, deltas, claim)
+        after = read_total(p.after(state), eps_sum + p.epsilon_ref, deltas, basic_claim([p], claim))
         return Check(before, after, crossings(after, specs), newly_exceeded(before, after, specs)), ids
 
     @staticmethod

@@ -38,7 +38,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from fdpkit.ledger.models import Approval, ChainHead, Dataset, Event, Release, Threshold, User
+from fdpkit.ledger.models import Approval, ChainHead, Dataset, Event, LiftRequest, Release, Threshold, User
 from fdpkit.accounting import Composition
 from fdpkit.ledger.totals import DELTA_REF, add_rows
 
@@ -165,9 +165,12 @@ _SNAPSHOT_FIELDS = {
     Approval: ("id", "release_id", "approver", "decision", "comment", "created_at",
                "report_json_sha256", "report_pdf_sha256"),
     User: ("id", "name", "role", "active", "created_at"),
+    LiftRequest: ("id", "dataset_id", "metric", "level", "action", "value", "delta", "fpr", "basis_value",
+                  "basis_delta", "basis_fpr", "reason", "requested_by", "created_at", "state", "decided_by",
+                  "decided_at", "comment"),
 }
 _TABLE = {Dataset: "datasets", Release: "releases", Threshold: "thresholds", Approval: "approvals",
-          User: "users"}
+          User: "users", LiftRequest: "lift_requests"}
 _MODEL = {v: k for k, v in _TABLE.items()}
 
 

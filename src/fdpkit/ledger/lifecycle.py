@@ -203,7 +203,7 @@ class ReleaseLifecycle(BudgetReads):
                    data={"reason": r.override_reason, "exceeded": [c.message() for c in hard]})
         append(s, head, kind="release.released", actor=user, rows=[r], dataset_id=r.dataset_id, release_id=r.id,
                data={"total": {"mu": after.mu, "epsilon": after.epsilon, "delta": DELTA_REF,
-                               "epsilon_sum": after.epsilon_sum, "count": after.count},
+                               "epsilon_sum": new_sum, "count": after.count},  # sum of epsilon_ref
                      "composed_sha256": state_digest(new_ids, new_sum, state_bytes)})
         for c in newly_exceeded(before, after, specs):
             append(s, head, kind="alert", actor=user, dataset_id=r.dataset_id, release_id=r.id,

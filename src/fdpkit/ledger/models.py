@@ -18,7 +18,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from fdpkit.vocabulary import RELATION_ALIASES
 
 #: The Alembic revision these models describe (tests check it is the migrations' head).
-SCHEMA_REVISION = "0001"
+SCHEMA_REVISION = "0002"
 
 #: Release states and the moves between them.
 STATES = ("proposed", "approved", "released", "rejected", "withdrawn")
@@ -95,6 +95,39 @@ class Threshold(Base):
     value: Mapped[float] = mapped_column(Float)
     delta: Mapped[Optional[float]] = mapped_column(Float, nullable=True)  # epsilon thresholds
     fpr: Mapped[Optional[float]] = mapped_column(Float, nullable=True)  # tpr thresholds
+
+
+#: States of a request to lift a hard limit (:class:`LiftRequest`).
+LIFT_STATES = ("pending", "approved", "rejected", "withdrawn", "superseded")
+
+
+class LiftRequest(Base):
+    """A request to lift a dataset's hard limit (raise it, loosen its δ or FPR, or remove it:
+    ``action`` "set" or "remove") that waits for a second person under four-eyes. ``basis_*``
+    is the hard threshold as it stood when it was requested: approving applies the request
+    only while the threshold still stands so. ``state``: pending, approved, rejected,
+    withdrawn (by its requester) or superseded (the threshold changed first)."""
+
+    __tablename__ = "lift_requests"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    dataset_id: Mapped[int] = mapped_column(ForeignKey("datasets.id"), index=True)
+    metric: Mapped[str] = mapped_column(String(20))
+    level: Mapped[str] = mapped_column(String(20))
+    action: Mapped[str] = mapped_column(String(20))  # set / remove
+    value: Mapped[Optional[float]] = mapped_column(Float, nullable=True)
+    delta: Mapped[Optional[float]] = mapped_column(Float, nullable=True)
+    fpr: Mapped[Optional[float]] = mapped_column(Float, nullable=True)
+    basis_value: Mapped[float] = mapped_column(Float)
+    basis_delta: Mapped[Optional[float]] = mapped_column(Float, nullable=True)
+    basis_fpr: Mapped[Optional[float]] = mapped_column(Float, nullable=True)
+    reason: Mapped[str] = mapped_column(Text)
+    requested_by: Mapped[str] = mapped_column(String(200))
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    state: Mapped[str] = mapped_column(String(20), index=True)
+    decided_by: Mapped[Optional[str]] = mapped_column(String(200), nullable=True)
+    decided_at: Mapped[Optional[dt.datetime]] = mapped_column(DateTime(timezone=True), nullable=True)
+    comment: Mapped[str] = mapped_column(Text, default="")
 
 
 class Approval(Base):

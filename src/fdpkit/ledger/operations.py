@@ -20,21 +20,22 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from fdpkit.ledger import db
-from fdpkit.ledger.budget import spec_of as _spec_of
 from fdpkit.ledger.chain import Anchor, VerifyResult, append, ledger_key, now, verify
 from fdpkit.ledger.lifecycle import ReleaseLifecycle
+from fdpkit.ledger.lifts import ThresholdLifts
 from fdpkit.ledger.models import Approval, ChainHead, Dataset, Event, Release, Threshold, User
 from fdpkit.ledger.prepared import (  # noqa: F401 - parse_mechanism, Prepared are public here
     DEFAULT_BUDGET, Prepared, parse_mechanism, prepare, state_digest,
 )
 from fdpkit.ledger.rules import (  # noqa: F401 - the errors and limits are public here
-    DATASET_NAME, MAX_ID, MAX_NAME, MAX_TEXT, MAX_TITLE, RELATIONS, SETTING_EVENT, LedgerError, NotFound,
+    DATASET_NAME, MAX_ID, MAX_NAME, MAX_TEXT, MAX_TITLE, RELATIONS, SETTING_EVENT, LedgerError, NeedsSecondPerson,
+    NotFound,
     _check_order, _text,
 )
 from fdpkit.ledger.totals import (  # noqa: F401 - public here
     DEFAULT_THRESHOLDS, DELTA_REF, ThresholdSpec, Total, check_threshold,
 )
-from fdpkit.ledger.views import Check, Status, event_dict, release_dict  # noqa: F401 - public here
+from fdpkit.ledger.views import Check, Status, event_dict, lift_dict, release_dict  # noqa: F401 - public here
 from fdpkit.vocabulary import ADD_REMOVE, canonical_relation
 
 
@@ -47,12 +48,13 @@ class Head:
     key: bytes | None = None
 
 
-class Ledger(ReleaseLifecycle):
+class Ledger(ReleaseLifecycle, ThresholdLifts):
     """A privacy-budget ledger at a SQLAlchemy URL (see :func:`fdpkit.ledger.open_ledger`).
 
     Its release life cycle lives in :mod:`fdpkit.ledger.lifecycle` and its totals and checks
-    in :mod:`fdpkit.ledger.budget` (mixins); this module holds the sessions, lookups,
-    governance, datasets and thresholds."""
+    in :mod:`fdpkit.ledger.budget`, its thresholds and lift requests in
+    :mod:`fdpkit.ledger.lifts` (mixins); this module holds the sessions, lookups,
+    governance and datasets."""
 
     def __init__(self, url: str | None = None, *, upgrade: bool = True, key: str | bytes | None = None) -> None:
         self.url = db.resolve_url(url)
@@ -260,71 +262,3 @@ class Ledger(ReleaseLifecycle):
             append(s, head, kind="dataset.added", actor=user, rows=[d, *ts], dataset_id=d.id)
             return d
         return self._write(fn)
-
-    def _check_lift(self, s: Session, d: Dataset, t: Threshold | None, spec: ThresholdSpec | None,
-                    user: str, approver: str | None) -> dict[str, Any]:
-        """Four-eyes for the hard limit: replacing a hard threshold by anything but a lower value
-        at the same delta / FPR, or removing it, lifts the limit, and under four-eyes (the
-        dataset's default) needs a second person, ``approver`` (not ``user``), named in the
-        chained event. Setting a first hard threshold or lowering one is free. Returns the
-        event data to add (the approver, where one was needed)."""
-        if t is None or t.level != "hard":
-            return {}
-        lowered = spec is not None and spec.value <= t.value and spec.delta == t.delta and spec.fpr == t.fpr
-        if lowered or not self._four_eyes_in(s, d.id):
-            return {}
-        change = "remove" if spec is None else f"set to {spec.describe()}"
-        if approver is None or not approver.strip():
-            raise LedgerError(f"four-eyes: lifting the hard limit of {d.name} ({_spec_of(t).describe()}; {change}) "
-                              "needs a second person: name an approver who is not you (CLI: --approver NAME), "
-                              "or lower it instead")
-        approver = _text("approver", approver)
-        if approver == user:
-            raise LedgerError(f"four-eyes: {user} cannot approve their own lifting of the hard limit of {d.name}; "
-                              "another approver must")
-        return {"approver": approver}
-
-    def set_threshold(self, dataset: str, *, metric: str, level: str, value: Any, user: str,
-                      delta: Any = None, fpr: Any = None, approver: str | None = None) -> Threshold:
-        """Set (create or replace) the ``level`` threshold of ``metric`` for ``dataset``.
-
-        Raising a hard threshold (or changing its delta or FPR) lifts the hard limit: under
-        four-eyes it needs ``approver``, a second person (:meth:`_check_lift`)."""
-        spec = check_threshold(metric, level, value, delta, fpr)
-        user = _text("user", user)
-
-        def fn(s: Session, head):
-            d = self._dataset(s, dataset)
-            t = s.execute(select(Threshold).where(Threshold.dataset_id == d.id, Threshold.metric == metric,
-                                                  Threshold.level == level)).scalar_one_or_none()
-            others = s.execute(select(Threshold).where(Threshold.dataset_id == d.id, Threshold.metric == metric,
-                                                       Threshold.level != level)).scalars()
-            _check_order(spec, [_spec_of(o) for o in others])
-            extra = self._check_lift(s, d, t, spec, user, approver)
-            if t is None:
-                t = Threshold(dataset_id=d.id, metric=metric, level=level, value=0.0)
-                s.add(t)
-            t.value, t.delta, t.fpr = spec.value, spec.delta, spec.fpr
-            append(s, head, kind="threshold.set", actor=user, rows=[t], dataset_id=d.id,
-                   data={"threshold": spec.describe(), **extra})
-            return t
-        return self._write(fn)
-
-    def remove_threshold(self, dataset: str, *, metric: str, level: str, user: str,
-                         approver: str | None = None) -> None:
-        """Remove ``dataset``'s threshold on ``metric`` at ``level`` (logged as an event by ``user``).
-        Removing the hard one lifts the hard limit: under four-eyes it needs ``approver``."""
-        user = _text("user", user)
-
-        def fn(s: Session, head):
-            d = self._dataset(s, dataset)
-            t = s.execute(select(Threshold).where(Threshold.dataset_id == d.id, Threshold.metric == metric,
-                                                  Threshold.level == level)).scalar_one_or_none()
-            if t is None:
-                raise NotFound(f"dataset {dataset!r} has no {level} threshold on {metric}")
-            extra = self._check_lift(s, d, t, None, user, approver)
-            tid = t.id
-            s.delete(t)
-            append(s, head, kind="threshold.removed", actor=user, deleted=[("thresholds", tid)],
-                   dataset_id=d.id, data={"metric": metric, "level": level, **extra})
-        self._write(fn)

@@ -26,6 +26,11 @@ class RelationMismatch(LedgerError):
     parameter = "relation"
 
 
+class NeedsSecondPerson(LedgerError):
+    """One person's change lifts a hard limit under four-eyes: it needs a second person (an
+    ``approver`` named with it, or a lift request that another person approves)."""
+
+
 class NotFound(LedgerError):
     """An unknown dataset, release or user."""
 

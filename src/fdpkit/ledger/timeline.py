@@ -15,10 +15,11 @@ from typing import Any
 from fdpkit._numerics import json_safe
 from fdpkit.ledger.chain import canonical, utc
 from fdpkit.ledger.operations import Ledger, Status, event_dict, release_dict
-from fdpkit.ledger.totals import DELTA_REF, FPR_REF, add_rows, read_total, reference_deltas
+from fdpkit.ledger.totals import (
+    DELTA_REF, FPR_REF, add_rows, basic_claim, pure_epsilon, read_total, reference_deltas,
+)
 from fdpkit.accounting import Composition
 from fdpkit.report.model import Figure, ReportDocument, Section, Table, fmt
-from fdpkit.mechanisms import Laplace, PureDP, RandomizedResponse, fold, mechanism_from_dict
 from fdpkit.report import csv_rows
 from fdpkit.report.figures import svg_inline
 
@@ -27,10 +28,16 @@ ADJECTIVE = {"week": "weekly", "day": "daily", "month": "monthly"}
 #: Most buckets a timeline may have (gaps are filled with empty buckets).
 MAX_BUCKETS = 520
 HEADER = ("period start", "releases", "released total", "μ", "regret", f"ε at δ = {DELTA_REF:g}",
-          "ε sum (basic)", f"TPR at FPR {FPR_REF:g}", "method")
+          "ε sum (basic)", f"TPR at FPR {FPR_REF:g}", "method", "δ of the ε sum")
+
+#: HEADER in a few characters each (a terminal's 80 columns), and what they abbreviate.
+SHORT_HEADER = ("period", "new", "total", "μ", "regret", "ε", "ε sum", "TPR", "method", "δ sum")
+SHORT_LEGEND = (f"period: first day; new: releases in it; total: released so far; μ and ε (at δ = {DELTA_REF:g}): "
+                f"tight composition; ε sum at δ sum: basic composition (each release's ε added up); TPR: "
+                f"certified, at FPR {FPR_REF:g}")
 
 #: Per column of HEADER: the side a printed value's last digit rounds to (None: nearest).
-_CELL_UP = (None, None, None, True, None, True, True, True, None)
+_CELL_UP = (None, None, None, True, None, True, True, True, None, True)
 
 
 @dataclass(frozen=True)
@@ -46,11 +53,14 @@ class TimelineRow:
     mu, regret : float
         Tight μ of the running total and its regret.
     epsilon, epsilon_sum : float
-        ε at δ = 1e-5 of the tight composition, and the basic-composition sum.
+        ε at δ = 1e-5 of the tight composition, and ε of the basic-composition claim
+        (:func:`fdpkit.ledger.totals.basic_claim`).
     tpr : float
         Certified TPR of the best attack at the reference FPR.
     method : str
         How the total was composed (exact GDP or the accountant's PLD).
+    delta_sum : float
+        δ of the basic-composition claim (1e-5 per release that is not pure ε-DP).
     """
 
     start: dt.date
@@ -62,11 +72,12 @@ class TimelineRow:
     epsilon_sum: float
     tpr: float
     method: str
+    delta_sum: float = 0.0
 
     def cells(self) -> list[Any]:
         """The row's values in the order of the timeline table's header."""
         return [self.start.isoformat(), self.releases, self.count, self.mu, self.regret, self.epsilon,
-                self.epsilon_sum, self.tpr, self.method]
+                self.epsilon_sum, self.tpr, self.method, self.delta_sum]
 
     def texts(self) -> list[str]:
         """:meth:`cells` as people read them: μ, ε, the ε sum and the TPR (upper bounds) with
@@ -76,7 +87,7 @@ class TimelineRow:
     def to_dict(self) -> dict[str, Any]:
         """The row as JSON data (``start`` as an ISO date)."""
         return dict(zip(("start", "releases", "count", "mu", "regret", "epsilon", "epsilon_sum", "tpr",
-                         "method"), [self.start.isoformat(), *self.cells()[1:]]))
+                         "method", "delta_sum"), [self.start.isoformat(), *self.cells()[1:]]))
 
 
 def _start(t: dt.datetime, bucket: str) -> dt.date:
@@ -113,15 +124,16 @@ def timeline(ledger: Ledger, dataset: str, bucket: str = "week") -> list[Timelin
         d = _next(d, bucket)
     if len(starts) > MAX_BUCKETS:
         starts = sorted(groups)  # too long to fill the gaps: only buckets with releases
-    state, eps_sum, rows = Composition.empty(), 0.0, []
+    state, eps_sum, claim, rows = Composition.empty(), 0.0, (0.0, 0), []
     for s in starts:
         batch = groups.get(s, [])
         if batch or not rows:
             state = add_rows(state, batch)
             eps_sum += sum(r.epsilon_ref for r in batch)
-            total = read_total(state, eps_sum)
+            claim = basic_claim(batch, claim)
+            total = read_total(state, eps_sum, claim=claim)
         rows.append(TimelineRow(s, len(batch), total.count, total.mu, total.regret, total.epsilon,
-                                total.epsilon_sum, total.tpr, total.method))
+                                total.epsilon_sum, total.tpr, total.method, total.delta_sum))
     return rows
 
 
@@ -186,34 +198,25 @@ def export_data(ledger: Ledger, dataset: str, bucket: str = "week") -> dict[str,
             "verify": ledger.verify().to_dict()}
 
 
-def _pure_epsilon(mech: Any) -> float | None:
-    """The pure epsilon of a mechanism that is pure epsilon-DP by construction (Laplace,
-    randomized response, pure DP, and their repetitions and compositions), else None."""
-    return fold(mech, _pure_leaf, repeat=lambda inner, times: None if inner is None else times * inner,
-                compose=lambda parts: None if any(p is None for p in parts) else sum(parts),
-                through=lambda node: False)  # subsampling: no pure epsilon claimed
-
-
-def _pure_leaf(mech: Any) -> float | None:
-    if isinstance(mech, Laplace):
-        return mech.epsilon
-    if isinstance(mech, (PureDP, RandomizedResponse)):
-        return float(mech.epsilon)
-    return None
+_pure_epsilon = pure_epsilon  # its former home (tests/accounting/test_accounting_tree_fold.py)
 
 
 def basic_composition_claim(releases: list[dict[str, Any]]) -> tuple[float, float]:
     """(sum of epsilon, sum of delta) that basic composition gives for ``releases`` (their
     ``release_dict`` rows): a pure release adds (its pure epsilon, 0), any other its own
-    (epsilon at 1e-5, 1e-5). Three pure Laplace releases of epsilon 2 claim (6, 0)."""
-    eps, approximate = 0.0, 0
-    for item in releases:
-        pure = _pure_epsilon(mechanism_from_dict(item["mechanism"]))
-        if pure is None:
-            eps, approximate = eps + float(item["epsilon_ref"]), approximate + 1
-        else:
-            eps += pure
+    (epsilon at 1e-5, 1e-5). Three pure Laplace releases of epsilon 2 claim (6, 0); the
+    same claim as every ``Total.epsilon_sum`` / ``delta_sum`` (:func:`~fdpkit.ledger.totals.basic_claim`)."""
+    eps, approximate = basic_claim(_SpecRow(item) for item in releases)
     return eps, reference_deltas(approximate)
+
+
+class _SpecRow:
+    """A ``release_dict`` row read as a release row (``spec``, ``epsilon_ref``)."""
+
+    def __init__(self, item: dict[str, Any]) -> None:
+        self.spec, self.epsilon_ref = canonical(item["mechanism"]), item["epsilon_ref"]
+
+
 def _integrity_section(v: dict[str, Any]) -> Section:
     """The chain head (keep it elsewhere: ``fdpkit ledger verify --anchor`` checks it later)
     and what verify said when the report was made."""
@@ -230,10 +233,13 @@ def ledger_document(ledger: Ledger, dataset: str, bucket: str = "week") -> Repor
     status = ledger.status(dataset)
     r = status.released
     rows = timeline(ledger, dataset, bucket)
-    eps_sum, delta_sum = basic_composition_claim([x for x in data["releases"] if x["state"] == "released"])
-    summary = (f"Dataset {dataset} (privacy unit: {status.dataset.unit}): {r.count} released "
-               f"{'release composes' if r.count == 1 else 'releases compose'} to μ = {fmt(r.mu, up=True)} (regret {fmt(r.regret)}), ε = {fmt(r.epsilon, up=True)} at δ = {DELTA_REF:g}; "
-               f"adding up each release's ε (basic composition) would claim {fmt(eps_sum, up=True)} at δ = {fmt(delta_sum, up=True)}.")
+    eps_sum, delta_sum = r.epsilon_sum, r.delta_sum  # the basic-composition claim (pure releases at δ 0)
+    head = f"Dataset {dataset} (privacy unit: {status.dataset.unit}). "
+    summary = (head + "Nothing released yet." if r.count == 0 else
+               head + f"Released so far: {r.count} release{'' if r.count == 1 else 's'}, composing to "
+               f"μ = {fmt(r.mu, up=True)} (regret {fmt(r.regret)}), ε = {fmt(r.epsilon, up=True)} at δ = {DELTA_REF:g}; "
+               f"adding up each release's ε (basic composition) would claim {fmt(eps_sum, up=True)} at δ = "
+               f"{fmt(delta_sum, up=True)}.")
     total = Table("Running total", ("quantity", "released", "released + approved"), (
         ("releases", str(r.count), str(status.with_approved.count)),
         ("μ (tight)", fmt(r.mu, up=True), fmt(status.with_approved.mu, up=True)),
@@ -241,6 +247,7 @@ def ledger_document(ledger: Ledger, dataset: str, bucket: str = "week") -> Repor
         (f"ε at δ = {DELTA_REF:g}", fmt(r.epsilon, up=True), fmt(status.with_approved.epsilon, up=True)),
         (f"TPR at FPR {FPR_REF:g}", fmt(r.tpr, up=True), fmt(status.with_approved.tpr, up=True)),
         ("ε sum (basic composition)", fmt(r.epsilon_sum, up=True), fmt(status.with_approved.epsilon_sum, up=True)),
+        ("δ of the ε sum", fmt(r.delta_sum, up=True), fmt(status.with_approved.delta_sum, up=True)),
         ("method", r.method_label, status.with_approved.method_label)))
     thr = Table("Thresholds", ("level", "metric", "limit", "current", "exceeded"), tuple(
         (c.threshold.level, c.threshold.describe(), fmt(c.threshold.value), fmt(c.current, up=True),

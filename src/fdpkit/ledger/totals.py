@@ -11,6 +11,7 @@ epsilon comes from the accountant's own (upper-bound) profile.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from fdpkit.accounting import Composition
 from fdpkit.accounting.running import GRID_NOTE  # noqa: F401  (re-exported by fdpkit.ledger)
 from fdpkit.convert import epsilon_for_delta_from_mu
 from fdpkit.fit import fit_gdp
-from fdpkit.mechanisms import mechanism_from_dict
+from fdpkit.mechanisms import Laplace, PureDP, RandomizedResponse, fold, mechanism_from_dict
 from fdpkit.ledger.models import LEVELS, METRICS
 
 #: delta of the headline epsilon and of the basic-composition sum; FPR of the headline TPR.
@@ -98,23 +99,72 @@ def reference_deltas(n: int) -> float:
     return n / round(1 / DELTA_REF)
 
 
+def pure_epsilon(mech: Any) -> float | None:
+    """The pure epsilon of a mechanism that is pure epsilon-DP by construction (Laplace,
+    randomized response, pure DP, and their repetitions and compositions), else None."""
+    return fold(mech, _pure_leaf, repeat=lambda inner, times: None if inner is None else times * inner,
+                compose=lambda parts: None if any(p is None for p in parts) else sum(parts),
+                through=lambda node: False)  # subsampling: no pure epsilon claimed
+
+
+def _pure_leaf(mech: Any) -> float | None:
+    if isinstance(mech, Laplace):
+        return mech.epsilon
+    if isinstance(mech, (PureDP, RandomizedResponse)):
+        return float(mech.epsilon)
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _pure_of_spec(spec: str) -> float | None:
+    return pure_epsilon(mechanism_from_dict(json.loads(spec)))
+
+
+#: The basic-composition claim of some releases: (sum of epsilon, how many add delta 1e-5).
+Claim = tuple[float, int]
+
+
+def basic_claim(rows: Iterable[Any], start: Claim = (0.0, 0)) -> Claim:
+    """The basic-composition claim of releases (rows with ``spec`` and ``epsilon_ref``) added
+    to ``start``: a pure release adds (its pure epsilon, δ 0), any other its own (epsilon at
+    δ = 1e-5, δ 1e-5). The one claim every ledger surface states as the "ε sum" (three
+    Laplace releases of epsilon 2: ε 6 at δ 0)."""
+    eps, k = start
+    for r in rows:
+        pure = _pure_of_spec(r.spec)
+        if pure is None:
+            eps, k = eps + float(r.epsilon_ref), k + 1
+        else:
+            eps += pure
+    return eps, k
+
+
 class Total:
     """The composed guarantee of a set of releases, read lazily (each quantity is computed
     the first time it is asked for).
 
     ``mu``/``regret``/``alpha_min``: tight μ-GDP fit (exact for GDP); ``epsilon_for_delta(delta)``
     from the accountant's profile (for GDP the closed form, rounded up); ``tpr``: certified TPR at FPR 1e-3; ``epsilon_sum`` and
-    ``delta_sum``: basic composition of each release's own (ε, 1e-5), shown so users
-    see what tight composition saves.
+    ``delta_sum``: the basic-composition claim (:func:`basic_claim`: a pure release adds
+    its (ε, 0), any other its own (ε, 1e-5)), shown so users see what tight
+    composition saves; ``epsilon_ref_sum``: the sum of each release's ε at 1e-5 (what
+    the event chain records).
     """
 
-    def __init__(self, composition: Composition, epsilon_sum: float) -> None:
+    def __init__(self, composition: Composition, epsilon_sum: float, claim: Claim | None = None) -> None:
         self.composition = composition
         self.count = composition.count
         self.method = composition.method
-        self.epsilon_sum = float(epsilon_sum)
+        self.epsilon_ref_sum = float(epsilon_sum)
+        #: the basic-composition claim (None: every release counted at (epsilon, 1e-5))
+        self.claim = claim
         self._eps: dict[float, float] = {}
         self._fit: tuple[float, float, float] | None = None
+
+    @property
+    def epsilon_sum(self) -> float:
+        """ε of the basic-composition claim (at :attr:`delta_sum`)."""
+        return self.epsilon_ref_sum if self.claim is None else float(self.claim[0])
 
     @property
     def bound(self) -> str:
@@ -189,8 +239,9 @@ class Total:
 
     @property
     def delta_sum(self) -> float:
-        """δ of basic composition: the number of releases times the reference δ."""
-        return reference_deltas(self.count)
+        """δ of the basic-composition claim: the reference δ times the number of releases
+        that are not pure ε-DP."""
+        return reference_deltas(self.count if self.claim is None else self.claim[1])
 
     def value_of(self, t: ThresholdSpec) -> float:
         """The total's current value of a threshold's metric (μ, ε at its δ, or TPR at its FPR)."""
@@ -233,6 +284,11 @@ class TotalReading:
         """ε at the reference δ = 1e-5."""
         return self.epsilons[DELTA_REF]
 
+    @property
+    def method_label(self) -> str:
+        """The method as printed beside the figures (as :attr:`Total.method_label`)."""
+        return f"{self.method} ({'pessimistic' if self.bound == 'lower' else self.bound})"
+
     def epsilon_for_delta(self, delta: float) -> float:
         """ε at ``delta``, if it was read (ValueError otherwise)."""
         try:
@@ -255,9 +311,10 @@ class TotalReading:
         return self.epsilon_for_delta(delta)
 
 
-def read_total(state: Composition, epsilon_sum: float, deltas: Iterable[float] = ()) -> Total:
+def read_total(state: Composition, epsilon_sum: float, deltas: Iterable[float] = (),
+               claim: Claim | None = None) -> Total:
     """The total of ``state`` (read lazily; ``deltas`` are read at once)."""
-    total = Total(state, epsilon_sum)
+    total = Total(state, epsilon_sum, claim)
     for d in deltas:
         total.epsilon_for_delta(d)
     return total

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fdpkit.ledger.chain import canonical
-from fdpkit.ledger.models import Dataset, Event, Release
-from fdpkit.ledger.totals import DELTA_REF, Crossing, Total
+from fdpkit.ledger.models import Dataset, Event, LiftRequest, Release
+from fdpkit.ledger.totals import DELTA_REF, Crossing, ThresholdSpec, Total
 
 
 @dataclass(frozen=True)
@@ -86,3 +86,20 @@ def event_dict(e: Event) -> dict[str, Any]:
     return {"seq": e.seq, "at": json.loads(canonical(e.at)), "kind": e.kind, "actor": e.actor,
             "dataset_id": e.dataset_id, "release_id": e.release_id, "data": payload.get("data", {}),
             "hash": e.hash}
+
+
+def lift_dict(r: LiftRequest, dataset: str | None = None) -> dict[str, Any]:
+    """A lift request as plain JSON data: its fields, the change and the threshold it starts
+    from in words, timestamps as UTC ISO strings (``dataset``: its name, when known)."""
+    out = {k: getattr(r, k) for k in ("id", "dataset_id", "metric", "level", "action", "value", "delta", "fpr",
+                                      "basis_value", "basis_delta", "basis_fpr", "reason", "requested_by", "state",
+                                      "decided_by", "comment")}
+    out["from"] = ThresholdSpec(r.metric, r.level, r.basis_value, r.basis_delta, r.basis_fpr).describe()
+    out["change"] = ("remove" if r.action == "remove"
+                     else ThresholdSpec(r.metric, r.level, r.value, r.delta, r.fpr).describe())
+    for k in ("created_at", "decided_at"):
+        v = getattr(r, k)
+        out[k] = None if v is None else json.loads(canonical(v))
+    if dataset is not None:
+        out["dataset"] = dataset
+    return out

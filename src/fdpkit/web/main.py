@@ -25,6 +25,7 @@ from fdpkit.web.routers import calibrate
 from fdpkit.web.routers import compare
 from fdpkit.web.routers import convert
 from fdpkit.web.routers import ledger_api
+from fdpkit.web.routers import ledger_lifts
 from fdpkit.web.routers import ledger_login
 from fdpkit.web.routers import ledger_pages
 from fdpkit.web.routers import plan
@@ -46,6 +47,7 @@ ROUTERS = (
     ledger_login,
     ledger_pages,
     ledger_api,
+    ledger_lifts,
 )
 
 

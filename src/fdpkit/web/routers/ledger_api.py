@@ -200,12 +200,20 @@ async def propose(request: Request, name: str, body: ProposeRequest, p: Principa
 @router.post("/datasets/{name}/thresholds")
 async def threshold_set(request: Request, name: str, body: ThresholdRequest,
                         p: Principal = require("admin", api=True)):
-    """Set a threshold (admin)."""
+    """Set a threshold (admin). Lifting a hard limit (raising it, loosening its δ or FPR)
+    needs a second person under four-eyes: 422 here; request it with
+    ``POST /api/ledger/datasets/{name}/lift-requests`` for another approver to approve."""
+    from fdpkit.ledger import NeedsSecondPerson
+    from fdpkit.web.lift_hints import lift_refusal
+
     led = ledger_of(request)
 
     def fn():
-        t = led.set_threshold(name, metric=body.metric, level=body.level, value=body.value, delta=body.delta,
-                              fpr=body.fpr, user=p.name)
+        try:
+            t = led.set_threshold(name, metric=body.metric, level=body.level, value=body.value, delta=body.delta,
+                                  fpr=body.fpr, user=p.name)
+        except NeedsSecondPerson as exc:
+            raise NeedsSecondPerson(lift_refusal(exc, name, True)) from None
         return {"metric": t.metric, "level": t.level, "value": t.value, "delta": t.delta, "fpr": t.fpr}
     return await _run(fn)
 

@@ -1,7 +1,9 @@
 """Ledger pages (login required): datasets, a dataset's running total with thresholds and
 the timeline plot, the propose form, the approval queue, a release with its stored
-reports, the event history, users. Forms post and redirect; every form carries the
-session's CSRF token. No maths here: everything comes from fdpkit.ledger.
+reports, the event history, users, and the decisions on requests to lift a hard limit
+(:mod:`fdpkit.ledger.lifts`; filed by the threshold form with a reason). Forms post and
+redirect; every form carries the session's CSRF token. No maths here: everything comes
+from fdpkit.ledger.
 
 Whatever composes a total, accounts a mechanism or renders a report runs in a worker
 process (:func:`fdpkit.web.auth.run_ledger`, lane from the :mod:`fdpkit.ledger.work`
@@ -22,6 +24,7 @@ from fdpkit.web.auth import Principal, call, ledger_of, pdf_jobs, require, run_l
 from fdpkit.web.common import render_page, run_light
 from fdpkit.web.proposal_form import CHOICES as PROPOSAL_CHOICES, DPSGD_FIELDS, form_values, in_labels, spec_from_fields
 from fdpkit.web.routers.ledger_api import checked_spec
+from fdpkit.web.lift_hints import lift_refusal, pending_lifts
 
 router = APIRouter()
 
@@ -48,7 +51,7 @@ async def _index_items(request: Request) -> list:
 
 
 async def _dataset_view(request: Request, p: Principal, name: str, errors: dict | None = None,
-                        values: dict | None = None, status: int = 200):
+                        values: dict | None = None, status: int = 200, tvalues: dict | None = None):
     from fdpkit.ledger import NotFound
 
     try:
@@ -59,9 +62,10 @@ async def _dataset_view(request: Request, p: Principal, name: str, errors: dict 
     except ValueError as exc:  # over the time limit
         return await render_page(request, "ledger_error.html", _ctx(p, message=str(exc)), status=422)
     alerts = [json.loads(e.payload)["data"].get("message", "") for e in st.alerts]
+    lifts = await call(pending_lifts, ledger_of(request), name)
     return await render_page(request, "ledger_dataset.html", _ctx(
-        p, st=st, rows=rows, svg=svg, releases=releases, thresholds=thresholds, alerts=alerts,
-        errors=errors or {}, values=values or {}, choices=PROPOSAL_CHOICES), status=status)
+        p, st=st, rows=rows, svg=svg, releases=releases, thresholds=thresholds, alerts=alerts, lifts=lifts,
+        errors=errors or {}, values=values or {}, tvalues=tvalues or {}, choices=PROPOSAL_CHOICES), status=status)
 
 
 @router.get("/ledger", include_in_schema=False)
@@ -204,14 +208,66 @@ async def propose_any(request: Request, p: Principal = require("analyst")):
 
 @router.post("/ledger/d/{name}/thresholds", include_in_schema=False)
 async def threshold_set(request: Request, name: str, p: Principal = require("admin")):
+    """Set (or, ``remove=yes``, remove) a threshold. A change that lifts a hard limit needs a
+    second person under four-eyes: with a ``reason`` it is filed as a lift request that
+    another approver or admin approves; without one it is refused (422, nothing written)."""
+    from fdpkit.ledger import NeedsSecondPerson
+
     form = await request.form()
-    opt = {k: (str(form.get(k)).strip() or None) if form.get(k) is not None else None for k in ("delta", "fpr")}
+    tv = {k: str(form.get(k) or "")[:5000] for k in ("metric", "level", "value", "delta", "fpr", "reason", "remove")}
+    opt = {k: tv[k].strip() or None for k in ("delta", "fpr")}
+    remove, reason, led = tv["remove"] == "yes", tv["reason"].strip(), ledger_of(request)
+    what = {"metric": tv["metric"], "level": tv["level"], "user": p.name}
     try:
-        await call(ledger_of(request).set_threshold, name, metric=str(form.get("metric") or ""),
-                   level=str(form.get("level") or ""), value=str(form.get("value") or ""), user=p.name, **opt)
+        try:
+            if remove:
+                await call(led.remove_threshold, name, **what)
+            else:
+                await call(led.set_threshold, name, value=tv["value"], **what, **opt)
+        except NeedsSecondPerson as exc:
+            if not reason:
+                return await _dataset_view(request, p, name, {"threshold": lift_refusal(exc, name, False)},
+                                           status=422, tvalues=tv)
+            await call(led.request_lift, name, reason=reason, remove=remove,
+                       **({} if remove else {"value": tv["value"], **opt}), **what)
+            return _back(f"/ledger/d/{quote(name)}#lifts")
     except ValueError as exc:
-        return await _dataset_view(request, p, name, {"threshold": str(exc)}, status=422)
+        return await _dataset_view(request, p, name, {"threshold": str(exc)}, status=422, tvalues=tv)
     return _back(f"/ledger/d/{quote(name)}")
+
+
+async def _decide(request: Request, request_id: int, p: Principal, verb: str):
+    from fdpkit.ledger import NotFound
+
+    form = await request.form()
+    led = ledger_of(request)
+    comment = str(form.get("comment") or "")
+    nxt = str(form.get("next") or "")
+    try:
+        r = await call(led.lift_info, request_id)
+        name = (await call(lambda: {d.id: d.name for d in led.datasets()}))[r.dataset_id]
+    except NotFound as exc:
+        return await render_page(request, "ledger_error.html", _ctx(p, message=str(exc)), status=404)
+    except ValueError as exc:
+        return await render_page(request, "ledger_error.html", _ctx(p, message=str(exc)), status=422)
+    try:
+        await call(getattr(led, f"{verb}_lift"), request_id, user=p.name, comment=comment)
+    except ValueError as exc:
+        if nxt == "/ledger/queue":
+            return await render_page(request, "ledger_error.html", _ctx(p, message=str(exc)), status=422)
+        return await _dataset_view(request, p, name, {"lift": str(exc)}, status=422)
+    target = nxt if nxt == "/ledger/queue" else f"/ledger/d/{quote(name)}"
+    return RedirectResponse(f"{target}#lifts", status_code=303)
+
+
+@router.post("/ledger/lifts/{request_id}/approve", include_in_schema=False)
+async def approve_lift(request: Request, request_id: int, p: Principal = require("approver")):
+    return await _decide(request, request_id, p, "approve")
+
+
+@router.post("/ledger/lifts/{request_id}/reject", include_in_schema=False)
+async def reject_lift(request: Request, request_id: int, p: Principal = require("approver")):
+    return await _decide(request, request_id, p, "reject")
 
 
 @router.get("/ledger/queue", include_in_schema=False)
@@ -222,7 +278,8 @@ async def queue(request: Request, p: Principal = require("approver")):
         items, names = await run_ledger(request, "queue", work=await call(pending_work, ledger_of(request)))
     except ValueError as exc:  # over the time limit
         return await render_page(request, "ledger_error.html", _ctx(p, message=str(exc)), status=422)
-    return await render_page(request, "ledger_queue.html", _ctx(p, items=items, names=names))
+    lifts = await call(pending_lifts, ledger_of(request))
+    return await render_page(request, "ledger_queue.html", _ctx(p, items=items, names=names, lifts=lifts))
 
 
 def _approval_work(led, release_id) -> float:

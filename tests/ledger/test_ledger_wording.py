@@ -1,0 +1,48 @@
+"""How the ledger reads to people: totals in plain grammar ("Released so far: 3 releases",
+never "3 released releases") in the export and on the dataset page, and `fdpkit ledger
+timeline` whole at 80 columns (no cell cut to "…")."""
+
+import pytest
+from typer.testing import CliRunner
+
+from fdpkit.cli import _common, app
+from fdpkit.ledger.timeline import ledger_document, timeline
+
+
+@pytest.fixture
+def census(ledger):
+    ledger.add_dataset("census", unit="one person", user="admin")
+    return ledger
+
+
+def _release(led, spec, n=1):
+    for i in range(n):
+        led.record("census", spec, title=f"t{i}", user="ana", approver="bob", report=False)
+
+
+def test_export_summary_grammar(census):
+    assert "Nothing released yet." in ledger_document(census, "census").summary
+    _release(census, {"kind": "gaussian", "sigma": 3.0})
+    one = ledger_document(census, "census").summary
+    assert "Released so far: 1 release, composing to μ" in one
+    _release(census, {"kind": "laplace", "scale": 0.5}, 2)
+    three = ledger_document(census, "census").summary
+    assert "Released so far: 3 releases, composing to μ" in three and "released release" not in three
+
+
+def test_timeline_is_whole_at_80_columns(census, monkeypatch):
+    # the nine columns were cut to "relea…", "2026-…", "0.002…" at 80 columns
+    _release(census, {"kind": "laplace", "scale": 0.5}, 3)
+    _release(census, {"kind": "gaussian", "sigma": 3.0})
+    monkeypatch.setattr(_common.out, "_width", 80)
+    r = CliRunner().invoke(app, ["ledger", "--db", census.url, "timeline", "census"])
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    assert max(len(x) for x in lines) <= 80 and "…" not in r.stdout
+    for row in timeline(census, "census"):
+        line = next(x for x in lines if row.start.isoformat() in x)
+        for cell in row.texts()[1:]:
+            assert f" {cell} " in f" {line} ", (cell, line)
+    legend = " ".join(" ".join(lines).split())
+    for said in ("total: released so far", "ε sum at δ sum: basic composition", "at FPR 0.001", "at δ = 1e-05"):
+        assert said in legend
