@@ -1,0 +1,53 @@
+"""One question, one answer on every surface (session 12): the web page, its JSON twin, the CLI
+and the Python API give the same numbers for the same inputs, as each user meets them."""
+
+import json
+import re
+from html import unescape
+
+from typer.testing import CliRunner
+
+import fdpkit as fp
+from fdpkit.cli import app
+
+runner = CliRunner()
+#: a run where the calibrated sigma depends on the discretization (1e-3: 2.768; the rule's 1e-4: 2.753)
+TARGET = {"target": "epsilon", "target_value": "1", "delta": "1e-5", "sample_rate": "0.01", "steps": "5000"}
+
+
+def _form_defaults(page: str) -> dict:
+    """The values the served form submits when the user leaves a field as it is."""
+    found = {}
+    for tag in re.findall(r"<input [^>]*>", page):
+        name = re.search(r'name="([^"]+)"', tag)
+        value = re.search(r'value="([^"]*)"', tag)
+        if name and value and 'type="radio"' not in tag and 'type="checkbox"' not in tag:
+            found[name.group(1)] = unescape(value.group(1))
+    for select in re.finditer(r'<select[^>]*name="([^"]+)"[^>]*>(.*?)</select>', page, re.S):
+        chosen = re.search(r'<option value="([^"]*)"[^>]*selected', select.group(2))
+        if chosen:
+            found[select.group(1)] = chosen.group(1)
+    return found
+
+
+def test_calibrate_gives_one_sigma_on_web_cli_and_python(client):
+    # the page prefilled discretization 1e-3 while the CLI and Python use the library's rule
+    # (1e-4 here): sigma 2.768 on the page, 2.753 from `fdpkit calibrate` for the same target
+    python = fp.calibrate_dpsgd(epsilon=1, delta=1e-5, sample_rate=0.01, steps=5000).rounded()
+    cli = runner.invoke(app, ["calibrate", "dpsgd", "--epsilon", "1", "--delta", "1e-5", "--sample-rate", "0.01",
+                              "--steps", "5000"])
+    assert cli.exit_code == 0, cli.output
+    cli_sigma = re.search(r"noise multiplier\s+│?\s*([0-9.]+) \(rounded up", cli.output).group(1)
+    served = client.get("/calibrate").text
+    form = {**_form_defaults(served), **TARGET}
+    page = client.post("/calibrate", data=form).text
+    web_sigma = re.sub(r"<[^>]+>", "", re.search(r'id="value">(.*?)</span>\s*</p>', page, re.S).group(1))
+    api = client.post("/api/calibrate/dpsgd", json={"epsilon": 1, "delta": 1e-5, "sample_rate": 0.01,
+                                                    "steps": 5000}).json()
+    cli_json = json.loads(runner.invoke(app, ["calibrate", "dpsgd", "--epsilon", "1", "--delta", "1e-5",
+                                              "--sample-rate", "0.01", "--steps", "5000", "-f", "json"]).stdout)
+    assert web_sigma == cli_sigma == f"{python.value:g}"
+    assert api["noise_multiplier"] == cli_json["noise_multiplier"]
+    # the example the page loads is accounted the same way (no discretization of its own)
+    example = json.loads(unescape(re.search(r'data-example="([^"]*)"', served).group(1)))
+    assert "discretization" not in example
