@@ -182,11 +182,14 @@ def test_report_risk_link_carries_the_range_of_its_mu(client):
     # the form carries the range on (hidden): another FPR read from the page keeps it
     assert '<input type="hidden" name="mu_fpr_min" value="1e-10">' in low.text
     assert '<input type="hidden" name="mu_tau" value="8.159e-07">' in low.text
-    # inside the range: the page of μ alone, no extra text
+    # inside the range: μ's TPR and posterior, no warning; the run-wide rows are the run's bound's
+    # (session 12: they described μ-GDP alone, "graceful", beside a certificate that allows τ at FPR 0)
     inside, plain = client.get(risk + "&fpr=1e-3").text, client.get("/risk?guarantee=mu&mu=1.567&fpr=1e-3").text
-    assert 'id="range-warning"' not in inside and "range" not in re.search(r'id="results".*', inside, re.S).group(0)
+    assert 'id="range-warning"' not in inside
     assert _figure(inside, "attack-power") == _figure(plain, "attack-power") and \
         _figure(inside, "posterior") == _figure(plain, "posterior")
+    assert "catastrophic (blatant disclosure not ruled out: probability ≤ τ = 8.159e-07)" in unescape(
+        re.sub(r"<[^>]+>", "", re.search(r'id="failure-mode">(.*?)</td>', inside).group(1)))
     # the JSON API takes the same optional fields
     api = client.post("/api/risk", json={"guarantee": "mu", "mu": 1.567, "fpr": 1e-12, "mu_fpr_min": 1e-10,
                                          "mu_tau": 8.159e-07}).json()

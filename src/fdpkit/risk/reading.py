@@ -25,7 +25,8 @@ from fdpkit._inputs import plausibility_warnings
 from fdpkit.risk.bayes import advantage
 from fdpkit.risk.attack import _risk_tpr, multiplicative_advantage, posterior
 from fdpkit.risk.disclosure import failure_mode, relative_risk
-from fdpkit.risk.grade import SCALE_NOTE, WORST_CASE_NOTE, Grade, grade
+from fdpkit.risk.grade import REFERENCE_FPR, SCALE_NOTE, WORST_CASE_NOTE, Grade, grade, grade_for_tpr
+from fdpkit.risk._range_bound import RangeBound
 from fdpkit.accounting import tradeoff_curve
 from fdpkit.convert.gdp import mu_for_epsilon_delta
 from fdpkit.mechanisms import ZCDP
@@ -49,6 +50,11 @@ MODES = {
     "catastrophic": "Some outputs may reveal membership with certainty (blatant disclosure, with "
                     "probability up to δ).",
 }
+#: The failure-mode sentence of a fitted mu read with its range (tau > 0): the run's bound.
+RANGE_MODE = ("The run's certificate does not rule out blatant disclosure: beyond the range of its μ it allows "
+              "outputs that reveal membership with certainty with probability up to τ = {tau} (TPR ≤ τ at FPR 0), "
+              "which μ-GDP alone rules out. Whether the run has such outputs depends on its mechanism: the privacy "
+              "report reads that from the run itself (its failure mode); the grade is read at FPR {ref:g}.")
 
 
 def check_guarantee_fields(guarantee: str, *, mu: float | None = None, epsilon: float | None = None,
@@ -120,6 +126,9 @@ class RiskReading:
     #: "tau", "outside", "note"}``; where ``outside``, attack_power, posterior and
     #: relative_risk_at_fpr are the run's bound 1 - G_mu(FPR) + tau, not mu-GDP's
     range: dict | None = None
+    #: with a range: the run's certified TPR bound over every FPR, which advantage,
+    #: relative_risk, failure_mode and the plots describe (``curve`` stays mu-GDP's)
+    certificate: RangeBound | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict:
         """The object as JSON-ready data (dicts, lists, numbers and strings)."""
@@ -174,7 +183,11 @@ def read_guarantee(guarantee: str = "mu", *, mu: float | None = None, epsilon: f
         both or neither, ``guarantee="mu"`` only): mu holds for attacks with FPR and FNR >=
         ``mu_fpr_min`` in (0, 0.5); elsewhere TPR <= 1 - G_mu(FPR) + ``mu_tau`` (``mu_tau`` in
         [0, 1]). At an FPR outside the range the reading gives that bound and says so in
-        ``range["note"]`` (also the first warning); inside it, nothing changes.
+        ``range["note"]`` (also the first warning); inside it, the TPR, posterior and grade are
+        mu's. Either way ``advantage``, ``relative_risk``, ``relative_risk_at_fpr`` and
+        ``failure_mode`` are those of the run's bound over every FPR (``certificate``, sound upper
+        bounds: :mod:`fdpkit.risk._range_bound`): the advantage exceeds mu-GDP's by at most tau,
+        and blatant disclosure with probability up to tau is not ruled out ("catastrophic").
 
     Examples
     --------
@@ -182,8 +195,8 @@ def read_guarantee(guarantee: str = "mu", *, mu: float | None = None, epsilon: f
     >>> r.grade.label, r.notes[0].startswith("This is the worst case")
     ('no meaningful protection', True)
     >>> r = read_guarantee("mu", mu=1.567, fpr=1e-12, mu_fpr_min=1e-10, mu_tau=8.159e-07)
-    >>> r.range["outside"], r.attack_power >= 8.159e-07
-    (True, True)
+    >>> r.range["outside"], r.attack_power >= 8.159e-07, r.failure_mode
+    (True, True, 'catastrophic')
     """
     curve, name = guarantee_curve(guarantee, mu=mu, epsilon=epsilon, delta=delta, rho=rho)
     p = check_scalar("prior", check_probability("prior", prior))
@@ -196,24 +209,32 @@ def read_guarantee(guarantee: str = "mu", *, mu: float | None = None, epsilon: f
     rr_at = float(relative_risk(curve, fpr_min=a))
     ratio = float(multiplicative_advantage(curve, a))
     rng = None if given is None else _range_reading(curve, mu, a, *given)
-    if rng is not None:
+    adv, rr_all, mode = float(advantage(curve)), float(relative_risk(curve)), failure_mode(curve)
+    g = grade(curve, failure_mode=mode)
+    cert = None if given is None else RangeBound(float(mu), *given)  # type: ignore[arg-type]
+    if cert is not None and rng is not None:
+        # every figure of the run's bound (module docs of fdpkit.risk._range_bound)
         if rng["outside"]:  # the run's bound there: never below mu-GDP's (tau >= 0)
-            tpr = min(1.0, tpr + rng["tau"])
+            tpr = float(cert.tpr(a))
             post = _posterior_of(tpr, p, a)
             ratio = tpr / a  # sup over FPR >= a of the bound's TPR / FPR (both parts decrease)
-            rr_at = max(rr_at, ratio)
-    mode = failure_mode(curve)
-    g = grade(curve, failure_mode=mode)
+        rr_at = max(rr_at, cert.relative_risk(a))
+        adv, rr_all = cert.advantage(adv), cert.relative_risk()
+        if cert.tau > 0:
+            mode = "catastrophic"  # B(0+) = tau: not ruled out (the grade keeps mu's mode, as the report's)
+        if bool(cert.outside(REFERENCE_FPR)):
+            g = grade_for_tpr(float(cert.tpr(REFERENCE_FPR)))
     times = _times(ratio)  # upper bounds: up, the table's digits
     plain = (
         # small rates keep two significant digits: an FPR of 1e-6 read "0.00%" beside "721 times"
         f"An attack that wrongly flags {plain_percent(a, 2, up=None)} of non-members correctly flags at most "
         f"{plain_percent(tpr, 2, up=True)} of members ({times} times its false-positive rate); no attack with a "
-        f"false-positive rate of {plain_percent(a, 2, up=None)} or more does better than {times} times its "
+        f"false-positive rate of {plain_percent(a, 2, up=None)} or more does better than {_times(rr_at)} times its "
         "false-positive rate.",
         f"If an attacker starts {plain_percent(p, 1, up=None)} sure that a person is in the data, a positive attack "
         f"can raise that to at most {plain_percent(post, 1, up=True)}.",
-        MODES[mode].format(factor=safe_g(float(relative_risk(curve)), up=True)),
+        MODES[mode].format(factor=safe_g(rr_all, up=True)) if cert is None or cert.tau == 0 else
+        RANGE_MODE.format(tau=safe_g(cert.tau, 4, up=True), ref=REFERENCE_FPR),
     )
     notes = [SCALE_NOTE]
     if guarantee != "mu":
@@ -225,9 +246,8 @@ def read_guarantee(guarantee: str = "mu", *, mu: float | None = None, epsilon: f
     if rng is not None and rng["outside"]:
         warnings = [rng["note"]] + list(warnings)
     headline, g_gauss = _headline(guarantee, g, mu=mu, epsilon=epsilon, delta=delta, rho=rho)
-    return RiskReading(name, guarantee, a, p, tpr, post, rr_at,
-                       float(relative_risk(curve)), float(advantage(curve)), mode, g, plain,
-                       tuple(notes), tuple(warnings), curve, headline, g_gauss, rng)
+    return RiskReading(name, guarantee, a, p, tpr, post, rr_at, rr_all, adv, mode, g, plain,
+                       tuple(notes), tuple(warnings), curve, headline, g_gauss, rng, cert)
 
 
 def _check_range(guarantee: str, fpr_min: float | None, tau: float | None) -> tuple[float, float] | None:
