@@ -51,3 +51,31 @@ def test_calibrate_gives_one_sigma_on_web_cli_and_python(client):
     # the example the page loads is accounted the same way (no discretization of its own)
     example = json.loads(unescape(re.search(r'data-example="([^"]*)"', served).group(1)))
     assert "discretization" not in example
+
+
+def test_plan_json_says_no_gaussian_noise_where_the_text_says_none_needed(client):
+    # a relative-risk limit R = 2000 >= 1/FPR does not bind Gaussian noise: the text recommends the
+    # Laplace option and says the Gaussian option needs none, but the JSON read "sigma": 0.0 (and
+    # options[0].noise_scale 0.0, budget split "sigma_per_test" 0.0; the page "σ per test 0")
+    args = ["plan", "privacy-first", "--effect", "0.5", "--n", "100", "--sd", "1", "--max-relative-risk", "2000",
+            "--fpr", "0.001"]
+    text = runner.invoke(app, args, env={"COLUMNS": "200"}).output
+    assert "Recommended: the Laplace option" in text and "none needed (the limit does not bind)" in text
+    for tests in ("1", "2"):
+        d = json.loads(runner.invoke(app, [*args, "--tests", tests, "-f", "json"]).stdout)
+        gauss, lap = d["options"]
+        assert d["recommended"] == 1 and gauss["value"] == "inf"
+        assert d["sigma"] is None and gauss["noise_scale"] is None and gauss["mechanism"] is None
+        assert d["laplace_scale"] == lap["noise_scale"] > 0 and d["mechanism"] == lap["mechanism"]
+        if tests == "2":
+            assert d["budget_split"]["sigma_per_test"] is None
+            assert d["budget_split"]["laplace_scale_per_test"] == lap["noise_scale"]
+    python = fp.privacy_first(blatant_disclosure_ok=False, high_confidence_ok=True, max_relative_risk=2000,
+                              fpr=1e-3, analysis=fp.ZTestSpec(effect=0.5, n=100, sd=1))
+    assert python.sigma is None and python.recommended is python.options[1]
+    page = client.get("/plan", params={"guide": "privacy_first", "effect": "0.5", "n": "100", "sd": "1",
+                                       "max_relative_risk": "2000", "fpr": "0.001",
+                                       "tests": "2"})
+    assert page.status_code == 200, page.text[:500]
+    row = re.search(r"<tr><th>σ per test</th><td>(.*?)</td>", page.text)
+    assert re.sub(r"<[^>]+>", "", row.group(1)) == "none needed (the limit does not bind)"  # it read "0"

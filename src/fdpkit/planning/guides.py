@@ -96,9 +96,15 @@ class MechanismOption:
             return grade(GaussianCurve(self.value))
         return grade(LaplaceCurve(self.value) if self.tests == 1 else EpsDeltaCurve(self.value, 0.0))
 
+    @property
+    def planned_noise(self) -> float | None:
+        """The noise this option plans: ``noise_scale``, None where the limit does not bind
+        (value = inf: "none needed", as the plan's text says; a scale of 0 read as a plan)."""
+        return self.noise_scale if math.isfinite(self.value) else None
+
     def to_dict(self) -> dict:
         """The object as JSON-ready data (dicts, lists, numbers and strings), with its grade."""
-        return json_safe({**self.__dict__, "grade": self.grade.to_dict()})
+        return json_safe({**self.__dict__, "noise_scale": self.planned_noise, "grade": self.grade.to_dict()})
 
 
 @dataclass(frozen=True)
@@ -132,13 +138,15 @@ class PrivacyFirstPlan:
 
     @property
     def sigma(self) -> float | None:
-        """Gaussian noise sd of the Gaussian option (None if no Gaussian option or analysis)."""
-        return next((o.noise_scale for o in self.options if o.noise_parameter == "sigma"), None)
+        """Gaussian noise sd of the Gaussian option (None if no Gaussian option or analysis, or
+        where the limit does not bind it: mu = inf, no noise planned)."""
+        return next((o.planned_noise for o in self.options if o.noise_parameter == "sigma"), None)
 
     @property
     def laplace_scale(self) -> float | None:
-        """Laplace scale b of the Laplace option (None without an analysis)."""
-        return next((o.noise_scale for o in self.options if o.noise_parameter == "b"), None)
+        """Laplace scale b of the Laplace option (None without an analysis or where the limit
+        does not bind it)."""
+        return next((o.planned_noise for o in self.options if o.noise_parameter == "b"), None)
 
     @property
     def recommended(self) -> MechanismOption | None:
@@ -573,9 +581,10 @@ def budget_split(plan: "PrivacyFirstPlan | UtilityFirstPlan") -> dict:
     else:
         for o in plan.options:
             if o.parameter == "mu":
-                d.update(mu_total=o.value, mu_per_test=o.value_per_test, sigma_per_test=o.noise_scale)
+                d.update(mu_total=o.value, mu_per_test=o.value_per_test, sigma_per_test=o.planned_noise)
             else:
-                d.update(epsilon_total=o.value, epsilon_per_test=o.value_per_test, laplace_scale_per_test=o.noise_scale)
+                d.update(epsilon_total=o.value, epsilon_per_test=o.value_per_test,
+                         laplace_scale_per_test=o.planned_noise)
     return json_safe(d)
 
 
