@@ -215,7 +215,9 @@ def test_fitted_mu_range_outside_gives_the_runs_bound():
     # tests/risk/test_range_bound.py)
     for a in (1e-10, 1e-3, 0.5):
         inside, usual = read_guarantee("mu", mu=1.567, fpr=a, **rng).to_dict(), read_guarantee("mu", mu=1.567, fpr=a).to_dict()
-        assert inside.pop("range") == {"fpr_min": 1e-10, "tau": 8.159e-07, "outside": False, "note": ""}
+        assert inside.pop("range") == {"fpr_min": 1e-10, "tau": 8.159e-07, "outside": False, "note": "",
+                                       "failure": "blatant disclosure not ruled out (probability ≤ τ = 8.159e-07): "
+                                                  "catastrophic by the bound; μ-GDP alone: graceful"}
         assert usual.pop("range") is None and not inside["warnings"]
         for key in ("attack_power", "posterior", "relative_risk_at_fpr", "grade", "headline"):
             assert inside[key] == usual[key]

@@ -88,7 +88,7 @@ def test_cli_api_page_and_python_print_one_reading():
     page = client.get("/risk", params={"guarantee": "mu", **{k: str(v) for k, v in kw.items()}}).text
     cell = re.sub(r"<[^>]+>", "", re.search(r'id="advantage">(.*?)</td>', page).group(1))
     assert cell == up and "advantage (max TPR − FPR) (the run&#39;s bound)" in page
-    assert "catastrophic (blatant disclosure not ruled out: probability ≤ τ = 0.001)" in unescape(
+    assert "blatant disclosure not ruled out (probability ≤ τ = 0.001): catastrophic by the bound; μ-GDP alone: graceful" in unescape(
         re.sub(r"<[^>]+>", "", re.search(r'id="failure-mode">(.*?)</td>', page).group(1)))
 
 

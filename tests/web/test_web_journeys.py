@@ -188,7 +188,7 @@ def test_report_risk_link_carries_the_range_of_its_mu(client):
     assert 'id="range-warning"' not in inside
     assert _figure(inside, "attack-power") == _figure(plain, "attack-power") and \
         _figure(inside, "posterior") == _figure(plain, "posterior")
-    assert "catastrophic (blatant disclosure not ruled out: probability ≤ τ = 8.159e-07)" in unescape(
+    assert "blatant disclosure not ruled out (probability ≤ τ = 8.159e-07): catastrophic by the bound; μ-GDP alone: graceful" in unescape(
         re.sub(r"<[^>]+>", "", re.search(r'id="failure-mode">(.*?)</td>', inside).group(1)))
     # the JSON API takes the same optional fields
     api = client.post("/api/risk", json={"guarantee": "mu", "mu": 1.567, "fpr": 1e-12, "mu_fpr_min": 1e-10,

@@ -79,3 +79,21 @@ def test_plan_json_says_no_gaussian_noise_where_the_text_says_none_needed(client
     assert page.status_code == 200, page.text[:500]
     row = re.search(r"<tr><th>σ per test</th><td>(.*?)</td>", page.text)
     assert re.sub(r"<[^>]+>", "", row.group(1)) == "none needed (the limit does not bind)"  # it read "0"
+
+
+def test_risk_from_a_report_shows_what_it_used_and_why_the_report_reads_less(client):
+    # the report's Risk link carries μ and its range only: the page answered at prior 0.01 and FPR
+    # 0.001 with both fields empty, and its TPR 0.002398 sat beside the report's 0.002217 for the same
+    # run with no word on why (the Convert page says it for ε)
+    report = client.get("/report", params={"kind": "dpsgd", "noise_multiplier": "1.1", "batch_size": "256",
+                                           "dataset_size": "60000", "epochs": "10"}).text
+    link = unescape(re.search(r'href="(/risk\?[^"]*)" id="risk-link"', report).group(1))
+    page = client.get(link).text
+    form = _form_defaults(page)
+    assert form["prior"] == "0.01" and form["fpr"] == "0.001" and form["mu"] == "0.2698"
+    said = unescape(page)
+    assert "the report's own figures for the run" in said and "Quote the report's figures for the run" in said
+    cli = runner.invoke(app, ["risk", "--mu", "0.2698", "--mu-fpr-min", "1e-10", "--mu-tau", "5.592e-10"],
+                        env={"COLUMNS": "200"}).output
+    assert "Quote the report's figures for the run" in cli
+    assert "Quote the report's figures" not in runner.invoke(app, ["risk", "--mu", "0.2698"]).output

@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 import fdpkit as fp
-from fdpkit.cli._common import (OutputOpt, emit, err, fail, fmt_num, fraction_option, guarded, kv, out)
+from fdpkit.cli._common import (OutputOpt, emit, err, fail, fraction_option, guarded, kv, out)
 
 
 @guarded
@@ -48,8 +48,7 @@ def risk(mu: Optional[float] = typer.Option(None, help="GDP mu."),
     tau = first.range["tau"] if first.range is not None else 0.0
     rows = {
         "grade": str(first.grade),
-        f"failure mode{of}": first.failure_mode + (f" (blatant disclosure not ruled out: probability <= tau = "
-                                                   f"{fmt_num(tau, up=True)})" if tau > 0 else ""),
+        f"failure mode{of}": first.range["failure"] if tau > 0 else first.failure_mode,
         f"advantage (max TPR - FPR){of}": first.advantage,
         f"relative risk (all FPR){of}": first.relative_risk,
     }

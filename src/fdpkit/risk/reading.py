@@ -50,6 +50,11 @@ MODES = {
     "catastrophic": "Some outputs may reveal membership with certainty (blatant disclosure, with "
                     "probability up to δ).",
 }
+#: A fitted mu read with its range (a privacy report's): why the report's own figures are smaller.
+RANGE_NOTE = ("This μ comes from a privacy report: it summarises the run's certified trade-off curve from below, so "
+              "the report's own figures for the run (its attack TPR at each FPR, posterior, advantage, ε) are the "
+              "same or smaller. Quote the report's figures for the run; these read the run through its μ, to compare "
+              "it with other guarantees.")
 #: The failure-mode sentence of a fitted mu read with its range (tau > 0): the run's bound.
 RANGE_MODE = ("The run's certificate does not rule out blatant disclosure: beyond the range of its μ it allows "
               "outputs that reveal membership with certainty with probability up to τ = {tau} (TPR ≤ τ at FPR 0), "
@@ -123,7 +128,8 @@ class RiskReading:
     #: the grade of the Gaussian mechanism that meets the same guarantee (None for mu-GDP)
     gaussian_grade: Grade | None = None
     #: a mu's certified range when one was given (``mu_fpr_min``, ``mu_tau``): ``{"fpr_min",
-    #: "tau", "outside", "note"}``; where ``outside``, attack_power, posterior and
+    #: "tau", "outside", "note", "failure"}`` ("failure": the failure mode in words, for tau > 0);
+    #: where ``outside``, attack_power, posterior and
     #: relative_risk_at_fpr are the run's bound 1 - G_mu(FPR) + tau, not mu-GDP's
     range: dict | None = None
     #: with a range: the run's certified TPR bound over every FPR, which advantage,
@@ -220,8 +226,10 @@ def read_guarantee(guarantee: str = "mu", *, mu: float | None = None, epsilon: f
             ratio = tpr / a  # sup over FPR >= a of the bound's TPR / FPR (both parts decrease)
         rr_at = max(rr_at, cert.relative_risk(a))
         adv, rr_all = cert.advantage(adv), cert.relative_risk()
-        if cert.tau > 0:
-            mode = "catastrophic"  # B(0+) = tau: not ruled out (the grade keeps mu's mode, as the report's)
+        if cert.tau > 0:  # B(0+) = tau: not ruled out (the grade keeps mu's mode, as the report's)
+            rng["failure"] = (f"blatant disclosure not ruled out (probability ≤ τ = {safe_g(cert.tau, 4, up=True)}): "
+                              f"catastrophic by the bound; μ-GDP alone: {mode}")
+            mode = "catastrophic"
         if bool(cert.outside(REFERENCE_FPR)):
             g = grade_for_tpr(float(cert.tpr(REFERENCE_FPR)))
     times = _times(ratio)  # upper bounds: up, the table's digits
@@ -239,6 +247,8 @@ def read_guarantee(guarantee: str = "mu", *, mu: float | None = None, epsilon: f
     notes = [SCALE_NOTE]
     if guarantee != "mu":
         notes.insert(0, WORST_CASE_NOTE)
+    if cert is not None:
+        notes.insert(0, RANGE_NOTE)
     warnings = plausibility_warnings(mu=mu, epsilon=epsilon, delta=delta if guarantee == "epsilon_delta" else None,
                                      prior=p, n=n)
     if guarantee == "epsilon_delta" and delta is None:
@@ -277,7 +287,7 @@ def _range_reading(curve: TradeOffCurve, mu: float | None, a: float, fpr_min: fl
         note = (f"The report certifies μ = {mu:g} only for attacks with FPR and FNR ≥ {fpr_min:g}, and {where}. There the run's certificate is TPR ≤ 1 − G_μ(FPR) + τ with "
                 f"τ = {safe_g(tau, 4, up=True)}: the attack TPR, posterior and relative risk here are that "
                 "bound, larger than μ-GDP's (which would understate the run's risk here).")
-    return {"fpr_min": fpr_min, "tau": tau, "outside": bool(low or high), "note": note}
+    return {"fpr_min": fpr_min, "tau": tau, "outside": bool(low or high), "note": note, "failure": ""}
 
 
 def _posterior_of(tpr: float, prior: float, fpr: float) -> float:

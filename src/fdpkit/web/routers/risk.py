@@ -82,7 +82,12 @@ async def _answer(request: Request, form):
         except ValueError as exc:
             errors[field_of(exc, FIELDS + RANGE)] = str(exc)
     carried = _carried(form, errors)
-    return await render_page(request, "risk.html", {"values": dict(form), "errors": errors, "result": result,
+    values = dict(form)
+    if body is not None:  # the prior and FPR the answer used, shown in the form (a report's link gives none)
+        for key in ("prior", "fpr"):
+            if str(values.get(key) or "").strip() == "":
+                values[key] = f"{getattr(body, key):g}"
+    return await render_page(request, "risk.html", {"values": values, "errors": errors, "result": result,
                                                     "figures": figs, "scale": SCALE, "links": links(dict(form)),
                                                     "carried": carried}, status=form_status(errors))
 
