@@ -97,3 +97,14 @@ def test_risk_from_a_report_shows_what_it_used_and_why_the_report_reads_less(cli
                         env={"COLUMNS": "200"}).output
     assert "Quote the report's figures for the run" in cli
     assert "Quote the report's figures" not in runner.invoke(app, ["risk", "--mu", "0.2698"]).output
+
+
+def test_report_statement_quotes_the_tpr_the_tables_print():
+    # the statement read "a true-positive rate above 0.00222" under a headline and table of 0.002217
+    args = ["report", "dpsgd", "--noise-multiplier", "1.1", "--batch-size", "256", "--dataset-size", "60000",
+            "--epochs", "10"]
+    text = runner.invoke(app, args, env={"COLUMNS": "200"}).output
+    table = re.search(r"best attack TPR at FPR 0\.001\s*│\s*([0-9.e-]+)", text).group(1)
+    assert table == "0.002217"
+    assert f"no membership-inference attack reaches a true-positive rate above {table} at a false-positive rate" \
+        in text
