@@ -108,3 +108,19 @@ def test_report_statement_quotes_the_tpr_the_tables_print():
     assert table == "0.002217"
     assert f"no membership-inference attack reaches a true-positive rate above {table} at a false-positive rate" \
         in text
+
+
+def test_gaussian_equivalent_mu_has_one_spelling(client):
+    # the headline of Risk and Convert read "as a Gaussian mechanism ... (μ = 1.67 at δ = 1e-05)" beside
+    # Convert's table and the Calculator's "mu of the exact mechanism" 1.667, and the CLI's 1.667
+    risk = unescape(client.get("/risk", params={"guarantee": "epsilon_delta", "epsilon": "8", "delta": "1e-5"}).text)
+    convert = unescape(client.get("/convert", params={"epsilon": "8", "delta": "1e-5"}).text)
+    calc = client.get("/calculator", params={"mode": "gaussian", "epsilon": "8", "delta": "1e-5",
+                                             "sensitivity": "1"}).text
+    mu = re.sub(r"<[^>]+>", "", re.search(r"mu of the exact mechanism</th>\s*<td[^>]*>(.*?)</td>", calc, re.S).group(1))
+    assert mu.strip() == "1.667"
+    for page in (risk, convert):
+        said = re.sub(r"<[^>]+>", "", page)
+        assert "as a Gaussian mechanism it would be 'weak' (μ = 1.667 at δ = 1e-05)" in said
+    cli = runner.invoke(app, ["risk", "--epsilon", "8", "--delta", "1e-5"], env={"COLUMNS": "200"}).output
+    assert "(μ = 1.667 at δ = 1e-05)" in cli

@@ -333,7 +333,8 @@ def _headline(guarantee: str, g: Grade, *, mu=None, epsilon=None, delta=None, rh
     gg = grade(GaussianCurve(m))
     also = "also " if gg.level == g.level else ""
     return (f"{what} alone: {worst} in the worst case; ask for the mechanism — as a Gaussian mechanism it "
-            f"would {also}be '{gg.label}' (μ = {safe_g(m, 3, up=True)} {how}).", gg)
+            # the digits of the Convert and Calculator tables beside it (1.67 read beside their 1.667)
+            f"would {also}be '{gg.label}' (μ = {safe_g(m, 4, up=True)} {how}).", gg)
 
 
 __all__ = ["DEFAULT_DELTA", "GUARANTEES", "RiskReading", "check_guarantee_fields", "gaussian_equivalent",
