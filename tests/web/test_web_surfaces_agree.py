@@ -8,6 +8,7 @@ from html import unescape
 from typer.testing import CliRunner
 
 import fdpkit as fp
+from fdpkit._numerics import safe_g
 from fdpkit.cli import app
 
 runner = CliRunner()
@@ -124,3 +125,33 @@ def test_gaussian_equivalent_mu_has_one_spelling(client):
         assert "as a Gaussian mechanism it would be 'weak' (μ = 1.667 at δ = 1e-05)" in said
     cli = runner.invoke(app, ["risk", "--epsilon", "8", "--delta", "1e-5"], env={"COLUMNS": "200"}).output
     assert "(μ = 1.667 at δ = 1e-05)" in cli
+
+
+def test_a_ledger_release_links_to_its_own_report(tmp_path):
+    # an approver deciding whether a release is acceptable saw its spec and ε but had to re-type the
+    # run into the Report page to read its protection grade and attack risk
+    from fastapi.testclient import TestClient
+
+    from fdpkit.ledger import open_ledger
+    from fdpkit.ledger.users import add_user
+    from fdpkit.web.main import create_app
+
+    url, password = f"sqlite:///{tmp_path / 'ledger.sqlite'}", "s3cret-Passw0rd!"
+    run = fp.dpsgd(noise_multiplier=1.1, batch_size=256, dataset_size=60000, epochs=10)
+    with open_ledger(url) as led:
+        led.add_dataset("mnist", unit="example", user="admin")
+        add_user(led, "val", role="viewer", password=password, actor="admin")
+        run_id = led.propose("mnist", run.to_dict(), title="model", user="ana").id
+        gauss_id = led.propose("mnist", {"kind": "gaussian", "sigma": 3.0}, title="counts", user="ana").id
+    c = TestClient(create_app(ledger_url=url))
+    assert c.post("/api/ledger/login", json={"username": "val", "password": password}).status_code == 200
+    expected = fp.privacy_report(run)
+    for rid, mu in ((run_id, expected.mu), (gauss_id, 1 / 3)):
+        page = c.get(f"/ledger/r/{rid}").text
+        link = unescape(re.search(r'href="(/report\?[^"]*)" id="release-report"', page).group(1))
+        report = c.get(link)
+        assert report.status_code == 200 and 'id="statement"' in report.text
+        assert re.search(r"satisfies μ = ([0-9.]+) Gaussian", unescape(report.text)).group(1) == safe_g(mu, up=True)
+    page = c.get(f"/ledger/r/{run_id}").text
+    form = unescape(re.search(r'href="(/report\?[^"]*)" id="release-report"', page).group(1))
+    assert "kind=dpsgd" in form and "noise_multiplier=1.1" in form and "batch_size=256" in form
