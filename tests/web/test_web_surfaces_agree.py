@@ -4,6 +4,7 @@ and the Python API give the same numbers for the same inputs, as each user meets
 import json
 import re
 from html import unescape
+from urllib.parse import parse_qsl
 
 from typer.testing import CliRunner
 
@@ -155,3 +156,21 @@ def test_a_ledger_release_links_to_its_own_report(tmp_path):
     page = c.get(f"/ledger/r/{run_id}").text
     form = unescape(re.search(r'href="(/report\?[^"]*)" id="release-report"', page).group(1))
     assert "kind=dpsgd" in form and "noise_multiplier=1.1" in form and "batch_size=256" in form
+
+
+def test_report_to_convert_to_risk_keeps_the_range_of_its_mu(client):
+    # Report -> Risk carried μ's range (mu_fpr_min, mu_tau), but Report -> Convert -> Risk dropped
+    # it: the same μ read as μ-GDP alone on one path and as the run's bound on the other
+    report = client.get("/report", params={"kind": "dpsgd", "noise_multiplier": "1.1", "batch_size": "256",
+                                           "dataset_size": "60000", "epochs": "10"}).text
+    direct = unescape(re.search(r'href="(/risk\?[^"]*)" id="risk-link"', report).group(1))
+    convert = unescape(re.search(r'href="(/convert\?[^"]*)" id="convert-link"', report).group(1))
+    page = client.get(convert).text
+    assert "tighter ε = 0.919" in unescape(re.sub(r"<[^>]+>", "", page))  # the signed profile still reads
+    via = unescape(re.search(r'href="(/risk\?[^"]*)" id="risk-link"', page).group(1))
+    assert dict(parse_qsl(via.split("?", 1)[1])) == dict(parse_qsl(direct.split("?", 1)[1]))
+    cells = [re.search(r'id="failure-mode">(.*?)</td>', client.get(u).text).group(1) for u in (direct, via)]
+    assert cells[0] == cells[1] and "not ruled out" in cells[0]
+    # a μ typed on Convert (no report) links to μ alone
+    alone = client.get("/convert", params={"mu": "0.2698"}).text
+    assert unescape(re.search(r'href="(/risk\?[^"]*)" id="risk-link"', alone).group(1)) == "/risk?guarantee=mu&mu=0.2698"
