@@ -174,3 +174,24 @@ def test_report_to_convert_to_risk_keeps_the_range_of_its_mu(client):
     # a μ typed on Convert (no report) links to μ alone
     alone = client.get("/convert", params={"mu": "0.2698"}).text
     assert unescape(re.search(r'href="(/risk\?[^"]*)" id="risk-link"', alone).group(1)) == "/risk?guarantee=mu&mu=0.2698"
+
+
+def test_utility_first_risk_is_of_the_noise_it_prints_and_proposes(client):
+    # the plan printed σ = 0.03496 (rounded down, for the power) and proposes it to the ledger, whose
+    # μ is 0.01 / 0.03496 = 0.28604, but read the attack risk at μ_min = 0.28597: TPR 0.002522 and
+    # posterior 0.02484 as upper bounds, below the proposed release's 0.002523 and 0.02485
+    spec = fp.ZTestSpec(effect=0.2, n=100, sd=0.25, alpha=0.01)
+    plan = fp.utility_first(analysis=spec, max_relative_loss=0.01)
+    proposed = plan.mechanism
+    assert proposed == {"kind": "gaussian", "sigma": 0.03496, "sensitivity": 0.01}
+    released = fp.GaussianCurve(0.01 / 0.03496)
+    assert plan.mu_of_noise == 0.01 / 0.03496 > plan.mu_min
+    assert plan.attack_power == float(released.tpr(1e-3))
+    assert plan.posterior == float(fp.posterior(released, 0.01, 1e-3))
+    assert plan.epsilon_at_1e5 == fp.epsilon_for_delta_from_mu(0.01 / 0.03496, 1e-5)
+    text = runner.invoke(app, ["plan", "utility-first", "--effect", "0.2", "--n", "100", "--sd", "0.25", "--level",
+                               "0.01", "--max-relative-loss", "0.01"], env={"COLUMNS": "200"}).output
+    assert re.search(r"attack TPR at the FPR\s*│\s*0\.002523\s", text) and re.search(r"attacker posterior\s*│\s*0\.02485\s", text)
+    page = client.get("/plan", params={"guide": "utility_first", "effect": "0.2", "n": "100", "sd": "0.25",
+                                       "level": "0.01", "max_relative_loss": "0.01"}).text
+    assert "0.002523" in page and "0.02485" in page
