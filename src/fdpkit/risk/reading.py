@@ -53,8 +53,8 @@ MODES = {
 #: A fitted mu read with its range (a privacy report's): why the report's own figures are smaller.
 RANGE_NOTE = ("This μ comes from a privacy report: it summarises the run's certified trade-off curve from below, so "
               "the report's own figures for the run (its attack TPR at each FPR, posterior, advantage, ε) are the "
-              "same or smaller. Quote the report's figures for the run; these read the run through its μ, to compare "
-              "it with other guarantees.")
+              "same or smaller, and its grade the same or better. Quote the report's figures for the run; these read "
+              "the run through its μ, to compare it with other guarantees.")
 #: The failure-mode sentence of a fitted mu read with its range (tau > 0): the run's bound.
 RANGE_MODE = ("The run's certificate does not rule out blatant disclosure: beyond the range of its μ it allows "
               "outputs that reveal membership with certainty with probability up to τ = {tau} (TPR ≤ τ at FPR 0), "
