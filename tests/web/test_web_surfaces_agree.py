@@ -195,3 +195,16 @@ def test_utility_first_risk_is_of_the_noise_it_prints_and_proposes(client):
     page = client.get("/plan", params={"guide": "utility_first", "effect": "0.2", "n": "100", "sd": "0.25",
                                        "level": "0.01", "max_relative_loss": "0.01"}).text
     assert "0.002523" in page and "0.02485" in page
+
+
+def test_risk_to_convert_and_back_keeps_the_range(client):
+    # Risk (from a report) -> "the same guarantee on Convert" -> Risk read μ-GDP alone on return
+    start = "/risk?guarantee=mu&mu=1.567&mu_fpr_min=1e-10&mu_tau=8.159e-07"
+    to_convert = unescape(re.search(r'The same guarantee on <a href="([^"]*)"', client.get(start).text).group(1))
+    assert dict(parse_qsl(to_convert.split("?", 1)[1])) == {"mu": "1.567", "mu_fpr_min": "1e-10", "mu_tau": "8.159e-07"}
+    back = unescape(re.search(r'href="(/risk\?[^"]*)" id="risk-link"', client.get(to_convert).text).group(1))
+    assert dict(parse_qsl(back.split("?", 1)[1])) == dict(parse_qsl(start.split("?", 1)[1]))
+    # a link whose range is not valid carries none of it on (the Risk page says so)
+    bad = client.get("/risk?guarantee=mu&mu=1.567&mu_fpr_min=0.7&mu_tau=8.159e-07").text
+    assert "range of the report's μ is not valid" in unescape(bad)
+    assert not any("mu_fpr_min" in h for h in re.findall(r'href="([^"]*)"', bad))

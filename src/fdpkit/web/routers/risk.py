@@ -57,8 +57,8 @@ def links(values: dict) -> dict[str, str]:
         out["convert"] = "/convert?" + urlencode(conv)
         out["calculator"] = "/calculator?" + urlencode({"mode": "gaussian", "epsilon": eps,
                                                         "delta": delta if g == "epsilon_delta" and delta else 1e-5})
-    elif g == "mu" and values.get("mu"):
-        out["convert"] = "/convert?" + urlencode({"mu": values["mu"]})
+    elif g == "mu" and values.get("mu"):  # a report's range rides along (Convert's Risk link passes it back)
+        out["convert"] = "/convert?" + urlencode({"mu": values["mu"], **{k: values[k] for k in RANGE if values.get(k)}})
     elif g == "zcdp" and values.get("rho"):
         out["convert"] = "/convert?" + urlencode({"rho": values["rho"]})
     return out
@@ -88,7 +88,9 @@ async def _answer(request: Request, form):
             if str(values.get(key) or "").strip() == "":
                 values[key] = f"{getattr(body, key):g}"
     return await render_page(request, "risk.html", {"values": values, "errors": errors, "result": result,
-                                                    "figures": figs, "scale": SCALE, "links": links(dict(form)),
+                                                    "figures": figs, "scale": SCALE,
+                                                    "links": links({**{k: v for k, v in dict(form).items()
+                                                                       if k not in RANGE}, **carried}),
                                                     "carried": carried}, status=form_status(errors))
 
 
