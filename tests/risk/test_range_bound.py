@@ -78,7 +78,7 @@ def test_cli_api_page_and_python_print_one_reading():
     api = client.post("/api/risk", json={"guarantee": "mu", **kw}).json()
     args = ["risk", "--mu", "1", "--mu-fpr-min", "0.4", "--mu-tau", "1e-3", "--fpr", "1e-3"]
     cli = json.loads(CliRunner().invoke(app, [*args, "-f", "json"]).stdout)
-    for key in ("advantage", "failure_mode", "relative_risk"):
+    for key in ("advantage", "failure_mode", "relative_risk", "range"):
         assert api[key] == cli[key] == json.loads(json.dumps(python.to_dict()))[key]
     up = safe_g(python.advantage, 4, up=True)  # an upper bound, rounded up: 0.3839249 reads 0.384
     assert up == "0.384" and float(up) >= python.advantage

@@ -67,7 +67,9 @@ def risk(mu: Optional[float] = typer.Option(None, help="GDP mu."),
     payload = {"guarantee": first.guarantee, "grade": first.grade.to_dict(), "failure_mode": first.failure_mode,
                "advantage": first.advantage, "relative_risk": first.relative_risk, "attacks": attacks,
                "notes": list(first.notes), "warnings": warnings, "headline": first.headline,
-               "gaussian_grade": first.gaussian_grade.to_dict() if first.gaussian_grade is not None else None}
+               "gaussian_grade": first.gaussian_grade.to_dict() if first.gaussian_grade is not None else None,
+               # a fitted mu's range as /api/risk and read_guarantee give it (at the first FPR)
+               "range": first.to_dict()["range"]}
 
     def text() -> None:
         for w in warnings:
