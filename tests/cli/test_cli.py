@@ -221,8 +221,8 @@ def test_printed_noise_and_rates_meet_their_targets():
 def test_dpsgd_headline_rounds_its_bounds_up_on_every_surface():
     """σ 1.1, batch 256 of 60000, 30 epochs: ε = 1.63627 and TPR = 0.00372814 at FPR 1e-3 are
     upper bounds; to nearest they read 1.636 and 0.003728, below the certified values. Every
-    surface prints 1.637 and 0.003729 (the paper statement's 3 digits 0.00373); JSON keeps
-    the full-precision floats."""
+    surface prints 1.637 and 0.003729 (the paper statement too, session 12: it read 0.00373
+    beside the tables' 0.003729); JSON keeps the full-precision floats."""
     from fdpkit.report import build_document
 
     args = ["report", "dpsgd", "--noise-multiplier", "1.1", "--batch-size", "256", "--dataset-size", "60000",
@@ -235,7 +235,7 @@ def test_dpsgd_headline_rounds_its_bounds_up_on_every_surface():
     assert head["ε at δ = 1e-05"] == "1.637" and head["best attack TPR at FPR 0.001"] == "0.003729"
     assert "ε = 1.637 at δ = 1e-05" in doc.summary and "TPR ≤ 0.003729" in doc.summary
     assert dict(doc.section("profile").tables[0].rows)["1e-05"] == "1.637"
-    assert "(ε = 1.637, δ = 1e-05)-DP" in rep.statement() and "above 0.00373 at" in rep.statement()
+    assert "(ε = 1.637, δ = 1e-05)-DP" in rep.statement() and "above 0.003729 at" in rep.statement()
     assert "eps(δ=1e-05)=1.637" in repr(rep)
     assert doc.data["epsilon_at_delta"][0]["epsilon"] == eps  # machine-readable: full precision
     for fmt_args in ([], ["--format", "md"]):

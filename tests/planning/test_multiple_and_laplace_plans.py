@@ -191,10 +191,10 @@ def test_utility_first_reads_the_risk_at_the_total_budget():
     d = plan.to_dict()
     assert d["mu_total"] == pytest.approx(math.sqrt(k) * plan.mu_min, rel=CLOSED_FORM_RTOL)
     assert d["tests"] == k and d["budget_split"]["mu_per_test"] == pytest.approx(plan.mu_min)
-    g = fp.GaussianCurve(math.sqrt(k) * plan.mu_min)
+    g = fp.GaussianCurve(math.sqrt(k) * plan.mu_of_noise)  # of the noise printed per test (σ rounded down)
     assert plan.attack_power == pytest.approx(float(g.tpr(1e-3)), rel=1e-9)
-    assert plan.epsilon_at_1e5 == pytest.approx(float(fp.epsilon_for_delta_from_mu(math.sqrt(k) * plan.mu_min, 1e-5)),
-                                                rel=1e-9)
+    assert plan.epsilon_at_1e5 == pytest.approx(float(fp.epsilon_for_delta_from_mu(math.sqrt(k) * plan.mu_of_noise,
+                                                                                    1e-5)), rel=1e-9)
     assert d["sigma"] == pytest.approx(0.01 / plan.mu_min, rel=CLOSED_FORM_RTOL)
     single = fp.utility_first(analysis=fp.ZTestSpec(effect=0.2, n=100, sd=0.25, alpha=0.05), required_power=0.9)
     assert single.to_dict()["mu_total"] == pytest.approx(single.mu_min)

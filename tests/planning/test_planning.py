@@ -29,9 +29,11 @@ def test_utility_first_reads_mu_as_risk(published):
     plan = fp.utility_first(analysis=SPEC, max_relative_loss=0.01, prior=0.01, fpr=1e-3)
     assert plan.mu_min == pytest.approx(published["ztest_power_mu_min"]["value"]["100"], rel=1e-4)
     assert plan.power >= 0.99 * plan.nonprivate_power - 1e-12
-    g = fp.GaussianCurve(plan.mu_min)
+    # the risk of the noise the plan prints (σ rounded down: μ a little above μ_min)
+    assert plan.mu_min <= plan.mu_of_noise <= plan.mu_min * (1 + 1e-3)
+    g = fp.GaussianCurve(plan.mu_of_noise)
     assert plan.posterior == pytest.approx(fp.posterior(g, 0.01, 1e-3))
-    assert plan.epsilon_at_1e5 == pytest.approx(fp.epsilon_for_delta_from_mu(plan.mu_min, 1e-5))
+    assert plan.epsilon_at_1e5 == pytest.approx(fp.epsilon_for_delta_from_mu(plan.mu_of_noise, 1e-5))
     assert plan.reachable
     json.dumps(plan.to_dict())
 

@@ -211,11 +211,17 @@ def test_fitted_mu_range_outside_gives_the_runs_bound():
     # the FNR side: mu-GDP's TPR above 1 - 1e-10 (here 1 - 6.6e-12): the bound caps at 1
     fnr = read_guarantee("mu", mu=1.567, fpr=0.9999999, **rng)
     assert fnr.range["outside"] and fnr.attack_power == 1.0 and "FNR below 1e-10" in fnr.range["note"]
-    # inside the range nothing changes but the range itself
+    # inside the range the reading at this FPR is mu's (the run-wide figures are the run's bound's:
+    # tests/risk/test_range_bound.py)
     for a in (1e-10, 1e-3, 0.5):
         inside, usual = read_guarantee("mu", mu=1.567, fpr=a, **rng).to_dict(), read_guarantee("mu", mu=1.567, fpr=a).to_dict()
-        assert inside.pop("range") == {"fpr_min": 1e-10, "tau": 8.159e-07, "outside": False, "note": ""}
-        assert usual.pop("range") is None and inside == usual
+        assert inside.pop("range") == {"fpr_min": 1e-10, "tau": 8.159e-07, "outside": False, "note": "",
+                                       "failure": "blatant disclosure not ruled out (probability ≤ τ = 8.159e-07): "
+                                                  "catastrophic by the bound; μ-GDP alone: graceful"}
+        assert usual.pop("range") is None and not inside["warnings"]
+        for key in ("attack_power", "posterior", "relative_risk_at_fpr", "grade", "headline"):
+            assert inside[key] == usual[key]
+        assert inside["plain_language"][:2] == usual["plain_language"][:2]
 
 
 @pytest.mark.parametrize("kwargs,name", [

@@ -138,9 +138,9 @@ def test_report_carries_its_safe_side_mu_to_convert_and_risk(client):
     risk = unescape(re.search(r'href="(/risk\?[^"]*)" id="risk-link"', page).group(1))
     profile = [safe_text(r["epsilon"], up=True) for r in api["epsilon_at_delta"]]
     assert profile[0] == eps_up
-    assert re.fullmatch(rf"/convert\?mu={re.escape(mu_up)}&profile_epsilon={re.escape(','.join(profile))}"
-                        r"&profile_delta=1e-05,1e-06,1e-09&profile_sig=[A-Za-z0-9_-]{43}", convert), convert
     rng = f"&mu_fpr_min=1e-10&mu_tau={safe_text(api['guarantee']['tau'], up=True)}"  # the range of μ
+    assert re.fullmatch(rf"/convert\?mu={re.escape(mu_up)}&profile_epsilon={re.escape(','.join(profile))}"
+                        rf"&profile_delta=1e-05,1e-06,1e-09&profile_sig=[A-Za-z0-9_-]{{43}}{re.escape(rng)}", convert), convert
     assert api["guarantee"]["alpha_min"] == 1e-10 and risk == f"/risk?guarantee=mu&mu={mu_up}{rng}"
     assert f"they carry μ\xa0=\xa0{mu_up}, rounded up (the safe side)" in unescape(page)
     # Convert: the ε of μ-GDP alone, with the report's tighter ε beside it (two numbers, explained)
@@ -182,11 +182,14 @@ def test_report_risk_link_carries_the_range_of_its_mu(client):
     # the form carries the range on (hidden): another FPR read from the page keeps it
     assert '<input type="hidden" name="mu_fpr_min" value="1e-10">' in low.text
     assert '<input type="hidden" name="mu_tau" value="8.159e-07">' in low.text
-    # inside the range: the page of μ alone, no extra text
+    # inside the range: μ's TPR and posterior, no warning; the run-wide rows are the run's bound's
+    # (session 12: they described μ-GDP alone, "graceful", beside a certificate that allows τ at FPR 0)
     inside, plain = client.get(risk + "&fpr=1e-3").text, client.get("/risk?guarantee=mu&mu=1.567&fpr=1e-3").text
-    assert 'id="range-warning"' not in inside and "range" not in re.search(r'id="results".*', inside, re.S).group(0)
+    assert 'id="range-warning"' not in inside
     assert _figure(inside, "attack-power") == _figure(plain, "attack-power") and \
         _figure(inside, "posterior") == _figure(plain, "posterior")
+    assert "blatant disclosure not ruled out (probability ≤ τ = 8.159e-07): catastrophic by the bound; μ-GDP alone: graceful" in unescape(
+        re.sub(r"<[^>]+>", "", re.search(r'id="failure-mode">(.*?)</td>', inside).group(1)))
     # the JSON API takes the same optional fields
     api = client.post("/api/risk", json={"guarantee": "mu", "mu": 1.567, "fpr": 1e-12, "mu_fpr_min": 1e-10,
                                          "mu_tau": 8.159e-07}).json()
@@ -241,7 +244,7 @@ def test_convert_quotes_only_the_figures_the_report_signed(client):
     page = client.get("/report", params=REPORT_RUN).text
     href = unescape(re.search(r'href="(/convert\?[^"]*)" id="convert-link"', page).group(1))
     carried = dict(parse_qsl(href.split("?", 1)[1]))
-    assert set(carried) == {"mu", "profile_epsilon", "profile_delta", "profile_sig"}
+    assert set(carried) == {"mu", "profile_epsilon", "profile_delta", "profile_sig", "mu_fpr_min", "mu_tau"}
     good = _note(client.get(href).text)
     assert good and f"the tighter ε = {carried['profile_epsilon'].split(',')[0]} at δ = 1e-05" in good
     mu_eps = re.search(r'id="recommended-epsilon">ε = (.*?) <', client.get(href).text).group(1)
@@ -315,7 +318,7 @@ def test_convert_quotes_the_runs_epsilon_at_every_delta_where_mu_alone_is_lower(
     key = app_key(client.app)
     link = next_links(data, key)["convert"]
     assert re.fullmatch(r"/convert\?mu=1\.567&profile_epsilon=7\.425,8\.216,10\.23&profile_delta=1e-05,1e-06,1e-09"
-                        r"&profile_sig=[A-Za-z0-9_-]{43}", link), link
+                        r"&profile_sig=[A-Za-z0-9_-]{43}", link), link  # no alpha_min/tau in data: no range
     page = unescape(client.get(link).text)
     note = re.sub(r"<[^>]+>", "", re.search(r'id="profile-note">(.*?)</p>', page, re.S).group(1))
     assert "the tighter ε = 7.425 at δ = 1e-05" in note

@@ -43,16 +43,19 @@ def risk(mu: Optional[float] = typer.Option(None, help="GDP mu."),
     readings = [read(priors[0], a) for a in fprs]
     first = readings[0]
     curve = first.curve
+    # with a fitted mu's range these describe the run's certified bound, as the web's Risk page
+    of = " (the run's bound)" if first.range is not None else ""
+    tau = first.range["tau"] if first.range is not None else 0.0
     rows = {
         "grade": str(first.grade),
-        "failure mode": first.failure_mode,
-        "advantage (max TPR - FPR)": first.advantage,
-        "relative risk (all FPR)": first.relative_risk,
+        f"failure mode{of}": first.range["failure"] if tau > 0 else first.failure_mode,
+        f"advantage (max TPR - FPR){of}": first.advantage,
+        f"relative risk (all FPR){of}": first.relative_risk,
     }
     attacks = []
     for a, r in zip(fprs, readings):
         rows[f"attack TPR at FPR {a:g}"] = r.attack_power
-        rows[f"relative risk for FPR >= {a:g}"] = r.relative_risk_at_fpr
+        rows[f"relative risk for FPR >= {a:g}{of}"] = r.relative_risk_at_fpr
         # outside a fitted mu's range the posterior is the run's bound's (the reading's)
         posts = [{"prior": p, "posterior": fp.posterior(curve, p, a) if r.range is None else read(p, a).posterior}
                  for p in priors]
@@ -64,7 +67,9 @@ def risk(mu: Optional[float] = typer.Option(None, help="GDP mu."),
     payload = {"guarantee": first.guarantee, "grade": first.grade.to_dict(), "failure_mode": first.failure_mode,
                "advantage": first.advantage, "relative_risk": first.relative_risk, "attacks": attacks,
                "notes": list(first.notes), "warnings": warnings, "headline": first.headline,
-               "gaussian_grade": first.gaussian_grade.to_dict() if first.gaussian_grade is not None else None}
+               "gaussian_grade": first.gaussian_grade.to_dict() if first.gaussian_grade is not None else None,
+               # a fitted mu's range as /api/risk and read_guarantee give it (at the first FPR)
+               "range": first.to_dict()["range"]}
 
     def text() -> None:
         for w in warnings:
@@ -77,6 +82,8 @@ def risk(mu: Optional[float] = typer.Option(None, help="GDP mu."),
         out.print(f"What this grade means: {first.grade.definition}", soft_wrap=True)
         for note in first.notes:
             out.print(note, soft_wrap=True)
+        if tau > 0:  # the failure-mode sentence of the run's bound (the Risk page's too)
+            out.print(first.plain_language[-1], soft_wrap=True, highlight=False)
         kv(f"Risk of {first.guarantee}", rows, up=True)  # TPR, posterior, risk, advantage: upper bounds
 
     emit(payload, fmt, output, text)

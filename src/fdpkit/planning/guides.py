@@ -96,9 +96,15 @@ class MechanismOption:
             return grade(GaussianCurve(self.value))
         return grade(LaplaceCurve(self.value) if self.tests == 1 else EpsDeltaCurve(self.value, 0.0))
 
+    @property
+    def planned_noise(self) -> float | None:
+        """The noise this option plans: ``noise_scale``, None where the limit does not bind
+        (value = inf: "none needed", as the plan's text says; a scale of 0 read as a plan)."""
+        return self.noise_scale if math.isfinite(self.value) else None
+
     def to_dict(self) -> dict:
         """The object as JSON-ready data (dicts, lists, numbers and strings), with its grade."""
-        return json_safe({**self.__dict__, "grade": self.grade.to_dict()})
+        return json_safe({**self.__dict__, "noise_scale": self.planned_noise, "grade": self.grade.to_dict()})
 
 
 @dataclass(frozen=True)
@@ -132,13 +138,15 @@ class PrivacyFirstPlan:
 
     @property
     def sigma(self) -> float | None:
-        """Gaussian noise sd of the Gaussian option (None if no Gaussian option or analysis)."""
-        return next((o.noise_scale for o in self.options if o.noise_parameter == "sigma"), None)
+        """Gaussian noise sd of the Gaussian option (None if no Gaussian option or analysis, or
+        where the limit does not bind it: mu = inf, no noise planned)."""
+        return next((o.planned_noise for o in self.options if o.noise_parameter == "sigma"), None)
 
     @property
     def laplace_scale(self) -> float | None:
-        """Laplace scale b of the Laplace option (None without an analysis)."""
-        return next((o.noise_scale for o in self.options if o.noise_parameter == "b"), None)
+        """Laplace scale b of the Laplace option (None without an analysis or where the limit
+        does not bind it)."""
+        return next((o.planned_noise for o in self.options if o.noise_parameter == "b"), None)
 
     @property
     def recommended(self) -> MechanismOption | None:
@@ -363,9 +371,11 @@ class UtilityFirstPlan:
     prior, fpr : float
         The reference attacker's prior and false-positive rate.
     posterior, relative_risk, attack_power : float
-        What the best attack reaches at ``fpr`` under ``mu_min``.
+        What the best attack reaches at ``fpr`` under the noise the plan prints (``sigma``
+        rounded down to 4 digits, the noise a user adds: μ = :attr:`mu_of_noise`, a little
+        above ``mu_min``), all tests together.
     epsilon_at_1e5 : float
-        ε at δ = 1e-5 of ``mu_min``.
+        ε at δ = 1e-5 of that noise (all tests together).
     reachable : bool
         Whether any finite μ meets the requirement; ``reason`` says why not.
     """
@@ -388,6 +398,12 @@ class UtilityFirstPlan:
     def sigma(self) -> float:
         """Gaussian noise sd to add to the released statistic at mu_min: sensitivity / mu_min."""
         return self.analysis.sigma(self.mu_min) if math.isfinite(self.mu_min) else 0.0
+
+    @property
+    def mu_of_noise(self) -> float:
+        """μ per test of the noise the plan prints and a ledger proposal carries: the sensitivity
+        over ``sigma`` rounded down to 4 digits (at least ``mu_min``; the risk figures are its)."""
+        return _mu_of_printed_sigma(self.analysis, self.mu_min)
 
     @property
     def tests(self) -> int:
@@ -424,6 +440,7 @@ class UtilityFirstPlan:
         d["sigma"] = json_safe(self.sigma)
         d["tests"] = self.tests
         d["mu_total"] = json_safe(self.mu_total)
+        d["mu_of_noise"] = json_safe(self.mu_of_noise)
         d["budget_split"] = budget_split(self)
         d["noise"] = noise_sentences(self)
         d["warnings"] = plausibility_warnings(prior=self.prior, mu=self.mu_min if math.isfinite(self.mu_min) else None)
@@ -440,10 +457,20 @@ class UtilityFirstPlan:
 
     @property
     def grade(self):
-        """The grade (:func:`fdpkit.risk.grade`) of the planned Gaussian mechanism at mu_total
-        (all tests together); "no meaningful protection" when no finite mu is planned."""
-        m = self.mu_total
+        """The grade (:func:`fdpkit.risk.grade`) of the planned Gaussian mechanism, all tests
+        together, at the noise the plan prints (:attr:`mu_of_noise`); "no meaningful protection"
+        when no finite mu is planned."""
+        m = self.analysis.mu_total(self.mu_of_noise)
         return grade(GaussianCurve(m)) if math.isfinite(m) else grade_for_tpr(1.0)
+
+
+def _mu_of_printed_sigma(analysis: ZTestSpec, mu: float) -> float:
+    """mu of the Gaussian noise sd the plan prints for ``mu`` (sensitivity / mu rounded down to 4
+    digits, the noise a user adds): at least ``mu``; ``mu`` itself when not finite."""
+    if not (math.isfinite(mu) and mu > 0):
+        return mu
+    printed = round_safe(analysis.sigma(mu), up=False)
+    return max(mu, analysis.sensitivity / printed) if printed > 0 else mu
 
 
 #: Where de Fondeville's printed mu_min come from (stated wherever a mu_min is shown).
@@ -494,8 +521,10 @@ def utility_first(*, analysis: ZTestSpec, required_power: float | None = None,
     if not math.isfinite(mu):
         return UtilityFirstPlan(analysis, criterion, mu, best, best, prior, fpr, 1.0, math.inf, 1.0,
                                 math.inf, False, reason)
-    # mu is each test's; the attacker sees all k releases: read the risk at the total
-    mu_all = analysis.mu_total(mu)
+    # mu is each test's; the attacker sees all k releases: read the risk at the total, of the
+    # noise the plan prints (rounded down for the power: TPR 0.002522 was read at mu_min 0.28597
+    # while sigma 0.03496 gives mu 0.28604 and TPR 0.002523)
+    mu_all = analysis.mu_total(_mu_of_printed_sigma(analysis, mu))
     g = GaussianCurve(mu_all)
     return UtilityFirstPlan(
         analysis, criterion, mu, analysis.power(mu=mu), best, prior, fpr,
@@ -573,9 +602,10 @@ def budget_split(plan: "PrivacyFirstPlan | UtilityFirstPlan") -> dict:
     else:
         for o in plan.options:
             if o.parameter == "mu":
-                d.update(mu_total=o.value, mu_per_test=o.value_per_test, sigma_per_test=o.noise_scale)
+                d.update(mu_total=o.value, mu_per_test=o.value_per_test, sigma_per_test=o.planned_noise)
             else:
-                d.update(epsilon_total=o.value, epsilon_per_test=o.value_per_test, laplace_scale_per_test=o.noise_scale)
+                d.update(epsilon_total=o.value, epsilon_per_test=o.value_per_test,
+                         laplace_scale_per_test=o.planned_noise)
     return json_safe(d)
 
 

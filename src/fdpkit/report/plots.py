@@ -13,6 +13,11 @@ from fdpkit._numerics import safe_g
 from fdpkit.convert import epsilon_for_delta_from_mu, mu_for_epsilon_delta, mu_from_pure_epsilon
 from fdpkit.curves import GaussianCurve, LaplaceCurve, TradeOffCurve
 from fdpkit.risk import posterior, precision_at_recall, relative_risk
+from fdpkit.risk._range_bound import RangeBound
+
+#: What the risk plots draw: a trade-off curve, or a run's certified bound from a fitted mu with
+#: its range (the Risk readings' ``certificate``: the same TPR bound as their numbers).
+RiskCurve = TradeOffCurve | RangeBound
 
 FPR_LABEL = "False positive rate (FPR, α)"
 FNR_LABEL = "False negative rate (FNR, β)"
@@ -37,7 +42,7 @@ def tradeoff(ax, curves: Mapping[str, TradeOffCurve], *, mu: float | None = None
     return ax
 
 
-def roc_loglog(ax, curves: Mapping[str, TradeOffCurve], *, mu: float | None = None):
+def roc_loglog(ax, curves: Mapping[str, RiskCurve], *, mu: float | None = None):
     """TPR against FPR on log-log axes: the membership-inference view of the tail."""
     for name, c in curves.items():
         ax.loglog(_LOG_GRID, np.maximum(c.tpr(_LOG_GRID), 1e-300), label=f"{name} ({c.bound})")
@@ -174,12 +179,13 @@ def mu_vs_epsilon(ax, *, epsilons: Sequence[float] | None = None, fprs: Sequence
     return ax
 
 
-def precision_vs_recall(ax, curves: Mapping[str, TradeOffCurve], *, recall_min: float = 1e-6):
+def precision_vs_recall(ax, curves: Mapping[str, RiskCurve], *, recall_min: float = 1e-6):
     """Worst-case attack precision against recall on a balanced population (Kulynych &
     Honkela Figs. 2a, 5a): precision = TPR / (TPR + FPR) at TPR = recall."""
     r = np.geomspace(recall_min, 0.999, 200)
     for name, c in curves.items():
-        ax.semilogx(r, precision_at_recall(c, r), label=f"{name} ({c.bound})")
+        ax.semilogx(r, c.precision_at_recall(r) if isinstance(c, RangeBound) else precision_at_recall(c, r),
+                    label=f"{name} ({c.bound})")
     ax.axhline(0.5, ls=":", color="grey", label="random guess (0.5)")
     ax.set_xlabel("Recall (attack TPR), log scale")
     ax.set_ylabel("Worst-case precision")
@@ -249,12 +255,13 @@ def ztest_roc(ax, spec, *, mus: Sequence[float] = (0.1, 0.5, 1.0), ns: Sequence[
     return ax
 
 
-def posterior_vs_fpr(ax, curve: TradeOffCurve, *, priors: Sequence[float] = (0.01, 0.1, 0.5)):
+def posterior_vs_fpr(ax, curve: RiskCurve, *, priors: Sequence[float] = (0.01, 0.1, 0.5)):
     """Posterior membership probability after a positive attack against the attack's FPR α,
     for several priors (de Fondeville Fig. 2)."""
     a = np.geomspace(1e-8, 1.0, 120)
     for p in priors:
-        ax.semilogx(a, posterior(curve, p, a), label=f"prior = {p:g}")
+        ax.semilogx(a, curve.posterior(p, a) if isinstance(curve, RangeBound) else posterior(curve, p, a),
+                    label=f"prior = {p:g}")
         ax.axhline(p, ls=":", lw=0.7, color="grey")
     ax.set_xlabel(FPR_LABEL + ", log scale")
     ax.set_ylabel("Posterior after a positive attack")

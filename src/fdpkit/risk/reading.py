@@ -25,7 +25,8 @@ from fdpkit._inputs import plausibility_warnings
 from fdpkit.risk.bayes import advantage
 from fdpkit.risk.attack import _risk_tpr, multiplicative_advantage, posterior
 from fdpkit.risk.disclosure import failure_mode, relative_risk
-from fdpkit.risk.grade import SCALE_NOTE, WORST_CASE_NOTE, Grade, grade
+from fdpkit.risk.grade import REFERENCE_FPR, SCALE_NOTE, WORST_CASE_NOTE, Grade, grade, grade_for_tpr
+from fdpkit.risk._range_bound import RangeBound
 from fdpkit.accounting import tradeoff_curve
 from fdpkit.convert.gdp import mu_for_epsilon_delta
 from fdpkit.mechanisms import ZCDP
@@ -49,6 +50,16 @@ MODES = {
     "catastrophic": "Some outputs may reveal membership with certainty (blatant disclosure, with "
                     "probability up to δ).",
 }
+#: A fitted mu read with its range (a privacy report's): why the report's own figures are smaller.
+RANGE_NOTE = ("This μ comes from a privacy report: it summarises the run's certified trade-off curve from below, so "
+              "the report's own figures for the run (its attack TPR at each FPR, posterior, advantage, ε) are the "
+              "same or smaller, and its grade the same or better. Quote the report's figures for the run; these read "
+              "the run through its μ, to compare it with other guarantees.")
+#: The failure-mode sentence of a fitted mu read with its range (tau > 0): the run's bound.
+RANGE_MODE = ("The run's certificate does not rule out blatant disclosure: beyond the range of its μ it allows "
+              "outputs that reveal membership with certainty with probability up to τ = {tau} (TPR ≤ τ at FPR 0), "
+              "which μ-GDP alone rules out. Whether the run has such outputs depends on its mechanism: the privacy "
+              "report reads that from the run itself (its failure mode); the grade is read at FPR {ref:g}.")
 
 
 def check_guarantee_fields(guarantee: str, *, mu: float | None = None, epsilon: float | None = None,
@@ -117,9 +128,13 @@ class RiskReading:
     #: the grade of the Gaussian mechanism that meets the same guarantee (None for mu-GDP)
     gaussian_grade: Grade | None = None
     #: a mu's certified range when one was given (``mu_fpr_min``, ``mu_tau``): ``{"fpr_min",
-    #: "tau", "outside", "note"}``; where ``outside``, attack_power, posterior and
+    #: "tau", "outside", "note", "failure"}`` ("failure": the failure mode in words, for tau > 0);
+    #: where ``outside``, attack_power, posterior and
     #: relative_risk_at_fpr are the run's bound 1 - G_mu(FPR) + tau, not mu-GDP's
     range: dict | None = None
+    #: with a range: the run's certified TPR bound over every FPR, which advantage,
+    #: relative_risk, failure_mode and the plots describe (``curve`` stays mu-GDP's)
+    certificate: RangeBound | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict:
         """The object as JSON-ready data (dicts, lists, numbers and strings)."""
@@ -174,7 +189,11 @@ def read_guarantee(guarantee: str = "mu", *, mu: float | None = None, epsilon: f
         both or neither, ``guarantee="mu"`` only): mu holds for attacks with FPR and FNR >=
         ``mu_fpr_min`` in (0, 0.5); elsewhere TPR <= 1 - G_mu(FPR) + ``mu_tau`` (``mu_tau`` in
         [0, 1]). At an FPR outside the range the reading gives that bound and says so in
-        ``range["note"]`` (also the first warning); inside it, nothing changes.
+        ``range["note"]`` (also the first warning); inside it, the TPR, posterior and grade are
+        mu's. Either way ``advantage``, ``relative_risk``, ``relative_risk_at_fpr`` and
+        ``failure_mode`` are those of the run's bound over every FPR (``certificate``, sound upper
+        bounds: :mod:`fdpkit.risk._range_bound`): the advantage exceeds mu-GDP's by at most tau,
+        and blatant disclosure with probability up to tau is not ruled out ("catastrophic").
 
     Examples
     --------
@@ -182,8 +201,8 @@ def read_guarantee(guarantee: str = "mu", *, mu: float | None = None, epsilon: f
     >>> r.grade.label, r.notes[0].startswith("This is the worst case")
     ('no meaningful protection', True)
     >>> r = read_guarantee("mu", mu=1.567, fpr=1e-12, mu_fpr_min=1e-10, mu_tau=8.159e-07)
-    >>> r.range["outside"], r.attack_power >= 8.159e-07
-    (True, True)
+    >>> r.range["outside"], r.attack_power >= 8.159e-07, r.failure_mode
+    (True, True, 'catastrophic')
     """
     curve, name = guarantee_curve(guarantee, mu=mu, epsilon=epsilon, delta=delta, rho=rho)
     p = check_scalar("prior", check_probability("prior", prior))
@@ -196,28 +215,40 @@ def read_guarantee(guarantee: str = "mu", *, mu: float | None = None, epsilon: f
     rr_at = float(relative_risk(curve, fpr_min=a))
     ratio = float(multiplicative_advantage(curve, a))
     rng = None if given is None else _range_reading(curve, mu, a, *given)
-    if rng is not None:
+    adv, rr_all, mode = float(advantage(curve)), float(relative_risk(curve)), failure_mode(curve)
+    g = grade(curve, failure_mode=mode)
+    cert = None if given is None else RangeBound(float(mu), *given)  # type: ignore[arg-type]
+    if cert is not None and rng is not None:
+        # every figure of the run's bound (module docs of fdpkit.risk._range_bound)
         if rng["outside"]:  # the run's bound there: never below mu-GDP's (tau >= 0)
-            tpr = min(1.0, tpr + rng["tau"])
+            tpr = float(cert.tpr(a))
             post = _posterior_of(tpr, p, a)
             ratio = tpr / a  # sup over FPR >= a of the bound's TPR / FPR (both parts decrease)
-            rr_at = max(rr_at, ratio)
-    mode = failure_mode(curve)
-    g = grade(curve, failure_mode=mode)
+        rr_at = max(rr_at, cert.relative_risk(a))
+        adv, rr_all = cert.advantage(adv), cert.relative_risk()
+        if cert.tau > 0:  # B(0+) = tau: not ruled out (the grade keeps mu's mode, as the report's)
+            rng["failure"] = (f"blatant disclosure not ruled out (probability ≤ τ = {safe_g(cert.tau, 4, up=True)}): "
+                              f"catastrophic by the bound; μ-GDP alone: {mode}")
+            mode = "catastrophic"
+        if bool(cert.outside(REFERENCE_FPR)):
+            g = grade_for_tpr(float(cert.tpr(REFERENCE_FPR)))
     times = _times(ratio)  # upper bounds: up, the table's digits
     plain = (
         # small rates keep two significant digits: an FPR of 1e-6 read "0.00%" beside "721 times"
         f"An attack that wrongly flags {plain_percent(a, 2, up=None)} of non-members correctly flags at most "
         f"{plain_percent(tpr, 2, up=True)} of members ({times} times its false-positive rate); no attack with a "
-        f"false-positive rate of {plain_percent(a, 2, up=None)} or more does better than {times} times its "
+        f"false-positive rate of {plain_percent(a, 2, up=None)} or more does better than {_times(rr_at)} times its "
         "false-positive rate.",
         f"If an attacker starts {plain_percent(p, 1, up=None)} sure that a person is in the data, a positive attack "
         f"can raise that to at most {plain_percent(post, 1, up=True)}.",
-        MODES[mode].format(factor=safe_g(float(relative_risk(curve)), up=True)),
+        MODES[mode].format(factor=safe_g(rr_all, up=True)) if cert is None or cert.tau == 0 else
+        RANGE_MODE.format(tau=safe_g(cert.tau, 4, up=True), ref=REFERENCE_FPR),
     )
     notes = [SCALE_NOTE]
     if guarantee != "mu":
         notes.insert(0, WORST_CASE_NOTE)
+    if cert is not None:
+        notes.insert(0, RANGE_NOTE)
     warnings = plausibility_warnings(mu=mu, epsilon=epsilon, delta=delta if guarantee == "epsilon_delta" else None,
                                      prior=p, n=n)
     if guarantee == "epsilon_delta" and delta is None:
@@ -225,9 +256,8 @@ def read_guarantee(guarantee: str = "mu", *, mu: float | None = None, epsilon: f
     if rng is not None and rng["outside"]:
         warnings = [rng["note"]] + list(warnings)
     headline, g_gauss = _headline(guarantee, g, mu=mu, epsilon=epsilon, delta=delta, rho=rho)
-    return RiskReading(name, guarantee, a, p, tpr, post, rr_at,
-                       float(relative_risk(curve)), float(advantage(curve)), mode, g, plain,
-                       tuple(notes), tuple(warnings), curve, headline, g_gauss, rng)
+    return RiskReading(name, guarantee, a, p, tpr, post, rr_at, rr_all, adv, mode, g, plain,
+                       tuple(notes), tuple(warnings), curve, headline, g_gauss, rng, cert)
 
 
 def _check_range(guarantee: str, fpr_min: float | None, tau: float | None) -> tuple[float, float] | None:
@@ -257,7 +287,7 @@ def _range_reading(curve: TradeOffCurve, mu: float | None, a: float, fpr_min: fl
         note = (f"The report certifies μ = {mu:g} only for attacks with FPR and FNR ≥ {fpr_min:g}, and {where}. There the run's certificate is TPR ≤ 1 − G_μ(FPR) + τ with "
                 f"τ = {safe_g(tau, 4, up=True)}: the attack TPR, posterior and relative risk here are that "
                 "bound, larger than μ-GDP's (which would understate the run's risk here).")
-    return {"fpr_min": fpr_min, "tau": tau, "outside": bool(low or high), "note": note}
+    return {"fpr_min": fpr_min, "tau": tau, "outside": bool(low or high), "note": note, "failure": ""}
 
 
 def _posterior_of(tpr: float, prior: float, fpr: float) -> float:
@@ -303,7 +333,8 @@ def _headline(guarantee: str, g: Grade, *, mu=None, epsilon=None, delta=None, rh
     gg = grade(GaussianCurve(m))
     also = "also " if gg.level == g.level else ""
     return (f"{what} alone: {worst} in the worst case; ask for the mechanism — as a Gaussian mechanism it "
-            f"would {also}be '{gg.label}' (μ = {safe_g(m, 3, up=True)} {how}).", gg)
+            # the digits of the Convert and Calculator tables beside it (1.67 read beside their 1.667)
+            f"would {also}be '{gg.label}' (μ = {safe_g(m, 4, up=True)} {how}).", gg)
 
 
 __all__ = ["DEFAULT_DELTA", "GUARANTEES", "RiskReading", "check_guarantee_fields", "gaussian_equivalent",

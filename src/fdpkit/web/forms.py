@@ -16,6 +16,8 @@ No maths here: the limits are the models' (which take them from the library).
 
 from __future__ import annotations
 
+import json
+
 import math
 import re
 from typing import Any, Iterable
@@ -277,3 +279,19 @@ def report_query(spec: dict[str, Any], discretization: float | None = None) -> d
     if discretization is not None:
         q["discretization"] = text(discretization)
     return q
+
+
+def report_link(spec: dict[str, Any]) -> str:
+    """A ``/report`` link of any mechanism spec (a ledger release's): a one-phase DP-SGD run
+    fills the DP-SGD form (:func:`report_query`), anything else the JSON spec form. The
+    report is accounted at the library's rule, as ``fdpkit report`` does.
+
+    >>> report_link({"kind": "gaussian", "sigma": 2.0})
+    '/report?kind=mechanism&mechanism=%7B%22kind%22%3A+%22gaussian%22%2C+%22sigma%22%3A+2.0%7D'
+    """
+    from urllib.parse import urlencode
+
+    if spec.get("kind") == "dpsgd" and spec.get("noise_multiplier") is not None and not spec.get("phases"):
+        return "/report?" + urlencode(report_query(spec))
+    return "/report?" + urlencode({"kind": "mechanism", "mechanism": json.dumps(spec)})
+

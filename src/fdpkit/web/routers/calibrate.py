@@ -26,11 +26,12 @@ FIELDS = ("target", *NUMBERS, "sampling", "relation", "unit", "mu", "epsilon", "
           "drop_last")
 #: The form starts with the choices and the accounting setting only: the target and the training
 #: run are the user's (a prefilled batch size or epoch count would fight a typed sample rate or
-#: steps). The placeholders show EXAMPLE_RUN and "Load example" fills it in.
-DEFAULTS = {"target": "epsilon", "sampling": POISSON, "relation": ADD_REMOVE, "unit": EXAMPLE,
-            "discretization": "1e-3"}
+#: steps). The placeholders show EXAMPLE_RUN and "Load example" fills it in. The discretization
+#: starts empty, the library's rule, as ``fdpkit calibrate`` and ``fdpkit.calibrate_dpsgd`` use it:
+#: a prefilled 1e-3 gave another sigma than the CLI for the same target (2.768 against 2.753).
+DEFAULTS = {"target": "epsilon", "sampling": POISSON, "relation": ADD_REMOVE, "unit": EXAMPLE}
 EXAMPLE_RUN = {"target": "epsilon", "target_value": "3", "delta": "1e-5", "batch_size": "256",
-               "dataset_size": "60000", "epochs": "1", "discretization": "1e-3"}
+               "dataset_size": "60000", "epochs": "1"}
 #: The form's labels (the schema's titles), used to word the library's errors.
 LABELS = {**labels_of(CalibrateRequest), "noise_multiplier": "Noise multiplier σ"}
 

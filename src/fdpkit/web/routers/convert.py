@@ -26,6 +26,9 @@ EXAMPLE = {"epsilon": "1", "delta": "1e-5", "mu": "1"}
 #: texts is the server's: a hand-made link's figure is never shown as the run's.
 PROFILE_FIELDS = ("profile_epsilon", "profile_delta")
 CARRIED = ("mu", *PROFILE_FIELDS)
+#: The range of a report's fitted μ (unsigned: it can only add a warning and raise Risk's figures),
+#: carried on to the Risk page as the report's own Risk link carries it.
+RANGE = ("mu_fpr_min", "mu_tau")
 #: The mu-vs-epsilon plot's level fields (Kulynych & Honkela Figs. 1-3 b/c), comma-separated lists.
 LEVEL_FIELDS = ("fpr_levels", "recall_levels", "delta_levels")
 
@@ -124,12 +127,27 @@ async def _answer(request: Request, form):
                     figure = await run_light(mu_vs_epsilon_figure, eps if eps is not None else 8.0, **levels)
             except ValueError as exc:
                 errors[field_of(exc, FIELDS)] = str(exc)
+    if result and result.get("verdict") and mu is not None and eps is None and rho is None:
+        result["verdict"]["risk_link"] += _range_query(form)  # a report's μ: its range on to Risk
     signed = check(app_key(request.app), form, CARRIED)  # None: no signature; False: a changed link
     profile = profile_note(form, mu, delta, result) if signed else None
     return await render_page(request, "convert.html", {"values": dict(form), "errors": errors, "result": result,
                                                        "tables": await run_light(fp.seed_tables), "figure": figure,
                                                        "example": EXAMPLE, "profile": profile,
                                                        "profile_unverified": signed is False}, status=form_status(errors))
+
+
+def _range_query(form) -> str:
+    """``&mu_fpr_min=..&mu_tau=..`` of a report's link (the range of its fitted μ), for the Risk
+    link; "" unless both are given as plain numbers (the Risk page checks their values)."""
+    from urllib.parse import urlencode
+
+    texts = {k: str(form.get(k) or "").strip() for k in RANGE}
+    try:
+        [float(v) for v in texts.values()]
+    except ValueError:
+        return ""
+    return "&" + urlencode(texts) if all(texts.values()) else ""
 
 
 def _carried_profile(form) -> dict[float, float]:

@@ -22,6 +22,7 @@ from fdpkit.accounting.running import GRID_NOTE
 from fdpkit.vocabulary import ADD_REMOVE
 from fdpkit.web.auth import Principal, call, ledger_of, pdf_jobs, require, run_ledger
 from fdpkit.web.common import render_page, run_light
+from fdpkit.web.forms import report_link
 from fdpkit.web.proposal_form import CHOICES as PROPOSAL_CHOICES, DPSGD_FIELDS, form_values, in_labels, spec_from_fields
 from fdpkit.web.routers.ledger_api import checked_spec
 from fdpkit.web.lift_hints import lift_refusal, pending_lifts
@@ -312,7 +313,8 @@ async def _release_context(request: Request, p: Principal, release_id: int, **kw
     check = (await run_ledger(request, "check_release", r.id, work=await call(pending_work, led, r.id))
              if r.state in ("proposed", "approved") else None)
     return _ctx(p, r=r, ds=ds, approvals=approvals, events=events, check=check, rid=r.id,
-                rendering=r.id in pdf_jobs(request.app), spec=json.dumps(json.loads(r.spec), indent=1), **kw)
+                rendering=r.id in pdf_jobs(request.app), spec=json.dumps(json.loads(r.spec), indent=1),
+                report=report_link(json.loads(r.spec)), **kw)
 
 
 async def _confirm_page(request: Request, p: Principal, release_id: int, error: str = "", reason: str = "",

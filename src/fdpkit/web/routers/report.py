@@ -138,6 +138,8 @@ def next_links(data: dict, key: bytes | None = None) -> dict[str, str] | None:
     if key and carried:
         query.update(profile_epsilon=",".join(e for e, _ in carried), profile_delta=",".join(d for _, d in carried))
         query[SIG_FIELD] = sign(key, query, CARRIED)
+    # the range too (unsigned, as Risk's): Convert's own Risk link carries it on
+    query.update(_mu_range(data["guarantee"]))
     return {"mu": mu_text, "convert": "/convert?" + urlencode(query, safe=","),
             "risk": "/risk?" + urlencode({"guarantee": "mu", "mu": mu_text, **_mu_range(data["guarantee"])})}
 

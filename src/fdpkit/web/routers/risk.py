@@ -7,6 +7,7 @@ from fastapi import APIRouter, Request
 from fdpkit.report import plots
 from fdpkit.risk.grade import DEFINITIONS, LABELS
 from fdpkit.risk.reading import read_guarantee
+from fdpkit.risk._range_bound import RangeBound
 from fdpkit.report.figures import svg_inline
 from fdpkit.web.common import form_status, render_page, run_light, FormErrors, api_error, field_of, finite
 from fdpkit.web.forms import parse_form
@@ -22,10 +23,11 @@ SCALE = tuple(zip(LABELS, DEFINITIONS))
 
 def reading(guarantee: str, mu, epsilon, delta, prior: float, fpr: float, rho=None, n=None, mu_fpr_min=None,
             mu_tau=None):
-    """The library's reading (grade, sentences, warnings) and its curve."""
+    """The library's reading (grade, sentences, warnings) and what its plots draw: with a fitted
+    μ's range the run's certified bound (``certificate``, the curve of its numbers), else the curve."""
     r = read_guarantee(guarantee, mu=mu, epsilon=epsilon, delta=delta, prior=prior, fpr=fpr, rho=rho, n=n,
                        mu_fpr_min=mu_fpr_min, mu_tau=mu_tau)
-    return r.to_dict(), r.curve
+    return r.to_dict(), (r.certificate if r.certificate is not None else r.curve)
 
 
 @router.get("/risk", include_in_schema=False)
@@ -55,8 +57,8 @@ def links(values: dict) -> dict[str, str]:
         out["convert"] = "/convert?" + urlencode(conv)
         out["calculator"] = "/calculator?" + urlencode({"mode": "gaussian", "epsilon": eps,
                                                         "delta": delta if g == "epsilon_delta" and delta else 1e-5})
-    elif g == "mu" and values.get("mu"):
-        out["convert"] = "/convert?" + urlencode({"mu": values["mu"]})
+    elif g == "mu" and values.get("mu"):  # a report's range rides along (Convert's Risk link passes it back)
+        out["convert"] = "/convert?" + urlencode({"mu": values["mu"], **{k: values[k] for k in RANGE if values.get(k)}})
     elif g == "zcdp" and values.get("rho"):
         out["convert"] = "/convert?" + urlencode({"rho": values["rho"]})
     return out
@@ -80,8 +82,15 @@ async def _answer(request: Request, form):
         except ValueError as exc:
             errors[field_of(exc, FIELDS + RANGE)] = str(exc)
     carried = _carried(form, errors)
-    return await render_page(request, "risk.html", {"values": dict(form), "errors": errors, "result": result,
-                                                    "figures": figs, "scale": SCALE, "links": links(dict(form)),
+    values = dict(form)
+    if body is not None:  # the prior and FPR the answer used, shown in the form (a report's link gives none)
+        for key in ("prior", "fpr"):
+            if str(values.get(key) or "").strip() == "":
+                values[key] = f"{getattr(body, key):g}"
+    return await render_page(request, "risk.html", {"values": values, "errors": errors, "result": result,
+                                                    "figures": figs, "scale": SCALE,
+                                                    "links": links({**{k: v for k, v in dict(form).items()
+                                                                       if k not in RANGE}, **carried}),
                                                     "carried": carried}, status=form_status(errors))
 
 
@@ -99,14 +108,18 @@ def _carried(form, errors: FormErrors) -> dict[str, str]:
 
 
 def risk_figures(curve, prior: float) -> list[tuple[str, str]]:
-    """Posterior against FPR, precision against recall and the log-log ROC of a guarantee."""
+    """Posterior against FPR, precision against recall and the log-log ROC of a guarantee, or of
+    the run's certified bound (a fitted μ read with its range: the ROC adds μ-GDP alone, dashed)."""
     priors = (prior, 0.1, 0.5) if prior not in (0.1, 0.5) else (0.01, 0.1, 0.5)
+    bound = isinstance(curve, RangeBound)
+    name, of = ("the run's bound (μ, τ beyond its range)", ": the run's certified bound") if bound else ("guarantee", "")
+    mu = curve.mu if bound else None
     return [(cap, svg_inline(draw, title=cap)) for cap, draw in (
-        ("Posterior after a positive attack against the attack's FPR (de Fondeville Fig. 2)",
+        (f"Posterior after a positive attack against the attack's FPR (de Fondeville Fig. 2){of}",
          lambda ax: plots.posterior_vs_fpr(ax, curve, priors=priors)),
-        ("Worst-case attack precision against recall (Kulynych & Honkela Figs. 2a, 5a)",
-         lambda ax: plots.precision_vs_recall(ax, {"guarantee": curve})),
-        ("Log-log ROC: attack TPR against FPR", lambda ax: plots.roc_loglog(ax, {"guarantee": curve})))]
+        (f"Worst-case attack precision against recall (Kulynych & Honkela Figs. 2a, 5a){of}",
+         lambda ax: plots.precision_vs_recall(ax, {name: curve})),
+        (f"Log-log ROC: attack TPR against FPR{of}", lambda ax: plots.roc_loglog(ax, {name: curve}, mu=mu)))]
 
 
 @router.post("/api/risk", tags=["risk"])
