@@ -60,10 +60,11 @@ def beyond_floats(text: str) -> str | None:
     if not DECIMAL.fullmatch(raw):
         return None
     v = float(raw)
+    shown = repr(raw) if len(raw) <= 40 else f"{raw[:12]!r}... ({len(raw)} characters)"
     if math.isinf(v):
-        return f"{text!r} is beyond the largest number (about 1.8e308)"
+        return f"{shown} is beyond the largest number (about 1.8e308)"
     if v == 0.0 and re.search(r"[1-9]", re.split(r"[eE]", raw)[0]):
-        return f"{text!r} is too small to tell from 0 (the smallest positive number is about 4.9e-324)"
+        return f"{shown} is too small to tell from 0 (the smallest positive number is about 4.9e-324)"
     return None
 
 

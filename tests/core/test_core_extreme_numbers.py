@@ -91,3 +91,16 @@ def test_tiny_percentages_are_written_in_scientific_notation():
     assert plain_percent(1.234e-15, 2, up=True) == "1.3e-13%"
     assert plain_percent(1.234e-15, 2, up=False) == "1.2e-13%"
     assert plain_percent(1e-10, 2, up=None) == "0.00000001%"  # unchanged above 1e-8 %
+
+
+@pytest.mark.parametrize("steps, needle", [
+    ("1e-400", "Steps cannot be read: &#39;1e-400&#39; is too small to tell from 0"),  # was "got '0'"
+    ("1e308", "Steps must be in [1, 10,000,000], got 1e+308"),  # was the 309-digit integer
+    ("1" + "0" * 400, "(401 characters) is beyond the largest number"),
+])
+def test_web_counts_show_what_was_typed(client, steps, needle):
+    r = client.get("/report", params={"mode": "dpsgd", "noise_multiplier": "1", "sample_rate": "0.01",
+                                      "steps": steps})
+    assert r.status_code == 422
+    alerts = _alerts(r.text)
+    assert any(needle in a for a in alerts) and all(len(a) < 300 for a in alerts), alerts
