@@ -229,3 +229,36 @@ def test_the_memory_estimate_covers_the_real_peak():
         tracemalloc.stop()
     assert est.grid_points > 10**6  # large enough that the grid dominates the peak
     assert peak <= est.memory_bytes, (peak / 2**20, est.memory_bytes / 2**20)
+
+
+def test_budget_exceeded_survives_a_process_pool():
+    """BudgetExceeded could not be unpickled (its __init__ takes the message and the
+    parameter), so raised in a sweep's worker process it ended the sweep in a
+    BrokenProcessPool ("terminated abruptly") instead of the error naming the parameter."""
+    import pickle
+
+    exc = pickle.loads(pickle.dumps(BudgetExceeded("steps: too many", "steps")))
+    assert type(exc) is BudgetExceeded and str(exc) == "steps: too many" and exc.parameter == "steps"
+    # a tiny noise multiplier: refused by the a-priori leaf-grid check inside the worker
+    with pytest.raises(BudgetExceeded, match="^noise_multiplier: ") as info:
+        fp.run_sweep([1e-6], [0.5], [10], metrics=["epsilon"], executor="processes", workers=1)
+    assert info.value.parameter == "noise_multiplier"
+
+
+def test_an_epsilon_only_sweep_checks_the_process_memory_as_account_does():
+    """An epsilon-only sweep reads the PLD's profile without account(), and checked only the
+    single step: run_sweep([0.5], [0.5], [10**6]) under an address-space limit ended in a bare
+    MemoryError. Now the BudgetExceeded that account() raises (limit restored after)."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    with open("/proc/self/statm") as fh:
+        mapped = int(fh.read().split()[0]) * resource.getpagesize()
+    cap = mapped + 1024**3 if hard == resource.RLIM_INFINITY else min(mapped + 1024**3, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    try:
+        with pytest.raises(BudgetExceeded, match="^steps: ") as info:
+            fp.run_sweep([0.5], [0.5], [10**6], metrics=["epsilon"], executor="inprocess")
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+    assert info.value.parameter == "steps"

@@ -129,6 +129,11 @@ class BudgetExceeded(ValueError):
         super().__init__(message)
         self.parameter = parameter
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # picklable across worker processes: raised in a sweep's process pool, it could not be
+        # unpickled (its __init__ takes two arguments) and the sweep ended in BrokenProcessPool
+        return (type(self), (str(self), self.parameter))
+
 
 @dataclass(frozen=True)
 class CostBudget:
