@@ -303,13 +303,32 @@ def check_machine_memory(mechanism: Mechanism, discretization: float) -> None:
     estimated peak memory exceeds this machine's: what :func:`fdpkit.accounting.account`
     checks when no budget is given, so that ``Repeated(Laplace(10), 10**7)`` at 1e-4 (about
     35 GB) is a ValueError before any work, not the machine running out of memory."""
-    cost = estimate_cost(mechanism, discretization)
     memory = _machine_memory()
+    crude = _grid_upper_bound(mechanism, discretization)
+    if crude is not None and crude * BYTES_PER_POINT <= memory:
+        return  # fits even at the a-priori bound: no estimate (it costs 3-20 ms a DP-SGD run)
+    cost = estimate_cost(mechanism, discretization)
     try:
         cost.check(CostBudget(max_grid_points=10**18, max_work=1e300, max_memory_bytes=int(memory)))
     except BudgetExceeded as exc:
         raise BudgetExceeded(f"{exc} (the limit is the memory this process may still take: the machine's, "
                              "or less under a container's limit or ulimit -v)", exc.parameter) from None
+
+
+def _grid_upper_bound(mechanism: Mechanism, discretization: float) -> float | None:
+    """An a-priori upper bound on any grid the composition holds (points): every stage lies
+    within the composed support, whose width is at most the sum over single steps of times
+    x (:func:`_leaf_width_bound` / d + 2); None where a step's width is unknown a priori."""
+    run = training_run(mechanism)
+    if run is not None:
+        mechanism = run.example_level()
+    total = 1.0
+    for step, times in _flatten(mechanism):
+        bound = _leaf_width_bound(step)
+        if bound is None:
+            return None
+        total += times * (bound / discretization + 2.0)
+    return total
 
 
 def _noise_parameter(step: Any) -> str:
