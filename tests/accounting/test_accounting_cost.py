@@ -262,3 +262,12 @@ def test_an_epsilon_only_sweep_checks_the_process_memory_as_account_does():
     finally:
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
     assert info.value.parameter == "steps"
+
+
+@pytest.mark.parametrize("mechanism, d", CASES + [(dpsgd(0.5, 0.5, 10**6), 1e-3), (Repeated(Laplace(1.0), 10**4), 1e-4)])
+def test_the_a_priori_grid_bound_covers_the_estimate(mechanism, d):
+    """check_machine_memory skips the estimate where this bound fits in memory: it must never
+    be below the estimated grid (else a composition beyond the memory would pass)."""
+    from fdpkit.accounting.cost import _grid_upper_bound
+
+    assert _grid_upper_bound(mechanism, d) >= estimate_cost(mechanism, d).grid_points
