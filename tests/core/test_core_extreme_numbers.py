@@ -104,3 +104,19 @@ def test_web_counts_show_what_was_typed(client, steps, needle):
     assert r.status_code == 422
     alerts = _alerts(r.text)
     assert any(needle in a for a in alerts) and all(len(a) < 300 for a in alerts), alerts
+
+
+@pytest.mark.parametrize("url, body, field, needle", [
+    ("/api/convert", '{"epsilon": 1, "delta": 1e-400}', "delta", "'1e-400' is too small to tell from 0"),
+    ("/api/convert", '{"mu": 1e-400}', "mu", "'1e-400' is too small"),
+    ("/api/convert", '{"mu": 1e400}', "mu", "'1e400' is beyond the largest number"),
+    ("/api/risk", '{"guarantee": "mu", "mu": 1, "fpr": 1e-400}', "fpr", "'1e-400' is too small"),
+])
+def test_json_bodies_refuse_them_by_field(client, url, body, field, needle):
+    # json.loads read 1e-400 as 0.0: {"epsilon": 1, "delta": 1e-400} was answered (200) as pure
+    # epsilon-DP, {"mu": 1e-400} as mu = 0; 1e400 said only "Input should be a finite number"
+    r = client.post(url, content=body, headers={"content-type": "application/json"})
+    assert r.status_code == 422, r.text[:300]
+    assert r.json()["detail"].startswith(f"{field}: ") and needle in r.json()["detail"], r.json()["detail"]
+    assert client.post(url, content=body.replace("1e-400", "1e-300").replace("1e400", "1e300"),
+                       headers={"content-type": "application/json"}).status_code in (200, 422)

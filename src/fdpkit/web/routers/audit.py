@@ -30,8 +30,9 @@ from fdpkit.web.models import RequestModel
 from fdpkit.web.jobs import audit_counts_job, audit_scores_job, prepare, simulate_job
 from fdpkit.web.names import audit_download_name
 from fdpkit.web.score_store import MAX_BYTES as STORE_BYTES, MAX_ENTRIES as STORE_ENTRIES, ScoreStore
+from fdpkit.web.json_numbers import CheckedJSONRoute
 
-router = APIRouter()
+router = APIRouter(route_class=CheckedJSONRoute)
 
 #: Largest accepted upload per file (bytes) and whole request (both files and fields).
 MAX_UPLOAD_BYTES = 16 * 1024 * 1024

@@ -22,8 +22,9 @@ from fdpkit.web.auth import Principal, call, ledger_of, pdf_jobs, require, run_l
 from fdpkit.web.common import render_page, run_light
 from fdpkit.web.proposal_form import CHOICES as PROPOSAL_CHOICES, DPSGD_FIELDS, form_values, in_labels, spec_from_fields
 from fdpkit.web.routers.ledger_api import checked_spec
+from fdpkit.web.json_numbers import CheckedJSONRoute
 
-router = APIRouter()
+router = APIRouter(route_class=CheckedJSONRoute)
 
 
 def _ctx(p: Principal, **kw):
