@@ -120,3 +120,14 @@ def test_json_bodies_refuse_them_by_field(client, url, body, field, needle):
     assert r.json()["detail"].startswith(f"{field}: ") and needle in r.json()["detail"], r.json()["detail"]
     assert client.post(url, content=body.replace("1e-400", "1e-300").replace("1e400", "1e300"),
                        headers={"content-type": "application/json"}).status_code in (200, 422)
+
+
+@pytest.mark.parametrize("delta", [0.0, -0.0])
+def test_a_zero_delta_is_read_and_said_as_zero(delta):
+    # the headline said "(ε = 1, δ = 1e-05 as δ was blank)" for a δ of 0 (or -0.0) given,
+    # while the grade was read at δ = 0
+    r = read_guarantee("epsilon_delta", epsilon=1.0, delta=delta)
+    assert r.headline.startswith("(ε = 1, δ = 0) alone"), r.headline
+    assert "as no Gaussian mechanism is pure ε-DP" in r.headline
+    blank = read_guarantee("epsilon_delta", epsilon=1.0)
+    assert blank.headline.startswith("(ε = 1, δ = 1e-05 as δ was blank)") and "pure" not in blank.headline

@@ -290,7 +290,7 @@ def gaussian_equivalent(guarantee: str, *, epsilon: float | None = None, delta: 
     if guarantee == "zcdp":
         return math.sqrt(2.0 * float(rho)), f"= √(2ρ) at ρ = {rho:g}"
     d = delta if delta else DEFAULT_DELTA
-    how = f"at δ = {d:g}" + (", as no Gaussian mechanism is pure ε-DP" if guarantee == "epsilon" else "")
+    how = f"at δ = {d:g}" + (", as no Gaussian mechanism is pure ε-DP" if guarantee == "epsilon" or delta == 0 else "")
     return float(mu_for_epsilon_delta(float(epsilon), d)), how
 
 
@@ -300,7 +300,7 @@ def _headline(guarantee: str, g: Grade, *, mu=None, epsilon=None, delta=None, rh
         return f"μ = {mu:g} Gaussian DP: {g.label}.", None
     if guarantee == "zcdp":
         what = f"ρ = {rho:g} zCDP"
-    elif guarantee == "epsilon" or not delta:
+    elif guarantee == "epsilon" or delta is None:  # δ = 0 given is read at 0, and said so (it read "as δ was blank")
         what = f"ε = {epsilon:g}" if guarantee == "epsilon" else f"(ε = {epsilon:g}, δ = {DEFAULT_DELTA:g} as δ was blank)"
     else:
         what = f"(ε = {epsilon:g}, δ = {delta:g})"
