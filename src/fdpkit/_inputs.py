@@ -44,6 +44,30 @@ def is_plain_number(text: str) -> bool:
     return bool(DECIMAL.fullmatch(text) or NON_FINITE.fullmatch(text))
 
 
+def beyond_floats(text: str) -> str | None:
+    """Why the plain decimal number ``text`` cannot be read as the number it names, or None:
+    ``float`` reads a nonzero number below the smallest positive float (about 4.9e-324) as 0
+    and one above the largest (about 1.8e308) as inf, so that "1e-400" silently became a zero
+    delta and "1e400" was refused as "got inf". Text that is not a plain decimal number
+    (nan, inf spelled out, "1_000") is left to the caller's own check.
+
+    >>> beyond_floats("1e-400"), beyond_floats("1e-300"), beyond_floats("0e-400"), beyond_floats("nan")
+    ("'1e-400' is too small to tell from 0 (the smallest positive number is about 4.9e-324)", None, None, None)
+    >>> beyond_floats("-1e400")
+    "'-1e400' is beyond the largest number (about 1.8e308)"
+    """
+    raw = str(text).strip(" \t")
+    if not DECIMAL.fullmatch(raw):
+        return None
+    v = float(raw)
+    shown = repr(raw) if len(raw) <= 40 else f"{raw[:12]!r}... ({len(raw)} characters)"
+    if math.isinf(v):
+        return f"{shown} is beyond the largest number (about 1.8e308)"
+    if v == 0.0 and re.search(r"[1-9]", re.split(r"[eE]", raw)[0]):
+        return f"{shown} is too small to tell from 0 (the smallest positive number is about 4.9e-324)"
+    return None
+
+
 def parse_decimal(text: Any, name: str) -> float:
     """``text`` as a float when it is a plain decimal number (see :data:`DECIMAL`; ASCII spaces
     around it are ignored); otherwise a ValueError naming ``name``.
@@ -57,6 +81,9 @@ def parse_decimal(text: Any, name: str) -> float:
     raw = str(text).strip(" \t")
     if not is_plain_number(raw):
         raise ValueError(f"{name} must be a plain decimal number such as 2, 0.5 or 1e-3, got {text!r}")
+    why = beyond_floats(raw)
+    if why is not None:
+        raise ValueError(f"{name}: {why}")
     return float(raw)
 
 
@@ -82,6 +109,9 @@ def parse_fraction(text: Any, name: str) -> float:
         number = raw[:-1].strip(" \t") if pct else raw
         if not is_plain_number(number):  # float() would also read "1_000" and other scripts' digits
             raise ValueError(f"{name} must be a number such as 0.05 (or 5%), got {text!r}")
+        why = beyond_floats(number)
+        if why is not None:
+            raise ValueError(f"{name}: {why}")
         v = float(number)
         if pct:
             v = v / 100.0

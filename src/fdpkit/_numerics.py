@@ -402,6 +402,11 @@ def safe_percent(x: float, decimals: int = 1, *, up: bool) -> str:
     return f"{r}%"
 
 
+#: Below 10^this percent, :func:`plain_percent` writes the percentage in scientific notation
+#: (1e-10 is "0.00000001%"; 1e-12 "1e-10%").
+PLAIN_PERCENT_MIN_EXPONENT = -8
+
+
 def plain_percent(x: float, decimals: int = 1, *, up: bool | None) -> str:
     """``x`` as a percentage for a sentence: ``decimals`` decimals as :func:`safe_percent`
     prints them, or, for a small ``x`` that they would show with fewer than two significant
@@ -413,13 +418,19 @@ def plain_percent(x: float, decimals: int = 1, *, up: bool | None) -> str:
     ('0.10%', '0.0001%', '0.073%')
     >>> plain_percent(0.0637, 2, up=True), plain_percent(1e-4, 1, up=None), plain_percent(0.0, 1, up=True)
     ('6.37%', '0.01%', '0.0%')
+    >>> plain_percent(1e-10, 2, up=None), plain_percent(1e-12, 2, up=None), plain_percent(5e-324, 2, up=True)
+    ('0.00000001%', '1e-10%', '5e-322%')
     """
     x = float(x)
     if not (math.isfinite(x) and 0 < x < 10.0 ** (1 - decimals) / 100):
         return f"{x:.{decimals}%}" if up is None else safe_percent(x, decimals, up=up)
     d = Decimal(x) * 100
     rounding = ROUND_HALF_EVEN if up is None else ROUND_CEILING if up else ROUND_FLOOR
-    text = format(d.quantize(Decimal(1).scaleb(d.adjusted() - 1), rounding=rounding), "f")
+    q = d.quantize(Decimal(1).scaleb(d.adjusted() - 1), rounding=rounding)
+    if q.adjusted() < PLAIN_PERCENT_MIN_EXPONENT:  # an FPR of 5e-324 read "0.000...00049%", 322 zeros
+        mantissa, exponent = format(q, "e").split("e")
+        return (mantissa.rstrip("0").rstrip(".") if "." in mantissa else mantissa) + f"e{int(exponent)}%"
+    text = format(q, "f")
     return (text.rstrip("0").rstrip(".") if "." in text else text) + "%"
 
 

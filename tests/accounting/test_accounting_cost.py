@@ -180,3 +180,94 @@ def test_without_a_budget_the_process_limits_count_too(monkeypatch, tmp_path):
         fp.account(mechanism)
     limit.write_text("max\n")  # no limit
     assert cost._machine_memory() > 1024**3
+
+
+def test_without_a_budget_a_dpsgd_run_beyond_the_process_memory_is_refused():
+    """A DP-SGD run was checked only for its single steps, never for its composition:
+    privacy_report(dpsgd(0.5, 0.5, 10**6)) (a composed grid of 7.7e8 points, tens of GB) under
+    an 8 GB ``ulimit -v`` ended in a bare MemoryError inside numpy, and on an unlimited
+    machine ran it out of memory. Now a BudgetExceeded naming ``steps`` before any work
+    (here under an address-space limit of 1 GiB above what the process maps, restored)."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    with open("/proc/self/statm") as fh:
+        mapped = int(fh.read().split()[0]) * resource.getpagesize()
+    cap = mapped + 1024**3 if hard == resource.RLIM_INFINITY else min(mapped + 1024**3, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    try:
+        with pytest.raises(BudgetExceeded, match=r"^steps: .* MiB of memory .*use fewer steps.*ulimit") as info:
+            fp.privacy_report(fp.dpsgd(noise_multiplier=0.5, sample_rate=0.5, steps=10**6))
+        # the Poisson comparison of a shuffled run is checked the same way
+        from fdpkit.accounting.entry_point import poisson_comparison
+
+        shuffled = fp.dpsgd(0.5, batch_size=50, dataset_size=100, steps=10**6, sampling="shuffled",
+                            relation="replace-one")
+        with pytest.raises(BudgetExceeded, match=r"^steps: "):
+            poisson_comparison(shuffled, 1e-3)
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+    assert info.value.parameter == "steps"
+
+
+def test_the_memory_estimate_covers_the_real_peak():
+    """BYTES_PER_POINT was 64 where the composition's peak is 86..105 bytes per point of its
+    largest grid: dpsgd(0.5, 0.5, 10**5) at 1e-3 (4.9 GiB estimated, 7.1 GiB resident)
+    passed the memory check under an 8 GB ulimit and died in numpy. The estimate must
+    cover what the real composition allocates (numpy's allocations, traced)."""
+    import tracemalloc
+
+    from fdpkit.accounting import account
+
+    m, d = dpsgd(0.5, 0.5, 3000), 1e-3
+    est = estimate_cost(m, d)
+    tracemalloc.start()
+    try:
+        account(m, discretization=d)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert est.grid_points > 10**6  # large enough that the grid dominates the peak
+    assert peak <= est.memory_bytes, (peak / 2**20, est.memory_bytes / 2**20)
+
+
+def test_budget_exceeded_survives_a_process_pool():
+    """BudgetExceeded could not be unpickled (its __init__ takes the message and the
+    parameter), so raised in a sweep's worker process it ended the sweep in a
+    BrokenProcessPool ("terminated abruptly") instead of the error naming the parameter."""
+    import pickle
+
+    exc = pickle.loads(pickle.dumps(BudgetExceeded("steps: too many", "steps")))
+    assert type(exc) is BudgetExceeded and str(exc) == "steps: too many" and exc.parameter == "steps"
+    # a tiny noise multiplier: refused by the a-priori leaf-grid check inside the worker
+    with pytest.raises(BudgetExceeded, match="^noise_multiplier: ") as info:
+        fp.run_sweep([1e-6], [0.5], [10], metrics=["epsilon"], executor="processes", workers=1)
+    assert info.value.parameter == "noise_multiplier"
+
+
+def test_an_epsilon_only_sweep_checks_the_process_memory_as_account_does():
+    """An epsilon-only sweep reads the PLD's profile without account(), and checked only the
+    single step: run_sweep([0.5], [0.5], [10**6]) under an address-space limit ended in a bare
+    MemoryError. Now the BudgetExceeded that account() raises (limit restored after)."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    with open("/proc/self/statm") as fh:
+        mapped = int(fh.read().split()[0]) * resource.getpagesize()
+    cap = mapped + 1024**3 if hard == resource.RLIM_INFINITY else min(mapped + 1024**3, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    try:
+        with pytest.raises(BudgetExceeded, match="^steps: ") as info:
+            fp.run_sweep([0.5], [0.5], [10**6], metrics=["epsilon"], executor="inprocess")
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+    assert info.value.parameter == "steps"
+
+
+@pytest.mark.parametrize("mechanism, d", CASES + [(dpsgd(0.5, 0.5, 10**6), 1e-3), (Repeated(Laplace(1.0), 10**4), 1e-4)])
+def test_the_a_priori_grid_bound_covers_the_estimate(mechanism, d):
+    """check_machine_memory skips the estimate where this bound fits in memory: it must never
+    be below the estimated grid (else a composition beyond the memory would pass)."""
+    from fdpkit.accounting.cost import _grid_upper_bound
+
+    assert _grid_upper_bound(mechanism, d) >= estimate_cost(mechanism, d).grid_points

@@ -135,3 +135,25 @@ def test_format_without_its_output_fails_before_writing_anything(tmp_path, score
             "--members-out", tmp_path / "m.csv", *fmt_args)
     assert r.exit_code == 2
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_score_limits_are_set_in_one_place_and_stated(tmp_path, monkeypatch):
+    """The limits on scores per class differed per surface (web 10^6, CLI 5*10^6, Python 10^7),
+    set in three modules, and the errors stated only the surface's own number. Now all are
+    set in fdpkit.audit.io (CLI = Python API = the array cap, web 10^6) and every error
+    beyond one states them all."""
+    from fdpkit._numerics import MAX_ARRAY_SIZE
+    from fdpkit.audit import empirical
+    from fdpkit.audit import io as audit_io
+    from fdpkit.web.routers import audit as audit_router
+
+    assert audit_io.MAX_SCORES == audit_io.MAX_ROWS == empirical.MAX_SCORES == MAX_ARRAY_SIZE == 10**7
+    assert audit_router.MAX_SCORES == audit_io.MAX_SCORES_WEB == 10**6
+    monkeypatch.setattr(audit_io, "MAX_SCORES", 3)  # the CLI reads at most MAX_SCORES per file
+    (tmp_path / "m.csv").write_text("score\n1\n2\n3\n4\n")
+    (tmp_path / "n.csv").write_text("score\n0\n1\n2\n")
+    r = run("audit", "--members", tmp_path / "m.csv", "--nonmembers", tmp_path / "n.csv")
+    assert r.exit_code == 2, r.output
+    lines = [line for line in r.stderr.strip().splitlines() if line.strip()]
+    assert len(lines) == 1, r.stderr
+    assert "m.csv has more than 3 scores" in lines[0] and "1,000,000 on the web server" in lines[0], lines[0]

@@ -113,8 +113,12 @@ RDP_WORK_PART = 1e4
 #: Tail mass dp_accounting truncates per pairwise composition (``pld.TAIL_MASS_TRUNCATION``).
 _TAU = 1e-15
 #: Peak bytes held per grid point (the composition's bound arrays, its FFT's input,
-#: spectrum and inverse).
-BYTES_PER_POINT = 64
+#: spectrum and inverse). Measured peak address space over the largest grid (VmPeak, what
+#: ``ulimit -v`` limits): 86 (Repeated(Laplace(1), 10^4) at 1e-4, 5.2e7 points), 101
+#: (fixed-size replace-one DP-SGD, 3.4e7) and 105 (dpsgd(0.5, 0.5, 3e4) at 1e-3, 2.6e7)
+#: bytes; it was 64, and dpsgd(0.5, 0.5, 10^5) at 1e-3 (4.9 GiB estimated, 7.1 GiB
+#: resident) passed the memory check under an 8 GB ulimit and died in numpy.
+BYTES_PER_POINT = 112
 
 
 class BudgetExceeded(ValueError):
@@ -124,6 +128,11 @@ class BudgetExceeded(ValueError):
     def __init__(self, message: str, parameter: str) -> None:
         super().__init__(message)
         self.parameter = parameter
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # picklable across worker processes: raised in a sweep's process pool, it could not be
+        # unpickled (its __init__ takes two arguments) and the sweep ended in BrokenProcessPool
+        return (type(self), (str(self), self.parameter))
 
 
 @dataclass(frozen=True)
@@ -294,9 +303,32 @@ def check_machine_memory(mechanism: Mechanism, discretization: float) -> None:
     estimated peak memory exceeds this machine's: what :func:`fdpkit.accounting.account`
     checks when no budget is given, so that ``Repeated(Laplace(10), 10**7)`` at 1e-4 (about
     35 GB) is a ValueError before any work, not the machine running out of memory."""
-    cost = estimate_cost(mechanism, discretization)
     memory = _machine_memory()
-    cost.check(CostBudget(max_grid_points=10**18, max_work=1e300, max_memory_bytes=int(memory)))
+    crude = _grid_upper_bound(mechanism, discretization)
+    if crude is not None and crude * BYTES_PER_POINT <= memory:
+        return  # fits even at the a-priori bound: no estimate (it costs 3-20 ms a DP-SGD run)
+    cost = estimate_cost(mechanism, discretization)
+    try:
+        cost.check(CostBudget(max_grid_points=10**18, max_work=1e300, max_memory_bytes=int(memory)))
+    except BudgetExceeded as exc:
+        raise BudgetExceeded(f"{exc} (the limit is the memory this process may still take: the machine's, "
+                             "or less under a container's limit or ulimit -v)", exc.parameter) from None
+
+
+def _grid_upper_bound(mechanism: Mechanism, discretization: float) -> float | None:
+    """An a-priori upper bound on any grid the composition holds (points): every stage lies
+    within the composed support, whose width is at most the sum over single steps of times
+    x (:func:`_leaf_width_bound` / d + 2); None where a step's width is unknown a priori."""
+    run = training_run(mechanism)
+    if run is not None:
+        mechanism = run.example_level()
+    total = 1.0
+    for step, times in _flatten(mechanism):
+        bound = _leaf_width_bound(step)
+        if bound is None:
+            return None
+        total += times * (bound / discretization + 2.0)
+    return total
 
 
 def _noise_parameter(step: Any) -> str:

@@ -100,7 +100,8 @@ def account(mechanism: Mechanism, *, discretization: float = DISCRETIZATION_DEFA
     budget : CostBudget, optional
         Checked against :func:`fdpkit.accounting.estimate_cost` before any work; over it, a
         ``BudgetExceeded`` (a ValueError) names the parameter to change. Without one, a
-        single step larger than the machine's memory is still refused.
+        single step or a composition larger than this process's memory (the machine's, or
+        less under ``ulimit -v`` or a container's limit) is still refused.
 
     Returns
     -------
@@ -124,7 +125,11 @@ def account(mechanism: Mechanism, *, discretization: float = DISCRETIZATION_DEFA
         if budget is not None:
             estimate_cost(run, d).check(budget)
         elif closed_form_curve(run) is None and run.sampling != "shuffled":
-            check_leaf_grids(run, d)  # no budget: still refuse a step beyond the memory
+            # no budget: still refuse a step, or a composition, beyond this process's memory
+            # (dpsgd(0.5, 0.5, 10**6) under an 8 GB ulimit ended in a bare MemoryError: its
+            # composed grid of 7.7e8 points needs about 49 GB)
+            check_leaf_grids(run, d)
+            check_machine_memory(run, d)
         return account_dpsgd(run, d)
     if contains_renyi(mechanism):  # zCDP / RDP guarantees: accounting/rdp.py
         return renyi_accounting(mechanism)
@@ -197,6 +202,8 @@ def poisson_comparison(m: DPSGD, discretization: float, budget: Any = None) -> A
     # a step beyond this machine's memory is a BudgetExceeded (noise multiplier 1e-3 once
     # allocated 38 GiB here: the shuffled run itself is a closed form and passed every check)
     check_leaf_grids(poisson, discretization)
+    if budget is None:
+        check_machine_memory(poisson, discretization)
     return account_dpsgd(poisson, discretization)
 
 

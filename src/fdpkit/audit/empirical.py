@@ -28,8 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from fdpkit._numerics import (MAX_ARRAY_SIZE, as_float_array, check_real, check_scalar, int_digits, json_safe,
+from fdpkit._numerics import (as_float_array, check_real, check_scalar, int_digits, json_safe,
                               safe_g)
+from fdpkit.audit.io import MAX_SCORES as _MAX_SCORES
 from fdpkit.audit.bounds import (
     bonferroni_level,
     clopper_pearson_lower,
@@ -55,8 +56,9 @@ MAX_THRESHOLDS = 20_000
 #: Largest ``thresholds_per_side`` accepted (about twice this many thresholds in all, within
 #: :data:`MAX_THRESHOLDS`).
 MAX_THRESHOLDS_PER_SIDE = MAX_THRESHOLDS // 2
-#: Most scores per class: the package-wide array cap of :func:`fdpkit._numerics.check_real`.
-MAX_SCORES = MAX_ARRAY_SIZE
+#: Most scores per class: the package-wide array cap of :func:`fdpkit._numerics.check_real`
+#: (every surface's score limit is set in :mod:`fdpkit.audit.io`).
+MAX_SCORES = _MAX_SCORES
 #: Largest count (members, non-members, true/false positives): 2**53, beyond which counts
 #: are no longer exact in floating point.
 MAX_COUNT = 2**53

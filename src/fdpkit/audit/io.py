@@ -22,10 +22,25 @@ from typing import Any
 import numpy as np
 
 from fdpkit._inputs import NON_FINITE, is_plain_number
+from fdpkit._numerics import MAX_ARRAY_SIZE
 
-#: Largest number of data rows (scores, or rows of counts) accepted from one file; a header
-#: line, blank lines and ``#`` comments are not counted.
-MAX_ROWS = 5_000_000
+#: Most scores per class, by surface: every limit on how many scores an audit takes is set
+#: here (the error messages and ``docs/guide/audits.md`` state them). The Python API
+#: (:func:`fdpkit.run_audit`) and the CLI (``fdpkit audit``) run on the caller's own machine
+#: and take up to the package-wide array cap, 10,000,000 (reading a CSV of 5,000,000 scores
+#: and auditing them took 10 s of CPU, so 10^7 about 20 s); the CLI's limit was 5,000,000 of
+#: its own, for no reason beyond caution. The web server is shared, so one request takes at
+#: most 1,000,000 per class (an upload is at most 16 MiB: about 10^6 scores as written).
+MAX_SCORES = MAX_ARRAY_SIZE
+MAX_SCORES_WEB = 1_000_000
+#: Largest number of data rows (scores, or rows of counts) accepted from one file by default
+#: (the CLI's): :data:`MAX_SCORES`; a header line, blank lines and ``#`` comments are not counted.
+MAX_ROWS = MAX_SCORES
+
+
+def _limits_hint(max_rows: int) -> str:
+    return (f"; at most {max_rows:,} are read here (per class: {MAX_SCORES_WEB:,} on the web server, "
+            f"{MAX_SCORES:,} in the CLI and the Python API)")
 _SCORE_NAMES = ("score", "scores")
 _COUNT_ALIASES = {
     "true_positives": ("true_positives", "tp"),
@@ -118,7 +133,7 @@ def read_scores_csv(data: bytes | str, name: str = "scores", *, max_rows: int = 
         if col >= len(cells) or cells[col] == "":
             raise ValueError(f"{name}, line {line}: no score in column {col + 1}")
         if len(values) == max_rows:  # the limit counts scores, not the header line
-            raise ValueError(f"{name} has more than {max_rows:,} scores")
+            raise ValueError(f"{name} has more than {max_rows:,} scores{_limits_hint(max_rows)}")
         values.append(_number(name, line, cells[col], _SCORES_HINT))
     if not values:
         if header is not None:  # "1;2": the one line was read as a header

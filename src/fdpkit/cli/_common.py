@@ -361,7 +361,7 @@ def plain_numbers(command: Any) -> None:
     plain numbers: typer converts with ``float`` and ``int``, which also take ``1_000`` and other
     scripts' digits (``١``), refused by the score files too. In place (each parameter's
     ``process_value`` checks the text first, once); run on the tree the app builds before it parses."""
-    from fdpkit._inputs import is_plain_number
+    from fdpkit._inputs import beyond_floats, is_plain_number
 
     for param in getattr(command, "params", ()):
         descriptor = getattr(param, "type_descriptor", None)
@@ -377,6 +377,9 @@ def plain_numbers(command: Any) -> None:
                     text = item.strip(" \t")
                     if not (_pattern.fullmatch(text) if _pattern is not None else is_plain_number(text)):
                         raise typer.BadParameter(f"{item!r} is not {_what}", ctx=ctx, param=_param)
+                    why = beyond_floats(text)  # "1e-400" read as 0, "1e400" as inf
+                    if why is not None:
+                        raise typer.BadParameter(why, ctx=ctx, param=_param)
             return _process(ctx, value)
 
         check._fdpkit_plain = True  # type: ignore[attr-defined]

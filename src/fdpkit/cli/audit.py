@@ -47,9 +47,9 @@ def _mechanism(spec: Optional[str]) -> Any:
 
 
 def _read(path: Path, what: str):
-    from fdpkit.audit import read_scores_csv
+    from fdpkit.audit import io as audit_io
 
-    return read_scores_csv(path.read_bytes(), f"{what} file {path.name}")
+    return audit_io.read_scores_csv(path.read_bytes(), f"{what} file {path.name}", max_rows=audit_io.MAX_SCORES)
 
 
 def _print(result: Any, title: str, extra: dict[str, str]) -> None:

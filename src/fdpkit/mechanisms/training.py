@@ -104,7 +104,9 @@ def _whole(name: str, value: Any, *, hint: str = "", low: int = 1, high: int | N
         raise ParameterError(f"{name} must be a whole number, got {value!r}{hint}", name)
     if v < low or (high is not None and v > high):
         rng = f">= {low}" if high is None else f"in [{low}, {high:,}]"
-        raise ParameterError(f"{name} must be {rng}, got {value!r}{hint}", name)
+        # a 309-digit integer (1e308 typed for a count on the web) is shown as 1e+308
+        shown = f"{v:.6g}" if abs(v) >= 1e16 else repr(value)
+        raise ParameterError(f"{name} must be {rng}, got {shown}{hint}", name)
     return int(v)
 
 

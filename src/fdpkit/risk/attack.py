@@ -53,7 +53,8 @@ def attack_power(curve: TradeOffCurve, fpr: Any) -> float | np.ndarray:
 
 def multiplicative_advantage(curve: TradeOffCurve, fpr: Any) -> float | np.ndarray:
     """Worst-case TPR / FPR at false-positive rate ``fpr`` (Kulynych & Honkela Def. 3.1,
-    Fig. 4b). ``fpr`` must be in (0, 1].
+    Fig. 4b). ``fpr`` must be in (0, 1]; inf where the ratio exceeds the largest float
+    (subnormal FPRs, below about 2.2e-308).
 
     Examples
     --------
@@ -63,7 +64,8 @@ def multiplicative_advantage(curve: TradeOffCurve, fpr: Any) -> float | np.ndarr
     """
     curve = check_risk_curve(curve)
     a = check_probability("fpr", fpr, open_low=True)
-    return scalar_or_array(curve._tpr(a) / a, fpr)
+    with np.errstate(over="ignore"):  # inf (an upper bound) where TPR / FPR leaves the floats, no warning
+        return scalar_or_array(curve._tpr(a) / a, fpr)
 
 
 def precision_at_recall(curve: TradeOffCurve, recall: Any) -> float | np.ndarray:

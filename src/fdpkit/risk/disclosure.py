@@ -76,7 +76,8 @@ def relative_risk(curve: TradeOffCurve, fpr_min: Any = None) -> float:
     curve = check_risk_curve(curve)
     if fpr_min is not None:
         a0 = check_scalar("fpr_min", check_probability("fpr_min", fpr_min, open_low=True))
-        return max(1.0, float(curve._tpr(np.array([a0]))[0] / a0))
+        with np.errstate(over="ignore"):  # inf (an upper bound) where TPR / FPR leaves the floats
+            return max(1.0, float(curve._tpr(np.array([a0]))[0] / a0))
     if curve.f0 < 1.0:
         return math.inf
     return max(1.0, _slope_at_zero(curve))

@@ -16,6 +16,7 @@ f(a*) = alpha_min, so G_mu(FPR) >= alpha_min (mu-GDP's TPR <= 1 - alpha_min) put
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field
 
 from fdpkit._numerics import check_probability, check_real, check_scalar, json_safe, plain_percent, safe_g
@@ -101,6 +102,9 @@ def guarantee_curve(guarantee: str, *, mu: float | None = None, epsilon: float |
 
 #: Largest number of people ``n`` a reading takes (as the web's and CLI's forms).
 MAX_PEOPLE = 10**12
+#: The smallest FPR read (the smallest normal float, about 2.2e-308): below it TPR / FPR
+#: leaves the floats (FPR 5e-324 read "inf times its false-positive rate").
+MIN_FPR = sys.float_info.min
 
 
 @dataclass(frozen=True)
@@ -207,6 +211,11 @@ def read_guarantee(guarantee: str = "mu", *, mu: float | None = None, epsilon: f
     curve, name = guarantee_curve(guarantee, mu=mu, epsilon=epsilon, delta=delta, rho=rho)
     p = check_scalar("prior", check_probability("prior", prior))
     a = check_scalar("fpr", check_probability("fpr", fpr, open_low=True, open_high=True))
+    if a < MIN_FPR:
+        raise ParameterError(f"fpr must be at least {MIN_FPR:.3g} (the smallest normal float: below it the "
+                             f"attack's TPR / FPR leaves the floats), got {a:g}", "fpr")
+    # -0.0 read "μ = -0" in the headline: the checked values are the ones shown
+    mu, epsilon, delta, rho = (None if x is None else float(x) + 0.0 for x in (mu, epsilon, delta, rho))
     if n is not None:  # a count of people: 0.5 skipped the delta >= 1/n warning silently
         n = int(check_real("n", n, low=1, high=MAX_PEOPLE, integer=True, scalar=True))
     given = _check_range(guarantee, mu_fpr_min, mu_tau)
@@ -311,7 +320,7 @@ def gaussian_equivalent(guarantee: str, *, epsilon: float | None = None, delta: 
     if guarantee == "zcdp":
         return math.sqrt(2.0 * float(rho)), f"= √(2ρ) at ρ = {rho:g}"
     d = delta if delta else DEFAULT_DELTA
-    how = f"at δ = {d:g}" + (", as no Gaussian mechanism is pure ε-DP" if guarantee == "epsilon" else "")
+    how = f"at δ = {d:g}" + (", as no Gaussian mechanism is pure ε-DP" if guarantee == "epsilon" or delta == 0 else "")
     return float(mu_for_epsilon_delta(float(epsilon), d)), how
 
 
@@ -321,7 +330,7 @@ def _headline(guarantee: str, g: Grade, *, mu=None, epsilon=None, delta=None, rh
         return f"μ = {mu:g} Gaussian DP: {g.label}.", None
     if guarantee == "zcdp":
         what = f"ρ = {rho:g} zCDP"
-    elif guarantee == "epsilon" or not delta:
+    elif guarantee == "epsilon" or delta is None:  # δ = 0 given is read at 0, and said so (it read "as δ was blank")
         what = f"ε = {epsilon:g}" if guarantee == "epsilon" else f"(ε = {epsilon:g}, δ = {DEFAULT_DELTA:g} as δ was blank)"
     else:
         what = f"(ε = {epsilon:g}, δ = {delta:g})"

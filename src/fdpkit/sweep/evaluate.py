@@ -33,7 +33,7 @@ from fdpkit._numerics import InputTypeError
 from fdpkit.errors import ParameterError
 from fdpkit.accounting import account, shared_single_steps
 from fdpkit.accounting.closed_form import closed_form_curve
-from fdpkit.accounting.cost import check_leaf_grids
+from fdpkit.accounting.cost import check_leaf_grids, check_machine_memory
 from fdpkit.accounting.pld import dpsgd_pld
 from fdpkit.accounting.profile import PldProfile
 from fdpkit.fit import ALPHA_MIN_DEFAULT, fit_gdp_adapted
@@ -179,7 +179,10 @@ def _profile_only(mechanism, discretization: float) -> PldProfile | None:
     if (run is None or run.sampling == SHUFFLED or run.examples_per_user is not None
             or closed_form_curve(run) is not None):
         return None
-    check_leaf_grids(run, discretization)  # as account: refuse a step beyond the memory
+    # as account: refuse a step, or a composition, beyond this process's memory (a setting of
+    # dpsgd(0.5, 0.5, 10**6) ended the sweep in a bare MemoryError)
+    check_leaf_grids(run, discretization)
+    check_machine_memory(run, discretization)
     return PldProfile(dpsgd_pld(run, discretization))
 
 

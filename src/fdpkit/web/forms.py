@@ -25,7 +25,7 @@ from typing import Any, Iterable
 from pydantic import BaseModel, ValidationError
 
 from fdpkit.errors import parameter_of
-from fdpkit._inputs import FRACTION_FIELDS, is_plain_number, parse_fraction
+from fdpkit._inputs import FRACTION_FIELDS, beyond_floats, is_plain_number, parse_fraction
 from fdpkit.mechanisms import Mechanism, dpsgd_from_training
 from fdpkit.web.models import DPSGDRequest
 
@@ -84,7 +84,7 @@ def field_of(error: BaseException | str, names: Iterable[str], default: str = "f
 def _whole(text: str) -> str:
     """``text`` as a whole number's digits when it is one ("2e3" -> "2000"), else unchanged
     (text that is not a plain decimal number, "١٢" or "1_000", is left for the model to refuse)."""
-    if not is_plain_number(text):
+    if not is_plain_number(text) or beyond_floats(text) is not None:  # "1e-400" is not "0": the model refuses it
         return text
     try:
         v = float(text)

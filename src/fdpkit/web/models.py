@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal, Optional
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
 
-from fdpkit._inputs import is_plain_number
+from fdpkit._inputs import beyond_floats, is_plain_number
 
 from fdpkit._numerics import EPSILON_MAX, MU_MAX
 from fdpkit.vocabulary import ADD_REMOVE, EXAMPLE, POISSON, Relation, Sampling, Unit
@@ -51,6 +51,9 @@ def _plain(value: Any, depth: int = 0) -> Any:
         if not is_plain_number(value.strip(" \t")):
             raise PydanticCustomError("plain_number", "must be a plain decimal number such as 2, 0.5 or 1e-3, "
                                       "got {given}", {"given": repr(value)[:60]})
+        why = beyond_floats(value)  # "1e-400" read as 0, "1e400" as inf
+        if why is not None:
+            raise PydanticCustomError("plain_number", "cannot be read: {why}", {"why": why[:120]})
     elif isinstance(value, (list, tuple)) and depth < 2:
         for item in value:
             _plain(item, depth + 1)

@@ -73,7 +73,7 @@ class EdgeMiddleware:
                 message = {**message, "headers": list(message.get("headers", [])) + extra}
             await send(message)
 
-        conn = _CONNECTIONS.get(_key(scope))
+        conn = _CONNECTIONS.get(scope.get(CONNECTION_SCOPE_KEY) or _key(scope))
         length = _content_length(scope)
         limit = self.path_limits.get(scope.get("path", ""), self.max_body_bytes)
         if conn is not None:
@@ -113,6 +113,26 @@ class EdgeMiddleware:
 def _key(scope: dict) -> tuple:
     client, server = scope.get("client"), scope.get("server")
     return (tuple(client) if client else None, tuple(server) if server else None)
+
+
+#: The scope key under which :class:`ConnectionKey` keeps the connection's own addresses.
+CONNECTION_SCOPE_KEY = "fdpkit.connection"
+
+
+class ConnectionKey:
+    """The outermost ASGI layer of the served app: keeps the connection's own addresses in the
+    scope (:data:`CONNECTION_SCOPE_KEY`) before uvicorn's proxy middleware rewrites ``client``
+    from X-Forwarded-For. EdgeMiddleware looked the connection up by the rewritten ``client``,
+    found none, and never ended its request deadline: behind a proxy every answer slower than
+    ``request_timeout_s`` was cut off without a response."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope.get("type") == "http":
+            scope[CONNECTION_SCOPE_KEY] = _key(scope)
+        await self.app(scope, receive, send)
 
 
 def _chunked(scope: dict) -> bool:
@@ -324,11 +344,20 @@ H11_MAX_HEAD_BYTES = 16 * 1024
 def server_config(app: Any, host: str = "127.0.0.1", port: int = 8000, log_level: str = "warning"):
     """A uvicorn Config with the app's limits: request deadline, keep-alive timeout,
     connection cap."""
+    import os
+
     import uvicorn
+    from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
     limits = app.state.limits
     protocol = type("FdpkitRequestDeadline", (RequestDeadline,), {"request_timeout_s": limits.request_timeout_s})
-    return uvicorn.Config(app, host=host, port=port, log_level=log_level, http=protocol, ws="none",
+    # uvicorn's own proxy handling (its defaults: FORWARDED_ALLOW_IPS, else the loopback
+    # addresses), applied inside ConnectionKey so that the connection is still found by its
+    # own addresses (see ConnectionKey)
+    trusted = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1,::1")
+    served = ConnectionKey(ProxyHeadersMiddleware(app, trusted_hosts=trusted))
+    return uvicorn.Config(served, host=host, port=port, log_level=log_level, http=protocol, ws="none",
+                          proxy_headers=False,
                           lifespan="on", timeout_keep_alive=int(max(1, limits.keep_alive_s)),
                           limit_concurrency=limits.max_connections, h11_max_incomplete_event_size=H11_MAX_HEAD_BYTES,
                           timeout_graceful_shutdown=5)

@@ -20,6 +20,7 @@ from fdpkit.accounting import DISCRETIZATION_DEFAULT
 from fdpkit.accounting.work_limits import AUDIT_WORK_PER_SCORE, SIMULATION_WORK_PER_DRAW
 from fdpkit._inputs import parse_decimal
 from fdpkit.audit import read_scores_csv
+from fdpkit.audit.io import MAX_SCORES_WEB
 from fdpkit.mechanisms import Mechanism, fold, mechanism_from_dict, training_run
 from fdpkit.report import FORMATS
 from fdpkit.web.common import (MEDIA, FormErrors, Limits, api_error, check_limits, download, finite, form_status, render_page,
@@ -29,8 +30,9 @@ from fdpkit.web.models import RequestModel
 from fdpkit.web.jobs import audit_counts_job, audit_scores_job, prepare, simulate_job
 from fdpkit.web.names import audit_download_name
 from fdpkit.web.score_store import MAX_BYTES as STORE_BYTES, MAX_ENTRIES as STORE_ENTRIES, ScoreStore
+from fdpkit.web.json_numbers import CheckedJSONRoute
 
-router = APIRouter()
+router = APIRouter(route_class=CheckedJSONRoute)
 
 #: Largest accepted upload per file (bytes) and whole request (both files and fields).
 MAX_UPLOAD_BYTES = 16 * 1024 * 1024
@@ -40,7 +42,7 @@ MAX_REQUEST_BYTES = 2 * MAX_UPLOAD_BYTES + 256 * 1024
 UPLOAD_BODY_LIMITS = {"/audit": MAX_REQUEST_BYTES, "/audit/download": MAX_REQUEST_BYTES,
                       "/api/audit/upload": MAX_REQUEST_BYTES}
 #: Most scores per class, counts (thresholds), and simulated trials x releases per request.
-MAX_SCORES = 1_000_000
+MAX_SCORES = MAX_SCORES_WEB  # (set with the CLI's and the Python API's in fdpkit.audit.io)
 MAX_THRESHOLDS = 10_000
 MAX_TRIALS = 200_000
 MAX_SIMULATED_DRAWS = 50_000_000

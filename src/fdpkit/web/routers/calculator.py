@@ -13,8 +13,9 @@ from fdpkit.web.common import FormErrors, api_error, download, field_of, finite,
 from fdpkit.web.forms import parse_form
 from fdpkit.web.names import download_name
 from fdpkit.web.models import CalculatorRequest
+from fdpkit.web.json_numbers import CheckedJSONRoute
 
-router = APIRouter()
+router = APIRouter(route_class=CheckedJSONRoute)
 FIELDS = ("mode", "sensitivity", "epsilon", "delta", "scale", "sigma", "k", "delta_prime", "releases", "fpr",
           "standard_error")
 EXAMPLES = [

@@ -17,8 +17,9 @@ from fdpkit.calibrate.outcome import SAFE_ROUNDING
 from fdpkit.web.forms import in_words, labels_of, parse_form, report_query
 from fdpkit.web.jobs import calibrate_job
 from fdpkit.web.models import CalibrateRequest
+from fdpkit.web.json_numbers import CheckedJSONRoute
 
-router = APIRouter()
+router = APIRouter(route_class=CheckedJSONRoute)
 TARGETS = ("epsilon", "mu", "tpr", "advantage", "posterior")
 NUMBERS = ("target_value", "delta", "fpr", "prior", "noise_multiplier", "sample_rate", "batch_size", "dataset_size",
            "steps", "epochs", "max_batch_size", "examples_per_user", "discretization")

@@ -17,8 +17,9 @@ from fdpkit.web.common import FormErrors, Limits, api_error, check_limits, finit
 from fdpkit.web.forms import field_of, parse_form
 from fdpkit.web.jobs import compare_job, prepare
 from fdpkit.web.models import CompareCurve, CompareRequest, CompareSettings
+from fdpkit.web.json_numbers import CheckedJSONRoute
 
-router = APIRouter()
+router = APIRouter(route_class=CheckedJSONRoute)
 #: form kinds: the library's, with the Laplace mechanism given by epsilon or by its scale
 FORM_KINDS = (("", "(none)"), ("mu", KIND_LABELS["mu"]), ("epsilon_delta", KIND_LABELS["epsilon_delta"]),
               ("epsilon", KIND_LABELS["epsilon"]), ("laplace", "Laplace mechanism (ε)"),

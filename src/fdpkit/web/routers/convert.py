@@ -14,8 +14,9 @@ from fdpkit.web.common import FormErrors, api_error, field_of, finite, parse_lev
 from fdpkit.web.forms import parse_form
 from fdpkit.web.models import ConvertRequest
 from fdpkit.web.signed_links import app_key, check
+from fdpkit.web.json_numbers import CheckedJSONRoute
 
-router = APIRouter()
+router = APIRouter(route_class=CheckedJSONRoute)
 FIELDS = ("epsilon", "delta", "mu", "rho")
 #: The form starts empty (a prefilled δ would turn a typed pure ε into (ε, δ), a prefilled μ would
 #: add an answer nobody asked for); the placeholders show EXAMPLE and "Load example" fills it in.

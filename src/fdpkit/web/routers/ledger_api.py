@@ -18,8 +18,9 @@ from fdpkit.vocabulary import ADD_REMOVE, LedgerRelationInput
 from fdpkit.web.auth import Principal, call, ledger_of, require, run_ledger
 from fdpkit.web.common import run_light, spec_from_text
 from fdpkit.web.models import RequestModel
+from fdpkit.web.json_numbers import CheckedJSONRoute
 
-router = APIRouter(prefix="/api/ledger", tags=["ledger"])
+router = APIRouter(prefix="/api/ledger", tags=["ledger"], route_class=CheckedJSONRoute)
 
 
 def _err(exc: ValueError) -> JSONResponse:

@@ -13,10 +13,11 @@ from fastapi import APIRouter, Query, Request
 from pydantic import ConfigDict, Field
 
 from fdpkit.web.auth import Principal, ledger_of, require
+from fdpkit.web.json_numbers import CheckedJSONRoute
 from fdpkit.web.models import RequestModel
 from fdpkit.web.routers.ledger_api import DecisionRequest, _run
 
-router = APIRouter()
+router = APIRouter(route_class=CheckedJSONRoute)
 
 class LiftRequestBody(RequestModel):
     model_config = ConfigDict(extra="forbid")

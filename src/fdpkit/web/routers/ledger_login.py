@@ -19,8 +19,9 @@ from fdpkit.web.auth import (
     set_session_cookie, setup_token_ok,
 )
 from fdpkit.web.common import page
+from fdpkit.web.json_numbers import CheckedJSONRoute
 
-router = APIRouter()
+router = APIRouter(route_class=CheckedJSONRoute)
 
 
 def _safe_next(target: str | None) -> str:

@@ -25,9 +25,10 @@ from fdpkit.web.common import render_page, run_light
 from fdpkit.web.forms import report_link
 from fdpkit.web.proposal_form import CHOICES as PROPOSAL_CHOICES, DPSGD_FIELDS, form_values, in_labels, spec_from_fields
 from fdpkit.web.routers.ledger_api import checked_spec
+from fdpkit.web.json_numbers import CheckedJSONRoute
 from fdpkit.web.lift_hints import lift_refusal, pending_lifts
 
-router = APIRouter()
+router = APIRouter(route_class=CheckedJSONRoute)
 
 
 def _ctx(p: Principal, **kw):

@@ -14,8 +14,9 @@ from fdpkit.web.common import (FormErrors, api_error, field_of, finite, parse_fl
                                 run_light)
 from fdpkit.web.forms import conflicts, labels_of
 from fdpkit.web.models import PlanRequest
+from fdpkit.web.json_numbers import CheckedJSONRoute
 
-router = APIRouter()
+router = APIRouter(route_class=CheckedJSONRoute)
 GUIDANCE = fp.planning.GUIDANCE
 FIELDS = ("statistic", "alternative", "groups", "tests", "correction", "effect", "n", "sd", "level", "data_range",
           "required_power", "max_relative_loss", "prior", "fpr", "max_relative_risk", "max_attack_power", "compare_n")

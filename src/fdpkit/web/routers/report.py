@@ -31,8 +31,9 @@ from fdpkit.web.names import download_name
 from fdpkit.web.routers.convert import CARRIED
 from fdpkit.web.signed_links import SIG_FIELD, app_key, sign
 from fdpkit.web.models import DPSGDRequest, MechanismRequest, PointsRequest, UniformSamplingRequest
+from fdpkit.web.json_numbers import CheckedJSONRoute
 
-router = APIRouter()
+router = APIRouter(route_class=CheckedJSONRoute)
 FIELDS = ("noise_multiplier", "sample_rate", "batch_size", "dataset_size", "steps", "epochs",
           "discretization", "mechanism", "times", "sampling_mu", "sampling_n", "sampling", "relation",
           "max_batch_size", "unit", "examples_per_user", "points", "points_bound", "drop_last")

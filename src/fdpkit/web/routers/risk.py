@@ -12,8 +12,9 @@ from fdpkit.report.figures import svg_inline
 from fdpkit.web.common import form_status, render_page, run_light, FormErrors, api_error, field_of, finite
 from fdpkit.web.forms import parse_form
 from fdpkit.web.models import RiskRequest
+from fdpkit.web.json_numbers import CheckedJSONRoute
 
-router = APIRouter()
+router = APIRouter(route_class=CheckedJSONRoute)
 FIELDS = ("mu", "epsilon", "delta", "rho", "prior", "fpr", "guarantee", "n")
 #: A report's range of its fitted μ, carried by its Risk link (hidden in the form, no signature
 #: needed: they can only add a warning and raise figures; a link without them reads μ alone).

@@ -14,8 +14,9 @@ from fdpkit.web.forms import parse_form
 from fdpkit.accounting.work_limits import sweep_cost
 from fdpkit.web.jobs import sweep_design_job, sweep_map_job
 from fdpkit.web.models import DesignTableRequest, SweepRequest
+from fdpkit.web.json_numbers import CheckedJSONRoute
 
-router = APIRouter()
+router = APIRouter(route_class=CheckedJSONRoute)
 
 #: Bounds of one web sweep (the CLI and Python have none of these).
 MAX_SETTINGS = 200

@@ -1,0 +1,52 @@
+"""JSON request bodies whose numbers lie beyond the floats: ``1e-400`` (which ``json`` reads
+as 0.0: ``{"epsilon": 1, "delta": 1e-400}`` was answered as pure epsilon-DP) and ``1e400``
+(read as inf) are kept as their text, so that the request models refuse them by field with
+the text sent, as the forms do (:func:`fdpkit._inputs.beyond_floats`). No maths here.
+
+Every router is an ``APIRouter(route_class=CheckedJSONRoute)``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable
+
+from fastapi import Request
+from fastapi.routing import APIRoute
+
+from fdpkit._inputs import beyond_floats
+
+
+def _number(text: str) -> Any:
+    """A JSON number literal: its float, or its text where the float would not be it."""
+    return text if beyond_floats(text) is not None else float(text)
+
+
+def loads(body: bytes | str) -> Any:
+    """``json.loads`` keeping number literals beyond the floats as text.
+
+    >>> loads(b'{"delta": 1e-400, "mu": 0.5, "steps": 10}')
+    {'delta': '1e-400', 'mu': 0.5, 'steps': 10}
+    """
+    return json.loads(body, parse_float=_number)
+
+
+class CheckedRequest(Request):
+    """A request whose :meth:`json` is :func:`loads`."""
+
+    async def json(self) -> Any:
+        if not hasattr(self, "_json"):
+            self._json = loads(await self.body())
+        return self._json
+
+
+class CheckedJSONRoute(APIRoute):
+    """An APIRoute whose handlers read JSON bodies with :func:`loads`."""
+
+    def get_route_handler(self) -> Callable:
+        handler = super().get_route_handler()
+
+        async def checked(request: Request) -> Any:
+            return await handler(CheckedRequest(request.scope, request.receive, request._send))
+
+        return checked
