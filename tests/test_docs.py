@@ -171,7 +171,7 @@ ASCII_MATHS = re.compile(r"<=|>=|\bsqrt\(|\^2\b|\^\{-1\}|\bPhi\b|\bmu-GDP\b|\((?
                          r"|\bepsilon-DP\b")
 #: Prose still in ASCII on another branch's lines (s12: fdpkit.risk.reading.read_guarantee), to
 #: convert once that branch is merged.
-ASCII_MATHS_PENDING = ("for the delta >= 1/n warning", "FPR and FNR >=", "elsewhere TPR <= 1 - G_mu")
+ASCII_MATHS_PENDING: tuple[str, ...] = ()
 
 
 def _api_prose(page: Path) -> str:

@@ -212,7 +212,7 @@ class ThresholdLifts:
         it, in one chained ``threshold.set`` / ``threshold.removed`` event that names both
         (``requested_by`` and ``approver``). Refused, writing nothing, when the threshold
         no longer stands as it did when requested (the request is stale: request again)
-        or the change would break the order notice <= warning <= hard."""
+        or the change would break the order notice ≤ warning ≤ hard."""
         user = _text("user", user)
         comment = _text("comment", comment, required=False, limit=MAX_TEXT)
 

@@ -186,18 +186,18 @@ def read_guarantee(guarantee: str = "mu", *, mu: float | None = None, epsilon: f
     fpr : float
         The attack's false-positive rate, in (0, 1).
     n : int, optional
-        Number of people in the data (for the delta >= 1/n warning): a whole number in
-        [1, 10^12].
+        Number of people in the data (for the δ ≥ 1/n warning): a whole number in
+        [1, 10¹²].
     mu_fpr_min, mu_tau : float, optional
-        The range of a fitted mu (a privacy report's ``guarantee.alpha_min`` and ``tau``; give
-        both or neither, ``guarantee="mu"`` only): mu holds for attacks with FPR and FNR >=
-        ``mu_fpr_min`` in (0, 0.5); elsewhere TPR <= 1 - G_mu(FPR) + ``mu_tau`` (``mu_tau`` in
+        The range of a fitted μ (a privacy report's ``guarantee.alpha_min`` and ``tau``; give
+        both or neither, ``guarantee="mu"`` only): μ holds for attacks with FPR and FNR ≥
+        ``mu_fpr_min`` in (0, 0.5); elsewhere TPR ≤ 1 − G_μ(FPR) + ``mu_tau`` (``mu_tau`` in
         [0, 1]). At an FPR outside the range the reading gives that bound and says so in
         ``range["note"]`` (also the first warning); inside it, the TPR, posterior and grade are
-        mu's. Either way ``advantage``, ``relative_risk``, ``relative_risk_at_fpr`` and
+        μ's. Either way ``advantage``, ``relative_risk``, ``relative_risk_at_fpr`` and
         ``failure_mode`` are those of the run's bound over every FPR (``certificate``, sound upper
-        bounds: :mod:`fdpkit.risk._range_bound`): the advantage exceeds mu-GDP's by at most tau,
-        and blatant disclosure with probability up to tau is not ruled out ("catastrophic").
+        bounds: :mod:`fdpkit.risk._range_bound`): the advantage exceeds μ-GDP's by at most τ,
+        and blatant disclosure with probability up to τ is not ruled out ("catastrophic").
 
     Examples
     --------
