@@ -3,6 +3,8 @@ multiplied through, budgets refused before any work with the parameter to change
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 
 import fdpkit as fp
@@ -26,6 +28,22 @@ CASES = [
     (Repeated(Repeated(Subsampled(Gaussian(2.0), 0.1), 10), 10), 1e-3),
     (dpsgd(1.0, batch_size=64, dataset_size=6400, epochs=2, sampling="fixed-size", relation="replace-one"), 1e-3),
 ]
+
+
+@contextlib.contextmanager
+def _address_space_limit(extra: int = 1024**3):
+    """``ulimit -v`` for this process: ``extra`` bytes above what it maps now (restored after)."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    with open("/proc/self/statm") as fh:
+        mapped = int(fh.read().split()[0]) * resource.getpagesize()
+    cap = mapped + extra if hard == resource.RLIM_INFINITY else min(mapped + extra, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
 def _real_counts(monkeypatch, mech, d):
@@ -156,21 +174,12 @@ def test_without_a_budget_the_process_limits_count_too(monkeypatch, tmp_path):
     container's cgroup limit) Repeated(Laplace(1), 10**4) (about 3 GiB estimated) passed it and
     failed 2 s later inside numpy with a bare MemoryError. Now a BudgetExceeded naming
     ``times`` before any work; the address-space limit is restored afterwards."""
-    import resource
-
     import fdpkit.accounting.cost as cost
 
     mechanism = fp.Repeated(fp.Laplace(1.0), 10**4)
-    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    with open("/proc/self/statm") as fh:
-        mapped = int(fh.read().split()[0]) * resource.getpagesize()
-    cap = mapped + 1024**3 if hard == resource.RLIM_INFINITY else min(mapped + 1024**3, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
-    try:
+    with _address_space_limit():
         with pytest.raises(BudgetExceeded, match=r"^times: .* MiB of memory") as info:
             fp.account(mechanism)
-    finally:
-        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
     assert info.value.parameter == "times"
     limit = tmp_path / "memory.max"  # a container's limit (cgroup v2), 1 GiB
     limit.write_text("1073741824\n")
@@ -188,14 +197,7 @@ def test_without_a_budget_a_dpsgd_run_beyond_the_process_memory_is_refused():
     an 8 GB ``ulimit -v`` ended in a bare MemoryError inside numpy, and on an unlimited
     machine ran it out of memory. Now a BudgetExceeded naming ``steps`` before any work
     (here under an address-space limit of 1 GiB above what the process maps, restored)."""
-    import resource
-
-    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    with open("/proc/self/statm") as fh:
-        mapped = int(fh.read().split()[0]) * resource.getpagesize()
-    cap = mapped + 1024**3 if hard == resource.RLIM_INFINITY else min(mapped + 1024**3, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
-    try:
+    with _address_space_limit():
         with pytest.raises(BudgetExceeded, match=r"^steps: .* MiB of memory .*use fewer steps.*ulimit") as info:
             fp.privacy_report(fp.dpsgd(noise_multiplier=0.5, sample_rate=0.5, steps=10**6))
         # the Poisson comparison of a shuffled run is checked the same way
@@ -205,8 +207,6 @@ def test_without_a_budget_a_dpsgd_run_beyond_the_process_memory_is_refused():
                             relation="replace-one")
         with pytest.raises(BudgetExceeded, match=r"^steps: "):
             poisson_comparison(shuffled, 1e-3)
-    finally:
-        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
     assert info.value.parameter == "steps"
 
 
@@ -249,18 +249,9 @@ def test_an_epsilon_only_sweep_checks_the_process_memory_as_account_does():
     """An epsilon-only sweep reads the PLD's profile without account(), and checked only the
     single step: run_sweep([0.5], [0.5], [10**6]) under an address-space limit ended in a bare
     MemoryError. Now the BudgetExceeded that account() raises (limit restored after)."""
-    import resource
-
-    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    with open("/proc/self/statm") as fh:
-        mapped = int(fh.read().split()[0]) * resource.getpagesize()
-    cap = mapped + 1024**3 if hard == resource.RLIM_INFINITY else min(mapped + 1024**3, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
-    try:
+    with _address_space_limit():
         with pytest.raises(BudgetExceeded, match="^steps: ") as info:
             fp.run_sweep([0.5], [0.5], [10**6], metrics=["epsilon"], executor="inprocess")
-    finally:
-        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
     assert info.value.parameter == "steps"
 
 

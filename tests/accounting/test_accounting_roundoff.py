@@ -71,6 +71,28 @@ def _tails(losses, probs, inf):
     return u, q
 
 
+def assert_tails_bound_exact(ours: PmfArrays, a: PmfArrays, times: int, *, points: int,
+                             tight: bool) -> tuple[np.ndarray, np.ndarray, float]:
+    """Check a composed PMF against the exact ``times``-fold composition of ``a``: a probability
+    distribution (mass <= 1, masses >= 0) whose upper tail U is never below the exact one on
+    ``points`` non-negative losses (all that the curve and profile use), and within
+    TIGHT_REL of it where that is >= TAIL_MIN if ``tight``. Returns the exact composition."""
+    assert ours.infinity_mass + math.fsum(ours.probs) <= 1.0 + COMPOSED_MASS_SLACK
+    assert np.all(ours.probs >= 0)
+    losses, exact, inf = _exact_compose(a, times)
+    u_ex, _ = _tails(losses, exact, inf)
+    u_our, _ = _tails(ours.losses, ours.probs, ours.infinity_mass)
+    for loss in np.linspace(0.0, float(losses[-1]), points):
+        i = int(np.searchsorted(losses, loss - 1e-9))
+        j = int(np.searchsorted(ours.losses, loss - 1e-9))
+        exact_u = float(u_ex[i]) if i < len(u_ex) else inf
+        our_u = float(u_our[j]) if j < len(u_our) else ours.infinity_mass
+        assert our_u >= exact_u * (1 - EXACT_SLACK), (loss, our_u, exact_u)
+        if tight and exact_u >= TAIL_MIN:
+            assert our_u <= exact_u * (1 + TIGHT_REL) + 1e-300, (loss, our_u, exact_u)
+    return losses, exact, inf
+
+
 def _delta(losses, probs, inf, eps):
     probs = np.asarray(probs, dtype=np.longdouble)
     above = losses > eps
@@ -94,20 +116,7 @@ def test_composition_bounds_the_exact_composition(mech, disc, times):
         if a is None:
             continue
         ours = tilted.compose([(a, times)])
-        assert ours.infinity_mass + math.fsum(ours.probs) <= 1.0 + COMPOSED_MASS_SLACK
-        assert np.all(ours.probs >= 0)
-        losses, exact, inf = _exact_compose(a, times)
-        u_ex, q_ex = _tails(losses, exact, inf)
-        u_our, _ = _tails(ours.losses, ours.probs, ours.infinity_mass)
-        # compare U on the non-negative losses (all that the curve and profile use)
-        for loss in np.linspace(0.0, float(losses[-1]), 60):
-            i = int(np.searchsorted(losses, loss - 1e-9))
-            j = int(np.searchsorted(ours.losses, loss - 1e-9))
-            exact_u = float(u_ex[i]) if i < len(u_ex) else inf
-            our_u = float(u_our[j]) if j < len(u_our) else ours.infinity_mass
-            assert our_u >= exact_u * (1 - EXACT_SLACK), (loss, our_u, exact_u)
-            if exact_u >= TAIL_MIN:
-                assert our_u <= exact_u * (1 + TIGHT_REL) + 1e-300, (loss, our_u, exact_u)
+        losses, exact, inf = assert_tails_bound_exact(ours, a, times, points=60, tight=True)
         for eps in EPS_GRID:
             d_ex = _delta(losses, exact, inf, eps)
             d_our = _delta(ours.losses, ours.probs, ours.infinity_mass, eps)

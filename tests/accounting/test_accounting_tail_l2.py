@@ -18,29 +18,17 @@ from scipy import fft as sfft
 
 import fdpkit as fp
 from fdpkit.accounting import _tail_l2, tilted
-from fdpkit.accounting._fftpass import _fft_pass
+from fdpkit.accounting._fftpass import _fft_pass, _power
 from fdpkit.accounting._pld_adapter import pmf_arrays
 from fdpkit.accounting._resolution import choose_discretization, max_test_mu
 from fdpkit.accounting.pld import build_pld
 from fdpkit.mechanisms import Gaussian, Subsampled
 
-from test_accounting_roundoff import (COMPOSED_MASS_SLACK, EXACT_SLACK, _exact_compose,
-                                       _tails)
+from test_accounting_roundoff import assert_tails_bound_exact
 
 #: The longdouble reference's own error relative to the float64 bound: u_ld / u_64 = 2^-11
 #: where longdouble is the x87 80-bit format (and the factors' bound scale alike); 1e-3 covers it.
 REFERENCE_SLACK = 1e-3
-
-
-def _power_ld(z: np.ndarray, times: int) -> np.ndarray:
-    result, base = None, z
-    while times:
-        if times & 1:
-            result = base.copy() if result is None else result * base
-        times >>= 1
-        if times:
-            base = base * base
-    return result
 
 
 @pytest.mark.parametrize("sigma, q, times, d", [
@@ -61,7 +49,7 @@ def test_l2_bound_holds_against_extended_precision(sigma, q, times, d):
         n_fft = sfft.next_fast_len(size, real=True)
         if len(x) > n_fft:
             x = np.bincount(np.arange(len(x)) % n_fft, weights=x, minlength=n_fft)
-        spec = _power_ld(sfft.rfft(x.astype(np.longdouble), n_fft), f.times)
+        spec = _power(sfft.rfft(x.astype(np.longdouble), n_fft), f.times)
         ref = sfft.irfft(spec, n_fft)
         shift = (lo - f.times * f.lo) % n_fft
         ref = np.roll(ref, -shift)[:size]
@@ -82,18 +70,7 @@ def test_step_4b_keeps_the_exact_composition_bounded(monkeypatch, sigma, q, disc
     for a in pmf_arrays(build_pld(Subsampled(Gaussian(sigma), q), disc)):
         if a is None:
             continue
-        ours = tilted.compose([(a, times)])
-        assert ours.infinity_mass + math.fsum(ours.probs) <= 1.0 + COMPOSED_MASS_SLACK
-        assert np.all(ours.probs >= 0)
-        losses, exact, inf = _exact_compose(a, times)
-        u_ex, _ = _tails(losses, exact, inf)
-        u_our, _ = _tails(ours.losses, ours.probs, ours.infinity_mass)
-        for loss in np.linspace(0.0, float(losses[-1]), 80):
-            i = int(np.searchsorted(losses, loss - 1e-9))
-            j = int(np.searchsorted(ours.losses, loss - 1e-9))
-            exact_u = float(u_ex[i]) if i < len(u_ex) else inf
-            our_u = float(u_our[j]) if j < len(u_our) else ours.infinity_mass
-            assert our_u >= exact_u * (1 - EXACT_SLACK), (loss, our_u, exact_u)
+        assert_tails_bound_exact(tilted.compose([(a, times)]), a, times, points=80, tight=False)
     assert calls
 
 
