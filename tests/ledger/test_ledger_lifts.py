@@ -166,3 +166,20 @@ def test_migration_adds_the_table_to_a_0001_ledger(ledger_url):
         command.downgrade(db._alembic_config(conn), "0001")
     assert "lift_requests" not in inspect(eng).get_table_names()
     eng.dispose()
+
+
+@pytest.mark.parametrize("name", ["a\nb", "bo\rb", "bo\u200bb", "ad\u2028min", "\tbob\x07"])
+def test_people_are_named_on_one_printable_line(census, name):
+    # an approver "a\nb" was accepted: the chain and the CLI's tables then showed two lines, and a
+    # zero-width space made a second "bob" beside the four-eyes check
+    head = census.head()
+    with pytest.raises(LedgerError, match="approver must be one line of printable characters"):
+        census.set_threshold("census", metric="epsilon", level="hard", value=20.0, user="admin", approver=name)
+    with pytest.raises(LedgerError, match="user must be one line"):
+        census.request_lift("census", metric="epsilon", level="hard", value=20.0, user=name, reason="r")
+    r = census.request_lift("census", metric="epsilon", level="hard", value=20.0, user="admin", reason="r")
+    head = census.head()
+    with pytest.raises(LedgerError, match="user must be one line"):
+        census.approve_lift(r.id, user=name)
+    assert census.head() == head and census.verify().ok  # nothing written
+    assert census.approve_lift(r.id, user="bob").state == "approved"

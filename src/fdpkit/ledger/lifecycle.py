@@ -19,7 +19,7 @@ from fdpkit.ledger.chain import append, now
 from fdpkit.ledger.models import Approval, Dataset, Release, Threshold
 from fdpkit.ledger.prepared import DEFAULT_BUDGET, Prepared, parse_mechanism, prepare, state_digest
 from fdpkit.ledger.record import approval_record, render_approval, render_record, render_record_pdf
-from fdpkit.ledger.rules import MAX_TEXT, MAX_TITLE, LedgerError, NotFound, _text, check_relation
+from fdpkit.ledger.rules import MAX_TEXT, MAX_TITLE, LedgerError, NotFound, _person, _text, check_relation
 from fdpkit.ledger.totals import DELTA_REF, add_rows, crossings, newly_exceeded, read_total
 from fdpkit.report import build_document
 
@@ -43,7 +43,7 @@ class ReleaseLifecycle(BudgetReads):
                 budget: CostBudget | None = DEFAULT_BUDGET) -> Release:
         """Record a proposed release (state ``proposed``), accounted first (within
         ``budget``; None: no limit) so that nothing that breaks a total is queued."""
-        title, user = _text("title", title, limit=MAX_TITLE), _text("user", user)
+        title, user = _text("title", title, limit=MAX_TITLE), _person("user", user)
         purpose = _text("purpose", purpose, required=False, limit=MAX_TEXT)
         p = prepare(mechanism, budget)
         return self._write(lambda s, head: self._propose_in(s, head, dataset, p, title, user, purpose or ""))
@@ -75,7 +75,7 @@ class ReleaseLifecycle(BudgetReads):
         """Approve a proposed release, storing its approval record (:mod:`fdpkit.ledger.record`)
         as JSON and PDF bytes with their SHA-256; ``pdf=False``: JSON only, fast
         (:meth:`render_approval_pdf` adds the PDF later); ``report=False``: none (imports, tests)."""
-        user = _text("user", user)
+        user = _person("user", user)
         comment = _text("comment", comment, required=False, limit=MAX_TEXT)
         r0 = self.release_info(release_id)
         if r0.state != "proposed":
@@ -117,7 +117,7 @@ class ReleaseLifecycle(BudgetReads):
 
     def _close(self, release_id: Any, user: str, comment: str, new_state: str, allowed: tuple[str, ...],
                role: str | None = None, reports: tuple[bytes, bytes | None] | None = None, at=None):
-        user = _text("user", user)
+        user = _person("user", user)
         comment = _text("comment", comment, required=new_state == "rejected", limit=MAX_TEXT)
 
         def fn(s: Session, head):
@@ -153,7 +153,7 @@ class ReleaseLifecycle(BudgetReads):
         totals and thresholds as releasing it would have made them) as JSON and PDF with
         their SHA-256; ``pdf=False``: JSON only (:meth:`render_approval_pdf` adds the PDF
         later); ``report=False``: no record (imports, tests)."""
-        user = _text("user", user)
+        user = _person("user", user)
         comment = _text("comment", comment, required=True, limit=MAX_TEXT)
         at, reports = now(), None
         if report:
@@ -217,7 +217,7 @@ class ReleaseLifecycle(BudgetReads):
         is refused unless ``override_reason`` is given (logged as an override event) by
         someone other than the proposer (four-eyes). The total is re-derived from the
         chained release rows unless the cached composition matches the digest in the chain."""
-        user = _text("user", user)
+        user = _person("user", user)
         return self._write(lambda s, head: self._release_in(s, head, self._release(s, release_id), user,
                                                             override_reason))
 
@@ -227,11 +227,11 @@ class ReleaseLifecycle(BudgetReads):
         """Propose (as ``user``), approve (as ``approver``, with its report) and release in
         ONE transaction: the whole release or nothing (imports of past releases, scripted
         pipelines). Under four-eyes (the default) ``approver`` must be someone else."""
-        title, user = _text("title", title, limit=MAX_TITLE), _text("user", user)
+        title, user = _text("title", title, limit=MAX_TITLE), _person("user", user)
         purpose = _text("purpose", purpose, required=False, limit=MAX_TEXT)
         if approver is None:
             approver = user  # refused below under four-eyes, with the reason
-        approver = _text("approver", approver)
+        approver = _person("approver", approver)
         p = prepare(mechanism, budget)
         pre = (build_document(privacy_report(p.mechanism)), *self._check(dataset, p.mechanism, None)) if report else None
 

@@ -24,7 +24,7 @@ from fdpkit.ledger.budget import spec_of
 from fdpkit.ledger.chain import append, now
 from fdpkit.ledger.models import Dataset, LiftRequest, Threshold
 from fdpkit.ledger.rules import (
-    MAX_ID, MAX_TEXT, LedgerError, NeedsSecondPerson, NotFound, _check_order, _text,
+    MAX_ID, MAX_TEXT, LedgerError, NeedsSecondPerson, NotFound, _check_order, _person, _text,
 )
 from fdpkit.ledger.totals import ThresholdSpec, check_threshold
 
@@ -68,7 +68,7 @@ class ThresholdLifts:
                 f"four-eyes: lifting the hard limit of {d.name} ({spec_of(t).describe()}; {_change(spec)}) needs a "
                 "second person: name an approver who is not you (CLI: --approver NAME), or file a lift request "
                 "that another approver approves, or lower it instead")
-        approver = _text("approver", approver)
+        approver = _person("approver", approver)
         if approver == user:
             raise LedgerError(f"four-eyes: {user} cannot approve their own lifting of the hard limit of {d.name}; "
                               "another approver must")
@@ -124,7 +124,7 @@ class ThresholdLifts:
         four-eyes it needs ``approver``, a second person (else :class:`NeedsSecondPerson`;
         :meth:`request_lift` is the two-step form)."""
         spec = check_threshold(metric, level, value, delta, fpr)
-        user = _text("user", user)
+        user = _person("user", user)
 
         def fn(s: Session, head):
             d = self._dataset(s, dataset)
@@ -140,7 +140,7 @@ class ThresholdLifts:
                          approver: str | None = None) -> None:
         """Remove ``dataset``'s threshold on ``metric`` at ``level`` (logged as an event by ``user``).
         Removing the hard one lifts the hard limit: under four-eyes it needs ``approver``."""
-        user = _text("user", user)
+        user = _person("user", user)
 
         def fn(s: Session, head):
             d = self._dataset(s, dataset)
@@ -170,7 +170,7 @@ class ThresholdLifts:
         the limits do not change until another person :meth:`approve_lift` it. A change
         that lifts nothing (a lower value, another level) or a dataset without four-eyes
         is refused: set it directly."""
-        user = _text("user", user)
+        user = _person("user", user)
         reason = _text("reason", reason, limit=MAX_TEXT)
         if not isinstance(remove, bool):
             raise LedgerError(f"remove must be True or False, got {remove!r}")
@@ -213,7 +213,7 @@ class ThresholdLifts:
         (``requested_by`` and ``approver``). Refused, writing nothing, when the threshold
         no longer stands as it did when requested (the request is stale: request again)
         or the change would break the order notice ≤ warning ≤ hard."""
-        user = _text("user", user)
+        user = _person("user", user)
         comment = _text("comment", comment, required=False, limit=MAX_TEXT)
 
         def fn(s: Session, head):
@@ -241,7 +241,7 @@ class ThresholdLifts:
         """Reject a pending lift request (``comment``, the reason, required), or withdraw it
         when ``user`` is its requester; a chained ``threshold.lift_rejected`` /
         ``threshold.lift_withdrawn`` event. The limits do not change."""
-        user = _text("user", user)
+        user = _person("user", user)
 
         def fn(s: Session, head):
             r = self._lift(s, request_id)

@@ -30,7 +30,7 @@ from fdpkit.ledger.prepared import (  # noqa: F401 - parse_mechanism, Prepared a
 from fdpkit.ledger.rules import (  # noqa: F401 - the errors and limits are public here
     DATASET_NAME, MAX_ID, MAX_NAME, MAX_TEXT, MAX_TITLE, RELATIONS, SETTING_EVENT, LedgerError, NeedsSecondPerson,
     NotFound,
-    _check_order, _text,
+    _check_order, _person, _text,
 )
 from fdpkit.ledger.totals import (  # noqa: F401 - public here
     DEFAULT_THRESHOLDS, DELTA_REF, ThresholdSpec, Total, check_threshold,
@@ -216,7 +216,7 @@ class Ledger(ReleaseLifecycle, ThresholdLifts):
     def set_four_eyes(self, dataset: str, enabled: bool, *, user: str, reason: str = "") -> None:
         """Keep or relax four-eyes for ``dataset``; relaxing needs a ``reason``. Logged as a
         chained ``dataset.setting`` event (the newest one holds)."""
-        user = _text("user", user)
+        user = _person("user", user)
         reason = _text("reason", reason, required=not enabled, limit=MAX_TEXT)
         if not isinstance(enabled, bool):
             raise LedgerError(f"enabled must be True or False, got {enabled!r}")
@@ -239,7 +239,7 @@ class Ledger(ReleaseLifecycle, ThresholdLifts):
         (epsilon 2 / 4 / 8 at delta 1e-5: notice / warning / hard). ``relation`` is
         "add-remove" or "replace-one" (the old spelling "add-or-remove" is accepted and
         stored as "add-remove")."""
-        name, unit, user = _text("name", name), _text("unit", unit), _text("user", user)
+        name, unit, user = _text("name", name), _text("unit", unit), _person("user", user)
         description = _text("description", description, required=False, limit=MAX_TEXT)
         if not DATASET_NAME.fullmatch(name):
             raise LedgerError(f"name must be letters, digits, '.', '_' or '-' starting with a letter or digit "

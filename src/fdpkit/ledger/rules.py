@@ -4,6 +4,7 @@ ordered thresholds (plain functions; no database)."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any
 
 from fdpkit.ledger.models import LEVELS
@@ -62,6 +63,17 @@ def _text(name: str, value: Any, *, required: bool = True, limit: int = MAX_NAME
         raise LedgerError(f"{name} must have at most {limit} characters, got {len(value)}")
     return value.strip()
 
+
+
+def _person(name: str, value: Any) -> str:
+    """A person's name (``user``, ``approver``): :func:`_text`, and one line of printable
+    characters, so that the event chain, the CLI's tables and the web pages show the name that
+    was given (an approver "a\nb" read as two lines; a zero-width space made "bob" and "bo\u200bb"
+    look alike beside the four-eyes check)."""
+    text = _text(name, value)
+    if any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in text):
+        raise LedgerError(f"{name} must be one line of printable characters, got {text[:80]!r}")
+    return text
 
 def _check_order(spec: ThresholdSpec, others: list[ThresholdSpec]) -> None:
     """Thresholds of one metric (at the same delta / FPR) must be ordered

@@ -24,6 +24,7 @@ from sqlalchemy import delete, select
 from fdpkit.ledger import db
 from fdpkit.ledger.chain import append, now, utc
 from fdpkit.ledger.operations import MAX_NAME, Ledger, LedgerError, NotFound, _text
+from fdpkit.ledger.rules import _person
 from fdpkit.ledger.models import ROLES, User, WebSession
 
 #: Role ranks: each role may do what the roles below it may.
@@ -73,7 +74,7 @@ def has_role(user_role: str, needed: str) -> bool:
 
 def add_user(ledger: Ledger, name: str, *, role: str, password: str, actor: str) -> User:
     """Create a local account (argon2id hash of ``password``)."""
-    name, actor = _text("name", name), _text("user", actor)
+    name, actor = _person("name", name), _person("user", actor)
     if role not in ROLES:
         raise LedgerError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
     hashed = _hashing(_HASHER.hash, _password(password))
@@ -92,7 +93,7 @@ def add_first_admin(ledger: Ledger, name: str, *, password: str) -> User:
     """Create the ledger's first account, an admin, only while it has no account at all
     (checked in the same write transaction, so two racing first-run setups cannot both
     succeed). Chained as ``user.added`` with ``"first_admin": true``, by the new admin."""
-    name = _text("name", name)
+    name = _person("name", name)
     hashed = _hashing(_HASHER.hash, _password(password))
 
     def fn(s, head):
@@ -122,7 +123,7 @@ def users(ledger: Ledger) -> list[User]:
 def _changed(ledger: Ledger, name: str, actor: str, kind: str, change, data: dict | None = None) -> User:
     """Apply ``change(user)`` to the user ``name`` in one chained transaction (event
     ``kind`` with the row's snapshot), ending the user's sessions."""
-    name, actor = _text("name", name), _text("user", actor)
+    name, actor = _text("name", name), _person("user", actor)
 
     def fn(s, head):
         u = s.execute(select(User).where(User.name == name)).scalar_one_or_none()
