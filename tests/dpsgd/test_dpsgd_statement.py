@@ -45,7 +45,7 @@ def test_statement_has_every_required_element(reports):
         # upper bounds: the last digit rounded up (safe_g), never to nearest
         assert f"μ = {safe_g(r.mu, 4, up=True)}" in s and "regret" in s and "false-positive rate" in s
         assert f"ε = {safe_g(r.epsilon_for_delta(1e-5), 4, up=True)}" in s and "δ = 1e-05" in s
-        assert f"{safe_g(r.tpr(1e-3), 3, up=True)} at a false-positive rate of 0.001" in s
+        assert f"{safe_g(r.tpr(1e-3), 4, up=True)} at a false-positive rate of 0.001" in s  # the tables' digits
         assert "Caveats:" in s and "hyperparameter tuning" in s
     assert "shuffled" in reports["poisson"].statement()  # the Poisson assumption is spelled out
     sh = reports["shuffled"].statement()

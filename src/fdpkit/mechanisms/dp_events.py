@@ -333,10 +333,11 @@ def _to_event(m: Any, path: str, depth: int) -> dict:
     if isinstance(m, Composed):
         return _event("ComposedDpEvent",
                       events=[_to_event(p, f"{path}.parts[{i}]", depth + 1) for i, p in enumerate(m.parts)])
-    if isinstance(m, DPSGD):
-        return _dpsgd_event(m, path)
     if not isinstance(m, Mechanism):
         raise ParameterError(f"mechanism must be an fdpkit mechanism, got {type(m).__name__}", "mechanism")
+    run = m.training_run()  # a training run asks the mechanism (issue 23), no type check
+    if run is not None:
+        return _dpsgd_event(run, path)
     raise ParameterError(f"{path}: {type(m).__name__} has no DpEvent of the same meaning (dp_accounting's events "
                          "describe Gaussian, Laplace, Poisson subsampling, repetition, composition, zCDP and "
                          "Poisson DP-SGD under add-remove; another event would read as more private)", "mechanism")
