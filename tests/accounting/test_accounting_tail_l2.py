@@ -82,8 +82,8 @@ def test_tighten_tails_never_raises_a_bound_and_keeps_it_non_increasing():
     upper[-1] = max(upper[-1], 1e-9)
     before = upper.copy()
     y = rng.uniform(0, 1e-8, n + 40)
-    _tail_l2.tighten_tails(upper, [(10, 300, 0.5, 0.0, 1.0, 1e-12, y, -20)], losses, 0, 1e-9,
-                           np.finfo(float).eps / 2)
+    _tail_l2.tighten_tails(upper, [(10, 300, 0.5, 0.0, 1.0, -20, n + 19)], lambda *_: (y, 1e-12), losses, 0,
+                           1e-9, np.finfo(float).eps / 2)
     assert np.all(upper <= before)
     assert np.all(np.diff(upper) <= 0)
     assert np.any(upper < before)

@@ -26,15 +26,20 @@ non-negative terms, their square roots and products with positive constants are,
 monotone rounding), and (8) plus U_up(b + d) is at least U_up(b + d), so the minimum stays
 non-increasing and (7) still gives masses >= 0. The sums are rounded outward by (n + 8) u.
 
-The bound costs two cumulative sums and an exponential over each pass's window, so it is
-formed only where the round-off matters: where the tail sums' error bound of Step 4 exceeds
-:data:`L2_MIN_TAIL_RATIO` of the sums (the refinement's measure). Elsewhere (the headline
-run among them) the output is bit for bit that of Step 4.
+The bound costs one more FFT pass per tilt (each pass's convolution is computed again
+rather than kept: holding every pass's output until the end would raise the composition's
+peak memory, which :mod:`fdpkit.accounting.cost` estimates per grid point), two cumulative
+sums and an exponential, so it is formed only where the round-off matters: where the tail
+sums' error bound of Step 4 exceeds :data:`L2_MIN_TAIL_RATIO` of the sums (the refinement's
+measure), and not in a float64 composition that :func:`fdpkit.accounting.tilted.compose` is
+about to redo in extended precision. Elsewhere (the headline run among them) the output is
+bit for bit that of Step 4.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 import numpy as np
 
@@ -42,27 +47,32 @@ import numpy as np
 L2_MIN_TAIL_RATIO = 1e-6
 
 
-def tighten_tails(upper: np.ndarray, passes: list, losses: np.ndarray, offset: int,
-                  inf_mass: float, u64: float) -> None:
+def tighten_tails(upper: np.ndarray, passes: list, again: Callable[[float, int, int], tuple[np.ndarray, float]],
+                  losses: np.ndarray, offset: int, inf_mass: float, u64: float) -> None:
     """Lower ``upper`` (U_up on the output grid, index i = grid index - ``offset``; losses
     ``losses`` on the same index) in place to the bound (8) of each pass.
 
-    ``passes`` holds (a, b, theta, k, c_up, eps2, y, lo): the pass's non-negative upper
-    window [a, b] (grid indices), its tilt theta and K(theta), the constant C_up of (6), the
-    l2 bound of (5'), and its computed convolution ``y`` starting at grid index ``lo``.
-    Passes run in any order: each reads the current U_up just above its window."""
+    ``passes`` holds (a, b, theta, k, c_up, lo, hi): the pass's non-negative upper window
+    [a, b] (grid indices), its tilt theta and K(theta), the constant C_up of (6) and its FFT
+    window [lo, hi]; ``again(theta, lo, hi)`` computes that pass's convolution on [lo, hi]
+    and the l2 bound (5') of its error. Passes run in any order: each reads the current U_up
+    just above its window."""
     n = len(upper)
-    for a, b, theta, k, c_up, eps2, y, lo in passes:
+    for a, b, theta, k, c_up, lo, hi in passes:
         i0, i1 = a - offset, b - offset
-        if i0 < 0 or i1 >= n or i1 < i0 or not math.isfinite(eps2):
+        if i0 < 0 or i1 >= n or i1 < i0:
             continue
         m = i1 - i0 + 1
         scale = losses[i0:i1 + 1] * -theta
         scale += k
         if float(scale.max()) > 700.0:  # e^{K - theta L} would overflow: no bound here
             continue
+        y, eps2 = again(theta, lo, hi)
+        if not math.isfinite(eps2):
+            continue
         np.exp(scale, out=scale)
         yp = np.maximum(y[a - lo:b - lo + 1], 0.0)
+        del y
         yp *= scale
         mass = np.cumsum(yp[::-1])[::-1]
         scale *= scale

@@ -291,8 +291,9 @@ def compose(parts: list[tuple[PmfArrays, int]], *, dtype=None) -> PmfArrays:
     _allocator.tune()  # once per process: freed arrays stay in the heap (issue 27)
     if dtype is not None:
         return _compose_once(parts, dtype)[0]
-    out, worst = _compose_once(parts, np.float64)
-    if worst > REL_TAIL and np.finfo(np.longdouble).eps < np.finfo(np.float64).eps:
+    wider = np.finfo(np.longdouble).eps < np.finfo(np.float64).eps
+    out, worst = _compose_once(parts, np.float64, redone_above=REL_TAIL if wider else math.inf)
+    if worst > REL_TAIL and wider:
         out = _compose_once(parts, np.longdouble)[0]
     return out
 
@@ -386,8 +387,11 @@ def plan(parts: list[tuple[PmfArrays, int]], discretization: float | None = None
     return Plan(factors, cum, lo_sup, hi_sup, k0, k20, top, tilts, windows, need_low)
 
 
-def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays, float]:
-    """One composition at FFT precision ``dtype``: (PMF, worst relative tail error bound)."""
+def _compose_once(parts: list[tuple[PmfArrays, int]], dtype, *,
+                  redone_above: float = math.inf) -> tuple[PmfArrays, float]:
+    """One composition at FFT precision ``dtype``: (PMF, worst relative tail error bound).
+    A caller that redoes the composition in a wider precision when the worst bound exceeds
+    ``redone_above`` gets no Step 4b then (its output is discarded)."""
     d = float(parts[0][0].discretization)
     for a, _ in parts:
         if not math.isclose(a.discretization, d, rel_tol=1e-12):
@@ -424,7 +428,7 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays,
 
     def run(theta: float, k: float, sd: float, lo: int, hi: int) -> None:
         """One pass (Eq. 6), merged into p_up, p_low and err (p_up minus the estimate)."""
-        y, eps, eps2 = _fft_pass(factors, cum, theta, lo, hi - lo + 1, dtype)
+        y, eps, _ = _fft_pass(factors, cum, theta, lo, hi - lo + 1, dtype)
         alias = 0.0  # only the lower bounds need the wrapped-around mass
         if need_low and lo > lo_sup:
             alias += _chernoff_mass(cum, theta, k, sd, lo * d, False)
@@ -471,7 +475,7 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays,
             np.maximum(p_low[a - start:b - start + 1], low, out=p_low[a - start:b - start + 1])
         if b < a_up:
             return
-        l2_passes.append((a_up, b, theta, k, c_up, eps2, y, lo))  # for Step 4b
+        l2_passes.append((a_up, b, theta, k, c_up, lo, hi))  # for Step 4b (y is recomputed there)
         sl = slice(a_up - start, b - start + 1)
         scale = scale_all[a_up - a_exp:]  # (overwritten below: the lower bounds are done)
         big = None if big_all is None else big_all[a_up - a_exp:]
@@ -563,9 +567,9 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype) -> tuple[PmfArrays,
     tail *= 1.0 + (n + 2) * u64
     tail += inf_mass
     upper = np.minimum(tail, 1.0, out=tail)
-    if worst > L2_MIN_TAIL_RATIO:  # Step 4b: tail sums bounded through the l2 round-off
-        tighten_tails(upper, l2_passes, losses[f0:], start + f0, inf_mass, u64)
-    l2_passes.clear()  # (the passes' y arrays)
+    if L2_MIN_TAIL_RATIO < worst <= redone_above:  # Step 4b: tail sums bounded through the l2 round-off
+        tighten_tails(upper, l2_passes, lambda t, lo, hi: _fft_pass(factors, cum, t, lo, hi - lo + 1, dtype)[::2],
+                      losses[f0:], start + f0, inf_mass, u64)  # (y, eps2) of the pass, computed again
     below = None
     if need_low:
         pl = np.minimum(p_low[f0:], pu)

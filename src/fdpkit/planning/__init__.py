@@ -1,8 +1,7 @@
 """Decision guides: privacy-first and utility-first (de Fondeville Sec. 5)."""
 
+from fdpkit.planning.guidance import FAMILIES, GUIDANCE
 from fdpkit.planning.guides import (
-    FAMILIES,
-    GUIDANCE,
     MechanismOption,
     PrivacyFirstPlan,
     UtilityFirstPlan,

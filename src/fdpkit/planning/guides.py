@@ -28,7 +28,8 @@ from fdpkit.convert import epsilon_for_delta_from_mu
 from fdpkit.curves import EpsDeltaCurve, GaussianCurve, LaplaceCurve
 from fdpkit.errors import ParameterError
 from fdpkit._inputs import plausibility_warnings
-from fdpkit.planning.spec import ZTestSpec
+from fdpkit.planning.guidance import FAMILIES, GUIDANCE, MU_MIN_NOTE  # noqa: F401  (GUIDANCE: still importable here)
+from fdpkit.planning.spec import ZTestSpec, noise_spec
 from fdpkit.risk import (
     laplace_epsilon_for_attack_power,
     laplace_epsilon_for_relative_risk,
@@ -40,31 +41,6 @@ from fdpkit.risk import (
 )
 from fdpkit.utility import mu_min_for_power_loss, solve_ztest, split_epsilon, split_mu
 from fdpkit.risk.grade import grade, grade_for_tpr
-
-FAMILIES = {
-    "catastrophic": "mechanisms that can fail catastrophically (f(0) < 1): uniform random sampling, "
-                    "(eps, delta)-DP with delta > 0",
-    "graceful": "gracefully failing mechanisms (unbounded relative risk, f(0) = 1): Gaussian / mu-GDP",
-    "bounded": "bounded relative risk: pure eps-DP such as the Laplace mechanism",
-}
-
-
-def noise_spec(noise_parameter: str, scale: float | None, sensitivity: float | None, tests: int = 1) -> dict | None:
-    """The mechanism spec (the ledger's and the report page's JSON format) of planned noise:
-    Gaussian noise of sd ``scale`` (``noise_parameter="sigma"``) or Laplace noise of scale
-    ``scale`` (``"b"``) on a statistic of ``sensitivity``, once per test; ``tests`` > 1
-    tests on the same people compose (``"repeated"``: μ_total = √k μ_i, Dong et al. Cor. 3.3).
-    None when nothing is planned (no analysis, or no finite noise).
-
-    >>> noise_spec("sigma", 0.5, 0.01)
-    {'kind': 'gaussian', 'sigma': 0.5, 'sensitivity': 0.01}
-    """
-    if scale is None or sensitivity is None or not (math.isfinite(scale) and scale > 0):
-        return None
-    kind, key = ("gaussian", "sigma") if noise_parameter == "sigma" else ("laplace", "scale")
-    one = {"kind": kind, key: float(scale), "sensitivity": float(sensitivity)}
-    return one if int(tests) == 1 else {"kind": "repeated", "inner": one, "times": int(tests)}
-
 
 @dataclass(frozen=True)
 class MechanismOption:
@@ -473,13 +449,6 @@ def _mu_of_printed_sigma(analysis: ZTestSpec, mu: float) -> float:
     return max(mu, analysis.sensitivity / printed) if printed > 0 else mu
 
 
-#: Where de Fondeville's printed mu_min come from (stated wherever a mu_min is shown).
-MU_MIN_NOTE = ("μ_min depends on the criterion and the test level: de Fondeville's printed μ_min = 7.9, 0.28, "
-               "0.048 (n = 15, 100, 500; shift 0.2, sd 0.25, data in [0, 1]) are for power ≥ 99% of the "
-               "non-private power with a one-sided Z-test at level 0.01 (at level 0.05 the same criterion "
-               "gives 5.01, 0.229, 0.041).")
-
-
 def utility_first(*, analysis: ZTestSpec, required_power: float | None = None,
                   max_relative_loss: float | None = None, prior: float = 0.01,
                   fpr: float = 1e-3) -> UtilityFirstPlan:
@@ -550,7 +519,7 @@ def noise_sentences(plan: "PrivacyFirstPlan | UtilityFirstPlan") -> list[str]:
         if math.isfinite(plan.mu_min):
             sigma = round_safe(plan.sigma, up=False)
             out.append(f"Add Gaussian noise with sd σ = {sigma!r} to {what}{groups}: this is "
-                       f"μ = {safe_text(plan.mu_min * plan.sigma / sigma, up=True)} Gaussian DP per release.")
+                       f"μ = {safe_text(plan.mu_of_noise, up=True)} Gaussian DP per release.")
         else:
             out.append("No amount of noise reaches the required power: change the analysis first.")
     else:
@@ -607,22 +576,3 @@ def budget_split(plan: "PrivacyFirstPlan | UtilityFirstPlan") -> dict:
                 d.update(epsilon_total=o.value, epsilon_per_test=o.value_per_test,
                          laplace_scale_per_test=o.planned_noise)
     return json_safe(d)
-
-
-#: de Fondeville Sec. 5.2's settings, in fdpkit's words (shown by the Plan page and CLI).
-GUIDANCE = (
-    ("Who runs the analysis",
-     "With a central curator, trusted staff see the raw data and release only the noisy answer: "
-     "the plan can use what the curator knows. With eyes-off users, analysts run DP queries on a "
-     "platform without seeing the data: every number they use to plan (n, sd) must be public or "
-     "itself released with DP, and a conservative bound is safest."),
-    ("Observational or experimental",
-     "Observational work explores existing data and its plan may change along the way; each extra "
-     "look spends privacy budget and risks fitting the noise. Experimental work fixes the test, its "
-     "level and the sample size before seeing data. Plan DP releases the experimental way even for "
-     "existing data: choose μ from public facts (for yes/no data sd ≤ 0.5), so planning leaks "
-     "nothing and the choice is not steered by what the data show."),
-    ("Unknown sizes",
-     "If n is not public, spend a small part of the budget on a noisy count and plan with a lower "
-     "bound of it."),
-)

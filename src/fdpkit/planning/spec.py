@@ -172,3 +172,20 @@ class ZTestSpec:
         d["level_per_test"] = self.level
         d["laplace_power_method"] = self.laplace_method
         return d
+
+
+def noise_spec(noise_parameter: str, scale: float | None, sensitivity: float | None, tests: int = 1) -> dict | None:
+    """The mechanism spec (the ledger's and the report page's JSON format) of planned noise:
+    Gaussian noise of sd ``scale`` (``noise_parameter="sigma"``) or Laplace noise of scale
+    ``scale`` (``"b"``) on a statistic of ``sensitivity``, once per test; ``tests`` > 1
+    tests on the same people compose (``"repeated"``: μ_total = √k μ_i, Dong et al. Cor. 3.3).
+    None when nothing is planned (no analysis, or no finite noise).
+
+    >>> noise_spec("sigma", 0.5, 0.01)
+    {'kind': 'gaussian', 'sigma': 0.5, 'sensitivity': 0.01}
+    """
+    if scale is None or sensitivity is None or not (math.isfinite(scale) and scale > 0):
+        return None
+    kind, key = ("gaussian", "sigma") if noise_parameter == "sigma" else ("laplace", "scale")
+    one = {"kind": kind, key: float(scale), "sensitivity": float(sensitivity)}
+    return one if int(tests) == 1 else {"kind": "repeated", "inner": one, "times": int(tests)}
