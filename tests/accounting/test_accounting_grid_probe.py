@@ -118,3 +118,4 @@ def test_a_window_is_not_left_where_newton_stalls():
     main = [p for p in plans if p.factors[0].times == 100_000 and p.top > 1000]
     assert main and all(p.top * 3e-5 < 3.0 for p in main)
     assert all(math.isfinite(p.top) for p in plans)
+
