@@ -179,11 +179,11 @@ def keep(acc: Accounting) -> None:
 
 def _take_kept(run: DPSGD, d: float) -> Accounting | None:
     """The kept accounting of ``run`` at ``d``, taken (once), or None."""
-    if _KEPT:
-        m, kd, acc = _KEPT.pop()
-        if kd == d and m == run:
-            return acc
-    return None
+    try:
+        m, kd, acc = _KEPT.pop()  # atomic: two threads never take one accounting twice
+    except IndexError:
+        return None
+    return acc if kd == d and m == run else None
 
 
 def account_dpsgd(m: DPSGD, discretization: float) -> Accounting:
