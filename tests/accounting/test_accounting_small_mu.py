@@ -163,7 +163,7 @@ def test_rule_stays_in_range_and_meets_its_estimate(sigma, q, steps, sampling, r
         m = fp.dpsgd(sigma, q, steps, sampling=sampling, relation=relation)
     except ValueError:  # a combination the library refuses (e.g. add-remove with fixed-size)
         return
-    d, how = choose_discretization(m)
+    d, how = choose_discretization(m, search=False)  # the a-priori rule (Eq. 5's search: test_accounting_grid_probe)
     assert D_FLOOR <= d <= D_CEIL and math.isfinite(d)
     v = step_variance(m)
     if how.startswith("chosen for heavy-tailed"):  # Eq. (4): never finer than Eq. (2)'s estimate

@@ -247,6 +247,8 @@ _LAMBDA_XTOL = 1e-3
 _EDGE_LAMBDA_XTOL = 0.02
 #: Largest lambda tried, in units of the Gaussian first guess.
 _LAMBDA_CAP = 2.0 ** 20
+#: Bisections of :func:`_chernoff_x` after a Newton search that stalled far from its root.
+_STALL_BISECTIONS = 40
 
 
 def _chernoff_x(cum: _Cumulants, theta: float, kt: float, sd: float, log_eps: float,
@@ -259,6 +261,7 @@ def _chernoff_x(cum: _Cumulants, theta: float, kt: float, sd: float, log_eps: fl
     the smallest x evaluated is returned."""
     sign = 1.0 if upper else -1.0
     best = [math.inf]
+    below, above = [0.0], [(math.inf, math.inf)]  # largest lambda with g < 0; smallest with g >= 0, g
 
     def fn(lam: float) -> tuple[float, float]:
         k, k1, k2 = cum(theta + sign * lam)
@@ -266,10 +269,26 @@ def _chernoff_x(cum: _Cumulants, theta: float, kt: float, sd: float, log_eps: fl
         v = phi / lam
         if math.isfinite(v):
             best[0] = min(best[0], v)
-        return lam * sign * k1 - phi, lam * k2
+        g = lam * sign * k1 - phi
+        if g < 0.0:
+            below[0] = max(below[0], lam)
+        elif lam < above[0][0]:
+            above[0] = (lam, g)
+        return g, lam * k2
 
     lam0 = math.sqrt(2.0 * -log_eps) / max(sd, 1e-12)
     _newton_increasing(fn, lam0, 0.0, math.inf, _EDGE_LAMBDA_XTOL, cap=lam0 * _LAMBDA_CAP)
+    # Newton from the right of a very convex g takes small steps far from the root and stops
+    # on its step size (sigma 0.7, q 1e-6, T 10^5 at d 3e-5: x 251 where the minimum is 1.6, a
+    # window of 8.4e6 grid points instead of 5.4e4): bisect the bracket while g there is still
+    # far from 0 (-log_eps: a fraction of the exponent; any lambda gives a valid x)
+    for _ in range(_STALL_BISECTIONS):
+        lam_hi, g_hi = above[0]
+        if not (math.isfinite(lam_hi) and g_hi > -log_eps and lam_hi - below[0] > _EDGE_LAMBDA_XTOL * lam_hi):
+            break
+        mid = 0.5 * (below[0] + lam_hi)
+        if not math.isfinite(fn(mid)[0]):
+            above[0] = (mid, math.inf)
     return sign * best[0]
 
 

@@ -83,8 +83,12 @@ decides at either d). Since then the tail sums bound their round-off in l2 as we
 of :mod:`fdpkit.accounting.tilted`): at Eq. (4)'s d these two read x 1.69 and x 1.126. A
 coarser grid is tighter still where T is large (sigma 0.6, q 1e-7, T 10^5: x 1.14 at
 d = 3e-4, x 1.48 at 1e-3; sigma 0.7, q 1e-6, T 10^5: x 1.064 at 1e-4), and no coarser at
-T = 1000 (sigma 0.7, q 1e-7: x 1.006 at Eq. (4)'s 1.1e-5, x 1.38 at 3e-4): choosing d from an
-estimate of the round-off's share is left to do.
+T = 1000 (sigma 0.7, q 1e-7: x 1.006 at Eq. (4)'s 1.1e-5, x 1.38 at 3e-4). No a-priori rule
+tried fits these, so Eq. (4)'s d_h is where a search starts (Eq. 5,
+:mod:`fdpkit.accounting._grid_probe`): a few coarser grids of a fixed ladder, each no costlier
+than d_h, are accounted from the coarsest down, and the one whose certified curve reads the
+smallest mu is taken (x 1.136, 1.064 and 1.006 of mu_max on the three runs above). Every
+grid gives a certified curve, so the search decides tightness only, never soundness.
 """
 
 from __future__ import annotations
@@ -95,6 +99,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
+from fdpkit.accounting._grid_probe import candidates, tightest_grid
 from fdpkit.accounting.cost import BudgetExceeded, check_leaf_grids, estimate_cost
 from fdpkit.accounting.result import DISCRETIZATION_DEFAULT
 from fdpkit.mechanisms import Mechanism, training_run
@@ -239,12 +244,15 @@ def excess_mu_rtol(v: float | None, d: float) -> float | None:
 
 
 def choose_discretization(mechanism: Mechanism, *, mu_rtol: float = AUTO_MU_RTOL,
-                          budget: Any = None) -> tuple[float, str]:
+                          budget: Any = None, search: bool = True) -> tuple[float, str]:
     """(d, how): by Eq. (3) where the run's steps are so coarse that a grid of at least twice
     the default's width costs mu a relative :data:`AUTO_COARSE_RTOL` or less; else by Eq.
     (2): the default unless the run's steps are finer than it resolves, then coarsened by
     factors of 1.5 while the composition's grid would exceed :data:`AUTO_MAX_GRID` points
-    or ``budget``."""
+    or ``budget``. Heavy-tailed steps take Eq. (4)'s d_h and then, with ``search`` (the
+    default), the tightest of the coarser grids of Eq. (5) (:mod:`fdpkit.accounting._grid_probe`:
+    it accounts the run on a few grids); ``search=False`` gives d_h without accounting
+    anything (a cheap a-priori check: the search tries no grid costlier than d_h)."""
     v = step_variance(mechanism)
     d0 = DISCRETIZATION_DEFAULT
     if v is None or not v >= 0:
@@ -267,15 +275,31 @@ def choose_discretization(mechanism: Mechanism, *, mu_rtol: float = AUTO_MU_RTOL
         d_h, mu, spread = _readable(min(D_CEIL, heavy[0])), heavy[1], heavy[2]
         if d_h < d0:
             d_h = _finest_affordable(mechanism, d_h, budget)
-        return d_h, (f"chosen for heavy-tailed steps (Eq. 4): a test attains mu {mu:.3g}, far above what "
-                     f"the per-step loss variance {v:.3g} suggests; estimated relative excess of mu "
-                     f"{d_h * spread / (2.0 * mu * mu):.2g}")
+        how = (f"chosen for heavy-tailed steps (Eq. 4): a test attains mu {mu:.3g}, far above what "
+               f"the per-step loss variance {v:.3g} suggests; estimated relative excess of mu "
+               f"{d_h * spread / (2.0 * mu * mu):.2g}")
+        if search and d_h < D_CEIL:
+            d_s, tried = tightest_grid(mechanism, d_h, budget)
+            how += (f" at d {d_h:g}; the tightest of the grids tried (Eq. 5: "
+                    + ", ".join(f"{x:g} mu {m:.4g}" for x, m in tried) + f"): {d_s:g}")
+            d_h = d_s
+        return d_h, how
     if d >= d0:
         return d0, f"default {d0:g} (estimated relative excess of mu {excess_mu_rtol(v, d0):.2g})"
     d = _finest_affordable(mechanism, _readable(d), budget)
     how = (f"chosen from the per-step loss variance {v:.3g}: estimated relative excess of mu "
            f"{excess_mu_rtol(v, d):.2g} (at the default {d0:g}: {excess_mu_rtol(v, d0):.2g})")
     return d, how
+
+
+def search_work(mechanism: Mechanism, *, budget: Any = None) -> float:
+    """The estimated work of the grids Eq. (5)'s search may account for ``mechanism`` (0 where
+    the default rule searches nothing): what a server adds to the a-priori grid's estimate
+    (``choose_discretization(..., search=False)``) to schedule the report."""
+    d_h, how = choose_discretization(mechanism, budget=budget, search=False)
+    if not how.startswith("chosen for heavy-tailed") or not d_h < D_CEIL:
+        return 0.0
+    return sum(w for _, w in candidates(mechanism, d_h, budget))
 
 
 def _finest_affordable(mechanism: Mechanism, d: float, budget: Any) -> float:

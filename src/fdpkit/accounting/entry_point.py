@@ -130,7 +130,8 @@ def account(mechanism: Mechanism, *, discretization: float = DISCRETIZATION_DEFA
             # composed grid of 7.7e8 points needs about 49 GB)
             check_leaf_grids(run, d)
             check_machine_memory(run, d)
-        return account_dpsgd(run, d)
+        kept = _take_kept(run, d)
+        return kept if kept is not None else account_dpsgd(run, d)
     if contains_renyi(mechanism):  # zCDP / RDP guarantees: accounting/rdp.py
         return renyi_accounting(mechanism)
     exact = closed_form_curve(mechanism)
@@ -163,6 +164,26 @@ def tradeoff_curve(mechanism: Mechanism, *, discretization: float = DISCRETIZATI
     'lower'
     """
     return account(mechanism, discretization=discretization, budget=budget).curve
+
+
+#: One accounting kept for the next :func:`account` of the same run and grid: the grid that
+#: :mod:`fdpkit.accounting._grid_probe` chose, already accounted while choosing it (the report
+#: that asked for the choice accounts it next). Taken once; a plain list: one slot.
+_KEPT: list[tuple[DPSGD, float, Accounting]] = []
+
+
+def keep(acc: Accounting) -> None:
+    """Keep ``acc`` (a DP-SGD run's accounting) for the next :func:`account` of its run and grid."""
+    _KEPT[:] = [(acc.mechanism, float(acc.discretization), acc)]
+
+
+def _take_kept(run: DPSGD, d: float) -> Accounting | None:
+    """The kept accounting of ``run`` at ``d``, taken (once), or None."""
+    try:
+        m, kd, acc = _KEPT.pop()  # atomic: two threads never take one accounting twice
+    except IndexError:
+        return None
+    return acc if kd == d and m == run else None
 
 
 def account_dpsgd(m: DPSGD, discretization: float) -> Accounting:

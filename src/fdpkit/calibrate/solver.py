@@ -305,17 +305,18 @@ def _solve(p: _Problem, target: Target, disc: float | None, alpha_min: float, re
     best_safe: list[float] = []  # full-resolution values on the safe side, for a capped search
     refusals: list[BudgetExceeded] = []  # candidates refused for their cost (the first one is reported)
 
-    def resolve(x: float, d: float | None) -> tuple[DPSGD, float]:
-        """The run at ``x`` and its discretization (``d`` FINE: the requested one, or the rule's)."""
+    def resolve(x: float, d: float | None, search: bool = True) -> tuple[DPSGD, float]:
+        """The run at ``x`` and its discretization (``d`` FINE: the requested one, or the rule's;
+        ``search`` False: the rule's a-priori grid, without the accounting of its Eq. 5)."""
         m = p.build(x)
         if d is None:
-            d = disc if disc is not None else choose_discretization(m, budget=budget)[0]
+            d = disc if disc is not None else choose_discretization(m, budget=budget, search=search)[0]
         return m, d
 
     def affordable(x: float, d: float | None) -> bool:
         """Whether the budget (or, without one, the machine's memory) allows the run at ``x``:
         the checks :func:`metric` and :func:`fdpkit.accounting.account` make, without accounting."""
-        m, dd = resolve(x, d)
+        m, dd = resolve(x, d, search=False)  # Eq. 5's search tries no grid costlier than this
         try:
             if budget is not None:
                 estimate_cost(m, dd).check(budget)

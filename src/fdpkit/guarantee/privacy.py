@@ -347,7 +347,9 @@ def privacy_report(
         relative 1e-6 or less to μ (small noise, large sample rates: Eq. 3 of
         ``accounting._resolution``); heavy-tailed steps (small noise, tiny sample rates,
         where a test attains a μ far above what the loss variance suggests) get the grid
-        estimated from that μ instead (Eq. 4), up to 1e-3.
+        estimated from that μ instead (Eq. 4), up to 1e-3, and then the tightest of a few
+        coarser grids, each accounted (Eq. 5: where the FFT round-off decides, at large step
+        counts, a coarser grid reads a smaller certified μ; every grid tried is certified).
     alpha_min : float
         Lower end of the FPR/FNR range of the fitted μ (numeric curves).
     budget : CostBudget or None

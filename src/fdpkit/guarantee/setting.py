@@ -109,7 +109,8 @@ def comparison_work(mechanism: Mechanism, discretization: float | None,
     if not _is_shuffled(mechanism):
         return 0.0
     if discretization is None:
-        discretization = choose_discretization(mechanism, budget=budget)[0]
+        # the a-priori grid: a cost, not an accounting (Eq. 5's search tries none costlier)
+        discretization = choose_discretization(mechanism, budget=budget, search=False)[0]
     try:
         cost = estimate_cost(poisson_twin(mechanism), discretization)
         cost.check(_comparison_budget(budget))

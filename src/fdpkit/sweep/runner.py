@@ -30,6 +30,8 @@ DISCRETIZATION_RULE = ("library default, per setting (fdpkit.privacy_report(disc
                        "per-step loss variance v is too small for it to resolve, d = sqrt(12 v 0.01) for an "
                        "estimated 1% excess of mu, coarsened by factors of 1.5 to fit the grid budget; or coarser, "
                        "d = min(1e-3, sqrt(12 v 1e-6)) where that is at least 2e-4, for an estimated 1e-6; "
+                       "heavy-tailed steps (small noise, tiny sample rates): the tightest of a few grids, "
+                       "each accounted while the sweep chooses (Eq. 5); "
                        "the value used is the row's discretization column")
 
 

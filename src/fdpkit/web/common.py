@@ -21,7 +21,7 @@ from fdpkit._numerics import json_safe, safe_text
 from fdpkit.errors import parameter_of
 from fdpkit._inputs import FRACTION_FIELDS, parse_decimal, parse_fraction
 from fdpkit.accounting import CostBudget
-from fdpkit.accounting._resolution import choose_discretization
+from fdpkit.accounting._resolution import choose_discretization, search_work
 from fdpkit.accounting.work_limits import check_bounds
 from fdpkit.mechanisms import Mechanism, mechanism_from_dict
 from fdpkit.vocabulary import RELATIONS, SAMPLINGS, UNITS
@@ -237,9 +237,11 @@ def checked(spec: Any, discretization: float | None, limits: Limits) -> tuple[Me
     bounds only what a user types (the budget bounds the rule's choice)."""
     mech = mechanism_from_dict(spec)
     if discretization is None:
-        chosen, _ = choose_discretization(mech, budget=limits.budget)
+        # the a-priori grid (no accounting here; the job's search of Eq. 5 tries none costlier)
+        chosen, _ = choose_discretization(mech, budget=limits.budget, search=False)
         check_limits(mech, chosen, dataclasses.replace(limits, min_discretization=min(chosen, limits.min_discretization)))
-        return prepare(mech, chosen, limits.budget)
+        mech, work = prepare(mech, chosen, limits.budget)
+        return mech, work + search_work(mech, budget=limits.budget)
     check_limits(mech, discretization, limits)
     return prepare(mech, discretization, limits.budget)
 
