@@ -168,7 +168,7 @@ def test_doc_code_lines_fit_a_wide_column():
 
 #: ASCII maths that the API pages write as symbols (σ², √, ≤, ≥, Φ, Φ⁻¹, μ-GDP, (ε, δ), ρ-zCDP).
 ASCII_MATHS = re.compile(r"<=|>=|\bsqrt\(|\^2\b|\^\{-1\}|\bPhi\b|\bmu-GDP\b|\((?:epsilon|eps), delta\)|\brho-zCDP\b"
-                         r"|\bepsilon-DP\b")
+                         r"|\bepsilon-DP\b|\(x\)|\^\{o ?k\}")  # (x): ⊗; ^{o k}: ∘k (compose_curves, group_curve)
 #: Prose still in ASCII on another branch's lines (s12: fdpkit.risk.reading.read_guarantee), to
 #: convert once that branch is merged.
 ASCII_MATHS_PENDING: tuple[str, ...] = ()
