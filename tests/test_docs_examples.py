@@ -3,6 +3,7 @@ blocks that start worker processes run as scripts, the search finds names inside
 the docstrings' references name objects that exist (tests/test_readme.py runs the Python
 blocks themselves; tests/test_docs.py checks the built site)."""
 
+import os
 import re
 import shlex
 import subprocess
@@ -114,7 +115,11 @@ def test_pooled_blocks_run_as_a_script(page, block, tmp_path):
     """Copied into a file and run with ``python file.py``, as a reader would."""
     script = tmp_path / "example.py"
     script.write_text(textwrap.dedent(block), encoding="utf-8")
-    proc = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    import fdpkit
+
+    env = {**os.environ, "PYTHONPATH": str(Path(fdpkit.__file__).parents[1])}  # this fdpkit, whatever the cwd
+    proc = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.strip()
 
