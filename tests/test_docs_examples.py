@@ -214,3 +214,52 @@ def test_docstrings_do_not_point_readers_at_deprecated_names():
             if role.search(line) and "Deprecated alias" not in line and "deprecated" not in line.lower():
                 found.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")
     assert not found
+
+
+# --------------------------------------------------------------------------------------
+# what the public functions return is documented too
+# --------------------------------------------------------------------------------------
+def _api_names() -> set[str]:
+    text = "\n".join(p.read_text(encoding="utf-8") for p in (DOCS / "api").glob("*.md"))
+    return {ident.rsplit(".", 1)[-1] for ident in re.findall(r"^::: *([\w.]+)", text, flags=re.M)}
+
+
+def _classes_in(annotation) -> set[type]:
+    import typing
+
+    found = {annotation} if isinstance(annotation, type) else set()
+    for arg in typing.get_args(annotation):
+        found |= _classes_in(arg)
+    return found
+
+
+def test_what_public_functions_return_has_an_api_entry():
+    """A reader who gets ``plan = fp.utility_first(...)`` (the statistician tutorial reads
+    ``plan.sigma``, ``plan.epsilon_at_1e5``) finds the plan's class in the API reference:
+    every fdpkit class that a public function or method returns has an entry. Six had none
+    (``Accounting``, ``Recommendation``, ``PrivacyFirstPlan``, ``UtilityFirstPlan``,
+    ``MonteCarloPower``, ``PowerSolution``), nor had the types readers meet as attributes or
+    arguments (``Phase``, ``MechanismOption``, ``Representations``, ``CostBudget``)."""
+    import inspect
+    import typing
+    import warnings
+
+    import fdpkit
+
+    documented = _api_names()
+    missing = set()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        for name in fdpkit.__all__:
+            obj = getattr(fdpkit, name)
+            functions = [obj] if inspect.isfunction(obj) else \
+                [f for _, f in inspect.getmembers(obj, inspect.isfunction)] if isinstance(obj, type) else []
+            for f in functions:
+                try:
+                    hints = typing.get_type_hints(f)
+                except NameError:  # an annotation-only import (TYPE_CHECKING): listed below
+                    continue
+                missing |= {c.__name__ for c in _classes_in(hints.get("return"))
+                            if c.__module__.startswith("fdpkit") and c.__name__ not in documented}
+    assert not missing
+    assert not {"Phase", "MechanismOption", "Representations", "CostBudget", "BudgetExceeded"} - documented
