@@ -390,6 +390,7 @@ def test_empty_metric_name_is_refused(tmp_path):
     assert res.exit_code == 2 and res.output.startswith("error: --metrics") and res.output.count("\n") == 1
 
 
+@pytest.mark.slow  # two spawned workers that each import fdpkit: several seconds
 def test_an_unguarded_script_on_the_process_pool_is_told_why(tmp_path):
     """A script that sweeps at module level on the default process pool (the sweeps guide's
     block pasted into a file) broke the pool with a bare BrokenProcessPool: every spawned
