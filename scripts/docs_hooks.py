@@ -135,15 +135,40 @@ def on_page_markdown(markdown, page, config, files):
     rows = []
     for name in sorted((n for n in fdpkit.__all__ if n != "__version__"), key=str.lower):
         obj = getattr(fdpkit, name)
-        kind = "class" if isinstance(obj, type) else "function" if callable(obj) else "constant"
+        kind = _kind(obj)
         if name not in entries:
             log.warning("fdpkit.%s (in fdpkit.__all__) has no API entry: add '::: %s.%s' to a page "
                         "under docs/api/", name, getattr(obj, "__module__", "fdpkit"), name)
             rows.append(f"- `{name}`: *missing* ({kind})")
             continue
         ident, where = entries[name]
-        rows.append(f"- [`{name}`][{ident}]: {_summary(obj)} ({kind}; [{where[:-3]}]({where}))")
+        rows.append(f"- [`{name}`][{ident}]: {_summary_line(obj)} ({kind}; [{where[:-3]}]({where}))")
     return markdown.replace(MARKER, "\n".join(rows))
+
+
+def _kind(obj) -> str:
+    """What a public name is, in one word: package, class, function or constant."""
+    import types
+
+    if isinstance(obj, types.ModuleType):
+        return "package"
+    return "class" if isinstance(obj, type) else "function" if callable(obj) else "constant"
+
+
+def _summary_line(obj) -> str:
+    """A public name's line in the list of every public name: a deprecated alias (its
+    ``__deprecated__`` names the new spelling) says so first and names the name to use; a
+    callable package (``fdpkit.sweep``) says that calling it is deprecated."""
+    import types
+
+    new = getattr(obj, "__deprecated__", None)
+    if isinstance(new, str):
+        return f"**Deprecated**: use `{new}`."
+    target = getattr(obj, "__call_target__", None) if isinstance(obj, types.ModuleType) else None
+    summary = _summary(obj)
+    if target:
+        summary += f" Calling the package is deprecated: use `fdpkit.{target}`."
+    return summary
 
 
 # --------------------------------------------------------------------------------------

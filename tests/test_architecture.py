@@ -10,7 +10,8 @@ in pyproject.toml says which way imports flow; these are the rules it cannot say
   that says why it is not at module level (an optional extra, start-up time);
 - dp_accounting is reached from ``accounting/`` only, also through ``lazy_module("dp_accounting...")``
   (which import-linter cannot see);
-- modules stay under about 600 lines (:data:`MAX_MODULE_LINES`).
+- modules stay under about 600 lines (:data:`MAX_MODULE_LINES`);
+- docs/contributing.md draws the layers of the contract, in its order.
 
 Measured with ``ast`` and grimp, never with grep.
 """
@@ -26,7 +27,8 @@ import pytest
 
 grimp = pytest.importorskip("grimp")
 
-SRC = Path(__file__).resolve().parent.parent / "src" / "fdpkit"
+ROOT = Path(__file__).resolve().parent.parent
+SRC = ROOT / "src" / "fdpkit"
 #: The issue's cap on function-level fdpkit imports in library code.
 MAX_FUNCTION_LEVEL_IMPORTS = 20
 #: Front ends import lazily (start-up time of the CLI, one router per request path).
@@ -216,3 +218,25 @@ def test_modules_stay_small():
     big = {str(rel): n for path, rel in _library_files()
            if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
     assert not big, f"modules over {MAX_MODULE_LINES} lines (split them by topic): {big}"
+
+
+def _layer(line: str) -> tuple[str, tuple[str, ...]]:
+    """One layer as written (``fdpkit.convert : fdpkit.risk``, ``audit | sweep   (note)``):
+    its separator and its modules, without the ``fdpkit.`` prefix."""
+    line = line.split("(", 1)[0].strip()
+    sep = "|" if "|" in line else ":"
+    return sep if len(line.split(sep)) > 1 else "", tuple(m.strip().removeprefix("fdpkit.") for m in line.split(sep))
+
+
+def test_the_contributing_guide_shows_the_enforced_layers():
+    """docs/contributing.md draws the layers a newcomer reads; import-linter enforces the ones
+    in pyproject.toml. They are the same list, in the same order, with the same separators
+    (``|``: may not import each other, ``:``: may); the guide had merged the two bottom layers."""
+    import re
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    contract = next(c for c in config["tool"]["importlinter"]["contracts"] if c["id"] == "layers")
+    guide = (ROOT / "docs" / "contributing.md").read_text(encoding="utf-8")
+    block = re.search(r"## The layers.*?```text\n(.*?)```", guide, flags=re.S).group(1)
+    assert [_layer(line) for line in block.splitlines() if line.strip()] == [_layer(x) for x in contract["layers"]]

@@ -168,7 +168,7 @@ def test_doc_code_lines_fit_a_wide_column():
 
 #: ASCII maths that the API pages write as symbols (σ², √, ≤, ≥, Φ, Φ⁻¹, μ-GDP, (ε, δ), ρ-zCDP).
 ASCII_MATHS = re.compile(r"<=|>=|\bsqrt\(|\^2\b|\^\{-1\}|\bPhi\b|\bmu-GDP\b|\((?:epsilon|eps), delta\)|\brho-zCDP\b"
-                         r"|\bepsilon-DP\b")
+                         r"|\bepsilon-DP\b|\(x\)|\^\{o ?k\}")  # (x): ⊗; ^{o k}: ∘k (compose_curves, group_curve)
 #: Prose still in ASCII on another branch's lines (s12: fdpkit.risk.reading.read_guarantee), to
 #: convert once that branch is merged.
 ASCII_MATHS_PENDING: tuple[str, ...] = ()
@@ -204,3 +204,33 @@ def test_api_doctests_render_as_code(site):
     nested = [str(page.relative_to(site)) for page in sorted((site / "api").rglob("index.html"))
               if re.search(r"<blockquote>\s*<blockquote>", page.read_text(encoding="utf-8"))]
     assert not nested
+
+
+def _public_name_list(site: Path) -> dict[str, str]:
+    """``{name: its line}`` of the list of every public name on api/index.html."""
+    import html
+
+    page = (site / "api" / "index.html").read_text(encoding="utf-8")
+    items = re.findall(r"<li>(.*?)</li>", page[page.index('id="every-public-name"'):], flags=re.S)
+    lines = [" ".join(html.unescape(re.sub(r"<[^>]+>", "", li)).split()) for li in items]
+    return {line.split(":", 1)[0]: line for line in lines if ":" in line}
+
+
+def test_public_name_list_marks_deprecated_aliases_and_packages(site):
+    """A deprecated alias's line says so and names the spelling to use (``attack_power``'s
+    began "Deprecated: curve.tpr(fpr)", ``adjusted_alpha``'s read like any other function);
+    ``fdpkit.audit`` and ``fdpkit.sweep`` are packages, not functions."""
+    import warnings
+
+    listed = _public_name_list(site)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        deprecated = {n: getattr(fdpkit, n).__deprecated__ for n in fdpkit.__all__
+                      if isinstance(getattr(getattr(fdpkit, n), "__deprecated__", None), str)}
+    assert {"adjusted_alpha", "attack_power", "epsilon_for_delta", "delta_for_epsilon"} <= set(deprecated)
+    for name, new in deprecated.items():
+        assert listed[name].startswith(f"{name}: Deprecated: use {new}."), listed[name]
+    for name, target in (("audit", "run_audit"), ("sweep", "run_sweep")):
+        assert "(package;" in listed[name] and f"Calling the package is deprecated: use fdpkit.{target}." in listed[name]
+    current = [line for name, line in listed.items() if name not in deprecated and "Deprecated" in line]
+    assert not current

@@ -35,3 +35,28 @@ def test_every_public_name_has_a_docstring():
 def test_every_public_module_has_a_docstring():
     missing = [str(rel) for rel, tree in _public_modules() if ast.get_docstring(tree) is None]
     assert not missing
+
+
+def test_every_public_function_and_mechanism_has_an_example():
+    """Every function in ``fdpkit.__all__`` and every mechanism class a user builds shows an
+    example (an ``Examples`` section, run by the doctests): ``seed_tables``, ``Gaussian``,
+    ``Laplace``, ``RandomizedResponse``, ``PureDP``, ``ApproxDP``, ``Subsampled``, ``Composed``,
+    ``Repeated`` and ``DPSGD`` had none on their API pages. Deprecated aliases (they name the
+    spelling to use), the callable packages and the abstract ``Mechanism`` are left out."""
+    import inspect
+    import types
+    import warnings
+
+    import fdpkit
+
+    missing = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        for name in fdpkit.__all__:
+            obj = getattr(fdpkit, name)
+            if name == "Mechanism" or isinstance(obj, types.ModuleType) or hasattr(obj, "__deprecated__"):
+                continue
+            user_built = isinstance(obj, type) and issubclass(obj, fdpkit.Mechanism)
+            if (inspect.isfunction(obj) or user_built) and "Examples\n--------" not in (inspect.getdoc(obj) or ""):
+                missing.append(name)
+    assert not missing

@@ -6,6 +6,7 @@ comment only)."""
 import contextlib
 import io
 import re
+import warnings
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,8 @@ README = ROOT / "README.md"
 DOCS = ROOT / "docs"
 DOC_PAGES = sorted(p for p in DOCS.rglob("*.md"))
 TUTORIALS = sorted((DOCS / "tutorials").glob("*.md"))
+#: The message of every fdpkit deprecation (``fdpkit._deprecation.warn_renamed``).
+DEPRECATED = r".* is deprecated and will be removed in the next minor version"
 
 
 def python_blocks(path: Path = README):
@@ -35,8 +38,11 @@ def claims_of(block: str) -> list[str]:
 
 
 def run_and_check(block: str, where: Path) -> None:
+    """Run the block, failing on a deprecated fdpkit name or keyword (the documentation
+    shows the current spelling), and check what it prints against its comments."""
     out = io.StringIO()
-    with contextlib.redirect_stdout(out):
+    with contextlib.redirect_stdout(out), warnings.catch_warnings():
+        warnings.filterwarnings("error", message=DEPRECATED, category=DeprecationWarning)
         exec(compile(block, str(where), "exec"), {})
     printed = out.getvalue().splitlines()
     claims = claims_of(block)
@@ -67,3 +73,8 @@ def test_every_tutorial_has_code_that_runs():
 def test_doc_blocks_run_and_print_what_they_claim(page):
     for block in python_blocks(page):
         run_and_check(block, page)
+
+
+def test_a_deprecated_name_in_a_block_fails_it():
+    with pytest.raises(DeprecationWarning, match="use fdpkit.adjusted_level"):
+        run_and_check("import fdpkit as fp\nfp.adjusted_alpha(0.05, 2)\n", README)

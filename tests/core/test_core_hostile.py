@@ -44,7 +44,7 @@ SPEC = fp.ZTestSpec(effect=0.2, n=100, sd=0.25)
 # name -> (callable, valid keyword arguments, positional-only names in order)
 CALLS: dict[str, tuple] = {
     "ZTestSpec": (fp.ZTestSpec, dict(effect=0.2, n=100, sd=0.25, alpha=0.05, data_range=1.0)),
-    "adjusted_level": (fp.adjusted_level, dict(level=0.05, n_tests=5)),
+    "adjusted_level": (fp.adjusted_level, dict(level=0.05, tests=5)),
     "mc_regression_power": (fp.mc_regression_power, dict(slope=0.5, n=50, noise_sd=0.5, mu=1.0, level=0.05,
                                                          y_bound=1.0, n_sim=200, seed=0)),
     "mc_ttest_power": (fp.mc_ttest_power, dict(effect=0.2, n=50, sd=0.25, mu=1.0, level=0.05, data_range=1.0,

@@ -99,6 +99,24 @@ def test_adjusted_alpha_is_a_deprecated_adjusted_level():
         assert fp.adjusted_alpha(0.05, 10) == fp.adjusted_level(0.05, 10)
 
 
+def test_adjusted_level_says_tests_and_correction_like_the_plan():
+    """One spelling for the number of tests and their correction: ``ZTestSpec(tests=,
+    correction=)``, ``fdpkit plan --tests``, the web's fields, and now ``adjusted_level``
+    (which said ``n_tests=`` and ``method=``; both still work, deprecated)."""
+    import inspect
+
+    assert list(inspect.signature(fp.adjusted_level).parameters)[:3] == ["level", "tests", "correction"]
+    assert {"tests", "correction"} <= {f.name for f in __import__("dataclasses").fields(fp.ZTestSpec)}
+    assert fp.adjusted_level(0.05, tests=10, correction="bh", n_true=4) == pytest.approx(0.02)
+    with pytest.warns(DeprecationWarning, match=r"adjusted_level\(n_tests=\.\.\.\) is deprecated.*tests="):
+        assert fp.adjusted_level(0.05, n_tests=10) == pytest.approx(0.005)
+    with pytest.warns(DeprecationWarning, match=r"adjusted_level\(method=\.\.\.\) is deprecated.*correction="):
+        assert fp.adjusted_level(0.05, 10, method="bh", n_true=4) == pytest.approx(0.02)
+    with pytest.raises(fp.ParameterError, match="^tests must be") as e:
+        fp.adjusted_level(0.05, tests=0)
+    assert e.value.parameter == "tests"
+
+
 @pytest.mark.parametrize("args", [
     ["power", "--effect", "0.2", "--n", "15", "--sd", "0.25", "--mu", "1", "--format", "json"],
     ["plan", "utility-first", "--effect", "0.2", "--n", "100", "--sd", "0.25", "--max-relative-loss", "0.01",

@@ -388,3 +388,21 @@ def test_empty_metric_name_is_refused(tmp_path):
     res = _invoke("sweep", "--noise-multiplier", "1", "--sample-rate", "0.1", "--steps", "10",
                   "--metrics", "mu,,tpr")
     assert res.exit_code == 2 and res.output.startswith("error: --metrics") and res.output.count("\n") == 1
+
+
+@pytest.mark.slow  # two spawned workers that each import fdpkit: several seconds
+def test_an_unguarded_script_on_the_process_pool_is_told_why(tmp_path):
+    """A script that sweeps at module level on the default process pool (the sweeps guide's
+    block pasted into a file) broke the pool with a bare BrokenProcessPool: every spawned
+    worker imports the script and starts a sweep of its own. The error now says what to do."""
+    script = tmp_path / "unguarded.py"
+    script.write_text("import fdpkit as fp\n\n"
+                      "fp.run_sweep(noise_multiplier=[1, 2], sample_rate=[0.01], steps=[10], discretization=1e-2,\n"
+                      "             workers=2)\n", encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(Path(fp.__file__).parents[1])}  # this fdpkit, whatever the cwd
+    proc = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 1
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("RuntimeError: a sweep worker process ended before returning its rows")
+    assert 'if __name__ == "__main__":' in last and 'executor="inprocess"' in last

@@ -141,8 +141,8 @@ def test_power_monotone_in_mu_and_n(mu, factor, n, effect):
     # 10**9 replicates once reached numpy as a 7.45 GiB allocation (a raw MemoryError)
     (lambda: fp.mc_ttest_power(effect=0.2, n=10, sd=0.25, mu=1.0, n_sim=10**9), r"n_sim must be .* <= 10,000,000"),
     (lambda: fp.mc_regression_power(slope=0.2, n=10, noise_sd=0.25, mu=1.0, n_sim=10**9), r"n_sim must be"),
-    (lambda: fp.adjusted_level(0.05, 0), r"n_tests must be a positive integer"),
-    (lambda: fp.adjusted_level(0.05, 10, "holm"), r"method must be one of"),
+    (lambda: fp.adjusted_level(0.05, 0), r"tests must be a positive integer"),
+    (lambda: fp.adjusted_level(0.05, 10, "holm"), r"correction must be one of"),
     (lambda: fp.two_proportion_power(p1=1.3, p2=0.2, n1=10, n2=10, mu=1.0), r"p1 must be in \[0, 1\]"),
 ])
 def test_bad_input(call, match):
@@ -162,7 +162,7 @@ def test_noiseless_power_without_variance_names_sd():
 @pytest.mark.parametrize("tests", [0, -5, True, 2.0])
 def test_adjusted_level_refuses_tests_naming_them(tests):
     # fdpkit power --tests 0 (or -5) read as one test: the library now decides for the CLI too
-    with pytest.raises(fp.ParameterError, match=r"^n_tests must be a positive integer") as e:
+    with pytest.raises(fp.ParameterError, match=r"^tests must be a positive integer") as e:
         fp.adjusted_level(0.05, tests)
-    assert e.value.parameter == "n_tests"
+    assert e.value.parameter == "tests"
     assert fp.adjusted_level(0.05, 1) == 0.05

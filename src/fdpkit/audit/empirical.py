@@ -123,10 +123,10 @@ class Certified:
 
 @dataclass(frozen=True)
 class AuditResult:
-    """Result of :func:`audit` / :func:`audit_from_counts`.
+    """Result of :func:`run_audit` / :func:`audit_from_counts`.
 
-    The names ``mu_lower``, ``epsilon_lower`` and ``violation`` are used by checks outside
-    this repository.
+    The names ``mu_lower``, ``epsilon_lower`` and ``violation`` are stable: scripts outside
+    fdpkit read them.
 
     Attributes
     ----------

@@ -130,8 +130,9 @@ def gaussian_delta(mu: float, eps: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class OneRunAudit:
-    """Result of :func:`audit_one_run`. ``epsilon_lower`` and ``violation`` are names used
-    by checks outside this repository.
+    """Result of :func:`audit_one_run`: a lower confidence bound on ε, and whether it
+    refutes the declared guarantee (``epsilon_lower`` and ``violation`` are stable names:
+    scripts outside fdpkit read them).
 
     Attributes
     ----------

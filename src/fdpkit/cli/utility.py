@@ -35,9 +35,9 @@ def power(effect: float = typer.Option(..., help="Mean shift to detect."),
     try:  # every --tests, 1 included (0 and negatives were read as 1)
         level = fp.adjusted_level(overall, tests)
     except fp.ParameterError as exc:
-        if exc.parameter != "n_tests":
+        if exc.parameter != "tests":
             raise
-        fail("--tests" + str(exc)[len("n_tests"):])
+        fail("--" + str(exc))
     kw = dict(effect=effect, n=n, sd=sd, level=level, data_range=data_range, alternative=alternative)
     rows = {"non-private": fp.ztest_power(mu=math.inf, **kw)}
     rows.update({f"Gaussian, mu = {m:g}": fp.ztest_power(mu=m, **kw) for m in mu})

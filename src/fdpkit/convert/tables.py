@@ -291,7 +291,24 @@ def _dpsgd_before_after(eps: tuple[float, ...], sizes: tuple[float, ...]) -> Tab
 
 
 def seed_tables() -> list[Table]:
-    """All five seed tables on their published grids (Gomez et al. Table 2 included)."""
+    """All five seed tables on their published grids (Gomez et al. Table 2 included).
+
+    Returns
+    -------
+    list of Table
+        Kulynych & Honkela's multiplicative advantage and precision at recall, ε at δ,
+        μ at (ε, δ) and Gomez et al.'s DP-SGD before/after table, in that order (the
+        tables ``fdpkit tables`` prints).
+
+    Examples
+    --------
+    >>> from fdpkit import seed_tables
+    >>> [t.name for t in seed_tables()]  # doctest: +NORMALIZE_WHITESPACE
+    ['multiplicative_advantage', 'precision_at_recall', 'epsilon_for_delta',
+     'mu_for_epsilon_delta', 'dpsgd_before_after']
+    >>> seed_tables()[-1].source
+    'Gomez et al., Table 2 (runs: App. Table 5)'
+    """
     return [
         multiplicative_advantage_table(), precision_at_recall_table(),
         epsilon_for_delta_table(), mu_for_epsilon_delta_table(), dpsgd_before_after_table(),

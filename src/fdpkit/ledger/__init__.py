@@ -39,7 +39,20 @@ from fdpkit.ledger.totals import DELTA_REF, FPR_REF, GRID_NOTE, Total
 def open_ledger(url: str | None = None, *, upgrade: bool = True, key: str | bytes | None = None) -> Ledger:
     """Open (and by default create or upgrade) the ledger at ``url`` (a SQLAlchemy URL or a
     file path; default ``FDPKIT_LEDGER`` or the SQLite file in the user's data directory).
-    ``key`` (default ``FDPKIT_LEDGER_KEY``) keys the event chain (HMAC-SHA256)."""
+    ``key`` (default ``FDPKIT_LEDGER_KEY``) keys the event chain (HMAC-SHA256).
+
+    Examples
+    --------
+    An in-memory SQLite ledger (a file path or a PostgreSQL URL in practice):
+
+    >>> from fdpkit import Gaussian
+    >>> ledger = open_ledger("sqlite://")
+    >>> _ = ledger.add_dataset("survey", unit="one respondent", user="ana")
+    >>> release = ledger.propose("survey", Gaussian(sigma=2.0), title="mean score", user="ana")
+    >>> release.id, release.state
+    (1, 'proposed')
+    >>> ledger.close()
+    """
     return Ledger(url, upgrade=upgrade, key=key)
 
 

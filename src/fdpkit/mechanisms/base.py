@@ -105,7 +105,7 @@ class Mechanism:
 
     def setting(self) -> dict[str, Any] | None:
         """Sampling scheme, neighbouring relation and privacy unit where the mechanism states
-        them (DP-SGD does); None for the others (see :func:`fdpkit.setting.setting_of`)."""
+        them (DP-SGD does); None for the others (see :func:`fdpkit.guarantee.setting.setting_of`)."""
         return None
 
     def label(self) -> str:

@@ -12,6 +12,14 @@ class Gaussian(Mechanism):
     """Gaussian noise with standard deviation ``sigma`` on a query of L2 ``sensitivity``.
 
     Exactly μ-GDP with μ = sensitivity / σ (Dong, Roth & Su 2022, Thm. 2.7).
+
+    Examples
+    --------
+    >>> from fdpkit import Gaussian, tradeoff_curve
+    >>> Gaussian(sigma=2.0).mu
+    0.5
+    >>> tradeoff_curve(Gaussian(sigma=2.0))
+    GaussianCurve(mu=0.5)
     """
 
     kind = "gaussian"
@@ -31,7 +39,14 @@ class Gaussian(Mechanism):
 
 @dataclass(frozen=True)
 class Laplace(Mechanism):
-    """Laplace noise with ``scale`` b on a query of L1 ``sensitivity``: ε = sensitivity/b."""
+    """Laplace noise with ``scale`` b on a query of L1 ``sensitivity``: ε = sensitivity/b.
+
+    Examples
+    --------
+    >>> from fdpkit import Laplace, tradeoff_curve
+    >>> tradeoff_curve(Laplace(scale=0.5))
+    LaplaceCurve(epsilon=2.0)
+    """
 
     kind = "laplace"
     scale: float
@@ -49,7 +64,14 @@ class Laplace(Mechanism):
 
 @dataclass(frozen=True)
 class RandomizedResponse(Mechanism):
-    """Binary randomized response: the true bit with probability e^ε / (1 + e^ε)."""
+    """Binary randomized response: the true bit with probability e^ε / (1 + e^ε).
+
+    Examples
+    --------
+    >>> from fdpkit import RandomizedResponse, privacy_report
+    >>> round(privacy_report(RandomizedResponse(epsilon=1.0)).mu, 3)  # Gomez et al. Sec. 6
+    1.232
+    """
 
     kind = "randomized_response"
     epsilon: float
@@ -60,7 +82,14 @@ class RandomizedResponse(Mechanism):
 
 @dataclass(frozen=True)
 class PureDP(Mechanism):
-    """Any ε-DP mechanism (worst case over all of them)."""
+    """Any ε-DP mechanism (worst case over all of them).
+
+    Examples
+    --------
+    >>> from fdpkit import PureDP, tradeoff_curve
+    >>> tradeoff_curve(PureDP(epsilon=1.0))
+    EpsDeltaCurve(epsilon=1.0, delta=0.0)
+    """
 
     kind = "pure_dp"
     epsilon: float
@@ -71,7 +100,17 @@ class PureDP(Mechanism):
 
 @dataclass(frozen=True)
 class ApproxDP(Mechanism):
-    """Any (ε, δ)-DP mechanism (worst case over all of them)."""
+    """Any (ε, δ)-DP mechanism (worst case over all of them).
+
+    Examples
+    --------
+    With δ > 0 some mechanism with this guarantee discloses a record outright with
+    probability δ, so no finite μ holds for all of them:
+
+    >>> from fdpkit import ApproxDP, privacy_report
+    >>> privacy_report(ApproxDP(epsilon=1.0, delta=1e-5)).mu
+    inf
+    """
 
     kind = "approx_dp"
     epsilon: float

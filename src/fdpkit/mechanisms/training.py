@@ -298,6 +298,12 @@ class DPSGD(Mechanism):
         With ``unit="user"``: examples are sampled, and each user has at most this many;
         the example-level curve is turned into a user-level one by group privacy (Dong,
         Roth & Su Thm. 2.14).
+
+    Examples
+    --------
+    >>> run = dpsgd(1.1, batch_size=256, dataset_size=60000, epochs=3)
+    >>> type(run).__name__, run.phases[0].steps, run.sampling, run.relation
+    ('DPSGD', 704, 'poisson', 'add-remove')
     """
 
     kind = "dpsgd"

@@ -65,7 +65,7 @@ class MechanismOption:
     @property
     def grade(self):
         """The grade (:func:`fdpkit.risk.grade`) of the mechanism this option plans: the Gaussian
-        curve at mu, the Laplace curve at epsilon (any epsilon-DP mechanism when tests share it)."""
+        curve at μ, the Laplace curve at ε (any ε-DP mechanism when tests share it)."""
         if not math.isfinite(self.value):
             return grade_for_tpr(1.0)
         if self.parameter == "mu":
@@ -128,7 +128,7 @@ class PrivacyFirstPlan:
     def recommended(self) -> MechanismOption | None:
         """The option to follow: the first whose limit binds (a finite μ or ε), in the order of
         ``options`` (the Gaussian option first where it is admissible). Where the limit does
-        not bind the Gaussian option (a relative-risk limit R >= 1/FPR: μ = ∞, no noise), it is
+        not bind the Gaussian option (a relative-risk limit R ≥ 1/FPR: μ = ∞, no noise), it is
         the Laplace option; its ``grade`` is the plan's and ``mechanism`` its spec."""
         return next((o for o in self.options if math.isfinite(o.value)), self.options[0] if self.options else None)
 
@@ -388,7 +388,7 @@ class UtilityFirstPlan:
 
     @property
     def mu_total(self) -> float:
-        """GDP budget of all the tests together: sqrt(tests) mu_min (mu_min is per test)."""
+        """GDP budget of all the tests together: √tests · ``mu_min`` (``mu_min`` is per test)."""
         return self.analysis.mu_total(self.mu_min)
 
     @property

@@ -32,8 +32,8 @@ def _risk_tpr(curve: TradeOffCurve, fpr: Any) -> float | np.ndarray:
 
 
 def attack_power(curve: TradeOffCurve, fpr: Any) -> float | np.ndarray:
-    """Deprecated: ``curve.tpr(fpr)`` (renamed in 0.x, issue 23: one spelling of "TPR at an
-    FPR"). Raises a :class:`DeprecationWarning`; still refuses an upper-bound curve.
+    """Deprecated alias of ``curve.tpr(fpr)`` (renamed in 0.x, issue 23: one spelling of "TPR
+    at an FPR"); use that. Raises a :class:`DeprecationWarning`; still refuses an upper-bound curve.
 
     Parameters
     ----------
@@ -49,6 +49,9 @@ def attack_power(curve: TradeOffCurve, fpr: Any) -> float | np.ndarray:
     """
     warn_renamed("fdpkit.attack_power(curve, fpr)", "curve.tpr(fpr)")
     return _risk_tpr(curve, fpr)
+
+
+attack_power.__deprecated__ = "curve.tpr(fpr)"  # type: ignore[attr-defined]  # as deprecated_alias marks one
 
 
 def multiplicative_advantage(curve: TradeOffCurve, fpr: Any) -> float | np.ndarray:

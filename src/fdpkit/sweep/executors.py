@@ -136,6 +136,7 @@ def run_processes(groups: Sequence[Group], options: Mapping[str, Any], on_done: 
     (default: all cores), calling ``on_done`` with each group's rows as it finishes."""
     import multiprocessing
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures.process import BrokenProcessPool
 
     n = workers or os.cpu_count() or 1
     ctx = multiprocessing.get_context("spawn")
@@ -146,9 +147,21 @@ def run_processes(groups: Sequence[Group], options: Mapping[str, Any], on_done: 
         while pending:
             done, pending = wait(pending, return_when=FIRST_COMPLETED)
             for fut in done:
-                on_done(fut.result())
+                try:
+                    rows = fut.result()
+                except BrokenProcessPool as exc:
+                    raise RuntimeError(BROKEN_POOL) from exc
+                on_done(rows)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+#: Why a process pool broke, in words: a spawned worker imports the main script afresh, so a
+#: script that sweeps at module level (no ``__main__`` guard) has every worker start a sweep of
+#: its own, which multiprocessing refuses: the worker dies and the pool breaks.
+BROKEN_POOL = ("a sweep worker process ended before returning its rows. In a script, run the sweep under "
+               "`if __name__ == \"__main__\":` (each worker process imports the script afresh), or pass "
+               "executor=\"inprocess\"; a worker stopped by the system (out of memory) ends the same way")
 
 
 def dask_client(*, scheduler: str | None = None, dask_local: int | None = None):

@@ -186,6 +186,16 @@ def design_table(*, mu: float | None = None, batch_size: Sequence[int], epochs: 
     list of dict
         One row per pair: batch_size, epochs, dataset_size, sample_rate, steps,
         noise_multiplier, μ, regret, ε, ``tpr_at_0.001``, converged, target.
+
+    Examples
+    --------
+    ``executor="inprocess"`` keeps a small table in this process (the default process pool
+    needs ``if __name__ == "__main__":`` in a script):
+
+    >>> rows = design_table(mu=1, batch_size=[256], epochs=[1], dataset_size=60000,
+    ...                     discretization=1e-3, executor="inprocess")
+    >>> rows[0]["steps"], round(rows[0]["noise_multiplier"], 2)
+    (235, 0.58)
     """
     if (mu is None) == (epsilon is None):
         raise ValueError("give exactly one target: mu, or epsilon (with delta)")

@@ -20,31 +20,54 @@ from fdpkit._numerics import check_choice, check_real, check_scalar
 from fdpkit.errors import ParameterError
 
 METHODS = ("bonferroni", "bh")
-#: Most tests planned at once (keeps level / n_tests a normal float).
+#: Most tests planned at once (keeps level / tests a normal float).
 MAX_TESTS = 10**15
 
 
-@renamed_keywords(alpha="level")
-def adjusted_level(level: float, n_tests: int, method: str = "bonferroni", n_true: int | None = None) -> float:
-    """Per-test level for planning ``n_tests`` tests at overall level ``level``.
+@renamed_keywords(alpha="level", n_tests="tests", method="correction")
+def adjusted_level(level: float, tests: int, correction: str = "bonferroni", n_true: int | None = None) -> float:
+    """Per-test level for planning ``tests`` tests at overall level ``level``.
+
+    Parameters
+    ----------
+    level : float
+        The overall significance level, in (0, 1): the family-wise error rate (Bonferroni)
+        or the false discovery rate (Benjamini-Hochberg).
+    tests : int
+        How many tests are planned together (the keyword was ``n_tests=`` before 0.x; it
+        still works, with a DeprecationWarning).
+    correction : {"bonferroni", "bh"}
+        Bonferroni, level / tests; or Benjamini-Hochberg planning, level k / tests (the
+        keyword was ``method=``). The same names as :class:`fdpkit.ZTestSpec`'s ``tests``
+        and ``correction``, the CLI's ``--tests`` and the web Plan page's fields.
+    n_true : int, optional
+        With ``"bh"``: the expected number k of true effects, in [1, tests] (default 1,
+        the most conservative).
+
+    Returns
+    -------
+    float
+        The level each test is planned at.
 
     Examples
     --------
     >>> adjusted_level(0.05, 10), adjusted_level(0.05, 10, "bh", n_true=4)
     (0.005, 0.02)
+    >>> adjusted_level(0.05, tests=10, correction="bh")
+    0.005
     """
     a = check_scalar("level", level)
     if not 0 < a < 1:
         raise ValueError(f"level must be in (0, 1), got {level!r}")
-    if isinstance(n_tests, bool) or not (isinstance(n_tests, int) and 1 <= n_tests <= MAX_TESTS):
-        raise ParameterError(f"n_tests must be a positive integer up to {MAX_TESTS:g}, got {n_tests!r}", "n_tests")
-    check_choice("method", method, METHODS)
-    if method == "bonferroni":
-        return a / n_tests
+    if isinstance(tests, bool) or not (isinstance(tests, int) and 1 <= tests <= MAX_TESTS):
+        raise ParameterError(f"tests must be a positive integer up to {MAX_TESTS:g}, got {tests!r}", "tests")
+    check_choice("correction", correction, METHODS)
+    if correction == "bonferroni":
+        return a / tests
     k = 1 if n_true is None else n_true
-    if not (isinstance(k, int) and 1 <= k <= n_tests):
-        raise ValueError(f"n_true must be an integer in [1, n_tests], got {n_true!r}")
-    return a * k / n_tests
+    if not (isinstance(k, int) and 1 <= k <= tests):
+        raise ValueError(f"n_true must be an integer in [1, tests], got {n_true!r}")
+    return a * k / tests
 
 
 adjusted_alpha = deprecated_alias(adjusted_level, "fdpkit.adjusted_alpha", "fdpkit.adjusted_level")
