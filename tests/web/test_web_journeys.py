@@ -337,3 +337,35 @@ def test_convert_quotes_the_runs_epsilon_at_every_delta_where_mu_alone_is_lower(
     bad = client.get("/convert", params=signed({"mu": "1.567", "profile_epsilon": "7.425,8.216",
                                                 "profile_delta": "1e-05"})).text
     assert 'id="profile-note"' not in bad
+
+
+PLAN_FORM = {"effect": "0.1", "n": "60", "sd": "0.25", "level": "0.05", "data_range": "1", "tests": "1",
+             "prior": "0.01", "fpr": "0.001"}
+
+
+def _legends(page: str) -> list[str]:
+    """The plots' texts (the inline SVGs keep their text as <text> elements)."""
+    return [unescape(t).strip() for t in re.findall(r"<text[^>]*>([^<]*)", page)]
+
+
+def test_plan_plots_draw_the_planned_release_as_the_page_prints_it(client):
+    # session 13: the utility-first plots drew mu_min to nearest ("Gaussian, μ = 1.1414") while
+    # the page says μ = 1.142; the privacy-first plots drew only mu = 0.1, 0.5, 1 and never the
+    # recommended option (Gaussian μ = 0.7638 or Laplace ε = 2.302), the one the user must judge
+    util = client.get("/plan", params={**PLAN_FORM, "guide": "utility_first", "max_relative_loss": "0.05"}).text
+    assert "μ = 1.142 Gaussian DP per release" in unescape(util)
+    legends = _legends(util)
+    assert "Gaussian, μ = 1.142 (planned)" in legends and "μ = 1.142 (planned)" in legends
+    assert "planned μ = 1.142" in legends and not any("1.1414" in t for t in legends)
+    priv = client.get("/plan", params={**PLAN_FORM, "guide": "privacy_first", "high_confidence_ok": "on",
+                                       "max_attack_power": "0.01"}).text
+    text = unescape(priv)
+    assert "μ = 0.7638" in text and "ε = 2.302" in text
+    legends = _legends(priv)
+    assert "Gaussian, μ = 0.7638 (planned)" in legends and "Laplace, ε = 2.302 (planned)" in legends
+    assert "μ = 0.7638 (planned)" in legends  # the ROC too
+    # bounded confidence: the Laplace option alone, and no "planned μ" mark on the μ axis
+    lap = client.get("/plan", params={**PLAN_FORM, "guide": "privacy_first", "high_confidence_ok": "off",
+                                      "max_attack_power": "0.01"}).text
+    legends = _legends(lap)
+    assert legends.count("Laplace, ε = 2.302 (planned)") == 2 and not any("planned μ" in t for t in legends)
