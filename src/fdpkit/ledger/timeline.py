@@ -14,7 +14,7 @@ from typing import Any
 
 from fdpkit._numerics import json_safe
 from fdpkit.ledger.chain import canonical, utc
-from fdpkit.ledger.operations import Ledger, Status, event_dict, release_dict
+from fdpkit.ledger.operations import Ledger, Status, alert_text, event_dict, release_dict
 from fdpkit.ledger.totals import (
     DELTA_REF, FPR_REF, add_rows, basic_claim, pure_epsilon, read_total, reference_deltas,
 )
@@ -258,8 +258,7 @@ def ledger_document(ledger: Ledger, dataset: str, bucket: str = "week") -> Repor
         for x in data["releases"]))
     # what the released total exceeds now (as `fdpkit ledger status` and the web page say), then
     # the alerts logged when releases crossed a threshold
-    alerts = tuple([c.message() for c in status.exceeded]
-                   + [e.kind + ": " + json.loads(e.payload)["data"].get("message", "") for e in status.alerts])
+    alerts = tuple([c.message() for c in status.exceeded] + ["alert " + alert_text(e) for e in status.alerts])
     figures = (Figure("timeline", "Privacy spent over time: tight composition against the ε sum",
                       draw_timeline(rows, _eps_thresholds(status))),) if rows else ()
     sections = (Section("Running total", (), (total, thr)),
