@@ -143,3 +143,11 @@ def test_plans_propose_the_noise_they_print():
     printed = [float(re.search(r"(?:σ|b) = ([0-9.e-]+) ", s).group(1)) for s in first.to_dict()["noise"]]
     assert [m["sigma" if m["kind"] == "gaussian" else "scale"] for m in first.mechanisms()] == printed
     assert all(p >= o.noise_scale for p, o in zip(printed, first.options))
+
+
+def test_describe_says_per_group_only_for_two_groups():
+    # session 13: `fdpkit plan` and the Plan page headed a one-sample test "n = 60 per group"
+    one = fp.ZTestSpec(effect=0.1, n=60, sd=0.25, alpha=0.05)
+    assert "n = 60, level 0.05" in one.describe() and "per group" not in one.describe()
+    two = fp.ZTestSpec(effect=0.1, n=60, sd=0.25, alpha=0.05, groups=2)
+    assert "two-sample" in two.describe() and "n = 60 per group" in two.describe()
