@@ -87,7 +87,8 @@ def test_privacy_first_leads_with_the_option_to_follow():
     d = plan.to_dict()
     assert list(d)[:2] == ["headline", "recommended"] and d["recommended"] == 1
     assert d["grade"] == lap.grade.to_dict() and d["grade"]["label"] != "no meaningful protection"
-    assert d["headline"].startswith("Recommended: the Laplace option (ε = 2.302, noise scale b = 0.0008686")
+    # ε of the printed noise b = 0.0008686 (2.30256, rounded up), as the ledger records it (session 13)
+    assert d["headline"].startswith("Recommended: the Laplace option (ε = 2.303, noise scale b = 0.0008686")
     assert "lower the FPR floor below 1/R = 0.1" in d["headline"]
     assert d["noise"][0].startswith("Laplace mechanism: add noise") and d["noise"][1].startswith("Gaussian mechanism")
     # a binding limit: the Gaussian option, as before

@@ -351,7 +351,7 @@ def _legends(page: str) -> list[str]:
 def test_plan_plots_draw_the_planned_release_as_the_page_prints_it(client):
     # session 13: the utility-first plots drew mu_min to nearest ("Gaussian, μ = 1.1414") while
     # the page says μ = 1.142; the privacy-first plots drew only mu = 0.1, 0.5, 1 and never the
-    # recommended option (Gaussian μ = 0.7638 or Laplace ε = 2.302), the one the user must judge
+    # recommended option (Gaussian μ = 0.7639 or Laplace ε = 2.303), the one the user must judge
     util = client.get("/plan", params={**PLAN_FORM, "guide": "utility_first", "max_relative_loss": "0.05"}).text
     assert "μ = 1.142 Gaussian DP per release" in unescape(util)
     legends = _legends(util)
@@ -360,12 +360,33 @@ def test_plan_plots_draw_the_planned_release_as_the_page_prints_it(client):
     priv = client.get("/plan", params={**PLAN_FORM, "guide": "privacy_first", "high_confidence_ok": "on",
                                        "max_attack_power": "0.01"}).text
     text = unescape(priv)
-    assert "μ = 0.7638" in text and "ε = 2.302" in text
+    assert "μ = 0.7639" in text and "ε = 2.303" in text
     legends = _legends(priv)
-    assert "Gaussian, μ = 0.7638 (planned)" in legends and "Laplace, ε = 2.302 (planned)" in legends
-    assert "μ = 0.7638 (planned)" in legends  # the ROC too
+    assert "Gaussian, μ = 0.7639 (planned)" in legends and "Laplace, ε = 2.303 (planned)" in legends
+    assert "μ = 0.7639 (planned)" in legends  # the ROC too
     # bounded confidence: the Laplace option alone, and no "planned μ" mark on the μ axis
     lap = client.get("/plan", params={**PLAN_FORM, "guide": "privacy_first", "high_confidence_ok": "off",
                                       "max_attack_power": "0.01"}).text
     legends = _legends(lap)
-    assert legends.count("Laplace, ε = 2.302 (planned)") == 2 and not any("planned μ" in t for t in legends)
+    assert legends.count("Laplace, ε = 2.303 (planned)") == 2 and not any("planned μ" in t for t in legends)
+
+
+def test_privacy_first_plan_states_the_mu_or_epsilon_its_printed_noise_has(client):
+    # session 13: the plan printed "Laplace: b = 0.007239 (ε = 2.302)", the limit ln 10 rounded
+    # down, while that noise is ε = 2.30234 and the ledger, given the plan's own spec, records
+    # "ε 2.303" for it; the Gaussian option likewise (σ 0.02182 is μ 0.76383, printed 0.7638)
+    import fdpkit as fp
+    from fdpkit._numerics import safe_g
+
+    spec = fp.ZTestSpec(effect=0.1, n=60, sd=0.25, alpha=0.05)
+    plan = fp.privacy_first(blatant_disclosure_ok=False, high_confidence_ok=True, max_attack_power=0.01,
+                            analysis=spec)
+    for option, mech in zip(plan.options, plan.mechanisms()):
+        r = fp.privacy_report(fp.mechanism_from_dict(mech))
+        accounted = r.mu if option.parameter == "mu" else r.epsilon_for_delta(1e-5)
+        assert option.value_text() == safe_g(accounted, up=True)  # what the report and the ledger print
+    assert [o.value_text() for o in plan.options] == ["0.7639", "2.303"]
+    page = unescape(client.get("/plan", params={**PLAN_FORM, "guide": "privacy_first", "high_confidence_ok": "on",
+                                                "max_attack_power": "0.01"}).text)
+    assert "μ = 0.7639" in page and "ε = 2.303" in page
+    assert "0.7638" not in page and "2.302" not in page

@@ -116,7 +116,7 @@ def plan(guide: str = typer.Argument(..., help="utility-first or privacy-first")
                                fpr=fpr, analysis=spec)
         d = res.to_dict()
         rows = {"admissible": ", ".join(d["admissible_families"])}
-        # the largest μ or ε the limits allow: a limit, rounded down; the option's risk rounded up
+        # the μ or ε of the printed noise, rounded up (as the plan's sentences); the risk rounded up
         safe = {}
         if tests > 1:
             rows["tests"] = tests
@@ -125,11 +125,9 @@ def plan(guide: str = typer.Argument(..., help="utility-first or privacy-first")
             # the option by its noise (with an analysis its mechanism is a whole spec dict)
             name = "Gaussian" if o["noise_parameter"] == "sigma" else "Laplace"
             total = " (total)" if tests > 1 else ""
-            rows[f"{name}: {o['parameter']}{total}"] = o["value"]
-            safe[f"{name}: {o['parameter']}{total}"] = False
+            rows[f"{name}: {o['parameter']}{total}"] = o["value"] if o["value"] == "inf" else o["value_text"]
             if tests > 1:
-                rows[f"{name}: {o['parameter']} per test"] = o["value_per_test"]
-                safe[f"{name}: {o['parameter']} per test"] = False
+                rows[f"{name}: {o['parameter']} per test"] = o["value_per_test_text"]
             per = " per test" if tests > 1 else ""
             # rounded up as the plan's sentences print it (more noise: the privacy limit holds)
             rows[f"{name}: noise {'sigma' if o['noise_parameter'] == 'sigma' else 'scale b'}{per}"] = (

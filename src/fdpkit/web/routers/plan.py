@@ -173,8 +173,8 @@ def planned_releases(plan) -> tuple[dict[float, str], dict[float, str]]:
     """The plan's own releases for its plots, each test's share, with the text the page prints
     for it: ``({μ: "1.142"}, {ε: "2.302"})``. Utility first: μ of the noise it prints
     (:attr:`~fdpkit.planning.UtilityFirstPlan.mu_of_noise`, rounded up as the page states it);
-    privacy first: every option whose limit binds, μ for Gaussian noise and ε for Laplace
-    noise (rounded down, as its options table states them)."""
+    privacy first: the noise of every option whose limit binds, μ for Gaussian noise and ε for
+    Laplace noise (rounded up, as its options table states them)."""
     mus: dict[float, str] = {}
     epsilons: dict[float, str] = {}
     per_test = " per test" if plan.analysis is not None and plan.analysis.tests > 1 else ""
@@ -183,9 +183,9 @@ def planned_releases(plan) -> tuple[dict[float, str], dict[float, str]]:
             mus[plan.mu_of_noise] = safe_g(plan.mu_of_noise, up=True) + per_test
         return mus, epsilons
     for o in plan.options:
-        value = o.value_per_test if o.value_per_test is not None else o.value
-        if math.isfinite(o.value) and math.isfinite(value) and value > 0:
-            (mus if o.parameter == "mu" else epsilons)[value] = safe_g(value, up=False) + per_test
+        value = o.noise_value_per_test
+        if value is not None and math.isfinite(o.value) and math.isfinite(value) and value > 0:
+            (mus if o.parameter == "mu" else epsilons)[value] = o.value_text(total=False) + per_test
     return mus, epsilons
 
 
