@@ -154,7 +154,10 @@ def draw_timeline(rows: list[TimelineRow], epsilon_thresholds: list[tuple[str, f
             xs.append(xs[-1] + (xs[-1] - xs[-2] if len(xs) > 1 else dt.timedelta(days=7)))
         eps = [r.epsilon for r in rows] + [rows[-1].epsilon] if rows else []
         eps_sum = [r.epsilon_sum for r in rows] + [rows[-1].epsilon_sum] if rows else []
-        ax.step(xs, eps, where="post", marker="o", ms=3, label=f"ε (tight composition, δ = {DELTA_REF:g})")
+        # a dot at each bucket's start only: the closing point is no total (one week read as two dots,
+        # the second at the start of a week not yet begun)
+        line, = ax.step(xs, eps, where="post", label=f"ε (tight composition, δ = {DELTA_REF:g})")
+        ax.plot(xs[:-1], eps[:-1], "o", ms=3, color=line.get_color())
         ax.step(xs, eps_sum, where="post", ls="--", color="tab:purple", label="Σ ε (basic composition)")
         for level, value in epsilon_thresholds:
             ax.axhline(value, ls=":", color={"notice": "grey", "warning": "tab:orange",
