@@ -390,3 +390,29 @@ def test_privacy_first_plan_states_the_mu_or_epsilon_its_printed_noise_has(clien
                                                 "max_attack_power": "0.01"}).text)
     assert "μ = 0.7639" in page and "ε = 2.303" in page
     assert "0.7638" not in page and "2.302" not in page
+
+
+def test_utility_first_split_states_the_total_its_noise_has(client):
+    # session 13: with 3 tests the plan said "together they are √3 × μ = 2.714 Gaussian DP; the
+    # risk readings are for that total" (√3·μ_min) while the readings, and the report of the
+    # plan's own mechanism, are at the printed noise's 2.7157; `fdpkit plan` printed "μ of all
+    # tests (risk read here) 2.714" and the page's split "2.714 → 1.567" beside "μ = 1.568"
+    import fdpkit as fp
+    from typer.testing import CliRunner
+
+    from fdpkit._numerics import safe_g
+    from fdpkit.cli import app
+
+    spec = fp.ZTestSpec(effect=0.1, n=60, sd=0.25, alpha=0.05, tests=3)
+    plan = fp.utility_first(analysis=spec, max_relative_loss=0.05)
+    total = safe_g(fp.privacy_report(fp.mechanism_from_dict(plan.mechanism)).mu, up=True)
+    assert total == "2.716"
+    d = plan.to_dict()
+    assert f"√3 × μ = {total} Gaussian DP" in d["noise"][1]
+    out = CliRunner().invoke(app, ["plan", "utility-first", "--effect", "0.1", "--n", "60", "--sd", "0.25",
+                                   "--max-relative-loss", "0.05", "--tests", "3"]).output
+    assert re.search(rf"risk read here\) │ {total} ", out) and "2.714" not in out
+    page = unescape(client.get("/plan", params={**PLAN_FORM, "tests": "3", "guide": "utility_first",
+                                                "max_relative_loss": "0.05"}).text)
+    split = re.search(r'id="budget-split".*?</table>', page, re.S).group(0)
+    assert f"{total} → 1.568" in split and "2.714" not in page

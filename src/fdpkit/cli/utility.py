@@ -103,7 +103,8 @@ def plan(guide: str = typer.Argument(..., help="utility-first or privacy-first")
             rows["noise sd σ"] = safe_text(d["sigma"], up=False)
         if tests > 1:
             rows = {"tests": tests, "level per test": spec.level, "smallest μ per test": d["mu_min"],
-                    "μ of all tests (risk read here)": d["mu_total"],
+                    # the printed noise's total, where the risk rows are read (not √k·μ_min: 2.714 for 2.716)
+                    "μ of all tests (risk read here)": d["budget_split"]["noise_mu_total"],
                     **{k: v for k, v in rows.items() if k != "smallest μ (GDP)"}}
         if res.reason:
             rows["reason"] = res.reason

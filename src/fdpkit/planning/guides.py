@@ -574,9 +574,10 @@ def noise_sentences(plan: "PrivacyFirstPlan | UtilityFirstPlan") -> list[str]:
                            f"({value}; sd √2·b = {safe_text(math.sqrt(2) * scale, up=True)}).")
     if a.tests > 1:
         if isinstance(plan, UtilityFirstPlan):
+            # the noise's total (2.7157 read "2.714", the total at mu_min, beside risk readings at 2.7157)
             out.append(f"With {a.tests} tests about the same people, each release gets this noise and together "
-                       f"they are √{a.tests} × μ = {safe_g(plan.mu_total, up=True)} Gaussian DP (Dong et al. Cor. 3.3); the "
-                       f"risk readings are for that total.")
+                       f"they are √{a.tests} × μ = {safe_g(a.mu_total(plan.mu_of_noise), up=True)} Gaussian DP (Dong "
+                       f"et al. Cor. 3.3); the risk readings are for that total.")
         else:
             out.append(f"With {a.tests} tests about the same people, the budget is split: μ/√{a.tests} per test "
                        f"(Gaussian DP composition) or ε/{a.tests} per test (basic composition of pure ε-DP); "
@@ -594,7 +595,8 @@ def budget_split(plan: "PrivacyFirstPlan | UtilityFirstPlan") -> dict:
                                   "(Dong et al. Cor. 3.3); pure epsilon-DP: epsilon_i = epsilon / k (basic "
                                   "composition); tests assumed to be about the same people")}
     if isinstance(plan, UtilityFirstPlan):
-        d.update(mu_per_test=plan.mu_min, mu_total=plan.mu_total, sigma_per_test=plan.sigma)
+        d.update(mu_per_test=plan.mu_min, mu_total=plan.mu_total, sigma_per_test=plan.sigma,
+                 noise_mu_per_test=plan.mu_of_noise, noise_mu_total=a.mu_total(plan.mu_of_noise) if a else None)
     else:
         for o in plan.options:
             if o.parameter == "mu":
