@@ -132,3 +132,17 @@ def test_risk_takes_the_range_of_a_fitted_mu():
     r = run("risk", "--mu", "1", "--mu-tau", "-1", "--mu-fpr-min", "1e-10")
     assert r.exit_code == 2 and "mu_tau must be >= 0" in r.output
     assert run("risk", "--epsilon", "1", "--mu-tau", "1e-6").exit_code == 2
+
+
+def test_grade_scale_reads_the_same_on_every_surface():
+    # session 13: one grade, three wordings of its scale: "(level 1 of 0–3)" in the report's
+    # headline table (no direction: is 0 the best or the worst?), "(level 1, 0 strongest)" from
+    # `fdpkit risk`, "(level 1 of 0–3, 0 strongest)" in the grade box of the web page and PDF
+    scale = "(level 1 of 0–3, 0 strongest)"
+    out = run("risk", "--mu", "0.6").output
+    assert scale in out
+    from fdpkit.report import build_document
+
+    doc = build_document(fp.privacy_report(fp.Gaussian(1 / 0.6)), representations=False)
+    rows = [r for s in doc.sections for t in s.tables for r in t.rows if r[0] == "protection grade"]
+    assert any("level" in r[1] for r in rows) and all(scale in r[1] for r in rows if "level" in r[1])

@@ -90,3 +90,19 @@ def test_conversions_past_the_float_range_of_e_eps():
     assert mu_bound_from_rho(24.0) == fp.privacy_report(fp.ZCDP(24.0)).mu
     assert float(gaussian_mu_from_rho(1e308)) == pytest.approx(math.sqrt(2.0) * 1e154, rel=1e-12)
     assert "e^ε ≈ 2.23e+308" in plausibility_warnings(epsilon=710.0)[0]
+
+
+@pytest.mark.parametrize("given, holds", [({"epsilon": 8.0}, True), ({"epsilon": 20.0}, False),
+                                          ({"sigma": 0.6}, True), ({"sigma": 0.3}, False)])
+def test_classic_gaussian_beyond_its_proof_says_whether_it_still_holds(given, holds):
+    # session 13: at epsilon 8 the calculator said both "the classic bound adds 1% more noise
+    # than needed" (classic sigma 0.6057 >= exact 0.6003: private enough) and "its result is not
+    # a valid guarantee here"; which one holds is read from the exact answer
+    r = calculate("gaussian", sensitivity=1.0, delta=1e-5, **given)
+    out = r.outputs
+    classic_ok = (out["classic sigma"] >= out["exact sigma (Gaussian DP)"] if "epsilon" in given
+                  else out["classic epsilon"] >= out["exact epsilon (Gaussian DP)"])
+    assert classic_ok is holds
+    (beyond,) = [w for w in r.warnings if "only proven for epsilon < 1" in w]
+    assert ("not a valid guarantee" in beyond) is not holds
+    assert ("still holds here" in beyond) is holds

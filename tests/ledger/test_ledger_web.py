@@ -351,3 +351,33 @@ def test_dataset_page_total_in_plain_words(logged_in):
     assert "Released so far: " in page and "released release" not in page
     # the method row was empty: the page's reading of the total had no method_label
     assert "<tr><th>method</th><td>GDP (exact)</td></tr>" in page
+
+
+def test_logged_alerts_say_when_they_were_true(tmp_path):
+    # session 13: the dataset page listed "notice threshold exceeded: ε 5.844 > 2" (now) beside
+    # "alert: notice threshold exceeded: ε 5.106 > 2" (logged when release 1 crossed it) with
+    # nothing to say which total is the current one; the ledger export's warnings too
+    from fdpkit.ledger.timeline import ledger_document
+
+    url = f"sqlite:///{tmp_path / 'alerts.sqlite'}"
+    led = open_ledger(url)
+    led.add_dataset("survey", unit="one person", user="admin")
+    add_user(led, "viewer", role="viewer", password=PASSWORD + "viewer", actor="admin")
+    for sigma in (0.2, 0.5):  # ε 23.9 (crosses every default threshold), then the total grows
+        r = led.propose("survey", {"kind": "gaussian", "sigma": sigma}, title=f"σ {sigma}", user="analyst")
+        led.approve(r.id, user="approver", report=False)
+        led.release(r.id, user="approver", override_reason="test")
+    now = led.status("survey").released.epsilon
+    (notice,) = [e for e in led.status("survey").alerts if '"notice"' in e.payload]
+    then = json.loads(notice.payload)["data"]["current"]
+    assert then < now
+    warnings = next(s for s in ledger_document(led, "survey").sections if s.title == "Warnings").paragraphs
+    led.close()
+    logged = [w for w in warnings if w.startswith("alert ")]
+    assert logged and all(w.startswith("alert logged when release 1 was released, ") for w in logged)
+    c = _client(url)
+    _login_page(c, "viewer")
+    page = c.get("/ledger/d/survey").text
+    items = re.findall(r"<li[^>]*>(.*?)</li>", page.split('id="alerts"')[1].split("</ul>")[0], re.S)
+    old = [i for i in items if "alert" in i]
+    assert old and all("logged when release 1 was released, " in i and " UTC: " in i for i in old)

@@ -46,3 +46,24 @@ def test_timeline_is_whole_at_80_columns(census, monkeypatch):
     legend = " ".join(" ".join(lines).split())
     for said in ("total: released so far", "ε sum at δ sum: basic composition", "at FPR 0.001", "at δ = 1e-05"):
         assert said in legend
+
+
+def test_timeline_plot_has_one_dot_per_bucket(census):
+    # session 13: one week of releases drew two dots, the second at the start of the next
+    # week (not yet begun: a total nobody computed) beside a table with one row
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from fdpkit.ledger.timeline import draw_timeline
+
+    _release(census, {"kind": "gaussian", "sigma": 3.0}, 2)
+    rows = timeline(census, "census")
+    fig, ax = plt.subplots()
+    try:
+        draw_timeline(rows)(ax)
+        dots = [line for line in ax.get_lines() if line.get_marker() not in (None, "None", "", " ")]
+        assert sum(len(line.get_xdata()) for line in dots) == len(rows) == 1
+    finally:
+        plt.close(fig)

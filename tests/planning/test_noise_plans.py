@@ -87,7 +87,8 @@ def test_privacy_first_leads_with_the_option_to_follow():
     d = plan.to_dict()
     assert list(d)[:2] == ["headline", "recommended"] and d["recommended"] == 1
     assert d["grade"] == lap.grade.to_dict() and d["grade"]["label"] != "no meaningful protection"
-    assert d["headline"].startswith("Recommended: the Laplace option (ε = 2.302, noise scale b = 0.0008686")
+    # ε of the printed noise b = 0.0008686 (2.30256, rounded up), as the ledger records it (session 13)
+    assert d["headline"].startswith("Recommended: the Laplace option (ε = 2.303, noise scale b = 0.0008686")
     assert "lower the FPR floor below 1/R = 0.1" in d["headline"]
     assert d["noise"][0].startswith("Laplace mechanism: add noise") and d["noise"][1].startswith("Gaussian mechanism")
     # a binding limit: the Gaussian option, as before
@@ -143,3 +144,11 @@ def test_plans_propose_the_noise_they_print():
     printed = [float(re.search(r"(?:σ|b) = ([0-9.e-]+) ", s).group(1)) for s in first.to_dict()["noise"]]
     assert [m["sigma" if m["kind"] == "gaussian" else "scale"] for m in first.mechanisms()] == printed
     assert all(p >= o.noise_scale for p, o in zip(printed, first.options))
+
+
+def test_describe_says_per_group_only_for_two_groups():
+    # session 13: `fdpkit plan` and the Plan page headed a one-sample test "n = 60 per group"
+    one = fp.ZTestSpec(effect=0.1, n=60, sd=0.25, alpha=0.05)
+    assert "n = 60, level 0.05" in one.describe() and "per group" not in one.describe()
+    two = fp.ZTestSpec(effect=0.1, n=60, sd=0.25, alpha=0.05, groups=2)
+    assert "two-sample" in two.describe() and "n = 60 per group" in two.describe()

@@ -99,15 +99,18 @@ def test_notebook_repr(rep):
 
 def test_tau_is_printed_up_wherever_the_report_quotes_it():
     # tau = 1.4948e-09 read "1.49e-09" in the fit's statement (to nearest: a TPR bound below
-    # the true one), "1.5e-09" in the warning and the paper statement, "1.495e-09" in the table
+    # the true one); then (session 13) "1.5e-09" in the warning and the paper statement,
+    # "1.495e-09" in the table and the CLI's next command: one τ, three values on one page
     from fdpkit.fit.mu import GDPFit
 
     fit = GDPFit(0.4292, 0.005, 1e-10, 1.4948486612068194e-09, "")
-    assert fit.statement().endswith("+ 1.5e-09.")
+    assert fit.statement().endswith("+ 1.495e-09.")
     rep = fp.privacy_report(fp.dpsgd(noise_multiplier=1.1, batch_size=256, dataset_size=60000, epochs=30))
     assert rep.fit.tau == pytest.approx(1.4948e-09, rel=1e-3)
-    assert rep.fit.statement().endswith("+ 1.5e-09.") and rep.warnings[0].endswith("+ 1.5e-09.")
-    assert "holds up to τ = 1.5e-09;" in rep.statement()
+    assert rep.fit.statement().endswith("+ 1.495e-09.") and rep.warnings[0].endswith("+ 1.495e-09.")
+    assert "holds up to τ = 1.495e-09;" in rep.statement()
+    page = render_document(build_document(rep), "md").decode()
+    assert "1.495e-09" in page and not re.search(r"1\.5e-09|1\.49e-09", page)
 
 
 def test_cli_text_report_ends_with_the_next_commands():
@@ -142,3 +145,17 @@ def test_cli_report_next_risk_command_carries_the_range_of_mu():
     out = " ".join(CliRunner().invoke(app, ["report", "dpsgd", *args]).output.split())
     mu, tau = safe_text(rep.mu, up=True), safe_text(rep.fit.tau, up=True)
     assert rep.fit.alpha_min == 1e-10 and f"Next: fdpkit risk --mu {mu} --mu-fpr-min 1e-10 --mu-tau {tau} (" in out
+
+
+def test_pdf_heading_never_ends_a_page(tmp_path):
+    # session 13: the 60-epoch run's PDF ended page 1 with the heading "Posterior after a positive
+    # attack at FPR 0.001" and began page 2 with its table
+    import pypdf
+
+    rep = fp.privacy_report(fp.dpsgd(1.1, batch_size=256, dataset_size=60000, epochs=60))
+    doc = build_document(rep)
+    headings = {s.title for s in doc.sections} | {t.title for s in doc.sections for t in s.tables}
+    path = write_atomic(tmp_path / "r.pdf", render_document(doc, "pdf"))
+    for i, page in enumerate(pypdf.PdfReader(str(path)).pages):
+        lines = [x for x in page.extract_text().splitlines() if x.strip() and "privacy report, page" not in x]
+        assert lines and lines[-1].strip() not in headings, (i + 1, lines[-1])

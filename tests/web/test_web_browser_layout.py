@@ -198,3 +198,32 @@ def test_result_pages_fit_a_phone(browser, live_server, name):
         pg.screenshot(path=str(SHOTS / f"{name}-result-phone.png"), full_page=True)
     finally:
         ctx.close()
+
+
+def test_plan_options_stack_on_a_phone(browser, live_server):
+    """Session 13: at 375 px the plan's options table (7 columns) scrolled sideways inside its
+    box and cut "σ = 0.02182" at the edge to "σ = 0.0218"; on a phone each option is now a card
+    with every value whole and named, on a desktop still a table row."""
+    query = ("guide=privacy_first&effect=0.1&n=60&sd=0.25&level=0.05&data_range=1&tests=1&high_confidence_ok=on"
+             "&max_attack_power=0.01&prior=0.01&fpr=0.001")
+    for size, width in WIDTHS.items():
+        ctx, pg = _page(browser, width)
+        try:
+            pg.goto(f"{live_server}/plan?{query}")
+            pg.wait_for_selector("#options")
+            no_overflow(pg)
+            cells = pg.evaluate("""() => [...document.querySelectorAll('#options td')].map(td => {
+                const r = td.getBoundingClientRect(), box = td.closest('.table-wrap').getBoundingClientRect();
+                return {right: r.right, box: box.right, display: getComputedStyle(td).display,
+                        clipped: td.scrollWidth > td.clientWidth + 1,
+                        label: getComputedStyle(td, '::before').content};
+            })""")
+            assert len(cells) == 14
+            assert all(c["right"] <= c["box"] + 1 and not c["clipped"] for c in cells), cells
+            if size == "phone":
+                assert all(c["display"] == "block" and c["label"].startswith('"') for c in cells), cells
+            else:
+                assert all(c["display"] == "table-cell" for c in cells)
+            assert "σ = 0.02182" in pg.inner_text("#options")
+        finally:
+            ctx.close()

@@ -337,3 +337,82 @@ def test_convert_quotes_the_runs_epsilon_at_every_delta_where_mu_alone_is_lower(
     bad = client.get("/convert", params=signed({"mu": "1.567", "profile_epsilon": "7.425,8.216",
                                                 "profile_delta": "1e-05"})).text
     assert 'id="profile-note"' not in bad
+
+
+PLAN_FORM = {"effect": "0.1", "n": "60", "sd": "0.25", "level": "0.05", "data_range": "1", "tests": "1",
+             "prior": "0.01", "fpr": "0.001"}
+
+
+def _legends(page: str) -> list[str]:
+    """The plots' texts (the inline SVGs keep their text as <text> elements)."""
+    return [unescape(t).strip() for t in re.findall(r"<text[^>]*>([^<]*)", page)]
+
+
+def test_plan_plots_draw_the_planned_release_as_the_page_prints_it(client):
+    # session 13: the utility-first plots drew mu_min to nearest ("Gaussian, μ = 1.1414") while
+    # the page says μ = 1.142; the privacy-first plots drew only mu = 0.1, 0.5, 1 and never the
+    # recommended option (Gaussian μ = 0.7639 or Laplace ε = 2.303), the one the user must judge
+    util = client.get("/plan", params={**PLAN_FORM, "guide": "utility_first", "max_relative_loss": "0.05"}).text
+    assert "μ = 1.142 Gaussian DP per release" in unescape(util)
+    legends = _legends(util)
+    assert "Gaussian, μ = 1.142 (planned)" in legends and "μ = 1.142 (planned)" in legends
+    assert "planned μ = 1.142" in legends and not any("1.1414" in t for t in legends)
+    priv = client.get("/plan", params={**PLAN_FORM, "guide": "privacy_first", "high_confidence_ok": "on",
+                                       "max_attack_power": "0.01"}).text
+    text = unescape(priv)
+    assert "μ = 0.7639" in text and "ε = 2.303" in text
+    legends = _legends(priv)
+    assert "Gaussian, μ = 0.7639 (planned)" in legends and "Laplace, ε = 2.303 (planned)" in legends
+    assert "μ = 0.7639 (planned)" in legends  # the ROC too
+    # bounded confidence: the Laplace option alone, and no "planned μ" mark on the μ axis
+    lap = client.get("/plan", params={**PLAN_FORM, "guide": "privacy_first", "high_confidence_ok": "off",
+                                      "max_attack_power": "0.01"}).text
+    legends = _legends(lap)
+    assert legends.count("Laplace, ε = 2.303 (planned)") == 2 and not any("planned μ" in t for t in legends)
+
+
+def test_privacy_first_plan_states_the_mu_or_epsilon_its_printed_noise_has(client):
+    # session 13: the plan printed "Laplace: b = 0.007239 (ε = 2.302)", the limit ln 10 rounded
+    # down, while that noise is ε = 2.30234 and the ledger, given the plan's own spec, records
+    # "ε 2.303" for it; the Gaussian option likewise (σ 0.02182 is μ 0.76383, printed 0.7638)
+    import fdpkit as fp
+    from fdpkit._numerics import safe_g
+
+    spec = fp.ZTestSpec(effect=0.1, n=60, sd=0.25, alpha=0.05)
+    plan = fp.privacy_first(blatant_disclosure_ok=False, high_confidence_ok=True, max_attack_power=0.01,
+                            analysis=spec)
+    for option, mech in zip(plan.options, plan.mechanisms()):
+        r = fp.privacy_report(fp.mechanism_from_dict(mech))
+        accounted = r.mu if option.parameter == "mu" else r.epsilon_for_delta(1e-5)
+        assert option.value_text() == safe_g(accounted, up=True)  # what the report and the ledger print
+    assert [o.value_text() for o in plan.options] == ["0.7639", "2.303"]
+    page = unescape(client.get("/plan", params={**PLAN_FORM, "guide": "privacy_first", "high_confidence_ok": "on",
+                                                "max_attack_power": "0.01"}).text)
+    assert "μ = 0.7639" in page and "ε = 2.303" in page
+    assert "0.7638" not in page and "2.302" not in page
+
+
+def test_utility_first_split_states_the_total_its_noise_has(client):
+    # session 13: with 3 tests the plan said "together they are √3 × μ = 2.714 Gaussian DP; the
+    # risk readings are for that total" (√3·μ_min) while the readings, and the report of the
+    # plan's own mechanism, are at the printed noise's 2.7157; `fdpkit plan` printed "μ of all
+    # tests (risk read here) 2.714" and the page's split "2.714 → 1.567" beside "μ = 1.568"
+    import fdpkit as fp
+    from typer.testing import CliRunner
+
+    from fdpkit._numerics import safe_g
+    from fdpkit.cli import app
+
+    spec = fp.ZTestSpec(effect=0.1, n=60, sd=0.25, alpha=0.05, tests=3)
+    plan = fp.utility_first(analysis=spec, max_relative_loss=0.05)
+    total = safe_g(fp.privacy_report(fp.mechanism_from_dict(plan.mechanism)).mu, up=True)
+    assert total == "2.716"
+    d = plan.to_dict()
+    assert f"√3 × μ = {total} Gaussian DP" in d["noise"][1]
+    out = CliRunner().invoke(app, ["plan", "utility-first", "--effect", "0.1", "--n", "60", "--sd", "0.25",
+                                   "--max-relative-loss", "0.05", "--tests", "3"]).output
+    assert re.search(rf"risk read here\) │ {total} ", out) and "2.714" not in out
+    page = unescape(client.get("/plan", params={**PLAN_FORM, "tests": "3", "guide": "utility_first",
+                                                "max_relative_loss": "0.05"}).text)
+    split = re.search(r'id="budget-split".*?</table>', page, re.S).group(0)
+    assert f"{total} → 1.568" in split and "2.714" not in page

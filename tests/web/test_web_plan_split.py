@@ -57,7 +57,7 @@ def _names(page: str) -> list[str]:
     import re
 
     body = re.search(r'<table id="options".*?</table>', page, re.S).group(0)
-    return [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<tr[^>]*><td>(.*?)</td>", body, re.S)]
+    return [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<tr[^>]*><td[^>]*>(.*?)</td>", body, re.S)]
 
 
 def test_plan_link_without_the_box_means_the_cli_default(client):

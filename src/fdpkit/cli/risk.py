@@ -75,7 +75,7 @@ def risk(mu: Optional[float] = typer.Option(None, help="GDP mu."),
         for w in warnings:
             err.print(f"warning: {w}", soft_wrap=True)
         out.print(first.headline, soft_wrap=True, highlight=False)  # the plain first sentence
-        out.print(f"[bold]{first.grade.icon} Protection: {first.grade.label}[/bold] (level {first.grade.level}, "
+        out.print(f"[bold]{first.grade.icon} Protection: {first.grade.label}[/bold] (level {first.grade.level} of 0–3, "
                   "0 strongest)", soft_wrap=True)
         if first.grade.reason:
             out.print(f"Why: {first.grade.reason}.", soft_wrap=True)

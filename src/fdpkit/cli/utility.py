@@ -103,7 +103,8 @@ def plan(guide: str = typer.Argument(..., help="utility-first or privacy-first")
             rows["noise sd σ"] = safe_text(d["sigma"], up=False)
         if tests > 1:
             rows = {"tests": tests, "level per test": spec.level, "smallest μ per test": d["mu_min"],
-                    "μ of all tests (risk read here)": d["mu_total"],
+                    # the printed noise's total, where the risk rows are read (not √k·μ_min: 2.714 for 2.716)
+                    "μ of all tests (risk read here)": d["budget_split"]["noise_mu_total"],
                     **{k: v for k, v in rows.items() if k != "smallest μ (GDP)"}}
         if res.reason:
             rows["reason"] = res.reason
@@ -116,7 +117,7 @@ def plan(guide: str = typer.Argument(..., help="utility-first or privacy-first")
                                fpr=fpr, analysis=spec)
         d = res.to_dict()
         rows = {"admissible": ", ".join(d["admissible_families"])}
-        # the largest μ or ε the limits allow: a limit, rounded down; the option's risk rounded up
+        # the μ or ε of the printed noise, rounded up (as the plan's sentences); the risk rounded up
         safe = {}
         if tests > 1:
             rows["tests"] = tests
@@ -125,11 +126,9 @@ def plan(guide: str = typer.Argument(..., help="utility-first or privacy-first")
             # the option by its noise (with an analysis its mechanism is a whole spec dict)
             name = "Gaussian" if o["noise_parameter"] == "sigma" else "Laplace"
             total = " (total)" if tests > 1 else ""
-            rows[f"{name}: {o['parameter']}{total}"] = o["value"]
-            safe[f"{name}: {o['parameter']}{total}"] = False
+            rows[f"{name}: {o['parameter']}{total}"] = o["value"] if o["value"] == "inf" else o["value_text"]
             if tests > 1:
-                rows[f"{name}: {o['parameter']} per test"] = o["value_per_test"]
-                safe[f"{name}: {o['parameter']} per test"] = False
+                rows[f"{name}: {o['parameter']} per test"] = o["value_per_test_text"]
             per = " per test" if tests > 1 else ""
             # rounded up as the plan's sentences print it (more noise: the privacy limit holds)
             rows[f"{name}: noise {'sigma' if o['noise_parameter'] == 'sigma' else 'scale b'}{per}"] = (

@@ -90,7 +90,7 @@ class GDPFit:
             return f"{safe_g(self.mu, up=True)}-GDP for every attack (exact over all FPR in [0, 1])."
         return (
             f"{safe_g(self.mu, up=True)}-GDP for every attack with FPR and FNR >= {self.alpha_min:.3g}; "
-            f"overall TPR <= 1 - G_mu(FPR) + {safe_g(self.tau, 3, up=True)}."
+            f"overall TPR <= 1 - G_mu(FPR) + {safe_g(self.tau, 4, up=True)}."
         )
 
     def to_dict(self) -> dict[str, Any]:

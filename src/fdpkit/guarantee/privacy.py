@@ -439,7 +439,7 @@ def privacy_report(
     if math.isfinite(fit.mu) and fit.alpha_min > 0:
         warnings.append(
             f"mu holds for attacks with FPR and FNR >= {fit.alpha_min:g}; beyond that range "
-            f"the TPR bound is 1 - G_mu(FPR) + {safe_g(fit.tau, 2, up=True)}."
+            f"the TPR bound is 1 - G_mu(FPR) + {safe_g(fit.tau, 4, up=True)}."
         )
     if acc.method == "PLD" and discretization > 1e-3:
         warnings.append(

@@ -205,6 +205,6 @@ def _caveats(report: "PrivacyReport", m, d0: float) -> list[str]:
             c.append(f"With probability {mass:.3g} an output reveals membership outright (a catastrophic failure); "
                      f"δ = {d0:g} covers those outputs, so the ε above describes only the others.")
     if report.fit.alpha_min > 0 and math.isfinite(report.fit.mu):
-        c.append(f"Below FPR {report.fit.alpha_min:g} the μ-GDP bound holds up to τ = {safe_g(report.fit.tau, 2, up=True)}; "
+        c.append(f"Below FPR {report.fit.alpha_min:g} the μ-GDP bound holds up to τ = {safe_g(report.fit.tau, 4, up=True)}; "
                  "the certified curve holds everywhere.")
     return c

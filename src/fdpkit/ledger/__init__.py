@@ -29,8 +29,8 @@ from __future__ import annotations
 
 from fdpkit.ledger.chain import Anchor, VerifyResult
 from fdpkit.ledger.operations import (
-    Check, Ledger, LedgerError, NeedsSecondPerson, NotFound, Status, event_dict, lift_dict, parse_mechanism,
-    release_dict,
+    Check, Ledger, LedgerError, NeedsSecondPerson, NotFound, Status, alert_text, event_dict, lift_dict,
+    parse_mechanism, release_dict,
 )
 from fdpkit.ledger.db import data_dir, resolve_url
 from fdpkit.ledger.totals import DELTA_REF, FPR_REF, GRID_NOTE, Total
@@ -57,5 +57,5 @@ def open_ledger(url: str | None = None, *, upgrade: bool = True, key: str | byte
 
 
 __all__ = ["Anchor", "DELTA_REF", "FPR_REF", "GRID_NOTE", "Check", "Ledger", "LedgerError", "NeedsSecondPerson",
-           "NotFound", "Status", "Total", "VerifyResult", "data_dir", "event_dict", "lift_dict", "open_ledger",
+           "NotFound", "Status", "Total", "VerifyResult", "alert_text", "data_dir", "event_dict", "lift_dict", "open_ledger",
            "parse_mechanism", "release_dict", "resolve_url"]

@@ -35,7 +35,7 @@ from fdpkit.ledger.rules import (  # noqa: F401 - the errors and limits are publ
 from fdpkit.ledger.totals import (  # noqa: F401 - public here
     DEFAULT_THRESHOLDS, DELTA_REF, ThresholdSpec, Total, check_threshold,
 )
-from fdpkit.ledger.views import Check, Status, event_dict, lift_dict, release_dict  # noqa: F401 - public here
+from fdpkit.ledger.views import Check, Status, alert_text, event_dict, lift_dict, release_dict  # noqa: F401 - public here
 from fdpkit.vocabulary import ADD_REMOVE, canonical_relation
 
 

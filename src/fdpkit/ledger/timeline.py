@@ -14,7 +14,7 @@ from typing import Any
 
 from fdpkit._numerics import json_safe
 from fdpkit.ledger.chain import canonical, utc
-from fdpkit.ledger.operations import Ledger, Status, event_dict, release_dict
+from fdpkit.ledger.operations import Ledger, Status, alert_text, event_dict, release_dict
 from fdpkit.ledger.totals import (
     DELTA_REF, FPR_REF, add_rows, basic_claim, pure_epsilon, read_total, reference_deltas,
 )
@@ -154,7 +154,10 @@ def draw_timeline(rows: list[TimelineRow], epsilon_thresholds: list[tuple[str, f
             xs.append(xs[-1] + (xs[-1] - xs[-2] if len(xs) > 1 else dt.timedelta(days=7)))
         eps = [r.epsilon for r in rows] + [rows[-1].epsilon] if rows else []
         eps_sum = [r.epsilon_sum for r in rows] + [rows[-1].epsilon_sum] if rows else []
-        ax.step(xs, eps, where="post", marker="o", ms=3, label=f"ε (tight composition, δ = {DELTA_REF:g})")
+        # a dot at each bucket's start only: the closing point is no total (one week read as two dots,
+        # the second at the start of a week not yet begun)
+        line, = ax.step(xs, eps, where="post", label=f"ε (tight composition, δ = {DELTA_REF:g})")
+        ax.plot(xs[:-1], eps[:-1], "o", ms=3, color=line.get_color())
         ax.step(xs, eps_sum, where="post", ls="--", color="tab:purple", label="Σ ε (basic composition)")
         for level, value in epsilon_thresholds:
             ax.axhline(value, ls=":", color={"notice": "grey", "warning": "tab:orange",
@@ -258,8 +261,7 @@ def ledger_document(ledger: Ledger, dataset: str, bucket: str = "week") -> Repor
         for x in data["releases"]))
     # what the released total exceeds now (as `fdpkit ledger status` and the web page say), then
     # the alerts logged when releases crossed a threshold
-    alerts = tuple([c.message() for c in status.exceeded]
-                   + [e.kind + ": " + json.loads(e.payload)["data"].get("message", "") for e in status.alerts])
+    alerts = tuple([c.message() for c in status.exceeded] + ["alert " + alert_text(e) for e in status.alerts])
     figures = (Figure("timeline", "Privacy spent over time: tight composition against the ε sum",
                       draw_timeline(rows, _eps_thresholds(status))),) if rows else ()
     sections = (Section("Running total", (), (total, thr)),

@@ -88,6 +88,18 @@ def event_dict(e: Event) -> dict[str, Any]:
             "hash": e.hash}
 
 
+def alert_text(e: Event) -> str:
+    """A logged alert as a sentence that says when it was true: the release that crossed the
+    threshold and the time, then the message with the total of that moment ("logged when
+    release 1 was released, 2026-11-27 16:11 UTC: notice threshold exceeded: ε 5.106 > 2 at
+    δ = 1e-05"). Without them, an old total (5.106) read as a second current one beside what
+    the released total exceeds now (5.844)."""
+    message = json.loads(e.payload).get("data", {}).get("message", "")
+    when = e.at.strftime("%Y-%m-%d %H:%M UTC") if e.at is not None else "at an unknown time"
+    which = f"when release {e.release_id} was released, " if e.release_id is not None else ""
+    return f"logged {which}{when}: {message}"
+
+
 def lift_dict(r: LiftRequest, dataset: str | None = None) -> dict[str, Any]:
     """A lift request as plain JSON data: its fields, the change and the threshold it starts
     from in words, timestamps as UTC ISO strings (``dataset``: its name, when known)."""

@@ -61,6 +61,31 @@ class MechanismOption:
     #: tests sharing the budget ``value`` and each test's share (mu / sqrt(k) or epsilon / k)
     tests: int = 1
     value_per_test: float | None = None
+    #: sensitivity of the released statistic (None without an analysis)
+    sensitivity: float | None = None
+
+    @property
+    def noise_value_per_test(self) -> float | None:
+        """μ or ε per test of the noise the plan prints (rounded up: what a user adds and a ledger
+        proposal accounts), at most ``value_per_test``; None without noise."""
+        noise, sens = self.planned_noise, self.sensitivity
+        if noise is None or sens is None or not (math.isfinite(noise) and noise > 0 and sens > 0):
+            return None
+        return sens / round_safe(noise, up=True)
+
+    @property
+    def noise_value(self) -> float | None:
+        """μ or ε of all the tests together for that noise (√k·μ_i, k·ε_i); None without noise."""
+        v = self.noise_value_per_test
+        return None if v is None else v * (math.sqrt(self.tests) if self.parameter == "mu" else self.tests)
+
+    def value_text(self, total: bool = True) -> str:
+        """The μ or ε the plan prints: of the printed noise, rounded up (ε 2.30234 read "2.302"
+        here, "2.303" in the ledger); without noise, the limit rounded down."""
+        noise = self.noise_value if total else self.noise_value_per_test
+        if noise is not None:
+            return safe_g(noise, up=True)
+        return safe_g(self.value if total else self.value_per_test, up=False)
 
     @property
     def grade(self):
@@ -80,7 +105,9 @@ class MechanismOption:
 
     def to_dict(self) -> dict:
         """The object as JSON-ready data (dicts, lists, numbers and strings), with its grade."""
-        return json_safe({**self.__dict__, "noise_scale": self.planned_noise, "grade": self.grade.to_dict()})
+        return json_safe({**self.__dict__, "noise_scale": self.planned_noise, "grade": self.grade.to_dict(),
+                          "noise_value": self.noise_value, "noise_value_per_test": self.noise_value_per_test,
+                          "value_text": self.value_text(), "value_per_test_text": self.value_text(total=False)})
 
 
 @dataclass(frozen=True)
@@ -140,7 +167,7 @@ class PrivacyFirstPlan:
             return "No mechanism is admissible."
         name = "Gaussian" if rec.parameter == "mu" else "Laplace"
         sym = "μ" if rec.parameter == "mu" else "ε"
-        value = f"{sym} = {safe_g(rec.value, up=False)}" + (" in total" if rec.tests > 1 else "")
+        value = f"{sym} = {rec.value_text()}" + (" in total" if rec.tests > 1 else "")
         noise = ""
         if rec.noise_scale is not None and math.isfinite(rec.value):
             scale = round_safe(rec.noise_scale, up=True)
@@ -295,7 +322,7 @@ def privacy_first(*, blatant_disclosure_ok: bool, high_confidence_ok: bool,
             "graceful", "Gaussian (mu-GDP)", "mu", mu,
             analysis.power(mu=mu_i) if analysis else None,
             float(g.tpr(fpr)) if g else 1.0, relative_risk(g, fpr_min=fpr) if g else max(1.0, 1.0 / fpr),
-            "sigma", analysis.sigma(mu_i) if analysis else None, k, mu_i))
+            "sigma", analysis.sigma(mu_i) if analysis else None, k, mu_i, analysis.sensitivity if analysis else None))
     if k > 1:
         # k Laplace releases compose to eps-DP, not to one Laplace curve: meet the limit
         # for every eps-DP mechanism (the worst case f_{eps,0}), then split eps / k
@@ -313,7 +340,7 @@ def privacy_first(*, blatant_disclosure_ok: bool, high_confidence_ok: bool,
         "bounded", "Laplace", "epsilon", eps,
         analysis.laplace_power(epsilon=eps_i) if analysis else None,
         float(lap.tpr(fpr)) if lap else 1.0, relative_risk(lap) if lap else math.inf,
-        "b", analysis.laplace_scale(eps_i) if analysis else None, k, eps_i))
+        "b", analysis.laplace_scale(eps_i) if analysis else None, k, eps_i, analysis.sensitivity if analysis else None))
     if analysis is not None and analysis.groups == 2:
         notes.append("Two groups: each group's statistic gets the planned noise (each person is in one group); "
                      "the Laplace option's power is exact for the difference of two Laplace noises.")
@@ -534,9 +561,9 @@ def noise_sentences(plan: "PrivacyFirstPlan | UtilityFirstPlan") -> list[str]:
                            f"no attack's relative risk exceeds 1/FPR = {safe_g(1.0 / plan.fpr, up=True)}; follow the "
                            f"recommended option, or lower the FPR floor for Gaussian noise that meets the limit.")
                 continue
-            # the largest μ or ε the limits allow: a limit, printed rounded down
-            value = (f"{sym} = {safe_g(o.value_per_test, up=False)} per test, {safe_g(o.value, up=False)} in total"
-                     if o.tests > 1 else f"{sym} = {safe_g(o.value, up=False)}")
+            # the μ or ε of the noise printed here, rounded up (MechanismOption.value_text)
+            value = (f"{sym} = {o.value_text(total=False)} per test, {o.value_text()} in total"
+                     if o.tests > 1 else f"{sym} = {o.value_text()}")
             per = " in each test" if o.tests > 1 else ""
             scale = round_safe(o.noise_scale, up=True)
             if o.noise_parameter == "sigma":
@@ -547,9 +574,10 @@ def noise_sentences(plan: "PrivacyFirstPlan | UtilityFirstPlan") -> list[str]:
                            f"({value}; sd √2·b = {safe_text(math.sqrt(2) * scale, up=True)}).")
     if a.tests > 1:
         if isinstance(plan, UtilityFirstPlan):
+            # the noise's total (2.7157 read "2.714", the total at mu_min, beside risk readings at 2.7157)
             out.append(f"With {a.tests} tests about the same people, each release gets this noise and together "
-                       f"they are √{a.tests} × μ = {safe_g(plan.mu_total, up=True)} Gaussian DP (Dong et al. Cor. 3.3); the "
-                       f"risk readings are for that total.")
+                       f"they are √{a.tests} × μ = {safe_g(a.mu_total(plan.mu_of_noise), up=True)} Gaussian DP (Dong "
+                       f"et al. Cor. 3.3); the risk readings are for that total.")
         else:
             out.append(f"With {a.tests} tests about the same people, the budget is split: μ/√{a.tests} per test "
                        f"(Gaussian DP composition) or ε/{a.tests} per test (basic composition of pure ε-DP); "
@@ -567,7 +595,8 @@ def budget_split(plan: "PrivacyFirstPlan | UtilityFirstPlan") -> dict:
                                   "(Dong et al. Cor. 3.3); pure epsilon-DP: epsilon_i = epsilon / k (basic "
                                   "composition); tests assumed to be about the same people")}
     if isinstance(plan, UtilityFirstPlan):
-        d.update(mu_per_test=plan.mu_min, mu_total=plan.mu_total, sigma_per_test=plan.sigma)
+        d.update(mu_per_test=plan.mu_min, mu_total=plan.mu_total, sigma_per_test=plan.sigma,
+                 noise_mu_per_test=plan.mu_of_noise, noise_mu_total=a.mu_total(plan.mu_of_noise) if a else None)
     else:
         for o in plan.options:
             if o.parameter == "mu":

@@ -163,7 +163,8 @@ class ZTestSpec:
         what = {"mean": "mean", "proportion": "proportion", "count": "count"}[self.statistic]
         sample = "two-sample" if self.groups == 2 else "one-sample"
         multi = f", {self.tests} tests ({self.correction}: level {self.level:.3g} each)" if self.tests > 1 else ""
-        return f"{side} {sample} Z-test of a {what}, n = {self.n:g} per group, level {self.alpha:g}{multi}"
+        size = f"n = {self.n:g} per group" if self.groups == 2 else f"n = {self.n:g}"  # one sample: no groups
+        return f"{side} {sample} Z-test of a {what}, {size}, level {self.alpha:g}{multi}"
 
     def to_dict(self) -> dict:
         """The object as JSON-ready data (dicts, lists, numbers and strings)."""

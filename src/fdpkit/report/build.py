@@ -54,7 +54,7 @@ def build_document(report: PrivacyReport, *, representations: bool = True) -> Re
             ("μ (tight, pessimistic)", mu_text),
             (f"ε at δ = {fmt(d5)}", fmt(eps5, up=True) + (" (outright disclosures fall in δ)" if covered else "")),
             ("best attack TPR at FPR 0.001", fmt(tpr3, up=True)),
-            ("protection grade", f"{g.icon} {g.label} (level {g.level} of 0–3)"),
+            ("protection grade", f"{g.icon} {g.label} (level {g.level} of 0–3, 0 strongest)"),
         ),
     )
     glance = Section("At a glance", (f"{g.headline}. {g.definition}", placement, _symbols(report.verdict)),

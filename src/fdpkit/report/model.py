@@ -134,14 +134,19 @@ _INTERNAL = ("tail truncation", "tail mass it did not resolve", "dp_accounting",
 
 
 def _symbols(text: str) -> str:
-    """Greek letters for the ASCII names in library sentences (mu -> μ, tau -> τ); G_mu
-    becomes G_μ, which HTML renders with a subscript and PDF as Gμ."""
+    """Greek letters for the ASCII names in library sentences (mu -> μ, tau -> τ, epsilon ->
+    ε, delta -> δ: a shuffled run's warning read "μ = 0.2395, epsilon = 0.8027 at delta =
+    1e-05" beside a statement saying "ε = 0.8027 at δ = 1e-05"); G_mu becomes G_μ, which HTML
+    renders with a subscript and PDF as Gμ. Names inside identifiers (``epsilon_for_delta``)
+    stay as they are."""
     import re
 
     text = text.replace(" >= ", " ≥ ").replace(" <= ", " ≤ ")
     text = re.sub(r"\bG_mu\b", "G_μ", text)
     text = re.sub(r"\bmu-GDP\b", "μ-GDP", text)
     text = re.sub(r"\bmu\b", "μ", text)
+    text = re.sub(r"\bepsilon\b", "ε", text)
+    text = re.sub(r"\bdelta\b", "δ", text)
     return re.sub(r"\btau\b", "τ", text)
 
 

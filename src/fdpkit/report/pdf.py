@@ -39,8 +39,21 @@ def _plain(text: str) -> str:
     return text.replace("G_μ", "Gμ").replace("G_mu", "Gμ")
 
 
+#: Room (mm) a heading needs below it on its page: itself and the first lines of what it heads
+#: (a table's header and two rows); with less, it starts the next page instead of ending this one.
+KEEP_WITH_NEXT_MM = 30.0
+
+
+def _keep_with_next(pdf: FPDF) -> None:
+    """Start a new page where a heading would be the last line of this one (a table title at
+    the foot of page 1 with its table on page 2)."""
+    if pdf.will_page_break(KEEP_WITH_NEXT_MM):
+        pdf.add_page()
+
+
 def _section(pdf: FPDF, s) -> None:
     pdf.ln(3)
+    _keep_with_next(pdf)
     pdf.set_font("DejaVu", "B", 12)
     pdf.multi_cell(0, 7, s.title, align="L", new_x="LMARGIN", new_y="NEXT")
     pdf.set_font("DejaVu", size=9)
@@ -49,6 +62,7 @@ def _section(pdf: FPDF, s) -> None:
         pdf.multi_cell(0, 5, ("• " if bullet else "") + _plain(p), align="L", new_x="LMARGIN", new_y="NEXT")
     for t in s.tables:
         if t.title != s.title:  # no heading twice
+            _keep_with_next(pdf)
             pdf.set_font("DejaVu", "B", 10)
             pdf.multi_cell(0, 6, t.title, align="L", new_x="LMARGIN", new_y="NEXT")
         pdf.set_font("DejaVu", size=8)

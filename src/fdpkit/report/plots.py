@@ -138,12 +138,18 @@ def power_curve(ax, xs: Sequence[float], series: Mapping[str, Callable[[float], 
 
 
 def power_vs_mu(ax, power_at: Callable[[float], float], *, nonprivate: float | None = None,
-                mu_range: tuple[float, float] = (0.02, 20.0), label: str = "power"):
-    """Power of a planned analysis against mu on a log axis (de Fondeville Fig. 5)."""
+                mu_range: tuple[float, float] = (0.02, 20.0), label: str = "power",
+                marks: Mapping[float, str] | None = None):
+    """Power of a planned analysis against mu on a log axis (de Fondeville Fig. 5). ``marks``
+    draws a vertical line at each μ it maps to its legend text (a plan's own μ, as the plan
+    prints it: ``{1.1415: "planned μ = 1.142"}``)."""
     mus = np.geomspace(*mu_range, 80)
     ax.semilogx(mus, [power_at(m) for m in mus], label=label)
     if nonprivate is not None:
         ax.axhline(nonprivate, ls="--", color="grey", label="non-private power")
+    for i, (m, text) in enumerate((marks or {}).items()):
+        if math.isfinite(m) and m > 0:
+            ax.axvline(m, ls=":", color=f"C{i + 1}", label=text)
     ax.set_xlabel("μ (Gaussian DP)")
     ax.set_ylabel("Power of the test")
     ax.set_ylim(0, 1.02)
@@ -199,13 +205,22 @@ def _n_label(ns: Sequence[float] | None, n: float, text: str) -> str:
     return text if ns is None else f"n = {n:g}: {text}"
 
 
+def _value_text(labels: Mapping[float, str] | None, value: float) -> str:
+    """How a legend names a μ or ε: the caller's text for it (a plan's value as the plan
+    prints it, rounded on its side), else ``{value:g}``."""
+    return (labels or {}).get(value, f"{value:g}")
+
+
 def power_vs_effect(ax, spec, *, mus: Sequence[float] = (0.1, 0.5, 1.0), epsilons: Sequence[float] = (),
-                    effect_max: float | None = None, ns: Sequence[float] | None = None):
+                    effect_max: float | None = None, ns: Sequence[float] | None = None,
+                    labels: Mapping[float, str] | None = None):
     """Power of the planned Z-test against the true shift of the mean (de Fondeville Fig. 5,
     top), non-private and under Gaussian (μ) or Laplace (ε) noise. ``spec`` is a
     :class:`fdpkit.planning.ZTestSpec`; its effect is replaced by each x value. With ``ns``
     (several sample sizes, as in the paper's n = 15, 100, 500) one set of series per n, each
-    legend label starting ``n = 15:``; one colour per n, one line style per release."""
+    legend label starting ``n = 15:``; one colour per n, one line style per release.
+    ``labels`` names a μ or ε in the legend (``{1.14155: "1.142"}``: a plan's value as its
+    page prints it); others read ``{:g}``."""
     from dataclasses import replace
 
     top = effect_max if effect_max is not None else 3.0 * abs(spec.effect) if spec.effect else 1.0
@@ -219,10 +234,10 @@ def power_vs_effect(ax, spec, *, mus: Sequence[float] = (0.1, 0.5, 1.0), epsilon
         for j, m in enumerate(mus):
             ax.plot(xs, [replace(s, effect=x).power(mu=m) for x in xs], color=colour,
                     ls=styles[(j + 2) % len(styles)] if ns is not None else "-",
-                    label=_n_label(ns, n, f"Gaussian, μ = {m:g}"))
+                    label=_n_label(ns, n, f"Gaussian, μ = {_value_text(labels, m)}"))
         for e in epsilons:
             ax.plot(xs, [replace(s, effect=x).laplace_power(epsilon=e) for x in xs], "-.", color=colour,
-                    label=_n_label(ns, n, f"Laplace, ε = {e:g}"))
+                    label=_n_label(ns, n, f"Laplace, ε = {_value_text(labels, e)}"))
     ax.axhline(spec.level, ls=":", color="grey", lw=0.8)
     ax.set_xlabel("True shift of the mean (alternative)")
     ax.set_ylabel("Power of the test")
@@ -231,10 +246,12 @@ def power_vs_effect(ax, spec, *, mus: Sequence[float] = (0.1, 0.5, 1.0), epsilon
     return ax
 
 
-def ztest_roc(ax, spec, *, mus: Sequence[float] = (0.1, 0.5, 1.0), ns: Sequence[float] | None = None):
+def ztest_roc(ax, spec, *, mus: Sequence[float] = (0.1, 0.5, 1.0), ns: Sequence[float] | None = None,
+              epsilons: Sequence[float] = (), labels: Mapping[float, str] | None = None):
     """ROC of the planned Z-test under DP noise (de Fondeville Fig. 5, bottom): power against
-    the test level α0 (the test's own FPR), non-private and for each μ; with ``ns`` one set of
-    series per sample size, labelled ``n = 15: μ = 1``."""
+    the test level α0 (the test's own FPR), non-private, for each μ (Gaussian noise) and each
+    ε (Laplace noise, ``epsilons``); with ``ns`` one set of series per sample size, labelled
+    ``n = 15: μ = 1``. ``labels`` names a μ or ε as in :func:`power_vs_effect`."""
     from dataclasses import replace
 
     levels = np.geomspace(1e-4, 0.999, 120)
@@ -246,7 +263,11 @@ def ztest_roc(ax, spec, *, mus: Sequence[float] = (0.1, 0.5, 1.0), ns: Sequence[
                     color=colour or "k", label=_n_label(ns, n, "non-private"))
         for j, m in enumerate(mus):
             ax.semilogx(levels, [replace(one, alpha=float(a)).power(mu=m) for a in levels], color=colour,
-                        ls=styles[j % len(styles)] if ns is not None else "-", label=_n_label(ns, n, f"μ = {m:g}"))
+                        ls=styles[j % len(styles)] if ns is not None else "-",
+                        label=_n_label(ns, n, f"μ = {_value_text(labels, m)}"))
+        for e in epsilons:
+            ax.semilogx(levels, [replace(one, alpha=float(a)).laplace_power(epsilon=e) for a in levels], "-.",
+                        color=colour, label=_n_label(ns, n, f"Laplace, ε = {_value_text(labels, e)}"))
     ax.semilogx(levels, levels, ":", color="grey", label="power = level")
     ax.set_xlabel("Test level α0 (false-positive rate of the test), log scale")
     ax.set_ylabel("Power (true-positive rate of the test)")

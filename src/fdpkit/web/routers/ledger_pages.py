@@ -54,7 +54,7 @@ async def _index_items(request: Request) -> list:
 
 async def _dataset_view(request: Request, p: Principal, name: str, errors: dict | None = None,
                         values: dict | None = None, status: int = 200, tvalues: dict | None = None):
-    from fdpkit.ledger import NotFound
+    from fdpkit.ledger import NotFound, alert_text
 
     try:
         st, rows, svg, releases, thresholds = await run_ledger(
@@ -63,7 +63,7 @@ async def _dataset_view(request: Request, p: Principal, name: str, errors: dict 
         return await render_page(request, "ledger_error.html", _ctx(p, message=str(exc)), status=404)
     except ValueError as exc:  # over the time limit
         return await render_page(request, "ledger_error.html", _ctx(p, message=str(exc)), status=422)
-    alerts = [json.loads(e.payload)["data"].get("message", "") for e in st.alerts]
+    alerts = [alert_text(e) for e in st.alerts]
     lifts = await call(pending_lifts, ledger_of(request), name)
     return await render_page(request, "ledger_dataset.html", _ctx(
         p, st=st, rows=rows, svg=svg, releases=releases, thresholds=thresholds, alerts=alerts, lifts=lifts,

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Request
 
 import fdpkit as fp
 from fdpkit._inputs import parse_decimal
+from fdpkit._numerics import safe_g
 from fdpkit.report import plots
 from fdpkit.report.figures import svg_inline
 from fdpkit.web.common import (FormErrors, api_error, field_of, finite, parse_float, parse_int, form_status, render_page,
@@ -81,9 +82,11 @@ def run_plan(p: dict):
     return plan, spec
 
 
-def power_svg(spec) -> str:
+def power_svg(spec, marks: dict[float, str] | None = None) -> str:
+    """Power of the planned test against μ, with the plan's own μ marked (``marks``)."""
     return svg_inline(lambda ax: plots.power_vs_mu(ax, lambda m: spec.power(mu=m),
-                                                   nonprivate=spec.power(mu=math.inf), label=f"n = {spec.n:g}"),
+                                                   nonprivate=spec.power(mu=math.inf), label=f"n = {spec.n:g}",
+                                                   marks=marks),
                       title="Power of the planned test against μ")
 
 
@@ -166,21 +169,47 @@ async def _answer(request: Request, sent):
                                                     "guidance": GUIDANCE, "example": EXAMPLE}, status=form_status(errors))
 
 
+def planned_releases(plan) -> tuple[dict[float, str], dict[float, str]]:
+    """The plan's own releases for its plots, each test's share, with the text the page prints
+    for it: ``({μ: "1.142"}, {ε: "2.302"})``. Utility first: μ of the noise it prints
+    (:attr:`~fdpkit.planning.UtilityFirstPlan.mu_of_noise`, rounded up as the page states it);
+    privacy first: the noise of every option whose limit binds, μ for Gaussian noise and ε for
+    Laplace noise (rounded up, as its options table states them)."""
+    mus: dict[float, str] = {}
+    epsilons: dict[float, str] = {}
+    per_test = " per test" if plan.analysis is not None and plan.analysis.tests > 1 else ""
+    if hasattr(plan, "mu_of_noise"):
+        if plan.reachable and math.isfinite(plan.mu_min):
+            mus[plan.mu_of_noise] = safe_g(plan.mu_of_noise, up=True) + per_test
+        return mus, epsilons
+    for o in plan.options:
+        value = o.noise_value_per_test
+        if value is not None and math.isfinite(o.value) and math.isfinite(value) and value > 0:
+            (mus if o.parameter == "mu" else epsilons)[value] = o.value_text(total=False) + per_test
+    return mus, epsilons
+
+
 def plan_figures(plan, spec, compare_n: tuple = ()) -> tuple[str, list[tuple[str, str]]]:
-    """The power-against-mu plot and the two planning figures (de Fondeville Fig. 5); with
-    ``compare_n`` one set of series per sample size (the plan's n first), fewer mus."""
-    mus = sorted({round(m, 4) for m in (0.1, 0.5, 1.0, getattr(plan, "mu_min", 1.0))
-                  if math.isfinite(m) and m > 0})[:4]
+    """The power-against-μ plot and the two planning figures (de Fondeville Fig. 5), each
+    drawing the plan's own releases (:func:`planned_releases`, named as the page prints them)
+    beside the reference μ = 0.1, 0.5 and 1 (at most four series in all), each legend naming
+    them ``μ = 1.142 (planned)``; with ``compare_n`` one
+    set of series per sample size (the plan's n first), the plan's releases alone."""
+    own_mus, own_eps = planned_releases(plan)
+    labels = {v: f"{text} (planned)" for v, text in {**own_mus, **own_eps}.items()}
+    room = max(0, 4 - len(labels))
+    refs = [m for m in (0.1, 0.5, 1.0) if f"{m:g}" not in own_mus.values()][:room]
+    mus = tuple(own_mus) + tuple(refs)
     ns = None
     if compare_n:
         ns = (spec.n, *[n for n in compare_n if n != spec.n])
-        mus = [m for m in mus if m == round(getattr(plan, "mu_min", 1.0), 4)] or [1.0]
+        mus = tuple(own_mus) or (() if own_eps else (1.0,))
     figures = [(cap, svg_inline(draw, title=cap)) for cap, draw in (
         ("Power against the true shift of the mean (de Fondeville Fig. 5)",
-         lambda ax: plots.power_vs_effect(ax, spec, mus=tuple(mus), ns=ns)),
+         lambda ax: plots.power_vs_effect(ax, spec, mus=mus, epsilons=tuple(own_eps), ns=ns, labels=labels)),
         ("ROC of the planned test under DP noise: power against the test level",
-         lambda ax: plots.ztest_roc(ax, spec, mus=tuple(mus), ns=ns)))]
-    return power_svg(spec), figures
+         lambda ax: plots.ztest_roc(ax, spec, mus=mus, epsilons=tuple(own_eps), ns=ns, labels=labels)))]
+    return power_svg(spec, {m: f"planned μ = {text}" for m, text in own_mus.items()}), figures
 
 
 @router.post("/api/plan", tags=["plan"])
