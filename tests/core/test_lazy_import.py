@@ -77,7 +77,9 @@ def test_a_native_pld_report_loads_no_dp_accounting():
             "value = [mu, before, type(pld) is PrivacyLossDistribution, pld is acc.pld,\n"
             "         acc.delta_for_epsilon(1.0) == float(pld.get_delta_for_epsilon(1.0))]")
     got = loaded_after(code, ("dp_accounting",))
-    assert got["value"] == [0.42917797978118455, [], True, True, True]
+    # (0.42917797978118455 before the Chernoff window's stall fix: its top moved from loss 6.2773 to
+    # 6.1478, moving 8e-14 of mass to the thinned curve's ends; the fit reads 3.4e-8 higher, never lower)
+    assert got["value"] == [0.4291779945484626, [], True, True, True]
     assert got["loaded"] == ["dp_accounting"]  # loaded by the access to acc.pld only
 
 
