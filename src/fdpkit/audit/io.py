@@ -120,6 +120,9 @@ def read_scores_csv(data: bytes | str, name: str = "scores", *, max_rows: int = 
         if col is None:
             lowered = [c.lower() for c in cells]
             named = [i for i, c in enumerate(lowered) if c in _SCORE_NAMES]
+            if len(named) > 1:  # "score,score" or "score,scores": which one is the attack's?
+                raise ValueError(f"{name} has {len(named)} columns named score on line {line} "
+                                 f"({', '.join(cells[i] for i in named)}); name one column 'score'")
             if named:
                 col = named[0]
                 continue
@@ -163,6 +166,9 @@ def read_counts_csv(data: bytes | str, name: str = "counts", *, max_rows: int = 
                 if not hits:
                     raise ValueError(f"{name} needs a header with the columns true_positives, false_positives, "
                                      f"members and nonmembers; {key} is missing")
+                if len(hits) > 1:  # "tp,true_positives": the first was read, the other ignored
+                    raise ValueError(f"{name} has {len(hits)} columns for {key} ({', '.join(cells[i] for i in hits)}); "
+                                     "keep one")
                 index[key] = hits[0]
             continue
         if len(out["true_positives"]) == max_rows:  # the header line is not counted

@@ -174,10 +174,15 @@ def points_from_csv(text: str) -> tuple[np.ndarray, np.ndarray]:
     head = [c.strip().lower() for c in rows[0]]
     fi, fn, tpr = 0, 1, False
     if not _numeric(head[0]):
-        fi = next((k for k, c in enumerate(head) if c in FPR_COLUMNS), -1)
-        fn = next((k for k, c in enumerate(head) if c in FNR_COLUMNS), -1)
-        if fn < 0 and "tpr" in head:
-            fn, tpr = head.index("tpr"), True
+        fprs = [k for k, c in enumerate(head) if c in FPR_COLUMNS]
+        fnrs = [k for k, c in enumerate(head) if c in FNR_COLUMNS or c == "tpr"]
+        if len(fprs) > 1 or len(fnrs) > 1:  # "fpr,alpha,fnr", "fpr,fnr,tpr": which one is meant?
+            twice = [head[k] for k in (fprs if len(fprs) > 1 else fnrs)]
+            raise ParameterError(f"points CSV header names {len(twice)} columns for one rate ({', '.join(twice)}): "
+                                 "keep one FPR and one FNR (or tpr) column", "text")
+        fi = fprs[0] if fprs else -1
+        fn = fnrs[0] if fnrs else -1
+        tpr = fn >= 0 and head[fn] == "tpr"
         if fi < 0 or fn < 0:
             raise ParameterError(f"points CSV header must name an FPR column ({', '.join(FPR_COLUMNS[:2])}) and an "
                                  f"FNR column ({', '.join(FNR_COLUMNS[:2])}, or tpr), got {','.join(head)!r}", "text")
