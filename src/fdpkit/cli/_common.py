@@ -240,7 +240,7 @@ def read_input_text(path: Path, option: str, *, hint: str = "", encoding: str = 
 
 def read_spec_text(path: Path) -> str:
     """A spec file's text, reading at most :data:`MAX_SPEC_BYTES` (``/dev/zero`` fails fast)."""
-    return read_input_text(path, "--mechanism", hint="; is it a mechanism spec?")
+    return read_input_text(path, "--mechanism", hint="; is it a mechanism spec?", encoding="utf-8-sig")
 
 
 @contextlib.contextmanager
@@ -312,12 +312,9 @@ def load_spec(path: Path) -> dict:
             return tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise ValueError(f"mechanism spec is not valid TOML: {exc}") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"mechanism spec is not valid JSON: {exc}") from None
-    except RecursionError:
-        raise ValueError("mechanism spec is nested too deeply") from None
+    from fdpkit._inputs import load_json
+
+    return load_json(text, "mechanism spec", parameter="mechanism")
 
 
 def kv(title: str, rows: dict, *, up: bool | None = None) -> None:

@@ -59,10 +59,10 @@ def translated(fn: Callable[[], Any]) -> Any:
 
 
 def _json_file(path: Path, what: str) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{what} is not valid JSON: {exc}") from None
+    from fdpkit._inputs import load_json
+    from fdpkit.cli._common import read_input_text
+
+    return load_json(read_input_text(path, what, encoding="utf-8-sig"), what)
 
 
 def opacus_history_file(path: Path, what: str) -> Any:

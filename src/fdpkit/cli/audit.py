@@ -35,10 +35,9 @@ def _mechanism(spec: Optional[str]) -> Any:
         return None
     text = spec.strip()
     if text.startswith("{"):
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"--mechanism is not valid JSON: {exc}") from None
+        from fdpkit._inputs import load_json
+
+        data = load_json(text, "--mechanism", parameter="mechanism")
     else:
         data = load_spec(Path(spec))
     if isinstance(data, dict) and "schema_version" in data and "mechanism" in data:
