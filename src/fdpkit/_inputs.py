@@ -206,6 +206,13 @@ def plausibility_warnings(*, mu: float | None = None, epsilon: float | None = No
     >>> plausibility_warnings(mu=1.0, epsilon=1.0, delta=1e-5)
     []
     """
+    from fdpkit._numerics import check_real  # NumPy only when called: `import fdpkit._inputs` stays light
+
+    # a string, an array, an integer past the floats, Decimal("NaN"): was a TypeError or OverflowError
+    mu, epsilon, delta, prior, n = (None if v is None else check_real(name, v, allow_inf=True, scalar=True)
+                                    for name, v in (("mu", mu), ("epsilon", epsilon), ("delta", delta),
+                                                    ("prior", prior), ("n", n)))
+    deltas = [float(x) for x in check_real("deltas", deltas if deltas is not None else (), allow_inf=True).ravel()]
     out: list[str] = []
     if prior is not None and prior >= 1.0:
         out.append("prior = 1 means the attacker already knows the person is in the data, so no release "
@@ -225,7 +232,7 @@ def plausibility_warnings(*, mu: float | None = None, epsilon: float | None = No
     elif epsilon is not None and epsilon > EPSILON_MAX_PLAUSIBLE:
         out.append(f"ε = {epsilon:g} gives essentially no protection (e^ε ≈ {_exp_text(epsilon)}); "
                    f"published deployments use ε below {EPSILON_MAX_PLAUSIBLE:g}.")
-    for d in ([delta] if delta is not None else []) + [float(x) for x in deltas]:
+    for d in ([delta] if delta is not None else []) + deltas:
         if n is not None and n > 0 and d >= 1.0 / n and d > 0:
             out.append(f"δ = {d:g} is at least 1/n = {1.0 / n:.3g}: a mechanism may then publish one "
                        "person's record outright and still satisfy the guarantee. Use δ well below 1/n.")
