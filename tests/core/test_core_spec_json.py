@@ -80,3 +80,15 @@ def test_web_report_form_answers_422(case, client):
     text, match = HOSTILE[case]
     r = client.post("/report", data={"build": "json", "mechanism": text})
     assert r.status_code == 422, r.text[:300]
+
+
+@pytest.mark.parametrize("path, body", [
+    # {"mu": 0.1, "mu": 5} was answered for mu 5: json keeps the last
+    ("/api/risk", b'{"guarantee": "mu", "mu": 0.1, "mu": 5}'),
+    ("/api/report", b'{"mechanism": {"kind": "gaussian", "sigma": 1, "sigma": 0.2}}'),
+    ("/api/convert", b'{"epsilon": 1, "delta": 1e-5, "delta": 0.5}'),
+])
+def test_web_json_body_naming_a_field_twice_is_422(path, body, client):
+    r = client.post(path, content=body, headers={"content-type": "application/json"})
+    assert r.status_code == 422, r.text[:300]
+    assert "the request body is not valid JSON: the field" in r.json()["detail"] and "given twice" in r.json()["detail"]
