@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from fdpkit._numerics import InputTypeError, ParameterError, _short
+from fdpkit._numerics import InputTypeError, ParameterError, _short, int_digits
 from fdpkit.curves.base import TradeOffCurve, check_curve
 from fdpkit.curves.gaussian import GaussianCurve
 from fdpkit.curves.laplace import LaplaceCurve
@@ -66,8 +66,9 @@ def _check_k(k: Any) -> int:
     try:
         kf = float(k)
     except OverflowError:  # an int past the floats (10**400): was a bare OverflowError
-        kf = math.inf if k > 0 else -math.inf
-    if math.isnan(kf) or kf < 1 or (math.isfinite(kf) and kf != int(kf)):
+        rule = f"at most {MAX_K}" if k > 0 else "an integer >= 1"
+        raise ParameterError(f"k must be {rule}, got an integer with {int_digits(int(k))} digits", "k") from None
+    if not math.isfinite(kf) or kf < 1 or kf != int(kf):
         raise ParameterError(f"k must be an integer >= 1, got {_short(k)}", "k")
     if kf > MAX_K:
         raise ParameterError(f"k must be at most {MAX_K}, got {_short(k)}", "k")
