@@ -157,3 +157,18 @@ def test_score_limits_are_set_in_one_place_and_stated(tmp_path, monkeypatch):
     lines = [line for line in r.stderr.strip().splitlines() if line.strip()]
     assert len(lines) == 1, r.stderr
     assert "m.csv has more than 3 scores" in lines[0] and "1,000,000 on the web server" in lines[0], lines[0]
+
+
+@pytest.mark.parametrize("extra, match", [
+    # the member scores were written, then the non-member file (the same name) refused as existing
+    (lambda d: ["--members-out", d / "s.csv", "--nonmembers-out", d / "s.csv"],
+     "--members-out and --nonmembers-out name the same file"),
+    (lambda d: ["-f", "pdf", "-o", d / "r.pdf", "--plot", d / "r.pdf"], "--output and --plot name the same file"),
+    # a refused --confidence or --delta came after the score files were written
+    (lambda d: ["--members-out", d / "m.csv", "--confidence", "1.5"], "confidence must be in"),
+    (lambda d: ["--nonmembers-out", d / "n.csv", "--delta", "2"], "delta must be in"),
+])
+def test_simulate_that_fails_writes_no_file(extra, match, tmp_path):
+    r = run("--quiet", "audit", "simulate", "-m", GAUSS_1, "--trials", "200", *extra(tmp_path))
+    assert r.exit_code == 2 and match in r.output and r.output.count("\n") == 1, r.output
+    assert list(tmp_path.iterdir()) == []

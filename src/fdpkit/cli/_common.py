@@ -190,6 +190,20 @@ def check_output(path: Path | str, option: str = "--output", suffixes: Optional[
     return target
 
 
+def check_distinct(*outputs: tuple[Optional[Path], str]) -> None:
+    """Refuse two options naming one file (``--members-out s.csv --nonmembers-out s.csv``): the
+    first was written, then the second refused as existing, so a failed command left a file.
+    ``outputs`` are (path or None, option) pairs; a ValueError names both options."""
+    seen: dict[str, str] = {}
+    for path, option in outputs:
+        if path is None:
+            continue
+        key = os.path.normcase(os.path.realpath(path))
+        if key in seen:
+            raise ValueError(f"{seen[key]} and {option} name the same file {str(path)!r}; give each its own file")
+        seen[key] = option
+
+
 def write_output(path: Path | str, data: bytes, option: str = "--output") -> Path:
     """Write ``data`` to the user's ``--output`` path safely: checks of :func:`check_output`,
     then a temporary file (short name, same folder) renamed over the target. Errors name

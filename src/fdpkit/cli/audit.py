@@ -11,7 +11,7 @@ from typing import Any, Optional
 import typer
 from rich.table import Table as RichTable
 
-from fdpkit.cli._common import (FORMATS, State, check_output, command_group, err, fail, guarded, load_spec, out, working,
+from fdpkit.cli._common import (FORMATS, State, check_distinct, check_output, command_group, err, fail, guarded, load_spec, out, working,
                                 write_output)
 
 audit_app = command_group("Audit a membership-inference attack against a certified guarantee.")
@@ -84,6 +84,7 @@ def _check_outputs(fmt: str, output: Optional[Path], plot: Optional[Path], *more
     for path, option in more:
         if path is not None:
             check_output(path, option)
+    check_distinct((output, "--output"), (plot, "--plot"), *more)
 
 
 def _emit(result: Any, title: str, fmt: str, output: Optional[Path], plot: Optional[Path],
@@ -181,12 +182,13 @@ def audit_simulate(
     target = _mechanism(declared) if declared is not None else mech
     with working(f"Simulating {trials:,} trials per class..."):
         sim = simulate_attack(mech, trials=trials, seed=seed)
+    with working("Auditing..."):
+        result = sim.audit(confidence=confidence, delta=delta, mechanism=target)
+    # the scores are written once the audit has run: a refused --confidence or --delta left them
     if members_out is not None:
         write_output(members_out, scores_csv(sim.member_scores).encode(), "--members-out")
     if nonmembers_out is not None:
         write_output(nonmembers_out, scores_csv(sim.nonmember_scores).encode(), "--nonmembers-out")
-    with working("Auditing..."):
-        result = sim.audit(confidence=confidence, delta=delta, mechanism=target)
     extra = {
         "simulated": mech.label(),
         "score": sim.score,
