@@ -92,3 +92,14 @@ def test_web_json_body_naming_a_field_twice_is_422(path, body, client):
     r = client.post(path, content=body, headers={"content-type": "application/json"})
     assert r.status_code == 422, r.text[:300]
     assert "the request body is not valid JSON: the field" in r.json()["detail"] and "given twice" in r.json()["detail"]
+
+
+def test_cli_opacus_history_file_naming_a_key_twice_is_refused(tmp_path, capfd):
+    # {"history": [...], "history": []} was read as the last (an empty history); a BOM is read
+    path = tmp_path / "state.json"
+    path.write_text('{"history": [[1.0, 0.01, 10]], "mechanism": "fdpkit", "history": []}')
+    assert run(["report", "dpsgd", "--opacus-history", str(path), "--discretization", "1e-2"]) == 2
+    err = capfd.readouterr().err
+    assert err.count("\n") == 1 and "names the field 'history' twice" in err, err
+    path.write_bytes(b"\xef\xbb\xbf" + b'{"history": [[1.0, 0.01, 10]], "mechanism": "fdpkit"}')
+    assert run(["report", "dpsgd", "--opacus-history", str(path), "--discretization", "1e-2", "-f", "json"]) == 0

@@ -82,9 +82,13 @@ def opacus_state_file(path: Path, what: str) -> Any:
         raw = Path(path).read_bytes()
     except OSError as exc:
         raise ValueError(f"{what} {path}: {exc.strerror or exc}") from None
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    from fdpkit._inputs import DuplicateKeyError, _unique_keys
+
+    try:  # a key named twice ({"history": [...], "history": []}) is refused, as in every JSON spec
+        data = json.loads(raw.decode("utf-8-sig"), object_pairs_hook=_unique_keys)
+    except DuplicateKeyError as exc:
+        raise ValueError(f"{what} {path} {exc}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         try:
             import io
 
