@@ -78,10 +78,9 @@ def opacus_history_file(path: Path, what: str) -> Any:
 
 def opacus_state_file(path: Path, what: str) -> Any:
     """The plain data of an Opacus accountant file (as :func:`opacus_history_file` reads it)."""
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise ValueError(f"{what} {path}: {exc.strerror or exc}") from None
+    from fdpkit.cli._common import MAX_STATE_BYTES, read_input_bytes
+
+    raw = read_input_bytes(Path(path), f"{what} {path}", limit=MAX_STATE_BYTES, text=False)
     from fdpkit._inputs import DuplicateKeyError, _unique_keys
 
     try:  # a key named twice ({"history": [...], "history": []}) is refused, as in every JSON spec

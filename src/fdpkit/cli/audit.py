@@ -11,8 +11,8 @@ from typing import Any, Optional
 import typer
 from rich.table import Table as RichTable
 
-from fdpkit.cli._common import (FORMATS, State, check_distinct, check_output, command_group, err, fail, guarded, load_spec, out, working,
-                                write_output)
+from fdpkit.cli._common import (FORMATS, State, check_distinct, check_output, command_group, err, fail, guarded, load_spec,
+                                out, read_input_bytes, working, write_output)
 
 audit_app = command_group("Audit a membership-inference attack against a certified guarantee.")
 
@@ -48,7 +48,8 @@ def _mechanism(spec: Optional[str]) -> Any:
 def _read(path: Path, what: str):
     from fdpkit.audit import io as audit_io
 
-    return audit_io.read_scores_csv(path.read_bytes(), f"{what} file {path.name}", max_rows=audit_io.MAX_SCORES)
+    name = f"{what} file {path.name}"
+    return audit_io.read_scores_csv(read_input_bytes(path, name), name, max_rows=audit_io.MAX_SCORES)
 
 
 def _print(result: Any, title: str, extra: dict[str, str]) -> None:
@@ -146,7 +147,8 @@ def audit_main(
         from fdpkit.audit.empirical import MAX_THRESHOLDS
 
         # at most MAX_THRESHOLDS rows of counts (the header not counted): refused while it is read
-        c = read_counts_csv(counts.read_bytes(), f"counts file {counts.name}", max_rows=MAX_THRESHOLDS)
+        name = f"counts file {counts.name}"
+        c = read_counts_csv(read_input_bytes(counts, name), name, max_rows=MAX_THRESHOLDS)
         with working("Auditing..."):
             result = audit_from_counts(c["true_positives"], c["false_positives"], c["members"], c["nonmembers"],
                                        confidence=confidence, delta=delta, mechanism=mech)
