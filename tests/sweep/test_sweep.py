@@ -220,6 +220,16 @@ def test_design_table_checks_its_executor_arguments(kwargs):
     (dict(noise_multiplier=[1.0], sample_rate=[0.1], steps=[10], sampling=[1]), "sampling"),
     (dict(rows=["x"]), "rows"),
     (dict(rows=[]), "rows"),
+    # session 13: a bare KeyError ('noise_multiplier'), "'int' object is not iterable", a TypeError
+    # in str.join, a TypeError from Path(5), a plain ValueError
+    (dict(rows=[{}]), "rows"),
+    (dict(rows=[{"sample_rate": 0.1, "steps": 10}]), "rows"),
+    (dict(sample_rate=[0.1], steps=[10]), "noise_multiplier"),
+    (dict(rows=5), "rows"),
+    (dict(rows={"noise_multiplier": 1.0, "sample_rate": 0.1, "steps": 10}), "rows"),
+    (dict(rows=[{1: 2}]), "rows"),
+    (dict(noise_multiplier=[1.0], sample_rate=[0.1], steps=[10], output=5), "output"),
+    (dict(), "noise_multiplier"),
 ])
 def test_bad_grid_values_name_their_argument(kwargs, parameter):
     # TypeError, OverflowError ("int too large to convert to float") and "'int' object is not

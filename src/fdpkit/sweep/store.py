@@ -23,7 +23,7 @@ import shutil
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from fdpkit._numerics import json_safe
+from fdpkit._numerics import InputTypeError, json_safe
 from fdpkit.errors import ParameterError
 from fdpkit.sweep.grid import INPUT_COLUMNS
 from fdpkit.report.render import write_atomic
@@ -45,6 +45,8 @@ def output_format(path: str | os.PathLike) -> str:
 
 def check_output_path(path: str | os.PathLike) -> Path:
     """Validate an output path before any work: a .csv/.parquet file in an existing folder."""
+    if not isinstance(path, (str, os.PathLike)):  # output=5: was a TypeError from Path
+        raise InputTypeError(f"output must be a file path, got {type(path).__name__}", "output")
     p = Path(path)
     output_format(p)
     if p.exists() and not p.is_file():
