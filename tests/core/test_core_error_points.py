@@ -84,6 +84,10 @@ def test_points_from_csv_headers():
     for text in ("fpr,alpha,fnr\n0,0.5,1\n1,1,0\n", "fpr,fnr,tpr\n0,1,0.5\n1,0,1\n"):
         with pytest.raises(fp.ParameterError, match="columns for one rate"):
             points_from_csv(text)
+    # decimal commas: "0,1,0,5" was read as the point (0, 1), its other fields ignored
+    for text in ("fpr,fnr\n0,1\n0,1,0,5\n1,0\n", "0,1\n0,1,0,5\n1,0\n"):
+        with pytest.raises(fp.ParameterError, match="row 2 has 4 fields, the first line 2"):
+            points_from_csv(text)
 
 
 def test_cli_and_web_accept_a_csv_of_points(tmp_path):

@@ -190,7 +190,11 @@ def points_from_csv(text: str) -> tuple[np.ndarray, np.ndarray]:
     if len(rows) > MAX_POINTS:
         raise ParameterError(f"points CSV must have at most {MAX_POINTS} rows, got {len(rows)}", "text")
     fpr, fnr = [], []
+    width = len(head)
     for line, r in enumerate(rows, start=1):
+        if len(r) != width:  # "0,1\n0,5,0,2" (decimal commas): the extra fields were ignored
+            raise ParameterError(f"points CSV row {line} has {len(r)} fields, the first line {width} (a decimal "
+                                 "comma? write 0.5, not 0,5)", "text")
         if len(r) <= max(fi, fn):
             raise ParameterError(f"points CSV row {line} must have an fpr and an fnr, got {','.join(r)!r}", "text")
         try:
