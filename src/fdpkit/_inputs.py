@@ -11,9 +11,12 @@ hold probabilities accept either spelling; any other text is refused with a hint
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from typing import Any
+
+from fdpkit.errors import ParameterError
 
 #: delta above this is a weak guarantee whatever n is (common advice: delta << 1/n, <= 1e-5).
 DELTA_MAX_PLAUSIBLE = 1e-3
@@ -147,10 +150,6 @@ def load_json(text: str | bytes, name: str, *, parameter: str | None = None, par
     ...
     fdpkit.errors.ParameterError: mechanism names the field 'sigma' twice
     """
-    import json
-
-    from fdpkit.errors import ParameterError
-
     try:
         return json.loads(text, object_pairs_hook=_unique_keys, parse_float=parse_float)
     except json.JSONDecodeError as exc:
