@@ -11,9 +11,12 @@ hold probabilities accept either spelling; any other text is refused with a hint
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from typing import Any
+
+from fdpkit.errors import ParameterError
 
 #: delta above this is a weak guarantee whatever n is (common advice: delta << 1/n, <= 1e-5).
 DELTA_MAX_PLAUSIBLE = 1e-3
@@ -120,6 +123,50 @@ def parse_fraction(text: Any, name: str) -> float:
     return v
 
 
+class DuplicateKeyError(ValueError):
+    """A JSON object naming one key twice (see :func:`load_json`)."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` of :func:`load_json`: a dict, refusing a key named twice."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKeyError(f"names the field {key[:40]!r} twice")
+        out[key] = value
+    return out
+
+
+def load_json(text: str | bytes, name: str, *, parameter: str | None = None, parse_float: Any = None) -> Any:
+    """JSON a user wrote (a mechanism spec, a schedule), strictly: a ParameterError (its
+    message starting with ``name``, its ``parameter`` that argument, default ``name``) for text that is not JSON, nesting deeper than the parser holds, an integer
+    longer than Python converts (4,300 digits) and an object naming one key twice (``json``
+    keeps the last: ``{"sigma": 1, "sigma": 0.01}`` was accounted at sigma 0.01).
+
+    >>> load_json('{"kind": "gaussian", "sigma": 2}', "mechanism")
+    {'kind': 'gaussian', 'sigma': 2}
+    >>> load_json('{"sigma": 1, "sigma": 0.01}', "mechanism")
+    Traceback (most recent call last):
+    ...
+    fdpkit.errors.ParameterError: mechanism names the field 'sigma' twice
+    """
+    try:
+        return json.loads(text, object_pairs_hook=_unique_keys, parse_float=parse_float)
+    except json.JSONDecodeError as exc:
+        raise ParameterError(f"{name} is not valid JSON: {exc}", parameter or name) from None
+    except RecursionError:
+        raise ParameterError(f"{name} is nested too deeply", parameter or name) from None
+    except DuplicateKeyError as exc:
+        raise ParameterError(f"{name} {exc}", parameter or name) from None
+    except UnicodeDecodeError:
+        raise ParameterError(f"{name} is not UTF-8 text", parameter or name) from None
+    except ValueError:  # int("9" * 5000): past sys.get_int_max_str_digits()
+        import sys
+
+        raise ParameterError(f"{name} holds a number with more than {sys.get_int_max_str_digits():,} digits",
+                             parameter or name) from None
+
+
 def _exp_text(x: float) -> str:
     """e^x to three digits, also past the floats (e^710 = 2.23e+308, e^1e4 = 8.81e+4342).
 
@@ -158,6 +205,13 @@ def plausibility_warnings(*, mu: float | None = None, epsilon: float | None = No
     >>> plausibility_warnings(mu=1.0, epsilon=1.0, delta=1e-5)
     []
     """
+    from fdpkit._numerics import check_real  # NumPy only when called: `import fdpkit._inputs` stays light
+
+    # a string, an array, an integer past the floats, Decimal("NaN"): was a TypeError or OverflowError
+    mu, epsilon, delta, prior, n = (None if v is None else check_real(name, v, allow_inf=True, scalar=True)
+                                    for name, v in (("mu", mu), ("epsilon", epsilon), ("delta", delta),
+                                                    ("prior", prior), ("n", n)))
+    deltas = [float(x) for x in check_real("deltas", deltas if deltas is not None else (), allow_inf=True).ravel()]
     out: list[str] = []
     if prior is not None and prior >= 1.0:
         out.append("prior = 1 means the attacker already knows the person is in the data, so no release "
@@ -177,7 +231,7 @@ def plausibility_warnings(*, mu: float | None = None, epsilon: float | None = No
     elif epsilon is not None and epsilon > EPSILON_MAX_PLAUSIBLE:
         out.append(f"ε = {epsilon:g} gives essentially no protection (e^ε ≈ {_exp_text(epsilon)}); "
                    f"published deployments use ε below {EPSILON_MAX_PLAUSIBLE:g}.")
-    for d in ([delta] if delta is not None else []) + [float(x) for x in deltas]:
+    for d in ([delta] if delta is not None else []) + deltas:
         if n is not None and n > 0 and d >= 1.0 / n and d > 0:
             out.append(f"δ = {d:g} is at least 1/n = {1.0 / n:.3g}: a mechanism may then publish one "
                        "person's record outright and still satisfy the guarantee. Use δ well below 1/n.")

@@ -229,6 +229,25 @@ def test_csv_row_limits_count_data_rows_not_the_header():
         read_counts_csv(counts, max_rows=1)
 
 
+@pytest.mark.parametrize("read, text, match", [
+    # two columns for one input: the first was read and the other ignored without a word
+    ("scores", "score,score\n0.1,0.9\n", "2 columns named score on line 1"),
+    ("scores", "id,Score,scores\n1,0.1,0.9\n", "2 columns named score on line 1 \\(Score, scores\\)"),
+    ("counts", "tp,true_positives,fp,members,nonmembers\n9,1,1,10,10\n", "2 columns for true_positives"),
+    ("counts", "tp,fp,members,nonmembers,negatives\n9,1,10,10,99\n", "2 columns for nonmembers"),
+    # decimal commas: "1\n0,5\n0,7" was read as the scores 1, 0, 0
+    ("scores", "1\n0,5\n0,7\n", "line 2 has 2 fields, the first line 1 \\(a decimal comma"),
+    # a row with a field more than the header read another column (2 instead of 0.7)
+    ("scores", "id,score\n1,0.5\n2,3,0.7\n", "line 3 has 3 fields, the first line 2"),
+    ("counts", "tp,fp,members,nonmembers\n9,1,10,10,77\n", "line 2 has 5 fields, the first line 4"),
+])
+def test_csv_that_would_be_misread_is_refused(read, text, match):
+    from fdpkit.audit import read_counts_csv, read_scores_csv
+
+    with pytest.raises(ValueError, match=match):
+        (read_scores_csv if read == "scores" else read_counts_csv)(text)
+
+
 @pytest.mark.parametrize("call, name, text", [
     # run_audit took +-inf scores, which the CSV and JSON routes refuse
     (lambda: fp.run_audit([1.0, np.inf], [0.0, 1.0]), "member_scores", "member_scores must be finite, got inf"),

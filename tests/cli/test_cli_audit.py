@@ -157,3 +157,53 @@ def test_score_limits_are_set_in_one_place_and_stated(tmp_path, monkeypatch):
     lines = [line for line in r.stderr.strip().splitlines() if line.strip()]
     assert len(lines) == 1, r.stderr
     assert "m.csv has more than 3 scores" in lines[0] and "1,000,000 on the web server" in lines[0], lines[0]
+
+
+@pytest.mark.parametrize("extra, match", [
+    # the member scores were written, then the non-member file (the same name) refused as existing
+    (lambda d: ["--members-out", d / "s.csv", "--nonmembers-out", d / "s.csv"],
+     "--members-out and --nonmembers-out name the same file"),
+    (lambda d: ["-f", "pdf", "-o", d / "r.pdf", "--plot", d / "r.pdf"], "--output and --plot name the same file"),
+    # a refused --confidence or --delta came after the score files were written
+    (lambda d: ["--members-out", d / "m.csv", "--confidence", "1.5"], "confidence must be in"),
+    (lambda d: ["--nonmembers-out", d / "n.csv", "--delta", "2"], "delta must be in"),
+])
+def test_simulate_that_fails_writes_no_file(extra, match, tmp_path):
+    r = run("--quiet", "audit", "simulate", "-m", GAUSS_1, "--trials", "200", *extra(tmp_path))
+    assert r.exit_code == 2 and match in r.output and r.output.count("\n") == 1, r.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_score_files_that_never_end_are_refused_fast(tmp_path):
+    # `--members /dev/zero` read 6 GB in 8 s (Path.read_bytes) before failing; a device is now
+    # refused unread and a file is read in chunks, refused at its first NUL byte
+    import time
+
+    ok = tmp_path / "ok.csv"
+    ok.write_text("score\n0.1\n0.2\n")
+    for path, match in (("/dev/zero", "is a device, not a file"), ("/dev/urandom", "is a device, not a file")):
+        start = time.perf_counter()
+        r = run("audit", "--members", path, "--nonmembers", ok, "-m", GAUSS_1)
+        assert r.exit_code == 2 and match in r.output and r.output.count("\n") == 1, r.output
+        assert time.perf_counter() - start < 5.0
+    late_nul = tmp_path / "late.csv"
+    late_nul.write_bytes(b"score\n" + b"0.5\n" * 2_000_000 + b"\x00")
+    r = run("audit", "--members", late_nul, "--nonmembers", ok, "-m", GAUSS_1)
+    assert r.exit_code == 2 and "contains NUL bytes" in r.output
+    r = run("report", "dpsgd", "--opacus-history", "/dev/zero")
+    assert r.exit_code == 2 and "is a device, not a file" in r.output
+
+
+def test_score_file_from_a_pipe_is_read(tmp_path):
+    import os
+    import threading
+
+    fifo = tmp_path / "members"
+    os.mkfifo(fifo)
+    ok = tmp_path / "ok.csv"
+    ok.write_text("score\n0.1\n0.2\n")
+    writer = threading.Thread(target=lambda: fifo.write_text("score\n0.9\n0.8\n"))
+    writer.start()
+    r = run("audit", "--members", fifo, "--nonmembers", ok, "-m", GAUSS_1, "-f", "json")
+    writer.join(10)
+    assert r.exit_code == 0, r.output

@@ -80,6 +80,14 @@ def test_points_from_csv_headers():
         points_from_csv("fpr,fnr\n0,1\n0.1,x\n")
     with pytest.raises(ValueError, match="header"):
         points_from_csv("a,b\n0,1\n")
+    # two columns for one rate: the first was read and the other ignored without a word
+    for text in ("fpr,alpha,fnr\n0,0.5,1\n1,1,0\n", "fpr,fnr,tpr\n0,1,0.5\n1,0,1\n"):
+        with pytest.raises(fp.ParameterError, match="columns for one rate"):
+            points_from_csv(text)
+    # decimal commas: "0,1,0,5" was read as the point (0, 1), its other fields ignored
+    for text in ("fpr,fnr\n0,1\n0,1,0,5\n1,0\n", "0,1\n0,1,0,5\n1,0\n"):
+        with pytest.raises(fp.ParameterError, match="row 2 has 4 fields, the first line 2"):
+            points_from_csv(text)
 
 
 def test_cli_and_web_accept_a_csv_of_points(tmp_path):

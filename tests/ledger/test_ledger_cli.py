@@ -319,3 +319,25 @@ def test_lift_requests_from_the_command_line(db):
     assert [x["state"] for x in json.loads(r.stdout)] == ["approved", "rejected"]
     assert run("ledger", "--db", db, "lift", "request", "census", "--reason", "x").exit_code == 2
     assert run("ledger", "--db", db, "verify").exit_code == 0
+
+
+def test_timeline_that_fails_writes_no_file(db, tmp_path):
+    assert run("ledger", "--db", db, "dataset", "add", "census", "--unit", "one person").exit_code == 0
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "old.csv").write_text("kept\n")
+    before = sorted(p.name for p in out.iterdir())
+    cases = [
+        # the plot was written, then the existing --output refused
+        (["--format", "csv", "--plot", out / "t.png", "--output", out / "old.csv"], "--output"),
+        (["--format", "csv", "--plot", out / "same.svg", "--output", out / "same.svg"], "name the same file"),
+        # --plot with another suffix said "format must be one of svg, png, pdf" (no option named)
+        (["--plot", out / "t.csv"], "--plot must end in"),
+        # --output with the text table was ignored without a word (exit 0, nothing written)
+        (["--output", out / "t.txt"], "--output needs --format json or csv"),
+    ]
+    for args, match in cases:
+        r = run("ledger", "--db", db, "timeline", "census", *args)
+        assert r.exit_code == 2 and match in r.output and r.output.count("\n") == 1, (args, r.output)
+        assert sorted(p.name for p in out.iterdir()) == before, args
+    assert (out / "old.csv").read_text() == "kept\n"

@@ -73,6 +73,39 @@ def test_nul_and_length_limits(census):
     assert census.verify().ok
 
 
+@pytest.mark.parametrize("title", ["Q3\n  42  census  released", "Q3\r\nx", "a\tb", "Q3\u2028x",
+                                   "ok \u202eevil", "bell\x07", "esc\x1b[31mred"])
+def test_titles_are_one_line_without_hidden_controls(census, title):
+    # a title with a line break read as further rows of `fdpkit ledger history` / status; a
+    # right-to-left override (U+202E) shows its text reversed in the CLI, the web and the PDF
+    # record; an ANSI escape recolours a terminal
+    g = {"kind": "gaussian", "sigma": 9.0}
+    head = census.head()
+    with pytest.raises(LedgerError, match="^title must"):
+        census.propose("census", g, title=title, user="ana")
+    with pytest.raises(LedgerError, match="^title must"):
+        census.record("census", g, title=title, user="ana", approver="bob", report=False)
+    with pytest.raises(LedgerError, match="^unit must"):
+        census.add_dataset("other", unit=title, user="admin")
+    assert census.head() == head and census.verify().ok  # nothing written
+
+
+@pytest.mark.parametrize("text", ["ok \u202eevil", "x\u2066y", "bell\x07", "esc\x1b[31mred"])
+def test_free_texts_refuse_direction_overrides_and_controls(census, text):
+    g = {"kind": "gaussian", "sigma": 9.0}
+    with pytest.raises(LedgerError, match="^purpose must not contain control characters or text-direction"):
+        census.propose("census", g, title="t", user="ana", purpose=text)
+    r = census.propose("census", g, title="t", user="ana", purpose="line one\nline two\ttab\r\n")
+    head = census.head()
+    with pytest.raises(LedgerError, match="^comment must not contain"):
+        census.reject(r.id, user="bob", comment=text)
+    census.approve(r.id, user="bob", report=False, comment="fine\nby me")
+    with pytest.raises(LedgerError, match="^override_reason must not contain"):
+        census.release(r.id, user="bob", override_reason=text)
+    assert census.release(r.id, user="bob").state == "released"
+    assert census.verify().ok and head != census.head()
+
+
 @pytest.mark.parametrize("rid", [0, -1, 2**31, 2**63, 10**30, "x", None])
 def test_out_of_range_ids(census, rid):
     with pytest.raises(LedgerError):

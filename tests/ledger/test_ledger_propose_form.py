@@ -171,3 +171,17 @@ def test_a_relation_the_dataset_does_not_declare_is_said_beside_the_relation(sit
     assert r.status_code == 422 and "does not fit dataset survey" in r.text
     with open_ledger(url) as led:
         assert len(led.releases()) == n
+
+
+@pytest.mark.parametrize("text", ["[" * 100_000 + "]" * 100_000, '{"kind": ["gaussian"], "sigma": 1}',
+                                  '{"kind": "gaussian", "sigma": 1, "sigma": 0.01}'])
+def test_hostile_json_spec_is_a_422_beside_the_field(site, text):
+    # nesting beyond the parser was a 500 (the page re-read the text with json.loads to show it);
+    # a kind that is a list was a TypeError; a key named twice was proposed with the last value
+    url, c, csrf = site
+    with open_ledger(url) as led:
+        before = len(led.releases())
+    r, _ = _propose(site, build="json", mechanism=text)
+    assert r.status_code == 422, r.text[:300]
+    with open_ledger(url) as led:
+        assert len(led.releases()) == before

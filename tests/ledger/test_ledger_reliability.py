@@ -83,6 +83,49 @@ def test_two_processes_lose_nothing(ledger, ledger_url, tmp_path):
     assert st.released.mu == pytest.approx(expected_mu ** 0.5, rel=1e-12)
 
 
+RELEASE_WORKER = str(Path(__file__).with_name("_release_worker.py"))
+#: Noise of each release of the hard-limit race: mu 0.25 each, so the default hard limit (epsilon 8
+#: at delta 1e-5, mu about 2.2) holds about 80 of them; RACE_RELEASES are approved, far more.
+RACE_SIGMA = 4.0
+RACE_RELEASES = 120
+
+
+def test_two_processes_releasing_at_once_never_pass_the_hard_limit(ledger, ledger_url, tmp_path):
+    """Two processes release the same approved releases at once, against the dataset's hard
+    limit: each total is checked inside the write that releases (the chain-head lock), so
+    the released total ends within the limit, every release is released once, and every
+    refusal beyond the limit says so."""
+    ledger.add_dataset("census", unit="one person", user="admin")
+    ids = []
+    for i in range(RACE_RELEASES):
+        r = ledger.propose("census", {"kind": "gaussian", "sigma": RACE_SIGMA}, title=f"r{i}", user="alice")
+        ledger.approve(r.id, user="bob", report=False)
+        ids.append(r.id)
+    hard = next(t for t in ledger.status("census").thresholds if t.threshold.level == "hard").threshold
+    go = tmp_path / "go"
+    env = dict(os.environ, LEDGER_WORKER_GO=str(go))
+    procs = [subprocess.Popen([sys.executable, RELEASE_WORKER, ledger_url, user, *map(str, order)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+             for user, order in (("bob", ids), ("carol", ids[::-1]))]
+    for p in procs:
+        assert p.stdout.readline().strip() == "ready", p.stderr.read()[-2000:]
+    go.touch()
+    outs = []
+    for p in procs:
+        out, errs = p.communicate(timeout=600)
+        assert p.returncode == 0, errs[-2000:]
+        outs.append(out)
+    released = [int(line.split()[1]) for out in outs for line in out.splitlines() if line.startswith("released")]
+    assert len(released) == len(set(released)), "a release was released twice"
+    st = ledger.status("census")
+    n = st.counts["released"]
+    assert n == len(released) and 0 < n < RACE_RELEASES
+    assert st.released.epsilon <= hard.value, (st.released.epsilon, hard.value)
+    assert st.released.mu == pytest.approx((n / RACE_SIGMA**2) ** 0.5, rel=1e-12)
+    assert any("hard limit" in line for out in outs for line in out.splitlines())
+    assert ledger.verify().ok
+
+
 def test_sigkill_leaves_whole_releases(ledger, ledger_url, tmp_path):
     ledger.add_dataset("census", unit="one person", user="admin")
     progress = tmp_path / "progress"

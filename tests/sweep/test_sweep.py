@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 import os
 import signal
 import subprocess
@@ -219,6 +220,16 @@ def test_design_table_checks_its_executor_arguments(kwargs):
     (dict(noise_multiplier=[1.0], sample_rate=[0.1], steps=[10], sampling=[1]), "sampling"),
     (dict(rows=["x"]), "rows"),
     (dict(rows=[]), "rows"),
+    # session 13: a bare KeyError ('noise_multiplier'), "'int' object is not iterable", a TypeError
+    # in str.join, a TypeError from Path(5), a plain ValueError
+    (dict(rows=[{}]), "rows"),
+    (dict(rows=[{"sample_rate": 0.1, "steps": 10}]), "rows"),
+    (dict(sample_rate=[0.1], steps=[10]), "noise_multiplier"),
+    (dict(rows=5), "rows"),
+    (dict(rows={"noise_multiplier": 1.0, "sample_rate": 0.1, "steps": 10}), "rows"),
+    (dict(rows=[{1: 2}]), "rows"),
+    (dict(noise_multiplier=[1.0], sample_rate=[0.1], steps=[10], output=5), "output"),
+    (dict(), "noise_multiplier"),
 ])
 def test_bad_grid_values_name_their_argument(kwargs, parameter):
     # TypeError, OverflowError ("int too large to convert to float") and "'int' object is not
@@ -378,6 +389,51 @@ def test_table_resaved_with_a_bom_resumes(tmp_path):
     out.write_bytes(b"\xef\xbb\xbf" + out.read_bytes())
     again = sweep([1.0], [0.01], [10], discretization=DISC, executor="inprocess", metrics=["mu"], output=out)
     assert again.computed == 0 and again.reused == 1 and again.rows[0]["mu"] == first.rows[0]["mu"]
+
+
+#: Edits of a saved table that a resumed sweep once reused as results (the NaN, the negative
+#: epsilon) or failed on with a bare OverflowError (the infinite step count).
+EDITED = {
+    "mu nan": ("mu", "nan", "line 2 has a value that is not a number"),
+    "epsilon negative": ("epsilon", "-3", "epsilon -3.0 is out of range"),
+    "tpr above 1": ("tpr_at_0.001", "1.5", "tpr_at_0.001 1.5 is out of range"),
+    "steps inf": ("steps", "inf", "line 2 has a value that is not a number"),
+    "steps 1e400": ("steps", "1e400", "line 2 has a value that is not a number"),
+    "steps fraction": ("steps", "10.5", "line 2 has a value that is not a number"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(EDITED))
+def test_edited_table_is_refused_not_resumed(case, tmp_path):
+    col, text, why = EDITED[case]
+    out = tmp_path / "t.csv"
+    sweep([1.0], [0.01], [10], discretization=DISC, executor="inprocess", metrics=["mu", "epsilon", "tpr"],
+          output=out)
+    lines = out.read_text().splitlines()
+    header = lines[0].split(",")
+    cells = lines[1].split(",")
+    cells[header.index(col)] = text
+    out.write_text("\n".join([lines[0], ",".join(cells)]) + "\n")
+    edited = out.read_bytes()
+    with pytest.raises(fp.ParameterError, match=f"is not a sweep table this sweep can resume .*{why}") as e:
+        sweep([1.0], [0.01, 0.02], [10], discretization=DISC, executor="inprocess",
+              metrics=["mu", "epsilon", "tpr"], output=out)
+    assert e.value.parameter == "output" and out.read_bytes() == edited
+
+
+def test_checkpoint_rows_out_of_range_or_malformed_are_recomputed(tmp_path):
+    # a checkpoint chunk holding NaN was reused as a result; one holding an object (not a list
+    # of rows) failed with AttributeError
+    out = tmp_path / "t.csv"
+    first = sweep([1.0], [0.01], [10], discretization=DISC, executor="inprocess", metrics=["mu"])
+    row = dict(first.rows[0], mu="nan")
+    part = partial_dir(out)
+    part.mkdir()
+    (part / "part-1-000001.json").write_text(json.dumps([row]))
+    (part / "part-1-000002.json").write_text(json.dumps({"mu": 1}))
+    (part / "part-1-000003.json").write_text(json.dumps([dict(first.rows[0], mu=-1.0)]))
+    r = sweep([1.0], [0.01], [10], discretization=DISC, executor="inprocess", metrics=["mu"], output=out)
+    assert r.computed == 1 and r.reused == 0 and r.rows[0]["mu"] == first.rows[0]["mu"]
 
 
 def test_empty_metric_name_is_refused(tmp_path):

@@ -50,6 +50,7 @@ from typing import Any
 import numpy as np
 
 from fdpkit._numerics import check_real
+from fdpkit.errors import ParameterError
 from fdpkit.accounting import tilted
 from fdpkit.accounting._pld_adapter import pmf_arrays
 from fdpkit.accounting.closed_form import closed_form_curve
@@ -121,13 +122,14 @@ _TAU = 1e-15
 BYTES_PER_POINT = 112
 
 
-class BudgetExceeded(ValueError):
+class BudgetExceeded(ParameterError):
     """The estimated cost of a request exceeds the budget. ``parameter`` names the input to
-    change (``discretization``, ``steps``/``times``, ``sigma``, ``scale``...)."""
+    change (``discretization``, ``steps``/``times``, ``sigma``, ``scale``...): a
+    :class:`~fdpkit.errors.ParameterError` (a ValueError), as all bad input is (it was a bare
+    ValueError subclass, which ``except fdpkit.ParameterError`` let through)."""
 
     def __init__(self, message: str, parameter: str) -> None:
-        super().__init__(message)
-        self.parameter = parameter
+        super().__init__(message, parameter)
 
     def __reduce__(self) -> tuple[Any, ...]:
         # picklable across worker processes: raised in a sweep's process pool, it could not be

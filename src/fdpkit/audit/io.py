@@ -95,6 +95,14 @@ def _number(name: str, line: int, cell: str, hint: str = "") -> float:
     return v
 
 
+def _same_width(name: str, line: int, cells: list[str], width: int) -> None:
+    """Every line has the fields of the first: "1\n0,5\n0,7" (decimal commas) was read as the
+    scores 1, 0, 0, and a row with a field more than the header read another column."""
+    if len(cells) != width:
+        raise ValueError(f"{name}, line {line} has {len(cells)} field{'s' if len(cells) != 1 else ''}, the first line "
+                         f"{width}" + (" (a decimal comma? write 0.5, not 0,5)" if len(cells) > width else ""))
+
+
 def _is_header(cell: str) -> bool:
     """A first line that is not a number at all ("score", "attack 1"); "0x10" or "1_000" is a
     malformed number, not a header, and "nan" is a NaN score."""
@@ -116,10 +124,17 @@ def read_scores_csv(data: bytes | str, name: str = "scores", *, max_rows: int = 
     col: int | None = None
     values: list[float] = []
     header = None
+    width = 0
     for line, cells in _rows(name, data):
+        if col is not None:
+            _same_width(name, line, cells, width)
         if col is None:
+            width = len(cells)
             lowered = [c.lower() for c in cells]
             named = [i for i, c in enumerate(lowered) if c in _SCORE_NAMES]
+            if len(named) > 1:  # "score,score" or "score,scores": which one is the attack's?
+                raise ValueError(f"{name} has {len(named)} columns named score on line {line} "
+                                 f"({', '.join(cells[i] for i in named)}); name one column 'score'")
             if named:
                 col = named[0]
                 continue
@@ -154,8 +169,12 @@ def read_counts_csv(data: bytes | str, name: str = "counts", *, max_rows: int = 
     """
     index: dict[str, int] | None = None
     out: dict[str, list[float]] = {k: [] for k in _COUNT_ALIASES}
+    width = 0
     for line, cells in _rows(name, data):
+        if index is not None:
+            _same_width(name, line, cells, width)
         if index is None:
+            width = len(cells)
             lowered = [c.lower().replace(" ", "_").replace("-", "_") for c in cells]
             index = {}
             for key, aliases in _COUNT_ALIASES.items():
@@ -163,6 +182,9 @@ def read_counts_csv(data: bytes | str, name: str = "counts", *, max_rows: int = 
                 if not hits:
                     raise ValueError(f"{name} needs a header with the columns true_positives, false_positives, "
                                      f"members and nonmembers; {key} is missing")
+                if len(hits) > 1:  # "tp,true_positives": the first was read, the other ignored
+                    raise ValueError(f"{name} has {len(hits)} columns for {key} ({', '.join(cells[i] for i in hits)}); "
+                                     "keep one")
                 index[key] = hits[0]
             continue
         if len(out["true_positives"]) == max_rows:  # the header line is not counted

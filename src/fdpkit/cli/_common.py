@@ -30,6 +30,11 @@ FORMATS = ("text", "json", "csv", "md", "html", "pdf")
 
 #: Largest mechanism spec file read (bytes); anything longer is refused unread.
 MAX_SPEC_BYTES = 1_000_000
+#: Largest score or counts file read (bytes): 10^7 scores (the CLI's limit) at up to about 100
+#: bytes a line. A file is read in chunks up to it, so /dev/zero or an endless pipe fails fast.
+MAX_TABLE_BYTES = 1 << 30
+#: Largest Opacus accountant or checkpoint file read (bytes): a checkpoint carries the model.
+MAX_STATE_BYTES = 4 << 30
 
 
 def cli_budget():
@@ -190,6 +195,20 @@ def check_output(path: Path | str, option: str = "--output", suffixes: Optional[
     return target
 
 
+def check_distinct(*outputs: tuple[Optional[Path], str]) -> None:
+    """Refuse two options naming one file (``--members-out s.csv --nonmembers-out s.csv``): the
+    first was written, then the second refused as existing, so a failed command left a file.
+    ``outputs`` are (path or None, option) pairs; a ValueError names both options."""
+    seen: dict[str, str] = {}
+    for path, option in outputs:
+        if path is None:
+            continue
+        key = os.path.normcase(os.path.realpath(path))
+        if key in seen:
+            raise ValueError(f"{seen[key]} and {option} name the same file {str(path)!r}; give each its own file")
+        seen[key] = option
+
+
 def write_output(path: Path | str, data: bytes, option: str = "--output") -> Path:
     """Write ``data`` to the user's ``--output`` path safely: checks of :func:`check_output`,
     then a temporary file (short name, same folder) renamed over the target. Errors name
@@ -238,9 +257,36 @@ def read_input_text(path: Path, option: str, *, hint: str = "", encoding: str = 
         raise ValueError(f"{option} {path} is not UTF-8 text") from None
 
 
+def read_input_bytes(path: Path, name: str, *, limit: int = MAX_TABLE_BYTES, text: bool = True) -> bytes:
+    """The bytes of the file ``path`` (a regular file or a pipe: ``<(cut -f2 scores.tsv)``), read
+    in 1 MiB chunks and refused as soon as it passes ``limit`` bytes or, with ``text``, holds a
+    NUL byte: ``--members /dev/zero`` read 6 GB in 8 s before this. Errors are ValueErrors whose
+    message starts with ``name``."""
+    chunks, total = [], 0
+    try:
+        with open(path, "rb") as fh:
+            mode = os.fstat(fh.fileno()).st_mode
+            if stat.S_ISDIR(mode):
+                raise ValueError(f"{name} is a directory")
+            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):  # /dev/zero, /dev/urandom, a disk: no file of data
+                raise ValueError(f"{name} is a device, not a file")
+            while chunk := fh.read(1 << 20):
+                if text and b"\x00" in chunk:
+                    raise ValueError(f"{name} is not a text CSV file (it contains NUL bytes)")
+                total += len(chunk)
+                if total > limit:
+                    raise ValueError(f"{name} is larger than {limit:,} bytes")
+                chunks.append(chunk)
+    except IsADirectoryError:
+        raise ValueError(f"{name} is a directory") from None
+    except OSError as exc:
+        raise ValueError(f"{name}: {exc.strerror or exc}") from None
+    return b"".join(chunks)
+
+
 def read_spec_text(path: Path) -> str:
     """A spec file's text, reading at most :data:`MAX_SPEC_BYTES` (``/dev/zero`` fails fast)."""
-    return read_input_text(path, "--mechanism", hint="; is it a mechanism spec?")
+    return read_input_text(path, "--mechanism", hint="; is it a mechanism spec?", encoding="utf-8-sig")
 
 
 @contextlib.contextmanager
@@ -312,12 +358,9 @@ def load_spec(path: Path) -> dict:
             return tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise ValueError(f"mechanism spec is not valid TOML: {exc}") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"mechanism spec is not valid JSON: {exc}") from None
-    except RecursionError:
-        raise ValueError("mechanism spec is nested too deeply") from None
+    from fdpkit._inputs import load_json
+
+    return load_json(text, "mechanism spec", parameter="mechanism")
 
 
 def kv(title: str, rows: dict, *, up: bool | None = None) -> None:

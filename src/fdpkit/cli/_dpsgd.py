@@ -59,10 +59,10 @@ def translated(fn: Callable[[], Any]) -> Any:
 
 
 def _json_file(path: Path, what: str) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{what} is not valid JSON: {exc}") from None
+    from fdpkit._inputs import load_json
+    from fdpkit.cli._common import read_input_text
+
+    return load_json(read_input_text(path, what, encoding="utf-8-sig"), what)
 
 
 def opacus_history_file(path: Path, what: str) -> Any:
@@ -78,13 +78,16 @@ def opacus_history_file(path: Path, what: str) -> Any:
 
 def opacus_state_file(path: Path, what: str) -> Any:
     """The plain data of an Opacus accountant file (as :func:`opacus_history_file` reads it)."""
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise ValueError(f"{what} {path}: {exc.strerror or exc}") from None
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    from fdpkit.cli._common import MAX_STATE_BYTES, read_input_bytes
+
+    raw = read_input_bytes(Path(path), f"{what} {path}", limit=MAX_STATE_BYTES, text=False)
+    from fdpkit._inputs import DuplicateKeyError, _unique_keys
+
+    try:  # a key named twice ({"history": [...], "history": []}) is refused, as in every JSON spec
+        data = json.loads(raw.decode("utf-8-sig"), object_pairs_hook=_unique_keys)
+    except DuplicateKeyError as exc:
+        raise ValueError(f"{what} {path} {exc}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         try:
             import io
 

@@ -11,8 +11,8 @@ from typing import Any, Optional
 import typer
 from rich.table import Table as RichTable
 
-from fdpkit.cli._common import (FORMATS, State, check_output, command_group, err, fail, guarded, load_spec, out, working,
-                                write_output)
+from fdpkit.cli._common import (FORMATS, State, check_distinct, check_output, command_group, err, fail, guarded, load_spec,
+                                out, read_input_bytes, working, write_output)
 
 audit_app = command_group("Audit a membership-inference attack against a certified guarantee.")
 
@@ -35,10 +35,9 @@ def _mechanism(spec: Optional[str]) -> Any:
         return None
     text = spec.strip()
     if text.startswith("{"):
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"--mechanism is not valid JSON: {exc}") from None
+        from fdpkit._inputs import load_json
+
+        data = load_json(text, "--mechanism", parameter="mechanism")
     else:
         data = load_spec(Path(spec))
     if isinstance(data, dict) and "schema_version" in data and "mechanism" in data:
@@ -49,7 +48,8 @@ def _mechanism(spec: Optional[str]) -> Any:
 def _read(path: Path, what: str):
     from fdpkit.audit import io as audit_io
 
-    return audit_io.read_scores_csv(path.read_bytes(), f"{what} file {path.name}", max_rows=audit_io.MAX_SCORES)
+    name = f"{what} file {path.name}"
+    return audit_io.read_scores_csv(read_input_bytes(path, name), name, max_rows=audit_io.MAX_SCORES)
 
 
 def _print(result: Any, title: str, extra: dict[str, str]) -> None:
@@ -85,6 +85,7 @@ def _check_outputs(fmt: str, output: Optional[Path], plot: Optional[Path], *more
     for path, option in more:
         if path is not None:
             check_output(path, option)
+    check_distinct((output, "--output"), (plot, "--plot"), *more)
 
 
 def _emit(result: Any, title: str, fmt: str, output: Optional[Path], plot: Optional[Path],
@@ -146,7 +147,8 @@ def audit_main(
         from fdpkit.audit.empirical import MAX_THRESHOLDS
 
         # at most MAX_THRESHOLDS rows of counts (the header not counted): refused while it is read
-        c = read_counts_csv(counts.read_bytes(), f"counts file {counts.name}", max_rows=MAX_THRESHOLDS)
+        name = f"counts file {counts.name}"
+        c = read_counts_csv(read_input_bytes(counts, name), name, max_rows=MAX_THRESHOLDS)
         with working("Auditing..."):
             result = audit_from_counts(c["true_positives"], c["false_positives"], c["members"], c["nonmembers"],
                                        confidence=confidence, delta=delta, mechanism=mech)
@@ -182,12 +184,13 @@ def audit_simulate(
     target = _mechanism(declared) if declared is not None else mech
     with working(f"Simulating {trials:,} trials per class..."):
         sim = simulate_attack(mech, trials=trials, seed=seed)
+    with working("Auditing..."):
+        result = sim.audit(confidence=confidence, delta=delta, mechanism=target)
+    # the scores are written once the audit has run: a refused --confidence or --delta left them
     if members_out is not None:
         write_output(members_out, scores_csv(sim.member_scores).encode(), "--members-out")
     if nonmembers_out is not None:
         write_output(nonmembers_out, scores_csv(sim.nonmember_scores).encode(), "--nonmembers-out")
-    with working("Auditing..."):
-        result = sim.audit(confidence=confidence, delta=delta, mechanism=target)
     extra = {
         "simulated": mech.label(),
         "score": sim.score,

@@ -15,7 +15,8 @@ from typing import Any, Callable, Optional
 import typer
 from rich.table import Table as RichTable
 
-from fdpkit.cli._common import State, command_group, err, fail, fmt_num, json_safe, out, working, write_output
+from fdpkit.cli._common import (State, check_distinct, check_output, command_group, err, fail, fmt_num, json_safe, out,
+                                working, write_output)
 from fdpkit.cli.ledger_input import (  # noqa: F401  (mechanism_from_opacus_file: its old home)
     DPSGD_RUN, FromOpacusOpt, GaussOpt, LapOpt, MechOpt, SpecOpt, declared_relation, mechanism_from_opacus_file,
     release_mechanism, with_dpsgd_options)
@@ -423,6 +424,17 @@ def timeline(name: str = typer.Argument(..., help="Dataset name."),
              db: Optional[str] = DbOpt, format: str = typer.Option("text", "--format", "-f", help="text, json or csv.")) -> None:
     """The running total over time (weekly buckets by default)."""
     _check_fmt(format, ("text", "json", "csv"))
+    # both files checked before any work or write: a refused --output left the plot written, and
+    # --output with the text format was ignored without a word
+    if output is not None and format == "text":
+        fail("--output needs --format json or csv (the text table goes to the terminal)")
+    if plot is not None:
+        from fdpkit.report.figures import FORMATS as FIGURE_FORMATS
+
+        check_output(plot, "--plot", FIGURE_FORMATS)
+    if output is not None:
+        check_output(output)
+    check_distinct((plot, "--plot"), (output, "--output"))
     from rich import box
 
     from fdpkit.ledger.timeline import SHORT_HEADER, SHORT_LEGEND, ADJECTIVE, draw_timeline, timeline as tl, timeline_csv
@@ -436,7 +448,7 @@ def timeline(name: str = typer.Argument(..., help="Dataset name."),
 
         kind = plot.suffix.lower().lstrip(".")
         eps = [(c.threshold.level, c.threshold.value) for c in st.thresholds if c.threshold.metric == "epsilon"]
-        write_output(plot, render(draw_timeline(rows, eps), kind))
+        write_output(plot, render(draw_timeline(rows, eps), kind), "--plot")
         _say(f"wrote {plot}")
     data = (json.dumps(json_safe([r.to_dict() for r in rows]), indent=2) + "\n" if format == "json"
             else timeline_csv(rows) if format == "csv" else None)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import json
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -147,10 +146,9 @@ def release_mechanism(declared: Optional[str], mechanism: Optional[Path], spec: 
     if mechanism is not None:
         return load_spec(mechanism)
     if spec is not None:
-        try:
-            return json.loads(spec)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"spec is not valid JSON: {exc.msg}") from None
+        from fdpkit._inputs import load_json
+
+        return load_json(spec, "--spec", parameter="spec")
     if gaussian is not None:
         return {"kind": "gaussian", "sigma": gaussian}
     if laplace is not None:

@@ -220,6 +220,8 @@ def profile_regret(f: TradeOffCurve, g: TradeOffCurve, *, eps_max: float | None 
             except ValueError:  # pragma: no cover - defensive
                 pass
         eps_max = min(max(eps_max, 1.0), 200.0) if math.isfinite(eps_max) else 200.0
+    else:  # a string, NaN, an integer past the floats: was a NumPy error from linspace
+        eps_max = float(check_nonnegative("eps_max", check_scalar("eps_max", eps_max)))
     eps = np.linspace(0.0, eps_max, PROFILE_GRID)
     diff = (np.asarray(g.delta_for_epsilon(eps)) - np.asarray(f.delta_for_epsilon(eps))) / (1.0 + np.exp(eps))
     return max(0.0, float(np.max(diff)))

@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from fdpkit._numerics import InputTypeError
+from fdpkit._numerics import InputTypeError, ParameterError, _short, int_digits
 from fdpkit.curves.base import TradeOffCurve, check_curve
 from fdpkit.curves.gaussian import GaussianCurve
 from fdpkit.curves.laplace import LaplaceCurve
@@ -62,12 +62,16 @@ MAX_K = 10**6
 
 def _check_k(k: Any) -> int:
     if isinstance(k, bool) or not isinstance(k, (int, float, np.integer, np.floating)):
-        raise InputTypeError(f"k must be an integer >= 1, got {k!r}")
-    kf = float(k)
-    if not math.isfinite(kf) or kf != int(kf) or kf < 1:
-        raise ValueError(f"k must be an integer >= 1, got {k!r}")
+        raise InputTypeError(f"k must be an integer >= 1, got {_short(k)}", "k")
+    try:
+        kf = float(k)
+    except OverflowError:  # an int past the floats (10**400): was a bare OverflowError
+        rule = f"at most {MAX_K}" if k > 0 else "an integer >= 1"
+        raise ParameterError(f"k must be {rule}, got an integer with {int_digits(int(k))} digits", "k") from None
+    if not math.isfinite(kf) or kf < 1 or kf != int(kf):
+        raise ParameterError(f"k must be an integer >= 1, got {_short(k)}", "k")
     if kf > MAX_K:
-        raise ValueError(f"k must be at most {MAX_K}, got {k!r}")
+        raise ParameterError(f"k must be at most {MAX_K}, got {_short(k)}", "k")
     return int(kf)
 
 

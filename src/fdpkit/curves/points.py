@@ -174,10 +174,15 @@ def points_from_csv(text: str) -> tuple[np.ndarray, np.ndarray]:
     head = [c.strip().lower() for c in rows[0]]
     fi, fn, tpr = 0, 1, False
     if not _numeric(head[0]):
-        fi = next((k for k, c in enumerate(head) if c in FPR_COLUMNS), -1)
-        fn = next((k for k, c in enumerate(head) if c in FNR_COLUMNS), -1)
-        if fn < 0 and "tpr" in head:
-            fn, tpr = head.index("tpr"), True
+        fprs = [k for k, c in enumerate(head) if c in FPR_COLUMNS]
+        fnrs = [k for k, c in enumerate(head) if c in FNR_COLUMNS or c == "tpr"]
+        if len(fprs) > 1 or len(fnrs) > 1:  # "fpr,alpha,fnr", "fpr,fnr,tpr": which one is meant?
+            twice = [head[k] for k in (fprs if len(fprs) > 1 else fnrs)]
+            raise ParameterError(f"points CSV header names {len(twice)} columns for one rate ({', '.join(twice)}): "
+                                 "keep one FPR and one FNR (or tpr) column", "text")
+        fi = fprs[0] if fprs else -1
+        fn = fnrs[0] if fnrs else -1
+        tpr = fn >= 0 and head[fn] == "tpr"
         if fi < 0 or fn < 0:
             raise ParameterError(f"points CSV header must name an FPR column ({', '.join(FPR_COLUMNS[:2])}) and an "
                                  f"FNR column ({', '.join(FNR_COLUMNS[:2])}, or tpr), got {','.join(head)!r}", "text")
@@ -185,7 +190,11 @@ def points_from_csv(text: str) -> tuple[np.ndarray, np.ndarray]:
     if len(rows) > MAX_POINTS:
         raise ParameterError(f"points CSV must have at most {MAX_POINTS} rows, got {len(rows)}", "text")
     fpr, fnr = [], []
+    width = len(head)
     for line, r in enumerate(rows, start=1):
+        if len(r) != width:  # "0,1\n0,5,0,2" (decimal commas): the extra fields were ignored
+            raise ParameterError(f"points CSV row {line} has {len(r)} fields, the first line {width} (a decimal "
+                                 "comma? write 0.5, not 0,5)", "text")
         if len(r) <= max(fi, fn):
             raise ParameterError(f"points CSV row {line} must have an fpr and an fnr, got {','.join(r)!r}", "text")
         try:

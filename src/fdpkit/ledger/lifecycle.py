@@ -19,7 +19,7 @@ from fdpkit.ledger.chain import append, now
 from fdpkit.ledger.models import Approval, Dataset, Release, Threshold
 from fdpkit.ledger.prepared import DEFAULT_BUDGET, Prepared, parse_mechanism, prepare, state_digest
 from fdpkit.ledger.record import approval_record, render_approval, render_record, render_record_pdf
-from fdpkit.ledger.rules import MAX_TEXT, MAX_TITLE, LedgerError, NotFound, _person, _text, check_relation
+from fdpkit.ledger.rules import MAX_TEXT, MAX_TITLE, LedgerError, NotFound, _line, _person, _text, check_relation
 from fdpkit.ledger.totals import DELTA_REF, add_rows, crossings, newly_exceeded, read_total
 from fdpkit.report import build_document
 
@@ -43,7 +43,7 @@ class ReleaseLifecycle(BudgetReads):
                 budget: CostBudget | None = DEFAULT_BUDGET) -> Release:
         """Record a proposed release (state ``proposed``), accounted first (within
         ``budget``; None: no limit) so that nothing that breaks a total is queued."""
-        title, user = _text("title", title, limit=MAX_TITLE), _person("user", user)
+        title, user = _line("title", title, limit=MAX_TITLE), _person("user", user)
         purpose = _text("purpose", purpose, required=False, limit=MAX_TEXT)
         p = prepare(mechanism, budget)
         return self._write(lambda s, head: self._propose_in(s, head, dataset, p, title, user, purpose or ""))
@@ -227,7 +227,7 @@ class ReleaseLifecycle(BudgetReads):
         """Propose (as ``user``), approve (as ``approver``, with its report) and release in
         ONE transaction: the whole release or nothing (imports of past releases, scripted
         pipelines). Under four-eyes (the default) ``approver`` must be someone else."""
-        title, user = _text("title", title, limit=MAX_TITLE), _person("user", user)
+        title, user = _line("title", title, limit=MAX_TITLE), _person("user", user)
         purpose = _text("purpose", purpose, required=False, limit=MAX_TEXT)
         if approver is None:
             approver = user  # refused below under four-eyes, with the reason

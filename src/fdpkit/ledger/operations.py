@@ -30,7 +30,7 @@ from fdpkit.ledger.prepared import (  # noqa: F401 - parse_mechanism, Prepared a
 from fdpkit.ledger.rules import (  # noqa: F401 - the errors and limits are public here
     DATASET_NAME, MAX_ID, MAX_NAME, MAX_TEXT, MAX_TITLE, RELATIONS, SETTING_EVENT, LedgerError, NeedsSecondPerson,
     NotFound,
-    _check_order, _person, _text,
+    _check_order, _line, _person, _text,
 )
 from fdpkit.ledger.totals import (  # noqa: F401 - public here
     DEFAULT_THRESHOLDS, DELTA_REF, ThresholdSpec, Total, check_threshold,
@@ -239,7 +239,7 @@ class Ledger(ReleaseLifecycle, ThresholdLifts):
         (epsilon 2 / 4 / 8 at delta 1e-5: notice / warning / hard). ``relation`` is
         "add-remove" or "replace-one" (the old spelling "add-or-remove" is accepted and
         stored as "add-remove")."""
-        name, unit, user = _text("name", name), _text("unit", unit), _person("user", user)
+        name, unit, user = _text("name", name), _line("unit", unit), _person("user", user)
         description = _text("description", description, required=False, limit=MAX_TEXT)
         if not DATASET_NAME.fullmatch(name):
             raise LedgerError(f"name must be letters, digits, '.', '_' or '-' starting with a letter or digit "

@@ -49,9 +49,10 @@ DATASET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
 SETTING_EVENT = "dataset.setting"
 
 
-def _text(name: str, value: Any, *, required: bool = True, limit: int = MAX_NAME) -> str:
+def _text(name: str, value: Any, *, required: bool = True, limit: int = MAX_NAME, controls: bool = True) -> str:
     """``value`` stripped; LedgerError naming ``name`` when it is not a text, is empty (and
-    ``required``), holds NUL or is longer than ``limit`` characters."""
+    ``required``), holds NUL, is longer than ``limit`` characters or (with ``controls``) holds a
+    text-direction control or a control character other than tab and line breaks."""
     if value is None and not required:
         return ""
     if not isinstance(value, str) or (required and not value.strip()):
@@ -61,7 +62,27 @@ def _text(name: str, value: Any, *, required: bool = True, limit: int = MAX_NAME
         raise LedgerError(f"{name} must not contain NUL characters")
     if len(value) > limit:
         raise LedgerError(f"{name} must have at most {limit} characters, got {len(value)}")
+    hidden = next((c for c in value if c in _BIDI_CONTROLS or (unicodedata.category(c) == "Cc" and c not in "\t\n\r")),
+                  None) if controls else None
+    if hidden is not None:  # U+202E shows "reason: ok" for "ko :nosaer" in the CLI, the web and the PDF record
+        raise LedgerError(f"{name} must not contain control characters or text-direction overrides "
+                          f"(U+{ord(hidden):04X}), got {value[:80]!r}")
     return value.strip()
+
+
+#: Unicode's explicit text-direction controls (embeddings, overrides, isolates): text holding
+#: one reads in another order than it is stored ("Trojan source", CVE-2021-42574).
+_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def _line(name: str, value: Any, *, limit: int = MAX_NAME) -> str:
+    """A one-line text (a release's ``title``, a dataset's ``unit``): :func:`_text` without
+    line breaks or tabs, so that tables, the event log and the records show one line (a title
+    "Q3\n  42  census  released" read as further rows of ``fdpkit ledger history``)."""
+    text = _text(name, value, limit=limit)
+    if any(unicodedata.category(c) in ("Cc", "Zl", "Zp") for c in text):
+        raise LedgerError(f"{name} must be one line of text, got {text[:80]!r}")
+    return text
 
 
 
@@ -70,7 +91,7 @@ def _person(name: str, value: Any) -> str:
     characters, so that the event chain, the CLI's tables and the web pages show the name that
     was given (an approver "a\nb" read as two lines; a zero-width space made "bob" and "bo\u200bb"
     look alike beside the four-eyes check)."""
-    text = _text(name, value)
+    text = _text(name, value, controls=False)  # the stricter rule below, in its own words
     if any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in text):
         raise LedgerError(f"{name} must be one line of printable characters, got {text[:80]!r}")
     return text

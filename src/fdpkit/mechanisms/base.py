@@ -9,7 +9,7 @@ import sys
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
-from fdpkit._numerics import check_real
+from fdpkit._numerics import _short, check_real
 from fdpkit.errors import ParameterError
 
 _REGISTRY: dict[str, type["Mechanism"]] = {}
@@ -137,10 +137,10 @@ def _from_dict(data: Any, depth: int, count: list) -> Mechanism:
     if not isinstance(data, dict):
         raise ValueError(f"mechanism must be an object with a 'kind', got {type(data).__name__}")
     kind = data.get("kind")
-    cls = _REGISTRY.get(kind)
+    cls = _REGISTRY.get(kind) if isinstance(kind, str) else None  # a list or object: no kind (was a TypeError)
     if cls is None:
         known = ", ".join(sorted(_REGISTRY))
-        raise ValueError(f"mechanism kind must be one of {known}, got {kind!r}")
+        raise ParameterError(f"mechanism kind must be one of {known}, got {_short(kind)}", "mechanism")
     if getattr(cls.from_dict, "__func__", None) is not _FIELDS_FROM_DICT:  # the class reads its own spec
         return cls.from_dict(data)
     return _fields_from_dict(cls, data, depth, count)

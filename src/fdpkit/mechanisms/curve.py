@@ -14,7 +14,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from fdpkit._numerics import _short
 from fdpkit.curves import check_curve
+from fdpkit.errors import ParameterError
 from fdpkit.curves.piecewise import MAX_VERTICES as _CURVE_MAX_VERTICES
 from fdpkit.mechanisms.base import Mechanism, _number
 
@@ -24,11 +26,11 @@ MAX_VERTICES = _CURVE_MAX_VERTICES
 
 
 def _floats(name: str, values: Any) -> tuple[float, ...]:
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise ValueError(f"{name} must be a list of numbers, got {values!r}")
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__") or getattr(values, "ndim", 1) == 0:
+        raise ParameterError(f"{name} must be a list of numbers, got {_short(values)}", name)
     out = tuple(_number(f"{name}[{i}]", v) for i, v in enumerate(values))
     if not 2 <= len(out) <= MAX_VERTICES:
-        raise ValueError(f"{name} must have between 2 and {MAX_VERTICES} entries, got {len(out)}")
+        raise ParameterError(f"{name} must have between 2 and {MAX_VERTICES} entries, got {len(out)}", name)
     return out
 
 

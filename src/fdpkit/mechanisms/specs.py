@@ -8,9 +8,9 @@ subclasses) and reads the JSON form of a dp_accounting ``DpEvent`` as well
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from fdpkit._inputs import load_json
 from fdpkit.mechanisms.base import Mechanism, _from_dict
 from fdpkit.mechanisms._opacus_state import state_history
 from fdpkit.mechanisms.dp_events import from_dp_event
@@ -56,13 +56,7 @@ def mechanism_from_json(text: str) -> Mechanism:
     """
     if not isinstance(text, (str, bytes, bytearray)):
         raise ValueError(f"text must be a JSON string, got {type(text).__name__}")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise ValueError(f"mechanism spec is not valid JSON: {err}") from None
-    except RecursionError:
-        raise ValueError("mechanism spec is nested too deeply") from None
-    return mechanism_from_dict(data)
+    return mechanism_from_dict(load_json(text, "mechanism spec", parameter="text"))
 
 
 __all__ = ["mechanism_from_dict", "mechanism_from_json"]

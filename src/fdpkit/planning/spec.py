@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-from fdpkit._numerics import check_choice, check_nonnegative, check_scalar
+from fdpkit._numerics import check_choice, check_nonnegative, check_real, check_scalar
 from fdpkit.utility import (ALTERNATIVES, adjusted_level, composed_epsilon, composed_mu, split_epsilon, split_mu,
                             two_sample_power_laplace, ztest_power, ztest_power_laplace)
 
@@ -88,6 +88,7 @@ class ZTestSpec:
         if self.groups not in (1, 2):
             raise ValueError(f"groups must be 1 or 2, got {self.groups!r}")
         check_scalar("sd", check_nonnegative("sd", self.sd))  # NaN, bools, strings: refused here
+        check_real("effect", self.effect, scalar=True)  # None, "1", 10**400: was a TypeError/OverflowError in _kw
         if self.statistic != "mean" and self.data_range != 1.0:
             raise ValueError(f"data_range must be 1 for a {self.statistic} (yes/no values), got {self.data_range!r}")
         if isinstance(self.tests, bool) or not isinstance(self.tests, int) or self.tests < 1:

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 else:  # loaded on first use (start-up time, issue 30)
     optimize = lazy_module("scipy.optimize")
 
-from fdpkit._numerics import check_probability
+from fdpkit._numerics import check_probability, check_scalar
 from fdpkit.curves import TradeOffCurve
 from fdpkit.risk._checks import check_risk_curve
 
@@ -69,7 +69,7 @@ def bayes_risk(curve: TradeOffCurve, prior: float) -> float:
     0.5
     """
     curve = check_risk_curve(curve, sound=False)
-    prior = float(check_probability("prior", prior))
+    prior = float(check_probability("prior", check_scalar("prior", prior)))  # an array: was a TypeError
     bp = curve._breakpoints()
     if bp is not None:
         a, t = bp

@@ -19,7 +19,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from fdpkit._numerics import InputTypeError
+from fdpkit._numerics import InputTypeError, _short
 from fdpkit.errors import ParameterError
 from fdpkit.vocabulary import spelling
 
@@ -88,7 +88,8 @@ def cartesian(**params: Any) -> list[dict[str, Any]]:
     lists = {k: _values(k, params[k]) for k in INPUT_COLUMNS if params.get(k) is not None}
     size = math.prod(len(v) for v in lists.values()) if lists else 0
     if size == 0:
-        raise ValueError("the sweep grid is empty: give noise_multiplier, a sample rate and steps")
+        raise ParameterError("the sweep grid is empty: give noise_multiplier, a sample rate and steps",
+                             "noise_multiplier")
     if size > MAX_SETTINGS:
         raise ValueError(f"the sweep grid has {size} settings; at most {MAX_SETTINGS} are allowed")
     keys = list(lists)
@@ -97,18 +98,24 @@ def cartesian(**params: Any) -> list[dict[str, Any]]:
 
 def explicit(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Explicit settings (a table of rows), validated like :func:`cartesian`'s values."""
+    if isinstance(rows, (str, bytes, Mapping)) or not isinstance(rows, Iterable):  # rows=5: was a TypeError
+        raise InputTypeError(f"rows must be a list of mappings of parameter names to values, got {_short(rows)}",
+                             "rows")
     out = []
     for i, row in enumerate(rows):
+        if i == MAX_SETTINGS:  # counted while read: a generator of 10**9 rows is refused, not built
+            raise ParameterError(f"rows has more than {MAX_SETTINGS} settings; at most {MAX_SETTINGS} are allowed",
+                                 "rows")
         if not isinstance(row, Mapping):
-            raise InputTypeError(f"rows[{i}] must be a mapping of parameter names to values, got {row!r}", "rows")
-        unknown = sorted(set(row) - set(INPUT_COLUMNS))
+            raise InputTypeError(f"rows[{i}] must be a mapping of parameter names to values, got {_short(row)}", "rows")
+        unknown = sorted(_short(k) for k in set(row) - set(INPUT_COLUMNS))  # {1: 2}: was a TypeError in join
         if unknown:
             raise ParameterError(f"rows[{i}] has unknown parameter(s) {', '.join(unknown)}", "rows")
+        if row.get("noise_multiplier") is None:  # {}: was a bare KeyError when the mechanism was built
+            raise ParameterError(f"rows[{i}] has no noise_multiplier", "rows")
         out.append({k: _values(k, [row[k]])[0] for k in INPUT_COLUMNS if row.get(k) is not None})
     if not out:
         raise ParameterError("rows must not be empty", "rows")
-    if len(out) > MAX_SETTINGS:
-        raise ParameterError(f"rows has {len(out)} settings; at most {MAX_SETTINGS} are allowed", "rows")
     return out
 
 

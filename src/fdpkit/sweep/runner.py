@@ -245,6 +245,8 @@ def run_sweep(
         settings = cartesian(noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=steps,
                              batch_size=batch_size, dataset_size=dataset_size, epochs=epochs,
                              sampling=sampling, relation=relation, max_batch_size=max_batch_size)
+        if noise_multiplier is None:  # a grid of sample rates and steps alone: was a bare KeyError
+            raise ParameterError("noise_multiplier must be given: a list of noise multipliers", "noise_multiplier")
     options = _options(delta, fprs, metrics, discretization)
     for s in settings:  # validate every setting before any work (errors name the parameter)
         # a (sampling, relation) pair without a sound analysis becomes a row with the refusal

@@ -17,12 +17,13 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import os
 import shutil
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
-from fdpkit._numerics import json_safe
+from fdpkit._numerics import InputTypeError, json_safe
 from fdpkit.errors import ParameterError
 from fdpkit.sweep.grid import INPUT_COLUMNS
 from fdpkit.report.render import write_atomic
@@ -44,6 +45,8 @@ def output_format(path: str | os.PathLike) -> str:
 
 def check_output_path(path: str | os.PathLike) -> Path:
     """Validate an output path before any work: a .csv/.parquet file in an existing folder."""
+    if not isinstance(path, (str, os.PathLike)):  # output=5: was a TypeError from Path
+        raise InputTypeError(f"output must be a file path, got {type(path).__name__}", "output")
     p = Path(path)
     output_format(p)
     if p.exists() and not p.is_file():
@@ -89,7 +92,10 @@ class Checkpoint:
                 chunk = json.loads(f.read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 continue  # a chunk is written atomically; anything unreadable is ignored
-            out += [{k: _from_json(v) for k, v in r.items()} for r in chunk]
+            if not isinstance(chunk, list) or not all(isinstance(r, dict) for r in chunk):
+                continue
+            rows = [{k: _from_json(v) for k, v in r.items()} for r in chunk]
+            out += [r for r in rows if bad_value(r) is None]  # anything else is recomputed
             self._count += 1
         return out
 
@@ -178,13 +184,43 @@ def read_metadata(path: str | os.PathLike) -> dict[str, Any]:
 
 
 def _parse_cell(col: str, text: str) -> Any:
+    """One CSV cell as its column's type; a ValueError for anything a sweep never writes: NaN,
+    an integer column's fraction or infinity ("1.5", "inf", "1e400" steps)."""
     if text == "":
         return None
     if col in _TEXT_COLUMNS:
         return text
+    value = float(text)
+    if math.isnan(value):
+        raise ValueError(text)
     if col in _INT_COLUMNS:
-        return int(float(text))
-    return float(text)
+        if not math.isfinite(value) or value != int(value):
+            raise ValueError(text)
+        return int(value)
+    return value
+
+
+#: Columns holding a probability (a TPR, the advantage): in [0, 1].
+def _is_probability(col: str) -> bool:
+    return col == "advantage" or col.startswith("tpr_at_")
+
+
+def bad_value(row: Mapping[str, Any]) -> str | None:
+    """Why a saved row holds a value no sweep writes (None: it holds none): NaN, a negative
+    number (every input and metric of a sweep is >= 0), a TPR or advantage above 1, or an
+    integer column that is not a whole number. A resumed sweep reuses saved rows as they
+    are, so a row edited by hand or by a spreadsheet ("nan", "-3") must not come back as a
+    result."""
+    for col, v in row.items():
+        if col in _TEXT_COLUMNS or v is None:
+            continue
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            return f"{col} {v!r} is not a number"
+        if math.isnan(v) or v < 0 or (_is_probability(col) and v > 1):
+            return f"{col} {v!r} is out of range"
+        if col in _INT_COLUMNS and (not math.isfinite(v) or v != int(v)):
+            return f"{col} {v!r} is not a whole number"
+    return None
 
 
 def _check_header(path: Path, header: Sequence[str]) -> None:
@@ -203,7 +239,8 @@ def read_table(path: str | os.PathLike) -> list[dict[str, Any]]:
     ParameterError
         (``output``) The file is not a sweep table: not UTF-8, empty, without the columns
         every sweep row has (``noise_multiplier``, ``delta``, ``discretization``), a line with
-        another number of fields than the header, or a value that does not parse.
+        another number of fields than the header, a value that does not parse, or a value no
+        sweep writes (:func:`bad_value`: NaN, a negative number, a TPR above 1).
     """
     p = Path(path)
     if not p.is_file():
@@ -219,7 +256,12 @@ def read_table(path: str | os.PathLike) -> list[dict[str, Any]]:
         _check_header(p, table.column_names)
         data = table.to_pydict()
         n = table.num_rows
-        return [{k: data[k][i] for k in data if data[k][i] is not None} for i in range(n)]
+        rows = [{k: data[k][i] for k in data if data[k][i] is not None} for i in range(n)]
+        for i, row in enumerate(rows):
+            why = bad_value(row)
+            if why is not None:
+                raise not_a_table(p, f"row {i + 1}: {why}")
+        return rows
     try:
         text = p.read_text(encoding="utf-8-sig")  # a table re-saved by a spreadsheet may start with a BOM
     except UnicodeDecodeError:
@@ -243,6 +285,9 @@ def read_table(path: str | os.PathLike) -> list[dict[str, Any]]:
                 row = {c: _parse_cell(c, t) for c, t in zip(header, line)}
             except ValueError:
                 raise not_a_table(p, f"line {reader.line_num} has a value that is not a number") from None
+            why = bad_value(row)
+            if why is not None:
+                raise not_a_table(p, f"line {reader.line_num}: {why}")
             rows.append({k: v for k, v in row.items() if v is not None})
     except csv.Error as exc:
         raise not_a_table(p, f"not CSV: {exc}") from None

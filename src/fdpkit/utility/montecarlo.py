@@ -125,7 +125,7 @@ def mc_ttest_power(*, effect: float, n: int, sd: float, mu: float, level: float 
     var_hat = np.maximum(ss / (nn - 1), 1e-12)
     noise_var = ((r / nn) / mu_each) ** 2 if math.isfinite(m) else 0.0
     t = xbar / np.sqrt(var_hat / nn + noise_var)
-    crit = stats.t.isf(a / 2 if alternative == "two-sided" else a, nn - 1)
+    crit = stats.t.isf(a / 2 if alternative == "two-sided" else a, float(nn - 1))  # an int past int64 was a TypeError
     return _result(_reject(t, crit, alternative), seed, "t-test on DP mean and variance (simulated)")
 
 

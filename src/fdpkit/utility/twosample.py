@@ -64,8 +64,8 @@ def two_proportion_power(*, p1: float, p2: float, n1: float, n2: float, mu: floa
     """
     a = _level(level)
     check_choice("alternative", alternative, ALTERNATIVES)
-    q1 = float(check_probability("p1", p1))
-    q2 = float(check_probability("p2", p2))
+    q1 = float(check_probability("p1", check_scalar("p1", p1)))  # an array: was a TypeError
+    q2 = float(check_probability("p2", check_scalar("p2", p2)))
     n1 = _n(n1, "n1")
     n2 = _n(n2, "n2")
     # the sd of the difference as a hypotenuse of the four sds: no square of a huge noise sd

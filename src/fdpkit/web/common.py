@@ -4,7 +4,6 @@ No maths here: every number comes from the fdpkit library."""
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 import re
 import dataclasses
@@ -19,7 +18,7 @@ from markupsafe import Markup, escape
 
 from fdpkit._numerics import json_safe, safe_text
 from fdpkit.errors import parameter_of
-from fdpkit._inputs import FRACTION_FIELDS, parse_decimal, parse_fraction
+from fdpkit._inputs import FRACTION_FIELDS, load_json, parse_decimal, parse_fraction
 from fdpkit.accounting import CostBudget
 from fdpkit.accounting._resolution import choose_discretization, search_work
 from fdpkit.accounting.work_limits import check_bounds
@@ -206,12 +205,7 @@ def parse_int(form: Any, name: str, errors: FormErrors, *, required: bool = True
 def spec_from_text(text: str | bytes, name: str = "mechanism") -> Any:
     """The data of a JSON spec typed into a form; ValueError naming ``name`` when it is not
     JSON or is nested beyond what the parser can hold (``[[[[...``)."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{name} is not valid JSON: {exc.msg}") from None
-    except RecursionError:
-        raise ValueError(f"{name} is nested too deeply") from None
+    return load_json(text, name)
 
 
 from fdpkit.web.forms import field_of  # noqa: E402,F401  (re-exported: the routers' one error mapper)

@@ -136,6 +136,10 @@ def create_app(limits: Limits | None = None, ledger_url: str | None = None, setu
     async def validation_error(request: Request, exc: RequestValidationError):
         parts = []
         for err in exc.errors():
+            if err.get("type") == "json_invalid":  # "0: JSON decode error": say why, not the offset
+                why = (err.get("ctx") or {}).get("error")
+                parts.append(f"the request body is not valid JSON: {why}" if why else "the request body is not valid JSON")
+                continue
             loc = ".".join(str(x) for x in err.get("loc", ()) if x != "body")
             msg = str(err.get("msg")) + _percent_hint(err.get("input"))
             parts.append(f"{loc}: {msg}" if loc else msg)

@@ -5,7 +5,6 @@ budget, then accounted in a worker process (:func:`fdpkit.web.jobs.compare_job`)
 
 from __future__ import annotations
 
-import json
 import re
 
 from fastapi import APIRouter, Request
@@ -13,7 +12,7 @@ from fastapi import APIRouter, Request
 from fdpkit.mechanisms import mechanism_from_dict
 from fdpkit.report.compare import KIND_LABELS, MAX_CURVES
 from fdpkit.errors import ParameterError, parameter_of
-from fdpkit.web.common import FormErrors, Limits, api_error, check_limits, finite, form_status, render_page, run_heavy, run_light
+from fdpkit.web.common import FormErrors, Limits, api_error, check_limits, finite, form_status, render_page, run_heavy, run_light, spec_from_text
 from fdpkit.web.forms import field_of, parse_form
 from fdpkit.web.jobs import compare_job, prepare
 from fdpkit.web.models import CompareCurve, CompareRequest, CompareSettings
@@ -97,10 +96,10 @@ def _entries(form, errors: FormErrors) -> tuple[list[dict], list[str]]:
     text = str(form.get("mechanism") or "").strip()
     if text:
         try:
-            entries.append({"kind": "mechanism", "spec": json.loads(text)})
+            entries.append({"kind": "mechanism", "spec": spec_from_text(text)})
             rows.append("mechanism")
-        except json.JSONDecodeError as exc:
-            errors["mechanism"] = f"mechanism is not valid JSON: {exc.msg}"
+        except ValueError as exc:  # not JSON, nested too deeply (was a 500), a key named twice
+            errors["mechanism"] = str(exc)
     if not entries and not errors:
         errors["kind_1"] = "choose at least one guarantee to plot"
     if len(entries) > MAX_CURVES:

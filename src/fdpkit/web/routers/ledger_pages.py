@@ -21,7 +21,7 @@ from fastapi.responses import RedirectResponse, Response
 from fdpkit.accounting.running import GRID_NOTE
 from fdpkit.vocabulary import ADD_REMOVE
 from fdpkit.web.auth import Principal, call, ledger_of, pdf_jobs, require, run_ledger
-from fdpkit.web.common import render_page, run_light
+from fdpkit.web.common import render_page, run_light, spec_from_text
 from fdpkit.web.forms import report_link
 from fdpkit.web.proposal_form import CHOICES as PROPOSAL_CHOICES, DPSGD_FIELDS, form_values, in_labels, spec_from_fields
 from fdpkit.web.routers.ledger_api import checked_spec
@@ -159,7 +159,7 @@ async def _propose_page(request: Request, p: Principal, values: dict, error: str
 
     spec_text, rows = values.get("mechanism", ""), []
     try:
-        spec = json.loads(spec_text) if spec_text.strip() else None
+        spec = spec_from_text(spec_text) if spec_text.strip() else None  # json.loads: a RecursionError, a 500
         if isinstance(spec, dict):
             rows = human_inputs(spec)
             spec_text = json.dumps(spec, indent=1)
