@@ -35,6 +35,19 @@ _SRC = str(Path(__file__).resolve().parent.parent / "src")
 # ledger lazily (e.g. when the API is fuzzed), so point the default at a temporary file.
 os.environ["FDPKIT_LEDGER"] = str(Path(tempfile.mkdtemp(prefix="fdpkit-test-ledger-")) / "ledger.sqlite")
 
+# The terminal size is each test's to choose (``CliRunner().invoke(..., env={"COLUMNS": ...})``),
+# never inherited. pytest imports readline before this file loads
+# (``_pytest.capture._readline_workaround``), and GNU readline exports COLUMNS=80 and LINES=24
+# into the C environment behind ``os.environ``'s back: every process the tests start
+# inherited them, the xdist workers too, where the CLI's rich console (built at import,
+# ``fdpkit.cli._common.out``) then read them and kept 80 columns for the whole run, whatever
+# width a test asked for (``make test``'s parallel part printed 200-column tables at 80).
+# Dropped here, in the controller before it starts the workers and in each worker before any
+# fdpkit module loads; tests/cli/test_cli_console_width.py checks both.
+for _name in ("COLUMNS", "LINES"):
+    os.environ.pop(_name, None)
+    os.unsetenv(_name)  # also where os.environ never had it (readline's setenv)
+
 
 @pytest.fixture(scope="session")
 def published():
