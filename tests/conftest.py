@@ -57,7 +57,10 @@ def published():
 
 @pytest.fixture(scope="module")
 def browser():
-    """Debian's chromium under Playwright, one per test module (``_system.require``)."""
+    """Debian's chromium under Playwright, one per test module (``_system.require``): not one per
+    session, because while Playwright's sync API is open its event loop counts as running in
+    this thread, and ``asyncio.run`` (tests/web/test_web_hardening.py, test_web_warm_workers.py)
+    refuses to start there."""
     chromium = _system.require("chromium")
     from playwright.sync_api import sync_playwright
 
@@ -247,6 +250,37 @@ def _cheap_password_hashes():
     users._HASHER, users._DUMMY = cheap, cheap.hash("fdpkit-dummy-password")
     yield real
     users._HASHER, users._DUMMY = real
+
+
+# typer's CliRunner.invoke(app, ...) builds the click command tree of the whole CLI (about 70
+# commands) from the typer app on every call: ~0.04 s of CPU each, hundreds of calls in the
+# suite (tests/cli/test_cli{,_help,_hardening,_grades_and_plans}.py: 40.7 -> 28.7 CPU s with
+# -n 0). The tree is built once per process here, as `fdpkit` itself does per run: the same
+# objects a fresh build gives (``fdpkit.cli._common.plain_numbers`` marks what it wraps, so
+# running it before each parse again changes nothing). Another typer app is built as before.
+@pytest.fixture(scope="session", autouse=True)
+def _cli_tree_built_once():
+    try:
+        import typer.testing
+
+        from fdpkit.cli import app
+    except ImportError:  # without the [cli] extra there is no CLI to build
+        yield
+        return
+
+    real = typer.testing._get_command
+    built = []
+
+    def get_command(typer_app):
+        if typer_app is not app:
+            return real(typer_app)
+        if not built:
+            built.append(real(app))
+        return built[0]
+
+    typer.testing._get_command = get_command
+    yield
+    typer.testing._get_command = real
 
 
 @pytest.fixture(autouse=True)
