@@ -69,7 +69,10 @@ SIMD_SKIP = $(foreach f,entry_point tree_walk training_run_hook cost adapter,\
 	--ignore=tests/accounting/test_accounting_$(f).py) \
 	-k "not test_cli_and_web_accept_the_event_json and not test_web_releases_and_ledger"
 SERIAL_FILES = $(shell grep -rlE --include='test_*.py' 'mark\.serial' tests)
-test: $(STAMP) $(SYSTEM_STAMP) lint docs
+# lint (mypy, one core) and the docs build (mkdocs, one core) run side by side, their output kept
+# apart (--output-sync): both pass or `make test` stops before the tests, as before.
+test: $(STAMP) $(SYSTEM_STAMP)
+	@$(MAKE) --no-print-directory -j2 --output-sync=target lint docs
 	$(PY) -m pytest -n 2 --dist worksteal -m "not serial" $(PYTEST_ARGS)
 	$(PY) -m pytest -m serial $(SERIAL_FILES) $(PYTEST_ARGS)
 	NPY_DISABLE_CPU_FEATURES="$$($(PY) scripts/narrow_simd.py)" \

@@ -35,6 +35,19 @@ _SRC = str(Path(__file__).resolve().parent.parent / "src")
 # ledger lazily (e.g. when the API is fuzzed), so point the default at a temporary file.
 os.environ["FDPKIT_LEDGER"] = str(Path(tempfile.mkdtemp(prefix="fdpkit-test-ledger-")) / "ledger.sqlite")
 
+# The terminal size is each test's to choose (``CliRunner().invoke(..., env={"COLUMNS": ...})``),
+# never inherited. pytest imports readline before this file loads
+# (``_pytest.capture._readline_workaround``), and GNU readline exports COLUMNS=80 and LINES=24
+# into the C environment behind ``os.environ``'s back: every process the tests start
+# inherited them, the xdist workers too, where the CLI's rich console (built at import,
+# ``fdpkit.cli._common.out``) then read them and kept 80 columns for the whole run, whatever
+# width a test asked for (``make test``'s parallel part printed 200-column tables at 80).
+# Dropped here, in the controller before it starts the workers and in each worker before any
+# fdpkit module loads; tests/cli/test_cli_console_width.py checks both.
+for _name in ("COLUMNS", "LINES"):
+    os.environ.pop(_name, None)
+    os.unsetenv(_name)  # also where os.environ never had it (readline's setenv)
+
 
 @pytest.fixture(scope="session")
 def published():
@@ -44,7 +57,10 @@ def published():
 
 @pytest.fixture(scope="module")
 def browser():
-    """Debian's chromium under Playwright, one per test module (``_system.require``)."""
+    """Debian's chromium under Playwright, one per test module (``_system.require``): not one per
+    session, because while Playwright's sync API is open its event loop counts as running in
+    this thread, and ``asyncio.run`` (tests/web/test_web_hardening.py, test_web_warm_workers.py)
+    refuses to start there."""
     chromium = _system.require("chromium")
     from playwright.sync_api import sync_playwright
 
@@ -234,6 +250,37 @@ def _cheap_password_hashes():
     users._HASHER, users._DUMMY = cheap, cheap.hash("fdpkit-dummy-password")
     yield real
     users._HASHER, users._DUMMY = real
+
+
+# typer's CliRunner.invoke(app, ...) builds the click command tree of the whole CLI (about 70
+# commands) from the typer app on every call: ~0.04 s of CPU each, hundreds of calls in the
+# suite (tests/cli/test_cli{,_help,_hardening,_grades_and_plans}.py: 40.7 -> 28.7 CPU s with
+# -n 0). The tree is built once per process here, as `fdpkit` itself does per run: the same
+# objects a fresh build gives (``fdpkit.cli._common.plain_numbers`` marks what it wraps, so
+# running it before each parse again changes nothing). Another typer app is built as before.
+@pytest.fixture(scope="session", autouse=True)
+def _cli_tree_built_once():
+    try:
+        import typer.testing
+
+        from fdpkit.cli import app
+    except ImportError:  # without the [cli] extra there is no CLI to build
+        yield
+        return
+
+    real = typer.testing._get_command
+    built = []
+
+    def get_command(typer_app):
+        if typer_app is not app:
+            return real(typer_app)
+        if not built:
+            built.append(real(app))
+        return built[0]
+
+    typer.testing._get_command = get_command
+    yield
+    typer.testing._get_command = real
 
 
 @pytest.fixture(autouse=True)

@@ -153,6 +153,26 @@ def test_bad_invocation_exits_2_with_one_line(case, tmp_path, capsys):
     assert sorted(p.name for p in work.iterdir()) == before, f"{case}: a file was created"
 
 
+@pytest.mark.parametrize("extra, message", [
+    (["--format", "pdf"], "error: PDF output needs --output PATH"),
+    (["--output", "x.txt"], "error: --output needs a file format"),
+])
+def test_report_output_rules_refuse_before_any_accounting(extra, message, tmp_path, capsys, monkeypatch):
+    # `report ... --format pdf` without --output accounted the run and rendered its whole PDF
+    # (2.7 s for this small run) before refusing; text with --output accounted it first
+    import fdpkit
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("the report was accounted before the output rules were checked")
+
+    monkeypatch.setattr(fdpkit, "privacy_report", no_work)
+    monkeypatch.chdir(tmp_path)
+    code = run(DP + extra)
+    err = capsys.readouterr().err
+    assert code == 2 and err.strip().startswith(message), err
+    assert not list(tmp_path.iterdir())
+
+
 @pytest.mark.parametrize("tests", ["0", "-5"])
 def test_power_tests_below_one_is_refused_naming_tests(tests, capsys):
     # it was read as one test (exit 0), where fdpkit plan refuses --tests 0

@@ -67,14 +67,8 @@ def test_failure_mode_and_relative_risk_say_what_the_certificate_allows():
                                                                      plain.advantage)
 
 
-def test_cli_api_page_and_python_print_one_reading(monkeypatch):
+def test_cli_api_page_and_python_print_one_reading():
     from fastapi.testclient import TestClient
-
-    from fdpkit.cli import _common
-
-    # the table's width from the console itself, not from COLUMNS: a run of the whole suite
-    # printed it 80 columns wide and wrapped the row this test reads
-    monkeypatch.setattr(_common.out, "_width", 200)
 
     from fdpkit.web.main import create_app
 

@@ -55,10 +55,7 @@ def test_calibrate_gives_one_sigma_on_web_cli_and_python(client):
     assert "discretization" not in example
 
 
-def test_plan_json_says_no_gaussian_noise_where_the_text_says_none_needed(client, monkeypatch):
-    from fdpkit.cli import _common
-
-    monkeypatch.setattr(_common.out, "_width", 200)  # the table at 200 columns, whatever ran before
+def test_plan_json_says_no_gaussian_noise_where_the_text_says_none_needed(client):
     # a relative-risk limit R = 2000 >= 1/FPR does not bind Gaussian noise: the text recommends the
     # Laplace option and says the Gaussian option needs none, but the JSON read "sigma": 0.0 (and
     # options[0].noise_scale 0.0, budget split "sigma_per_test" 0.0; the page "σ per test 0")

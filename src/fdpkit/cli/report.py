@@ -53,6 +53,12 @@ def _print_report(r: fp.PrivacyReport) -> None:
 
 
 def run_report(mechanism: fp.Mechanism, fmt: str, output: Optional[Path], discretization: Optional[float]) -> None:
+    # the output rules before any work (as `fdpkit audit` and `fdpkit ledger report` check them): a
+    # PDF without --output was refused only after the accounting and the whole PDF (seconds)
+    if fmt == "text" and output:
+        fail("--output needs a file format (--format json, csv, md, html or pdf)")
+    if fmt == "pdf" and not output:
+        fail("PDF output needs --output PATH")
     if output is not None and fmt != "text":
         check_output(output)  # before any work, as write_output checks it again when it writes
     if fmt == "statement":
@@ -68,8 +74,6 @@ def run_report(mechanism: fp.Mechanism, fmt: str, output: Optional[Path], discre
     with working("Accounting the mechanism..."):
         r = fp.privacy_report(mechanism, discretization=discretization, budget=cli_budget())
     if fmt == "text":
-        if output:
-            fail("--output needs a file format (--format json, csv, md, html or pdf)")
         _print_report(r)
         return
     from fdpkit.report import build_document, render_document
@@ -80,8 +84,6 @@ def run_report(mechanism: fp.Mechanism, fmt: str, output: Optional[Path], discre
         write_output(output, data)
         if not State.quiet:
             err.print(f"wrote {output}")
-    elif fmt == "pdf":
-        fail("PDF output needs --output PATH")
     else:
         sys.stdout.write(data.decode("utf-8"))
 
