@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from fdpkit.accounting.cost import BudgetExceeded, check_leaf_grids, estimate_cost
+from fdpkit.accounting.cost import BudgetExceeded, CostEstimate, check_leaf_grids, estimate_cost
 from fdpkit.accounting.entry_point import account, keep
 from fdpkit.mechanisms import Mechanism
 
@@ -76,15 +76,22 @@ def candidates(mechanism: Mechanism, d_h: float, budget: Any = None) -> list[tup
     base = estimate_cost(mechanism, d_h).work
     out = []
     for d in [x for x in LADDER if x > 1.5 * d_h] + [d_h]:
-        try:
-            check_leaf_grids(mechanism, d)
-            cost = estimate_cost(mechanism, d)
-            cost.check(budget)
-        except BudgetExceeded:
-            continue
-        if d == d_h or cost.work <= base:
+        cost = affordable_cost(mechanism, d, budget)
+        if cost is not None and (d == d_h or cost.work <= base):
             out.append((d, cost.work))
     return out
+
+
+def affordable_cost(mechanism: Mechanism, d: float, budget: Any) -> CostEstimate | None:
+    """The estimated cost of accounting ``mechanism`` at ``d``, or None where a single step's
+    a-priori grid bound (what :func:`account` refuses without a budget) or ``budget`` refuses it."""
+    try:
+        check_leaf_grids(mechanism, d)
+        cost = estimate_cost(mechanism, d)
+        cost.check(budget)
+    except BudgetExceeded:
+        return None
+    return cost
 
 
 def tightest_grid(mechanism: Mechanism, d_h: float, budget: Any = None) -> tuple[float, list[tuple[float, float]]]:

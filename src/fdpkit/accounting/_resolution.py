@@ -99,8 +99,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from fdpkit.accounting._grid_probe import candidates, tightest_grid
-from fdpkit.accounting.cost import BudgetExceeded, check_leaf_grids, estimate_cost
+from fdpkit.accounting._grid_probe import affordable_cost, candidates, tightest_grid
 from fdpkit.accounting.result import DISCRETIZATION_DEFAULT
 from fdpkit.mechanisms import Mechanism, training_run
 from fdpkit.mechanisms.training import FIXED_SIZE_SENSITIVITY
@@ -307,17 +306,11 @@ def _finest_affordable(mechanism: Mechanism, d: float, budget: Any) -> float:
     grid would exceed :data:`AUTO_MAX_GRID` points or ``budget``."""
     d0 = DISCRETIZATION_DEFAULT
     while d < d0:
-        try:
-            # a single step's a-priori grid bound (what account() refuses without a budget:
-            # q = 1e-12 once chose d = 1e-8 and was refused for "noise_multiplier")
-            check_leaf_grids(mechanism, d)
-            cost = estimate_cost(mechanism, d)
-            cost.check(budget)
-        except BudgetExceeded:
-            pass
-        else:
-            if cost.grid_points <= AUTO_MAX_GRID:
-                break
+        # a single step's a-priori grid bound counts too (what account() refuses without a
+        # budget: q = 1e-12 once chose d = 1e-8 and was refused for "noise_multiplier")
+        cost = affordable_cost(mechanism, d, budget)
+        if cost is not None and cost.grid_points <= AUTO_MAX_GRID:
+            break
         d = _readable(min(d0, 1.5 * d))
     return min(d, d0)
 
