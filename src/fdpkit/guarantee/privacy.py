@@ -325,34 +325,35 @@ def privacy_report(
     alpha_min: float = ALPHA_MIN_DEFAULT,
     budget: Any = None,
 ) -> PrivacyReport:
-    """Account ``mechanism`` and report its guarantee.
+    """Account ``mechanism`` and report its guarantee: the tight μ-GDP with its regret and
+    FPR range, ε at each δ, the certified TPR of the best membership-inference attack at each
+    FPR, posteriors, the grade and failure mode, and how each number was obtained.
 
     Parameters
     ----------
     mechanism : Mechanism or dict
-        A mechanism value object (or its ``to_dict()`` form).
-    deltas : sequence of float
-        deltas at which ε is reported (from the accountant's profile).
-    fprs : sequence of float
+        A mechanism value object, e.g. ``fdpkit.dpsgd(noise_multiplier=1.1,
+        sample_rate=256 / 60000, steps=7032)`` (or its ``to_dict()`` form).
+    deltas : sequence of float, default (1e-5, 1e-6, 1e-9)
+        δ values at which ε is reported (from the accountant's privacy profile).
+    fprs : sequence of float, default (1e-10, 1e-8, 1e-6, 1e-4, 1e-3, 1e-2, 1e-1)
         FPRs at which the certified attack TPR is reported.
-    priors : sequence of float
-        Prior membership probabilities for the posterior at FPR 1e-3.
-    discretization : float or None
-        PLD value discretization interval (numeric mechanisms only). None (the default):
-        1e-4, or finer where a DP-SGD run's steps are too small for it to resolve (tiny
-        sample rates): chosen from the per-step loss variance so that the discretization
-        adds an estimated 1% or less to μ (issue 29; the rule and the estimate are in
-        ``provenance["discretization_rule"]``), coarsened again to fit ``budget``; or coarser
-        (up to 1e-3) where the steps' loss variance is so large that this adds an estimated
-        relative 1e-6 or less to μ (small noise, large sample rates: Eq. 3 of
-        ``accounting._resolution``); heavy-tailed steps (small noise, tiny sample rates,
-        where a test attains a μ far above what the loss variance suggests) get the grid
-        estimated from that μ instead (Eq. 4), up to 1e-3, and then the tightest of a few
-        coarser grids, each accounted (Eq. 5: where the FFT round-off decides, at large step
-        counts, a coarser grid reads a smaller certified μ; every grid tried is certified).
-    alpha_min : float
-        Lower end of the FPR/FNR range of the fitted μ (numeric curves).
-    budget : CostBudget or None
+    priors : sequence of float, default (0.001, 0.01, 0.1, 0.5)
+        Prior membership probabilities for the posterior after a positive attack at FPR 1e-3.
+    discretization : float or None, default None
+        PLD value discretization interval (numeric mechanisms only). None: chosen per run and
+        stated in ``provenance["discretization_rule"]``. It is 1e-4 for typical runs; finer where
+        a DP-SGD run's steps are too small for 1e-4 to resolve (tiny sample rates: an estimated
+        1% or less added to μ, coarsened again to fit ``budget``); coarser, up to 1e-3, where
+        the steps' loss is so wide that this costs μ a relative 1e-6 or less (small noise,
+        large sample rates); and for heavy-tailed steps (small noise, tiny sample rates) the
+        tightest of a few grids, each accounted. Every grid gives a certified (pessimistic)
+        curve: the choice decides tightness and cost, never soundness (Eqs. 1-5 of
+        ``fdpkit.accounting._resolution``).
+    alpha_min : float, default 1e-10
+        Lower end of the FPR/FNR range of the fitted μ (numeric curves); lowered, with a
+        warning, where a large μ leaves that range empty.
+    budget : CostBudget or None, default None
         Cost limit checked before accounting (see :func:`fdpkit.accounting.estimate_cost`).
         For shuffled DP-SGD it also bounds the Poisson comparison shown beside the guarantee
         (not a guarantee; without a budget,
@@ -362,6 +363,18 @@ def privacy_report(
     Returns
     -------
     PrivacyReport
+        ``mu``, ``regret`` and ``alpha_min`` (the fit and its FPR range), ``epsilons`` (ε at
+        each δ; ``epsilon_for_delta`` for any other), ``tprs`` (at each FPR), ``posteriors``
+        (at each prior), ``advantage``, ``curve`` (the certified trade-off curve, a lower
+        bound), ``grade``, ``failure_mode``, ``warnings``, ``provenance`` and ``statement()``;
+        ``to_dict()`` for JSON.
+
+    Raises
+    ------
+    ParameterError
+        A bad argument, named in ``.parameter`` (a ``ValueError``).
+    BudgetExceeded
+        The accounting would exceed ``budget`` or this process's memory.
 
     Examples
     --------
