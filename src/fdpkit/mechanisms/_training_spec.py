@@ -5,8 +5,9 @@ epochs; a spec is built from what the user gave, and what it also wrote must agr
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from fdpkit._numerics import int_digits
 from fdpkit.errors import ParameterError
 from fdpkit.mechanisms.base import _number
 
@@ -42,3 +43,25 @@ def _check_written(phase: Phase, written: dict) -> None:
         if t != phase.steps:
             raise ParameterError(f"steps {written['steps']!r} disagrees with the {phase.steps} steps of the "
                                  f"epochs given: give one of steps or epochs", "steps", ("steps", "epochs"))
+
+
+def _whole(name: str, value: Any, *, hint: str = "", low: int = 1, high: int | None = None) -> int:
+    """``value`` as a whole number in [``low``, ``high``], or a ParameterError naming ``name``."""
+    if isinstance(value, bool) or value is None:
+        raise ParameterError(f"{name} must be a whole number, got {value!r}", name)
+    if isinstance(value, (str, bytes)):
+        raise ParameterError(f"{name} must be a whole number, got {value!r}{hint}", name)
+    try:
+        v = float(value)
+    except OverflowError:  # an int beyond float range: far above any bound
+        raise ParameterError(f"{name} must be at most {high if high is not None else 'finite'}, got a "
+                             f"{int_digits(value)}-digit number", name) from None
+    except (TypeError, ValueError):
+        raise ParameterError(f"{name} must be a whole number, got {value!r}", name) from None
+    if not math.isfinite(v) or v != int(v):
+        raise ParameterError(f"{name} must be a whole number, got {value!r}{hint}", name)
+    if v < low or (high is not None and v > high):
+        rng = f">= {low}" if high is None else f"in [{low}, {high:,}]"
+        shown = f"{v:.6g}" if abs(v) >= 1e16 else repr(value)  # 1e308 typed for a count: 1e+308
+        raise ParameterError(f"{name} must be {rng}, got {shown}{hint}", name)
+    return int(v)

@@ -56,9 +56,8 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any, Iterable, Sequence
 
-from fdpkit._numerics import int_digits
 from fdpkit.errors import ParameterError
-from fdpkit.mechanisms._training_spec import _check_written, _spec_args
+from fdpkit.mechanisms._training_spec import _check_written, _spec_args, _whole
 from fdpkit.mechanisms.base import Mechanism, _number, check_sample_rate_normal
 from fdpkit.mechanisms.basic import Gaussian
 from fdpkit.mechanisms.combinators import Composed, Repeated, Subsampled
@@ -86,28 +85,6 @@ SENSITIVITY = {"add-remove": 1.0, "zero-out": 1.0, "replace-one": 2.0}
 #: Sensitivity between two batches of a fixed-size scheme that differ in one element: Dong,
 #: Roth & Su's Thm. 4.2 needs it, and fixed-size replace-one is accounted as C_q(G_{2/sigma}).
 FIXED_SIZE_SENSITIVITY = 2.0
-
-
-def _whole(name: str, value: Any, *, hint: str = "", low: int = 1, high: int | None = None) -> int:
-    if isinstance(value, bool) or value is None:
-        raise ParameterError(f"{name} must be a whole number, got {value!r}", name)
-    if isinstance(value, (str, bytes)):
-        raise ParameterError(f"{name} must be a whole number, got {value!r}{hint}", name)
-    try:
-        v = float(value)
-    except OverflowError:  # an int beyond float range: far above any bound
-        raise ParameterError(f"{name} must be at most {high if high is not None else 'finite'}, got a "
-                             f"{int_digits(value)}-digit number", name) from None
-    except (TypeError, ValueError):
-        raise ParameterError(f"{name} must be a whole number, got {value!r}", name) from None
-    if not math.isfinite(v) or v != int(v):
-        raise ParameterError(f"{name} must be a whole number, got {value!r}{hint}", name)
-    if v < low or (high is not None and v > high):
-        rng = f">= {low}" if high is None else f"in [{low}, {high:,}]"
-        # a 309-digit integer (1e308 typed for a count on the web) is shown as 1e+308
-        shown = f"{v:.6g}" if abs(v) >= 1e16 else repr(value)
-        raise ParameterError(f"{name} must be {rng}, got {shown}{hint}", name)
-    return int(v)
 
 
 def _choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
@@ -301,9 +278,9 @@ class DPSGD(Mechanism):
 
     Examples
     --------
-    >>> run = dpsgd(1.1, batch_size=256, dataset_size=60000, epochs=3)
-    >>> type(run).__name__, run.phases[0].steps, run.sampling, run.relation
-    ('DPSGD', 704, 'poisson', 'add-remove')
+    >>> run = dpsgd(1.1, batch_size=256, dataset_size=60000, epochs=3)  # a DPSGD
+    >>> run.phases[0].steps, run.sampling, run.relation
+    (704, 'poisson', 'add-remove')
     """
 
     kind = "dpsgd"
