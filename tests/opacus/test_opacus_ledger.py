@@ -133,6 +133,18 @@ def _guard(ledger, name, engine, **kw):
                           title="toy run", user="ana", report=False, **kw)
 
 
+def _first_epoch(ledger, **kw):
+    """A wide dataset and one epoch (8 steps) trained under a guard; (name, engine, module,
+    optimizer, loader, the guard)."""
+    name = _wide(ledger)
+    engine = PrivacyEngine(accountant="fdpkit")
+    module, opt, loader = private(engine, batch_size=32, noise_multiplier=1.0)
+    with _guard(ledger, name, engine, **kw) as first:
+        first.attach(opt)
+        train(module, opt, loader, epochs=1)
+    return name, engine, module, opt, loader, first
+
+
 def _resume(path):
     engine = PrivacyEngine(accountant="fdpkit")
     module, opt, loader = private(engine, batch_size=32, noise_multiplier=1.0)
@@ -216,12 +228,7 @@ def test_a_resumed_run_counts_steps_no_guard_released(ledger, tmp_path):
 
 def test_a_proposal_another_user_cannot_withdraw_is_named(ledger, tmp_path):
     # the resumed run is recorded all the same; the earlier proposal is named in a warning
-    name = _wide(ledger)
-    engine = PrivacyEngine(accountant="fdpkit")
-    module, opt, loader = private(engine, batch_size=32, noise_multiplier=1.0)
-    with _guard(ledger, name, engine) as first:  # proposed by ana
-        first.attach(opt)
-        train(module, opt, loader, epochs=1)
+    name, engine, module, opt, loader, first = _first_epoch(ledger)  # proposed by ana
     second = fo.BudgetGuard(ledger, name, engine, noise_multiplier=1.0, sample_rate=1 / 8, max_steps=400,
                             title="resumed", user="cy", report=False)
     with pytest.warns(RuntimeWarning, match=f"release {first.release.id} holds steps"):
@@ -234,12 +241,7 @@ def test_a_proposal_another_user_cannot_withdraw_is_named(ledger, tmp_path):
 
 def test_a_recorded_part_of_another_ledger_is_not_trusted(ledger, tmp_path):
     # the marker names release ids: in another ledger (or dataset) they do not hold the steps
-    name = _wide(ledger)
-    engine = PrivacyEngine(accountant="fdpkit")
-    module, opt, loader = private(engine, batch_size=32, noise_multiplier=1.0)
-    with _guard(ledger, name, engine, approver="bob") as first:
-        first.attach(opt)
-        train(module, opt, loader, epochs=1)
+    name, engine, module, opt, loader, first = _first_epoch(ledger, approver="bob")
     other = open_ledger(str(tmp_path / "other.sqlite"))
     try:
         _wide(other)
@@ -256,12 +258,7 @@ def test_a_recorded_part_of_another_ledger_is_not_trusted(ledger, tmp_path):
 def test_cli_from_opacus_leaves_out_the_released_steps(ledger, tmp_path):
     # before: `fdpkit ledger propose/check --from-opacus` took the whole history of a resumed run,
     # counting the 8 steps a BudgetGuard had already released a second time
-    name = _wide(ledger)
-    engine = PrivacyEngine(accountant="fdpkit")
-    module, opt, loader = private(engine, batch_size=32, noise_multiplier=1.0)
-    with _guard(ledger, name, engine, approver="bob") as first:
-        first.attach(opt)
-        train(module, opt, loader, epochs=1)
+    name, engine, module, opt, loader, first = _first_epoch(ledger, approver="bob")
     done = tmp_path / "done.pt"
     engine.save_checkpoint(path=done, module=module, optimizer=opt)
     engine, module, opt, loader = _resume(done)
