@@ -99,7 +99,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from fdpkit.accounting._grid_probe import affordable_cost, candidates, tightest_grid
+from fdpkit.accounting._grid_probe import PROBE_POINTS, affordable_cost, candidates, tightest_grid
 from fdpkit.accounting.result import DISCRETIZATION_DEFAULT
 from fdpkit.mechanisms import Mechanism, training_run
 from fdpkit.mechanisms.training import FIXED_SIZE_SENSITIVITY
@@ -279,8 +279,9 @@ def choose_discretization(mechanism: Mechanism, *, mu_rtol: float = AUTO_MU_RTOL
                f"{d_h * spread / (2.0 * mu * mu):.2g}")
         if search and d_h < D_CEIL:
             d_s, tried = tightest_grid(mechanism, d_h, budget)
-            how += (f" at d {d_h:g}; the tightest of the grids tried (Eq. 5: "
-                    + ", ".join(f"{x:g} mu {m:.4g}" for x, m in tried) + f"): {d_s:g}")
+            how += (f" at d {d_h:g}; the tightest of the grids tried (Eq. 5; mu read at "
+                    f"{PROBE_POINTS} FPRs, the fit's mu up to that sampling: "
+                    + ", ".join(f"d {x:g} -> {m:.4g}" for x, m in tried) + f"): {d_s:g}")
             d_h = d_s
         return d_h, how
     if d >= d0:
