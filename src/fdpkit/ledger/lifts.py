@@ -49,6 +49,7 @@ class ThresholdLifts:
     _dataset: Any
     _write: Any
     _four_eyes_in: Any
+    _listed: Any
     read: Any
 
     @staticmethod
@@ -265,10 +266,4 @@ class ThresholdLifts:
     def lift_requests(self, dataset: str | None = None, state: str | None = "pending") -> list[LiftRequest]:
         """Lift requests by id (the pending ones by default; ``state=None``: all), optionally
         of one ``dataset``."""
-        with self.read() as s:
-            q = select(LiftRequest).order_by(LiftRequest.id)
-            if dataset is not None:
-                q = q.where(LiftRequest.dataset_id == self._dataset(s, dataset).id)
-            if state is not None:
-                q = q.where(LiftRequest.state == state)
-            return list(s.execute(q).scalars())
+        return self._listed(LiftRequest, dataset, state)

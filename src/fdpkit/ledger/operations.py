@@ -139,12 +139,17 @@ class Ledger(ReleaseLifecycle, ThresholdLifts):
 
     def releases(self, dataset: str | None = None, state: str | None = None) -> list[Release]:
         """Releases by id, optionally of one ``dataset`` and in one ``state``."""
+        return self._listed(Release, dataset, state)
+
+    def _listed(self, model: Any, dataset: str | None, state: str | None) -> list:
+        """Rows of ``model`` (a table with ``dataset_id`` and ``state``) by id, optionally of one
+        ``dataset`` and in one ``state``."""
         with self.read() as s:
-            q = select(Release).order_by(Release.id)
+            q = select(model).order_by(model.id)
             if dataset is not None:
-                q = q.where(Release.dataset_id == self._dataset(s, dataset).id)
+                q = q.where(model.dataset_id == self._dataset(s, dataset).id)
             if state is not None:
-                q = q.where(Release.state == state)
+                q = q.where(model.state == state)
             return list(s.execute(q).scalars())
 
     def thresholds(self, dataset: str) -> list[Threshold]:
