@@ -152,6 +152,25 @@ def test_cli_calibrate_json_has_the_external_keys():
     assert r.exit_code == 2 and "--epsilon target needs delta" not in r.output and "delta" in r.output
 
 
+def test_cli_calibrate_json_proposes_the_printed_sigma():
+    """`-f json` carried the search's sigma (1.10143) while the text printed 1.102 (rounded up,
+    the safe side): the JSON now proposes the printed sigma, with that run's own figures, and
+    keeps the search's value as exact_value."""
+    args = ["calibrate", "dpsgd", "--epsilon", "2", "--delta", "1e-5", "--batch-size", "50", "--dataset-size",
+            "1000", "--epochs", "2", "--discretization", "1e-2"]
+    text = " ".join(CliRunner().invoke(app, args).output.split())
+    assert "1.102 (rounded up, the safe side" in text
+    r = CliRunner().invoke(app, [*args, "-f", "json"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    assert data["noise_multiplier"] == data["value"] == data["mechanism"]["noise_multiplier"] == 1.102
+    assert f"{data['exact_value']:.6g}" == "1.10143" and data["exact_value"] < data["value"]
+    printed = fp.privacy_report(fp.dpsgd(1.102, batch_size=50, dataset_size=1000, epochs=2), discretization=DISC,
+                                deltas=[1e-5])
+    assert data["epsilon"] == pytest.approx(printed.epsilon_for_delta(1e-5)) and data["epsilon"] <= 2.0
+    assert data["mu"] == pytest.approx(printed.mu)
+
+
 def test_rounded_value_and_mechanism_stay_on_the_safe_side():
     """What a user copies (4 significant digits) still meets the target: sigma up, q down."""
     r = fp.calibrate_dpsgd(epsilon=2.0, delta=1e-5, batch_size=50, dataset_size=1000, epochs=2, discretization=DISC)

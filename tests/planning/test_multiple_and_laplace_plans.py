@@ -114,7 +114,9 @@ def test_spec_two_groups_laplace_power_and_method():
     plan = fp.privacy_first(blatant_disclosure_ok=False, high_confidence_ok=True, max_attack_power=0.05,
                             analysis=spec).to_dict()
     lap = plan["options"][1]
-    assert lap["power"] == pytest.approx(spec.laplace_power(epsilon=lap["value"]), rel=1e-12)
+    # the power of the noise the plan prints (b rounded up: never above the limit's)
+    assert lap["power"] == pytest.approx(spec.laplace_power(epsilon=lap["noise_value_per_test"]), rel=1e-12)
+    assert lap["power"] <= spec.laplace_power(epsilon=lap["value"])
     assert plan["laplace_scale"] == pytest.approx((1 / 200) / lap["value"], rel=CLOSED_FORM_RTOL)
 
 
@@ -160,7 +162,10 @@ def test_privacy_first_splits_the_budget_over_tests():
     assert gauss["value"] == pytest.approx(mu, rel=1e-12) and gauss["tests"] == k
     assert gauss["value_per_test"] == pytest.approx(mu / 2, rel=CLOSED_FORM_RTOL)
     assert d["sigma"] == pytest.approx(0.01 / (mu / 2), rel=CLOSED_FORM_RTOL)
-    assert gauss["power"] == pytest.approx(fp.ztest_power(effect=0.2, n=100, sd=0.25, mu=mu / 2, level=0.05 / k),
+    # each test's power at the σ the plan prints (rounded up), never above that at μ / 2
+    printed = gauss["noise_value_per_test"]
+    assert printed <= mu / 2 and printed == pytest.approx(mu / 2, rel=1e-3)
+    assert gauss["power"] == pytest.approx(fp.ztest_power(effect=0.2, n=100, sd=0.25, mu=printed, level=0.05 / k),
                                            rel=1e-12)
     eps = math.log(limit / fpr) * (1 - 1e-12)
     assert lap["value"] == pytest.approx(eps, rel=1e-9) and lap["value_per_test"] == pytest.approx(eps / k, rel=1e-9)

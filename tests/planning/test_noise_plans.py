@@ -2,6 +2,7 @@
 (issue 15). Cross-checked against the independent two-sample power functions."""
 
 import math
+import re
 
 import pytest
 
@@ -144,6 +145,36 @@ def test_plans_propose_the_noise_they_print():
     printed = [float(re.search(r"(?:σ|b) = ([0-9.e-]+) ", s).group(1)) for s in first.to_dict()["noise"]]
     assert [m["sigma" if m["kind"] == "gaussian" else "scale"] for m in first.mechanisms()] == printed
     assert all(p >= o.noise_scale for p, o in zip(printed, first.options))
+
+
+def test_privacy_first_power_is_of_the_printed_noise():
+    # the power column was read at the limit's μ (σ 0.048240, power 0.948851, printed 0.9489)
+    # while the plan prints σ = 0.04825 to add (rounded up): that noise's power is 0.948848
+    from typer.testing import CliRunner
+
+    from fdpkit.cli import app
+    from fdpkit._numerics import round_safe
+
+    for tests, limit in ((1, {"max_attack_power": 0.02}), (3, {"max_attack_power": 0.02}),
+                         (1, {"max_relative_risk": 20})):
+        spec = fp.ZTestSpec(effect=0.75, n=20, sd=1, tests=tests)
+        plan = fp.privacy_first(blatant_disclosure_ok=False, high_confidence_ok=True, fpr=1e-3, analysis=spec, **limit)
+        for o in plan.options:
+            printed = round_safe(o.noise_scale, up=True)
+            value = spec.sensitivity / printed
+            at_printed = spec.power(mu=value) if o.parameter == "mu" else spec.laplace_power(epsilon=value)
+            at_limit = (spec.power(mu=o.value_per_test) if o.parameter == "mu"
+                        else spec.laplace_power(epsilon=o.value_per_test))
+            assert o.power == pytest.approx(at_printed, rel=CLOSED_FORM_RTOL) and o.power <= at_limit
+            assert o.to_dict()["power"] == o.power
+    spec = fp.ZTestSpec(effect=0.75, n=20, sd=1)
+    gauss = fp.privacy_first(blatant_disclosure_ok=False, high_confidence_ok=True, max_attack_power=0.02, fpr=1e-3,
+                             analysis=spec).options[0]
+    assert f"{spec.power(mu=gauss.value):.4g}" == "0.9489" and f"{gauss.power:.6g}" == "0.948848"
+    r = CliRunner().invoke(app, ["plan", "privacy-first", "--effect", "0.75", "--n", "20", "--sd", "1",
+                                 "--max-attack-power", "0.02", "--fpr", "0.001"], env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    assert re.search(r"Gaussian: power\s+│\s+0\.9488\s", r.output)  # rounded down, the printed noise's
 
 
 def test_describe_says_per_group_only_for_two_groups():

@@ -20,8 +20,10 @@ def test_calibrate_quotes_the_safe_side_and_links_to_the_same_report(client):
     # unsafe side) while the CLI printed 1.102; and the page had no way on to the full report
     api = client.post("/api/calibrate/dpsgd", json={"epsilon": 2.0, "delta": 1e-5, "batch_size": 50,
                                                     "dataset_size": 1000, "epochs": 2, "discretization": 1e-2})
-    exact = api.json()["noise_multiplier"]
+    exact = api.json()["exact_value"]
     assert f"{exact:.4g}" == "1.101"
+    # the API proposes the page's sigma too (it said 1.10143, the search's value, below the page's)
+    assert api.json()["noise_multiplier"] == api.json()["value"] == 1.102
     page = client.get("/calibrate", params=CAL_FORM).text
     assert re.search(r'id="value">(<span class="num">)?1\.102<', page)
     assert re.search(r'id="noise-multiplier">(<span class="num">)?1\.102<', page)

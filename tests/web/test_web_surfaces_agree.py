@@ -208,3 +208,12 @@ def test_risk_to_convert_and_back_keeps_the_range(client):
     bad = client.get("/risk?guarantee=mu&mu=1.567&mu_fpr_min=0.7&mu_tau=8.159e-07").text
     assert "range of the report's μ is not valid" in unescape(bad)
     assert not any("mu_fpr_min" in h for h in re.findall(r'href="([^"]*)"', bad))
+
+
+def test_plan_page_prints_the_power_of_the_printed_noise(client):
+    # the table read the power at the limit to nearest (0.9489) where the plan adds σ = 0.04825
+    # (rounded up): that noise's power, rounded down, is 0.9488 (tests/planning/test_noise_plans.py)
+    page = client.get("/plan", params={"guide": "privacy_first", "effect": "0.75", "n": "20", "sd": "1",
+                                       "max_attack_power": "0.02", "fpr": "0.001"}).text
+    cells = re.findall(r'data-label="power of the analysis">(.*?)</td>', page)
+    assert [re.sub(r"<[^>]+>", "", c) for c in cells][0] == "0.9488"

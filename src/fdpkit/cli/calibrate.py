@@ -87,10 +87,12 @@ def calibrate_dpsgd_cmd(
             sampling=sampling, relation=relation, max_batch_size=_whole("max_batch_size", max_batch_size),
             unit=unit, examples_per_user=_whole("examples_per_user", examples_per_user), drop_last=drop_last,
             discretization=discretization))
-    payload = r.to_dict()  # JSON: the solved value and its run, unrounded
-    # the table: the value as a user copies it (rounded towards the safe side) and that run's own
-    # figures (re-accounted), so that every line is of one run
+    # the table and the JSON: the value as a user copies it (rounded towards the safe side) and
+    # that run's own figures (re-accounted), so that every line is of one run; the JSON keeps the
+    # search's unrounded value under "exact_value" (it carried only that one: sigma 1.10143 where
+    # the text and the web proposed 1.102)
     shown = r.rounded(budget=cli_budget())
+    payload = shown.to_dict()
     a = shown.achieved
     d = shown.to_dict()
     # fixed batches (shuffled, fixed-size) have no sample rate: quote the batch size the loader used

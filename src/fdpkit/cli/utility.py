@@ -134,7 +134,8 @@ def plan(guide: str = typer.Argument(..., help="utility-first or privacy-first")
             rows[f"{name}: noise {'sigma' if o['noise_parameter'] == 'sigma' else 'scale b'}{per}"] = (
                 "none needed (the limit does not bind)" if o["value"] == "inf"
                 else safe_text(o["noise_scale"], up=True) if o["noise_scale"] is not None else None)
-            rows[f"{name}: power{per}"] = o["power"]
+            rows[f"{name}: power{per}"] = o["power"]  # at the printed noise, its last digit rounded down
+            safe[f"{name}: power{per}"] = False
             rows[f"{name}: attack TPR at FPR {fpr:g}"] = o["attack_power"]
             rows[f"{name}: relative risk" + (f" (FPR ≥ {fpr:g})" if o["parameter"] == "mu" else "")] = (
                 o["relative_risk"])

@@ -50,7 +50,10 @@ class ZTestSpec:
     sd : float
         Measurement sd of one value (for yes/no data at most 0.5, the worst case).
     alpha : float
-        Overall test level; with ``tests`` > 1 it is divided by the correction.
+        Overall (family-wise) significance level of the ``tests`` tests together: what
+        ``fdpkit plan --level``, the web Plan page's "Level" field and the first argument of
+        :func:`fdpkit.adjusted_level` call ``level``. Each test's level after the correction
+        is the attribute :attr:`level` (the same number when ``tests`` is 1).
     data_range : float
         Width of the range of one value (forced to 1 for proportions and counts).
     alternative : {"larger", "smaller", "two-sided"}
@@ -62,10 +65,21 @@ class ZTestSpec:
     correction : {"bonferroni", "bh"}
         Per-test level: α / tests, or Benjamini-Hochberg planning with one true effect.
 
+    Notes
+    -----
+    Why the keyword is still ``alpha`` (the naming grammar says ``level`` for a test's
+    significance level): ``ZTestSpec.level`` already names each test's corrected level,
+    and a ``level=`` keyword for the family's level would read 0.05 in and 0.0125 out with
+    four Bonferroni tests. The two names mean: ``alpha`` the family's level (given),
+    ``level`` each test's (derived; what :meth:`power` uses).
+
     Examples
     --------
     >>> ZTestSpec(effect=0.2, n=100, sd=0.25, alpha=0.01).power(mu=float("inf")) > 0.99
     True
+    >>> spec = ZTestSpec(effect=0.2, n=100, sd=0.25, alpha=0.05, tests=4)
+    >>> spec.alpha, spec.level  # the family's level, each test's (Bonferroni: 0.05 / 4)
+    (0.05, 0.0125)
     >>> ZTestSpec(effect=0.1, n=500, sd=0.5, statistic="count").sensitivity
     1.0
     """
@@ -100,7 +114,8 @@ class ZTestSpec:
 
     @property
     def level(self) -> float:
-        """The per-test level after the multiple-testing correction."""
+        """Each test's significance level after the multiple-testing correction of
+        ``alpha`` (the family's level) over ``tests``; ``alpha`` itself for one test."""
         return adjusted_level(self.alpha, self.tests, self.correction) if self.tests > 1 else self.alpha
 
     @property

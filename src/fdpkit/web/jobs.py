@@ -244,11 +244,12 @@ def calibrate_job(kwargs: dict[str, Any], max_steps: int, min_noise: float, with
     """:func:`fdpkit.calibrate_dpsgd` within the server's step and noise bounds; with
     ``with_report`` (the page) the result for the run as the page prints it, the solved value
     rounded to the safe side with that run's own figures (:meth:`CalibrationResult.rounded`),
-    and its privacy statement and grade: one run behind every number on the page."""
-    r = fp.calibrate_dpsgd(**kwargs, max_steps=max_steps, min_noise_multiplier=min_noise)
+    and its privacy statement and grade: one run behind every number on the page. The JSON API
+    (no report) gets the same rounded result: the σ the page and ``fdpkit calibrate`` propose,
+    with the search's own value as ``exact_value``."""
+    r = fp.calibrate_dpsgd(**kwargs, max_steps=max_steps, min_noise_multiplier=min_noise).rounded(budget=budget)
     statement = grade = None
     if with_report:
-        r = r.rounded(budget=budget)
         rep = fp.privacy_report(r.rounded_mechanism(), discretization=kwargs["discretization"], budget=budget)
         statement, grade = rep.statement(), rep.grade
     return r, statement, grade

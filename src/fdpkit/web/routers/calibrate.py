@@ -138,8 +138,10 @@ async def _answer(request: Request, form):
 async def calibrate_api(request: Request, body: CalibrateRequest):
     """Calibrate DP-SGD: give one target (mu; epsilon with delta; tpr with fpr; advantage;
     posterior with prior) and every training parameter except the one to solve for. Returns
-    the solved value, the calibrated run's parameters and every achieved metric (always on
-    the safe side of the target)."""
+    the solved value as the page proposes it (a noise multiplier rounded up, a sample rate
+    down, to 4 significant digits: the safe side), that run's parameters and every achieved
+    metric of it (always on the safe side of the target); ``exact_value``: the value the
+    search found, before that rounding."""
     try:
         kwargs = body.model_dump()
         r, _, _ = await _calibrate(request, kwargs, False)
