@@ -211,8 +211,9 @@ def run_sweep(
         ``.csv`` or ``.parquet`` file. Finished rows are checkpointed beside it as they
         arrive; a sweep run again with the same arguments computes only what is missing.
         An existing file that is not a table of this sweep (another file, or another grid,
-        δ, discretization, metrics or FPRs) is refused before any work, unless
-        ``overwrite``.
+        δ, discretization, metrics or FPRs), or whose rows no longer match the digest the
+        sweep wrote with them (a value edited after the sweep: ``rows_sha256`` in its
+        metadata), is refused before any work, unless ``overwrite``.
     progress : callable(done, total), optional
         Called as settings finish.
     on_client : callable(client), optional
@@ -306,7 +307,7 @@ def run_sweep(
     metadata = {"discretization": options["discretization"],
                 "discretization_rule": "given" if options["discretization"] is not None else DISCRETIZATION_RULE}
     if out_path is not None:
-        store.write_table(out_path, table, metadata=metadata)
+        store.write_table(out_path, table, metadata=metadata, digest=True)
         checkpoint.clear()
     return SweepResult(rows=table, output=out_path, computed=len(todo), reused=reused,
                        executor=executor, dashboard=dashboard[0], metadata=metadata)
