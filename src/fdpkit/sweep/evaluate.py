@@ -16,7 +16,9 @@ only the requested ones are computed):
 - ``advantage``: max TPR - FPR;
 - ``seconds``: wall time of this setting's accounting (shared work counted once, in the
   first setting of its group: the single-step PMF of settings that differ only in their
-  step count is built once, :func:`fdpkit.accounting.shared_single_steps`);
+  step count is built once, :func:`fdpkit.accounting.shared_single_steps`; where the
+  default rule searches a few grids, Eq. 5 of ``accounting._resolution``, the search too:
+  it accounts the chosen grid);
 - ``note``: shuffled batches (no amplification claimed; Poisson accounting is not a
   guarantee for them) and (sampling, relation) pairs without a sound analysis, which are
   reported as a row with the refusal and no numbers.
