@@ -25,13 +25,10 @@ discretization) there are ``n = w / d`` points; ``w`` does not depend on ``d``.
 
   ``E_K`` the factor points summed over cumulant evaluations (:data:`CUMULANT_WORK_PER_POINT`,
   :data:`PASS_WORK_PER_POINT`, :data:`OUTPUT_WORK_PER_POINT`). Not predicted: the
-  a-posteriori refinement passes. The redo in extended precision that the composition
-  adds when its float64 bound stays loose is counted: for factors of a few atoms
-  (randomized response, pure and approximate DP) as :data:`FEW_ATOMS_PASS_FACTOR`, for
-  other PMFs (small noise at tiny sample rates) where the coarse factors' own float64
-  composition reads a loose bound, as the longdouble plan's passes at
-  :data:`~fdpkit.accounting._precision_redo.LONGDOUBLE_PASS_FACTOR` times the work per point
-  (:mod:`fdpkit.accounting._precision_redo`).
+  a-posteriori refinement passes, except where the composition then redoes itself in
+  extended precision (its float64 bound loose): factors of a few atoms (randomized response,
+  pure and approximate DP) count :data:`FEW_ATOMS_PASS_FACTOR`, other PMFs (small noise at
+  tiny sample rates) the passes :mod:`fdpkit.accounting._precision_redo` predicts.
 - **Memory.** The composition holds its bound arrays and the FFT's input, spectrum and
   inverse: :data:`BYTES_PER_POINT` bytes per point of the largest grid.
 
@@ -482,8 +479,7 @@ def _estimate_steps(steps: list, d: float, tally: _Tally) -> None:
         tally.output += _fine(int(out), coarse, d)
         redo = _precision_redo.redo_passes(parts, union) if atoms > FEW_ATOMS and tally.redo else []
         if redo:
-            # small noise at tiny sample rates: compose refines, then redoes itself in
-            # longdouble (most of such a run's time), each pass several times dearer per point
+            # small noise at tiny sample rates: compose refines, then redoes itself in longdouble
             run = sum(_fine(int(s), coarse, d) for s in redo)
             tally.fft += run - sum(_fine(int(s), coarse, d) for s in sizes)  # the refinement passes
             tally.fft += _precision_redo.LONGDOUBLE_PASS_RUNS * _precision_redo.LONGDOUBLE_PASS_FACTOR * run
@@ -554,8 +550,7 @@ def estimate_cost(mechanism: Mechanism, discretization: float = 1e-4) -> CostEst
 
 
 def _estimate(mechanism: Mechanism, discretization: float, *, redo: bool = True) -> CostEstimate:
-    """:func:`estimate_cost`; ``redo=False`` leaves out the longdouble redo's work (and the
-    coarse composition that predicts it): for a memory check, which reads no work."""
+    """:func:`estimate_cost`; ``redo=False``: without the longdouble redo (a memory check)."""
     if not isinstance(mechanism, Mechanism):
         raise ValueError(f"mechanism must be an fdpkit mechanism, got {type(mechanism).__name__}")
     d = check_discretization(discretization)

@@ -391,8 +391,7 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype, *, redone_above: fl
                   sizes: list | None = None) -> tuple[PmfArrays, float]:
     """One composition at FFT precision ``dtype``: (PMF, worst relative tail error bound).
     A caller that redoes the composition in a wider precision when the worst bound exceeds
-    ``redone_above`` gets no Step 4b then (its output is discarded). ``sizes`` collects
-    the FFT passes' sizes (the cost model's, :mod:`._precision_redo`)."""
+    ``redone_above`` gets no Step 4b then (its output is discarded); ``sizes``: the passes'."""
     d = float(parts[0][0].discretization)
     for a, _ in parts:
         if not math.isclose(a.discretization, d, rel_tol=1e-12):
