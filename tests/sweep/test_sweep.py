@@ -462,3 +462,70 @@ def test_an_unguarded_script_on_the_process_pool_is_told_why(tmp_path):
     last = proc.stderr.strip().splitlines()[-1]
     assert last.startswith("RuntimeError: a sweep worker process ended before returning its rows")
     assert 'if __name__ == "__main__":' in last and 'executor="inprocess"' in last
+
+
+def _edit_mu(out, new):
+    """The table's first mu set to ``new`` (a valid-looking number), as a hand or a spreadsheet would."""
+    if out.suffix == ".parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        t = pq.read_table(out)
+        mu = t.column("mu").to_pylist()
+        mu[0] = new
+        pq.write_table(t.set_column(t.column_names.index("mu"), "mu", pa.array(mu)), out)  # keeps the metadata
+        return
+    lines = out.read_text().splitlines()
+    header, cells = lines[0].split(","), lines[1].split(",")
+    cells[header.index("mu")] = repr(new)
+    out.write_text("\n".join([lines[0], ",".join(cells), *lines[2:]]) + "\n")
+
+
+@pytest.mark.parametrize("suffix", ["csv", "parquet"])
+def test_table_with_an_edited_valid_looking_number_is_refused(suffix, tmp_path):
+    # a table whose first mu was edited to 0.7 times its value (a number like any other) was resumed and
+    # the edited mu returned as if computed: the digest of its rows written with it now refuses it
+    out = tmp_path / f"t.{suffix}"
+    args = dict(noise_multiplier=[1.0], sample_rate=[0.01], steps=[10, 20], discretization=DISC,
+                executor="inprocess", metrics=["mu", "epsilon"])
+    first = sweep(**args, output=out)
+    _edit_mu(out, round(first.rows[0]["mu"] * 0.7, 4))
+    edited = out.read_bytes()
+    with pytest.raises(fp.ParameterError, match="is not a sweep table this sweep can resume .*do not match the "
+                                                "digest") as e:
+        sweep(**args, output=out)
+    assert e.value.parameter == "output" and out.read_bytes() == edited
+    if suffix == "csv":
+        res = _cli("--quiet", "sweep", "--noise-multiplier", "1", "--sample-rate", "0.01", "--steps", "10,20",
+                   "--discretization", str(DISC), "--executor", "inprocess", "--metrics", "mu,epsilon",
+                   "--output", str(out))
+        lines = res.stderr.splitlines()
+        assert res.returncode == 2 and len(lines) == 1 and "do not match the digest" in lines[0], res.stderr
+        assert out.read_bytes() == edited
+    again = sweep(**args, output=out, overwrite=True)  # recomputed, not reused
+    assert again.computed == 2 and _strip(again.rows) == _strip(first.rows)
+    assert _strip(read_table(out)) == _strip(first.rows)
+
+
+def test_table_without_a_digest_or_reordered_still_resumes(tmp_path):
+    # a table written before sweeps wrote digests (no rows_sha256 in its metadata) resumes as
+    # it did, and gets one when rewritten; rows and columns reordered (a spreadsheet's sort)
+    # keep their digest
+    from fdpkit.sweep.store import DIGEST_KEY, metadata_path
+
+    out = tmp_path / "t.csv"
+    args = dict(noise_multiplier=[1.0], sample_rate=[0.01], steps=[10, 20], discretization=DISC,
+                executor="inprocess", metrics=["mu"])
+    first = sweep(**args, output=out)
+    meta = json.loads(metadata_path(out).read_text())
+    assert len(meta.pop(DIGEST_KEY)) == 64
+    metadata_path(out).write_text(json.dumps(meta))
+    lines = out.read_text().splitlines()
+    cols = [c.split(",") for c in lines]
+    flipped = [list(reversed(line)) for line in cols]  # columns reversed
+    out.write_text("\n".join(",".join(line) for line in [flipped[0], *reversed(flipped[1:])]) + "\n")
+    again = sweep(**args, output=out)
+    assert again.computed == 0 and again.reused == 2 and _strip(again.rows) == _strip(first.rows)
+    assert DIGEST_KEY in json.loads(metadata_path(out).read_text())
+    out.write_text("\n".join(",".join(line) for line in [flipped[0], *reversed(flipped[1:])]) + "\n")
+    assert sweep(**args, output=out).reused == 2  # reordered under a digest

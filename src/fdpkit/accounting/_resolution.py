@@ -338,14 +338,22 @@ def _refined(mechanism: Mechanism, v: float, d: float, budget: Any) -> float:
     return d
 
 
+def search_plan(mechanism: Mechanism, *, budget: Any = None) -> tuple[float, list[tuple[float, float]]]:
+    """(d, grids): the a-priori grid ``choose_discretization(..., search=False)`` and, where the
+    default rule searches (Eq. 5), the grids the search may account, with their estimated work
+    [(d, work)] (the grid it chooses is one of them); [] where it searches nothing (then ``d``
+    is the rule's choice). Estimates only: nothing is accounted."""
+    d_h, how = choose_discretization(mechanism, budget=budget, search=False)
+    if not how.startswith("chosen for heavy-tailed") or not d_h < D_CEIL:
+        return d_h, []
+    return d_h, candidates(mechanism, d_h, budget)
+
+
 def search_work(mechanism: Mechanism, *, budget: Any = None) -> float:
     """The estimated work of the grids Eq. (5)'s search may account for ``mechanism`` (0 where
     the default rule searches nothing): what a server adds to the a-priori grid's estimate
     (``choose_discretization(..., search=False)``) to schedule the report."""
-    d_h, how = choose_discretization(mechanism, budget=budget, search=False)
-    if not how.startswith("chosen for heavy-tailed") or not d_h < D_CEIL:
-        return 0.0
-    return sum(w for _, w in candidates(mechanism, d_h, budget))
+    return sum(w for _, w in search_plan(mechanism, budget=budget)[1])
 
 
 def _finest_affordable(mechanism: Mechanism, d: float, budget: Any) -> float:

@@ -25,11 +25,10 @@ discretization) there are ``n = w / d`` points; ``w`` does not depend on ``d``.
 
   ``E_K`` the factor points summed over cumulant evaluations (:data:`CUMULANT_WORK_PER_POINT`,
   :data:`PASS_WORK_PER_POINT`, :data:`OUTPUT_WORK_PER_POINT`). Not predicted: the
-  a-posteriori refinement passes and the redo in extended precision that the composition
-  adds when its float64 bound stays loose: counted (:data:`FEW_ATOMS_PASS_FACTOR`) for
-  factors of a few atoms (randomized response, pure and approximate DP), not for other
-  PMFs where it happens (strong subsampled Gaussians over 10^4 steps: up to about 3x the
-  estimate; ``benchmarks/bench_cost_model.py`` shows them).
+  a-posteriori refinement passes, except where the composition then redoes itself in
+  extended precision (its float64 bound loose): factors of a few atoms (randomized response,
+  pure and approximate DP) count :data:`FEW_ATOMS_PASS_FACTOR`, other PMFs (small noise at
+  tiny sample rates) the passes :mod:`fdpkit.accounting._precision_redo` predicts.
 - **Memory.** The composition holds its bound arrays and the FFT's input, spectrum and
   inverse: :data:`BYTES_PER_POINT` bytes per point of the largest grid.
 
@@ -51,7 +50,7 @@ import numpy as np
 
 from fdpkit._numerics import check_real
 from fdpkit.errors import ParameterError
-from fdpkit.accounting import tilted
+from fdpkit.accounting import _precision_redo, tilted
 from fdpkit.accounting._pld_adapter import pmf_arrays
 from fdpkit.accounting.closed_form import closed_form_curve
 from fdpkit.accounting.from_curve import _check_curve, native_pld_from_curve
@@ -219,6 +218,7 @@ class _Tally:
     other: float = 0.0       # work counted directly (crude stand-ins)
     grid: float = 0.0        # largest grid held
     passes: int = 0
+    redo: bool = True        # count the longdouble redo (work only: a memory check skips it)
 
     @property
     def compose(self) -> float:
@@ -309,7 +309,7 @@ def check_machine_memory(mechanism: Mechanism, discretization: float) -> None:
     crude = _grid_upper_bound(mechanism, discretization)
     if crude is not None and crude * BYTES_PER_POINT <= memory:
         return  # fits even at the a-priori bound: no estimate (it costs 3-20 ms a DP-SGD run)
-    cost = estimate_cost(mechanism, discretization)
+    cost = _estimate(mechanism, discretization, redo=False)  # memory only: no redo probe
     try:
         cost.check(CostBudget(max_grid_points=10**18, max_work=1e300, max_memory_bytes=int(memory)))
     except BudgetExceeded as exc:
@@ -477,6 +477,15 @@ def _estimate_steps(steps: list, d: float, tally: _Tally) -> None:
         redo = FEW_ATOMS_PASS_FACTOR if atoms <= FEW_ATOMS else 1.0
         tally.fft += redo * sum(_fine(int(s), coarse, d) for s in sizes)
         tally.output += _fine(int(out), coarse, d)
+        redo = _precision_redo.redo_passes(parts, union) if atoms > FEW_ATOMS and tally.redo else []
+        if redo:
+            # small noise at tiny sample rates: compose refines, then redoes itself in longdouble
+            run = sum(_fine(int(s), coarse, d) for s in redo)
+            tally.fft += run - sum(_fine(int(s), coarse, d) for s in sizes)  # the refinement passes
+            tally.fft += _precision_redo.LONGDOUBLE_PASS_RUNS * _precision_redo.LONGDOUBLE_PASS_FACTOR * run
+            tally.cumulant += CUMULANT_CALLS_FACTOR * calls * factor_points
+            tally.output += _fine(int(out), coarse, d)
+            tally.grid = max(tally.grid, *(_fine(int(s), coarse, d) for s in redo))
         tally.grid = max(tally.grid, _fine(int(union), coarse, d))
         tally.passes += len(sizes)
 
@@ -537,6 +546,11 @@ def estimate_cost(mechanism: Mechanism, discretization: float = 1e-4) -> CostEst
     >>> 1e5 < c.grid_points < 1e6, c.work / WORK_PER_SECOND < 2
     (True, True)
     """
+    return _estimate(mechanism, discretization)
+
+
+def _estimate(mechanism: Mechanism, discretization: float, *, redo: bool = True) -> CostEstimate:
+    """:func:`estimate_cost`; ``redo=False``: without the longdouble redo (a memory check)."""
     if not isinstance(mechanism, Mechanism):
         raise ValueError(f"mechanism must be an fdpkit mechanism, got {type(mechanism).__name__}")
     d = check_discretization(discretization)
@@ -553,11 +567,11 @@ def estimate_cost(mechanism: Mechanism, discretization: float = 1e-4) -> CostEst
     elif closed_form_curve(mechanism) is not None:
         return CostEstimate("closed form", 0, 0.0, 0, "none")
     steps = _flatten(mechanism)
-    tally = _Tally()
+    tally = _Tally(redo=redo)
     _estimate_steps(steps, d, tally)
     instance = instance_run(source)
     if instance is not None:  # a truncated-Poisson report's looseness statement (its instance)
-        tally.other += INSTANCE_WORK_FACTOR * estimate_cost(instance, d).work
+        tally.other += INSTANCE_WORK_FACTOR * _estimate(instance, d, redo=redo).work
     return _result("PLD", tally, _driver(source, steps, tally))
 
 

@@ -387,11 +387,11 @@ def plan(parts: list[tuple[PmfArrays, int]], discretization: float | None = None
     return Plan(factors, cum, lo_sup, hi_sup, k0, k20, top, tilts, windows, need_low)
 
 
-def _compose_once(parts: list[tuple[PmfArrays, int]], dtype, *,
-                  redone_above: float = math.inf) -> tuple[PmfArrays, float]:
+def _compose_once(parts: list[tuple[PmfArrays, int]], dtype, *, redone_above: float = math.inf,
+                  sizes: list | None = None) -> tuple[PmfArrays, float]:
     """One composition at FFT precision ``dtype``: (PMF, worst relative tail error bound).
     A caller that redoes the composition in a wider precision when the worst bound exceeds
-    ``redone_above`` gets no Step 4b then (its output is discarded)."""
+    ``redone_above`` gets no Step 4b then (its output is discarded); ``sizes``: the passes'."""
     d = float(parts[0][0].discretization)
     for a, _ in parts:
         if not math.isclose(a.discretization, d, rel_tol=1e-12):
@@ -429,6 +429,8 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype, *,
     def run(theta: float, k: float, sd: float, lo: int, hi: int) -> None:
         """One pass (Eq. 6), merged into p_up, p_low and err (p_up minus the estimate)."""
         y, eps, _ = _fft_pass(factors, cum, theta, lo, hi - lo + 1, dtype)
+        if sizes is not None:
+            sizes.append(hi - lo + 1)
         alias = 0.0  # only the lower bounds need the wrapped-around mass
         if need_low and lo > lo_sup:
             alias += _chernoff_mass(cum, theta, k, sd, lo * d, False)

@@ -16,7 +16,9 @@ only the requested ones are computed):
 - ``advantage``: max TPR - FPR;
 - ``seconds``: wall time of this setting's accounting (shared work counted once, in the
   first setting of its group: the single-step PMF of settings that differ only in their
-  step count is built once, :func:`fdpkit.accounting.shared_single_steps`);
+  step count is built once, :func:`fdpkit.accounting.shared_single_steps`; where the
+  default rule searches a few grids, Eq. 5 of ``accounting._resolution``, the search too:
+  it accounts the chosen grid);
 - ``note``: shuffled batches (no amplification claimed; Poisson accounting is not a
   guarantee for them) and (sampling, relation) pairs without a sound analysis, which are
   reported as a row with the refusal and no numbers.
@@ -32,6 +34,7 @@ import numpy as np
 from fdpkit._numerics import InputTypeError
 from fdpkit.errors import ParameterError
 from fdpkit.accounting import account, shared_single_steps
+from fdpkit.accounting._resolution import choose_discretization
 from fdpkit.accounting.closed_form import closed_form_curve
 from fdpkit.accounting.cost import check_leaf_grids, check_machine_memory
 from fdpkit.accounting.pld import dpsgd_pld
@@ -135,7 +138,13 @@ def evaluate_setting(setting: Mapping[str, Any], options: Mapping[str, Any]) -> 
     start = time.perf_counter()
     disc = setting.get("discretization", options["discretization"])
     mech = mechanism_for(setting)
-    profile = None if _CURVE_METRICS & set(metrics) else _profile_only(mech, disc)
+    searched = disc is None
+    if searched:
+        # the library's rule searches a few grids here (Eq. 5, heavy-tailed steps), in the
+        # worker: it keeps the chosen grid's accounting, which account() below takes (once)
+        disc = choose_discretization(mech)[0]
+        row["discretization"] = disc
+    profile = None if searched or _CURVE_METRICS & set(metrics) else _profile_only(mech, disc)
     if profile is not None:  # epsilon (and time) only: the PLD's profile, no curve
         if "epsilon" in metrics:
             row["epsilon"] = float(profile.epsilon_for_delta(delta))

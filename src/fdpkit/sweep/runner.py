@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 import numpy as np
 
 from fdpkit._numerics import check_probability, check_scalar
-from fdpkit.accounting._resolution import choose_discretization
+from fdpkit.accounting._resolution import search_plan
 from fdpkit.accounting.result import DISCRETIZATION_DEFAULT
 from fdpkit.sweep import store
 from fdpkit.errors import ParameterError
@@ -31,7 +31,7 @@ DISCRETIZATION_RULE = ("library default, per setting (fdpkit.privacy_report(disc
                        "estimated 1% excess of mu, coarsened by factors of 1.5 to fit the grid budget; or coarser, "
                        "d = min(1e-3, sqrt(12 v 1e-6)) where that is at least 2e-4, for an estimated 1e-6; "
                        "heavy-tailed steps (small noise, tiny sample rates): the tightest of a few grids, "
-                       "each accounted while the sweep chooses (Eq. 5); "
+                       "each accounted by the worker that accounts the row (Eq. 5); "
                        "the value used is the row's discretization column")
 
 
@@ -107,16 +107,20 @@ def _options(delta: Any, fprs: Any, metrics: Any, discretization: Any) -> dict[s
 
 
 def _row_key(row: Mapping[str, Any]) -> tuple:
-    return setting_key(row) + (("delta", row.get("delta")), ("discretization", row.get("discretization")))
+    """A row's setting and delta (its discretization is checked against :func:`_plan`'s grids)."""
+    return setting_key(row) + (("delta", row.get("delta")),)
 
 
 #: Columns of a row that are not metrics (its inputs, delta, discretization and note).
 _NOT_METRICS = frozenset(INPUT_COLUMNS) | {"delta", "discretization", "note"}
 
+#: For each wanted row (:func:`_row_key`), the discretizations its row may hold.
+Wanted = Mapping[tuple, frozenset]
 
-def _why_not_reusable(row: Mapping[str, Any], wanted: set[tuple], metrics: frozenset[str]) -> str | None:
+
+def _why_not_reusable(row: Mapping[str, Any], wanted: Wanted, metrics: frozenset[str]) -> str | None:
     """Why a saved row is not a row of this sweep (None: it is, and is reused as it is)."""
-    if _row_key(row) not in wanted:
+    if row.get("discretization") not in wanted.get(_row_key(row), ()):
         return "it holds settings this sweep does not ask for: another grid, delta or discretization"
     have = {k for k in row if k not in _NOT_METRICS}
     if have != (set() if refusal(row) is not None else metrics):
@@ -124,7 +128,7 @@ def _why_not_reusable(row: Mapping[str, Any], wanted: set[tuple], metrics: froze
     return None
 
 
-def _resumable_rows(out_path: Path, checkpoint: store.Checkpoint, wanted: set[tuple], metrics: frozenset[str],
+def _resumable_rows(out_path: Path, checkpoint: store.Checkpoint, wanted: Wanted, metrics: frozenset[str],
                     overwrite: bool) -> list[dict[str, Any]]:
     """The rows of an existing output (and its checkpoint) that this sweep reuses.
 
@@ -211,8 +215,9 @@ def run_sweep(
         ``.csv`` or ``.parquet`` file. Finished rows are checkpointed beside it as they
         arrive; a sweep run again with the same arguments computes only what is missing.
         An existing file that is not a table of this sweep (another file, or another grid,
-        δ, discretization, metrics or FPRs) is refused before any work, unless
-        ``overwrite``.
+        δ, discretization, metrics or FPRs), or whose rows no longer match the digest the
+        sweep wrote with them (a value edited after the sweep: ``rows_sha256`` in its
+        metadata), is refused before any work, unless ``overwrite``.
     progress : callable(done, total), optional
         Called as settings finish.
     on_client : callable(client), optional
@@ -255,22 +260,24 @@ def run_sweep(
     executor = check_executor(executor, workers=workers, scheduler=scheduler, dask_local=dask_local, client=client)
     out_path = store.check_output_path(output) if output is not None else None
 
-    # every row's discretization is known before any work: the given one, or the library's
-    # rule for its setting (so that a resumed sweep finds its rows, and a row's numbers are
-    # those of privacy_report(discretization=None) for its setting)
-    discs = [options["discretization"] if options["discretization"] is not None
-             else _rule_discretization(s) for s in settings]
-    settings = [{**s, "discretization": d} for s, d in zip(settings, discs)]
+    # every row's discretization is known before any work (the given one, or the library's
+    # rule for its setting), or where the rule searches a few grids (Eq. 5, heavy-tailed
+    # steps) the grids it may choose: the worker that accounts the row searches them and
+    # accounts the chosen one once (a row's numbers are those of
+    # privacy_report(discretization=None) for its setting), and a resumed sweep finds its
+    # rows by their setting and one of those grids
+    plans = [_plan(s, options["discretization"]) for s in settings]
+    settings = [{**s, "discretization": d} for s, (d, _) in zip(settings, plans)]
 
     def tagged(s: Mapping[str, Any]) -> dict[str, Any]:
         return {**s, "delta": options["delta"]}
 
     wanted = [tagged(s) for s in settings]
+    grids = {_row_key(w): allowed for w, (_, allowed) in zip(wanted, plans)}
     done: dict[tuple, dict[str, Any]] = {}
     checkpoint = store.Checkpoint(out_path) if out_path is not None else None
     if out_path is not None and checkpoint is not None:
-        for r in _resumable_rows(out_path, checkpoint, {_row_key(w) for w in wanted}, metric_columns(options),
-                                 overwrite):
+        for r in _resumable_rows(out_path, checkpoint, grids, metric_columns(options), overwrite):
             done[_row_key(r)] = r
     todo = [s for s, w in zip(settings, wanted) if _row_key(w) not in done]
     reused = len(settings) - len(todo)
@@ -306,18 +313,25 @@ def run_sweep(
     metadata = {"discretization": options["discretization"],
                 "discretization_rule": "given" if options["discretization"] is not None else DISCRETIZATION_RULE}
     if out_path is not None:
-        store.write_table(out_path, table, metadata=metadata)
+        store.write_table(out_path, table, metadata=metadata, digest=True)
         checkpoint.clear()
     return SweepResult(rows=table, output=out_path, computed=len(todo), reused=reused,
                        executor=executor, dashboard=dashboard[0], metadata=metadata)
 
 
-def _rule_discretization(setting: Mapping[str, Any]) -> float:
-    """The discretization :func:`fdpkit.privacy_report` chooses for ``setting`` by default
-    (a refused (sampling, relation) pair: the default, it is not accounted)."""
+def _plan(setting: Mapping[str, Any], given: float | None) -> tuple[float | None, frozenset]:
+    """(d, grids): the discretization of ``setting``'s row (``given``, else the one
+    :func:`fdpkit.privacy_report` chooses by default; a refused (sampling, relation) pair: the
+    default, it is not accounted) and the grids its row may hold; d None where the default
+    rule searches (Eq. 5): the worker searches, among ``grids``. Nothing is accounted here."""
+    if given is not None:
+        return given, frozenset({given})
     if refusal(setting) is not None:
-        return DISCRETIZATION_DEFAULT
-    return choose_discretization(mechanism_for(setting))[0]
+        return DISCRETIZATION_DEFAULT, frozenset({DISCRETIZATION_DEFAULT})
+    d, tried = search_plan(mechanism_for(setting))
+    if not tried:
+        return d, frozenset({d})
+    return None, frozenset({d, *(g for g, _ in tried)})
 
 
 def _ordered(row: Mapping[str, Any]) -> dict[str, Any]:

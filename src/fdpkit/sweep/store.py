@@ -9,12 +9,16 @@ existing output file) and computes only the settings that are missing, so the fi
 equals an uninterrupted run. The output file itself is never half-written.
 
 Rows carry their ``delta`` and ``discretization`` columns, so a row is reused only for a
-sweep that asks for the same numbers.
+sweep that asks for the same numbers. The table's metadata holds a digest of its rows
+(:data:`DIGEST_KEY`, :func:`rows_digest`): a resumed sweep reuses a table's rows as results,
+so a table whose rows no longer match it (a mu edited from 1.57 to 1.2 by hand or by a
+spreadsheet) is refused like any other file the sweep did not write.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import math
@@ -150,6 +154,32 @@ def to_parquet_bytes(rows: Sequence[dict[str, Any]], metadata: dict[str, Any] | 
     return sink.getvalue()
 
 
+#: The metadata key of a sweep table's digest of its rows (:func:`rows_digest`).
+DIGEST_KEY = "rows_sha256"
+
+
+def _canonical(row: Mapping[str, Any]) -> str:
+    """One row as text that survives a CSV or Parquet round trip: its columns sorted, missing
+    values left out, numbers as the repr of their float (CSV reads a whole-number column
+    through float too), strings as they are."""
+    cells = []
+    for k in sorted(row):
+        v = row[k]
+        if v is None:
+            continue
+        text = ("s" + v) if isinstance(v, str) else ("n" + repr(float(v)))
+        cells.append([k, text])
+    return json.dumps(cells, ensure_ascii=False, separators=(",", ":"))
+
+
+def rows_digest(rows: Iterable[Mapping[str, Any]]) -> str:
+    """SHA-256 (hex) of a table's rows, whatever their order and column order: the sorted
+    digests of the rows' canonical text (:func:`_canonical`), hashed. Every column counts:
+    inputs, delta, discretization, metrics, note."""
+    each = sorted(hashlib.sha256(_canonical(r).encode()).hexdigest() for r in rows)
+    return hashlib.sha256("\n".join(each).encode()).hexdigest()
+
+
 def metadata_path(path: str | os.PathLike) -> Path:
     """Where a CSV output's metadata is written: ``<output>.meta.json`` beside it."""
     p = Path(path)
@@ -157,11 +187,15 @@ def metadata_path(path: str | os.PathLike) -> Path:
 
 
 def write_table(path: str | os.PathLike, rows: Sequence[dict[str, Any]],
-                metadata: dict[str, Any] | None = None) -> Path:
+                metadata: dict[str, Any] | None = None, *, digest: bool = False) -> Path:
     """Write rows to ``path`` atomically, as Parquet for ``.parquet`` and CSV otherwise.
     ``metadata`` (e.g. the sweep's discretization rule) goes into a Parquet file's
-    key-value metadata, or beside a CSV file as :func:`metadata_path` (JSON)."""
+    key-value metadata, or beside a CSV file as :func:`metadata_path` (JSON); with
+    ``digest`` (a sweep table, which a sweep resumes), :func:`rows_digest` goes with it
+    under :data:`DIGEST_KEY` and :func:`read_table` checks it."""
     p = Path(path)
+    if digest:
+        metadata = {**(metadata or {}), DIGEST_KEY: rows_digest(rows)}
     parquet = output_format(p) == "parquet"
     data = to_parquet_bytes(rows, metadata) if parquet else to_csv_bytes(rows)
     if metadata and not parquet:
@@ -171,8 +205,14 @@ def write_table(path: str | os.PathLike, rows: Sequence[dict[str, Any]],
 
 
 def read_metadata(path: str | os.PathLike) -> dict[str, Any]:
-    """The metadata :func:`write_table` wrote with ``path`` ({} when there is none)."""
-    p = Path(path)
+    """The metadata :func:`write_table` wrote with ``path`` ({} when there is none), without
+    the rows' digest (:data:`DIGEST_KEY`, which only :func:`read_table` reads)."""
+    meta = _file_metadata(Path(path))
+    meta.pop(DIGEST_KEY, None)
+    return meta
+
+
+def _file_metadata(p: Path) -> dict[str, Any]:
     if output_format(p) == "parquet":
         import pyarrow.parquet as pq
 
@@ -180,7 +220,8 @@ def read_metadata(path: str | os.PathLike) -> dict[str, Any]:
         return {k.decode()[len("fdpkit."):]: json.loads(v) for k, v in raw.items()
                 if k.decode().startswith("fdpkit.")}
     m = metadata_path(p)
-    return json.loads(m.read_text(encoding="utf-8")) if m.is_file() else {}
+    meta = json.loads(m.read_text(encoding="utf-8")) if m.is_file() else {}
+    return meta if isinstance(meta, dict) else {}
 
 
 def _parse_cell(col: str, text: str) -> Any:
@@ -240,7 +281,9 @@ def read_table(path: str | os.PathLike) -> list[dict[str, Any]]:
         (``output``) The file is not a sweep table: not UTF-8, empty, without the columns
         every sweep row has (``noise_multiplier``, ``delta``, ``discretization``), a line with
         another number of fields than the header, a value that does not parse, or a value no
-        sweep writes (:func:`bad_value`: NaN, a negative number, a TPR above 1).
+        sweep writes (:func:`bad_value`: NaN, a negative number, a TPR above 1), or rows that
+        do not match the digest written with them (:func:`rows_digest`; a table written
+        without one, by an earlier fdpkit, is read as it is).
     """
     p = Path(path)
     if not p.is_file():
@@ -261,7 +304,7 @@ def read_table(path: str | os.PathLike) -> list[dict[str, Any]]:
             why = bad_value(row)
             if why is not None:
                 raise not_a_table(p, f"row {i + 1}: {why}")
-        return rows
+        return _check_digest(p, rows)
     try:
         text = p.read_text(encoding="utf-8-sig")  # a table re-saved by a spreadsheet may start with a BOM
     except UnicodeDecodeError:
@@ -291,4 +334,19 @@ def read_table(path: str | os.PathLike) -> list[dict[str, Any]]:
             rows.append({k: v for k, v in row.items() if v is not None})
     except csv.Error as exc:
         raise not_a_table(p, f"not CSV: {exc}") from None
+    return _check_digest(p, rows)
+
+
+def _check_digest(p: Path, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``rows`` of ``p``, when they match the digest written with them (a table without one,
+    written before fdpkit wrote digests, is taken as it is)."""
+    try:
+        meta = _file_metadata(p)
+    except (OSError, ValueError):
+        raise not_a_table(p, f"its metadata {str(metadata_path(p))!r} is not readable JSON") from None
+    want = meta.get(DIGEST_KEY)
+    if want is not None and want != rows_digest(rows):
+        where = "key-value metadata" if output_format(p) == "parquet" else repr(str(metadata_path(p)))
+        raise not_a_table(p, f"its rows do not match the digest the sweep wrote with them ({DIGEST_KEY} in "
+                             f"its {where}): a value was changed after the sweep wrote it")
     return rows
