@@ -14,6 +14,7 @@ import numpy as np
 
 from fdpkit._numerics import check_probability, check_scalar
 from fdpkit.accounting._resolution import choose_discretization
+from fdpkit.accounting.entry_point import check_fits_memory
 from fdpkit.accounting.result import DISCRETIZATION_DEFAULT
 from fdpkit.sweep import store
 from fdpkit.errors import ParameterError
@@ -223,6 +224,14 @@ def run_sweep(
         Replace an existing ``output`` that is not a table of this sweep (default: refuse it;
         a table of this sweep is resumed either way).
 
+    Raises
+    ------
+    fdpkit.accounting.cost.BudgetExceeded
+        Before any setting is accounted, when one would not fit this machine's memory at its
+        discretization (:func:`fdpkit.accounting.entry_point.check_fits_memory`, naming the
+        parameter to change); on a Dask cluster given by ``scheduler`` or ``client`` each
+        worker checks its own memory as its settings come.
+
     Returns
     -------
     SweepResult
@@ -261,6 +270,10 @@ def run_sweep(
     discs = [options["discretization"] if options["discretization"] is not None
              else _rule_discretization(s) for s in settings]
     settings = [{**s, "discretization": d} for s, d in zip(settings, discs)]
+    if scheduler is None and client is None:  # workers on this machine: every setting's memory, before any work
+        for s in settings:  # (a setting beyond it was refused only when its turn came, after the others ran)
+            if refusal(s) is None:
+                check_fits_memory(mechanism_for(s), s["discretization"])
 
     def tagged(s: Mapping[str, Any]) -> dict[str, Any]:
         return {**s, "delta": options["delta"]}
