@@ -74,3 +74,7 @@ def test_other_form_routes_refuse_before_any_work(client):
     files = {"members": ("m.csv", b"0.9\n0.8\n0.7\n"), "nonmembers": ("n.csv", b"0.1\n0.2\n0.3\n")}
     r = client.post("/api/audit/upload", files=files, data={"delta": ["1e-5", "0.5"]})
     assert r.status_code == 422 and r.json()["parameter"] == "delta", r.text
+
+
+def test_a_repeated_query_field_the_page_does_not_read_is_left_alone(client):
+    assert client.get("/calculator?utm=a&utm=b").status_code == 200

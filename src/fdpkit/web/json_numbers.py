@@ -73,7 +73,7 @@ class CheckedJSONRoute(APIRoute):
                 response = await handler(CheckedRequest(request.scope, request.receive, request._send))
             finally:
                 repeated_fields.finish(token)
-            refusal = repeated_fields.answered_anyway(record, response.status_code)
+            refusal = repeated_fields.answered_anyway(record, response.status_code, request.method)
             if refusal is not None:
                 raise refusal
             return response

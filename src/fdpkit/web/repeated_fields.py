@@ -8,7 +8,7 @@ reader (all routers use ``CheckedJSONRoute``), which finds the repeated fields i
 - on the calculator's pages (:data:`FORM_PAGES`, which compute nothing when a field is wrong
   and write nothing), each repeated field is refused beside the field, the other fields kept:
   :class:`fdpkit.web.common.FormErrors` and :func:`fdpkit.web.forms.parse_form` start with
-  :func:`refused`; should a page answer such a form with a success anyway, the route answers 422;
+  :func:`refused`; should a page answer such a POSTed form with a success anyway, the route answers 422;
 - on every other route (the ledger's forms, downloads, the multipart API), the form is refused
   as it is read, before any work or write: :class:`RepeatedField` (422, the message naming the field).
 
@@ -111,10 +111,11 @@ def check_form(items: Iterable[tuple[str, Any]]) -> None:
     raise RepeatedField(message, name)
 
 
-def answered_anyway(record: dict[str, str] | None, status: int) -> RepeatedField | None:
-    """The refusal to answer with when a page answered a form with repeated fields as a
-    success (a page that did not read its errors first); None when it refused them."""
-    if not record or status >= 400:
+def answered_anyway(record: dict[str, str] | None, status: int, method: str = "POST") -> RepeatedField | None:
+    """The refusal to answer with when a page answered a POSTed form with repeated fields as a
+    success (a page that did not read its errors first); None when it refused them. (A link's
+    repeated query field that the page did not read, ``/calculator?utm=a&utm=b``, is left alone.)"""
+    if not record or status >= 400 or method in ("GET", "HEAD"):
         return None
     name, message = next(iter(record.items()))
     return RepeatedField(message, name)
