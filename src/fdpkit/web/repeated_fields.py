@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from contextvars import ContextVar
 from typing import Any, Iterable
+from urllib.parse import parse_qsl
 
 from starlette.exceptions import HTTPException
 
@@ -86,8 +87,6 @@ def start(path: str, method: str, query_string: bytes) -> tuple[Any, dict[str, s
         return _RECORD.set(None), None
     record: dict[str, str] = {}
     if method in ("GET", "HEAD") and query_string:
-        from urllib.parse import parse_qsl
-
         record.update(repeated(parse_qsl(query_string.decode("latin-1"), keep_blank_values=True)))
     return _RECORD.set(record), record
 
