@@ -81,15 +81,16 @@ SERVER_START_S = 60
 
 
 @contextmanager
-def serve(app, *, log_level: str = "warning"):
-    """Run ``app`` under uvicorn with the production settings (``fdpkit.web.server.server_config``)
-    on a free port of 127.0.0.1, in a daemon thread; yield its base URL."""
+def serve(app, *, log_level: str = "warning", **config):
+    """Run ``app`` under uvicorn with the production settings (``fdpkit.web.server.server_config``,
+    given ``config``, e.g. ``forwarded_allow_ips``) on a free port of 127.0.0.1, in a daemon
+    thread; yield its base URL."""
     import uvicorn
 
     from fdpkit.web.server import server_config
 
     port = _free_port()
-    server = uvicorn.Server(server_config(app, host="127.0.0.1", port=port, log_level=log_level))
+    server = uvicorn.Server(server_config(app, host="127.0.0.1", port=port, log_level=log_level, **config))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + SERVER_START_S

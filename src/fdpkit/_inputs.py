@@ -137,11 +137,44 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+class _NotAFloat:
+    """A number literal of :func:`load_json` that no float is: ``NaN``, ``Infinity``, ``1e400``."""
+
+    def __init__(self, text: str, why: str) -> None:
+        self.text, self.why = text, why
+
+
+def _float_or_not(text: str) -> Any:
+    why = beyond_floats(text)
+    return _NotAFloat(text, why) if why is not None else float(text)
+
+
+def _constant(text: str) -> _NotAFloat:
+    return _NotAFloat(text, f"{text} is not a number JSON allows (only finite numbers are)")
+
+
+def _first_not_a_float(data: Any, where: str = "") -> tuple[str, _NotAFloat] | None:
+    """The path (``phases[1].sigma``) and literal of the first :class:`_NotAFloat` in ``data``."""
+    stack = [(where, data)]
+    while stack:
+        at, item = stack.pop()
+        if isinstance(item, _NotAFloat):
+            return at, item
+        if isinstance(item, dict):
+            stack.extend(reversed([(f"{at}.{k}" if at else str(k), v) for k, v in item.items()]))
+        elif isinstance(item, list):
+            stack.extend(reversed([(f"{at}[{i}]", v) for i, v in enumerate(item)]))
+    return None
+
+
 def load_json(text: str | bytes, name: str, *, parameter: str | None = None, parse_float: Any = None) -> Any:
     """JSON a user wrote (a mechanism spec, a schedule), strictly: a ParameterError (its
     message starting with ``name``, its ``parameter`` that argument, default ``name``) for text that is not JSON, nesting deeper than the parser holds, an integer
-    longer than Python converts (4,300 digits) and an object naming one key twice (``json``
-    keeps the last: ``{"sigma": 1, "sigma": 0.01}`` was accounted at sigma 0.01).
+    longer than Python converts (4,300 digits), an object naming one key twice (``json``
+    keeps the last: ``{"sigma": 1, "sigma": 0.01}`` was accounted at sigma 0.01) and a number
+    no float is, named by its field: ``NaN``, ``Infinity`` (which ``json`` reads although JSON
+    has no such literals) and a literal beyond the floats (``1e400`` was read as inf,
+    ``1e-400`` as 0; see :func:`beyond_floats`). A ``parse_float`` given reads the decimal literals instead.
 
     >>> load_json('{"kind": "gaussian", "sigma": 2}', "mechanism")
     {'kind': 'gaussian', 'sigma': 2}
@@ -149,9 +182,14 @@ def load_json(text: str | bytes, name: str, *, parameter: str | None = None, par
     Traceback (most recent call last):
     ...
     fdpkit.errors.ParameterError: mechanism names the field 'sigma' twice
+    >>> load_json('{"kind": "gaussian", "sigma": 1e400}', "mechanism")
+    Traceback (most recent call last):
+    ...
+    fdpkit.errors.ParameterError: mechanism: sigma: '1e400' is beyond the largest number (about 1.8e308)
     """
     try:
-        return json.loads(text, object_pairs_hook=_unique_keys, parse_float=parse_float)
+        data = json.loads(text, object_pairs_hook=_unique_keys, parse_float=parse_float or _float_or_not,
+                          parse_constant=_constant)
     except json.JSONDecodeError as exc:
         raise ParameterError(f"{name} is not valid JSON: {exc}", parameter or name) from None
     except RecursionError:
@@ -165,6 +203,11 @@ def load_json(text: str | bytes, name: str, *, parameter: str | None = None, par
 
         raise ParameterError(f"{name} holds a number with more than {sys.get_int_max_str_digits():,} digits",
                              parameter or name) from None
+    found = _first_not_a_float(data)
+    if found is not None:
+        where, literal = found
+        raise ParameterError(f"{name}: {where + ': ' if where else ''}{literal.why}", parameter or name)
+    return data
 
 
 def _exp_text(x: float) -> str:

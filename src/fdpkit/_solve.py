@@ -124,7 +124,7 @@ def solve_monotone(
         return SolveResult(from_t(a), True, count, (from_t(a), from_t(a)))
     if fb == 0.0:
         return SolveResult(from_t(b), True, count, (from_t(b), from_t(b)))
-    if fa * fb > 0:
+    if not fa * fb < 0:  # no sign change, or a NaN at an end (brentq raised a bare ValueError on it)
         return SolveResult(
             math.nan,
             False,

@@ -32,6 +32,15 @@ HOSTILE = {
     "kind is a list": ('{"kind": ["gaussian"], "sigma": 1}', "mechanism kind must be one of"),
     "kind is an object": ('{"kind": {"a": 1}, "sigma": 1}', "mechanism kind must be one of"),
     "nested too deeply": ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+    # json reads 1e-400 as 0: this (1, 1e-400)-DP spec was accounted as pure 1-DP (delta 0)
+    "delta below the floats": ('{"kind": "approx_dp", "epsilon": 1, "delta": 1e-400}',
+                               "delta: '1e-400' is too small to tell from 0"),
+    # json reads 1e400 as inf, and NaN / Infinity although JSON has no such literals: they were
+    # refused only later, as "got inf" (not the number written) or not at all where inf is allowed
+    "number beyond the floats": ('{"kind": "gaussian", "sigma": 1e400}', "sigma: '1e400' is beyond the largest number"),
+    "NaN literal": ('{"kind": "gaussian", "sigma": NaN}', "sigma: NaN is not a number JSON allows"),
+    "Infinity literal, nested": ('{"kind": "repeated", "times": 2, "inner": {"kind": "pure_dp", "epsilon": -Infinity}}',
+                                 "inner.epsilon: -Infinity is not a number JSON allows"),
 }
 
 

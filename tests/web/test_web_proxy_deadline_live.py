@@ -1,5 +1,5 @@
-"""Behind a reverse proxy (X-Forwarded-For from a trusted address: uvicorn's default trusts
-127.0.0.1), the request deadline must still end when the request has arrived. uvicorn's proxy
+"""Behind a reverse proxy (X-Forwarded-For from a trusted address: here 127.0.0.1, named by
+``forwarded_allow_ips`` as ``fdpkit serve --forwarded-allow-ips`` does), the request deadline must still end when the request has arrived. uvicorn's proxy
 middleware rewrote the scope's ``client`` before EdgeMiddleware looked the connection up by
 it, so the lookup failed, the deadline was never disarmed, and every answer that took longer
 than ``request_timeout_s`` (10 s: a heavy report, logins waiting for a hash slot) was cut off:
@@ -26,7 +26,7 @@ def test_a_slow_answer_reaches_a_client_behind_a_proxy(serve_app):
         return {"ok": True}
 
     app.add_api_route("/test-slow", slow)
-    with serve_app(app) as url:
+    with serve_app(app, forwarded_allow_ips="127.0.0.1") as url:
         for headers in ({}, {"X-Forwarded-For": "203.0.113.9"}):  # direct, then through a proxy
             r = httpx.get(f"{url}/test-slow", headers=headers, timeout=30)
             assert r.status_code == 200 and r.json() == {"ok": True}, headers

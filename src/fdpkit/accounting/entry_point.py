@@ -83,6 +83,28 @@ from fdpkit.curves import GaussianCurve, TradeOffCurve, group_curve
 from fdpkit.mechanisms import DPSGD, Mechanism, Phase, training_run
 
 
+def check_fits_memory(mechanism: Mechanism, discretization: float) -> None:
+    """Refuse, before any work, a mechanism whose accounting at ``discretization`` would not
+    fit this process's memory: what :func:`account` checks when no budget is given (a single
+    step's privacy-loss grid, then the composition's peak memory), with the same
+    :class:`~fdpkit.accounting.cost.BudgetExceeded` (a ParameterError naming the parameter to
+    change). Mechanisms :func:`account` answers without a PLD (closed forms, Rényi guarantees,
+    shuffled DP-SGD) always pass. A sweep checks every setting with it before running any
+    (:func:`fdpkit.sweep.run_sweep`)."""
+    d = check_discretization(discretization)
+    run = training_run(mechanism)
+    if run is not None:
+        if closed_form_curve(run) is not None or run.sampling == "shuffled":
+            return
+        # dpsgd(0.5, 0.5, 10**6) under an 8 GB ulimit ended in a bare MemoryError: its
+        # composed grid of 7.7e8 points needs about 49 GB
+        mechanism = run
+    elif contains_renyi(mechanism) or closed_form_curve(mechanism) is not None:
+        return
+    check_leaf_grids(mechanism, d)
+    check_machine_memory(mechanism, d)
+
+
 def account(mechanism: Mechanism, *, discretization: float = DISCRETIZATION_DEFAULT,
             budget: Any = None) -> Accounting:
     """Account ``mechanism``: its certified trade-off curve and privacy profile.
@@ -124,12 +146,8 @@ def account(mechanism: Mechanism, *, discretization: float = DISCRETIZATION_DEFA
     if run is not None:
         if budget is not None:
             estimate_cost(run, d).check(budget)
-        elif closed_form_curve(run) is None and run.sampling != "shuffled":
-            # no budget: still refuse a step, or a composition, beyond this process's memory
-            # (dpsgd(0.5, 0.5, 10**6) under an 8 GB ulimit ended in a bare MemoryError: its
-            # composed grid of 7.7e8 points needs about 49 GB)
-            check_leaf_grids(run, d)
-            check_machine_memory(run, d)
+        else:
+            check_fits_memory(run, d)
         kept = _take_kept(run, d)
         return kept if kept is not None else account_dpsgd(run, d)
     if contains_renyi(mechanism):  # zCDP / RDP guarantees: accounting/rdp.py
@@ -139,9 +157,8 @@ def account(mechanism: Mechanism, *, discretization: float = DISCRETIZATION_DEFA
         return Accounting(mechanism, exact, "closed form", None)
     if budget is not None:
         estimate_cost(mechanism, d).check(budget)
-    else:  # no budget: still refuse a step, or a composition, larger than the machine's memory
-        check_leaf_grids(mechanism, d)
-        check_machine_memory(mechanism, d)
+    else:
+        check_fits_memory(mechanism, d)
     pld = build_pld(mechanism, d)
     profile = PldProfile(pld)
     acc = Accounting(mechanism, curve_from_pld(pld, profile), "PLD", d, pld)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from fdpkit.errors import ParameterError
 from fdpkit._numerics import check_nonnegative, check_probability, check_scalar
 from fdpkit.accounting._pld_adapter import as_dp_accounting
 from fdpkit.accounting.profile import PldProfile
@@ -27,7 +28,7 @@ def check_discretization(discretization: Any) -> float:
     d = check_scalar("discretization", discretization)
     lo, hi = DISCRETIZATION_RANGE
     if not (lo <= d <= hi):
-        raise ValueError(f"discretization must be in [{lo:g}, {hi:g}], got {discretization!r}")
+        raise ParameterError(f"discretization must be in [{lo:g}, {hi:g}], got {discretization!r}", "discretization")
     return d
 
 

@@ -202,7 +202,7 @@ class AuditResult:
         """
         a = check_scalar("fpr", fpr)
         if not 0.0 <= a <= 1.0:
-            raise ValueError(f"fpr must be in [0, 1], got {fpr!r}")
+            raise ParameterError(f"fpr must be in [0, 1], got {fpr!r}", "fpr")
         ok = self.roc_fpr <= a
         return float(np.max(self.roc_tpr[ok])) if ok.any() else 0.0
 
@@ -550,19 +550,19 @@ def audit_from_counts(true_positives: Any, false_positives: Any, members: Any, n
         raise ParameterError(f"true_positives must hold at most {MAX_THRESHOLDS:,} thresholds (one count each), "
                              f"got {k:,}", "true_positives")
     if len(fp) != k:
-        raise ValueError(f"false_positives must have one count per threshold like true_positives ({k}), got {len(fp)}")
+        raise ParameterError(f"false_positives must have one count per threshold like true_positives ({k}), got {len(fp)}", "false_positives")
     for name, arr in (("members", m), ("nonmembers", n)):
         if len(arr) not in (1, k):
-            raise ValueError(f"{name} must be one number or one per threshold ({k}), got {len(arr)}")
+            raise ParameterError(f"{name} must be one number or one per threshold ({k}), got {len(arr)}", name)
         if (arr < 1).any():
-            raise ValueError(f"{name} must be >= 1, got {float(arr[arr < 1][0])!r}")
+            raise ParameterError(f"{name} must be >= 1, got {float(arr[arr < 1][0])!r}", name)
     m, n = np.broadcast_to(m, (k,)).astype(float), np.broadcast_to(n, (k,)).astype(float)
     if (tp > m).any():
         i = int(np.flatnonzero(tp > m)[0])
-        raise ValueError(f"true_positives must be <= members, got {tp[i]:g} > {m[i]:g} (at index {i})")
+        raise ParameterError(f"true_positives must be <= members, got {tp[i]:g} > {m[i]:g} (at index {i})", "true_positives", ("true_positives", "members"))
     if (fp > n).any():
         i = int(np.flatnonzero(fp > n)[0])
-        raise ValueError(f"false_positives must be <= nonmembers, got {fp[i]:g} > {n[i]:g} (at index {i})")
+        raise ParameterError(f"false_positives must be <= nonmembers, got {fp[i]:g} > {n[i]:g} (at index {i})", "false_positives", ("false_positives", "nonmembers"))
     level = bonferroni_level(conf, k)
     points = _bounded(None, fp, tp, n, m, level, d)
     order = np.argsort(points.fpr, kind="stable")

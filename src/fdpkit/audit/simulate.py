@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from fdpkit.errors import ParameterError
 from fdpkit._numerics import check_real
 from fdpkit.accounting import closed_form_curve
 from fdpkit.audit.empirical import run_audit
@@ -79,9 +80,9 @@ def _losses(mech: Any, rng: np.random.Generator, n: int, member: bool) -> np.nda
     """n independent privacy losses L of ``mech`` under the member or non-member hypothesis."""
     plain = mech.elementary() if hasattr(mech, "elementary") else mech
     if plain is None:  # a DP-SGD run without an elementary form
-        raise ValueError(f"DP-SGD with sampling {mech.sampling!r}, relation {mech.relation!r}"
-                         f"{' and group privacy' if mech.examples_per_user else ''} cannot be simulated; "
-                         "simulation covers Poisson add-remove/zero-out and shuffled batches")
+        raise ParameterError(f"DP-SGD with sampling {mech.sampling!r}, relation {mech.relation!r}"
+                             f"{' and group privacy' if mech.examples_per_user else ''} cannot be simulated; "
+                             "simulation covers Poisson add-remove/zero-out and shuffled batches", "mechanism")
     mech = plain
     mu = _gaussian_mu(mech)
     if mu is not None:
@@ -123,9 +124,9 @@ def _losses(mech: Any, rng: np.random.Generator, n: int, member: bool) -> np.nda
         for part in mech.parts:
             total += _losses(part, rng, n, member)
         return total
-    raise ValueError(f"mechanism {mech.kind!r} describes a class of mechanisms, not one that can be simulated; "
-                     "simulate a concrete one (gaussian, laplace, randomized_response, subsampled, "
-                     "repeated, composed, dpsgd)")
+    raise ParameterError(f"mechanism {mech.kind!r} describes a class of mechanisms, not one that can be simulated; "
+                         "simulate a concrete one (gaussian, laplace, randomized_response, subsampled, "
+                         "repeated, composed, dpsgd)", "mechanism")
 
 
 def _scores(mech: Any, rng: np.random.Generator, n: int, member: bool) -> np.ndarray:
@@ -181,10 +182,10 @@ def simulate_attack(mechanism: Any, *, trials: int, seed: int | None) -> Simulat
     """
     mech = mechanism_from_dict(mechanism) if isinstance(mechanism, dict) else mechanism
     if not isinstance(mech, Mechanism):
-        raise ValueError(f"mechanism must be an fdpkit mechanism, got {type(mechanism).__name__}")
+        raise ParameterError(f"mechanism must be an fdpkit mechanism, got {type(mechanism).__name__}", "mechanism")
     t = int(check_real("trials", trials, low=1, high=MAX_TRIALS, integer=True, scalar=True))
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
-        raise ValueError(f"seed must be a whole number >= 0 or None, got {seed!r}")
+        raise ParameterError(f"seed must be a whole number >= 0 or None, got {seed!r}", "seed")
     rng = np.random.default_rng(seed)
     out = {}
     for member in (True, False):

@@ -249,17 +249,17 @@ def calibrate_dpsgd(
               drop_last=drop_last)
     if target is None:
         if missing:
-            raise ValueError("give a target (mu, epsilon, tpr, advantage or posterior) to solve for "
-                             f"{', '.join(missing)}, or give every training parameter to account the run")
+            raise ParameterError("give a target (mu, epsilon, tpr, advantage or posterior) to solve for "
+                                 f"{', '.join(missing)}, or give every training parameter to account the run", missing[0], tuple(missing))
         m = dpsgd(**kw)
         d = choose_discretization(m, budget=budget)[0] if discretization is None else discretization
         acc = account(m, discretization=d, budget=budget)
         ach = achieved_values(acc, None, alpha_min)
         return CalibrationResult("mu", ach["mu"], ach["mu"], True, 1, 0, "", "", ach, m, discretization=d)
     if len(missing) != 1:
-        raise ValueError(
+        raise ParameterError(
             "exactly one of noise_multiplier, sample_rate (or batch_size), steps (or epochs) must be left out "
-            f"to be solved for, got {len(missing)} left out ({', '.join(missing) or 'none'})")
+            f"to be solved for, got {len(missing)} left out ({', '.join(missing) or 'none'})", (missing or ["noise_multiplier"])[0], tuple(missing))
     unknown = missing[0]
     fixed_batches = sampling in ("fixed-size", "shuffled", "truncated-poisson")
     if unknown == "sample_rate" and dataset_size is not None and (fixed_batches or epochs is not None):
@@ -273,10 +273,10 @@ def calibrate_dpsgd(
         a_min = float(check_real("alpha_min", alpha_min, low=0.0, high=0.5, high_open=True, scalar=True))
         ceiling = _mu_ceiling(a_min)
         if target.value >= ceiling:
-            raise ValueError(
+            raise ParameterError(
                 f"mu must be below {ceiling:.4g} for a numeric curve fitted with alpha_min={a_min:g}, got {mu!r}: "
                 f"the fit certifies no finite mu above 2 z(alpha_min) = {ceiling:.4g} (it reads inf there), so "
-                "every run with a finite mu already meets this target; give a smaller mu, or a smaller alpha_min")
+                "every run with a finite mu already meets this target; give a smaller mu, or a smaller alpha_min", "mu", ("mu", "alpha_min"))
     if max_steps is not None and p.unknown == "steps":
         p.hi = float(min(p.hi, int(max_steps)))
     if min_noise_multiplier is not None and p.unknown == "noise_multiplier":

@@ -58,7 +58,12 @@ def _first_run_token(db: Optional[str], base: str) -> Optional[str]:
 def serve(host: str = typer.Option("127.0.0.1", help="Address to listen on."),
           port: int = typer.Option(8000, help="Port to listen on."),
           db: Optional[str] = typer.Option(None, "--db", help="Ledger URL or SQLite file for the /ledger pages "
-                                                              "(default: FDPKIT_LEDGER, else the user's data directory).")) -> None:
+                                                              "(default: FDPKIT_LEDGER, else the user's data directory)."),
+          forwarded_allow_ips: Optional[str] = typer.Option(
+              None, "--forwarded-allow-ips", metavar="<addresses>",
+              help="Reverse proxies (comma-separated addresses or networks, or *) whose X-Forwarded-For "
+                   "names the client, e.g. 127.0.0.1 behind a local nginx (default: FORWARDED_ALLOW_IPS "
+                   "if set, else none: the connection's peer is the client the login limit counts).")) -> None:
     """Start the web calculator (and the privacy-budget ledger pages)."""
     import uvicorn
 
@@ -72,4 +77,4 @@ def serve(host: str = typer.Option("127.0.0.1", help="Address to listen on."),
     # request deadline, keep-alive timeout and connection cap from the app's Limits; the
     # workers warm at start, so that no request waits for imports and cold caches
     app = create_app(Limits(warm_workers=True), ledger_url=db, setup_token=token)
-    uvicorn.Server(server_config(app, host=host, port=port)).run()
+    uvicorn.Server(server_config(app, host=host, port=port, forwarded_allow_ips=forwarded_allow_ips)).run()

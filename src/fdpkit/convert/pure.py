@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
+from fdpkit.errors import ParameterError
 from fdpkit._numerics import (
     check_nonnegative,
     check_real,
@@ -64,9 +65,8 @@ def mu_from_pure_epsilon(
     """
     chosen = [k for k, v in (("fpr", fpr), ("recall", recall), ("delta", delta)) if v is not None]
     if len(chosen) > 1:
-        raise ValueError(
-            f"give at most one of fpr, recall, delta (one risk semantics), got {', '.join(chosen)}"
-        )
+        raise ParameterError(
+            f"give at most one of fpr, recall, delta (one risk semantics), got {', '.join(chosen)}", chosen[0], tuple(chosen))
     eps = check_nonnegative("epsilon", epsilon)
     if not chosen:
         # 2 isf(1 / (1 + e^eps)); past eps ~ 700 the probability leaves the normal floats
@@ -108,9 +108,9 @@ def mu_rule_of_thumb(epsilon: Any, divisor: float = 5.0) -> float | np.ndarray:
     eps = check_nonnegative("epsilon", epsilon)
     div = check_real("divisor", divisor, allow_inf=True, scalar=True)
     if not (0 < div < math.inf):
-        raise ValueError(f"divisor must be a positive number, got {divisor!r}")
+        raise ParameterError(f"divisor must be a positive number, got {divisor!r}", "divisor")
     with np.errstate(over="ignore"):
         mu = eps / div
     if not np.isfinite(mu).all():
-        raise ValueError(f"divisor: epsilon / divisor overflows, got divisor={divisor!r}")
+        raise ParameterError(f"divisor: epsilon / divisor overflows, got divisor={divisor!r}", "divisor")
     return scalar_or_array(mu, epsilon)

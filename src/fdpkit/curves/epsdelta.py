@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from fdpkit._numerics import ParameterError
 from fdpkit._numerics import EPSILON_MAX, check_real, check_positive, check_probability, check_scalar
 from fdpkit._numerics import norm_isf, MU_SAFETY_RTOL
 from fdpkit.curves.base import TradeOffCurve
@@ -147,7 +148,7 @@ class UniformSamplingCurve(EpsDeltaCurve):
         mu = check_scalar("mu", check_positive("mu", mu))
         n_val = check_scalar("n", check_positive("n", n))
         if n_val != int(n_val):
-            raise ValueError(f"n must be a positive integer, got {n!r}")
+            raise ParameterError(f"n must be a positive integer, got {n!r}", "n")
         self.mu = mu
         self.n = int(n_val)
         super().__init__(0.0, -math.expm1(-mu) / self.n)

@@ -103,7 +103,7 @@ class PiecewiseLinearCurve(TradeOffCurve):
     >>> PiecewiseLinearCurve([0, 0.2, 0.4, 1], [1, 0.75, 0.3, 0])
     Traceback (most recent call last):
     ...
-    ValueError: beta must be convex in alpha: beta[1]=0.75 lies 0.1 above the chord of its neighbours at alpha=0.2
+    fdpkit.errors.ParameterError: beta must be convex in alpha: beta[1]=0.75 lies 0.1 above the chord of its neighbours at alpha=0.2
     """
 
     # set on every instance, except that a curve built from its symmetric half builds its
@@ -136,31 +136,28 @@ class PiecewiseLinearCurve(TradeOffCurve):
             b = as_float_array("beta", beta).ravel()
             check_probability("beta", b)
         if b is None and t is None:
-            raise ValueError("beta (or tpr) must be given, got None")
+            raise ParameterError("beta (or tpr) must be given, got None", "beta")
         if b is not None and t is not None:
             if len(b) != len(t):
-                raise ValueError(
-                    f"beta and tpr must have the same length, got {len(b)} and {len(t)}"
-                )
+                raise ParameterError(
+                    f"beta and tpr must have the same length, got {len(b)} and {len(t)}", "tpr", ("beta", "tpr"))
             gap = np.abs(b + t - 1.0)
             # internal hulls (_hull) combine safety-margined vertices: their beta and TPR
             # are reconciled pessimistically in _validate instead
             if (gap > 1e-12).any() and not _hull:
                 i = int(np.argmax(gap))
-                raise ValueError(
-                    f"beta and tpr must add up to 1, got beta[{i}] + tpr[{i}] = {float(b[i] + t[i])!r}"
-                )
+                raise ParameterError(
+                    f"beta and tpr must add up to 1, got beta[{i}] + tpr[{i}] = {float(b[i] + t[i])!r}", "tpr", ("beta", "tpr"))
         elif t is None:
             t = 1.0 - b
         else:
             b = 1.0 - t
         other_name = "tpr" if tpr is not None else "beta"
         if len(a) != len(t):
-            raise ValueError(
-                f"alpha and {other_name} must have the same length, got {len(a)} and {len(t)}"
-            )
+            raise ParameterError(
+                f"alpha and {other_name} must have the same length, got {len(a)} and {len(t)}", other_name, ("alpha", other_name))
         if len(a) < 2:
-            raise ValueError(f"alpha and {other_name} need at least 2 points (a piecewise-linear curve), got {len(a)}")
+            raise ParameterError(f"alpha and {other_name} need at least 2 points (a piecewise-linear curve), got {len(a)}", "alpha", ("alpha", other_name))
         check_probability("alpha", a)
         self._alpha, self._beta_v, self._tpr_v = self._validate(
             a, b, t, float(tol), skip_convexity=_hull
@@ -281,44 +278,39 @@ class PiecewiseLinearCurve(TradeOffCurve):
         a: np.ndarray, b: np.ndarray, t: np.ndarray, tol: float, skip_convexity: bool = False
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if a[0] != 0.0 or a[-1] != 1.0:
-            raise ValueError(
+            raise ParameterError(
                 f"alpha must start at 0 and end at 1, got alpha[0]={float(a[0])!r}, "
-                f"alpha[-1]={float(a[-1])!r}"
-            )
+                f"alpha[-1]={float(a[-1])!r}", "alpha")
         da = np.diff(a)
         if (da < 0).any():
             i = int(np.flatnonzero(da < 0)[0])
-            raise ValueError(
+            raise ParameterError(
                 f"alpha must be non-decreasing, got alpha[{i + 1}]={float(a[i + 1])!r} < "
-                f"alpha[{i}]={float(a[i])!r}"
-            )
+                f"alpha[{i}]={float(a[i])!r}", "alpha")
         if (da == 0).any():  # collapse repeated alphas to the smallest beta (largest TPR)
             starts = np.flatnonzero(np.concatenate([[True], da > 0]))
             a, t, b = a[starts], np.maximum.reduceat(t, starts), np.minimum.reduceat(b, starts)
         rise = np.diff(b)
         if (rise > tol).any() and not skip_convexity:
             i = int(np.flatnonzero(rise > tol)[0])
-            raise ValueError(
+            raise ParameterError(
                 f"beta must be non-increasing, got beta[{i + 1}]={float(b[i + 1])!r} > "
-                f"beta[{i}]={float(b[i])!r} at alpha={float(a[i + 1])!r}"
-            )
+                f"beta[{i}]={float(b[i])!r} at alpha={float(a[i + 1])!r}", "beta")
         excess = t - a  # TPR >= alpha  <=>  beta <= 1 - alpha
         if (excess < -tol).any() and not skip_convexity:
             i = int(np.flatnonzero(excess < -tol)[0])
-            raise ValueError(
+            raise ParameterError(
                 f"beta must be <= 1 - alpha, got beta[{i}]={float(b[i])!r} > "
-                f"1 - alpha = {float(1 - a[i])!r}"
-            )
+                f"1 - alpha = {float(1 - a[i])!r}", "beta")
         if len(a) >= 3 and not skip_convexity:
             w = (a[1:-1] - a[:-2]) / (a[2:] - a[:-2])
             chord = b[:-2] + w * (b[2:] - b[:-2])
             above = b[1:-1] - chord
             if (above > tol).any():
                 i = int(np.flatnonzero(above > tol)[0]) + 1
-                raise ValueError(
+                raise ParameterError(
                     f"beta must be convex in alpha: beta[{i}]={float(b[i])!r} lies "
-                    f"{above[i - 1]:.3g} above the chord of its neighbours at alpha={float(a[i])!r}"
-                )
+                    f"{above[i - 1]:.3g} above the chord of its neighbours at alpha={float(a[i])!r}", "beta")
         # pessimistic repairs within tolerance: beta <= 1 - alpha, non-increasing, convex hull
         over = t < a
         t = np.where(over, a, t)

@@ -114,9 +114,11 @@ def curve_from_points(fpr: Any, fnr: Any, *, bound: str = "lower") -> PiecewiseL
     bound = check_choice("bound", bound, BOUNDS)
     a, b = _numbers("fpr", fpr, fnr), _numbers("fnr", fnr, fpr)
     if a.ndim != 1 or b.ndim != 1:
-        raise ParameterError(f"fpr and fnr must be 1-D lists of numbers, got shapes {a.shape} and {b.shape}", "fpr")
+        raise ParameterError(f"fpr and fnr must be 1-D lists of numbers, got shapes {a.shape} and {b.shape}", "fpr",
+                             ("fpr", "fnr"))
     if a.size != b.size:
-        raise ParameterError(f"fpr and fnr must have the same length, got {a.size} and {b.size}", "fpr")
+        raise ParameterError(f"fpr and fnr must have the same length, got {a.size} and {b.size}", "fpr",
+                             ("fpr", "fnr"))
     if not 1 <= a.size <= MAX_POINTS:
         raise ParameterError(f"fpr and fnr must have 1 to {MAX_POINTS} points, got {a.size}", "fpr")
     for name, v in (("fpr", a), ("fnr", b)):

@@ -92,6 +92,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from fdpkit._numerics import ParameterError
 from fdpkit._numerics import as_float_array, check_nonnegative, check_real, check_scalar, log1mexp
 from fdpkit.curves._renyi_envelope import add_kl_lines, envelope
 from fdpkit.curves._renyi_envelope import refine as refine_lines
@@ -109,8 +110,8 @@ MAX_LINES = 200_000
 def _check_points(points: Any, n_orders: int) -> int:
     points = check_real("points", points, low=2, high=MAX_POINTS, integer=True, scalar=True)
     if points * max(n_orders, 1) > MAX_LINES:
-        raise ValueError(f"points must be at most {MAX_LINES // max(n_orders, 1):,} for {n_orders} orders "
-                         f"(at most {MAX_LINES:,} tangent lines in all), got {points!r}")
+        raise ParameterError(f"points must be at most {MAX_LINES // max(n_orders, 1):,} for {n_orders} orders "
+                             f"(at most {MAX_LINES:,} tangent lines in all), got {points!r}", "points")
     return points
 
 
@@ -155,29 +156,29 @@ def check_rdp(orders: Any, epsilons: Any) -> tuple[np.ndarray, np.ndarray]:
     >>> check_rdp([1.0], [0.1])
     Traceback (most recent call last):
     ...
-    ValueError: orders must be > 1, got 1.0 (at index 0)
+    fdpkit.errors.ParameterError: orders must be > 1, got 1.0 (at index 0)
     """
     o = as_float_array("orders", orders)
     e = as_float_array("epsilons", epsilons)
     if o.ndim != 1 or o.size == 0:
-        raise ValueError(f"orders must be a non-empty list of numbers, got {orders!r}")
+        raise ParameterError(f"orders must be a non-empty list of numbers, got {orders!r}", "orders")
     if e.ndim != 1 or e.size == 0:
-        raise ValueError(f"epsilons must be a non-empty list of numbers, got {epsilons!r}")
+        raise ParameterError(f"epsilons must be a non-empty list of numbers, got {epsilons!r}", "epsilons")
     if o.size != e.size:
-        raise ValueError(f"orders and epsilons must have the same length, got {o.size} and {e.size}")
+        raise ParameterError(f"orders and epsilons must have the same length, got {o.size} and {e.size}", "epsilons", ("orders", "epsilons"))
     bad = ~(o > 1.0)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"orders must be > 1, got {float(o[i])!r} (at index {i})")
+        raise ParameterError(f"orders must be > 1, got {float(o[i])!r} (at index {i})", "orders")
     if (o > ORDER_MAX).any():
         i = int(np.flatnonzero(o > ORDER_MAX)[0])
-        raise ValueError(f"orders must be <= {ORDER_MAX:g}, got {float(o[i])!r} (at index {i})")
+        raise ParameterError(f"orders must be <= {ORDER_MAX:g}, got {float(o[i])!r} (at index {i})", "orders")
     check_nonnegative("epsilons", e, allow_inf=True)
     order = np.argsort(o, kind="stable")
     o, e = o[order], e[order]
     if (np.diff(o) == 0).any():
         i = int(np.flatnonzero(np.diff(o) == 0)[0])
-        raise ValueError(f"orders must be distinct, got {float(o[i])!r} twice")
+        raise ParameterError(f"orders must be distinct, got {float(o[i])!r} twice", "orders")
     drop = np.flatnonzero(np.diff(e) < 0)
     if drop.size:
         i = int(drop[0])

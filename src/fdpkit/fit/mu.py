@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fdpkit.errors import ParameterError
 from fdpkit._lazy import lazy_module
 
 if TYPE_CHECKING:
@@ -251,12 +252,11 @@ def fit_gdp(curve: TradeOffCurve, alpha_min: float = ALPHA_MIN_DEFAULT) -> GDPFi
     curve = _check_curve("curve", curve)
     alpha_min = check_scalar("alpha_min", alpha_min)
     if not (0.0 <= alpha_min < 0.5):
-        raise ValueError(f"alpha_min must be in [0, 0.5), got {alpha_min!r}")
+        raise ParameterError(f"alpha_min must be in [0, 0.5), got {alpha_min!r}", "alpha_min")
     if curve.bound == "upper":
-        raise ValueError(
+        raise ParameterError(
             "curve.bound is 'upper': an optimistic curve cannot certify a guarantee; "
-            "use an exact curve or a pessimistic (lower) bound"
-        )
+            "use an exact curve or a pessimistic (lower) bound", "curve")
     exact = curve._mu_exact()
     if exact is not None:
         return GDPFit(
@@ -340,7 +340,7 @@ def fit_gdp_adapted(curve: TradeOffCurve, alpha_min: float = ALPHA_MIN_DEFAULT,
         return fit
     floor = check_scalar("floor", floor)
     if not (0.0 < floor <= alpha_min):
-        raise ValueError(f"floor must be in (0, alpha_min], got {floor!r}")
+        raise ParameterError(f"floor must be in (0, alpha_min], got {floor!r}", "floor")
     k = math.floor(-math.log10(alpha_min) + 1e-9)
     a = alpha_min
     while a > floor * (1.0 + 1e-9):

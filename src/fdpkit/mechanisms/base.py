@@ -79,9 +79,9 @@ class Mechanism:
         if cls is Mechanism:
             return _from_dict(data, 0, [0])
         if not isinstance(data, dict):
-            raise ValueError(f"mechanism must be an object, got {type(data).__name__}")
+            raise ParameterError(f"mechanism must be an object, got {type(data).__name__}", "mechanism")
         if data.get("kind", cls.kind) != cls.kind:
-            raise ValueError(f"kind must be {cls.kind!r} for {cls.__name__}, got {data['kind']!r}")
+            raise ParameterError(f"kind must be {cls.kind!r} for {cls.__name__}, got {data['kind']!r}", "mechanism")
         return _fields_from_dict(cls, data, 0, [1])
 
     def children(self) -> tuple["Mechanism", ...]:
@@ -130,12 +130,12 @@ def _from_dict(data: Any, depth: int, count: list) -> Mechanism:
     if isinstance(data, Mechanism):
         return data
     if depth > MAX_SPEC_DEPTH:
-        raise ValueError(f"mechanism is nested more than {MAX_SPEC_DEPTH} levels deep")
+        raise ParameterError(f"mechanism is nested more than {MAX_SPEC_DEPTH} levels deep", "mechanism")
     count[0] += 1
     if count[0] > MAX_SPEC_NODES:
-        raise ValueError(f"mechanism has more than {MAX_SPEC_NODES:,} parts")
+        raise ParameterError(f"mechanism has more than {MAX_SPEC_NODES:,} parts", "mechanism")
     if not isinstance(data, dict):
-        raise ValueError(f"mechanism must be an object with a 'kind', got {type(data).__name__}")
+        raise ParameterError(f"mechanism must be an object with a 'kind', got {type(data).__name__}", "mechanism")
     kind = data.get("kind")
     cls = _REGISTRY.get(kind) if isinstance(kind, str) else None  # a list or object: no kind (was a TypeError)
     if cls is None:
@@ -152,22 +152,22 @@ def _fields_from_dict(cls: type[Mechanism], data: dict, depth: int, count: list)
     names = {f.name for f in fields(cls)}
     extra = set(data) - names - {"kind"}
     if extra:
-        raise ValueError(f"unknown field(s) for {kind!r}: {', '.join(sorted(extra))}")
+        raise ParameterError(f"unknown field(s) for {kind!r}: {', '.join(sorted(extra))}", "mechanism")
     kwargs = {k: v for k, v in data.items() if k != "kind"}
     if "inner" in kwargs:
         kwargs["inner"] = _from_dict(kwargs["inner"], depth + 1, count)
     if "parts" in kwargs:
         if not isinstance(kwargs["parts"], (list, tuple)):
-            raise ValueError(f"parts must be a list of mechanisms, got {kwargs['parts']!r}")
+            raise ParameterError(f"parts must be a list of mechanisms, got {kwargs['parts']!r}", "mechanism")
         if len(kwargs["parts"]) > MAX_SPEC_NODES:
-            raise ValueError(f"mechanism has more than {MAX_SPEC_NODES:,} parts")
+            raise ParameterError(f"mechanism has more than {MAX_SPEC_NODES:,} parts", "mechanism")
         kwargs["parts"] = tuple(_from_dict(p, depth + 1, count) for p in kwargs["parts"])
     try:
         return cls(**kwargs)
     except TypeError as err:
         if isinstance(err, ValueError):  # a bad value (InputTypeError): its message names the field
             raise
-        raise ValueError(f"invalid fields for {kind!r}: {err}") from None
+        raise ParameterError(f"invalid fields for {kind!r}: {err}", "mechanism") from None
 
 
 #: The base class's own ``from_dict`` (subclasses that keep it are read field by field).

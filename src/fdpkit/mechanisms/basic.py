@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fdpkit.errors import ParameterError
 from fdpkit.mechanisms.base import Mechanism, _number
 
 
@@ -120,5 +121,5 @@ class ApproxDP(Mechanism):
         object.__setattr__(self, "epsilon", _number("epsilon", self.epsilon, positive=True, upper=100.0))
         d = _number("delta", self.delta, positive=True)
         if d > 1:
-            raise ValueError(f"delta must be in [0, 1], got {self.delta!r}")
+            raise ParameterError(f"delta must be in [0, 1], got {self.delta!r}", "delta")
         object.__setattr__(self, "delta", d)

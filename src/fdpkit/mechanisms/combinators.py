@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fdpkit.errors import ParameterError
 from fdpkit.mechanisms.base import Mechanism, _number, check_sample_rate_normal
 from fdpkit.mechanisms.basic import Gaussian
 
@@ -33,10 +34,10 @@ class Subsampled(Mechanism):
 
     def __post_init__(self) -> None:
         if not isinstance(self.inner, Mechanism):
-            raise ValueError(f"inner must be a mechanism, got {type(self.inner).__name__}")
+            raise ParameterError(f"inner must be a mechanism, got {type(self.inner).__name__}", "inner")
         q = _number("sample_rate", self.sample_rate, positive=True, allow_zero=False)
         if q > 1:
-            raise ValueError(f"sample_rate must be in (0, 1], got {self.sample_rate!r}")
+            raise ParameterError(f"sample_rate must be in (0, 1], got {self.sample_rate!r}", "sample_rate")
         check_sample_rate_normal(q)
         object.__setattr__(self, "sample_rate", q)
 
@@ -62,10 +63,10 @@ class Composed(Mechanism):
     def __post_init__(self) -> None:
         parts = tuple(self.parts) if isinstance(self.parts, (list, tuple)) else None
         if not parts:
-            raise ValueError(f"parts must be a non-empty list of mechanisms, got {self.parts!r}")
+            raise ParameterError(f"parts must be a non-empty list of mechanisms, got {self.parts!r}", "parts")
         for i, p in enumerate(parts):
             if not isinstance(p, Mechanism):
-                raise ValueError(f"parts[{i}] must be a mechanism, got {type(p).__name__}")
+                raise ParameterError(f"parts[{i}] must be a mechanism, got {type(p).__name__}", "parts")
         object.__setattr__(self, "parts", parts)
 
     def children(self) -> tuple[Mechanism, ...]:
@@ -98,10 +99,10 @@ class Repeated(Mechanism):
 
     def __post_init__(self) -> None:
         if not isinstance(self.inner, Mechanism):
-            raise ValueError(f"inner must be a mechanism, got {type(self.inner).__name__}")
+            raise ParameterError(f"inner must be a mechanism, got {type(self.inner).__name__}", "inner")
         t = _number("times", self.times, positive=True, allow_zero=False, upper=MAX_TIMES)
         if t != int(t):
-            raise ValueError(f"times must be a positive integer, got {self.times!r}")
+            raise ParameterError(f"times must be a positive integer, got {self.times!r}", "times")
         object.__setattr__(self, "times", int(t))
 
     def children(self) -> tuple[Mechanism, ...]:

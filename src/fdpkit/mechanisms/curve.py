@@ -68,9 +68,9 @@ class CurveMechanism(Mechanism):
     def __post_init__(self) -> None:
         a, t = _floats("alpha", self.alpha), _floats("tpr", self.tpr)
         if len(a) != len(t):
-            raise ValueError(f"alpha and tpr must have the same length, got {len(a)} and {len(t)}")
+            raise ParameterError(f"alpha and tpr must have the same length, got {len(a)} and {len(t)}", "tpr", ("alpha", "tpr"))
         if self.bound not in ("exact", "lower"):
-            raise ValueError(f"bound must be 'exact' or 'lower', got {self.bound!r}")
+            raise ParameterError(f"bound must be 'exact' or 'lower', got {self.bound!r}", "bound")
         object.__setattr__(self, "alpha", a)
         object.__setattr__(self, "tpr", t)
 
@@ -119,7 +119,7 @@ class UniformSampling(Mechanism):
         mu = _number("mu", self.mu, positive=True, allow_zero=False)
         n = _number("n", self.n, positive=True, allow_zero=False)
         if n != int(n):
-            raise ValueError(f"n must be a positive integer, got {self.n!r}")
+            raise ParameterError(f"n must be a positive integer, got {self.n!r}", "n")
         object.__setattr__(self, "mu", mu)
         object.__setattr__(self, "n", int(n))
 

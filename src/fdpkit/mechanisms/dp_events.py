@@ -84,8 +84,8 @@ def _class_name(event: Any) -> str:
     if isinstance(event, Mapping):
         name = event.get("class_name")
         if not isinstance(name, str):
-            raise ValueError(f"event must be a DpEvent, its named tuple or a dict with 'class_name', got "
-                             f"a dict with keys {sorted(map(str, event))}")
+            raise ParameterError(f"event must be a DpEvent, its named tuple or a dict with 'class_name', got "
+                                 f"a dict with keys {sorted(map(str, event))}", "event")
         return name
     name = getattr(event, "class_name", None)  # dp_accounting's named-tuple form
     if isinstance(name, bytes):
@@ -96,20 +96,20 @@ def _class_name(event: Any) -> str:
 def _get(event: Any, field: str, path: str) -> Any:
     if isinstance(event, Mapping):
         if field not in event:
-            raise ValueError(f"{path}: {_class_name(event)} needs the field {field!r}")
+            raise ParameterError(f"{path}: {_class_name(event)} needs the field {field!r}", "event")
         return event[field]
     if not hasattr(event, field):
-        raise ValueError(f"{path}: {_class_name(event)} needs the field {field!r}")
+        raise ParameterError(f"{path}: {_class_name(event)} needs the field {field!r}", "event")
     return getattr(event, field)
 
 
 def _real(event: Any, field: str, path: str, *, low: float = 0.0, high: float = math.inf) -> float:
     v = _get(event, field, path)
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) or math.isnan(float(v)):
-        raise ValueError(f"{path}.{field} must be a number, got {v!r}")
+        raise ParameterError(f"{path}.{field} must be a number, got {v!r}", "event")
     v = float(v)
     if not low <= v <= high:
-        raise ValueError(f"{path}.{field} must be in [{low:g}, {high:g}], got {v!r}")
+        raise ParameterError(f"{path}.{field} must be in [{low:g}, {high:g}], got {v!r}", "event")
     return v
 
 
@@ -117,7 +117,7 @@ def _count(event: Any, field: str, path: str) -> int:
     v = _get(event, field, path)
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) or not math.isfinite(float(v)) \
             or v != int(v) or v < 0:
-        raise ValueError(f"{path}.{field} must be a whole number >= 0, got {v!r}")
+        raise ParameterError(f"{path}.{field} must be a whole number >= 0, got {v!r}", "event")
     return int(v)
 
 
@@ -135,9 +135,9 @@ def _convert(event: Any, path: str, depth: int = 0, count: list | None = None) -
     count = [0] if count is None else count
     count[0] += 1
     if depth > MAX_SPEC_DEPTH:
-        raise ValueError(f"event is nested more than {MAX_SPEC_DEPTH} levels deep")
+        raise ParameterError(f"event is nested more than {MAX_SPEC_DEPTH} levels deep", "event")
     if count[0] > MAX_SPEC_NODES:
-        raise ValueError(f"event has more than {MAX_SPEC_NODES:,} parts")
+        raise ParameterError(f"event has more than {MAX_SPEC_NODES:,} parts", "event")
     name = _class_name(event)
     if name == "NoOpDpEvent":
         return _no_op()
@@ -164,7 +164,7 @@ def _convert(event: Any, path: str, depth: int = 0, count: list | None = None) -
         p = _real(event, "noise_parameter", path, high=1.0)
         k = _count(event, "num_buckets", path)
         if k < 1:
-            raise ValueError(f"{path}.num_buckets must be >= 1, got {k}")
+            raise ParameterError(f"{path}.num_buckets must be >= 1, got {k}", "event")
         if k == 1 or p == 1.0:
             return _no_op()
         if p == 0.0:
@@ -196,11 +196,11 @@ def _convert(event: Any, path: str, depth: int = 0, count: list | None = None) -
             return inner if n == 1 else Repeated(inner, n)
         except ValueError as exc:  # Repeated's "times" is this event's count
             message = str(exc)
-            raise ValueError(f"{path}.count{message[5:]}" if message.startswith("times") else message) from None
+            raise ParameterError(f"{path}.count{message[5:]}" if message.startswith("times") else message, "event") from None
     if name == "ComposedDpEvent":
         events = _get(event, "events", path)
         if isinstance(events, (str, bytes, Mapping)) or not hasattr(events, "__iter__"):
-            raise ValueError(f"{path}.events must be a list of events, got {events!r}")
+            raise ParameterError(f"{path}.events must be a list of events, got {events!r}", "event")
         parts = [_convert(e, f"{path}.events[{i}]", depth + 1, count) for i, e in enumerate(events)]
         parts = [m for m in parts if not _is_no_op(m)]
         if not parts:
@@ -218,10 +218,10 @@ def _convert(event: Any, path: str, depth: int = 0, count: list | None = None) -
         cs = [float(c) for c in _get(event, "sensitivities", path)]
         ps = [float(p) for p in _get(event, "sampling_probs", path)]
         if len(cs) != len(ps) or not cs:
-            raise ValueError(f"{path}: sensitivities and sampling_probs must be non-empty and of one "
-                             f"length, got {len(cs)} and {len(ps)}")
+            raise ParameterError(f"{path}: sensitivities and sampling_probs must be non-empty and of one "
+                                 f"length, got {len(cs)} and {len(ps)}", "event")
         if any(p < 0 for p in ps) or not math.isclose(sum(ps), 1.0, rel_tol=1e-9):
-            raise ValueError(f"{path}.sampling_probs must be probabilities summing to 1, got {ps!r}")
+            raise ParameterError(f"{path}.sampling_probs must be probabilities summing to 1, got {ps!r}", "event")
         mass: dict[float, float] = {}
         for c, p in zip(cs, ps):
             if p > 0:
@@ -232,20 +232,20 @@ def _convert(event: Any, path: str, depth: int = 0, count: list | None = None) -
         if s == 0:
             return _non_private()
         if len(nonzero) > 1:
-            raise ValueError(f"{path}: MixtureOfGaussiansDpEvent with several nonzero sensitivities "
-                             f"{sorted(nonzero)} is not supported (fdpkit analyses one nonzero "
-                             "sensitivity: a Poisson subsampled Gaussian)")
+            raise ParameterError(f"{path}: MixtureOfGaussiansDpEvent with several nonzero sensitivities "
+                                 f"{sorted(nonzero)} is not supported (fdpkit analyses one nonzero "
+                                 "sensitivity: a Poisson subsampled Gaussian)", "event")
         c = nonzero[0]
         q = min(1.0, mass[c])
         return Gaussian(s / c) if q >= 1.0 else Subsampled(Gaussian(s / c), q)
     if name == "SampledWithoutReplacementDpEvent":
-        raise ValueError(f"{path}: SampledWithoutReplacementDpEvent is analysed only under replace-one "
-                         "(dp_accounting's RDP accountant; its PLD accountant refuses it); fdpkit reads events under "
-                         "add-remove, where sampling without replacement has no sound subsampling "
-                         "theorem. For DP-SGD with fixed-size batches use "
-                         "fdpkit.dpsgd(..., sampling='fixed-size', relation='replace-one')")
-    raise ValueError(f"{path}: unsupported DpEvent type {name!r}; fdpkit reads "
-                     f"{', '.join(SUPPORTED)}")
+        raise ParameterError(f"{path}: SampledWithoutReplacementDpEvent is analysed only under replace-one "
+                             "(dp_accounting's RDP accountant; its PLD accountant refuses it); fdpkit reads events under "
+                             "add-remove, where sampling without replacement has no sound subsampling "
+                             "theorem. For DP-SGD with fixed-size batches use "
+                             "fdpkit.dpsgd(..., sampling='fixed-size', relation='replace-one')", "event")
+    raise ParameterError(f"{path}: unsupported DpEvent type {name!r}; fdpkit reads "
+                         f"{', '.join(SUPPORTED)}", "event")
 
 
 def from_dp_event(event: Any) -> Mechanism:
@@ -265,7 +265,7 @@ def from_dp_event(event: Any) -> Mechanism:
     >>> from_dp_event({"class_name": "SingleEpochTreeAggregationDpEvent"})
     Traceback (most recent call last):
     ...
-    ValueError: event: unsupported DpEvent type 'SingleEpochTreeAggregationDpEvent'; fdpkit reads ...
+    fdpkit.errors.ParameterError: event: unsupported DpEvent type 'SingleEpochTreeAggregationDpEvent'; fdpkit reads ...
     """
     return _convert(event, "event")
 
@@ -284,7 +284,7 @@ def dp_event_to_dict(event: Any) -> dict:
         return v
 
     if not hasattr(nt, "_asdict"):
-        raise ValueError(f"event must be a DpEvent or its named tuple, got {type(event).__name__}")
+        raise ParameterError(f"event must be a DpEvent or its named tuple, got {type(event).__name__}", "event")
     return plain(nt)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from fdpkit.errors import ParameterError
 from fdpkit._inputs import load_json
 from fdpkit.mechanisms.base import Mechanism, _from_dict
 from fdpkit.mechanisms._opacus_state import state_history
@@ -55,7 +56,7 @@ def mechanism_from_json(text: str) -> Mechanism:
     'Laplace(scale=0.5, sensitivity=1.0)'
     """
     if not isinstance(text, (str, bytes, bytearray)):
-        raise ValueError(f"text must be a JSON string, got {type(text).__name__}")
+        raise ParameterError(f"text must be a JSON string, got {type(text).__name__}", "text")
     return mechanism_from_dict(load_json(text, "mechanism spec", parameter="text"))
 
 

@@ -306,9 +306,10 @@ class DPSGD(Mechanism):
             k = _whole("examples_per_user", k, high=10**4)
         phases = tuple(self.phases) if isinstance(self.phases, (list, tuple)) else ()
         if not phases or not all(isinstance(p, Phase) for p in phases):
-            raise ValueError(f"phases must be a non-empty list of phases, got {self.phases!r}")
+            raise ParameterError(f"phases must be a non-empty list of phases, got {self.phases!r}", "phases")
         if sum(p.steps for p in phases) > MAX_STEPS:
-            raise ValueError(f"steps must total at most {MAX_STEPS:,}, got {sum(p.steps for p in phases):,}")
+            raise ParameterError(f"steps must total at most {MAX_STEPS:,}, got {sum(p.steps for p in phases):,}", "steps",
+                                 ("steps", "phases"))
         for name, v in (("sampling", s), ("relation", r), ("unit", u), ("examples_per_user", k),
                         ("phases", phases)):
             object.__setattr__(self, name, v)
@@ -419,13 +420,13 @@ class DPSGD(Mechanism):
                  "dataset_size", "examples_per_user", "drop_last"}
         extra = set(data) - known
         if extra:
-            raise ValueError(f"unknown field(s) for 'dpsgd': {', '.join(sorted(extra))}")
+            raise ParameterError(f"unknown field(s) for 'dpsgd': {', '.join(sorted(extra))}", "mechanism")
         common = {k: data[k] for k in ("sampling", "relation", "unit", "dataset_size", "examples_per_user")
                   if k in data}
         if "phases" in data:
             return dpsgd_schedule(data["phases"], **common)
         if "noise_multiplier" not in data:
-            raise ValueError("'dpsgd' needs the field 'noise_multiplier'")
+            raise ParameterError("'dpsgd' needs the field 'noise_multiplier'", "mechanism")
         args, written = _spec_args(data)
         run = dpsgd(data["noise_multiplier"], **args, **common, drop_last=data.get("drop_last", False))
         _check_written(run.phases[0], written)
@@ -513,7 +514,7 @@ def dpsgd_schedule(phases: Sequence[Any], *, dataset_size: int | None = None, sa
     """
     n, s, r, u = _common(dataset_size, sampling, relation, unit)
     if isinstance(phases, (str, bytes)) or not isinstance(phases, Iterable) or getattr(phases, "ndim", 1) == 0:
-        raise ValueError(f"phases must be a list of phases, got {phases!r}")
+        raise ParameterError(f"phases must be a list of phases, got {phases!r}", "phases")
     out = []
     for i, ph in enumerate(list(phases)):
         try:
@@ -521,9 +522,9 @@ def dpsgd_schedule(phases: Sequence[Any], *, dataset_size: int | None = None, sa
                 extra = set(ph) - {"noise_multiplier", "sample_rate", "steps", "batch_size", "epochs",
                                    "max_batch_size", "participations", "drop_last"}
                 if extra:
-                    raise ValueError(f"unknown field(s): {', '.join(sorted(extra))}")
+                    raise ParameterError(f"unknown field(s): {', '.join(sorted(extra))}", "phases")
                 if "noise_multiplier" not in ph:
-                    raise ValueError("noise_multiplier is required")
+                    raise ParameterError("noise_multiplier is required", "phases")
                 args, written = _spec_args(ph)
                 out.append(make_phase(ph["noise_multiplier"], **args, dataset_size=n, sampling=s,
                                       drop_last=ph.get("drop_last", False),
@@ -532,13 +533,13 @@ def dpsgd_schedule(phases: Sequence[Any], *, dataset_size: int | None = None, sa
             elif isinstance(ph, (list, tuple)) and len(ph) == 3:
                 out.append(make_phase(ph[0], ph[1], ph[2], dataset_size=n, sampling=s))
             else:
-                raise ValueError(f"must be a dict or a (noise_multiplier, sample_rate, steps) triple, got {ph!r}")
+                raise ParameterError(f"must be a dict or a (noise_multiplier, sample_rate, steps) triple, got {ph!r}", "phases")
         except ParameterError as exc:  # still naming the argument
             raise ParameterError(f"phases[{i}]: {exc}", exc.parameter, exc.parameters) from None
         except ValueError as exc:
-            raise ValueError(f"phases[{i}]: {exc}") from None
+            raise ParameterError(f"phases[{i}]: {exc}", "phases") from None
     if not out:
-        raise ValueError("phases must be a non-empty list of phases, got []")
+        raise ParameterError("phases must be a non-empty list of phases, got []", "phases")
     return DPSGD(tuple(out), s, r, n, u, examples_per_user)
 
 
@@ -567,15 +568,17 @@ def dpsgd_from_opacus_history(history: Sequence[Any], **kwargs: Any) -> DPSGD:
     1500
     """
     if isinstance(history, (str, bytes, dict)) or not isinstance(history, Iterable) or getattr(history, "ndim", 1) == 0:
-        raise ValueError(f"history must be a list of (noise_multiplier, sample_rate, steps), got {history!r}")
+        raise ParameterError(f"history must be a list of (noise_multiplier, sample_rate, steps), got {history!r}", "history")
     rows = []
     for i, h in enumerate(list(history)):
         if not isinstance(h, (list, tuple)) or len(h) != 3:
-            raise ValueError(f"history[{i}] must be a (noise_multiplier, sample_rate, steps) triple, got {h!r}")
+            raise ParameterError(f"history[{i}] must be a (noise_multiplier, sample_rate, steps) triple, got {h!r}", "history")
         rows.append(tuple(h))
     if not rows:
-        raise ValueError("history must hold at least one (noise_multiplier, sample_rate, steps) entry, got []")
+        raise ParameterError("history must hold at least one (noise_multiplier, sample_rate, steps) entry, got []", "history")
     try:
         return dpsgd_schedule(rows, **kwargs)
     except ValueError as exc:
-        raise ValueError(str(exc).replace("phases[", "history[", 1)) from None
+        named = getattr(exc, "parameter", None)  # a keyword argument's own error keeps its name
+        raise ParameterError(str(exc).replace("phases[", "history[", 1),
+                             named if named in kwargs else "history") from None

@@ -256,11 +256,11 @@ def privacy_first(*, blatant_disclosure_ok: bool, high_confidence_ok: bool,
     ['Gaussian (mu-GDP)', 'Laplace']
     """
     if (max_relative_risk is None) == (max_attack_power is None):
-        raise ValueError("give exactly one limit: max_relative_risk or max_attack_power")
+        raise ParameterError("give exactly one limit: max_relative_risk or max_attack_power", "max_relative_risk", ("max_relative_risk", "max_attack_power"))
     # validated here, under the public names (the solvers below name their own arguments)
     for flag, value in (("blatant_disclosure_ok", blatant_disclosure_ok), ("high_confidence_ok", high_confidence_ok)):
         if not isinstance(value, (bool, np.bool_)):
-            raise ValueError(f"{flag} must be True or False (the answer to a yes/no question), got {value!r}")
+            raise ParameterError(f"{flag} must be True or False (the answer to a yes/no question), got {value!r}", flag)
     if max_relative_risk is not None:
         # 1 would allow no information at all (mu = 0: no release meets it); above
         # RELATIVE_RISK_MAX the Laplace option's epsilon = log R is beyond any Laplace curve
@@ -505,9 +505,9 @@ def utility_first(*, analysis: ZTestSpec, required_power: float | None = None,
     0.286
     """
     if (required_power is None) == (max_relative_loss is None):
-        raise ValueError("give exactly one criterion: required_power or max_relative_loss")
+        raise ParameterError("give exactly one criterion: required_power or max_relative_loss", "required_power", ("required_power", "max_relative_loss"))
     if not isinstance(analysis, ZTestSpec):
-        raise ValueError(f"analysis must be a ZTestSpec, got {type(analysis).__name__}")
+        raise ParameterError(f"analysis must be a ZTestSpec, got {type(analysis).__name__}", "analysis")
     # validated here, under the public names (the solvers below name their own arguments)
     if required_power is not None:
         required_power = check_real("required_power", required_power, low=0.0, high=1.0, low_open=True,

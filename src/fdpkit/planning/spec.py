@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
+from fdpkit.errors import ParameterError
 from fdpkit._numerics import check_choice, check_nonnegative, check_real, check_scalar
 from fdpkit.utility import (ALTERNATIVES, adjusted_level, composed_epsilon, composed_mu, split_epsilon, split_mu,
                             two_sample_power_laplace, ztest_power, ztest_power_laplace)
@@ -100,13 +101,15 @@ class ZTestSpec:
         check_choice("statistic", self.statistic, STATISTICS)
         check_choice("correction", self.correction, CORRECTIONS)
         if self.groups not in (1, 2):
-            raise ValueError(f"groups must be 1 or 2, got {self.groups!r}")
+            raise ParameterError(f"groups must be 1 or 2, got {self.groups!r}", "groups")
         check_scalar("sd", check_nonnegative("sd", self.sd))  # NaN, bools, strings: refused here
         check_real("effect", self.effect, scalar=True)  # None, "1", 10**400: was a TypeError/OverflowError in _kw
         if self.statistic != "mean" and self.data_range != 1.0:
-            raise ValueError(f"data_range must be 1 for a {self.statistic} (yes/no values), got {self.data_range!r}")
+            raise ParameterError(f"data_range must be 1 for a {self.statistic} (yes/no values), got {self.data_range!r}", "data_range")
         if isinstance(self.tests, bool) or not isinstance(self.tests, int) or self.tests < 1:
-            raise ValueError(f"tests must be a positive integer, got {self.tests!r}")
+            raise ParameterError(f"tests must be a positive integer, got {self.tests!r}", "tests")
+        if not 0.0 < check_scalar("alpha", self.alpha) < 1.0:  # the level under its name here, alpha
+            raise ParameterError(f"alpha must be in (0, 1), got {self.alpha!r}", "alpha")
         adjusted_level(self.alpha, self.tests, self.correction)
         # validate all numbers once through the power function
         # (sd = 0 has no non-private test: validate with a finite budget instead)

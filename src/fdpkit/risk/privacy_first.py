@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from fdpkit.errors import ParameterError
 from fdpkit._numerics import check_probability, check_scalar, norm_isf
 
 #: Relative amount by which answers are moved towards more privacy to absorb rounding.
@@ -26,10 +27,9 @@ def _power_and_fpr(max_power: Any, fpr: Any) -> tuple[float, float]:
     p = check_scalar("max_power", check_probability("max_power", max_power, open_low=True))
     a = check_scalar("fpr", check_probability("fpr", fpr, open_low=True, open_high=True))
     if p < a:
-        raise ValueError(
+        raise ParameterError(
             f"max_power must be >= fpr (a random guess already reaches TPR = FPR), "
-            f"got max_power={p!r} < fpr={a!r}"
-        )
+            f"got max_power={p!r} < fpr={a!r}", "max_power", ("max_power", "fpr"))
     return p, a
 
 
@@ -58,7 +58,7 @@ def mu_for_relative_risk(max_risk: Any, fpr_min: Any) -> float:
     """
     r = check_scalar("max_risk", max_risk)
     if not r >= 1.0:
-        raise ValueError(f"max_risk must be >= 1 (the posterior never falls below the prior), got {r!r}")
+        raise ParameterError(f"max_risk must be >= 1 (the posterior never falls below the prior), got {r!r}", "max_risk")
     a0 = check_scalar("fpr_min", check_probability("fpr_min", fpr_min, open_low=True, open_high=True))
     if r * a0 >= 1.0:
         return math.inf
@@ -76,7 +76,7 @@ def laplace_epsilon_for_relative_risk(max_risk: Any) -> float:
     """
     r = check_scalar("max_risk", max_risk)
     if not r >= 1.0:
-        raise ValueError(f"max_risk must be >= 1, got {r!r}")
+        raise ParameterError(f"max_risk must be >= 1, got {r!r}", "max_risk")
     return math.log(r) * (1.0 - _SAFE_RTOL) if math.isfinite(r) else math.inf
 
 

@@ -69,10 +69,10 @@ def check_guarantee_fields(guarantee: str, *, mu: float | None = None, epsilon: 
 
     >>> check_guarantee_fields("mu", mu=1.0, epsilon=1.0)
     Traceback (most recent call last):
-    ValueError: epsilon does not apply to a mu-GDP guarantee (guarantee='mu'); give only mu, or choose guarantee 'epsilon' or 'epsilon_delta'
+    fdpkit.errors.ParameterError: epsilon does not apply to a mu-GDP guarantee (guarantee='mu'); give only mu, or choose guarantee 'epsilon' or 'epsilon_delta'
     """
     if guarantee not in GUARANTEES:
-        raise ValueError(f"guarantee must be one of {', '.join(GUARANTEES)}, got {guarantee!r}")
+        raise ParameterError(f"guarantee must be one of {', '.join(GUARANTEES)}, got {guarantee!r}", "guarantee")
     given = {"mu": mu, "epsilon": epsilon, "delta": delta, "rho": rho}
     extra = [k for k, v in given.items() if v is not None and k not in FIELDS_OF[guarantee]]
     if guarantee == "epsilon" and extra == ["delta"] and delta == 0:
@@ -80,11 +80,11 @@ def check_guarantee_fields(guarantee: str, *, mu: float | None = None, epsilon: 
     if extra:
         names = " and ".join(extra)
         kind, hint = _KIND[guarantee], _HINT[guarantee]
-        raise ValueError(f"{names} {'does' if len(extra) == 1 else 'do'} not apply to {kind} guarantee "
-                         f"(guarantee={guarantee!r}); {hint}")
+        raise ParameterError(f"{names} {'does' if len(extra) == 1 else 'do'} not apply to {kind} guarantee "
+                             f"(guarantee={guarantee!r}); {hint}", extra[0], tuple(extra))
     missing = [k for k in FIELDS_OF[guarantee] if given[k] is None and k != "delta"]
     if missing:
-        raise ValueError(f"{missing[0]} is required for guarantee={guarantee!r}")
+        raise ParameterError(f"{missing[0]} is required for guarantee={guarantee!r}", missing[0])
 
 
 def guarantee_curve(guarantee: str, *, mu: float | None = None, epsilon: float | None = None,

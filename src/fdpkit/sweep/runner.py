@@ -14,6 +14,7 @@ import numpy as np
 
 from fdpkit._numerics import check_probability, check_scalar
 from fdpkit.accounting._resolution import search_plan
+from fdpkit.accounting.entry_point import check_fits_memory
 from fdpkit.accounting.result import DISCRETIZATION_DEFAULT
 from fdpkit.sweep import store
 from fdpkit.errors import ParameterError
@@ -28,7 +29,8 @@ DISCRETIZATION_RANGE = (1e-5, 0.5)
 DISCRETIZATION_RULE = ("library default, per setting (fdpkit.privacy_report(discretization=None), "
                        "fdpkit.accounting._resolution.choose_discretization): 1e-4, or finer where a run's "
                        "per-step loss variance v is too small for it to resolve, d = sqrt(12 v 0.01) for an "
-                       "estimated 1% excess of mu, coarsened by factors of 1.5 to fit the grid budget; or coarser, "
+                       "estimated 1% excess of mu, coarsened by factors of 1.5 to fit the grid budget, and refined "
+                       "towards an estimated 1e-4 where the run is cheap (Eq. 2'); or coarser, "
                        "d = min(1e-3, sqrt(12 v 1e-6)) where that is at least 2e-4, for an estimated 1e-6; "
                        "heavy-tailed steps (small noise, tiny sample rates): the tightest of a few grids, "
                        "each accounted by the worker that accounts the row (Eq. 5); "
@@ -228,6 +230,14 @@ def run_sweep(
         Replace an existing ``output`` that is not a table of this sweep (default: refuse it;
         a table of this sweep is resumed either way).
 
+    Raises
+    ------
+    fdpkit.accounting.cost.BudgetExceeded
+        Before any setting is accounted, when one would not fit this machine's memory at its
+        discretization (:func:`fdpkit.accounting.entry_point.check_fits_memory`, naming the
+        parameter to change); on a Dask cluster given by ``scheduler`` or ``client`` each
+        worker checks its own memory as its settings come.
+
     Returns
     -------
     SweepResult
@@ -268,6 +278,10 @@ def run_sweep(
     # rows by their setting and one of those grids
     plans = [_plan(s, options["discretization"]) for s in settings]
     settings = [{**s, "discretization": d} for s, (d, _) in zip(settings, plans)]
+    if scheduler is None and client is None:  # workers on this machine: every setting's memory, before any work
+        for s in settings:  # (a setting beyond it was refused only when its turn came, after the others ran;
+            if refusal(s) is None:  # a searched row's a-priori grid is the costliest it may account)
+                check_fits_memory(mechanism_for(s), s["discretization"])
 
     def tagged(s: Mapping[str, Any]) -> dict[str, Any]:
         return {**s, "delta": options["delta"]}

@@ -82,7 +82,7 @@ def _check_sim(n_sim: int, seed: int) -> tuple[int, int]:
     if not (isinstance(n_sim, int) and 100 <= n_sim <= MAX_N_SIM):
         raise ParameterError(f"n_sim must be an integer >= 100 and <= {MAX_N_SIM:,}, got {n_sim!r}", "n_sim")
     if not isinstance(seed, int):
-        raise ValueError(f"seed must be an integer, got {seed!r}")
+        raise ParameterError(f"seed must be an integer, got {seed!r}", "seed")
     return n_sim, seed
 
 
@@ -103,7 +103,7 @@ def mc_ttest_power(*, effect: float, n: int, sd: float, mu: float, level: float 
     e = check_scalar("effect", effect)
     nn = int(_n(n))
     if nn < 2:
-        raise ValueError(f"n must be >= 2 for a t-test, got {n!r}")
+        raise ParameterError(f"n must be >= 2 for a t-test, got {n!r}", "n")
     s = check_scalar("sd", check_positive("sd", sd))
     r = check_scalar("data_range", check_positive("data_range", data_range))
     m = check_scalar("mu", check_positive("mu", mu, allow_inf=True))
@@ -115,8 +115,8 @@ def mc_ttest_power(*, effect: float, n: int, sd: float, mu: float, level: float 
     unit = max(s, r)
     e, s, r = e / unit, s / unit, r / unit
     if math.isfinite(m) and not (r / nn) / mu_each < _MAX_NOISE_SD:
-        raise ValueError(f"mu={m!r} is too small: the noise sd relative to the data leaves float range "
-                         f"(the power is the level, {a!r})")
+        raise ParameterError(f"mu={m!r} is too small: the noise sd relative to the data leaves float range "
+                             f"(the power is the level, {a!r})", "mu")
     xbar = rng.normal(e, s / math.sqrt(nn), n_sim)
     ss = s * s * rng.chisquare(nn - 1, n_sim)
     if math.isfinite(m):
@@ -146,17 +146,17 @@ def mc_regression_power(*, slope: float, n: int, noise_sd: float, mu: float, lev
     b1 = check_scalar("slope", slope)
     nn = int(_n(n))
     if nn < 3:
-        raise ValueError(f"n must be >= 3 for a regression, got {n!r}")
+        raise ParameterError(f"n must be >= 3 for a regression, got {n!r}", "n")
     if nn > MAX_N_REGRESSION:
-        raise ValueError(f"n must be at most {MAX_N_REGRESSION:,} for the simulated regression "
-                         f"(it draws n values per replicate), got {n!r}")
+        raise ParameterError(f"n must be at most {MAX_N_REGRESSION:,} for the simulated regression "
+                             f"(it draws n values per replicate), got {n!r}", "n")
     sig = check_scalar("noise_sd", check_positive("noise_sd", noise_sd))
     yb = check_scalar("y_bound", check_positive("y_bound", y_bound))
     m = check_scalar("mu", check_positive("mu", mu, allow_inf=True))
     n_sim, seed = _check_sim(n_sim, seed)
     if nn * n_sim > MAX_DRAWS_REGRESSION:
-        raise ValueError(f"n x n_sim must be at most {MAX_DRAWS_REGRESSION:,} (the simulation draws n pairs "
-                         f"per replicate), got n={n!r}, n_sim={n_sim!r}")
+        raise ParameterError(f"n x n_sim must be at most {MAX_DRAWS_REGRESSION:,} (the simulation draws n pairs "
+                             f"per replicate), got n={n!r}, n_sim={n_sim!r}", "n", ("n", "n_sim"))
     rng = np.random.default_rng(seed)
     out = np.empty(n_sim, dtype=bool)
     chunk = max(1, 2_000_000 // nn)  # bound memory: n x chunk draws at a time

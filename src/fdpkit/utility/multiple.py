@@ -58,7 +58,7 @@ def adjusted_level(level: float, tests: int, correction: str = "bonferroni", n_t
     """
     a = check_scalar("level", level)
     if not 0 < a < 1:
-        raise ValueError(f"level must be in (0, 1), got {level!r}")
+        raise ParameterError(f"level must be in (0, 1), got {level!r}", "level")
     if isinstance(tests, bool) or not (isinstance(tests, int) and 1 <= tests <= MAX_TESTS):
         raise ParameterError(f"tests must be a positive integer up to {MAX_TESTS:g}, got {tests!r}", "tests")
     check_choice("correction", correction, METHODS)
@@ -66,7 +66,7 @@ def adjusted_level(level: float, tests: int, correction: str = "bonferroni", n_t
         return a / tests
     k = 1 if n_true is None else n_true
     if not (isinstance(k, int) and 1 <= k <= tests):
-        raise ValueError(f"n_true must be an integer in [1, tests], got {n_true!r}")
+        raise ParameterError(f"n_true must be an integer in [1, tests], got {n_true!r}", "n_true")
     return a * k / tests
 
 

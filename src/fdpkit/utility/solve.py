@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from fdpkit.errors import ParameterError
 from fdpkit._deprecation import renamed_keywords
 from fdpkit._numerics import check_scalar, json_safe
 from fdpkit._solve import solve_monotone
@@ -53,7 +54,7 @@ class PowerSolution:
 def _target(name: str, value: float) -> float:
     v = check_scalar(name, value)
     if not 0 < v < 1:
-        raise ValueError(f"{name} must be in (0, 1), got {value!r}")
+        raise ParameterError(f"{name} must be in (0, 1), got {value!r}", name)
     return v
 
 
@@ -74,8 +75,8 @@ def solve_ztest(*, mu: float | None = None, n: float | None = None, effect: floa
     given = {"mu": mu, "n": n, "effect": effect, "power": power}
     unknown = [k for k, v in given.items() if v is None]
     if len(unknown) != 1:
-        raise ValueError(f"exactly one of mu, n, effect, power must be None, got {len(unknown)} "
-                         f"({', '.join(unknown) or 'none'})")
+        raise ParameterError(f"exactly one of mu, n, effect, power must be None, got {len(unknown)} "
+                             f"({', '.join(unknown) or 'none'})", (unknown or list(given))[0], tuple(unknown or given))
     unknown = unknown[0]
     kw = dict(sd=sd, level=level, data_range=data_range, alternative=alternative)
     if unknown == "power":
@@ -129,11 +130,11 @@ def mu_min_for_power_loss(*, n: float, effect: float, sd: float, level: float = 
     """
     loss = check_scalar("max_relative_loss", max_relative_loss)
     if not 0 < loss < 1:
-        raise ValueError(f"max_relative_loss must be in (0, 1), got {max_relative_loss!r}")
+        raise ParameterError(f"max_relative_loss must be in (0, 1), got {max_relative_loss!r}", "max_relative_loss")
     kw = dict(n=n, effect=effect, sd=sd, level=level, data_range=data_range, alternative=alternative)
     target = (1.0 - loss) * ztest_power(mu=math.inf, **kw)
     res = solve_monotone(lambda m: ztest_power(mu=m, **kw) - target, low=0.1, high=10.0,
                          lower_limit=1e-9, upper_limit=1e9, side="high", log_scale=True)
     if not res.converged:
-        raise ValueError(f"no mu reaches {(1 - loss) * 100:.6g}% of the non-private power: {res.reason}")
+        raise ParameterError(f"no mu reaches {(1 - loss) * 100:.6g}% of the non-private power: {res.reason}", "max_relative_loss")
     return res.root

@@ -47,8 +47,8 @@ def two_sample_power(*, effect: float, n1: float, n2: float, sd: float, mu: floa
         raise ParameterError(f"sd must be > 0 for the non-private power (mu = inf), got sd={sd!r}: a noiseless "
                              "difference of data without variance has no test", "sd", ("sd", "mu"))
     if math.isinf(s):
-        raise ValueError(f"sd, n1, n2, data_range and mu give a noise sd outside float range "
-                         f"(sd={sd!r}, data_range={data_range!r}, mu={mu!r})")
+        raise ParameterError(f"sd, n1, n2, data_range and mu give a noise sd outside float range "
+                             f"(sd={sd!r}, data_range={data_range!r}, mu={mu!r})", "mu", ("mu", "sd", "n1", "n2", "data_range"))
     return _power_from_z(e / s, a, alternative)
 
 
@@ -73,9 +73,9 @@ def two_proportion_power(*, p1: float, p2: float, n1: float, n2: float, mu: floa
     sd_diff = math.hypot(*(math.sqrt(q * (1 - q) / n) for q, n in ((q1, n1), (q2, n2))),
                          *(noise_sd(n=n, data_range=1.0, mu=mu) for n in (n1, n2)))
     if sd_diff == 0.0:
-        raise ValueError("the difference has zero variance: p1 and p2 in {0, 1} with mu = inf")
+        raise ParameterError("the difference has zero variance: p1 and p2 in {0, 1} with mu = inf", "mu", ("p1", "p2", "mu"))
     if math.isinf(sd_diff):
-        raise ValueError(f"mu={mu!r} gives a noise sd outside float range")
+        raise ParameterError(f"mu={mu!r} gives a noise sd outside float range", "mu")
     return _power_from_z((q1 - q2) / sd_diff, a, alternative)
 
 
@@ -194,12 +194,12 @@ def two_sample_power_laplace(*, effect: float, n1: float, n2: float, sd: float, 
     s = math.hypot(sd / math.sqrt(m1), sd / math.sqrt(m2))
     b1, b2 = (0.0, 0.0) if math.isinf(eps) else ((r / m1) / eps, (r / m2) / eps)
     if s == 0.0 and b1 == 0.0:
-        raise ValueError("sd must be > 0 when epsilon is inf")
+        raise ParameterError("sd must be > 0 when epsilon is inf", "sd", ("sd", "epsilon"))
     # work in units of the statistic's total sd (the test is scale-free): no overflow below
     total = math.hypot(s, math.sqrt(2.0) * b1, math.sqrt(2.0) * b2)
     if not (math.isfinite(total) and total > 0.0):
-        raise ValueError(f"sd, n1, n2, data_range and epsilon give a noise scale outside float range "
-                         f"(sd={sd!r}, n1={m1!r}, n2={m2!r}, data_range={r!r}, epsilon={eps!r})")
+        raise ParameterError(f"sd, n1, n2, data_range and epsilon give a noise scale outside float range "
+                             f"(sd={sd!r}, n1={m1!r}, n2={m2!r}, data_range={r!r}, epsilon={eps!r})", "epsilon", ("epsilon", "sd", "n1", "n2", "data_range"))
     s, b1, b2, e = s / total, b1 / total, b2 / total, e / total
     tail = a / 2.0 if alternative == "two-sided" else a
     # level > 1/2 puts the critical value below 0: bracket both signs

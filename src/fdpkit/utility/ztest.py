@@ -31,10 +31,10 @@ from fdpkit.errors import ParameterError
 ALTERNATIVES = ("larger", "smaller", "two-sided")
 
 
-def _level(level: Any) -> float:
-    a = check_scalar("level", level)
+def _level(level: Any, name: str = "level") -> float:
+    a = check_scalar(name, level)
     if not 0.0 < a < 1.0:
-        raise ValueError(f"level must be in (0, 1), got {level!r}")
+        raise ParameterError(f"{name} must be in (0, 1), got {level!r}", name)
     return a
 
 
@@ -43,9 +43,9 @@ def _n(n: Any, name: str = "n") -> float:
     a sample; below one observation the sd formulas would divide towards overflow)."""
     v = check_scalar(name, n)
     if not (v > 0 and math.isfinite(v)):
-        raise ValueError(f"{name} must be a positive number, got {n!r}")
+        raise ParameterError(f"{name} must be a positive number, got {n!r}", name)
     if v < 1.0:
-        raise ValueError(f"{name} must be at least 1 (a number of observations), got {n!r}")
+        raise ParameterError(f"{name} must be at least 1 (a number of observations), got {n!r}", name)
     return v
 
 
@@ -109,8 +109,8 @@ def ztest_power(*, effect: float, n: float, sd: float, mu: float, level: float =
         raise ParameterError(f"sd must be > 0 for the non-private power (mu = inf), got sd={sd!r}: a noiseless mean "
                              "of data without variance has no test", "sd", ("sd", "mu"))
     if math.isinf(s_n):
-        raise ValueError(f"sd, n, data_range and mu give a released sd outside float range "
-                         f"(sd={sd!r}, n={n!r}, data_range={data_range!r}, mu={mu!r})")
+        raise ParameterError(f"sd, n, data_range and mu give a released sd outside float range "
+                             f"(sd={sd!r}, n={n!r}, data_range={data_range!r}, mu={mu!r})", "mu", ("mu", "sd", "n", "data_range"))
     return _power_from_z(e / s_n, a, alternative)
 
 
@@ -210,12 +210,12 @@ def ztest_power_laplace(*, effect: float, n: float, sd: float, epsilon: float, l
     r = check_scalar("data_range", check_positive("data_range", data_range))
     b = 0.0 if math.isinf(eps) else (r / nn) / eps
     if s == 0.0 and b == 0.0:
-        raise ValueError("sd must be > 0 when epsilon is inf")
+        raise ParameterError("sd must be > 0 when epsilon is inf", "sd", ("sd", "epsilon"))
     # work in units of the statistic's total sd (the test is scale-free): no overflow below
     scale = math.hypot(s, math.sqrt(2.0) * b)
     if not (math.isfinite(scale) and scale > 0.0):
-        raise ValueError(f"sd, n, data_range and epsilon give a noise scale outside float range "
-                         f"(sd={sd!r}, n={nn!r}, data_range={r!r}, epsilon={eps!r})")
+        raise ParameterError(f"sd, n, data_range and epsilon give a noise scale outside float range "
+                             f"(sd={sd!r}, n={nn!r}, data_range={r!r}, epsilon={eps!r})", "epsilon", ("epsilon", "sd", "n", "data_range"))
     s, b, e = s / scale, b / scale, e / scale
     tail = a / 2.0 if alternative == "two-sided" else a
     # level > 1/2 puts the critical value below 0: bracket both signs (rounded up: the power

@@ -27,6 +27,7 @@ from fdpkit.vocabulary import RELATIONS, SAMPLINGS, UNITS
 from fdpkit.report.model import fmt
 from fdpkit.web.jobs import prepare
 from fdpkit.web.pool import JobFailed, ServerBusy, WorkerPool  # noqa: F401  (ServerBusy: re-exported)
+from fdpkit.web.repeated_fields import refused
 
 HERE = Path(__file__).resolve().parent
 templates = Jinja2Templates(directory=str(HERE / "templates"))
@@ -134,13 +135,21 @@ class Limits:
 
 
 class FormErrors(dict):
-    """field -> message."""
+    """field -> message; it starts with the form's fields given more than once (each refused
+    beside its field: :func:`fdpkit.web.repeated_fields.refused`), so that a page computes nothing for them."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.update(refused())
 
 
 def parse_float(form: Any, name: str, errors: FormErrors, *, required: bool = True,
                 default: float | None = None, percent: bool | None = None) -> float | None:
     """A number from a form field; probability fields (``percent``, by default the library's
     FRACTION_FIELDS) also accept "5%" as 0.05."""
+    if name in refused():  # given twice: said beside the field (FormErrors), not read
+        errors.setdefault(name, refused()[name])
+        return None
     raw = form.get(name)
     if raw is None or str(raw).strip() == "":
         if required and default is None:
@@ -169,6 +178,9 @@ MAX_LEVELS = 8
 
 def parse_levels(form: Any, name: str, errors: FormErrors) -> tuple[float, ...]:
     """A list of probabilities from one text field, "0.05, 1e-3" or "5%; 0.1%" (empty: none)."""
+    if name in refused():
+        errors.setdefault(name, refused()[name])
+        return ()
     raw = str(form.get(name) or "").replace(";", ",")
     parts = [p.strip() for p in raw.split(",") if p.strip()]
     if len(parts) > MAX_LEVELS:

@@ -28,6 +28,7 @@ from fdpkit.errors import parameter_of
 from fdpkit._inputs import FRACTION_FIELDS, beyond_floats, is_plain_number, parse_fraction
 from fdpkit.mechanisms import Mechanism, dpsgd_from_training
 from fdpkit.web.models import DPSGDRequest
+from fdpkit.web.repeated_fields import refused
 
 #: The spaces taken from around a typed value (ASCII only: "\u00a01" is not the number 1).
 ASCII_SPACE = " \t\r\n"
@@ -133,9 +134,11 @@ def parse_form(schema: type[BaseModel], form: Any, *, fields: Iterable[str] | No
     errors too, and so are pairs that exclude each other (:func:`conflicts`)."""
     names = tuple(fields) if fields is not None else tuple(schema.model_fields)
     labels = labels_of(schema)
-    errors: dict[str, str] = {}
+    errors: dict[str, str] = {k: v for k, v in refused().items() if k in names}  # each given twice
     data: dict[str, Any] = {}
     for name in names:
+        if name in errors:
+            continue
         raw = form.get(name)
         if raw is None or (isinstance(raw, str) and raw.strip() == ""):
             if name in required:

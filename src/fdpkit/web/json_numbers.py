@@ -3,7 +3,8 @@ as 0.0: ``{"epsilon": 1, "delta": 1e-400}`` was answered as pure epsilon-DP) and
 (read as inf) are kept as their text, so that the request models refuse them by field with
 the text sent, as the forms do (:func:`fdpkit._inputs.beyond_floats`). No maths here.
 
-Every router is an ``APIRouter(route_class=CheckedJSONRoute)``.
+Every router is an ``APIRouter(route_class=CheckedJSONRoute)``; its requests also read their
+forms through the check for repeated fields (:mod:`fdpkit.web.repeated_fields`).
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ from typing import Any, Callable
 
 from fastapi import Request
 from fastapi.routing import APIRoute
+from starlette.datastructures import FormData
 
 from fdpkit._inputs import beyond_floats
+from fdpkit.web import repeated_fields
 
 
 def _number(text: str) -> Any:
@@ -44,12 +47,18 @@ def loads(body: bytes | str) -> Any:
 
 
 class CheckedRequest(Request):
-    """A request whose :meth:`json` is :func:`loads`."""
+    """A request whose :meth:`json` is :func:`loads`, and whose form is checked for fields
+    given more than once (:func:`fdpkit.web.repeated_fields.check_form`)."""
 
     async def json(self) -> Any:
         if not hasattr(self, "_json"):
             self._json = loads(await self.body())
         return self._json
+
+    async def _get_form(self, **limits: Any) -> FormData:  # what ``await request.form(...)`` runs
+        form = await super()._get_form(**limits)
+        repeated_fields.check_form(form.multi_items())  # on every read: a refusal caught once is not lost
+        return form
 
 
 class CheckedJSONRoute(APIRoute):
@@ -59,6 +68,14 @@ class CheckedJSONRoute(APIRoute):
         handler = super().get_route_handler()
 
         async def checked(request: Request) -> Any:
-            return await handler(CheckedRequest(request.scope, request.receive, request._send))
+            token, record = repeated_fields.start(self.path, request.method, request.scope.get("query_string", b""))
+            try:
+                response = await handler(CheckedRequest(request.scope, request.receive, request._send))
+            finally:
+                repeated_fields.finish(token)
+            refusal = repeated_fields.answered_anyway(record, response.status_code, request.method)
+            if refusal is not None:
+                raise refusal
+            return response
 
         return checked

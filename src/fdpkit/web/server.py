@@ -341,9 +341,17 @@ class RequestDeadline(asyncio.Protocol):
 H11_MAX_HEAD_BYTES = 16 * 1024
 
 
-def server_config(app: Any, host: str = "127.0.0.1", port: int = 8000, log_level: str = "warning"):
+def server_config(app: Any, host: str = "127.0.0.1", port: int = 8000, log_level: str = "warning",
+                  forwarded_allow_ips: str | None = None):
     """A uvicorn Config with the app's limits: request deadline, keep-alive timeout,
-    connection cap."""
+    connection cap.
+
+    ``forwarded_allow_ips``: the reverse proxies (comma-separated addresses or networks, or
+    ``*``) whose X-Forwarded-For names the client (``fdpkit serve --forwarded-allow-ips``);
+    None: the ``FORWARDED_ALLOW_IPS`` environment variable when set, else none. No address is
+    trusted unless the operator names it: uvicorn's own default trusts the loopback
+    addresses, so that any local process could choose the client address that the per-client
+    login limit counts (:mod:`fdpkit.web.login_guard`) with a new X-Forwarded-For each try."""
     import os
 
     import uvicorn
@@ -351,11 +359,11 @@ def server_config(app: Any, host: str = "127.0.0.1", port: int = 8000, log_level
 
     limits = app.state.limits
     protocol = type("FdpkitRequestDeadline", (RequestDeadline,), {"request_timeout_s": limits.request_timeout_s})
-    # uvicorn's own proxy handling (its defaults: FORWARDED_ALLOW_IPS, else the loopback
-    # addresses), applied inside ConnectionKey so that the connection is still found by its
-    # own addresses (see ConnectionKey)
-    trusted = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1,::1")
-    served = ConnectionKey(ProxyHeadersMiddleware(app, trusted_hosts=trusted))
+    trusted = (forwarded_allow_ips if forwarded_allow_ips is not None
+               else os.environ.get("FORWARDED_ALLOW_IPS", "")).strip()
+    # uvicorn's proxy handling, applied inside ConnectionKey so that the connection is still
+    # found by its own addresses (see ConnectionKey); without a trusted proxy the peer is the client
+    served = ConnectionKey(ProxyHeadersMiddleware(app, trusted_hosts=trusted) if trusted else app)
     return uvicorn.Config(served, host=host, port=port, log_level=log_level, http=protocol, ws="none",
                           proxy_headers=False,
                           lifespan="on", timeout_keep_alive=int(max(1, limits.keep_alive_s)),

@@ -1,0 +1,120 @@
+"""Form fields (and a page link's query fields) given more than once: ``sigma=1&sigma=0.01``.
+
+Starlette's form keeps every value and ``form.get`` answers the LAST, so a form posted with a
+field twice was answered for the last value (the JSON bodies refuse a key named twice:
+:mod:`fdpkit.web.json_numbers`). Every form is read through :class:`CheckedRequest`'s form
+reader (all routers use ``CheckedJSONRoute``), which finds the repeated fields in one place:
+
+- on the calculator's pages (:data:`FORM_PAGES`, which compute nothing when a field is wrong
+  and write nothing), each repeated field is refused beside the field, the other fields kept:
+  :class:`fdpkit.web.common.FormErrors` and :func:`fdpkit.web.forms.parse_form` start with
+  :func:`refused`; should a page answer such a POSTed form with a success anyway, the route answers 422;
+- on every other route (the ledger's forms, downloads, the multipart API), the form is refused
+  as it is read, before any work or write: :class:`RepeatedField` (422, the message naming the field).
+
+The one repetition a form makes on purpose is kept: a hidden ``"off"`` followed by a ticked
+box's value (an unticked box sends nothing), as the plan page's yes/no fields do.
+"""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+from typing import Any, Iterable
+from urllib.parse import parse_qsl
+
+from starlette.exceptions import HTTPException
+
+from fdpkit.errors import ParameterError
+
+#: The pages whose forms show each error beside its field (GET with a permalink's query, POST).
+FORM_PAGES = frozenset({"/calculator", "/report", "/calibrate", "/convert", "/compare", "/risk", "/plan",
+                        "/sweep", "/audit"})
+
+#: The current request's repeated fields {field: message} on a FORM_PAGES route; None elsewhere.
+_RECORD: ContextVar[dict[str, str] | None] = ContextVar("fdpkit_repeated_fields", default=None)
+
+
+class RepeatedField(ParameterError, HTTPException):
+    """A form naming one field more than once (422). Also an HTTPException, so that FastAPI's
+    own form reading (``Form()`` parameters) passes it on rather than answering 400."""
+
+    def __init__(self, message: str, parameter: str | None = None,
+                 parameters: tuple[str, ...] | None = None) -> None:
+        ParameterError.__init__(self, message, parameter, parameters)
+        HTTPException.__init__(self, 422, message)
+
+    def __str__(self) -> str:
+        return str(self.detail)
+
+
+def _shown(value: Any) -> str:
+    """One value as the message quotes it (an upload by its file name)."""
+    text = str(getattr(value, "filename", None) or value) if not isinstance(value, str) else value
+    return repr(text if len(text) <= 30 else text[:27] + "...")
+
+
+def repeated(items: Iterable[tuple[str, Any]]) -> dict[str, str]:
+    """{field: message} for every field that ``items`` (a form's or a query's pairs) gives
+    more than once, except a hidden ``"off"`` followed by one box's value.
+
+    >>> repeated([("sigma", "1"), ("delta", "1e-5"), ("sigma", "0.01")])
+    {'sigma': "sigma is given twice ('1', '0.01'): send it once"}
+    >>> repeated([("high_confidence_ok", "off"), ("high_confidence_ok", "on")])
+    {}
+    """
+    seen: dict[str, list[Any]] = {}
+    for name, value in items:
+        seen.setdefault(name, []).append(value)
+    out = {}
+    for name, values in seen.items():
+        if len(values) < 2 or (len(values) == 2 and values[0] == "off"):
+            continue
+        shown = ", ".join(_shown(v) for v in values[:3]) + (", ..." if len(values) > 3 else "")
+        times = "twice" if len(values) == 2 else f"{len(values)} times"
+        out[name] = f"{name[:40].replace('_', ' ')} is given {times} ({shown}): send it once"
+    return out
+
+
+def refused() -> dict[str, str]:
+    """The current form page's repeated fields {field: message} (empty when none)."""
+    return dict(_RECORD.get() or {})
+
+
+def start(path: str, method: str, query_string: bytes) -> tuple[Any, dict[str, str] | None]:
+    """Begin a request on the route ``path``: on a FORM_PAGES route, a record (holding the
+    repeated fields of its query on GET); elsewhere None. Returns (token for :func:`finish`, record)."""
+    if path not in FORM_PAGES:
+        return _RECORD.set(None), None
+    record: dict[str, str] = {}
+    if method in ("GET", "HEAD") and query_string:
+        record.update(repeated(parse_qsl(query_string.decode("latin-1"), keep_blank_values=True)))
+    return _RECORD.set(record), record
+
+
+def finish(token: Any) -> None:
+    """End the request begun by :func:`start`."""
+    _RECORD.reset(token)
+
+
+def check_form(items: Iterable[tuple[str, Any]]) -> None:
+    """A form just read: its repeated fields recorded (a FORM_PAGES route shows them beside the
+    fields), or refused at once with :class:`RepeatedField` (every other route)."""
+    found = repeated(items)
+    if not found:
+        return
+    record = _RECORD.get()
+    if record is not None:
+        record.update(found)
+        return
+    name, message = next(iter(found.items()))
+    raise RepeatedField(message, name)
+
+
+def answered_anyway(record: dict[str, str] | None, status: int, method: str = "POST") -> RepeatedField | None:
+    """The refusal to answer with when a page answered a POSTed form with repeated fields as a
+    success (a page that did not read its errors first); None when it refused them. (A link's
+    repeated query field that the page did not read, ``/calculator?utm=a&utm=b``, is left alone.)"""
+    if not record or status >= 400 or method in ("GET", "HEAD"):
+        return None
+    name, message = next(iter(record.items()))
+    return RepeatedField(message, name)
