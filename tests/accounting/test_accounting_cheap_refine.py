@@ -56,3 +56,15 @@ def test_the_first_of_them_read_loose_before():
 ])
 def test_other_runs_keep_eq_2s_grid(mech, monkeypatch):
     assert choose_discretization(mech)[0] == _eq2(mech, monkeypatch)
+
+
+def test_a_run_far_from_cheap_is_not_estimated(monkeypatch):
+    """The quick look (CHEAP_WORK_PER_SD) keeps Eq. (2') from estimating a run whose composed
+    loss alone spans more than the cap (sigma 1, q 1e-3, T 10^6: 1.3e6 units at the least):
+    it costs the report no estimate, 10-40 ms."""
+    def refuse(*a, **k):
+        raise AssertionError("estimated")
+
+    mech = fp.dpsgd(1.0, 1e-3, 1_000_000)
+    monkeypatch.setattr(_resolution, "affordable_cost", refuse)
+    assert choose_discretization(mech)[0] == 1e-4
