@@ -474,19 +474,16 @@ def _estimate_steps(steps: list, d: float, tally: _Tally) -> None:
         # factors of a few atoms (finite-epsilon steps) leave the float64 bound loose: the
         # composition refines and redoes itself in extended precision (tilted.compose)
         atoms = min(int(np.count_nonzero(np.asarray(a.probs) > 0)) for a, _ in parts)
-        redo = FEW_ATOMS_PASS_FACTOR if atoms <= FEW_ATOMS else 1.0
-        tally.fft += redo * sum(_fine(int(s), coarse, d) for s in sizes)
+        tally.fft += (FEW_ATOMS_PASS_FACTOR if atoms <= FEW_ATOMS else 1.0) * sum(_fine(int(s), coarse, d) for s in sizes)
         tally.output += _fine(int(out), coarse, d)
-        redo = _precision_redo.redo_passes(parts, union) if atoms > FEW_ATOMS and tally.redo else []
-        if redo:
-            # small noise at tiny sample rates: compose refines, then redoes itself in longdouble
-            run = sum(_fine(int(s), coarse, d) for s in redo)
+        redone = _precision_redo.redo_passes(parts, union) if atoms > FEW_ATOMS and tally.redo else []
+        if redone:  # small noise at tiny sample rates: compose refines, then redoes itself in longdouble
+            run = sum(_fine(int(s), coarse, d) for s in redone)
             tally.fft += run - sum(_fine(int(s), coarse, d) for s in sizes)  # the refinement passes
             tally.fft += _precision_redo.LONGDOUBLE_PASS_RUNS * _precision_redo.LONGDOUBLE_PASS_FACTOR * run
             tally.cumulant += CUMULANT_CALLS_FACTOR * calls * factor_points
             tally.output += _fine(int(out), coarse, d)
-            tally.grid = max(tally.grid, *(_fine(int(s), coarse, d) for s in redo))
-        tally.grid = max(tally.grid, _fine(int(union), coarse, d))
+        tally.grid = max(tally.grid, _fine(int(union), coarse, d), *(_fine(int(s), coarse, d) for s in redone))
         tally.passes += len(sizes)
 
 

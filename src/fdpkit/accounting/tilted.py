@@ -167,9 +167,7 @@ class _Factor:
     probs: np.ndarray  # finite masses, first and last > 0
     inf: float
     times: int
-    #: what the factor's cumulants need apart from ``times`` (shared by every composition of
-    #: the same single-step arrays, e.g. a sweep over step counts)
-    shape: _Shape | None = None
+    shape: _Shape | None = None  # what its cumulants need but ``times`` (shared by a sweep over T)
 
 
 def _mass_excess(probs: np.ndarray, inf: float) -> float:
@@ -429,8 +427,7 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype, *, redone_above: fl
     def run(theta: float, k: float, sd: float, lo: int, hi: int) -> None:
         """One pass (Eq. 6), merged into p_up, p_low and err (p_up minus the estimate)."""
         y, eps, _ = _fft_pass(factors, cum, theta, lo, hi - lo + 1, dtype)
-        if sizes is not None:
-            sizes.append(hi - lo + 1)
+        (sizes if sizes is not None else []).append(hi - lo + 1)  # the cost model reads them
         alias = 0.0  # only the lower bounds need the wrapped-around mass
         if need_low and lo > lo_sup:
             alias += _chernoff_mass(cum, theta, k, sd, lo * d, False)
