@@ -279,9 +279,9 @@ def run_sweep(
     plans = [_plan(s, options["discretization"]) for s in settings]
     settings = [{**s, "discretization": d} for s, (d, _) in zip(settings, plans)]
     if scheduler is None and client is None:  # workers on this machine: every setting's memory, before any work
-        for s in settings:  # (a setting beyond it was refused only when its turn came, after the others ran;
-            if refusal(s) is None:  # a searched row's a-priori grid is the costliest it may account)
-                check_fits_memory(mechanism_for(s), s["discretization"])
+        for s, (_, allowed) in zip(settings, plans):  # (a setting beyond it was refused only when its turn
+            if refusal(s) is None:  # came, after the others ran; a searched row: its finest, costliest grid)
+                check_fits_memory(mechanism_for(s), min(allowed))
 
     def tagged(s: Mapping[str, Any]) -> dict[str, Any]:
         return {**s, "delta": options["delta"]}
