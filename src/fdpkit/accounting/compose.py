@@ -18,13 +18,13 @@ from fdpkit.curves import PiecewiseLinearCurve, TradeOffCurve
 
 def compose_curves(*curves: TradeOffCurve, discretization: float = DISCRETIZATION_DEFAULT
                    ) -> PiecewiseLinearCurve:
-    """A lower bound of the composition f₁ ⊗ … ⊗ f_k of trade-off curves.
+    """A lower bound of the composition f₁ ⊗ … ⊗ fₖ of trade-off curves.
 
     Each curve becomes a pessimistic privacy loss distribution on a grid of width
     ``discretization`` (connect-the-dots from its privacy profile, both orderings of the
     neighbouring pair; see the module docs), dp_accounting composes them, and the composed
     distribution's certified curve is returned (Dong, Roth & Su 2022, Thm. 3.2: the
-    composition of f_i-DP mechanisms is (f₁ ⊗ … ⊗ f_k)-DP).
+    composition of fᵢ-DP mechanisms is (f₁ ⊗ … ⊗ fₖ)-DP).
 
     Parameters
     ----------

@@ -193,7 +193,7 @@ class RhoFit:
     Attributes
     ----------
     rho : float
-        Sound upper bound on sup_t ε(t)/t (``inf`` when no finite ρ holds).
+        Sound upper bound on supₜ ε(t)/t (``inf`` when no finite ρ holds).
     order : float
         The order where ε(t)/t is largest on the grid (``inf``: approached as t grows).
     reason : str

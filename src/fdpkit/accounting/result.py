@@ -59,7 +59,7 @@ class Accounting:
     pld: Any = field(default=None, repr=False)
 
     def epsilon_for_delta(self, delta: float) -> float:
-        """epsilon at delta from the accountant's own profile (closed forms: exact)."""
+        """ε at δ from the accountant's own profile (closed forms: exact)."""
         delta = float(check_probability("delta", check_scalar("delta", delta)))
         held = self.__dict__.get("pld")  # the arrays: no dp_accounting object needed
         if held is not None:
@@ -69,7 +69,7 @@ class Accounting:
         return float(self.curve.epsilon_for_delta(delta))
 
     def delta_for_epsilon(self, epsilon: float) -> float:
-        """delta at epsilon from the accountant's own profile (closed forms: exact)."""
+        """δ at ε from the accountant's own profile (closed forms: exact)."""
         epsilon = float(check_nonnegative("epsilon", check_scalar("epsilon", epsilon), allow_inf=True))
         if self.__dict__.get("pld") is not None:  # dp_accounting's own sum, as before
             return float(self.pld.get_delta_for_epsilon(epsilon))

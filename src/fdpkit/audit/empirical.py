@@ -173,12 +173,12 @@ class AuditResult:
 
     @property
     def audit_gap(self) -> float | None:
-        """mu_certified - mu_lower (negative on a violation); None without a guarantee."""
+        """``mu_certified`` − ``mu_lower`` (negative on a violation); None without a guarantee."""
         return None if self.certified is None else self.certified.mu - self.mu_lower
 
     @property
     def epsilon_gap(self) -> float | None:
-        """epsilon_certified(delta) - epsilon_lower; None without a guarantee."""
+        """The certified ε at ``delta`` − ``epsilon_lower``; None without a guarantee."""
         return None if self.certified is None else self.certified.epsilon - self.epsilon_lower
 
     def best(self) -> dict[str, Any]:
@@ -324,7 +324,7 @@ def _check_counts(name: str, value: Any) -> np.ndarray:
 
 
 def certified_guarantee(mechanism: Any, delta: float) -> Certified:
-    """The certified curve, mu and epsilon(delta) of a mechanism, a mechanism dict, a
+    """The certified curve, μ and ε(δ) of a mechanism, a mechanism dict, a
     :class:`~fdpkit.guarantee.privacy.PrivacyReport` or a trade-off curve."""
     if isinstance(mechanism, PrivacyReport):
         eps = dict(mechanism.epsilons).get(delta)
@@ -432,7 +432,7 @@ def _finish(source: str, points: BoundedThresholds, roc_fpr, roc_tpr, members: i
 
 
 def empirical_roc(member_scores: np.ndarray, nonmember_scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The empirical ROC of "score > t" at every distinct score t (and t = -inf):
+    """The empirical ROC of "score > t" at every distinct score t (and t = −∞):
     ``(thresholds, fpr, tpr)`` with thresholds descending, so FPR and TPR ascend from
     (0, 0) to (1, 1)."""
     sm, sn = np.sort(member_scores), np.sort(nonmember_scores)
@@ -468,7 +468,7 @@ def run_audit(member_scores: Any, nonmember_scores: Any, *, confidence: float = 
     confidence : float, default 0.95
         Joint confidence of all the bounds, in (0, 1).
     delta : float, default 1e-5
-        delta at which the epsilon lower bound is given.
+        δ at which the ε lower bound is given.
     mechanism : Mechanism, dict, PrivacyReport or TradeOffCurve, optional
         The certified guarantee to audit; then ``violation`` is True or False.
     thresholds_per_side : int, default 100
@@ -528,7 +528,7 @@ def audit_from_counts(true_positives: Any, false_positives: Any, members: Any, n
     The thresholds must have been fixed before the counts were taken (for instance on
     separate data); the Bonferroni correction then runs over these K thresholds.
     ``members`` and ``nonmembers`` may be single numbers or one per threshold. Counts are
-    whole numbers in [0, ``MAX_COUNT``] (2**53, exact in floating point); at most
+    whole numbers in [0, ``MAX_COUNT``] (2⁵³, exact in floating point); at most
     ``MAX_THRESHOLDS`` (20,000) thresholds. The result has no NaN field: its ``points.threshold`` is
     None (counts carry no score threshold), and ``mu_lower``/``epsilon_lower`` are 0 when
     no threshold is informative (e.g. ``true_positives`` all 0).

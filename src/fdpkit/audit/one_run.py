@@ -151,7 +151,7 @@ class OneRunAudit:
         Bonferroni-adjusted p-value of the certified curve (min over choices x number of
         choices, capped at 1): small means the canaries contradict the curve.
     violation : bool or None
-        ``p_value_certified <= 1 - confidence`` (or epsilon_lower above the certified
+        ``p_value_certified <= 1 - confidence`` (or ``epsilon_lower`` above the certified
         ε at ``delta``); None without a guarantee.
     epsilon_gap, mu_gap : float or None
         certified value minus lower bound (≥ 0 unless violated).

@@ -382,6 +382,8 @@ def status(name: str = typer.Argument(..., help="Dataset name."), db: Optional[s
            [[c.threshold.level, c.threshold.describe(), *_up(c.current), c.exceeded] for c in st.thresholds])
     for c in st.exceeded:
         out.print(f"[yellow]! {c.message()}[/yellow]", highlight=False)
+    for note in st.relation_notes:
+        out.print(f"! {note}", style="yellow", highlight=False, markup=False, soft_wrap=True)
 
 
 @ledger_app.command("check")
@@ -558,8 +560,10 @@ def verify(anchor: Optional[str] = typer.Option(None, "--anchor", help="An earli
            db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
     """Check the hash-chained event log (keyed with FDPKIT_LEDGER_KEY when set), every row
     against it, and the released totals re-derived from the chained releases: exit 0 when
-    intact, 1 with the first broken event otherwise. Without --anchor (or a key) a chain
-    cut at its end or rewritten and re-hashed as a whole cannot be told from an intact one."""
+    intact, 1 with the first broken event otherwise, or with one finding per released release
+    accounted under a relation its dataset does not declare (written by an older fdpkit).
+    Without --anchor (or a key) a chain cut at its end or rewritten and re-hashed as a whole
+    cannot be told from an intact one."""
     _check_fmt(format)
     res = _open(db).verify(anchor=anchor)
     if format == "json":
@@ -571,5 +575,8 @@ def verify(anchor: Optional[str] = typer.Option(None, "--anchor", help="An earli
                   soft_wrap=True)
     else:
         out.print(f"ledger BROKEN at event {res.broken_seq}: {res.reason}", highlight=False, soft_wrap=True)
-    if not res.ok:
+    if format != "json":
+        for finding in res.findings:
+            out.print(f"finding: {finding}", style="yellow", highlight=False, markup=False, soft_wrap=True)
+    if not res.ok or res.findings:
         raise typer.Exit(1)

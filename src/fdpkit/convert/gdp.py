@@ -45,7 +45,7 @@ def delta_for_epsilon_from_mu(mu: Any, epsilon: Any) -> float | np.ndarray:
     mu : float or array_like
         GDP parameter, ≥ 0 and finite.
     epsilon : float or array_like
-        ε ≥ 0 (inf gives 0). Broadcast against ``mu``.
+        ε ≥ 0 (∞ gives 0). Broadcast against ``mu``.
 
     Returns
     -------

@@ -200,7 +200,7 @@ def cks_delta_for_epsilon_from_rdp(orders: Sequence[float], epsilons: Sequence[f
 
 
 def profile_regret(f: TradeOffCurve, g: TradeOffCurve, *, eps_max: float | None = None) -> float:
-    """Delta(delta_f, delta_g) of Gomez et al. Def. C.3: the regret of reporting the profile
+    """Δ(δ_f, δ_g) of Gomez et al. Def. C.3: the regret of reporting the profile
     of ``g`` for a mechanism whose profile is that of ``f`` (module docs), evaluated on a
     uniform ε grid from 0 (a grid estimate of the supremum; symmetric curves).
 

@@ -180,7 +180,7 @@ class TradeOffCurve(ABC):
         return CurveGrid(alpha, np.asarray(self._beta(alpha), dtype=float))
 
     def inverse(self) -> "TradeOffCurve":
-        """The inverse curve f⁻¹(α) = inf{t in [0, 1] : f(t) ≤ α}.
+        """The inverse curve f⁻¹(α) = inf{t ∈ [0, 1] : f(t) ≤ α}.
 
         It is the trade-off curve of the same test with the hypotheses swapped
         (Dong et al. 2022, Sec. 2). Symmetric curves return themselves.

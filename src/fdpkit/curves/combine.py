@@ -130,7 +130,7 @@ def _piecewise_max(pls: list[PiecewiseLinearCurve], bound: str) -> PiecewiseLine
 
 
 def envelope(*curves: TradeOffCurve) -> TradeOffCurve:
-    """The strongest curve implied by several guarantees that hold at once: max_i f_i.
+    """The strongest curve implied by several guarantees that hold at once: maxᵢ fᵢ.
 
     Examples
     --------
@@ -149,7 +149,7 @@ def envelope(*curves: TradeOffCurve) -> TradeOffCurve:
 
 def worst_case(*curves: TradeOffCurve) -> PiecewiseLinearCurve | TradeOffCurve:
     """The guarantee that holds when any one of the curves may apply: the lower convex
-    hull of min_i f_i.
+    hull of minᵢ fᵢ.
 
     Piecewise-linear inputs give an exact piecewise-linear result; smooth inputs are first
     replaced by their tangent-line lower bounds (so the result is a sound ``"lower"`` bound).

@@ -121,9 +121,9 @@ class RandomizedResponseCurve(EpsDeltaCurve):
 class UniformSamplingCurve(EpsDeltaCurve):
     """De Fondeville's uniform random sampling mechanism (Example 3).
 
-    The mechanism releases a constant with probability e^-μ and otherwise one record of
+    The mechanism releases a constant with probability e^−μ and otherwise one record of
     the n-record dataset chosen uniformly, so each record is disclosed with probability
-    p = (1 - e^-μ)/n. Releasing the target record identifies membership with certainty;
+    p = (1 − e^−μ)/n. Releasing the target record identifies membership with certainty;
     every other output is equally likely under both hypotheses, so
 
         f(α) = max(0, 1 - p - α),

@@ -130,7 +130,7 @@ def group_curve(curve: TradeOffCurve, k: int) -> TradeOffCurve:
     """The trade-off curve for groups of ``k`` records: 1 - (1 - f)^∘k, with 1 - f applied k times.
 
     Dong, Roth & Su (2022), Thm. 2.14: an f-DP mechanism is (1 - (1 - f)^∘k)-DP for
-    datasets differing in k records. Exact for Gaussian (G_{k μ}) and Laplace (Laplace
+    datasets differing in k records. Exact for Gaussian (G_μ becomes G_kμ) and Laplace (Laplace
     curve of k ε) curves; a sound lower bound (``bound="lower"``) otherwise (see
     the module docs).
 

@@ -472,15 +472,15 @@ def _adopt_vertices(curve: PiecewiseLinearCurve, alpha: np.ndarray, tpr: np.ndar
 
 
 class RDPCurve(PiecewiseLinearCurve):
-    """The trade-off curve implied by a list of Rényi DP guarantees (t_j, ε_j):
-    a sound piecewise-linear lower bound of max_j f_{t_j, ε_j} (module docs).
+    """The trade-off curve implied by a list of Rényi DP guarantees (tⱼ, εⱼ):
+    a sound piecewise-linear lower bound of maxⱼ f_(tⱼ, εⱼ) (module docs).
 
     Parameters
     ----------
     orders : sequence of float
-        Rényi orders t_j > 1 (any order; sorted internally).
+        Rényi orders tⱼ > 1 (any order; sorted internally).
     epsilons : sequence of float
-        ε(t_j) ≥ 0, non-decreasing in t (``inf``: no constraint at that order).
+        ε(tⱼ) ≥ 0, non-decreasing in t (``inf``: no constraint at that order).
     points : int
         Tangent points per order (tightness, not soundness).
 

@@ -59,16 +59,16 @@ class GDPFit:
     Attributes
     ----------
     mu : float
-        Smallest μ with G_μ(FPR) ≤ f(FPR) for every FPR ≥ alpha_min with
-        f(FPR) ≥ alpha_min (attacks whose FPR and FNR are both ≥ alpha_min); ``inf`` when
+        Smallest μ with G_μ(FPR) ≤ f(FPR) for every FPR ≥ ``alpha_min`` with
+        f(FPR) ≥ ``alpha_min`` (attacks whose FPR and FNR are both ≥ ``alpha_min``); ∞ when
         none exists.
     regret : float
         Δ(f, G_μ) (Gomez et al. Def. 2.6): how much the summary over-reports risk.
-        ``inf`` when μ is infinite.
+        ∞ when μ is infinite.
     alpha_min : float
         Lower end of the FPR range the guarantee is certified on (0: all of [0, 1]).
     tau : float
-        1 - G_μ(alpha_min): what the range leaves out. f ≥ G_μ - τ everywhere.
+        1 − G_μ(``alpha_min``): what the range leaves out. f ≥ G_μ − τ everywhere.
     reason : str
         How the fit was obtained, and why μ is infinite when it is.
     """

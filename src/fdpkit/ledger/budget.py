@@ -16,7 +16,7 @@ from fdpkit.accounting import Composition, CostBudget
 from fdpkit.ledger import db
 from fdpkit.ledger.models import ComposedState, Dataset, Event, Release, Threshold
 from fdpkit.ledger.prepared import DEFAULT_BUDGET, prepare, state_digest
-from fdpkit.ledger.rules import check_relation
+from fdpkit.ledger.rules import check_relation, relation_notes
 from fdpkit.ledger.totals import (
     Claim, ThresholdSpec, Total, add_rows, basic_claim, crossings, newly_exceeded, read_total,
 )
@@ -98,6 +98,9 @@ class BudgetReads:
             alerts = list(s.execute(select(Event).where(Event.dataset_id == d.id, Event.kind == "alert")
                                     .order_by(Event.seq)).scalars())
             claim = self._claim(s, d.id)
+            notes = relation_notes(d.name, d.relation_name, s.execute(
+                select(Release.id, Release.spec).where(Release.dataset_id == d.id, Release.state == "released")
+                .order_by(Release.id)).all())
         if stale and ids:
             self._refresh_cache(d.id, state, ids, eps_sum)
         deltas = [t.delta for t in specs if t.delta is not None]
@@ -105,7 +108,7 @@ class BudgetReads:
         with_approved = (read_total(add_rows(state, approved), eps_sum + sum(a.epsilon_ref for a in approved),
                                     deltas, basic_claim(approved, claim)) if approved else released)
         counts = {k: int(counts.get(k, 0)) for k in ("proposed", "approved", "released", "rejected", "withdrawn")}
-        return Status(d, counts, released, with_approved, crossings(released, specs), alerts)
+        return Status(d, counts, released, with_approved, crossings(released, specs), alerts, notes)
 
     @staticmethod
     def _claim(s: Session, dataset_id: int) -> Claim:

@@ -40,6 +40,7 @@ from sqlalchemy.orm import Session
 
 from fdpkit.ledger.models import Approval, ChainHead, Dataset, Event, LiftRequest, Release, Threshold, User
 from fdpkit.accounting import Composition
+from fdpkit.ledger.rules import relation_notes
 from fdpkit.ledger.totals import DELTA_REF, add_rows
 
 GENESIS = "0" * 64
@@ -211,7 +212,11 @@ class VerifyResult:
     """Outcome of :func:`verify`: ``ok``, how many events were checked, and the first broken
     event (its seq and a reason) when not ok; ``head`` is the chain head that was verified
     (keep ``str(head)`` elsewhere and pass it back as ``anchor``), ``keyed`` whether the
-    chain was checked with a key and ``anchor`` the anchor it was checked against."""
+    chain was checked with a key and ``anchor`` the anchor it was checked against.
+    ``findings``: what an intact chain holds that its totals cannot vouch for (a released
+    release accounted under a relation its dataset's declared one does not cover, written by
+    an fdpkit older than that rule; :func:`fdpkit.ledger.rules.relation_notes`), one line each.
+    """
 
     ok: bool
     events: int
@@ -220,12 +225,13 @@ class VerifyResult:
     head: Anchor | None = None
     keyed: bool = False
     anchor: Anchor | None = field(default=None)
+    findings: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The object as JSON-ready data (dicts, lists, numbers and strings)."""
         return {"ok": self.ok, "events": self.events, "broken_seq": self.broken_seq, "reason": self.reason,
                 "head": None if self.head is None else str(self.head), "keyed": self.keyed,
-                "anchor": None if self.anchor is None else str(self.anchor)}
+                "anchor": None if self.anchor is None else str(self.anchor), "findings": list(self.findings)}
 
 
 def verify(session: Session, anchor: Any = None, key: bytes | None = None) -> VerifyResult:
@@ -241,7 +247,7 @@ def verify(session: Session, anchor: Any = None, key: bytes | None = None) -> Ve
 
     def result(ok: bool, seq: int | None = None, reason: str = "") -> VerifyResult:
         return VerifyResult(ok, n, seq, reason, Anchor(expected_seq - 1, prev) if ok else None,
-                            key is not None, anchor)
+                            key is not None, anchor, tuple(_relation_findings(last_snap)) if ok else ())
 
     for ev in session.execute(select(Event).order_by(Event.seq)).scalars():
         n += 1
@@ -317,6 +323,20 @@ def verify(session: Session, anchor: Any = None, key: bytes | None = None) -> Ve
         seq, reason = min(problems)
         return result(False, seq, reason)
     return result(True)
+
+
+def _relation_findings(last_snap: dict[tuple[str, int], tuple[int, dict | None]]) -> list[str]:
+    """:func:`~fdpkit.ledger.rules.relation_notes` of every dataset, read from the chained
+    snapshots (the rows as the chain vouches for them)."""
+    released: dict[int, list[tuple[int, str]]] = {}
+    for (table, rid), (_, snap) in sorted(last_snap.items()):
+        if table == "releases" and snap is not None and snap.get("state") == "released":
+            released.setdefault(snap.get("dataset_id"), []).append((rid, str(snap.get("spec") or "")))
+    out: list[str] = []
+    for did, items in sorted(released.items()):
+        d = (last_snap.get(("datasets", did)) or (0, None))[1] or {}
+        out += relation_notes(str(d.get("name", did)), str(d.get("relation") or ""), items)
+    return out
 
 
 def _close(a: float, b: Any) -> bool:

@@ -121,7 +121,7 @@ class ThresholdLifts:
                       delta: Any = None, fpr: Any = None, approver: str | None = None) -> Threshold:
         """Set (create or replace) the ``level`` threshold of ``metric`` for ``dataset``.
 
-        Raising a hard threshold (or changing its delta or FPR) lifts the hard limit: under
+        Raising a hard threshold (or changing its δ or FPR) lifts the hard limit: under
         four-eyes it needs ``approver``, a second person (else :class:`NeedsSecondPerson`;
         :meth:`request_lift` is the two-step form)."""
         spec = check_threshold(metric, level, value, delta, fpr)

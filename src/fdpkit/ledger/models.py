@@ -81,7 +81,7 @@ class Release(Base):
 
 
 class Threshold(Base):
-    """A dataset's threshold on the running total: ``metric`` (epsilon at ``delta``, mu, or
+    """A dataset's threshold on the running total: ``metric`` (ε at ``delta``, μ, or
     TPR at ``fpr``), ``level`` (notice, warning or hard) and ``value``. One per dataset,
     metric and level."""
 

@@ -241,7 +241,7 @@ class Ledger(ReleaseLifecycle, ThresholdLifts):
     def add_dataset(self, name: str, *, unit: str, user: str, relation: str = ADD_REMOVE,
                     description: str = "") -> Dataset:
         """Register a dataset with its privacy unit and the default thresholds
-        (epsilon 2 / 4 / 8 at delta 1e-5: notice / warning / hard). ``relation`` is
+        (ε 2 / 4 / 8 at δ = 1e-5: notice / warning / hard). ``relation`` is
         "add-remove" or "replace-one" (the old spelling "add-or-remove" is accepted and
         stored as "add-remove")."""
         name, unit, user = _text("name", name), _line("unit", unit), _person("user", user)

@@ -3,13 +3,16 @@ ordered thresholds (plain functions; no database)."""
 
 from __future__ import annotations
 
+import functools
+import json
 import re
 import unicodedata
-from typing import Any
+from typing import Any, Iterable
 
 from fdpkit.ledger.models import LEVELS
 from fdpkit.ledger.totals import ThresholdSpec
-from fdpkit.vocabulary import ADD_REMOVE, LEDGER_RELATIONS, REPLACE_ONE, ZERO_OUT
+from fdpkit.mechanisms import mechanism_from_dict
+from fdpkit.vocabulary import ADD_REMOVE, LEDGER_RELATIONS, RELATION_ALIASES, REPLACE_ONE, ZERO_OUT
 
 #: The relations a dataset may declare (:data:`fdpkit.vocabulary.LEDGER_RELATIONS`; the old
 #: spelling "add-or-remove" is read as "add-remove").
@@ -155,3 +158,30 @@ def check_relation(dataset: str, declared: str, mechanism: Any) -> None:
             raise RelationMismatch(
                 f"relation {rel} does not fit dataset {dataset}, which declares {declared}: {_article(rel)} {rel} guarantee "
                 f"does not bound its budget; {_ADVICE.get(declared, 'account it under ' + declared)}")
+
+
+@functools.lru_cache(maxsize=4096)
+def _spec_relations(spec: str) -> tuple[str, ...]:
+    if '"relation"' not in spec:  # noise mechanisms state none: no parsing
+        return ()
+    try:
+        return tuple(release_relations(mechanism_from_dict(json.loads(spec))))
+    except (ValueError, TypeError, KeyError):  # a spec this version cannot read: the chain check names it
+        return ()
+
+
+def relation_notes(dataset: str, declared: str, released: Iterable[tuple[int, str]]) -> list[str]:
+    """One line per released release (``(id, spec)`` pairs) accounted under a relation that
+    ``declared`` does not cover (:data:`COVERED`): such a release was released before
+    :func:`check_relation` existed (an older fdpkit wrote it; the append-only chain keeps it)
+    and is still counted in the dataset's total, whose figures then may not bound the
+    declared relation."""
+    declared = RELATION_ALIASES.get(declared, declared)
+    out = []
+    for rid, spec in released:
+        rels = [r for r in dict.fromkeys(_spec_relations(spec)) if r not in COVERED.get(declared, (declared,))]
+        if rels:
+            out.append(f"release {rid} was accounted under relation {', '.join(rels)} while dataset {dataset} "
+                       f"declares {declared}: its figure may not bound {declared}, and the total counts it "
+                       "(released before fdpkit refused such releases)")
+    return out

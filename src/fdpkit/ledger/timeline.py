@@ -261,7 +261,8 @@ def ledger_document(ledger: Ledger, dataset: str, bucket: str = "week") -> Repor
         for x in data["releases"]))
     # what the released total exceeds now (as `fdpkit ledger status` and the web page say), then
     # the alerts logged when releases crossed a threshold
-    alerts = tuple([c.message() for c in status.exceeded] + ["alert " + alert_text(e) for e in status.alerts])
+    alerts = tuple(list(status.relation_notes) + [c.message() for c in status.exceeded]
+                   + ["alert " + alert_text(e) for e in status.alerts])
     figures = (Figure("timeline", "Privacy spent over time: tight composition against the ε sum",
                       draw_timeline(rows, _eps_thresholds(status))),) if rows else ()
     sections = (Section("Running total", (), (total, thr)),

@@ -14,7 +14,10 @@ from fdpkit.ledger.totals import DELTA_REF, Crossing, ThresholdSpec, Total
 
 @dataclass(frozen=True)
 class Status:
-    """A dataset's running totals: released, and released plus approved."""
+    """A dataset's running totals: released, and released plus approved.
+    ``relation_notes``: one line per released release accounted under a relation the dataset's
+    declared one does not cover (:func:`fdpkit.ledger.rules.relation_notes`): the total counts
+    it, but its figures may not bound the declared relation."""
 
     dataset: Dataset
     counts: dict[str, int]
@@ -22,6 +25,7 @@ class Status:
     with_approved: Total
     thresholds: list[Crossing]
     alerts: list[Event] = field(default_factory=list)
+    relation_notes: list[str] = field(default_factory=list)
 
     @property
     def exceeded(self) -> list[Crossing]:
@@ -38,7 +42,7 @@ class Status:
                 "released": r.to_dict(), "with_approved": self.with_approved.to_dict(),
                 "thresholds": [c.to_dict() for c in self.thresholds],
                 "exceeded": [c.message() for c in self.exceeded],
-                "alerts": [event_dict(e) for e in self.alerts]}
+                "alerts": [event_dict(e) for e in self.alerts], "relation_notes": list(self.relation_notes)}
 
 
 @dataclass(frozen=True)

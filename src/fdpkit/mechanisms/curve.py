@@ -90,10 +90,10 @@ class CurveMechanism(Mechanism):
 
 @dataclass(frozen=True)
 class UniformSampling(Mechanism):
-    """De Fondeville's uniform random sampling (Example 3): with probability e^-μ release
+    """De Fondeville's uniform random sampling (Example 3): with probability e^−μ release
     a constant, otherwise one record of the n-record dataset chosen uniformly at random.
 
-    Each record is released verbatim with probability p = (1 - e^-μ)/n, so the mechanism
+    Each record is released verbatim with probability p = (1 − e^−μ)/n, so the mechanism
     is (0, p)-DP and nothing better: with probability p an output identifies membership
     with certainty. It is the worked example of *catastrophic failure* (de Fondeville,
     Thm. 1): f(0) = 1 - p < 1, no finite μ-GDP holds.
@@ -125,7 +125,7 @@ class UniformSampling(Mechanism):
 
     @property
     def disclosure_probability(self) -> float:
-        """p = (1 - e^-μ)/n: the probability that the target's record is released."""
+        """p = (1 − e^−μ)/n: the probability that the target's record is released."""
         return -math.expm1(-self.mu) / self.n
 
     def describe(self) -> str:

@@ -45,15 +45,15 @@ class ZCDP(Mechanism):
 
 @dataclass(frozen=True)
 class RDP(Mechanism):
-    """Any mechanism satisfying (t_j, ε_j)-RDP for every listed pair, for both orderings
+    """Any mechanism satisfying (tⱼ, εⱼ)-RDP for every listed pair, for both orderings
     of every pair of neighbouring datasets (Mironov 2017; as RDP accountants print them).
 
     Parameters
     ----------
     orders : sequence of float
-        Rényi orders t_j > 1, distinct (stored sorted).
+        Rényi orders tⱼ > 1, distinct (stored sorted).
     epsilons : sequence of float
-        ε(t_j) ≥ 0, non-decreasing in the order (``inf`` allowed: no constraint).
+        ε(tⱼ) ≥ 0, non-decreasing in the order (``inf`` allowed: no constraint).
 
     Examples
     --------

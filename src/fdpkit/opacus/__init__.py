@@ -6,7 +6,7 @@ registry as ``"fdpkit"``:
     import fdpkit.opacus
     engine = opacus.PrivacyEngine(accountant="fdpkit")
 
-- :class:`FdpkitAccountant`: certified epsilon, mu (with regret), TPR at FPR, the report;
+- :class:`FdpkitAccountant`: certified ε, μ (with regret), TPR at FPR, the report;
 - :func:`sampling_of` / :func:`describe_loader`: the sampling scheme the loader really uses;
 - :func:`privacy_report`: the engine's history read with the loader's real sampling;
 - :func:`get_noise_multiplier`: ``make_private_with_epsilon`` with this accountant is solved by

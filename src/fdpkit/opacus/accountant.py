@@ -173,7 +173,7 @@ class FdpkitAccountant(IAccountant):
             raise
 
     def get_epsilon(self, delta: float, *args: Any, **kwargs: Any) -> float:
-        """Certified epsilon at ``delta`` for the steps taken so far (0 before any step).
+        """Certified ε at ``delta`` for the steps taken so far (0 before any step).
 
         Equal to ``fp.privacy_report(fp.dpsgd_from_opacus_history(self.history))
         .epsilon_for_delta(delta)``. Extra arguments (Opacus forwards ``make_private_with_epsilon``'s

@@ -123,7 +123,7 @@ class BudgetGuard:
 
     def steps_taken(self) -> int:
         """Steps in the accountant's history that are not yet in the ledger (those of a
-        resumed run that an earlier guard recorded are), each checked to use the guarded (sigma, q);
+        resumed run that an earlier guard recorded are), each checked to use the guarded (σ, q);
         ``ParameterError`` (``poisson_sampling``) when ``make_private`` returned a non-Poisson
         loader (the guard's limit and the recorded run assume Poisson sampling)."""
         require_poisson(self.accountant, "BudgetGuard")

@@ -77,7 +77,7 @@ class MechanismOption:
 
     @property
     def noise_value(self) -> float | None:
-        """μ or ε of all the tests together for that noise (√k·μ_i, k·ε_i); None without noise."""
+        """μ or ε of all the tests together for that noise (√k·μᵢ, k·εᵢ); None without noise."""
         v = self.noise_value_per_test
         return None if v is None else v * (math.sqrt(self.tests) if self.parameter == "mu" else self.tests)
 
@@ -102,7 +102,7 @@ class MechanismOption:
     @property
     def planned_noise(self) -> float | None:
         """The noise this option plans: ``noise_scale``, None where the limit does not bind
-        (value = inf: "none needed", as the plan's text says; a scale of 0 read as a plan)."""
+        (``value`` = ∞: "none needed", as the plan's text says; a scale of 0 read as a plan)."""
         return self.noise_scale if math.isfinite(self.value) else None
 
     def to_dict(self) -> dict:
@@ -144,7 +144,7 @@ class PrivacyFirstPlan:
     @property
     def sigma(self) -> float | None:
         """Gaussian noise sd of the Gaussian option (None if no Gaussian option or analysis, or
-        where the limit does not bind it: mu = inf, no noise planned)."""
+        where the limit does not bind it: μ = ∞, no noise planned)."""
         return next((o.planned_noise for o in self.options if o.noise_parameter == "sigma"), None)
 
     @property
@@ -414,7 +414,7 @@ class UtilityFirstPlan:
 
     @property
     def sigma(self) -> float:
-        """Gaussian noise sd to add to the released statistic at mu_min: sensitivity / mu_min."""
+        """Gaussian noise sd to add to the released statistic at μ_min: sensitivity / μ_min."""
         return self.analysis.sigma(self.mu_min) if math.isfinite(self.mu_min) else 0.0
 
     @property
@@ -435,7 +435,7 @@ class UtilityFirstPlan:
 
     @property
     def laplace_scale(self) -> None:
-        """No Laplace mechanism is planned by the utility-first guide (it plans mu)."""
+        """No Laplace mechanism is planned by the utility-first guide (it plans μ)."""
         return None
 
     @property
@@ -469,7 +469,7 @@ class UtilityFirstPlan:
 
     @property
     def notes(self) -> list[str]:
-        """Which criterion and level give de Fondeville's printed mu_min (the numbers depend
+        """Which criterion and level give de Fondeville's printed μ_min (the numbers depend
         on both; shared/reference/published.json)."""
         return [MU_MIN_NOTE]
 
@@ -477,7 +477,7 @@ class UtilityFirstPlan:
     def grade(self):
         """The grade (:func:`fdpkit.risk.grade`) of the planned Gaussian mechanism, all tests
         together, at the noise the plan prints (:attr:`mu_of_noise`); "no meaningful protection"
-        when no finite mu is planned."""
+        when no finite μ is planned."""
         m = self.analysis.mu_total(self.mu_of_noise)
         return grade(GaussianCurve(m)) if math.isfinite(m) else grade_for_tpr(1.0)
 

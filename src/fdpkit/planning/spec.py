@@ -133,7 +133,7 @@ class ZTestSpec:
                     data_range=self.data_range, alternative=self.alternative)
 
     def power(self, *, mu: float) -> float:
-        """Power with a μ-GDP Gaussian mechanism (μ = inf: non-private)."""
+        """Power with a μ-GDP Gaussian mechanism (μ = ∞: non-private)."""
         return ztest_power(mu=mu, **self._kw())
 
     def laplace_power(self, *, epsilon: float) -> float:
@@ -165,7 +165,7 @@ class ZTestSpec:
         return split_epsilon(epsilon_total, self.tests)
 
     def epsilon_total(self, epsilon_per_test: float) -> float:
-        """Total pure ε of the tests at ``epsilon_per_test`` each: tests x ε_i."""
+        """Total pure ε of the tests at ``epsilon_per_test`` each: tests × εᵢ."""
         return composed_epsilon(epsilon_per_test, self.tests)
 
     def sigma(self, mu: float) -> float:

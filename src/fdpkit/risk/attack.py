@@ -56,7 +56,7 @@ attack_power.__deprecated__ = "curve.tpr(fpr)"  # type: ignore[attr-defined]  # 
 
 def multiplicative_advantage(curve: TradeOffCurve, fpr: Any) -> float | np.ndarray:
     """Worst-case TPR / FPR at false-positive rate ``fpr`` (Kulynych & Honkela Def. 3.1,
-    Fig. 4b). ``fpr`` must be in (0, 1]; inf where the ratio exceeds the largest float
+    Fig. 4b). ``fpr`` must be in (0, 1]; ∞ where the ratio exceeds the largest float
     (subnormal FPRs, below about 2.2e-308).
 
     Examples

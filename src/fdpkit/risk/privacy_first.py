@@ -49,7 +49,7 @@ def mu_for_attack_power(max_power: Any, fpr: Any) -> float:
 
 def mu_for_relative_risk(max_risk: Any, fpr_min: Any) -> float:
     """Largest μ whose relative disclosure risk ρ_alpha0 (FPR ≥ ``fpr_min``) is at most
-    ``max_risk`` (de Fondeville Def. 7; GDP has ρ = inf without an FPR floor).
+    ``max_risk`` (de Fondeville Def. 7; GDP has ρ = ∞ without an FPR floor).
 
     Examples
     --------
@@ -84,7 +84,7 @@ def laplace_epsilon_for_attack_power(max_power: Any, fpr: Any) -> float:
     """Largest Laplace ε whose best attack at FPR ``fpr`` has TPR ≤ ``max_power``.
 
     Inverts the three pieces of the Laplace curve: TPR = e^ε a (while e^ε a < 1/2),
-    1 - e^-ε / (4a) (a ≤ 1/2), 1 - e^-ε (1 - a) (a > 1/2).
+    1 − e^−ε / (4a) (a ≤ 1/2), 1 − e^−ε (1 − a) (a > 1/2).
 
     Examples
     --------

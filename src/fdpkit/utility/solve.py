@@ -30,7 +30,7 @@ class PowerSolution:
     unknown : str
         The parameter solved for.
     value : float
-        Its value (inf when unreachable); n is an integer.
+        Its value (∞ when unreachable); n is an integer.
     power : float
         The power achieved with ``value`` (the largest reachable power when unreachable).
     converged : bool
@@ -120,7 +120,7 @@ def mu_min_for_power_loss(*, n: float, effect: float, sd: float, level: float = 
                           data_range: float = 1.0, max_relative_loss: float = 0.01,
                           alternative: str = "larger") -> float:
     """Smallest μ whose power is at least (1 - max_relative_loss) x the non-private power
-    (de Fondeville Sec. 4 and 5.2; mu_min = 7.9, 0.28, 0.048 for n = 15, 100, 500 at level
+    (de Fondeville Sec. 4 and 5.2; μ_min = 7.9, 0.28, 0.048 for n = 15, 100, 500 at level
     0.01, sd 0.25, effect 0.2, data in [0, 1]).
 
     Examples

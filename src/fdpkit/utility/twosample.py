@@ -153,10 +153,10 @@ def _difference_sf(x: float, s: float, b1: float, b2: float) -> float:
 def two_sample_power_laplace(*, effect: float, n1: float, n2: float, sd: float, epsilon: float,
                              level: float = 0.05, data_range: float = 1.0, alternative: str = "larger") -> float:
     """Power of the two-sample Z-test for a difference of means, each group's mean released
-    with the Laplace mechanism at ``epsilon`` (scale b_i = (data_range / n_i) / ε).
+    with the Laplace mechanism at ``epsilon`` (scale bᵢ = (``data_range`` / nᵢ) / ε).
 
-    The test statistic is D = (mean_1 + L1) - (mean_2 + L2) with D - effect distributed as
-    N(0, sd²/n1 + sd²/n2) + L1 - L2. Its survival function is computed exactly (method
+    The test statistic is D = (mean₁ + L₁) − (mean₂ + L₂) with D − effect distributed as
+    N(0, sd²/n1 + sd²/n2) + L₁ − L₂. Its survival function is computed exactly (method
     "exact: normal + Laplace-difference convolution"): in closed form (the derivative identity
     in :func:`_laplace_difference_sf`; partial fractions for n1 ≠ n2) where the Laplace
     noise dominates, by 96-node Gauss-Laguerre quadrature of the normal CDF against the
