@@ -57,3 +57,14 @@ def test_report_states_the_lowered_range():
     assert any("lowered to 1e-12" in w for w in r.warnings)
     assert r.failure_mode != "catastrophic"
     assert fit_gdp_adapted(fp.GaussianCurve(3.0), ALPHA_MIN_DEFAULT).alpha_min == 0.0
+
+
+def test_a_run_beyond_every_readable_fpr_says_so():
+    """sigma 0.5, q 0.5, T 10^4 (mu ~ 366 by the CLT): the certified curve is below FNR = FPR
+    at every FPR down to 1e-300, so no finite mu can be read at any FPR a float holds. The
+    fit said "lower alpha_min", which the report had already done down to 1e-300, and the
+    warning printed f(0) = 1 - 1.0e+00."""
+    r = fp.privacy_report(fp.dpsgd(0.5, 0.5, 10_000))
+    assert r.mu == float("inf")
+    assert "every FPR a float can hold" in r.fit.reason and "lower alpha_min" not in r.fit.reason
+    assert any("f(0) = 0: 1 - f(0) is the accountant's bound" in w for w in r.warnings)

@@ -353,5 +353,11 @@ def fit_gdp_adapted(curve: TradeOffCurve, alpha_min: float = ALPHA_MIN_DEFAULT,
             return GDPFit(f.mu, f.regret, f.alpha_min, f.tau,
                           f"{f.reason} (alpha_min lowered from {alpha_min:.3g}: at that FPR the "
                           "curve is already below FNR alpha_min, so no finite mu fits there)")
-        break
-    return fit
+        return fit
+    if not float(curve._beta(np.array([floor]))[0]) < floor:
+        return fit
+    # empty at every decade down to the floor: lowering alpha_min further cannot help
+    return GDPFit(fit.mu, fit.regret, fit.alpha_min, fit.tau,
+                  f"every attack with FPR >= {floor:.3g} has FNR below its FPR: the curve is (nearly) "
+                  "perfectly distinguishing at every FPR a float can hold, so no finite mu is certified "
+                  f"(a Gaussian curve like that has mu > 2 z({floor:.3g}) = {2.0 * float(norm_isf(floor)):.3g})")

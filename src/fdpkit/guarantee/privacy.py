@@ -425,8 +425,9 @@ def privacy_report(
         mode = "graceful"  # Gaussian noise: unbounded privacy loss, confidence never certain
     if numeric and mode != "catastrophic" and 0.0 < 1.0 - f0:
         warnings.append(
-            f"The numeric curve has f(0) = 1 - {1 - f0:.1e}: the accountant's bound on the tail mass it did "
-            "not resolve, kept in the curve (pessimistic) but not counted as a blatant disclosure"
+            f"The numeric curve has f(0) = {f'1 - {1 - f0:.1e}' if f0 > 0.999 else safe_g(f0, 3, up=False)}: "
+            "1 - f(0) is the accountant's bound on the tail mass it did not resolve, kept in the curve "
+            "(pessimistic) but not counted as a blatant disclosure"
             + ("." if atoms else ": no part of this mechanism reveals membership with certainty.")
         )
     if mode == "catastrophic":
