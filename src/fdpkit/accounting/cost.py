@@ -462,8 +462,9 @@ def _estimate_steps(steps: list, d: float, tally: _Tally) -> None:
     # one coarse step for all factors (the tilted composition needs a shared grid)
     coarse = max(c for _, c, _, _ in leaves)
     if any(c != coarse for _, c, _, _ in leaves):
-        leaves = [(_coarse_leaf_at(step, coarse), coarse, t, f)
-                  for (step, _), (_, _, t, f) in zip(steps, leaves)]
+        # (a leaf already on that grid keeps its arrays: the same build again)
+        leaves = [(a if c == coarse else _coarse_leaf_at(step, coarse), coarse, t, f)
+                  for (step, _), (a, c, t, f) in zip(steps, leaves)]
     directions = [[(a[0], t) for a, _, t, _ in leaves]]
     if any(a[1] is not None for a, _, _, _ in leaves):
         directions.append([(a[0] if a[1] is None else a[1], t) for a, _, t, _ in leaves])

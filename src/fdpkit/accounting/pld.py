@@ -280,9 +280,11 @@ def _flatten(mechanism: Mechanism) -> list:
             # a DP-SGD run is its phases' single steps: composed in the same single pass (an
             # already composed PMF keeps only its non-negative losses and must not be composed again)
             full = full_batch_phases(run)  # q = 1: together one exact Gaussian step
+            first: dict = {}  # phases with the same single step: one step, their counts added
             for i, ph in enumerate(run.phases):
                 if not any(ph is f for f in full):
-                    _append(out, _PhaseStep(run, i), times * _phase_count(run, ph))
+                    j = first.setdefault(_step_key(run, ph, 0.0), i)
+                    _append(out, _PhaseStep(run, j), times * _phase_count(run, ph))
             if full:
                 _append(out, full_batch_gaussian(run, full), times)
             continue
@@ -416,11 +418,20 @@ def dpsgd_pld(m: DPSGD, discretization: float):
         return build_pld(gaussian, discretization)
     if gaussian is None and len(rest) == 1 and _phase_count(m, rest[0]) == 1:
         return compose_plds([_phase_pld(m, rest[0], discretization)])
-    # the single steps are built once per (scheme, relation, sigma, q, ...) while
-    # fdpkit.accounting.shared_single_steps is active (a sweep over step counts)
-    parts = [(shared_step_arrays(_step_key(m, ph, discretization),
-                                 lambda ph=ph: _phase_pld(m, ph, discretization)[0]),
-              _phase_count(m, ph)) for ph in rest]
+    # phases with the same single step (same scheme, relation, sigma, q, ...: its _step_key)
+    # are one factor, their counts added: T1 + T2 compositions of one step are T1 then T2,
+    # and the step is built and transformed once (a 50-phase schedule alternating two noise
+    # levels composed 50 factors, 10.8 s, instead of 2). The single steps are also shared
+    # across runs while fdpkit.accounting.shared_single_steps is active (a sweep)
+    groups: dict = {}
+    for ph in rest:
+        key = _step_key(m, ph, discretization)
+        if key in groups:
+            groups[key][1] += _phase_count(m, ph)
+        else:
+            groups[key] = [ph, _phase_count(m, ph)]
+    parts = [(shared_step_arrays(key, lambda ph=ph: _phase_pld(m, ph, discretization)[0]), count)
+             for key, (ph, count) in groups.items()]
     if gaussian is not None:
         parts.append((shared_step_arrays(("gaussian-step", gaussian, float(discretization)),
                                          lambda: build_pld(gaussian, discretization)), 1))
