@@ -198,10 +198,33 @@ def write_table(path: str | os.PathLike, rows: Sequence[dict[str, Any]],
         metadata = {**(metadata or {}), DIGEST_KEY: rows_digest(rows)}
     parquet = output_format(p) == "parquet"
     data = to_parquet_bytes(rows, metadata) if parquet else to_csv_bytes(rows)
-    if metadata and not parquet:
-        write_atomic(metadata_path(p), (json.dumps(json_safe(metadata), indent=2, allow_nan=False) + "\n").encode())
+    if not metadata or parquet:
+        write_atomic(p, data)
+        return p
+
+    def sidecar(meta: dict[str, Any]) -> None:
+        write_atomic(metadata_path(p), (json.dumps(json_safe(meta), indent=2, allow_nan=False) + "\n").encode())
+
+    # a CSV and its sidecar are two files, replaced one after the other: while the table is
+    # replaced the sidecar accepts the old rows and the new ones, so that a crash between the
+    # writes leaves a pair that reads (an unchecked old table: the table first)
+    old = _previous_digest(p) if digest else None
+    if old is not None and old != metadata[DIGEST_KEY]:
+        sidecar({**metadata, DIGEST_KEY: [old, metadata[DIGEST_KEY]]})
     write_atomic(p, data)
+    sidecar(metadata)
     return p
+
+
+def _previous_digest(p: Path) -> str | None:
+    """The digest of the rows ``p`` holds now, when it is a table fdpkit wrote that matches
+    the digest beside it; None otherwise (no table, or one without a digest or edited)."""
+    try:
+        if not p.is_file() or _file_metadata(p).get(DIGEST_KEY) is None:
+            return None
+        return rows_digest(read_table(p))
+    except (OSError, ValueError):
+        return None
 
 
 def read_metadata(path: str | os.PathLike) -> dict[str, Any]:
@@ -345,7 +368,8 @@ def _check_digest(p: Path, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     except (OSError, ValueError):
         raise not_a_table(p, f"its metadata {str(metadata_path(p))!r} is not readable JSON") from None
     want = meta.get(DIGEST_KEY)
-    if want is not None and want != rows_digest(rows):
+    # a list: the table was being replaced (write_table), and either the old or the new rows read
+    if want is not None and rows_digest(rows) not in (want if isinstance(want, list) else [want]):
         where = "key-value metadata" if output_format(p) == "parquet" else repr(str(metadata_path(p)))
         raise not_a_table(p, f"its rows do not match the digest the sweep wrote with them ({DIGEST_KEY} in "
                              f"its {where}): a value was changed after the sweep wrote it")
