@@ -59,6 +59,8 @@ def test_the_python_totals_and_verify_name_the_release(old):
 
     warnings = next(s for s in ledger_document(led, "members").sections if s.title == "Warnings").paragraphs
     assert warnings[0] == note
+    integrity = next(s for s in ledger_document(led, "members").sections if s.title == "Integrity").paragraphs
+    assert f"Finding: {note}" in integrity  # verify's finding, where the report states verify's answer
     res = led.verify()
     assert res.ok and res.findings == (note,) and res.to_dict()["findings"] == [note]
 

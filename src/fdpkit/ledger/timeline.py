@@ -222,10 +222,12 @@ class _SpecRow:
 
 def _integrity_section(v: dict[str, Any]) -> Section:
     """The chain head (keep it elsewhere: ``fdpkit ledger verify --anchor`` checks it later)
-    and what verify said when the report was made."""
+    and what verify said when the report was made, its findings included."""
     said = (f"Event log verified: {v['events']} events intact" + (" (keyed chain)." if v.get("keyed") else ".")
             if v["ok"] else f"Event log BROKEN at event {v['broken_seq']}: {v['reason']}")
-    return Section("Integrity", (said, f"Chain head (anchor): {v.get('head') or '-'}. Keep it outside the "
+    # what an intact chain holds that its totals cannot vouch for (verify's findings)
+    findings = tuple(f"Finding: {f}" for f in v.get("findings") or ())
+    return Section("Integrity", (said, *findings, f"Chain head (anchor): {v.get('head') or '-'}. Keep it outside the "
                                        "ledger; `fdpkit ledger verify --anchor SEQ:HASH` fails if the chain is "
                                        "later cut or rewritten before it."))
 
