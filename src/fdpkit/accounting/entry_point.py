@@ -101,6 +101,13 @@ def check_fits_memory(mechanism: Mechanism, discretization: float) -> None:
         mechanism = run
     elif contains_renyi(mechanism) or closed_form_curve(mechanism) is not None:
         return
+    _check_memory(mechanism, d)
+
+
+def _check_memory(mechanism: Mechanism, d: float) -> None:
+    """:func:`check_fits_memory` for a mechanism :func:`account` composes (it has already
+    answered closed forms, Rényi guarantees and shuffled runs): a single step's grid, then the
+    composition's peak memory."""
     check_leaf_grids(mechanism, d)
     check_machine_memory(mechanism, d)
 
@@ -146,8 +153,8 @@ def account(mechanism: Mechanism, *, discretization: float = DISCRETIZATION_DEFA
     if run is not None:
         if budget is not None:
             estimate_cost(run, d).check(budget)
-        else:
-            check_fits_memory(run, d)
+        elif closed_form_curve(run) is None and run.sampling != "shuffled":
+            _check_memory(run, d)
         kept = _take_kept(run, d)
         return kept if kept is not None else account_dpsgd(run, d)
     if contains_renyi(mechanism):  # zCDP / RDP guarantees: accounting/rdp.py
@@ -157,8 +164,8 @@ def account(mechanism: Mechanism, *, discretization: float = DISCRETIZATION_DEFA
         return Accounting(mechanism, exact, "closed form", None)
     if budget is not None:
         estimate_cost(mechanism, d).check(budget)
-    else:
-        check_fits_memory(mechanism, d)
+    else:  # closed forms and Rényi guarantees are answered above
+        _check_memory(mechanism, d)
     pld = build_pld(mechanism, d)
     profile = PldProfile(pld)
     acc = Accounting(mechanism, curve_from_pld(pld, profile), "PLD", d, pld)
