@@ -15,6 +15,8 @@ import pytest
 import typer
 import yaml
 
+from _dotted import resolve
+
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 PAGES = sorted([*DOCS.rglob("*.md"), ROOT / "README.md"])
@@ -150,21 +152,6 @@ def test_search_finds_names_inside_code():
 # --------------------------------------------------------------------------------------
 # references in docstrings
 # --------------------------------------------------------------------------------------
-def _resolve(dotted: str):
-    import importlib
-
-    parts = dotted.split(".")
-    for i in range(len(parts), 0, -1):
-        try:
-            obj = importlib.import_module(".".join(parts[:i]))
-        except ImportError:
-            continue
-        for attr in parts[i:]:
-            obj = getattr(obj, attr)
-        return obj
-    raise ImportError(dotted)
-
-
 DOCUMENTED = [p for p in sorted((ROOT / "src" / "fdpkit").rglob("*.py")) if not {"web", "cli"} & set(p.parts)]
 
 
@@ -176,7 +163,7 @@ def test_docstring_references_name_objects_that_exist():
         text = path.read_text(encoding="utf-8")
         for m in re.finditer(r":(?:func|meth|class|mod|data|attr|obj|exc):`~?(fdpkit\.[\w.]+)`", text):
             try:
-                _resolve(m.group(1))
+                resolve(m.group(1))
             except (ImportError, AttributeError):
                 missing.append(f"{path.relative_to(ROOT)}: {m.group(1)}")
     assert not missing

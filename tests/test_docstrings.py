@@ -5,6 +5,8 @@ import ast
 import re
 from pathlib import Path
 
+from _dotted import resolve
+
 PKG = Path(__file__).resolve().parent.parent / "src" / "fdpkit"
 SKIP_TOP = {"web", "cli"}  # user interfaces: documented by their pages and --help
 
@@ -97,26 +99,14 @@ def _api_objects():
     """Every docstring an API page (docs/api/*.md, mkdocstrings) shows: each ``:::`` target, its
     public members (a module's listed ``members`` only; a class's own methods and properties,
     inherited ones with ``inherited_members``)."""
-    import importlib
     import inspect
-    import warnings
 
     root = PKG.parent.parent / "docs" / "api"
     for md in sorted(root.glob("*.md")):
         for m in re.finditer(r"^::: (\S+)\n((?:    .*\n)*)", md.read_text(encoding="utf-8") + "\n", re.M):
             path, options = m.group(1), m.group(2)
             listed = re.findall(r"^\s+- (\w+)$", options, re.M)
-            parts = path.split(".")
-            for i in range(len(parts), 0, -1):
-                try:
-                    obj = importlib.import_module(".".join(parts[:i]))
-                except ImportError:
-                    continue
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", DeprecationWarning)
-                    for p in parts[i:]:
-                        obj = getattr(obj, p)
-                break
+            obj = resolve(path)
             yield md.name, path, inspect.getdoc(obj) or ""
             if inspect.ismodule(obj):
                 for name in listed:
