@@ -158,8 +158,8 @@ ALIAS_MASS = 1e-20
 UPPER_TAIL_MASS = 1e-25
 #: Untilted mass below the window (left out; only raises the bounds).
 LOWER_TAIL_MASS = 1e-18
-#: ... and this many more added where the achieved bound is loose (Step 2).
-REFINE_PASSES = 2
+REFINE_PASSES = 2  # ... and this many more added where the achieved bound is loose (Step 2)
+KEPT_PASS_POINTS = 1 << 22  # points of the passes' output kept for Step 4b (32 MB), not recomputed
 
 @dataclass(frozen=True)
 class _Factor:
@@ -423,10 +423,13 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype, *, redone_above: fl
 
     fresh = [True]
     l2_passes: list = []
+    kept: dict = {}  # Step 4b's (y, eps2) of each pass, while they fit KEPT_PASS_POINTS (bit-identical to a rerun)
 
     def run(theta: float, k: float, sd: float, lo: int, hi: int) -> None:
         """One pass (Eq. 6), merged into p_up, p_low and err (p_up minus the estimate)."""
-        y, eps, _ = _fft_pass(factors, cum, theta, lo, hi - lo + 1, dtype)
+        y, eps, eps2 = _fft_pass(factors, cum, theta, lo, hi - lo + 1, dtype)
+        if sum(len(v[0]) for v in kept.values()) + len(y) <= KEPT_PASS_POINTS:
+            kept[theta, lo, hi] = (y, eps2)
         (sizes if sizes is not None else []).append(hi - lo + 1)  # the cost model reads them
         alias = 0.0  # only the lower bounds need the wrapped-around mass
         if need_low and lo > lo_sup:
@@ -474,7 +477,7 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype, *, redone_above: fl
             np.maximum(p_low[a - start:b - start + 1], low, out=p_low[a - start:b - start + 1])
         if b < a_up:
             return
-        l2_passes.append((a_up, b, theta, k, c_up, lo, hi))  # for Step 4b (y is recomputed there)
+        l2_passes.append((a_up, b, theta, k, c_up, lo, hi))  # for Step 4b (y kept, or recomputed there)
         sl = slice(a_up - start, b - start + 1)
         scale = scale_all[a_up - a_exp:]  # (overwritten below: the lower bounds are done)
         big = None if big_all is None else big_all[a_up - a_exp:]
@@ -497,12 +500,9 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype, *, redone_above: fl
 
     for (theta, k, k1, sd), (lo, hi) in zip(tilts, windows):
         run(theta, k, sd, lo, hi)
-    # a-posteriori refinement: where the tail sums' error bound is above REL_TAIL of the
-    # sums themselves (and the null tail is above ALPHA_FLOOR), add a tilt at the saddle
-    # point of the worst loss
-    done = [t[0] for t in tilts]
-
-    block = 64
+    # a-posteriori refinement: where the tail sums' error bound is above REL_TAIL of the sums
+    # themselves (and the null tail is above ALPHA_FLOOR), a tilt at the worst loss's saddle point
+    done, block = [t[0] for t in tilts], 64
 
     def worst_ratio() -> tuple[float, int]:
         """Largest (tail error bound) / (tail sum) over blocks of non-negative losses whose
@@ -567,8 +567,8 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype, *, redone_above: fl
     tail += inf_mass
     upper = np.minimum(tail, 1.0, out=tail)
     if L2_MIN_TAIL_RATIO < worst <= redone_above:  # Step 4b: tail sums bounded through the l2 round-off
-        tighten_tails(upper, l2_passes, lambda t, lo, hi: _fft_pass(factors, cum, t, lo, hi - lo + 1, dtype)[::2],
-                      losses[f0:], start + f0, inf_mass, u64)  # (y, eps2) of the pass, computed again
+        tighten_tails(upper, l2_passes, lambda t, lo, hi: kept.get((t, lo, hi)) or _fft_pass(
+            factors, cum, t, lo, hi - lo + 1, dtype)[::2], losses[f0:], start + f0, inf_mass, u64)
     below = None
     if need_low:
         pl = np.minimum(p_low[f0:], pu)
