@@ -345,7 +345,9 @@ def read_table(path: str | os.PathLike) -> list[dict[str, Any]]:
         another number of fields than the header, a value that does not parse, or a value no
         sweep writes (:func:`bad_value`: NaN, a negative number, a TPR above 1), or rows that
         do not match the digest written with them (:func:`rows_digest`; a table written
-        without one, by an earlier fdpkit, is read as it is).
+        without one, by an earlier fdpkit, is read as it is), or a Parquet table without a
+        digest that another program wrote (:func:`_foreign_writer`: re-saved by pandas or
+        Polars, which drop the digest).
     """
     p = Path(path)
     if not p.is_file():
@@ -401,7 +403,8 @@ def read_table(path: str | os.PathLike) -> list[dict[str, Any]]:
 
 def _check_digest(p: Path, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``rows`` of ``p``, when they match the digest written with them (a table without one,
-    written before fdpkit wrote digests, is taken as it is)."""
+    written before fdpkit wrote digests, is taken as it is, unless another program wrote it:
+    :func:`_foreign_writer`)."""
     try:
         meta = _file_metadata(p)
     except (OSError, ValueError):
@@ -412,4 +415,33 @@ def _check_digest(p: Path, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         where = "key-value metadata" if output_format(p) == "parquet" else repr(str(metadata_path(p)))
         raise not_a_table(p, f"its rows do not match the digest the sweep wrote with them ({DIGEST_KEY} in "
                              f"its {where}): a value was changed after the sweep wrote it")
+    if want is None and output_format(p) == "parquet":
+        writer = _foreign_writer(p)
+        if writer is not None:
+            raise not_a_table(p, f"it was written by another program ({writer}), without the digest of its rows "
+                                 f"the sweep writes ({DIGEST_KEY}): its numbers cannot be checked")
     return rows
+
+
+#: How every fdpkit writes Parquet (PyArrow >= 14, ``pyarrow.parquet.write_table``): the
+#: file's ``created_by`` starts with this.
+_PYARROW_WRITER = "parquet-cpp-arrow"
+
+
+def _foreign_writer(p: Path) -> str | None:
+    """What shows that a Parquet table without a digest was written by another program than
+    fdpkit (None: nothing does): key-value metadata that no fdpkit writes (every fdpkit wrote a
+    table from a dict of columns, with only ``fdpkit.*`` keys, or none; pandas adds ``pandas``,
+    R ``r``) or a writer other than PyArrow (Polars, DuckDB, Spark). A table re-saved by pandas
+    or Polars has lost its digest, and may hold numbers changed there; a table written by an
+    fdpkit before digests has neither sign."""
+    import pyarrow.parquet as pq
+
+    keys = sorted(k.decode("utf-8", "replace") for k in (pq.read_schema(p).metadata or {}))
+    foreign = [k for k in keys if not k.startswith("fdpkit.")]
+    if foreign:
+        return f"its metadata has the key{'s' if len(foreign) > 1 else ''} {', '.join(map(repr, foreign))}"
+    created_by = pq.ParquetFile(p).metadata.created_by or ""
+    if not created_by.startswith(_PYARROW_WRITER):
+        return f"created by {created_by!r}" if created_by else "no writer named in the file"
+    return None
