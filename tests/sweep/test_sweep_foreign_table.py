@@ -8,13 +8,16 @@ digest that has another writer or other metadata is refused; a table an earlier 
 from __future__ import annotations
 
 import json
+import warnings
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 import fdpkit as fp
+from fdpkit.cli import run
 from fdpkit.sweep import run_sweep
+from fdpkit.sweep.store import metadata_path
 
 DISC = 1e-3
 ARGS = dict(noise_multiplier=[1.0], sample_rate=[0.01], steps=[10, 20], discretization=DISC,
@@ -39,8 +42,28 @@ def test_a_table_an_earlier_fdpkit_wrote_still_resumes(metadata, tmp_path):
     t = pq.read_table(out)
     keep = {} if metadata is None else {k: v for k, v in t.schema.metadata.items() if b"rows_sha256" not in k}
     pq.write_table(t.replace_schema_metadata(keep or None), out)
-    again = run_sweep(**ARGS, output=out)
+    with pytest.warns(UserWarning, match="carries no digest of its rows .* its rows are reused unchecked"):
+        again = run_sweep(**ARGS, output=out)
     assert again.computed == 0 and again.reused == 2 and _strip(again.rows) == _strip(first.rows)
+    with warnings.catch_warnings():  # rewritten with its digest: checked from now on, no warning
+        warnings.simplefilter("error")
+        assert run_sweep(**ARGS, output=out).reused == 2
+
+
+def test_a_csv_table_whose_sidecar_was_deleted_resumes_with_a_warning(tmp_path, capsys):
+    # indistinguishable from a table an fdpkit before issue 29 wrote (no sidecar): resumed, but
+    # the user is told that its rows were not checked, naming the sidecar
+    out = tmp_path / "t.csv"
+    run_sweep(**ARGS, output=out)
+    metadata_path(out).unlink()
+    with pytest.warns(UserWarning, match=f"no digest of its rows .*{metadata_path(out).name}' lost it since"):
+        assert run_sweep(**ARGS, output=out).reused == 2
+    metadata_path(out).unlink()  # the command line: one warning line, the table resumed
+    code = run(["--quiet", "sweep", "--noise-multiplier", "1", "--sample-rate", "0.01", "--steps", "10,20",
+                "--discretization", str(DISC), "--executor", "inprocess", "--metrics", "mu,epsilon",
+                "--output", str(out)])
+    lines = capsys.readouterr().err.splitlines()
+    assert code == 0 and len(lines) == 1 and lines[0].startswith(f"warning: output '{out}' carries no digest"), lines
 
 
 def test_a_table_resaved_by_pandas_is_refused(tmp_path):

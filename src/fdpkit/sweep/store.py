@@ -401,6 +401,21 @@ def read_table(path: str | os.PathLike) -> list[dict[str, Any]]:
     return _check_digest(p, rows)
 
 
+def unchecked(path: str | os.PathLike) -> str | None:
+    """Why the rows of the existing table ``path`` cannot be checked (None: they carry their
+    digest, :data:`DIGEST_KEY`, or there is no table): written by an fdpkit before digests, or
+    its metadata was removed since. :func:`read_table` reads such a table as it is."""
+    p = Path(path)
+    try:
+        if not p.is_file() or _file_metadata(p).get(DIGEST_KEY) is not None:
+            return None
+    except (OSError, ValueError):
+        return None  # read_table says what is wrong with it
+    where = "its key-value metadata" if output_format(p) == "parquet" else repr(str(metadata_path(p)))
+    return (f"output {str(p)!r} carries no digest of its rows ({DIGEST_KEY}: an fdpkit before digests wrote it, or "
+            f"{where} lost it since), so its rows are reused unchecked; delete it to recompute them")
+
+
 def _check_digest(p: Path, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``rows`` of ``p``, when they match the digest written with them (a table without one,
     written before fdpkit wrote digests, is taken as it is, unless another program wrote it:
