@@ -117,8 +117,8 @@ def _dashboard(client: Any) -> None:
 def _output_errors() -> Iterator[None]:
     """The library's errors about its ``output`` (an existing file that is not a table of
     this sweep, a bad suffix) in the command line's words: ``--output``, ``--force``; and its
-    warnings (a checkpoint chunk not reused) as one ``warning:`` line each on stderr, after
-    the progress bar."""
+    warnings (a checkpoint chunk not reused, a table reused unchecked) as one ``warning:``
+    line each on stderr, after the progress bar."""
     import warnings
 
     from fdpkit.cli._common import one_line
