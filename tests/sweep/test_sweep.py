@@ -432,7 +432,8 @@ def test_checkpoint_rows_out_of_range_or_malformed_are_recomputed(tmp_path):
     (part / "part-1-000001.json").write_text(json.dumps([row]))
     (part / "part-1-000002.json").write_text(json.dumps({"mu": 1}))
     (part / "part-1-000003.json").write_text(json.dumps([dict(first.rows[0], mu=-1.0)]))
-    r = sweep([1.0], [0.01], [10], discretization=DISC, executor="inprocess", metrics=["mu"], output=out)
+    with pytest.warns(UserWarning, match="part-1-000002.json' is not reused, it is not a list of rows"):
+        r = sweep([1.0], [0.01], [10], discretization=DISC, executor="inprocess", metrics=["mu"], output=out)
     assert r.computed == 1 and r.reused == 0 and r.rows[0]["mu"] == first.rows[0]["mu"]
 
 
@@ -524,7 +525,8 @@ def test_table_without_a_digest_or_reordered_still_resumes(tmp_path):
     cols = [c.split(",") for c in lines]
     flipped = [list(reversed(line)) for line in cols]  # columns reversed
     out.write_text("\n".join(",".join(line) for line in [flipped[0], *reversed(flipped[1:])]) + "\n")
-    again = sweep(**args, output=out)
+    with pytest.warns(UserWarning, match="carries no digest of its rows"):  # and is told so
+        again = sweep(**args, output=out)
     assert again.computed == 0 and again.reused == 2 and _strip(again.rows) == _strip(first.rows)
     assert DIGEST_KEY in json.loads(metadata_path(out).read_text())
     out.write_text("\n".join(",".join(line) for line in [flipped[0], *reversed(flipped[1:])]) + "\n")

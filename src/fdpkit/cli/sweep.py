@@ -116,15 +116,34 @@ def _dashboard(client: Any) -> None:
 @contextlib.contextmanager
 def _output_errors() -> Iterator[None]:
     """The library's errors about its ``output`` (an existing file that is not a table of
-    this sweep, a bad suffix) in the command line's words: ``--output``, ``--force``."""
+    this sweep, a bad suffix) in the command line's words: ``--output``, ``--force``; and its
+    warnings (a checkpoint chunk not reused, a table reused unchecked) as one ``warning:``
+    line each on stderr, after the progress bar."""
+    import warnings
+
+    from fdpkit.cli._common import one_line
     from fdpkit.errors import ParameterError
 
-    try:
-        yield
-    except ParameterError as exc:
-        if exc.parameter != "output":
-            raise
-        fail("--" + str(exc).replace("overwrite=True", "--force"))
+    told: list[str] = []
+    with warnings.catch_warnings():
+        shown = warnings.showwarning
+
+        def show(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+            if issubclass(category, UserWarning):
+                told.append(str(message))
+            else:
+                shown(message, category, *args, **kwargs)
+
+        warnings.showwarning = show
+        try:
+            yield
+        except ParameterError as exc:
+            if exc.parameter != "output":
+                raise
+            fail("--" + str(exc).replace("overwrite=True", "--force"))
+        finally:
+            for message in told:
+                sys.stderr.write(f"warning: {one_line(message)}\n")
 
 
 def _interrupted(output: Optional[Path]) -> None:

@@ -6,6 +6,7 @@ row equals the report of that setting), one row per setting, in a tidy table.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
@@ -137,10 +138,14 @@ def _resumable_rows(out_path: Path, checkpoint: store.Checkpoint, wanted: Wanted
     An existing output that is not a table of this sweep (another file, another grid, delta,
     discretization, metrics or FPRs) is refused, since writing the table would replace it;
     with ``overwrite`` its rows are ignored and the file is replaced at the end. Checkpoint
-    rows of another sweep are scratch: they are recomputed.
+    rows of another sweep are scratch: they are recomputed, as are the rows of a chunk that
+    does not match the digest saved with it (a :class:`UserWarning` names each such chunk).
+    A table without a digest (:func:`fdpkit.sweep.store.unchecked`) is reused, with a
+    :class:`UserWarning` saying that its rows were not checked.
     """
     try:
         table = store.read_table(out_path)
+        why_unchecked = store.unchecked(out_path) if table else None
         for r in table:
             why = _why_not_reusable(r, wanted, metrics)
             if why is not None:
@@ -149,7 +154,13 @@ def _resumable_rows(out_path: Path, checkpoint: store.Checkpoint, wanted: Wanted
         if not overwrite or exc.parameter != "output":
             raise
         table = []
-    return table + [r for r in checkpoint.rows() if _why_not_reusable(r, wanted, metrics) is None]
+    else:
+        if why_unchecked is not None:  # stacklevel 3: the caller of run_sweep
+            warnings.warn(why_unchecked, UserWarning, stacklevel=3)
+    saved = checkpoint.rows()
+    for why in checkpoint.skipped:
+        warnings.warn(why, UserWarning, stacklevel=3)
+    return table + [r for r in saved if _why_not_reusable(r, wanted, metrics) is None]
 
 
 def run_sweep(
@@ -219,7 +230,12 @@ def run_sweep(
         An existing file that is not a table of this sweep (another file, or another grid,
         δ, discretization, metrics or FPRs), or whose rows no longer match the digest the
         sweep wrote with them (a value edited after the sweep: ``rows_sha256`` in its
-        metadata), is refused before any work, unless ``overwrite``.
+        metadata), is refused before any work, unless ``overwrite``. Each checkpoint chunk
+        carries the digest of its rows too: a chunk edited after the sweep saved it is not
+        reused, its settings are recomputed, with a :class:`UserWarning` naming the chunk. A
+        Parquet table without a digest that another program wrote (re-saved by pandas or
+        Polars) is refused; a table an earlier fdpkit wrote, without a digest, is resumed with
+        a :class:`UserWarning` that its rows are reused unchecked.
     progress : callable(done, total), optional
         Called as settings finish.
     on_client : callable(client), optional

@@ -80,40 +80,79 @@ def _from_json(v: Any) -> Any:
 
 
 class Checkpoint:
-    """The checkpoint folder of one output file."""
+    """The checkpoint folder of one output file.
+
+    Each chunk is one JSON file, ``{"rows": [...], "rows_sha256": ...}``: the rows and their
+    digest (:func:`rows_digest`) in the same file, written at once (temporary file + rename),
+    so that a crash leaves the chunk with its digest or no chunk. A resumed sweep reuses a
+    chunk's rows only when they match the digest; a chunk edited after the sweep saved it
+    (or unreadable) is not reused, its settings are recomputed and :attr:`skipped` says why.
+    A chunk written before fdpkit wrote digests (a bare JSON list of rows) is reused as it
+    is, unchecked, as a table without a digest is.
+    """
 
     def __init__(self, output: str | os.PathLike) -> None:
         self.dir = partial_dir(output)
         self._count = 0
+        #: The chunks :meth:`rows` did not reuse, as messages naming each chunk.
+        self.skipped: list[str] = []
 
     def rows(self) -> list[dict[str, Any]]:
-        """The rows saved so far (unreadable chunks are skipped)."""
+        """The rows saved so far; a chunk that is unreadable or does not match its digest is
+        skipped (and named in :attr:`skipped`), as is a row holding a value no sweep writes."""
+        self.skipped = []
         if not self.dir.is_dir():
             return []
         out: list[dict[str, Any]] = []
         for f in sorted(self.dir.glob("part-*.json")):
-            try:
-                chunk = json.loads(f.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                continue  # a chunk is written atomically; anything unreadable is ignored
-            if not isinstance(chunk, list) or not all(isinstance(r, dict) for r in chunk):
+            self._count += 1  # a new chunk's name never repeats one read here
+            rows, why = _chunk_rows(f)
+            if why is not None:
+                self.skipped.append(f"checkpoint chunk {str(f)!r} is not reused, {why}: its settings are "
+                                    "recomputed")
                 continue
-            rows = [{k: _from_json(v) for k, v in r.items()} for r in chunk]
             out += [r for r in rows if bad_value(r) is None]  # anything else is recomputed
-            self._count += 1
         return out
 
     def save(self, rows: Sequence[dict[str, Any]]) -> None:
-        """Save finished rows as one new chunk, atomically."""
+        """Save finished rows as one new chunk with their digest, atomically (one file)."""
         self.dir.mkdir(exist_ok=True)
         self._count += 1
         name = f"part-{os.getpid()}-{self._count:06d}.json"
-        data = json.dumps(json_safe([dict(r) for r in rows]), allow_nan=False)
+        saved = json_safe([dict(r) for r in rows])
+        # the digest of the rows as they read back (non-finite floats go through "inf")
+        digest = rows_digest([{k: _from_json(v) for k, v in r.items()} for r in saved])
+        data = json.dumps({"rows": saved, DIGEST_KEY: digest}, allow_nan=False)
         write_atomic(self.dir / name, data.encode())
 
     def clear(self) -> None:
         """Delete the checkpoint folder."""
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _chunk_rows(f: Path) -> tuple[list[dict[str, Any]], str | None]:
+    """(rows, None) of one checkpoint chunk, or ([], why) when it is not reused: unreadable,
+    not a chunk, or rows that do not match the digest saved with them."""
+    try:
+        chunk = json.loads(f.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return [], "it is not readable JSON"  # a chunk is written at once: someone else wrote this
+    if isinstance(chunk, dict) and "rows" in chunk:
+        want, saved = chunk.get(DIGEST_KEY), chunk["rows"]
+    else:
+        want, saved = None, chunk  # written before chunks carried a digest: a bare list of rows
+    if not isinstance(saved, list) or not all(isinstance(r, dict) for r in saved):
+        return [], "it is not a list of rows"
+    rows = [{k: _from_json(v) for k, v in r.items()} for r in saved]
+    if saved is not chunk:
+        try:
+            same = isinstance(want, str) and rows_digest(rows) == want
+        except (TypeError, ValueError):  # a value no sweep writes (a list, an object)
+            same = False
+        if not same:
+            return [], (f"its rows do not match the digest the sweep saved with them ({DIGEST_KEY}; a value was "
+                        "changed after the sweep wrote it)")
+    return rows, None
 
 
 def columns(rows: Iterable[dict[str, Any]]) -> list[str]:
@@ -306,7 +345,9 @@ def read_table(path: str | os.PathLike) -> list[dict[str, Any]]:
         another number of fields than the header, a value that does not parse, or a value no
         sweep writes (:func:`bad_value`: NaN, a negative number, a TPR above 1), or rows that
         do not match the digest written with them (:func:`rows_digest`; a table written
-        without one, by an earlier fdpkit, is read as it is).
+        without one, by an earlier fdpkit, is read as it is), or a Parquet table without a
+        digest that another program wrote (:func:`_foreign_writer`: re-saved by pandas or
+        Polars, which drop the digest).
     """
     p = Path(path)
     if not p.is_file():
@@ -360,9 +401,25 @@ def read_table(path: str | os.PathLike) -> list[dict[str, Any]]:
     return _check_digest(p, rows)
 
 
+def unchecked(path: str | os.PathLike) -> str | None:
+    """Why the rows of the existing table ``path`` cannot be checked (None: they carry their
+    digest, :data:`DIGEST_KEY`, or there is no table): written by an fdpkit before digests, or
+    its metadata was removed since. :func:`read_table` reads such a table as it is."""
+    p = Path(path)
+    try:
+        if not p.is_file() or _file_metadata(p).get(DIGEST_KEY) is not None:
+            return None
+    except (OSError, ValueError):
+        return None  # read_table says what is wrong with it
+    where = "its key-value metadata" if output_format(p) == "parquet" else repr(str(metadata_path(p)))
+    return (f"output {str(p)!r} carries no digest of its rows ({DIGEST_KEY}: an fdpkit before digests wrote it, or "
+            f"{where} lost it since), so its rows are reused unchecked; delete it to recompute them")
+
+
 def _check_digest(p: Path, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``rows`` of ``p``, when they match the digest written with them (a table without one,
-    written before fdpkit wrote digests, is taken as it is)."""
+    written before fdpkit wrote digests, is taken as it is, unless another program wrote it:
+    :func:`_foreign_writer`)."""
     try:
         meta = _file_metadata(p)
     except (OSError, ValueError):
@@ -373,4 +430,33 @@ def _check_digest(p: Path, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         where = "key-value metadata" if output_format(p) == "parquet" else repr(str(metadata_path(p)))
         raise not_a_table(p, f"its rows do not match the digest the sweep wrote with them ({DIGEST_KEY} in "
                              f"its {where}): a value was changed after the sweep wrote it")
+    if want is None and output_format(p) == "parquet":
+        writer = _foreign_writer(p)
+        if writer is not None:
+            raise not_a_table(p, f"it was written by another program ({writer}), without the digest of its rows "
+                                 f"the sweep writes ({DIGEST_KEY}): its numbers cannot be checked")
     return rows
+
+
+#: How every fdpkit writes Parquet (PyArrow >= 14, ``pyarrow.parquet.write_table``): the
+#: file's ``created_by`` starts with this.
+_PYARROW_WRITER = "parquet-cpp-arrow"
+
+
+def _foreign_writer(p: Path) -> str | None:
+    """What shows that a Parquet table without a digest was written by another program than
+    fdpkit (None: nothing does): key-value metadata that no fdpkit writes (every fdpkit wrote a
+    table from a dict of columns, with only ``fdpkit.*`` keys, or none; pandas adds ``pandas``,
+    R ``r``) or a writer other than PyArrow (Polars, DuckDB, Spark). A table re-saved by pandas
+    or Polars has lost its digest, and may hold numbers changed there; a table written by an
+    fdpkit before digests has neither sign."""
+    import pyarrow.parquet as pq
+
+    keys = sorted(k.decode("utf-8", "replace") for k in (pq.read_schema(p).metadata or {}))
+    foreign = [k for k in keys if not k.startswith("fdpkit.")]
+    if foreign:
+        return f"its metadata has the key{'s' if len(foreign) > 1 else ''} {', '.join(map(repr, foreign))}"
+    created_by = pq.ParquetFile(p).metadata.created_by or ""
+    if not created_by.startswith(_PYARROW_WRITER):
+        return f"created by {created_by!r}" if created_by else "no writer named in the file"
+    return None
