@@ -99,10 +99,10 @@ def parse_fraction(text: Any, name: str) -> float:
     (0.05, 0.05)
     >>> parse_fraction("1_000%", "prior")
     Traceback (most recent call last):
-    ValueError: prior must be a number such as 0.05 (or 5%), got '1_000%'
+    fdpkit.errors.ParameterError: prior must be a number such as 0.05 (or 5%), got '1_000%'
     >>> parse_fraction("five", "prior")
     Traceback (most recent call last):
-    ValueError: prior must be a number such as 0.05 (or 5%), got 'five'
+    fdpkit.errors.ParameterError: prior must be a number such as 0.05 (or 5%), got 'five'
     """
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         v = float(text)
@@ -111,15 +111,15 @@ def parse_fraction(text: Any, name: str) -> float:
         pct = raw.endswith("%")
         number = raw[:-1].strip(" \t") if pct else raw
         if not is_plain_number(number):  # float() would also read "1_000" and other scripts' digits
-            raise ValueError(f"{name} must be a number such as 0.05 (or 5%), got {text!r}")
+            raise ParameterError(f"{name} must be a number such as 0.05 (or 5%), got {text!r}", name)
         why = beyond_floats(number)
         if why is not None:
-            raise ValueError(f"{name}: {why}")
+            raise ParameterError(f"{name}: {why}", name)
         v = float(number)
         if pct:
             v = v / 100.0
     if math.isnan(v):
-        raise ValueError(f"{name} must be a number such as 0.05 (or 5%), got {text!r}")
+        raise ParameterError(f"{name} must be a number such as 0.05 (or 5%), got {text!r}", name)
     return v
 
 

@@ -130,7 +130,7 @@ def test_risk_takes_the_range_of_a_fitted_mu():
     assert "FPR and FNR ≥ 1e-10" in carried["warnings"][0] and not plain["warnings"]
     assert carried["attacks"][1] == plain["attacks"][1]  # FPR 0.001: inside the range, as before
     r = run("risk", "--mu", "1", "--mu-tau", "-1", "--mu-fpr-min", "1e-10")
-    assert r.exit_code == 2 and "mu_tau must be >= 0" in r.output
+    assert r.exit_code == 2 and "--mu-tau must be >= 0" in r.output
     assert run("risk", "--epsilon", "1", "--mu-tau", "1e-6").exit_code == 2
 
 

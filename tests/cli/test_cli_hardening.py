@@ -183,18 +183,18 @@ def test_power_tests_below_one_is_refused_naming_tests(tests, capsys):
 @pytest.mark.parametrize("argv, line", [
     # the internal epsilon = log R of the Laplace option was named ("epsilon must be <= 700, got 709.19...")
     (["plan", "privacy-first", "--effect", "0.2", "--n", "15", "--sd", "0.25", "--max-relative-risk", "1e308"],
-     "error: max_relative_risk must be in (1, 1.01423e+304] (the Laplace option's epsilon = log R is at most 700), "
+     "error: --max-relative-risk must be in (1, 1.01423e+304] (the Laplace option's epsilon = log R is at most 700), "
      "got 1e+308"),
     # the internal solver's argument was named ("max_power must be >= fpr"), or at equality "mu must be > 0"
     (["plan", "privacy-first", "--effect", "0.2", "--n", "15", "--sd", "0.25", "--max-attack-power", "1e-4"],
-     "error: max_attack_power must be above fpr (a random guess already reaches TPR = FPR, so a lower limit "
+     "error: --max-attack-power must be above fpr (a random guess already reaches TPR = FPR, so a lower limit "
      "allows no release), got max_attack_power=0.0001 <= fpr=0.001"),
     (["plan", "privacy-first", "--effect", "0.2", "--n", "15", "--sd", "0.25", "--max-attack-power", "0.05",
       "--fpr", "0.05"],
-     "error: max_attack_power must be above fpr (a random guess already reaches TPR = FPR, so a lower limit "
+     "error: --max-attack-power must be above fpr (a random guess already reaches TPR = FPR, so a lower limit "
      "allows no release), got max_attack_power=0.05 <= fpr=0.05"),
     (["plan", "privacy-first", "--effect", "0.2", "--n", "15", "--sd", "0.25", "--max-attack-power", "1"],
-     "error: max_attack_power must be below 1 (a limit of 1 allows every attack and bounds no mechanism), got 1.0"),
+     "error: --max-attack-power must be below 1 (a limit of 1 allows every attack and bounds no mechanism), got 1.0"),
     # the non-private row's mu = inf was named ("sd must be > 0 when mu is inf"), which the user did not give
     (["power", "--effect", "0.2", "--n", "15", "--sd", "0", "--mu", "1"],
      "error: --sd must be > 0, got 0: the non-private power shown beside every release has no test for data "
@@ -311,3 +311,21 @@ def test_plain_numbers_still_read(capsys):
     capsys.readouterr()
     assert run(["report", "dpsgd", "--noise-multiplier", "inf", "--sample-rate", "0.05", "--steps", "10"]) == 2
     assert "--noise-multiplier must be finite" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, line", [
+    # the library's argument names came through as they are in Python: "mu must not be NaN",
+    # "required_power must be a number such as 0.05" (an option the command line spells
+    # --required-power), while report and calibrate already said "--mu"
+    (["risk", "--mu", "nan"], "error: --mu must not be NaN, got nan"),
+    (["power", "--effect", "nan", "--n", "15", "--sd", "0.25", "--mu", "1"], "error: --effect must not be NaN, got nan"),
+    (["plan", "utility-first", "--effect", "0.2", "--n", "15", "--sd", "0.25", "--required-power", "nan"],
+     "error: --required-power must be a number such as 0.05 (or 5%), got 'nan'"),
+    (["plan", "utility-first", "--effect", "0.2", "--n", "15", "--sd", "0.25", "--required-power", "1e400"],
+     "error: --required-power: '1e400' is beyond the largest number (about 1.8e308)"),
+    (["plan", "privacy-first", "--effect", "0.2", "--n", "15", "--sd", "0.25", "--max-relative-risk", "nan"],
+     "error: --max-relative-risk must not be NaN, got nan"),
+])
+def test_library_errors_name_the_command_line_option(argv, line, capsys):
+    assert run(argv) == 2
+    assert capsys.readouterr().err == line + "\n"

@@ -136,9 +136,28 @@ def guarded(fn: Callable) -> Callable:
         except (typer.Exit, typer.Abort, KeyboardInterrupt):
             raise
         except Exception as exc:  # noqa: BLE001 - the CLI's one error convention
-            fail(describe_error(exc))
+            fail(in_option_words(fn, exc, describe_error(exc)))
 
     return wrapper
+
+
+def in_option_words(fn: Callable, exc: BaseException, text: str) -> str:
+    """``text`` (the one line for ``exc``) with a leading library argument name in the
+    command's own words: ``required_power must be ...`` -> ``--required-power must be ...``,
+    where ``exc`` names (``.parameter``) an option of the command ``fn``."""
+    import inspect
+
+    from typer.models import OptionInfo
+
+    parameter = getattr(exc, "parameter", None)
+    if not isinstance(exc, ValueError) or not isinstance(parameter, str) or not re.match(
+            rf"{re.escape(parameter)}\b", text):
+        return text
+    param = inspect.signature(fn).parameters.get(parameter)
+    if param is None or not isinstance(param.default, OptionInfo):
+        return text
+    flags = [d for d in (param.default.param_decls or ()) if d.startswith("--")]
+    return (flags[0] if flags else "--" + parameter.replace("_", "-")) + text[len(parameter):]
 
 
 def _check_target(target: Path, option: str = "--output") -> None:
