@@ -90,6 +90,34 @@ def test_plan_ends_in_noise_scale():
     assert "Gaussian: mu (total)" in r.output and "Laplace: power per test" in r.output and "{'kind'" not in r.output
 
 
+def test_utility_first_text_names_its_fpr_and_prior_grades_and_hands_on_to_the_ledger(tmp_path):
+    # the table read "attack TPR at the FPR" and "attacker posterior" (which FPR? which prior?),
+    # gave no grade where the Plan page shows its grade card (weak here), and did not say how
+    # the plan reaches the ledger without re-typing σ
+    args = ("plan", "utility-first", "--effect", "0.1", "--n", "60", "--sd", "0.25", "--max-relative-loss", "0.05",
+            "--prior", "5%", "--fpr", "0.01")
+    r = runner.invoke(app, list(args), env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    plan = fp.utility_first(analysis=fp.ZTestSpec(effect=0.1, n=60, sd=0.25, alpha=0.05), max_relative_loss=0.05,
+                            prior=0.05, fpr=0.01)
+    assert re.search(r"attack TPR at FPR 0\.01\s*│", r.output) and "at the FPR" not in r.output
+    assert re.search(r"posterior for prior 0\.05 at FPR 0\.01\s*│", r.output) and "attacker posterior" not in r.output
+    assert re.search(r"relative risk for FPR ≥ 0\.01\s*│", r.output)
+    assert f"Protection: {plan.grade.label} (level {plan.grade.level} of 0–3" in r.output
+    assert "fdpkit ledger propose DATASET --mechanism plan.json" in r.output
+    # the hand-off works as printed: the JSON's mechanism is the printed noise, proposed as is
+    out = tmp_path / "plan.json"
+    assert runner.invoke(app, [*args, "--format", "json", "--output", str(out)]).exit_code == 0
+    db = str(tmp_path / "l.sqlite")
+    assert runner.invoke(app, ["ledger", "--db", db, "init"]).exit_code == 0
+    assert runner.invoke(app, ["ledger", "--db", db, "dataset", "add", "survey", "--unit", "one person"]).exit_code == 0
+    r = runner.invoke(app, ["ledger", "--db", db, "propose", "survey", "--mechanism", str(out), "--title", "mean",
+                            "--user", "ana"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(out.read_text())["mechanism"] == plan.mechanism == {
+        "kind": "gaussian", "sigma": 0.0146, "sensitivity": pytest.approx(1 / 60)}
+
+
 @pytest.mark.parametrize("kind", ["mu-vs-epsilon", "precision-recall", "power-effect", "ztest-roc",
                                   "posterior-fpr", "epsilon-noise", "tradeoff"])
 def test_new_plot_kinds(kind, tmp_path):
