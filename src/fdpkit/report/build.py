@@ -30,8 +30,9 @@ def build_document(report: PrivacyReport, *, representations: bool = True) -> Re
     fit = report.fit
     mu_text = fmt(fit.mu, up=True)  # upper bounds print their last digit up (fmt's up=)
     g = report.grade
-    eps5 = next((e for dd, e in report.epsilons if dd == 1e-5), report.epsilons[0][1])
-    d5 = 1e-5 if any(dd == 1e-5 for dd, _ in report.epsilons) else report.epsilons[0][0]
+    # the report's first δ, as its statement and summary() lead with it (this preferred 1e-5 wherever
+    # it was listed: deltas (2e-5, 1e-5) gave a headline at 1e-5 beside a statement at 2e-5)
+    d5, eps5 = report.epsilons[0]
     tpr3 = float(report.curve.tpr(1e-3))
     placement = place_among(fit.mu) if math.isfinite(fit.mu) else \
         "No finite μ: not comparable with the published μ-GDP settings."
