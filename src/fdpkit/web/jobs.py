@@ -10,6 +10,7 @@ from typing import Any
 import fdpkit as fp
 from fdpkit.accounting import CostBudget, estimate_cost
 from fdpkit.accounting._resolution import choose_discretization
+from fdpkit.guarantee import DEFAULT_DELTAS
 from fdpkit.accounting.work_limits import (  # noqa: F401  (the cost constants' home; names kept for callers)
     AUDIT_WORK_PER_SCORE, SIMULATION_WORK_PER_DRAW, SWEEP_WORK_PER_SETTING, sweep_cost,
 )
@@ -248,8 +249,6 @@ def deltas_led_by(delta: float | None) -> tuple[float, ...] | None:
     >>> deltas_led_by(2e-5)
     (2e-05, 1e-05, 1e-06, 1e-09)
     """
-    from fdpkit.guarantee import DEFAULT_DELTAS
-
     if delta is None or delta == DEFAULT_DELTAS[0]:
         return None
     return (delta, *(d for d in DEFAULT_DELTAS if d != delta))
