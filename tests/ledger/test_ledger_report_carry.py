@@ -44,6 +44,27 @@ def test_report_json_is_a_spec_for_the_ledger_and_the_report(ledger_url, tmp_pat
     assert exact.exit_code == 0 and "PLD discretization" not in exact.output
 
 
+def test_text_report_names_its_ledger_command(tmp_path):
+    # the text report ended at `fdpkit risk` and `convert` (the web report has "Propose this release"): to
+    # record the run the user re-typed it into `fdpkit ledger propose`, or re-ran the report as JSON
+    import shlex
+
+    text = run("report", "dpsgd", *RUN, "--sampling", "shuffled", "--relation", "zero-out", "--discretization", "1e-3")
+    assert text.exit_code == 0, text.output
+    line = [x for x in text.output.splitlines() if x.startswith("Record it: ")]
+    assert len(line) == 1, text.output
+    command = shlex.split(line[0][len("Record it: "):])
+    assert command[:4] == ["fdpkit", "ledger", "propose", "DATASET"]
+    db = f"sqlite:///{tmp_path / 'l.sqlite'}"
+    assert run("ledger", "--db", db, "init").exit_code == 0
+    assert run("ledger", "--db", db, "dataset", "add", "mnist", "--unit", "example").exit_code == 0
+    r = run("ledger", "--db", db, "propose", "mnist", *command[4:], "--user", "ana", "--format", "json")
+    assert r.exit_code == 0, r.output
+    reported = fp.dpsgd(1.1, batch_size=50, dataset_size=1000, epochs=2, sampling="shuffled", relation="zero-out")
+    assert json.loads(r.stdout)["mechanism"] == reported.to_dict()  # the run the report accounted, relation included
+    assert json.loads(r.stdout)["title"] == reported.label()
+
+
 def test_ledger_pages_say_why_a_release_reads_above_its_report(tmp_path):
     url = f"sqlite:///{tmp_path / 'ledger.sqlite'}"
     with open_ledger(url) as led:

@@ -55,6 +55,22 @@ def _print_report(r: fp.PrivacyReport) -> None:
                   f"--mu {mu} (ε from μ-GDP alone; for this run quote the privacy profile above: μ alone can give more, "
                   f"or less at a δ below the τ it leaves out). μ = {mu} is rounded up.",
                   highlight=False, soft_wrap=True)
+    out.print(f"Record it: {ledger_command(r)}", highlight=False, soft_wrap=True)
+
+
+def ledger_command(r: fp.PrivacyReport) -> str:
+    """The ``fdpkit ledger propose`` command of the reported mechanism, its spec inline (the web
+    report's "Propose this release", without re-typing the run; its relation stated, so that the
+    ledger accounts what the report did). DATASET is the user's.
+
+    >>> print(ledger_command(fp.privacy_report(fp.Gaussian(2.0))))
+    fdpkit ledger propose DATASET --spec '{"kind":"gaussian","sigma":2.0,"sensitivity":1.0}' --title 'Gaussian(sigma=2.0, sensitivity=1.0)'
+    """
+    import json
+    import shlex
+
+    spec = json.dumps(r.mechanism.to_dict(), separators=(",", ":"), ensure_ascii=False)
+    return f"fdpkit ledger propose DATASET --spec {shlex.quote(spec)} --title {shlex.quote(r.mechanism.label())}"
 
 
 def _privacy_report(mechanism: fp.Mechanism, discretization: Optional[float],
