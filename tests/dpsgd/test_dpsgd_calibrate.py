@@ -282,3 +282,15 @@ def test_report_headline_leads_with_the_first_delta_as_the_statement_does():
     head = dict(doc.section("headline").tables[0].rows)
     assert "ε at δ = 2e-05" in head and "ε at δ = 1e-05" not in head
     assert "at δ = 2e-05;" in doc.summary and "δ = 2e-05)-DP" in rep.statement()
+
+
+def test_published_settings_row_keeps_epsilon_at_1e5_behind_another_headline_delta():
+    # the report led with δ = 2e-5 (a calibration's): the published-settings table, whose column is
+    # ε at δ = 1e-5, printed "-" for this mechanism although the report lists ε at 1e-5 below its headline
+    from fdpkit.report import build_document
+    from fdpkit.report.model import fmt
+
+    rep = fp.privacy_report(fp.dpsgd(1.3, 0.01, 200), deltas=(2e-5, 1e-5), discretization=DISC)
+    rows = build_document(rep).section("comparison").tables[0].rows
+    mine = [r for r in rows if r[0] == "▶ this mechanism"]
+    assert mine and mine[0][2] == fmt(rep.epsilon_for_delta(1e-5), up=True) != "-"

@@ -108,9 +108,11 @@ def build_document(report: PrivacyReport, *, representations: bool = True) -> Re
     # the references' mu and epsilon are upper bounds too (fdpkit's recomputations): rounded up
     # like this mechanism's, so that the headline run reads the same on its own row and the
     # published one (7.424 there beside 7.425 here, for one run)
+    # the column's own δ, wherever the report lists it (its headline δ may be another)
+    eps_1e5 = next((e for dd, e in report.epsilons if dd == 1e-5), None)
     refs = sorted([(r.mu, r.name, fmt(r.epsilon_at_1e5, up=True) if r.epsilon_at_1e5 else "-", r.source)
                    for r in PUBLISHED]
-                  + ([(fit.mu, "▶ this mechanism", fmt(eps5, up=True) if d5 == 1e-5 else "-", "this report")]
+                  + ([(fit.mu, "▶ this mechanism", fmt(eps_1e5, up=True) if eps_1e5 is not None else "-", "this report")]
                      if math.isfinite(fit.mu) else []), key=lambda x: x[0])
     compare = Table("Published settings, most private first", ("setting", "μ", "ε at δ = 1e-5", "source"),
                     tuple((name, fmt(m, up=True), e, src) for m, name, e, src in refs))
