@@ -208,7 +208,7 @@ def test_cli_calibrate_table_is_of_the_rounded_run():
     rep = fp.privacy_report(fp.dpsgd(noise_multiplier=1.102, batch_size=50, dataset_size=1000, epochs=2),
                             discretization=DISC)
     text = " ".join(r.output.split())
-    assert f"achieved mu │ {rep.mu:.4g}" in text and f"{rep.epsilon_for_delta(1e-5):.4g}" in text
+    assert f"achieved mu (FPR and FNR ≥ 1e-10) │ {rep.mu:.4g}" in text and f"{rep.epsilon_for_delta(1e-5):.4g}" in text
     assert "1.102 (rounded up, the safe side" in text
     # the solved noise multiplier is one row (it was shown twice: as noise_multiplier and noise multiplier)
     labels = [line.split("│")[1].strip() for line in r.output.splitlines() if line.count("│") == 3]
@@ -233,7 +233,7 @@ def test_cli_calibrate_ends_with_the_report_command_of_the_printed_run():
     assert rep.exit_code == 0, rep.output
     achieved = " ".join(r.output.split())
     mu = " ".join(rep.output.split()).split("μ = ", 1)[1].split(" ", 1)[0]
-    assert f"achieved mu │ {mu} │" in achieved  # the same run, the same μ
+    assert f"achieved mu (FPR and FNR ≥ 1e-10) │ {mu} │" in achieved  # the same run, the same μ
     shuffled = runner.invoke(app, ["calibrate", "dpsgd", "--mu", "1", "--batch-size", "256", "--dataset-size", "60000",
                                    "--epochs", "10", "--sampling", "shuffled", "--relation", "replace-one"])
     assert ("Next: fdpkit report dpsgd --noise-multiplier 6.325 --batch-size 256 --dataset-size 60000 --epochs 10 "

@@ -447,3 +447,19 @@ def test_calibrate_carries_its_delta_to_its_statement_and_report(client):
     bad = client.get("/report", params={**values, "delta": "2"})
     assert bad.status_code == 422 and 'id="delta-error"' in bad.text
     assert "must be between 0 and 1" in bad.text and f'value="{values["noise_multiplier"]}"' in bad.text
+
+
+def test_calibrated_mu_says_the_fpr_range_it_holds_on(client):
+    # the Calibrate page and `fdpkit calibrate` printed the run's μ bare, where the report beside it
+    # says "μ holds for attacks with FPR and FNR ≥ 1e-10" (a numeric curve's fit); exact runs hold everywhere
+    from typer.testing import CliRunner
+
+    from fdpkit.cli import app
+
+    page = client.get("/calibrate", params=CAL_FORM).text
+    assert re.search(r'id="achieved-mu-range">for FPR and FNR ≥ (<span class="num">)?1e-10', page)
+    out = CliRunner().invoke(app, ["calibrate", "dpsgd", "--epsilon", "2", "--delta", "1e-5", "--batch-size", "50",
+                                   "--dataset-size", "1000", "--epochs", "2", "--discretization", "1e-2"]).output
+    assert "achieved mu (FPR and FNR ≥ 1e-10) │" in out
+    shuffled = {**CAL_FORM, "target": "mu", "target_value": "1", "sampling": "shuffled", "relation": "replace-one"}
+    assert 'id="achieved-mu-range">over all FPR<' in client.get("/calibrate", params=shuffled).text

@@ -59,6 +59,16 @@ def report_command(spec: Optional[dict], discretization: Optional[float] = None,
     return "fdpkit report dpsgd " + " ".join(args)
 
 
+def mu_range(alpha_min: Optional[float]) -> str:
+    """Where a calibrated run's μ holds: "FPR and FNR ≥ 1e-10" for a numeric curve's fit (the
+    report's range), "all FPR" for an exact one.
+
+    >>> mu_range(1e-10), mu_range(0.0)
+    ('FPR and FNR ≥ 1e-10', 'all FPR')
+    """
+    return f"FPR and FNR ≥ {alpha_min:g}" if alpha_min else "all FPR"
+
+
 def _whole(name: str, v: Optional[float]):
     """Whole numbers typed as floats stay floats, so the library names the bad value."""
     return None if v is None else (int(v) if float(v).is_integer() else v)
@@ -128,7 +138,8 @@ def calibrate_dpsgd_cmd(
     rows = {**({} if own else {r.unknown: text_value if up is not None else r.value}), "target": r.target or "-",
             "noise multiplier": d.get("noise_multiplier"), **batches, "steps": d.get("steps"),
             # what the run achieves: upper bounds, their last digit rounded up
-            "achieved mu": fmt_num(a["mu"], up=True),
+            # μ with the FPR range it holds on, as every report states it
+            f"achieved mu ({mu_range(a.get('alpha_min'))})": fmt_num(a["mu"], up=True),
             f"achieved epsilon at delta={a['delta']:g}": fmt_num(a["epsilon"], up=True),
             f"achieved TPR at FPR={a['fpr']:g}": fmt_num(a["tpr"], up=True),
             "achieved advantage": fmt_num(a["advantage"], up=True),
