@@ -79,3 +79,34 @@ def test_ledger_pages_say_why_a_release_reads_above_its_report(tmp_path):
     assert 'id="grid-note"' in page and GRID_NOTE in unescape(page)
     assert 'id="grid-note"' not in c.get(f"/ledger/r/{gauss_id}").text  # exact: nothing to explain
     assert 'id="grid-note"' in c.get("/ledger/d/mnist").text  # beside the releases' "ε alone"
+
+
+def test_calculator_answer_proposes_its_noise_to_the_ledger(tmp_path):
+    # the Calculator answered "exact sigma 4.225" for a census budget (ε 1, δ 1e-6) but, unlike the Report,
+    # Calibrate and Plan pages, had no "Propose this release": the σ was copied into the ledger by hand
+    import re
+    from urllib.parse import urlencode
+
+    url = f"sqlite:///{tmp_path / 'ledger.sqlite'}"
+    with open_ledger(url) as led:
+        led.add_dataset("census", unit="one person", user="admin")
+        add_user(led, "ana", role="analyst", password=PASSWORD, actor="admin")
+    c = TestClient(create_app(ledger_url=url))
+    page = c.get("/calculator", params={"mode": "gaussian", "sensitivity": "1", "epsilon": "1", "delta": "1e-6"}).text
+    shown = re.sub(r"<[^>]+>", "", re.search(r'data-name="exact sigma \(Gaussian DP\)">(.*?)</td>', page).group(1))
+    spec = json.loads(unescape(re.search(r'name="mechanism" value="([^"]*)"', page).group(1)))
+    assert spec == {"kind": "gaussian", "sigma": float(shown), "sensitivity": 1.0} and shown == "4.225"
+    # the printed σ is rounded up: the release it proposes still meets the budget
+    assert fp.delta_for_epsilon_from_mu(1 / spec["sigma"], 1.0) <= 1e-6
+    assert c.post("/api/ledger/login", json={"username": "ana", "password": PASSWORD}).status_code == 200
+    form = c.get("/ledger/propose?" + urlencode({"mechanism": json.dumps(spec), "from": "calculator",
+                                                 "title": "Gaussian noise release"}))
+    assert form.status_code == 200 and "your <strong>Calculator</strong> result" in form.text
+    with open_ledger(url) as led:
+        r = led.propose("census", spec, title="counts", user="ana")
+        assert led.release_info(r.id).gaussian_mu == 1 / 4.225
+    laplace = c.get("/calculator", params={"mode": "laplace", "sensitivity": "1", "epsilon": "0.5"}).text
+    assert json.loads(unescape(re.search(r'name="mechanism" value="([^"]*)"', laplace).group(1))) == {
+        "kind": "laplace", "scale": 2.0, "sensitivity": 1.0}
+    composed = c.get("/calculator", params={"mode": "composition", "epsilon": "0.2", "delta": "0", "k": "50"}).text
+    assert 'id="propose-release"' not in composed  # several releases: each is proposed on its own
