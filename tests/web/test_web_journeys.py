@@ -463,3 +463,13 @@ def test_calibrated_mu_says_the_fpr_range_it_holds_on(client):
     assert "achieved mu (FPR and FNR ≥ 1e-10) │" in out
     shuffled = {**CAL_FORM, "target": "mu", "target_value": "1", "sampling": "shuffled", "relation": "replace-one"}
     assert 'id="achieved-mu-range">over all FPR<' in client.get("/calibrate", params=shuffled).text
+
+
+def test_report_page_says_the_risk_in_plain_words_above_the_placement(client):
+    # the page's result card had the grade band and the placement among published runs, but not the
+    # run's own risk in words (the report documents now lead with it)
+    page = client.get("/report", params=REPORT_RUN).text
+    words = unescape(re.sub(r"<[^>]+>", "", re.search(r'<p id="plain-words">(.*?)</p>', page, re.S).group(1)))
+    assert words.startswith("In plain words: an attack that wrongly accuses 0.10% of the people")
+    placement = unescape(re.sub(r"<[^>]+>", "", re.search(r'<p id="placement">(.*?)</p>', page, re.S).group(1)))
+    assert placement.startswith("μ = ") and "published" not in words

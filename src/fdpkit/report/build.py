@@ -8,17 +8,38 @@ from typing import TYPE_CHECKING
 
 import math
 
-from fdpkit._numerics import safe_g
+from fdpkit._numerics import plain_percent, safe_g
 from fdpkit.report import plots
 from fdpkit.report.model import _INTERNAL, Figure, ReportDocument, Section, Table, _symbols, fmt, human_inputs
 from fdpkit.report.paper import statement_section
 from fdpkit.report.published import PUBLISHED, place_among
 from fdpkit.report.representations_section import representation_figures, representation_section
-from fdpkit.risk import relative_risk as _relative_risk
+from fdpkit.risk import posterior as _posterior, relative_risk as _relative_risk
+from fdpkit.risk.grade import REFERENCE_FPR
 from fdpkit.risk.disclosure import certainty_mass
 
 if TYPE_CHECKING:  # annotations only
     from fdpkit.guarantee import PrivacyReport
+
+
+def plain_words(report: PrivacyReport) -> str:
+    """The report's attack risk in words for a reader who does not read μ: the run's own
+    certified TPR at FPR 0.1% and posterior for a 1% prior (the report's tables' figures, the
+    grade's reference point), as the Risk page words a guarantee. Upper bounds, rounded up.
+
+    >>> import fdpkit as fp
+    >>> plain_words(fp.privacy_report(fp.Gaussian(1.0)))[:120]
+    'In plain words: an attack that wrongly accuses 0.10% of the people who are not in the data (1 in 1,000) catches at most '
+    """
+    tpr = float(report.curve.tpr(REFERENCE_FPR))
+    post = float(_posterior(report.curve, 0.01, REFERENCE_FPR))
+    caught = plain_percent(tpr, 2, up=True)
+    caught = "can catch every one of those who are" if caught == "100.00%" else f"catches at most {caught} of those who are"
+    outright = (" Some outputs can also reveal a person in the data outright, whatever the attacker believed before "
+                "(a catastrophic failure)." if report.failure_mode == "catastrophic" else "")
+    return (f"In plain words: an attack that wrongly accuses {plain_percent(REFERENCE_FPR, 2, up=None)} of the people "
+            f"who are not in the data (1 in 1,000) {caught}; an attacker who starts 1% sure that a person is in the "
+            f"data can become at most {plain_percent(post, 1, up=True)} sure after a positive attack.{outright}")
 
 
 def build_document(report: PrivacyReport, *, representations: bool = True) -> ReportDocument:
@@ -58,8 +79,8 @@ def build_document(report: PrivacyReport, *, representations: bool = True) -> Re
             ("protection grade", f"{g.icon} {g.label} (level {g.level} of 0–3, 0 strongest)"),
         ),
     )
-    glance = Section("At a glance", (f"{g.headline}. {g.definition}", placement, _symbols(report.verdict)),
-                     (headline,), key="headline")
+    glance = Section("At a glance", (f"{g.headline}. {g.definition}", plain_words(report), placement,
+                                     _symbols(report.verdict)), (headline,), key="headline")
     fit_table = Table(
         "Tight μ-GDP fit",
         ("quantity", "value"),
