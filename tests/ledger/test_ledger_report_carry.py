@@ -110,3 +110,23 @@ def test_calculator_answer_proposes_its_noise_to_the_ledger(tmp_path):
         "kind": "laplace", "scale": 2.0, "sensitivity": 1.0}
     composed = c.get("/calculator", params={"mode": "composition", "epsilon": "0.2", "delta": "0", "k": "50"}).text
     assert 'id="propose-release"' not in composed  # several releases: each is proposed on its own
+
+
+def test_report_proposes_its_run_under_the_runs_name_and_the_forms_name_the_calculator(tmp_path):
+    # the Report page's "Propose this release" titled the release "Privacy report: DP-SGD (...)" (the
+    # document's title, not the release's), and the ledger's forms listed Plan, Report and Calibrate as the
+    # pages that fill them in, not the Calculator, which now proposes too
+    import re
+
+    url = f"sqlite:///{tmp_path / 'ledger.sqlite'}"
+    with open_ledger(url) as led:
+        led.add_dataset("mnist", unit="example", user="admin")
+        add_user(led, "ana", role="analyst", password=PASSWORD, actor="admin")
+    c = TestClient(create_app(ledger_url=url))
+    page = c.get("/report", params={"kind": "dpsgd", "noise_multiplier": "1.1", "batch_size": "50",
+                                    "dataset_size": "1000", "epochs": "2", "discretization": "1e-2"}).text
+    title = unescape(re.search(r'id="propose-bridge">.*?name="title" value="([^"]*)"', page, re.S).group(1))
+    assert title == fp.dpsgd(1.1, batch_size=50, dataset_size=1000, epochs=2).label()
+    assert c.post("/api/ledger/login", json={"username": "ana", "password": PASSWORD}).status_code == 200
+    for path in ("/ledger/d/mnist", "/ledger/propose"):
+        assert '<a href="/calculator">Calculator</a>' in c.get(path).text, path
