@@ -8,7 +8,6 @@ from typing import Optional
 import typer
 
 import fdpkit as fp
-from fdpkit.guarantee import DEFAULT_DELTAS
 from fdpkit.cli import _dpsgd as _dp
 from fdpkit.cli._common import OutputOpt, cli_budget, command_group, emit, err, fmt_num, guarded, kv, out, working
 
@@ -53,6 +52,9 @@ def report_command(spec: Optional[dict], discretization: Optional[float] = None,
         args.append("--drop-last")
     if discretization is not None:
         args += ["--discretization", text(discretization)]
+    # function-level: `fdpkit calibrate --help` imports no maths (fdpkit.guarantee loads NumPy)
+    from fdpkit.guarantee import DEFAULT_DELTAS
+
     if delta is not None and delta != DEFAULT_DELTAS[0]:
         for d in (delta, *(d for d in DEFAULT_DELTAS if d != delta)):
             args += ["--delta", repr(float(d))]

@@ -348,7 +348,7 @@ def _print_design(rows: list[dict[str, Any]], title: str, delta: float) -> None:
     ε and TPR, upper bounds for the solved σ, stay upper bounds for it) and its certified figures.
     All twelve columns of the library's rows cut every one to "0.5…" in an 80-column terminal,
     σ included; they stay whole in --format json and --output."""
-    from fdpkit._numerics import safe_text
+    from fdpkit._numerics import safe_text  # function-level: `fdpkit sweep --help` imports no maths
 
     table = RichTable(title=title, title_justify="left")
     for c in ("batch size", "epochs", "steps", "σ (rounded up)", "μ", f"ε at δ = {delta:g}", "TPR at FPR 0.001"):
