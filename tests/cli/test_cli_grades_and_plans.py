@@ -174,3 +174,13 @@ def test_grade_scale_reads_the_same_on_every_surface():
     doc = build_document(fp.privacy_report(fp.Gaussian(1 / 0.6)), representations=False)
     rows = [r for s in doc.sections for t in s.tables for r in t.rows if r[0] == "protection grade"]
     assert any("level" in r[1] for r in rows) and all(scale in r[1] for r in rows if "level" in r[1])
+
+
+def test_dpsgd_errors_say_the_option_to_type():
+    # the library's keyword spelling reached the terminal: "use relation='replace-one' or 'zero-out'" and
+    # "e.g. delta=1e-5", where the CLI user types --relation replace-one and --delta 1e-5
+    r = run("report", "dpsgd", "--noise-multiplier", "1.1", "--batch-size", "256", "--dataset-size", "50000",
+            "--epochs", "1", "--sampling", "shuffled")
+    assert r.exit_code == 2 and "use --relation replace-one or 'zero-out'" in r.output and "relation=" not in r.output
+    r = run("calibrate", "dpsgd", "--epsilon", "2", "--batch-size", "256", "--dataset-size", "50000", "--epochs", "1")
+    assert r.exit_code == 2 and "(e.g. --delta 1e-5)" in r.output and "delta=" not in r.output
