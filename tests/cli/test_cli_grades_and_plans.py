@@ -90,6 +90,34 @@ def test_plan_ends_in_noise_scale():
     assert "Gaussian: mu (total)" in r.output and "Laplace: power per test" in r.output and "{'kind'" not in r.output
 
 
+def test_utility_first_text_names_its_fpr_and_prior_grades_and_hands_on_to_the_ledger(tmp_path):
+    # the table read "attack TPR at the FPR" and "attacker posterior" (which FPR? which prior?),
+    # gave no grade where the Plan page shows its grade card (weak here), and did not say how
+    # the plan reaches the ledger without re-typing σ
+    args = ("plan", "utility-first", "--effect", "0.1", "--n", "60", "--sd", "0.25", "--max-relative-loss", "0.05",
+            "--prior", "5%", "--fpr", "0.01")
+    r = runner.invoke(app, list(args), env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    plan = fp.utility_first(analysis=fp.ZTestSpec(effect=0.1, n=60, sd=0.25, alpha=0.05), max_relative_loss=0.05,
+                            prior=0.05, fpr=0.01)
+    assert re.search(r"attack TPR at FPR 0\.01\s*│", r.output) and "at the FPR" not in r.output
+    assert re.search(r"posterior for prior 0\.05 at FPR 0\.01\s*│", r.output) and "attacker posterior" not in r.output
+    assert re.search(r"relative risk for FPR ≥ 0\.01\s*│", r.output)
+    assert f"Protection: {plan.grade.label} (level {plan.grade.level} of 0–3" in r.output
+    assert "fdpkit ledger propose DATASET --mechanism plan.json" in r.output
+    # the hand-off works as printed: the JSON's mechanism is the printed noise, proposed as is
+    out = tmp_path / "plan.json"
+    assert runner.invoke(app, [*args, "--format", "json", "--output", str(out)]).exit_code == 0
+    db = str(tmp_path / "l.sqlite")
+    assert runner.invoke(app, ["ledger", "--db", db, "init"]).exit_code == 0
+    assert runner.invoke(app, ["ledger", "--db", db, "dataset", "add", "survey", "--unit", "one person"]).exit_code == 0
+    r = runner.invoke(app, ["ledger", "--db", db, "propose", "survey", "--mechanism", str(out), "--title", "mean",
+                            "--user", "ana"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(out.read_text())["mechanism"] == plan.mechanism == {
+        "kind": "gaussian", "sigma": 0.0146, "sensitivity": pytest.approx(1 / 60)}
+
+
 @pytest.mark.parametrize("kind", ["mu-vs-epsilon", "precision-recall", "power-effect", "ztest-roc",
                                   "posterior-fpr", "epsilon-noise", "tradeoff"])
 def test_new_plot_kinds(kind, tmp_path):
@@ -146,3 +174,13 @@ def test_grade_scale_reads_the_same_on_every_surface():
     doc = build_document(fp.privacy_report(fp.Gaussian(1 / 0.6)), representations=False)
     rows = [r for s in doc.sections for t in s.tables for r in t.rows if r[0] == "protection grade"]
     assert any("level" in r[1] for r in rows) and all(scale in r[1] for r in rows if "level" in r[1])
+
+
+def test_dpsgd_errors_say_the_option_to_type():
+    # the library's keyword spelling reached the terminal: "use relation='replace-one' or 'zero-out'" and
+    # "e.g. delta=1e-5", where the CLI user types --relation replace-one and --delta 1e-5
+    r = run("report", "dpsgd", "--noise-multiplier", "1.1", "--batch-size", "256", "--dataset-size", "50000",
+            "--epochs", "1", "--sampling", "shuffled")
+    assert r.exit_code == 2 and "use --relation replace-one or 'zero-out'" in r.output and "relation=" not in r.output
+    r = run("calibrate", "dpsgd", "--epsilon", "2", "--batch-size", "256", "--dataset-size", "50000", "--epochs", "1")
+    assert r.exit_code == 2 and "(e.g. --delta 1e-5)" in r.output and "delta=" not in r.output

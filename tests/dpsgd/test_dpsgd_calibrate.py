@@ -208,7 +208,7 @@ def test_cli_calibrate_table_is_of_the_rounded_run():
     rep = fp.privacy_report(fp.dpsgd(noise_multiplier=1.102, batch_size=50, dataset_size=1000, epochs=2),
                             discretization=DISC)
     text = " ".join(r.output.split())
-    assert f"achieved mu │ {rep.mu:.4g}" in text and f"{rep.epsilon_for_delta(1e-5):.4g}" in text
+    assert f"achieved mu (FPR and FNR ≥ 1e-10) │ {rep.mu:.4g}" in text and f"{rep.epsilon_for_delta(1e-5):.4g}" in text
     assert "1.102 (rounded up, the safe side" in text
     # the solved noise multiplier is one row (it was shown twice: as noise_multiplier and noise multiplier)
     labels = [line.split("│")[1].strip() for line in r.output.splitlines() if line.count("│") == 3]
@@ -233,7 +233,7 @@ def test_cli_calibrate_ends_with_the_report_command_of_the_printed_run():
     assert rep.exit_code == 0, rep.output
     achieved = " ".join(r.output.split())
     mu = " ".join(rep.output.split()).split("μ = ", 1)[1].split(" ", 1)[0]
-    assert f"achieved mu │ {mu} │" in achieved  # the same run, the same μ
+    assert f"achieved mu (FPR and FNR ≥ 1e-10) │ {mu} │" in achieved  # the same run, the same μ
     shuffled = runner.invoke(app, ["calibrate", "dpsgd", "--mu", "1", "--batch-size", "256", "--dataset-size", "60000",
                                    "--epochs", "10", "--sampling", "shuffled", "--relation", "replace-one"])
     assert ("Next: fdpkit report dpsgd --noise-multiplier 6.325 --batch-size 256 --dataset-size 60000 --epochs 10 "
@@ -242,3 +242,55 @@ def test_cli_calibrate_ends_with_the_report_command_of_the_printed_run():
     js = runner.invoke(app, ["calibrate", "dpsgd", "--mu", "1", "--batch-size", "256", "--dataset-size", "60000",
                              "--epochs", "10", "--sampling", "shuffled", "--relation", "replace-one", "-f", "json"])
     assert "Next:" not in js.output
+
+
+def test_cli_calibrate_carries_its_delta_to_the_report_it_names():
+    # calibrated to ε ≤ 2 at δ = 2e-5, the Next line's report (which had no --delta) led with
+    # "ε = 2.091 at δ = 1e-05": the target the user asked for appeared nowhere in it
+    import shlex
+
+    runner = CliRunner()
+    r = runner.invoke(app, ["calibrate", "dpsgd", "--epsilon", "2", "--delta", "2e-5", "--batch-size", "50",
+                            "--dataset-size", "100000", "--epochs", "2", "--discretization", str(DISC)])
+    assert r.exit_code == 0, r.output
+    command = " ".join(r.output.split()).split("Next: ", 1)[1].split(" (the full report", 1)[0]
+    assert command.endswith("--delta 2e-05 --delta 1e-05 --delta 1e-06 --delta 1e-09")
+    rep = runner.invoke(app, shlex.split(command)[1:], env={"COLUMNS": "200"})
+    assert rep.exit_code == 0, rep.output
+    achieved = " ".join(r.output.split()).split("achieved epsilon at delta=2e-05 │ ", 1)[1].split(" ", 1)[0]
+    text = " ".join(rep.output.split())
+    # the report leads with the calibration's δ: summary, headline and statement, at the table's figure
+    assert f"ε = {achieved} at δ = 2e-05;" in text and f"ε at δ = 2e-05 │ {achieved} │" in text
+    assert f"(ε = {achieved}, δ = 2e-05)-DP" in text
+    assert "│ 1e-05 │" in text and "│ 1e-09 │" in text  # and keeps the usual δ below it
+    # the default δ needs no flag; a bad --delta names the option
+    plain = runner.invoke(app, ["calibrate", "dpsgd", "--epsilon", "2", "--delta", "1e-5", "--batch-size", "50",
+                                "--dataset-size", "100000", "--epochs", "2", "--discretization", str(DISC)])
+    assert "--delta" not in " ".join(plain.output.split()).split("Next: ", 1)[1]
+    bad = runner.invoke(app, ["report", "dpsgd", "--noise-multiplier", "1", "--sample-rate", "0.01", "--steps", "10",
+                              "--delta", "0"])
+    assert bad.exit_code == 2 and "--delta must be in (0, 1)" in bad.output
+
+
+def test_report_headline_leads_with_the_first_delta_as_the_statement_does():
+    # deltas (2e-5, 1e-5): the headline and summary preferred 1e-5 wherever it was listed, while the
+    # statement and PrivacyReport.summary() quote the first δ: two ε for one report's headline
+    from fdpkit.report import build_document
+
+    rep = fp.privacy_report(fp.dpsgd(1.3, 0.01, 200), deltas=(2e-5, 1e-5), discretization=DISC)
+    doc = build_document(rep)
+    head = dict(doc.section("headline").tables[0].rows)
+    assert "ε at δ = 2e-05" in head and "ε at δ = 1e-05" not in head
+    assert "at δ = 2e-05;" in doc.summary and "δ = 2e-05)-DP" in rep.statement()
+
+
+def test_published_settings_row_keeps_epsilon_at_1e5_behind_another_headline_delta():
+    # the report led with δ = 2e-5 (a calibration's): the published-settings table, whose column is
+    # ε at δ = 1e-5, printed "-" for this mechanism although the report lists ε at 1e-5 below its headline
+    from fdpkit.report import build_document
+    from fdpkit.report.model import fmt
+
+    rep = fp.privacy_report(fp.dpsgd(1.3, 0.01, 200), deltas=(2e-5, 1e-5), discretization=DISC)
+    rows = build_document(rep).section("comparison").tables[0].rows
+    mine = [r for r in rows if r[0] == "▶ this mechanism"]
+    assert mine and mine[0][2] == fmt(rep.epsilon_for_delta(1e-5), up=True) != "-"

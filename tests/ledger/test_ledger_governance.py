@@ -141,6 +141,20 @@ def test_a_password_beyond_the_limit_never_matches(ledger):
     assert authenticate(ledger, "long", "P" * (MAX_PASSWORD + 1)) is None
 
 
+def test_a_lower_limit_at_a_stricter_delta_or_fpr_is_no_lift(census):
+    # a statistician setting the census budget ε 1 at δ 1e-6 in place of the default ε 8 at δ 1e-5 (a
+    # stricter limit: ε(1e-5) ≤ ε(1e-6) ≤ 1) was told "four-eyes: lifting the hard limit ... or lower it
+    # instead": any change of δ counted as a lift, a smaller one too
+    census.set_threshold("census", metric="epsilon", level="hard", value=1.0, delta=1e-6, user="admin")
+    census.set_threshold("census", metric="tpr", level="hard", value=0.01, fpr=1e-3, user="admin")
+    census.set_threshold("census", metric="tpr", level="hard", value=0.01, fpr=1e-2, user="admin")  # larger FPR
+    for kw in (dict(metric="epsilon", value=1.0, delta=1e-4), dict(metric="epsilon", value=2.0, delta=1e-7),
+               dict(metric="tpr", value=0.01, fpr=1e-3), dict(metric="tpr", value=0.02, fpr=0.1)):
+        with pytest.raises(LedgerError, match="four-eyes: lifting the hard limit"):  # looser δ / FPR, or higher
+            census.set_threshold("census", level="hard", user="admin", **kw)
+    assert census.verify().ok
+
+
 def test_lifting_the_hard_limit_needs_a_second_person(census):
     # one admin raised a dataset's hard limit (set it higher, or remove it and set it again) with
     # no second person: the limit that blocks releases was a one-person edit

@@ -245,3 +245,23 @@ def test_published_settings_round_up_like_this_mechanism():
         mu, eps = rows[r.name]
         assert float(mu) >= r.mu and (eps == "-" if r.epsilon_at_1e5 is None else float(eps) >= r.epsilon_at_1e5)
     assert rows["randomized response at ε = 1"][0] == "1.233"
+
+
+def test_report_says_its_attack_risk_in_plain_words():
+    # the report gave the non-expert a grade band ("between 0.3% and 2.0%") and a TPR of 0.007074 at
+    # FPR 0.001, but not the run's own risk in words, as the Risk page gives a guarantee's
+    from fdpkit._numerics import plain_percent
+
+    rep = fp.privacy_report(fp.dpsgd(1.1, batch_size=256, dataset_size=50000, epochs=60))
+    doc = build_document(rep)
+    words = doc.section("headline").paragraphs[1]
+    tpr = dict((r["fpr"], r["tpr"]) for r in rep.to_dict()["tpr_at_fpr"])[1e-3]
+    post = dict(rep.posteriors)[0.01]
+    assert words.startswith("In plain words: an attack that wrongly accuses 0.10% of the people who are not in the data")
+    assert f"catches at most {plain_percent(tpr, 2, up=True)} of those who are" in words  # 0.71%
+    assert f"can become at most {plain_percent(post, 1, up=True)} sure" in words and "6.7%" in words
+    assert words in render_document(doc, "md").decode() and "catastrophic" not in words
+    outright = build_document(fp.privacy_report(fp.UniformSampling(1.0, 100))).section("headline").paragraphs[1]
+    assert "reveal a person in the data outright" in outright
+    certain = build_document(fp.privacy_report(fp.dpsgd(0.5, 1.0, 1000))).section("headline").paragraphs[1]
+    assert "can catch every one of those who are" in certain and "100.00%" not in certain

@@ -97,3 +97,28 @@ def test_design_plot_names_the_target_and_regret_map_skips_refused_rows():
                          {"noise_multiplier": 2.0, "steps": 10, "sample_rate": 0.2, "note": "refused: ..."}])
     assert len(ax.lines[0].get_xdata()) == 1
     plt.close(fig)
+
+
+def test_cli_design_table_prints_sigma_on_the_safe_side_whole_in_80_columns():
+    # the text table printed σ to nearest: 0.5762 for the solved 0.57621 (batch 256 of 60,000, 1 epoch, μ ≤ 1),
+    # and the run trained with 0.5762 has μ = 1.00002 > 1; its twelve columns also cut every cell to
+    # "0.5…" in an 80-column terminal, σ included
+    import re
+
+    from typer.testing import CliRunner
+
+    from fdpkit.cli import app
+
+    res = CliRunner().invoke(app, ["sweep", "design-table", "--mu", "1", "--batch-size", "256", "--epochs", "1",
+                                   "--dataset-size", "60000", "--discretization", str(DISC), "--executor",
+                                   "inprocess"], env={"COLUMNS": "80"})
+    assert res.exit_code == 0, res.output
+    table = [line for line in res.output.splitlines() if line[:1] in "┏┃┡│└"]
+    assert table and "…" not in "".join(table) and max(len(line) for line in table) <= 80
+    sigma = float(re.search(r"│ 256\s+│ 1\s+│ 235\s+│ ([0-9.]+)\s+│", res.output).group(1))
+    solved = design_table(mu=1, batch_size=[256], epochs=[1], dataset_size=60000, discretization=DISC,
+                          executor="inprocess")[0]["noise_multiplier"]
+    assert sigma == 0.5763 and sigma >= solved
+    run = fp.dpsgd(sigma, batch_size=256, dataset_size=60000, epochs=1)
+    assert fp.privacy_report(run, discretization=DISC).mu <= 1.0
+    assert "ε at δ =" in res.output and "1e-05" in res.output  # the header names its δ (wrapped at 80)

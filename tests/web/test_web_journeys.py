@@ -3,6 +3,7 @@ uses, without re-typing and without a second rounding of it."""
 
 import re
 from html import unescape
+from urllib.parse import parse_qsl
 
 import pytest
 
@@ -413,8 +414,62 @@ def test_utility_first_split_states_the_total_its_noise_has(client):
     assert f"√3 × μ = {total} Gaussian DP" in d["noise"][1]
     out = CliRunner().invoke(app, ["plan", "utility-first", "--effect", "0.1", "--n", "60", "--sd", "0.25",
                                    "--max-relative-loss", "0.05", "--tests", "3"]).output
-    assert re.search(rf"risk read here\) │ {total} ", out) and "2.714" not in out
+    assert re.search(rf"risk read here\)\s*│ {total} ", out) and "2.714" not in out
     page = unescape(client.get("/plan", params={**PLAN_FORM, "tests": "3", "guide": "utility_first",
                                                 "max_relative_loss": "0.05"}).text)
     split = re.search(r'id="budget-split".*?</table>', page, re.S).group(0)
     assert f"{total} → 1.568" in split and "2.714" not in page
+
+
+def test_calibrate_carries_its_delta_to_its_statement_and_report(client):
+    # calibrated to ε ≤ 2 at δ = 2e-5: the page's table read ε at δ = 2e-05, but its statement for
+    # the paper and the linked report led with ε at δ = 1e-05 (a larger ε the user never asked about)
+    form = {**CAL_FORM, "delta": "2e-5", "dataset_size": "100000"}
+    page = client.get("/calibrate", params=form).text
+    eps = re.sub(r"<[^>]+>", "", re.search(r'id="achieved-epsilon">(.*?)</td>', page).group(1))
+    statement = _statement(page)
+    assert f"(ε = {eps}, δ = 2e-05)-DP" in statement
+    link = unescape(re.search(r'href="(/report\?[^"]*)" id="full-report"', page).group(1))
+    assert "delta=2e-05" in link
+    report = client.get(link)
+    assert report.status_code == 200
+    head = re.search(r"<th>ε at δ = 2e-05</th><td>(.*?)</td>", unescape(report.text)).group(1)
+    assert re.sub(r"<[^>]+>", "", head) == eps
+    assert f"ε = {eps} at δ = 2e-05;" in unescape(re.sub(r"<[^>]+>", "", report.text))
+    assert _statement(report.text) == statement  # the same run, the same words and numbers
+    # the downloads carry it (hidden fields), the other δ follow
+    values = dict(parse_qsl(link.split("?", 1)[1]))
+    js = client.post("/report/download?format=json", data=values).json()
+    assert [r["delta"] for r in js["epsilon_at_delta"]] == [2e-5, 1e-5, 1e-6, 1e-9]
+    # the default δ adds nothing to the link; a bad δ is said beside its field (422), the rest kept
+    plain = client.get("/calibrate", params=CAL_FORM).text
+    assert "delta=" not in unescape(re.search(r'href="(/report\?[^"]*)" id="full-report"', plain).group(1))
+    bad = client.get("/report", params={**values, "delta": "2"})
+    assert bad.status_code == 422 and 'id="delta-error"' in bad.text
+    assert "must be between 0 and 1" in bad.text and f'value="{values["noise_multiplier"]}"' in bad.text
+
+
+def test_calibrated_mu_says_the_fpr_range_it_holds_on(client):
+    # the Calibrate page and `fdpkit calibrate` printed the run's μ bare, where the report beside it
+    # says "μ holds for attacks with FPR and FNR ≥ 1e-10" (a numeric curve's fit); exact runs hold everywhere
+    from typer.testing import CliRunner
+
+    from fdpkit.cli import app
+
+    page = client.get("/calibrate", params=CAL_FORM).text
+    assert re.search(r'id="achieved-mu-range">for FPR and FNR ≥ (<span class="num">)?1e-10', page)
+    out = CliRunner().invoke(app, ["calibrate", "dpsgd", "--epsilon", "2", "--delta", "1e-5", "--batch-size", "50",
+                                   "--dataset-size", "1000", "--epochs", "2", "--discretization", "1e-2"]).output
+    assert "achieved mu (FPR and FNR ≥ 1e-10) │" in out
+    shuffled = {**CAL_FORM, "target": "mu", "target_value": "1", "sampling": "shuffled", "relation": "replace-one"}
+    assert 'id="achieved-mu-range">over all FPR<' in client.get("/calibrate", params=shuffled).text
+
+
+def test_report_page_says_the_risk_in_plain_words_above_the_placement(client):
+    # the page's result card had the grade band and the placement among published runs, but not the
+    # run's own risk in words (the report documents now lead with it)
+    page = client.get("/report", params=REPORT_RUN).text
+    words = unescape(re.sub(r"<[^>]+>", "", re.search(r'<p id="plain-words">(.*?)</p>', page, re.S).group(1)))
+    assert words.startswith("In plain words: an attack that wrongly accuses 0.10% of the people")
+    placement = unescape(re.sub(r"<[^>]+>", "", re.search(r'<p id="placement">(.*?)</p>', page, re.S).group(1)))
+    assert placement.startswith("μ = ") and "published" not in words

@@ -191,7 +191,8 @@ def test_utility_first_risk_is_of_the_noise_it_prints_and_proposes(client):
     assert plan.epsilon_at_1e5 == fp.epsilon_for_delta_from_mu(0.01 / 0.03496, 1e-5)
     text = runner.invoke(app, ["plan", "utility-first", "--effect", "0.2", "--n", "100", "--sd", "0.25", "--level",
                                "0.01", "--max-relative-loss", "0.01"], env={"COLUMNS": "200"}).output
-    assert re.search(r"attack TPR at the FPR\s*│\s*0\.002523\s", text) and re.search(r"attacker posterior\s*│\s*0\.02485\s", text)
+    assert re.search(r"attack TPR at FPR 0\.001\s*│\s*0\.002523\s", text)
+    assert re.search(r"posterior for prior 0\.01 at FPR 0\.001\s*│\s*0\.02485\s", text)
     page = client.get("/plan", params={"guide": "utility_first", "effect": "0.2", "n": "100", "sd": "0.25",
                                        "level": "0.01", "max_relative_loss": "0.01"}).text
     assert "0.002523" in page and "0.02485" in page

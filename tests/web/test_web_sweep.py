@@ -58,3 +58,33 @@ def test_design_api(client):
     assert r.status_code == 200, r.text
     rows = r.json()["rows"]
     assert all(row["mu"] <= 1.0 for row in rows)
+
+
+def test_design_page_prints_sigma_safe_side_names_its_delta_and_links_each_run(client):
+    # the design table printed σ to nearest (less noise than solved where it rounds down: the copied run
+    # could exceed the target μ), headed a column "ε at δ" without saying which δ, and left the run to be
+    # re-typed into the Report page
+    import re
+    from html import unescape
+
+    import fdpkit as fp
+
+    page = client.get("/sweep", params={"task": "design", "mu": "1", "batch_size": "50", "epochs": "1, 2",
+                                        "dataset_size": "1000", "delta": "1e-6"})
+    assert page.status_code == 200, page.text[:300]
+    table = unescape(re.search(r'<table id="design-table">.*?</table>', page.text, re.S).group(0))
+    assert "<th>ε at δ = 1e-06</th>" in re.sub(r'<span class="num">(.*?)</span>', r"\1", table)
+    api = client.post("/api/sweep/design", json={"mu": 1.0, "batch_size": [50], "epochs": [1, 2],
+                                                 "dataset_size": 1000, "delta": 1e-6}).json()["rows"]
+    cells = [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<tr><td>50</td><td>.*?</td><td>.*?</td><td>(.*?)</td>",
+                                                           table)]
+    links = re.findall(r'<a href="([^"]*)" class="design-report">', table)
+    assert len(cells) == len(links) == len(api) == 2
+    for shown, link, row in zip(cells, links, api):
+        assert float(shown) >= row["noise_multiplier"] and f"noise_multiplier={shown}&" in link
+        report = client.get(link)
+        assert report.status_code == 200
+        mu = float(re.search(r'id="mu">μ = (?:<span class="num">)?([0-9.]+)', report.text).group(1))
+        assert mu <= 1.0  # the run as printed meets the target
+        run = fp.dpsgd(float(shown), batch_size=50, dataset_size=1000, epochs=row["epochs"])
+        assert fp.privacy_report(run, discretization=1e-3).mu <= 1.0

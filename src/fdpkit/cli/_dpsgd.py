@@ -44,11 +44,23 @@ HistoryOpt = typer.Option(None, "--opacus-history", help=(
 
 
 def flagged(message: str) -> str:
-    """The message with its leading parameter name written as the CLI flag."""
+    """The message with its leading parameter name written as the CLI flag, and the library's
+    keyword spelling of a value to give (``relation='replace-one'``, ``delta=1e-5``) as the option
+    to type (``--relation replace-one``, ``--delta 1e-5``).
+
+    >>> flagged("relation 'add-remove' cannot be accounted ...; use relation='replace-one' or 'zero-out'")
+    "--relation 'add-remove' cannot be accounted ...; use --relation replace-one or 'zero-out'"
+    >>> flagged("an epsilon target needs delta (e.g. delta=1e-5)")
+    'an epsilon target needs delta (e.g. --delta 1e-5)'
+    """
     m = re.match(r"^(phases\[\d+\]: |history\[\d+\]: )?([a-z_]+)\b", message)
     if m and m.group(2) in PARAMS:
-        return message[: m.start(2)] + "--" + m.group(2).replace("_", "-") + message[m.end(2):]
-    return message
+        message = message[: m.start(2)] + "--" + m.group(2).replace("_", "-") + message[m.end(2):]
+
+    def option(k: re.Match) -> str:
+        return f"--{k.group(1).replace('_', '-')} {k.group(3)}" if k.group(1) in PARAMS else k.group(0)
+
+    return re.sub(r"(?<![-\w])([a-z][a-z_]*)=('?)([^\s',;)]+)\2", option, message)
 
 
 def translated(fn: Callable[[], Any]) -> Any:

@@ -14,15 +14,21 @@ from fdpkit.cli._common import OutputOpt, cli_budget, command_group, emit, err, 
 calibrate_app = command_group("Solve DP-SGD for one unknown to meet a privacy target.", no_args_is_help=True)
 
 
-def report_command(spec: Optional[dict], discretization: Optional[float] = None) -> Optional[str]:
+def report_command(spec: Optional[dict], discretization: Optional[float] = None,
+                   delta: Optional[float] = None) -> Optional[str]:
     """The ``fdpkit report dpsgd`` command of a one-phase DP-SGD spec (the calibrated run, its
     solved value as printed): the batch size with the dataset size in place of the sample
     rate and the epochs in place of the steps where the spec has them, as the web's
-    "Full report for this run" link carries them. None for anything else.
+    "Full report for this run" link carries them. None for anything else. ``delta``: the
+    ``--delta`` of the calibration (an ε target's, or of the achieved ε), which the report then leads with (before the report's other δ) where it is
+    not already its first: calibrated to ε ≤ 2 at δ = 2e-5, the report said ε = 2.091 at δ = 1e-5.
 
     >>> report_command({"kind": "dpsgd", "noise_multiplier": 8.84, "sample_rate": 0.32768, "steps": 2000,
     ...                 "sampling": "poisson", "relation": "add-remove", "unit": "example"})
     'fdpkit report dpsgd --noise-multiplier 8.84 --sample-rate 0.32768 --steps 2000'
+    >>> report_command({"kind": "dpsgd", "noise_multiplier": 1.272, "sample_rate": 0.00512, "steps": 11719},
+    ...                delta=2e-5).split(" --steps 11719 ")[1]
+    '--delta 2e-05 --delta 1e-05 --delta 1e-06 --delta 1e-09'
     """
     if not spec or spec.get("kind") != "dpsgd":
         return None
@@ -46,7 +52,23 @@ def report_command(spec: Optional[dict], discretization: Optional[float] = None)
         args.append("--drop-last")
     if discretization is not None:
         args += ["--discretization", text(discretization)]
+    # function-level: `fdpkit calibrate --help` imports no maths (fdpkit.guarantee loads NumPy)
+    from fdpkit.guarantee import DEFAULT_DELTAS
+
+    if delta is not None and delta != DEFAULT_DELTAS[0]:
+        for d in (delta, *(d for d in DEFAULT_DELTAS if d != delta)):
+            args += ["--delta", repr(float(d))]
     return "fdpkit report dpsgd " + " ".join(args)
+
+
+def mu_range(alpha_min: Optional[float]) -> str:
+    """Where a calibrated run's μ holds: "FPR and FNR ≥ 1e-10" for a numeric curve's fit (the
+    report's range), "all FPR" for an exact one.
+
+    >>> mu_range(1e-10), mu_range(0.0)
+    ('FPR and FNR ≥ 1e-10', 'all FPR')
+    """
+    return f"FPR and FNR ≥ {alpha_min:g}" if alpha_min else "all FPR"
 
 
 def _whole(name: str, v: Optional[float]):
@@ -118,7 +140,8 @@ def calibrate_dpsgd_cmd(
     rows = {**({} if own else {r.unknown: text_value if up is not None else r.value}), "target": r.target or "-",
             "noise multiplier": d.get("noise_multiplier"), **batches, "steps": d.get("steps"),
             # what the run achieves: upper bounds, their last digit rounded up
-            "achieved mu": fmt_num(a["mu"], up=True),
+            # μ with the FPR range it holds on, as every report states it
+            f"achieved mu ({mu_range(a.get('alpha_min'))})": fmt_num(a["mu"], up=True),
             f"achieved epsilon at delta={a['delta']:g}": fmt_num(a["epsilon"], up=True),
             f"achieved TPR at FPR={a['fpr']:g}": fmt_num(a["tpr"], up=True),
             "achieved advantage": fmt_num(a["advantage"], up=True),
@@ -127,7 +150,7 @@ def calibrate_dpsgd_cmd(
     warnings = fp.plausibility_warnings(mu=mu, epsilon=epsilon, delta=delta if epsilon is not None else None,
                                         prior=prior if posterior is not None else None, n=dataset_size)
 
-    command = report_command(shown.mechanism.to_dict() if shown.mechanism is not None else None, discretization)
+    command = report_command(shown.mechanism.to_dict() if shown.mechanism is not None else None, discretization, delta)
 
     def text() -> None:
         for w in warnings:

@@ -16,6 +16,11 @@ from fdpkit.cli._common import (check_output, cli_budget, command_group, write_o
                                 load_points, mechanism_from_dict, out, working)
 
 report_app = command_group("Privacy report of a mechanism: mu, regret, risk, exports.")
+#: ``--delta``: where the report reads ε from the accountant's privacy profile; a calibration's
+#: target δ carried on (``fdpkit calibrate``'s Next line), so that its ε is the one the report leads with.
+DeltasOpt = typer.Option([], "--delta", show_default=False,
+                         help="δ at which the report gives ε (repeatable; the first is the headline's) "
+                              "[default: 1e-5, 1e-6, 1e-9].")
 
 
 def _print_report(r: fp.PrivacyReport) -> None:
@@ -50,9 +55,38 @@ def _print_report(r: fp.PrivacyReport) -> None:
                   f"--mu {mu} (ε from μ-GDP alone; for this run quote the privacy profile above: μ alone can give more, "
                   f"or less at a δ below the τ it leaves out). μ = {mu} is rounded up.",
                   highlight=False, soft_wrap=True)
+    out.print(f"Record it: {ledger_command(r)}", highlight=False, soft_wrap=True)
 
 
-def run_report(mechanism: fp.Mechanism, fmt: str, output: Optional[Path], discretization: Optional[float]) -> None:
+def ledger_command(r: fp.PrivacyReport) -> str:
+    """The ``fdpkit ledger propose`` command of the reported mechanism, its spec inline (the web
+    report's "Propose this release", without re-typing the run; its relation stated, so that the
+    ledger accounts what the report did). DATASET is the user's.
+
+    >>> print(ledger_command(fp.privacy_report(fp.Gaussian(2.0))))
+    fdpkit ledger propose DATASET --spec '{"kind":"gaussian","sigma":2.0,"sensitivity":1.0}' --title 'Gaussian(sigma=2.0, sensitivity=1.0)'
+    """
+    import json
+    import shlex
+
+    spec = json.dumps(r.mechanism.to_dict(), separators=(",", ":"), ensure_ascii=False)
+    return f"fdpkit ledger propose DATASET --spec {shlex.quote(spec)} --title {shlex.quote(r.mechanism.label())}"
+
+
+def _privacy_report(mechanism: fp.Mechanism, discretization: Optional[float],
+                    deltas: Optional[list[float]]) -> fp.PrivacyReport:
+    """``fp.privacy_report`` at ``--delta`` (the library's δ when none); a bad δ names ``--delta``."""
+    kw = {"deltas": tuple(deltas)} if deltas else {}
+    try:
+        return fp.privacy_report(mechanism, discretization=discretization, budget=cli_budget(), **kw)
+    except fp.ParameterError as exc:
+        if exc.parameter == "deltas" and str(exc).startswith("deltas "):
+            fail("--delta " + str(exc)[len("deltas "):])
+        raise
+
+
+def run_report(mechanism: fp.Mechanism, fmt: str, output: Optional[Path], discretization: Optional[float],
+               deltas: Optional[list[float]] = None) -> None:
     # the output rules before any work (as `fdpkit audit` and `fdpkit ledger report` check them): a
     # PDF without --output was refused only after the accounting and the whole PDF (seconds)
     if fmt == "text" and output:
@@ -63,7 +97,7 @@ def run_report(mechanism: fp.Mechanism, fmt: str, output: Optional[Path], discre
         check_output(output)  # before any work, as write_output checks it again when it writes
     if fmt == "statement":
         with working("Accounting the mechanism..."):
-            text = fp.privacy_report(mechanism, discretization=discretization, budget=cli_budget()).statement() + "\n"
+            text = _privacy_report(mechanism, discretization, deltas).statement() + "\n"
         if output:
             write_output(output, text.encode("utf-8"))
         else:
@@ -72,7 +106,7 @@ def run_report(mechanism: fp.Mechanism, fmt: str, output: Optional[Path], discre
     if fmt not in FORMATS:
         fail(f"--format must be one of {', '.join(FORMATS)} or statement, got {fmt!r}")
     with working("Accounting the mechanism..."):
-        r = fp.privacy_report(mechanism, discretization=discretization, budget=cli_budget())
+        r = _privacy_report(mechanism, discretization, deltas)
     if fmt == "text":
         _print_report(r)
         return
@@ -94,22 +128,26 @@ def report_main(
     ctx: typer.Context,
     mechanism: Optional[Path] = typer.Option(None, "--mechanism", "-m", help="Mechanism spec (JSON or TOML)."),
     fmt: str = FormatOpt, output: Optional[Path] = OutputOpt, discretization: Optional[float] = DiscOpt,
+    deltas: list[float] = DeltasOpt,
 ) -> None:
     """Report a mechanism given as a spec file, or use a subcommand."""
     if ctx.invoked_subcommand is not None:
-        ctx.obj = {"fmt": fmt, "output": output, "discretization": discretization}
+        ctx.obj = {"fmt": fmt, "output": output, "discretization": discretization, "deltas": deltas}
         return
     if mechanism is None:
         fail("give --mechanism SPEC or a subcommand (dpsgd, gaussian, laplace, randomized-response, pure-dp, "
              "approx-dp, zcdp, rdp, uniform-sampling, points)")
-    run_report(mechanism_from_dict(load_spec(mechanism)), fmt, output, discretization)
+    run_report(mechanism_from_dict(load_spec(mechanism)), fmt, output, discretization, deltas)
 
 
 
-def _opts(ctx: typer.Context, fmt: str, output: Optional[Path], disc: Optional[float]) -> tuple:
+def _opts(ctx: typer.Context, fmt: str, output: Optional[Path], disc: Optional[float],
+          deltas: Optional[list[float]] = None) -> tuple:
+    """A subcommand's options, else the group's (``fdpkit report --format pdf gaussian ...``)."""
     parent = ctx.obj or {}
     return (fmt if fmt != "text" else parent.get("fmt", "text"),
-            output or parent.get("output"), disc if disc is not None else parent.get("discretization"))
+            output or parent.get("output"), disc if disc is not None else parent.get("discretization"),
+            deltas or parent.get("deltas") or None)
 
 
 @report_app.command("dpsgd")
@@ -123,7 +161,8 @@ def report_dpsgd(ctx: typer.Context,
                  examples_per_user: Optional[float] = _dp.PerUserOpt, schedule: Optional[Path] = _dp.ScheduleOpt,
                  opacus_history: Optional[Path] = _dp.HistoryOpt, drop_last: bool = _dp.DropLastOpt,
                  fmt: str = typer.Option("text", "--format", "-f", help="text, statement, json, csv, md, html or pdf."),
-                 output: Optional[Path] = OutputOpt, discretization: Optional[float] = DiscOpt) -> None:
+                 output: Optional[Path] = OutputOpt, discretization: Optional[float] = DiscOpt,
+                 deltas: list[float] = DeltasOpt) -> None:
     """DP-SGD as trained: noise multiplier; sample rate or batch and dataset size; steps or
     epochs; sampling scheme, neighbouring relation and privacy unit.
 
@@ -135,7 +174,7 @@ def report_dpsgd(ctx: typer.Context,
     the Poisson figure. Epochs count ceil(n/b) loader batches (floor with --drop-last)."""
     mech = _dp.build(noise_multiplier, sample_rate, steps, batch_size, dataset_size, epochs, sampling, relation,
                      max_batch_size, unit, examples_per_user, schedule, opacus_history, drop_last)
-    run_report(mech, *_opts(ctx, fmt, output, discretization))
+    run_report(mech, *_opts(ctx, fmt, output, discretization, deltas))
 
 
 @report_app.command("gaussian")

@@ -357,5 +357,27 @@ def design_table_cmd(mu: Optional[float] = typer.Option(None, help="Target mu (t
         sys.stdout.write(json.dumps(json_safe({**target, "delta": delta, "rows": rows}), indent=2,
                                     allow_nan=False) + "\n")
     else:
-        goal = f"mu <= {mu:g}" if mu is not None else f"epsilon <= {epsilon:g} at delta = {delta:g}"
-        _print_rows(rows, f"Smallest noise multiplier for {goal}")
+        goal = f"μ ≤ {mu:g}" if mu is not None else f"ε ≤ {epsilon:g} at δ = {delta:g}"
+        _print_design(rows, f"Smallest noise multiplier for {goal}", delta)
+
+
+def _print_design(rows: list[dict[str, Any]], title: str, delta: float) -> None:
+    """The design table as a reader chooses from it: one row per (batch size, epochs), the noise
+    multiplier rounded up (the σ copied into training keeps the target: more noise; the row's μ,
+    ε and TPR, upper bounds for the solved σ, stay upper bounds for it) and its certified figures.
+    All twelve columns of the library's rows cut every one to "0.5…" in an 80-column terminal,
+    σ included; they stay whole in --format json and --output."""
+    from fdpkit._numerics import safe_text  # function-level: `fdpkit sweep --help` imports no maths
+
+    table = RichTable(title=title, title_justify="left")
+    for c in ("batch size", "epochs", "steps", "σ (rounded up)", "μ", f"ε at δ = {delta:g}", "TPR at FPR 0.001"):
+        table.add_column(c, overflow="fold")
+    for r in rows:
+        table.add_row(str(r["batch_size"]), fmt_num(r["epochs"]), str(r["steps"]),
+                      safe_text(r["noise_multiplier"], up=True),
+                      *(fmt_num(r[k], up=True) for k in ("mu", "epsilon", "tpr_at_0.001")))
+    out.print(table)
+    if not all(r.get("converged", True) for r in rows):
+        out.print("Some rows did not converge: their σ is the search's last safe value (--format json: converged).")
+    out.print("Next: fdpkit report dpsgd --noise-multiplier SIGMA --batch-size B --dataset-size N --epochs E (the full "
+              "report of a row's run, SIGMA as printed).", highlight=False, soft_wrap=True)

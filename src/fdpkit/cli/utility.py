@@ -47,16 +47,30 @@ def power(effect: float = typer.Option(..., help="Mean shift to detect."),
 
 
 
-#: Human labels of the utility-first plan's table (its JSON keys are unchanged).
+#: Human labels of the utility-first plan's table (its JSON keys are unchanged); the risk rows
+#: name their prior and FPR as the Plan page's table does (:func:`utility_first_labels`).
 UTILITY_FIRST_LABELS = (("criterion", "criterion"), ("mu_min", "smallest μ (GDP)"),
                         ("sigma", "noise sd σ"), ("sensitivity", "sensitivity"),
                         ("power", "power with noise"), ("nonprivate_power", "power without noise"),
-                        ("posterior", "attacker posterior"), ("attack_power", "attack TPR at the FPR"),
-                        ("relative_risk", "relative risk"), ("epsilon_at_1e5", "ε at δ = 1e-5"),
+                        ("posterior", "posterior for prior {prior:g} at FPR {fpr:g}"),
+                        ("attack_power", "attack TPR at FPR {fpr:g}"),
+                        ("relative_risk", "relative risk for FPR ≥ {fpr:g}"), ("epsilon_at_1e5", "ε at δ = 1e-5"),
                         ("reachable", "reachable"))
 #: Rows whose last printed digit rounds up: the release's privacy cost and risk (upper bounds).
-UTILITY_FIRST_UP = ("smallest μ (GDP)", "attacker posterior", "attack TPR at the FPR", "relative risk",
-                    "ε at δ = 1e-5", "smallest μ per test", "μ of all tests (risk read here)")
+UTILITY_FIRST_UP = ("smallest μ (GDP)", "posterior for prior {prior:g} at FPR {fpr:g}", "attack TPR at FPR {fpr:g}",
+                    "relative risk for FPR ≥ {fpr:g}", "ε at δ = 1e-5", "smallest μ per test",
+                    "μ of all tests (risk read here)")
+
+
+def utility_first_labels(prior: float, fpr: float) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]:
+    """The utility-first table's (key, label) pairs and its rounded-up labels at ``prior`` and
+    ``fpr``: "attack TPR at FPR 0.001", not "attack TPR at the FPR" (which FPR?).
+
+    >>> utility_first_labels(0.01, 0.001)[0][6]
+    ('posterior', 'posterior for prior 0.01 at FPR 0.001')
+    """
+    labels = tuple((k, v.format(prior=prior, fpr=fpr)) for k, v in UTILITY_FIRST_LABELS)
+    return labels, tuple(v.format(prior=prior, fpr=fpr) for v in UTILITY_FIRST_UP)
 
 
 @guarded
@@ -98,7 +112,8 @@ def plan(guide: str = typer.Argument(..., help="utility-first or privacy-first")
         res = fp.utility_first(analysis=spec, required_power=required_power, max_relative_loss=max_relative_loss,
                                prior=prior, fpr=fpr)
         d = res.to_dict()
-        rows = {label: d[k] for k, label in UTILITY_FIRST_LABELS}
+        labels, rounded_up = utility_first_labels(prior, fpr)
+        rows = {label: d[k] for k, label in labels}
         if d.get("sigma") is not None:  # at most this noise keeps the power: rounded down, as printed above
             rows["noise sd σ"] = safe_text(d["sigma"], up=False)
         if tests > 1:
@@ -108,7 +123,7 @@ def plan(guide: str = typer.Argument(..., help="utility-first or privacy-first")
                     **{k: v for k, v in rows.items() if k != "smallest μ (GDP)"}}
         if res.reason:
             rows["reason"] = res.reason
-        safe: dict[str, bool] = {k: True for k in UTILITY_FIRST_UP}
+        safe: dict[str, bool] = {k: True for k in rounded_up}
     elif guide == "privacy-first":
         from fdpkit._numerics import safe_text
 
@@ -152,11 +167,22 @@ def plan(guide: str = typer.Argument(..., help="utility-first or privacy-first")
             out.print(f"[bold]{d['headline']}[/bold]", soft_wrap=True, highlight=False)
         for line in d["noise"]:
             out.print(f"[bold]{line}[/bold]", soft_wrap=True)
+        grade = d.get("grade")
+        if grade:  # the Plan page's grade card: the plan's risk on the scale every other surface uses
+            out.print(f"[bold]{grade['icon']} Protection: {grade['label']}[/bold] (level {grade['level']} of 0–3, "
+                      "0 strongest)", soft_wrap=True, highlight=False)
+            if grade.get("reason"):
+                out.print(f"Why: {grade['reason']}.", soft_wrap=True, highlight=False)
+            out.print(f"What this grade means: {grade['definition']}", soft_wrap=True, highlight=False)
         kv(f"{guide} plan", {k: (v if isinstance(v, str) else fmt_num(v, up=safe.get(k))) for k, v in rows.items()})
         if tests > 1:
             out.print(f"Budget split: {d['budget_split']['rule']}.", soft_wrap=True)
         for note in d.get("notes", []):
             out.print(note, soft_wrap=True)
+        if d.get("mechanism"):  # the Plan page's "Propose this release": the same mechanism, not re-typed
+            out.print("Next: rerun with --format json --output plan.json, then fdpkit ledger propose DATASET "
+                      "--mechanism plan.json (the noise printed above, with its sensitivity).",
+                      soft_wrap=True, highlight=False)
         if guidance:
             for t, x in fp.planning.GUIDANCE:
                 out.print(f"[bold]{t}[/bold]: {x}", soft_wrap=True)

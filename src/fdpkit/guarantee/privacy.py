@@ -335,7 +335,8 @@ def privacy_report(
         A mechanism value object, e.g. ``fdpkit.dpsgd(noise_multiplier=1.1,
         sample_rate=256 / 60000, steps=7032)`` (or its ``to_dict()`` form).
     deltas : sequence of float, default (1e-5, 1e-6, 1e-9)
-        δ values at which ε is reported (from the accountant's privacy profile).
+        δ values at which ε is reported (from the accountant's privacy profile); the first is
+        the one the headline, the summary and the statement quote.
     fprs : sequence of float, default (1e-10, 1e-8, 1e-6, 1e-4, 1e-3, 1e-2, 1e-1)
         FPRs at which the certified attack TPR is reported.
     priors : sequence of float, default (0.001, 0.01, 0.1, 0.5)

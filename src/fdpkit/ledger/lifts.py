@@ -31,11 +31,22 @@ from fdpkit.ledger.totals import ThresholdSpec, check_threshold
 
 def lifts(t: Threshold | None, spec: ThresholdSpec | None) -> bool:
     """Whether replacing the threshold ``t`` by ``spec`` (None: removing it) lifts a hard
-    limit: anything but a lower or equal value at the same δ / FPR. Setting a first hard
-    threshold, or any other level, lifts none."""
+    limit: anything but a lower or equal value at the same or a stricter δ / FPR. Setting a
+    first hard threshold, or any other level, lifts none.
+
+    A stricter δ is a smaller one: ε(δ) does not increase with δ, so ε(δ') ≤ v' with δ' ≤ δ and
+    v' ≤ v gives ε(δ) ≤ v (a census limit ε 1 at δ 1e-6 in place of ε 8 at δ 1e-5 is a lowering, which
+    needed a second person as a "lift"). A stricter FPR is a larger one: the certified TPR does not
+    decrease with the FPR, so TPR(f') ≤ v' with f' ≥ f and v' ≤ v gives TPR(f) ≤ v."""
     if t is None or t.level != "hard":
         return False
-    return not (spec is not None and spec.value <= t.value and spec.delta == t.delta and spec.fpr == t.fpr)
+    if spec is None or spec.value > t.value:
+        return True
+    if spec.delta is not None and t.delta is not None:
+        return spec.delta > t.delta
+    if spec.fpr is not None and t.fpr is not None:
+        return spec.fpr < t.fpr
+    return (spec.delta, spec.fpr) != (t.delta, t.fpr)
 
 
 def _change(spec: ThresholdSpec | None) -> str:

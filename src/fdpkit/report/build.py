@@ -8,17 +8,38 @@ from typing import TYPE_CHECKING
 
 import math
 
-from fdpkit._numerics import safe_g
+from fdpkit._numerics import plain_percent, safe_g
 from fdpkit.report import plots
 from fdpkit.report.model import _INTERNAL, Figure, ReportDocument, Section, Table, _symbols, fmt, human_inputs
 from fdpkit.report.paper import statement_section
 from fdpkit.report.published import PUBLISHED, place_among
 from fdpkit.report.representations_section import representation_figures, representation_section
-from fdpkit.risk import relative_risk as _relative_risk
+from fdpkit.risk import posterior as _posterior, relative_risk as _relative_risk
+from fdpkit.risk.grade import REFERENCE_FPR
 from fdpkit.risk.disclosure import certainty_mass
 
 if TYPE_CHECKING:  # annotations only
     from fdpkit.guarantee import PrivacyReport
+
+
+def plain_words(report: PrivacyReport) -> str:
+    """The report's attack risk in words for a reader who does not read μ: the run's own
+    certified TPR at FPR 0.1% and posterior for a 1% prior (the report's tables' figures, the
+    grade's reference point), as the Risk page words a guarantee. Upper bounds, rounded up.
+
+    >>> import fdpkit as fp
+    >>> plain_words(fp.privacy_report(fp.Gaussian(1.0)))[:120]
+    'In plain words: an attack that wrongly accuses 0.10% of the people who are not in the data (1 in 1,000) catches at most '
+    """
+    tpr = float(report.curve.tpr(REFERENCE_FPR))
+    post = float(_posterior(report.curve, 0.01, REFERENCE_FPR))
+    caught = plain_percent(tpr, 2, up=True)
+    caught = "can catch every one of those who are" if caught == "100.00%" else f"catches at most {caught} of those who are"
+    outright = (" Some outputs can also reveal a person in the data outright, whatever the attacker believed before "
+                "(a catastrophic failure)." if report.failure_mode == "catastrophic" else "")
+    return (f"In plain words: an attack that wrongly accuses {plain_percent(REFERENCE_FPR, 2, up=None)} of the people "
+            f"who are not in the data (1 in 1,000) {caught}; an attacker who starts 1% sure that a person is in the "
+            f"data can become at most {plain_percent(post, 1, up=True)} sure after a positive attack.{outright}")
 
 
 def build_document(report: PrivacyReport, *, representations: bool = True) -> ReportDocument:
@@ -30,8 +51,9 @@ def build_document(report: PrivacyReport, *, representations: bool = True) -> Re
     fit = report.fit
     mu_text = fmt(fit.mu, up=True)  # upper bounds print their last digit up (fmt's up=)
     g = report.grade
-    eps5 = next((e for dd, e in report.epsilons if dd == 1e-5), report.epsilons[0][1])
-    d5 = 1e-5 if any(dd == 1e-5 for dd, _ in report.epsilons) else report.epsilons[0][0]
+    # the report's first δ, as its statement and summary() lead with it (this preferred 1e-5 wherever
+    # it was listed: deltas (2e-5, 1e-5) gave a headline at 1e-5 beside a statement at 2e-5)
+    d5, eps5 = report.epsilons[0]
     tpr3 = float(report.curve.tpr(1e-3))
     placement = place_among(fit.mu) if math.isfinite(fit.mu) else \
         "No finite μ: not comparable with the published μ-GDP settings."
@@ -57,8 +79,8 @@ def build_document(report: PrivacyReport, *, representations: bool = True) -> Re
             ("protection grade", f"{g.icon} {g.label} (level {g.level} of 0–3, 0 strongest)"),
         ),
     )
-    glance = Section("At a glance", (f"{g.headline}. {g.definition}", placement, _symbols(report.verdict)),
-                     (headline,), key="headline")
+    glance = Section("At a glance", (f"{g.headline}. {g.definition}", plain_words(report), placement,
+                                     _symbols(report.verdict)), (headline,), key="headline")
     fit_table = Table(
         "Tight μ-GDP fit",
         ("quantity", "value"),
@@ -107,9 +129,11 @@ def build_document(report: PrivacyReport, *, representations: bool = True) -> Re
     # the references' mu and epsilon are upper bounds too (fdpkit's recomputations): rounded up
     # like this mechanism's, so that the headline run reads the same on its own row and the
     # published one (7.424 there beside 7.425 here, for one run)
+    # the column's own δ, wherever the report lists it (its headline δ may be another)
+    eps_1e5 = next((e for dd, e in report.epsilons if dd == 1e-5), None)
     refs = sorted([(r.mu, r.name, fmt(r.epsilon_at_1e5, up=True) if r.epsilon_at_1e5 else "-", r.source)
                    for r in PUBLISHED]
-                  + ([(fit.mu, "▶ this mechanism", fmt(eps5, up=True) if d5 == 1e-5 else "-", "this report")]
+                  + ([(fit.mu, "▶ this mechanism", fmt(eps_1e5, up=True) if eps_1e5 is not None else "-", "this report")]
                      if math.isfinite(fit.mu) else []), key=lambda x: x[0])
     compare = Table("Published settings, most private first", ("setting", "μ", "ε at δ = 1e-5", "source"),
                     tuple((name, fmt(m, up=True), e, src) for m, name, e, src in refs))

@@ -10,6 +10,7 @@ from typing import Any
 import fdpkit as fp
 from fdpkit.accounting import CostBudget, estimate_cost
 from fdpkit.accounting._resolution import choose_discretization
+from fdpkit.guarantee import DEFAULT_DELTAS
 from fdpkit.accounting.work_limits import (  # noqa: F401  (the cost constants' home; names kept for callers)
     AUDIT_WORK_PER_SCORE, SIMULATION_WORK_PER_DRAW, SWEEP_WORK_PER_SETTING, sweep_cost,
 )
@@ -70,18 +71,20 @@ _REPORTS_SIZE = 8
 _REPORT_MAX_VERTICES = 200_000
 
 
-def cached_report(mech: Mechanism, discretization: float | None, budget: CostBudget | None) -> Any:
-    """``fp.privacy_report(mech, discretization=discretization, budget=budget)``, kept for
-    the next job of this worker on the same inputs (the library's numbers, computed once)."""
+def cached_report(mech: Mechanism, discretization: float | None, budget: CostBudget | None,
+                  deltas: tuple[float, ...] | None = None) -> Any:
+    """``fp.privacy_report(mech, discretization=discretization, budget=budget)`` (at ``deltas``
+    where given, else the library's), kept for the next job of this worker on the same inputs
+    (the library's numbers, computed once)."""
     try:
-        key: Any = (mech, discretization, budget)
+        key: Any = (mech, discretization, budget, deltas)
         hash(key)
     except TypeError:  # pragma: no cover - an unhashable custom mechanism
         key = None
     if key is not None and key in _REPORTS:
         _REPORTS[key] = _REPORTS.pop(key)  # most recent last
         return _REPORTS[key]
-    rep = fp.privacy_report(mech, discretization=discretization, budget=budget)
+    rep = fp.privacy_report(mech, discretization=discretization, budget=budget, **({"deltas": deltas} if deltas else {}))
     if key is not None and len(getattr(rep.curve, "alphas", ())) <= _REPORT_MAX_VERTICES:
         while len(_REPORTS) >= _REPORTS_SIZE:
             _REPORTS.pop(next(iter(_REPORTS)))
@@ -90,16 +93,16 @@ def cached_report(mech: Mechanism, discretization: float | None, budget: CostBud
 
 
 def report_job(mech: Mechanism, discretization: float | None, fmt: str, budget: CostBudget | None,
-               representations: bool = True) -> Any:
+               representations: bool = True, deltas: tuple[float, ...] | None = None) -> Any:
     """The privacy report of ``mech`` as the API's JSON-ready dict (``fmt="dict"``; without
     the representations section unless ``representations``), the representations section
     alone (``fmt="representations"``), a rendered document (json, csv, md, html, pdf: bytes)
     or the pieces of the report page (``fmt="page"``, ``"page-first"``, ``"page-extras"``:
     :func:`_page_parts`). ``discretization`` None: the
-    library's rule (:func:`fdpkit.privacy_report`)."""
+    library's rule (:func:`fdpkit.privacy_report`); ``deltas`` None: the library's δ."""
     from fdpkit.report import build_document, render_document
 
-    rep = cached_report(mech, discretization, budget)
+    rep = cached_report(mech, discretization, budget, deltas)
     if fmt == "dict":
         return rep.to_dict(representations=representations)
     if fmt == "representations":
@@ -239,6 +242,18 @@ def simulate_job(ran: Mechanism, declared: Mechanism, trials: int, seed: int, co
 
 
 # ------------------------------------------------------------------------------------ calibrate
+def deltas_led_by(delta: float | None) -> tuple[float, ...] | None:
+    """The report's δ led by ``delta`` (a calibration's, or one the report form names), the
+    library's others after it; None for none or the library's own first δ.
+
+    >>> deltas_led_by(2e-5)
+    (2e-05, 1e-05, 1e-06, 1e-09)
+    """
+    if delta is None or delta == DEFAULT_DELTAS[0]:
+        return None
+    return (delta, *(d for d in DEFAULT_DELTAS if d != delta))
+
+
 def calibrate_job(kwargs: dict[str, Any], max_steps: int, min_noise: float, with_report: bool,
                   budget: CostBudget | None) -> tuple[Any, str | None, Any]:
     """:func:`fdpkit.calibrate_dpsgd` within the server's step and noise bounds; with
@@ -250,6 +265,10 @@ def calibrate_job(kwargs: dict[str, Any], max_steps: int, min_noise: float, with
     r = fp.calibrate_dpsgd(**kwargs, max_steps=max_steps, min_noise_multiplier=min_noise).rounded(budget=budget)
     statement = grade = None
     if with_report:
-        rep = fp.privacy_report(r.rounded_mechanism(), discretization=kwargs["discretization"], budget=budget)
+        # the statement quotes ε at the calibration's δ, as the page's table (it said "ε = 2.091, δ = 1e-05"
+        # under a target of ε ≤ 2 at δ = 2e-5)
+        led = deltas_led_by(kwargs.get("delta"))
+        rep = fp.privacy_report(r.rounded_mechanism(), discretization=kwargs["discretization"], budget=budget,
+                                **({"deltas": led} if led else {}))
         statement, grade = rep.statement(), rep.grade
     return r, statement, grade

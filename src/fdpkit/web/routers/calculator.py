@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Query, Request
 
-from fdpkit._numerics import safe_g
+from fdpkit._numerics import safe_g, safe_text
 from fdpkit.convert.classic import calculate
 from fdpkit.report import csv_rows, plots
 from fdpkit.report.figures import svg_inline
@@ -84,6 +84,25 @@ async def calculator_submit(request: Request):
     return await _answer(request, await request.form())
 
 
+def proposal(result) -> dict | None:
+    """The mechanism a Gaussian or Laplace answer describes, as the ledger's proposal form takes
+    it ("Propose this release"): the noise as the page prints it, rounded up (more noise, the
+    safe side: the copied σ or b still meets the budget), with its sensitivity. None for a
+    composition (several releases: each is proposed on its own).
+
+    >>> proposal(calculate("gaussian", sensitivity=1.0, epsilon=1.0, delta=1e-6))
+    {'kind': 'gaussian', 'sigma': 4.225, 'sensitivity': 1.0}
+    """
+    inputs, outputs = result.inputs, result.outputs
+    if result.mode == "gaussian":
+        sigma = inputs["sigma"] if "sigma" in inputs else float(safe_text(outputs["exact sigma (Gaussian DP)"], up=True))
+        return {"kind": "gaussian", "sigma": float(sigma), "sensitivity": float(inputs["sensitivity"])}
+    if result.mode == "laplace":
+        scale = inputs["scale"] if "scale" in inputs else float(safe_text(outputs["scale b"], up=True))
+        return {"kind": "laplace", "scale": float(scale), "sensitivity": float(inputs["sensitivity"])}
+    return None
+
+
 async def _answer(request: Request, form):
     values, errors = _parse(form)
     result = figure = None
@@ -97,7 +116,9 @@ async def _answer(request: Request, form):
             errors[field_of(exc, _shown(values["mode"]))] = str(exc)
     return await render_page(request, "calculator.html", {"values": {k: form.get(k, v) for k, v in values.items()},
                                                           "errors": errors, "result": result, "examples": EXAMPLES,
-                                                          "figure": figure, "example": EXAMPLE}, status=form_status(errors))
+                                                          "figure": figure, "example": EXAMPLE,
+                                                          "proposal": proposal(result) if result else None},
+                             status=form_status(errors))
 
 
 def noise_figure(values: dict) -> str | None:

@@ -15,7 +15,7 @@ from fdpkit.web.common import (CHOICES, FormErrors, Limits, api_error, field_of,
                                run_heavy)
 from fdpkit.calibrate.outcome import SAFE_ROUNDING
 from fdpkit.web.forms import in_words, labels_of, parse_form, report_query
-from fdpkit.web.jobs import calibrate_job
+from fdpkit.web.jobs import calibrate_job, deltas_led_by
 from fdpkit.web.models import CalibrateRequest
 from fdpkit.web.json_numbers import CheckedJSONRoute
 
@@ -127,7 +127,11 @@ async def _answer(request: Request, form):
         run = result.rounded_mechanism()
         if run is not None:
             solved["spec"] = run.to_dict()
-            solved["report"] = "/report?" + urlencode(report_query(solved["spec"], body.discretization))
+            # with the calibration's δ, which the report then leads with (its headline said ε at 1e-5)
+            query = report_query(solved["spec"], body.discretization)
+            if deltas_led_by(body.delta):
+                query["delta"] = repr(float(body.delta))
+            solved["report"] = "/report?" + urlencode(query)
     return await render_page(request, "calibrate.html", {
         "values": values, "errors": errors, "choices": CHOICES, "targets": TARGETS, "result": result,
         "data": data, "solved": solved, "statement": statement, "grade": grade,

@@ -147,7 +147,7 @@ def _refusal(exc: BaseException, message: str, values: dict) -> dict:
     return {"propose": message}
 
 
-SOURCES = {"plan": "Plan", "report": "Report", "calibrate": "Calibrate"}
+SOURCES = {"plan": "Plan", "report": "Report", "calibrate": "Calibrate", "calculator": "Calculator"}
 
 
 async def _propose_page(request: Request, p: Principal, values: dict, error: str = "", status: int = 200,

@@ -26,7 +26,7 @@ from fdpkit.web.common import (
     form_status, render_page, run_heavy, run_light, spec_from_text,
 )
 from fdpkit.web.forms import DPSGD_FIELDS, dpsgd_from_form, dpsgd_of, in_words, labels_of  # noqa: F401
-from fdpkit.web.jobs import report_job
+from fdpkit.web.jobs import deltas_led_by, report_job
 from fdpkit.web.names import download_name
 from fdpkit.web.routers.convert import CARRIED
 from fdpkit.web.signed_links import SIG_FIELD, app_key, sign
@@ -36,11 +36,11 @@ from fdpkit.web.json_numbers import CheckedJSONRoute
 router = APIRouter(route_class=CheckedJSONRoute)
 FIELDS = ("noise_multiplier", "sample_rate", "batch_size", "dataset_size", "steps", "epochs",
           "discretization", "mechanism", "times", "sampling_mu", "sampling_n", "sampling", "relation",
-          "max_batch_size", "unit", "examples_per_user", "points", "points_bound", "drop_last")
+          "max_batch_size", "unit", "examples_per_user", "points", "points_bound", "drop_last", "delta")
 #: The DP-SGD inputs (fdpkit.web.forms.DPSGD_FIELDS): read through the JSON API's schema
 #: (DPSGDRequest), labels from its titles; the proposal forms read them the same way.
 LABELS = {**labels_of(DPSGDRequest), "sampling_mu": "Sampling parameter μ", "sampling_n": "Dataset size n",
-          "mechanism": "Mechanism spec", "points": "Error points"}
+          "mechanism": "Mechanism spec", "points": "Error points", "delta": "δ of the headline's ε"}
 #: The form starts empty; the placeholders show this example and "Load example" fills it in
 #: (the README's DP-SGD run, Gomez et al. Sec. 5).
 EXAMPLE = {"noise_multiplier": "9.4", "sample_rate": "0.32768", "steps": "2000"}
@@ -60,12 +60,26 @@ def _dpsgd_from_form(form, errors: FormErrors) -> tuple[Mechanism | None, float 
     return mech, disc
 
 
+def _deltas_of(form, errors: FormErrors) -> tuple[float, ...] | None:
+    """The report's δ led by the form's ``delta`` (Calibrate's link carries its target's): None
+    for the library's. Said beside the field when it is not a probability in (0, 1)."""
+    delta = parse_float(form, "delta", errors, required=False, percent=False)
+    if delta is None:
+        return None
+    if not 0 < delta < 1:
+        errors["delta"] = f"δ of the headline's ε must be between 0 and 1 (exclusive), got {delta:g}"
+        return None
+    return deltas_led_by(delta)
+
+
 def _from_form(form) -> tuple[Mechanism | None, float | None, dict, FormErrors]:
     """(mechanism, discretization or None for the library's rule, the form's values, errors)."""
     errors = FormErrors()
     values = {k: form.get(k, "") for k in ("kind", *FIELDS)}
     kind = form.get("kind") or "dpsgd"
     values["kind"] = kind
+    if str(form.get("delta") or "").strip():
+        _deltas_of(form, errors)  # its error beside its field, with every other
     if kind == "dpsgd":
         mech, disc = _dpsgd_from_form(form, errors)
         return mech, disc, values, errors
@@ -181,12 +195,14 @@ def _checked_report(spec, disc: float | None, limits: Limits) -> tuple[Mechanism
     return mech, work + comparison_work(mech, disc, limits.budget)
 
 
-async def _report(request: Request, mech, disc: float | None, fmt: str, representations: bool = True):
+async def _report(request: Request, mech, disc: float | None, fmt: str, representations: bool = True,
+                  deltas: tuple[float, ...] | None = None):
     """Refuse over-budget work at once (422), then run it in a worker process. ``disc`` None:
-    the library's rule, as ``fp.privacy_report`` applies it (the same numbers)."""
+    the library's rule, as ``fp.privacy_report`` applies it (the same numbers); ``deltas`` None:
+    the library's δ."""
     limits: Limits = request.app.state.limits
     mech, work = await run_light(_checked_report, mech, disc, limits)
-    return await run_heavy(request, report_job, mech, disc, fmt, limits.budget, representations, work=work)
+    return await run_heavy(request, report_job, mech, disc, fmt, limits.budget, representations, deltas, work=work)
 
 
 @router.get("/report", include_in_schema=False)
@@ -216,7 +232,8 @@ async def _answer(request: Request, form):
     extras = False
     if not errors:
         try:
-            parts = await _report(request, mech, disc, "page-first" if _htmx(request) else "page")
+            parts = await _report(request, mech, disc, "page-first" if _htmx(request) else "page",
+                                  deltas=_deltas_of(form, errors))
             doc, tables, figures, details = parts["doc"], parts["tables"], parts["figures"], parts["details"]
             statement, extras = parts["statement"], parts["extras"]
             links = next_links(doc.data, app_key(request.app))
@@ -243,7 +260,7 @@ async def report_extras(request: Request):
     context: dict = {"tables": [], "figures": [], "error": "; ".join(errors.values()) if errors else None}
     if not errors:
         try:
-            context.update(await _report(request, mech, disc, "page-extras"))
+            context.update(await _report(request, mech, disc, "page-extras", deltas=_deltas_of(form, FormErrors())))
         except ValueError as exc:
             context["error"] = str(exc)
     return await render_page(request, "_report_extras.html", context)
@@ -258,7 +275,7 @@ async def report_download(request: Request, format: str = Query("html")):
     if format not in FORMATS:
         return api_error(f"format must be one of {', '.join(FORMATS)}, got {format!r}")
     try:
-        data = await _report(request, mech, disc, format)
+        data = await _report(request, mech, disc, format, deltas=_deltas_of(form, FormErrors()))
     except ValueError as exc:
         return api_error(exc)
     return download(data, download_name(mech, format), MEDIA[format])

@@ -6,11 +6,13 @@ process (``run_heavy``: killed at the time limit); no maths here."""
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, Request
 
 from fdpkit.web.common import FormErrors, Limits, api_error, finite, form_status, render_page, run_heavy, run_light
-from fdpkit.web.forms import parse_form
+from fdpkit._numerics import safe_text
+from fdpkit.web.forms import parse_form, report_query
 from fdpkit.accounting.work_limits import sweep_cost
 from fdpkit.web.jobs import sweep_design_job, sweep_map_job
 from fdpkit.web.models import DesignTableRequest, SweepRequest
@@ -77,6 +79,21 @@ async def run_design(request: Request, body: dict[str, Any], figure: bool) -> di
 #: the fields of each form (a permalink's query parameters)
 MAP_FIELDS = ("noise_multiplier", "sample_rate", "steps", "delta")
 DESIGN_FIELDS = ("mu", "batch_size", "epochs", "dataset_size")
+def design_row(row: dict[str, Any], discretization: float) -> dict[str, Any]:
+    """A design-table row as the page prints it: its noise multiplier rounded up (the σ a user
+    copies keeps μ at or below the target: more noise; the row's μ, ε and TPR, upper bounds for
+    the solved σ, stay upper bounds for it), and the Report link of that run (no re-typing).
+
+    >>> r = design_row({"noise_multiplier": 0.86312, "batch_size": 256, "dataset_size": 50000, "epochs": 60.0}, 1e-3)
+    >>> r["sigma_text"], r["report"]
+    ('0.8632', '/report?kind=dpsgd&noise_multiplier=0.8632&batch_size=256&epochs=60&dataset_size=50000&discretization=0.001')
+    """
+    sigma = safe_text(row["noise_multiplier"], up=True)
+    spec = {"kind": "dpsgd", "noise_multiplier": float(sigma), "batch_size": row["batch_size"],
+            "dataset_size": row["dataset_size"], "epochs": row["epochs"]}
+    return {**row, "sigma_text": sigma, "report": "/report?" + urlencode(report_query(spec, discretization))}
+
+
 #: the two forms (the ``task`` field)
 TASKS = ("map", "design")
 
@@ -117,6 +134,9 @@ async def _answer(request: Request, form):
         try:
             out = await (run_design if task == "design" else run_map)(request, body, True)
             result, figure = out["result"], out["figure"]
+            if task == "design":
+                result = {**result, "delta": body["delta"],
+                          "rows": [design_row(r, body["discretization"]) for r in result["rows"]]}
         except (ValueError, TypeError) as exc:
             errors["form"] = str(exc)
     # one form never blanks the other: the other's fields keep what it sent along (hx-include), else the examples
