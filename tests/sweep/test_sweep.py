@@ -259,7 +259,7 @@ def test_malformed_scheduler_is_refused_before_a_client_exists(address, tmp_path
     assert info.value.parameter == "scheduler" and not out.exists()
     res = _cli("sweep", "--noise-multiplier", "1", "--sample-rate", "0.1", "--steps", "10", "--scheduler", address,
                timeout=60)
-    assert res.returncode == 2 and res.stderr.startswith("error: scheduler")
+    assert res.returncode == 2 and res.stderr.startswith("error: --scheduler")
     assert res.stderr.count("\n") == 1 and "Traceback" not in res.stderr, res.stderr
 
 

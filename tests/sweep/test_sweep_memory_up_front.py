@@ -34,7 +34,7 @@ def test_cli_exit_2_one_line_and_nothing_written(tmp_path, capfd):
     code = run(["sweep", "--noise-multiplier", "1,0.5", "--sample-rate", "0.01,0.5", "--steps", "1000,10000000",
                 "--discretization", "1e-4", "--executor", "inprocess", "-o", str(out)])
     err = capfd.readouterr().err
-    assert code == 2 and err.startswith("error: steps: this request needs about") and err.count("\n") == 1, err
+    assert code == 2 and err.startswith("error: --steps: this request needs about") and err.count("\n") == 1, err
     assert list(tmp_path.iterdir()) == []
 
 
