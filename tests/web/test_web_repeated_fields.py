@@ -45,6 +45,10 @@ def test_a_page_refuses_a_field_given_twice_beside_it_keeping_the_other_fields(c
     kept = next(k for k in dict(p.split("=") for p in body.split("&"))
                 if k not in (field, "mode", "kind", "kind_1", "kind_2", "task", "guide", "target"))
     assert re.search(rf'name="{kept}"[^>]*value="|value="[^"]*"[^>]*name="{kept}"', r.text), kept
+    # the refused field shows what was sent, both values (it showed the last alone, 'other': an input
+    # that looked accepted, hiding why it was refused)
+    shown = re.findall(rf'<input[^>]*name="{field}"[^>]*value="([^"]*)"', r.text)
+    assert shown == [f"{first}, {other}"], shown
     # the same form with the field once is answered (the refusal is the repetition's, not the form's)
     assert client.post(path, content=body, headers=FORM).status_code == 200, path
 
@@ -52,6 +56,7 @@ def test_a_page_refuses_a_field_given_twice_beside_it_keeping_the_other_fields(c
 def test_a_permalink_with_a_field_twice_is_refused_too(client):
     r = client.get("/convert?mu=1&mu=3&delta=1e-5", headers={"accept": "text/html"})
     assert r.status_code == 422 and _errors(r.text)["mu"].startswith("mu is given twice"), r.text[:300]
+    assert re.findall(r'<input[^>]*name="mu"[^>]*value="([^"]*)"', r.text) == ["1, 3"]  # not "3"
     assert client.get("/convert?mu=1&delta=1e-5").status_code == 200
 
 

@@ -27,7 +27,7 @@ from fdpkit.vocabulary import RELATIONS, SAMPLINGS, UNITS
 from fdpkit.report.model import fmt
 from fdpkit.web.jobs import prepare
 from fdpkit.web.pool import JobFailed, ServerBusy, WorkerPool  # noqa: F401  (ServerBusy: re-exported)
-from fdpkit.web.repeated_fields import refused
+from fdpkit.web.repeated_fields import refused, shown_values
 
 HERE = Path(__file__).resolve().parent
 templates = Jinja2Templates(directory=str(HERE / "templates"))
@@ -291,6 +291,10 @@ async def run_light(fn: Callable, *args: Any, timeout: float | None = None, **kw
 
 
 def page(request: Request, name: str, context: dict, status: int = 200) -> HTMLResponse:
+    """The template ``name`` rendered; a form page's refused repeated fields show every value
+    sent (:func:`fdpkit.web.repeated_fields.shown_values`), not the last one."""
+    if isinstance(context.get("values"), dict):
+        context = {**context, "values": shown_values(context["values"])}
     return templates.TemplateResponse(request, name, context, status_code=status)
 
 
