@@ -9,8 +9,15 @@ reader (all routers use ``CheckedJSONRoute``), which finds the repeated fields i
   and write nothing), each repeated field is refused beside the field, the other fields kept:
   :class:`fdpkit.web.common.FormErrors` and :func:`fdpkit.web.forms.parse_form` start with
   :func:`refused`; should a page answer such a POSTed form with a success anyway, the route answers 422;
-- on every other route (the ledger's forms, downloads, the multipart API), the form is refused
-  as it is read, before any work or write: :class:`RepeatedField` (422, the message naming the field).
+- the ledger's HTML forms read theirs with :func:`fdpkit.web.json_numbers.read_form`, which
+  hands them the repeated fields, and show each beside its field (the other fields kept, 422)
+  before any work or write; a repeated ``csrf_token`` is refused as the form is read;
+- on every other route (downloads, the multipart API, a ledger form that does not read
+  them), the form is refused as it is read, before any work or write: :class:`RepeatedField`
+  (422, the message naming the field).
+
+A refused field shows every value sent, joined (:func:`sent_text`), not the last one; a
+password or token (:data:`SECRET`) is never quoted back.
 
 The one repetition a form makes on purpose is kept: a hidden ``"off"`` followed by a ticked
 box's value (an unticked box sends nothing), as the plan page's yes/no fields do.
@@ -167,3 +174,19 @@ def answered_anyway(record: dict[str, str] | None, status: int, method: str = "P
         return None
     name, message = next(iter(record.items()))
     return RepeatedField(message, name)
+
+
+def placed(found: dict[str, str], fields: Iterable[str], top: str) -> dict[str, str]:
+    """A form's repeated fields {field: message} as the errors its page shows: beside each of
+    ``fields`` (those the form shows an error beside), the others (hidden fields, fields the
+    form does not have) joined under ``top``, the form's own error above it.
+
+    >>> placed({"title": "t twice", "next": "n twice", "x": "x twice"}, ("title",), "form")
+    {'title': 't twice', 'form': 'n twice; x twice'}
+    """
+    shown = set(fields)
+    out = {name: message for name, message in found.items() if name in shown}
+    rest = [message for name, message in found.items() if name not in shown]
+    if rest:
+        out[top] = "; ".join(rest)
+    return out
