@@ -169,3 +169,14 @@ def test_logout_with_a_field_twice_keeps_the_session(site):
     r = c.post("/ledger/logout", content=f"csrf_token={csrf}&x=1&x=2", headers=FORM)
     assert r.status_code == 422
     assert c.get("/ledger").status_code == 200
+
+
+def test_a_proposal_link_naming_a_field_twice_fills_in_neither(site):
+    # "Propose this release" links carry the mechanism in the query: a field named twice filled
+    # in the last value; now it is said beside the field, both values shown
+    _, app, _ = site
+    c, _ = _login(app, "analyst")
+    r = c.get("/ledger/propose?title=a&title=b&build=gaussian&noise_scale=2&from=plan")
+    assert r.status_code == 422 and _errors(r.text) == {"title": "title is given twice ('a', 'b'): send it once"}
+    assert _value(r.text, "title") == ["a, b"] and _value(r.text, "noise_scale") == ["2"]
+    assert c.get("/ledger/propose?title=a&build=gaussian&noise_scale=2&from=plan").status_code == 200

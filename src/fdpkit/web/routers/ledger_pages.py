@@ -27,7 +27,7 @@ from fdpkit.web.proposal_form import (CHOICES as PROPOSAL_CHOICES, BESIDE, DPSGD
                                      spec_from_fields, twice_values)
 from fdpkit.web.routers.ledger_api import checked_spec
 from fdpkit.web.json_numbers import CheckedJSONRoute, read_form
-from fdpkit.web.repeated_fields import placed
+from fdpkit.web.repeated_fields import placed, repeated, sent
 from fdpkit.web.lift_hints import lift_refusal, pending_lifts
 
 router = APIRouter(route_class=CheckedJSONRoute)
@@ -194,6 +194,11 @@ async def propose_form(request: Request, p: Principal = require("analyst")):
     q = request.query_params
     values = {k: str(q.get(k) or "")[:20_000] for k in ("mechanism", "title", "purpose", "dataset", "from")}
     values.update({k: v for k, v in form_values(q).items() if v})
+    twice = repeated(q.multi_items())
+    if twice:  # a link naming a field twice fills in neither value: said beside the field, as the forms do
+        errors = placed(twice, BESIDE, "form")
+        return await _propose_page(request, p, {**values, **twice_values(q, sent(q.multi_items()))},
+                                   errors.pop("form", ""), status=422, errors=errors)
     return await _propose_page(request, p, values)
 
 
