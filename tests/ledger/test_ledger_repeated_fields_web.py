@@ -85,6 +85,10 @@ CASES = [
      "lift-{lift}-approve-comment", "comment is given twice ('x', 'y')", None),
     ("approver", "/ledger/lifts/{lift}/reject", "next=/ledger/queue&comment=x&comment=y",
      "lift-{lift}-reject-comment", "comment is given twice ('x', 'y')", None),
+    ("admin", "/ledger/lifts/{lift}/reject", "comment=x&comment=y",  # its requester withdraws: no comment field
+     "lift", "comment is given twice ('x', 'y')", None),
+    ("analyst", "/ledger/r/{proposed}/withdraw", "x=1&x=2",  # no such field: atop the release's actions
+     "action", "x is given twice ('1', '2')", None),
     ("admin", "/ledger/users", "name=newbie&role=analyst&password=first-Secret1&password=second-Secret2",
      "password", "password is given twice: send it once", ("name", "newbie")),
     ("admin", "/ledger/users/{viewer}", "action=deactivate&action=role:admin",
