@@ -60,6 +60,33 @@ def test_a_permalink_with_a_field_twice_is_refused_too(client):
     assert client.get("/convert?mu=1&delta=1e-5").status_code == 200
 
 
+@pytest.mark.parametrize("path, query, field", [
+    ("/calculator", "mode=laplace&mode=composition&sensitivity=1&scale=1", "mode"),
+    ("/risk", "guarantee=epsilon&guarantee=mu&epsilon=1&delta=1e-5&prior=0.01", "guarantee"),
+    ("/plan", "guide=privacy_first&guide=utility_first&effect=0.2&n=100&sd=0.25&level=0.01", "guide"),
+])
+def test_a_select_given_twice_shows_the_first_value_sent(client, path, query, field):
+    # the select showed the last value; with every value shown ("laplace, composition") no option
+    # matched and the browser showed the list's first (Gaussian), with its fields
+    r = client.get(f"{path}?{query}", headers={"accept": "text/html"})
+    assert r.status_code == 422 and f"{field} is given twice" in unescape(r.text)
+    select = re.search(rf'<select[^>]*name="{field}"[^>]*>(.*?)</select>', r.text, re.S).group(1)
+    first = query.split("&")[0].split("=")[1]
+    assert re.findall(r'<option value="([^"]+)"\s*selected', select) == [first], select
+
+
+@pytest.mark.parametrize("body, field", [
+    ("guide=privacy_first&guide=utility_first&effect=0.2&n=100&sd=0.25&level=0.01&max_relative_loss=0.01", "guide"),
+    ("guide=utility_first&effect=0.2&n=100&sd=0.25&level=0.01&max_relative_loss=0.01"
+     "&blatant_disclosure_ok=on&blatant_disclosure_ok=on", "blatant_disclosure_ok"),
+])
+def test_a_refusal_without_a_place_beside_its_field_is_said_atop_the_form(client, body, field):
+    # the plan page has no error place beside its guide or its tick boxes: the 422 said nothing
+    r = client.post("/plan", content=body, headers=FORM)
+    assert r.status_code == 422
+    assert _errors(r.text).get("form", "").startswith(f"{field.replace('_', ' ')} is given twice"), _errors(r.text)
+
+
 def test_the_hidden_off_before_a_ticked_box_is_not_a_repetition(client):
     body = ("guide=privacy_first&effect=0.2&n=100&sd=0.25&level=0.01&max_relative_risk=2"
             "&high_confidence_ok=off&high_confidence_ok=on")
