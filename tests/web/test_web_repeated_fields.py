@@ -45,6 +45,10 @@ def test_a_page_refuses_a_field_given_twice_beside_it_keeping_the_other_fields(c
     kept = next(k for k in dict(p.split("=") for p in body.split("&"))
                 if k not in (field, "mode", "kind", "kind_1", "kind_2", "task", "guide", "target"))
     assert re.search(rf'name="{kept}"[^>]*value="|value="[^"]*"[^>]*name="{kept}"', r.text), kept
+    # the refused field shows what was sent, both values (it showed the last alone, 'other': an input
+    # that looked accepted, hiding why it was refused)
+    shown = re.findall(rf'<input[^>]*name="{field}"[^>]*value="([^"]*)"', r.text)
+    assert shown == [f"{first}, {other}"], shown
     # the same form with the field once is answered (the refusal is the repetition's, not the form's)
     assert client.post(path, content=body, headers=FORM).status_code == 200, path
 
@@ -52,7 +56,35 @@ def test_a_page_refuses_a_field_given_twice_beside_it_keeping_the_other_fields(c
 def test_a_permalink_with_a_field_twice_is_refused_too(client):
     r = client.get("/convert?mu=1&mu=3&delta=1e-5", headers={"accept": "text/html"})
     assert r.status_code == 422 and _errors(r.text)["mu"].startswith("mu is given twice"), r.text[:300]
+    assert re.findall(r'<input[^>]*name="mu"[^>]*value="([^"]*)"', r.text) == ["1, 3"]  # not "3"
     assert client.get("/convert?mu=1&delta=1e-5").status_code == 200
+
+
+@pytest.mark.parametrize("path, query, field", [
+    ("/calculator", "mode=laplace&mode=composition&sensitivity=1&scale=1", "mode"),
+    ("/risk", "guarantee=epsilon&guarantee=mu&epsilon=1&delta=1e-5&prior=0.01", "guarantee"),
+    ("/plan", "guide=privacy_first&guide=utility_first&effect=0.2&n=100&sd=0.25&level=0.01", "guide"),
+])
+def test_a_select_given_twice_shows_the_first_value_sent(client, path, query, field):
+    # the select showed the last value; with every value shown ("laplace, composition") no option
+    # matched and the browser showed the list's first (Gaussian), with its fields
+    r = client.get(f"{path}?{query}", headers={"accept": "text/html"})
+    assert r.status_code == 422 and f"{field} is given twice" in unescape(r.text)
+    select = re.search(rf'<select[^>]*name="{field}"[^>]*>(.*?)</select>', r.text, re.S).group(1)
+    first = query.split("&")[0].split("=")[1]
+    assert re.findall(r'<option value="([^"]+)"\s*selected', select) == [first], select
+
+
+@pytest.mark.parametrize("body, field", [
+    ("guide=privacy_first&guide=utility_first&effect=0.2&n=100&sd=0.25&level=0.01&max_relative_loss=0.01", "guide"),
+    ("guide=utility_first&effect=0.2&n=100&sd=0.25&level=0.01&max_relative_loss=0.01"
+     "&blatant_disclosure_ok=on&blatant_disclosure_ok=on", "blatant_disclosure_ok"),
+])
+def test_a_refusal_without_a_place_beside_its_field_is_said_atop_the_form(client, body, field):
+    # the plan page has no error place beside its guide or its tick boxes: the 422 said nothing
+    r = client.post("/plan", content=body, headers=FORM)
+    assert r.status_code == 422
+    assert _errors(r.text).get("form", "").startswith(f"{field.replace('_', ' ')} is given twice"), _errors(r.text)
 
 
 def test_the_hidden_off_before_a_ticked_box_is_not_a_repetition(client):

@@ -21,6 +21,9 @@ from typing import Any
 from fastapi import Depends, Request
 from starlette.concurrency import run_in_threadpool
 
+from fdpkit.web.json_numbers import read_form
+from fdpkit.web.repeated_fields import RepeatedField
+
 SESSION_COOKIE = "fdpkit_session"
 LOGIN_CSRF_COOKIE = "fdpkit_login_csrf"
 SETUP_CSRF_COOKIE = "fdpkit_setup_csrf"
@@ -161,8 +164,10 @@ async def principal(request: Request, role: str, api: bool) -> Principal:
     if request.method not in ("GET", "HEAD", "OPTIONS"):
         if api:
             sent = request.headers.get("x-csrf-token", "")
-        else:
-            form = await request.form()
+        else:  # the form's other repeated fields are the route's to show beside them (read_form)
+            form, twice, _ = await read_form(request)
+            if "csrf_token" in twice:  # no field to show it beside: refused as the form is read
+                raise RepeatedField(twice["csrf_token"], "csrf_token")
             sent = str(form.get("csrf_token") or "")
         if not sent or not hmac.compare_digest(sent, csrf):
             raise AuthError(403, "missing or wrong CSRF token", api)

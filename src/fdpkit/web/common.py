@@ -27,7 +27,7 @@ from fdpkit.vocabulary import RELATIONS, SAMPLINGS, UNITS
 from fdpkit.report.model import fmt
 from fdpkit.web.jobs import prepare
 from fdpkit.web.pool import JobFailed, ServerBusy, WorkerPool  # noqa: F401  (ServerBusy: re-exported)
-from fdpkit.web.repeated_fields import refused
+from fdpkit.web.repeated_fields import refused, shown_values
 
 HERE = Path(__file__).resolve().parent
 templates = Jinja2Templates(directory=str(HERE / "templates"))
@@ -65,6 +65,21 @@ def safe_num(x: Any, up: bool) -> Markup:
 
 
 templates.env.filters["safe_num"] = safe_num
+
+
+def first_sent(value: Any) -> Any:
+    """A select's or a radio's value as it is compared with its options: a field refused for
+    being given twice shows every value sent, "laplace, composition"
+    (:func:`fdpkit.web.repeated_fields.shown_values`), which no option is; the first one is
+    selected then (no option's value holds ", ").
+
+    >>> first_sent("laplace, composition"), first_sent("gaussian"), first_sent(None)
+    ('laplace', 'gaussian', None)
+    """
+    return value.split(", ", 1)[0] if isinstance(value, str) else value
+
+
+templates.env.filters["first_sent"] = first_sent
 templates.env.filters["nums"] = nums
 #: G_μ with a real subscript (report sentences), escaped first; numbers kept whole.
 templates.env.filters["sub"] = lambda text: Markup(str(nums(text)).replace("G_μ", "G<sub>μ</sub>"))
@@ -291,7 +306,30 @@ async def run_light(fn: Callable, *args: Any, timeout: float | None = None, **kw
 
 
 def page(request: Request, name: str, context: dict, status: int = 200) -> HTMLResponse:
-    return templates.TemplateResponse(request, name, context, status_code=status)
+    """The template ``name`` rendered; a form page's refused repeated fields show every value
+    sent (:func:`fdpkit.web.repeated_fields.shown_values`), not the last one, and a refusal
+    the page has no place for beside its field (the plan's guide, a tick box) is said atop
+    the form (``errors["form"]``) rather than answered 422 without a word."""
+    if isinstance(context.get("values"), dict):
+        context = {**context, "values": shown_values(context["values"])}
+    response = templates.TemplateResponse(request, name, context, status_code=status)
+    errors = context.get("errors")
+    twice = {f: m for f, m in refused().items() if isinstance(errors, dict) and errors.get(f) == m}
+    if twice:
+        text = _plain(bytes(response.body).decode("utf-8", "replace"))
+        unseen = [m for m in twice.values() if m not in text]
+        if unseen:
+            top = "; ".join(filter(None, [errors.get("form"), *unseen]))
+            response = templates.TemplateResponse(request, name, {**context, "errors": {**errors, "form": top}},
+                                                  status_code=status)
+    return response
+
+
+def _plain(html: str) -> str:
+    """A page's text: its tags dropped, its entities read (a message as the page shows it)."""
+    from html import unescape
+
+    return unescape(re.sub(r"<[^>]+>", "", html))
 
 
 def form_status(errors: dict) -> int:

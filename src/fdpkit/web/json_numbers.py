@@ -60,6 +60,25 @@ class CheckedRequest(Request):
         repeated_fields.check_form(form.multi_items())  # on every read: a refusal caught once is not lost
         return form
 
+    async def form_and_repeated(self) -> tuple[FormData, dict[str, str], dict[str, str]]:
+        """The form read WITHOUT the refusal, with its repeated fields: {field: message} and
+        {field: what to show in it} (:func:`fdpkit.web.repeated_fields.sent`). For a form
+        that shows them beside its fields and then does nothing else (the ledger's pages)."""
+        form = await super()._get_form()
+        items = form.multi_items()
+        return form, repeated_fields.repeated(items), repeated_fields.sent(items)
+
+
+async def read_form(request: Request) -> tuple[FormData, dict[str, str], dict[str, str]]:
+    """``request``'s form and its repeated fields (:meth:`CheckedRequest.form_and_repeated`).
+    A route that reads its form so must answer a form with repeated fields by showing them
+    (422) and neither compute nor write; ``await request.form()`` refuses them instead."""
+    if isinstance(request, CheckedRequest):
+        return await request.form_and_repeated()
+    form = await request.form()
+    items = form.multi_items()
+    return form, repeated_fields.repeated(items), repeated_fields.sent(items)
+
 
 class CheckedJSONRoute(APIRoute):
     """An APIRoute whose handlers read JSON bodies with :func:`loads`."""

@@ -112,4 +112,19 @@ def form_values(form: Any) -> dict[str, str]:
     return {k: str(form.get(k) or "")[:200] for k in ("build", *DPSGD_FIELDS, *NOISE_FIELDS)}
 
 
-__all__ = ["BUILDS", "LABELS", "form_values", "in_labels", "spec_from_fields"]
+#: The proposal forms' fields that show an error beside them (a repeated one is refused there;
+#: any other, hidden or unknown, atop the form).
+BESIDE = ("title", "purpose", "dataset", "mechanism", "build", *(f for f in DPSGD_FIELDS if f != "drop_last"),
+          *NOISE_FIELDS)
+
+
+def twice_values(form: Any, shown: dict[str, str]) -> dict[str, str]:
+    """What the refused repeated fields show (:func:`fdpkit.web.repeated_fields.sent`): every
+    value sent, except the ``build`` radio, which keeps the first (it decides which fields show)."""
+    out = dict(shown)
+    if "build" in out:
+        out["build"] = str(form.getlist("build")[0])
+    return out
+
+
+__all__ = ["BESIDE", "BUILDS", "LABELS", "form_values", "in_labels", "spec_from_fields", "twice_values"]

@@ -19,7 +19,8 @@ from fdpkit.web.auth import (
     set_session_cookie, setup_token_ok,
 )
 from fdpkit.web.common import page
-from fdpkit.web.json_numbers import CheckedJSONRoute
+from fdpkit.web.json_numbers import CheckedJSONRoute, read_form
+from fdpkit.web.repeated_fields import placed
 
 router = APIRouter(route_class=CheckedJSONRoute)
 
@@ -41,11 +42,11 @@ async def _no_accounts(request: Request) -> bool:
 
 
 async def _login_page(request: Request, error: str = "", status: int = 200, next_url: str = "/ledger",
-                      username: str = ""):
+                      username: str = "", errors: dict | None = None):
     csrf = new_login_csrf()
     empty = await _no_accounts(request)
     resp = page(request, "ledger_login.html", {
-        "error": error, "csrf": csrf, "next": _safe_next(next_url), "username": username[:200], "no_accounts": empty,
+        "error": error, "errors": errors or {}, "csrf": csrf, "next": _safe_next(next_url), "username": username[:200], "no_accounts": empty,
         "db": ledger_label(request.app), "setup_token": bool(getattr(request.app.state, "setup_token", None))},
         status=status)
     resp.set_cookie(LOGIN_CSRF_COOKIE, csrf, httponly=True, samesite="strict", path="/ledger/login")
@@ -89,9 +90,13 @@ async def _throttled(exc, api: bool, request: Request, next_url: str = "/ledger"
 
 @router.post("/ledger/login", include_in_schema=False)
 async def login_submit(request: Request):
-    form = await request.form()
+    form, twice, shown = await read_form(request)
     sent, cookie = str(form.get("csrf_token") or ""), request.cookies.get(LOGIN_CSRF_COOKIE, "")
     next_url = _safe_next(str(form.get("next") or "/ledger"))
+    if twice:  # beside the field (a password never shown); not a try: the login limit is not consumed
+        errors = placed(twice, ("username", "password"), "form")
+        return await _login_page(request, errors.pop("form", ""), 422, next_url if "next" not in twice else "/ledger",
+                                 shown.get("username", str(form.get("username") or "")), errors)
     if not sent or not cookie or not hmac.compare_digest(sent, cookie):
         return await _login_page(request, "The form expired; please log in again.", 403, next_url,
                                  str(form.get("username") or ""))
@@ -118,6 +123,7 @@ async def logout(request: Request):
     from fdpkit.web.auth import principal
 
     await principal(request, "viewer", api=False)  # CSRF-checked like every form
+    await request.form()  # a field given more than once: refused (422), the session kept
     await call(end_session, ledger_of(request), request.cookies.get(SESSION_COOKIE))
     resp = RedirectResponse("/ledger/login", status_code=303)
     resp.delete_cookie(SESSION_COOKIE, path="/")
@@ -149,12 +155,13 @@ async def login_api(request: Request, body: LoginRequest):
 
 
 # ------------------------------------------------------------------ first-run setup
-async def _setup_page(request: Request, error: str = "", status: int = 200, name: str = ""):
+async def _setup_page(request: Request, error: str = "", status: int = 200, name: str = "",
+                      errors: dict | None = None):
     if not await _no_accounts(request):
         return RedirectResponse("/ledger/login", status_code=303)
     csrf = new_login_csrf()
     resp = page(request, "ledger_setup.html", {
-        "error": error, "csrf": csrf, "name": name[:200], "db": ledger_label(request.app),
+        "error": error, "errors": errors or {}, "csrf": csrf, "name": name[:200], "db": ledger_label(request.app),
         "setup_token": bool(getattr(request.app.state, "setup_token", None))}, status=status)
     resp.set_cookie(SETUP_CSRF_COOKIE, csrf, httponly=True, samesite="strict", path="/ledger/setup")
     return resp
@@ -173,8 +180,11 @@ async def setup_submit(request: Request):
     from fdpkit.ledger.users import Busy, add_first_admin, create_session
     from fdpkit.web.login_guard import Throttled, guard_of
 
-    form = await request.form()
+    form, twice, shown = await read_form(request)
     name = str(form.get("name") or "").strip()
+    if twice:  # beside the field (the token and passwords never shown); not a try, the token not used
+        errors = placed(twice, ("setup_token", "name", "password", "password_repeat"), "form")
+        return await _setup_page(request, errors.pop("form", ""), 422, shown.get("name", name), errors)
     sent, cookie = str(form.get("csrf_token") or ""), request.cookies.get(SETUP_CSRF_COOKIE, "")
     if not sent or not cookie or not hmac.compare_digest(sent, cookie):
         return await _setup_page(request, "The form expired; please try again.", 403, name)

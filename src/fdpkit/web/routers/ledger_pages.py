@@ -23,9 +23,11 @@ from fdpkit.vocabulary import ADD_REMOVE
 from fdpkit.web.auth import Principal, call, ledger_of, pdf_jobs, require, run_ledger
 from fdpkit.web.common import render_page, run_light, spec_from_text
 from fdpkit.web.forms import report_link
-from fdpkit.web.proposal_form import CHOICES as PROPOSAL_CHOICES, DPSGD_FIELDS, form_values, in_labels, spec_from_fields
+from fdpkit.web.proposal_form import (CHOICES as PROPOSAL_CHOICES, BESIDE, DPSGD_FIELDS, form_values, in_labels,
+                                     spec_from_fields, twice_values)
 from fdpkit.web.routers.ledger_api import checked_spec
-from fdpkit.web.json_numbers import CheckedJSONRoute
+from fdpkit.web.json_numbers import CheckedJSONRoute, read_form
+from fdpkit.web.repeated_fields import placed, repeated, sent
 from fdpkit.web.lift_hints import lift_refusal, pending_lifts
 
 router = APIRouter(route_class=CheckedJSONRoute)
@@ -53,7 +55,8 @@ async def _index_items(request: Request) -> list:
 
 
 async def _dataset_view(request: Request, p: Principal, name: str, errors: dict | None = None,
-                        values: dict | None = None, status: int = 200, tvalues: dict | None = None):
+                        values: dict | None = None, status: int = 200, tvalues: dict | None = None,
+                        terrors: dict | None = None, lift_form: dict | None = None):
     from fdpkit.ledger import NotFound, alert_text
 
     try:
@@ -67,25 +70,34 @@ async def _dataset_view(request: Request, p: Principal, name: str, errors: dict 
     lifts = await call(pending_lifts, ledger_of(request), name)
     return await render_page(request, "ledger_dataset.html", _ctx(
         p, st=st, rows=rows, svg=svg, releases=releases, thresholds=thresholds, alerts=alerts, lifts=lifts,
-        errors=errors or {}, values=values or {}, tvalues=tvalues or {}, choices=PROPOSAL_CHOICES), status=status)
+        errors=errors or {}, values=values or {}, tvalues=tvalues or {}, terrors=terrors or {}, lift_form=lift_form,
+        choices=PROPOSAL_CHOICES), status=status)
+
+
+async def _index_page(request: Request, p: Principal, errors: dict | None = None, values: dict | None = None,
+                      status: int = 200):
+    return await render_page(request, "ledger_index.html", _ctx(p, items=await _index_items(request),
+                                                                 errors=errors or {}, values=values or {}), status=status)
 
 
 @router.get("/ledger", include_in_schema=False)
 async def ledger_index(request: Request, p: Principal = require("viewer")):
-    return await render_page(request, "ledger_index.html", _ctx(p, items=await _index_items(request), errors={}))
+    return await _index_page(request, p)
 
 
 @router.post("/ledger/datasets", include_in_schema=False)
 async def dataset_add(request: Request, p: Principal = require("admin")):
-    form = await request.form()
+    form, twice, shown = await read_form(request)
+    values = {**{k: str(form.get(k) or "")[:200] for k in ("name", "unit", "relation")}, **shown}
+    if twice:  # a field given more than once: said beside it, nothing written
+        return await _index_page(request, p, placed(twice, ("name", "unit", "relation"), "form"), values, 422)
     name = str(form.get("name") or "")
     try:
         await call(ledger_of(request).add_dataset, name, unit=str(form.get("unit") or ""),
                    relation=str(form.get("relation") or ADD_REMOVE),
                    description=str(form.get("description") or ""), user=p.name)
     except ValueError as exc:
-        items = await _index_items(request)
-        return await render_page(request, "ledger_index.html", _ctx(p, items=items, errors={"form": str(exc)}), status=422)
+        return await _index_page(request, p, {"form": str(exc)}, values, 422)
     return _back(f"/ledger/d/{quote(name.strip())}")
 
 
@@ -118,11 +130,14 @@ async def dataset_export(request: Request, name: str, fmt: str, p: Principal = r
 async def propose(request: Request, name: str, p: Principal = require("analyst")):
     """A proposal from the dataset page's own form: the same fields as /ledger/propose (DP-SGD,
     Gaussian, Laplace or a JSON spec), errors beside their fields, ledger errors atop."""
-    form = await request.form()
+    form, twice, shown = await read_form(request)
     values = {k: str(form.get(k) or "") for k in ("title", "purpose", "mechanism")}
     values.update(form_values(form))
     if not values.get("build"):  # a client that posts the JSON spec alone
         values["build"] = "json"
+    if twice:  # a field given more than once: said beside it, nothing proposed
+        return await _dataset_view(request, p, name, placed(twice, BESIDE, "propose"),
+                                   {**values, **twice_values(form, shown)}, status=422)
     spec, errors = await run_light(spec_from_fields, form)
     if errors:
         top = errors.pop("form", "") or errors.pop("build", "")
@@ -179,6 +194,11 @@ async def propose_form(request: Request, p: Principal = require("analyst")):
     q = request.query_params
     values = {k: str(q.get(k) or "")[:20_000] for k in ("mechanism", "title", "purpose", "dataset", "from")}
     values.update({k: v for k, v in form_values(q).items() if v})
+    twice = repeated(q.multi_items())
+    if twice:  # a link naming a field twice fills in neither value: said beside the field, as the forms do
+        errors = placed(twice, BESIDE, "form")
+        return await _propose_page(request, p, {**values, **twice_values(q, sent(q.multi_items()))},
+                                   errors.pop("form", ""), status=422, errors=errors)
     return await _propose_page(request, p, values)
 
 
@@ -186,9 +206,13 @@ async def propose_form(request: Request, p: Principal = require("analyst")):
 async def propose_any(request: Request, p: Principal = require("analyst")):
     """A proposal from the form: the mechanism from the fields (built by the library) or
     the JSON spec; field errors all at once beside their fields, ledger errors atop."""
-    form = await request.form()
+    form, twice, shown = await read_form(request)
     values = {k: str(form.get(k) or "") for k in ("mechanism", "title", "purpose", "dataset", "from")}
     values.update(form_values(form))
+    if twice:  # a field given more than once: said beside it, nothing proposed
+        errors = placed(twice, BESIDE, "form")
+        return await _propose_page(request, p, {**values, **twice_values(form, shown)}, errors.pop("form", ""),
+                                   status=422, errors=errors)
     spec, errors = await run_light(spec_from_fields, form)
     if not values["title"].strip():
         errors["title"] = "Title is required"
@@ -215,8 +239,12 @@ async def threshold_set(request: Request, name: str, p: Principal = require("adm
     another approver or admin approves; without one it is refused (422, nothing written)."""
     from fdpkit.ledger import NeedsSecondPerson
 
-    form = await request.form()
+    form, twice, shown = await read_form(request)
     tv = {k: str(form.get(k) or "")[:5000] for k in ("metric", "level", "value", "delta", "fpr", "reason", "remove")}
+    if twice:  # a field given more than once: said beside it, nothing set or requested
+        terrors = placed(twice, tuple(tv), "threshold")
+        top = {"threshold": terrors.pop("threshold")} if "threshold" in terrors else {}
+        return await _dataset_view(request, p, name, top, status=422, tvalues={**tv, **shown}, terrors=terrors)
     opt = {k: tv[k].strip() or None for k in ("delta", "fpr")}
     remove, reason, led = tv["remove"] == "yes", tv["reason"].strip(), ledger_of(request)
     what = {"metric": tv["metric"], "level": tv["level"], "user": p.name}
@@ -241,7 +269,7 @@ async def threshold_set(request: Request, name: str, p: Principal = require("adm
 async def _decide(request: Request, request_id: int, p: Principal, verb: str):
     from fdpkit.ledger import NotFound
 
-    form = await request.form()
+    form, twice, shown = await read_form(request)
     led = ledger_of(request)
     comment = str(form.get("comment") or "")
     nxt = str(form.get("next") or "")
@@ -252,6 +280,14 @@ async def _decide(request: Request, request_id: int, p: Principal, verb: str):
         return await render_page(request, "ledger_error.html", _ctx(p, message=str(exc)), status=404)
     except ValueError as exc:
         return await render_page(request, "ledger_error.html", _ctx(p, message=str(exc)), status=422)
+    if twice:  # a field given more than once: beside the card's comment (else atop the requests), nothing decided
+        commented = r.state == "pending" and r.requested_by != p.name  # the card shows a comment field
+        errors = placed(twice, ("comment",) if commented else (), "lift")
+        top = {"lift": errors.pop("lift")} if "lift" in errors else {}
+        lift_form = {"id": request_id, "verb": verb, "errors": errors, "comment": shown.get("comment", comment)}
+        if nxt == "/ledger/queue" and "next" not in twice:
+            return await _queue_page(request, p, status=422, lift_form=lift_form, lift_error=top.get("lift", ""))
+        return await _dataset_view(request, p, name, top, status=422, lift_form=lift_form)
     try:
         await call(getattr(led, f"{verb}_lift"), request_id, user=p.name, comment=comment)
     except ValueError as exc:
@@ -274,6 +310,11 @@ async def reject_lift(request: Request, request_id: int, p: Principal = require(
 
 @router.get("/ledger/queue", include_in_schema=False)
 async def queue(request: Request, p: Principal = require("approver")):
+    return await _queue_page(request, p)
+
+
+async def _queue_page(request: Request, p: Principal, status: int = 200, **kw):
+    """The approval queue; ``kw``: a decision form's refused fields (``act``, ``lift_form``, ``lift_error``)."""
     from fdpkit.ledger.work import pending_work
 
     try:
@@ -281,7 +322,8 @@ async def queue(request: Request, p: Principal = require("approver")):
     except ValueError as exc:  # over the time limit
         return await render_page(request, "ledger_error.html", _ctx(p, message=str(exc)), status=422)
     lifts = await call(pending_lifts, ledger_of(request))
-    return await render_page(request, "ledger_queue.html", _ctx(p, items=items, names=names, lifts=lifts))
+    return await render_page(request, "ledger_queue.html", _ctx(p, items=items, names=names, lifts=lifts, **kw),
+                             status=status)
 
 
 def _approval_work(led, release_id) -> float:
@@ -319,13 +361,13 @@ async def _release_context(request: Request, p: Principal, release_id: int, **kw
 
 
 async def _confirm_page(request: Request, p: Principal, release_id: int, error: str = "", reason: str = "",
-                        status: int = 200):
+                        status: int = 200, reason_error: str = ""):
     """The release confirmation: the total after releasing, the thresholds it crosses, the
     override reason where a hard limit needs one (with its rule), and an explicit confirm."""
     from fdpkit.ledger import NotFound
 
     try:
-        ctx = await _release_context(request, p, release_id, error=error, reason=reason)
+        ctx = await _release_context(request, p, release_id, error=error, reason=reason, reason_error=reason_error)
     except NotFound as exc:
         return await render_page(request, "ledger_error.html", _ctx(p, message=str(exc)), status=404)
     except ValueError as exc:  # over the time limit
@@ -344,7 +386,9 @@ def _action(verb: str, role: str):
 
         from fdpkit.web.auth import approval_pdf
 
-        form = await request.form()
+        form, twice, shown = await read_form(request)
+        if twice:  # a field given more than once: said beside it, nothing decided or released
+            return await _twice(request, p, release_id, verb, form, twice, shown)
         led = ledger_of(request)
         kwargs = {"user": p.name}
         if verb == "withdraw":
@@ -380,6 +424,29 @@ def _action(verb: str, role: str):
     return handler
 
 
+async def _twice(request: Request, p: Principal, release_id: int, verb: str, form, twice: dict, shown: dict):
+    """A release action's form with repeated fields, shown again (422): the release's
+    confirmation (override reason), else the page it was sent from (the release's or the
+    queue's) with the comment's refusal beside it where that page shows the comment field."""
+    from fdpkit.ledger import NotFound
+
+    if verb == "release":
+        errors = placed(twice, ("override_reason",), "form")
+        return await _confirm_page(request, p, release_id, errors.get("form", ""), status=422,
+                                   reason=shown.get("override_reason", str(form.get("override_reason") or "")),
+                                   reason_error=errors.get("override_reason", ""))
+    try:
+        state = (await call(ledger_of(request).release_info, release_id)).state
+    except NotFound as exc:
+        return await render_page(request, "ledger_error.html", _ctx(p, message=str(exc)), status=404)
+    commented = verb in ("approve", "reject") and state == "proposed"  # the page shows its comment field
+    act = {"rid": release_id, "verb": verb, "errors": placed(twice, ("comment",) if commented else (), "form"),
+           "comment": shown.get("comment", str(form.get("comment") or ""))}
+    if str(form.get("next") or "") == "/ledger/queue" and "next" not in twice and commented:
+        return await _queue_page(request, p, status=422, act=act)
+    return await _release_view(request, p, release_id, status=422, act=act)
+
+
 for _verb, _role in (("approve", "approver"), ("reject", "approver"), ("release", "approver"),
                      ("withdraw", "analyst")):
     router.add_api_route(f"/ledger/r/{{release_id}}/{_verb}", _action(_verb, _role), methods=["POST"],
@@ -388,15 +455,19 @@ for _verb, _role in (("approve", "approver"), ("reject", "approver"), ("release"
 
 @router.get("/ledger/r/{release_id}", include_in_schema=False)
 async def release_page(request: Request, release_id: int, p: Principal = require("viewer")):
+    return await _release_view(request, p, release_id)
+
+
+async def _release_view(request: Request, p: Principal, release_id: int, status: int = 200, act: dict | None = None):
     from fdpkit.ledger import NotFound
 
     try:
-        ctx = await _release_context(request, p, release_id)
+        ctx = await _release_context(request, p, release_id, act=act)
     except NotFound as exc:
         return await render_page(request, "ledger_error.html", _ctx(p, message=str(exc)), status=404)
     except ValueError as exc:  # over the time limit
         return await render_page(request, "ledger_error.html", _ctx(p, message=str(exc)), status=422)
-    return await render_page(request, "ledger_release.html", ctx)
+    return await render_page(request, "ledger_release.html", ctx, status=status)
 
 
 @router.get("/ledger/r/{release_id}/record", include_in_schema=False)
@@ -451,20 +522,25 @@ async def history(request: Request, verify: int = 0, p: Principal = require("vie
 async def users_page(request: Request, p: Principal = require("admin")):
     from fdpkit.ledger.users import users
 
-    return await render_page(request, "ledger_users.html", _ctx(p, users=await call(users, ledger_of(request)), errors={}))
+    return await render_page(request, "ledger_users.html", _ctx(p, users=await call(users, ledger_of(request)), errors={},
+                                                                values={}))
 
 
 @router.post("/ledger/users", include_in_schema=False)
 async def users_add(request: Request, p: Principal = require("admin")):
     from fdpkit.ledger.users import add_user, users
 
-    form = await request.form()
+    form, twice, shown = await read_form(request)
+    values = {**{k: str(form.get(k) or "")[:200] for k in ("name", "role")}, **shown}
+    if twice:  # a field given more than once: said beside it (the password never shown), nobody added
+        return await render_page(request, "ledger_users.html", _ctx(p, users=await call(users, ledger_of(request)), values=values,
+                                 errors=placed(twice, ("name", "role", "password"), "form")), status=422)
     try:
         await call(add_user, ledger_of(request), str(form.get("name") or ""), role=str(form.get("role") or ""),
                    password=str(form.get("password") or ""), actor=p.name)
     except ValueError as exc:
         return await render_page(request, "ledger_users.html", _ctx(p, users=await call(users, ledger_of(request)),
-                                                       errors={"form": str(exc)}), status=422)
+                                                       errors={"form": str(exc)}, values=values), status=422)
     return _back("/ledger/users")
 
 
@@ -474,8 +550,12 @@ async def users_change(request: Request, user_id: int, p: Principal = require("a
     chained event; the account's sessions end."""
     from fdpkit.ledger import users as accounts
 
-    form = await request.form()
+    form, twice, _ = await read_form(request)
     action, led = str(form.get("action") or ""), ledger_of(request)
+    if twice:  # a field given more than once: said in the account's row, nothing changed
+        return await render_page(request, "ledger_users.html", _ctx(
+            p, users=await call(accounts.users, led), errors={}, values={},
+            change={"id": user_id, "errors": placed(twice, ("action", "password"), "form")}), status=422)
 
     def change():
         u = next((x for x in accounts.users(led) if x.id == user_id), None)
@@ -497,3 +577,4 @@ async def users_change(request: Request, user_id: int, p: Principal = require("a
                                                                    errors={"form": str(exc)}),
                                  status=404 if isinstance(exc, accounts.NotFound) else 422)
     return _back("/ledger/users")
+

@@ -1,0 +1,99 @@
+"""The ledger's index page on a phone (390 px, Chromium under Playwright): with a few datasets
+and releases on record it scrolled sideways (its seven-column table wider than the screen).
+Also, at 390 and 1280 px, the ledger forms' refusal of a field given twice, beside the field."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from fdpkit.ledger import open_ledger
+from fdpkit.ledger.users import add_user
+from fdpkit.web.main import create_app
+
+pytestmark = [pytest.mark.browser]
+SHOTS = Path(os.environ.get("FDPKIT_SCREENSHOTS", "/tmp/fdpkit-screenshots"))
+PASSWORD = "browser-pass-123"
+SLOW_MS = 120_000
+SIZES = {"phone": {"width": 390, "height": 900}, "desktop": {"width": 1280, "height": 900}}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, serve_app):
+    url = f"sqlite:///{tmp_path_factory.mktemp('index-phone') / 'ledger.sqlite'}"
+    with open_ledger(url) as led:
+        led.add_dataset("census", unit="one person", user="admin")
+        led.add_dataset("hospital-admissions-2024", unit="one patient-year", relation="replace-one", user="admin")
+        led.add_dataset("web", unit="one user", user="admin")
+        led.add_dataset("nationwide_longitudinal_household_panel_survey_2024_wave12", user="admin",
+                        unit="one household (every member at one address)")
+        for role in ("admin", "viewer"):
+            add_user(led, role, role=role, password=PASSWORD, actor="admin")
+        for name, spec in (("census", {"kind": "gaussian", "sigma": 0.9}), ("census", {"kind": "gaussian", "sigma": 2.0}),
+                           ("hospital-admissions-2024", {"kind": "laplace", "scale": 1.0})):
+            r = led.propose(name, spec, title="weekly counts", user="admin")
+            led.approve(r.id, user="approver", report=False)
+            led.release(r.id, user="approver")
+    with serve_app(create_app(ledger_url=url)) as base:
+        yield base
+
+
+def _page(browser, server, size, user):
+    ctx = browser.new_context(viewport=SIZES[size])
+    page = ctx.new_page()
+    page.set_default_timeout(SLOW_MS)
+    page.goto(f"{server}/ledger/login")
+    page.fill("#username", user)
+    page.fill("#password", PASSWORD)
+    page.click("#login")
+    page.wait_for_selector("#ledger-nav")
+    return ctx, page
+
+
+def _fits(page, what):
+    sw, vw = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    assert sw <= vw, f"{what}: horizontal overflow, scrollWidth {sw} > viewport {vw}"
+
+
+def _shot(page, name):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+@pytest.mark.parametrize("user", ["admin", "viewer"])
+@pytest.mark.parametrize("size", ["phone", "desktop"])
+def test_the_ledger_index_fits_the_screen(server, browser, size, user):
+    ctx, page = _page(browser, server, size, user)
+    page.goto(f"{server}/ledger?welcome=1")
+    page.wait_for_selector("#datasets")
+    _shot(page, f"ledger-index-{user}-{size}")
+    _fits(page, f"/ledger as {user} at {SIZES[size]['width']} px")
+    # every dataset's figures are on the page, readable (not cut off by the screen's edge)
+    text = page.inner_text("#datasets")
+    assert "hospital-admissions-2024" in text and "one patient-year" in text
+    for cell in page.locator("#datasets td").all():
+        box = cell.bounding_box()
+        assert box is None or box["x"] + box["width"] <= SIZES[size]["width"] + 1, cell.inner_text()
+    ctx.close()
+
+
+@pytest.mark.parametrize("size", ["phone", "desktop"])
+def test_a_field_given_twice_is_shown_beside_it(server, browser, size):
+    """The dataset form posted with ``unit`` twice (as a script or a doubled input would):
+    the message beside the unit, both values in it, the name kept, 422."""
+    ctx, page = _page(browser, server, size, "admin")
+    page.goto(f"{server}/ledger")
+    page.wait_for_selector("#dataset-form")
+    page.evaluate("""() => { const f = document.getElementById('dataset-form');
+        const extra = document.createElement('input'); extra.name = 'unit'; extra.type = 'hidden'; extra.value = 'one household';
+        f.appendChild(extra); }""")
+    page.fill("#ds-name", "survey")
+    page.fill("#ds-unit", "one person")
+    with page.expect_navigation() as nav:
+        page.click("#dataset-submit")
+    assert nav.value.status == 422
+    assert page.inner_text("#unit-error") == "unit is given twice ('one person', 'one household'): send it once"
+    assert page.input_value("#ds-name") == "survey" and page.input_value("#ds-unit") == "one person, one household"
+    _fits(page, f"the refused dataset form at {SIZES[size]['width']} px")
+    _shot(page, f"ledger-index-twice-{size}")
+    ctx.close()
