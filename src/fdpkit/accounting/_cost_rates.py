@@ -12,10 +12,12 @@ the single steps gave the per-point leaf rates directly, and the rest of each ru
 by non-negative least squares in relative error to the model's counts: factor points summed
 over cumulant evaluations, FFT pass points (and their doublings beyond the caches), passes,
 output points. The fit read 0.58..1.31x the composition's time; the constants are the fit
-times 1.6, so that the estimate errs on the safe side (a budget guards time). The machine
-was shared with other work while measuring: load inflates CPU time somewhat, which also
-errs on the safe side. ``benchmarks/bench_cost_model.py`` prints estimate / CPU time per
-case (1.1..2.0 after the refit on the numeric routes).
+times 1.6, so that the estimate errs on the safe side (a budget guards time); the output's
+doublings were added after runs of 1e7 points and more read 0.8x (DP-SGD sigma 0.8, q 0.1,
+T 10^5). The machine was shared with other work while measuring (load 2-6 on its 2 cores):
+load inflates CPU time somewhat, which also errs on the safe side.
+``benchmarks/bench_cost_model.py`` prints estimate / CPU time per case: 1.1..2.0 after
+the refit on its numeric routes, and 1.1..1.9 on eight more runs of 0.4..29 s.
 """
 
 from __future__ import annotations
@@ -62,8 +64,12 @@ PASS_WORK_FIXED = 4e4
 FEW_ATOMS = 4
 FEW_ATOMS_PASS_FACTOR = 1.0
 FEW_ATOMS_CUMULANT_FACTOR = 0.2
-#: Work per output grid point (tail sums, privacy profile, certified curve).
+#: Work per output grid point (tail sums, privacy profile, certified curve) ...
 OUTPUT_WORK_PER_POINT = 0.22
+#: ... plus this much per point for each doubling of a composition's output beyond
+#: PASS_CACHE_POINTS (sigma 0.8, q 0.1, T 10^5: 9.8 s of CPU for outputs of 2e7 and 1.5e7
+#: points, read 8.0 s without it).
+OUTPUT_WORK_PER_DOUBLING = 0.18
 #: Work per convolution grid point of dp_accounting's pairwise ``compose`` (compose_curves).
 CONVOLVE_WORK_PER_POINT = 0.5
 #: Work of a Rényi (RDP/zCDP) accounting: per subsampled Gaussian (dp_accounting's RDP
@@ -71,7 +77,11 @@ CONVOLVE_WORK_PER_POINT = 0.5
 RDP_WORK_SUBSAMPLED = 1.2e6
 RDP_WORK_PART = 1e4
 
+def doublings(points: float) -> float:
+    """How many times ``points`` doubles PASS_CACHE_POINTS (0 below it)."""
+    return max(0.0, math.log2(max(points, 1.0) / PASS_CACHE_POINTS))
+
+
 def pass_work(points: float) -> float:
     """Work of one float64 tilted FFT pass over ``points`` grid points (see PASS_WORK_*)."""
-    doublings = max(0.0, math.log2(max(points, 1.0) / PASS_CACHE_POINTS))
-    return PASS_WORK_FIXED + points * (PASS_WORK_PER_POINT + PASS_WORK_PER_DOUBLING * doublings)
+    return PASS_WORK_FIXED + points * (PASS_WORK_PER_POINT + PASS_WORK_PER_DOUBLING * doublings(points))

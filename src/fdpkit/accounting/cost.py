@@ -23,12 +23,13 @@ discretization) there are ``n = w / d`` points; ``w`` does not depend on ``d``.
   ``N_i`` and the output size are read off in nats and scaled to ``d``; the cumulant
   evaluations are counted. Work per direction is
 
-      W = c_K E_K + sum_i (c_P + N_i (c_F + c_L max(0, log2(N_i / 2^20)))) + c_O n_out,  (1)
+      W = c_K E_K + sum_i (c_P + N_i (c_F + c_L D(N_i))) + n_out (c_O + c_M D(n_out)),  (1)
 
   ``E_K`` the factor points summed over cumulant evaluations (c_K
   :data:`CUMULANT_WORK_PER_POINT`, less for factors of a few atoms; c_P, c_F, c_L:
   ``PASS_WORK_FIXED``, ``PASS_WORK_PER_POINT``, ``PASS_WORK_PER_DOUBLING``: passes that
-  leave the caches cost more a point; c_O :data:`OUTPUT_WORK_PER_POINT`). Not predicted:
+  leave the caches cost more a point, D(N) = max(0, log2(N / 2^20)); c_O, c_M:
+  :data:`OUTPUT_WORK_PER_POINT`, ``OUTPUT_WORK_PER_DOUBLING``). Not predicted:
   the a-posteriori refinement passes, except where the composition then redoes itself in
   extended precision (its float64 bound loose, small noise at tiny sample rates): the passes
   :mod:`fdpkit.accounting._precision_redo` predicts.
@@ -39,7 +40,7 @@ Work is in units of :data:`WORK_PER_SECOND` per single-threaded CPU-second of th
 machine; the constants (:mod:`fdpkit.accounting._cost_rates`, which says how) were refitted
 in 2026-11 to the measured CPU time of the bench's cases and 29 more over every route, and
 err on the safe side: ``benchmarks/bench_cost_model.py`` reads estimate / CPU time
-1.1-2.0 on its numeric routes (it read 2.7-26 before the refit, the native steps and the
+1.1-2.0 on its numeric routes (it read 1.9-26 before the refit, the native steps and the
 composition's speed work uncounted). ``tests/accounting/test_accounting_cost.py`` checks the
 predicted grids and pass sizes against the real composition's, deterministically.
 """
@@ -60,7 +61,7 @@ from fdpkit.accounting._cost_rates import (
     CONVOLVE_WORK_PER_POINT, CUMULANT_CALLS_FACTOR, CUMULANT_WORK_PER_POINT, FEW_ATOMS, FEW_ATOMS_CUMULANT_FACTOR,
     FEW_ATOMS_PASS_FACTOR, LEAF_WORK_CURVE, LEAF_WORK_FINITE, LEAF_WORK_FIXED_SIZE, LEAF_WORK_PER_STEP,
     LEAF_WORK_PLAIN, LEAF_WORK_SUBSAMPLED, NATIVE_LEAF_WORK, OUTPUT_WORK_PER_POINT, PASS_WORK_FIXED,
-    RDP_WORK_PART, RDP_WORK_SUBSAMPLED, pass_work,
+    OUTPUT_WORK_PER_DOUBLING, RDP_WORK_PART, RDP_WORK_SUBSAMPLED, doublings, pass_work,
 )
 from fdpkit.accounting._cost_rates import PASS_WORK_PER_POINT as PASS_WORK_PER_POINT  # (re-exported)
 from fdpkit.accounting._pld_adapter import pmf_arrays
@@ -201,6 +202,7 @@ class _Tally:
     cumulant: float = 0.0    # factor points summed over cumulant evaluations
     fft: float = 0.0         # work of the FFT passes (pass_work)
     output: float = 0.0      # output grid points
+    output_big: float = 0.0  # composed output points times their doublings beyond the caches
     convolve: float = 0.0    # pairwise convolution points (compose_curves)
     other: float = 0.0       # work counted directly (crude stand-ins)
     fixed: float = 0.0       # the part of the work that does not grow with the grids
@@ -212,7 +214,8 @@ class _Tally:
     @property
     def compose(self) -> float:
         return (CUMULANT_WORK_PER_POINT * self.cumulant + self.fft
-                + OUTPUT_WORK_PER_POINT * self.output + CONVOLVE_WORK_PER_POINT * self.convolve
+                + OUTPUT_WORK_PER_POINT * self.output + OUTPUT_WORK_PER_DOUBLING * self.output_big
+                + CONVOLVE_WORK_PER_POINT * self.convolve
                 + self.other)
 
     @property
@@ -479,7 +482,9 @@ def _estimate_steps(steps: list, d: float, tally: _Tally) -> None:
         few = FEW_ATOMS_PASS_FACTOR if atoms <= FEW_ATOMS else 1.0
         tally.fft += few * planned
         tally.fixed += few * PASS_WORK_FIXED * len(sizes)
-        tally.output += _fine(int(out), coarse, d)
+        n_out = _fine(int(out), coarse, d)
+        tally.output += n_out
+        tally.output_big += n_out * doublings(n_out)
         redone = _precision_redo.redo_passes(parts, union) if atoms > FEW_ATOMS and tally.redo else []
         if redone:  # small noise at tiny sample rates: compose refines, then redoes itself in longdouble
             run = sum(pass_work(_fine(int(s), coarse, d)) for s in redone)
@@ -488,7 +493,8 @@ def _estimate_steps(steps: list, d: float, tally: _Tally) -> None:
             tally.fft += ld * run
             tally.fixed += (1.0 + ld) * PASS_WORK_FIXED * len(redone) - PASS_WORK_FIXED * len(sizes)
             tally.cumulant += CUMULANT_CALLS_FACTOR * calls * factor_points
-            tally.output += _fine(int(out), coarse, d)
+            tally.output += n_out
+            tally.output_big += n_out * doublings(n_out)
         tally.grid = max(tally.grid, _fine(int(union), coarse, d), *(_fine(int(s), coarse, d) for s in redone))
         tally.passes += len(sizes)
 
