@@ -5,8 +5,13 @@ dp_accounting PLD, the round-off-bounded tilted composition, nested repetitions,
 DP-SGD sampling schemes, Rényi curves, ``compose_curves``), prints the estimated work
 (:func:`fdpkit.accounting.estimate_cost`), the estimate in seconds
 (``work / WORK_PER_SECOND``), the measured wall and CPU seconds (best of ``--repeats``) and
-their ratio. Target: estimate / measured within a factor of about 2 on a quiet machine
-(closed forms and Rényi curves cost milliseconds: their ratio is not meaningful).
+their ratio. Target: estimate / CPU time between about 1 and 2 on a quiet machine, erring
+high (the model guards budgets: an under-estimate lets a request run past its limit);
+closed forms and Rényi curves cost milliseconds: their ratio is not meaningful. A
+truncated-Poisson run is measured with its report's looseness statement (dp_accounting's
+instance, :func:`fdpkit.accounting.truncated_instance.truncation_looseness`), which its
+estimate counts. The constants were refitted to this bench and more cases in 2026-11 (see
+:mod:`fdpkit.accounting._cost_rates`).
 
     python benchmarks/bench_cost_model.py              # all cases
     python benchmarks/bench_cost_model.py --quick      # the cheaper half
@@ -29,6 +34,7 @@ import time
 import fdpkit as fp
 from fdpkit.accounting import estimate_cost
 from fdpkit.accounting.cost import WORK_PER_SECOND, estimate_compose_curves_cost
+from fdpkit.accounting.truncated_instance import truncation_looseness
 from fdpkit.mechanisms import Composed, Gaussian, Laplace, RandomizedResponse, Repeated, Subsampled, dpsgd
 from fdpkit.mechanisms.renyi_guarantees import ZCDP
 
@@ -70,6 +76,8 @@ def _run(obj, d: float) -> None:
         fp.compose_curves(*obj, discretization=d)
     else:
         fp.account(obj, discretization=d)
+        # a truncated-Poisson run's estimate counts its report's looseness statement too
+        truncation_looseness(obj, d, (1e-5,))
 
 
 def _measure(obj, d: float, repeats: int) -> tuple[float, float]:
@@ -110,7 +118,7 @@ def main() -> None:
     if ratios:
         walls, cpus = [r[0] for r in ratios], [r[1] for r in ratios]
         print(f"numeric routes: estimate/wall from {min(walls):.2f} to {max(walls):.2f}, "
-              f"estimate/cpu from {min(cpus):.2f} to {max(cpus):.2f} (target: within 0.5 .. 2)")
+              f"estimate/cpu from {min(cpus):.2f} to {max(cpus):.2f} (target: about 1 .. 2)")
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ def test_cheap_runs_are_resolved_further_and_read_tighter(sigma, q, steps, monke
     d2 = _eq2(mech, monkeypatch)
     d, how = choose_discretization(mech)
     assert d < d2 and "Eq. 2'" in how
-    assert affordable_cost(mech, d, None).work <= AUTO_CHEAP_WORK
+    assert _resolution.grid_work(affordable_cost(mech, d, None)) <= AUTO_CHEAP_WORK
     assert d >= (12.0 * step_variance(mech) * AUTO_FINE_RTOL) ** 0.5 * 0.9  # no finer than the target (rounded down to 2 digits)
     ref = fp.privacy_report(mech, discretization=d2 / 10)
     before = fp.privacy_report(mech, discretization=d2)

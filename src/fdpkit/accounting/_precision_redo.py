@@ -25,9 +25,11 @@ from fdpkit.accounting._pld_adapter import PmfArrays
 #: Work per grid point of a longdouble FFT pass, in float64 pass units. A longdouble point
 #: costs 2.8..7.7x a float64 one in CPU time (numpy's longdouble FFT has no vectorised
 #: kernels), but the redone passes are also counted at their own, wider sizes, with the
-#: refinement passes before them; at 1.0 the estimate of the runs above reads 0.86..2.0x
-#: their CPU time (the model's usual range), and a larger factor would over-estimate them.
-LONGDOUBLE_PASS_FACTOR = 1.0
+#: refinement passes before them. Refitted with the cost model's float64 constants (2026-11,
+#: FDPKIT_THREADS=1): at 3.0 the estimate of five redone runs (sigma 0.6..0.8, q 1e-7..1e-5,
+#: T 10^3..10^5, d 1e-5..1e-4) reads 1.25..1.8x their CPU time (it was 1.0 against a
+#: float64 pass rate 3.6x higher).
+LONGDOUBLE_PASS_FACTOR = 3.0
 #: Times the longdouble composition runs its passes: once, and once more for the tail sums
 #: bounded in l2 (Step 4b of :mod:`fdpkit.accounting.tilted`), which the float64 run skips
 #: when it is redone.

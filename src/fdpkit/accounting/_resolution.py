@@ -33,7 +33,7 @@ default where Eq. (2) keeps it, is refined towards the stricter target r_fine =
 
     d' = max(sqrt(12 v r_fine), the finest d whose estimated work is <= W_cheap)      (2')
 
-with W_cheap = :data:`AUTO_CHEAP_WORK` (the cost model's work units: about 15 ms on one core);
+with W_cheap = :data:`AUTO_CHEAP_WORK` (the cost model's grid work, :func:`grid_work`);
 a run whose grid already costs more keeps it (the headline run too: its excess at the default
 is 6.8e-7). On the runs of ``tests/accounting/test_accounting_cheap_refine.py`` epsilon and mu
 then read within 0.3 % of the 10x finer grid's, for 20-80 ms a report.
@@ -121,14 +121,19 @@ AUTO_MU_RTOL = 0.01
 #: Eq. (2'): a run whose composition is cheap is resolved further, towards this target
 #: relative excess of mu (100x stricter than :data:`AUTO_MU_RTOL`) ...
 AUTO_FINE_RTOL = 1e-4
-#: ... while its estimated work (:func:`fdpkit.accounting.cost.estimate_cost`) stays at most
-#: this (a quarter of the headline report's 2.1e6: about 15 ms on one core).
-AUTO_CHEAP_WORK = 5e5
+#: ... while its estimated grid work (:func:`grid_work`) stays at most this. A tightness
+#: threshold, not a time limit: it was 5e5 units of the cost model before its 2026-11 refit
+#: (a quarter of the headline report's 2.1e6 then), which now reads such runs' grid work
+#: :data:`REFIT_FACTOR` times lower, so it is rescaled by that factor and chooses the grids
+#: it chose before (about 5 ms on one core).
+REFIT_FACTOR = 5.8
+AUTO_CHEAP_WORK = 5e5 / REFIT_FACTOR
 #: ... judged first by a quick look: work units per grid step d of one standard deviation
 #: sqrt(T v) of the composed loss. On 14 runs of Eq. (2) and (2') the estimates read 1.15 to
-#: 2,700 times 100 units (heavier tails, more passes), so a run whose quick look exceeds
-#: AUTO_CHEAP_WORK is not cheap, and it is not estimated.
-CHEAP_WORK_PER_SD = 100.0
+#: 2,700 times 100 units of the model before its refit (heavier tails, more passes), so a
+#: run whose quick look exceeds AUTO_CHEAP_WORK is not cheap, and it is not estimated
+#: (rescaled with AUTO_CHEAP_WORK: the same runs are looked at).
+CHEAP_WORK_PER_SD = 100.0 / REFIT_FACTOR
 #: Largest composition grid (points) the automatic choice may cost (about 30 s on one core
 #: at T = 10^6); above it d is coarsened.
 AUTO_MAX_GRID = 5_000_000
@@ -322,6 +327,14 @@ def choose_discretization(mechanism: Mechanism, *, mu_rtol: float = AUTO_MU_RTOL
     return d, how
 
 
+def grid_work(cost: Any) -> float:
+    """The work of an estimate that grows with its grids (:attr:`CostEstimate.work` less its
+    per-step and per-pass overheads, ``fixed_work``): what Eq. (2') weighs. The refit of
+    2026-11 counts those overheads (milliseconds) so that budgets read time; they do not
+    depend on d, and with them the work of a cheap run no longer grows like 1 / d."""
+    return float(cost.work - cost.fixed_work)
+
+
 def _refined(mechanism: Mechanism, v: float, d: float, budget: Any) -> float:
     """Eq. (2'): ``d`` refined towards sqrt(12 v AUTO_FINE_RTOL) (Eq. 2 at the stricter target)
     while the composition's estimated work stays at most :data:`AUTO_CHEAP_WORK`; ``d`` itself
@@ -336,12 +349,12 @@ def _refined(mechanism: Mechanism, v: float, d: float, budget: Any) -> float:
     if CHEAP_WORK_PER_SD * math.sqrt(steps * v) / d > AUTO_CHEAP_WORK:
         return d
     cost = affordable_cost(mechanism, d, budget)
-    if cost is None or not cost.work < AUTO_CHEAP_WORK:
+    if cost is None or not grid_work(cost) < AUTO_CHEAP_WORK:
         return d
-    x = _readable(max(d_fine, d * cost.work / AUTO_CHEAP_WORK))
+    x = _readable(max(d_fine, d * grid_work(cost) / AUTO_CHEAP_WORK))
     while x < d:
         c = affordable_cost(mechanism, x, budget)
-        if c is not None and c.work <= AUTO_CHEAP_WORK and c.grid_points <= AUTO_MAX_GRID:
+        if c is not None and grid_work(c) <= AUTO_CHEAP_WORK and c.grid_points <= AUTO_MAX_GRID:
             return x
         x = _readable(1.5 * x)
     return d

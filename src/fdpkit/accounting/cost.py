@@ -15,27 +15,33 @@ discretization) there are ``n = w / d`` points; ``w`` does not depend on ``d``.
   phases are their single steps). Each distinct step's PMF is built on a coarse grid of
   about :data:`COARSE_POINTS` points (milliseconds); its range gives the fine grid's ``n``
   per adjacency direction, and building it costs ``n`` times a per-point rate of its kind
-  (``LEAF_WORK_*``: dp_accounting's subsampled mechanisms loop in Python per point).
+  (``NATIVE_LEAF_WORK``: fdpkit's own vectorised steps; ``LEAF_WORK_*`` with
+  ``FDPKIT_NATIVE_STEPS=0``: dp_accounting's loop in Python per point), plus
+  ``LEAF_WORK_PER_STEP``.
 - **Composition** (:mod:`fdpkit.accounting.tilted`). Its own tilt and window placement
   (Step 2 and the Chernoff windows) is run on the coarse factors: the FFT pass sizes
   ``N_i`` and the output size are read off in nats and scaled to ``d``; the cumulant
   evaluations are counted. Work per direction is
 
-      W = c_K E_K + c_F sum_i N_i + c_O n_out,                                (1)
+      W = c_K E_K + sum_i (c_P + N_i (c_F + c_L D(N_i))) + n_out (c_O + c_M D(n_out)),  (1)
 
-  ``E_K`` the factor points summed over cumulant evaluations (:data:`CUMULANT_WORK_PER_POINT`,
-  :data:`PASS_WORK_PER_POINT`, :data:`OUTPUT_WORK_PER_POINT`). Not predicted: the
-  a-posteriori refinement passes, except where the composition then redoes itself in
-  extended precision (its float64 bound loose): factors of a few atoms (randomized response,
-  pure and approximate DP) count :data:`FEW_ATOMS_PASS_FACTOR`, other PMFs (small noise at
-  tiny sample rates) the passes :mod:`fdpkit.accounting._precision_redo` predicts.
+  ``E_K`` the factor points summed over cumulant evaluations (c_K
+  :data:`CUMULANT_WORK_PER_POINT`, less for factors of a few atoms; c_P, c_F, c_L:
+  ``PASS_WORK_FIXED``, ``PASS_WORK_PER_POINT``, ``PASS_WORK_PER_DOUBLING``: passes that
+  leave the caches cost more a point, D(N) = max(0, log2(N / 2^20)); c_O, c_M:
+  :data:`OUTPUT_WORK_PER_POINT`, ``OUTPUT_WORK_PER_DOUBLING``). Not predicted:
+  the a-posteriori refinement passes, except where the composition then redoes itself in
+  extended precision (its float64 bound loose, small noise at tiny sample rates): the passes
+  :mod:`fdpkit.accounting._precision_redo` predicts.
 - **Memory.** The composition holds its bound arrays and the FFT's input, spectrum and
   inverse: :data:`BYTES_PER_POINT` bytes per point of the largest grid.
 
 Work is in units of :data:`WORK_PER_SECOND` per single-threaded CPU-second of the reference
-machine; the constants were fitted to the measured time of a fixed set of mechanisms over
-every route (``benchmarks/bench_cost_model.py``: within a factor of 2 outside the
-extended-precision cases). ``tests/accounting/test_accounting_cost.py`` checks the
+machine; the constants (:mod:`fdpkit.accounting._cost_rates`, which says how) were refitted
+in 2026-11 to the measured CPU time of the bench's cases and 29 more over every route, and
+err on the safe side: ``benchmarks/bench_cost_model.py`` reads estimate / CPU time
+1.1-2.0 on its numeric routes (it read 1.9-26 before the refit, the native steps and the
+composition's speed work uncounted). ``tests/accounting/test_accounting_cost.py`` checks the
 predicted grids and pass sizes against the real composition's, deterministically.
 """
 
@@ -51,10 +57,17 @@ import numpy as np
 from fdpkit._numerics import check_real
 from fdpkit.errors import ParameterError
 from fdpkit.accounting import _precision_redo, tilted
+from fdpkit.accounting._cost_rates import (
+    CONVOLVE_WORK_PER_POINT, CUMULANT_CALLS_FACTOR, CUMULANT_WORK_PER_POINT, FEW_ATOMS, FEW_ATOMS_CUMULANT_FACTOR,
+    FEW_ATOMS_PASS_FACTOR, LEAF_WORK_CURVE, LEAF_WORK_FINITE, LEAF_WORK_FIXED_SIZE, LEAF_WORK_PER_STEP,
+    LEAF_WORK_PLAIN, LEAF_WORK_SUBSAMPLED, NATIVE_LEAF_WORK, OUTPUT_WORK_PER_POINT, PASS_WORK_FIXED,
+    OUTPUT_WORK_PER_DOUBLING, RDP_WORK_PART, RDP_WORK_SUBSAMPLED, doublings, pass_work,
+)
+from fdpkit.accounting._cost_rates import PASS_WORK_PER_POINT as PASS_WORK_PER_POINT  # (re-exported)
 from fdpkit.accounting._pld_adapter import pmf_arrays
 from fdpkit.accounting.closed_form import closed_form_curve
 from fdpkit.accounting.from_curve import _check_curve, native_pld_from_curve
-from fdpkit.accounting.pld import _flatten, _PhaseStep, _single_step_pld, check_subsampled_inner
+from fdpkit.accounting.pld import _flatten, _PhaseStep, _single_step_pld, check_subsampled_inner, native_steps
 from fdpkit.accounting.rdp import contains_renyi
 from fdpkit.accounting.result import check_discretization
 from fdpkit.accounting.truncated_instance import INSTANCE_WORK_FACTOR, instance_run
@@ -81,35 +94,6 @@ WORK_PER_SECOND = 1e7
 COARSE_POINTS = 2000
 #: Coarse grid step of a leaf given as a trade-off curve (its loss range is unknown a priori).
 CURVE_COARSE_STEP = 1e-2
-#: Work of one grid point of a single-step PMF, per adjacency direction, by how dp_accounting
-#: (or fdpkit's curve conversion) builds it: subsampled mechanisms and DP-SGD steps evaluate
-#: inverse privacy losses in a Python loop (about 3.5 us a point); plain Gaussian and Laplace
-#: are vectorised CDFs; a curve's profile is vectorised; finite-epsilon PMFs are two points.
-LEAF_WORK_SUBSAMPLED = 35.0
-LEAF_WORK_FIXED_SIZE = 38.0
-LEAF_WORK_PLAIN = 8.0
-LEAF_WORK_CURVE = 3.5
-LEAF_WORK_FINITE = 0.35
-#: Work per factor grid point of one cumulant evaluation (tilt placement, Chernoff windows).
-CUMULANT_WORK_PER_POINT = 0.05
-#: Extra cumulant evaluations of the real composition beyond the coarse plan's (the passes'
-#: own tilts and the Chernoff masses), as a factor.
-CUMULANT_CALLS_FACTOR = 1.3
-#: Work per grid point of one tilted FFT pass (transforms, powers, bounds, merge).
-PASS_WORK_PER_POINT = 2.6
-#: A factor with at most FEW_ATOMS masses (randomized response, pure and approximate DP)
-#: makes the composition refine and redo itself in extended precision: its FFT work counts
-#: FEW_ATOMS_PASS_FACTOR times (measured: 3 passes, one in longdouble).
-FEW_ATOMS = 4
-FEW_ATOMS_PASS_FACTOR = 3.0
-#: Work per output grid point (tail sums, privacy profile, certified curve).
-OUTPUT_WORK_PER_POINT = 0.5
-#: Work per convolution grid point of dp_accounting's pairwise ``compose`` (compose_curves).
-CONVOLVE_WORK_PER_POINT = 0.5
-#: Work of a Rényi (RDP/zCDP) accounting: per subsampled Gaussian (dp_accounting's RDP
-#: series at every order) and per other part.
-RDP_WORK_SUBSAMPLED = 1.2e6
-RDP_WORK_PART = 1e4
 #: Tail mass dp_accounting truncates per pairwise composition (``pld.TAIL_MASS_TRUNCATION``).
 _TAU = 1e-15
 #: Peak bytes held per grid point (the composition's bound arrays, its FFT's input,
@@ -177,6 +161,9 @@ class CostEstimate:
         The parameter that drives the cost most: ``"discretization"`` when a single leaf
         grid is the largest stage, else the repetition count (``"steps"``/``"times"``) or
         the number of ``"parts"``.
+    fixed_work : float
+        The part of ``work`` that does not grow with the grids (per single step and per FFT
+        pass: :data:`LEAF_WORK_PER_STEP`, :data:`PASS_WORK_FIXED`).
     """
 
     method: str
@@ -184,6 +171,7 @@ class CostEstimate:
     work: float
     memory_bytes: int
     driver: str
+    fixed_work: float = 0.0
 
     def check(self, budget: CostBudget | None) -> None:
         """Raise :class:`BudgetExceeded` naming the parameter to change when over budget."""
@@ -212,18 +200,22 @@ class _Tally:
 
     leaf: float = 0.0        # single-step PMF points, weighted by their kind's rate
     cumulant: float = 0.0    # factor points summed over cumulant evaluations
-    fft: float = 0.0         # grid points summed over the FFT passes
+    fft: float = 0.0         # work of the FFT passes (pass_work)
     output: float = 0.0      # output grid points
+    output_big: float = 0.0  # composed output points times their doublings beyond the caches
     convolve: float = 0.0    # pairwise convolution points (compose_curves)
     other: float = 0.0       # work counted directly (crude stand-ins)
+    fixed: float = 0.0       # the part of the work that does not grow with the grids
     grid: float = 0.0        # largest grid held
     passes: int = 0
     redo: bool = True        # count the longdouble redo (work only: a memory check skips it)
+    native: bool | None = None  # leaf rates: fdpkit's own steps (None: pld.native_steps())
 
     @property
     def compose(self) -> float:
-        return (CUMULANT_WORK_PER_POINT * self.cumulant + PASS_WORK_PER_POINT * self.fft
-                + OUTPUT_WORK_PER_POINT * self.output + CONVOLVE_WORK_PER_POINT * self.convolve
+        return (CUMULANT_WORK_PER_POINT * self.cumulant + self.fft
+                + OUTPUT_WORK_PER_POINT * self.output + OUTPUT_WORK_PER_DOUBLING * self.output_big
+                + CONVOLVE_WORK_PER_POINT * self.convolve
                 + self.other)
 
     @property
@@ -362,17 +354,25 @@ def check_leaf_grids(mechanism: Mechanism, discretization: float) -> None:
                 f"use more noise (a larger {name}) or a larger discretization", name)
 
 
-def _leaf_rate(step: Any) -> float:
-    """Work per grid point and direction of building ``step``'s PMF."""
+def _leaf_rate(step: Any, native: bool | None = None) -> float:
+    """Work per grid point and direction of building ``step``'s PMF, natively (``native``
+    None: as :func:`fdpkit.accounting.pld.native_steps` says) or by dp_accounting."""
+    own = NATIVE_LEAF_WORK if (native_steps() if native is None else native) else None
     if isinstance(step, _PhaseStep):
-        sampling = step[0].sampling
-        if sampling == "shuffled":
-            return LEAF_WORK_PLAIN
-        return LEAF_WORK_FIXED_SIZE if sampling == "fixed-size" else LEAF_WORK_SUBSAMPLED
+        run = step[0]
+        if run.sampling == "shuffled":
+            return own["plain"] if own else LEAF_WORK_PLAIN
+        if run.sampling == "fixed-size":
+            # zero-out's exact step is always fdpkit's (accounting.without_replacement)
+            kind = "replace-one" if run.relation == "replace-one" else "fixed-size"
+            return own[kind] if own else LEAF_WORK_FIXED_SIZE
+        return own["truncated" if run.sampling == "truncated-poisson" else "subsampled"] if own else LEAF_WORK_SUBSAMPLED
     if isinstance(step, Subsampled):
-        return LEAF_WORK_SUBSAMPLED if step.sample_rate < 1.0 else _leaf_rate(step.inner)
+        if step.sample_rate == 1.0:
+            return _leaf_rate(step.inner, native)
+        return own["subsampled laplace" if isinstance(step.inner, Laplace) else "subsampled"] if own else LEAF_WORK_SUBSAMPLED
     if isinstance(step, (Gaussian, Laplace)):
-        return LEAF_WORK_PLAIN
+        return own["plain"] if own else LEAF_WORK_PLAIN
     if isinstance(step, (CurveMechanism, UniformSampling)):
         return LEAF_WORK_CURVE
     return LEAF_WORK_FINITE
@@ -430,7 +430,8 @@ def _wide_composition(steps: list, d: float, tally: _Tally) -> None:
         var += times * (w / 2.0) * (w / 2.0)  # (not **: inf, not OverflowError, for huge w)
     width = min(width, 2.0 * math.sqrt(2.0 * var * math.log(1.0 / _TAU)) + max(w for w, _ in steps))
     n = width / d
-    tally.fft += 2.0 * n
+    tally.fft += 2.0 * pass_work(n)
+    tally.fixed += 2.0 * PASS_WORK_FIXED
     tally.output += 2.0 * n
     tally.grid = max(tally.grid, n)
     tally.passes += 1
@@ -442,15 +443,17 @@ def _estimate_steps(steps: list, d: float, tally: _Tally) -> None:
     leaves = []
     wide = []
     for step, times in steps:
+        tally.leaf += LEAF_WORK_PER_STEP
+        tally.fixed += LEAF_WORK_PER_STEP
         arrays, coarse = _coarse_leaf(step, d)
         if arrays is None:
             n = coarse / d
-            tally.leaf += 2.0 * _leaf_rate(step) * n
+            tally.leaf += 2.0 * _leaf_rate(step, tally.native) * n
             tally.grid = max(tally.grid, n)
             wide.append((coarse, times))
             continue
         fine = [_fine(len(a.probs), coarse, d) for a in arrays if a is not None]
-        tally.leaf += _leaf_rate(step) * sum(fine)
+        tally.leaf += _leaf_rate(step, tally.native) * sum(fine)
         tally.grid = max(tally.grid, max(fine))
         leaves.append((arrays, coarse, times, fine))
     if wide:
@@ -470,20 +473,28 @@ def _estimate_steps(steps: list, d: float, tally: _Tally) -> None:
         directions.append([(a[0] if a[1] is None else a[1], t) for a, _, t, _ in leaves])
     for parts in directions:
         sizes, union, out, calls = _plan(parts, coarse)
-        factor_points = sum(_fine(len(a.probs), coarse, d) for a, _ in parts)
+        counts = [int(np.count_nonzero(np.asarray(a.probs) > 0)) for a, _ in parts]
+        factor_points = sum(_fine(len(a.probs), coarse, d) * (FEW_ATOMS_CUMULANT_FACTOR if k <= FEW_ATOMS else 1.0)
+                            for (a, _), k in zip(parts, counts))
         tally.cumulant += CUMULANT_CALLS_FACTOR * calls * factor_points
-        # factors of a few atoms (finite-epsilon steps) leave the float64 bound loose: the
-        # composition refines and redoes itself in extended precision (tilted.compose)
-        atoms = min(int(np.count_nonzero(np.asarray(a.probs) > 0)) for a, _ in parts)
-        tally.fft += (FEW_ATOMS_PASS_FACTOR if atoms <= FEW_ATOMS else 1.0) * sum(_fine(int(s), coarse, d) for s in sizes)
-        tally.output += _fine(int(out), coarse, d)
+        atoms = min(counts)  # factors of a few atoms (finite-epsilon steps)
+        planned = sum(pass_work(_fine(int(s), coarse, d)) for s in sizes)
+        few = FEW_ATOMS_PASS_FACTOR if atoms <= FEW_ATOMS else 1.0
+        tally.fft += few * planned
+        tally.fixed += few * PASS_WORK_FIXED * len(sizes)
+        n_out = _fine(int(out), coarse, d)
+        tally.output += n_out
+        tally.output_big += n_out * doublings(n_out)
         redone = _precision_redo.redo_passes(parts, union) if atoms > FEW_ATOMS and tally.redo else []
         if redone:  # small noise at tiny sample rates: compose refines, then redoes itself in longdouble
-            run = sum(_fine(int(s), coarse, d) for s in redone)
-            tally.fft += run - sum(_fine(int(s), coarse, d) for s in sizes)  # the refinement passes
-            tally.fft += _precision_redo.LONGDOUBLE_PASS_RUNS * _precision_redo.LONGDOUBLE_PASS_FACTOR * run
+            run = sum(pass_work(_fine(int(s), coarse, d)) for s in redone)
+            tally.fft += run - planned  # the refinement passes
+            ld = _precision_redo.LONGDOUBLE_PASS_RUNS * _precision_redo.LONGDOUBLE_PASS_FACTOR
+            tally.fft += ld * run
+            tally.fixed += (1.0 + ld) * PASS_WORK_FIXED * len(redone) - PASS_WORK_FIXED * len(sizes)
             tally.cumulant += CUMULANT_CALLS_FACTOR * calls * factor_points
-            tally.output += _fine(int(out), coarse, d)
+            tally.output += n_out
+            tally.output_big += n_out * doublings(n_out)
         tally.grid = max(tally.grid, _fine(int(union), coarse, d), *(_fine(int(s), coarse, d) for s in redone))
         tally.passes += len(sizes)
 
@@ -516,7 +527,7 @@ def _driver(mechanism: Mechanism, steps: list, tally: _Tally) -> str:
 def _result(method: str, tally: _Tally, driver: str) -> CostEstimate:
     grid = int(min(max(tally.grid, 1.0), 2**62))
     return CostEstimate(method, grid, float(tally.work),
-                        int(min(BYTES_PER_POINT * tally.grid, 2**62)), driver)
+                        int(min(BYTES_PER_POINT * tally.grid, 2**62)), driver, float(tally.fixed))
 
 
 def estimate_cost(mechanism: Mechanism, discretization: float = 1e-4) -> CostEstimate:
@@ -547,8 +558,10 @@ def estimate_cost(mechanism: Mechanism, discretization: float = 1e-4) -> CostEst
     return _estimate(mechanism, discretization)
 
 
-def _estimate(mechanism: Mechanism, discretization: float, *, redo: bool = True) -> CostEstimate:
-    """:func:`estimate_cost`; ``redo=False``: without the longdouble redo (a memory check)."""
+def _estimate(mechanism: Mechanism, discretization: float, *, redo: bool = True,
+              native: bool | None = None) -> CostEstimate:
+    """:func:`estimate_cost`; ``redo=False``: without the longdouble redo (a memory check);
+    ``native``: leaf rates of fdpkit's own steps (True) or dp_accounting's (False)."""
     if not isinstance(mechanism, Mechanism):
         raise ValueError(f"mechanism must be an fdpkit mechanism, got {type(mechanism).__name__}")
     d = check_discretization(discretization)
@@ -565,11 +578,14 @@ def _estimate(mechanism: Mechanism, discretization: float, *, redo: bool = True)
     elif closed_form_curve(mechanism) is not None:
         return CostEstimate("closed form", 0, 0.0, 0, "none")
     steps = _flatten(mechanism)
-    tally = _Tally(redo=redo)
+    tally = _Tally(redo=redo, native=native)
     _estimate_steps(steps, d, tally)
     instance = instance_run(source)
     if instance is not None:  # a truncated-Poisson report's looseness statement (its instance)
-        tally.other += INSTANCE_WORK_FACTOR * _estimate(instance, d, redo=redo).work
+        # (dp_accounting builds its steps: its leaf rates)
+        inst = _estimate(instance, d, redo=redo, native=False)
+        tally.other += INSTANCE_WORK_FACTOR * inst.work
+        tally.fixed += INSTANCE_WORK_FACTOR * inst.fixed_work
     return _result("PLD", tally, _driver(source, steps, tally))
 
 

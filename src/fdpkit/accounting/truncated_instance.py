@@ -53,7 +53,7 @@ K_TAIL_SDS = 40.0
 #: (:func:`fdpkit.accounting.estimate_cost`) as this many times the cost model's work of
 #: fdpkit's own accounting of the same Poisson run (measured 0.7x of that estimate at sigma 1,
 #: q 0.01, T 1000, d 1e-4: 0.47 s; counted 2x, the instance took 0.3-3.2 s at 1e-4).
-INSTANCE_WORK_FACTOR = 2.0
+INSTANCE_WORK_FACTOR = 1.5
 
 
 @dataclass(frozen=True)

@@ -123,7 +123,7 @@ class Limits:
     budget: CostBudget = field(default_factory=lambda: CostBudget(
         max_grid_points=8_000_000, max_work=3e8, max_memory_bytes=1024**3))
     #: two lanes of worker processes: jobs whose estimated work is at most ``light_work``
-    #: (1e7 = about a second of CPU, e.g. the README's DP-SGD report, 2.3e6) go to the light lane; the rest to
+    #: (1e7 = about a second of CPU, e.g. the README's DP-SGD report, 6e5) go to the light lane; the rest to
     #: the heavy lane, whose workers run at a lower CPU priority so light answers stay fast.
     #: Per lane: workers, jobs allowed to wait; address space per worker.
     light_work: float = 1e7
