@@ -183,6 +183,7 @@ def test_without_a_budget_the_process_limits_count_too(monkeypatch, tmp_path):
     container's cgroup limit) Repeated(Laplace(1), 10**4) (about 3 GiB estimated) passed it and
     failed 2 s later inside numpy with a bare MemoryError. Now a BudgetExceeded naming
     ``times`` before any work; the address-space limit is restored afterwards."""
+    import fdpkit.accounting._memory as memory
     import fdpkit.accounting.cost as cost
 
     mechanism = fp.Repeated(fp.Laplace(1.0), 10**4)
@@ -192,7 +193,7 @@ def test_without_a_budget_the_process_limits_count_too(monkeypatch, tmp_path):
     assert info.value.parameter == "times"
     limit = tmp_path / "memory.max"  # a container's limit (cgroup v2), 1 GiB
     limit.write_text("1073741824\n")
-    monkeypatch.setattr(cost, "_CGROUP_LIMITS", (str(limit),))
+    monkeypatch.setattr(memory, "_CGROUP_LIMITS", (str(limit),))
     assert cost._machine_memory() <= 1024**3
     with pytest.raises(BudgetExceeded, match=r"limit 1024 MiB"):
         fp.account(mechanism)
