@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+from _pages import full_shot, no_overflow
 
 from fdpkit.ledger import open_ledger
 from fdpkit.ledger.users import add_user
@@ -50,24 +51,14 @@ def _page(browser, server, size, user):
     return ctx, page
 
 
-def _fits(page, what):
-    sw, vw = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
-    assert sw <= vw, f"{what}: horizontal overflow, scrollWidth {sw} > viewport {vw}"
-
-
-def _shot(page, name):
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
-
-
 @pytest.mark.parametrize("user", ["admin", "viewer"])
 @pytest.mark.parametrize("size", ["phone", "desktop"])
 def test_the_ledger_index_fits_the_screen(server, browser, size, user):
     ctx, page = _page(browser, server, size, user)
     page.goto(f"{server}/ledger?welcome=1")
     page.wait_for_selector("#datasets")
-    _shot(page, f"ledger-index-{user}-{size}")
-    _fits(page, f"/ledger as {user} at {SIZES[size]['width']} px")
+    full_shot(page, SHOTS, f"ledger-index-{user}-{size}")
+    no_overflow(page, f"/ledger as {user} at {SIZES[size]['width']} px")
     # every dataset's figures are on the page, readable (not cut off by the screen's edge)
     text = page.inner_text("#datasets")
     assert "hospital-admissions-2024" in text and "one patient-year" in text
@@ -94,6 +85,6 @@ def test_a_field_given_twice_is_shown_beside_it(server, browser, size):
     assert nav.value.status == 422
     assert page.inner_text("#unit-error") == "unit is given twice ('one person', 'one household'): send it once"
     assert page.input_value("#ds-name") == "survey" and page.input_value("#ds-unit") == "one person, one household"
-    _fits(page, f"the refused dataset form at {SIZES[size]['width']} px")
-    _shot(page, f"ledger-index-twice-{size}")
+    no_overflow(page, f"the refused dataset form at {SIZES[size]['width']} px")
+    full_shot(page, SHOTS, f"ledger-index-twice-{size}")
     ctx.close()

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
+from _pages import full_shot, no_overflow
 
 from fdpkit.ledger import open_ledger
 from fdpkit.ledger.users import add_user
@@ -41,16 +42,6 @@ def _login(page, base, user, name):
     page.wait_for_selector("#ledger-nav")
 
 
-def _fits(page, what):
-    sw, vw = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
-    assert sw <= vw, f"{what}: horizontal overflow, scrollWidth {sw} > viewport {vw}"
-
-
-def _shot(page, name):
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
-
-
 def _hard(page):
     rows = page.locator("#thresholds tbody tr").all_inner_texts()
     return [r for r in rows if r.startswith("hard")]
@@ -76,8 +67,8 @@ def test_request_and_approve_a_lift(server, browser, size):
     assert "ε 8 at δ = 1e-05 (hard) → ε 12 at δ = 1e-05 (hard)" in card.inner_text()
     assert "cannot approve your own request" in card.inner_text()
     assert any("ε 8 " in r for r in _hard(page))  # the limit is unchanged
-    _fits(page, "dataset page with a pending lift")
-    _shot(page, f"ledger-lift-requested-{size}")
+    no_overflow(page, "dataset page with a pending lift")
+    full_shot(page, SHOTS, f"ledger-lift-requested-{size}")
     page.click("#logout")
     page.wait_for_selector("#login-form")
     ctx.close()
@@ -90,8 +81,8 @@ def test_request_and_approve_a_lift(server, browser, size):
     card = page.locator(".lift", has_text=name)
     card.wait_for()
     assert "the yearly budget was renewed" in card.inner_text()
-    _fits(page, "approval queue with a lift request")
-    _shot(page, f"ledger-lift-queue-{size}")
+    no_overflow(page, "approval queue with a lift request")
+    full_shot(page, SHOTS, f"ledger-lift-queue-{size}")
     card.locator("input[name=comment]").first.fill("agreed with the DPO")
     card.locator("button[id^=approve-lift-]").click()
     page.wait_for_url("**/ledger/queue#lifts")
@@ -102,5 +93,5 @@ def test_request_and_approve_a_lift(server, browser, size):
     page.goto(f"{server}/ledger/history")
     assert "threshold.set" in page.inner_text("main")
     assert "requested by ada" in page.inner_text("main") and "approved by bob" in page.inner_text("main")
-    _shot(page, f"ledger-lift-history-{size}")
+    full_shot(page, SHOTS, f"ledger-lift-history-{size}")
     ctx.close()

@@ -81,17 +81,22 @@ def test_ledger_pages_say_why_a_release_reads_above_its_report(tmp_path):
     assert 'id="grid-note"' in c.get("/ledger/d/mnist").text  # beside the releases' "ε alone"
 
 
+def _ledger_with_analyst(tmp_path, dataset: str, unit: str):
+    """(url, web client) of a new SQLite ledger with ``dataset`` and the analyst "ana"."""
+    url = f"sqlite:///{tmp_path / 'ledger.sqlite'}"
+    with open_ledger(url) as led:
+        led.add_dataset(dataset, unit=unit, user="admin")
+        add_user(led, "ana", role="analyst", password=PASSWORD, actor="admin")
+    return url, TestClient(create_app(ledger_url=url))
+
+
 def test_calculator_answer_proposes_its_noise_to_the_ledger(tmp_path):
     # the Calculator answered "exact sigma 4.225" for a census budget (ε 1, δ 1e-6) but, unlike the Report,
     # Calibrate and Plan pages, had no "Propose this release": the σ was copied into the ledger by hand
     import re
     from urllib.parse import urlencode
 
-    url = f"sqlite:///{tmp_path / 'ledger.sqlite'}"
-    with open_ledger(url) as led:
-        led.add_dataset("census", unit="one person", user="admin")
-        add_user(led, "ana", role="analyst", password=PASSWORD, actor="admin")
-    c = TestClient(create_app(ledger_url=url))
+    url, c = _ledger_with_analyst(tmp_path, "census", "one person")
     page = c.get("/calculator", params={"mode": "gaussian", "sensitivity": "1", "epsilon": "1", "delta": "1e-6"}).text
     shown = re.sub(r"<[^>]+>", "", re.search(r'data-name="exact sigma \(Gaussian DP\)">(.*?)</td>', page).group(1))
     spec = json.loads(unescape(re.search(r'name="mechanism" value="([^"]*)"', page).group(1)))
@@ -118,11 +123,7 @@ def test_report_proposes_its_run_under_the_runs_name_and_the_forms_name_the_calc
     # pages that fill them in, not the Calculator, which now proposes too
     import re
 
-    url = f"sqlite:///{tmp_path / 'ledger.sqlite'}"
-    with open_ledger(url) as led:
-        led.add_dataset("mnist", unit="example", user="admin")
-        add_user(led, "ana", role="analyst", password=PASSWORD, actor="admin")
-    c = TestClient(create_app(ledger_url=url))
+    url, c = _ledger_with_analyst(tmp_path, "mnist", "example")
     page = c.get("/report", params={"kind": "dpsgd", "noise_multiplier": "1.1", "batch_size": "50",
                                     "dataset_size": "1000", "epochs": "2", "discretization": "1e-2"}).text
     title = unescape(re.search(r'id="propose-bridge">.*?name="title" value="([^"]*)"', page, re.S).group(1))

@@ -1,4 +1,4 @@
-"""What the browser tests of the web pages share: one page per viewport, its screenshots and
+"""What the browser tests of the web and ledger pages share: one page per viewport, its screenshots and
 the check that nothing overflows the viewport sideways."""
 
 from __future__ import annotations
@@ -29,7 +29,13 @@ def shot(pg, folder: Path, name: str) -> None:
     pg.screenshot(path=str(folder / f"{name}-{pg.size}.png"), full_page=True)
 
 
-def no_overflow(pg) -> None:
-    """Nothing on the page is wider than the viewport."""
+def no_overflow(pg, what: str = "") -> None:
+    """Nothing on the page is wider than the viewport (``what`` names the page in the failure)."""
     sw, vw = pg.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
-    assert sw <= vw, f"horizontal overflow: scrollWidth {sw} > viewport {vw}"
+    assert sw <= vw, f"{what + ': ' if what else ''}horizontal overflow: scrollWidth {sw} > viewport {vw}"
+
+
+def full_shot(pg, folder: Path, name: str) -> None:
+    """A full-page screenshot ``folder/name.png`` (the name says the viewport)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    pg.screenshot(path=str(folder / f"{name}.png"), full_page=True)
