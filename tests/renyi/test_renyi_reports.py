@@ -96,7 +96,7 @@ def test_cli_report_zcdp_and_rdp():
 
 @pytest.mark.parametrize("args, word", [
     (["report", "zcdp", "--rho", "-1"], "rho"),
-    (["report", "rdp", "--order", "1", "--epsilon", "0.2"], "orders"),
+    (["report", "rdp", "--order", "1", "--epsilon", "0.2"], "--order must be > 1"),  # the option as typed
     (["report", "rdp", "--order", "2", "--order", "3", "--epsilon", "0.3", "--epsilon", "0.1"], "epsilons"),
     (["report", "rdp", "--order", "2", "--order", "3", "--epsilon", "0.3"], "same length"),
     (["risk", "--zcdp", "-0.5"], "rho"),
