@@ -132,6 +132,23 @@ def test_quoted_shuffled_mu_is_not_below_the_certified_one():
     assert quoted >= mu and quoted - mu < 0.01, (quoted, mu)
 
 
+def test_tutorial_design_noise_meets_its_target():
+    """docs/tutorials/ml-engineer.md prints the design table's noise multipliers: each, as
+    printed, must meet μ ≤ 1 (it rounded to nearest, and 0.67 for the solved 0.6742 gave a run
+    above the target)."""
+    import ast
+
+    import fdpkit as fp
+
+    text = (ROOT / "docs" / "tutorials" / "ml-engineer.md").read_text(encoding="utf-8")
+    printed = ast.literal_eval(re.search(r"# (\[\(256, 1, .*\])\n", text).group(1))
+    assert len(printed) == 4
+    for batch_size, epochs, sigma in printed:
+        run = fp.dpsgd(sigma, batch_size=batch_size, dataset_size=60000, epochs=epochs)
+        mu = fp.fit_gdp(fp.account(run, discretization=1e-3).curve).mu
+        assert mu <= 1.0, (batch_size, epochs, sigma, mu)
+
+
 def test_extra_css_keeps_phone_pages_from_scrolling_sideways(site):
     """docs/css/extra.css is wired into every page and carries the phone-width rules: prose
     wraps long words (Material hides page overflow, so anything wider would be cut off) and
