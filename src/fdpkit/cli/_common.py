@@ -142,22 +142,31 @@ def guarded(fn: Callable) -> Callable:
 
 
 def in_option_words(fn: Callable, exc: BaseException, text: str) -> str:
-    """``text`` (the one line for ``exc``) with a leading library argument name in the
-    command's own words: ``required_power must be ...`` -> ``--required-power must be ...``,
-    where ``exc`` names (``.parameter``) an option of the command ``fn``."""
+    """``text`` (the one line for ``exc``) in the command's own words: a leading library
+    argument name that ``exc`` names (``.parameter``) and that is an option of the command
+    ``fn`` becomes that option (``required_power must be ...`` -> ``--required-power must be
+    ...``), and so does any option name with an underscore elsewhere in the line ("exactly one
+    of noise_multiplier, sample_rate ..." -> "... --noise-multiplier, --sample-rate ..."; a
+    name with an underscore is never prose)."""
     import inspect
 
     from typer.models import OptionInfo
 
+    if not isinstance(exc, ValueError):
+        return text
+    flags = {}
+    for name, param in inspect.signature(fn).parameters.items():
+        if isinstance(param.default, OptionInfo):
+            decls = [d for d in (param.default.param_decls or ()) if d.startswith("--")]
+            flags[name] = decls[0] if decls else "--" + name.replace("_", "-")
     parameter = getattr(exc, "parameter", None)
-    if not isinstance(exc, ValueError) or not isinstance(parameter, str) or not re.match(
-            rf"{re.escape(parameter)}\b", text):
-        return text
-    param = inspect.signature(fn).parameters.get(parameter)
-    if param is None or not isinstance(param.default, OptionInfo):
-        return text
-    flags = [d for d in (param.default.param_decls or ()) if d.startswith("--")]
-    return (flags[0] if flags else "--" + parameter.replace("_", "-")) + text[len(parameter):]
+    lead = ""
+    if isinstance(parameter, str) and parameter in flags and re.match(rf"{re.escape(parameter)}\b", text):
+        lead, text = flags[parameter], text[len(parameter):]
+    for name, flag in flags.items():
+        if "_" in name:
+            text = re.sub(rf"(?<![\w./-]){re.escape(name)}(?!\w)", flag, text)
+    return lead + text
 
 
 def _check_target(target: Path, option: str = "--output") -> None:
