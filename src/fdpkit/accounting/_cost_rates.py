@@ -77,6 +77,7 @@ CONVOLVE_WORK_PER_POINT = 0.5
 RDP_WORK_SUBSAMPLED = 1.2e6
 RDP_WORK_PART = 1e4
 
+
 def doublings(points: float) -> float:
     """How many times ``points`` doubles PASS_CACHE_POINTS (0 below it)."""
     return max(0.0, math.log2(max(points, 1.0) / PASS_CACHE_POINTS))

@@ -280,11 +280,8 @@ def _flatten(mechanism: Mechanism) -> list:
             # a DP-SGD run is its phases' single steps: composed in the same single pass (an
             # already composed PMF keeps only its non-negative losses and must not be composed again)
             full = full_batch_phases(run)  # q = 1: together one exact Gaussian step
-            first: dict = {}  # phases with the same single step: one step, their counts added
-            for i, ph in enumerate(run.phases):
-                if not any(ph is f for f in full):
-                    j = first.setdefault(_step_key(run, ph, 0.0), i)
-                    _append(out, _PhaseStep(run, j), times * _phase_count(run, ph))
+            for j, count in _grouped_steps(run, full):
+                _append(out, _PhaseStep(run, j), times * count)
             if full:
                 _append(out, full_batch_gaussian(run, full), times)
             continue
@@ -418,24 +415,30 @@ def dpsgd_pld(m: DPSGD, discretization: float):
         return build_pld(gaussian, discretization)
     if gaussian is None and len(rest) == 1 and _phase_count(m, rest[0]) == 1:
         return compose_plds([_phase_pld(m, rest[0], discretization)])
-    # phases with the same single step (same scheme, relation, sigma, q, ...: its _step_key)
-    # are one factor, their counts added: T1 + T2 compositions of one step are T1 then T2,
-    # and the step is built and transformed once (a 50-phase schedule alternating two noise
-    # levels composed 50 factors, 10.8 s, instead of 2). The single steps are also shared
+    # one factor per distinct single step (_grouped_steps); the single steps are also shared
     # across runs while fdpkit.accounting.shared_single_steps is active (a sweep)
-    groups: dict = {}
-    for ph in rest:
-        key = _step_key(m, ph, discretization)
-        if key in groups:
-            groups[key][1] += _phase_count(m, ph)
-        else:
-            groups[key] = [ph, _phase_count(m, ph)]
-    parts = [(shared_step_arrays(key, lambda ph=ph: _phase_pld(m, ph, discretization)[0]), count)
-             for key, (ph, count) in groups.items()]
+    parts = [(shared_step_arrays(_step_key(m, m.phases[j], discretization),
+                                 lambda ph=m.phases[j]: _phase_pld(m, ph, discretization)[0]), count)
+             for j, count in _grouped_steps(m, full)]
     if gaussian is not None:
         parts.append((shared_step_arrays(("gaussian-step", gaussian, float(discretization)),
                                          lambda: build_pld(gaussian, discretization)), 1))
     return compose_arrays(parts)
+
+
+def _grouped_steps(m: DPSGD, full: list) -> list[tuple[int, int]]:
+    """The run's numeric single steps, one per distinct step (same scheme, relation, sigma,
+    q, ...: its :func:`_step_key`): [(index of its first phase, the counts of its phases
+    summed)], in first-seen order, the full-batch phases ``full`` left out. T1 + T2
+    compositions of one step are T1 then T2, so it is built and transformed once (a 50-phase
+    schedule alternating two noise levels composed 50 factors, 10.8 s, instead of 2)."""
+    groups: dict = {}
+    for i, ph in enumerate(m.phases):
+        if not any(ph is f for f in full):
+            key = _step_key(m, ph, 0.0)
+            j, count = groups.get(key, (i, 0))
+            groups[key] = (j, count + _phase_count(m, ph))
+    return list(groups.values())
 
 
 def _step_key(m: DPSGD, ph: Phase, d: float) -> tuple:

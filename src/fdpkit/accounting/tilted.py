@@ -156,8 +156,11 @@ ALIAS_MASS = 1e-20
 UPPER_TAIL_MASS = 1e-25
 #: Untilted mass below the window (left out; only raises the bounds).
 LOWER_TAIL_MASS = 1e-18
-REFINE_PASSES = 2  # ... and this many more added where the achieved bound is loose (Step 2)
-KEPT_PASS_POINTS = 1 << 22  # points of the passes' output kept for Step 4b (32 MB), not recomputed
+#: ... and this many more added where the achieved bound is loose (Step 2).
+REFINE_PASSES = 2
+#: Points of the passes' outputs kept for Step 4b (32 MB), which reads them instead of
+#: computing the passes again (the same values: bit-identical).
+KEPT_PASS_POINTS = 1 << 22
 
 @dataclass(frozen=True)
 class _Factor:
@@ -355,7 +358,7 @@ def _compose_once(parts: list[tuple[PmfArrays, int]], dtype, *, redone_above: fl
 
     fresh = [True]
     l2_passes: list = []
-    kept: dict = {}  # Step 4b's (y, eps2) of each pass, while they fit KEPT_PASS_POINTS (bit-identical to a rerun)
+    kept: dict = {}  # (theta, lo, hi) -> the pass's (y, eps2), for Step 4b, up to KEPT_PASS_POINTS
 
     def run(theta: float, k: float, sd: float, lo: int, hi: int) -> None:
         """One pass (Eq. 6), merged into p_up, p_low and err (p_up minus the estimate)."""

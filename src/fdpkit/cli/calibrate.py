@@ -53,11 +53,10 @@ def report_command(spec: Optional[dict], discretization: Optional[float] = None,
     if discretization is not None:
         args += ["--discretization", text(discretization)]
     # function-level: `fdpkit calibrate --help` imports no maths (fdpkit.guarantee loads NumPy)
-    from fdpkit.guarantee import DEFAULT_DELTAS
+    from fdpkit.guarantee.privacy import deltas_led_by
 
-    if delta is not None and delta != DEFAULT_DELTAS[0]:
-        for d in (delta, *(d for d in DEFAULT_DELTAS if d != delta)):
-            args += ["--delta", repr(float(d))]
+    for d in deltas_led_by(delta) or ():
+        args += ["--delta", repr(float(d))]
     return "fdpkit report dpsgd " + " ".join(args)
 
 

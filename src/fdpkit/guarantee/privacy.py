@@ -57,6 +57,19 @@ SCHEMA_VERSION = "1.0"
 DEFAULT_DELTAS = (1e-5, 1e-6, 1e-9)
 DEFAULT_FPRS = (1e-10, 1e-8, 1e-6, 1e-4, 1e-3, 1e-2, 1e-1)
 DEFAULT_PRIORS = (0.001, 0.01, 0.1, 0.5)
+
+
+def deltas_led_by(delta: float | None) -> tuple[float, ...] | None:
+    """The report's δ (``deltas`` of :func:`privacy_report`) led by ``delta``, the default
+    ones after it: a calibration's target δ carried to its report (CLI and web), whose
+    headline, summary and statement quote the first. None for none, or the default's own first.
+
+    >>> deltas_led_by(2e-5), deltas_led_by(1e-5)
+    ((2e-05, 1e-05, 1e-06, 1e-09), None)
+    """
+    if delta is None or delta == DEFAULT_DELTAS[0]:
+        return None
+    return (delta, *(d for d in DEFAULT_DELTAS if d != delta))
 #: FPR at which posteriors are reported.
 POSTERIOR_FPR = 1e-3
 #: Regret below which mu-GDP is an essentially complete description (Gomez et al. Sec. 4).

@@ -10,7 +10,7 @@ from typing import Any
 import fdpkit as fp
 from fdpkit.accounting import CostBudget, estimate_cost
 from fdpkit.accounting._resolution import choose_discretization
-from fdpkit.guarantee import DEFAULT_DELTAS
+from fdpkit.guarantee.privacy import deltas_led_by  # (the routers import it from here)
 from fdpkit.accounting.work_limits import (  # noqa: F401  (the cost constants' home; names kept for callers)
     AUDIT_WORK_PER_SCORE, SIMULATION_WORK_PER_DRAW, SWEEP_WORK_PER_SETTING, sweep_cost,
 )
@@ -242,18 +242,6 @@ def simulate_job(ran: Mechanism, declared: Mechanism, trials: int, seed: int, co
 
 
 # ------------------------------------------------------------------------------------ calibrate
-def deltas_led_by(delta: float | None) -> tuple[float, ...] | None:
-    """The report's δ led by ``delta`` (a calibration's, or one the report form names), the
-    library's others after it; None for none or the library's own first δ.
-
-    >>> deltas_led_by(2e-5)
-    (2e-05, 1e-05, 1e-06, 1e-09)
-    """
-    if delta is None or delta == DEFAULT_DELTAS[0]:
-        return None
-    return (delta, *(d for d in DEFAULT_DELTAS if d != delta))
-
-
 def calibrate_job(kwargs: dict[str, Any], max_steps: int, min_noise: float, with_report: bool,
                   budget: CostBudget | None) -> tuple[Any, str | None, Any]:
     """:func:`fdpkit.calibrate_dpsgd` within the server's step and noise bounds; with
