@@ -193,10 +193,12 @@ def refine(lines_at: LinesAt, orders: np.ndarray, epsilons: np.ndarray, eta: np.
     return eta, logd
 
 
-#: KL (order t -> 1) lines of rho-zCDP: c grid size, zoom rounds, and rounds over the kinks.
-_KL_C = 256
-_KL_ZOOM = 4
+#: KL (order t -> 1) lines of rho-zCDP: bisection steps for c (in log c), and rounds over the
+#: kinks.
+_KL_STEPS = 50
 _KL_ROUNDS = 3
+#: The range of c searched (h_c of a large rho keeps falling towards 1 past c = 1,400).
+_KL_C_RANGE = (1e-3, 1e4)
 
 
 def _kl_delta(rho: float, c: np.ndarray, log_k: np.ndarray) -> np.ndarray:
@@ -215,21 +217,26 @@ def _kl_delta(rho: float, c: np.ndarray, log_k: np.ndarray) -> np.ndarray:
 
 
 def _kl_best_c(rho: float, alpha: np.ndarray) -> np.ndarray:
-    """argmin_c h_c(alpha) per alpha, by a log-grid and zooms (tightness only)."""
-    log_a = np.log(alpha)[:, None]
-    lo, hi = np.full(alpha.shape, math.log(1e-3)), np.full(alpha.shape, math.log(1400.0))
-    best = np.zeros(alpha.shape)
-    for _ in range(_KL_ZOOM):
-        g = np.linspace(0.0, 1.0, _KL_C)[None, :]
-        lc = lo[:, None] + g * (hi - lo)[:, None]
-        c = np.exp(lc)
-        log_e = c + np.log(-np.expm1(-c))
-        h = (rho + np.logaddexp(0.0, log_a + log_e)) / c
-        j = np.argmin(h, axis=1)
-        best = c[np.arange(len(alpha)), j]
-        step = (hi - lo) / (_KL_C - 1)
-        lo, hi = np.log(best) - 2 * step, np.log(best) + 2 * step
-    return best
+    """argmin_c h_c(alpha) per alpha, c in :data:`_KL_C_RANGE` (tightness only: every c gives
+    a sound line).
+
+    With g(c) = rho + log(1 + alpha (e^c - 1)), convex in c with g(0) = rho > 0, h_c = g(c) / c
+    has derivative (c g'(c) - g(c)) / c^2, whose numerator is increasing (its derivative is
+    c g''(c) >= 0) and starts at -rho: h_c falls until that numerator changes sign and rises
+    after, so bisecting on its sign (in log c, :data:`_KL_STEPS` steps: to a few parts in
+    1e14 of log c) finds the minimiser, where a grid search over 1,024 values of c found it
+    to about 2e-7 of log c at 20 times the cost. g'(c) = alpha e^c / (1 + alpha (e^c - 1)),
+    both in log space (no overflow at c = 1e4)."""
+    log_a = np.log(alpha)
+    lo = np.full(alpha.shape, math.log(_KL_C_RANGE[0]))
+    hi = np.full(alpha.shape, math.log(_KL_C_RANGE[1]))
+    for _ in range(_KL_STEPS):
+        mid = 0.5 * (lo + hi)
+        c = np.exp(mid)
+        log_g1 = np.logaddexp(0.0, log_a + c + np.log(-np.expm1(-c)))  # log(1 + alpha (e^c - 1))
+        rising = c * np.exp(log_a + c - log_g1) > rho + log_g1  # c g'(c) > g(c)
+        lo, hi = np.where(rising, lo, mid), np.where(rising, mid, hi)
+    return np.exp(0.5 * (lo + hi))
 
 
 def kl_lines(rho: float, alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
