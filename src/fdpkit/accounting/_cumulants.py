@@ -178,6 +178,10 @@ class _Cumulants:
         self.losses = [sh.losses for sh in self.shapes]
         self.logp = [sh.logp for sh in self.shapes]
         self.evaluations = 0
+        #: the span cap's evaluations, kept across its searches (``_tilt_placement``), and
+        #: the window edges it measured: (theta, log_eps, upper) -> x (to its accuracy)
+        self.spans: dict = {}
+        self.edges: dict[tuple[float, float, bool], float] = {}
 
     def lam(self, j: int, theta: float) -> tuple[float, float, float]:
         """(Lambda_j, mean, variance) of factor j tilted by theta."""
@@ -314,3 +318,77 @@ def _chernoff_mass(cum: _Cumulants, theta: float, kt: float, sd: float, x: float
     lam0 = max(sign * (x - k1) / max(sd * sd, 1e-300), 1e-12)
     _newton_increasing(fn, lam0, 0.0, math.inf, _LAMBDA_XTOL, cap=lam0 * _LAMBDA_CAP)
     return math.exp(best[0])
+
+
+#: Most cumulant evaluations of one :func:`_chernoff_edge`.
+_EDGE_MAX_EVALUATIONS = 40
+
+
+def _chernoff_edge(cum: _Cumulants, theta: float, kt: float, k1t: float, sd: float, log_eps: float,
+                   upper: bool, rtol: float, guess: float | None = None,
+                   most: int = _EDGE_MAX_EVALUATIONS) -> tuple[float, float]:
+    """(x, lambda): the Chernoff bound of :func:`_chernoff_x` (x = +-(K(theta +- lambda) -
+    K(theta) - log_eps) / lambda at the lambda returned, the best of those evaluated: a valid
+    bound whatever the accuracy), to within ``rtol`` of its distance |x - K'(theta)| from
+    the mean, with a certificate instead of a step-size rule, in few evaluations.
+
+    In the side's orientation (y = +-loss, m = +-K'(theta)) the rate of the tilted loss,
+    I(y) = sup_lambda (lambda y - K(theta +- lambda) + K(theta)), is convex and increasing
+    for y >= m, and the edge y* solves I(y*) = -log_eps. An evaluation at lambda gives the
+    point y = +-K'(theta +- lambda), I(y) = lambda y - K(theta +- lambda) + K(theta) and
+    the slope I'(y) = lambda there, so: its tangent's root (K(theta +- lambda) - K(theta) -
+    log_eps) / lambda, the bound itself, lies at or above y*; a point with I(y) <
+    -log_eps lies below y*, and so does the root of the chord from it to a point with
+    I(y) >= -log_eps (convexity). The search stops once the best bound is within rtol of
+    the largest such lower end. Steps: Newton's on ln I(lambda) (dI/dlambda = lambda K''),
+    exact where the tail is exponential and quick where it is Gaussian (ln I = 2 ln lambda
+    + c), inside the bracket kept on lambda; bisection (geometric where the bracket spans a
+    factor 4) otherwise. Newton's on I itself (:func:`_chernoff_x`) creeps in steps of a few
+    percent from the right where the tilted loss runs out (I steep and convex there: sigma
+    0.8, q 0.001, T 2000 at theta 4.9, 12 evaluations to a 0.6 % accuracy); ``guess`` (a
+    lambda, e.g. the edge's at a nearby theta) replaces the Gaussian first guess. The
+    evaluations (at most ``most``) depend on ``rtol`` and ``most`` only through when they
+    stop: a smaller rtol or a larger ``most`` continues the same sequence."""
+    sign = 1.0 if upper else -1.0
+    target = -log_eps
+    mean = sign * k1t
+    lam0 = math.sqrt(2.0 * target) / max(sd, 1e-12)
+    cap = lam0 * _LAMBDA_CAP
+    best, best_lam = math.inf, math.nan
+    lo, lo_y, lo_rate = 0.0, mean, 0.0            # largest lambda known below the edge
+    hi, hi_y, hi_rate = math.inf, math.inf, math.inf  # smallest known at or beyond it
+    lam = min(guess if guess is not None and 0.0 < guess < math.inf else lam0, cap)
+    for _ in range(most):
+        k, k1, k2 = cum(theta + sign * lam)
+        v = (k - kt + target) / lam
+        if v < best:  # (False for NaN)
+            best, best_lam = v, lam
+        y = sign * k1
+        rate = lam * y - (k - kt)
+        if not (math.isfinite(rate) and math.isfinite(k2)):
+            hi, hi_y, hi_rate = lam, math.inf, math.inf  # too far: beyond the edge
+        elif rate < target:
+            lo, lo_y, lo_rate = lam, y, rate
+        else:
+            hi, hi_y, hi_rate = lam, y, rate
+        low = lo_y
+        if math.isfinite(hi_rate) and hi_rate > lo_rate:
+            low = max(low, lo_y + (hi_y - lo_y) * (target - lo_rate) / (hi_rate - lo_rate))
+        if best - low <= rtol * (best - mean) or lo >= cap:
+            break
+        new = math.nan
+        slope = lam * k2
+        if math.isfinite(rate) and rate > 0.0 and slope > 0.0 and math.isfinite(slope):
+            new = lam + math.log(target / rate) * (rate / slope)
+        if not lo < new < hi:  # (also NaN)
+            if math.isinf(hi):
+                new = 4.0 * max(lam, lo)
+            elif lo > 0.0 and hi > 4.0 * lo:
+                new = math.sqrt(lo * hi)
+            else:
+                new = 0.25 * hi if lo == 0.0 else 0.5 * (lo + hi)
+        new = min(new, cap)
+        if new == lam:
+            break
+        lam = new
+    return sign * best, best_lam
