@@ -91,7 +91,7 @@ def test_the_span_cap_finds_the_largest_tilt_within_the_cap_in_few_evaluations(s
     theta = tp._span_cap(cum, LOG_ALIAS, max_span, tp.THETA_START, hi)
     used = cum.evaluations - before
     # Brent's method on the spans of _chernoff_x took 125-142 evaluations here (a span
-    # noisy by ~0.5 %); the bracketed Newton/Hermite search on accurate edges 30-45
+    # noisy by ~0.5 %); the bracketed Hermite search on accurate edges 40-47
     assert used <= 60, used
     tol = tp._PLACEMENT_XTOL / 10 * (1.0 + abs(theta))
     assert tp.THETA_START < theta < hi
@@ -102,17 +102,34 @@ def test_the_span_cap_finds_the_largest_tilt_within_the_cap_in_few_evaluations(s
     assert cum.edges[theta, LOG_ALIAS, True] - cum.edges[theta, LOG_ALIAS, False] <= max_span
 
 
-def test_an_uncapped_tilt_keeps_its_window_and_costs_one_evaluation_an_edge():
-    # the headline's tilt is within the cap: decided on each edge's first evaluation (the
-    # same as _chernoff_x's), and its window is _chernoff_x's as before (bit-identical)
+def _old_window(pl, i: int, d: float) -> list[int]:
+    """Tilt i's window as _chernoff_x reads it (on fresh cumulants: the same values)."""
+    theta, k, _, sd = pl.tilts[i]
+    fresh = _Cumulants(pl.factors, d)
+    lo = math.floor(_chernoff_x(fresh, theta, k, sd, LOG_ALIAS, False) / d) - 1
+    hi = math.ceil(_chernoff_x(fresh, theta, k, sd, LOG_ALIAS, True) / d) + 1
+    return [max(pl.lo_sup, lo), max(min(pl.hi_sup, hi), max(pl.lo_sup, lo))]
+
+
+def test_an_uncapped_tilt_is_placed_and_windowed_as_before():
+    # the headline's tilt is within the cap on _chernoff_x's span, the old rule: the tilt,
+    # its window and so the composition are exactly as before (mu 1.5669487330002814)
     m = fp.dpsgd(9.4, 16384 / 50000, 2000)
     remove, _ = _pld_adapter.pmf_arrays(_phase_pld(m, m.phases[0], 1e-4)[0])
     pl = tilted.plan([(remove, 2000)])
-    cum = pl.cumulants
-    theta = pl.tilts[0][0]
-    assert not cum.edges
-    kt, _, k2t = cum(theta)
-    before = cum.evaluations
-    fresh = _Cumulants(pl.factors, 1e-4)
-    lo = math.floor(_chernoff_x(fresh, theta, kt, math.sqrt(k2t), LOG_ALIAS, False) / 1e-4) - 1
-    assert cum.evaluations == before and pl.windows[0][0] == max(pl.lo_sup, lo)
+    assert not pl.cumulants.edges
+    assert pl.windows[0][0] == _old_window(pl, 0, 1e-4)[0]  # (its top is the output's top)
+
+
+def test_only_the_tilt_the_search_placed_gets_the_measured_window():
+    # sigma 1, q 1e-5, T 1e5 at d 1e-3: tilt 97.3 is within the cap (as before), tilt 152
+    # is the span cap's; their windows: _chernoff_x's, and the span the search measured
+    m = fp.dpsgd(1.0, 1e-5, 100_000)
+    remove, _ = _pld_adapter.pmf_arrays(_phase_pld(m, m.phases[0], DISC)[0])
+    pl = tilted.plan([(remove, 100_000)])
+    (t0, *_), (t1, *_) = pl.tilts
+    assert sorted({key[0] for key in pl.cumulants.edges}) == [t1]
+    assert pl.windows[0][0] == _old_window(pl, 0, DISC)[0]  # (tops: _upper_only may shorten them)
+    up, low = pl.cumulants.edges[t1, LOG_ALIAS, True], pl.cumulants.edges[t1, LOG_ALIAS, False]
+    assert pl.windows[1][0] == max(pl.lo_sup, math.floor(low / DISC) - 1)
+    assert up < _chernoff_x(_Cumulants(pl.factors, DISC), *pl.tilts[1][:2], pl.tilts[1][3], LOG_ALIAS, True)

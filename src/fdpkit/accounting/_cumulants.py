@@ -178,8 +178,9 @@ class _Cumulants:
         self.losses = [sh.losses for sh in self.shapes]
         self.logp = [sh.logp for sh in self.shapes]
         self.evaluations = 0
-        #: the span cap's evaluations, kept across its searches (``_tilt_placement``), and
-        #: the window edges it measured: (theta, log_eps, upper) -> x (to its accuracy)
+        #: the span cap's memo across its searches (``_tilt_placement._span_cap``: its spans
+        #: and starting lambdas), and the window edges of the tilts it placed:
+        #: (theta, log_eps, upper) -> x (``tilted._windows`` reads them)
         self.spans: dict = {}
         self.edges: dict[tuple[float, float, bool], float] = {}
 
@@ -256,23 +257,23 @@ _STALL_BISECTIONS = 40
 
 
 def _chernoff_x(cum: _Cumulants, theta: float, kt: float, sd: float, log_eps: float,
-                upper: bool) -> float:
+                upper: bool, lam_out: list | None = None) -> float:
     """A loss x with P_theta[Y > x] (upper) or P_theta[Y < x] (lower) <= e^{log_eps}:
     x = min over lambda > 0 of (K(theta +- lambda) - K(theta) - log_eps) / lambda (signs
     reversed for the lower side). The minimum is where g(lambda) = lambda K'(theta +- lambda)
     -+ (K(theta +- lambda) - K(theta) - log_eps) vanishes (g increasing, g(0) = log_eps < 0),
     found by :func:`_newton_increasing` from the Gaussian guess sqrt(-2 log_eps) / sd;
-    the smallest x evaluated is returned."""
+    the smallest x evaluated is returned (and its lambda appended to ``lam_out``)."""
     sign = 1.0 if upper else -1.0
-    best = [math.inf]
+    best = [math.inf, math.nan]
     below, above = [0.0], [(math.inf, math.inf)]  # largest lambda with g < 0; smallest with g >= 0, g
 
     def fn(lam: float) -> tuple[float, float]:
         k, k1, k2 = cum(theta + sign * lam)
         phi = k - kt - log_eps
         v = phi / lam
-        if math.isfinite(v):
-            best[0] = min(best[0], v)
+        if math.isfinite(v) and v < best[0]:
+            best[0], best[1] = v, lam
         g = lam * sign * k1 - phi
         if g < 0.0:
             below[0] = max(below[0], lam)
@@ -293,6 +294,8 @@ def _chernoff_x(cum: _Cumulants, theta: float, kt: float, sd: float, log_eps: fl
         mid = 0.5 * (below[0] + lam_hi)
         if not math.isfinite(fn(mid)[0]):
             above[0] = (mid, math.inf)
+    if lam_out is not None:
+        lam_out.append(best[1])
     return sign * best[0]
 
 
