@@ -178,6 +178,11 @@ class _Cumulants:
         self.losses = [sh.losses for sh in self.shapes]
         self.logp = [sh.logp for sh in self.shapes]
         self.evaluations = 0
+        #: the span cap's memo across its searches (``_tilt_placement._span_cap``: its spans
+        #: and starting lambdas), and the window edges of the tilts it placed:
+        #: (theta, log_eps, upper) -> x (``tilted._windows`` reads them)
+        self.spans: dict = {}
+        self.edges: dict[tuple[float, float, bool], float] = {}
 
     def lam(self, j: int, theta: float) -> tuple[float, float, float]:
         """(Lambda_j, mean, variance) of factor j tilted by theta."""
@@ -252,23 +257,23 @@ _STALL_BISECTIONS = 40
 
 
 def _chernoff_x(cum: _Cumulants, theta: float, kt: float, sd: float, log_eps: float,
-                upper: bool) -> float:
+                upper: bool, lam_out: list | None = None) -> float:
     """A loss x with P_theta[Y > x] (upper) or P_theta[Y < x] (lower) <= e^{log_eps}:
     x = min over lambda > 0 of (K(theta +- lambda) - K(theta) - log_eps) / lambda (signs
     reversed for the lower side). The minimum is where g(lambda) = lambda K'(theta +- lambda)
     -+ (K(theta +- lambda) - K(theta) - log_eps) vanishes (g increasing, g(0) = log_eps < 0),
     found by :func:`_newton_increasing` from the Gaussian guess sqrt(-2 log_eps) / sd;
-    the smallest x evaluated is returned."""
+    the smallest x evaluated is returned (and its lambda appended to ``lam_out``)."""
     sign = 1.0 if upper else -1.0
-    best = [math.inf]
+    best = [math.inf, math.nan]
     below, above = [0.0], [(math.inf, math.inf)]  # largest lambda with g < 0; smallest with g >= 0, g
 
     def fn(lam: float) -> tuple[float, float]:
         k, k1, k2 = cum(theta + sign * lam)
         phi = k - kt - log_eps
         v = phi / lam
-        if math.isfinite(v):
-            best[0] = min(best[0], v)
+        if math.isfinite(v) and v < best[0]:
+            best[0], best[1] = v, lam
         g = lam * sign * k1 - phi
         if g < 0.0:
             below[0] = max(below[0], lam)
@@ -289,6 +294,8 @@ def _chernoff_x(cum: _Cumulants, theta: float, kt: float, sd: float, log_eps: fl
         mid = 0.5 * (below[0] + lam_hi)
         if not math.isfinite(fn(mid)[0]):
             above[0] = (mid, math.inf)
+    if lam_out is not None:
+        lam_out.append(best[1])
     return sign * best[0]
 
 
@@ -314,3 +321,77 @@ def _chernoff_mass(cum: _Cumulants, theta: float, kt: float, sd: float, x: float
     lam0 = max(sign * (x - k1) / max(sd * sd, 1e-300), 1e-12)
     _newton_increasing(fn, lam0, 0.0, math.inf, _LAMBDA_XTOL, cap=lam0 * _LAMBDA_CAP)
     return math.exp(best[0])
+
+
+#: Most cumulant evaluations of one :func:`_chernoff_edge`.
+_EDGE_MAX_EVALUATIONS = 40
+
+
+def _chernoff_edge(cum: _Cumulants, theta: float, kt: float, k1t: float, sd: float, log_eps: float,
+                   upper: bool, rtol: float, guess: float | None = None,
+                   most: int = _EDGE_MAX_EVALUATIONS) -> tuple[float, float]:
+    """(x, lambda): the Chernoff bound of :func:`_chernoff_x` (x = +-(K(theta +- lambda) -
+    K(theta) - log_eps) / lambda at the lambda returned, the best of those evaluated: a valid
+    bound whatever the accuracy), to within ``rtol`` of its distance |x - K'(theta)| from
+    the mean, with a certificate instead of a step-size rule, in few evaluations.
+
+    In the side's orientation (y = +-loss, m = +-K'(theta)) the rate of the tilted loss,
+    I(y) = sup_lambda (lambda y - K(theta +- lambda) + K(theta)), is convex and increasing
+    for y >= m, and the edge y* solves I(y*) = -log_eps. An evaluation at lambda gives the
+    point y = +-K'(theta +- lambda), I(y) = lambda y - K(theta +- lambda) + K(theta) and
+    the slope I'(y) = lambda there, so: its tangent's root (K(theta +- lambda) - K(theta) -
+    log_eps) / lambda, the bound itself, lies at or above y*; a point with I(y) <
+    -log_eps lies below y*, and so does the root of the chord from it to a point with
+    I(y) >= -log_eps (convexity). The search stops once the best bound is within rtol of
+    the largest such lower end. Steps: Newton's on ln I(lambda) (dI/dlambda = lambda K''),
+    exact where the tail is exponential and quick where it is Gaussian (ln I = 2 ln lambda
+    + c), inside the bracket kept on lambda; bisection (geometric where the bracket spans a
+    factor 4) otherwise. Newton's on I itself (:func:`_chernoff_x`) creeps in steps of a few
+    percent from the right where the tilted loss runs out (I steep and convex there: sigma
+    0.8, q 0.001, T 2000 at theta 4.9, 12 evaluations to a 0.6 % accuracy); ``guess`` (a
+    lambda, e.g. the edge's at a nearby theta) replaces the Gaussian first guess. The
+    evaluations (at most ``most``) depend on ``rtol`` and ``most`` only through when they
+    stop: a smaller rtol or a larger ``most`` continues the same sequence."""
+    sign = 1.0 if upper else -1.0
+    target = -log_eps
+    mean = sign * k1t
+    lam0 = math.sqrt(2.0 * target) / max(sd, 1e-12)
+    cap = lam0 * _LAMBDA_CAP
+    best, best_lam = math.inf, math.nan
+    lo, lo_y, lo_rate = 0.0, mean, 0.0            # largest lambda known below the edge
+    hi, hi_y, hi_rate = math.inf, math.inf, math.inf  # smallest known at or beyond it
+    lam = min(guess if guess is not None and 0.0 < guess < math.inf else lam0, cap)
+    for _ in range(most):
+        k, k1, k2 = cum(theta + sign * lam)
+        v = (k - kt + target) / lam
+        if v < best:  # (False for NaN)
+            best, best_lam = v, lam
+        y = sign * k1
+        rate = lam * y - (k - kt)
+        if not (math.isfinite(rate) and math.isfinite(k2)):
+            hi, hi_y, hi_rate = lam, math.inf, math.inf  # too far: beyond the edge
+        elif rate < target:
+            lo, lo_y, lo_rate = lam, y, rate
+        else:
+            hi, hi_y, hi_rate = lam, y, rate
+        low = lo_y
+        if math.isfinite(hi_rate) and hi_rate > lo_rate:
+            low = max(low, lo_y + (hi_y - lo_y) * (target - lo_rate) / (hi_rate - lo_rate))
+        if best - low <= rtol * (best - mean) or lo >= cap:
+            break
+        new = math.nan
+        slope = lam * k2
+        if math.isfinite(rate) and rate > 0.0 and slope > 0.0 and math.isfinite(slope):
+            new = lam + math.log(target / rate) * (rate / slope)
+        if not lo < new < hi:  # (also NaN)
+            if math.isinf(hi):
+                new = 4.0 * max(lam, lo)
+            elif lo > 0.0 and hi > 4.0 * lo:
+                new = math.sqrt(lo * hi)
+            else:
+                new = 0.25 * hi if lo == 0.0 else 0.5 * (lo + hi)
+        new = min(new, cap)
+        if new == lam:
+            break
+        lam = new
+    return sign * best, best_lam

@@ -233,13 +233,19 @@ def compose(parts: list[tuple[PmfArrays, int]], *, dtype=None) -> PmfArrays:
 
 def _windows(cum, tilts: list, d: float, lo_sup: int, hi_sup: int, top: int) -> list[list[int]]:
     """Each tilt's output window [lo, hi] in grid units: the Chernoff bounds at which the
-    tilted mass beyond falls below :data:`ALIAS_MASS`, clipped to the support; the last
-    window reaches ``top`` (see :func:`plan`)."""
+    tilted mass beyond falls below :data:`ALIAS_MASS` (those the span cap measured for the
+    tilts it placed, Step 2; any lambda's is a valid bound), clipped to the support; the
+    last window reaches ``top`` (see :func:`plan`)."""
     log_alias = math.log(ALIAS_MASS)
     windows = []
+
+    def edge(theta: float, k: float, sd: float, upper: bool) -> float:
+        x = cum.edges.get((theta, log_alias, upper))  # measured by the span cap (Step 2)
+        return _chernoff_x(cum, theta, k, sd, log_alias, upper) if x is None else x
+
     for theta, k, _, sd in tilts:
-        lo = max(lo_sup, math.floor(_chernoff_x(cum, theta, k, sd, log_alias, False) / d) - 1)
-        hi = min(hi_sup, math.ceil(_chernoff_x(cum, theta, k, sd, log_alias, True) / d) + 1)
+        lo = max(lo_sup, math.floor(edge(theta, k, sd, False) / d) - 1)
+        hi = min(hi_sup, math.ceil(edge(theta, k, sd, True) / d) + 1)
         windows.append([lo, max(hi, lo)])
     windows[-1][1] = max(windows[-1][1], top)
     return windows
