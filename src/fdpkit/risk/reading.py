@@ -191,7 +191,7 @@ def plain_risk_words(*, tpr: float, posterior: float, fpr: float, prior: float, 
     fpr, prior : float
         The attack's false-positive rate and the attacker's prior (echoed, rounded to nearest).
     relative_risk_at_fpr : float
-        sup over FPR >= ``fpr`` of TPR / FPR (de Fondeville Def. 7): rounded up.
+        sup over FPR ≥ ``fpr`` of TPR / FPR (de Fondeville Def. 7): rounded up.
     failure_mode : {"none", "graceful", "catastrophic"}
         The third sentence's (de Fondeville Thms. 1-2).
     relative_risk, disclosure : float
