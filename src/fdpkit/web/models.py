@@ -239,6 +239,9 @@ class PlanRequest(RequestModel):
     high_confidence_ok: bool = True
     max_relative_risk: Optional[float] = Field(None, ge=1, allow_inf_nan=False)
     max_attack_power: Optional[float] = Field(None, gt=0, le=1, allow_inf_nan=False)
+    delta: Optional[float] = Field(None, gt=0, lt=1, allow_inf_nan=False, title="δ of the release's budget",
+                                   description="utility first: also give ε at this δ (a census limit's 1e-6), "
+                                               "as epsilon_at_delta; ε at 1e-5 is always given")
 
 
 class SweepRequest(RequestModel):
