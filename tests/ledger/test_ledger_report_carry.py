@@ -208,3 +208,41 @@ def test_ledger_and_plan_show_epsilon_at_the_delta_of_the_budget(tmp_path):
                                        }).json()["epsilon_at_delta"][0]["epsilon"] == plan.epsilon_for_delta(1e-6)
     assert web.post("/api/plan", json={"effect": 0.1, "n": 60, "sd": 0.25, "max_relative_loss": 0.05,
                                        "delta": 0}).status_code == 422
+
+
+def test_a_calibrated_budget_is_not_exceeded_in_the_ledger(ledger_url, tmp_path):
+    # calibrated to eps <= 2 at delta 2e-5 (sigma 1.272, batch 256 of 50,000, 60 epochs: eps 1.99975), the run
+    # proposed to a ledger with that hard limit read "would exceed the hard threshold: eps 2.008 > 2": the
+    # ledger's running grid (1e-3) is coarser than the calibrator's, and releasing it needed an override
+    cal = tmp_path / "cal.json"
+    made = run("calibrate", "dpsgd", "--epsilon", "2", "--delta", "2e-5", "--batch-size", "256", "--dataset-size",
+               "50000", "--epochs", "60", "-f", "json", "-o", cal)
+    assert made.exit_code == 0, made.output
+    certified = json.loads(cal.read_text())["epsilon"]
+    assert certified <= 2
+    with open_ledger(ledger_url) as led:
+        led.add_dataset("cifar", unit="one example", user="ana")
+        led.set_threshold("cifar", metric="epsilon", level="hard", value=2.0, delta=2e-5, user="ana", approver="bob")
+        spec = json.loads(cal.read_text())["mechanism"]
+        from fdpkit.accounting import Composition
+
+        assert Composition.empty().add([fp.mechanism_from_dict(spec)]).epsilon_for_delta(2e-5) > 2  # the running grid
+        check = led.check("cifar", spec)
+        hard = [c for c in check.thresholds if c.threshold.level == "hard"][0]
+        assert not check.blocked and not hard.exceeded and hard.current <= 2, hard.message()
+        assert check.after.epsilon_for_delta(2e-5) == hard.current and hard.current >= certified - 1e-9
+        # every figure of that total is the tighter one: ε at 1e-5 is the report's (2.091), not the grid's 2.099
+        report = fp.privacy_report(fp.mechanism_from_dict(spec), deltas=(1e-5,))
+        assert report.epsilons[0][1] <= check.after.epsilon <= report.epsilons[0][1] + 1e-6
+        rel = led.propose("cifar", spec, title="run", user="ana")
+        led.approve(rel.id, user="bob", report=False)
+        assert led.release(rel.id, user="bob").state == "released"  # no override needed
+        st = led.status("cifar")
+        assert not [c for c in st.exceeded if c.threshold.level == "hard"]
+        assert st.released.epsilon_for_delta(2e-5) <= 2
+        from fdpkit.ledger.timeline import timeline
+
+        assert timeline(led, "cifar")[-1].epsilon == st.released.epsilon  # the page's timeline ends at its total
+        assert led.verify().ok  # the chain records the running grid's figures, which verify composes again
+    cli = run("ledger", "--db", ledger_url, "status", "cifar")
+    assert cli.exit_code == 0 and "2.008" not in cli.stdout and "hard threshold exceeded" not in cli.output
