@@ -169,7 +169,7 @@ def test_plain_times_has_the_tables_digits():
     for mu, a in [(1.567, 1e-6), (1.0, 1e-3), (3.0, 1e-6), (0.5, 0.1)]:
         r = read_guarantee("mu", mu=mu, fpr=a)
         table = fmt(r.relative_risk_at_fpr, up=True)
-        times = r.plain_language[0].split("(")[1].split(" times")[0]
+        times = r.plain_language[0].split(" times its")[0].rsplit("(", 1)[1]
         assert float(times.replace(",", "")) == float(table), (mu, a, times, table)
         assert float(times.replace(",", "")) >= r.attack_power / a  # an upper bound, rounded up
     assert "(720.3 times" in read_guarantee("mu", mu=1.567, fpr=1e-6).plain_language[0]
@@ -182,15 +182,16 @@ def test_plain_reading_keeps_small_rates_readable():
 
     r = read_guarantee("mu", mu=1.567, fpr=1e-6, prior=1e-4)
     first, second = r.plain_language[0], r.plain_language[1]
-    assert first.startswith("An attack that wrongly flags 0.0001% of non-members correctly flags at most 0.073% of "
-                            "members (720.3 times")
+    assert first.startswith("An attack that wrongly accuses 0.0001% of the people who are not in the data "
+                            "(1 in 1,000,000) catches at most 0.073% of those who are (720.3 times")
     assert "false-positive rate of 0.0001% or more" in first and "0.00%" not in first
-    assert second.startswith("If an attacker starts 0.01% sure") and "at most 6.8%." in second
+    assert second.startswith("An attacker who starts 0.01% sure") and "at most 6.8% sure" in second
     assert r.attack_power <= 0.073 / 100 and r.posterior <= 0.068
     # the usual reference reads as before
     usual = read_guarantee("mu", mu=1.567)
-    assert "wrongly flags 0.10% of non-members correctly flags at most 6.39%" in usual.plain_language[0]
-    assert "starts 1.0% sure" in usual.plain_language[1]
+    assert "wrongly accuses 0.10% of the people who are not in the data (1 in 1,000) catches at most 6.39%" \
+        in usual.plain_language[0]
+    assert "starts 1% sure" in usual.plain_language[1]
 
 
 def test_fitted_mu_range_outside_gives_the_runs_bound():
@@ -207,7 +208,7 @@ def test_fitted_mu_range_outside_gives_the_runs_bound():
     assert carried.attack_power > 30 * plain.attack_power and carried.posterior > plain.posterior
     assert carried.posterior == pytest.approx(0.01 * carried.attack_power / (0.99e-12 + 0.01 * carried.attack_power))
     assert carried.relative_risk_at_fpr >= carried.attack_power / 1e-12 > plain.relative_risk_at_fpr
-    assert "at most 0.000084% of members (838,800 times" in carried.plain_language[0]
+    assert "at most 0.000084% of those who are (838,800 times" in carried.plain_language[0]
     # the FNR side: mu-GDP's TPR above 1 - 1e-10 (here 1 - 6.6e-12): the bound caps at 1
     fnr = read_guarantee("mu", mu=1.567, fpr=0.9999999, **rng)
     assert fnr.range["outside"] and fnr.attack_power == 1.0 and "FNR below 1e-10" in fnr.range["note"]

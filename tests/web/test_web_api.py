@@ -3,6 +3,7 @@ bounded work and security headers."""
 
 import csv
 import io
+import json
 import math
 import re
 
@@ -318,3 +319,32 @@ def test_report_api_is_the_library_report_at_its_default_discretization(client):
     assert inline["representations"] == got["representations"]
     page = client.post("/report", data={"kind": "dpsgd", **{k: str(v) for k, v in body.items()}}).text
     assert "discretization rule" in page and "default 0.0001" in page
+
+
+def test_report_api_takes_the_reports_deltas_as_the_cli_does(client):
+    # /api/report/* took no deltas: a calibration to eps <= 2 at delta 2e-5 reported through the API
+    # led with eps at 1e-5, while `fdpkit report --delta 2e-5` and the Report page lead with 2e-5
+    from typer.testing import CliRunner
+
+    from fdpkit.cli import app
+
+    run = {"noise_multiplier": 1.1, "sample_rate": 0.01, "steps": 100}
+    got = client.post("/api/report/dpsgd", json={**run, "deltas": [2e-5, 1e-6]})
+    assert got.status_code == 200, got.text
+    cli = json.loads(CliRunner().invoke(app, ["report", "--delta", "2e-5", "--delta", "1e-6", "-f", "json", "dpsgd",
+                                              "--noise-multiplier", "1.1", "--sample-rate", "0.01",
+                                              "--steps", "100"]).stdout)
+    assert got.json()["epsilon_at_delta"] == cli["epsilon_at_delta"]
+    assert [r["delta"] for r in got.json()["epsilon_at_delta"]] == [2e-5, 1e-6]
+    md = client.post("/api/report/dpsgd?format=md", json={**run, "deltas": [2e-5]})
+    assert md.status_code == 200 and "at δ = 2e-05" in md.text
+    spec = {"mechanism": {"kind": "gaussian", "sigma": 1.0, "sensitivity": 1.0}}
+    assert [r["delta"] for r in client.post("/api/report", json={**spec, "deltas": [1e-6]}).json()["epsilon_at_delta"]] == [1e-6]
+    for route, body in (("/api/report/uniform-sampling", {"mu": 1.0, "n": 100}),
+                        ("/api/report/points", {"points": "fpr,fnr\n0,1\n0.1,0.5\n1,0"})):
+        assert client.post(route, json={**body, "deltas": [1e-3]}).json()["epsilon_at_delta"][0]["delta"] == 1e-3
+    # without deltas: the body as before, the library's deltas
+    assert [r["delta"] for r in client.post("/api/report/dpsgd", json=run).json()["epsilon_at_delta"]] == [1e-5, 1e-6, 1e-9]
+    for bad in ([0], [1], [1.5], [-1e-5], ["x"], [], "1e-5", [1e-5] * 21):
+        r = client.post("/api/report/dpsgd", json={**run, "deltas": bad})
+        assert r.status_code == 422 and r.json()["errors"][0]["loc"][:2] == ["body", "deltas"], (bad, r.text)

@@ -218,3 +218,41 @@ def test_plan_page_prints_the_power_of_the_printed_noise(client):
                                        "max_attack_power": "0.02", "fpr": "0.001"}).text
     cells = re.findall(r'data-label="power of the analysis">(.*?)</td>', page)
     assert [re.sub(r"<[^>]+>", "", c) for c in cells][0] == "0.9488"
+
+
+def _text(html: str) -> str:
+    return re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", "", html))).strip()
+
+
+def test_risk_page_report_cli_and_pdf_say_one_mu_in_the_same_words(client, tmp_path):
+    # mu 0.6531 read "wrongly flags 0.10% of non-members correctly flags at most 0.75% of members"
+    # and "starts 1.0% sure" on the Risk page (and `fdpkit risk` printed no sentence), but "wrongly
+    # accuses 0.10% of the people who are not in the data ... catches at most 0.75% of those who
+    # are" and "starts 1% sure" in the report of the same mu: two rules for one reading
+    import pypdf
+
+    sentences = list(fp.read_guarantee("mu", mu=0.6531).plain_language)
+    assert sentences[1] == ("An attacker who starts 1% sure that a person is in the data can become at most 7.0% "
+                            "sure after a positive attack.")
+    page = client.get("/risk?guarantee=mu&mu=0.6531").text
+    on_page = [_text(li) for li in re.findall(r"<li>(.*?)</li>", re.search(r'<ul class="plain" id="plain">(.*?)</ul>',
+                                                                             page, re.S).group(1), re.S)]
+    assert on_page == sentences
+    assert client.post("/api/risk", json={"guarantee": "mu", "mu": 0.6531}).json()["plain_language"] == sentences
+    cli = runner.invoke(app, ["risk", "--mu", "0.6531"])
+    assert cli.exit_code == 0 and all(s in cli.stdout.replace("\n", " ") or s in cli.stdout for s in sentences)
+    assert json.loads(runner.invoke(app, ["risk", "--mu", "0.6531", "-f", "json"]).stdout)["plain_language"] == sentences
+    # the report of a mechanism with exactly this mu (Gaussian noise 1, sensitivity 0.6531)
+    first = sentences[0][0].lower() + sentences[0][1:]
+    words = "In plain words: " + " ".join([first] + sentences[1:])
+    text = runner.invoke(app, ["report", "gaussian", "--sigma", "1", "--sensitivity", "0.6531"])
+    assert text.exit_code == 0 and words in text.stdout.replace("\n", " ")
+    spec = json.dumps({"kind": "gaussian", "sigma": 1, "sensitivity": 0.6531})
+    shown = client.post("/report", data={"kind": "mechanism", "mechanism": spec}).text
+    assert _text(re.search(r'<p id="plain-words">(.*?)</p>', shown, re.S).group(1)) == words
+    pdf = tmp_path / "r.pdf"
+    made = runner.invoke(app, ["report", "gaussian", "--sigma", "1", "--sensitivity", "0.6531", "-f", "pdf", "-o", str(pdf)])
+    assert made.exit_code == 0, made.output
+    pdf_text = re.sub(r"\s+", " ", " ".join(p.extract_text() for p in pypdf.PdfReader(str(pdf)).pages))
+    assert all(s in pdf_text for s in sentences[1:]), pdf_text[:2000]
+    assert re.sub(r"\s+", " ", first) in pdf_text

@@ -49,7 +49,9 @@ RUNNING_DISCRETIZATION = 1e-3
 #: ledger, 1.636 in the report of a DP-SGD run): said beside the ledger's totals.
 GRID_NOTE = (f"Ledger totals of non-Gaussian releases are accounted at PLD discretization {RUNNING_DISCRETIZATION:g}, "
              f"coarser than a single report's default {DISCRETIZATION_DEFAULT:g} and rounded pessimistically: they "
-             "can sit slightly above the same run's privacy report, never below the exact figure.")
+             "can sit slightly above the same run's privacy report, never below the exact figure. Where such a "
+             "figure would cross a threshold by a little, the total is read again at the releases' own grid (as "
+             "their reports and calibrations read them) and the smaller certified figure counts.")
 
 
 def gaussian_mu(mechanism: Mechanism) -> float | None:

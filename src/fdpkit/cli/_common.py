@@ -391,6 +391,23 @@ def load_spec(path: Path) -> dict:
     return load_json(text, "mechanism spec", parameter="mechanism")
 
 
+def saved_delta(data: Any) -> Optional[float]:
+    """The δ a saved result leads with, for whatever reads it again (``fdpkit report -m``,
+    ``fdpkit ledger propose/check -m``): a calibration's (``fdpkit calibrate -f json``, its target's
+    or reported ε's ``delta``) or a report's headline δ (the first of its ``epsilon_at_delta``).
+    None for a plain mechanism spec, or where the file gives none."""
+    if not isinstance(data, dict) or "kind" in data or not isinstance(data.get("mechanism"), dict):
+        return None
+    rows = data.get("epsilon_at_delta")
+    value = data.get("delta") if "unknown" in data else rows[0].get("delta") if (
+        isinstance(rows, list) and rows and isinstance(rows[0], dict)) else None
+    try:
+        d = float(value)
+    except (TypeError, ValueError):
+        return None
+    return d if 0.0 < d < 1.0 else None
+
+
 def kv(title: str, rows: dict, *, up: bool | None = None) -> None:
     """A two-column table of ``rows``; numbers through :func:`fmt_num` (``up=True``: every value
     is an upper bound, its last digit rounded up; ``False``: lower bounds, down)."""

@@ -15,7 +15,7 @@ from typing import Any, Callable, Optional
 import typer
 from rich.table import Table as RichTable
 
-from fdpkit.cli._common import (State, check_distinct, check_output, command_group, err, fail, fmt_num, json_safe, out,
+from fdpkit.cli._common import (State, check_distinct, saved_delta, check_output, command_group, err, fail, fmt_num, json_safe, out,
                                 working, write_output)
 from fdpkit.cli.ledger_input import (  # noqa: F401  (mechanism_from_opacus_file: its old home)
     DPSGD_RUN, FromOpacusOpt, GaussOpt, LapOpt, MechOpt, SpecOpt, declared_relation, mechanism_from_opacus_file,
@@ -115,6 +115,18 @@ def _table(title: str, header: list[str], rows: list[list[Any]], **style: Any) -
 def _up(*values: Any) -> list[str]:
     """Upper bounds (μ, ε, the ε sum, a TPR) as printed: the last digit rounded up."""
     return [fmt_num(v, up=True) for v in values]
+
+
+def _other_deltas(*totals: Any, extra: Optional[float] = None) -> list[float]:
+    """The δ other than 1e-5 at which the totals read ε (the thresholds', a census limit's 1e-6)
+    and ``extra`` (a saved calibration's), largest first: each gets its row beside 1e-5's."""
+    found = {float(d) for t in totals for d in t.epsilons} | ({float(extra)} if extra else set())
+    return sorted(found - {1e-5}, reverse=True)
+
+
+def _eps_rows(*totals: Any, extra: Optional[float] = None) -> list[list[Any]]:
+    return [[f"ε at δ = {d:g}".replace("e-0", "e-"), *_up(*(t.epsilon_for_delta(d) for t in totals))]
+            for d in _other_deltas(*totals, extra=extra)]
 
 
 def _say(text: str) -> None:
@@ -253,13 +265,15 @@ def propose(name: str = typer.Argument(..., help="Dataset name."),
     with working("Accounting the release..."):
         r = led.propose(name, mech, title=title, user=user or _user_default(), purpose=purpose)
         check = led.check(name, r.spec)
+        rows = _eps_rows(check.before, check.after, extra=saved_delta(mech))  # JSON too: read before it
     if format == "json":
         _json({**release_dict(r), "check": check.to_dict()})
         return
     out.print(str(r.id))
     a = check.after
+    also = "".join(f", ε = {row[2]} at δ = {row[0].rsplit(' ', 1)[1]}" for row in rows)
     _say(f"release {r.id} proposed: released total would become μ = {fmt_num(a.mu, up=True)}, "
-         f"ε = {fmt_num(a.epsilon, up=True)} at δ = 1e-5 (ε sum {fmt_num(a.epsilon_sum, up=True)} "
+         f"ε = {fmt_num(a.epsilon, up=True)} at δ = 1e-5{also} (ε sum {fmt_num(a.epsilon_sum, up=True)} "
          f"at δ = {fmt_num(a.delta_sum, up=True)})")
     if r.gaussian_mu is None:
         _say(f"[dim]{GRID_NOTE}[/dim]")
@@ -375,7 +389,7 @@ def status(name: str = typer.Argument(..., help="Dataset name."), db: Optional[s
     r, w = st.released, st.with_approved
     _table(f"Ledger status: {name} (privacy unit: {st.dataset.unit})", ["", "released", "released + approved"], [
         ["releases", r.count, w.count], ["μ (tight)", *_up(r.mu, w.mu)], ["regret", r.regret, w.regret],
-        ["ε at δ = 1e-5", *_up(r.epsilon, w.epsilon)], ["TPR at FPR 1e-3", *_up(r.tpr, w.tpr)],
+        ["ε at δ = 1e-5", *_up(r.epsilon, w.epsilon)], *_eps_rows(r, w), ["TPR at FPR 1e-3", *_up(r.tpr, w.tpr)],
         ["ε sum (basic composition)", *_up(r.epsilon_sum, w.epsilon_sum)], ["δ of the ε sum", *_up(r.delta_sum, w.delta_sum)],
         ["method", r.method_label, w.method_label]])
     _table("Thresholds", ["level", "limit", "current", "exceeded"],
@@ -401,12 +415,13 @@ def check(name: str = typer.Argument(..., help="Dataset name."),
     mech = release_mechanism(declared_relation(led, name, run), mechanism, spec, gaussian, laplace, from_opacus,
                              ledger=led, dataset=name, **run)
     c = led.check(name, mech)
+    eps_rows = _eps_rows(c.before, c.after, extra=saved_delta(mech))  # JSON too: read before it
     if format == "json":
         _json(c.to_dict())
         return
     _table(f"Effect on {name}", ["", "now", "with this release"], [
         ["releases", c.before.count, c.after.count], ["μ", *_up(c.before.mu, c.after.mu)],
-        ["ε at δ = 1e-5", *_up(c.before.epsilon, c.after.epsilon)],
+        ["ε at δ = 1e-5", *_up(c.before.epsilon, c.after.epsilon)], *eps_rows,
         ["ε sum", *_up(c.before.epsilon_sum, c.after.epsilon_sum)],
         ["δ of the ε sum", *_up(c.before.delta_sum, c.after.delta_sum)]])
     for m in c.messages:

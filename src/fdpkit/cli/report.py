@@ -12,7 +12,7 @@ from rich.table import Table as RichTable
 
 import fdpkit as fp
 from fdpkit.cli import _dpsgd as _dp
-from fdpkit.cli._common import (check_output, cli_budget, command_group, write_output, DiscOpt, FormatOpt, FORMATS, OutputOpt, State, err, fail, guarded, load_spec,
+from fdpkit.cli._common import (check_output, cli_budget, command_group, write_output, DiscOpt, FormatOpt, FORMATS, OutputOpt, State, err, fail, guarded, load_spec, saved_delta,
                                 load_points, mechanism_from_dict, out, working)
 
 report_app = command_group("Privacy report of a mechanism: mu, regret, risk, exports.")
@@ -137,7 +137,13 @@ def report_main(
     if mechanism is None:
         fail("give --mechanism SPEC or a subcommand (dpsgd, gaussian, laplace, randomized-response, pure-dp, "
              "approx-dp, zcdp, rdp, uniform-sampling, points)")
-    run_report(mechanism_from_dict(load_spec(mechanism)), fmt, output, discretization, deltas)
+    data = load_spec(mechanism)
+    if not deltas:  # a saved calibration or report leads with its own δ (it read ε at 1e-5)
+        # function-level: `fdpkit report --help` imports no maths (fdpkit.guarantee loads NumPy)
+        from fdpkit.guarantee.privacy import deltas_led_by
+
+        deltas = list(deltas_led_by(saved_delta(data)) or ())
+    run_report(mechanism_from_dict(data), fmt, output, discretization, deltas)
 
 
 

@@ -67,6 +67,7 @@ def risk(mu: Optional[float] = typer.Option(None, help="GDP mu."),
     payload = {"guarantee": first.guarantee, "grade": first.grade.to_dict(), "failure_mode": first.failure_mode,
                "advantage": first.advantage, "relative_risk": first.relative_risk, "attacks": attacks,
                "notes": list(first.notes), "warnings": warnings, "headline": first.headline,
+               "plain_language": list(first.plain_language),  # at the first FPR and prior, as /api/risk
                "gaussian_grade": first.gaussian_grade.to_dict() if first.gaussian_grade is not None else None,
                # a fitted mu's range as /api/risk and read_guarantee give it (at the first FPR)
                "range": first.to_dict()["range"]}
@@ -82,8 +83,10 @@ def risk(mu: Optional[float] = typer.Option(None, help="GDP mu."),
         out.print(f"What this grade means: {first.grade.definition}", soft_wrap=True)
         for note in first.notes:
             out.print(note, soft_wrap=True)
-        if tau > 0:  # the failure-mode sentence of the run's bound (the Risk page's too)
-            out.print(first.plain_language[-1], soft_wrap=True, highlight=False)
+        # in plain words, at the first FPR and prior: the Risk page's and the report's sentences
+        # (it printed only the run's bound's failure mode, and no sentence otherwise)
+        for sentence in first.plain_language:
+            out.print(sentence, soft_wrap=True, highlight=False)
         kv(f"Risk of {first.guarantee}", rows, up=True)  # TPR, posterior, risk, advantage: upper bounds
 
     emit(payload, fmt, output, text)

@@ -94,6 +94,8 @@ def plan(guide: str = typer.Argument(..., help="utility-first or privacy-first")
          correction: str = typer.Option("bonferroni", help="bonferroni or bh (Benjamini-Hochberg)."),
          guidance: bool = typer.Option(False, "--guidance", help="Also print the planning guidance."),
          prior: str = typer.Option("0.01", help="0.01 or 1%."), fpr: str = typer.Option("0.001", help="0.001 or 0.1%."),
+         delta: Optional[str] = typer.Option(None, help="utility-first: also give ε at this δ (the release's budget's, "
+                                                         "e.g. a census limit's 1e-6); ε at 1e-5 is always given."),
          fmt: str = ResultFormatOpt, output: Optional[Path] = OutputOpt) -> None:
     """Privacy-first or utility-first planning guide (de Fondeville Sec. 5), ending in the noise to add."""
     prior, fpr = fraction_option(prior, "prior"), fraction_option(fpr, "fpr")
@@ -114,6 +116,13 @@ def plan(guide: str = typer.Argument(..., help="utility-first or privacy-first")
         d = res.to_dict()
         labels, rounded_up = utility_first_labels(prior, fpr)
         rows = {label: d[k] for k, label in labels}
+        at = fraction_option(delta, "delta")
+        if at is not None:  # the δ of the release's budget beside 1e-5 (and in the JSON, which the ledger reads)
+            d["epsilon_at_delta"] = [{"delta": at, "epsilon": res.epsilon_for_delta(at)}]
+            label = f"ε at δ = {at:g}".replace("e-0", "e-")  # beside "ε at δ = 1e-5", spelt as it is
+            rows = {k2: v2 for k, v in rows.items()
+                    for k2, v2 in ((k, v), *(((label, d["epsilon_at_delta"][0]["epsilon"]),) if k == "ε at δ = 1e-5" else ()))}
+            rounded_up = (*rounded_up, label)
         if d.get("sigma") is not None:  # at most this noise keeps the power: rounded down, as printed above
             rows["noise sd σ"] = safe_text(d["sigma"], up=False)
         if tests > 1:
@@ -126,6 +135,9 @@ def plan(guide: str = typer.Argument(..., help="utility-first or privacy-first")
         safe: dict[str, bool] = {k: True for k in rounded_up}
     elif guide == "privacy-first":
         from fdpkit._numerics import safe_text
+
+        if delta is not None:
+            fail("--delta applies to utility-first (privacy-first plans its options by attack risk)")
 
         res = fp.privacy_first(blatant_disclosure_ok=blatant_ok, high_confidence_ok=high_confidence_ok,
                                max_relative_risk=max_relative_risk, max_attack_power=max_attack_power,

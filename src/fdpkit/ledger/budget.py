@@ -18,7 +18,7 @@ from fdpkit.ledger.models import ComposedState, Dataset, Event, Release, Thresho
 from fdpkit.ledger.prepared import DEFAULT_BUDGET, prepare, state_digest
 from fdpkit.ledger.rules import check_relation, relation_notes
 from fdpkit.ledger.totals import (
-    Claim, ThresholdSpec, Total, add_rows, basic_claim, crossings, newly_exceeded, read_total,
+    Claim, ThresholdSpec, Total, add_rows, basic_claim, crossings, newly_exceeded, parts_of, read_total, settle,
 )
 from fdpkit.ledger.views import Check, Status
 
@@ -57,6 +57,12 @@ class BudgetReads:
         rows = list(s.execute(cols))
         state = add_rows(Composition.empty(), rows)
         return state, [r.id for r in rows], float(sum(r.epsilon_ref for r in rows))
+
+    @staticmethod
+    def _released_parts(s: Session, dataset_id: int) -> tuple[Any, ...]:
+        """The non-Gaussian mechanisms of the dataset's released releases (a total's ``parts``)."""
+        return parts_of(s.execute(select(Release.spec, Release.gaussian_mu).where(
+            Release.dataset_id == dataset_id, Release.state == "released", Release.gaussian_mu.is_(None))))
 
     @staticmethod
     def _chained_digest(s: Session, dataset_id: int) -> str | None:
@@ -98,15 +104,17 @@ class BudgetReads:
             alerts = list(s.execute(select(Event).where(Event.dataset_id == d.id, Event.kind == "alert")
                                     .order_by(Event.seq)).scalars())
             claim = self._claim(s, d.id)
+            parts = self._released_parts(s, d.id)
             notes = relation_notes(d.name, d.relation_name, s.execute(
                 select(Release.id, Release.spec).where(Release.dataset_id == d.id, Release.state == "released")
                 .order_by(Release.id)).all())
         if stale and ids:
             self._refresh_cache(d.id, state, ids, eps_sum)
         deltas = [t.delta for t in specs if t.delta is not None]
-        released = self._total(d.id, state, ids, eps_sum, deltas, claim)
-        with_approved = (read_total(add_rows(state, approved), eps_sum + sum(a.epsilon_ref for a in approved),
-                                    deltas, basic_claim(approved, claim)) if approved else released)
+        released = self._total(d.id, state, ids, eps_sum, deltas, claim, parts)
+        with_approved = (settle(read_total(add_rows(state, approved), eps_sum + sum(a.epsilon_ref for a in approved),
+                                           deltas, basic_claim(approved, claim), parts + parts_of(approved)), specs)
+                         if approved else released)
         counts = {k: int(counts.get(k, 0)) for k in ("proposed", "approved", "released", "rejected", "withdrawn")}
         return Status(d, counts, released, with_approved, crossings(released, specs), alerts, notes)
 
@@ -117,14 +125,14 @@ class BudgetReads:
             Release.dataset_id == dataset_id, Release.state == "released")))
 
     def _total(self, dataset_id: int, state: Composition, ids: list[int], eps_sum: float,
-               deltas: list[float], claim: Claim | None = None) -> Total:
+               deltas: list[float], claim: Claim | None = None, parts: tuple[Any, ...] = ()) -> Total:
         """The released total, kept in memory per set of releases: its readings (mu fit,
         epsilons) are computed once per change of the ledger, not once per request
         (``claim``: its basic-composition claim, :func:`~fdpkit.ledger.totals.basic_claim`)."""
         key = (dataset_id, tuple(ids), eps_sum)
         total = self._totals.get(key)
         if total is None:
-            total = read_total(state, eps_sum)
+            total = read_total(state, eps_sum, parts=parts)
             if len(self._totals) >= 16:
                 try:
                     self._totals.pop(next(iter(self._totals)))
@@ -153,9 +161,11 @@ class BudgetReads:
             state, ids, eps_sum = self._released_state(s, d.id)
             specs = [spec_of(t) for t in s.execute(select(Threshold).where(Threshold.dataset_id == d.id)).scalars()]
             claim = self._claim(s, d.id)
+            parts = self._released_parts(s, d.id)
         deltas = [t.delta for t in specs if t.delta is not None]
-        before = self._total(d.id, state, ids, eps_sum, deltas, claim)
-        after = read_total(p.after(state), eps_sum + p.epsilon_ref, deltas, basic_claim([p], claim))
+        before = self._total(d.id, state, ids, eps_sum, deltas, claim, parts)
+        after = read_total(p.after(state), eps_sum + p.epsilon_ref, deltas, basic_claim([p], claim),
+                           parts + (() if p.gaussian_mu is not None else (p.mechanism,)))
         return Check(before, after, crossings(after, specs), newly_exceeded(before, after, specs)), ids
 
     @staticmethod

@@ -20,7 +20,7 @@ from fdpkit.ledger.models import Approval, Dataset, Release, Threshold
 from fdpkit.ledger.prepared import DEFAULT_BUDGET, Prepared, parse_mechanism, prepare, state_digest
 from fdpkit.ledger.record import approval_record, render_approval, render_record, render_record_pdf
 from fdpkit.ledger.rules import MAX_TEXT, MAX_TITLE, LedgerError, NotFound, _line, _person, _text, check_relation
-from fdpkit.ledger.totals import DELTA_REF, add_rows, crossings, newly_exceeded, read_total
+from fdpkit.ledger.totals import DELTA_REF, add_rows, crossings, newly_exceeded, parts_of, read_total
 from fdpkit.report import build_document
 
 
@@ -183,9 +183,10 @@ class ReleaseLifecycle(BudgetReads):
         check_relation(d.name, d.relation_name, prepared.mechanism if prepared is not None else parse_mechanism(r.spec))
         override_reason = _text("override_reason", override_reason, required=False, limit=MAX_TEXT) or None
         state, ids, eps_sum = self._released_state(s, r.dataset_id)
-        before = read_total(state, eps_sum)
+        parts = self._released_parts(s, r.dataset_id)
+        before = read_total(state, eps_sum, parts=parts)
         after_state = prepared.after(state) if prepared is not None else add_rows(state, [r])
-        after = read_total(after_state, eps_sum + r.epsilon_ref)
+        after = read_total(after_state, eps_sum + r.epsilon_ref, parts=parts + parts_of([r]))
         specs = [spec_of(t) for t in s.execute(select(Threshold).where(Threshold.dataset_id == r.dataset_id)).scalars()]
         hard = [c for c in crossings(after, specs) if c.exceeded and c.threshold.level == "hard"]
         if hard and not (override_reason and override_reason.strip()):
@@ -201,8 +202,11 @@ class ReleaseLifecycle(BudgetReads):
             r.override_reason, r.override_by = override_reason.strip(), user
             append(s, head, kind="release.override", actor=user, dataset_id=r.dataset_id, release_id=r.id,
                    data={"reason": r.override_reason, "exceeded": [c.message() for c in hard]})
+        # the chain records the running composition's figures (what `verify` composes again), not
+        # those read also at the releases' own grid for the limits (Total.refine)
+        running = read_total(after_state, eps_sum + r.epsilon_ref) if after.refined else after
         append(s, head, kind="release.released", actor=user, rows=[r], dataset_id=r.dataset_id, release_id=r.id,
-               data={"total": {"mu": after.mu, "epsilon": after.epsilon, "delta": DELTA_REF,
+               data={"total": {"mu": running.mu, "epsilon": running.epsilon, "delta": DELTA_REF,
                                "epsilon_sum": new_sum, "count": after.count},  # sum of epsilon_ref
                      "composed_sha256": state_digest(new_ids, new_sum, state_bytes)})
         for c in newly_exceeded(before, after, specs):

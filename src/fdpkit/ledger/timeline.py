@@ -16,7 +16,7 @@ from fdpkit._numerics import json_safe
 from fdpkit.ledger.chain import canonical, utc
 from fdpkit.ledger.operations import Ledger, Status, alert_text, event_dict, release_dict
 from fdpkit.ledger.totals import (
-    DELTA_REF, FPR_REF, add_rows, basic_claim, pure_epsilon, read_total, reference_deltas,
+    DELTA_REF, FPR_REF, ThresholdSpec, add_rows, basic_claim, parts_of, pure_epsilon, read_total, reference_deltas, settle,
 )
 from fdpkit.accounting import Composition
 from fdpkit.report.model import Figure, ReportDocument, Section, Table, fmt
@@ -124,14 +124,19 @@ def timeline(ledger: Ledger, dataset: str, bucket: str = "week") -> list[Timelin
         d = _next(d, bucket)
     if len(starts) > MAX_BUCKETS:
         starts = sorted(groups)  # too long to fill the gaps: only buckets with releases
-    state, eps_sum, claim, rows = Composition.empty(), 0.0, (0.0, 0), []
+    # each total read against the thresholds as the status reads it (settle: a figure just over
+    # a limit at the running grid is read again at the releases' own), so that the last row is
+    # the status's total: the dataset page showed ε 2.091 above a timeline ending at 2.099
+    specs = [ThresholdSpec(t.metric, t.level, t.value, t.delta, t.fpr) for t in ledger.thresholds(dataset)]
+    state, eps_sum, claim, parts, rows = Composition.empty(), 0.0, (0.0, 0), (), []
     for s in starts:
         batch = groups.get(s, [])
         if batch or not rows:
             state = add_rows(state, batch)
             eps_sum += sum(r.epsilon_ref for r in batch)
             claim = basic_claim(batch, claim)
-            total = read_total(state, eps_sum, claim=claim)
+            parts += parts_of(batch)
+            total = settle(read_total(state, eps_sum, claim=claim, parts=parts), specs)
         rows.append(TimelineRow(s, len(batch), total.count, total.mu, total.regret, total.epsilon,
                                 total.epsilon_sum, total.tpr, total.method, total.delta_sum))
     return rows

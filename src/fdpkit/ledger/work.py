@@ -17,7 +17,10 @@ What costs what (measured on the reference machine, counted with some margin):
   counted, as for the calculator's report downloads: an approval is an interactive click
   whose cost does not grow with the request, so it takes the light lane unless its
   accounting is heavy (a lower-priority lane would starve it on a busy machine);
-- the ledger report of a dataset: :data:`DOCUMENT_WORK` by format, plus its timeline.
+- the ledger report of a dataset: :data:`DOCUMENT_WORK` by format, plus its timeline;
+- not counted: a total whose figure lies just over one of its thresholds at the running grid
+  is read again at its releases' own grid (:meth:`fdpkit.ledger.totals.Total.refine`, at most
+  :data:`fdpkit.ledger.totals.REFINE_WORK` a total); rare, and about one report's accounting.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from fdpkit._numerics import EPSILON_MAX, check_real, json_safe, round_safe, safe_g
+from fdpkit._numerics import EPSILON_MAX, check_probability, check_real, json_safe, round_safe, safe_g
 from fdpkit.convert import epsilon_for_delta_from_mu
 from fdpkit.curves import EpsDeltaCurve, GaussianCurve, LaplaceCurve
 from fdpkit.errors import ParameterError
@@ -427,6 +427,23 @@ class UtilityFirstPlan:
     def tests(self) -> int:
         """Number of tests sharing the budget (from the analysis)."""
         return self.analysis.tests
+
+    def epsilon_for_delta(self, delta: float) -> float:
+        """ε at ``delta`` of the noise the plan prints, all tests together (as
+        :attr:`epsilon_at_1e5` at δ = 1e-5): the closed form of μ-GDP (Dong et al. Cor. 2.13)
+        at :attr:`mu_of_noise`'s total; ``inf`` when no finite μ meets the criterion. For a
+        release whose budget is set at another δ (a census limit at 1e-6).
+
+        Examples
+        --------
+        >>> plan = utility_first(analysis=ZTestSpec(effect=0.1, n=60, sd=0.25, alpha=0.05), max_relative_loss=0.05)
+        >>> round(plan.epsilon_for_delta(1e-5), 2) == round(plan.epsilon_at_1e5, 2), round(plan.epsilon_for_delta(1e-6), 2)
+        (True, 5.69)
+        """
+        d = float(check_probability("delta", delta, open_low=True, open_high=True))
+        if not math.isfinite(self.mu_min):
+            return math.inf
+        return float(epsilon_for_delta_from_mu(self.analysis.mu_total(self.mu_of_noise), d))
 
     @property
     def mu_total(self) -> float:

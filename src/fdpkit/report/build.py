@@ -8,14 +8,15 @@ from typing import TYPE_CHECKING
 
 import math
 
-from fdpkit._numerics import plain_percent, safe_g
+from fdpkit._numerics import safe_g
 from fdpkit.report import plots
 from fdpkit.report.model import _INTERNAL, Figure, ReportDocument, Section, Table, _symbols, fmt, human_inputs
 from fdpkit.report.paper import statement_section
 from fdpkit.report.published import PUBLISHED, place_among
 from fdpkit.report.representations_section import representation_figures, representation_section
 from fdpkit.risk import posterior as _posterior, relative_risk as _relative_risk
-from fdpkit.risk.grade import REFERENCE_FPR
+from fdpkit.risk.grade import REFERENCE_FPR, REFERENCE_PRIOR
+from fdpkit.risk.reading import plain_risk_words
 from fdpkit.risk.disclosure import certainty_mass
 
 if TYPE_CHECKING:  # annotations only
@@ -25,21 +26,21 @@ if TYPE_CHECKING:  # annotations only
 def plain_words(report: PrivacyReport) -> str:
     """The report's attack risk in words for a reader who does not read μ: the run's own
     certified TPR at FPR 0.1% and posterior for a 1% prior (the report's tables' figures, the
-    grade's reference point), as the Risk page words a guarantee. Upper bounds, rounded up.
+    grade's reference point) and its failure mode, in the sentences the Risk page words a
+    guarantee with (one rule: :func:`fdpkit.risk.reading.plain_risk_words`). Upper bounds, rounded up.
 
     >>> import fdpkit as fp
     >>> plain_words(fp.privacy_report(fp.Gaussian(1.0)))[:120]
     'In plain words: an attack that wrongly accuses 0.10% of the people who are not in the data (1 in 1,000) catches at most '
     """
-    tpr = float(report.curve.tpr(REFERENCE_FPR))
-    post = float(_posterior(report.curve, 0.01, REFERENCE_FPR))
-    caught = plain_percent(tpr, 2, up=True)
-    caught = "can catch every one of those who are" if caught == "100.00%" else f"catches at most {caught} of those who are"
-    outright = (" Some outputs can also reveal a person in the data outright, whatever the attacker believed before "
-                "(a catastrophic failure)." if report.failure_mode == "catastrophic" else "")
-    return (f"In plain words: an attack that wrongly accuses {plain_percent(REFERENCE_FPR, 2, up=None)} of the people "
-            f"who are not in the data (1 in 1,000) {caught}; an attacker who starts 1% sure that a person is in the "
-            f"data can become at most {plain_percent(post, 1, up=True)} sure after a positive attack.{outright}")
+    curve, a, prior = report.curve, REFERENCE_FPR, REFERENCE_PRIOR
+    tpr = float(curve.tpr(a))
+    words = plain_risk_words(tpr=tpr, posterior=float(_posterior(curve, prior, a)), fpr=a, prior=prior,
+                             relative_risk_at_fpr=float(_relative_risk(curve, fpr_min=a)),
+                             failure_mode=report.failure_mode, relative_risk=float(_relative_risk(curve)),
+                             disclosure=certainty_mass(curve))
+    first = words[0]
+    return "In plain words: " + " ".join((first[0].lower() + first[1:],) + words[1:])
 
 
 def build_document(report: PrivacyReport, *, representations: bool = True) -> ReportDocument:

@@ -24,7 +24,7 @@ from fdpkit.errors import ParameterError
 from fdpkit.curves import EpsDeltaCurve, GaussianCurve, TradeOffCurve
 from fdpkit._inputs import plausibility_warnings
 from fdpkit.risk.bayes import advantage
-from fdpkit.risk.attack import _risk_tpr, multiplicative_advantage, posterior
+from fdpkit.risk.attack import _risk_tpr, posterior
 from fdpkit.risk.disclosure import failure_mode, relative_risk
 from fdpkit.risk.grade import REFERENCE_FPR, SCALE_NOTE, WORST_CASE_NOTE, Grade, grade, grade_for_tpr
 from fdpkit.risk._range_bound import RangeBound
@@ -44,12 +44,12 @@ _HINT = {"mu": "give only mu, or choose guarantee 'epsilon' or 'epsilon_delta'",
 #: delta used when an (eps, delta) guarantee is read without a delta.
 DEFAULT_DELTA = 1e-5
 MODES = {
-    "none": "No blatant disclosure and bounded relative risk: a positive attack can multiply an attacker's "
+    "none": "No output reveals membership with certainty, and a positive attack can multiply an attacker's "
             "odds of membership by at most {factor} (de Fondeville Thm. 2).",
     "graceful": "No output reveals membership with certainty, but a lucky attacker can become very "
                 "confident. Judge the risk at a realistic false-positive rate.",
-    "catastrophic": "Some outputs may reveal membership with certainty (blatant disclosure, with "
-                    "probability up to δ).",
+    "catastrophic": "Some outputs can reveal a person in the data outright, whatever the attacker believed "
+                    "before (a catastrophic failure, de Fondeville Thm. 1; with probability up to {mass}).",
 }
 #: A fitted mu read with its range (a privacy report's): why the report's own figures are smaller.
 RANGE_NOTE = ("This μ comes from a privacy report: it summarises the run's certified trade-off curve from below, so "
@@ -170,6 +170,67 @@ def _times(ratio: float) -> str:
     return text
 
 
+def _one_in(fpr: float) -> str:
+    """" (1 in 1,000)" for an FPR that is one in a whole number of people, else ""."""
+    k = round(1.0 / fpr)
+    return f" (1 in {k:,})" if 2 <= k <= 10**6 and abs(k * fpr - 1.0) <= 1e-9 else ""
+
+
+def plain_risk_words(*, tpr: float, posterior: float, fpr: float, prior: float, relative_risk_at_fpr: float,
+                     failure_mode: str, relative_risk: float = math.inf,
+                     disclosure: float = 0.0) -> tuple[str, str, str]:
+    """An attack risk at one FPR and prior in three plain sentences: the one rule of every surface
+    (the Risk page, ``/api/risk``, ``fdpkit risk``, and the privacy report's "In plain words" in
+    text, HTML, Markdown, PDF and on the Report page), so that the same numbers read the same.
+
+    Parameters
+    ----------
+    tpr, posterior : float
+        Certified upper bounds on the best attack's TPR at ``fpr`` and on the posterior after a
+        positive attack for ``prior`` (de Fondeville Eq. 4): rounded up.
+    fpr, prior : float
+        The attack's false-positive rate and the attacker's prior (echoed, rounded to nearest).
+    relative_risk_at_fpr : float
+        sup over FPR ≥ ``fpr`` of TPR / FPR (de Fondeville Def. 7): rounded up.
+    failure_mode : {"none", "graceful", "catastrophic"}
+        The third sentence's (de Fondeville Thms. 1-2).
+    relative_risk, disclosure : float
+        The overall relative risk (said for "none") and the probability 1 - f(0) of an output
+        that reveals membership (said for "catastrophic"): both rounded up.
+
+    Returns
+    -------
+    tuple of str
+        The TPR sentence, the posterior sentence and the failure-mode sentence.
+
+    Examples
+    --------
+    >>> s = plain_risk_words(tpr=0.0074, posterior=0.0696, fpr=1e-3, prior=0.01, relative_risk_at_fpr=7.4,
+    ...                      failure_mode="graceful")
+    >>> s[0][:96]
+    'An attack that wrongly accuses 0.10% of the people who are not in the data (1 in 1,000) catches '
+    >>> s[1]
+    'An attacker who starts 1% sure that a person is in the data can become at most 7.0% sure after a positive attack.'
+    """
+    if failure_mode not in MODES:
+        raise ParameterError(f"failure_mode must be one of {', '.join(MODES)}, got {failure_mode!r}", "failure_mode")
+    a = plain_percent(fpr, 2, up=None)
+    caught = plain_percent(tpr, 2, up=True)
+    caught = ("can catch every one of those who are" if caught == "100.00%" else
+              f"catches at most {caught} of those who are ({_times(tpr / fpr)} times its false-positive rate)")
+    # the prior is echoed: 1% read "1.0%" on the Risk page beside the report's "1%"
+    start = plain_percent(prior, 2, up=None)
+    start = start.rstrip("%").rstrip("0").rstrip(".") + "%" if "." in start else start
+    return (
+        f"An attack that wrongly accuses {a} of the people who are not in the data{_one_in(fpr)} {caught}; no "
+        f"attack with a false-positive rate of {a} or more does better than {_times(relative_risk_at_fpr)} times "
+        "its false-positive rate.",
+        f"An attacker who starts {start} sure that a person is in the data can become at most "
+        f"{plain_percent(posterior, 1, up=True)} sure after a positive attack.",
+        MODES[failure_mode].format(factor=safe_g(relative_risk, up=True), mass=safe_g(disclosure, 3, up=True)),
+    )
+
+
 def read_guarantee(guarantee: str = "mu", *, mu: float | None = None, epsilon: float | None = None,
                    delta: float | None = None, prior: float = 0.01, fpr: float = 1e-3,
                    n: int | None = None, rho: float | None = None, mu_fpr_min: float | None = None,
@@ -222,7 +283,6 @@ def read_guarantee(guarantee: str = "mu", *, mu: float | None = None, epsilon: f
     tpr = float(_risk_tpr(curve, a))
     post = float(posterior(curve, p, a))
     rr_at = float(relative_risk(curve, fpr_min=a))
-    ratio = float(multiplicative_advantage(curve, a))
     rng = None if given is None else _range_reading(curve, mu, a, *given)
     adv, rr_all, mode = float(advantage(curve)), float(relative_risk(curve)), failure_mode(curve)
     g = grade(curve, failure_mode=mode)
@@ -232,7 +292,6 @@ def read_guarantee(guarantee: str = "mu", *, mu: float | None = None, epsilon: f
         if rng["outside"]:  # the run's bound there: never below mu-GDP's (tau >= 0)
             tpr = float(cert.tpr(a))
             post = _posterior_of(tpr, p, a)
-            ratio = tpr / a  # sup over FPR >= a of the bound's TPR / FPR (both parts decrease)
         rr_at = max(rr_at, cert.relative_risk(a))
         adv, rr_all = cert.advantage(adv), cert.relative_risk()
         if cert.tau > 0:  # B(0+) = tau: not ruled out (the grade keeps mu's mode, as the report's)
@@ -241,18 +300,11 @@ def read_guarantee(guarantee: str = "mu", *, mu: float | None = None, epsilon: f
             mode = "catastrophic"
         if bool(cert.outside(REFERENCE_FPR)):
             g = grade_for_tpr(float(cert.tpr(REFERENCE_FPR)))
-    times = _times(ratio)  # upper bounds: up, the table's digits
-    plain = (
-        # small rates keep two significant digits: an FPR of 1e-6 read "0.00%" beside "721 times"
-        f"An attack that wrongly flags {plain_percent(a, 2, up=None)} of non-members correctly flags at most "
-        f"{plain_percent(tpr, 2, up=True)} of members ({times} times its false-positive rate); no attack with a "
-        f"false-positive rate of {plain_percent(a, 2, up=None)} or more does better than {_times(rr_at)} times its "
-        "false-positive rate.",
-        f"If an attacker starts {plain_percent(p, 1, up=None)} sure that a person is in the data, a positive attack "
-        f"can raise that to at most {plain_percent(post, 1, up=True)}.",
-        MODES[mode].format(factor=safe_g(rr_all, up=True)) if cert is None or cert.tau == 0 else
-        RANGE_MODE.format(tau=safe_g(cert.tau, 4, up=True), ref=REFERENCE_FPR),
-    )
+    words = plain_risk_words(tpr=tpr, posterior=post, fpr=a, prior=p, relative_risk_at_fpr=rr_at,
+                             failure_mode=mode, relative_risk=rr_all, disclosure=1.0 - float(curve.f0))
+    if cert is not None and cert.tau > 0:  # the run's bound: its own failure-mode sentence
+        words = words[:2] + (RANGE_MODE.format(tau=safe_g(cert.tau, 4, up=True), ref=REFERENCE_FPR),)
+    plain = words
     notes = [SCALE_NOTE]
     if guarantee != "mu":
         notes.insert(0, WORST_CASE_NOTE)
@@ -347,4 +399,4 @@ def _headline(guarantee: str, g: Grade, *, mu=None, epsilon=None, delta=None, rh
 
 
 __all__ = ["DEFAULT_DELTA", "GUARANTEES", "RiskReading", "check_guarantee_fields", "gaussian_equivalent",
-           "guarantee_curve", "read_guarantee"]
+           "guarantee_curve", "plain_risk_words", "read_guarantee"]

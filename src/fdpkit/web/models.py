@@ -100,6 +100,20 @@ DISCRETIZATION_RULE = ("PLD discretization; empty: the library's rule (fdpkit.pr
                        "budget), stated in the report's provenance")
 
 
+#: The report routes' ``deltas`` (``fdpkit report --delta``, repeatable; the Report page's "δ of the
+#: headline's ε" leads the default ones): each in (0, 1), at most :data:`MAX_DELTAS` of them.
+MAX_DELTAS = 20
+Deltas = Optional[list[Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)]]]
+
+
+def deltas_field() -> Any:
+    """The optional ``deltas`` body field of the report routes (one definition for all four)."""
+    return Field(None, min_length=1, max_length=MAX_DELTAS, title="δ of the report's ε",
+                 description="δ at which the report gives ε from the accountant's privacy profile, each in (0, 1); "
+                             "the first is the headline's (as `fdpkit report --delta`, repeatable); empty: "
+                             "1e-5, 1e-6, 1e-9")
+
+
 class TrainingShape(RequestModel):
     """How DP-SGD ran, beside its noise multiplier: sample rate or batch size + dataset size,
     steps or epochs, sampling scheme, neighbouring relation, privacy unit (shared by the
@@ -126,6 +140,7 @@ class DPSGDRequest(TrainingShape):
     drop_last: bool = Field(False, title="Loader dropped the last batch",
                             description="shuffled or fixed-size batches in epochs: the loader dropped the "
                                         "last, smaller batch (floor(n/b) steps per epoch)")
+    deltas: Deltas = deltas_field()
 
 
 class CalibrateRequest(TrainingShape):
@@ -149,6 +164,7 @@ class UniformSamplingRequest(RequestModel):
     mu: float = Field(..., gt=0, le=MU_LE, allow_inf_nan=False)
     n: int = Field(..., ge=1, le=10**12)
     discretization: Optional[float] = Field(None, gt=0, le=1, allow_inf_nan=False, description=DISCRETIZATION_RULE)
+    deltas: Deltas = deltas_field()
 
 
 class PointsRequest(RequestModel):
@@ -157,12 +173,20 @@ class PointsRequest(RequestModel):
     points: str = Field(..., min_length=1, max_length=1_000_000)
     bound: Literal["lower", "exact"] = "lower"
     discretization: Optional[float] = Field(None, gt=0, le=1, allow_inf_nan=False, description=DISCRETIZATION_RULE)
+    deltas: Deltas = deltas_field()
 
 
 class MechanismRequest(RequestModel):
     model_config = ConfigDict(extra="forbid")
     mechanism: dict[str, Any]
     discretization: Optional[float] = Field(None, gt=0, le=1, allow_inf_nan=False, description=DISCRETIZATION_RULE)
+
+
+class MechanismReportRequest(MechanismRequest):
+    """``POST /api/report``: a mechanism spec and the report's δ (``/api/report/representations``
+    takes the spec alone)."""
+
+    deltas: Deltas = deltas_field()
 
 
 class ConvertRequest(RequestModel):
@@ -215,6 +239,9 @@ class PlanRequest(RequestModel):
     high_confidence_ok: bool = True
     max_relative_risk: Optional[float] = Field(None, ge=1, allow_inf_nan=False)
     max_attack_power: Optional[float] = Field(None, gt=0, le=1, allow_inf_nan=False)
+    delta: Optional[float] = Field(None, gt=0, lt=1, allow_inf_nan=False, title="δ of the release's budget",
+                                   description="utility first: also give ε at this δ (a census limit's 1e-6), "
+                                               "as epsilon_at_delta; ε at 1e-5 is always given")
 
 
 class SweepRequest(RequestModel):

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Request
 import fdpkit as fp
 from fdpkit._inputs import parse_decimal
 from fdpkit._numerics import safe_g
+from fdpkit.errors import ParameterError
 from fdpkit.report import plots
 from fdpkit.report.figures import svg_inline
 from fdpkit.web.common import (FormErrors, api_error, field_of, finite, parse_float, parse_int, form_status, render_page,
@@ -20,7 +21,8 @@ from fdpkit.web.json_numbers import CheckedJSONRoute
 router = APIRouter(route_class=CheckedJSONRoute)
 GUIDANCE = fp.planning.GUIDANCE
 FIELDS = ("statistic", "alternative", "groups", "tests", "correction", "effect", "n", "sd", "level", "data_range",
-          "required_power", "max_relative_loss", "prior", "fpr", "max_relative_risk", "max_attack_power", "compare_n")
+          "required_power", "max_relative_loss", "prior", "fpr", "max_relative_risk", "max_attack_power", "compare_n",
+          "delta")
 #: Old names of fields (permalinks made before the renames) -> the public names: deprecated,
 #: still read (the public name wins where a link has both); the form shows the public names.
 #: The library's own messages may also name ``max_power``/``max_risk`` (fdpkit.risk.privacy_first).
@@ -80,6 +82,15 @@ def run_plan(p: dict):
         plan = fp.utility_first(analysis=spec, required_power=p.get("required_power"),
                                 max_relative_loss=p.get("max_relative_loss"), prior=p["prior"], fpr=p["fpr"])
     return plan, spec
+
+
+def plan_answer(plan, delta: float | None) -> dict:
+    """The plan's JSON, with ε at the release's budget's ``delta`` beside 1e-5's (utility first:
+    ``epsilon_at_delta``, the shape of a report's, which ``fdpkit ledger propose -m`` reads)."""
+    out = finite(plan.to_dict())
+    if delta is not None and hasattr(plan, "epsilon_for_delta"):
+        out["epsilon_at_delta"] = finite([{"delta": delta, "epsilon": plan.epsilon_for_delta(delta)}])
+    return out
 
 
 def power_svg(spec, marks: dict[float, str] | None = None) -> str:
@@ -143,6 +154,9 @@ async def _answer(request: Request, sent):
     for k in ("required_power", "max_relative_loss", "max_relative_risk", "max_attack_power"):
         p[k] = parse_float(form, k, errors, required=False)
     p["compare_n"] = parse_sizes(form.get("compare_n"), errors)
+    p["delta"] = parse_float(form, "delta", errors, required=False, percent=False)
+    if p["delta"] is not None and not 0 < p["delta"] < 1:
+        errors["delta"] = f"δ of the release's budget must be between 0 and 1 (exclusive), got {p['delta']:g}"
     if p["guide"] == "utility_first":  # one criterion: both at once is answered on both fields, at once
         labels = labels_of(PlanRequest)
         for name, message in conflicts({k: form.get(k) for k in ("required_power", "max_relative_loss")},
@@ -157,7 +171,7 @@ async def _answer(request: Request, sent):
     if not errors:
         try:
             plan, spec = await run_light(run_plan, p)
-            result = finite(plan.to_dict())
+            result = plan_answer(plan, p["delta"] if p["guide"] == "utility_first" else None)
             figure, figures = await run_light(plan_figures, plan, spec, p["compare_n"])
         except ValueError as exc:
             name = field_of(exc, (*FIELDS, *ALIASES))
@@ -216,7 +230,10 @@ def plan_figures(plan, spec, compare_n: tuple = ()) -> tuple[str, list[tuple[str
 async def plan_api(body: PlanRequest) -> dict:
     """Privacy-first or utility-first plan for a one-sample Z-test."""
     try:
+        if body.delta is not None and body.guide == "privacy_first":
+            raise ParameterError("delta applies to the utility-first guide (privacy first plans its options by "
+                                 "attack risk)", "delta")
         plan, _ = await run_light(run_plan, body.model_dump())
-        return finite(plan.to_dict())
+        return plan_answer(plan, body.delta)
     except ValueError as exc:
         return api_error(exc)

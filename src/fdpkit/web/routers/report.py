@@ -30,7 +30,7 @@ from fdpkit.web.jobs import deltas_led_by, report_job
 from fdpkit.web.names import download_name
 from fdpkit.web.routers.convert import CARRIED
 from fdpkit.web.signed_links import SIG_FIELD, app_key, sign
-from fdpkit.web.models import DPSGDRequest, MechanismRequest, PointsRequest, UniformSamplingRequest
+from fdpkit.web.models import DPSGDRequest, MechanismReportRequest, MechanismRequest, PointsRequest, UniformSamplingRequest
 from fdpkit.web.json_numbers import CheckedJSONRoute
 
 router = APIRouter(route_class=CheckedJSONRoute)
@@ -297,7 +297,7 @@ async def report_dpsgd_api(request: Request, body: DPSGDRequest,
     ``fdpkit.privacy_report(...)`` gives it (empty discretization: the library's rule)."""
     try:
         mech = dpsgd_of(body)
-        return await _api_answer(request, mech, body.discretization, format, representations)
+        return await _api_answer(request, mech, body.discretization, format, representations, body.deltas)
     except ValueError as exc:
         return api_error(exc)
 
@@ -310,7 +310,7 @@ async def report_uniform_api(request: Request, body: UniformSamplingRequest,
     example of catastrophic failure."""
     try:
         mech = fp.UniformSampling(body.mu, body.n)
-        return await _api_answer(request, mech, body.discretization, format, representations)
+        return await _api_answer(request, mech, body.discretization, format, representations, body.deltas)
     except ValueError as exc:
         return api_error(exc)
 
@@ -323,18 +323,18 @@ async def report_points_api(request: Request, body: PointsRequest,
     data frame: the points' lower convex hull; its mu is R's est_gdp)."""
     try:
         mech = await run_light(points_mechanism, body.points, body.bound)
-        return await _api_answer(request, mech, body.discretization, format, representations)
+        return await _api_answer(request, mech, body.discretization, format, representations, body.deltas)
     except ValueError as exc:
         return api_error(exc)
 
 
 @router.post("/api/report", tags=["report"])
-async def report_api(request: Request, body: MechanismRequest,
+async def report_api(request: Request, body: MechanismReportRequest,
                      format: str = Query("json", description="json, csv, md, html or pdf"),
                      representations: bool = REPRESENTATIONS_QUERY):
     """Privacy report of any mechanism spec (the library's mechanism dicts)."""
     try:
-        return await _api_answer(request, body.mechanism, body.discretization, format, representations)
+        return await _api_answer(request, body.mechanism, body.discretization, format, representations, body.deltas)
     except ValueError as exc:
         return api_error(exc)
 
@@ -360,13 +360,17 @@ def deferred_representations(mech: Mechanism | dict, disc: float | None) -> dict
                     "route with ?representations=true"}
 
 
-async def _api_answer(request: Request, mech, disc: float | None, format: str, representations: bool = False):
+async def _api_answer(request: Request, mech, disc: float | None, format: str, representations: bool = False,
+                      deltas: list[float] | None = None):
+    """A report route's answer; ``deltas`` (the body's, checked by its model): the report's δ,
+    the first the headline's, as ``fdpkit report --delta`` (None: the library's)."""
     if format not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {format!r}")
+    led = tuple(deltas) if deltas else None
     if format != "json":
-        result = await _report(request, mech, disc, format)
+        result = await _report(request, mech, disc, format, deltas=led)
         return download(result, download_name(mech, format), MEDIA[format])
-    result = await _report(request, mech, disc, "dict", representations)
+    result = await _report(request, mech, disc, "dict", representations, deltas=led)
     if not representations:
         result["representations"] = deferred_representations(result["mechanism"], disc)
     return result
