@@ -172,7 +172,7 @@ def _print_rows(rows: list[dict[str, Any]], title: str, limit: int = 50) -> None
 
 
 @sweep_app.callback(invoke_without_command=True)
-@guarded
+@guarded(names={"fprs": "fpr"})  # the library's fprs is --fpr
 def sweep_main(ctx: typer.Context, noise_multiplier: Optional[str] = NoiseOpt, sample_rate: Optional[str] = RateOpt,
                batch_size: Optional[str] = BatchOpt, dataset_size: Optional[str] = DataOpt,
                steps: Optional[str] = StepsOpt, epochs: Optional[str] = EpochsOpt,

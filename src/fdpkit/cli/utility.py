@@ -73,7 +73,7 @@ def utility_first_labels(prior: float, fpr: float) -> tuple[tuple[tuple[str, str
     return labels, tuple(v.format(prior=prior, fpr=fpr) for v in UTILITY_FIRST_UP)
 
 
-@guarded
+@guarded(names={"alpha": "level"})  # the analysis's alpha is the overall --level
 def plan(guide: str = typer.Argument(..., help="utility-first or privacy-first"),
          effect: float = typer.Option(..., help="Mean shift to detect."),
          n: float = typer.Option(..., help="Number of observations (per group with --groups 2)."),
