@@ -152,21 +152,61 @@ def _interrupted(output: Optional[Path]) -> None:
     raise typer.Exit(130)
 
 
+#: The sweep tables' short headers (the line under the table spells them out): the library's
+#: column names cut every column of a regret map to "noise_m…", "sample_…", "discret…" at 80 columns.
+_SHORT = {"noise_multiplier": "σ", "sample_rate": "q", "steps": "T", "batch_size": "batch", "dataset_size": "n",
+          "epochs": "epochs", "max_batch_size": "max batch", "delta": "δ", "discretization": "disc.", "mu": "μ",
+          "alpha_min": "α_min", "epsilon": "ε", "advantage": "adv.", "seconds": "s"}
+#: What each short header means, in the line under the table.
+_LEGEND = {"σ": "noise multiplier", "q": "sample rate", "T": "steps", "n": "dataset size", "disc.": "discretization",
+           "α_min": "smallest FPR of μ's fit", "adv.": "advantage", "s": "seconds"}
+#: Columns that, the same in every row, are said once above the table instead of on each row, and how.
+_SAID_ONCE = {"delta": "δ", "discretization": "discretization", "sampling": "sampling", "relation": "relation",
+              "dataset_size": "dataset size", "max_batch_size": "max batch size", "alpha_min": "μ holds for FPR and FNR ≥"}
+
+
+def _header(column: str) -> str:
+    """A sweep column's short header: ``tpr_at_0.001`` -> ``TPR@0.001``."""
+    return f"TPR@{column[len('tpr_at_'):]}" if column.startswith("tpr_at_") else _SHORT.get(column, column)
+
+
+def _cell(value: Any, up: Optional[bool], column: str = "") -> str:
+    if column == "seconds" and isinstance(value, (int, float)):
+        return f"{value:.2g}"  # a time: two digits say it
+    return "" if value is None else value if isinstance(value, str) else fmt_num(value, up=up)
+
+
 def _print_rows(rows: list[dict[str, Any]], title: str, limit: int = 50) -> None:
+    """A sweep's rows as a table that an 80-column terminal shows whole: short headers (σ, q,
+    T, μ, ε, TPR@0.001) explained on the line below, the columns every row shares (δ, the
+    discretization, the sampling scheme) said once above it, and a cell too wide for the
+    terminal folded onto another line, never cut. ``--output`` keeps the library's columns."""
     if not rows:
         return
     from fdpkit.sweep.store import columns
 
     cols = columns(rows)
-    table = RichTable(title=title, title_justify="left")
-    for c in cols:
-        table.add_column(c)
+    same = [c for c in _SAID_ONCE if c in cols and len({repr(r.get(c)) for r in rows}) == 1]
+    shown = [c for c in cols if c not in same]
+    table = RichTable(title_justify="left")
+    for c in shown:
+        table.add_column(_header(c), overflow="fold")
     # the certified metrics are upper bounds: their last digit rounds up (inputs to nearest)
-    up = [True if c in ("mu", "epsilon", "advantage") or c.startswith("tpr_at_") else None for c in cols]
+    up = [True if c in ("mu", "epsilon", "advantage") or c.startswith("tpr_at_") else None for c in shown]
     for r in rows[:limit]:
-        table.add_row(*("" if v is None else v if isinstance(v, str) else fmt_num(v, up=u)
-                        for v, u in zip((r.get(c) for c in cols), up)))
+        table.add_row(*(_cell(r.get(c), u, c) for c, u in zip(shown, up)))
+    out.print(f"[bold]{title}[/bold]", highlight=False, soft_wrap=True)
+    if same:
+        out.print("; ".join(f"{_SAID_ONCE[c]} {_cell(rows[0][c], None)}" for c in same), highlight=False,
+                  soft_wrap=True)
     out.print(table)
+    notes = [f"{h} {_LEGEND[h]}" for h in map(_header, shown) if h in _LEGEND]
+    bounds = [_header(c) + (f" (at δ = {_cell(rows[0]['delta'], None)})" if c == "epsilon" and "delta" in same else "")
+              for c, u in zip(shown, up) if u]
+    if bounds:
+        notes.append(f"{', '.join(bounds)}: upper bounds, their last digit rounded up")
+    if notes:
+        out.print("; ".join(notes) + ".", highlight=False, soft_wrap=True)
     if len(rows) > limit:
         out.print(f"... {len(rows) - limit} more rows (use --output FILE.csv for the whole table)")
 
