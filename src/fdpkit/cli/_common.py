@@ -414,14 +414,20 @@ def fraction_option(value: Any, name: str) -> Optional[float]:
 AlphaOpt = typer.Option(None, "--alpha", hidden=True, help="Deprecated: use --level.")
 
 
-def level_option(level: Any, alpha: Any) -> Any:
-    """``--level``, or the deprecated ``--alpha`` (with a warning on stderr); both -> exit 2."""
+#: The warning of the deprecated ``--alpha``.
+ALPHA_DEPRECATED = "--alpha is deprecated and will be removed in the next minor version; use --level"
+
+
+def level_option(level: Any, alpha: Any, warnings: Optional[list[str]] = None) -> Any:
+    """``--level``, or the deprecated ``--alpha`` (with a warning on stderr, also appended to
+    ``warnings`` for ``--format json``); both -> exit 2."""
     if alpha is None:
         return level
     if level is not None:
         fail("give --level (or its deprecated name --alpha), not both")
-    err.print("warning: --alpha is deprecated and will be removed in the next minor version; use --level",
-              highlight=False)
+    err.print(f"warning: {ALPHA_DEPRECATED}", highlight=False, soft_wrap=True)
+    if warnings is not None:
+        warnings.append(ALPHA_DEPRECATED)
     return alpha
 
 

@@ -114,11 +114,12 @@ def _dashboard(client: Any) -> None:
 
 
 @contextlib.contextmanager
-def _output_errors() -> Iterator[None]:
+def _output_errors() -> Iterator[list[str]]:
     """The library's errors about its ``output`` (an existing file that is not a table of
     this sweep, a bad suffix) in the command line's words: ``--output``, ``--force``; and its
     warnings (a checkpoint chunk not reused, a table reused unchecked) as one ``warning:``
-    line each on stderr, after the progress bar."""
+    line each on stderr, after the progress bar. Yields the list of those warnings (for
+    ``--format json``'s ``warnings``), filled as they come."""
     import warnings
 
     from fdpkit.cli._common import one_line
@@ -136,7 +137,7 @@ def _output_errors() -> Iterator[None]:
 
         warnings.showwarning = show
         try:
-            yield
+            yield told
         except ParameterError as exc:
             if exc.parameter != "output":
                 raise
@@ -246,7 +247,7 @@ def sweep_main(ctx: typer.Context, noise_multiplier: Optional[str] = NoiseOpt, s
             "relation": parse_list("--relation", relation, str),
             "max_batch_size": parse_list("--max-batch-size", max_batch_size, _whole)}
     try:
-        with _output_errors(), progress_bar("Sweeping") as update:
+        with _output_errors() as told, progress_bar("Sweeping") as update:
             result = run_sweep(**grid, delta=delta, fprs=parse_list("--fpr", fpr),
                                metrics=parse_list("--metrics", metrics, str),
                                discretization=discretization, output=output, dask_local=dask_local,
@@ -256,7 +257,7 @@ def sweep_main(ctx: typer.Context, noise_multiplier: Optional[str] = NoiseOpt, s
         _interrupted(output)
     summary = {"settings": len(result), "computed": result.computed, "reused": result.reused,
                "executor": result.executor, "output": str(result.output) if result.output else None,
-               "columns": result.columns, **result.metadata}
+               "columns": result.columns, **result.metadata, "warnings": list(told)}
     if fmt == "json":
         payload = summary if output else {**summary, "rows": result.rows}
         sys.stdout.write(json.dumps(json_safe(payload), indent=2, allow_nan=False) + "\n")
@@ -341,7 +342,7 @@ def rule_of_thumb_cmd(noise_multiplier: str = typer.Option("1,2,4,8", "--noise-m
     rates = parse_list("--sample-rate", sample_rate) or list(FIG4_SAMPLE_RATES)
     _check_plot(plot)
     try:
-        with _output_errors(), progress_bar("Rule of thumb") as update:
+        with _output_errors() as told, progress_bar("Rule of thumb") as update:
             study = rule_of_thumb(parse_list("--noise-multiplier", noise_multiplier),
                                   parse_list("--steps", steps, _whole), rates, threshold=threshold,
                                   discretization=discretization, output=output, dask_local=dask_local,
@@ -352,6 +353,7 @@ def rule_of_thumb_cmd(noise_multiplier: str = typer.Option("1,2,4,8", "--noise-m
     if fmt == "json":
         d = study.to_dict()
         d.pop("rows")
+        d["warnings"] = list(told)  # as the text says them on stderr (a checkpoint chunk not reused)
         sys.stdout.write(json.dumps(json_safe(d), indent=2, allow_nan=False) + "\n")
     else:
         out.print(study.summary(), soft_wrap=True, highlight=False)
