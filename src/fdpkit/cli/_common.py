@@ -309,6 +309,8 @@ def write_output(path: Path | str, data: bytes, option: str = "--output") -> Pat
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())  # on disk before the rename, as fdpkit.report.write_atomic
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
@@ -320,6 +322,10 @@ def write_output(path: Path | str, data: bytes, option: str = "--output") -> Pat
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    # function-level: the CLI imports no report code before a command runs (tests/cli/test_cli_startup.py)
+    from fdpkit.report.render import sync_folder
+
+    sync_folder(parent)  # the rename too
     return target
 
 
