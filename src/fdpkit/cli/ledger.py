@@ -560,10 +560,12 @@ def verify(anchor: Optional[str] = typer.Option(None, "--anchor", help="An earli
            db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
     """Check the hash-chained event log (keyed with FDPKIT_LEDGER_KEY when set), every row
     against it, and the released totals re-derived from the chained releases: exit 0 when
-    intact, 1 with the first broken event otherwise, or with one finding per released release
-    accounted under a relation its dataset does not declare (written by an older fdpkit).
-    Without --anchor (or a key) a chain cut at its end or rewritten and re-hashed as a whole
-    cannot be told from an intact one."""
+    intact, 1 with the first broken event otherwise (an --anchor not in the chain included),
+    or with one finding per released release accounted under a relation its dataset does not
+    declare (written by an older fdpkit); --format json exits the same. Exit 2 is bad input
+    only (an --anchor that is not SEQ:HASH, no ledger at --db). Without --anchor (or a key) a
+    chain cut at its end or rewritten and re-hashed as a whole cannot be told from an intact
+    one."""
     _check_fmt(format)
     res = _open(db).verify(anchor=anchor)
     if format == "json":
