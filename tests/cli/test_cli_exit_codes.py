@@ -28,7 +28,9 @@ def test_verify_exits_as_its_help_says(tmp_path):
     assert _run("ledger", "--db", db, "verify", "--anchor", head).exit_code == 0
     assert _run("ledger", "--db", db, "verify", "--anchor", "5:" + head.split(":")[1]).exit_code == 1  # not in it
     assert _run("ledger", "--db", db, "verify", "--anchor", "5:" + head.split(":")[1], "-f", "json").exit_code == 1
-    assert _run("ledger", "--db", db, "verify", "--anchor", "junk").exit_code == 2  # bad input
+    r = _run("ledger", "--db", db, "verify", "--anchor", "junk")  # bad input, named as typed (was "anchor must ...")
+    assert r.exit_code == 2 and r.stderr == ("error: --anchor must be SEQ:HASH (a whole number >= 0 and 64 hex "
+                                             "digits), got 'junk'\n")
     assert _run("ledger", "--db", str(tmp_path / "none.sqlite"), "verify").exit_code == 2
     text = " ".join(_run("ledger", "verify", "--help").stdout.split())
     assert "exit 0 when intact, 1 with the first broken event" in text and "or with one finding" in text

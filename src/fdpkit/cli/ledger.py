@@ -567,7 +567,13 @@ def verify(anchor: Optional[str] = typer.Option(None, "--anchor", help="An earli
     chain cut at its end or rewritten and re-hashed as a whole cannot be told from an intact
     one."""
     _check_fmt(format)
-    res = _open(db).verify(anchor=anchor)
+    led = _open(db)
+    try:
+        res = led.verify(anchor=anchor)
+    except ValueError as exc:  # the library's "anchor must be SEQ:HASH": the option typed
+        if not str(exc).startswith("anchor "):
+            raise
+        fail("--" + str(exc))
     if format == "json":
         _json(res.to_dict())
     elif res.ok:
