@@ -79,8 +79,13 @@ SWEEP = ["sweep", "--noise-multiplier", "1", "--executor", "inprocess"]
     (["sweep", "rule-of-thumb", "--threshold", "2"], "error: --threshold must be in (0, 1), got 2.0"),
     (["sweep", "design-table", "--mu", "-1", "--batch-size", "10", "--epochs", "1", "--dataset-size", "100"],
      "error: --mu must be positive and finite, got -1.0"),
+    # "--alpha must be in (0, 1), got 2.0" for `plot --level 2`; "--delta must be in [0, 1]" for --eps-delta 1,2
+    (["plot", "power-effect", "--level", "2", "-o", "p.svg"], "error: --level must be in (0, 1), got 2.0"),
+    (["plot", "roc", "--eps-delta", "1,2", "-o", "p.svg"],
+     "error: --eps-delta 1,2: delta must be in [0, 1], got 2.0"),
 ])
-def test_error_lines_name_the_option_as_typed(argv, line, capsys):
+def test_error_lines_name_the_option_as_typed(argv, line, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a plot's -o p.svg, never written
     assert run(argv) == 2
     assert capsys.readouterr().err == line + "\n"
 
