@@ -101,6 +101,11 @@ def test_the_ledger_reads_dpsgd_errors_in_the_same_words(tmp_path, capsys):
     assert run(["ledger", "--db", db, "check", "census", "--noise-multiplier", "1", "--sample-rate", "0.1",
                 "--steps", "10", "--sampling", "shuffled"]) == 2
     assert capsys.readouterr().err.startswith("error: --sampling 'shuffled' needs --batch-size and --dataset-size")
+    # "sigma must be > 0, got -1.0": the library's name of what the command line calls --gaussian
+    assert run(["ledger", "--db", db, "propose", "census", "--gaussian", "-1", "--title", "t"]) == 2
+    assert capsys.readouterr().err == "error: --gaussian -1: sigma must be > 0, got -1.0\n"
+    assert run(["ledger", "--db", db, "check", "census", "--laplace", "0"]) == 2
+    assert capsys.readouterr().err == "error: --laplace 0: scale must be > 0, got 0.0\n"
 
 
 def test_one_translator():

@@ -129,6 +129,18 @@ def mechanism_from_opacus_file(path: Path, ledger: Any = None, dataset: Optional
     return dpsgd_from_opacus_history(history).to_dict()  # anything else: its ValueError names history
 
 
+def _noise(spec: dict, option: str) -> dict:
+    """``spec``, checked: a bad noise is refused naming ``option`` (``--gaussian -1: sigma must be
+    > 0``; the library's own words named ``sigma``, which the command line does not have)."""
+    from fdpkit.mechanisms import mechanism_from_dict  # imported when used: the CLI starts without it
+
+    try:
+        mechanism_from_dict(spec)
+    except ValueError as exc:
+        raise ValueError(f"{option} {next(v for k, v in spec.items() if k != 'kind'):g}: {exc}") from None
+    return spec
+
+
 def release_mechanism(declared: Optional[str], mechanism: Optional[Path], spec: Optional[str],
                       gaussian: Optional[float], laplace: Optional[float], from_opacus: Optional[Path] = None,
                       *, ledger: Any = None, dataset: Optional[str] = None, **dpsgd: Any) -> dict:
@@ -150,9 +162,9 @@ def release_mechanism(declared: Optional[str], mechanism: Optional[Path], spec: 
 
         return load_json(spec, "--spec", parameter="spec")
     if gaussian is not None:
-        return {"kind": "gaussian", "sigma": gaussian}
+        return _noise({"kind": "gaussian", "sigma": gaussian}, "--gaussian")
     if laplace is not None:
-        return {"kind": "laplace", "scale": laplace}
+        return _noise({"kind": "laplace", "scale": laplace}, "--laplace")
     if from_opacus is not None:
         return mechanism_from_opacus_file(from_opacus, ledger, dataset)
     unknown = set(dpsgd) - set(DPSGD_OPTIONS)
