@@ -11,6 +11,8 @@ from typing import Any, Callable, Optional
 
 import typer
 
+from fdpkit.cli._common import in_option_words
+from fdpkit.errors import ParameterError
 from fdpkit.vocabulary import ADD_REMOVE, EXAMPLE, POISSON
 
 NoiseOpt = typer.Option(None, "--noise-multiplier", help="Noise standard deviation / clipping norm (sigma).")
@@ -51,9 +53,6 @@ FLAGS = {name: option.param_decls[0] for name, option in (
 def translated(fn: Callable[[], Any]) -> Any:
     """``fn()``, its ValueError in the options' words (:func:`fdpkit.cli._common.in_option_words`
     with :data:`FLAGS`), still naming the library's arguments (``parameter``)."""
-    from fdpkit.cli._common import in_option_words
-    from fdpkit.errors import ParameterError
-
     try:
         return fn()
     except ValueError as exc:
