@@ -80,3 +80,17 @@ def test_eps_to_mu_at_an_fpr_says_its_warnings(capsys):
     assert len(data["warnings"]) == 1 and "ε = 1000" in data["warnings"][0] and data["mu"][0]["semantics"] == "fpr=0.01"
     assert run(["convert", "eps-to-mu", "--epsilon", "1000", "--fpr", "0.01"]) == 0
     assert capsys.readouterr().err.startswith("warning: ε = 1000")
+
+
+def test_ledger_release_json_says_the_alerts_it_raised(tmp_path, capsys):
+    db = str(tmp_path / "l.sqlite")
+    led = ["ledger", "--db", db]
+    assert run([*led, "init"]) == 0
+    assert run([*led, "dataset", "add", "census", "--unit", "one person"]) == 0
+    assert run([*led, "threshold", "set", "census", "--level", "notice", "--mu", "0.1"]) == 0
+    assert run([*led, "propose", "census", "--gaussian", "2", "--title", "counts", "--user", "ana"]) == 0
+    assert run([*led, "approve", "1", "--user", "bob", "--no-report"]) == 0
+    capsys.readouterr()
+    data, err = _json([*led, "release", "1", "--user", "bob", "--yes", "--format", "json"], capsys)
+    assert data["state"] == "released" and len(data["warnings"]) == 1 and data["warnings"][0].startswith("alert: ")
+    assert "notice" in data["warnings"][0]

@@ -248,13 +248,14 @@ def propose(name: str = typer.Argument(..., help="Dataset name."),
     from fdpkit.ledger import GRID_NOTE, release_dict
 
     led = _open(db)
+    told: list[str] = []  # what is said on stderr (an Opacus file's steps already released), for the JSON too
     mech = release_mechanism(declared_relation(led, name, run), mechanism, spec, gaussian, laplace, from_opacus,
-                             ledger=led, dataset=name, **run)
+                             ledger=led, dataset=name, warnings=told, **run)
     with working("Accounting the release..."):
         r = led.propose(name, mech, title=title, user=user or _user_default(), purpose=purpose)
         check = led.check(name, r.spec)
     if format == "json":
-        _json({**release_dict(r), "check": check.to_dict()})
+        _json({**release_dict(r), "check": check.to_dict(), "warnings": told})
         return
     out.print(str(r.id))
     a = check.after
@@ -276,14 +277,16 @@ def _transition(fn_name: str, release_id: int, user: Optional[str], db: Optional
     with working(f"{fn_name.capitalize()}..."):
         result = getattr(led, fn_name)(release_id, user=user or _user_default(), **kwargs)
         r = led.release_info(release_id)
+    # the alerts a release raised: said on stderr, and in --format json's warnings
+    alerts = ([f"alert: {json.loads(e.payload)['data'].get('message', '')}" for e in led.history(release_id=r.id, kind="alert")]
+              if fn_name == "release" else [])
     if format == "json":
-        _json(release_dict(r))
+        _json({**release_dict(r), **({"warnings": alerts} if fn_name == "release" else {})})
     else:
         out.print(f"release {r.id} {r.state}" + (f" (override: {r.override_reason})" if r.override_reason else ""),
                   highlight=False)
-    if fn_name == "release" and format == "text":
-        for e in led.history(release_id=r.id, kind="alert"):
-            _say(f"[yellow]! alert: {json.loads(e.payload)['data'].get('message', '')}[/yellow]")
+        for alert in alerts:
+            _say(f"[yellow]! {alert}[/yellow]")
     return result
 
 
@@ -398,11 +401,12 @@ def check(name: str = typer.Argument(..., help="Dataset name."),
     is given as for `fdpkit ledger propose`."""
     _check_fmt(format)
     led = _open(db)
+    told: list[str] = []  # what is said on stderr (an Opacus file's steps already released), for the JSON too
     mech = release_mechanism(declared_relation(led, name, run), mechanism, spec, gaussian, laplace, from_opacus,
-                             ledger=led, dataset=name, **run)
+                             ledger=led, dataset=name, warnings=told, **run)
     c = led.check(name, mech)
     if format == "json":
-        _json(c.to_dict())
+        _json({**c.to_dict(), "warnings": told})
         return
     _table(f"Effect on {name}", ["", "now", "with this release"], [
         ["releases", c.before.count, c.after.count], ["μ", *_up(c.before.mu, c.after.mu)],
