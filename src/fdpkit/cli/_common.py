@@ -219,7 +219,7 @@ def in_option_words(flags: dict[str, str], exc: BaseException, text: str) -> str
             return flags[word]
         return word
 
-    text = re.sub(r"(?<![\w./'-])[a-z][a-z_]*(?![\w'-])", name, text)
+    text = re.sub(r"(?<![\w./\\'-])[a-z][a-z_]*(?![\w'-])", name, text)  # not in a path or a quoted value
 
     def once(m: re.Match) -> str:  # "(--batch-size 2 --dataset-size N)" after saying just that
         said = text[:m.start()]
