@@ -119,5 +119,9 @@ def test_one_translator():
     once = _common.in_option_words(_dpsgd.FLAGS, exc, text)
     assert once == "--relation 'add-remove' cannot be accounted with --sampling 'shuffled'; use --relation zero-out"
     assert _common.in_option_words(_dpsgd.FLAGS, exc, once) == once  # read again: the same line
+    # a name inside a path stays as written (a Windows path's "\\sample_rate.json" became "\\--sample-rate.json")
+    exc = ParameterError("x", "sample_rate")
+    assert (_common.in_option_words(_dpsgd.FLAGS, exc, r"C:\data\sample_rate.json: sample_rate must be in (0, 1]")
+            == r"C:\data\sample_rate.json: --sample-rate must be in (0, 1]")
     # an OSError names a file, never an argument
     assert _common.in_option_words(_dpsgd.FLAGS, OSError("steps"), "steps: No such file") == "steps: No such file"
