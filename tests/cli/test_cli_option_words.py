@@ -1,5 +1,5 @@
 """Error lines name the option as it is typed, through the one translator of library names
-(``fdpkit.cli._common.in_option_words``): ``--steps``, ``--epochs``, ``--fpr``, not the Python
+(``fdpkit.cli._option_words.in_option_words``): ``--steps``, ``--epochs``, ``--fpr``, not the Python
 argument ``steps``, ``epochs``, ``fpr``; ``--zcdp`` and ``--level`` where the library calls them
 ``rho`` and ``alpha``; ``--dataset-size 5`` where it writes ``dataset_size=5``.
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from fdpkit.cli import _common, _dpsgd, run
+from fdpkit.cli import _dpsgd, _option_words, run
 
 PLAN = ["plan", "utility-first", "--effect", "0.2", "--n", "100", "--sd", "0.25", "--max-relative-loss", "0.01"]
 SWEEP = ["sweep", "--noise-multiplier", "1", "--executor", "inprocess"]
@@ -109,19 +109,19 @@ def test_the_ledger_reads_dpsgd_errors_in_the_same_words(tmp_path, capsys):
 
 
 def test_one_translator():
-    # cli._dpsgd.flagged translated DP-SGD messages beside cli._common.in_option_words
+    # cli._dpsgd.flagged translated DP-SGD messages beside cli._option_words.in_option_words
     assert not hasattr(_dpsgd, "flagged")
     assert set(_dpsgd.FLAGS.values()) >= {"--steps", "--epochs", "--sample-rate", "--relation"}
     from fdpkit.errors import ParameterError
 
     exc = ParameterError("x", "relation", ("relation", "sampling"))
     text = "relation 'add-remove' cannot be accounted with sampling 'shuffled'; use relation='zero-out'"
-    once = _common.in_option_words(_dpsgd.FLAGS, exc, text)
+    once = _option_words.in_option_words(_dpsgd.FLAGS, exc, text)
     assert once == "--relation 'add-remove' cannot be accounted with --sampling 'shuffled'; use --relation zero-out"
-    assert _common.in_option_words(_dpsgd.FLAGS, exc, once) == once  # read again: the same line
+    assert _option_words.in_option_words(_dpsgd.FLAGS, exc, once) == once  # read again: the same line
     # a name inside a path stays as written (a Windows path's "\\sample_rate.json" became "\\--sample-rate.json")
     exc = ParameterError("x", "sample_rate")
-    assert (_common.in_option_words(_dpsgd.FLAGS, exc, r"C:\data\sample_rate.json: sample_rate must be in (0, 1]")
+    assert (_option_words.in_option_words(_dpsgd.FLAGS, exc, r"C:\data\sample_rate.json: sample_rate must be in (0, 1]")
             == r"C:\data\sample_rate.json: --sample-rate must be in (0, 1]")
     # an OSError names a file, never an argument
-    assert _common.in_option_words(_dpsgd.FLAGS, OSError("steps"), "steps: No such file") == "steps: No such file"
+    assert _option_words.in_option_words(_dpsgd.FLAGS, OSError("steps"), "steps: No such file") == "steps: No such file"

@@ -1,7 +1,7 @@
 """DP-SGD options shared by ``fdpkit report dpsgd``, ``fdpkit calibrate dpsgd`` and ``fdpkit
 ledger propose``/``check``: parsing only. Library errors name the Python parameter; they
 reach the user in the options' words (``sample_rate must be ...`` -> ``--sample-rate must be
-...``) through :func:`fdpkit.cli._common.in_option_words`, the one translator."""
+...``) through :func:`fdpkit.cli._option_words.in_option_words`, the one translator."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any, Callable, Optional
 
 import typer
 
-from fdpkit.cli._common import in_option_words
+from fdpkit.cli._option_words import in_option_words
 from fdpkit.errors import ParameterError
 from fdpkit.vocabulary import ADD_REMOVE, EXAMPLE, POISSON
 
@@ -51,7 +51,7 @@ FLAGS = {name: option.param_decls[0] for name, option in (
 
 
 def translated(fn: Callable[[], Any]) -> Any:
-    """``fn()``, its ValueError in the options' words (:func:`fdpkit.cli._common.in_option_words`
+    """``fn()``, its ValueError in the options' words (:func:`fdpkit.cli._option_words.in_option_words`
     with :data:`FLAGS`), still naming the library's arguments (``parameter``)."""
     try:
         return fn()
