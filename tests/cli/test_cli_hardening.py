@@ -187,12 +187,12 @@ def test_power_tests_below_one_is_refused_naming_tests(tests, capsys):
      "got 1e+308"),
     # the internal solver's argument was named ("max_power must be >= fpr"), or at equality "mu must be > 0"
     (["plan", "privacy-first", "--effect", "0.2", "--n", "15", "--sd", "0.25", "--max-attack-power", "1e-4"],
-     "error: --max-attack-power must be above fpr (a random guess already reaches TPR = FPR, so a lower limit "
-     "allows no release), got --max-attack-power=0.0001 <= fpr=0.001"),
+     "error: --max-attack-power must be above --fpr (a random guess already reaches TPR = FPR, so a lower limit "
+     "allows no release), got --max-attack-power 0.0001 <= --fpr 0.001"),
     (["plan", "privacy-first", "--effect", "0.2", "--n", "15", "--sd", "0.25", "--max-attack-power", "0.05",
       "--fpr", "0.05"],
-     "error: --max-attack-power must be above fpr (a random guess already reaches TPR = FPR, so a lower limit "
-     "allows no release), got --max-attack-power=0.05 <= fpr=0.05"),
+     "error: --max-attack-power must be above --fpr (a random guess already reaches TPR = FPR, so a lower limit "
+     "allows no release), got --max-attack-power 0.05 <= --fpr 0.05"),
     (["plan", "privacy-first", "--effect", "0.2", "--n", "15", "--sd", "0.25", "--max-attack-power", "1"],
      "error: --max-attack-power must be below 1 (a limit of 1 allows every attack and bounds no mechanism), got 1.0"),
     # the non-private row's mu = inf was named ("sd must be > 0 when mu is inf"), which the user did not give
@@ -327,7 +327,7 @@ def test_plain_numbers_still_read(capsys):
      "error: --max-relative-risk must not be NaN, got nan"),
     # option names with an underscore are options elsewhere in the line too
     (["calibrate", "dpsgd", "--steps", "100", "--mu", "1"],
-     "error: exactly one of --noise-multiplier, --sample-rate (or --batch-size), steps (or epochs) must be left "
+     "error: exactly one of --noise-multiplier, --sample-rate (or --batch-size), --steps (or --epochs) must be left "
      "out to be solved for, got 2 left out (--noise-multiplier, --sample-rate)"),
 ])
 def test_library_errors_name_the_command_line_option(argv, line, capsys):

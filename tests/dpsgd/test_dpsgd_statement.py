@@ -93,7 +93,9 @@ def test_cli_statement_and_training_options(tmp_path):
 
 @pytest.mark.parametrize("args, needle", [
     (["--noise-multiplier", "1", "--sample-rate", "256", "--steps", "10"], "--sample-rate must be in (0, 1], got 256"),
-    (["--noise-multiplier", "1", "--sample-rate", "256", "--steps", "10"], "--batch-size 256 --dataset-size N"),
+    # said once: "--batch-size 256 with --dataset-size N (--batch-size 256 --dataset-size N)" repeated it
+    (["--noise-multiplier", "1", "--sample-rate", "256", "--steps", "10"], "did you mean --batch-size 256 with "
+     "--dataset-size N?"),
     (["--noise-multiplier", "1", "--sample-rate", "0.1", "--steps", "14062.5"], "--steps must be a whole number"),
     (["--noise-multiplier", "1", "--batch-size", "0.004", "--dataset-size", "100", "--steps", "5"], "--batch-size must be a whole number"),
     (["--noise-multiplier", "1", "--sample-rate", "0.1", "--steps", "5", "--sampling", "nope"], "--sampling must be one of"),

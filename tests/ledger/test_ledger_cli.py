@@ -288,7 +288,7 @@ def test_propose_a_dpsgd_run_as_trained_under_the_datasets_relation(db):
     assert r.exit_code == 2 and "exactly one of" in r.stderr
     r = run("ledger", "--db", db, "propose", "members", "--noise-multiplier", "1.1", "--sample-rate", "0.01",
             "--title", "x")
-    assert r.exit_code == 2 and "steps or epochs" in r.stderr
+    assert r.exit_code == 2 and "--steps or --epochs" in r.stderr  # the options as typed (was "steps or epochs")
     with open_ledger(db) as led:
         assert len(led.releases()) == n
 

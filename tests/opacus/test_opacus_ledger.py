@@ -273,6 +273,8 @@ def test_cli_from_opacus_leaves_out_the_released_steps(ledger, tmp_path):
         r = run(app, args + (["--title", "resumed"] if command == "propose" else []))
         assert r.exit_code == 0, r.output
         assert "first 8 steps" in r.stderr and "only the 8 steps after them" in r.stderr
+        # and in the JSON (it was on stderr only)
+        assert [w for w in json.loads(r.stdout)["warnings"] if "first 8 steps" in w and w.startswith("the first")]
     rel = json.loads(r.stdout)
     assert fp.mechanism_from_dict(rel["mechanism"]) == fp.dpsgd(1.0, 1 / 8, 8)
     after = rel["check"]["after"]["epsilon"]

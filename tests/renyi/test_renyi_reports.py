@@ -97,9 +97,10 @@ def test_cli_report_zcdp_and_rdp():
 @pytest.mark.parametrize("args, word", [
     (["report", "zcdp", "--rho", "-1"], "rho"),
     (["report", "rdp", "--order", "1", "--epsilon", "0.2"], "--order must be > 1"),  # the option as typed
-    (["report", "rdp", "--order", "2", "--order", "3", "--epsilon", "0.3", "--epsilon", "0.1"], "epsilons"),
+    (["report", "rdp", "--order", "2", "--order", "3", "--epsilon", "0.3", "--epsilon", "0.1"],
+     "--epsilon must be non-decreasing"),  # the option as typed (was "epsilons")
     (["report", "rdp", "--order", "2", "--order", "3", "--epsilon", "0.3"], "same length"),
-    (["risk", "--zcdp", "-0.5"], "rho"),
+    (["risk", "--zcdp", "-0.5"], "--zcdp must be >= 0"),  # the option as typed (was "rho")
     (["convert", "rho-to-eps", "--rho", "nan"], "rho"),
 ])
 def test_cli_bad_input_exit_2_one_line(args, word):

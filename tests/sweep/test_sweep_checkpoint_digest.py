@@ -1,7 +1,8 @@
 """Checkpoint chunks carry the digest of their rows, as the finished table does: a chunk of an
 interrupted sweep whose mu was edited came back on resume as if computed. Now a chunk that
 does not match its digest is not reused: its settings are recomputed and a warning names it.
-A chunk written before chunks carried a digest (a bare list of rows) is reused, unchecked."""
+A chunk written before chunks carried a digest (a bare list of rows) is reused, unchecked, in a
+folder an earlier fdpkit began; in one this fdpkit began (DIGESTS_FILE) it is recomputed."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import pytest
 
 import fdpkit as fp
 from fdpkit.sweep import run_sweep
-from fdpkit.sweep.store import DIGEST_KEY, Checkpoint, partial_dir
+from fdpkit.sweep.store import DIGEST_KEY, DIGESTS_FILE, Checkpoint, partial_dir
 
 DISC = 1e-3
 #: Two noise multipliers: two groups, two chunks; the sweep is interrupted after the first.
@@ -121,14 +122,50 @@ def test_non_finite_and_missing_values_match_their_digest(tmp_path):
 
 
 def test_a_chunk_written_before_chunks_had_a_digest_is_reused_unchecked(tmp_path):
-    # an earlier fdpkit wrote a chunk as a bare list of rows: it resumes as it did (unchecked)
+    # an earlier fdpkit wrote a chunk as a bare list of rows, in a folder without DIGESTS_FILE:
+    # it resumes as it did (unchecked)
     truth = run_sweep(**ARGS)
     out = tmp_path / "t.csv"
     chunk = _interrupted_sweep(out)
     chunk.write_text(json.dumps(json.loads(chunk.read_text())["rows"]))
+    (partial_dir(out) / DIGESTS_FILE).unlink()
     r, told = _resume(out)
     assert r.computed == 1 and r.reused == 1 and not told
     assert _strip(r.rows) == _strip(truth.rows)
+
+
+def test_a_chunk_turned_back_into_a_bare_list_is_recomputed(tmp_path):
+    # before: a chunk of this sweep with its digest taken out (a bare list, as an earlier fdpkit
+    # wrote) was reused unchecked, its edited mu 0.7x the truth in the table; its folder says that
+    # every chunk in it has a digest
+    truth = run_sweep(**ARGS)
+    out = tmp_path / "t.csv"
+    chunk = _interrupted_sweep(out)
+    assert (partial_dir(out) / DIGESTS_FILE).is_file()
+    edited = _edit_first_mu(chunk)
+    chunk.write_text(json.dumps(json.loads(chunk.read_text())["rows"]))
+    r, told = _resume(out)
+    assert r.computed == 2 and r.reused == 0 and edited not in [row["mu"] for row in r.rows]
+    assert _strip(r.rows) == _strip(truth.rows)
+    assert len(told) == 1 and str(chunk) in told[0] and "bare list of rows" in told[0]
+
+
+def test_an_old_folder_resumed_by_this_fdpkit_keeps_its_bare_chunks(tmp_path):
+    # an earlier fdpkit's folder (bare chunks, no DIGESTS_FILE) resumed and interrupted again by
+    # this one: its new chunks carry digests, the folder is not marked, the old chunks still resume
+    out = tmp_path / "t.csv"
+    args = {**ARGS, "noise_multiplier": [1.0, 2.0, 4.0]}
+    cp = Checkpoint(out)
+    cp.save(run_sweep(**{**args, "noise_multiplier": [1.0]}).rows)
+    (partial_dir(out) / DIGESTS_FILE).unlink()
+    (chunk,) = partial_dir(out).glob("part-*.json")
+    chunk.write_text(json.dumps(json.loads(chunk.read_text())["rows"]))  # as an earlier fdpkit wrote it
+    resumed = Checkpoint(out)
+    assert len(resumed.rows()) == 1  # as a resumed sweep reads the folder before it saves
+    resumed.save(run_sweep(**{**args, "noise_multiplier": [2.0]}).rows)
+    assert not (partial_dir(out) / DIGESTS_FILE).exists()
+    r = run_sweep(**args, output=out)
+    assert r.reused == 2 and r.computed == 1
 
 
 def test_a_crash_while_saving_a_chunk_leaves_no_chunk_and_no_warning(tmp_path):
@@ -157,3 +194,41 @@ def test_cli_prints_one_warning_line_per_edited_chunk(tmp_path):
     assert res.returncode == 0, res.stderr
     lines = res.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("warning: checkpoint chunk") and str(chunk) in lines[0], lines
+
+
+def _fsynced(monkeypatch) -> list[tuple[int, int]]:
+    """The (device, inode) of everything ``os.fsync`` is called on from now (the real call runs)."""
+    synced: list[tuple[int, int]] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        st = os.fstat(fd)
+        synced.append((st.st_dev, st.st_ino))
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    return synced
+
+
+def _id(path: Path) -> tuple[int, int]:
+    st = os.stat(path)
+    return st.st_dev, st.st_ino
+
+
+def test_chunks_tables_and_cli_outputs_reach_the_disk_before_their_rename(tmp_path, monkeypatch):
+    # write_atomic (chunks, tables, reports) and the CLI's --output renamed a temporary file that
+    # was never fsynced: after a power cut the new name could hold an empty or half-written file
+    from fdpkit.cli._common import write_output
+    from fdpkit.report import write_atomic
+
+    synced = _fsynced(monkeypatch)
+    target = write_atomic(tmp_path / "a.json", b"{}")
+    assert _id(target) in synced and _id(tmp_path) in synced  # the file, then the rename (its folder)
+    synced.clear()
+    out = tmp_path / "t.csv"
+    Checkpoint(out).save(run_sweep(**{**ARGS, "noise_multiplier": [1.0]}).rows)
+    (chunk,) = partial_dir(out).glob("part-*.json")
+    assert _id(chunk) in synced and _id(partial_dir(out)) in synced
+    synced.clear()
+    target = write_output(tmp_path / "r.md", b"# report\n")
+    assert _id(target) in synced and _id(tmp_path) in synced

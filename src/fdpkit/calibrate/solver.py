@@ -250,7 +250,8 @@ def calibrate_dpsgd(
     if target is None:
         if missing:
             raise ParameterError("give a target (mu, epsilon, tpr, advantage or posterior) to solve for "
-                                 f"{', '.join(missing)}, or give every training parameter to account the run", missing[0], tuple(missing))
+                                 f"{', '.join(missing)}, or give every training parameter to account the run", missing[0],
+                                 tuple(dict.fromkeys((*missing, "mu", "epsilon", "tpr", "advantage", "posterior"))))
         m = dpsgd(**kw)
         d = choose_discretization(m, budget=budget)[0] if discretization is None else discretization
         acc = account(m, discretization=d, budget=budget)
@@ -259,7 +260,8 @@ def calibrate_dpsgd(
     if len(missing) != 1:
         raise ParameterError(
             "exactly one of noise_multiplier, sample_rate (or batch_size), steps (or epochs) must be left out "
-            f"to be solved for, got {len(missing)} left out ({', '.join(missing) or 'none'})", (missing or ["noise_multiplier"])[0], tuple(missing))
+            f"to be solved for, got {len(missing)} left out ({', '.join(missing) or 'none'})", (missing or ["noise_multiplier"])[0],
+            tuple(dict.fromkeys((*missing, "noise_multiplier", "sample_rate", "batch_size", "steps", "epochs"))))
     unknown = missing[0]
     fixed_batches = sampling in ("fixed-size", "shuffled", "truncated-poisson")
     if unknown == "sample_rate" and dataset_size is not None and (fixed_batches or epochs is not None):

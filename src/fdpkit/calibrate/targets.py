@@ -111,7 +111,8 @@ def make_target(*, mu: Any = None, epsilon: Any = None, delta: Any = None, tpr: 
     given = {"mu": mu, "epsilon": epsilon, "tpr": tpr, "advantage": advantage, "posterior": posterior}
     named = [k for k, v in given.items() if v is not None]
     if len(named) > 1:
-        raise ValueError(f"give exactly one target (mu, epsilon, tpr, advantage or posterior), got {', '.join(named)}")
+        raise ParameterError(f"give exactly one target (mu, epsilon, tpr, advantage or posterior), got {', '.join(named)}",
+                             named[0], (*named, *(k for k in given if k not in named)))
     rep_delta = None if delta is None else _positive("delta", delta, upper=1.0, open_upper=True)
     rep_fpr = None if fpr is None else _positive("fpr", fpr, upper=1.0, open_upper=True)
     rep_prior = None if prior is None else _positive("prior", prior, upper=1.0, open_upper=True)
@@ -122,25 +123,29 @@ def make_target(*, mu: Any = None, epsilon: Any = None, delta: Any = None, tpr: 
         return Target("mu", _positive("mu", mu, upper=MU_MAX), rep_delta, rep_fpr, rep_prior)
     if name == "epsilon":
         if delta is None:
-            raise ValueError("an epsilon target needs delta (e.g. delta=1e-5)")
+            raise ParameterError("an epsilon target needs delta (e.g. delta=1e-5)",
+                                 "delta", ("delta", "epsilon"))
         return Target("epsilon", _positive("epsilon", epsilon, upper=100.0), rep_delta, rep_fpr, rep_prior)
     if name == "tpr":
         if fpr is None:
-            raise ValueError("a tpr target needs fpr (the false-positive rate it is read at)")
+            raise ParameterError("a tpr target needs fpr (the false-positive rate it is read at)", "fpr", ("fpr", "tpr"))
         a = rep_fpr
         t = _positive("tpr", tpr, upper=1.0, open_upper=True)
         if t <= a:
-            raise ValueError(f"tpr must be above fpr={a:g} (TPR = FPR is perfect privacy), got {tpr!r}")
+            raise ParameterError(f"tpr must be above fpr={a:g} (TPR = FPR is perfect privacy), got {tpr!r}", "tpr",
+                                 ("tpr", "fpr"))
         return Target("tpr", t, rep_delta, a, rep_prior)
     if name == "advantage":
         return Target("advantage", _positive("advantage", advantage, upper=1.0, open_upper=True),
                       rep_delta, rep_fpr, rep_prior)
     if prior is None:
-        raise ValueError("a posterior target needs prior (the attacker's prior belief in membership)")
+        raise ParameterError("a posterior target needs prior (the attacker's prior belief in membership)", "prior",
+                             ("prior", "posterior"))
     p = rep_prior
     post = _positive("posterior", posterior, upper=1.0, open_upper=True)
     if post <= p:
-        raise ValueError(f"posterior must be above prior={p:g} (no attack can be held below the prior), got {posterior!r}")
+        raise ParameterError(f"posterior must be above prior={p:g} (no attack can be held below the prior), "
+                             f"got {posterior!r}", "posterior", ("posterior", "prior"))
     return Target("posterior", post, rep_delta, POSTERIOR_FPR if rep_fpr is None else rep_fpr, p)
 
 

@@ -20,6 +20,8 @@ from typer.core import TyperGroup
 from rich.console import Console
 from rich.table import Table as RichTable
 
+from fdpkit.cli._option_words import in_option_words, option_flags
+
 # No fdpkit maths at import: ``fdpkit --help`` (every level) stays as fast as typer itself.
 # Commands import what they need when they run (tests/cli/test_cli_startup.py checks it).
 
@@ -123,50 +125,26 @@ def quiet_numerics(fn: Callable) -> Callable:
     return wrapper
 
 
-def guarded(fn: Callable) -> Callable:
+def guarded(fn: Optional[Callable] = None, *, names: Optional[dict[str, str]] = None) -> Any:
     """Turn every error of a command (library ValueErrors, files, overflow, memory) into
-    exit code 2 with one line on stderr; typer's own exits pass through. The command runs
-    under :func:`quiet_numerics`."""
-    fn = quiet_numerics(fn)
+    exit code 2 with one line on stderr, in the command's own words (:func:`in_option_words`);
+    typer's own exits pass through. The command runs under :func:`quiet_numerics`.
+    ``@guarded(names={"rho": "zcdp"})``: the library's argument ``rho`` is the command's
+    parameter ``zcdp`` (its option ``--zcdp``)."""
+    if fn is None:
+        return functools.partial(guarded, names=names)
+    inner = quiet_numerics(fn)
 
-    @functools.wraps(fn)
+    @functools.wraps(inner)
     def wrapper(*args: Any, **kwargs: Any):
         try:
-            return fn(*args, **kwargs)
+            return inner(*args, **kwargs)
         except (typer.Exit, typer.Abort, KeyboardInterrupt):
             raise
         except Exception as exc:  # noqa: BLE001 - the CLI's one error convention
-            fail(in_option_words(fn, exc, describe_error(exc)))
+            fail(in_option_words(option_flags(fn, names), exc, describe_error(exc)))
 
     return wrapper
-
-
-def in_option_words(fn: Callable, exc: BaseException, text: str) -> str:
-    """``text`` (the one line for ``exc``) in the command's own words: a leading library
-    argument name that ``exc`` names (``.parameter``) and that is an option of the command
-    ``fn`` becomes that option (``required_power must be ...`` -> ``--required-power must be
-    ...``), and so does any option name with an underscore elsewhere in the line ("exactly one
-    of noise_multiplier, sample_rate ..." -> "... --noise-multiplier, --sample-rate ..."; a
-    name with an underscore is never prose)."""
-    import inspect
-
-    from typer.models import OptionInfo
-
-    if not isinstance(exc, ValueError):
-        return text
-    flags = {}
-    for name, param in inspect.signature(fn).parameters.items():
-        if isinstance(param.default, OptionInfo):
-            decls = [d for d in (param.default.param_decls or ()) if d.startswith("--")]
-            flags[name] = decls[0] if decls else "--" + name.replace("_", "-")
-    parameter = getattr(exc, "parameter", None)
-    lead = ""
-    if isinstance(parameter, str) and parameter in flags and re.match(rf"{re.escape(parameter)}\b", text):
-        lead, text = flags[parameter], text[len(parameter):]
-    for name, flag in flags.items():
-        if "_" in name:
-            text = re.sub(rf"(?<![\w./-]){re.escape(name)}(?!\w)", flag, text)
-    return lead + text
 
 
 def _check_target(target: Path, option: str = "--output") -> None:
@@ -250,6 +228,8 @@ def write_output(path: Path | str, data: bytes, option: str = "--output") -> Pat
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())  # on disk before the rename, as fdpkit.report.write_atomic
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
@@ -261,6 +241,10 @@ def write_output(path: Path | str, data: bytes, option: str = "--output") -> Pat
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    # function-level: the CLI imports no report code before a command runs (tests/cli/test_cli_startup.py)
+    from fdpkit.report.render import sync_folder
+
+    sync_folder(parent)  # the rename too
     return target
 
 
@@ -355,14 +339,20 @@ def fraction_option(value: Any, name: str) -> Optional[float]:
 AlphaOpt = typer.Option(None, "--alpha", hidden=True, help="Deprecated: use --level.")
 
 
-def level_option(level: Any, alpha: Any) -> Any:
-    """``--level``, or the deprecated ``--alpha`` (with a warning on stderr); both -> exit 2."""
+#: The warning of the deprecated ``--alpha``.
+ALPHA_DEPRECATED = "--alpha is deprecated and will be removed in the next minor version; use --level"
+
+
+def level_option(level: Any, alpha: Any, warnings: Optional[list[str]] = None) -> Any:
+    """``--level``, or the deprecated ``--alpha`` (with a warning on stderr, also appended to
+    ``warnings`` for ``--format json``); both -> exit 2."""
     if alpha is None:
         return level
     if level is not None:
         fail("give --level (or its deprecated name --alpha), not both")
-    err.print("warning: --alpha is deprecated and will be removed in the next minor version; use --level",
-              highlight=False)
+    err.print(f"warning: {ALPHA_DEPRECATED}", highlight=False, soft_wrap=True)
+    if warnings is not None:
+        warnings.append(ALPHA_DEPRECATED)
     return alpha
 
 

@@ -1,21 +1,19 @@
-"""DP-SGD options shared by ``fdpkit report dpsgd`` and ``fdpkit calibrate dpsgd``: parsing
-only. Library errors name the Python parameter; here the first word becomes the flag the
-user typed (``sample_rate must be ...`` -> ``--sample-rate must be ...``)."""
+"""DP-SGD options shared by ``fdpkit report dpsgd``, ``fdpkit calibrate dpsgd`` and ``fdpkit
+ledger propose``/``check``: parsing only. Library errors name the Python parameter; they
+reach the user in the options' words (``sample_rate must be ...`` -> ``--sample-rate must be
+...``) through :func:`fdpkit.cli._option_words.in_option_words`, the one translator."""
 
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any, Callable, Optional
 
 import typer
 
+from fdpkit.cli._option_words import in_option_words
+from fdpkit.errors import ParameterError
 from fdpkit.vocabulary import ADD_REMOVE, EXAMPLE, POISSON
-
-PARAMS = ("noise_multiplier", "sample_rate", "steps", "batch_size", "dataset_size", "epochs", "sampling",
-          "relation", "max_batch_size", "unit", "examples_per_user", "mu", "epsilon", "delta", "tpr", "fpr",
-          "advantage", "posterior", "prior", "history", "phases", "drop_last")
 
 NoiseOpt = typer.Option(None, "--noise-multiplier", help="Noise standard deviation / clipping norm (sigma).")
 RateOpt = typer.Option(None, "--sample-rate", help="Sampling probability q in (0, 1]; or --batch-size with --dataset-size.")
@@ -43,31 +41,23 @@ HistoryOpt = typer.Option(None, "--opacus-history", help=(
     "file (an accountant state_dict or a PrivacyEngine.save_checkpoint checkpoint)."))
 
 
-def flagged(message: str) -> str:
-    """The message with its leading parameter name written as the CLI flag, and the library's
-    keyword spelling of a value to give (``relation='replace-one'``, ``delta=1e-5``) as the option
-    to type (``--relation replace-one``, ``--delta 1e-5``).
-
-    >>> flagged("relation 'add-remove' cannot be accounted ...; use relation='replace-one' or 'zero-out'")
-    "--relation 'add-remove' cannot be accounted ...; use --relation replace-one or 'zero-out'"
-    >>> flagged("an epsilon target needs delta (e.g. delta=1e-5)")
-    'an epsilon target needs delta (e.g. --delta 1e-5)'
-    """
-    m = re.match(r"^(phases\[\d+\]: |history\[\d+\]: )?([a-z_]+)\b", message)
-    if m and m.group(2) in PARAMS:
-        message = message[: m.start(2)] + "--" + m.group(2).replace("_", "-") + message[m.end(2):]
-
-    def option(k: re.Match) -> str:
-        return f"--{k.group(1).replace('_', '-')} {k.group(3)}" if k.group(1) in PARAMS else k.group(0)
-
-    return re.sub(r"(?<![-\w])([a-z][a-z_]*)=('?)([^\s',;)]+)\2", option, message)
+#: The DP-SGD options as ``{parameter: flag}``, for the errors of :func:`build` (``fdpkit ledger
+#: propose`` and ``check`` read them outside :func:`fdpkit.cli._common.guarded`).
+FLAGS = {name: option.param_decls[0] for name, option in (
+    ("noise_multiplier", NoiseOpt), ("sample_rate", RateOpt), ("steps", StepsOpt), ("batch_size", BatchOpt),
+    ("dataset_size", DatasetOpt), ("epochs", EpochsOpt), ("sampling", SamplingOpt), ("relation", RelationOpt),
+    ("drop_last", DropLastOpt), ("max_batch_size", MaxBatchOpt), ("unit", UnitOpt),
+    ("examples_per_user", PerUserOpt), ("schedule", ScheduleOpt), ("opacus_history", HistoryOpt))}
 
 
 def translated(fn: Callable[[], Any]) -> Any:
+    """``fn()``, its ValueError in the options' words (:func:`fdpkit.cli._option_words.in_option_words`
+    with :data:`FLAGS`), still naming the library's arguments (``parameter``)."""
     try:
         return fn()
     except ValueError as exc:
-        raise ValueError(flagged(str(exc))) from None
+        raise ParameterError(in_option_words(FLAGS, exc, str(exc)), getattr(exc, "parameter", None),
+                             getattr(exc, "parameters", None)) from None
 
 
 def _json_file(path: Path, what: str) -> Any:
@@ -133,10 +123,7 @@ def build(noise_multiplier: Optional[float], sample_rate: Optional[float], steps
                              "--sample-rate, --batch-size, --steps, --epochs and --max-batch-size")
         if history is not None:
             rows = opacus_history_file(history, "--opacus-history")
-            try:
-                return translated(lambda: dpsgd_from_opacus_history(rows, **common))
-            except ValueError as exc:  # "history[...]" / "history must ..." is the file's content
-                raise ValueError(re.sub(r"^--history\b", "history", str(exc))) from None
+            return translated(lambda: dpsgd_from_opacus_history(rows, **common))
         return translated(lambda: dpsgd_schedule(_json_file(schedule, "--schedule"), **common))
     if noise_multiplier is None:
         raise ValueError("--noise-multiplier is required (or --schedule / --opacus-history)")

@@ -101,13 +101,13 @@ def calibrate_dpsgd_cmd(
     with --prior) and leave one of --noise-multiplier, --sample-rate/--batch-size,
     --steps/--epochs out: it is solved for, on the safe side of the target."""
     with working("Calibrating (several accounting runs)..."):
-        r = _dp.translated(lambda: fp.calibrate_dpsgd(
+        r = fp.calibrate_dpsgd(
             mu=mu, epsilon=epsilon, delta=delta, tpr=tpr, fpr=fpr, advantage=advantage, posterior=posterior,
             prior=prior, noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=_whole("steps", steps),
             batch_size=_whole("batch_size", batch_size), dataset_size=dataset_size, epochs=epochs,
             sampling=sampling, relation=relation, max_batch_size=_whole("max_batch_size", max_batch_size),
             unit=unit, examples_per_user=_whole("examples_per_user", examples_per_user), drop_last=drop_last,
-            discretization=discretization))
+            discretization=discretization)
     # the table and the JSON: the value as a user copies it (rounded towards the safe side) and
     # that run's own figures (re-accounted), so that every line is of one run; the JSON keeps the
     # search's unrounded value under "exact_value" (it carried only that one: sigma 1.10143 where

@@ -28,8 +28,8 @@ def convert_eps_to_mu(epsilon: float = typer.Option(..., help="Epsilon (pure DP,
     if fpr is not None or recall is not None:
         rows = {f"{k}={v:g}": fp.mu_from_pure_epsilon(epsilon, fpr=fpr, recall=recall)
                 for k, v in (("fpr", fpr), ("recall", recall)) if v is not None}
-        payload = {"epsilon": epsilon, "mu": [{"semantics": k, "mu": v} for k, v in rows.items()]}
-        emit(payload, fmt, output, lambda: kv(f"mu for pure epsilon = {epsilon:g}", rows, up=True))
+        payload = {"epsilon": epsilon, "mu": [{"semantics": k, "mu": v} for k, v in rows.items()], "warnings": warnings}
+        emit(payload, fmt, output, _warned(warnings, lambda: kv(f"mu for pure epsilon = {epsilon:g}", rows, up=True)))
         return
     rec = fp.recommend_mu(epsilon, delta)
     payload = {"epsilon": epsilon, "delta": delta, **rec.to_dict(), "warnings": warnings,

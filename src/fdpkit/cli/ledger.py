@@ -260,14 +260,15 @@ def propose(name: str = typer.Argument(..., help="Dataset name."),
     from fdpkit.ledger import GRID_NOTE, release_dict
 
     led = _open(db)
+    told: list[str] = []  # what is said on stderr (an Opacus file's steps already released), for the JSON too
     mech = release_mechanism(declared_relation(led, name, run), mechanism, spec, gaussian, laplace, from_opacus,
-                             ledger=led, dataset=name, **run)
+                             ledger=led, dataset=name, warnings=told, **run)
     with working("Accounting the release..."):
         r = led.propose(name, mech, title=title, user=user or _user_default(), purpose=purpose)
         check = led.check(name, r.spec)
         rows = _eps_rows(check.before, check.after, extra=saved_delta(mech))  # JSON too: read before it
     if format == "json":
-        _json({**release_dict(r), "check": check.to_dict()})
+        _json({**release_dict(r), "check": check.to_dict(), "warnings": told})
         return
     out.print(str(r.id))
     a = check.after
@@ -290,14 +291,16 @@ def _transition(fn_name: str, release_id: int, user: Optional[str], db: Optional
     with working(f"{fn_name.capitalize()}..."):
         result = getattr(led, fn_name)(release_id, user=user or _user_default(), **kwargs)
         r = led.release_info(release_id)
+    # the alerts a release raised: said on stderr, and in --format json's warnings
+    alerts = ([f"alert: {json.loads(e.payload)['data'].get('message', '')}" for e in led.history(release_id=r.id, kind="alert")]
+              if fn_name == "release" else [])
     if format == "json":
-        _json(release_dict(r))
+        _json({**release_dict(r), **({"warnings": alerts} if fn_name == "release" else {})})
     else:
         out.print(f"release {r.id} {r.state}" + (f" (override: {r.override_reason})" if r.override_reason else ""),
                   highlight=False)
-    if fn_name == "release" and format == "text":
-        for e in led.history(release_id=r.id, kind="alert"):
-            _say(f"[yellow]! alert: {json.loads(e.payload)['data'].get('message', '')}[/yellow]")
+        for alert in alerts:
+            _say(f"[yellow]! {alert}[/yellow]")
     return result
 
 
@@ -412,12 +415,13 @@ def check(name: str = typer.Argument(..., help="Dataset name."),
     is given as for `fdpkit ledger propose`."""
     _check_fmt(format)
     led = _open(db)
+    told: list[str] = []  # what is said on stderr (an Opacus file's steps already released), for the JSON too
     mech = release_mechanism(declared_relation(led, name, run), mechanism, spec, gaussian, laplace, from_opacus,
-                             ledger=led, dataset=name, **run)
+                             ledger=led, dataset=name, warnings=told, **run)
     c = led.check(name, mech)
     eps_rows = _eps_rows(c.before, c.after, extra=saved_delta(mech))  # JSON too: read before it
     if format == "json":
-        _json(c.to_dict())
+        _json({**c.to_dict(), "warnings": told})
         return
     _table(f"Effect on {name}", ["", "now", "with this release"], [
         ["releases", c.before.count, c.after.count], ["μ", *_up(c.before.mu, c.after.mu)],
@@ -575,12 +579,20 @@ def verify(anchor: Optional[str] = typer.Option(None, "--anchor", help="An earli
            db: Optional[str] = DbOpt, format: str = FmtOpt) -> None:
     """Check the hash-chained event log (keyed with FDPKIT_LEDGER_KEY when set), every row
     against it, and the released totals re-derived from the chained releases: exit 0 when
-    intact, 1 with the first broken event otherwise, or with one finding per released release
-    accounted under a relation its dataset does not declare (written by an older fdpkit).
-    Without --anchor (or a key) a chain cut at its end or rewritten and re-hashed as a whole
-    cannot be told from an intact one."""
+    intact, 1 with the first broken event otherwise (an --anchor not in the chain included),
+    or with one finding per released release accounted under a relation its dataset does not
+    declare (written by an older fdpkit); --format json exits the same. Exit 2 is bad input
+    only (an --anchor that is not SEQ:HASH, no ledger at --db). Without --anchor (or a key) a
+    chain cut at its end or rewritten and re-hashed as a whole cannot be told from an intact
+    one."""
     _check_fmt(format)
-    res = _open(db).verify(anchor=anchor)
+    led = _open(db)
+    try:
+        res = led.verify(anchor=anchor)
+    except ValueError as exc:  # the library's "anchor must be SEQ:HASH": the option typed
+        if not str(exc).startswith("anchor "):
+            raise
+        fail("--" + str(exc))
     if format == "json":
         _json(res.to_dict())
     elif res.ok:

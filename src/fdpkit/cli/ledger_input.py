@@ -96,7 +96,8 @@ def default_relation(declared: str, sampling: Any) -> str:
     return declared
 
 
-def mechanism_from_opacus_file(path: Path, ledger: Any = None, dataset: Optional[str] = None) -> dict:
+def mechanism_from_opacus_file(path: Path, ledger: Any = None, dataset: Optional[str] = None,
+                               warnings: Optional[list[str]] = None) -> dict:
     """The DP-SGD run recorded in an Opacus accountant file, as a mechanism spec.
 
     JSON (``{"history": [...], "mechanism": ...}`` or a bare list of (noise_multiplier,
@@ -104,7 +105,8 @@ def mechanism_from_opacus_file(path: Path, ledger: Any = None, dataset: Optional
     ``PrivacyEngine.save_checkpoint`` checkpoint; loaded with ``weights_only=True``).
     With a ``ledger`` and ``dataset``: a resumed run's steps that a BudgetGuard already
     recorded and the ledger released in ``dataset`` are left out (said on stderr); a file
-    with no step left is an error."""
+    with no step left is an error. What is said on stderr is also appended to ``warnings``
+    (``--format json``'s ``warnings``)."""
     # imported when used: the CLI starts without the mechanisms (tests/cli/test_cli_startup.py)
     from fdpkit.mechanisms import dpsgd_from_opacus_history
     from fdpkit.mechanisms._opacus_state import after_prefix, recorded_for, recorded_marker, state_history
@@ -120,23 +122,42 @@ def mechanism_from_opacus_file(path: Path, ledger: Any = None, dataset: Optional
             if not history:
                 fail(f"every step of --from-opacus {path} is already released in {dataset!r} (release {ids}): "
                      "nothing new to record")
-            err.print(f"note: the first {sum(t for _, _, t in rec.prefix)} steps of {path} are already released in "
-                      f"{dataset!r} (release {ids}); only the {sum(t for _, _, t in history)} steps after them are "
-                      "taken", highlight=False, soft_wrap=True)
-        for rid in rec.pending:
-            err.print(f"! release {rid} ({dataset!r}, not released) holds earlier steps of this run, which this one "
-                      "holds too: withdraw it, or they count twice", highlight=False, soft_wrap=True)
+            said = [f"note: the first {sum(t for _, _, t in rec.prefix)} steps of {path} are already released in "
+                    f"{dataset!r} (release {ids}); only the {sum(t for _, _, t in history)} steps after them are "
+                    "taken"]
+        else:
+            said = []
+        said += [f"! release {rid} ({dataset!r}, not released) holds earlier steps of this run, which this one holds "
+                 "too: withdraw it, or they count twice" for rid in rec.pending]
+        for line in said:
+            err.print(line, highlight=False, soft_wrap=True, markup=False)
+        if warnings is not None:
+            warnings += [line.removeprefix("note: ").removeprefix("! ") for line in said]
     return dpsgd_from_opacus_history(history).to_dict()  # anything else: its ValueError names history
+
+
+def _noise(spec: dict, option: str) -> dict:
+    """``spec``, checked: a bad noise is refused naming ``option`` (``--gaussian -1: sigma must be
+    > 0``; the library's own words named ``sigma``, which the command line does not have)."""
+    from fdpkit.mechanisms import mechanism_from_dict  # imported when used: the CLI starts without it
+
+    try:
+        mechanism_from_dict(spec)
+    except ValueError as exc:
+        raise ValueError(f"{option} {next(v for k, v in spec.items() if k != 'kind'):g}: {exc}") from None
+    return spec
 
 
 def release_mechanism(declared: Optional[str], mechanism: Optional[Path], spec: Optional[str],
                       gaussian: Optional[float], laplace: Optional[float], from_opacus: Optional[Path] = None,
-                      *, ledger: Any = None, dataset: Optional[str] = None, **dpsgd: Any) -> dict:
+                      *, ledger: Any = None, dataset: Optional[str] = None, warnings: Optional[list[str]] = None,
+                      **dpsgd: Any) -> dict:
     """The spec of the one mechanism the options give (exit 2 with one line otherwise).
 
     ``declared`` is the dataset's relation (the default of a DP-SGD run's; None: add-remove);
     ``dpsgd`` holds the :data:`DPSGD_OPTIONS`; ``ledger`` and ``dataset`` let an Opacus file
-    leave out the steps already released there (:func:`mechanism_from_opacus_file`)."""
+    leave out the steps already released there (:func:`mechanism_from_opacus_file`, which appends
+    what it says on stderr to ``warnings``)."""
     run = any(dpsgd.get(k) is not None for k in ("noise_multiplier", "schedule", "opacus_history"))
     chosen = [x is not None for x in (mechanism, spec, gaussian, laplace, from_opacus)] + [run]
     if sum(chosen) != 1:
@@ -150,11 +171,11 @@ def release_mechanism(declared: Optional[str], mechanism: Optional[Path], spec: 
 
         return load_json(spec, "--spec", parameter="spec")
     if gaussian is not None:
-        return {"kind": "gaussian", "sigma": gaussian}
+        return _noise({"kind": "gaussian", "sigma": gaussian}, "--gaussian")
     if laplace is not None:
-        return {"kind": "laplace", "scale": laplace}
+        return _noise({"kind": "laplace", "scale": laplace}, "--laplace")
     if from_opacus is not None:
-        return mechanism_from_opacus_file(from_opacus, ledger, dataset)
+        return mechanism_from_opacus_file(from_opacus, ledger, dataset, warnings)
     unknown = set(dpsgd) - set(DPSGD_OPTIONS)
     if unknown:
         raise TypeError(f"unknown DP-SGD options: {sorted(unknown)}")

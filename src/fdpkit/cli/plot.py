@@ -26,7 +26,7 @@ def _eps_delta(text: str) -> tuple[float, float]:
         raise ValueError(f"--eps-delta must be EPSILON,DELTA, plain decimal numbers such as 1,1e-5, got {text!r}") from None
 
 
-@guarded
+@guarded(names={"alpha": "level"})  # the planned test's alpha is --level
 def plot(kind: str = typer.Argument(..., help=", ".join(PLOTS)),
          output: Path = typer.Option(..., "--output", "-o", help="File ending in .svg, .png or .pdf."),
          mu: list[float] = typer.Option([], help="GDP mu (repeatable)."),
@@ -65,7 +65,10 @@ def plot(kind: str = typer.Argument(..., help=", ".join(PLOTS)),
     curves.update({f"Laplace ε = {e:g}": fp.LaplaceCurve(e) for e in epsilon})
     for text in eps_delta:
         e, d = _eps_delta(text)
-        curves[f"(ε, δ) = ({e:g}, {d:g})"] = fp.EpsDeltaCurve(e, d)
+        try:  # its epsilon and delta are --eps-delta's, not --epsilon's and --delta's
+            curves[f"(ε, δ) = ({e:g}, {d:g})"] = fp.EpsDeltaCurve(e, d)
+        except ValueError as exc:
+            raise ValueError(f"--eps-delta {text}: {exc}") from None
     for path in points:
         curves[f"points {path.name}"] = load_points(path)
     fitted = None

@@ -11,7 +11,7 @@ import fdpkit as fp
 from fdpkit.cli._common import (OutputOpt, emit, err, fail, fraction_option, guarded, kv, out)
 
 
-@guarded
+@guarded(names={"rho": "zcdp"})  # the library's rho is --zcdp
 def risk(mu: Optional[float] = typer.Option(None, help="GDP mu."),
          epsilon: Optional[float] = typer.Option(None, help="Pure or approximate DP epsilon (with --delta)."),
          delta: Optional[str] = typer.Option(None, help="delta of an (epsilon, delta) guarantee (1e-5 or 0.001%)."),

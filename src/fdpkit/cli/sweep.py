@@ -114,11 +114,12 @@ def _dashboard(client: Any) -> None:
 
 
 @contextlib.contextmanager
-def _output_errors() -> Iterator[None]:
+def _output_errors() -> Iterator[list[str]]:
     """The library's errors about its ``output`` (an existing file that is not a table of
     this sweep, a bad suffix) in the command line's words: ``--output``, ``--force``; and its
     warnings (a checkpoint chunk not reused, a table reused unchecked) as one ``warning:``
-    line each on stderr, after the progress bar."""
+    line each on stderr, after the progress bar. Yields the list of those warnings (for
+    ``--format json``'s ``warnings``), filled as they come."""
     import warnings
 
     from fdpkit.cli._common import one_line
@@ -136,7 +137,7 @@ def _output_errors() -> Iterator[None]:
 
         warnings.showwarning = show
         try:
-            yield
+            yield told
         except ParameterError as exc:
             if exc.parameter != "output":
                 raise
@@ -152,27 +153,67 @@ def _interrupted(output: Optional[Path]) -> None:
     raise typer.Exit(130)
 
 
+#: The sweep tables' short headers (the line under the table spells them out): the library's
+#: column names cut every column of a regret map to "noise_m…", "sample_…", "discret…" at 80 columns.
+_SHORT = {"noise_multiplier": "σ", "sample_rate": "q", "steps": "T", "batch_size": "batch", "dataset_size": "n",
+          "epochs": "epochs", "max_batch_size": "max batch", "delta": "δ", "discretization": "disc.", "mu": "μ",
+          "alpha_min": "α_min", "epsilon": "ε", "advantage": "adv.", "seconds": "s"}
+#: What each short header means, in the line under the table.
+_LEGEND = {"σ": "noise multiplier", "q": "sample rate", "T": "steps", "n": "dataset size", "disc.": "discretization",
+           "α_min": "smallest FPR of μ's fit", "adv.": "advantage", "s": "seconds"}
+#: Columns that, the same in every row, are said once above the table instead of on each row, and how.
+_SAID_ONCE = {"delta": "δ", "discretization": "discretization", "sampling": "sampling", "relation": "relation",
+              "dataset_size": "dataset size", "max_batch_size": "max batch size", "alpha_min": "μ holds for FPR and FNR ≥"}
+
+
+def _header(column: str) -> str:
+    """A sweep column's short header: ``tpr_at_0.001`` -> ``TPR@0.001``."""
+    return f"TPR@{column[len('tpr_at_'):]}" if column.startswith("tpr_at_") else _SHORT.get(column, column)
+
+
+def _cell(value: Any, up: Optional[bool], column: str = "") -> str:
+    if column == "seconds" and isinstance(value, (int, float)):
+        return f"{value:.2g}"  # a time: two digits say it
+    return "" if value is None else value if isinstance(value, str) else fmt_num(value, up=up)
+
+
 def _print_rows(rows: list[dict[str, Any]], title: str, limit: int = 50) -> None:
+    """A sweep's rows as a table that an 80-column terminal shows whole: short headers (σ, q,
+    T, μ, ε, TPR@0.001) explained on the line below, the columns every row shares (δ, the
+    discretization, the sampling scheme) said once above it, and a cell too wide for the
+    terminal folded onto another line, never cut. ``--output`` keeps the library's columns."""
     if not rows:
         return
     from fdpkit.sweep.store import columns
 
     cols = columns(rows)
-    table = RichTable(title=title, title_justify="left")
-    for c in cols:
-        table.add_column(c)
+    same = [c for c in _SAID_ONCE if c in cols and len({repr(r.get(c)) for r in rows}) == 1]
+    shown = [c for c in cols if c not in same]
+    table = RichTable(title_justify="left")
+    for c in shown:
+        table.add_column(_header(c), overflow="fold")
     # the certified metrics are upper bounds: their last digit rounds up (inputs to nearest)
-    up = [True if c in ("mu", "epsilon", "advantage") or c.startswith("tpr_at_") else None for c in cols]
+    up = [True if c in ("mu", "epsilon", "advantage") or c.startswith("tpr_at_") else None for c in shown]
     for r in rows[:limit]:
-        table.add_row(*("" if v is None else v if isinstance(v, str) else fmt_num(v, up=u)
-                        for v, u in zip((r.get(c) for c in cols), up)))
+        table.add_row(*(_cell(r.get(c), u, c) for c, u in zip(shown, up)))
+    out.print(f"[bold]{title}[/bold]", highlight=False, soft_wrap=True)
+    if same:
+        out.print("; ".join(f"{_SAID_ONCE[c]} {_cell(rows[0][c], None)}" for c in same), highlight=False,
+                  soft_wrap=True)
     out.print(table)
+    notes = [f"{h} {_LEGEND[h]}" for h in map(_header, shown) if h in _LEGEND]
+    bounds = [_header(c) + (f" (at δ = {_cell(rows[0]['delta'], None)})" if c == "epsilon" and "delta" in same else "")
+              for c, u in zip(shown, up) if u]
+    if bounds:
+        notes.append(f"{', '.join(bounds)}: upper bounds, their last digit rounded up")
+    if notes:
+        out.print("; ".join(notes) + ".", highlight=False, soft_wrap=True)
     if len(rows) > limit:
         out.print(f"... {len(rows) - limit} more rows (use --output FILE.csv for the whole table)")
 
 
 @sweep_app.callback(invoke_without_command=True)
-@guarded
+@guarded(names={"fprs": "fpr"})  # the library's fprs is --fpr
 def sweep_main(ctx: typer.Context, noise_multiplier: Optional[str] = NoiseOpt, sample_rate: Optional[str] = RateOpt,
                batch_size: Optional[str] = BatchOpt, dataset_size: Optional[str] = DataOpt,
                steps: Optional[str] = StepsOpt, epochs: Optional[str] = EpochsOpt,
@@ -206,7 +247,7 @@ def sweep_main(ctx: typer.Context, noise_multiplier: Optional[str] = NoiseOpt, s
             "relation": parse_list("--relation", relation, str),
             "max_batch_size": parse_list("--max-batch-size", max_batch_size, _whole)}
     try:
-        with _output_errors(), progress_bar("Sweeping") as update:
+        with _output_errors() as told, progress_bar("Sweeping") as update:
             result = run_sweep(**grid, delta=delta, fprs=parse_list("--fpr", fpr),
                                metrics=parse_list("--metrics", metrics, str),
                                discretization=discretization, output=output, dask_local=dask_local,
@@ -216,7 +257,7 @@ def sweep_main(ctx: typer.Context, noise_multiplier: Optional[str] = NoiseOpt, s
         _interrupted(output)
     summary = {"settings": len(result), "computed": result.computed, "reused": result.reused,
                "executor": result.executor, "output": str(result.output) if result.output else None,
-               "columns": result.columns, **result.metadata}
+               "columns": result.columns, **result.metadata, "warnings": list(told)}
     if fmt == "json":
         payload = summary if output else {**summary, "rows": result.rows}
         sys.stdout.write(json.dumps(json_safe(payload), indent=2, allow_nan=False) + "\n")
@@ -301,7 +342,7 @@ def rule_of_thumb_cmd(noise_multiplier: str = typer.Option("1,2,4,8", "--noise-m
     rates = parse_list("--sample-rate", sample_rate) or list(FIG4_SAMPLE_RATES)
     _check_plot(plot)
     try:
-        with _output_errors(), progress_bar("Rule of thumb") as update:
+        with _output_errors() as told, progress_bar("Rule of thumb") as update:
             study = rule_of_thumb(parse_list("--noise-multiplier", noise_multiplier),
                                   parse_list("--steps", steps, _whole), rates, threshold=threshold,
                                   discretization=discretization, output=output, dask_local=dask_local,
@@ -312,6 +353,7 @@ def rule_of_thumb_cmd(noise_multiplier: str = typer.Option("1,2,4,8", "--noise-m
     if fmt == "json":
         d = study.to_dict()
         d.pop("rows")
+        d["warnings"] = list(told)  # as the text says them on stderr (a checkpoint chunk not reused)
         sys.stdout.write(json.dumps(json_safe(d), indent=2, allow_nan=False) + "\n")
     else:
         out.print(study.summary(), soft_wrap=True, highlight=False)

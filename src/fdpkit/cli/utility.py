@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 import fdpkit as fp
-from fdpkit.cli._common import (AlphaOpt, OutputOpt, ResultFormatOpt, emit, fail, fmt_num, fraction_option, guarded, kv, level_option,
+from fdpkit.cli._common import (AlphaOpt, OutputOpt, ResultFormatOpt, emit, err, fail, fmt_num, fraction_option, guarded, kv, level_option,
                                 out)
 
 
@@ -30,7 +30,8 @@ def power(effect: float = typer.Option(..., help="Mean shift to detect."),
         why = ("the non-private power shown beside every release has no test for data without variance" if sd == 0
                else "it is the measurement sd of one observation")
         fail(f"--sd must be > 0, got {sd:g}: {why}")
-    overall = level_option(level, alpha)
+    told: list[str] = []  # the warnings said on stderr, for --format json too
+    overall = level_option(level, alpha, told)
     overall = 0.05 if overall is None else overall
     try:  # every --tests, 1 included (0 and negatives were read as 1)
         level = fp.adjusted_level(overall, tests)
@@ -42,7 +43,8 @@ def power(effect: float = typer.Option(..., help="Mean shift to detect."),
     rows = {"non-private": fp.ztest_power(mu=math.inf, **kw)}
     rows.update({f"Gaussian, mu = {m:g}": fp.ztest_power(mu=m, **kw) for m in mu})
     rows.update({f"Laplace, epsilon = {e:g}": fp.ztest_power_laplace(epsilon=e, **kw) for e in epsilon})
-    payload = {"alpha_per_test": level, "power": [{"release": k, "power": v} for k, v in rows.items()]}
+    payload = {"alpha_per_test": level, "power": [{"release": k, "power": v} for k, v in rows.items()],
+               "warnings": told}
     emit((payload), fmt, output, lambda: kv(f"Power at level {level:g}", rows))
 
 
@@ -73,7 +75,7 @@ def utility_first_labels(prior: float, fpr: float) -> tuple[tuple[tuple[str, str
     return labels, tuple(v.format(prior=prior, fpr=fpr) for v in UTILITY_FIRST_UP)
 
 
-@guarded
+@guarded(names={"alpha": "level"})  # the analysis's alpha is the overall --level
 def plan(guide: str = typer.Argument(..., help="utility-first or privacy-first"),
          effect: float = typer.Option(..., help="Mean shift to detect."),
          n: float = typer.Option(..., help="Number of observations (per group with --groups 2)."),
@@ -99,7 +101,8 @@ def plan(guide: str = typer.Argument(..., help="utility-first or privacy-first")
          fmt: str = ResultFormatOpt, output: Optional[Path] = OutputOpt) -> None:
     """Privacy-first or utility-first planning guide (de Fondeville Sec. 5), ending in the noise to add."""
     prior, fpr = fraction_option(prior, "prior"), fraction_option(fpr, "fpr")
-    overall = level_option(level, alpha)
+    told: list[str] = []  # the warnings said on stderr, for --format json too
+    overall = level_option(level, alpha, told)
     alpha = fraction_option("0.05" if overall is None else overall, "level")
     required_power = fraction_option(required_power, "required_power")
     max_relative_loss = fraction_option(max_relative_loss, "max_relative_loss")
@@ -172,8 +175,11 @@ def plan(guide: str = typer.Argument(..., help="utility-first or privacy-first")
     else:
         fail(f"guide must be utility-first or privacy-first, got {guide!r}")
     d["guidance"] = [{"title": t, "text": x} for t, x in fp.planning.GUIDANCE]
+    d["warnings"] = told + list(d.get("warnings") or [])
 
     def text() -> None:
+        for w in d["warnings"][len(told):]:  # the plan's own (a prior of 0), as risk and convert say theirs
+            err.print(f"warning: {w}", soft_wrap=True, highlight=False)
         out.print(f"[bold]{spec.describe()}[/bold]", soft_wrap=True)
         if d.get("headline"):  # privacy first: what to do, before the options
             out.print(f"[bold]{d['headline']}[/bold]", soft_wrap=True, highlight=False)

@@ -66,7 +66,8 @@ def mu_from_pure_epsilon(
     chosen = [k for k, v in (("fpr", fpr), ("recall", recall), ("delta", delta)) if v is not None]
     if len(chosen) > 1:
         raise ParameterError(
-            f"give at most one of fpr, recall, delta (one risk semantics), got {', '.join(chosen)}", chosen[0], tuple(chosen))
+            f"give at most one of fpr, recall, delta (one risk semantics), got {', '.join(chosen)}", chosen[0],
+            tuple(dict.fromkeys((*chosen, "fpr", "recall", "delta"))))
     eps = check_nonnegative("epsilon", epsilon)
     if not chosen:
         # 2 isf(1 / (1 + e^eps)); past eps ~ 700 the probability leaves the normal floats

@@ -201,13 +201,18 @@ def render_document(doc: ReportDocument, fmt: str) -> bytes:
 
 
 def write_atomic(path: str | os.PathLike, data: bytes) -> Path:
-    """Write ``data`` to ``path`` via a temporary file in the same folder and a rename."""
+    """Write ``data`` to ``path`` via a temporary file in the same folder and a rename. The
+    file's bytes reach the disk (``fsync``) before the rename, and the rename itself (the
+    folder's ``fsync``, where the system has one): after a power cut the file is the old one
+    or the new one, whole, never an empty or half-written one under the new name."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the usual permissions
@@ -215,4 +220,23 @@ def write_atomic(path: str | os.PathLike, data: bytes) -> Path:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    sync_folder(target.parent)
     return target
+
+
+def sync_folder(folder: str | os.PathLike) -> None:
+    """``fsync`` a folder, so that a rename into it survives a power cut; nothing where the
+    system cannot open a folder for it (Windows) or refuses (some network file systems)."""
+    flags = getattr(os, "O_DIRECTORY", None)
+    if flags is None:
+        return
+    try:
+        fd = os.open(folder, os.O_RDONLY | flags)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -104,7 +104,7 @@ def _options(delta: Any, fprs: Any, metrics: Any, discretization: Any) -> dict[s
         disc = check_scalar("discretization", discretization)
         lo, hi = DISCRETIZATION_RANGE
         if not lo <= disc <= hi:
-            raise ValueError(f"discretization must be in [{lo:g}, {hi:g}], got {discretization!r}")
+            raise ParameterError(f"discretization must be in [{lo:g}, {hi:g}], got {discretization!r}", "discretization")
     return {"delta": d, "fprs": tuple(dict.fromkeys(fpr_list)), "metrics": checked_metrics,
             "discretization": disc}
 

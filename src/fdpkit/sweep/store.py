@@ -88,7 +88,9 @@ class Checkpoint:
     chunk's rows only when they match the digest; a chunk edited after the sweep saved it
     (or unreadable) is not reused, its settings are recomputed and :attr:`skipped` says why.
     A chunk written before fdpkit wrote digests (a bare JSON list of rows) is reused as it
-    is, unchecked, as a table without a digest is.
+    is, unchecked, as a table without a digest is, but only in a folder an earlier fdpkit
+    began: a folder this code begins holds :data:`DIGESTS_FILE`, and there a bare list is a
+    chunk turned back into one (its digest taken out), not reused.
     """
 
     def __init__(self, output: str | os.PathLike) -> None:
@@ -104,9 +106,10 @@ class Checkpoint:
         if not self.dir.is_dir():
             return []
         out: list[dict[str, Any]] = []
+        digested = (self.dir / DIGESTS_FILE).is_file()
         for f in sorted(self.dir.glob("part-*.json")):
             self._count += 1  # a new chunk's name never repeats one read here
-            rows, why = _chunk_rows(f)
+            rows, why = _chunk_rows(f, digested)
             if why is not None:
                 self.skipped.append(f"checkpoint chunk {str(f)!r} is not reused, {why}: its settings are "
                                     "recomputed")
@@ -115,8 +118,11 @@ class Checkpoint:
         return out
 
     def save(self, rows: Sequence[dict[str, Any]]) -> None:
-        """Save finished rows as one new chunk with their digest, atomically (one file)."""
+        """Save finished rows as one new chunk with their digest, atomically (one file). A
+        folder without chunks yet gets :data:`DIGESTS_FILE` first: every chunk in it has a digest."""
         self.dir.mkdir(exist_ok=True)
+        if not any(self.dir.glob("part-*.json")) and not (self.dir / DIGESTS_FILE).is_file():
+            write_atomic(self.dir / DIGESTS_FILE, f"every chunk in this folder carries {DIGEST_KEY}\n".encode())
         self._count += 1
         name = f"part-{os.getpid()}-{self._count:06d}.json"
         saved = json_safe([dict(r) for r in rows])
@@ -130,9 +136,15 @@ class Checkpoint:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def _chunk_rows(f: Path) -> tuple[list[dict[str, Any]], str | None]:
+#: The file that marks a checkpoint folder begun by an fdpkit that saves every chunk with its
+#: digest: a bare list of rows in it is refused (:meth:`Checkpoint.rows`).
+DIGESTS_FILE = "chunks-have-digests"
+
+
+def _chunk_rows(f: Path, digested: bool = False) -> tuple[list[dict[str, Any]], str | None]:
     """(rows, None) of one checkpoint chunk, or ([], why) when it is not reused: unreadable,
-    not a chunk, or rows that do not match the digest saved with them."""
+    not a chunk, rows that do not match the digest saved with them, or (``digested``: the
+    folder's chunks all carry digests) a bare list of rows."""
     try:
         chunk = json.loads(f.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -141,6 +153,9 @@ def _chunk_rows(f: Path) -> tuple[list[dict[str, Any]], str | None]:
         want, saved = chunk.get(DIGEST_KEY), chunk["rows"]
     else:
         want, saved = None, chunk  # written before chunks carried a digest: a bare list of rows
+        if digested:
+            return [], (f"it is a bare list of rows without the digest ({DIGEST_KEY}) that the sweep which began this "
+                        "folder saves with every chunk")
     if not isinstance(saved, list) or not all(isinstance(r, dict) for r in saved):
         return [], "it is not a list of rows"
     rows = [{k: _from_json(v) for k, v in r.items()} for r in saved]

@@ -23,6 +23,7 @@ import numpy as np
 from fdpkit._numerics import check_scalar
 from fdpkit.sweep.runner import SweepResult, _options, run_sweep
 from fdpkit.calibrate import calibrate_dpsgd
+from fdpkit.errors import ParameterError
 from fdpkit.guarantee.privacy import privacy_report
 from fdpkit.mechanisms import dpsgd_from_training
 from fdpkit.sweep.executors import RUNNERS, check_executor
@@ -113,7 +114,7 @@ def rule_of_thumb(noise_multiplier: Sequence[float] = (1.0, 2.0, 4.0, 8.0),
     grid. Keyword arguments go to :func:`fdpkit.run_sweep`."""
     t = check_scalar("threshold", threshold)
     if not 0 < t < 1:
-        raise ValueError(f"threshold must be in (0, 1), got {threshold!r}")
+        raise ParameterError(f"threshold must be in (0, 1), got {threshold!r}", "threshold")
     kwargs.setdefault("metrics", ("mu", "regret", "epsilon"))
     result = run_sweep(noise_multiplier, sample_rate, steps, **kwargs)
     inside = [r for r in result if r["noise_multiplier"] >= RULE_MIN_NOISE and r["steps"] >= RULE_MIN_STEPS]
@@ -198,17 +199,17 @@ def design_table(*, mu: float | None = None, batch_size: Sequence[int], epochs: 
     (235, 0.58)
     """
     if (mu is None) == (epsilon is None):
-        raise ValueError("give exactly one target: mu, or epsilon (with delta)")
+        raise ParameterError("give exactly one target: mu, or epsilon (with delta)", "mu", ("mu", "epsilon", "delta"))
     opts = _options(delta, (1e-3,), None, discretization)
     if mu is not None:
         target = check_scalar("mu", mu)
         if not (0 < target < math.inf):
-            raise ValueError(f"mu must be positive and finite, got {mu!r}")
+            raise ParameterError(f"mu must be positive and finite, got {mu!r}", "mu")
         opts["mu"] = target
     else:
         target = check_scalar("epsilon", epsilon)
         if not (0 < target < math.inf):
-            raise ValueError(f"epsilon must be positive and finite, got {epsilon!r}")
+            raise ParameterError(f"epsilon must be positive and finite, got {epsilon!r}", "epsilon")
         opts["epsilon"] = target
     settings = cartesian(batch_size=batch_size, epochs=epochs, dataset_size=[dataset_size])
     for s in settings:
