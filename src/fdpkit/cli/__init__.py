@@ -10,6 +10,7 @@ from fdpkit.cli import audit
 from fdpkit.cli import calibrate
 from fdpkit.cli import convert
 from fdpkit.cli import ledger
+from fdpkit.cli import ledger_chain  # noqa: F401  (registers ledger head and verify)
 from fdpkit.cli import ledger_lifts
 from fdpkit.cli import ledger_users
 from fdpkit.cli import plot
