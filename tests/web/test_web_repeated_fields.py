@@ -87,6 +87,29 @@ def test_a_refusal_without_a_place_beside_its_field_is_said_atop_the_form(client
     assert _errors(r.text).get("form", "").startswith(f"{field.replace('_', ' ')} is given twice"), _errors(r.text)
 
 
+@pytest.mark.parametrize("path, body", [
+    ("/plan", "guide=privacy_first&guide=utility_first&effect=0.2&n=100&sd=0.25&level=0.01&max_relative_loss=0.01"),
+    ("/sweep", "task=map&task=x&noise_multiplier=1,2&sample_rate=0.01&steps=100&delta=1e-5"),
+    ("/convert", "mu=1&mu=3&delta=1e-5"),
+])
+def test_a_refused_form_renders_its_page_once(client, monkeypatch, path, body):
+    # a refusal with no place beside its field rendered the page, read its text, then rendered it
+    # again with the refusal atop the form (two renders per 422; now the slot atop is filled in)
+    from fdpkit.web import common
+
+    rendered: list[str] = []
+    render = common.templates.TemplateResponse
+
+    def counted(*args, **kwargs):
+        rendered.append(args[1])
+        return render(*args, **kwargs)
+
+    monkeypatch.setattr(common.templates, "TemplateResponse", counted)
+    r = client.post(path, content=body, headers=FORM)
+    assert r.status_code == 422 and "is given twice" in unescape(r.text)
+    assert len(rendered) == 1, rendered
+
+
 def test_the_hidden_off_before_a_ticked_box_is_not_a_repetition(client):
     body = ("guide=privacy_first&effect=0.2&n=100&sd=0.25&level=0.01&max_relative_risk=2"
             "&high_confidence_ok=off&high_confidence_ok=on")

@@ -305,24 +305,45 @@ async def run_light(fn: Callable, *args: Any, timeout: float | None = None, **kw
         raise JobFailed("the computation took too long; use smaller inputs") from None
 
 
+#: What a form page's error slot atop the form (``form_errors`` in _macros.html) holds while the
+#: page is rendered with refused repeated fields: :func:`page` fills it in once the page's text
+#: shows which of them have no place beside their field. (No digits: ``nums`` leaves it alone.)
+_FORM_SLOT = "fdpkit-form-error-slot-pending"
+
+
+def form_error(message: Any) -> Markup:
+    """The error said atop a form (``errors["form"]``), as the ``form_errors`` macro shows it;
+    nothing for none. The slot :func:`page` fills in renders as itself."""
+    if not message:
+        return Markup("")
+    if message == _FORM_SLOT:
+        return Markup(_FORM_SLOT)
+    return Markup('<div class="error" id="form-error" role="alert">{}</div>').format(message)
+
+
+templates.env.globals["form_error"] = form_error
+
+
 def page(request: Request, name: str, context: dict, status: int = 200) -> HTMLResponse:
     """The template ``name`` rendered; a form page's refused repeated fields show every value
     sent (:func:`fdpkit.web.repeated_fields.shown_values`), not the last one, and a refusal
     the page has no place for beside its field (the plan's guide, a tick box) is said atop
-    the form (``errors["form"]``) rather than answered 422 without a word."""
+    the form (``errors["form"]``) rather than answered 422 without a word.
+
+    Rendered once: with refused fields, the slot atop the form is left open (:data:`_FORM_SLOT`)
+    and filled in from the page's text (it was rendered a second time to say them)."""
     if isinstance(context.get("values"), dict):
         context = {**context, "values": shown_values(context["values"])}
-    response = templates.TemplateResponse(request, name, context, status_code=status)
     errors = context.get("errors")
     twice = {f: m for f, m in refused().items() if isinstance(errors, dict) and errors.get(f) == m}
-    if twice:
-        text = _plain(bytes(response.body).decode("utf-8", "replace"))
-        unseen = [m for m in twice.values() if m not in text]
-        if unseen:
-            top = "; ".join(filter(None, [errors.get("form"), *unseen]))
-            response = templates.TemplateResponse(request, name, {**context, "errors": {**errors, "form": top}},
-                                                  status_code=status)
-    return response
+    if not twice or not isinstance(errors, dict):
+        return templates.TemplateResponse(request, name, context, status_code=status)
+    html = bytes(templates.TemplateResponse(request, name, {**context, "errors": {**errors, "form": _FORM_SLOT}},
+                                            status_code=status).body).decode("utf-8")
+    text = _plain(html.replace(_FORM_SLOT, str(form_error(errors.get("form")))))
+    unseen = [m for m in twice.values() if m not in text]
+    top = "; ".join(filter(None, [errors.get("form"), *unseen])) if unseen else errors.get("form")
+    return HTMLResponse(html.replace(_FORM_SLOT, str(form_error(top))), status_code=status)
 
 
 def _plain(html: str) -> str:
