@@ -75,6 +75,28 @@ def test_a_select_given_twice_shows_the_first_value_sent(client, path, query, fi
     assert re.findall(r'<option value="([^"]+)"\s*selected', select) == [first], select
 
 
+#: the audit's counts, which the counts mode reads and the other modes leave alone
+COUNTS = "true_positives=50&false_positives=1&n_members=100&n_nonmembers=100"
+
+
+@pytest.mark.parametrize("method", ["GET", "POST"])
+@pytest.mark.parametrize("first, second", [("counts", "simulate"), ("simulate", "counts"), ("scores", "counts")])
+def test_the_audit_mode_given_twice_checks_the_first_radio_and_is_refused_beside_it(client, method, first, second):
+    # the form read the last mode: on POST no radio was checked ("counts, simulate" is no radio's
+    # value) and the errors were the last mode's ("ran is required" for counts, simulate); a
+    # permalink ending in mode=scores showed the empty form, 200, without a word
+    query = f"mode={first}&mode={second}&{COUNTS}"
+    r = (client.get(f"/audit?{query}", headers={"accept": "text/html"}) if method == "GET"
+         else client.post("/audit", content=query, headers=FORM))
+    assert r.status_code == 422, r.status_code
+    assert re.findall(r'name="mode" value="(\w+)"[^>]*checked', r.text) == [first]
+    errors = _errors(r.text)
+    assert errors["mode"] == f"mode is given twice ('{first}', '{second}'): send it once", errors
+    assert "form" not in errors and (first == "simulate") == ("ran" in errors), errors
+    radios = re.findall(r'<input[^>]*name="mode"[^>]*>', r.text)
+    assert len(radios) == 3 and all('aria-describedby="mode-error"' in x for x in radios), radios
+
+
 @pytest.mark.parametrize("body, field", [
     ("guide=privacy_first&guide=utility_first&effect=0.2&n=100&sd=0.25&level=0.01&max_relative_loss=0.01", "guide"),
     ("guide=utility_first&effect=0.2&n=100&sd=0.25&level=0.01&max_relative_loss=0.01"

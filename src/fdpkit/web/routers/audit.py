@@ -245,7 +245,7 @@ def _field_of(message: str) -> str:
         return head
     if head in aliases:
         return aliases[head]
-    return head if head in FIELDS else "form"
+    return head if head in (*FIELDS, "mode") else "form"
 
 
 # ------------------------------------------------------------------------------------ page
@@ -271,11 +271,14 @@ async def audit_page(request: Request):
     ``/audit?mode=counts&true_positives=900&...``), or of held scores (``mode=scores&scores=<digest>``)
     the audit, rendered on the server."""
     q = request.query_params
-    if q.get("mode") in ("counts", "simulate") or (q.get("mode") == "scores" and q.get("scores")):
+    mode = _mode(q)
+    if mode in ("counts", "simulate") or (mode == "scores" and q.get("scores")):
         return await _page_answer(request, q)
     values = {**DEFAULTS, **{k: v for k, v in q.items() if k in (*FIELDS, "mode")}}
-    return await render_page(request, "audit.html", {"values": values, "errors": {}, "result": None,
-                                                     "example": SIMULATION_EXAMPLE})
+    # a field of the form given twice is refused beside it (it was shown without a word, 200)
+    errors = {k: m for k, m in FormErrors().items() if k in (*FIELDS, "mode", "scores")}
+    return await render_page(request, "audit.html", {"values": values, "errors": errors, "result": None,
+                                                     "example": SIMULATION_EXAMPLE}, status=form_status(errors))
 
 
 @router.post("/audit", include_in_schema=False)
@@ -311,11 +314,19 @@ async def audit_download(request: Request, format: str = Query("pdf")):
     return _answer(result, format, inputs)
 
 
+def _mode(form) -> str:
+    """The form's mode, its FIRST value where it is given twice (refused beside it, the radio of
+    the first value checked, as the other pages' selects): ``form.get`` answers the last, so the
+    page checked no radio and said the errors of the last mode's fields."""
+    sent = form.getlist("mode") if hasattr(form, "getlist") else [form.get("mode")]
+    return str(sent[0] or "scores") if sent else "scores"
+
+
 def permalink(form, digest: str | None = None) -> str | None:
     """``/audit?mode=counts&...`` of a counts or simulate form (blank fields left out), or of
     held scores by their ``digest``; None for scores not held or a link longer than
     :data:`MAX_PERMALINK`."""
-    mode = form.get("mode") or "scores"
+    mode = _mode(form)
     if mode not in ("counts", "simulate", "scores") or (mode == "scores" and not digest):
         return None
     keys = {"counts": ("true_positives", "false_positives", "n_members", "n_nonmembers"),
@@ -370,7 +381,7 @@ async def _audit_form(request: Request, form, fmt: str) -> dict:
     format for a download): {result, simulation, errors, values, inputs, digest}."""
     limits: Limits = request.app.state.limits
     errors = FormErrors()
-    mode = str(form.get("mode") or "scores")
+    mode = _mode(form)
     values = {k: v for k, v in form.items() if isinstance(v, str)}
     values.setdefault("mode", mode)
     # the settings through the JSON API's schema (AuditSettings, SimulateSettings): errors at once
