@@ -114,8 +114,15 @@ class Limits:
     max_steps: int = 1_000_000
     min_discretization: float = 1e-5
     max_parts: int = 50
-    #: wall-clock seconds one heavy job may compute before its worker is killed
+    #: seconds of computing (CPU time) one job may use before its worker is ended: 422, the
+    #: request too large. Twice what the budget's work (``budget.max_work``, 3e8) costs by the
+    #: cost model, which errs high (``WORK_PER_SECOND`` a CPU-second: 30 s; 10 s measured for
+    #: reports of 2.6e8-2.9e8), for the rest of a report (figures, documents).
     timeout_s: float = 60.0
+    #: wall-clock seconds a started job is given before its worker is killed: 503 + Retry-After,
+    #: the server too busy to run it (None: :func:`fdpkit.web.pool.wall_limit`, 180 s for 60 s
+    #: of computing; a heavy job yields the CPU to light ones)
+    wall_timeout_s: float | None = None
     #: smallest noise (sd or scale relative to sensitivity): below it a PLD grid explodes
     min_noise: float = 0.1
     #: cost model budget checked before any accounting (fdpkit.accounting.estimate_cost):
@@ -281,8 +288,9 @@ def pool_of(app: Any, lane: str = "light") -> WorkerPool:
 
 
 async def run_heavy(request: Request, fn: Callable, *args: Any, work: float = math.inf, **kwargs: Any) -> Any:
-    """Run ``fn(*args, **kwargs)`` in a worker PROCESS, within the app's time limit; the
-    worker is killed and replaced on timeout or when the client leaves.
+    """Run ``fn(*args, **kwargs)`` in a worker PROCESS, within the app's time limits (its
+    computing: ``Limits.timeout_s``; the wall clock: ``Limits.wall_timeout_s``); the worker
+    is killed and replaced on either, or when the client leaves.
 
     ``work`` is the job's estimated cost (``fdpkit.accounting.estimate_cost(...).work``;
     unknown: heavy); jobs up to ``Limits.light_work`` take the light lane. ``fn`` must be a
@@ -291,7 +299,8 @@ async def run_heavy(request: Request, fn: Callable, *args: Any, work: float = ma
     Retry-After, answered by the app's handler)."""
     limits: Limits = request.app.state.limits
     lane = "light" if work <= limits.light_work else "heavy"
-    return await pool_of(request.app, lane).run(fn, *args, timeout=limits.timeout_s, **kwargs)
+    return await pool_of(request.app, lane).run(fn, *args, timeout=limits.timeout_s,
+                                                wall_timeout=limits.wall_timeout_s, **kwargs)
 
 
 async def run_light(fn: Callable, *args: Any, timeout: float | None = None, **kwargs: Any) -> Any:
