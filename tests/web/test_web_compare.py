@@ -99,6 +99,11 @@ def test_compare_page_plots_several_curves(browser, live_server, size):
         assert pg.locator("#compare-table tbody tr").count() == 6
         assert "lower" in pg.inner_text("#compare-table")
         no_overflow(pg)
+        # every figure on the screen: on a phone the table stacks, one card per curve (its last
+        # column was cut off at the screen's edge, in a box scrolled sideways)
+        for cell in pg.locator("#compare-table td").all():
+            box = cell.bounding_box()
+            assert box["x"] >= 0 and box["x"] + box["width"] <= WIDTHS[size], (cell.inner_text(), box)
         SHOTS.mkdir(parents=True, exist_ok=True)
         pg.screenshot(path=str(SHOTS / f"compare-{size}.png"), full_page=True)
     finally:
