@@ -20,6 +20,7 @@ from fdpkit.accounting import DISCRETIZATION_DEFAULT
 from fdpkit.accounting.work_limits import AUDIT_WORK_PER_SCORE, SIMULATION_WORK_PER_DRAW
 from fdpkit._inputs import parse_decimal
 from fdpkit.audit import read_scores_csv
+from fdpkit.errors import ParameterError
 from fdpkit.audit.io import MAX_SCORES_WEB
 from fdpkit.mechanisms import Mechanism, fold, mechanism_from_dict, training_run
 from fdpkit.report import FORMATS
@@ -141,15 +142,30 @@ def _check_simulation(mech: Mechanism, trials: int) -> float:
 def _simulation_inputs(ran_spec: Any, declared_spec: Any, trials: int, limits: Limits,
                        ran_name: str = "mechanism") -> tuple[Mechanism, Mechanism, float]:
     """(mechanism that runs, mechanism declared, estimated work) of a simulation request;
-    ``ran_name`` is the field of the mechanism that runs ("ran" on the page). Cheap: run in
-    a thread."""
-    ran, ran_work = _mechanism(ran_spec, limits, ran_name)
+    ``ran_name`` is the field of the mechanism that runs ("ran" on the page, where an error of
+    either spec names its field: the page said "mechanism kind must be one of ..." for
+    ``ran={}`` beside the certified mechanism, and a spec beyond the server's limits atop the
+    form). Cheap: run in a thread."""
+    try:
+        ran, ran_work = _mechanism(ran_spec, limits, ran_name)
+    except ValueError as exc:
+        raise _of_field(exc, ran_name) if ran_name != "mechanism" else exc from None
     if ran is None:
         raise ValueError(f"{ran_name} is required: the mechanism that runs, as a JSON spec")
-    declared, declared_work = _mechanism(declared_spec, limits)
+    try:
+        declared, declared_work = _mechanism(declared_spec, limits)
+    except ValueError as exc:
+        raise _of_field(exc, "mechanism") if ran_name != "mechanism" else exc from None
     if declared is None:
         declared, declared_work = ran, ran_work
     return ran, declared, _check_simulation(ran, trials) + declared_work
+
+
+def _of_field(error: ValueError, name: str) -> ParameterError:
+    """``error`` as the refusal of the form field ``name``, its message led by the field's name
+    (which the page places it by: :func:`_field_of`)."""
+    text = str(error)
+    return ParameterError(text if text.split(" ", 1)[0].rstrip(",:") == name else f"{name}: {text}", name)
 
 
 async def _run_audit(request: Request, kind: str, data: tuple, confidence: float, delta: float, mech: Mechanism | None,
