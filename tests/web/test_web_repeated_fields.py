@@ -75,6 +75,20 @@ def test_a_select_given_twice_shows_the_first_value_sent(client, path, query, fi
     assert re.findall(r'<option value="([^"]+)"\s*selected', select) == [first], select
 
 
+@pytest.mark.parametrize("body", [
+    "task=map&task=design&noise_multiplier=1,2&sample_rate=0.01&steps=100&delta=1e-5",
+    "task=design&task=map&mu=1&batch_size=256&epochs=1&dataset_size=60000",
+    "task=map&task=x&noise_multiplier=1,2&sample_rate=0.01&steps=100&delta=1e-5",
+])
+def test_the_sweep_task_given_twice_reads_the_first_form(client, body):
+    # the last task was read: the map form was refused with the design form's four "required"
+    # errors (and the design form with the map's), an unknown last task with "task must be ..."
+    r = client.post("/sweep", content=body, headers=FORM)
+    assert r.status_code == 422
+    first, second = (v for k, v in (p.split("=") for p in body.split("&")) if k == "task")
+    assert _errors(r.text) == {"form": f"task is given twice ('{first}', '{second}'): send it once"}, _errors(r.text)
+
+
 #: the audit's counts, which the counts mode reads and the other modes leave alone
 COUNTS = "true_positives=50&false_positives=1&n_members=100&n_nonmembers=100"
 

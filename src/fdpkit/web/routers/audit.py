@@ -32,6 +32,7 @@ from fdpkit.web.jobs import audit_counts_job, audit_scores_job, prepare, simulat
 from fdpkit.web.names import audit_download_name
 from fdpkit.web.score_store import MAX_BYTES as STORE_BYTES, MAX_ENTRIES as STORE_ENTRIES, ScoreStore
 from fdpkit.web.json_numbers import CheckedJSONRoute
+from fdpkit.web.repeated_fields import first_value
 
 router = APIRouter(route_class=CheckedJSONRoute)
 
@@ -331,11 +332,8 @@ async def audit_download(request: Request, format: str = Query("pdf")):
 
 
 def _mode(form) -> str:
-    """The form's mode, its FIRST value where it is given twice (refused beside it, the radio of
-    the first value checked, as the other pages' selects): ``form.get`` answers the last, so the
-    page checked no radio and said the errors of the last mode's fields."""
-    sent = form.getlist("mode") if hasattr(form, "getlist") else [form.get("mode")]
-    return str(sent[0] or "scores") if sent else "scores"
+    """The form's mode, its first value where it is given twice (refused beside the radios)."""
+    return first_value(form, "mode", "scores")
 
 
 def permalink(form, digest: str | None = None) -> str | None:
