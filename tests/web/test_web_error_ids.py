@@ -18,6 +18,7 @@ CASES = [
     ("/calculator", "mode=composition&releases=garbage", {"releases"}),
     ("/report", "kind=mechanism&mechanism=%7B", {"mechanism"}),
     ("/report", "kind=points&points=garbage", {"points"}),
+    ("/report", "kind=bogus", {"kind"}),  # was read as a spec: "mechanism is required"
     ("/report", "kind=dpsgd&noise_multiplier=x&sample_rate=0.01&steps=100&sampling=bogus&relation=bogus&unit=bogus",
      {"noise_multiplier", "sampling", "relation", "unit"}),
     ("/risk", "guarantee=bogus", {"guarantee"}),

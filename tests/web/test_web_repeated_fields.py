@@ -89,6 +89,22 @@ def test_the_sweep_task_given_twice_reads_the_first_form(client, body):
     assert _errors(r.text) == {"form": f"task is given twice ('{first}', '{second}'): send it once"}, _errors(r.text)
 
 
+@pytest.mark.parametrize("body, first", [
+    ("kind=dpsgd&kind=mechanism&noise_multiplier=1&sample_rate=0.01&steps=100", "dpsgd"),
+    ("kind=mechanism&kind=dpsgd&mechanism=%7B%22kind%22%3A%22gaussian%22%2C%22sigma%22%3A1%7D", "mechanism"),
+])
+def test_the_report_kind_given_twice_reads_the_first_and_is_refused_beside_the_radios(client, body, first):
+    # the last kind was read: "mechanism is required" for a DP-SGD form (and the DP-SGD fields'
+    # "required" errors for a spec), the refusal itself atop the form
+    r = client.post("/report", content=body, headers=FORM)
+    assert r.status_code == 422
+    errors = _errors(r.text)
+    assert list(errors) == ["kind"] and errors["kind"].startswith("kind is given twice"), errors
+    assert re.findall(r'name="kind" value="([\w-]+)"[^>]*checked', r.text) == [first]
+    radios = re.findall(r'<input[^>]*name="kind"[^>]*>', r.text)
+    assert len(radios) == 4 and all('aria-describedby="kind-error"' in x for x in radios), radios
+
+
 #: the audit's counts, which the counts mode reads and the other modes leave alone
 COUNTS = "true_positives=50&false_positives=1&n_members=100&n_nonmembers=100"
 
