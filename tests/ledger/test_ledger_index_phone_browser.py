@@ -88,3 +88,31 @@ def test_a_field_given_twice_is_shown_beside_it(server, browser, size):
     no_overflow(page, f"the refused dataset form at {SIZES[size]['width']} px")
     full_shot(page, SHOTS, f"ledger-index-twice-{size}")
     ctx.close()
+
+
+@pytest.mark.parametrize("size", ["phone", "desktop"])
+def test_the_menu_names_the_ledger_on_its_pages_and_after_its_forms(server, browser, size):
+    """The menu's summary (a phone's closed menu) and its current link name the section on every
+    ledger page: after the dataset form's refusal, answered at /ledger/datasets, it read "Menu"
+    alone (as on /ledger/d/census and the other pages below /ledger), where /ledger read "Menu: Ledger"."""
+    ctx, page = _page(browser, server, size, "admin")
+
+    def says_ledger(where: str) -> None:
+        if size == "phone":
+            assert page.is_visible("#menu-button"), where
+            assert page.inner_text("#menu-button").endswith("Menu: Ledger"), (where, page.inner_text("#menu-button"))
+        current = page.locator("nav[aria-label=Main] a[aria-current]")
+        assert current.count() == 1 and current.text_content() == "Ledger", where
+        assert current.get_attribute("aria-current") == ("page" if where == "/ledger" else "true"), where
+
+    for path in ("/ledger", "/ledger/d/census", "/ledger/propose"):
+        page.goto(f"{server}{path}")
+        says_ledger(path)
+    page.goto(f"{server}/ledger")
+    page.fill("#ds-name", "survey")  # no unit: refused beside it, 422, at /ledger/datasets
+    with page.expect_navigation() as nav:
+        page.click("#dataset-submit")
+    assert nav.value.status == 422 and page.url.endswith("/ledger/datasets"), (nav.value.status, page.url)
+    says_ledger("/ledger/datasets")
+    full_shot(page, SHOTS, f"ledger-datasets-refused-menu-{size}")
+    ctx.close()

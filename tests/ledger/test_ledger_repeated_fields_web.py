@@ -184,3 +184,20 @@ def test_a_proposal_link_naming_a_field_twice_fills_in_neither(site):
     assert r.status_code == 422 and _errors(r.text) == {"title": "title is given twice ('a', 'b'): send it once"}
     assert _value(r.text, "title") == ["a, b"] and _value(r.text, "noise_scale") == ["2"]
     assert c.get("/ledger/propose?title=a&build=gaussian&noise_scale=2&from=plan").status_code == 200
+
+
+@pytest.mark.parametrize("body, field", [
+    ("name=survey&unit=&relation=add-or-remove", "unit"),
+    ("name=&unit=one+person&relation=add-or-remove", "name"),
+    ("name=survey&unit=one+person&relation=bogus", "relation"),
+])
+def test_the_dataset_form_says_the_library_refusal_beside_its_field(site, body, field):
+    # the library's refusal of a field ("unit must be a non-empty text") was said atop the form,
+    # the field neither marked nor pointing to it
+    _, app, _ = site
+    c, csrf = _login(app, "admin")
+    r = c.post("/ledger/datasets", content=f"{body}&csrf_token={csrf}", headers=FORM)
+    assert r.status_code == 422
+    errors = _errors(r.text)
+    assert list(errors) == [field] and errors[field].startswith(field), errors
+    assert re.search(rf'<(input|select) id="ds-{field}"[^>]*aria-describedby="{field}-error"', r.text), r.text[:200]

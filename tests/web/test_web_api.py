@@ -66,9 +66,10 @@ def test_calculator_composition_errors_name_the_releases(client):
     naming ``epsilon`` (shown beside the hidden per-release field) or the internal ``mu``."""
     r = client.post("/calculator", data={"mode": "composition", "releases": "1, 0\n150, 0"})
     assert r.status_code == 422
-    errors = re.findall(r'<div class="error" role="alert">([^<]*)</div>', r.text)
+    errors = re.findall(r'<div class="error" id="[\w-]+" role="alert">([^<]*)</div>', r.text)
     assert errors == ["releases[1].epsilon must be &lt;= 100, got 150.0"], errors
-    assert re.search(r'id="releases"[^>]*>[^<]*</textarea>\s*<div class="error" role="alert">releases\[1\]', r.text)
+    assert re.search(r'id="releases"[^>]*>[^<]*</textarea>\s*<div class="error" id="releases-error" role="alert">releases\[1\]',
+                     r.text)
     r = client.post("/api/calculator", json={"mode": "composition", "releases": [[99, 0]] * 1400})
     assert r.status_code == 422 and r.json()["parameter"] == "releases", r.text
     assert "mu must be" not in r.json()["detail"] and "mu = sqrt(sum of mu_i^2) = 1034" in r.json()["detail"]

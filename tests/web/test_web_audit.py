@@ -241,3 +241,22 @@ def test_audit_downloads_are_named_from_their_inputs(client, scores):
     assert r.status_code == 200 and r.content.startswith(b"%PDF")
     assert 'filename="fdpkit-audit-simulate-gaussian-sigma2-trials500-seed3.pdf"' in r.headers["content-disposition"]
     assert client.post("/audit/download?format=xml", data=counts).status_code == 422
+
+
+@pytest.mark.parametrize("ran, mechanism, field, start", [
+    ("{}", "", "ran", "ran: mechanism kind must be one of"),
+    ('{"kind": "gaussian", "sigma": 0.01}', "", "ran", "ran: noise (sd or scale per unit of sensitivity) must be"),
+    ('{"kind": "dpsgd", "noise_multiplier": 1, "sample_rate": 0.01, "steps": 10000000}', "", "ran",
+     "ran: steps must be at most 1,000,000"),
+    (GAUSS_1, '{"kind": "gaussian", "sigma": 0.01}', "mechanism", "mechanism: noise"),
+])
+def test_a_simulation_spec_is_refused_beside_its_own_field(client, ran, mechanism, field, start):
+    # the spec of the mechanism that runs was refused beside the certified mechanism ("mechanism
+    # kind must be one of ...") or atop the form (a spec beyond the server's limits)
+    import html
+    import re
+
+    r = client.post("/audit", data={"mode": "simulate", "ran": ran, "mechanism": mechanism})
+    assert r.status_code == 422
+    errors = {k: html.unescape(v) for k, v in re.findall(r'id="([\w-]+)-error" role="alert">([^<]*)<', r.text)}
+    assert list(errors) == [field] and errors[field].startswith(start), errors

@@ -49,7 +49,11 @@ def test_api_compare_bad_input_is_422_naming_the_field(client, body, field):
 def test_page_errors_name_the_row(client):
     r = client.post("/compare", data={"kind_1": "mu", "value_1": "1", "kind_2": "epsilon_delta", "value_2": "1",
                                       "delta_2": "2"})
-    assert 'id="delta_2-error"' in r.text and "curves[1].delta" in r.text
+    # in the page's words: "Curve 2" (it read "curves[1].delta", the filled rows counted from 0,
+    # an empty row skipped); a value as typed ("2", not "2.0")
+    assert 'id="delta_2-error"' in r.text and "Curve 2: delta must be at most 1, got &#39;2&#39;" in r.text
+    r = client.post("/compare", data={"kind_2": "mu", "value_2": "1", "kind_3": "mu", "value_3": "-1"})
+    assert 'id="value_3-error"' in r.text and "Curve 3: mu must be at least 0" in r.text
     r = client.post("/compare", data={"kind_1": "gaussian", "value_1": "abc"})
     assert 'id="value_1-error"' in r.text
     r = client.post("/compare", data={})
@@ -95,6 +99,11 @@ def test_compare_page_plots_several_curves(browser, live_server, size):
         assert pg.locator("#compare-table tbody tr").count() == 6
         assert "lower" in pg.inner_text("#compare-table")
         no_overflow(pg)
+        # every figure on the screen: on a phone the table stacks, one card per curve (its last
+        # column was cut off at the screen's edge, in a box scrolled sideways)
+        for cell in pg.locator("#compare-table td").all():
+            box = cell.bounding_box()
+            assert box["x"] >= 0 and box["x"] + box["width"] <= WIDTHS[size], (cell.inner_text(), box)
         SHOTS.mkdir(parents=True, exist_ok=True)
         pg.screenshot(path=str(SHOTS / f"compare-{size}.png"), full_page=True)
     finally:

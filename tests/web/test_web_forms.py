@@ -39,6 +39,19 @@ def test_every_error_at_once_beside_its_field_in_label_words(client):
         assert not re.search(r"\b(sample_rate|batch_size|dataset_size|max_batch_size|noise_multiplier)\b", text), text
 
 
+@pytest.mark.parametrize("path, body, field, typed", [
+    ("/convert", {"mu": "1", "delta": "2"}, "delta", "2"),
+    ("/risk", {"guarantee": "mu", "mu": "1", "prior": "500%"}, "prior", "500%"),
+    ("/calculator", {"mode": "gaussian", "sensitivity": "1", "epsilon": "1", "delta": "2"}, "delta", "2"),
+    ("/report", {"kind": "dpsgd", "noise_multiplier": "1", "sample_rate": "2", "steps": "10"}, "sample_rate", "2"),
+])
+def test_a_refused_value_is_quoted_as_typed(client, path, body, field, typed):
+    # a probability typed "2" (or "500%") was read as the fraction 2.0 and refused with "got '2.0'"
+    r = client.post(path, data=body)
+    assert r.status_code == 422
+    assert _errors(r.text)[field].endswith(f"got &#39;{typed}&#39;"), _errors(r.text)
+
+
 def test_library_errors_are_mapped_by_parameter_and_worded_by_label(client):
     r = client.post("/report", data={"kind": "dpsgd", "noise_multiplier": "1", "batch_size": "16",
                                      "dataset_size": "100", "epochs": "2", "sampling": "shuffled",

@@ -75,6 +75,58 @@ def test_a_select_given_twice_shows_the_first_value_sent(client, path, query, fi
     assert re.findall(r'<option value="([^"]+)"\s*selected', select) == [first], select
 
 
+@pytest.mark.parametrize("body", [
+    "task=map&task=design&noise_multiplier=1,2&sample_rate=0.01&steps=100&delta=1e-5",
+    "task=design&task=map&mu=1&batch_size=256&epochs=1&dataset_size=60000",
+    "task=map&task=x&noise_multiplier=1,2&sample_rate=0.01&steps=100&delta=1e-5",
+])
+def test_the_sweep_task_given_twice_reads_the_first_form(client, body):
+    # the last task was read: the map form was refused with the design form's four "required"
+    # errors (and the design form with the map's), an unknown last task with "task must be ..."
+    r = client.post("/sweep", content=body, headers=FORM)
+    assert r.status_code == 422
+    first, second = (v for k, v in (p.split("=") for p in body.split("&")) if k == "task")
+    assert _errors(r.text) == {"form": f"task is given twice ('{first}', '{second}'): send it once"}, _errors(r.text)
+
+
+@pytest.mark.parametrize("body, first", [
+    ("kind=dpsgd&kind=mechanism&noise_multiplier=1&sample_rate=0.01&steps=100", "dpsgd"),
+    ("kind=mechanism&kind=dpsgd&mechanism=%7B%22kind%22%3A%22gaussian%22%2C%22sigma%22%3A1%7D", "mechanism"),
+])
+def test_the_report_kind_given_twice_reads_the_first_and_is_refused_beside_the_radios(client, body, first):
+    # the last kind was read: "mechanism is required" for a DP-SGD form (and the DP-SGD fields'
+    # "required" errors for a spec), the refusal itself atop the form
+    r = client.post("/report", content=body, headers=FORM)
+    assert r.status_code == 422
+    errors = _errors(r.text)
+    assert list(errors) == ["kind"] and errors["kind"].startswith("kind is given twice"), errors
+    assert re.findall(r'name="kind" value="([\w-]+)"[^>]*checked', r.text) == [first]
+    radios = re.findall(r'<input[^>]*name="kind"[^>]*>', r.text)
+    assert len(radios) == 4 and all('aria-describedby="kind-error"' in x for x in radios), radios
+
+
+#: the audit's counts, which the counts mode reads and the other modes leave alone
+COUNTS = "true_positives=50&false_positives=1&n_members=100&n_nonmembers=100"
+
+
+@pytest.mark.parametrize("method", ["GET", "POST"])
+@pytest.mark.parametrize("first, second", [("counts", "simulate"), ("simulate", "counts"), ("scores", "counts")])
+def test_the_audit_mode_given_twice_checks_the_first_radio_and_is_refused_beside_it(client, method, first, second):
+    # the form read the last mode: on POST no radio was checked ("counts, simulate" is no radio's
+    # value) and the errors were the last mode's ("ran is required" for counts, simulate); a
+    # permalink ending in mode=scores showed the empty form, 200, without a word
+    query = f"mode={first}&mode={second}&{COUNTS}"
+    r = (client.get(f"/audit?{query}", headers={"accept": "text/html"}) if method == "GET"
+         else client.post("/audit", content=query, headers=FORM))
+    assert r.status_code == 422, r.status_code
+    assert re.findall(r'name="mode" value="(\w+)"[^>]*checked', r.text) == [first]
+    errors = _errors(r.text)
+    assert errors["mode"] == f"mode is given twice ('{first}', '{second}'): send it once", errors
+    assert "form" not in errors and (first == "simulate") == ("ran" in errors), errors
+    radios = re.findall(r'<input[^>]*name="mode"[^>]*>', r.text)
+    assert len(radios) == 3 and all('aria-describedby="mode-error"' in x for x in radios), radios
+
+
 @pytest.mark.parametrize("body, field", [
     ("guide=privacy_first&guide=utility_first&effect=0.2&n=100&sd=0.25&level=0.01&max_relative_loss=0.01", "guide"),
     ("guide=utility_first&effect=0.2&n=100&sd=0.25&level=0.01&max_relative_loss=0.01"
@@ -85,6 +137,29 @@ def test_a_refusal_without_a_place_beside_its_field_is_said_atop_the_form(client
     r = client.post("/plan", content=body, headers=FORM)
     assert r.status_code == 422
     assert _errors(r.text).get("form", "").startswith(f"{field.replace('_', ' ')} is given twice"), _errors(r.text)
+
+
+@pytest.mark.parametrize("path, body", [
+    ("/plan", "guide=privacy_first&guide=utility_first&effect=0.2&n=100&sd=0.25&level=0.01&max_relative_loss=0.01"),
+    ("/sweep", "task=map&task=x&noise_multiplier=1,2&sample_rate=0.01&steps=100&delta=1e-5"),
+    ("/convert", "mu=1&mu=3&delta=1e-5"),
+])
+def test_a_refused_form_renders_its_page_once(client, monkeypatch, path, body):
+    # a refusal with no place beside its field rendered the page, read its text, then rendered it
+    # again with the refusal atop the form (two renders per 422; now the slot atop is filled in)
+    from fdpkit.web import common
+
+    rendered: list[str] = []
+    render = common.templates.TemplateResponse
+
+    def counted(*args, **kwargs):
+        rendered.append(args[1])
+        return render(*args, **kwargs)
+
+    monkeypatch.setattr(common.templates, "TemplateResponse", counted)
+    r = client.post(path, content=body, headers=FORM)
+    assert r.status_code == 422 and "is given twice" in unescape(r.text)
+    assert len(rendered) == 1, rendered
 
 
 def test_the_hidden_off_before_a_ticked_box_is_not_a_repetition(client):

@@ -1,4 +1,7 @@
-"""The Sweep page and its JSON twins: small grids, bounds, errors (TestClient)."""
+"""The Sweep page and its JSON twins: small grids, bounds, errors (TestClient); the design table
+on a phone (Chromium)."""
+
+import pytest
 
 SMALL = {"noise_multiplier": [2.0], "sample_rate": [0.01, 0.1], "steps": [100], "discretization": 1e-3}
 
@@ -72,11 +75,11 @@ def test_design_page_prints_sigma_safe_side_names_its_delta_and_links_each_run(c
     page = client.get("/sweep", params={"task": "design", "mu": "1", "batch_size": "50", "epochs": "1, 2",
                                         "dataset_size": "1000", "delta": "1e-6"})
     assert page.status_code == 200, page.text[:300]
-    table = unescape(re.search(r'<table id="design-table">.*?</table>', page.text, re.S).group(0))
+    table = unescape(re.search(r'<table id="design-table"[^>]*>.*?</table>', page.text, re.S).group(0))
     assert "<th>ε at δ = 1e-06</th>" in re.sub(r'<span class="num">(.*?)</span>', r"\1", table)
     api = client.post("/api/sweep/design", json={"mu": 1.0, "batch_size": [50], "epochs": [1, 2],
                                                  "dataset_size": 1000, "delta": 1e-6}).json()["rows"]
-    cells = [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<tr><td>50</td><td>.*?</td><td>.*?</td><td>(.*?)</td>",
+    cells = [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<tr><td[^>]*>50</td><td[^>]*>.*?</td><td[^>]*>.*?</td><td[^>]*>(.*?)</td>",
                                                            table)]
     links = re.findall(r'<a href="([^"]*)" class="design-report">', table)
     assert len(cells) == len(links) == len(api) == 2
@@ -88,3 +91,28 @@ def test_design_page_prints_sigma_safe_side_names_its_delta_and_links_each_run(c
         assert mu <= 1.0  # the run as printed meets the target
         run = fp.dpsgd(float(shown), batch_size=50, dataset_size=1000, epochs=row["epochs"])
         assert fp.privacy_report(run, discretization=1e-3).mu <= 1.0
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", [390, 1280])
+def test_the_design_table_fits_the_screen(browser, live_server, width):
+    # on a phone its last columns (ε, the attack's TPR, the run's report link) were cut off at the
+    # screen's edge, in a box scrolled sideways: the table stacks there, one card per run
+    from _pages import no_overflow
+
+    ctx = browser.new_context(viewport={"width": width, "height": 900})
+    pg = ctx.new_page()
+    try:
+        pg.goto(f"{live_server}/sweep?task=design&mu=1&batch_size=256,1024&epochs=1,5&dataset_size=60000")
+        pg.wait_for_selector("#design-table", timeout=90_000)
+        no_overflow(pg)
+        cells = pg.locator("#design-table td").all()
+        assert len(cells) == 4 * 8
+        for cell in cells:
+            box = cell.bounding_box()
+            assert box["x"] >= 0 and box["x"] + box["width"] <= width, (cell.inner_text(), box)
+        if width == 390:  # each figure under its column's name
+            label = pg.locator("#design-table td").nth(3).evaluate("e => getComputedStyle(e, '::before').content")
+            assert label == '"σ (rounded up): "', label
+    finally:
+        ctx.close()

@@ -114,8 +114,15 @@ class Limits:
     max_steps: int = 1_000_000
     min_discretization: float = 1e-5
     max_parts: int = 50
-    #: wall-clock seconds one heavy job may compute before its worker is killed
+    #: seconds of computing (CPU time) one job may use before its worker is ended: 422, the
+    #: request too large. Twice what the budget's work (``budget.max_work``, 3e8) costs by the
+    #: cost model, which errs high (``WORK_PER_SECOND`` a CPU-second: 30 s; 10 s measured for
+    #: reports of 2.6e8-2.9e8), for the rest of a report (figures, documents).
     timeout_s: float = 60.0
+    #: wall-clock seconds a started job is given before its worker is killed: 503 + Retry-After,
+    #: the server too busy to run it (None: :func:`fdpkit.web.pool.wall_limit`, 180 s for 60 s
+    #: of computing; a heavy job yields the CPU to light ones)
+    wall_timeout_s: float | None = None
     #: smallest noise (sd or scale relative to sensitivity): below it a PLD grid explodes
     min_noise: float = 0.1
     #: cost model budget checked before any accounting (fdpkit.accounting.estimate_cost):
@@ -281,8 +288,9 @@ def pool_of(app: Any, lane: str = "light") -> WorkerPool:
 
 
 async def run_heavy(request: Request, fn: Callable, *args: Any, work: float = math.inf, **kwargs: Any) -> Any:
-    """Run ``fn(*args, **kwargs)`` in a worker PROCESS, within the app's time limit; the
-    worker is killed and replaced on timeout or when the client leaves.
+    """Run ``fn(*args, **kwargs)`` in a worker PROCESS, within the app's time limits (its
+    computing: ``Limits.timeout_s``; the wall clock: ``Limits.wall_timeout_s``); the worker
+    is killed and replaced on either, or when the client leaves.
 
     ``work`` is the job's estimated cost (``fdpkit.accounting.estimate_cost(...).work``;
     unknown: heavy); jobs up to ``Limits.light_work`` take the light lane. ``fn`` must be a
@@ -291,7 +299,8 @@ async def run_heavy(request: Request, fn: Callable, *args: Any, work: float = ma
     Retry-After, answered by the app's handler)."""
     limits: Limits = request.app.state.limits
     lane = "light" if work <= limits.light_work else "heavy"
-    return await pool_of(request.app, lane).run(fn, *args, timeout=limits.timeout_s, **kwargs)
+    return await pool_of(request.app, lane).run(fn, *args, timeout=limits.timeout_s,
+                                                wall_timeout=limits.wall_timeout_s, **kwargs)
 
 
 async def run_light(fn: Callable, *args: Any, timeout: float | None = None, **kwargs: Any) -> Any:
@@ -305,24 +314,45 @@ async def run_light(fn: Callable, *args: Any, timeout: float | None = None, **kw
         raise JobFailed("the computation took too long; use smaller inputs") from None
 
 
+#: What a form page's error slot atop the form (``form_errors`` in _macros.html) holds while the
+#: page is rendered with refused repeated fields: :func:`page` fills it in once the page's text
+#: shows which of them have no place beside their field. (No digits: ``nums`` leaves it alone.)
+_FORM_SLOT = "fdpkit-form-error-slot-pending"
+
+
+def form_error(message: Any) -> Markup:
+    """The error said atop a form (``errors["form"]``), as the ``form_errors`` macro shows it;
+    nothing for none. The slot :func:`page` fills in renders as itself."""
+    if not message:
+        return Markup("")
+    if message == _FORM_SLOT:
+        return Markup(_FORM_SLOT)
+    return Markup('<div class="error" id="form-error" role="alert">{}</div>').format(message)
+
+
+templates.env.globals["form_error"] = form_error
+
+
 def page(request: Request, name: str, context: dict, status: int = 200) -> HTMLResponse:
     """The template ``name`` rendered; a form page's refused repeated fields show every value
     sent (:func:`fdpkit.web.repeated_fields.shown_values`), not the last one, and a refusal
     the page has no place for beside its field (the plan's guide, a tick box) is said atop
-    the form (``errors["form"]``) rather than answered 422 without a word."""
+    the form (``errors["form"]``) rather than answered 422 without a word.
+
+    Rendered once: with refused fields, the slot atop the form is left open (:data:`_FORM_SLOT`)
+    and filled in from the page's text (it was rendered a second time to say them)."""
     if isinstance(context.get("values"), dict):
         context = {**context, "values": shown_values(context["values"])}
-    response = templates.TemplateResponse(request, name, context, status_code=status)
     errors = context.get("errors")
     twice = {f: m for f, m in refused().items() if isinstance(errors, dict) and errors.get(f) == m}
-    if twice:
-        text = _plain(bytes(response.body).decode("utf-8", "replace"))
-        unseen = [m for m in twice.values() if m not in text]
-        if unseen:
-            top = "; ".join(filter(None, [errors.get("form"), *unseen]))
-            response = templates.TemplateResponse(request, name, {**context, "errors": {**errors, "form": top}},
-                                                  status_code=status)
-    return response
+    if not twice or not isinstance(errors, dict):
+        return templates.TemplateResponse(request, name, context, status_code=status)
+    html = bytes(templates.TemplateResponse(request, name, {**context, "errors": {**errors, "form": _FORM_SLOT}},
+                                            status_code=status).body).decode("utf-8")
+    text = _plain(html.replace(_FORM_SLOT, str(form_error(errors.get("form")))))
+    unseen = [m for m in twice.values() if m not in text]
+    top = "; ".join(filter(None, [errors.get("form"), *unseen])) if unseen else errors.get("form")
+    return HTMLResponse(html.replace(_FORM_SLOT, str(form_error(top))), status_code=status)
 
 
 def _plain(html: str) -> str:

@@ -184,6 +184,9 @@ def parse_form(schema: type[BaseModel], form: Any, *, fields: Iterable[str] | No
                 errors.setdefault(name, problem.replace(label, f"{label}: each", 1) if problem else
                                   f"{label} must be comma-separated {kind}, got {form.get(name)!r}")
                 continue
+            if name in data and not isinstance(data[name], (list, bool)) and isinstance(form.get(name), str):
+                # quoted as typed: "2" read as the fraction 2.0 was refused with "got '2.0'"
+                err = {**err, "input": form.get(name).strip(ASCII_SPACE)}
             field = schema.model_fields.get(name)
             if err.get("type") == "missing" and field is not None and str(field.annotation).startswith("list["):
                 errors.setdefault(name, f"{label} is required (comma-separated numbers)")

@@ -17,6 +17,16 @@ a job needs it.
 
 The queue is bounded: when ``size`` jobs run and ``queue`` more wait, :class:`ServerBusy`
 is raised at once (the app answers 503 with Retry-After). No maths here.
+
+A job's time limit counts its own computing, not the wall clock: the worker's CPU-time
+timer (``ITIMER_PROF``, every thread of the process) is set to the limit as the job starts,
+and the kernel ends the worker when it rings (``SIGPROF``), even inside a long NumPy call;
+the job is refused for its size (422). A wall-clock limit, several times longer, only
+catches a job that the machine has no time to run (the heavy lane yields the CPU to the
+light one: two heavy reports of 2.6e8 and 2.9e8 work, 10 s of computing each, took 15-24 s
+together on 2 cores, and were killed at the former 60 s wall-clock limit while light
+reports kept the light lane busy, told "use fewer steps"): that one is answered 503 with
+Retry-After, the server being busy, not the request too large.
 """
 
 from __future__ import annotations
@@ -24,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import os
+import signal
 import threading
 from concurrent.futures import CancelledError, TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
@@ -39,10 +50,11 @@ _CHILD_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THRE
 
 
 class ServerBusy(Exception):
-    """Every worker is busy and the waiting queue is full (HTTP 503 + Retry-After)."""
+    """Every worker is busy and the waiting queue is full, or a job could not be given its
+    computing time before its wall-clock limit (HTTP 503 + Retry-After)."""
 
-    def __init__(self, retry_after: int) -> None:
-        super().__init__("the server is busy; retry later")
+    def __init__(self, retry_after: int, message: str = "the server is busy; retry later") -> None:
+        super().__init__(message)
         self.retry_after = retry_after
 
 
@@ -61,6 +73,7 @@ def _start_worker(memory_bytes: int, nice: int, warm: bool | str, warmed: Any = 
 
     for k, v in _CHILD_ENV.items():
         os.environ[k] = v
+    signal.signal(signal.SIGPROF, signal.SIG_DFL)  # the job's time limit (_within) ends the worker
     if nice:
         os.nice(nice)
     if memory_bytes:
@@ -77,6 +90,28 @@ def _start_worker(memory_bytes: int, nice: int, warm: bool | str, warmed: Any = 
         if warmed is not None:
             with warmed.get_lock():
                 warmed.value += 1
+
+
+def _within(fn: Callable, cpu_s: float, args: tuple, kwargs: dict) -> Any:
+    """``fn(*args, **kwargs)`` in this worker, ended by the kernel (``SIGPROF``, whose default
+    action ends the process) once it has computed ``cpu_s`` seconds (CPU time of every
+    thread: ``ITIMER_PROF``); the timer is stopped when it returns."""
+    signal.setitimer(signal.ITIMER_PROF, max(cpu_s, 1e-3))
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+
+
+def wall_limit(cpu_s: float) -> float:
+    """The wall-clock seconds a started job of ``cpu_s`` seconds of computing is given: three
+    times as long (a third of a core, shared with the other lane's workers and the server),
+    and at least a minute more (a cold worker's imports, a machine busy for a moment).
+
+    >>> wall_limit(60.0), wall_limit(0.25)
+    (180.0, 60.25)
+    """
+    return max(3.0 * cpu_s, cpu_s + 60.0)
 
 
 def _noop() -> None:
@@ -129,31 +164,39 @@ class WorkerPool:
         workers = pool._pool_manager.worker_manager.workers  # noqa: SLF001  (pebble keeps no public list)
         return [pid for pid, proc in list(workers.items()) if proc.is_alive()]
 
-    async def run(self, fn: Callable, *args: Any, timeout: float, **kwargs: Any) -> Any:
+    async def run(self, fn: Callable, *args: Any, timeout: float, wall_timeout: float | None = None,
+                  **kwargs: Any) -> Any:
         """Run ``fn(*args, **kwargs)`` (picklable, module-level) in a worker; at most
-        ``timeout`` seconds of computing (then pebble kills the worker). Raises ServerBusy,
-        JobFailed, or the job's own exception (a ValueError keeps its message and its
-        ``parameter``)."""
+        ``timeout`` seconds of computing (CPU time; then the worker is ended: JobFailed, the
+        job too large) and ``wall_timeout`` seconds once started (default: :func:`wall_limit`;
+        then pebble kills the worker: ServerBusy, the machine too busy to run it). Raises
+        ServerBusy, JobFailed, or the job's own exception (a ValueError keeps its message
+        and its ``parameter``)."""
         if self.pending >= self.size + self.queue:
             raise ServerBusy(self.retry_after)
+        wall = wall_limit(timeout) if wall_timeout is None else wall_timeout
+        job = (fn, timeout, args, kwargs)
         self.pending += 1
         try:
             try:
-                future = self._executor().schedule(fn, args=args, kwargs=kwargs, timeout=timeout)
+                future = self._executor().schedule(_within, args=job, timeout=wall)
             except RuntimeError:  # the pool broke since (pebble refuses work): a fresh one
                 self._discard()
-                future = self._executor().schedule(fn, args=args, kwargs=kwargs, timeout=timeout)
+                future = self._executor().schedule(_within, args=job, timeout=wall)
             try:
                 return await asyncio.wrap_future(future)
             except asyncio.CancelledError:  # the client left: pebble kills the worker
                 future.cancel()
                 raise
-            except FutureTimeout:
-                raise JobFailed(f"the computation took longer than {timeout:g} s; use fewer steps or a "
-                                "coarser discretization") from None
+            except FutureTimeout:  # started, but not given its computing time: the machine is busy
+                raise ServerBusy(self.retry_after, f"the server was too busy to finish this computation within "
+                                 f"{wall:g} s; retry later") from None
             except MemoryError:
                 raise JobFailed(_OUT_OF_MEMORY) from None
-            except ProcessExpired:  # killed by the kernel (memory) or crashed
+            except ProcessExpired as exc:  # its time limit (_within), the kernel (memory), or a crash
+                if exc.exitcode == -signal.SIGPROF:
+                    raise JobFailed(f"the computation took longer than {timeout:g} s of computing; use fewer "
+                                    "steps or a coarser discretization") from None
                 raise JobFailed(_OUT_OF_MEMORY) from None
             except CancelledError:
                 raise JobFailed("the computation was stopped; please retry") from None

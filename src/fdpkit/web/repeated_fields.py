@@ -117,6 +117,21 @@ def sent(items: Iterable[tuple[str, Any]]) -> dict[str, str]:
     return {name: sent_text(name, values) for name, values in _given(items).items()}
 
 
+def first_value(form: Any, name: str, default: str) -> str:
+    """The FIRST value of ``name`` in ``form`` (a form or a query), ``default`` when blank or
+    absent: what a page reads a choice that picks its form by (the audit's mode, the sweep's
+    task), so that a choice given twice, refused beside it, shows and checks the first value's
+    fields as its radio or select shows it (``form.get`` answers the last: the audit checked
+    no radio and said the last mode's errors, the sweep's map form said the design form's).
+
+    >>> from starlette.datastructures import QueryParams
+    >>> first_value(QueryParams("task=map&task=design"), "task", "map"), first_value({}, "task", "map")
+    ('map', 'map')
+    """
+    sent = form.getlist(name) if hasattr(form, "getlist") else [form.get(name)]
+    return str(sent[0] or default) if sent else default
+
+
 def refused() -> dict[str, str]:
     """The current form page's repeated fields {field: message} (empty when none)."""
     return dict(_RECORD.get() or {})

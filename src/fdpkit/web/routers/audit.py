@@ -20,6 +20,7 @@ from fdpkit.accounting import DISCRETIZATION_DEFAULT
 from fdpkit.accounting.work_limits import AUDIT_WORK_PER_SCORE, SIMULATION_WORK_PER_DRAW
 from fdpkit._inputs import parse_decimal
 from fdpkit.audit import read_scores_csv
+from fdpkit.errors import ParameterError
 from fdpkit.audit.io import MAX_SCORES_WEB
 from fdpkit.mechanisms import Mechanism, fold, mechanism_from_dict, training_run
 from fdpkit.report import FORMATS
@@ -31,6 +32,7 @@ from fdpkit.web.jobs import audit_counts_job, audit_scores_job, prepare, simulat
 from fdpkit.web.names import audit_download_name
 from fdpkit.web.score_store import MAX_BYTES as STORE_BYTES, MAX_ENTRIES as STORE_ENTRIES, ScoreStore
 from fdpkit.web.json_numbers import CheckedJSONRoute
+from fdpkit.web.repeated_fields import first_value
 
 router = APIRouter(route_class=CheckedJSONRoute)
 
@@ -141,15 +143,30 @@ def _check_simulation(mech: Mechanism, trials: int) -> float:
 def _simulation_inputs(ran_spec: Any, declared_spec: Any, trials: int, limits: Limits,
                        ran_name: str = "mechanism") -> tuple[Mechanism, Mechanism, float]:
     """(mechanism that runs, mechanism declared, estimated work) of a simulation request;
-    ``ran_name`` is the field of the mechanism that runs ("ran" on the page). Cheap: run in
-    a thread."""
-    ran, ran_work = _mechanism(ran_spec, limits, ran_name)
+    ``ran_name`` is the field of the mechanism that runs ("ran" on the page, where an error of
+    either spec names its field: the page said "mechanism kind must be one of ..." for
+    ``ran={}`` beside the certified mechanism, and a spec beyond the server's limits atop the
+    form). Cheap: run in a thread."""
+    try:
+        ran, ran_work = _mechanism(ran_spec, limits, ran_name)
+    except ValueError as exc:
+        raise _of_field(exc, ran_name) if ran_name != "mechanism" else exc from None
     if ran is None:
         raise ValueError(f"{ran_name} is required: the mechanism that runs, as a JSON spec")
-    declared, declared_work = _mechanism(declared_spec, limits)
+    try:
+        declared, declared_work = _mechanism(declared_spec, limits)
+    except ValueError as exc:
+        raise _of_field(exc, "mechanism") if ran_name != "mechanism" else exc from None
     if declared is None:
         declared, declared_work = ran, ran_work
     return ran, declared, _check_simulation(ran, trials) + declared_work
+
+
+def _of_field(error: ValueError, name: str) -> ParameterError:
+    """``error`` as the refusal of the form field ``name``, its message led by the field's name
+    (which the page places it by: :func:`_field_of`)."""
+    text = str(error)
+    return ParameterError(text if text.split(" ", 1)[0].rstrip(",:") == name else f"{name}: {text}", name)
 
 
 async def _run_audit(request: Request, kind: str, data: tuple, confidence: float, delta: float, mech: Mechanism | None,
@@ -245,7 +262,7 @@ def _field_of(message: str) -> str:
         return head
     if head in aliases:
         return aliases[head]
-    return head if head in FIELDS else "form"
+    return head if head in (*FIELDS, "mode") else "form"
 
 
 # ------------------------------------------------------------------------------------ page
@@ -271,11 +288,14 @@ async def audit_page(request: Request):
     ``/audit?mode=counts&true_positives=900&...``), or of held scores (``mode=scores&scores=<digest>``)
     the audit, rendered on the server."""
     q = request.query_params
-    if q.get("mode") in ("counts", "simulate") or (q.get("mode") == "scores" and q.get("scores")):
+    mode = _mode(q)
+    if mode in ("counts", "simulate") or (mode == "scores" and q.get("scores")):
         return await _page_answer(request, q)
     values = {**DEFAULTS, **{k: v for k, v in q.items() if k in (*FIELDS, "mode")}}
-    return await render_page(request, "audit.html", {"values": values, "errors": {}, "result": None,
-                                                     "example": SIMULATION_EXAMPLE})
+    # a field of the form given twice is refused beside it (it was shown without a word, 200)
+    errors = {k: m for k, m in FormErrors().items() if k in (*FIELDS, "mode", "scores")}
+    return await render_page(request, "audit.html", {"values": values, "errors": errors, "result": None,
+                                                     "example": SIMULATION_EXAMPLE}, status=form_status(errors))
 
 
 @router.post("/audit", include_in_schema=False)
@@ -311,11 +331,16 @@ async def audit_download(request: Request, format: str = Query("pdf")):
     return _answer(result, format, inputs)
 
 
+def _mode(form) -> str:
+    """The form's mode, its first value where it is given twice (refused beside the radios)."""
+    return first_value(form, "mode", "scores")
+
+
 def permalink(form, digest: str | None = None) -> str | None:
     """``/audit?mode=counts&...`` of a counts or simulate form (blank fields left out), or of
     held scores by their ``digest``; None for scores not held or a link longer than
     :data:`MAX_PERMALINK`."""
-    mode = form.get("mode") or "scores"
+    mode = _mode(form)
     if mode not in ("counts", "simulate", "scores") or (mode == "scores" and not digest):
         return None
     keys = {"counts": ("true_positives", "false_positives", "n_members", "n_nonmembers"),
@@ -370,7 +395,7 @@ async def _audit_form(request: Request, form, fmt: str) -> dict:
     format for a download): {result, simulation, errors, values, inputs, digest}."""
     limits: Limits = request.app.state.limits
     errors = FormErrors()
-    mode = str(form.get("mode") or "scores")
+    mode = _mode(form)
     values = {k: v for k, v in form.items() if isinstance(v, str)}
     values.setdefault("mode", mode)
     # the settings through the JSON API's schema (AuditSettings, SimulateSettings): errors at once

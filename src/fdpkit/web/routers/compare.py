@@ -70,8 +70,8 @@ ROW_FIELDS = ("delta", "sensitivity")
 
 def _entries(form, errors: FormErrors) -> tuple[list[dict], list[str]]:
     """The filled rows as library entries, each read through CompareCurve (the JSON API's
-    schema for one curve; errors at once, beside the row's fields, named ``curves[i].field``
-    as the library names them), and for each the form row it came from."""
+    schema for one curve; errors at once, beside the row's fields, each naming its row as the
+    page does, "Curve 2: δ ..."), and for each the form row it came from."""
     entries, rows = [], []
     for r in range(1, MAX_CURVES + 1):
         kind = str(form.get(f"kind_{r}") or "")
@@ -87,10 +87,9 @@ def _entries(form, errors: FormErrors) -> tuple[list[dict], list[str]]:
         if kind in ("laplace_scale", "gaussian"):
             data["sensitivity"] = form.get(f"sensitivity_{r}") or "1"
         body, found = parse_form(CompareCurve, data, fields=tuple(data), required=(main,))
-        where = f"curves[{len(entries)}]"
         for name, message in found.items():
             field = f"{name}_{r}" if name in ROW_FIELDS else (f"kind_{r}" if name == "kind" else f"value_{r}")
-            errors.setdefault(field, f"{where}.{message}" if message.startswith(name) else message)
+            errors.setdefault(field, f"Curve {r}: {message}")
         entries.append(body.model_dump(exclude_none=True) if body is not None else data)
         rows.append(str(r))
     text = str(form.get("mechanism") or "").strip()
@@ -105,6 +104,23 @@ def _entries(form, errors: FormErrors) -> tuple[list[dict], list[str]]:
     if len(entries) > MAX_CURVES:
         errors["mechanism"] = f"at most {MAX_CURVES} curves: leave a row empty to add a mechanism"
     return entries, rows
+
+
+def _in_rows(message: str, rows: list[str]) -> str:
+    """A library message naming a curve by its index, ``curves[1].delta ...``, in the page's
+    words, "Curve 2: delta ..." (the index counts the filled rows from 0; the page's rows are
+    numbered from 1, an empty row skipped).
+
+    >>> _in_rows("curves[1].delta must be at most 1", ["1", "3"]), _in_rows("curves[0].spec: x", ["mechanism"])
+    ('Curve 3: delta must be at most 1', 'Mechanism spec: x')
+    """
+    m = re.match(r"curves\[(\d+)\]\.", message)
+    if not m or int(m.group(1)) >= len(rows):
+        return message
+    r, rest = rows[int(m.group(1))], message[m.end():]
+    if r == "mechanism":
+        return ("Mechanism " if rest.startswith("spec") else "Mechanism: ") + rest
+    return f"Curve {r}: {rest}"
 
 
 def _field_of(error: BaseException, rows: list[str]) -> str:
@@ -152,7 +168,7 @@ async def _answer(request: Request, form):
         try:
             result, figure = await _compare(request, entries, disc)
         except ValueError as exc:
-            errors[_field_of(exc, rows)] = str(exc)
+            errors[_field_of(exc, rows)] = _in_rows(str(exc), rows)
     return await render_page(request, "compare.html", _context(dict(form), errors, result, figure), status=form_status(errors))
 
 

@@ -22,7 +22,7 @@ from fdpkit.accounting.running import GRID_NOTE
 from fdpkit.vocabulary import ADD_REMOVE
 from fdpkit.web.auth import Principal, call, ledger_of, pdf_jobs, require, run_ledger
 from fdpkit.web.common import render_page, run_light, spec_from_text
-from fdpkit.web.forms import report_link
+from fdpkit.web.forms import field_of, report_link
 from fdpkit.web.proposal_form import (CHOICES as PROPOSAL_CHOICES, BESIDE, DPSGD_FIELDS, form_values, in_labels,
                                      spec_from_fields, twice_values)
 from fdpkit.web.routers.ledger_api import checked_spec
@@ -96,8 +96,8 @@ async def dataset_add(request: Request, p: Principal = require("admin")):
         await call(ledger_of(request).add_dataset, name, unit=str(form.get("unit") or ""),
                    relation=str(form.get("relation") or ADD_REMOVE),
                    description=str(form.get("description") or ""), user=p.name)
-    except ValueError as exc:
-        return await _index_page(request, p, {"form": str(exc)}, values, 422)
+    except ValueError as exc:  # beside the field it names ("unit must be a non-empty text" was atop the form)
+        return await _index_page(request, p, {field_of(exc, ("name", "unit", "relation")): str(exc)}, values, 422)
     return _back(f"/ledger/d/{quote(name.strip())}")
 
 

@@ -32,6 +32,7 @@ from fdpkit.web.routers.convert import CARRIED
 from fdpkit.web.signed_links import SIG_FIELD, app_key, sign
 from fdpkit.web.models import DPSGDRequest, MechanismReportRequest, MechanismRequest, PointsRequest, UniformSamplingRequest
 from fdpkit.web.json_numbers import CheckedJSONRoute
+from fdpkit.web.repeated_fields import first_value
 
 router = APIRouter(route_class=CheckedJSONRoute)
 FIELDS = ("noise_multiplier", "sample_rate", "batch_size", "dataset_size", "steps", "epochs",
@@ -48,6 +49,8 @@ EXAMPLE = {"noise_multiplier": "9.4", "sample_rate": "0.32768", "steps": "2000"}
 HINTS = {"batch_size": "256", "dataset_size": "60000", "epochs": "60", "sampling_mu": "1", "sampling_n": "100",
          "max_batch_size": "512", "examples_per_user": "1"}
 DEFAULTS = {"kind": "dpsgd"}
+#: What ran: the form's radios (``kind``)
+KINDS = ("dpsgd", "uniform-sampling", "mechanism", "points")
 
 #: (kept for callers of the former names) the server's limits live in fdpkit.web.common
 _checked = checked
@@ -76,10 +79,15 @@ def _from_form(form) -> tuple[Mechanism | None, float | None, dict, FormErrors]:
     """(mechanism, discretization or None for the library's rule, the form's values, errors)."""
     errors = FormErrors()
     values = {k: form.get(k, "") for k in ("kind", *FIELDS)}
-    kind = form.get("kind") or "dpsgd"
+    # given twice: the first kind's fields, as its radio shows (the last's were read: "mechanism is
+    # required" for kind=dpsgd&kind=mechanism)
+    kind = first_value(form, "kind", "dpsgd")
     values["kind"] = kind
     if str(form.get("delta") or "").strip():
         _deltas_of(form, errors)  # its error beside its field, with every other
+    if kind not in KINDS:  # was read as a mechanism spec ("mechanism is required")
+        errors.setdefault("kind", f"kind must be one of {', '.join(KINDS)}, got {kind[:40]!r}")
+        return None, None, values, errors
     if kind == "dpsgd":
         mech, disc = _dpsgd_from_form(form, errors)
         return mech, disc, values, errors

@@ -17,6 +17,7 @@ from fdpkit.accounting.work_limits import sweep_cost
 from fdpkit.web.jobs import sweep_design_job, sweep_map_job
 from fdpkit.web.models import DesignTableRequest, SweepRequest
 from fdpkit.web.json_numbers import CheckedJSONRoute
+from fdpkit.web.repeated_fields import first_value
 
 router = APIRouter(route_class=CheckedJSONRoute)
 
@@ -114,7 +115,7 @@ async def sweep_submit(request: Request):
 
 async def _answer(request: Request, form):
     errors = FormErrors()
-    task = form.get("task") or "map"
+    task = first_value(form, "task", "map")  # given twice: the first form's (it answered the last's errors)
     # one schema per form, shared with the JSON API (SweepRequest, DesignTableRequest): every
     # error at once, beside its field
     parsed = None
