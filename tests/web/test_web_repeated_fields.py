@@ -185,3 +185,17 @@ def test_other_form_routes_refuse_before_any_work(client):
 
 def test_a_repeated_query_field_the_page_does_not_read_is_left_alone(client):
     assert client.get("/calculator?utm=a&utm=b").status_code == 200
+
+
+def test_a_typed_value_is_never_taken_for_the_slot_atop_the_form(client, monkeypatch):
+    # the slot page() fills in after its one render is random per process: a value a user types
+    # and the page echoes ("mu is given twice ('...', '3')") is shown as typed, never replaced
+    from fdpkit.web import common
+
+    assert common._FORM_SLOT.startswith("fdpkit-form-error-slot-") and len(common._FORM_SLOT) > 30
+    typed = "fdpkit-form-error-slot-pending"  # the slot's spelling before it was random
+    r = client.post("/convert", content=f"mu={typed}&mu=3&delta=1e-5", headers=FORM)
+    assert r.status_code == 422 and typed in _errors(r.text).get("mu", ""), _errors(r.text)
+    monkeypatch.setattr(common, "_FORM_SLOT", typed)  # as it was: the echoed value was replaced
+    r = client.post("/convert", content=f"mu={typed}&mu=3&delta=1e-5", headers=FORM)
+    assert typed not in _errors(r.text).get("mu", "")

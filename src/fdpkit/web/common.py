@@ -4,6 +4,8 @@ No maths here: every number comes from the fdpkit library."""
 from __future__ import annotations
 
 import asyncio
+import secrets
+import string
 import math
 import re
 import dataclasses
@@ -316,8 +318,9 @@ async def run_light(fn: Callable, *args: Any, timeout: float | None = None, **kw
 
 #: What a form page's error slot atop the form (``form_errors`` in _macros.html) holds while the
 #: page is rendered with refused repeated fields: :func:`page` fills it in once the page's text
-#: shows which of them have no place beside their field. (No digits: ``nums`` leaves it alone.)
-_FORM_SLOT = "fdpkit-form-error-slot-pending"
+#: shows which of them have no place beside their field. (No digits: ``nums`` leaves it alone.
+#: Random per process: a value a user typed, echoed in the page, can never be taken for it.)
+_FORM_SLOT = "fdpkit-form-error-slot-" + "".join(secrets.choice(string.ascii_lowercase) for _ in range(16))
 
 
 def form_error(message: Any) -> Markup:
