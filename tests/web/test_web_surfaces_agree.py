@@ -303,3 +303,12 @@ def test_risk_from_a_report_quotes_the_runs_own_figures_under_the_servers_signat
         assert "catches at most 0.71%" not in said and re.search(r'id="attack-power">(.*?)</td>', page.text).group(1) \
             != "0.007074", changed
         assert ('id="run-unverified"' in page.text) == ("run_sig" in changed), changed
+    # a report whose μ holds on all of [0, 1] (no range: Laplace, failure mode "none") links its figures too
+    laplace = client.get("/report", params={"kind": "mechanism", "mechanism": '{"kind": "laplace", "scale": 1}'}).text
+    link = unescape(re.search(r'href="(/risk\?[^"]*)" id="risk-link"', laplace).group(1))
+    assert "mu_tau" not in link and "run_sig=" in link
+    page = client.get(link).text
+    assert re.search(r'id="failure-mode">(.*?)</td>', page).group(1) == \
+        re.search(r"<td>failure mode</td><td>(.*?)</td>", laplace).group(1).replace("&#x27;", "&#39;")
+    assert "own certified figures" in _text(page) and re.search(r'id="attack-power">(.*?)</td>', page).group(1) == \
+        re.search(r"best attack TPR at FPR 0\.001</th><td>(.*?)</td>", laplace).group(1)

@@ -112,9 +112,7 @@ def _table(title: str, header: list[str], rows: list[list[Any]], **style: Any) -
     out.print(t)
 
 
-#: The reference δ of the ledger's ε (fdpkit.ledger.totals.DELTA_REF), spelled as the threshold
-#: messages and every other δ are (the formatter's "1e-05": rows read "1e-5" beside "1e-05").
-REF_DELTA = fmt_num(1e-5)
+REF_DELTA = fmt_num(1e-5)  #: the ledger's reference δ as its messages spell every δ (the formatter's "1e-05")
 
 
 def _up(*values: Any) -> list[str]:

@@ -26,7 +26,7 @@ RANGE = ("mu_fpr_min", "mu_tau")
 OWN_NOTE = ("These are the privacy report's own certified figures for this run (its accountant's trade-off curve, "
             "at FPR 0.001 and a 1% prior, carried by the report's link under this server's signature; this page does "
             "not recompute them): quote them for the run. Read through its μ alone, to compare it with other "
-            "guarantees, the run's bound gives more (below).")
+            "guarantees, it reads the same or more (below).")
 SCALE = tuple(zip(LABELS, DEFINITIONS))
 
 
@@ -93,10 +93,10 @@ async def _answer(request: Request, form):
     carried = _carried(form, errors)
     own, signed = run_figures(app_key(request.app), form, *((body.mu, body.prior, body.fpr) if body is not None
                                                            and body.guarantee == "mu" else (None, None, None)))
-    if result is not None and own is not None and carried:
+    if result is not None and own is not None:
         result = _as_run(result, own)
-    if carried and signed is not None:  # the run's fields ride along (a changed link's are dropped)
-        carried.update({k: str(form.get(k)) for k in (*RUN, RUN_SIG)} if signed else {})
+    if signed:  # the run's fields ride along (a changed link's are dropped)
+        carried.update({k: str(form.get(k)) for k in (*RUN, RUN_SIG)})
     values = dict(form)
     if body is not None:  # the prior and FPR the answer used, shown in the form (a report's link gives none)
         for key in ("prior", "fpr"):
@@ -121,7 +121,7 @@ def _as_run(result: dict, own: dict) -> dict:
                              relative_risk_at_fpr=own["relative_risk_at_fpr"], failure_mode=own["failure_mode"],
                              relative_risk=own["relative_risk"], disclosure=own["disclosure"])
     grade = cap_for_failure(grade_for_tpr(min(1.0, own["tpr"])), own["failure_mode"], own["disclosure"])
-    notes = [OWN_NOTE if n == RANGE_NOTE else n for n in result["notes"]]
+    notes = [OWN_NOTE, *(n for n in result["notes"] if n != RANGE_NOTE)]
     # a warning that the reading is outside μ's range is of the μ reading, not of the run's figures
     warnings = [w for w in result["warnings"] if not (result.get("range") and w == result["range"].get("note"))]
     return {**result, "attack_power": own["tpr"], "posterior": own["posterior"],
