@@ -35,6 +35,8 @@ def server(tmp_path_factory, serve_app):
             r = led.propose(name, spec, title="weekly counts", user="admin")
             led.approve(r.id, user="approver", report=False)
             led.release(r.id, user="approver")
+        # a census budget: the hard limit at δ 1e-6 (the index showed ε at 1e-5 only)
+        led.set_threshold("census", metric="epsilon", level="hard", value=8, delta=1e-6, user="admin")
     with serve_app(create_app(ledger_url=url)) as base:
         yield base
 
@@ -65,6 +67,29 @@ def test_the_ledger_index_fits_the_screen(server, browser, size, user):
     for cell in page.locator("#datasets td").all():
         box = cell.bounding_box()
         assert box is None or box["x"] + box["width"] <= SIZES[size]["width"] + 1, cell.inner_text()
+    ctx.close()
+
+
+@pytest.mark.parametrize("size", ["phone", "desktop"])
+def test_the_ledger_index_shows_epsilon_at_the_hard_limits_delta(server, browser, size):
+    # the dataset page reads the released ε at each threshold's δ (a census limit's 1e-06), the index
+    # read ε at 1e-05 only: an approver scanning the index saw 5.6 against a limit judged at 1e-06
+    ctx, page = _page(browser, server, size, "viewer")
+    page.goto(f"{server}/ledger/d/census")
+    own = page.locator("tr.eps-at-threshold", has_text="1e-06").locator("td").inner_text()
+    page.goto(f"{server}/ledger")
+    page.wait_for_selector("#datasets")
+    census = page.locator("#datasets tbody tr").filter(has=page.locator('a[href="/ledger/d/census"]'))
+    cell = census.locator('td[data-label="ε at δ = 1e-05"]')
+    assert cell.locator(".eps-at-hard").inner_text().replace("\xa0", " ") == f"ε = {own} at δ = 1e-06 (hard limit 8)"
+    assert page.locator(".eps-at-hard").count() == 1  # the other datasets' hard limits are at 1e-05
+    box, edge = cell.locator(".eps-at-hard").bounding_box(), SIZES[size]["width"]
+    assert box["x"] + box["width"] <= edge + 1
+    # the table does not scroll sideways inside its frame (the alerts column stays in view)
+    assert page.evaluate("() => { const t = document.getElementById('datasets'); "
+                         "return t.scrollWidth <= t.parentElement.clientWidth + 1; }")
+    full_shot(page, SHOTS, f"ledger-index-hard-delta-{size}")
+    no_overflow(page, f"/ledger with a hard limit at 1e-06, {edge} px")
     ctx.close()
 
 

@@ -156,11 +156,11 @@ def test_a_saved_calibration_keeps_its_delta_in_the_report_and_the_ledger(tmp_pa
     assert run("ledger", "--db", db, "init").exit_code == 0
     assert run("ledger", "--db", db, "dataset", "add", "mnist", "--unit", "example").exit_code == 0
     check = run("ledger", "--db", db, "check", "mnist", "-m", cal)
-    assert check.exit_code == 0 and "ε at δ = 2e-5" in check.stdout, check.output
+    assert check.exit_code == 0 and "ε at δ = 2e-05" in check.stdout, check.output
     proposed = run("ledger", "--db", db, "propose", "mnist", "-m", cal, "--title", "model", "--user", "ana")
-    assert proposed.exit_code == 0 and "at δ = 2e-5" in proposed.output, proposed.output
+    assert proposed.exit_code == 0 and "at δ = 2e-05" in proposed.output, proposed.output
     # a plain spec names no delta: the table as before
-    assert "ε at δ = 2e-5" not in run("ledger", "--db", db, "check", "mnist", "--gaussian", "3").stdout
+    assert "ε at δ = 2e-05" not in run("ledger", "--db", db, "check", "mnist", "--gaussian", "3").stdout
 
 
 def test_ledger_and_plan_show_epsilon_at_the_delta_of_the_budget(tmp_path):
@@ -175,20 +175,20 @@ def test_ledger_and_plan_show_epsilon_at_the_delta_of_the_budget(tmp_path):
     from fdpkit._numerics import safe_g
 
     check = run("ledger", "--db", db, "check", "census", "--gaussian", "5")
-    line = [x for x in check.stdout.splitlines() if "ε at δ = 1e-6" in x]
+    line = [x for x in check.stdout.splitlines() if "ε at δ = 1e-06" in x]
     assert check.exit_code == 0 and len(line) == 1 and safe_g(eps6, up=True) in line[0], check.output
     proposed = run("ledger", "--db", db, "propose", "census", "--gaussian", "5", "--title", "t", "--user", "ana")
-    assert f"ε = {safe_g(eps6, up=True)} at δ = 1e-6" in proposed.output, proposed.output
+    assert f"ε = {safe_g(eps6, up=True)} at δ = 1e-06" in proposed.output, proposed.output
     with open_ledger(db) as led:
         led.approve(1, user="bob", report=False)
         led.release(1, user="bob")
         add_user(led, "val", role="viewer", password=PASSWORD, actor="admin")
     status = run("ledger", "--db", db, "status", "census")
-    assert any("ε at δ = 1e-6" in x and safe_g(eps6, up=True) in x for x in status.stdout.splitlines()), status.output
+    assert any("ε at δ = 1e-06" in x and safe_g(eps6, up=True) in x for x in status.stdout.splitlines()), status.output
     c = TestClient(create_app(ledger_url=db))
     assert c.post("/api/ledger/login", json={"username": "val", "password": PASSWORD}).status_code == 200
     page = unescape(c.get("/ledger/d/census").text)
-    assert f"at δ = 1e-5, ε = {safe_g(eps6, up=True)} at δ = 1e-6" in " ".join(re.sub(r"<[^>]+>", "", page).split())
+    assert f"at δ = 1e-05, ε = {safe_g(eps6, up=True)} at δ = 1e-06" in " ".join(re.sub(r"<[^>]+>", "", page).split())
     assert 'class="eps-at-threshold"' in page
     # the plan: eps at the release's delta beside 1e-5's, in the CLI, its JSON (which the ledger reads) and the page
     plan_args = ["plan", "utility-first", "--effect", "0.1", "--n", "60", "--sd", "0.25", "--max-relative-loss", "0.05"]
@@ -199,7 +199,7 @@ def test_ledger_and_plan_show_epsilon_at_the_delta_of_the_budget(tmp_path):
     saved = tmp_path / "plan.json"
     assert run(*plan_args, "--delta", "1e-6", "-f", "json", "-o", saved).exit_code == 0
     assert json.loads(saved.read_text())["epsilon_at_delta"][0]["delta"] == 1e-6
-    assert "ε at δ = 1e-6" in run("ledger", "--db", db, "check", "census", "-m", saved).stdout
+    assert "ε at δ = 1e-06" in run("ledger", "--db", db, "check", "census", "-m", saved).stdout
     web = TestClient(create_app())
     shown = web.get("/plan", params={"effect": "0.1", "n": "60", "sd": "0.25", "level": "0.05",
                                      "max_relative_loss": "0.05", "delta": "1e-6"}).text

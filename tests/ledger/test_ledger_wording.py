@@ -67,3 +67,41 @@ def test_timeline_plot_has_one_dot_per_bucket(census):
         assert sum(len(line.get_xdata()) for line in dots) == len(rows) == 1
     finally:
         plt.close(fig)
+
+
+def test_ledger_spells_delta_one_way_in_its_messages_rows_and_pages(census, tmp_path):
+    # the dataset page read "notice threshold exceeded: ε 0.7256 > 0.5 at δ = 1e-05" and the
+    # threshold "ε 3 at δ = 1e-06 (hard)" beside "composing to ε = 0.7256 at δ = 1e-5, ε = 0.8342 at
+    # δ = 1e-6", and `fdpkit ledger status` "ε at δ = 1e-5" beside its alerts' "1e-05"
+    import re
+    from html import unescape
+
+    from fastapi.testclient import TestClient
+
+    from fdpkit.ledger.users import add_user
+    from fdpkit.web.main import create_app
+
+    short = re.compile(r"δ = \d(?:\.\d+)?e-[1-9]\b")  # 1e-5, 1e-6: not the formatter's 1e-05
+    _release(census, {"kind": "gaussian", "sigma": 5.0})
+    census.set_threshold("census", metric="epsilon", level="notice", value=0.5, user="admin")
+    census.set_threshold("census", metric="epsilon", level="hard", value=3, delta=1e-6, user="admin")
+    census.propose("census", {"kind": "gaussian", "sigma": 3.0}, title="more", user="ana")
+    add_user(census, "val", role="approver", password="s3cret-Passw0rd!", actor="admin")
+    runner = CliRunner()
+    said = []
+    for args in (["status", "census"], ["check", "census", "--gaussian", "4"],
+                 ["propose", "census", "--gaussian", "4", "--title", "t", "--user", "ana"]):
+        r = runner.invoke(app, ["ledger", "--db", census.url, *args], env={"COLUMNS": "200"})
+        assert r.exit_code == 0, r.output
+        said.append(r.output)
+    c = TestClient(create_app(ledger_url=census.url))
+    assert c.post("/api/ledger/login", json={"username": "val", "password": "s3cret-Passw0rd!"}).status_code == 200
+    for path in ("/ledger", "/ledger/d/census", "/ledger/queue", "/ledger/r/2"):
+        page = c.get(path)
+        assert page.status_code == 200, path
+        said.append(" ".join(unescape(re.sub(r"<[^>]+>", " ", page.text)).split()))
+    for text in said:
+        assert not short.search(text), short.search(text).group(0)
+    assert "notice threshold exceeded: ε 0.7256 > 0.5 at δ = 1e-05" in said[0] + said[4]
+    assert "at δ = 1e-05, ε = " in said[4] and "at δ = 1e-06" in said[4]
+    assert "ε at δ = 1e-05" in said[0] and "ε at δ = 1e-06" in said[0]

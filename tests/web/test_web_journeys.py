@@ -142,9 +142,13 @@ def test_report_carries_its_safe_side_mu_to_convert_and_risk(client):
     profile = [safe_text(r["epsilon"], up=True) for r in api["epsilon_at_delta"]]
     assert profile[0] == eps_up
     rng = f"&mu_fpr_min=1e-10&mu_tau={safe_text(api['guarantee']['tau'], up=True)}"  # the range of μ
+    # then the run's own attack risk, signed (fdpkit.web.run_link; tests/web/test_web_surfaces_agree.py)
+    run = rf"&run_mu={re.escape(mu_up)}&run_tpr=[^&]+&run_posterior=[^&]+&run_rr_at=[^&]+&run_rr=[^&]+" \
+          rf"&run_advantage=[^&]+&run_disclosure=[^&]+&run_failure=[a-z]+&run_sig=[A-Za-z0-9_-]{{43}}"
     assert re.fullmatch(rf"/convert\?mu={re.escape(mu_up)}&profile_epsilon={re.escape(','.join(profile))}"
-                        rf"&profile_delta=1e-05,1e-06,1e-09&profile_sig=[A-Za-z0-9_-]{{43}}{re.escape(rng)}", convert), convert
-    assert api["guarantee"]["alpha_min"] == 1e-10 and risk == f"/risk?guarantee=mu&mu={mu_up}{rng}"
+                        rf"&profile_delta=1e-05,1e-06,1e-09&profile_sig=[A-Za-z0-9_-]{{43}}{re.escape(rng)}{run}", convert), convert
+    assert api["guarantee"]["alpha_min"] == 1e-10
+    assert re.fullmatch(rf"/risk\?guarantee=mu&mu={re.escape(mu_up)}{re.escape(rng)}{run}", risk), risk
     assert f"they carry μ\xa0=\xa0{mu_up}, rounded up (the safe side)" in unescape(page)
     # Convert: the ε of μ-GDP alone, with the report's tighter ε beside it (two numbers, explained)
     conv = unescape(client.get(convert).text)
@@ -173,7 +177,10 @@ def test_report_risk_link_carries_the_range_of_its_mu(client):
 
     page = client.get("/report", params=HEADLINE_RUN).text
     risk = unescape(re.search(r'href="(/risk\?[^"]*)" id="risk-link"', page).group(1))
-    assert risk == "/risk?guarantee=mu&mu=1.567&mu_fpr_min=1e-10&mu_tau=8.159e-07"
+    # the range, then the run's own figures (signed; those are tested in test_web_surfaces_agree.py):
+    # here μ read with its range alone
+    risk, run = risk.split("&run_mu=")
+    assert risk == "/risk?guarantee=mu&mu=1.567&mu_fpr_min=1e-10&mu_tau=8.159e-07" and run.startswith("1.567&")
     assert safe_text(8.158440057443426e-07, up=True) == "8.159e-07"
     low, usual = client.get(risk + "&fpr=1e-12"), client.get("/risk?guarantee=mu&mu=1.567&fpr=1e-12")
     assert low.status_code == usual.status_code == 200
@@ -247,7 +254,10 @@ def test_convert_quotes_only_the_figures_the_report_signed(client):
     page = client.get("/report", params=REPORT_RUN).text
     href = unescape(re.search(r'href="(/convert\?[^"]*)" id="convert-link"', page).group(1))
     carried = dict(parse_qsl(href.split("?", 1)[1]))
-    assert set(carried) == {"mu", "profile_epsilon", "profile_delta", "profile_sig", "mu_fpr_min", "mu_tau"}
+    from fdpkit.web.run_link import RUN, RUN_SIG
+
+    assert set(carried) == {"mu", "profile_epsilon", "profile_delta", "profile_sig", "mu_fpr_min", "mu_tau", *RUN,
+                            RUN_SIG}
     good = _note(client.get(href).text)
     assert good and f"the tighter ε = {carried['profile_epsilon'].split(',')[0]} at δ = 1e-05" in good
     mu_eps = re.search(r'id="recommended-epsilon">ε = (.*?) <', client.get(href).text).group(1)

@@ -94,7 +94,11 @@ def test_risk_from_a_report_shows_what_it_used_and_why_the_report_reads_less(cli
     form = _form_defaults(page)
     assert form["prior"] == "0.01" and form["fpr"] == "0.001" and form["mu"] == "0.2698"
     said = unescape(page)
-    assert "the report's own figures for the run" in said and "Quote the report's figures for the run" in said
+    # the link carries the run's own figures (signed): the page quotes them and says so
+    assert "the privacy report's own certified figures for this run" in said
+    # without them (a link of μ and its range only) the page says why the report reads less
+    alone = unescape(client.get(link.split("&run_mu=")[0]).text)
+    assert "the report's own figures for the run" in alone and "Quote the report's figures for the run" in alone
     cli = runner.invoke(app, ["risk", "--mu", "0.2698", "--mu-fpr-min", "1e-10", "--mu-tau", "5.592e-10"],
                         env={"COLUMNS": "200"}).output
     assert "Quote the report's figures for the run" in cli
@@ -170,7 +174,7 @@ def test_report_to_convert_to_risk_keeps_the_range_of_its_mu(client):
     via = unescape(re.search(r'href="(/risk\?[^"]*)" id="risk-link"', page).group(1))
     assert dict(parse_qsl(via.split("?", 1)[1])) == dict(parse_qsl(direct.split("?", 1)[1]))
     cells = [re.search(r'id="failure-mode">(.*?)</td>', client.get(u).text).group(1) for u in (direct, via)]
-    assert cells[0] == cells[1] and "not ruled out" in cells[0]
+    assert cells[0] == cells[1] == "graceful: confidence can approach certainty but never reach it"  # the run's own
     # a μ typed on Convert (no report) links to μ alone
     alone = client.get("/convert", params={"mu": "0.2698"}).text
     assert unescape(re.search(r'href="(/risk\?[^"]*)" id="risk-link"', alone).group(1)) == "/risk?guarantee=mu&mu=0.2698"
@@ -256,3 +260,55 @@ def test_risk_page_report_cli_and_pdf_say_one_mu_in_the_same_words(client, tmp_p
     pdf_text = re.sub(r"\s+", " ", " ".join(p.extract_text() for p in pypdf.PdfReader(str(pdf)).pages))
     assert all(s in pdf_text for s in sentences[1:]), pdf_text[:2000]
     assert re.sub(r"\s+", " ", first) in pdf_text
+
+
+def _text(html: str) -> str:
+    return re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", " ", html)))
+
+
+def test_risk_from_a_report_quotes_the_runs_own_figures_under_the_servers_signature(client):
+    # CIFAR-10 (sigma 1.1, batch 256 of 50,000, 60 epochs): the report read TPR 0.71%, posterior 6.7% and
+    # failure mode graceful; the Risk page its link opened read the run through its mu: 0.75%, 7.0% and
+    # "catastrophic by the bound" (tau 5.7e-9), with nothing to say which to quote
+    report = client.get("/report", params={"kind": "dpsgd", "noise_multiplier": "1.1", "batch_size": "256",
+                                           "dataset_size": "50000", "epochs": "60"}).text
+    link = unescape(re.search(r'href="(/risk\?[^"]*)" id="risk-link"', report).group(1))
+    words = re.search(r"In plain words: an attack (.*?) Judge the risk at a realistic false-positive rate\.",
+                      _text(report)).group(1)
+    assert "catches at most 0.71% of those" in words and "at most 6.7% sure" in words
+    report_mode = re.search(r"<td>failure mode</td><td>(.*?)</td>", report).group(1)
+    report_tpr = re.search(r"best attack TPR at FPR 0\.001</th><td>(.*?)</td>", report).group(1)
+    page = client.get(link).text
+    said = _text(page)
+    assert f"An attack {words} Judge the risk" in said  # the report's own sentences, word for word
+    assert re.search(r'id="attack-power">(.*?)</td>', page).group(1) == report_tpr == "0.007074"
+    assert re.search(r'id="posterior">(.*?)</td>', page).group(1) == "0.06669"  # the report's posterior table
+    assert re.search(r'id="failure-mode">(.*?)</td>', page).group(1) == report_mode
+    assert report_mode.startswith("graceful") and "the privacy report's own certified figures for this run" in said
+    assert "catastrophic by the bound" in re.search(r'id="mu-alone">(.*?)</p>', page, re.S).group(1)
+    # "Explain" again with the same inputs keeps them (the form carries the signed fields)
+    again = client.get("/risk", params=_form_defaults(page)).text
+    assert re.search(r'id="attack-power">(.*?)</td>', again).group(1) == "0.007074"
+    # another prior reads mu, as typed
+    other = client.get("/risk", params={**_form_defaults(page), "prior": "0.1"}).text
+    assert 'id="mu-alone"' not in other and "catches at most 0.75%" in _text(other)
+    # a changed figure, a changed mu or range, or no signature: mu alone, never the carried figure as the run's
+    for changed in (link.replace("run_tpr=0.007", "run_tpr=0.001"), link.replace("run_failure=graceful", "run_failure=none"),
+                    link.replace("mu_tau=5.706e-09", "mu_tau=0"), re.sub(r"&run_sig=[^&]*", "", link),
+                    link.replace("mu=0.6531&mu_fpr", "mu=0.6532&mu_fpr").replace("run_mu=0.6531", "run_mu=0.6532")):
+        page = client.get(changed)
+        assert page.status_code == 200, changed
+        said = _text(page.text)
+        assert "own certified figures" not in said and 'id="mu-alone"' not in page.text, changed
+        assert "catches at most 0.71%" not in said and re.search(r'id="attack-power">(.*?)</td>', page.text).group(1) \
+            != "0.007074", changed
+        assert ('id="run-unverified"' in page.text) == ("run_sig" in changed), changed
+    # a report whose μ holds on all of [0, 1] (no range: Laplace, failure mode "none") links its figures too
+    laplace = client.get("/report", params={"kind": "mechanism", "mechanism": '{"kind": "laplace", "scale": 1}'}).text
+    link = unescape(re.search(r'href="(/risk\?[^"]*)" id="risk-link"', laplace).group(1))
+    assert "mu_tau" not in link and "run_sig=" in link
+    page = client.get(link).text
+    assert re.search(r'id="failure-mode">(.*?)</td>', page).group(1) == \
+        re.search(r"<td>failure mode</td><td>(.*?)</td>", laplace).group(1).replace("&#x27;", "&#39;")
+    assert "own certified figures" in _text(page) and re.search(r'id="attack-power">(.*?)</td>', page).group(1) == \
+        re.search(r"best attack TPR at FPR 0\.001</th><td>(.*?)</td>", laplace).group(1)

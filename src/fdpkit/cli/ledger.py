@@ -112,6 +112,9 @@ def _table(title: str, header: list[str], rows: list[list[Any]], **style: Any) -
     out.print(t)
 
 
+REF_DELTA = fmt_num(1e-5)  #: the ledger's reference δ as its messages spell every δ (the formatter's "1e-05")
+
+
 def _up(*values: Any) -> list[str]:
     """Upper bounds (μ, ε, the ε sum, a TPR) as printed: the last digit rounded up."""
     return [fmt_num(v, up=True) for v in values]
@@ -125,7 +128,7 @@ def _other_deltas(*totals: Any, extra: Optional[float] = None) -> list[float]:
 
 
 def _eps_rows(*totals: Any, extra: Optional[float] = None) -> list[list[Any]]:
-    return [[f"ε at δ = {d:g}".replace("e-0", "e-"), *_up(*(t.epsilon_for_delta(d) for t in totals))]
+    return [[f"ε at δ = {fmt_num(d)}", *_up(*(t.epsilon_for_delta(d) for t in totals))]
             for d in _other_deltas(*totals, extra=extra)]
 
 
@@ -274,7 +277,7 @@ def propose(name: str = typer.Argument(..., help="Dataset name."),
     a = check.after
     also = "".join(f", ε = {row[2]} at δ = {row[0].rsplit(' ', 1)[1]}" for row in rows)
     _say(f"release {r.id} proposed: released total would become μ = {fmt_num(a.mu, up=True)}, "
-         f"ε = {fmt_num(a.epsilon, up=True)} at δ = 1e-5{also} (ε sum {fmt_num(a.epsilon_sum, up=True)} "
+         f"ε = {fmt_num(a.epsilon, up=True)} at δ = {REF_DELTA}{also} (ε sum {fmt_num(a.epsilon_sum, up=True)} "
          f"at δ = {fmt_num(a.delta_sum, up=True)})")
     if r.gaussian_mu is None:
         _say(f"[dim]{GRID_NOTE}[/dim]")
@@ -360,7 +363,7 @@ def release(release_id: int = ReleaseIdArg,
             fail(f"release {r.id} is {r.state}: only an approved release can be released")
         b, a = chk.before, chk.after
         _say(f"release {r.id} ({r.title!r}): released total μ = {fmt_num(b.mu, up=True)} → "
-             f"{fmt_num(a.mu, up=True)}, ε = {fmt_num(b.epsilon, up=True)} → {fmt_num(a.epsilon, up=True)} at δ = 1e-5")
+             f"{fmt_num(a.mu, up=True)}, ε = {fmt_num(b.epsilon, up=True)} → {fmt_num(a.epsilon, up=True)} at δ = {REF_DELTA}")
         for m in chk.messages:
             _say(f"[yellow]! {m}[/yellow]")
         if not typer.confirm(f"Release {r.id}? This cannot be undone", default=False, err=True):
@@ -392,7 +395,7 @@ def status(name: str = typer.Argument(..., help="Dataset name."), db: Optional[s
     r, w = st.released, st.with_approved
     _table(f"Ledger status: {name} (privacy unit: {st.dataset.unit})", ["", "released", "released + approved"], [
         ["releases", r.count, w.count], ["μ (tight)", *_up(r.mu, w.mu)], ["regret", r.regret, w.regret],
-        ["ε at δ = 1e-5", *_up(r.epsilon, w.epsilon)], *_eps_rows(r, w), ["TPR at FPR 1e-3", *_up(r.tpr, w.tpr)],
+        [f"ε at δ = {REF_DELTA}", *_up(r.epsilon, w.epsilon)], *_eps_rows(r, w), ["TPR at FPR 1e-3", *_up(r.tpr, w.tpr)],
         ["ε sum (basic composition)", *_up(r.epsilon_sum, w.epsilon_sum)], ["δ of the ε sum", *_up(r.delta_sum, w.delta_sum)],
         ["method", r.method_label, w.method_label]])
     _table("Thresholds", ["level", "limit", "current", "exceeded"],
@@ -425,7 +428,7 @@ def check(name: str = typer.Argument(..., help="Dataset name."),
         return
     _table(f"Effect on {name}", ["", "now", "with this release"], [
         ["releases", c.before.count, c.after.count], ["μ", *_up(c.before.mu, c.after.mu)],
-        ["ε at δ = 1e-5", *_up(c.before.epsilon, c.after.epsilon)], *eps_rows,
+        [f"ε at δ = {REF_DELTA}", *_up(c.before.epsilon, c.after.epsilon)], *eps_rows,
         ["ε sum", *_up(c.before.epsilon_sum, c.after.epsilon_sum)],
         ["δ of the ε sum", *_up(c.before.delta_sum, c.after.delta_sum)]])
     for m in c.messages:

@@ -4,7 +4,7 @@ and collapsed. The document model is :mod:`fdpkit.report.model`."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import math
 
@@ -23,22 +23,48 @@ if TYPE_CHECKING:  # annotations only
     from fdpkit.guarantee import PrivacyReport
 
 
+def plain_figures(report: PrivacyReport) -> dict[str, Any]:
+    """The run's own certified attack risk at the grade's reference point (FPR 0.1%, prior 1%):
+    the arguments of :func:`fdpkit.risk.reading.plain_risk_words` (``tpr``, ``posterior``, ``fpr``,
+    ``prior``, ``relative_risk_at_fpr``, ``failure_mode``, ``relative_risk``, ``disclosure``),
+    unrounded. The report's "In plain words" reads them; the Report page's Risk link carries them.
+
+    >>> import fdpkit as fp
+    >>> f = plain_figures(fp.privacy_report(fp.Gaussian(1.0)))
+    >>> f["fpr"], f["prior"], f["failure_mode"]
+    (0.001, 0.01, 'graceful')
+    """
+    curve, a, prior = report.curve, REFERENCE_FPR, REFERENCE_PRIOR
+    return {"tpr": float(curve.tpr(a)), "posterior": float(_posterior(curve, prior, a)), "fpr": a, "prior": prior,
+            "relative_risk_at_fpr": float(_relative_risk(curve, fpr_min=a)), "failure_mode": report.failure_mode,
+            "relative_risk": float(_relative_risk(curve)), "disclosure": certainty_mass(curve)}
+
+
+def failure_mode_words(mode: str, relative_risk: float) -> str:
+    """The report's "failure mode" cell (de Fondeville Thms. 1-2): also the Risk page's for a run
+    its report's link carries. ``relative_risk``: the overall bound, said for "none" (rounded up).
+
+    >>> failure_mode_words("graceful", float("inf"))
+    'graceful: confidence can approach certainty but never reach it'
+    """
+    if mode == "none":
+        return ("none: relative disclosure risk is bounded (de Fondeville Thm. 2): a positive attack "
+                f"multiplies the attacker's odds by at most {fmt(relative_risk, up=True)}")
+    return {"graceful": "graceful: confidence can approach certainty but never reach it",
+            "catastrophic": "catastrophic: some outputs reveal membership with certainty"}[mode]
+
+
 def plain_words(report: PrivacyReport) -> str:
     """The report's attack risk in words for a reader who does not read μ: the run's own
     certified TPR at FPR 0.1% and posterior for a 1% prior (the report's tables' figures, the
-    grade's reference point) and its failure mode, in the sentences the Risk page words a
+    grade's reference point) and its failure mode (:func:`plain_figures`), in the sentences the Risk page words a
     guarantee with (one rule: :func:`fdpkit.risk.reading.plain_risk_words`). Upper bounds, rounded up.
 
     >>> import fdpkit as fp
     >>> plain_words(fp.privacy_report(fp.Gaussian(1.0)))[:120]
     'In plain words: an attack that wrongly accuses 0.10% of the people who are not in the data (1 in 1,000) catches at most '
     """
-    curve, a, prior = report.curve, REFERENCE_FPR, REFERENCE_PRIOR
-    tpr = float(curve.tpr(a))
-    words = plain_risk_words(tpr=tpr, posterior=float(_posterior(curve, prior, a)), fpr=a, prior=prior,
-                             relative_risk_at_fpr=float(_relative_risk(curve, fpr_min=a)),
-                             failure_mode=report.failure_mode, relative_risk=float(_relative_risk(curve)),
-                             disclosure=certainty_mass(curve))
+    words = plain_risk_words(**plain_figures(report))
     first = words[0]
     return "In plain words: " + " ".join((first[0].lower() + first[1:],) + words[1:])
 
@@ -114,17 +140,11 @@ def build_document(report: PrivacyReport, *, representations: bool = True) -> Re
         tuple((fmt(r["prior"]), fmt(r["posterior"], up=True)) for r in d["posterior"]["rows"]),
         "de Fondeville Eq. 4: how far a positive attack can raise belief in membership.",
     )
-    modes = {
-        "none": f"none: relative disclosure risk is bounded (de Fondeville Thm. 2): a positive attack "
-                f"multiplies the attacker's odds by at most {fmt(_relative_risk(report.curve), up=True)}",
-        "graceful": "graceful: confidence can approach certainty but never reach it",
-        "catastrophic": "catastrophic: some outputs reveal membership with certainty",
-    }
     risk = Table(
         "Risk summary",
         ("quantity", "value"),
         (("advantage (max TPR − FPR)", fmt(report.advantage, up=True)),
-         ("failure mode", modes[report.failure_mode]),
+         ("failure mode", failure_mode_words(report.failure_mode, _relative_risk(report.curve))),
          ("protection grade", f"{g.icon} {g.label}: {g.definition}")),
     )
     # the references' mu and epsilon are upper bounds too (fdpkit's recomputations): rounded up

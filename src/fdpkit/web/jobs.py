@@ -118,6 +118,7 @@ def _page_parts(rep: Any, fmt: str) -> dict[str, Any]:
     cost, answered first); or the figures and the representations section that the page
     then fetches (``"page-extras"``)."""
     from fdpkit.report import build_document
+    from fdpkit.report.build import plain_figures
     from fdpkit.report.figures import svg_inline
     from fdpkit.report.render import section_html
 
@@ -129,7 +130,8 @@ def _page_parts(rep: Any, fmt: str) -> dict[str, Any]:
               if not s.collapsed and s.key not in ("headline", "warnings")]
     details = [section_html(s) for s in doc.sections if s.collapsed]
     return {"doc": dataclasses.replace(doc, figures=()), "tables": tables, "figures": figures,
-            "details": details, "statement": rep.statement(), "extras": fmt == "page-first"}
+            "details": details, "statement": rep.statement(), "extras": fmt == "page-first",
+            "run_risk": {**plain_figures(rep), "advantage": float(rep.advantage)}}
 
 
 def compare_job(entries: list, discretization: float, budget: CostBudget | None, points: int = 101) -> tuple[dict, str]:

@@ -77,15 +77,15 @@ def sign(key: bytes, values: Mapping[str, Any], names: Sequence[str]) -> str:
     return base64.urlsafe_b64encode(hmac.new(key, msg, hashlib.sha256).digest()).rstrip(b"=").decode("ascii")
 
 
-def check(key: bytes, values: Mapping[str, Any], names: Sequence[str]) -> bool | None:
-    """Whether the link's signature (``values[SIG_FIELD]``) is that of its ``names``.
+def check(key: bytes, values: Mapping[str, Any], names: Sequence[str], field: str = SIG_FIELD) -> bool | None:
+    """Whether the link's signature (``values[field]``, by default :data:`SIG_FIELD`) is that of its ``names``.
 
     Returns
     -------
     bool or None
         None when the link has no signature, True when it matches, False when it does not.
     """
-    sent = str(values.get(SIG_FIELD) or "").strip()
+    sent = str(values.get(field) or "").strip()
     if not sent:
         return None
     return hmac.compare_digest(sent.encode("utf-8", "replace"), sign(key, values, names).encode("ascii"))

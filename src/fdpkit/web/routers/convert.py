@@ -13,6 +13,7 @@ from fdpkit.report.figures import svg_inline
 from fdpkit.web.common import FormErrors, api_error, field_of, finite, parse_levels, form_status, render_page, run_light
 from fdpkit.web.forms import parse_form
 from fdpkit.web.models import ConvertRequest
+from fdpkit.web.run_link import RUN, RUN_SIG
 from fdpkit.web.signed_links import app_key, check
 from fdpkit.web.json_numbers import CheckedJSONRoute
 
@@ -31,6 +32,7 @@ CARRIED = ("mu", *PROFILE_FIELDS)
 #: carried on to the Risk page as the report's own Risk link carries it.
 RANGE = ("mu_fpr_min", "mu_tau")
 #: The mu-vs-epsilon plot's level fields (Kulynych & Honkela Figs. 1-3 b/c), comma-separated lists.
+RUN_CARRIED = (*RUN, RUN_SIG)
 LEVEL_FIELDS = ("fpr_levels", "recall_levels", "delta_levels")
 
 
@@ -140,7 +142,9 @@ async def _answer(request: Request, form):
 
 def _range_query(form) -> str:
     """``&mu_fpr_min=..&mu_tau=..`` of a report's link (the range of its fitted μ), for the Risk
-    link; "" unless both are given as plain numbers (the Risk page checks their values)."""
+    link; "" unless both are given as plain numbers (the Risk page checks their values). The run's
+    own figures and their signature ride along as given (the Risk page checks the signature:
+    :mod:`fdpkit.web.run_link`)."""
     from urllib.parse import urlencode
 
     texts = {k: str(form.get(k) or "").strip() for k in RANGE}
@@ -148,7 +152,8 @@ def _range_query(form) -> str:
         [float(v) for v in texts.values()]
     except ValueError:
         return ""
-    return "&" + urlencode(texts) if all(texts.values()) else ""
+    run = {k: str(form.get(k) or "").strip() for k in RUN_CARRIED}
+    return "&" + urlencode({**texts, **(run if all(run.values()) else {})}) if all(texts.values()) else ""
 
 
 def _carried_profile(form) -> dict[float, float]:

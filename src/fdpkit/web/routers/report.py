@@ -29,6 +29,7 @@ from fdpkit.web.forms import DPSGD_FIELDS, dpsgd_from_form, dpsgd_of, in_words, 
 from fdpkit.web.jobs import deltas_led_by, report_job
 from fdpkit.web.names import download_name
 from fdpkit.web.routers.convert import CARRIED
+from fdpkit.web.run_link import run_query
 from fdpkit.web.signed_links import SIG_FIELD, app_key, sign
 from fdpkit.web.models import DPSGDRequest, MechanismReportRequest, MechanismRequest, PointsRequest, UniformSamplingRequest
 from fdpkit.web.json_numbers import CheckedJSONRoute
@@ -127,14 +128,16 @@ def _from_form(form) -> tuple[Mechanism | None, float | None, dict, FormErrors]:
     return mech, disc, values, errors
 
 
-def next_links(data: dict, key: bytes | None = None) -> dict[str, str] | None:
+def next_links(data: dict, key: bytes | None = None, run: dict | None = None) -> dict[str, str] | None:
     """The report's μ carried on to the Convert and Risk pages (no re-typing): rounded up, the
     safe side (:func:`fdpkit._numerics.safe_text`), to Risk with its range (:func:`_mu_range`), with the accountant's ε at each δ of the
     report's privacy profile (also rounded up, comma-separated in the order of the report),
     which Convert quotes beside the ε that μ-GDP alone implies (larger at the headline δ, but
     possibly smaller at a δ below the τ that μ leaves out). The profile is carried only under
     the server's signature of μ, ε and δ (``key``, see :mod:`fdpkit.web.signed_links`):
-    Convert quotes nothing a hand-made link claims. None without a finite μ.
+    Convert quotes nothing a hand-made link claims. With ``key`` and ``run`` (the run's own
+    attack risk, :func:`fdpkit.report.build.plain_figures`), both links also carry those, signed
+    (:func:`fdpkit.web.run_link.run_query`): the Risk page quotes them as the run's. None without a finite μ.
 
     >>> next_links({"guarantee": {"mu": 0.62053}, "epsilon_at_delta": [{"delta": 1e-5, "epsilon": 2.00342}]},
     ...            key=b"k")["convert"]
@@ -161,10 +164,12 @@ def next_links(data: dict, key: bytes | None = None) -> dict[str, str] | None:
     if key and carried:
         query.update(profile_epsilon=",".join(e for e, _ in carried), profile_delta=",".join(d for _, d in carried))
         query[SIG_FIELD] = sign(key, query, CARRIED)
-    # the range too (unsigned, as Risk's): Convert's own Risk link carries it on
-    query.update(_mu_range(data["guarantee"]))
+    # the range and the run's own figures (as Risk's): Convert's own Risk link carries them on
+    rng = _mu_range(data["guarantee"])
+    own = run_query(key, mu_text, run, rng) if key else {}
+    query.update({**rng, **own})
     return {"mu": mu_text, "convert": "/convert?" + urlencode(query, safe=","),
-            "risk": "/risk?" + urlencode({"guarantee": "mu", "mu": mu_text, **_mu_range(data["guarantee"])})}
+            "risk": "/risk?" + urlencode({"guarantee": "mu", "mu": mu_text, **rng, **own})}
 
 
 def _mu_range(guarantee: dict) -> dict[str, str]:
@@ -244,7 +249,7 @@ async def _answer(request: Request, form):
                                   deltas=_deltas_of(form, errors))
             doc, tables, figures, details = parts["doc"], parts["tables"], parts["figures"], parts["details"]
             statement, extras = parts["statement"], parts["extras"]
-            links = next_links(doc.data, app_key(request.app))
+            links = next_links(doc.data, app_key(request.app), parts.get("run_risk"))
         except ValueError as exc:
             kind = values.get("kind") or "dpsgd"
             own = {"mechanism": "mechanism", "points": "points", "uniform-sampling": "sampling_mu"}.get(kind)

@@ -5,20 +5,28 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 
 from fdpkit.report import plots
-from fdpkit.risk.grade import DEFINITIONS, LABELS
-from fdpkit.risk.reading import read_guarantee
+from fdpkit.report.build import failure_mode_words
+from fdpkit.risk.grade import DEFINITIONS, LABELS, cap_for_failure, grade_for_tpr
+from fdpkit.risk.reading import RANGE_NOTE, plain_risk_words, read_guarantee
 from fdpkit.risk._range_bound import RangeBound
 from fdpkit.report.figures import svg_inline
 from fdpkit.web.common import form_status, render_page, run_light, FormErrors, api_error, field_of, finite
 from fdpkit.web.forms import parse_form
 from fdpkit.web.models import RiskRequest
 from fdpkit.web.json_numbers import CheckedJSONRoute
+from fdpkit.web.run_link import RUN, RUN_SIG, run_figures
+from fdpkit.web.signed_links import app_key
 
 router = APIRouter(route_class=CheckedJSONRoute)
 FIELDS = ("mu", "epsilon", "delta", "rho", "prior", "fpr", "guarantee", "n")
 #: A report's range of its fitted μ, carried by its Risk link (hidden in the form, no signature
 #: needed: they can only add a warning and raise figures; a link without them reads μ alone).
 RANGE = ("mu_fpr_min", "mu_tau")
+#: Said where the page quotes a report's own figures for its run (:mod:`fdpkit.web.run_link`).
+OWN_NOTE = ("These are the privacy report's own certified figures for this run (its accountant's trade-off curve, "
+            "at FPR 0.001 and a 1% prior, carried by the report's link under this server's signature; this page does "
+            "not recompute them): quote them for the run. Read through its μ alone, to compare it with other "
+            "guarantees, it reads the same or more (below).")
 SCALE = tuple(zip(LABELS, DEFINITIONS))
 
 
@@ -83,6 +91,12 @@ async def _answer(request: Request, form):
         except ValueError as exc:
             errors[field_of(exc, FIELDS + RANGE)] = str(exc)
     carried = _carried(form, errors)
+    own, signed = run_figures(app_key(request.app), form, *((body.mu, body.prior, body.fpr) if body is not None
+                                                           and body.guarantee == "mu" else (None, None, None)))
+    if result is not None and own is not None:
+        result = _as_run(result, own)
+    if signed:  # the run's fields ride along (a changed link's are dropped)
+        carried.update({k: str(form.get(k)) for k in (*RUN, RUN_SIG)})
     values = dict(form)
     if body is not None:  # the prior and FPR the answer used, shown in the form (a report's link gives none)
         for key in ("prior", "fpr"):
@@ -92,7 +106,29 @@ async def _answer(request: Request, form):
                                                     "figures": figs, "scale": SCALE,
                                                     "links": links({**{k: v for k, v in dict(form).items()
                                                                        if k not in RANGE}, **carried}),
-                                                    "carried": carried}, status=form_status(errors))
+                                                    "carried": carried, "run_unverified": signed is False},
+                             status=form_status(errors))
+
+
+def _as_run(result: dict, own: dict) -> dict:
+    """The reading with the run's own figures (its report's, checked by the caller) in place of
+    those read through μ, which stay in ``mu_alone`` beside them; the grade is the run's
+    (:func:`fdpkit.risk.grade.grade` of its TPR and failure mode, as the report's)."""
+    keys = ("attack_power", "posterior", "relative_risk_at_fpr", "relative_risk", "advantage")
+    mu_alone = {k: result[k] for k in keys}
+    mu_alone["failure"] = (result.get("range") or {}).get("failure") or result["failure_mode"]
+    words = plain_risk_words(tpr=own["tpr"], posterior=own["posterior"], fpr=result["fpr"], prior=result["prior"],
+                             relative_risk_at_fpr=own["relative_risk_at_fpr"], failure_mode=own["failure_mode"],
+                             relative_risk=own["relative_risk"], disclosure=own["disclosure"])
+    grade = cap_for_failure(grade_for_tpr(min(1.0, own["tpr"])), own["failure_mode"], own["disclosure"])
+    notes = [OWN_NOTE, *(n for n in result["notes"] if n != RANGE_NOTE)]
+    # a warning that the reading is outside μ's range is of the μ reading, not of the run's figures
+    warnings = [w for w in result["warnings"] if not (result.get("range") and w == result["range"].get("note"))]
+    return {**result, "attack_power": own["tpr"], "posterior": own["posterior"],
+            "relative_risk_at_fpr": own["relative_risk_at_fpr"], "relative_risk": own["relative_risk"],
+            "advantage": own["advantage"], "failure_mode": own["failure_mode"], "plain_language": list(words),
+            "grade": grade.to_dict(), "notes": notes, "headline": f"{result['guarantee']}, the report's run: {grade.label}.", "warnings": warnings,
+            "own": {"failure": failure_mode_words(own["failure_mode"], own["relative_risk"]), "mu_alone": mu_alone}}
 
 
 def _carried(form, errors: FormErrors) -> dict[str, str]:
