@@ -34,7 +34,9 @@ discretization) there are ``n = w / d`` points; ``w`` does not depend on ``d``.
   extended precision (its float64 bound loose, small noise at tiny sample rates): the passes
   :mod:`fdpkit.accounting._precision_redo` predicts.
 - **Memory.** The composition holds its bound arrays and the FFT's input, spectrum and
-  inverse: :data:`BYTES_PER_POINT` bytes per point of the largest grid.
+  inverse: :data:`BYTES_PER_POINT` bytes per point of the largest grid, and each factor
+  beyond the first its spectrum: :data:`BYTES_PER_FACTOR_POINT` bytes per point of its
+  composition's grid and direction.
 
 Work is in units of :data:`WORK_PER_SECOND` per single-threaded CPU-second of the reference
 machine; the constants (:mod:`fdpkit.accounting._cost_rates`, which says how) were refitted
@@ -103,6 +105,13 @@ _TAU = 1e-15
 #: bytes; it was 64, and dpsgd(0.5, 0.5, 10^5) at 1e-3 (4.9 GiB estimated, 7.1 GiB
 #: resident) passed the memory check under an 8 GB ulimit and died in numpy.
 BYTES_PER_POINT = 112
+#: Peak bytes held per grid point by each factor of a composition beyond the first (its
+#: tilted spectrum and magnitudes in every FFT pass), counted in both directions (they may
+#: run in two threads at once). numpy's traced peak over the largest grid read 85-101 bytes
+#: a point for one factor, 189-198 for 10 distinct subsampled Gaussians and 477-493 for 30
+#: (11-13 bytes a point each), and the address-space peak of 30 composed in two threads 1,052:
+#: at BYTES_PER_POINT alone a 30-part composition read 0.31 GiB where it took 2.5 GiB.
+BYTES_PER_FACTOR_POINT = 18
 
 
 class BudgetExceeded(ParameterError):
@@ -207,6 +216,7 @@ class _Tally:
     other: float = 0.0       # work counted directly (crude stand-ins)
     fixed: float = 0.0       # the part of the work that does not grow with the grids
     grid: float = 0.0        # largest grid held
+    factor_grid: float = 0.0  # factors beyond the first times their grid, both directions (largest)
     passes: int = 0
     redo: bool = True        # count the longdouble redo (work only: a memory check skips it)
     native: bool | None = None  # leaf rates: fdpkit's own steps (None: pld.native_steps())
@@ -429,8 +439,10 @@ def _estimate_steps(steps: list, d: float, tally: _Tally) -> None:
     directions = [[(a[0], t) for a, _, t, _ in leaves]]
     if any(a[1] is not None for a, _, _, _ in leaves):
         directions.append([(a[0] if a[1] is None else a[1], t) for a, _, t, _ in leaves])
+    factor_grid = 0.0
     for parts in directions:
         sizes, union, out, calls = _plan(parts, coarse)
+        factor_grid += (len(parts) - 1) * _fine(int(union), coarse, d)
         counts = [int(np.count_nonzero(np.asarray(a.probs) > 0)) for a, _ in parts]
         factor_points = sum(_fine(len(a.probs), coarse, d) * (FEW_ATOMS_CUMULANT_FACTOR if k <= FEW_ATOMS else 1.0)
                             for (a, _), k in zip(parts, counts))
@@ -455,6 +467,7 @@ def _estimate_steps(steps: list, d: float, tally: _Tally) -> None:
             tally.output_big += n_out * doublings(n_out)
         tally.grid = max(tally.grid, _fine(int(union), coarse, d), *(_fine(int(s), coarse, d) for s in redone))
         tally.passes += len(sizes)
+    tally.factor_grid = max(tally.factor_grid, factor_grid)
 
 
 def _coarse_leaf_at(step: Any, coarse: float):
@@ -485,7 +498,8 @@ def _driver(mechanism: Mechanism, steps: list, tally: _Tally) -> str:
 def _result(method: str, tally: _Tally, driver: str) -> CostEstimate:
     grid = int(min(max(tally.grid, 1.0), 2**62))
     return CostEstimate(method, grid, float(tally.work),
-                        int(min(BYTES_PER_POINT * tally.grid, 2**62)), driver, float(tally.fixed))
+                        int(min(BYTES_PER_POINT * tally.grid + BYTES_PER_FACTOR_POINT * tally.factor_grid, 2**62)),
+                        driver, float(tally.fixed))
 
 
 def estimate_cost(mechanism: Mechanism, discretization: float = 1e-4) -> CostEstimate:
