@@ -18,8 +18,9 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
+
+from bench_speed import _source_tree  # src/ of an earlier revision (the same helper)
 
 HERE = Path(__file__).resolve().parent
 
@@ -68,15 +69,6 @@ for name, src in cases:
     out[name] = [cpu, span["t"], span["ev"], sum(p.cumulants.evaluations for p in plans), rep.mu]
 print(json.dumps(out))
 '''
-
-
-def _source_tree(rev: str) -> str:
-    """``src/`` of git revision ``rev`` of this repository, extracted to a temporary folder."""
-    dest = Path(tempfile.mkdtemp(prefix="fdpkit-before-"))
-    archive = subprocess.run(["git", "-C", str(HERE.parent), "archive", rev, "src"], capture_output=True,
-                             check=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
-    return str(dest / "src")
 
 
 def _round(src: str) -> dict:

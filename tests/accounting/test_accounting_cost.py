@@ -220,23 +220,27 @@ def test_without_a_budget_a_dpsgd_run_beyond_the_process_memory_is_refused():
     assert info.value.parameter == "steps"
 
 
+def _traced_peak(m, d: float) -> int:
+    """numpy's peak allocation (traced) while ``m`` is accounted at discretization ``d``."""
+    import tracemalloc
+
+    from fdpkit.accounting import account
+
+    tracemalloc.start()
+    try:
+        account(m, discretization=d)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 def test_the_memory_estimate_covers_the_real_peak():
     """BYTES_PER_POINT was 64 where the composition's peak is 86..105 bytes per point of its
     largest grid: dpsgd(0.5, 0.5, 10**5) at 1e-3 (4.9 GiB estimated, 7.1 GiB resident)
     passed the memory check under an 8 GB ulimit and died in numpy. The estimate must
     cover what the real composition allocates (numpy's allocations, traced)."""
-    import tracemalloc
-
-    from fdpkit.accounting import account
-
     m, d = dpsgd(0.5, 0.5, 3000), 1e-3
-    est = estimate_cost(m, d)
-    tracemalloc.start()
-    try:
-        account(m, discretization=d)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    est, peak = estimate_cost(m, d), _traced_peak(m, d)
     assert est.grid_points > 10**6  # large enough that the grid dominates the peak
     assert peak <= est.memory_bytes, (peak / 2**20, est.memory_bytes / 2**20)
 
@@ -246,20 +250,9 @@ def test_the_memory_estimate_covers_a_composition_of_many_distinct_steps():
     subsampled Gaussians peaked at 189 bytes a point of the grid (30: 477) where the estimate
     counted 112 for any number of factors (30 composed in two threads took 2.5 GiB resident
     where 0.31 GiB was estimated). The estimate must cover numpy's traced peak."""
-    import tracemalloc
-
-    from fdpkit.accounting import account
-
     m = fp.Composed([fp.Repeated(fp.Subsampled(fp.Gaussian(float(s)), 0.05), 300)
                      for s in np.linspace(0.8, 2.0, 10)])
-    d = 1e-4
-    est = estimate_cost(m, d)
-    tracemalloc.start()
-    try:
-        account(m, discretization=d)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    est, peak = estimate_cost(m, 1e-4), _traced_peak(m, 1e-4)
     assert est.grid_points > 3 * 10**5  # large enough that the grids dominate the peak
     assert peak <= est.memory_bytes, (peak / 2**20, est.memory_bytes / 2**20)
 
