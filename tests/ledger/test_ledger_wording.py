@@ -105,3 +105,11 @@ def test_ledger_spells_delta_one_way_in_its_messages_rows_and_pages(census, tmp_
     assert "notice threshold exceeded: ε 0.7256 > 0.5 at δ = 1e-05" in said[0] + said[4]
     assert "at δ = 1e-05, ε = " in said[4] and "at δ = 1e-06" in said[4]
     assert "ε at δ = 1e-05" in said[0] and "ε at δ = 1e-06" in said[0]
+
+
+def test_the_reference_delta_is_spelled_as_the_formatter_spells_it():
+    # a literal in the CLI (its --help imports no maths), equal to what the formatter writes
+    from fdpkit.cli.ledger import REF_DELTA
+    from fdpkit.cli._common import fmt_num
+
+    assert REF_DELTA == fmt_num(1e-5)
