@@ -246,3 +246,18 @@ def test_a_calibrated_budget_is_not_exceeded_in_the_ledger(ledger_url, tmp_path)
         assert led.verify().ok  # the chain records the running grid's figures, which verify composes again
     cli = run("ledger", "--db", ledger_url, "status", "cifar")
     assert cli.exit_code == 0 and "2.008" not in cli.stdout and "hard threshold exceeded" not in cli.output
+
+
+def test_a_second_reading_without_all_the_releases_is_not_taken():
+    # the finer reading is composed from the releases' mechanisms (``parts``); were one left out,
+    # it would read far below the running state and lower the ledger's total: it is not taken
+    from fdpkit.accounting import Composition
+    from fdpkit.ledger.totals import DELTA_REF, read_total
+
+    run_ = fp.dpsgd(1.272, batch_size=256, dataset_size=50000, epochs=60)
+    state = Composition.empty().add([run_, run_])
+    whole = read_total(state, 0.0, parts=(run_, run_))
+    assert whole.refine() and whole.epsilon_for_delta(DELTA_REF) <= state.epsilon_for_delta(DELTA_REF)
+    partial = read_total(state, 0.0, parts=(run_,))  # one release left out
+    assert not partial.refine()
+    assert partial.epsilon_for_delta(DELTA_REF) == state.epsilon_for_delta(DELTA_REF)

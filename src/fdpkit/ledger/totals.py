@@ -208,7 +208,12 @@ class Total:
         each figure the smaller of the two certified ones; whether that second reading exists."""
         if not self._refined:
             self._refined = True
-            self._fine = fine_composition(self.composition, self.parts)
+            fine = fine_composition(self.composition, self.parts)
+            # a reading far below the running one would mean ``parts`` are not the state's (a
+            # release left out): the running figure stands (a finer grid moves ε by far less)
+            if fine is not None and (fine.epsilon_for_delta(DELTA_REF)
+                                     >= (1.0 - REFINE_MARGIN) * self.epsilon_for_delta(DELTA_REF)):
+                self._fine = fine
             if self._fine is not None:
                 self._fit = None
                 for d in list(self._eps):
