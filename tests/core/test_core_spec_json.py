@@ -29,6 +29,10 @@ HOSTILE = {
     # int("9" * 5000) is past Python's digit limit: the message named no input
     "5000 digits": ('{"kind": "gaussian", "sigma": ' + "9" * 5000 + "}", "holds a number with more than"),
     # {"kind": [...]} ended in "TypeError: unhashable type: 'list'"
+    # a field left out said "Gaussian.__init__() missing 1 required positional argument: 'sigma'"
+    "a field left out": ('{"kind": "gaussian"}', "mechanism 'gaussian' needs 'sigma' \\(its fields: sigma, sensitivity\\)"),
+    "a field left out, nested": ('{"kind": "repeated", "times": 2, "inner": {"kind": "laplace"}}',
+                                 "mechanism 'laplace' needs 'scale'"),
     "kind is a list": ('{"kind": ["gaussian"], "sigma": 1}', "mechanism kind must be one of"),
     "kind is an object": ('{"kind": {"a": 1}, "sigma": 1}', "mechanism kind must be one of"),
     "nested too deeply": ("[" * 100_000 + "]" * 100_000, "nested too deeply"),

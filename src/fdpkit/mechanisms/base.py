@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass, fields
+from dataclasses import MISSING, dataclass, fields
 from typing import Any, ClassVar
 
 from fdpkit._numerics import _short, check_real
@@ -154,6 +154,11 @@ def _fields_from_dict(cls: type[Mechanism], data: dict, depth: int, count: list)
     if extra:
         raise ParameterError(f"unknown field(s) for {kind!r}: {', '.join(sorted(extra))}", "mechanism")
     kwargs = {k: v for k, v in data.items() if k != "kind"}
+    fs = [f for f in fields(cls) if f.init]
+    missing = [f.name for f in fs if f.name not in kwargs and f.default is MISSING and f.default_factory is MISSING]
+    if missing:  # (cls(**kwargs) said "Gaussian.__init__() missing 1 required positional argument: 'sigma'")
+        raise ParameterError(f"mechanism {kind!r} needs {' and '.join(repr(m) for m in missing)} "
+                             f"(its fields: {', '.join(f.name for f in fs)})", "mechanism")
     if "inner" in kwargs:
         kwargs["inner"] = _from_dict(kwargs["inner"], depth + 1, count)
     if "parts" in kwargs:
