@@ -117,6 +117,7 @@ def _page_parts(rep: Any, fmt: str) -> dict[str, Any]:
     representations section and without figures (``"page-first"``: about the report's own
     cost, answered first); or the figures and the representations section that the page
     then fetches (``"page-extras"``)."""
+    # function-level: the report's modules (matplotlib) load in the worker when a page asks for them
     from fdpkit.report import build_document
     from fdpkit.report.build import plain_figures
     from fdpkit.report.figures import svg_inline
